@@ -1,0 +1,31 @@
+# Two commands do all set-up on a fresh machine, idempotently: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.vlaudit-installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+
+.PHONY: demo test lint setup clean
+
+setup: $(STAMP)
+
+# Re-runs only when the venv is missing or the pins/project metadata changed.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q -c constraints.txt torch==2.14.1 torchvision==0.29.1
+	$(PIP) install -q -c constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/vlaudit demo --out runs/demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check vlaudit tests benchmarks
+
+test: $(STAMP) lint
+	$(VENV)/bin/python -m pytest
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

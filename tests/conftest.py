@@ -1,0 +1,46 @@
+"""Shared fixtures: offline by default, real sample data when ../shared/data is present."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The real data samples beside the repository; skips cleanly where a clone has none."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is absent (a user's clone has none)")
+    return SHARED_DATA
+
+
+class _NetworkRefused(RuntimeError):
+    pass
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse every socket connection (AF_UNIX stays allowed for local IPC)."""
+    real_connect = socket.socket.connect
+
+    def guarded_connect(self: socket.socket, address: object) -> object:
+        if self.family == socket.AF_UNIX:
+            return real_connect(self, address)
+        raise _NetworkRefused(f"network access attempted: {address!r}")
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise _NetworkRefused(f"network access attempted: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)

@@ -1,0 +1,41 @@
+"""The ``vlaudit`` command line: a thin shell over the library.
+
+Each module in :mod:`vlaudit.commands` registers its commands on the groups of ``commands._apps``; they
+import numpy/torch only inside the command bodies so that ``vlaudit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
+    cycles_build,
+    cycles_eval,
+    data_inputs,
+    data_scenes,
+    demo,
+    features,
+    models,
+    synthetic,
+    vca_report,
+    vca_score,
+)
+from vlaudit.commands._apps import app
+
+
+def main() -> None:
+    """Entry point: run the app; print vlaudit's own errors as one red line and exit with status 2."""
+    from vlaudit.errors import VlauditError
+
+    try:
+        app()
+    except VlauditError as exc:
+        from rich.console import Console
+        from rich.text import Text
+
+        Console(stderr=True).print(Text("error: ", style="bold red") + Text(str(exc)))
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

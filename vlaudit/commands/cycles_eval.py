@@ -1,0 +1,35 @@
+"""``vlaudit cycles eval``: exact CycleAcc per family from a cycles table and a scores table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import cycles_app
+
+
+@cycles_app.command("eval")
+def cycles_eval(
+    cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet), one row per block."),
+    scores: Path = typer.Option(..., "--scores", help="Scores (CSV, JSONL or Parquet): image_id, caption_id, score."),
+    out: Path = typer.Option(..., "--out", help="Where to write the JSON result."),
+    tol: float = typer.Option(1e-9, "--tol", help="Absolute tie tolerance on the float64 cycle contrast."),
+    n_resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples over cycles."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+) -> None:
+    """Exact CycleAcc (credit 1 if Δ > tol, ½ if |Δ| ≤ tol, 0 otherwise) per family, with bootstrap CIs."""
+    from vlaudit.metrics.cycles import evaluate_cycles
+    from vlaudit.report.console import print_cycle_table
+    from vlaudit.sources.cycle_tables import read_cycles, read_scores
+    from vlaudit.tables import write_json
+
+    cycle_list = read_cycles(cycles)
+    result = evaluate_cycles(
+        cycle_list, read_scores(scores), tol=tol, n_resamples=n_resamples, seed=seed, source=str(scores)
+    )
+    result["cycles"] = str(cycles)
+    result["scores"] = str(scores)
+    write_json(out, result)
+    print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
+    typer.echo(f"wrote {out}")

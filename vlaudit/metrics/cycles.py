@@ -1,0 +1,143 @@
+"""Exact cycle contrast and CycleAcc (cycle paper §2.1, §E.2).
+
+Definitions, for a cycle with images u1, u2 and captions v1, v2 and a score s:
+
+* cycle contrast  Δ = s(u1, v1) + s(u2, v2) − s(u1, v2) − s(u2, v1)
+* credit          1 if Δ > tol, ½ if |Δ| ≤ tol, 0 if Δ < −tol
+* CycleAcc        mean credit over cycles
+
+``tol`` is one fixed absolute tolerance (default 1e-9) for every block, model and run, applied to contrasts
+computed in float64 (§E.2). With the half-tie convention an additive score a(u) + b(v) has Δ = 0 up to
+rounding and therefore CycleAcc exactly ½ on every exact-cycle set (Proposition 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vlaudit.errors import InputError
+from vlaudit.records import Cycle
+from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap_means, percentile_interval
+
+DEFAULT_TOL = 1e-9
+
+
+def cycle_contrast(
+    s11: np.ndarray | float, s22: np.ndarray | float, s12: np.ndarray | float, s21: np.ndarray | float
+) -> np.ndarray:
+    """Δ = s(u1,v1) + s(u2,v2) − s(u1,v2) − s(u2,v1) in float64 (cycle paper Eq. 1).
+
+    ``s12`` is the score of image 1 with caption 2 and ``s21`` of image 2 with caption 1.
+    """
+    s11, s22, s12, s21 = (np.asarray(x, dtype=np.float64) for x in (s11, s22, s12, s21))
+    return (s11 + s22) - (s12 + s21)
+
+
+def cycle_credit(delta: np.ndarray | float, tol: float = DEFAULT_TOL) -> np.ndarray:
+    """Credit per cycle: 1 if Δ > tol, ½ if |Δ| ≤ tol, else 0 (the half-tie convention, §2.1)."""
+    if tol < 0:
+        raise ValueError("tol must be non-negative")
+    delta = np.asarray(delta, dtype=np.float64)
+    return np.where(delta > tol, 1.0, np.where(np.abs(delta) <= tol, 0.5, 0.0))
+
+
+def cycle_acc(delta: np.ndarray, tol: float = DEFAULT_TOL) -> float:
+    """CycleAcc = mean credit over cycles; NaN for an empty set."""
+    delta = np.asarray(delta, dtype=np.float64)
+    if delta.size == 0:
+        return float("nan")
+    return float(cycle_credit(delta, tol).mean())
+
+
+@dataclass(frozen=True)
+class CycleSummary:
+    """CycleAcc of one family (or overall) with the number of ties and a bootstrap CI over cycles."""
+
+    n: int
+    cycle_acc: float
+    ties: int
+    ci: tuple[float, float]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"n": self.n, "cycle_acc": self.cycle_acc, "ties": self.ties, "ci": list(self.ci)}
+
+
+def summarize_contrasts(
+    delta: np.ndarray,
+    *,
+    tol: float = DEFAULT_TOL,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> CycleSummary:
+    """CycleAcc, tie count (|Δ| ≤ tol) and a seeded percentile-bootstrap CI resampling cycles."""
+    delta = np.asarray(delta, dtype=np.float64)
+    credit = cycle_credit(delta, tol)
+    if delta.size == 0:
+        return CycleSummary(0, float("nan"), 0, (float("nan"), float("nan")))
+    ci = percentile_interval(bootstrap_means(credit, n_resamples=n_resamples, seed=seed), level)
+    return CycleSummary(int(delta.size), float(credit.mean()), int((np.abs(delta) <= tol).sum()), ci)
+
+
+def score_lookup(
+    rows: Iterable[tuple[str, str, float]], *, source: str | None = None
+) -> dict[tuple[str, str], float]:
+    """Map (image_id, caption_id) → score. The same pair twice with two different values is an error."""
+    table: dict[tuple[str, str], float] = {}
+    for index, (image_id, caption_id, score) in enumerate(rows, start=1):
+        key = (str(image_id), str(caption_id))
+        value = float(score)
+        if np.isnan(value):
+            raise InputError("score is NaN", path=source, record=f"row {index} {key}", field="score")
+        previous = table.get(key)
+        if previous is not None and previous != value:
+            raise InputError(
+                f"duplicated (image_id, caption_id) = {key} with two different scores {previous!r} and {value!r}",
+                path=source, record=f"row {index}", field="score",
+            )
+        table[key] = value
+    return table
+
+
+def block_scores(
+    cycles: Sequence[Cycle], scores: Mapping[tuple[str, str], float], *, source: str | None = None
+) -> np.ndarray:
+    """The ``(n_cycles, 4)`` float64 matrix [s11, s22, s12, s21]; a missing score names block and pair."""
+    out = np.empty((len(cycles), 4), dtype=np.float64)
+    for row, cycle in enumerate(cycles):
+        for col, (image_id, caption_id, _) in enumerate(cycle.entries()):
+            try:
+                out[row, col] = scores[(image_id, caption_id)]
+            except KeyError:
+                raise InputError(
+                    f"cycle '{cycle.cycle_id}' (family '{cycle.family}') has no score for the pair "
+                    f"(image_id={image_id!r}, caption_id={caption_id!r})",
+                    path=source, record=cycle.cycle_id,
+                ) from None
+    return out
+
+
+def evaluate_cycles(
+    cycles: Sequence[Cycle],
+    scores: Mapping[tuple[str, str], float],
+    *,
+    tol: float = DEFAULT_TOL,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    source: str | None = None,
+) -> dict[str, object]:
+    """Per-family and overall CycleAcc: ``{"families": {family: summary}, "overall": summary, "tol": tol}``."""
+    matrix = block_scores(cycles, scores, source=source)
+    delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
+    families = np.array([c.family for c in cycles], dtype=object)
+    result: dict[str, object] = {"families": {}, "tol": tol, "n_resamples": n_resamples, "seed": seed}
+    for family in sorted(set(families.tolist())):
+        mask = families == family
+        result["families"][family] = summarize_contrasts(  # type: ignore[index]
+            delta[mask], tol=tol, n_resamples=n_resamples, seed=seed
+        ).to_dict()
+    result["overall"] = summarize_contrasts(delta, tol=tol, n_resamples=n_resamples, seed=seed).to_dict()
+    return result

@@ -1,0 +1,68 @@
+"""Typed records passed between stages of the cycle pipeline (cycle paper §2.1).
+
+Identifiers are strings everywhere (COCO's integer ids are written as their decimal text), so that ids
+read from JSONL, CSV and Parquet compare equal whatever type the file stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRecord:
+    """An image known by id; ``file_name`` is relative to the user's image folder."""
+
+    image_id: str
+    file_name: str | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaptionRecord:
+    """A caption known by id; ``image_id`` is the image it was written for, when it has one."""
+
+    caption_id: str
+    text: str
+    image_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredPair:
+    """A model's score s(u, v) for image u and caption v; ``label`` is 1 for a valid pair, 0 for a swap."""
+
+    image_id: str
+    caption_id: str
+    score: float
+    label: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cycle:
+    """One exact counterfactual pairing cycle (cycle paper §2.1).
+
+    Two valid pairs (u1, v1) and (u2, v2) and their two swaps (u1, v2) and (u2, v1), whose validity
+    labels are 1, 1, 0, 0. The same two images and two captions appear on both sides, so every image and
+    caption has signed degree zero and additive scores cancel exactly (Theorem 1).
+    """
+
+    cycle_id: str
+    family: str
+    image_1: str
+    caption_1: str
+    image_2: str
+    caption_2: str
+    split: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def entries(self) -> tuple[tuple[str, str, int], ...]:
+        """The four (image, caption, label) entries of the block: matched pairs first, then the swaps."""
+        return (
+            (self.image_1, self.caption_1, 1),
+            (self.image_2, self.caption_2, 1),
+            (self.image_1, self.caption_2, 0),
+            (self.image_2, self.caption_1, 0),
+        )

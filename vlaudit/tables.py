@@ -1,0 +1,211 @@
+"""Reading and writing the tables passed between stages (JSONL, CSV, Parquet) — atomically.
+
+Every writer goes through :func:`atomic_write`: the data is written to a temporary file in the target's
+folder, flushed to disk and renamed over the target, so a killed process never leaves a half-written file.
+Every reader reports bad input as :class:`~vlaudit.errors.InputError` naming the file, the 1-based row and
+the field.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from vlaudit.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+TABLE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet", ".pq")
+
+
+def table_format(path: str | Path) -> str:
+    """The format of a table file from its suffix: ``jsonl``, ``csv`` or ``parquet``."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise InputError(f"unknown table format '{suffix}' (expected one of {', '.join(TABLE_SUFFIXES)})", path=path)
+
+
+def _loads():
+    try:
+        import orjson
+
+        return orjson.loads
+    except ImportError:  # pragma: no cover - orjson is a declared dependency
+        return json.loads
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(row_number, record)`` for each non-empty line of a JSONL file (row numbers are 1-based)."""
+    loads = _loads()
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    with path.open("rb") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = loads(line)
+            except ValueError as exc:
+                raise InputError(f"invalid JSON: {exc}", path=path, record=f"line {line_number}") from exc
+            if not isinstance(record, dict):
+                raise InputError("each line must be a JSON object", path=path, record=f"line {line_number}")
+            yield line_number, record
+
+
+def read_records(path: str | Path, *, required: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Read a JSONL, CSV or Parquet table as a list of dicts, checking that ``required`` fields are present.
+
+    Missing fields and nulls in required fields raise :class:`InputError` with file, row and field.
+    """
+    path = Path(path)
+    fmt = table_format(path)
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    if fmt == "jsonl":
+        rows = [record for _, record in iter_jsonl(path)]
+    else:
+        rows = read_table(path).to_pylist()
+    for index, row in enumerate(rows, start=1):
+        for field in required:
+            value = row.get(field)
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                raise InputError("missing required field", path=path, record=f"row {index}", field=field)
+    return rows
+
+
+def read_table(path: str | Path, *, required: Sequence[str] = ()) -> pa.Table:
+    """Read a JSONL, CSV or Parquet file as an Arrow table, checking that ``required`` columns exist."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    fmt = table_format(path)
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    try:
+        if fmt == "parquet":
+            table = pq.read_table(path)
+        elif fmt == "csv":
+            table = pacsv.read_csv(path)
+        else:
+            rows = [record for _, record in iter_jsonl(path)]
+            table = pa.Table.from_pylist(rows)
+    except InputError:
+        raise
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+        raise InputError(f"cannot read {fmt} table: {exc}", path=path) from exc
+    missing = [name for name in required if name not in table.column_names]
+    if missing:
+        raise InputError(
+            f"missing required column(s) {missing}; found {table.column_names}", path=path, field=missing[0]
+        )
+    return table
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path``; on success fsync and rename it over ``path``.
+
+    On any exception the temporary file is removed and ``path`` is left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    binary = "b" in mode
+    try:
+        with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def _json_default(value: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, np.ndarray):
+            return value.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot serialize {type(value).__name__} to JSON")
+
+
+def dumps_json(obj: Any, *, indent: int | None = 2) -> str:
+    """JSON text with numpy scalars/arrays converted; NaN is written as null (strict JSON)."""
+    return json.dumps(_nan_to_none(obj), indent=indent, default=_json_default, ensure_ascii=False)
+
+
+def _nan_to_none(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {key: _nan_to_none(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nan_to_none(value) for value in obj]
+    return obj
+
+
+def write_json(path: str | Path, obj: Any) -> Path:
+    """Write ``obj`` as indented JSON, atomically."""
+    with atomic_write(path) as handle:
+        handle.write(dumps_json(obj))
+        handle.write("\n")
+    return Path(path)
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
+    """Write one compact JSON object per line, atomically (keys keep their insertion order)."""
+    with atomic_write(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(_nan_to_none(row), default=_json_default, ensure_ascii=False, separators=(",", ":")))
+            handle.write("\n")
+    return Path(path)
+
+
+def write_parquet(path: str | Path, table: pa.Table) -> Path:
+    """Write an Arrow table as Parquet, atomically."""
+    import pyarrow.parquet as pq
+
+    with atomic_write(path, "wb") as handle:
+        pq.write_table(table, handle)
+    return Path(path)
+
+
+def write_table(path: str | Path, rows: list[dict[str, Any]] | pa.Table) -> Path:
+    """Write rows or an Arrow table in the format the suffix of ``path`` names, atomically."""
+    import pyarrow as pa
+
+    fmt = table_format(path)
+    if fmt == "jsonl":
+        return write_jsonl(path, rows.to_pylist() if isinstance(rows, pa.Table) else rows)
+    table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows)
+    if fmt == "parquet":
+        return write_parquet(path, table)
+    import pyarrow.csv as pacsv
+
+    with atomic_write(path, "wb") as handle:
+        pacsv.write_csv(table, handle)
+    return Path(path)
