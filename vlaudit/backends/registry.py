@@ -1,0 +1,61 @@
+"""The backend registry, keyed by prefix: ``hf:``, ``hf-clip:``, ``open_clip:``, ``ref:``.
+
+A model spec is ``PREFIX:NAME`` (e.g. ``hf:Qwen/Qwen2-VL-2B-Instruct``, ``hf:/path/to/dir``,
+``open_clip:ViT-B-32/laion2b_s34b_b79k``). Loaders are referenced by import path so that resolving a spec
+imports only the one backend module it needs (torch and transformers stay unimported until then).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from vlaudit.errors import VlauditError
+
+# prefix -> ("module:function", what it serves)
+BACKENDS: dict[str, tuple[str, str]] = {
+    "hf": ("vlaudit.backends.hf_mllm:load_backend", "multimodal chat LLMs via transformers (yes/no margins)"),
+    "hf-clip": ("vlaudit.backends.hf_clip:load_backend", "CLIP / SigLIP dual encoders via transformers"),
+    "open_clip": ("vlaudit.backends.open_clip_backend:load_backend", "open_clip dual encoders"),
+    "ref": ("vlaudit.backends.reference:load_backend", "vlaudit's own small reference models"),
+}
+
+
+class UnknownBackendError(VlauditError, ValueError):
+    """A model spec with an unknown prefix; the message lists what is available."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed ``PREFIX:NAME`` model spec."""
+
+    prefix: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.prefix}:{self.name}"
+
+
+def available_backends() -> str:
+    """One line per prefix: ``prefix:  description``."""
+    return "\n".join(f"  {prefix}:<name>  {desc}" for prefix, (_, desc) in BACKENDS.items())
+
+
+def parse_spec(spec: str) -> ModelSpec:
+    """Split ``PREFIX:NAME``; an unknown or missing prefix raises with the list of available ones."""
+    prefix, sep, name = spec.partition(":")
+    if not sep or prefix not in BACKENDS or not name:
+        raise UnknownBackendError(
+            f"unknown model spec {spec!r}; expected PREFIX:NAME with one of these prefixes:\n{available_backends()}"
+        )
+    return ModelSpec(prefix, name)
+
+
+def load_backend(spec: str, **options: Any) -> Any:
+    """Resolve a model spec to a loaded backend (options are passed to the prefix's loader)."""
+    parsed = parse_spec(spec)
+    target, _ = BACKENDS[parsed.prefix]
+    module_name, function_name = target.split(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, function_name)(parsed.name, **options)
