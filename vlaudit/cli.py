@@ -14,6 +14,8 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     data_inputs,
     data_scenes,
     demo,
+    edits,
+    factorial,
     features,
     models,
     synthetic,

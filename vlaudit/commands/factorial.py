@@ -1,0 +1,1 @@
+"""Commands: placeholder, filled by its issue."""

@@ -1,0 +1,139 @@
+"""The benchmark ITEMS table: what the scoring runner reads and the data builders write.
+
+Schema (JSONL or Parquet; one row per yes/no query):
+
+============  =========  ===================================================================================
+column        required   meaning
+============  =========  ===================================================================================
+item_id       yes        unique id of the query (string)
+image         yes        image path relative to ``--images``; empty/null for a text-only item
+question      yes        the statement/question placed in the fixed prompt template
+label         no         gold answer: yes/no (also accepted: true/false, 1/0); null when unknown
+dataset       no         benchmark name (e.g. ``vsr-random``); defaults to the file stem
+split         no         split name; the mismatch context permutes images within a split
+group_id      no         same-image true/false relation group (VCA §13)
+statement     no         ``true`` or ``false`` within a group (exactly one true per group)
+relation      no         relation phrase (e.g. ``left of``)
+subject       no         subject object name
+object        no         object name
+boxes         no         ``{"subject": [x, y, w, h], "object": [x, y, w, h]}`` in pixels (COCO xywh)
+============  =========  ===================================================================================
+
+Any other column is carried along in :attr:`BenchmarkItem.extra`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vlaudit.errors import InputError
+from vlaudit.tables import read_records, write_table
+
+ITEM_COLUMNS = (
+    "item_id", "image", "question", "label", "dataset", "split", "group_id", "statement",
+    "relation", "subject", "object", "boxes",
+)
+_YES = {"yes", "true", "1", "y", "t"}
+_NO = {"no", "false", "0", "n", "f"}
+
+
+def parse_yes_no(value: object, *, path: str | Path | None = None, record: object = None,
+                 field: str = "label") -> str | None:
+    """Normalise a yes/no label (yes/no, true/false, 1/0, booleans) to ``"yes"``/``"no"``; None stays None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return "yes" if value == 1 else "no"
+    text = str(value).strip().lower()
+    if text in _YES:
+        return "yes"
+    if text in _NO:
+        return "no"
+    raise InputError(f"unparsable label {value!r} (expected yes/no, true/false or 1/0)", path=path,
+                     record=record, field=field)
+
+
+@dataclass(frozen=True)
+class BenchmarkItem:
+    """One yes/no query about one image (or none, for a text-only item). See the module docstring."""
+
+    item_id: str
+    image: str | None
+    question: str
+    label: str | None = None
+    dataset: str | None = None
+    split: str | None = None
+    group_id: str | None = None
+    statement: str | None = None
+    relation: str | None = None
+    subject: str | None = None
+    object: str | None = None
+    boxes: Mapping[str, list[float]] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_row(self) -> dict[str, Any]:
+        """A flat row for the ITEMS table (extra columns after the schema's)."""
+        row = asdict(self)
+        extra = row.pop("extra")
+        return {**row, **extra}
+
+
+def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, record: object = None,
+                  default_dataset: str | None = None) -> BenchmarkItem:
+    """Validate one ITEMS row (required fields, label, statement) and build a :class:`BenchmarkItem`."""
+    for name in ("item_id", "question"):
+        if row.get(name) is None or str(row.get(name)).strip() == "":
+            raise InputError("missing required field", path=path, record=record, field=name)
+    if "image" not in row:
+        raise InputError("missing required field (use null for a text-only item)", path=path, record=record,
+                         field="image")
+    statement = row.get("statement")
+    if statement is not None:
+        statement = parse_yes_no(statement, path=path, record=record, field="statement")
+        statement = {"yes": "true", "no": "false"}[statement]
+    boxes = row.get("boxes")
+    if boxes is not None and not isinstance(boxes, Mapping):
+        raise InputError("boxes must be an object {name: [x, y, w, h]}", path=path, record=record, field="boxes")
+    image = row.get("image")
+    return BenchmarkItem(
+        item_id=str(row["item_id"]),
+        image=None if image in (None, "") else str(image),
+        question=str(row["question"]),
+        label=parse_yes_no(row.get("label"), path=path, record=record),
+        dataset=str(row.get("dataset") or default_dataset) if (row.get("dataset") or default_dataset) else None,
+        split=None if row.get("split") is None else str(row["split"]),
+        group_id=None if row.get("group_id") is None else str(row["group_id"]),
+        statement=statement,
+        relation=row.get("relation"),
+        subject=row.get("subject"),
+        object=row.get("object"),
+        boxes=boxes,
+        extra={k: v for k, v in row.items() if k not in ITEM_COLUMNS},
+    )
+
+
+def read_items(path: str | Path) -> list[BenchmarkItem]:
+    """Read and validate an ITEMS table; a repeated ``item_id`` is an error."""
+    path = Path(path)
+    items: list[BenchmarkItem] = []
+    seen: set[str] = set()
+    for index, row in enumerate(read_records(path), start=1):
+        item = item_from_row(row, path=path, record=f"row {index}", default_dataset=path.stem)
+        if item.item_id in seen:
+            raise InputError(f"duplicate item_id '{item.item_id}'", path=path, record=f"row {index}",
+                             field="item_id")
+        seen.add(item.item_id)
+        items.append(item)
+    if not items:
+        raise InputError("no items in file", path=path)
+    return items
+
+
+def write_items(path: str | Path, items: Iterable[BenchmarkItem]) -> Path:
+    """Write an ITEMS table (JSONL or Parquet by suffix), atomically."""
+    return write_table(path, [item.to_row() for item in items])
