@@ -1,0 +1,117 @@
+"""The exact-cycle core: contrast, CycleAcc with the half-tie convention, audits (cycle paper §2, §A)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vlaudit.errors import InputError
+from vlaudit.metrics.audits import (
+    audit_cycles,
+    cycle_entries,
+    max_abs_signed_degree,
+    signed_degrees,
+    total_variation,
+)
+from vlaudit.metrics.cycles import (
+    cycle_acc,
+    cycle_contrast,
+    cycle_credit,
+    evaluate_cycles,
+    score_lookup,
+    summarize_contrasts,
+)
+from vlaudit.records import Cycle
+
+finite = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def cycle_sets(draw: st.DrawFn) -> list[Cycle]:
+    """Random exact-cycle sets over small pools, so images and captions are shared across blocks."""
+    n_images = draw(st.integers(2, 6))
+    n_captions = draw(st.integers(2, 6))
+    n_cycles = draw(st.integers(1, 12))
+    cycles = []
+    for k in range(n_cycles):
+        u1, u2 = draw(st.lists(st.integers(0, n_images - 1), min_size=2, max_size=2, unique=True))
+        v1, v2 = draw(st.lists(st.integers(0, n_captions - 1), min_size=2, max_size=2, unique=True))
+        cycles.append(Cycle(f"c{k}", draw(st.sampled_from(["a", "b"])), f"u{u1}", f"v{v1}", f"u{u2}", f"v{v2}"))
+    return cycles
+
+
+@settings(max_examples=200, deadline=None)
+@given(cycles=cycle_sets(), data=st.data())
+def test_additive_scores_give_cycle_acc_exactly_half(cycles: list[Cycle], data: st.DataObject) -> None:
+    images = {u for c in cycles for u in (c.image_1, c.image_2)}
+    captions = {v for c in cycles for v in (c.caption_1, c.caption_2)}
+    a = {u: data.draw(finite) for u in sorted(images)}
+    b = {v: data.draw(finite) for v in sorted(captions)}
+    scores = {(u, v): a[u] + b[v] for u in images for v in captions}
+    result = evaluate_cycles(cycles, scores, n_resamples=50)
+    assert result["overall"]["cycle_acc"] == 0.5
+    for summary in result["families"].values():
+        assert summary["cycle_acc"] == 0.5
+        assert summary["ties"] == summary["n"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(cycles=cycle_sets())
+def test_valid_cycle_sets_have_zero_degrees_and_zero_tv(cycles: list[Cycle]) -> None:
+    audit = audit_cycles(cycles, {f"v{k}": "w " * k for k in range(6)})
+    assert audit["max_abs_signed_degree"] == 0
+    assert audit["tv_image"] == 0.0
+    assert audit["tv_caption"] == 0.0
+    assert audit["tv_caption_length"] == 0.0
+
+
+def test_signed_degree_detects_unbalanced_comparisons() -> None:
+    # Theorem 1: a comparison with a non-zero degree does not cancel additive scores.
+    entries = [("u1", "v1", 1), ("u2", "v2", 1), ("u1", "v2", -1)]
+    images, captions = signed_degrees(entries)
+    assert images == {"u1": 0, "u2": 1}
+    assert captions == {"v1": 1, "v2": 0}
+    assert max_abs_signed_degree(entries) == 1
+    a, b = {"u1": 0.3, "u2": 2.0}, {"v1": -1.0, "v2": 0.7}
+    assert sum(w * (a[u] + b[v]) for u, v, w in entries) != 0
+
+
+def test_cycle_entries_labels_and_tv() -> None:
+    cycle = Cycle("c", "f", "u1", "v1", "u2", "v2")
+    assert [label for *_, label in cycle.entries()] == [1, 1, 0, 0]
+    assert cycle_entries([cycle]) == [("u1", "v1", 1), ("u2", "v2", 1), ("u1", "v2", -1), ("u2", "v1", -1)]
+    assert total_variation({"a": 1, "b": 1}, {"a": 2}) == 0.5
+
+
+def test_contrast_credit_and_ties_by_hand() -> None:
+    delta = cycle_contrast([1.0, 0.5, 0.2, 0.0], [1.0, 0.5, 0.2, 0.0], [0.0, 0.5, 0.2 + 1e-12, 0.0],
+                           [0.0, 0.5, 0.2, 1.0])
+    np.testing.assert_allclose(delta, [2.0, 0.0, -1e-12, -1.0], atol=1e-15)
+    np.testing.assert_array_equal(cycle_credit(delta), [1.0, 0.5, 0.5, 0.0])
+    assert cycle_acc(delta) == pytest.approx(0.5)
+    # A near tie just outside the tolerance is decided, not tied.
+    assert cycle_credit(np.array([2e-9, -2e-9])).tolist() == [1.0, 0.0]
+    summary = summarize_contrasts(delta, n_resamples=200, seed=1)
+    assert (summary.n, summary.ties) == (4, 2)
+    assert summary.ci[0] <= summary.cycle_acc <= summary.ci[1]
+    assert summarize_contrasts(delta, n_resamples=200, seed=1) == summary
+
+
+def test_bilinear_contrast_factorizes() -> None:
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(3, 4))
+    u1, u2, v1, v2 = rng.normal(size=3), rng.normal(size=3), rng.normal(size=4), rng.normal(size=4)
+    delta = cycle_contrast(u1 @ w @ v1, u2 @ w @ v2, u1 @ w @ v2, u2 @ w @ v1)
+    assert delta == pytest.approx((u1 - u2) @ w @ (v1 - v2), abs=1e-12)
+
+
+def test_missing_and_conflicting_scores_are_errors() -> None:
+    cycles = [Cycle("blk", "f", "u1", "v1", "u2", "v2")]
+    scores = {("u1", "v1"): 1.0, ("u2", "v2"): 1.0, ("u1", "v2"): 0.0}
+    with pytest.raises(InputError, match=r"cycle 'blk'.*image_id='u2', caption_id='v1'"):
+        evaluate_cycles(cycles, scores)
+    with pytest.raises(InputError, match="two different scores"):
+        score_lookup([("u1", "v1", 1.0), ("u1", "v1", 2.0)])
+    assert score_lookup([("u1", "v1", 1.0), ("u1", "v1", 1.0)]) == {("u1", "v1"): 1.0}

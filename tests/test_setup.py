@@ -1,0 +1,65 @@
+"""The set-up path is part of what is tested: pins, idempotency, lazy imports, fresh-clone dry run."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_every_pip_call_uses_the_one_constraints_file() -> None:
+    makefile = (REPO / "Makefile").read_text()
+    pip_lines = [line for line in makefile.splitlines() if "$(PIP) install" in line]
+    assert pip_lines, "the Makefile installs nothing"
+    assert all("-c constraints.txt" in line for line in pip_lines)
+    assert "torch==2.14.1 torchvision==0.29.1" in pip_lines[0], "torch and torchvision must be installed first"
+    constraints = (REPO / "constraints.txt").read_text()
+    assert re.search(r"^torch==2\.14\.1$", constraints, re.M)
+    assert re.search(r"^torchvision==0\.29\.1$", constraints, re.M)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_second_setup_reinstalls_nothing() -> None:
+    if not (REPO / ".venv" / ".vlaudit-installed").exists():
+        pytest.skip("not running inside the Makefile's venv")
+    # `make -q` exits 0 only when the target is up to date, i.e. a second run would do nothing.
+    assert subprocess.run(["make", "-q", "setup"], cwd=REPO).returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("make") is None or shutil.which("git") is None, reason="needs make and git")
+def test_fresh_clone_runs_the_whole_setup(tmp_path: Path) -> None:
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    plan = subprocess.run(["make", "-n", "test"], cwd=clone, capture_output=True, text=True, check=True).stdout
+    steps = [line for line in plan.splitlines() if line.strip()]
+    venv = next(i for i, s in enumerate(steps) if "-m venv .venv" in s)
+    torch = next(i for i, s in enumerate(steps) if "torch==2.14.1" in s)
+    package = next(i for i, s in enumerate(steps) if '-e ".[dev]"' in s)
+    ruff = next(i for i, s in enumerate(steps) if "ruff check" in s)
+    pytest_step = next(i for i, s in enumerate(steps) if "-m pytest" in s)
+    assert venv < torch < package < ruff < pytest_step
+
+
+def test_help_does_not_import_heavy_libraries() -> None:
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from vlaudit.cli import app\n"
+        "r = CliRunner().invoke(app, ['--help'])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "heavy = [m for m in ('torch', 'transformers', 'open_clip', 'cv2', 'matplotlib', 'numpy', 'pyarrow')"
+        " if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "", f"--help imported heavy modules: {out.stdout.strip()}"
