@@ -1,1 +1,131 @@
-"""Commands: placeholder, filled by its issue."""
+"""``vlaudit data vsr|gsr-coco|vsr-inverse|whatsup-controlled``: real benchmarks → the ITEMS table.
+
+Each command prints what it kept and what it excluded (and why), writes ITEMS (JSONL or Parquet by suffix)
+and a JSON summary beside it (``ITEMS.summary.json``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from vlaudit.commands._apps import data_app
+
+
+def summary_path(out: Path) -> Path:
+    """``items.jsonl`` → ``items.summary.json`` (beside the output)."""
+    return out.with_name(out.name.split(".")[0] + ".summary.json")
+
+
+def print_build(title: str, summary: dict[str, Any]) -> None:
+    """Rich table: kept counts, then every exclusion reason with its count."""
+    from vlaudit.report.console import print_table
+
+    rows: list[list[Any]] = [["kept items", summary["n_items"], ""]]
+    for key, value in summary.items():
+        if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith("_"):
+            continue
+        if isinstance(value, dict):
+            for sub, n in value.items():
+                rows.append([f"{key}: {sub}", n, ""])
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            rows.append([key, value, ""])
+    for reason, n in summary["excluded_by_reason"].items():
+        rows.append(["excluded", n, reason])
+    if not summary["excluded_by_reason"]:
+        rows.append(["excluded", 0, "—"])
+    if summary["notes"]:
+        rows.append(["notes (kept)", len(summary["notes"]), summary["notes"][0].get("note", "")])
+    print_table(title, ["what", "n", "why"], rows)
+
+
+def _finish(result: Any, out: Path, title: str, **meta: Any) -> None:
+    from vlaudit.sources.items import write_items
+    from vlaudit.tables import write_json
+
+    if not result.items:
+        from vlaudit.errors import InputError
+
+        raise InputError(f"nothing kept ({len(result.excluded)} excluded); no output written", path=meta.get("source"))
+    write_items(out, result.items)
+    summary = result.summary(**meta, out=str(out))
+    write_json(summary_path(out), summary)
+    print_build(title, summary)
+    typer.echo(f"wrote {out} and {summary_path(out)}")
+
+
+@data_app.command("vsr")
+def data_vsr(
+    split_file: Path = typer.Argument(..., help="VSR split (jsonl), random or zero-shot."),
+    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
+    meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: adds meta_category."),
+    dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
+    split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
+    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
+) -> None:
+    """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
+    from vlaudit.builders.benchmark_items import split_from_stem, vsr_items
+    from vlaudit.sources.vsr import read_meta_categories, read_vsr
+
+    default_dataset, default_split = split_from_stem(split_file.stem)
+    result = vsr_items(read_vsr(split_file), dataset=dataset or default_dataset, split=split or default_split,
+                       image_prefix=image_prefix, meta_categories=read_meta_categories(meta) if meta else None)
+    _finish(result, out, f"VSR — {split_file.name}", source=str(split_file))
+
+
+@data_app.command("vsr-inverse")
+def data_vsr_inverse(
+    split_file: Path = typer.Argument(..., help="VSR split (jsonl)."),
+    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
+    entities: str = typer.Option("any", "--entities",
+                                 help="'fields': only rows with matching subj/obj fields; 'any': also the "
+                                      "caption template (random splits have no fields)."),
+    dataset: str | None = typer.Option(None, "--dataset"),
+    split: str | None = typer.Option(None, "--split"),
+    image_prefix: str = typer.Option("", "--image-prefix"),
+) -> None:
+    """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18)."""
+    from vlaudit.builders.benchmark_items import split_from_stem, vsr_inverse_items
+    from vlaudit.sources.vsr import read_vsr
+
+    default_dataset, default_split = split_from_stem(split_file.stem)
+    result = vsr_inverse_items(read_vsr(split_file), dataset=dataset or default_dataset,
+                               split=split or default_split, image_prefix=image_prefix, entities=entities)
+    _finish(result, out, f"VSR inverse pairs — {split_file.name}", source=str(split_file), entities=entities)
+
+
+@data_app.command("gsr-coco")
+def data_gsr_coco(
+    two_obj: Path = typer.Argument(..., help="What's Up coco_qa_two_obj.json ([image_id, true, false] list)."),
+    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
+    instances: Path | None = typer.Option(None, "--instances",
+                                          help="COCO instances json: add boxes where each object is unique."),
+    split: str | None = typer.Option(None, "--split", help="Split name (default: the file stem)."),
+    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix before val2017/{id:012d}.jpg."),
+) -> None:
+    """GSR-COCO (§11): 440 same-image true/false groups on the real file; unparsable captions reported."""
+    from vlaudit.builders.benchmark_items import attach_coco_boxes, gsr_coco_items
+    from vlaudit.sources.whatsup import read_two_obj
+
+    result = gsr_coco_items(read_two_obj(two_obj), split=split or two_obj.stem, image_prefix=image_prefix)
+    if instances is not None:
+        result = attach_coco_boxes(result, instances)
+    _finish(result, out, f"GSR-COCO — {two_obj.name}", source=str(two_obj))
+
+
+@data_app.command("whatsup-controlled")
+def data_whatsup_controlled(
+    controlled: Path = typer.Argument(..., help="What's Up controlled_images_dataset.json."),
+    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
+    split: str | None = typer.Option(None, "--split"),
+    image_prefix: str = typer.Option("", "--image-prefix"),
+) -> None:
+    """What's Up Controlled-A/B: one group per image, the first caption option true, the others false."""
+    from vlaudit.builders.benchmark_items import controlled_items
+    from vlaudit.sources.whatsup import read_controlled
+
+    result = controlled_items(read_controlled(controlled), split=split or controlled.stem,
+                              image_prefix=image_prefix)
+    _finish(result, out, f"What's Up controlled — {controlled.name}", source=str(controlled))

@@ -1,1 +1,193 @@
-"""Commands: placeholder, filled by its issue."""
+"""``vlaudit data edits build|export|import|analyze``: object-swap edits and their blinded annotation (VCA §14–§17).
+
+build → ``DIR/items.jsonl`` (six probes per edit; images relative to ``DIR/images``), ``DIR/edits.csv``,
+``DIR/candidates.csv`` (every shuffled source group with its geometry and feasibility), ``DIR/summary.json``.
+export → ``DIR/batches/<annotator>/{tasks.csv,images/,INSTRUCTIONS.txt}`` and the private ``DIR/key.csv``.
+import → ``DIR/consensus.csv``, ``DIR/summary.json`` and (with ``--items``) ``DIR/accepted_items.jsonl``.
+analyze → ``DIR/edit_outcomes.csv``, ``DIR/summary.json``: flip+visibility by source audit stratum.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import data_app
+
+edits_app = typer.Typer(help="Object-swap edits: build, blinded annotation export/import, analysis.",
+                        no_args_is_help=True)
+data_app.add_typer(edits_app, name="edits")
+
+_SEED = 20260724
+
+
+def _fmt_ci(ci: list) -> str:
+    if ci is None or ci[0] is None or ci[0] != ci[0]:
+        return "—"
+    return f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
+
+
+@edits_app.command("build")
+def edits_build(
+    items_path: Path = typer.Argument(..., metavar="ITEMS", help="ITEMS table with relation groups and boxes."),
+    images: Path = typer.Option(..., "--images", help="Folder the ITEMS image paths are relative to."),
+    out: Path = typer.Option(..., "--out", help="Output folder."),
+    seed: int = typer.Option(_SEED, "--seed", help="Seed of the shuffle of positive groups."),
+    min_gap: float = typer.Option(0.05, "--min-gap", help="Post-swap centre gap (fraction of the extent)."),
+    max_iou: float = typer.Option(0.20, "--max-iou", help="Largest IoU of the two new boxes."),
+    pad: int = typer.Option(4, "--pad", help="Padding (px) of the inpainted source patches."),
+    radius: int = typer.Option(3, "--radius", help="Telea inpainting radius."),
+    feather: int = typer.Option(3, "--feather", help="Feather width (px) of the pasted patches."),
+    limit: int | None = typer.Option(None, "--limit", help="Stop after this many feasible edits."),
+    resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the feasibility audit."),
+) -> None:
+    """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
+    from vlaudit.builders.edits import EditParams, build_edits
+    from vlaudit.experiments.edits_analysis import feasibility_audit
+    from vlaudit.report.console import print_table
+    from vlaudit.sources.items import read_items, write_items
+    from vlaudit.tables import write_json, write_table
+
+    params = EditParams(min_gap=min_gap, max_iou=max_iou, pad=pad, radius=radius, feather=feather)
+    result = build_edits(read_items(items_path), images, out, seed=seed, params=params, limit=limit)
+    audit = feasibility_audit(result["candidates"], n_resamples=resamples, seed=seed)
+    n_feasible = sum(bool(c.get("feasible")) for c in result["candidates"])
+    summary = {
+        "items": str(items_path), "seed": seed, "params": params.__dict__,
+        "n_candidates": len(result["candidates"]), "n_feasible": n_feasible,
+        "n_infeasible": len(result["candidates"]) - n_feasible, "n_edits": result["n_edits"],
+        "n_probes": len(result["items"]), "excluded_by_reason": result["excluded"], "feasibility_audit": audit,
+    }
+    if result["items"]:
+        write_items(out / "items.jsonl", result["items"])
+        write_table(out / "edits.csv", result["edits"])
+    write_table(out / "candidates.csv", result["candidates"])
+    write_json(out / "summary.json", summary)
+    rows = [["positive groups (shuffled)", summary["n_candidates"], ""], ["feasible", n_feasible, ""],
+            ["edits rendered", result["n_edits"], f"{len(result['items'])} probes"]]
+    rows += [["excluded", n, reason] for reason, n in result["excluded"].items()]
+    print_table(f"Object-swap edits — {items_path.name}", ["what", "n", "why"], rows)
+    print_table("Feasibility-selection audit (VCA §17, % of extent/area)",
+                ["characteristic", "feasible", "excluded", "difference", "95% CI"],
+                [[a["characteristic"], a["feasible"], a["excluded"], a["difference"], _fmt_ci(a["ci"])]
+                 for a in audit], digits=2)
+    if result["items"]:
+        typer.echo(f"wrote {out}/items.jsonl, edits.csv, candidates.csv, summary.json")
+    else:
+        typer.echo(f"no feasible edits: wrote only {out}/candidates.csv and summary.json")
+
+
+@edits_app.command("export")
+def edits_export(
+    build_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits build`."),
+    out: Path = typer.Option(..., "--out", help="Output folder (batches/ and the private key.csv)."),
+    annotators: str = typer.Option("a1,a2,a3", "--annotators", help="Comma-separated annotator names."),
+    repeat: float = typer.Option(0.10, "--repeat", help="Fraction of repeated items per batch."),
+    seed: int = typer.Option(_SEED, "--seed", help="Seed of the per-annotator shuffles."),
+) -> None:
+    """Shuffled, blinded batches (CSV + images) per annotator; model outputs and sample ids hidden."""
+    from vlaudit.builders.annotation import export_batches
+    from vlaudit.report.console import print_table
+    from vlaudit.tables import read_records, write_json
+
+    edits = read_records(build_dir / "edits.csv", required=("edit_id", "source_image", "edited_image"))
+    names = [a.strip() for a in annotators.split(",") if a.strip()]
+    summary = export_batches(edits, build_dir / "images", out, names, repeat_fraction=repeat, seed=seed)
+    write_json(out / "export_summary.json", summary)
+    print_table("Annotation export", ["annotator", "tasks", "repeats"],
+                [[a, summary["tasks_per_annotator"], summary["n_repeat_per_annotator"]] for a in names])
+    typer.echo(f"wrote {out}/batches/ (send these) and {out}/key.csv (keep private)")
+
+
+@edits_app.command("import")
+def edits_import(
+    export_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits export` (with key.csv)."),
+    out: Path = typer.Option(..., "--out", help="Output folder."),
+    answers: list[str] = typer.Option([], "--answers",
+                                      help="NAME=FILE for a filled batch; default: batches/NAME/tasks.csv."),
+    items_path: Path | None = typer.Option(None, "--items", help="Edits ITEMS table: writes accepted_items."),
+) -> None:
+    """Majority consensus over the four fields → accepted/rejected/no-majority; pairwise and repeat agreement."""
+    from vlaudit.builders.annotation import import_annotations, write_consensus
+    from vlaudit.errors import InputError
+    from vlaudit.report.console import print_table
+    from vlaudit.sources.items import read_items, write_items
+    from vlaudit.tables import read_records, write_json
+
+    key = export_dir / "key.csv"
+    files: dict[str, Path] = {}
+    for spec in answers:
+        if "=" not in spec:
+            raise InputError(f"expected NAME=FILE, got '{spec}'", field="--answers")
+        name, path = spec.split("=", 1)
+        files[name] = Path(path)
+    if not files:
+        names = sorted({str(r["annotator"]) for r in read_records(key, required=("annotator",))})
+        files = {name: export_dir / "batches" / name / "tasks.csv" for name in names}
+    result = import_annotations(key, files)
+    write_consensus(out / "consensus.csv", result["rows"])
+    summary = {k: v for k, v in result.items() if k != "rows"}
+    if items_path is not None:
+        accepted = {r["edit_id"] for r in result["rows"] if r["decision"] == "accepted"}
+        kept = [i for i in read_items(items_path) if i.extra.get("edit_id") in accepted]
+        if kept:
+            write_items(out / "accepted_items.jsonl", kept)
+        summary["n_accepted_probes"] = len(kept)
+    write_json(out / "summary.json", summary)
+    n = max(result["n_edits"], 1)
+    rows = [[d, c, 100.0 * c / n] for d, c in result["counts"].items()]
+    print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result["n_edits"],
+                                                                          100.0]] + rows, digits=2)
+    print_table("Agreement", ["pair / annotator", "n", "agreement %"],
+                [[f"pairwise {p}", v["n_edits"], None if v["agreement"] is None else 100 * v["agreement"]]
+                 for p, v in result["pairwise"].items()]
+                + [[f"repeat {a}", v["n_repeats"], None if v["agreement"] is None else 100 * v["agreement"]]
+                   for a, v in result["repeat"].items()], digits=2)
+    typer.echo(f"wrote {out}/consensus.csv and {out}/summary.json")
+
+
+@edits_app.command("analyze")
+def edits_analyze(
+    build_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits build`."),
+    consensus: Path = typer.Option(..., "--consensus", help="consensus.csv from `vlaudit data edits import`."),
+    report: Path = typer.Option(..., "--report", help="`vlaudit vca report` folder of the source benchmark."),
+    edit_report: Path | None = typer.Option(None, "--edit-report",
+                                            help="`vlaudit vca report` folder of the edit probes (default: --report)."),
+    out: Path = typer.Option(..., "--out", help="Output folder."),
+    interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
+    resamples: int = typer.Option(5000, "--resamples"),
+    seed: int = typer.Option(_SEED, "--seed"),
+) -> None:
+    """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
+    from vlaudit.experiments.edits_analysis import edit_outcomes, feasibility_audit
+    from vlaudit.report.console import print_table
+    from vlaudit.tables import read_records, write_json, write_table
+
+    accepted = [str(r["edit_id"]) for r in read_records(consensus, required=("edit_id", "decision"))
+                if r["decision"] == "accepted"]
+    probes = read_records(build_dir / "items.jsonl", required=("item_id", "edit_id", "probe"))
+    source_items = read_records(report / "items.csv", required=("item_id",))
+    source_groups = read_records(report / "groups.csv", required=("group_id",))
+    edit_items = read_records((edit_report or report) / "items.csv", required=("item_id", "pred"))
+    result = edit_outcomes(probes, accepted, edit_items, source_items, source_groups, interface=interface,
+                           n_resamples=resamples, seed=seed)
+    dcc: dict[str, dict[str, float]] = {}
+    for row in source_items:
+        if row.get("dcc") is not None and row.get("interface", interface) == interface:
+            dcc.setdefault(str(row.get("model", "model")), {})[str(row["item_id"])] = float(bool(row["dcc"]))
+    audit = feasibility_audit(read_records(build_dir / "candidates.csv"), source_dcc=dcc,
+                              n_resamples=resamples, seed=seed)
+    write_table(out / "edit_outcomes.csv", result["records"])
+    write_json(out / "summary.json", {"n_accepted": len(accepted), "table": result["table"],
+                                      "pooled_cu": result["pooled_cu"], "pooled_dcc": result["pooled_dcc"],
+                                      "feasibility_audit": audit})
+    cols = ["model", "n", "rel", "flip_vis", "strict", "n_rel_o", "rel_o", "n_joint", "joint", "delta_pair_d",
+            "n_cu", "cu", "n_dcc", "dcc"]
+    print_table(f"Edited outcomes by source stratum — {len(accepted)} accepted edits (%)",
+                ["model", "N", "Rel.", "+Vis.", "strict", "Rel_o n", "Rel_o", "Joint n", "Joint", "Δ PairD",
+                 "C-U n", "C-U", "D-CC n", "D-CC"], [[row.get(c) for c in cols] for row in result["table"]],
+                digits=2)
+    cu = result["pooled_cu"]
+    typer.echo(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
+    typer.echo(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

@@ -1,0 +1,196 @@
+"""Real benchmarks → ITEMS: VSR (both row shapes), VSR inverse pairs, GSR-COCO, What's Up Controlled-A."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vlaudit.builders.benchmark_items import (
+    attach_coco_boxes,
+    controlled_items,
+    gsr_coco_items,
+    vsr_inverse_items,
+    vsr_items,
+)
+from vlaudit.cli import app
+from vlaudit.errors import InputError
+from vlaudit.sources.items import read_items, write_items
+from vlaudit.sources.vsr import parse_vsr_caption, read_meta_categories, read_vsr
+from vlaudit.sources.whatsup import parse_spatial_caption, read_controlled, read_two_obj
+
+# Real What's Up COCO-Spatial two-object format: [image_id, true caption, false caption]; the last row has a
+# caption that splits two ways and must be reported, never guessed.
+TWO_OBJ = [
+    [453302, "A photo of a toaster to the left of a sink", "A photo of a toaster to the right of a sink"],
+    [255165, "A photo of a laptop to the left of a mouse", "A photo of a laptop to the right of a mouse"],
+    [516916, "A photo of a mouse to the right of a keyboard", "A photo of a mouse to the left of a keyboard"],
+    [181303, "A photo of a kite above a person", "A photo of a kite below a person"],
+    [217285, "A photo of a baseball bat above a baseball glove", "A photo of a baseball bat below a baseball glove"],
+    [370208, "A photo of a person to the left of a bicycle", "A photo of a person to the right of a bicycle"],
+    [18575, "A photo of a wine glass above a sandwich", "A photo of a wine glass below a sandwich"],
+    [160012, "A photo of a cup on a table above a chair", "A photo of a cup on a table below a chair"],
+]
+
+
+def write_two_obj(path: Path, rows: list = TWO_OBJ) -> Path:
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    return path
+
+
+def test_vsr_caption_template_keeps_multiword_nouns():
+    assert parse_vsr_caption("The teddy bear is on top of the dining table.", "on top of") == (
+        "teddy bear", "dining table")
+    assert parse_vsr_caption("The suitcase contains the cat.", "contains") == ("suitcase", "cat")
+    assert parse_vsr_caption("A cat on a bed", "on") is None
+
+
+def test_vsr_random_real_split(shared_data, tmp_path):
+    rows = read_vsr(shared_data / "vsr" / "random_test.jsonl")
+    meta = read_meta_categories(shared_data / "vsr" / "rel_meta_category_dict.txt")
+    result = vsr_items(rows, dataset="vsr-random", split="test", meta_categories=meta)
+    assert len(result.items) == 2195
+    assert result.counts["labels"] == {"yes": 1181, "no": 1014}
+    assert result.counts["n_relations"] == 61
+    assert result.counts["entity_source"] == {"caption": 2195}  # random rows have no subj/obj fields
+    first = result.items[0]
+    assert (first.subject, first.object, first.relation, first.label) == ("person", "refrigerator", "inside", "yes")
+    assert first.question == 'Is the following statement true for this image? "The person is inside the refrigerator."'
+    assert first.extra["meta_category"] == "Topological"
+    assert "Unknown" not in result.counts["meta_category"]
+    write_items(tmp_path / "vsr.jsonl", result.items)
+    assert len(read_items(tmp_path / "vsr.jsonl")) == 2195
+
+
+def test_vsr_zeroshot_repairs_truncated_subjects(shared_data):
+    rows = read_vsr(shared_data / "vsr" / "zeroshot_test.jsonl")
+    assert len(rows) == 1222
+    handbag = [r for r in rows if r.caption.startswith("The handbag ")]
+    assert handbag and all(r.subject == "handbag" and r.entity_source == "fields-repaired" for r in handbag)
+    sources = Counter(r.entity_source for r in rows)
+    assert sources["fields"] + sources["fields-repaired"] == 1222
+
+
+def test_vsr_inverse_pairs(shared_data):
+    zeroshot = read_vsr(shared_data / "vsr" / "zeroshot_test.jsonl")
+    strict = vsr_inverse_items(zeroshot, dataset="vsr-zeroshot", split="test", entities="fields")
+    assert strict.counts["n_candidates"] == 84
+    assert strict.counts["n_groups"] == 81
+    assert Counter(e["reason"] for e in strict.excluded) == {"truncated structured entity": 3}
+    groups: dict[str, list] = {}
+    for item in strict.items:
+        groups.setdefault(item.group_id, []).append(item)
+    for members in groups.values():
+        original, inverse = members
+        assert (original.statement, inverse.statement, original.label, inverse.label) == ("true", "false", "yes", "no")
+        assert original.image == inverse.image and (original.subject, original.object) == (inverse.subject,
+                                                                                           inverse.object)
+    car = groups["vsr-zeroshot-inv-test-00001"][1]
+    assert car.question.endswith('"The car is in front of the suitcase."')
+    random = read_vsr(shared_data / "vsr" / "random_test.jsonl")
+    none = vsr_inverse_items(random, dataset="vsr-random", split="test", entities="fields")
+    assert none.items == [] and len(none.excluded) == 283
+    template = vsr_inverse_items(random, dataset="vsr-random", split="test", entities="any")
+    assert template.counts["n_groups"] == 283 and not template.excluded
+
+
+def test_spatial_caption_parser_reports_instead_of_guessing():
+    parsed, why = parse_spatial_caption("A photo of a dining table to the left of a refrigerator")
+    assert why is None and (parsed.subject, parsed.relation, parsed.object) == ("dining table", "left of",
+                                                                                  "refrigerator")
+    parsed, _ = parse_spatial_caption("A photo of an apple below the hot dog.")
+    assert (parsed.subject, parsed.relation, parsed.object) == ("apple", "below", "hot dog")
+    assert parse_spatial_caption("A photo of a cup on a table above a chair")[1].startswith("ambiguous")
+    assert parse_spatial_caption("Two cats sleeping")[0] is None
+
+
+def test_gsr_coco_small_file(tmp_path):
+    result = gsr_coco_items(read_two_obj(write_two_obj(tmp_path / "coco_qa_two_obj.json")), split="two_obj")
+    assert result.counts["n_groups"] == 7 and result.counts["n_statements"] == 14
+    assert len(result.excluded) == 1 and "unparsable true caption" in result.excluded[0]["reason"]
+    assert result.counts["groups_by_family"] == {"left/right": 4, "above/below": 3}
+    true, false = result.items[0], result.items[1]
+    assert true.image == "val2017/000000453302.jpg" and true.group_id == false.group_id
+    assert (true.statement, true.label, true.relation, true.extra["option_id"]) == ("true", "yes", "left of", 0)
+    assert (false.statement, false.label, false.relation, false.extra["option_id"]) == ("false", "no", "right of", 1)
+    assert true.question.endswith('"The toaster is to the left of the sink."')
+
+
+def test_gsr_coco_real_file_counts_logic(tmp_path):
+    """The real file's composition (150 left, 129 right, 86 above, 75 below) → 440 groups, 279 + 161."""
+    names = ["dining table", "refrigerator", "teddy bear", "cup", "apple", "hot dog", "tv", "oven"]
+    opposite = {"to the left of": "to the right of", "to the right of": "to the left of", "above": "below",
+                "below": "above"}
+    rows = []
+    for phrase, n in (("to the left of", 150), ("to the right of", 129), ("above", 86), ("below", 75)):
+        for k in range(n):
+            s, o = names[k % 8], names[(k + 3) % 8]
+            art_s, art_o = ("an" if s[0] in "aeiou" else "a"), ("an" if o[0] in "aeiou" else "a")
+            rows.append([100000 + len(rows), f"A photo of {art_s} {s} {phrase} {art_o} {o}",
+                         f"A photo of {art_s} {s} {opposite[phrase]} {art_o} {o}"])
+    result = gsr_coco_items(read_two_obj(write_two_obj(tmp_path / "two.json", rows)), split="two_obj")
+    assert result.counts["n_groups"] == 440 and result.counts["n_statements"] == 880
+    assert result.counts["groups_by_family"] == {"left/right": 279, "above/below": 161}
+    assert result.counts["groups_by_true_relation"] == {"left of": 150, "right of": 129, "above": 86, "below": 75}
+    assert Counter(i.statement for i in result.items) == {"true": 440, "false": 440}
+    assert not result.excluded
+
+
+def test_gsr_coco_boxes_from_real_instances(shared_data, tmp_path):
+    result = gsr_coco_items(read_two_obj(write_two_obj(tmp_path / "two.json")), split="two_obj")
+    result = attach_coco_boxes(result, shared_data / "coco_val2017_sample" / "annotations"
+                               / "instances_val2017_subset20.json")
+    assert result.counts["boxes"] == {"with boxes": 14}
+    assert result.items[0].boxes == {"subject": [247.95, 194.35, 33.05, 27.46],
+                                     "object": [287.23, 205.35, 67.6, 16.22]}
+
+
+def test_whatsup_controlled_a_real(shared_data):
+    rows = read_controlled(shared_data / "whatsup" / "controlled_images_dataset.json")
+    result = controlled_items(rows, split="controlled_a")
+    assert result.counts["n_groups"] == 412 and result.counts["n_statements"] == 1648
+    assert result.counts["groups_by_true_relation"] == {"on": 103, "under": 103, "left of": 103, "right of": 103}
+    first = result.items[0]
+    assert (first.subject, first.relation, first.object, first.label) == ("beer bottle", "on", "armchair", "yes")
+
+
+def test_bad_inputs_name_file_record_field(tmp_path):
+    bad = tmp_path / "random_test.jsonl"
+    bad.write_text(json.dumps({"image": "1.jpg", "caption": "The cat is on the bed.", "label": 3,
+                               "relation": "on"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"random_test.jsonl.*line 1.*'label'"):
+        read_vsr(bad)
+    (tmp_path / "two.json").write_text(json.dumps([[1, "A photo of a cat left of a dog"]]), encoding="utf-8")
+    with pytest.raises(InputError, match="entry 0"):
+        read_two_obj(tmp_path / "two.json")
+
+
+def test_cli_commands_write_items_and_summary(tmp_path):
+    zeroshot = tmp_path / "zeroshot_test.jsonl"
+    zeroshot.write_text("\n".join(json.dumps(r) for r in [
+        {"image": "a.jpg", "caption": "The handbag is left of the cat.", "label": 1, "relation": "left of",
+         "subj": "andbag", "obj": "cat"},
+        {"image": "b.jpg", "caption": "The dog is above the bed.", "label": 1, "relation": "above",
+         "subj": "dog", "obj": "bed"},
+        {"image": "c.jpg", "caption": "The dog is near the bed.", "label": 0, "relation": "near",
+         "subj": "dog", "obj": "bed"},
+    ]) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(app, ["data", "vsr", str(zeroshot), "--out", str(tmp_path / "vsr.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert len(read_items(tmp_path / "vsr.jsonl")) == 3
+    result = runner.invoke(app, ["data", "vsr-inverse", str(zeroshot), "--out", str(tmp_path / "inv.jsonl"),
+                                 "--entities", "fields"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "inv.summary.json").read_text())
+    assert summary["n_groups"] == 1 and summary["excluded_by_reason"] == {"truncated structured entity": 1}
+    assert "truncated structured entity" in result.output
+    two = write_two_obj(tmp_path / "coco_qa_two_obj.json")
+    result = runner.invoke(app, ["data", "gsr-coco", str(two), "--out", str(tmp_path / "gsr.parquet")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "gsr.summary.json").read_text())
+    assert summary["n_groups"] == 7 and summary["n_excluded"] == 1
+    assert len(read_items(tmp_path / "gsr.parquet")) == 14

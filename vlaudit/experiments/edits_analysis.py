@@ -1,0 +1,181 @@
+"""Object-swap analyses: the feasibility-selection audit (VCA §17) and edited outcomes by audit stratum (§15).
+
+Edited outcome of one model on one accepted edit, with z(p) = 1 when the model answers yes to probe p (§15):
+
+* Rel.        = (1 − z(q_r, I′)) · z(q_r⁻¹, I′)                         (relation flip recognised)
+* +Vis.       = Rel. · z(q_s^pres, I′) · z(q_o^pres, I′)                 (flip + visibility, the primary target)
+* strict      = +Vis. · z(q_r, I) · (1 − z(q_r⁻¹, I))                    (adds source-pair correctness)
+
+Strata come from the source benchmark's VCA report: per-item ``items.csv`` (C-U, D-CC of the source true
+statement) and per-group ``groups.csv`` (Rel_o, Pair D, Joint of the source group). Rates are percentages;
+the macro row averages the per-model rates; the pooled C-U rate has an edit-cluster bootstrap interval
+(resampling edit ids and keeping all model records of an edit, §19).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from vlaudit.errors import InputError
+from vlaudit.sources.items import parse_yes_no
+
+AUDIT_CHARACTERISTICS = (
+    ("Horizontal relation", "horizontal"),
+    ("Larger-box area", "larger_area"),
+    ("Centre gap", "abs_gap"),
+    ("Destination slack", "slack"),
+)
+
+
+def _diff_ci(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
+    """Percentile 95% interval of mean(a) − mean(b), resampling each group of source pairs independently."""
+    if len(a) == 0 or len(b) == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    ia = rng.integers(0, len(a), size=(n_resamples, len(a)))
+    ib = rng.integers(0, len(b), size=(n_resamples, len(b)))
+    diffs = a[ia].mean(axis=1) - b[ib].mean(axis=1)
+    lo, hi = np.quantile(diffs, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def feasibility_audit(candidates: Sequence[Mapping[str, Any]], *,
+                      source_dcc: Mapping[str, Mapping[str, float]] | None = None,
+                      n_resamples: int = 5000, seed: int = 20260724) -> list[dict[str, Any]]:
+    """Feasible vs excluded source pairs (with geometry) on the §17 characteristics, in percent.
+
+    ``source_dcc``: model → source_item_id → D-CC (0/1) adds one "source D-CC" row per model. No model
+    output enters feasibility; this table only audits what the fixed rule selected.
+    """
+    rows = [c for c in candidates if c.get("slack") is not None]
+    feasible = [c for c in rows if c.get("feasible") in (True, "True", "true", 1)]
+    excluded = [c for c in rows if c not in feasible]
+    table = []
+    columns = [(label, lambda c, k=key: float(c[k]) * 100.0) for label, key in AUDIT_CHARACTERISTICS]
+    for model, dcc in sorted((source_dcc or {}).items()):
+        columns.append((f"{model} source D-CC",
+                        lambda c, d=dcc: 100.0 * float(d[c["source_item_id"]]) if c["source_item_id"] in d
+                        else float("nan")))
+    for offset, (label, getter) in enumerate(columns):
+        a = np.array([getter(c) for c in feasible], dtype=np.float64)
+        b = np.array([getter(c) for c in excluded], dtype=np.float64)
+        a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+        lo, hi = _diff_ci(a, b, n_resamples, seed + offset)
+        mean_a = float(a.mean()) if len(a) else float("nan")
+        mean_b = float(b.mean()) if len(b) else float("nan")
+        table.append({"characteristic": label, "feasible": mean_a, "excluded": mean_b,
+                      "difference": mean_a - mean_b, "ci": [lo, hi], "n_feasible": len(a), "n_excluded": len(b)})
+    return table
+
+
+def _flag(value: Any) -> int | None:
+    label = parse_yes_no(value) if not (isinstance(value, float) and np.isnan(value)) else None
+    return None if label is None else int(label == "yes")
+
+
+def _by_model(rows: Sequence[Mapping[str, Any]], key: str, interface: str | None) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if interface is not None and row.get("interface") not in (None, interface):
+            continue
+        out.setdefault(str(row.get("model", "model")), {})[str(row[key])] = row
+    return out
+
+
+def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[str],
+                  edit_report_items: Sequence[Mapping[str, Any]],
+                  source_items: Sequence[Mapping[str, Any]], source_groups: Sequence[Mapping[str, Any]], *,
+                  interface: str | None = "yesno", n_resamples: int = 5000, seed: int = 20260724) -> dict[str, Any]:
+    """Per-record outcomes and the by-stratum table (see module docstring)."""
+    probes = {str(p["item_id"]): p for p in probe_items}
+    by_edit: dict[str, dict[str, str]] = {}
+    for item_id, p in probes.items():
+        by_edit.setdefault(str(p["edit_id"]), {})[str(p["probe"])] = item_id
+    preds = _by_model(edit_report_items, "item_id", interface)
+    src_items = _by_model(source_items, "item_id", interface)
+    src_groups = _by_model(source_groups, "group_id", interface)
+    records = []
+    for model, model_preds in sorted(preds.items()):
+        if not any(item in model_preds for edit in accepted for item in by_edit.get(edit, {}).values()):
+            continue  # the edit report holds other runs too; a model without edit probes is skipped
+        for edit_id in accepted:
+            ids = by_edit.get(edit_id)
+            if ids is None:
+                raise InputError(f"accepted edit '{edit_id}' has no probes in the edits ITEMS table",
+                                 field="edit_id")
+            z = {}
+            for probe, item_id in ids.items():
+                if item_id not in model_preds:
+                    raise InputError(f"model '{model}' has no prediction for probe '{item_id}'", field="pred")
+                z[probe] = _flag(model_preds[item_id].get("pred"))
+                if z[probe] is None:
+                    raise InputError(f"model '{model}' has an empty prediction for probe '{item_id}'",
+                                     record=item_id, field="pred")
+            rel = (1 - z["edit-r"]) * z["edit-inv"]
+            flip_vis = rel * z["edit-subj"] * z["edit-obj"]
+            source_item = probes[ids["src-r"]]["source_item_id"]
+            source_group = probes[ids["src-r"]]["source_group_id"]
+            item_row = src_items.get(model, {}).get(str(source_item), {})
+            group_row = src_groups.get(model, {}).get(str(source_group), {})
+            records.append({
+                "model": model, "edit_id": edit_id, "rel": rel, "flip_vis": flip_vis,
+                "strict": flip_vis * z["src-r"] * (1 - z["src-inv"]),
+                "cu": _flag(item_row.get("cu")), "dcc": _flag(item_row.get("dcc")),
+                "rel_o": _flag(group_row.get("rel_o")), "pair_d": _flag(group_row.get("pair_d")),
+                "joint": _flag(group_row.get("joint")),
+            })
+    if not records:
+        raise InputError("no model in the edit report has predictions for the accepted edits", field="item_id")
+    table = [_stratum_row(model, [r for r in records if r["model"] == model])
+             for model in sorted({r["model"] for r in records})]
+    macro = {"model": "Macro"}
+    for key in table[0]:
+        if key == "model":
+            continue
+        values = [row[key] for row in table if row[key] is not None and not np.isnan(row[key])]
+        macro[key] = float(np.sum(values)) if key == "n" or key.startswith("n_") else (float(np.mean(values)) if values else None)
+    table.append(macro)
+    return {"records": records, "table": table,
+            "pooled_cu": _pooled_ci([r for r in records if r["cu"] == 1], n_resamples, seed),
+            "pooled_dcc": _pooled_ci([r for r in records if r["dcc"] == 1], n_resamples, seed + 1)}
+
+
+def _rate(records: Sequence[Mapping[str, Any]], key: str) -> float:
+    return 100.0 * float(np.mean([r[key] for r in records])) if records else float("nan")
+
+
+def _stratum_row(model: str, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    rel_o = [r for r in records if r["rel_o"] == 1]
+    joint = [r for r in records if r["joint"] == 1]
+    cu = [r for r in records if r["cu"] == 1]
+    dcc = [r for r in records if r["dcc"] == 1]
+    with_pd = [r for r in rel_o if r["pair_d"] == 1]
+    without_pd = [r for r in rel_o if r["pair_d"] == 0]
+    return {
+        "model": model, "n": len(records), "rel": _rate(records, "rel"), "flip_vis": _rate(records, "flip_vis"),
+        "strict": _rate(records, "strict"), "n_rel_o": len(rel_o), "rel_o": _rate(rel_o, "flip_vis"),
+        "n_joint": len(joint), "joint": _rate(joint, "flip_vis"),
+        "delta_pair_d": _rate(with_pd, "flip_vis") - _rate(without_pd, "flip_vis"),
+        "n_cu": len(cu), "cu": _rate(cu, "flip_vis"), "n_dcc": len(dcc), "dcc": _rate(dcc, "flip_vis"),
+    }
+
+
+def _pooled_ci(records: Sequence[Mapping[str, Any]], n_resamples: int, seed: int) -> dict[str, Any]:
+    """Pooled flip+visibility rate with an edit-cluster percentile bootstrap interval."""
+    if not records:
+        return {"n": 0, "rate": None, "ci": [None, None]}
+    edits = sorted({r["edit_id"] for r in records})
+    index = {e: i for i, e in enumerate(edits)}
+    success = np.zeros(len(edits))
+    count = np.zeros(len(edits))
+    for r in records:
+        success[index[r["edit_id"]]] += r["flip_vis"]
+        count[index[r["edit_id"]]] += 1
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(edits), size=(n_resamples, len(edits)))
+    rates = success[draws].sum(axis=1) / np.maximum(count[draws].sum(axis=1), 1)
+    lo, hi = np.quantile(rates, [0.025, 0.975])
+    return {"n": len(records), "rate": 100.0 * success.sum() / count.sum(), "ci": [100.0 * lo, 100.0 * hi]}

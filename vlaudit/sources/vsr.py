@@ -1,0 +1,134 @@
+"""VSR (Visual Spatial Reasoning, Liu et al. 2023) jsonl splits → typed rows.
+
+Two row shapes exist upstream (cambridgeltl/visual-spatial-reasoning, ``data/splits/``):
+
+* **random** splits: ``image, image_link, caption, label (1/0), relation, annotator_id,
+  vote_true_validator_id, vote_false_validator_id, reference_frame`` — no subject/object fields;
+* **zero-shot** splits add ``subj`` and ``obj``; some ``subj`` values are truncated upstream
+  (``"andbag"`` for *handbag*, ``"orse"`` for *horse*).
+
+Subject/object extraction (documented rule, never a guess):
+every VSR caption is generated from the fixed template ``"The {subject} {is }{relation} the {object}."``
+(``is`` is absent for verb relations such as *contains*, *consists of*, *has as a part*). Because the row
+names its relation, the caption is split on the literal ``" {relation} the "`` anchored at both ends, so
+multi-word nouns (*teddy bear*, *dining table*, *hot dog*) survive. Then:
+
+* structured ``subj``/``obj`` equal to the caption's entities → ``entity_source = "fields"``;
+* a structured value that is a proper suffix of the caption's entity (upstream truncation) → the caption's
+  full noun is used and ``entity_source = "fields-repaired"``;
+* no structured fields (random split) → the caption's entities, ``entity_source = "caption"``;
+* structured fields that contradict the caption, or a caption that does not fit the template →
+  ``subject = object = None`` and ``entity_source = None``, with the reason in ``entity_issue``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from vlaudit.errors import InputError
+from vlaudit.sources.items import parse_yes_no
+from vlaudit.tables import iter_jsonl
+
+_REQUIRED = ("image", "caption", "label", "relation")
+
+
+@dataclass(frozen=True)
+class VsrRow:
+    """One VSR row with its label normalised to yes/no and its entities resolved (see module docstring)."""
+
+    line: int
+    image: str
+    caption: str
+    label: str
+    relation: str
+    subject: str | None
+    object: str | None
+    entity_source: str | None
+    entity_issue: str | None
+    has_fields: bool
+    image_link: str | None = None
+    annotator_id: object = None
+    reference_frame: object = None
+
+
+def parse_vsr_caption(caption: str, relation: str) -> tuple[str, str] | None:
+    """(subject, object) from ``"The {s} [is] {relation} the {o}."``; None when the caption does not fit."""
+    pattern = r"^The (?P<s>.+?) (?:is |are )?" + re.escape(relation) + r" the (?P<o>.+?)\s*\.?$"
+    match = re.match(pattern, caption.strip())
+    if match is None:
+        return None
+    return match.group("s").strip(), match.group("o").strip()
+
+
+def _resolve(field_value: str | None, parsed: str | None) -> tuple[str | None, str | None]:
+    """(entity, issue): the caption noun wins over a truncated structured value; contradictions are issues."""
+    if field_value is None:
+        return parsed, None if parsed is not None else "caption does not fit the VSR template"
+    value = str(field_value).strip()
+    if parsed is None:
+        return None, "caption does not fit the VSR template"
+    if value == parsed:
+        return parsed, None
+    if value and parsed.endswith(value):
+        return parsed, "repaired"
+    return None, f"structured entity {value!r} contradicts caption entity {parsed!r}"
+
+
+def read_vsr(path: str | Path) -> list[VsrRow]:
+    """Read a VSR jsonl split (either row shape); bad rows raise :class:`InputError` naming line and field."""
+    path = Path(path)
+    rows: list[VsrRow] = []
+    for line, record in iter_jsonl(path):
+        for name in _REQUIRED:
+            if record.get(name) is None or str(record.get(name)).strip() == "":
+                raise InputError("missing required field", path=path, record=f"line {line}", field=name)
+        label = parse_yes_no(record["label"], path=path, record=f"line {line}")
+        caption = str(record["caption"]).strip()
+        relation = str(record["relation"]).strip()
+        parsed = parse_vsr_caption(caption, relation)
+        has_fields = "subj" in record or "obj" in record
+        subj, subj_issue = _resolve(record.get("subj") if has_fields else None, parsed and parsed[0])
+        obj, obj_issue = _resolve(record.get("obj") if has_fields else None, parsed and parsed[1])
+        issues = [i for i in (subj_issue, obj_issue) if i and i != "repaired"]
+        if issues or subj is None or obj is None:
+            source, subj, obj = None, None, None
+            issue: str | None = "; ".join(issues) or "caption does not fit the VSR template"
+        elif not has_fields:
+            source, issue = "caption", None
+        elif "repaired" in (subj_issue, obj_issue):
+            source, issue = "fields-repaired", None
+        else:
+            source, issue = "fields", None
+        rows.append(VsrRow(
+            line=line, image=str(record["image"]), caption=caption, label=label or "no", relation=relation,
+            subject=subj, object=obj, entity_source=source, entity_issue=issue, has_fields=has_fields,
+            image_link=record.get("image_link"), annotator_id=record.get("annotator_id"),
+            reference_frame=record.get("reference_frame"),
+        ))
+    if not rows:
+        raise InputError("no rows in VSR split", path=path)
+    return rows
+
+
+def read_meta_categories(path: str | Path) -> dict[str, str]:
+    """``rel_meta_category_dict.txt`` (``Category: rel, rel, ...`` per line) → relation → meta-category.
+
+    A relation listed under two categories upstream (``among``) keeps its first category.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    mapping: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        if ":" not in line:
+            raise InputError("expected 'Category: relation, relation, ...'", path=path, record=f"line {number}")
+        category, relations = line.split(":", 1)
+        for relation in relations.split(","):
+            relation = relation.strip()
+            if relation:
+                mapping.setdefault(relation, category.strip())
+    return mapping

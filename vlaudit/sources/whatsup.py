@@ -1,0 +1,144 @@
+"""What's Up (Kamath et al. 2023) annotation files → typed rows, and the spatial caption parser.
+
+* COCO-Spatial ``coco_qa_two_obj.json`` / ``coco_qa_one_obj.json``: a JSON list of
+  ``[image_id (int), true_caption, false_caption]``; the image is ``val2017/{image_id:012d}.jpg``; captions look
+  like ``"A photo of a dining table to the left of a refrigerator"``; the false caption uses the opposite
+  preposition. Option 0 is the true caption, option 1 the false one.
+* Controlled-A/B ``controlled_images_dataset.json``: a list of ``{image_path, caption_options}``; the first
+  option is the true one (``"A beer bottle on a armchair"``, then *under*, *to the left of*, *to the right of*).
+
+:func:`parse_spatial_caption` splits a caption into subject, relation and object. It never guesses: a caption
+with no known relation phrase, or one that splits two different ways (e.g. two relation words), is returned as
+unparsable with the reason, and callers report it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from vlaudit.errors import InputError
+
+#: relation phrase as written → canonical relation (longest phrases first so the regex prefers them)
+RELATION_PHRASES: dict[str, str] = {
+    "to the left of": "left of", "on the left of": "left of", "at the left of": "left of", "left of": "left of",
+    "to the right of": "right of", "on the right of": "right of", "at the right of": "right of",
+    "right of": "right of",
+    "in front of": "in front of", "behind": "behind",
+    "on top of": "on", "above": "above", "over": "above", "below": "below", "beneath": "below",
+    "under": "under", "on": "on",
+}
+_ALTS = "|".join(re.escape(p) for p in sorted(RELATION_PHRASES, key=len, reverse=True))
+_PREFIX = r"^(?:an? (?:photo|picture|image) of )?(?:an? |the )?"
+_LAZY = re.compile(_PREFIX + r"(?P<s>.+?) (?P<rel>" + _ALTS + r") (?:an? |the )(?P<o>.+?)[\s.]*$", re.IGNORECASE)
+_GREEDY = re.compile(_PREFIX + r"(?P<s>.+) (?P<rel>" + _ALTS + r") (?:an? |the )(?P<o>.+?)[\s.]*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ParsedCaption:
+    """A caption split into subject, canonical relation, the relation phrase as written, and object."""
+
+    subject: str
+    relation: str
+    phrase: str
+    object: str
+
+
+def parse_spatial_caption(caption: str) -> tuple[ParsedCaption | None, str | None]:
+    """``(parsed, None)`` or ``(None, reason)``. See the module docstring for the no-guessing rule."""
+    text = " ".join(str(caption).split())
+    lazy = _LAZY.match(text)
+    if lazy is None:
+        return None, "no known relation phrase between two noun phrases"
+    greedy = _GREEDY.match(text)
+    first = (RELATION_PHRASES[lazy.group("rel").lower()], lazy.group("o").lower())
+    # The greedy split finds the rightmost relation phrase; "to the left of" also contains "left of", so the
+    # two splits agree when they give the same canonical relation and object.
+    if greedy is not None and (RELATION_PHRASES[greedy.group("rel").lower()], greedy.group("o").lower()) != first:
+        return None, (f"ambiguous: splits as '{lazy.group('rel')}' and as '{greedy.group('rel')}'")
+    return ParsedCaption(subject=lazy.group("s").strip(), relation=first[0], phrase=lazy.group("rel").lower(),
+                         object=lazy.group("o").strip()), None
+
+
+@dataclass(frozen=True)
+class TwoObjRow:
+    """One COCO-Spatial row: image id and its true/false caption pair (option ids 0 and 1)."""
+
+    index: int
+    image_id: int
+    true_caption: str
+    false_caption: str
+
+    @property
+    def image(self) -> str:
+        return f"val2017/{self.image_id:012d}.jpg"
+
+
+def _load_json(path: Path) -> object:
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"invalid JSON: {exc}", path=path) from exc
+
+
+def read_two_obj(path: str | Path) -> list[TwoObjRow]:
+    """Read ``coco_qa_two_obj.json`` (or ``coco_qa_one_obj.json``): ``[[image_id, true, false], ...]``."""
+    path = Path(path)
+    data = _load_json(path)
+    if not isinstance(data, list):
+        raise InputError("expected a JSON list of [image_id, true_caption, false_caption]", path=path)
+    rows = []
+    for index, entry in enumerate(data):
+        if not isinstance(entry, list) or len(entry) != 3:
+            raise InputError("expected [image_id, true_caption, false_caption]", path=path, record=f"entry {index}")
+        image_id, true_caption, false_caption = entry
+        try:
+            image_id = int(image_id)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"image id {image_id!r} is not an integer", path=path, record=f"entry {index}",
+                             field="image_id") from exc
+        for name, value in (("true_caption", true_caption), ("false_caption", false_caption)):
+            if not isinstance(value, str) or not value.strip():
+                raise InputError("caption must be a non-empty string", path=path, record=f"entry {index}",
+                                 field=name)
+        rows.append(TwoObjRow(index=index, image_id=image_id, true_caption=true_caption,
+                              false_caption=false_caption))
+    if not rows:
+        raise InputError("no entries", path=path)
+    return rows
+
+
+@dataclass(frozen=True)
+class ControlledRow:
+    """One Controlled-A/B entry: image path and its caption options (option 0 is true)."""
+
+    index: int
+    image_path: str
+    caption_options: tuple[str, ...]
+
+
+def read_controlled(path: str | Path) -> list[ControlledRow]:
+    """Read ``controlled_images_dataset.json`` (What's Up Controlled-A/B)."""
+    path = Path(path)
+    data = _load_json(path)
+    if not isinstance(data, list):
+        raise InputError("expected a JSON list of {image_path, caption_options}", path=path)
+    rows = []
+    for index, entry in enumerate(data):
+        if not isinstance(entry, dict):
+            raise InputError("expected an object", path=path, record=f"entry {index}")
+        image_path = entry.get("image_path")
+        options = entry.get("caption_options")
+        if not isinstance(image_path, str) or not image_path:
+            raise InputError("missing image path", path=path, record=f"entry {index}", field="image_path")
+        if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) for o in options):
+            raise InputError("expected at least two caption strings", path=path, record=f"entry {index}",
+                             field="caption_options")
+        rows.append(ControlledRow(index=index, image_path=image_path, caption_options=tuple(options)))
+    if not rows:
+        raise InputError("no entries", path=path)
+    return rows
