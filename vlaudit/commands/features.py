@@ -1,1 +1,88 @@
-"""Commands: placeholder, filled by its issue."""
+"""``vlaudit features`` (dual-encoder embeddings over a cycles table) and ``vlaudit cycles zero-shot``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import app, cycles_app
+
+
+@app.command("features")
+def features(
+    model: str = typer.Option(..., "--model", help="Dual encoder: hf-clip:<id|dir> or open_clip:<arch>\\[/<tag|ckpt>] "
+                                                  "or open_clip:local-dir:<dir>."),
+    cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
+    images: Path = typer.Option(..., "--images", help="Folder the image files are relative to."),
+    out: Path = typer.Option(..., "--out", help="Features folder to write (images/texts Parquet + manifest)."),
+    captions: Path | None = typer.Option(None, "--captions", help="Captions table (caption_id, text); default: "
+                                                                   "the rows' text_1/text_2, else CYCLES.captions.jsonl."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
+    revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only)."),
+) -> None:
+    """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from vlaudit.backends.registry import load_backend
+    from vlaudit.errors import InputError
+    from vlaudit.report.console import print_table
+    from vlaudit.scoring.features import collect_inputs, extract_features
+    from vlaudit.sources.cycle_tables import read_cycles
+
+    if not images.is_dir():
+        raise InputError("images folder not found", path=images, field="--images")
+    if not (model.startswith("hf-clip:") or model.startswith("open_clip:")):
+        raise InputError(f"{model!r} is not a dual encoder; use hf-clip:... or open_clip:...", field="--model")
+    cycle_list = read_cycles(cycles)
+    inputs = collect_inputs(cycle_list, cycles, images, captions)
+    options: dict[str, object] = {"batch_size": batch_size, "device": device, "dtype": dtype}
+    if revision is not None:
+        options["revision"] = revision
+    backend = load_backend(model, **options)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), transient=True) as bar:
+        tasks = {"images": bar.add_task("images", total=None), "texts": bar.add_task("texts", total=None)}
+        manifest = extract_features(
+            backend, inputs, out,
+            provenance={"cycles": str(cycles), "images_dir": str(images),
+                        "captions": None if captions is None else str(captions)},
+            progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total),
+        )
+    counts = manifest["counts"]
+    print_table(f"features — {model}", ["what", "ids", "distinct contents"],
+                [["images", counts["image_ids"], counts["unique_images"]],
+                 ["captions", counts["caption_ids"], counts["unique_texts"]]])
+    typer.echo(f"wrote {out} (dim {manifest['dim']}, {manifest['seconds']} s)")
+
+
+@cycles_app.command("zero-shot")
+def zero_shot(
+    features_dir: Path = typer.Option(..., "--features", help="Features folder written by `vlaudit features`."),
+    cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
+    out: Path = typer.Option(..., "--out", help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
+) -> None:
+    """Cosine image–caption scores for every pair the cycles use, in the `cycles eval` scores format."""
+    from vlaudit.report.console import print_table
+    from vlaudit.scoring.features import read_features, zero_shot_scores
+    from vlaudit.sources.cycle_tables import read_cycles
+    from vlaudit.tables import write_table
+
+    cycle_list = read_cycles(cycles)
+    feats = read_features(features_dir)
+    rows = zero_shot_scores(feats, cycle_list, source=cycles)
+    write_table(out, rows)
+    scores = [row["score"] for row in rows]
+    print_table(f"zero-shot scores — {feats.manifest['model'].get('spec', '?')}",
+                ["cycles", "pairs", "min", "mean", "max"],
+                [[len(cycle_list), len(rows), min(scores), sum(scores) / len(scores), max(scores)]])
+    typer.echo(f"wrote {out}")

@@ -1,0 +1,242 @@
+"""Dual encoders on tiny models built from config: backends, features, zero-shot scores, the CLI chain."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from vlaudit.backends.base import FeatureBackend
+from vlaudit.backends.registry import load_backend
+from vlaudit.backends.tiny_dual import build_tiny_dual, tiny_spec
+from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.scoring.features import (
+    collect_inputs,
+    extract_features,
+    read_features,
+    zero_shot_scores,
+)
+from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.tables import write_jsonl
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def tiny_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("tiny_dual")
+    return {family: build_tiny_dual(family, root / family, seed=0) for family in ("clip", "open_clip")}
+
+
+def _images(n: int = 4, size: tuple[int, int] = (40, 30)) -> list[Image.Image]:
+    rng = np.random.default_rng(7)
+    return [Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)) for _ in range(n)]
+
+
+# ------------------------------------------------------------------------------------------------ backends
+
+
+@pytest.mark.parametrize("family", ["clip", "siglip", "open_clip"])
+def test_tiny_model_builds_and_loads_offline(family: str, tmp_path: Path, no_network: None) -> None:
+    out = build_tiny_dual(family, tmp_path / family, seed=0)
+    backend = load_backend(tiny_spec(family, out), device="cpu", batch_size=3)
+    assert isinstance(backend, FeatureBackend)
+    assert backend.describe()["spec"] == tiny_spec(family, out)
+    images = backend.encode_images(_images(5))
+    texts = backend.encode_texts(["a dog to the left of a chair", "yes", "a cat above a table"])
+    assert images.dtype == texts.dtype == np.float32
+    assert images.shape[0] == 5 and texts.shape[0] == 3 and images.shape[1] == texts.shape[1]
+    np.testing.assert_allclose(np.linalg.norm(images, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(texts, axis=1), 1.0, atol=1e-5)
+    assert not np.allclose(texts[0], texts[1])
+    # the weights come from disk: a second load (and a second build with the same seed) gives the same rows
+    again = load_backend(tiny_spec(family, build_tiny_dual(family, tmp_path / "again", seed=0)), device="cpu",
+                         batch_size=1)
+    np.testing.assert_allclose(again.encode_images(_images(5)), images, atol=1e-6)  # batch size is invisible
+    np.testing.assert_allclose(again.encode_texts(["yes"]), texts[1:2], atol=1e-6)
+    assert backend.encode_images([]).shape == (0, images.shape[1])
+
+
+def test_bad_specs_and_missing_dependency(tmp_path: Path, tiny_dirs: dict[str, Path],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(InputError, match="cannot load"):
+        load_backend(f"hf-clip:{tmp_path / 'nothing'}")
+    with pytest.raises(InputError, match="not found"):
+        load_backend(f"open_clip:local-dir:{tmp_path / 'nothing'}")
+    with pytest.raises(InputError, match="revision"):
+        load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", revision="main")
+    with pytest.raises(InputError, match="dtype"):
+        load_backend(f"hf-clip:{tiny_dirs['clip']}", dtype="float8")
+    monkeypatch.setitem(sys.modules, "open_clip", None)  # what an environment without open_clip looks like
+    with pytest.raises(MissingDependencyError, match="open_clip_torch"):
+        load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}")
+
+
+def test_open_clip_spec_forms() -> None:
+    from vlaudit.backends.open_clip_backend import parse_open_clip_name
+
+    assert parse_open_clip_name("ViT-B-32/laion2b_s34b_b79k") == ("ViT-B-32", "laion2b_s34b_b79k")
+    assert parse_open_clip_name("ViT-B-32//ckpt/epoch_10.pt") == ("ViT-B-32", "/ckpt/epoch_10.pt")
+    assert parse_open_clip_name("ViT-B-32") == ("ViT-B-32", None)
+    assert parse_open_clip_name("local-dir:/a/b") == ("local-dir:/a/b", None)
+    assert parse_open_clip_name("hf-hub:org/repo") == ("hf-hub:org/repo", None)
+
+
+# ------------------------------------------------------------------------------------------------ features
+
+
+def _write_dataset(root: Path, *, with_text: bool = True, with_file_names: bool = True) -> tuple[Path, Path]:
+    """Four image ids (``d`` is a byte copy of ``a``) and four caption ids (``c4`` repeats ``c1``'s text)."""
+    images_dir = root / "images"
+    images_dir.mkdir(parents=True)
+    for image_id, image in zip(("a", "b", "c"), _images(3), strict=True):
+        image.save(images_dir / f"{image_id}.png")
+    shutil.copy(images_dir / "a.png", images_dir / "d.png")
+    texts = {"c1": "a dog to the left of a chair", "c2": "a cat above a table", "c3": "a red car next to a bus",
+             "c4": "a dog to the left of a chair"}
+    blocks = [("k1", "a", "c1", "b", "c2"), ("k2", "b", "c2", "c", "c3"), ("k3", "d", "c4", "c", "c3")]
+    rows = []
+    for cycle_id, u1, v1, u2, v2 in blocks:
+        row = {"cycle_id": cycle_id, "family": "toy", "split": "test", "image_1": u1, "caption_1": v1,
+               "image_2": u2, "caption_2": v2}
+        if with_text:
+            row.update(text_1=texts[v1], text_2=texts[v2])
+        if with_file_names:
+            row.update(file_name_1=f"{u1}.png", file_name_2=f"{u2}.png")
+        rows.append(row)
+    cycles_path = root / "cycles.jsonl"
+    write_jsonl(cycles_path, rows)
+    if not with_text:
+        write_jsonl(root / "cycles.captions.jsonl", [{"caption_id": k, "text": v} for k, v in texts.items()])
+    return cycles_path, images_dir
+
+
+class _Counting:
+    """Counts what reaches the backend (the real backend still does the work)."""
+
+    def __init__(self, backend: FeatureBackend) -> None:
+        self.backend, self.spec = backend, backend.spec
+        self.images = self.texts = 0
+
+    def describe(self) -> dict:
+        return self.backend.describe()
+
+    def encode_images(self, images: list[Image.Image]) -> np.ndarray:
+        self.images += len(images)
+        return self.backend.encode_images(images)
+
+    def encode_texts(self, texts: list[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return self.backend.encode_texts(texts)
+
+
+def test_features_deduplicate_and_are_deterministic(tmp_path: Path, tiny_dirs: dict[str, Path]) -> None:
+    cycles_path, images_dir = _write_dataset(tmp_path, with_text=False, with_file_names=False)
+    cycles = read_cycles(cycles_path)
+    inputs = collect_inputs(cycles, cycles_path, images_dir)  # ids resolved as ID.png, texts from the sidecar
+    assert list(inputs.images) == ["a", "b", "c", "d"] and len(inputs.texts) == 4
+    backend = _Counting(load_backend(f"hf-clip:{tiny_dirs['clip']}", device="cpu", batch_size=2))
+    manifest = extract_features(backend, inputs, tmp_path / "f1", chunk=2)
+    assert (backend.images, backend.texts) == (3, 3)  # one forward per distinct content
+    assert manifest["counts"] == {"image_ids": 4, "unique_images": 3, "caption_ids": 4, "unique_texts": 3}
+    feats = read_features(tmp_path / "f1")
+    assert feats.images.dtype == np.float32 and feats.images.shape == (4, manifest["dim"])
+    index = feats.image_index()
+    np.testing.assert_array_equal(feats.images[index["a"]], feats.images[index["d"]])
+    extract_features(backend.backend, inputs, tmp_path / "f2", chunk=3)
+    for name in ("images.parquet", "texts.parquet"):
+        assert (tmp_path / "f1" / name).read_bytes() == (tmp_path / "f2" / name).read_bytes()
+
+
+def test_zero_shot_scores_are_the_direct_cosine(tmp_path: Path, tiny_dirs: dict[str, Path]) -> None:
+    cycles_path, images_dir = _write_dataset(tmp_path)
+    cycles = read_cycles(cycles_path)
+    backend = load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", device="cpu")
+    extract_features(backend, collect_inputs(cycles, cycles_path, images_dir), tmp_path / "feats")
+    rows = zero_shot_scores(read_features(tmp_path / "feats"), cycles)
+    assert len(rows) == len({(u, v) for c in cycles for u, v, _ in c.entries()}) == 10  # shared pairs once
+    texts = {c.caption_1: c.extra["text_1"] for c in cycles} | {c.caption_2: c.extra["text_2"] for c in cycles}
+    for row in rows:
+        with Image.open(images_dir / f"{row['image_id']}.png") as image:
+            u = backend.model.encode_image(backend.preprocess(image.convert("RGB"))[None]).detach().numpy()[0]
+        v = backend.model.encode_text(backend.tokenizer([texts[row["caption_id"]]])).detach().numpy()[0]
+        u, v = u.astype(np.float64), v.astype(np.float64)
+        direct = float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+        assert row["score"] == pytest.approx(direct, abs=1e-6)
+
+
+def test_bad_feature_inputs(tmp_path: Path) -> None:
+    cycles_path, images_dir = _write_dataset(tmp_path, with_text=False)
+    rows = [json.loads(line) for line in cycles_path.read_text().splitlines()]
+    (tmp_path / "cycles.captions.jsonl").unlink()
+    with pytest.raises(InputError, match="captions table"):
+        collect_inputs(read_cycles(cycles_path), cycles_path, images_dir)
+    rows[0]["file_name_1"] = "../cycles.jsonl"
+    rows[0]["text_1"] = rows[0]["text_2"] = "x"
+    write_jsonl(cycles_path, rows[:1])
+    with pytest.raises(InputError, match="escapes the images folder"):
+        collect_inputs(read_cycles(cycles_path), cycles_path, images_dir)
+    rows[0]["file_name_1"] = "missing.png"
+    write_jsonl(cycles_path, rows[:1])
+    with pytest.raises(InputError, match="not found"):
+        collect_inputs(read_cycles(cycles_path), cycles_path, images_dir)
+    with pytest.raises(InputError, match="manifest"):
+        read_features(tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+
+
+def test_cli_features_zero_shot_eval(tmp_path: Path, tiny_dirs: dict[str, Path], no_network: None) -> None:
+    import vlaudit.commands.cycles_eval  # noqa: F401  (registers `cycles eval`)
+    import vlaudit.commands.features  # noqa: F401
+    from vlaudit.commands._apps import app
+
+    cycles_path, images_dir = _write_dataset(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(app, ["features", "--model", f"open_clip:local-dir:{tiny_dirs['open_clip']}",
+                                 "--cycles", str(cycles_path), "--images", str(images_dir),
+                                 "--out", str(tmp_path / "feats"), "--batch-size", "2", "--device", "cpu"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    manifest = json.loads((tmp_path / "feats" / "manifest.json").read_text())
+    assert manifest["model"]["backend"] == "open_clip" and manifest["counts"]["unique_images"] == 3
+    scores = tmp_path / "scores.csv"
+    result = runner.invoke(app, ["cycles", "zero-shot", "--features", str(tmp_path / "feats"),
+                                 "--cycles", str(cycles_path), "--out", str(scores)])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    assert scores.read_text().splitlines()[0].replace('"', "") == "image_id,caption_id,score"
+    result = runner.invoke(app, ["cycles", "eval", "--cycles", str(cycles_path), "--scores", str(scores),
+                                 "--out", str(tmp_path / "eval.json"), "--resamples", "50"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    evaluation = json.loads((tmp_path / "eval.json").read_text())
+    assert evaluation["overall"]["n"] == 3 and "toy" in evaluation["families"]
+
+
+def test_features_on_real_coco_jpegs(tmp_path: Path, tiny_dirs: dict[str, Path], shared_data: Path) -> None:
+    """Real val2017 JPEGs found by COCO's ``{id:012d}.jpg`` rule; captions from the official captions file."""
+    sample = shared_data / "coco_val2017_sample"
+    captions_file = next((sample / "annotations").glob("captions_val2017*.json"))
+    annotations = json.loads(captions_file.read_text())["annotations"]
+    first: dict[str, dict] = {}
+    for annotation in annotations:
+        first.setdefault(str(annotation["image_id"]), annotation)
+    ids = sorted(first)[:4]
+    rows = [{"cycle_id": f"k{k}", "family": "real", "image_1": ids[2 * k], "caption_1": str(first[ids[2 * k]]["id"]),
+             "image_2": ids[2 * k + 1], "caption_2": str(first[ids[2 * k + 1]]["id"]),
+             "text_1": first[ids[2 * k]]["caption"], "text_2": first[ids[2 * k + 1]]["caption"]} for k in range(2)]
+    cycles_path = tmp_path / "cycles.jsonl"
+    write_jsonl(cycles_path, rows)
+    cycles = read_cycles(cycles_path)
+    inputs = collect_inputs(cycles, cycles_path, sample / "val2017")
+    assert [p.name for p in inputs.images.values()] == [f"{int(i):012d}.jpg" for i in ids]
+    backend = load_backend(f"hf-clip:{tiny_dirs['clip']}", device="cpu", batch_size=4)
+    extract_features(backend, inputs, tmp_path / "feats")
+    scores = zero_shot_scores(read_features(tmp_path / "feats"), cycles)
+    assert len(scores) == 8 and all(-1.0 - 1e-9 <= row["score"] <= 1.0 + 1e-9 for row in scores)

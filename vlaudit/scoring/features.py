@@ -1,0 +1,324 @@
+"""Dual-encoder features over a cycles table, and the zero-shot cycle scores computed from them.
+
+Inputs (the cycle-construction output contract): each cycles row names two images and two captions by id.
+The image file of an id is the row's ``file_name_1`` / ``file_name_2`` (relative to the images folder), or,
+when absent, the id itself resolved in the folder (``ID``, ``ID.jpg|.jpeg|.png|.webp|.bmp`` or COCO's
+``{ID:012d}.jpg``). Caption text is the row's ``text_1`` / ``text_2``, else the captions table beside the
+cycles file (``STEM.captions.jsonl``: ``caption_id`` + ``text`` or ``caption``) or one given explicitly.
+Image paths are confined to the images folder.
+
+Features folder (``FEATS_DIR``), written atomically, manifest last (a folder without a manifest is
+incomplete):
+
+* ``images.parquet`` — ``image_id`` (string), ``content_hash`` (sha256 of the file bytes),
+  ``embedding`` (fixed-size list<float32>[D]);
+* ``texts.parquet`` — ``caption_id`` (string), ``content_hash`` (sha256 of the UTF-8 text), ``embedding``;
+* ``manifest.json`` — the backend's ``describe()``, inputs, counts, dimension, schema version.
+
+Deduplication: every id is embedded once, and ids whose content hashes agree share one forward pass (the
+same picture stored under two ids, the same caption text under two caption ids). Embeddings are float32
+and L2-normalised by the backend, in the model's own way.
+
+Zero-shot score (cycle paper §5, frozen dual encoders): s(u, v) = cos(f(u), g(v)), computed in float64. A
+model's logit scale (and SigLIP's bias) is a positive affine map of the cosine, which leaves every cycle
+contrast's sign, hence CycleAcc, unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlaudit.errors import InputError
+from vlaudit.records import Cycle
+
+SCHEMA_VERSION = 1
+IMAGE_FILE, TEXT_FILE, MANIFEST_FILE = "images.parquet", "texts.parquet", "manifest.json"
+_IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
+
+Progress = Callable[[str, int, int], None]  # (task name, items done in this step, total items of the task)
+
+
+@dataclass
+class FeatureInputs:
+    """What to embed: image id → file, caption id → text (in first-appearance order)."""
+
+    images: dict[str, Path] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------------ inputs
+
+
+def resolve_image_path(images_dir: Path, image_id: str, file_name: str | None, *, source: str | Path,
+                       record: object) -> Path:
+    """The file of one image id inside ``images_dir`` (see the module docstring); never outside it."""
+    root = images_dir.resolve()
+    if file_name:
+        candidates = [root / file_name]
+        field_name = "file_name"
+    else:
+        candidates = [root / image_id] + [root / f"{image_id}{suffix}" for suffix in _IMAGE_SUFFIXES]
+        if image_id.isdigit():
+            candidates.append(root / f"{int(image_id):012d}.jpg")
+        field_name = "image_id"
+    for candidate in candidates:
+        resolved = candidate.resolve()
+        if not resolved.is_relative_to(root):
+            raise InputError(f"image path {str(candidate)!r} escapes the images folder {str(root)!r}",
+                             path=source, record=record, field=field_name)
+        if resolved.is_file():
+            return resolved
+    raise InputError(f"image {file_name or image_id!r} not found in {str(root)!r}", path=source, record=record,
+                     field=field_name)
+
+
+def captions_table_path(cycles_path: Path) -> Path:
+    """The captions table the cycle builders write beside ``CYCLES.jsonl``: ``CYCLES.captions.jsonl``."""
+    stem = cycles_path.name[: -len(cycles_path.suffix)] if cycles_path.suffix else cycles_path.name
+    return cycles_path.with_name(f"{stem}.captions.jsonl")
+
+
+def read_caption_table(path: Path) -> dict[str, str]:
+    """caption_id → text from a captions table (``caption_id`` or ``id``; ``text`` or ``caption``)."""
+    from vlaudit.sources.cycle_tables import _id
+    from vlaudit.tables import read_records
+
+    texts: dict[str, str] = {}
+    for index, row in enumerate(read_records(path), start=1):
+        key = row.get("caption_id", row.get("id"))
+        text = row.get("text", row.get("caption"))
+        if key is None:
+            raise InputError("missing caption id", path=path, record=f"row {index}", field="caption_id")
+        if not isinstance(text, str):
+            raise InputError("missing caption text", path=path, record=f"row {index}", field="text")
+        texts[_id(key)] = text
+    return texts
+
+
+def collect_inputs(cycles: Sequence[Cycle], cycles_path: Path, images_dir: Path,
+                   captions_path: Path | None = None) -> FeatureInputs:
+    """Resolve every image file and caption text the cycles use; conflicting definitions are errors."""
+    inputs = FeatureInputs()
+    table: dict[str, str] | None = None
+    sidecar = captions_path or captions_table_path(cycles_path)
+    for row_number, cycle in enumerate(cycles, start=1):
+        record = f"row {row_number} (cycle {cycle.cycle_id})"
+        for side, image_id, caption_id in ((1, cycle.image_1, cycle.caption_1), (2, cycle.image_2, cycle.caption_2)):
+            file_name = cycle.extra.get(f"file_name_{side}")
+            path = resolve_image_path(images_dir, image_id, None if file_name is None else str(file_name),
+                                      source=cycles_path, record=record)
+            if inputs.images.setdefault(image_id, path) != path:
+                raise InputError(f"image id {image_id!r} names two files: {inputs.images[image_id]} and {path}",
+                                 path=cycles_path, record=record, field=f"file_name_{side}")
+            text = cycle.extra.get(f"text_{side}")
+            if not isinstance(text, str):
+                if table is None:
+                    if not sidecar.is_file():
+                        raise InputError(f"no caption text: the row has no text_{side} and there is no captions "
+                                         f"table {str(sidecar)!r}", path=cycles_path, record=record,
+                                         field=f"text_{side}")
+                    table = read_caption_table(sidecar)
+                if caption_id not in table:
+                    raise InputError(f"caption id {caption_id!r} is not in the captions table {str(sidecar)!r}",
+                                     path=cycles_path, record=record, field=f"caption_{side}")
+                text = table[caption_id]
+            if inputs.texts.setdefault(caption_id, text) != text:
+                raise InputError(f"caption id {caption_id!r} has two different texts", path=cycles_path,
+                                 record=record, field=f"text_{side}")
+    return inputs
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, streamed."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    """sha256 of a text's UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ------------------------------------------------------------------------------------------------ extraction
+
+
+def _open_rgb(path: Path) -> Any:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            return image.convert("RGB")
+    except (OSError, UnidentifiedImageError) as exc:
+        raise InputError(f"cannot decode image: {exc}", path=path) from exc
+
+
+def _embedding_table(id_name: str, ids: list[str], hashes: list[str], matrix: np.ndarray) -> Any:
+    import pyarrow as pa
+
+    dim = matrix.shape[1]
+    flat = pa.array(np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1), type=pa.float32())
+    return pa.table({
+        id_name: pa.array(ids, type=pa.string()),
+        "content_hash": pa.array(hashes, type=pa.string()),
+        "embedding": pa.FixedSizeListArray.from_arrays(flat, dim),
+    })
+
+
+def _encode_unique(keys: list[str], load: Callable[[Sequence[str]], list[Any]],
+                   encode: Callable[[Sequence[Any]], np.ndarray], chunk: int, task: str,
+                   progress: Progress | None) -> dict[str, np.ndarray]:
+    rows: dict[str, np.ndarray] = {}
+    if progress is not None:
+        progress(task, 0, len(keys))
+    for start in range(0, len(keys), chunk):
+        part = keys[start:start + chunk]
+        matrix = np.asarray(encode(load(part)), dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(part):
+            raise ValueError(f"{task}: backend returned shape {matrix.shape} for {len(part)} inputs")
+        rows.update(zip(part, matrix, strict=True))
+        if progress is not None:
+            progress(task, len(part), len(keys))
+    return rows
+
+
+def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *,
+                     provenance: Mapping[str, Any] | None = None, chunk: int | None = None,
+                     progress: Progress | None = None, workers: int = 4) -> dict[str, Any]:
+    """Embed every image and caption of ``inputs`` once per distinct content; write the features folder.
+
+    ``chunk`` (default: the backend's batch size) is how many distinct items are decoded and handed to the
+    backend at a time, which bounds memory. Returns the manifest.
+    """
+    from vlaudit.tables import write_json, write_parquet
+
+    started = time.perf_counter()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    chunk = chunk or int(getattr(backend, "batch_size", 32))
+    image_ids = list(inputs.images)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        image_hashes = list(pool.map(file_sha256, (inputs.images[i] for i in image_ids)))
+        path_of_hash: dict[str, Path] = {}
+        for image_id, digest in zip(image_ids, image_hashes, strict=True):
+            path_of_hash.setdefault(digest, inputs.images[image_id])
+        image_rows = _encode_unique(
+            list(path_of_hash), lambda keys: list(pool.map(_open_rgb, (path_of_hash[k] for k in keys))),
+            backend.encode_images, chunk, "images", progress,
+        )
+    caption_ids = list(inputs.texts)
+    text_hashes = [text_sha256(inputs.texts[c]) for c in caption_ids]
+    text_of_hash: dict[str, str] = {}
+    for caption_id, digest in zip(caption_ids, text_hashes, strict=True):
+        text_of_hash.setdefault(digest, inputs.texts[caption_id])
+    text_rows = _encode_unique(list(text_of_hash), lambda keys: [text_of_hash[k] for k in keys],
+                               backend.encode_texts, chunk, "texts", progress)
+    dims = {row.shape[0] for row in (*image_rows.values(), *text_rows.values())}
+    if len(dims) > 1:
+        raise ValueError(f"image and text embeddings have different dimensions: {sorted(dims)}")
+    dim = dims.pop() if dims else 0
+    image_matrix = np.stack([image_rows[h] for h in image_hashes]) if image_ids else np.zeros((0, dim), np.float32)
+    text_matrix = np.stack([text_rows[h] for h in text_hashes]) if caption_ids else np.zeros((0, dim), np.float32)
+    write_parquet(out / IMAGE_FILE, _embedding_table("image_id", image_ids, image_hashes, image_matrix))
+    write_parquet(out / TEXT_FILE, _embedding_table("caption_id", caption_ids, text_hashes, text_matrix))
+    import vlaudit
+
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "model": backend.describe(),
+        **dict(provenance or {}),
+        "files": {"images": IMAGE_FILE, "texts": TEXT_FILE},
+        "dim": dim,
+        "dtype": "float32",
+        "normalized": "l2",
+        "counts": {"image_ids": len(image_ids), "unique_images": len(image_rows),
+                   "caption_ids": len(caption_ids), "unique_texts": len(text_rows)},
+        "vlaudit": vlaudit.__version__,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    write_json(out / MANIFEST_FILE, manifest)
+    return manifest
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+
+@dataclass(frozen=True)
+class Features:
+    """A features folder in memory: ids and their float32 embedding rows."""
+
+    image_ids: list[str]
+    images: np.ndarray
+    caption_ids: list[str]
+    texts: np.ndarray
+    manifest: dict[str, Any]
+
+    def image_index(self) -> dict[str, int]:
+        return {key: row for row, key in enumerate(self.image_ids)}
+
+    def caption_index(self) -> dict[str, int]:
+        return {key: row for row, key in enumerate(self.caption_ids)}
+
+
+def _read_embeddings(path: Path, id_name: str) -> tuple[list[str], np.ndarray]:
+    from vlaudit.tables import read_table
+
+    table = read_table(path, required=(id_name, "embedding"))
+    column = table.column("embedding").combine_chunks()
+    dim = getattr(column.type, "list_size", None)
+    if dim is None:
+        raise InputError("embedding must be a fixed-size list of float32", path=path, field="embedding")
+    matrix = column.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False).reshape(-1, dim)
+    return [str(v) for v in table.column(id_name).to_pylist()], matrix
+
+
+def read_features(feats_dir: str | Path) -> Features:
+    """Read a features folder written by :func:`extract_features` (a folder with no manifest is an error)."""
+    import json
+
+    folder = Path(feats_dir)
+    manifest_path = folder / MANIFEST_FILE
+    if not manifest_path.is_file():
+        raise InputError("not a complete features folder (no manifest.json); run `vlaudit features`", path=folder)
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    image_ids, images = _read_embeddings(folder / manifest["files"]["images"], "image_id")
+    caption_ids, texts = _read_embeddings(folder / manifest["files"]["texts"], "caption_id")
+    return Features(image_ids, images, caption_ids, texts, manifest)
+
+
+# ------------------------------------------------------------------------------------------------ zero-shot
+
+
+def zero_shot_scores(features: Features, cycles: Iterable[Cycle], *, source: str | Path | None = None
+                     ) -> list[dict[str, Any]]:
+    """Rows ``image_id, caption_id, score`` with score = cos(image, caption) in float64, one per distinct pair
+    the cycles use (matched pairs and swaps), in first-appearance order."""
+    image_index, caption_index = features.image_index(), features.caption_index()
+    pairs: dict[tuple[str, str], None] = {}
+    for cycle in cycles:
+        for image_id, caption_id, _ in cycle.entries():
+            if image_id not in image_index:
+                raise InputError(f"image id {image_id!r} has no features", path=source,
+                                 record=f"cycle {cycle.cycle_id}", field="image_id")
+            if caption_id not in caption_index:
+                raise InputError(f"caption id {caption_id!r} has no features", path=source,
+                                 record=f"cycle {cycle.cycle_id}", field="caption_id")
+            pairs[(image_id, caption_id)] = None
+    if not pairs:
+        return []
+    keys = list(pairs)
+    left = features.images[[image_index[u] for u, _ in keys]].astype(np.float64)
+    right = features.texts[[caption_index[v] for _, v in keys]].astype(np.float64)
+    norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
+    scores = np.einsum("ij,ij->i", left, right) / np.where(norms > 0, norms, 1.0)
+    return [{"image_id": u, "caption_id": v, "score": float(s)} for (u, v), s in zip(keys, scores, strict=True)]
