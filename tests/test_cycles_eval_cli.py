@@ -97,3 +97,14 @@ def test_bad_cycles_rows_name_the_field(tmp_path: Path) -> None:
 def test_extra_columns_are_carried(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "cycles.jsonl", CYCLES)
     assert read_cycles(tmp_path / "cycles.jsonl")[0].extra == {"note": "x"}
+
+
+def test_tables_keep_columns_missing_from_the_first_row(tmp_path: Path) -> None:
+    from vlaudit.tables import read_table
+
+    rows = [{"a": 1}, {"a": 2, "b": "x"}]
+    for name in ("t.parquet", "t.csv", "t.jsonl"):
+        write_table(tmp_path / name, rows)
+        table = read_table(tmp_path / name)
+        assert table.column_names == ["a", "b"]
+        assert table.column("b").to_pylist() == [None, "x"]

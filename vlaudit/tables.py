@@ -100,10 +100,10 @@ def read_table(path: str | Path, *, required: Sequence[str] = ()) -> pa.Table:
         if fmt == "parquet":
             table = pq.read_table(path)
         elif fmt == "csv":
-            table = pacsv.read_csv(path)
+            # An empty CSV field is a missing value, as the writer writes nulls.
+            table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
         else:
-            rows = [record for _, record in iter_jsonl(path)]
-            table = pa.Table.from_pylist(rows)
+            table = rows_to_table([record for _, record in iter_jsonl(path)])
     except InputError:
         raise
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
@@ -194,6 +194,19 @@ def write_parquet(path: str | Path, table: pa.Table) -> Path:
     return Path(path)
 
 
+def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """An Arrow table whose columns are the union of all rows' keys (first-appearance order).
+
+    ``pa.Table.from_pylist`` alone takes its columns from the first row and silently drops the rest.
+    """
+    import pyarrow as pa
+
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    return pa.Table.from_pylist([{name: row.get(name) for name in columns} for row in rows])
+
+
 def write_table(path: str | Path, rows: list[dict[str, Any]] | pa.Table) -> Path:
     """Write rows or an Arrow table in the format the suffix of ``path`` names, atomically."""
     import pyarrow as pa
@@ -201,7 +214,7 @@ def write_table(path: str | Path, rows: list[dict[str, Any]] | pa.Table) -> Path
     fmt = table_format(path)
     if fmt == "jsonl":
         return write_jsonl(path, rows.to_pylist() if isinstance(rows, pa.Table) else rows)
-    table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows)
+    table = rows if isinstance(rows, pa.Table) else rows_to_table(rows)
     if fmt == "parquet":
         return write_parquet(path, table)
     import pyarrow.csv as pacsv

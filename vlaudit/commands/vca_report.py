@@ -1,1 +1,36 @@
-"""Commands: placeholder, filled by its issue."""
+"""``vlaudit vca report``: the Visual Credit Audit over a cached MARGINS table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import vca_app
+
+
+@vca_app.command("report")
+def vca_report(
+    margins: Path = typer.Argument(..., help="MARGINS table (Parquet, CSV or JSONL); schema in "
+                                             "vlaudit.sources.margins."),
+    out: Path = typer.Option(..., "--out", help="Output folder (vca.json, CSV tables, items/groups, plot)."),
+    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts, comma-separated."),
+    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),
+    seed: int = typer.Option(20260719, "--seed", help="Bootstrap seed."),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write gap_hist.png."),
+) -> None:
+    """Acc, Dep, D-CC, C-U with paired bootstrap CIs; permutation, relation and robustness tables."""
+    from vlaudit.experiments.vca_report import ReportSettings, compute_report
+    from vlaudit.report.vca_tables import print_headline, write_report_files
+    from vlaudit.sources.margins import normalize_context, read_margins
+
+    control_set = tuple(normalize_context(c, record="--controls") for c in controls.split(",") if c.strip())
+    if not control_set or "original" in control_set:
+        raise typer.BadParameter("give one or more control contexts other than 'original'", param_hint="--controls")
+    runs = read_margins(margins)
+    report = compute_report(runs, ReportSettings(controls=control_set, n_resamples=n_resamples, seed=seed,
+                                                 level=level))
+    write_report_files(out, report, plot=plot)
+    print_headline(report.runs, title=f"Visual Credit Audit — {margins.name}")
+    typer.echo(f"wrote {out / 'vca.json'} and CSV tables in {out}")

@@ -3,15 +3,22 @@
 Resampling is vectorised: draw a ``(n_resamples, n_units)`` index matrix once, then every statistic is a
 gather and a reduction over it. Clustered resampling draws whole clusters (e.g. same-image groups) and
 weights each cluster by its count, which keeps all records of a cluster together.
+
+:class:`ClusterBootstrap` turns the index matrix into a ``(n_resamples, n_clusters)`` count matrix once per
+run; every rate is then Σ counts·numerator / Σ counts·denominator over cluster sums, i.e. one matrix product
+for all quantities together, paired across quantities by construction. Defaults: 5,000 resamples, seed
+20260719 (VCA §19); the older helpers keep their ``seed=0`` default for the cycle metrics.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 DEFAULT_RESAMPLES = 5000
+DEFAULT_SEED = 20260719  # VCA §19
 
 
 def bootstrap_indices(n_units: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
@@ -31,13 +38,19 @@ def cluster_codes(clusters: Sequence[object] | np.ndarray) -> tuple[np.ndarray, 
     return codes.astype(np.int64), int(len(first))
 
 
-def resample_counts(indices: np.ndarray, n_units: int) -> np.ndarray:
+def resample_counts(indices: np.ndarray, n_units: int, *, chunk: int = 256) -> np.ndarray:
     """How often each unit is drawn in each resample: ``(n_resamples, n_units)`` float64 weights."""
+    indices = np.asarray(indices, dtype=np.int64)
     n_resamples = indices.shape[0]
-    counts = np.zeros((n_resamples, n_units), dtype=np.float64)
-    rows = np.repeat(np.arange(n_resamples), indices.shape[1])
-    np.add.at(counts, (rows, indices.ravel()), 1.0)
-    return counts
+    out = np.empty((n_resamples, n_units), dtype=np.float64)
+    # one flat bincount per block of resamples (rows offset into their own bins), sized to stay in cache
+    offsets = (np.arange(chunk, dtype=np.int64) * n_units)[:, None]
+    for start in range(0, n_resamples, chunk):
+        block = indices[start:start + chunk]
+        rows = block.shape[0]
+        flat = np.bincount((block + offsets[:rows]).ravel(), minlength=rows * n_units)
+        out[start:start + rows] = flat.reshape(rows, n_units)
+    return out
 
 
 def bootstrap_means(
@@ -82,3 +95,117 @@ def bootstrap_mean_ci(
     return percentile_interval(
         bootstrap_means(values, n_resamples=n_resamples, seed=seed, clusters=clusters), level
     )
+
+
+def percentile_intervals(samples: np.ndarray, level: float = 0.95) -> np.ndarray:
+    """Column-wise percentile intervals of a ``(n_resamples, q)`` matrix: a ``(q, 2)`` array (NaNs ignored).
+
+    A column that is NaN in every resample (e.g. a rate over an empty stratum) gives ``[nan, nan]``.
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim == 1:
+        samples = samples[:, None]
+    alpha = (1.0 - level) / 2.0
+    out = np.full((samples.shape[1], 2), np.nan)
+    finite = ~np.all(np.isnan(samples), axis=0)
+    if finite.any():
+        out[finite] = np.nanquantile(samples[:, finite], [alpha, 1.0 - alpha], axis=0).T
+    return out
+
+
+@dataclass(frozen=True)
+class ClusterBootstrap:
+    """One seeded resampling plan shared by every quantity of a run (paired bootstrap, VCA §19).
+
+    ``codes[i]`` is the cluster of record i (a ``group_id``, or the record itself); ``counts[b, k]`` is how
+    often cluster k is drawn in resample b. A resampled record-level mean is Σ_k counts·sums_k / Σ_k
+    counts·sizes_k, i.e. the plain mean over the records of the drawn clusters, so every quantity computed
+    from the same plan is paired with every other one.
+    """
+
+    codes: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def draw(
+        cls,
+        n_records: int,
+        *,
+        clusters: Sequence[object] | np.ndarray | None = None,
+        n_resamples: int = DEFAULT_RESAMPLES,
+        seed: int = DEFAULT_SEED,
+    ) -> ClusterBootstrap:
+        """Draw the ``(n_resamples, n_clusters)`` count matrix once (clusters in order of first appearance)."""
+        if clusters is None:
+            codes, k = np.arange(n_records, dtype=np.int64), n_records
+        else:
+            codes, k = cluster_codes(clusters)
+            if codes.size != n_records:
+                raise ValueError(f"{codes.size} cluster labels for {n_records} records")
+        return cls(codes, resample_counts(bootstrap_indices(k, n_resamples, seed), k))
+
+    @property
+    def n_resamples(self) -> int:
+        return int(self.counts.shape[0])
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.counts.shape[1])
+
+    def cluster_sums(self, values: np.ndarray) -> np.ndarray:
+        """Sum record-level values (``(n,)`` or ``(n, q)``) within each cluster: ``(k,)`` or ``(k, q)``."""
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim == 1:
+            return np.bincount(self.codes, weights=values, minlength=self.n_clusters)
+        return np.column_stack([np.bincount(self.codes, weights=values[:, j], minlength=self.n_clusters)
+                                for j in range(values.shape[1])]).reshape(self.n_clusters, values.shape[1])
+
+    def cluster_sizes(self) -> np.ndarray:
+        """Number of records in each cluster, float64 ``(k,)``."""
+        return np.bincount(self.codes, minlength=self.n_clusters).astype(np.float64)
+
+    def resample_cluster_values(self, values: np.ndarray) -> np.ndarray:
+        """Σ_k counts[b, k]·values[k] for cluster-level ``values`` ``(k,)``/``(k, q)``: one matrix product.
+
+        Stack every numerator and denominator a run needs into one ``values`` matrix to resample them all
+        with a single product (the fastest path; :meth:`means` and :meth:`ratios` are conveniences).
+        """
+        return self.counts @ np.asarray(values, dtype=np.float64)
+
+    def sums(self, values: np.ndarray) -> np.ndarray:
+        """Resampled sums of record-level values: ``(n_resamples,)`` or ``(n_resamples, q)``."""
+        return self.counts @ self.cluster_sums(values)
+
+    def means(self, values: np.ndarray) -> np.ndarray:
+        """Resampled record-level means (NaN where a resample has no records)."""
+        sums = self.sums(values)
+        sizes = self.counts @ self.cluster_sizes()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sums / (sizes[:, None] if sums.ndim == 2 else sizes)
+
+    def ratios(self, numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+        """Resampled Σ numerator / Σ denominator per column (conditional rates; NaN for a zero denominator)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.sums(numerators) / self.sums(denominators)
+
+    def cluster_means(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Resampled weighted means of cluster-level values ``(k,)``/``(k, q)``; ``weights`` (k,) selects clusters.
+
+        Used for group-level quantities (VCA §13) when the clusters are the relation groups.
+        """
+        values = np.asarray(values, dtype=np.float64)
+        w = np.ones(self.n_clusters) if weights is None else np.asarray(weights, dtype=np.float64)
+        weighted = values * (w[:, None] if values.ndim == 2 else w)
+        den = self.counts @ w
+        with np.errstate(invalid="ignore", divide="ignore"):
+            num = self.counts @ weighted
+            return num / (den[:, None] if num.ndim == 2 else den)
+
+    def record_indices(self, resample: int) -> np.ndarray:
+        """The record indices of one resample, each cluster repeated as drawn (for readable reference loops)."""
+        order = np.argsort(self.codes, kind="stable")
+        starts = np.searchsorted(self.codes[order], np.arange(self.n_clusters))
+        sizes = np.bincount(self.codes, minlength=self.n_clusters)
+        drawn = np.repeat(np.arange(self.n_clusters), self.counts[resample].astype(np.int64))
+        return np.concatenate([order[starts[k]:starts[k] + sizes[k]] for k in drawn]) if drawn.size else \
+            np.zeros(0, dtype=np.int64)

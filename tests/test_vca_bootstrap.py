@@ -1,0 +1,159 @@
+"""The vectorised paired cluster bootstrap against readable loops on the same indices (VCA §19)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from vca_fixtures import (
+    RELATION_GROUPS,
+    RELATION_ITEMS,
+    RELATION_MARGINS,
+    RELATION_STATEMENTS,
+    rows_from_arrays,
+)
+
+from vlaudit.experiments.vca_report import ReportSettings, bootstrap_run, cluster_labels, run_events
+from vlaudit.metrics.vca import relation, support
+from vlaudit.sources.margins import runs_from_rows
+from vlaudit.stats.bootstrap import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    ClusterBootstrap,
+    bootstrap_indices,
+    bootstrap_mean_ci,
+    bootstrap_means,
+    percentile_interval,
+    percentile_intervals,
+    resample_counts,
+)
+from vlaudit.stats.intervals import wilson_interval
+
+
+def test_defaults() -> None:
+    assert DEFAULT_RESAMPLES == 5000
+    assert DEFAULT_SEED == 20260719
+
+
+def test_resample_counts_matches_add_at() -> None:
+    idx = bootstrap_indices(7, 600, seed=3)
+    naive = np.zeros((600, 7))
+    np.add.at(naive, (np.repeat(np.arange(600), 7), idx.ravel()), 1.0)
+    np.testing.assert_array_equal(resample_counts(idx, 7), naive)
+
+
+def test_existing_api_unchanged() -> None:
+    values = np.arange(10.0)
+    idx = bootstrap_indices(10, 100, seed=1)
+    np.testing.assert_allclose(bootstrap_means(values, n_resamples=100, seed=1), values[idx].mean(axis=1))
+    lo, hi = bootstrap_mean_ci(values, n_resamples=100, seed=1)
+    assert (lo, hi) == percentile_interval(values[idx].mean(axis=1))
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_cluster_bootstrap_against_loop(clustered) -> None:
+    rng = np.random.default_rng(0)
+    n = 40
+    values = rng.normal(size=(n, 3))
+    den = (rng.random(n) < 0.6).astype(float)
+    clusters = np.array([f"c{k // 3}" for k in range(n)], dtype=object) if clustered else None
+    plan = ClusterBootstrap.draw(n, clusters=clusters, n_resamples=200, seed=7)
+    means, ratios = plan.means(values), plan.ratios(values[:, 0] * den, den)
+    for b in range(plan.n_resamples):
+        idx = plan.record_indices(b)
+        np.testing.assert_allclose(means[b], values[idx].mean(axis=0), rtol=1e-12, atol=1e-12)
+        expected = (values[idx, 0] * den[idx]).sum() / den[idx].sum() if den[idx].sum() else np.nan
+        np.testing.assert_allclose(ratios[b], expected, rtol=1e-12, atol=1e-12)
+    if not clustered:  # unclustered resamples are exactly the rows of the index matrix
+        np.testing.assert_array_equal(np.sort(plan.record_indices(5)), np.sort(bootstrap_indices(n, 200, 7)[5]))
+
+
+def test_cluster_means_select_clusters() -> None:
+    plan = ClusterBootstrap.draw(6, clusters=["a", "a", "b", "c", "c", "c"], n_resamples=50, seed=2)
+    values = np.array([1.0, 2.0, 3.0])
+    weights = np.array([1.0, 0.0, 1.0])  # cluster b is not a group
+    out = plan.cluster_means(values, weights)
+    for b in range(50):
+        c = plan.counts[b]
+        expected = (c[0] * 1.0 + c[2] * 3.0) / (c[0] + c[2]) if c[0] + c[2] else np.nan
+        np.testing.assert_allclose(out[b], expected)
+
+
+def test_percentile_intervals() -> None:
+    rng = np.random.default_rng(1)
+    samples = rng.normal(size=(500, 3))
+    samples[:, 2] = np.nan
+    samples[:10, 1] = np.nan
+    out = percentile_intervals(samples)
+    assert out[0].tolist() == list(percentile_interval(samples[:, 0]))
+    assert out[1].tolist() == list(percentile_interval(samples[10:, 1]))
+    assert np.isnan(out[2]).all()
+
+
+def _readable_loop(run, settings):
+    """Resample items (whole groups), recompute every event from the margins, and take percentiles."""
+    plan = ClusterBootstrap.draw(run.n, clusters=cluster_labels(run), n_resamples=settings.n_resamples,
+                                 seed=settings.seed)
+    rows = []
+    for b in range(plan.n_resamples):
+        # draw whole clusters; a group drawn twice is two groups, so each copy gets its own label
+        idx_parts, gids = [], []
+        drawn = np.repeat(np.arange(plan.n_clusters), plan.counts[b].astype(int))
+        for copy, cluster in enumerate(drawn):
+            members = np.flatnonzero(plan.codes == cluster)
+            idx_parts.append(members)
+            gids += [None if run.group_ids[i] is None else f"{run.group_ids[i]}#{copy}" for i in members]
+        idx = np.concatenate(idx_parts)
+        m = {c: v[idx] for c, v in run.margins.items()}
+        dep = support.dependence(support.image_gap(m, settings.controls))
+        correct = support.correctness(support.prediction_direction(m["original"]), run.labels[idx])
+        strict = support.strict_isolation(m, settings.controls)
+        g = relation.relation_groups(gids, run.statements[idx], m, dep, settings.controls)
+        with np.errstate(invalid="ignore"):
+            rows.append([dep.mean(), strict.mean(), correct.mean(), (correct & dep).mean(),
+                         (correct & ~dep).mean(), (~correct & dep).mean(),
+                         (correct & dep).sum() / dep.sum() if dep.any() else np.nan,
+                         g.rel["original"].mean(), g.pair_credit.mean(), g.pair_d.mean(), g.joint.mean(),
+                         g.g_int.mean()])
+    return percentile_intervals(np.array(rows), settings.level)
+
+
+def test_report_bootstrap_against_readable_loop() -> None:
+    rng = np.random.default_rng(4)
+    n_groups = 12
+    items, groups, statements = [], [], []
+    for k in range(n_groups):
+        for j in range(3 if k % 2 else 2):
+            items.append(f"{k:02d}-{j}")
+            groups.append(f"g{k:02d}")
+            statements.append(j == 0)
+    for k in range(5):
+        items.append(f"z{k}")
+        groups.append(None)
+        statements.append(None)
+    n = len(items)
+    margins = {c: rng.normal(size=n).round(3) for c in ("original", "text", "blank")}
+    labels = [bool(x) for x in rng.random(n) < 0.5]
+    (run,) = runs_from_rows(rows_from_arrays(margins, item_ids=items, labels=labels, group_ids=groups,
+                                             statements=statements))
+    settings = ReportSettings(n_resamples=150, seed=11)
+    cis = bootstrap_run(run_events(run, settings.controls), settings)
+    expected = _readable_loop(run, settings)
+    names = ["dep", "strict", "acc", "dcc", "cu", "wrong_dep", "credited_precision", "rel_o", "pair_credit",
+             "pair_d", "joint", "g_int_mean"]
+    for name, row in zip(names, expected, strict=True):
+        np.testing.assert_allclose(cis[name], row, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_relation_fixture_clusters() -> None:
+    (run,) = runs_from_rows(rows_from_arrays(RELATION_MARGINS, item_ids=RELATION_ITEMS,
+                                             group_ids=RELATION_GROUPS, statements=RELATION_STATEMENTS))
+    labels = cluster_labels(run)
+    assert labels.tolist() == ["g:G1", "g:G1", "g:G1", "g:G2", "g:G2", "i:f"]
+
+
+def test_wilson_interval_known_value() -> None:
+    lo, hi = wilson_interval(5, 10)
+    assert (lo, hi) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert all(math.isnan(x) for x in wilson_interval(0, 0))

@@ -1,0 +1,122 @@
+"""``vlaudit vca report`` end to end on small tables in real formats (VCA §19 contract)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from typer.testing import CliRunner
+from vca_fixtures import (
+    RELATION_GROUPS,
+    RELATION_ITEMS,
+    RELATION_MARGINS,
+    RELATION_STATEMENTS,
+    SUPPORT_LABELS,
+    SUPPORT_MARGINS,
+    rows_from_arrays,
+)
+
+from vlaudit.cli import app
+from vlaudit.errors import InputError
+from vlaudit.tables import write_table
+
+ITEM_COLUMNS = ["model", "dataset", "interface", "item_id", "group_id", "label", "pred", "correct", "g_img", "dep",
+                "dcc", "cu", "wrong_dep"]
+GROUP_COLUMNS = ["model", "dataset", "interface", "group_id", "h_o", "h_t", "h_b", "g_int", "rel_o", "pair_credit",
+                 "pair_d", "joint"]
+
+
+def _table(tmp_path):
+    rows = rows_from_arrays(SUPPORT_MARGINS, model="alpha", dataset="vsr", labels=SUPPORT_LABELS, interface="yesno")
+    rel = {**RELATION_MARGINS, "mismatch": [0.1, -0.2, 0.3, -0.4, 0.5, -0.6]}
+    for interface, sign in (("yesno", 1.0), ("truefalse", 0.5)):
+        scaled = {c: [sign * v for v in values] for c, values in rel.items()}
+        rows += rows_from_arrays(scaled, model="alpha", dataset="gsr", interface=interface, item_ids=RELATION_ITEMS,
+                                 labels=["yes", "no", "no", "yes", "no", "yes"], group_ids=RELATION_GROUPS,
+                                 statements=RELATION_STATEMENTS)
+    rows += rows_from_arrays(SUPPORT_MARGINS, model="beta", dataset="vsr", labels=SUPPORT_LABELS[::-1],
+                             interface="yesno")
+    # pyarrow's from_pylist takes its columns from the first row, so give every row every column
+    columns = dict.fromkeys(key for row in rows for key in row)
+    path = tmp_path / "margins.parquet"
+    write_table(path, [{key: row.get(key) for key in columns} for row in rows])
+    return path
+
+
+def _csv(path):
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_report_end_to_end(tmp_path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["vca", "report", str(_table(tmp_path)), "--out", str(out), "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    assert "Visual Credit Audit" in result.output
+    report = json.loads((out / "vca.json").read_text())
+    runs = {(r["model"], r["dataset"], r["interface"]): r for r in report["runs"]}
+    assert set(runs) == {("alpha", "vsr", "yesno"), ("alpha", "gsr", "yesno"), ("alpha", "gsr", "truefalse"),
+                         ("beta", "vsr", "yesno")}
+    for run in runs.values():
+        for key in ("acc", "dep", "dcc", "cu", "wrong_dep"):
+            assert 0.0 <= run[key] <= 1.0
+        for key in ("acc", "dep", "dcc", "cu"):
+            lo, hi = run["ci"][key]
+            assert 0.0 <= lo <= hi <= 1.0
+    vsr = runs[("alpha", "vsr", "yesno")]
+    assert (vsr["n"], vsr["acc"], vsr["dep"], vsr["dcc"]) == (7, pytest.approx(3 / 7), pytest.approx(4 / 7),
+                                                             pytest.approx(1 / 7))
+    assert vsr["perm"]["delta_dcc"] == pytest.approx(-1 / 7) and len(vsr["perm"]["ci_delta_dcc"]) == 2
+    assert "relation" not in vsr
+    gsr = runs[("alpha", "gsr", "yesno")]
+    rel = gsr["relation"]
+    assert {k: rel[k] for k in ("groups", "rel_o", "rel_t", "rel_b", "pair_credit", "pair_d", "joint")} == {
+        "groups": 2, "rel_o": 0.5, "rel_t": 0.0, "rel_b": 0.0, "pair_credit": 0.5, "pair_d": 0.5, "joint": 0.5}
+    assert rel["g_int_mean"] == pytest.approx(0.5) and len(rel["ci_g_int_mean"]) == 2
+    assert gsr["bootstrap"]["cluster"] == "group_id" and vsr["bootstrap"]["cluster"] == "item_id"
+    (iface,) = report["interfaces"]
+    # the True/False run is the Yes/No run scaled by ½: every event agrees
+    assert iface["ensemble_dep_agreement"] == 1.0 and iface["item_flip"] == 0.0 and iface["pair_jaccard"] == 1.0
+    assert report["settings"]["seed"] == 20260719
+
+    items = _csv(out / "items.csv")
+    assert list(items[0])[:13] == ITEM_COLUMNS
+    assert len(items) == 7 + 6 + 6 + 7
+    groups = _csv(out / "groups.csv")
+    assert list(groups[0]) == GROUP_COLUMNS and len(groups) == 4
+    for name in ("headline", "taxonomy", "stratified", "balanced", "survival", "gaps", "permutation", "relation",
+                 "robustness_controls", "robustness_aggregation", "robustness_interfaces", "macro"):
+        assert _csv(out / f"{name}.csv"), name
+    assert (out / "gap_hist.png").read_bytes()[:4] == b"\x89PNG"
+    assert not list(out.glob(".*.tmp"))
+
+
+def test_label_free_table_and_controls_option(tmp_path) -> None:
+    path = tmp_path / "m.jsonl"
+    write_table(path, rows_from_arrays(SUPPORT_MARGINS))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["vca", "report", str(path), "--out", str(out), "--resamples", "50",
+                                      "--controls", "text", "--no-plot"])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads((out / "vca.json").read_text())["runs"]
+    assert run["acc"] is None and run["dcc"] is None and run["ci"]["acc"] is None
+    assert run["dep"] == pytest.approx(5 / 7) and run["controls"] == ["text"]
+    assert run["perm"]["delta_dcc"] is None and run["perm"]["dep_perm"] is not None
+    assert not (out / "gap_hist.png").exists()
+    assert _csv(out / "items.csv")[0]["correct"] == ""
+    assert not (out / "groups.csv").read_text().strip().count("\n")  # header only
+
+
+def test_bad_inputs_fail_with_input_errors(tmp_path) -> None:
+    rows = rows_from_arrays(SUPPORT_MARGINS)
+    rows.append(dict(rows[0]))
+    path = tmp_path / "dup.csv"
+    write_table(path, rows)
+    result = CliRunner().invoke(app, ["vca", "report", str(path), "--out", str(tmp_path / "o")])
+    assert isinstance(result.exception, InputError) and "duplicate" in str(result.exception)
+    assert not (tmp_path / "o" / "vca.json").exists()
+    path = tmp_path / "ok.csv"
+    write_table(path, rows_from_arrays({"original": [1.0], "text": [0.0]}))
+    result = CliRunner().invoke(app, ["vca", "report", str(path), "--out", str(tmp_path / "o")])
+    assert isinstance(result.exception, InputError) and "blank" in str(result.exception)

@@ -1,0 +1,168 @@
+"""The support axis: prediction-aligned image gap, Dep, and the accuracy–credit decomposition (VCA §3, §9, §12).
+
+Definitions for one item with margins m_c = NLL(no | c) − NLL(yes | c):
+
+* original prediction   d = +1 if m_o ≥ 0 else −1 (an exact zero maps to "yes", §9)
+* aligned support       r_c = d·m_c
+* image gap             G_img = r_o − max_{c ∈ controls} r_c, controls = {text, blank} by default (§3)
+* dependence            Dep = G_img > 0 (strict; fixed before labels are consulted)
+* with a gold label     correct = (d = +1) ⇔ (label = yes); D-CC = correct ∧ Dep; C-U = correct ∧ ¬Dep;
+                        support-advantaged error = wrong ∧ Dep; credited precision = P(correct | Dep) (§12)
+
+Run-level rates are means of these per-item events, so C-U = Acc − D-CC holds exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+DEFAULT_CONTROLS: tuple[str, ...] = ("text", "blank")
+NEAR_ZERO = (0.01, 0.1)
+GAP_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
+
+
+def prediction_direction(m_original: np.ndarray) -> np.ndarray:
+    """d = +1 where m_o ≥ 0 (exact zero → yes), −1 elsewhere; float64 (VCA §3)."""
+    m_original = np.asarray(m_original, dtype=np.float64)
+    return np.where(m_original >= 0, 1.0, -1.0)
+
+
+def aligned_support(direction: np.ndarray, margin: np.ndarray) -> np.ndarray:
+    """r_c = d·m_c: support for the model's original decision under context c (VCA §3)."""
+    return np.asarray(direction, dtype=np.float64) * np.asarray(margin, dtype=np.float64)
+
+
+def image_gap(
+    margins: Mapping[str, np.ndarray],
+    controls: Sequence[str] = DEFAULT_CONTROLS,
+    *,
+    original: np.ndarray | None = None,
+) -> np.ndarray:
+    """G_img = r_o − max_{c ∈ controls} r_c with d fixed by ``margins['original']`` (VCA §3).
+
+    ``original`` replaces m_o in r_o while d stays fixed — the permutation calibration of §18 passes the
+    mismatch margin here.
+    """
+    if not controls:
+        raise ValueError("at least one control context is needed")
+    d = prediction_direction(margins["original"])
+    r_o = aligned_support(d, margins["original"] if original is None else original)
+    r_max = np.max(np.stack([aligned_support(d, margins[c]) for c in controls]), axis=0)
+    return r_o - r_max
+
+
+def dependence(gap: np.ndarray) -> np.ndarray:
+    """Dep = G_img > 0 (boolean; an exact zero gap is not credited)."""
+    return np.asarray(gap, dtype=np.float64) > 0
+
+
+def correctness(direction: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """correct = (d = +1) ⇔ (gold = yes); ``labels`` is True for a gold "yes"."""
+    return (np.asarray(direction) > 0) == np.asarray(labels, dtype=bool)
+
+
+def control_predictions(margins: Mapping[str, np.ndarray], controls: Sequence[str]) -> dict[str, np.ndarray]:
+    """The binary decision (+1/−1, zero → yes) of each control context."""
+    return {c: prediction_direction(margins[c]) for c in controls}
+
+
+def strict_isolation(margins: Mapping[str, np.ndarray], controls: Sequence[str] = DEFAULT_CONTROLS) -> np.ndarray:
+    """Strict: every control's decision is the opposite of the original one (VCA §12; implies Dep)."""
+    d = prediction_direction(margins["original"])
+    return np.all(np.stack([prediction_direction(margins[c]) != d for c in controls]), axis=0)
+
+
+def decomposition(dep: np.ndarray, correct: np.ndarray | None) -> dict[str, float]:
+    """Run-level rates: dep always; with labels acc, dcc, cu (= acc − dcc), wrong_dep, wrong_nodep and
+    credited_precision = D-CC / Dep (VCA §12, the four-cell taxonomy). Empty input gives NaNs."""
+    dep = np.asarray(dep, dtype=bool)
+    nan = float("nan")
+    out = {"n": int(dep.size), "dep": float(dep.mean()) if dep.size else nan}
+    if correct is None:
+        return out | {"acc": None, "dcc": None, "cu": None, "wrong_dep": None, "wrong_nodep": None,
+                      "credited_precision": None}
+    correct = np.asarray(correct, dtype=bool)
+    if dep.size == 0:
+        return out | dict.fromkeys(("acc", "dcc", "cu", "wrong_dep", "wrong_nodep", "credited_precision"), nan)
+    dcc = float((correct & dep).mean())
+    return out | {
+        "acc": float(correct.mean()),
+        "dcc": dcc,
+        "cu": float((correct & ~dep).mean()),
+        "wrong_dep": float((~correct & dep).mean()),
+        "wrong_nodep": float((~correct & ~dep).mean()),
+        "credited_precision": float((correct & dep).sum() / dep.sum()) if dep.any() else nan,
+    }
+
+
+def stratified(
+    direction: np.ndarray,
+    dep: np.ndarray,
+    correct: np.ndarray | None,
+    strict: np.ndarray,
+    labels: np.ndarray | None,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Rates within original-prediction strata and (with labels) gold-answer strata (VCA §12).
+
+    Each stratum holds n, acc, dep, dcc, cu and strict (strict isolation rate within the stratum).
+    """
+    direction = np.asarray(direction)
+    by = {"prediction": {"yes": direction > 0, "no": direction < 0}}
+    if labels is not None:
+        labels = np.asarray(labels, dtype=bool)
+        by["gold"] = {"yes": labels, "no": ~labels}
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, strata in by.items():
+        out[name] = {}
+        for stratum, mask in strata.items():
+            row = decomposition(dep[mask], None if correct is None else correct[mask])
+            row["strict"] = float(strict[mask].mean()) if mask.any() else float("nan")
+            out[name][stratum] = {k: row[k] for k in ("n", "acc", "dep", "dcc", "cu", "strict")}
+    return out
+
+
+def balanced(strata: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """Equal-weight average of the yes and no strata: acc, dcc and cu = balanced acc − balanced dcc (§12)."""
+    def avg(key: str) -> float:
+        values = [strata[s][key] for s in ("yes", "no")]
+        if any(v is None for v in values):
+            return float("nan")
+        return float(np.mean(values))
+
+    acc, dcc = avg("acc"), avg("dcc")
+    return {"acc": acc, "dcc": dcc, "cu": acc - dcc, "dep": avg("dep")}
+
+
+def decision_survival(
+    margins: Mapping[str, np.ndarray], dep: np.ndarray, controls: Sequence[str] = DEFAULT_CONTROLS
+) -> dict[str, float]:
+    """Among credited items (Dep), the share whose decision each control preserves (VCA §12).
+
+    Keys: ``n_dep``, ``<control>_same`` per control, ``both_same`` (no control changes the answer; "both" for the default two controls) and
+    ``any_changes`` = 1 − both_same.
+    """
+    dep = np.asarray(dep, dtype=bool)
+    d = prediction_direction(margins["original"])[dep]
+    same = {c: prediction_direction(margins[c])[dep] == d for c in controls}
+    n = int(dep.sum())
+    out: dict[str, float] = {"n_dep": n}
+    nan = float("nan")
+    for c, s in same.items():
+        out[f"{c}_same"] = float(s.mean()) if n else nan
+    both_same = np.all(np.stack(list(same.values())), axis=0) if n else np.zeros(0, dtype=bool)
+    out["both_same"] = float(both_same.mean()) if n else nan
+    out["any_changes"] = 1.0 - out["both_same"] if n else nan
+    return out
+
+
+def gap_summary(gap: np.ndarray) -> dict[str, float]:
+    """Raw-gap distribution before thresholding: mean, quantiles, min/max, near-zero mass (VCA §12)."""
+    gap = np.asarray(gap, dtype=np.float64)
+    out = {"mean": float(gap.mean()), "min": float(gap.min()), "max": float(gap.max())}
+    for q, v in zip(GAP_QUANTILES, np.quantile(gap, GAP_QUANTILES), strict=True):
+        out[f"q{int(round(q * 100)):02d}"] = float(v)
+    for eps in NEAR_ZERO:
+        out[f"near_zero_{eps:g}"] = float((np.abs(gap) <= eps).mean())
+    return out

@@ -1,0 +1,224 @@
+"""The VCA report as files: flat CSV tables, the rich headline table and a gap plot (VCA §12, §13, §18).
+
+Every CSV row starts with ``model, dataset, interface`` (cross-interface rows: ``model, dataset``); rates are
+fractions in [0, 1]; ``*_lo``/``*_hi`` are the bootstrap percentile bounds. Files written by
+:func:`write_report_files`:
+
+=============================  ============================================================================
+file                           rows
+=============================  ============================================================================
+vca.json                       ``{"runs": [...], "interfaces": [...], "macro": [...], "settings": {...}}``
+headline.csv                   one per run: n, acc, dep, dcc, cu, wrong_dep, strict with CIs
+taxonomy.csv                   four cells (sum to 1) and credited precision (bootstrap and Wilson CIs)
+stratified.csv                 by prediction / gold stratum: n, acc, dep, dcc, cu, strict
+balanced.csv                   prediction- and gold-balanced acc, dcc, cu
+survival.csv                   decision survival among credited items
+gaps.csv                       raw-gap distribution (mean, quantiles, near-zero mass)
+permutation.csv                runs with a mismatch context: D-CC_perm, Δ_DCC^perm with CI, shares
+relation.csv                   runs with groups: Rel_c, PairCredit, PairD, Joint, mean H_c, mean G_int
+robustness_controls.csv        alternate control sets against the headline
+robustness_aggregation.csv     control-aggregation variants against the headline
+robustness_interfaces.csv      ensemble and pair-centred checks per (model, dataset)
+macro.csv                      macro averages over models per (dataset, interface)
+items.csv, groups.csv          per-item and per-group events (see ``experiments.vca_report``)
+gap_hist.png                   G_img histogram per run and D-CC/C-U bars
+=============================  ============================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from vlaudit.tables import write_json, write_table
+
+RUN_KEYS = ("model", "dataset", "interface")
+
+
+def _head(run: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: run[k] for k in RUN_KEYS}
+
+
+def _with_ci(row: dict[str, Any], name: str, ci: Sequence[float] | None) -> None:
+    row[f"{name}_lo"], row[f"{name}_hi"] = (None, None) if ci is None else (ci[0], ci[1])
+
+
+def headline_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for run in runs:
+        row = _head(run) | {"n": run["n"]}
+        for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict"):
+            row[k] = run[k]
+            _with_ci(row, k, run["ci"].get(k))
+        rows.append(row)
+    return rows
+
+
+def taxonomy_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for run in runs:
+        t = run["taxonomy"]
+        row = _head(run) | {"n": run["n"]} | {k: t[k] for k in (
+            "correct_dep", "correct_nodep", "wrong_dep", "wrong_nodep", "credited_precision")}
+        _with_ci(row, "credited_precision", t["ci_credited_precision"])
+        _with_ci(row, "credited_precision_wilson", t["wilson_credited_precision"])
+        rows.append(row)
+    return rows
+
+
+def stratified_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_head(run) | {"by": by, "stratum": stratum} | values
+            for run in runs for by, strata in run["stratified"].items() for stratum, values in strata.items()]
+
+
+def balanced_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_head(run) | {"by": by} | values for run in runs for by, values in run["balanced"].items()]
+
+
+def survival_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_head(run) | {k: v for k, v in run["survival"].items() if k != "wilson"} for run in runs]
+
+
+def gap_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_head(run) | {"n": run["n"]} | run["gap"] for run in runs]
+
+
+def permutation_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for run in runs:
+        if "perm" not in run:
+            continue
+        p = run["perm"]
+        row = _head(run) | {"dcc": run["dcc"]} | {k: p[k] for k in (
+            "dep_perm", "dcc_perm", "delta_dcc", "cu_perm", "orig_only", "perm_only")}
+        _with_ci(row, "delta_dcc", p["ci_delta_dcc"])
+        rows.append(row)
+    return rows
+
+
+def relation_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for run in runs:
+        if "relation" not in run:
+            continue
+        rel = run["relation"]
+        row = _head(run) | {k: v for k, v in rel.items() if k not in ("ci", "ci_g_int_mean", "src")}
+        _with_ci(row, "g_int_mean", rel["ci_g_int_mean"])
+        row |= {f"src_{k}": v for k, v in rel["src"].items()}
+        rows.append(row)
+    return rows
+
+
+def robustness_rows(runs: Sequence[Mapping[str, Any]], part: str) -> list[dict[str, Any]]:
+    return [_head(run) | entry for run in runs for entry in run["robustness"][part]]
+
+
+def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -> list[Path]:
+    """Write ``vca.json``, every CSV table, ``items.csv``, ``groups.csv`` and (optionally) the plot."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = report.runs
+    written = [write_json(out / "vca.json", report.to_json())]
+    tables = {
+        "headline.csv": headline_rows(runs), "taxonomy.csv": taxonomy_rows(runs),
+        "stratified.csv": stratified_rows(runs), "balanced.csv": balanced_rows(runs),
+        "survival.csv": survival_rows(runs), "gaps.csv": gap_rows(runs),
+        "permutation.csv": permutation_rows(runs), "relation.csv": relation_rows(runs),
+        "robustness_controls.csv": robustness_rows(runs, "control_sets"),
+        "robustness_aggregation.csv": robustness_rows(runs, "aggregation"),
+        "robustness_interfaces.csv": report.interfaces, "macro.csv": report.macro,
+        "items.csv": report.items, "groups.csv": report.groups,
+    }
+    empty_columns = {
+        "items.csv": ["model", "dataset", "interface", "item_id", "group_id", "label", "pred", "correct", "g_img",
+                      "dep", "dcc", "cu", "wrong_dep"],
+        "groups.csv": ["model", "dataset", "interface", "group_id", "h_o", "h_t", "h_b", "g_int", "rel_o",
+                       "pair_credit", "pair_d", "joint"],
+    }
+    for name, rows in tables.items():
+        if rows:
+            written.append(write_table(out / name, _uniform(rows)))
+        elif name in empty_columns:
+            # a header-only file, so readers of items/groups never have to special-case a missing file
+            import pyarrow as pa
+
+            written.append(write_table(out / name, pa.table({c: pa.array([], pa.string())
+                                                             for c in empty_columns[name]})))
+    if plot:
+        written.append(plot_gaps(out / "gap_hist.png", report))
+    return written
+
+
+def _uniform(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Give every row every column (in first-seen order) so Arrow infers one schema."""
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    return [{c: row.get(c) for c in columns} for row in rows]
+
+
+def print_headline(runs: Sequence[Mapping[str, Any]], title: str = "Visual Credit Audit") -> None:
+    """Rich table: n, Acc, Dep, D-CC, C-U (percent, with 95% CIs) and Δ_DCC^perm when present."""
+    from rich.console import Console
+    from rich.table import Table
+
+    def pct(value: float | None, ci: Sequence[float] | None = None) -> str:
+        if value is None or value != value:
+            return "—"
+        text = f"{100 * value:.2f}"
+        if ci is not None and ci[0] is not None:
+            text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+        return text
+
+    table = Table(title=title)
+    for column in ("model", "dataset", "interface", "n", "Acc", "Dep", "D-CC", "C-U", "Δ D-CC perm"):
+        table.add_column(column, justify="left" if column in ("model", "dataset", "interface") else "right")
+    for run in runs:
+        perm = run.get("perm") or {}
+        table.add_row(run["model"], run["dataset"], run["interface"], str(run["n"]),
+                      *(pct(run[k], run["ci"].get(k)) for k in ("acc", "dep", "dcc", "cu")),
+                      pct(perm.get("delta_dcc"), perm.get("ci_delta_dcc")))
+    Console().print(table)
+
+
+def plot_gaps(path: str | Path, report: Any) -> Path:
+    """G_img histogram per run (left) and stacked D-CC / C-U bars per run (right); Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from vlaudit.tables import atomic_write
+
+    runs = report.runs
+    labels = [f"{r['model']}/{r['dataset']}/{r['interface']}" for r in runs]
+    fig, (ax_hist, ax_bar) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for label, run in zip(labels, runs, strict=True):
+        gap = report.gaps[(run["model"], run["dataset"], run["interface"])]
+        ax_hist.hist(gap, bins=40, histtype="step", label=label)
+    ax_hist.axvline(0.0, color="black", linewidth=0.8)
+    ax_hist.set_xlabel("G_img = r_o − max(controls)")
+    ax_hist.set_ylabel("items")
+    ax_hist.set_title("Raw image gap per run")
+    ax_hist.legend(fontsize=7)
+    x = np.arange(len(runs))
+    dcc = np.array([r["dcc"] if r["dcc"] is not None else np.nan for r in runs], dtype=float)
+    cu = np.array([r["cu"] if r["cu"] is not None else np.nan for r in runs], dtype=float)
+    dep = np.array([r["dep"] for r in runs], dtype=float)
+    if np.isnan(dcc).all():
+        ax_bar.bar(x, dep, color="tab:blue", label="Dep (no labels)")
+    else:
+        ax_bar.bar(x, dcc, color="tab:green", label="D-CC")
+        ax_bar.bar(x, cu, bottom=dcc, color="tab:orange", label="C-U (stacked: Acc)")
+    ax_bar.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
+    ax_bar.set_ylim(0, 1)
+    ax_bar.set_title("Accuracy split into D-CC and C-U")
+    ax_bar.legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    with atomic_write(path, "wb") as handle:
+        fig.savefig(handle, format="png", dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,330 @@
+"""The MARGINS table: cached yes/no margins per item and context, the input of ``vlaudit vca report``.
+
+Schema (Parquet, CSV or JSONL; one row per (model, dataset, item_id, context, interface)):
+
+============  =========  ===================================================================================
+column        required   meaning
+============  =========  ===================================================================================
+model         yes        model name (string)
+dataset       yes        benchmark name (string; null or empty → the file stem)
+item_id       yes        id of the yes/no query (string; integers are read as their decimal text)
+context       yes        ``original``, ``text`` (text only), ``blank`` (mid-grey canvas), ``mean`` (mean-colour
+                         canvas), ``mismatch`` (same-split permuted image), ``rele``/``irre`` (relation-/
+                         irrelevant-erased views)
+margin        one of     m = NLL(no) − NLL(yes) (VCA §3); positive when the model prefers "yes"
+nll_yes,      these      used when ``margin`` is absent/null: m = nll_no − nll_yes
+nll_no        three
+logp_yes,                used when both of the above are absent: m = logp_yes − logp_no
+logp_no
+interface     no         ``yesno`` (default) or ``truefalse`` — the answer verbalisers
+label         no         gold answer: yes/no, true/false or 1/0; label-free quantities need none
+group_id      no         same-image true/false relation group (VCA §13)
+statement     no         ``true``/``false`` (also yes/no, 1/0) within a group: exactly one true per group
+relation      no         relation phrase
+status        no         rows whose status is set and not ``ok`` (failed scoring records) are skipped
+============  =========  ===================================================================================
+
+Any other column is carried along (values from the ``original`` row) in :attr:`MarginRun.extra`.
+When ``margin`` and the ``nll_*`` pair are both given they must agree (tolerance 1e-4 of the NLL scale).
+
+Validation errors name the file, the 1-based row and the field: a duplicate key, an item without an
+``original`` row, a context present for some items of a run but missing for others (the missing items are
+listed), a group without exactly one true statement (or without a false one), unparsable labels, labels given
+for only some items of a run, and non-finite margins.
+
+:func:`read_margins` returns one :class:`MarginRun` per (model, dataset, interface): float64 arrays per
+context, aligned by item, with items sorted by ``item_id`` so that row order never changes a result.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlaudit.errors import InputError
+from vlaudit.sources.items import parse_yes_no
+from vlaudit.tables import read_table
+
+CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre")
+INTERFACES = ("yesno", "truefalse")
+KEY_COLUMNS = ("model", "dataset", "item_id", "context")
+SCHEMA_COLUMNS = (
+    "model", "dataset", "item_id", "context", "interface", "margin", "nll_yes", "nll_no", "logp_yes",
+    "logp_no", "label", "group_id", "statement", "relation", "status",
+)
+_CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "textonly": "text", "t": "text",
+                    "b": "blank", "gray": "blank", "grey": "blank", "mean_color": "mean", "meancolor": "mean",
+                    "mean_colour": "mean", "perm": "mismatch", "permuted": "mismatch"}
+
+
+@dataclass(frozen=True)
+class MarginRun:
+    """One (model, dataset, interface) run in wide form; every array is aligned with ``item_ids``.
+
+    ``margins[c]`` is the float64 margin m_c per item; ``labels`` is True for gold "yes" (None without
+    labels); ``group_ids`` holds None for items outside any relation group; ``statements`` is True for the
+    group's true statement (meaningful only where ``group_ids`` is not None).
+    """
+
+    model: str
+    dataset: str
+    interface: str
+    item_ids: np.ndarray
+    margins: Mapping[str, np.ndarray]
+    labels: np.ndarray | None = None
+    group_ids: np.ndarray | None = None
+    statements: np.ndarray | None = None
+    relations: np.ndarray | None = None
+    extra: Mapping[str, np.ndarray] = field(default_factory=dict)
+    source: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.model, self.dataset, self.interface)
+
+    @property
+    def n(self) -> int:
+        return int(self.item_ids.size)
+
+    @property
+    def contexts(self) -> tuple[str, ...]:
+        return tuple(c for c in CONTEXTS if c in self.margins) + tuple(
+            sorted(c for c in self.margins if c not in CONTEXTS))
+
+    @property
+    def has_groups(self) -> bool:
+        return self.group_ids is not None and any(g is not None for g in self.group_ids)
+
+
+def normalize_context(value: object, *, path: str | Path | None = None, record: object = None) -> str:
+    """Map a context name (case-insensitive, a few aliases) to one of :data:`CONTEXTS`."""
+    text = str(value).strip().lower().replace("-", "_")
+    text = _CONTEXT_ALIASES.get(text, text)
+    if text not in CONTEXTS:
+        raise InputError(f"unknown context {value!r} (expected one of {', '.join(CONTEXTS)})", path=path,
+                         record=record, field="context")
+    return text
+
+
+def normalize_interface(value: object, *, path: str | Path | None = None, record: object = None) -> str:
+    """``yesno`` (also yes/no, yes_no, null) or ``truefalse`` (also true/false, true_false)."""
+    if _is_null(value):
+        return "yesno"
+    text = re.sub(r"[^a-z]", "", str(value).lower())
+    if text not in INTERFACES:
+        raise InputError(f"unknown interface {value!r} (expected yesno or truefalse)", path=path,
+                         record=record, field="interface")
+    return text
+
+
+def _is_null(value: object) -> bool:
+    return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
+
+
+def _number(value: object, *, path: str | Path, record: str, name: str) -> float | None:
+    if _is_null(value):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"not a number: {value!r}", path=path, record=record, field=name) from None
+    if not math.isfinite(number):
+        raise InputError(f"non-finite value {value!r}", path=path, record=record, field=name)
+    return number
+
+
+def row_margin(row: Mapping[str, Any], *, path: str | Path, record: str) -> float:
+    """m = ``margin`` | nll_no − nll_yes | logp_yes − logp_no, checked for agreement when several are given."""
+    margin = _number(row.get("margin"), path=path, record=record, name="margin")
+    nll_yes = _number(row.get("nll_yes"), path=path, record=record, name="nll_yes")
+    nll_no = _number(row.get("nll_no"), path=path, record=record, name="nll_no")
+    if nll_yes is not None and nll_no is not None:
+        from_nll = nll_no - nll_yes
+        if margin is None:
+            return from_nll
+        # float32 NLLs written beside a float64 margin differ in the last bits; anything larger is a bug
+        if abs(margin - from_nll) > 1e-4 * max(1.0, abs(nll_yes), abs(nll_no)):
+            raise InputError(f"margin {margin!r} disagrees with nll_no − nll_yes = {from_nll!r}", path=path,
+                             record=record, field="margin")
+        return margin
+    if margin is not None:
+        return margin
+    logp_yes = _number(row.get("logp_yes"), path=path, record=record, name="logp_yes")
+    logp_no = _number(row.get("logp_no"), path=path, record=record, name="logp_no")
+    if logp_yes is not None and logp_no is not None:
+        return logp_yes - logp_no
+    raise InputError("no margin: give 'margin', or 'nll_yes' and 'nll_no', or 'logp_yes' and 'logp_no'",
+                     path=path, record=record, field="margin")
+
+
+def _text(value: object) -> str | None:
+    if _is_null(value):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+class _ItemAcc:
+    """Everything collected about one item of one run while reading rows."""
+
+    __slots__ = ("first_row", "margins", "label", "label_row", "group", "statement", "relation", "extra",
+                 "original_row")
+
+    def __init__(self, first_row: int) -> None:
+        self.first_row = first_row
+        self.margins: dict[str, float] = {}
+        self.label: str | None = None
+        self.label_row = first_row
+        self.group: str | None = None
+        self.statement: str | None = None
+        self.relation: str | None = None
+        self.extra: dict[str, Any] = {}
+        self.original_row: int | None = None
+
+
+def _merge(acc: _ItemAcc, name: str, value: str | None, *, path: str | Path, record: str) -> None:
+    """Per-item fields repeat on every context row; they must agree where given."""
+    if value is None:
+        return
+    current = getattr(acc, name)
+    if current is None:
+        setattr(acc, name, value)
+    elif current != value:
+        raise InputError(f"{name} {value!r} disagrees with {current!r} given for the same item at row "
+                         f"{acc.first_row}", path=path, record=record, field=name)
+
+
+def runs_from_rows(rows: Sequence[Mapping[str, Any]], *, path: str | Path = "<rows>") -> list[MarginRun]:
+    """Validate margin rows (see the module docstring) and pivot them into one :class:`MarginRun` per run."""
+    for name in KEY_COLUMNS:
+        if rows and name not in rows[0]:
+            raise InputError("missing required column", path=path, field=name)
+    runs: dict[tuple[str, str, str], dict[str, _ItemAcc]] = {}
+    seen: dict[tuple[str, str, str, str, str], int] = {}
+    for index, row in enumerate(rows, start=1):
+        record = f"row {index}"
+        status = _text(row.get("status"))
+        if status is not None and status.lower() != "ok":
+            continue  # a failed scoring record; its item then lacks a context, which is reported below
+        key_values = []
+        for name in ("model", "dataset", "item_id"):
+            value = _text(row.get(name))
+            if name == "dataset" and not value:
+                value = Path(str(path)).stem  # as in the ITEMS table: the file stem names an unnamed dataset
+            if value is None or value == "":
+                raise InputError("missing required field", path=path, record=record, field=name)
+            key_values.append(value)
+        if _is_null(row.get("context")):
+            raise InputError("missing required field", path=path, record=record, field="context")
+        context = normalize_context(row["context"], path=path, record=record)
+        interface = normalize_interface(row.get("interface"), path=path, record=record)
+        model, dataset, item_id = key_values
+        full_key = (model, dataset, item_id, context, interface)
+        if full_key in seen:
+            raise InputError(f"duplicate (model, dataset, item_id, context, interface) = {full_key}, first at "
+                             f"row {seen[full_key]}", path=path, record=record, field="item_id")
+        seen[full_key] = index
+        margin = row_margin(row, path=path, record=record)
+        items = runs.setdefault((model, dataset, interface), {})
+        acc = items.get(item_id)
+        if acc is None:
+            acc = items[item_id] = _ItemAcc(index)
+        acc.margins[context] = margin
+        label = parse_yes_no(_text(row.get("label")), path=path, record=record, field="label")
+        _merge(acc, "label", label, path=path, record=record)
+        _merge(acc, "group", _text(row.get("group_id")), path=path, record=record)
+        statement = parse_yes_no(_text(row.get("statement")), path=path, record=record, field="statement")
+        _merge(acc, "statement", statement, path=path, record=record)
+        _merge(acc, "relation", _text(row.get("relation")), path=path, record=record)
+        if context == "original":
+            acc.original_row = index
+            acc.extra = {k: v for k, v in row.items() if k not in SCHEMA_COLUMNS}
+    ordered = sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][1], INTERFACES.index(kv[0][2])))
+    return [_build_run(key, items, path=path) for key, items in ordered]
+
+
+def _name_items(ids: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(repr(i) for i in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _build_run(key: tuple[str, str, str], items: dict[str, _ItemAcc], *, path: str | Path) -> MarginRun:
+    model, dataset, interface = key
+    run_name = f"run (model={model!r}, dataset={dataset!r}, interface={interface!r})"
+    ids = sorted(items)
+    accs = [items[i] for i in ids]
+    for item_id, acc in zip(ids, accs, strict=True):
+        if acc.original_row is None:
+            raise InputError(f"item {item_id!r} of {run_name} has no 'original' row", path=path,
+                             record=f"row {acc.first_row}", field="context")
+    contexts = sorted({c for acc in accs for c in acc.margins}, key=lambda c: CONTEXTS.index(c))
+    margins: dict[str, np.ndarray] = {}
+    for context in contexts:
+        missing = [i for i, acc in zip(ids, accs, strict=True) if context not in acc.margins]
+        if missing:
+            raise InputError(f"context {context!r} is missing for {len(missing)} of {len(ids)} items of "
+                             f"{run_name}: {_name_items(missing)}", path=path,
+                             record=f"row {items[missing[0]].first_row}", field="context")
+        margins[context] = np.array([acc.margins[context] for acc in accs], dtype=np.float64)
+    labelled = [acc.label is not None for acc in accs]
+    labels = None
+    if any(labelled):
+        unlabelled = [i for i, ok in zip(ids, labelled, strict=True) if not ok]
+        if unlabelled:
+            raise InputError(f"label is missing for {len(unlabelled)} of {len(ids)} items of {run_name} "
+                             f"(give every item a label or none): {_name_items(unlabelled)}", path=path,
+                             record=f"row {items[unlabelled[0]].first_row}", field="label")
+        labels = np.array([acc.label == "yes" for acc in accs], dtype=bool)
+    group_ids = statements = None
+    if any(acc.group is not None for acc in accs):
+        group_ids = np.array([acc.group for acc in accs], dtype=object)
+        statements = np.array([acc.statement == "yes" for acc in accs], dtype=bool)
+        _check_groups(ids, accs, run_name, path=path)
+    relations = None
+    if any(acc.relation is not None for acc in accs):
+        relations = np.array([acc.relation for acc in accs], dtype=object)
+    extra_names = sorted({k for acc in accs for k in acc.extra})
+    extra = {k: np.array([acc.extra.get(k) for acc in accs], dtype=object) for k in extra_names}
+    return MarginRun(model=model, dataset=dataset, interface=interface, item_ids=np.array(ids, dtype=object),
+                     margins=margins, labels=labels, group_ids=group_ids, statements=statements,
+                     relations=relations, extra=extra, source=str(path))
+
+
+def _check_groups(ids: Sequence[str], accs: Sequence[_ItemAcc], run_name: str, *, path: str | Path) -> None:
+    members: dict[str, list[tuple[str, _ItemAcc]]] = {}
+    for item_id, acc in zip(ids, accs, strict=True):
+        if acc.group is None:
+            continue
+        if acc.statement is None:
+            raise InputError(f"item {item_id!r} of group {acc.group!r} ({run_name}) has no statement "
+                             f"(true/false)", path=path, record=f"row {acc.first_row}", field="statement")
+        members.setdefault(acc.group, []).append((item_id, acc))
+    for group, entries in members.items():
+        true_ids = [i for i, acc in entries if acc.statement == "yes"]
+        if len(true_ids) != 1:
+            raise InputError(
+                f"group {group!r} of {run_name} has {len(true_ids)} true statements (expected exactly one)"
+                + (f": {_name_items(true_ids)}" if true_ids else ""),
+                path=path, record=f"row {entries[0][1].first_row} (group {group!r})", field="statement")
+        if len(entries) < 2:
+            raise InputError(f"group {group!r} of {run_name} has no false statement", path=path,
+                             record=f"row {entries[0][1].first_row} (group {group!r})", field="statement")
+
+
+def read_margins(path: str | Path) -> list[MarginRun]:
+    """Read and validate a MARGINS table (Parquet, CSV or JSONL); one :class:`MarginRun` per run."""
+    path = Path(path)
+    table = read_table(path, required=KEY_COLUMNS)
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    n_rows = table.num_rows
+    if n_rows == 0:
+        raise InputError("no rows in file", path=path)
+    rows = [{name: values[i] for name, values in columns.items()} for i in range(n_rows)]
+    return runs_from_rows(rows, path=path)
