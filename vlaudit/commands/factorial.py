@@ -1,1 +1,56 @@
-"""Commands: placeholder, filled by its issue."""
+"""``vlaudit vca factorial RUN_DIR``: the evidence-source factorial analysis (VCA §10, Tables 5–8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import vca_app
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None or value != value else f"{100 * value:.2f}"
+
+
+def _ci(pair: list[float]) -> str:
+    lo, hi = pair
+    return "—" if lo != lo else f"[{100 * lo:.2f}, {100 * hi:.2f}]"
+
+
+@vca_app.command("factorial")
+def vca_factorial(
+    run_dir: Path = typer.Argument(..., help="Scoring run folder (with margins.parquet) or a margins file."),
+    items: Path = typer.Option(None, "--items", help="The factorial items.jsonl (default: from the run)."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default RUN_DIR/factorial)."),
+    margins: Path = typer.Option(None, "--margins", help="Margins table (default RUN_DIR/margins.parquet)."),
+    interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
+    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Stem-id bootstrap resamples."),
+    seed: int = typer.Option(20260724, "--seed", help="Bootstrap seed."),
+) -> None:
+    """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
+    from vlaudit.experiments.factorial_analysis import run_factorial_analysis
+    from vlaudit.report.console import print_table
+
+    out_dir = out if out is not None else (run_dir if run_dir.is_dir() else run_dir.parent) / "factorial"
+    result = run_factorial_analysis(run_dir, items=items, out_dir=out_dir, margins=margins,
+                                    interface=interface, n_resamples=n_resamples, seed=seed)
+    rows = []
+    for entry in [*result["models"], {"model": "pooled", **result["pooled"]}]:
+        rows.append([entry["model"], entry["correct"], entry["cu"],
+                     f"{_pct(entry['cu_rate'])} {_ci(entry['cu_rate_ci'])}",
+                     f"{_pct(entry['responsive_rate'])} {_ci(entry['responsive_rate_ci'])}",
+                     f"{_pct(entry['neutral_exceed_rate'])} {_ci(entry['neutral_exceed_rate_ci'])}",
+                     f"{_pct(entry['flip_rate'])} {_ci(entry['flip_rate_ci'])}"])
+    print_table(f"Evidence-source factorial ({result['stems']} stems, {interface})",
+                ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
+    effect_rows = []
+    for entry in result["models"]:
+        e, nested = entry["effects"], entry["nested"]
+        effect_rows.append([entry["model"], e["delta_v_pos"]["mean"], e["delta_v_neg"]["mean"],
+                            e["delta_v_none"]["mean"], e["interaction"]["mean"], nested["image_tpr"],
+                            nested["text_fpr"], nested["auroc_vca_correct"], nested["auroc_confidence_correct"]])
+    print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
+                                                         "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
+    for path in result["files"]:
+        typer.echo(f"wrote {path}")
