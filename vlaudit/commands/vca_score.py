@@ -1,1 +1,79 @@
-"""Commands: placeholder, filled by its issue."""
+"""``vlaudit vca score``: literal yes/no margins of a multimodal LLM under matched contexts (VCA §9, §11)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import vca_app
+
+
+def _csv(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+@vca_app.command("score")
+def vca_score(
+    model: str = typer.Option(..., "--model", help="Model spec, e.g. hf:Qwen/Qwen3-VL-8B-Instruct or hf:DIR."),
+    benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table (JSONL or Parquet)."),
+    images: Path = typer.Option(..., "--images", help="Directory the items' image paths are relative to."),
+    out: Path = typer.Option(..., "--out", help="Run directory (margins.parquet, manifest, summary, cache)."),
+    contexts: str = typer.Option("original,text,blank", "--contexts",
+                                 help="Comma list of original,text,blank,mean,mismatch,rele,irre."),
+    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
+    strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), bf16, fp16 or fp32."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
+    device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models."),
+    revision: str = typer.Option(None, "--revision", help="Model revision (hub branch, tag or commit)."),
+    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL)."),
+    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL)."),
+    trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repo code (off)."),
+    model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
+    chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
+    no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable shared image-prefix reuse."),
+) -> None:
+    """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from vlaudit.backends.registry import load_backend
+    from vlaudit.report.console import print_table
+    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.sources.items import read_items
+
+    context_list, interfaces = _csv(contexts), _csv(interface)
+    items = read_items(benchmark)
+    backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
+                           revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
+                           trust_remote_code=trust_remote_code, interfaces=interfaces,
+                           prefix_cache=not no_prefix_cache)
+    arguments = {"model": model, "benchmark": str(benchmark), "images": str(images), "out": str(out),
+                 "contexts": context_list, "interface": interfaces, "batch_size": batch_size, "seed": seed,
+                 "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
+                 "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
+                 "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
+                 "prefix_cache": not no_prefix_cache}
+    console = Console(stderr=True)
+    with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console) as progress:
+        task = progress.add_task("score", total=None, rate="")
+
+        def on_plan(total: int, cached: int) -> None:
+            progress.update(task, total=total, completed=cached)
+
+        def on_progress(done: int) -> None:
+            progress.advance(task, done)
+            speed = progress.tasks[0].speed
+            progress.update(task, rate=f"{speed:.1f} queries/s" if speed else "")
+
+        summary = run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
+                              interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
+                              chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
+                              on_progress=on_progress)
+    shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
+    print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    typer.echo(f"wrote {out / 'margins.parquet'}")

@@ -1,0 +1,132 @@
+"""The hf: backend on tiny models built from config: margins equal direct unbatched full forwards."""
+
+from __future__ import annotations
+
+import pytest
+from test_hf_tiny_models import one_torch_thread, tiny_model  # noqa: F401  (autouse fixture)
+
+FAMILIES = ["qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl"]
+
+
+def _images():
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(1)
+    return [Image.fromarray(rng.integers(0, 256, size=(48, 64, 3), dtype=np.uint8)),
+            Image.fromarray(rng.integers(0, 256, size=(70, 40, 3), dtype=np.uint8))]
+
+
+def _direct_nll(backend, prompt: str, image, verbalizer: str) -> tuple[float, int, int]:
+    """lmms-eval style: one unbatched forward of prompt + verbalizer, prompt tokens masked."""
+    import torch
+
+    text = prompt + verbalizer
+    kwargs = {"text": [text], "return_tensors": "pt"}
+    if image is not None:
+        kwargs["images"] = [image] if backend.family.startswith("qwen") else [[image]]
+    inputs = backend.processor(**kwargs)
+    ids = inputs["input_ids"][0]
+    with torch.no_grad():
+        logits = backend.model(**inputs).logits[0]
+    labels = ids.clone()
+    labels[:-1] = -100  # mask the prompt: only the continuation token counts
+    loss = torch.nn.functional.cross_entropy(logits[:-1].double(), labels[1:], ignore_index=-100)
+    return float(loss), int(ids[-1]), len(ids) - 1
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_margins_equal_unbatched_full_forward(family, tmp_path_factory, no_network) -> None:
+    from vlaudit.backends.base import INTERFACES, YesNoRequest
+    from vlaudit.backends.registry import load_backend
+
+    backend = load_backend(f"hf:{tiny_model(family, tmp_path_factory)}", batch_size=3)
+    images = _images()
+    questions = ["Is the cat left of the dog?", "Is the dog above the cat?", "Is the car near the table?"]
+    requests = [YesNoRequest(f"{q}|{k}|{interface}", question, image, interface)
+                for q, question in enumerate(questions)
+                for k, image in enumerate([*images, None])
+                for interface in INTERFACES]
+    results = backend.score(requests)
+    assert [r.key for r in results] == [r.key for r in requests]
+    for request, result in zip(requests, results, strict=True):
+        prompt = backend.prompt(request.question, request.interface, request.image is not None)
+        assert result.prompt == prompt
+        yes, no = INTERFACES[request.interface]
+        nll_yes, yes_id, n_prompt = _direct_nll(backend, prompt, request.image, yes)
+        nll_no, no_id, _ = _direct_nll(backend, prompt, request.image, no)
+        assert (result.yes_token_id, result.no_token_id) == (yes_id, no_id)
+        assert result.n_prompt_tokens == n_prompt
+        assert result.nll_yes == pytest.approx(nll_yes, abs=1e-4)
+        assert result.nll_no == pytest.approx(nll_no, abs=1e-4)
+        assert result.margin == pytest.approx(nll_no - nll_yes, abs=1e-4)
+        assert result.margin == result.nll_no - result.nll_yes
+
+
+def test_prefix_cache_matches_full_forwards(tmp_path_factory, no_network) -> None:
+    from vlaudit.backends.base import YesNoRequest
+    from vlaudit.backends.hf_prefix_cache import expected_prompt_ids
+    from vlaudit.backends.registry import load_backend
+
+    path = tiny_model("qwen2-vl", tmp_path_factory)
+    shared = load_backend(f"hf:{path}", batch_size=4)
+    full = load_backend(f"hf:{path}", batch_size=1, prefix_cache=False)
+    assert shared.prefix_cache and not full.prefix_cache
+    image = _images()[0]
+    requests = [YesNoRequest(str(i), f"Is the cat {rel} the dog?", image, interface)
+                for i, (rel, interface) in enumerate([("left of", "yesno"), ("right of", "yesno"),
+                                                      ("above", "truefalse"), ("below", "truefalse"),
+                                                      ("on", "yesno")])]
+    assert expected_prompt_ids(shared, shared.prompt("Is it?", "yesno", True), image, "<|vision_end|>")
+    for a, b in zip(shared.score(requests), full.score(requests), strict=True):
+        assert a.margin == pytest.approx(b.margin, abs=1e-5)
+        assert a.n_prompt_tokens == b.n_prompt_tokens
+
+
+@pytest.mark.parametrize("family", ["qwen2-vl", "llava-onevision", "gemma3"])
+def test_text_only_prompt_has_no_image_tokens(family, tmp_path_factory, no_network) -> None:
+    from vlaudit.backends.registry import load_backend
+
+    backend = load_backend(f"hf:{tiny_model(family, tmp_path_factory)}")
+    image_id = backend.model.config.image_token_id if hasattr(backend.model.config, "image_token_id") \
+        else backend.model.config.image_token_index
+    text_prompt = backend.prompt("Is the cat left of the dog?", "yesno", False)
+    image_prompt = backend.prompt("Is the cat left of the dog?", "yesno", True)
+    image_token = backend.processor.image_token
+    assert image_token not in text_prompt and image_token in image_prompt
+    assert "<|vision_start|>" not in text_prompt
+    ids = backend.encode([text_prompt], None)["input_ids"][0].tolist()
+    assert image_id not in ids
+    # the text-only prompt keeps the identical question, template and generation prefix
+    assert "Is the cat left of the dog? Answer yes or no." in text_prompt and text_prompt.endswith("\nAnswer:")
+    assert text_prompt.count("Is the cat") == 1
+
+
+def test_non_single_token_verbalizer_is_rejected(tmp_path_factory, monkeypatch, no_network) -> None:
+    from vlaudit.backends import base
+    from vlaudit.backends.hf_mllm import VerbalizerError
+    from vlaudit.backends.registry import load_backend
+
+    monkeypatch.setitem(base.INTERFACES, "maybe", (" definitely", " no"))
+    with pytest.raises(VerbalizerError, match="definitely") as info:
+        load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno", "maybe"])
+    assert "single-token" in str(info.value)
+
+
+def test_describe_records_pixel_budget_and_options(tmp_path_factory, no_network) -> None:
+    from vlaudit.backends.registry import load_backend
+
+    backend = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", max_pixels=56 * 56 * 4,
+                           dtype="fp32", interfaces=["yesno"])
+    facts = backend.describe()
+    assert facts["pixel_budget"]["max_pixels"] == 56 * 56 * 4
+    assert facts["pixel_budget"]["image_processor_size"]["longest_edge"] == 56 * 56 * 4
+    assert facts["dtype"] == "float32" and facts["verbalizer_ids"].keys() == {"yesno"}
+
+
+def test_unknown_model_dir_is_an_input_error(tmp_path, no_network) -> None:
+    from vlaudit.backends.registry import load_backend
+    from vlaudit.errors import InputError
+
+    with pytest.raises(InputError, match="cannot load"):
+        load_backend(f"hf:{tmp_path / 'absent'}")

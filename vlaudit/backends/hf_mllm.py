@@ -1,0 +1,307 @@
+"""``hf:`` — literal yes/no margins of multimodal chat LLMs served by transformers (VCA §9, §11).
+
+Protocol (VCA §11 "Matched context construction"): the family's native chat template renders one user turn
+holding the image (none for the text-only context — no placeholder either) and the fixed question text
+``QUESTION_TEMPLATES[interface]``; Qwen families get the explicit system message "You are a helpful
+assistant.", the others none. After the template's generation prompt comes the fixed generation prefix
+``GENERATION_PREFIX``; the continuation is a literal verbalizer from :data:`vlaudit.backends.base.INTERFACES`
+(" yes"/" no", " true"/" false"), each of which must be one token (checked at load, before any scoring).
+Prompt tokens are masked, so the NLL of the one-token continuation is −log p(verbalizer | prompt), and both
+verbalizers are read from the log-softmax at the last position of **one** forward pass;
+margin m = NLL(no) − NLL(yes).
+
+Speed: batched full forwards with left padding; for the Qwen-VL families the KV cache of the shared
+system+image prefix is computed once per image and reused for every question about it, with explicit mrope
+position ids (see :mod:`vlaudit.backends.hf_prefix_cache`); other families fall back to full forwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
+from vlaudit.errors import InputError, MissingDependencyError
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+QUESTION_TEMPLATES: dict[str, str] = {
+    "yesno": "{question} Answer yes or no.",
+    "truefalse": "{question} Answer true or false.",
+}
+GENERATION_PREFIX = "Answer:"
+QWEN_SYSTEM = "You are a helpful assistant."
+QWEN_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+# mrope prefix reuse verified exact (to float rounding) against full forwards for these model types.
+PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+# Placeholder the family's template emits for one image; the prefix ends right after it.
+_IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
+
+
+class VerbalizerError(InputError):
+    """A verbalizer that the tokenizer splits into more than one token."""
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def template_fingerprint() -> dict[str, Any]:
+    """The fixed prompt pieces (question templates, generation prefix, system message)."""
+    return {"question_templates": QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
+            "qwen_system": QWEN_SYSTEM, "verbalizers": INTERFACES}
+
+
+def _plain_size(size: Any) -> dict[str, Any] | None:
+    """The image processor's size setting as a plain dict (transformers keeps a SizeDict dataclass)."""
+    import dataclasses
+
+    if size is None:
+        return None
+    items = dataclasses.asdict(size) if dataclasses.is_dataclass(size) else dict(size)
+    return {k: v for k, v in items.items() if v is not None}
+
+
+def _image_key(image: Image.Image) -> str:
+    digest = hashlib.sha256(f"{image.mode}:{image.size}".encode())
+    digest.update(image.tobytes())
+    return digest.hexdigest()
+
+
+class HFMLLMBackend:
+    """A transformers image-text-to-text model read through its literal yes/no verbalizers."""
+
+    def __init__(self, spec: str, model: Any, processor: Any, *, options: dict[str, Any]) -> None:
+        self.spec = spec
+        self.model = model
+        self.processor = processor
+        self.tokenizer = getattr(processor, "tokenizer", processor)
+        self.tokenizer.padding_side = "left"  # the last position is then every row's prompt end
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.options = options
+        self.family = str(getattr(model.config, "model_type", "unknown"))
+        self.batch_size = int(options.get("batch_size", 8))
+        self.prefix_cache = bool(options.get("prefix_cache", True)) and self.family in PREFIX_CACHE_FAMILIES
+        self.device = next(model.parameters()).device
+        self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
+        self._logits_to_keep = True
+
+    # ------------------------------------------------------------------------------------------ prompts
+
+    def _single_token_ids(self, interface: str) -> tuple[int, int]:
+        if interface not in INTERFACES:
+            raise InputError(f"unknown interface {interface!r}; available: {', '.join(INTERFACES)}",
+                             field="interface")
+        ids = []
+        bad = []
+        for text in INTERFACES[interface]:
+            tokens = self.tokenizer.encode(text, add_special_tokens=False)
+            if len(tokens) != 1:
+                bad.append(f"{text!r} -> {tokens} {self.tokenizer.convert_ids_to_tokens(tokens)}")
+            else:
+                ids.append(int(tokens[0]))
+        if bad:
+            raise VerbalizerError(
+                f"model {self.spec}: interface {interface!r} needs single-token verbalizers, but the tokenizer "
+                f"splits {'; '.join(bad)}", field="interface")
+        return ids[0], ids[1]
+
+    def messages(self, question: str, interface: str, with_image: bool) -> list[dict[str, Any]]:
+        text = QUESTION_TEMPLATES[interface].format(question=question)
+        content: list[dict[str, Any]] = [{"type": "image"}] if with_image else []
+        content.append({"type": "text", "text": text})
+        messages: list[dict[str, Any]] = []
+        if self.family in QWEN_FAMILIES:
+            messages.append({"role": "system", "content": [{"type": "text", "text": QWEN_SYSTEM}]})
+        messages.append({"role": "user", "content": content})
+        return messages
+
+    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+        """The exact serialized prompt (one image placeholder, before the processor expands it)."""
+        rendered = self.processor.apply_chat_template(
+            self.messages(question, interface, with_image), add_generation_prompt=True, tokenize=False)
+        return rendered + GENERATION_PREFIX
+
+    def _add_special_tokens(self, prompt: str) -> bool:
+        bos = self.tokenizer.bos_token
+        return not (bos and prompt.startswith(bos))  # the template already wrote BOS
+
+    def describe(self) -> dict[str, Any]:
+        """Facts that change outputs: they go into the manifest and every cache key."""
+        image_processor = getattr(self.processor, "image_processor", None)
+        size = getattr(image_processor, "size", None)
+        return {
+            "spec": self.spec,
+            "family": self.family,
+            "model_class": type(self.model).__name__,
+            "revision": self.options.get("revision"),
+            "commit_hash": getattr(self.model.config, "_commit_hash", None),
+            "dtype": str(self.model.dtype).replace("torch.", ""),
+            "device": str(self.device),
+            "pixel_budget": {"min_pixels": self.options.get("min_pixels"),
+                             "max_pixels": self.options.get("max_pixels"),
+                             "image_processor_size": _plain_size(size)},
+            "chat_template_sha256": sha256_text(str(getattr(self.processor, "chat_template", "") or "")),
+            "template": template_fingerprint(),
+            "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
+            "prefix_cache": self.prefix_cache,
+        }
+
+    # ------------------------------------------------------------------------------------------ scoring
+
+    def encode(self, prompts: Sequence[str], images: Sequence[Image.Image] | None) -> dict[str, Any]:
+        """Processor inputs for a left-padded batch (``images`` aligned with ``prompts``, or None)."""
+        kwargs: dict[str, Any] = {"text": list(prompts), "return_tensors": "pt", "padding": True,
+                                  "add_special_tokens": self._add_special_tokens(prompts[0])}
+        if images:
+            kwargs["images"] = list(images) if self.family in QWEN_FAMILIES else [[im] for im in images]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            batch = self.processor(**kwargs)
+        return {k: v.to(self.device) if hasattr(v, "to") else v for k, v in batch.items()}
+
+    def _results(self, requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
+                 n_tokens: Sequence[int]) -> list[YesNoResult]:
+        out = []
+        for request, prompt, row, n in zip(requests, prompts, logprobs, n_tokens, strict=True):
+            yes_id, no_id = self.verbalizer_ids[request.interface]
+            nll_yes = -float(row[yes_id])
+            nll_no = -float(row[no_id])
+            out.append(YesNoResult(key=request.key, nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes,
+                                   yes_token_id=yes_id, no_token_id=no_id, prompt=prompt,
+                                   prompt_hash=sha256_text(prompt), n_prompt_tokens=int(n)))
+        return out
+
+    def score_full(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
+        """One batched full forward per ``batch_size`` requests (all with images, or all without)."""
+        import torch
+
+        results: list[YesNoResult] = []
+        for start in range(0, len(requests), self.batch_size):
+            chunk = requests[start:start + self.batch_size]
+            prompts = [self.prompt(r.question, r.interface, r.image is not None) for r in chunk]
+            images = [r.image for r in chunk] if chunk[0].image is not None else None
+            batch = self.encode(prompts, images)
+            with torch.inference_mode():
+                logits = self._last_logits(batch)
+            logprobs = torch.log_softmax(logits.double(), dim=-1).cpu()
+            n_tokens = batch["attention_mask"].sum(dim=1).tolist()
+            results.extend(self._results(chunk, prompts, logprobs, n_tokens))
+        return results
+
+    def _last_logits(self, batch: dict[str, Any]) -> Any:
+        """Logits at the last position (left padding: every row's prompt end)."""
+        if self._logits_to_keep:
+            try:
+                return self.model(**batch, use_cache=False, logits_to_keep=1).logits[:, -1, :]
+            except TypeError:  # a family whose forward has no logits_to_keep: compute all positions
+                self._logits_to_keep = False
+        return self.model(**batch, use_cache=False).logits[:, -1, :]
+
+    def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
+        """Score requests in the given order; results are a deterministic function of the request list."""
+        for request in requests:
+            if request.interface not in self.verbalizer_ids:
+                raise InputError(f"interface {request.interface!r} was not validated at load "
+                                 f"(loaded: {', '.join(self.verbalizer_ids)})", record=request.key)
+        by_key: dict[str, YesNoResult] = {}
+        text_only = [r for r in requests if r.image is None]
+        with_image = [r for r in requests if r.image is not None]
+        if text_only:
+            for result in self.score_full(text_only):
+                by_key[result.key] = result
+        groups: dict[str, list[YesNoRequest]] = {}
+        for request in with_image:
+            groups.setdefault(_image_key(request.image), []).append(request)  # type: ignore[arg-type]
+        singles: list[YesNoRequest] = []
+        for group in groups.values():
+            if self.prefix_cache and len(group) > 1:
+                from vlaudit.backends.hf_prefix_cache import score_shared_prefix
+
+                for result in score_shared_prefix(self, group, _IMAGE_BLOCK_END[self.family]):
+                    by_key[result.key] = result
+            else:
+                singles.extend(group)
+        if singles:
+            for result in self.score_full(singles):
+                by_key[result.key] = result
+        return [by_key[r.key] for r in requests]
+
+
+def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | None) -> None:
+    """Set the Qwen-VL style pixel budget (shortest_edge/longest_edge are pixel counts there)."""
+    image_processor = getattr(processor, "image_processor", None)
+    current = _plain_size(getattr(image_processor, "size", None)) or {}
+    if "longest_edge" not in current or "shortest_edge" not in current:
+        raise InputError(f"--min-pixels/--max-pixels apply to Qwen-VL style image processors; "
+                         f"{type(image_processor).__name__} has size {current}", field="max_pixels")
+    from transformers.image_utils import SizeDict
+
+    image_processor.size = SizeDict(
+        shortest_edge=int(min_pixels) if min_pixels is not None else current["shortest_edge"],
+        longest_edge=int(max_pixels) if max_pixels is not None else current["longest_edge"])
+
+
+def _resolve_dtype(dtype: str, device: str) -> Any:
+    import torch
+
+    if dtype == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    names = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "half": "float16", "float": "float32"}
+    value = getattr(torch, names.get(dtype, dtype), None)
+    if not isinstance(value, torch.dtype):
+        raise InputError(f"unknown dtype {dtype!r} (use auto, bf16, fp16 or fp32)", field="dtype")
+    return value
+
+
+def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device_map: str | None = None,
+                 batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
+                 max_pixels: int | None = None, trust_remote_code: bool = False,
+                 interfaces: Sequence[str] = tuple(INTERFACES), prefix_cache: bool = True,
+                 attn_implementation: str | None = None) -> HFMLLMBackend:
+    """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
+
+    ``dtype`` auto is bf16 on a GPU and fp32 on the CPU; ``min_pixels``/``max_pixels`` set the image
+    processor's pixel budget (Qwen-VL families) and are recorded in :meth:`HFMLLMBackend.describe`.
+    Verbalizers of every interface in ``interfaces`` are checked to be single tokens before returning.
+    """
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:  # pragma: no cover - both are core dependencies
+        raise MissingDependencyError(f"the hf: backend needs torch and transformers ({exc}); "
+                                     "install them with: pip install torch transformers") from exc
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch_dtype = _resolve_dtype(dtype, device)
+    processor_kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+    model_kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code,
+                                    "dtype": torch_dtype}
+    if device_map:
+        model_kwargs["device_map"] = device_map
+    if attn_implementation:
+        model_kwargs["attn_implementation"] = attn_implementation
+    try:
+        processor = transformers.AutoProcessor.from_pretrained(name, **processor_kwargs)
+        model = transformers.AutoModelForImageTextToText.from_pretrained(name, **model_kwargs)
+    except ImportError as exc:
+        raise MissingDependencyError(f"loading {name!r} needs an optional package: {exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
+    if min_pixels is not None or max_pixels is not None:
+        _set_pixel_budget(processor, min_pixels, max_pixels)
+    if not device_map:
+        model = model.to(device)
+    model.eval()
+    options = {"dtype": str(torch_dtype).replace("torch.", ""), "device": device, "device_map": device_map,
+               "batch_size": batch_size, "revision": revision, "min_pixels": min_pixels,
+               "max_pixels": max_pixels, "trust_remote_code": trust_remote_code,
+               "interfaces": list(interfaces), "prefix_cache": prefix_cache}
+    return HFMLLMBackend(f"hf:{name}", model, processor, options=options)

@@ -1,0 +1,88 @@
+"""Shared-prefix KV-cache reuse for the Qwen-VL families (the "one pass over each image's tokens" limit).
+
+All questions about one image share the token prefix ``system turn + user header + <|vision_start|> image
+tokens <|vision_end|>``; because ``<|vision_end|>`` is a special token, the tokenization of prompt = prefix +
+suffix is exactly the prefix's tokens followed by the suffix's. The prefix (with the vision tower) runs once
+with ``use_cache``; each batch of suffixes then runs on a copy of that cache, batch-expanded, right-padded
+(causal attention: a real token never sees a later pad) with explicit mrope position ids. Text tokens after
+the image sit at ``index + rope_delta`` on all three mrope axes, where ``rope_delta`` is what the model stored
+for the prefix (Qwen2-VL ``get_rope_index``). The result equals a full forward up to float rounding
+(checked in tests/test_hf_mllm.py).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from vlaudit.backends.base import YesNoRequest, YesNoResult
+
+if TYPE_CHECKING:
+    from vlaudit.backends.hf_mllm import HFMLLMBackend
+
+
+def split_prompt(prompt: str, block_end: str) -> tuple[str, str]:
+    """Split a rendered prompt right after the (last) image block end marker."""
+    index = prompt.rindex(block_end) + len(block_end)
+    return prompt[:index], prompt[index:]
+
+
+def score_shared_prefix(backend: HFMLLMBackend, requests: Sequence[YesNoRequest],
+                        block_end: str) -> list[YesNoResult]:
+    """Score requests that share one image (and hence one prefix) with one prefix forward."""
+    import torch
+
+    prompts = [backend.prompt(r.question, r.interface, True) for r in requests]
+    parts = [split_prompt(p, block_end) for p in prompts]
+    by_prefix: dict[str, list[int]] = {}
+    for index, (prefix, _) in enumerate(parts):
+        by_prefix.setdefault(prefix, []).append(index)
+    results: list[YesNoResult | None] = [None] * len(requests)
+    model = backend.model
+    tokenizer = backend.tokenizer
+    pad_id = int(tokenizer.pad_token_id)
+    for prefix, members in by_prefix.items():
+        batch = backend.encode([prefix], [requests[members[0]].image])  # type: ignore[list-item]
+        with torch.inference_mode():
+            out = model(**batch, use_cache=True, logits_to_keep=1)
+        cache = out["cache"] if "cache" in out else out["past_key_values"]
+        rope_delta = model.model.rope_deltas.clone()  # (1, 1): text position offset after the image
+        n_prefix = int(batch["input_ids"].shape[1])
+        suffix_ids = [tokenizer.encode(parts[i][1], add_special_tokens=False) for i in members]
+        for start in range(0, len(members), backend.batch_size):
+            rows = members[start:start + backend.batch_size]
+            ids = suffix_ids[start:start + backend.batch_size]
+            width = max(len(x) for x in ids)
+            k = len(rows)
+            input_ids = torch.full((k, width), pad_id, dtype=torch.long)
+            mask = torch.zeros((k, n_prefix + width), dtype=torch.long)
+            mask[:, :n_prefix] = 1
+            for row, tokens in enumerate(ids):
+                input_ids[row, :len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+                mask[row, n_prefix:n_prefix + len(tokens)] = 1
+            positions = torch.arange(n_prefix, n_prefix + width, dtype=torch.long).view(1, 1, -1)
+            positions = (positions + rope_delta.to("cpu").view(1, 1, 1)).expand(3, k, width).contiguous()
+            row_cache = copy.deepcopy(cache)
+            row_cache.batch_repeat_interleave(k)
+            device = backend.device
+            with torch.inference_mode():
+                logits = model(input_ids=input_ids.to(device), attention_mask=mask.to(device),
+                               position_ids=positions.to(device), cache=row_cache, use_cache=True).logits
+            last = torch.tensor([len(tokens) - 1 for tokens in ids], device=logits.device)
+            final = logits[torch.arange(k, device=logits.device), last]
+            logprobs = torch.log_softmax(final.double(), dim=-1).cpu()
+            chunk = [requests[i] for i in rows]
+            n_tokens = [n_prefix + len(tokens) for tokens in ids]
+            for i, result in zip(rows, backend._results(chunk, [prompts[i] for i in rows], logprobs, n_tokens),
+                                 strict=True):
+                results[i] = result
+    return [r for r in results if r is not None]
+
+
+def expected_prompt_ids(backend: HFMLLMBackend, prompt: str, image: Any, block_end: str) -> bool:
+    """True when tokenizing prefix and suffix separately reproduces the full prompt's ids (a self-check)."""
+    full = backend.encode([prompt], [image])["input_ids"][0].tolist()
+    prefix, suffix = split_prompt(prompt, block_end)
+    head = backend.encode([prefix], [image])["input_ids"][0].tolist()
+    return full == head + backend.tokenizer.encode(suffix, add_special_tokens=False)

@@ -1,0 +1,276 @@
+"""Tiny random multimodal chat LLMs built from config, for smoke tests and offline tests.
+
+Each builder writes a model + processor with ``save_pretrained`` into a directory that loads through the normal
+user path (``hf:DIR`` → AutoProcessor + AutoModelForImageTextToText). The tokenizer is a byte-level BPE trained
+locally with the ``tokenizers`` library over a small corpus that contains the prompt words and the verbalizers
+(yes/no/true/false, with and without a leading space), so that " yes", " no", " true", " false" are single tokens
+as in the real families (VCA §11: ids 9834/902/830/895 in Qwen). Weights are random but seeded: the same family
+and seed give the same files.
+
+Families: ``qwen2-vl``, ``qwen2.5-vl``, ``qwen3-vl`` (Qwen2 tokenizer, ``<|vision_start|><|image_pad|>...``
+placeholders, mrope), ``llava-onevision`` (Qwen2 LM + tiny SigLIP vision tower, anyres pinpoints) and
+``gemma3`` (Gemma3 LM + SigLIP, ``<start_of_image>`` expanded to pooled soft tokens, BOS written by the template;
+a generic tokenizers-backed tokenizer carries Gemma's special tokens) and ``internvl`` (HF-native InternVL:
+InternViT + Qwen2 LM, ``<IMG_CONTEXT>`` expanded to ``<img>…</img>`` per tile).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from vlaudit.errors import InputError
+
+MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl")
+
+_CORPUS_WORDS = (
+    "You are a helpful assistant. Answer yes or no. Answer true or false. Answer: Is the a an of on in to "
+    "left right above below under over behind front next near far beside cat dog person car table chair "
+    "The statement is: Question: picture image photo"
+)
+_VERBALIZERS = ("yes", "no", "true", "false")
+
+QWEN_SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+                 "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>")
+
+# The Qwen2-VL chat template (default system message when none is given), reduced to images and text.
+QWEN_TEMPLATE = (
+    "{% for message in messages %}{% if loop.first and message['role'] != 'system' %}<|im_start|>system\n"
+    "You are a helpful assistant.<|im_end|>\n{% endif %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}<|im_end|>\n{% else %}"
+    "{% for content in message['content'] %}{% if content['type'] == 'image' or 'image' in content %}"
+    "<|vision_start|><|image_pad|><|vision_end|>{% elif 'text' in content %}{{ content['text'] }}{% endif %}"
+    "{% endfor %}<|im_end|>\n{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% endif %}"
+)
+
+# The LLaVA-OneVision (Qwen2 LM) chat template, reduced to images and text.
+LLAVA_OV_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for content in message['content'] %}{% if content['type'] == 'image' %}<image>\n"
+    "{% elif content['type'] == 'text' %}{{ content['text'] }}{% endif %}{% endfor %}{% endif %}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+GEMMA3_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'assistant' %}{% set role = 'model' %}"
+    "{% else %}{% set role = message['role'] %}{% endif %}<start_of_turn>{{ role }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}<start_of_image>{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n"
+    "{% endif %}"
+)
+
+
+def _bpe_vocab(extra_words: tuple[str, ...] = ()) -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """Train a tiny byte-level BPE (deterministic: same corpus, same merges)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=420, special_tokens=[], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    words = " ".join((_CORPUS_WORDS, *extra_words))
+    verbal = " ".join(f"{w} {w.capitalize()} {w}" for w in _VERBALIZERS)
+    # Repetition makes the verbalizers (with and without a leading space) whole tokens.
+    bare = [f"{w}:{w.capitalize()}" for w in _VERBALIZERS]
+    tok.train_from_iterator([words] * 4 + [verbal] * 8 + bare * 8, trainer)
+    state = json.loads(tok.to_str())
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in state["model"]["merges"]]
+    return dict(state["model"]["vocab"]), merges  # type: ignore[return-value]
+
+
+def _qwen_tokenizer(extra_specials: tuple[str, ...] = ()) -> Any:
+    from transformers import Qwen2Tokenizer
+
+    vocab, merges = _bpe_vocab()
+    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, bos_token=None,
+                               eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS + extra_specials)})
+    for word in _VERBALIZERS:
+        for text in (word, " " + word):
+            if len(tokenizer.encode(text, add_special_tokens=False)) != 1:  # pragma: no cover - corpus guard
+                raise RuntimeError(f"tiny tokenizer splits {text!r}")
+    return tokenizer
+
+
+def _text_config(tokenizer: Any, **extra: Any) -> dict[str, Any]:
+    return dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+                bos_token_id=None, eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+                pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"), **extra)
+
+
+def _qwen_ids(tokenizer: Any) -> dict[str, int]:
+    ids = {name: tokenizer.convert_tokens_to_ids(tok) for name, tok in (
+        ("image_token_id", "<|image_pad|>"), ("video_token_id", "<|video_pad|>"),
+        ("vision_start_token_id", "<|vision_start|>"), ("vision_end_token_id", "<|vision_end|>"))}
+    return ids
+
+
+def _build_qwen(family: str, out: Path) -> None:
+    import transformers as tf
+
+    tokenizer = _qwen_tokenizer()
+    rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 3, 3]}
+    budget = {"shortest_edge": 56 * 56, "longest_edge": 112 * 112}
+    if family == "qwen2-vl":
+        config = tf.Qwen2VLConfig(
+            text_config=_text_config(tokenizer, rope_parameters=rope),
+            vision_config=dict(depth=2, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=2, patch_size=14,
+                               spatial_merge_size=2, temporal_patch_size=2),
+            **_qwen_ids(tokenizer))
+        model = tf.Qwen2VLForConditionalGeneration(config)
+        image_processor = tf.Qwen2VLImageProcessor(size=budget)
+        video_processor = tf.Qwen2VLVideoProcessor()
+        processor = tf.Qwen2VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                        video_processor=video_processor, chat_template=QWEN_TEMPLATE)
+    elif family == "qwen2.5-vl":
+        config = tf.Qwen2_5_VLConfig(
+            text_config=_text_config(tokenizer, rope_parameters=rope),
+            vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                               patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=56,
+                               fullatt_block_indexes=[1]),
+            **_qwen_ids(tokenizer))
+        model = tf.Qwen2_5_VLForConditionalGeneration(config)
+        image_processor = tf.Qwen2VLImageProcessor(size=budget)
+        processor = tf.Qwen2_5_VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                           video_processor=tf.Qwen2VLVideoProcessor(), chat_template=QWEN_TEMPLATE)
+    elif family == "qwen3-vl":
+        rope3 = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 3, 3], "mrope_interleaved": True}
+        config = tf.Qwen3VLConfig(
+            text_config=_text_config(tokenizer, rope_parameters=rope3, head_dim=16),
+            vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                               patch_size=16, spatial_merge_size=2, temporal_patch_size=2,
+                               num_position_embeddings=64, deepstack_visual_indexes=[0]),
+            **_qwen_ids(tokenizer))
+        model = tf.Qwen3VLForConditionalGeneration(config)
+        budget3 = {"shortest_edge": 64 * 64, "longest_edge": 128 * 128}
+        image_processor = tf.Qwen2VLImageProcessor(size=budget3, patch_size=16)
+        processor = tf.Qwen3VLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                        video_processor=tf.Qwen3VLVideoProcessor(), chat_template=QWEN_TEMPLATE)
+    else:  # pragma: no cover - dispatch guards this
+        raise AssertionError(family)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+def _build_llava_onevision(out: Path) -> None:
+    import transformers as tf
+
+    tokenizer = _qwen_tokenizer(extra_specials=("<image>", "<video>"))
+    image_id = tokenizer.convert_tokens_to_ids("<image>")
+    pinpoints = [[28, 28], [28, 56], [56, 28], [56, 56]]
+    config = tf.LlavaOnevisionConfig(
+        text_config=dict(model_type="qwen2", **_text_config(tokenizer)),
+        vision_config=dict(model_type="siglip_vision_model", hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=2, num_attention_heads=2, image_size=28, patch_size=14),
+        image_token_index=image_id, video_token_index=tokenizer.convert_tokens_to_ids("<video>"),
+        image_grid_pinpoints=pinpoints, vision_feature_layer=-1, vision_feature_select_strategy="full",
+        vision_aspect_ratio="anyres_max_9")
+    model = tf.LlavaOnevisionForConditionalGeneration(config)
+    image_processor = tf.LlavaOnevisionImageProcessor(size={"height": 28, "width": 28},
+                                                       crop_size={"height": 28, "width": 28},
+                                                       image_grid_pinpoints=pinpoints)
+    processor = tf.LlavaOnevisionProcessor(
+        image_processor=image_processor, tokenizer=tokenizer, video_processor=tf.LlavaOnevisionVideoProcessor(),
+        num_image_tokens=4, vision_feature_select_strategy="full", chat_template=LLAVA_OV_TEMPLATE,
+        vision_aspect_ratio="anyres_max_9")
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+def _build_gemma3(out: Path) -> None:
+    import transformers as tf
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    vocab, merges = _bpe_vocab()
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    for name in ("<pad>", "<eos>", "<bos>", "<unk>"):
+        backend.add_special_tokens([name])
+    tokenizer = tf.PreTrainedTokenizerFast(
+        tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>", unk_token="<unk>",
+        extra_special_tokens={"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
+                              "image_token": "<image_soft_token>"})
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<start_of_turn>", "<end_of_turn>"]})
+    ids = tokenizer.convert_tokens_to_ids
+    config = tf.Gemma3Config(
+        text_config=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=16,
+                         sliding_window=32, max_position_embeddings=4096, pad_token_id=ids("<pad>"),
+                         eos_token_id=ids("<eos>"), bos_token_id=ids("<bos>")),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           image_size=28, patch_size=7),
+        mm_tokens_per_image=4, boi_token_index=ids("<start_of_image>"), eoi_token_index=ids("<end_of_image>"),
+        image_token_index=ids("<image_soft_token>"))
+    model = tf.Gemma3ForConditionalGeneration(config)
+    processor = tf.Gemma3Processor(image_processor=tf.Gemma3ImageProcessor(size={"height": 28, "width": 28}),
+                                   tokenizer=tokenizer, chat_template=GEMMA3_TEMPLATE, image_seq_length=4)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+INTERNVL_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{% if message['content'] is string %}"
+    "{{ message['content'] }}{% else %}{% for content in message['content'] %}{% if content['type'] == 'image' %}"
+    "<IMG_CONTEXT>\n{% elif content['type'] == 'text' %}{{ content['text'] }}{% endif %}{% endfor %}{% endif %}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def _build_internvl(out: Path) -> None:
+    import transformers as tf
+
+    vocab, merges = _bpe_vocab()
+    tokenizer = tf.Qwen2Tokenizer(
+        vocab=vocab, merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        extra_special_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
+                              "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"})
+    tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS)})
+    image_processor = tf.GotOcr2ImageProcessor(size={"height": 28, "width": 28}, crop_to_patches=True,
+                                               min_patches=1, max_patches=2)
+    processor = tf.InternVLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                                     video_processor=tf.InternVLVideoProcessor(), image_seq_length=1,
+                                     chat_template=INTERNVL_TEMPLATE)
+    config = tf.InternVLConfig(
+        text_config=dict(model_type="qwen2", **_text_config(tokenizer)),
+        vision_config=dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                           image_size=28, patch_size=14),
+        image_token_id=tokenizer.context_image_token_id, image_seq_length=1, downsample_ratio=0.5)
+    model = tf.InternVLForConditionalGeneration(config)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0) -> Path:
+    """Write a tiny random ``family`` model + processor to ``out_dir`` (seeded) and return the directory."""
+    if family not in MLLM_FAMILIES:
+        raise InputError(f"unknown tiny MLLM family {family!r}; available: {', '.join(MLLM_FAMILIES)}",
+                         field="family")
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    hf_logging.disable_progress_bar()
+    state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        if family == "llava-onevision":
+            _build_llava_onevision(out)
+        elif family == "gemma3":
+            _build_gemma3(out)
+        elif family == "internvl":
+            _build_internvl(out)
+        else:
+            _build_qwen(family, out)
+    finally:
+        torch.random.set_rng_state(state)
+    return out

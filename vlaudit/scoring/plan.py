@@ -1,0 +1,216 @@
+"""Planning a scoring run: which (item, context, interface) records exist, and which unique model calls.
+
+Every record is a pure function of (item, image file, context, seed): the context image is rendered by
+:func:`vlaudit.contexts.image_contexts.render_context` and identified by the sha256 of its pixels
+(:func:`pixels_sha256`), so identical inputs — e.g. the gray canvas of one size asked one question — map to one
+cache key and are scored once. Records whose image is missing, corrupt or outside ``--images`` are ``failed``;
+contexts that cannot be built for an item (no boxes for rele/irre, no donor, a text-only item) are
+``skipped``. Both go to ``failures.jsonl``, never to ``margins.parquet``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vlaudit.scoring.cache import cache_key
+from vlaudit.sources.items import BenchmarkItem
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+
+class ImageFailure(Exception):
+    """An item's image cannot be used (missing, corrupt, or outside the images directory)."""
+
+
+def pixels_sha256(image: Image.Image | None) -> str | None:
+    """sha256 of an RGB image's size and pixels (None for the text-only context)."""
+    if image is None:
+        return None
+    digest = hashlib.sha256(f"{image.mode}:{image.size[0]}x{image.size[1]}:".encode())
+    digest.update(image.tobytes())
+    return digest.hexdigest()
+
+
+def confined_path(images_dir: Path, relative: str) -> Path:
+    """``images_dir / relative``, refusing anything that resolves outside ``images_dir`` (../, absolute)."""
+    root = images_dir.resolve()
+    candidate = (root / relative).resolve()
+    if not candidate.is_relative_to(root):
+        raise ImageFailure(f"image path {relative!r} resolves outside --images {str(images_dir)!r}")
+    return candidate
+
+
+class ImageStore:
+    """Loads and verifies images under one directory, remembering the last few decoded ones."""
+
+    def __init__(self, images_dir: str | Path, capacity: int = 64) -> None:
+        self.images_dir = Path(images_dir)
+        self.capacity = capacity
+        self._cache: dict[str, tuple[Image.Image, str]] = {}
+
+    def load(self, relative: str) -> tuple[Image.Image, str]:
+        """(RGB image, sha256 of the file bytes); raises :class:`ImageFailure` with the reason."""
+        if relative in self._cache:
+            return self._cache[relative]
+        from PIL import Image as PILImage
+        from PIL import UnidentifiedImageError
+
+        path = confined_path(self.images_dir, relative)
+        if not path.is_file():
+            raise ImageFailure(f"image file not found: {path}")
+        data = path.read_bytes()
+        try:
+            import io
+
+            with PILImage.open(io.BytesIO(data)) as handle:
+                handle.load()
+                image = handle.convert("RGB")
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+            raise ImageFailure(f"corrupt or unreadable image {path}: {exc}") from exc
+        entry = (image, hashlib.sha256(data).hexdigest())
+        if len(self._cache) >= self.capacity:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[relative] = entry
+        return entry
+
+
+@dataclass(frozen=True)
+class Record:
+    """One output row of the run: an (item, context, interface) and the unit that scores it."""
+
+    item: BenchmarkItem
+    context: str
+    interface: str
+    key: str | None = None
+    image_sha256: str | None = None
+    source_sha256: str | None = None
+    donor_image: str | None = None
+    status: str = "ok"
+    error: str | None = None
+
+
+@dataclass
+class Unit:
+    """One unique model call (several records may share it)."""
+
+    key: str
+    question: str
+    interface: str
+    item: BenchmarkItem
+    context: str
+    donor: str | None
+    image_sha256: str | None
+    records: list[Record] = field(default_factory=list)
+
+
+def render(store: ImageStore, item: BenchmarkItem, context: str, donor: str | None, seed: int) -> Any:
+    """The context image of one item (None for text); raises ImageFailure / ContextUnavailable."""
+    from vlaudit.contexts.image_contexts import ContextUnavailable, render_context
+
+    if context == "text":
+        return None
+    if item.image is None:
+        raise ContextUnavailable(f"context {context!r} needs an image; item {item.item_id!r} is text-only")
+    image, _ = store.load(item.image)
+    donor_image = None
+    if context == "mismatch":
+        if donor is None:
+            raise ContextUnavailable("no mismatch donor for this item")
+        donor_image, _ = store.load(donor)
+    return render_context(context, image, boxes=item.boxes, donor=donor_image, seed=seed)
+
+
+def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequence[str],
+             interfaces: Sequence[str], seed: int, fingerprint: str,
+             prompt_of: Callable[[str, str, bool], str]) -> tuple[list[Record], list[Unit]]:
+    """All records (ok, failed, skipped) and the unique units, in a deterministic order."""
+    from vlaudit.contexts.image_contexts import ContextUnavailable, mismatch_donors
+
+    ordered = sorted(items, key=lambda i: (i.image or "", i.item_id))  # items of one image together
+    source: dict[str, tuple[str | None, str | None]] = {}  # item_id -> (file sha256, error)
+    for item in ordered:
+        try:
+            source[item.item_id] = (None if item.image is None else store.load(item.image)[1], None)
+        except ImageFailure as exc:
+            source[item.item_id] = (None, str(exc))
+    donors: dict[str, str] = {}
+    donor_error: str | None = None
+    if "mismatch" in contexts:
+        usable = [i for i in items if source[i.item_id][1] is None]  # a broken image is nobody's donor
+        try:
+            donors = mismatch_donors([i.item_id for i in usable], [i.image for i in usable],
+                                     [i.split for i in usable], seed)
+        except ContextUnavailable as exc:
+            donor_error = str(exc)
+    records: list[Record] = []
+    units: dict[str, Unit] = {}
+    hashes: dict[tuple[Any, ...], str | None] = {}
+    for item in ordered:
+        source_sha, item_error = source[item.item_id]
+        for context in contexts:
+            donor = donors.get(item.item_id) if context == "mismatch" else None
+            failed = skipped = None
+            image_sha = None
+            if item_error is not None:
+                failed = item_error
+            elif context == "mismatch" and donor_error is not None:
+                skipped = donor_error
+            else:
+                memo = (item.image, context, donor, repr(item.boxes) if context in ("rele", "irre") else None)
+                try:
+                    if memo not in hashes:
+                        hashes[memo] = pixels_sha256(render(store, item, context, donor, seed))
+                    image_sha = hashes[memo]
+                except ContextUnavailable as exc:
+                    skipped = str(exc)
+                except ImageFailure as exc:  # e.g. a corrupt donor
+                    failed = str(exc)
+            for interface in interfaces:
+                if failed or skipped:
+                    records.append(Record(item, context, interface, source_sha256=source_sha, donor_image=donor,
+                                          status="failed" if failed else "skipped", error=failed or skipped))
+                    continue
+                prompt = prompt_of(item.question, interface, context != "text")
+                key = cache_key(fingerprint, prompt, image_sha, interface)
+                record = Record(item, context, interface, key=key, image_sha256=image_sha,
+                                source_sha256=source_sha, donor_image=donor)
+                records.append(record)
+                unit = units.get(key)
+                if unit is None:
+                    unit = units[key] = Unit(key, item.question, interface, item, context, donor, image_sha)
+                unit.records.append(record)
+    return records, list(units.values())
+
+
+def chunk_units(units: Sequence[Unit], chunk_size: int) -> list[list[Unit]]:
+    """Deterministic chunks: units sorted by (context image, key); one image's units stay together
+    unless they alone exceed ``chunk_size``. Depends only on the full unit set, never on what is cached,
+    so a resumed run scores every chunk with exactly the batches of an uninterrupted one."""
+    ordered = sorted(units, key=lambda u: (u.image_sha256 or "", u.key))
+    chunks: list[list[Unit]] = []
+    current: list[Unit] = []
+    index = 0
+    while index < len(ordered):
+        end = index
+        while end < len(ordered) and ordered[end].image_sha256 == ordered[index].image_sha256 \
+                and ordered[end].image_sha256 is not None:
+            end += 1
+        group = ordered[index:max(end, index + 1)]
+        if current and len(current) + len(group) > chunk_size:
+            chunks.append(current)
+            current = []
+        for start in range(0, len(group), max(chunk_size, 1)):
+            piece = group[start:start + chunk_size]
+            if len(piece) == chunk_size:
+                chunks.append(piece)
+            else:
+                current.extend(piece)
+        index += len(group)
+    if current:
+        chunks.append(current)
+    return chunks

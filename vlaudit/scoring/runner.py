@@ -1,0 +1,204 @@
+"""The scoring runner behind ``vlaudit vca score``: yes/no margins under matched contexts, resumable.
+
+Outputs in RUN_DIR (all written atomically):
+
+* ``margins.parquet`` — one row per scored (item, context, interface), columns :data:`MARGIN_COLUMNS`, sorted by
+  (dataset, item_id, context, interface) so that the file does not depend on scoring order. Only scored rows
+  (``status == "ok"``); the VCA report reads it (schema: :mod:`vlaudit.sources.margins`).
+  ``image_sha256`` is the sha256 of the context image's pixels as the model received them (null for text);
+  ``source_sha256`` that of the item's image file; ``donor_image`` the mismatch donor's path.
+* ``failures.jsonl`` — failed (missing/corrupt/out-of-tree image) and skipped (context unavailable) records
+  with the reason.
+* ``manifest.json`` — see :mod:`vlaudit.scoring.manifest`; ``summary.json`` — counts, failures, items/s.
+* ``cache/`` — the chunk cache (:mod:`vlaudit.scoring.cache`); a restarted run with the same arguments
+  reuses it and produces a bit-identical ``margins.parquet``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from vlaudit.backends.base import YesNoRequest
+from vlaudit.errors import InputError
+from vlaudit.scoring.cache import ChunkCache, canonical_json
+from vlaudit.scoring.manifest import (
+    git_commit,
+    local_weights_identity,
+    model_fingerprint,
+    package_versions,
+)
+from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run, render
+from vlaudit.sources.items import BenchmarkItem
+from vlaudit.tables import write_json, write_jsonl
+
+MARGIN_COLUMNS = (
+    "model", "dataset", "item_id", "context", "interface", "nll_yes", "nll_no", "margin", "label", "group_id",
+    "statement", "relation", "subject", "object", "split", "prompt_hash", "yes_token_id", "no_token_id",
+    "n_prompt_tokens", "image_sha256", "source_sha256", "donor_image", "status", "error",
+)
+_STRING = ("model", "dataset", "item_id", "context", "interface", "label", "group_id", "statement", "relation",
+           "subject", "object", "split", "prompt_hash", "image_sha256", "source_sha256", "donor_image", "status",
+           "error")
+
+
+def margins_schema() -> Any:
+    import pyarrow as pa
+
+    types = {name: pa.string() for name in _STRING}
+    types.update({"nll_yes": pa.float64(), "nll_no": pa.float64(), "margin": pa.float64(),
+                  "yes_token_id": pa.int64(), "no_token_id": pa.int64(), "n_prompt_tokens": pa.int64()})
+    return pa.schema([(name, types[name]) for name in MARGIN_COLUMNS])
+
+
+def _item_fields(record: Record, model: str) -> dict[str, Any]:
+    item = record.item
+    return {"model": model, "dataset": item.dataset or "", "item_id": item.item_id, "context": record.context,
+            "interface": record.interface, "label": item.label, "group_id": item.group_id,
+            "statement": item.statement, "relation": None if item.relation is None else str(item.relation),
+            "subject": None if item.subject is None else str(item.subject),
+            "object": None if item.object is None else str(item.object), "split": item.split,
+            "donor_image": record.donor_image, "source_sha256": record.source_sha256}
+
+
+def example_prompts(prompt_of: Callable[[str, str, bool], str], interfaces: Sequence[str],
+                    question: str) -> dict[str, str]:
+    """One stored example prompt per template (interface × with/without image)."""
+    return {f"{interface}/{'image' if with_image else 'text'}": prompt_of(question, interface, with_image)
+            for interface in interfaces for with_image in (True, False)}
+
+
+def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str | Path, out_dir: str | Path,
+                contexts: Sequence[str], interfaces: Sequence[str], seed: int = 0, strict: bool = False,
+                model_name: str | None = None, chunk_size: int = 64, arguments: dict[str, Any] | None = None,
+                on_plan: Callable[[int, int], None] | None = None,
+                on_progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Score every (item, context, interface) with ``backend`` and write the run directory; returns the summary.
+
+    ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar.
+    With ``strict`` a failed record raises :class:`InputError` before any scoring.
+    """
+    from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
+
+    unknown = [c for c in contexts if c not in CONTEXTS]
+    if unknown:
+        raise InputError(f"unknown context(s) {unknown}; available: {', '.join(CONTEXTS)}", field="contexts")
+    out = Path(out_dir)
+    model = model_name or backend.spec
+    describe = backend.describe()
+    spec_name = backend.spec.partition(":")[2]
+    fingerprint = model_fingerprint(describe, local_weights_identity(spec_name))
+    store = ImageStore(images_dir)
+    records, units = plan_run(items, store, contexts, interfaces, seed, fingerprint, backend.prompt)
+    failed = [r for r in records if r.status == "failed"]
+    if strict and failed:
+        first = failed[0]
+        raise InputError(f"{first.error} ({len(failed)} failed record(s); --strict)", record=first.item.item_id,
+                         field="image")
+    template = {"template": describe.get("template"), "chat_template_sha256": describe.get("chat_template_sha256")}
+    manifest = {
+        "model": model, "spec": backend.spec, "backend": describe, "model_fingerprint": fingerprint,
+        "revision": describe.get("revision"), "dtype": describe.get("dtype"),
+        "pixel_budget": describe.get("pixel_budget"),
+        "prompt_template_sha256": hashlib.sha256(canonical_json(template).encode()).hexdigest(),
+        "example_prompts": example_prompts(backend.prompt, interfaces, items[0].question),
+        "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
+        "seed": seed, "arguments": arguments or {}, "packages": package_versions(), "git_commit": git_commit(),
+        "n_items": len(items),
+    }
+    with run_lock(out):
+        write_json(out / "manifest.json", manifest)
+        return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
+                                store=store, seed=seed, chunk_size=chunk_size, failed=failed, on_plan=on_plan,
+                                on_progress=on_progress)
+
+
+@contextlib.contextmanager
+def run_lock(out: Path) -> Iterator[None]:
+    """An exclusive lock on RUN_DIR (released by the OS even on kill -9): two runs never share a cache."""
+    import fcntl
+
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a+") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise InputError("another vca score run is using this directory", path=out) from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list[Record], units: list[Any], *,
+                     out: Path, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
+                     chunk_size: int, failed: list[Record], on_plan: Callable[[int, int], None] | None,
+                     on_progress: Callable[[int], None] | None) -> dict[str, Any]:
+    cache = ChunkCache(out / "cache")
+    cached = cache.load()
+    chunks = chunk_units(units, chunk_size)
+    n_cached = sum(1 for u in units if u.key in cached)
+    if on_plan:
+        on_plan(len(units), n_cached)
+    started = time.perf_counter()
+    n_scored = 0
+    for chunk in chunks:
+        todo = [u for u in chunk if u.key not in cache.records]
+        if not todo:
+            continue
+        requests = [YesNoRequest(u.key, u.question, render(store, u.item, u.context, u.donor, seed), u.interface)
+                    for u in todo]
+        results = backend.score(requests)
+        cache.append({"key": r.key, "nll_yes": r.nll_yes, "nll_no": r.nll_no, "yes_token_id": r.yes_token_id,
+                      "no_token_id": r.no_token_id, "prompt_hash": r.prompt_hash,
+                      "n_prompt_tokens": r.n_prompt_tokens} for r in results)
+        n_scored += len(todo)
+        if on_progress:
+            on_progress(len(todo))
+    elapsed = time.perf_counter() - started
+
+    rows = []
+    for record in records:
+        if record.status != "ok":
+            continue
+        hit = cache.records[record.key]  # type: ignore[index]
+        nll_yes, nll_no = float(hit["nll_yes"]), float(hit["nll_no"])
+        rows.append({**_item_fields(record, model), "nll_yes": nll_yes, "nll_no": nll_no,
+                     "margin": nll_no - nll_yes, "prompt_hash": hit["prompt_hash"],
+                     "yes_token_id": hit["yes_token_id"], "no_token_id": hit["no_token_id"],
+                     "n_prompt_tokens": hit["n_prompt_tokens"], "image_sha256": record.image_sha256,
+                     "status": "ok", "error": None})
+    rows.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
+    import pyarrow as pa
+
+    from vlaudit.tables import write_parquet
+
+    write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=margins_schema()))
+    problems = [{**_item_fields(r, model), "status": r.status, "error": r.error}
+                for r in records if r.status != "ok"]
+    problems.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
+    write_jsonl(out / "failures.jsonl", problems)
+    summary = {
+        "model": model, "n_items": len(items), "n_records": len(records), "n_scored_rows": len(rows),
+        "n_failed": len(failed), "n_skipped": sum(1 for r in records if r.status == "skipped"),
+        "n_unique_units": len(units), "n_units_from_cache": n_cached, "n_units_scored_now": n_scored,
+        "n_chunks": len(chunks), "seconds": elapsed,
+        "units_per_second": (n_scored / elapsed) if elapsed > 0 and n_scored else None,
+        "records_per_second": (len(rows) / elapsed) if elapsed > 0 and n_scored else None,
+        "failures_by_reason": _count_reasons(failed),
+        "contexts": {c: sum(1 for r in rows if r["context"] == c) for c in contexts},
+    }
+    write_json(out / "summary.json", summary)
+    return summary
+
+
+def _count_reasons(records: Sequence[Record]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in records:
+        reason = (record.error or "").split(":")[0]
+        counts[reason] = counts.get(reason, 0) + 1
+    return counts
