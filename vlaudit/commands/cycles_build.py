@@ -1,1 +1,133 @@
-"""Commands: placeholder, filled by its issue."""
+"""``vlaudit cycles build coco|gqa|jsonl`` and ``vlaudit cycles audit`` (cycle paper §4, §D; Tables 5–6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from vlaudit.commands._apps import cycles_app, cycles_build_app
+
+_FAMILIES_HELP = "Comma-separated family names (default: all of this source)."
+_SPLITS_HELP = "Image-disjoint seeded splits 'name=fraction,...'; one name takes the whole pool (e.g. 'test')."
+
+
+def _families(value: str | None) -> list[str] | None:
+    return [f.strip() for f in value.split(",") if f.strip()] if value else None
+
+
+def _print_counts(summary: dict[str, Any]) -> None:
+    """Table 6: cycles per family and split; unavailable cells show '—' (their count in the metadata)."""
+    from vlaudit.report.console import print_table
+
+    splits = list(summary["splits"])
+    missing = {(u["family"], u["split"]): u["cycles"] for u in summary["unavailable"]}
+    rows = []
+    for family, counts in summary["counts"].items():
+        rows.append([family, *[f"— ({missing[(family, s)]} < {summary['min_cycles']})" if (family, s) in missing
+                               else counts.get(s, 0) for s in splits]])
+    print_table(f"Cycles per family and split (pool: {summary['images_in_pool']} images)", ["family", *splits], rows)
+    for name, count in summary.get("warnings", {}).items():
+        typer.echo(f"warning: {name}: {count}")
+    for key in ("cycles", "captions", "meta"):
+        typer.echo(f"wrote {summary['paths'][key]}")
+
+
+def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float):
+    from vlaudit.builders.cycles.rules import GeometryRules
+
+    return GeometryRules(margin_x=margin_x, margin_y=margin_y, size_ratio=size_ratio, min_area=min_area)
+
+
+@cycles_build_app.command("coco")
+def build_coco(
+    instances: Path = typer.Option(..., "--instances", help="Official COCO instances_*.json."),
+    captions: Path = typer.Option(None, "--captions", help="Official COCO captions_*.json (object families)."),
+    out: Path = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it."),
+    families: str = typer.Option(None, "--families", help=_FAMILIES_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing."),
+    max_images: int = typer.Option(None, "--max-images", help="Seeded subsample of the image pool."),
+    splits: str = typer.Option("train=0.8,val=0.2", "--splits", help=_SPLITS_HELP),
+    min_cycles: int = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable."),
+    max_cycles: int = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split."),
+    margin_x: float = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b)."),
+    margin_y: float = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b)."),
+    size_ratio: float = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(a) >= ratio*area(b)."),
+    min_area: float = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least this image fraction."),
+) -> None:
+    """Exact cycles from COCO instances and captions (7 families; Table 6 counts)."""
+    from vlaudit.builders.cycles.coco import build_coco_cycles
+
+    summary = build_coco_cycles(instances, captions, out, families=_families(families), seed=seed,
+                                splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
+                                max_images=max_images, rules=_rules(margin_x, margin_y, size_ratio, min_area))
+    _print_counts(summary)
+
+
+@cycles_build_app.command("gqa")
+def build_gqa(
+    scene_graphs: Path = typer.Option(..., "--scene-graphs", help="GQA sceneGraphs JSON."),
+    out: Path = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it."),
+    families: str = typer.Option(None, "--families", help=_FAMILIES_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing."),
+    max_images: int = typer.Option(None, "--max-images", help="Seeded subsample of the image pool."),
+    splits: str = typer.Option("train=0.6,val=0.1,test=0.3", "--splits", help=_SPLITS_HELP),
+    min_cycles: int = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable."),
+    max_cycles: int = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split."),
+) -> None:
+    """Exact cycles from GQA scene graphs (attribute, relation-object, binding)."""
+    from vlaudit.builders.cycles.gqa import build_gqa_cycles
+
+    summary = build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,
+                               min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images)
+    _print_counts(summary)
+
+
+@cycles_build_app.command("jsonl")
+def build_jsonl(
+    pairs: Path = typer.Option(..., "--pairs", help="Pairs JSONL (format: vlaudit.sources.pairs_jsonl)."),
+    out: Path = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it."),
+    families: str = typer.Option(None, "--families", help=_FAMILIES_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing."),
+    max_images: int = typer.Option(None, "--max-images", help="Seeded subsample of the image pool."),
+    splits: str = typer.Option("train=0.8,val=0.2", "--splits", help=_SPLITS_HELP),
+    min_cycles: int = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable."),
+    max_cycles: int = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split."),
+    margin_x: float = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b)."),
+    margin_y: float = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b)."),
+    size_ratio: float = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(a) >= ratio*area(b)."),
+    min_area: float = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least this image fraction."),
+) -> None:
+    """Exact cycles from your own image–caption pairs with structured facts."""
+    from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
+
+    summary = build_jsonl_cycles(pairs, out, families=_families(families), seed=seed, splits=splits,
+                                 min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
+                                 rules=_rules(margin_x, margin_y, size_ratio, min_area))
+    _print_counts(summary)
+
+
+@cycles_app.command("audit")
+def audit(
+    cycles: Path = typer.Argument(..., help="Cycles file written by 'vlaudit cycles build'."),
+    annotations: list[Path] = typer.Option(..., "--annotations",
+                                           help="COCO instances JSON, GQA scene graphs or pairs JSONL (repeatable)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the audit JSON."),
+) -> None:
+    """Table 5: marginal TVs (must be 0), max |signed degree| (0) and re-checked validity violations (0)."""
+    from vlaudit.builders.cycles.audit import audit_cycles_file
+    from vlaudit.report.console import print_table
+    from vlaudit.tables import write_json
+
+    result = audit_cycles_file(cycles, annotations)
+    write_json(out, result)
+    columns = ["family", "split", "cycles", "images", "captions", "tv_image", "tv_caption", "tv_caption_length",
+               "max_abs_signed_degree", "validity_violations"]
+    headers = ["family", "split", "cycles", "images", "captions", "TV img", "TV cap", "TV len", "max|deg|",
+               "violations"]
+    print_table(f"Cycle audit — {cycles.name}", headers, [[row[c] for c in columns] for row in result["rows"]])
+    typer.echo(f"wrote {out}")
+    if result["validity_violations"] or result["max_abs_signed_degree"]:
+        typer.echo("audit FAILED: violations or nonzero signed degree", err=True)
+        raise typer.Exit(1)

@@ -1,0 +1,152 @@
+"""COCO-scale cycle construction: build time of all COCO families vs. merely parsing the two files.
+
+Writes a synthetic annotation pair shaped like train2017 (118,287 images; ~860k instances with polygon
+segmentations sized so the file has train2017's ~520 bytes per instance, ~2.9 categories per image;
+~590k captions of ~10 words written from each image's categories with the synonym table), then, in a fresh
+process so that generation does not count:
+
+* baseline: ``orjson.loads`` of both files (the fastest JSON parser vlaudit uses), best of two runs, with
+  the same garbage-collector pause the builder uses;
+* build: ``build_coco_cycles`` with every COCO family and default options on the whole pool (parse,
+  validation, indexes, pairing, and writing the cycles, captions and metadata files).
+
+The builder never reads masks, so it blanks well-formed "segmentation" values with one regex pass before
+parsing (most of an instances file's bytes); the baseline parses everything.
+
+Last line: ``ratio=<build / parse> peak_gb=<peak RSS of the measuring process>``. Goal: ratio ≤ 2,
+peak ≤ 6 GB. ``--scale 0.05`` runs a 5% version in seconds.
+
+    .venv/bin/python benchmarks/cycle_build_scale.py [--scale 1.0] [--workdir DIR] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+N_IMAGES, N_INSTANCES, N_CAPTIONS = 118_287, 860_001, 591_753
+
+
+def generate(workdir: Path, scale: float, seed: int) -> tuple[Path, Path]:
+    from vlaudit.builders.cycles.synonyms import synonym_table
+
+    rng = np.random.default_rng(seed)
+    table = synonym_table()
+    names = list(table)
+    n_images = max(20, int(N_IMAGES * scale))
+    n_inst = max(100, int(N_INSTANCES * scale))
+    width = rng.choice([640, 480, 500, 427], n_images)
+    height = rng.choice([480, 640, 375, 427], n_images)
+    # heavy-tailed instances per image; category popularity skewed like COCO (person dominates)
+    per_image = rng.multinomial(n_inst - n_images, rng.dirichlet(np.full(n_images, 0.6))) + 1
+    ann_image = np.repeat(np.arange(n_images), per_image)
+    popularity = 1.0 / np.arange(1, len(names) + 1) ** 0.8
+    popularity[0] = 8 * popularity[1]
+    popularity /= popularity.sum()
+    # ~2.9 categories per image, as in train2017; instances repeat within a category (crowds of people)
+    ann_cat = np.empty(len(ann_image), dtype=np.int64)
+    start = 0
+    for count in per_image.tolist():
+        cats = rng.choice(len(names), size=min(count, 1 + int(rng.poisson(1.9))), replace=False, p=popularity)
+        ann_cat[start:start + count] = cats[np.minimum(rng.geometric(0.45, count) - 1, len(cats) - 1)]
+        start += count
+    W, H = width[ann_image], height[ann_image]
+    bw = np.minimum(W, np.round(W * rng.beta(1.2, 4, len(ann_image)), 2) + 1)
+    bh = np.minimum(H, np.round(H * rng.beta(1.2, 4, len(ann_image)), 2) + 1)
+    bx = np.round(rng.random(len(ann_image)) * (W - bw), 2)
+    by = np.round(rng.random(len(ann_image)) * (H - bh), 2)
+    crowd = rng.random(len(ann_image)) < 0.009
+    images = [{"license": 1, "file_name": f"{i + 1:012d}.jpg",
+               "coco_url": f"http://images.cocodataset.org/train2017/{i + 1:012d}.jpg", "height": int(height[i]),
+               "width": int(width[i]), "date_captured": "2013-11-14 17:02:52",
+               "flickr_url": f"http://farm4.staticflickr.com/3153/{9833525 + i}_4b8a2a8b59_z.jpg", "id": i + 1}
+              for i in range(n_images)]
+    # polygon sizes chosen so that the file has train2017's bytes per instance (448 MB / 860k ≈ 520 B)
+    n_points = rng.integers(12, 40, len(ann_image))
+    annotations = []
+    for k in range(len(ann_image)):
+        x, y, w, h = float(bx[k]), float(by[k]), float(bw[k]), float(bh[k])
+        t = np.linspace(0, 2 * np.pi, int(n_points[k]), endpoint=False)
+        poly = np.round(np.stack([x + w / 2 * (1 + np.cos(t)), y + h / 2 * (1 + np.sin(t))], 1).ravel(), 2)
+        annotations.append({"segmentation": [poly.tolist()], "area": round(w * h * 0.6, 4),
+                            "iscrowd": int(crowd[k]), "image_id": int(ann_image[k]) + 1,
+                            "bbox": [x, y, w, h], "category_id": int(ann_cat[k]) + 1, "id": k + 1})
+    categories = [{"supercategory": "thing", "id": c + 1, "name": n} for c, n in enumerate(names)]
+    instances = workdir / "instances_synthetic.json"
+    instances.write_bytes(orjson.dumps({"info": {"description": "synthetic train2017-shaped"}, "licenses": [],
+                                        "images": images, "annotations": annotations, "categories": categories}))
+    del annotations
+    n_caps = max(100, int(N_CAPTIONS * scale))
+    cap_image = np.sort(rng.integers(0, n_images, n_caps))
+    starts = np.searchsorted(ann_image, np.arange(n_images + 1))
+    # ~10.5 words per caption, as in COCO
+    fillers = ["sitting on top of", "standing next to", "near", "in front of", "together with", "beside",
+               "behind"]
+    scenes = ["in a small room", "on a busy city street", "in a large grassy field", "at the beach on a sunny day",
+              "in the kitchen", "outside on a cloudy day", "on a wooden table"]
+    captions = []
+    for k, i in enumerate(cap_image.tolist()):
+        cats = ann_cat[starts[i]:starts[i + 1]]
+        chosen = rng.choice(cats, size=min(len(cats), int(rng.integers(1, 4))), replace=False)
+        words = [table[names[c]][int(rng.integers(0, min(3, len(table[names[c]]))))] for c in chosen]
+        text = "A " + f" {fillers[k % len(fillers)]} a ".join(words) + f" {scenes[k % len(scenes)]}."
+        captions.append({"image_id": i + 1, "id": k + 1, "caption": text})
+    captions_path = workdir / "captions_synthetic.json"
+    captions_path.write_bytes(orjson.dumps({"info": {}, "licenses": [], "images": images, "annotations": captions}))
+    return instances, captions_path
+
+
+def measure(workdir: Path) -> None:
+    from vlaudit.builders.cycles.coco import build_coco_cycles
+
+    instances, captions = workdir / "instances_synthetic.json", workdir / "captions_synthetic.json"
+    # the baseline gets the same garbage-collector pause the builder uses, and the best of two runs
+    parse_times = []
+    for _ in range(2):
+        gc.disable()
+        start = time.perf_counter()
+        parsed = (orjson.loads(instances.read_bytes()), orjson.loads(captions.read_bytes()))
+        parse_times.append(time.perf_counter() - start)
+        gc.enable()
+        del parsed
+        gc.collect()
+    parse_s = min(parse_times)
+    start = time.perf_counter()
+    summary = build_coco_cycles(instances, captions, workdir / "cycles.jsonl")
+    build_s = time.perf_counter() - start
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
+    print(f"images={summary['images_in_pool']} cycles={summary['cycles_written']} counts={summary['counts']}")
+    print(f"parse_s={parse_s:.2f} build_s={build_s:.2f}")
+    print(f"ratio={build_s / parse_s:.2f} peak_gb={peak_gb:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="Fraction of the train2017 size.")
+    parser.add_argument("--workdir", type=Path, default=None, help="Where to write the files (default: temp).")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--measure", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure is not None:
+        measure(args.measure)
+        return
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        start = time.perf_counter()
+        instances, captions = generate(Path(tmp), args.scale, args.seed)
+        print(f"generated {instances.stat().st_size / 1e6:.0f} MB + {captions.stat().st_size / 1e6:.0f} MB "
+              f"in {time.perf_counter() - start:.1f}s", flush=True)
+        gc.collect()
+        subprocess.run([sys.executable, __file__, "--measure", tmp], check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""GQA cycle construction (cycle paper §D.3): scene-graph parsing, fact predicates, blocks and audits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vlaudit.builders.cycles import audit_cycles_file, build_gqa_cycles
+from vlaudit.builders.cycles.gqa_rules import GraphFacts, noun_key
+from vlaudit.errors import InputError
+from vlaudit.sources.gqa import parse_scene_graphs
+
+
+def graph(objects: dict[str, dict]) -> dict:
+    return {"width": 500, "height": 400, "objects": {
+        oid: {"name": o["name"], "x": 10, "y": 10, "w": 50, "h": 50, "attributes": o.get("attributes", []),
+              "relations": o.get("relations", [])} for oid, o in objects.items()}}
+
+
+def small_graphs() -> dict:
+    return {
+        "1": graph({"a": {"name": "car", "attributes": ["red"], "relations": [{"name": "next to", "object": "b"}]},
+                    "b": {"name": "bus", "attributes": ["blue"]}}),
+        "2": graph({"c": {"name": "car", "attributes": ["blue"], "relations": [{"name": "next to", "object": "d"}]},
+                    "d": {"name": "bus", "attributes": ["red"]}}),
+        "3": graph({"e": {"name": "man", "relations": [{"name": "holding", "object": "f"}]},
+                    "f": {"name": "umbrella", "attributes": ["black"]}}),
+        "4": graph({"g": {"name": "dog", "attributes": ["brown"], "relations": [{"name": "on", "object": "h"}]},
+                    "h": {"name": "grass", "attributes": ["green"]}}),
+    }
+
+
+def write(tmp: Path, data: dict, name: str = "sg.json") -> Path:
+    path = tmp / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_relations_as_list_or_dict_parse_the_same(tmp_path: Path) -> None:
+    data = small_graphs()
+    as_dict = json.loads(json.dumps(data))
+    for g in as_dict.values():
+        for o in g["objects"].values():
+            o["relations"] = {f"r{k}": r for k, r in enumerate(o["relations"])}
+    a = parse_scene_graphs(write(tmp_path, data, "list.json"))
+    b = parse_scene_graphs(write(tmp_path, as_dict, "dict.json"))
+    assert a.images == b.images
+    assert a.images["1"].objects["a"].relations == (("next to", "b"),)
+
+
+def test_fact_verdicts_are_conservative() -> None:
+    graphs = parse_scene_graphs_from(small_graphs())
+    red_car = GraphFacts(graphs["1"])
+    blue_car = GraphFacts(graphs["2"])
+    assert red_car.attribute_verdict("car", "red") == "valid"
+    assert blue_car.attribute_verdict("car", "red") == "invalid"          # every car has another colour
+    assert blue_car.attribute_verdict("car", "wooden") == "unverifiable"  # outside the exclusive groups
+    assert red_car.attribute_verdict("zebra", "red") == "invalid"         # no zebra at all
+    man = GraphFacts(graphs["3"])
+    assert man.relation_verdict("woman", "holding", "umbrella") == "valid"  # person words are folded
+    assert man.relation_verdict("man", "riding", "umbrella") == "unverifiable"  # an unlisted edge proves nothing
+    assert man.relation_verdict("man", "holding", "kite") == "invalid"
+    assert red_car.binding_verdict("red", "car", "next to", "blue", "bus") == "valid"
+    assert blue_car.binding_verdict("red", "car", "next to", "blue", "bus") == "invalid"
+    assert noun_key("Rocks") == noun_key("rock") and noun_key("women") == "person"
+
+
+def parse_scene_graphs_from(data: dict):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return parse_scene_graphs(write(Path(tmp), data)).images
+
+
+def test_binding_block_from_small_graphs(tmp_path: Path) -> None:
+    path = write(tmp_path, small_graphs())
+    out = tmp_path / "g.jsonl"
+    summary = build_gqa_cycles(path, out, families=["gqa-binding"], splits="test", min_cycles=1)
+    assert summary["counts"] == {"gqa-binding": {"test": 1}}
+    row = json.loads(out.read_text())
+    assert {row["image_1"], row["image_2"]} == {"1", "2"}
+    assert {row["text_1"], row["text_2"]} == {"the red car next to the blue bus", "the blue car next to the red bus"}
+    audit = audit_cycles_file(out, [path])
+    assert audit["validity_violations"] == 0 and audit["max_abs_signed_degree"] == 0
+
+
+def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
+    path = shared_data / "gqa" / "train_sceneGraphs_sample.json"
+    graphs = parse_scene_graphs(path)
+    assert len(graphs.images) == 14 and sum(len(g.objects) for g in graphs.images.values()) == 239
+    out = tmp_path / "g.jsonl"
+    summary = build_gqa_cycles(path, out, min_cycles=1)
+    assert summary["splits"] == {"train": 0.6, "val": 0.1, "test": 0.3}
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["family"] for r in rows} >= {"gqa-attribute", "gqa-relation-object"}
+    split_of: dict[str, str] = {}
+    for row in rows:
+        for image in (row["image_1"], row["image_2"]):
+            assert split_of.setdefault(image, row["split"]) == row["split"]
+    audit = audit_cycles_file(out, [path])
+    assert audit["validity_violations"] == 0 and audit["max_abs_signed_degree"] == 0
+    assert all(r["tv_image"] == 0 and r["tv_caption"] == 0 for r in audit["rows"])
+    first = out.read_bytes()
+    build_gqa_cycles(path, out, min_cycles=1)
+    assert out.read_bytes() == first
+    # the paper's default minimum makes every family of a 14-image pool unavailable
+    summary = build_gqa_cycles(path, out)
+    assert summary["cycles_written"] == 0 and len(summary["unavailable"]) == 9
+
+
+@pytest.mark.parametrize(("mutate", "field"), [
+    (lambda d: d["1"].pop("width"), "width"),
+    (lambda d: d["1"]["objects"]["a"].__setitem__("x", "10"), "x"),
+    (lambda d: d["1"]["objects"]["a"].pop("name"), "name"),
+    (lambda d: d["1"]["objects"]["a"].__setitem__("relations", "next to b"), "relations"),
+    (lambda d: d["1"]["objects"]["a"].__setitem__("attributes", [1]), "attributes"),
+    (lambda d: d["1"].__setitem__("objects", []), "objects"),
+])
+def test_bad_scene_graphs(tmp_path: Path, mutate, field: str) -> None:
+    data = small_graphs()
+    mutate(data)
+    path = write(tmp_path, data)
+    with pytest.raises(InputError) as info:
+        parse_scene_graphs(path)
+    assert info.value.field == field and info.value.path == str(path) and "image 1" in str(info.value.record)
+
+
+def test_dangling_relation_is_a_counted_warning(tmp_path: Path) -> None:
+    data = small_graphs()
+    data["1"]["objects"]["a"]["relations"].append({"name": "near", "object": "zzz"})
+    graphs = parse_scene_graphs(write(tmp_path, data))
+    assert graphs.warnings == {"relations to unknown objects dropped": 1}

@@ -1,0 +1,263 @@
+"""COCO cycle families (cycle paper §4, §D.2; Table 6) and ``build_coco_cycles``.
+
+* ``coco-object-coarse``: human captions whose mentioned categories (shipped synonym table) are all
+  annotated in their own image; a swap is invalid when the caption mentions a category with no annotation
+  at all in the target image.
+* ``coco-object-matched``: as coarse, but the two captions mention the same number (≥ 2) of categories and
+  share one, so that the swap fails on a more specific object.
+* ``coco-box-relation``: generated captions ("a dog to the left of a chair") valid under the box rules;
+  a swap is invalid by a missing object or a false relation.
+* ``coco-strict-left-right`` / ``-above-below`` / ``-size``: both images contain both categories with
+  opposite configurations; the captions swap the roles under the same relation word ("a dog to the left of
+  a chair" / "a chair to the left of a dog"); swaps are false relations, never missing objects.
+* ``coco-same-pair-relation``: the same (subject, object) order with opposite relation words ("a dog to the
+  left of a chair" / "a dog to the right of a chair"), any axis: directional role binding.
+
+Work is bounded by seeded sampling, so that all of train2017 builds in about twice its parse time
+(``benchmarks/cycle_build_scale.py``): ``CAPTIONS_PER_IMAGE`` human captions are read per image, an image
+contributes at most 6 eligible categories to relation statements and ``STATEMENTS_PER_IMAGE`` statements
+per relation family, and each image is used at most once per family and split (see ``common``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlaudit.builders.cycles.coco_index import CocoIndex, build_index
+from vlaudit.builders.cycles.common import (
+    BuildResult,
+    assign_splits,
+    finalize,
+    generated_caption_id,
+    new_row,
+    pair_candidates,
+    parse_splits,
+    rng_for,
+    subsample,
+    write_outputs,
+)
+from vlaudit.builders.cycles.rules import RELATIONS, GeometryRules, caption_text
+from vlaudit.builders.cycles.synonyms import MentionMatcher
+from vlaudit.errors import InputError
+from vlaudit.sources.coco import CocoCaptions, gc_paused, parse_captions, parse_instances
+
+OBJECT_FAMILIES = ("coco-object-coarse", "coco-object-matched")
+STRICT_AXES = {"coco-strict-left-right": 0, "coco-strict-above-below": 1, "coco-strict-size": 2}
+CAPTIONS_PER_IMAGE = 2  # seeded human captions read per image: bounds the synonym matching at COCO scale
+STATEMENTS_PER_IMAGE = 3  # seeded candidates per image and family: enough to find partners, bounded work
+COCO_FAMILIES = (*OBJECT_FAMILIES, "coco-box-relation", *STRICT_AXES, "coco-same-pair-relation")
+
+
+def _sample_per_image(image: np.ndarray, in_pool: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Bool mask: a seeded random subset of at most ``k`` captions per pool image."""
+    order = np.argsort(image + rng.random(len(image)), kind="stable")
+    sorted_image = image[order]
+    first = np.concatenate([[0], np.nonzero(sorted_image[1:] != sorted_image[:-1])[0] + 1]) if len(image) else []
+    rank = np.arange(len(image)) - np.repeat(first, np.diff(np.concatenate([first, [len(image)]])).astype(np.int64))
+    mask = np.zeros(len(image), dtype=bool)
+    mask[order[rank < k]] = True
+    return mask & in_pool[image]
+
+
+def _mentions(captions: CocoCaptions, keep: np.ndarray, matcher: MentionMatcher, n_categories: int
+              ) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
+    """(n_captions, C) bool of the categories each kept caption mentions, and the same as tuples per caption."""
+    matrix = np.zeros((len(captions.texts), n_categories), dtype=bool)
+    texts = captions.texts
+    mentioned = {index: matcher(texts[index]) for index in np.nonzero(keep)[0].tolist()}
+    rows = [index for index, cats in mentioned.items() for _ in cats]
+    cols = [c for cats in mentioned.values() for c in cats]
+    matrix[rows, cols] = True
+    return matrix, mentioned
+
+
+def _object_blocks(index: CocoIndex, captions: CocoCaptions, mentions: np.ndarray, mentioned: dict[int, tuple],
+                   items: np.ndarray, family: str, rng: np.random.Generator, max_pairs: int | None,
+                   rounds: int, names: list[str]) -> list[dict[str, Any]]:
+    """Pair captions (``items``: caption rows valid for their own image) into object cycles."""
+    presence = index.presence
+    image = captions.image.astype(np.int64)
+
+    def check(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        c_i, c_j = items[i], items[j]
+        return ((mentions[c_i] & ~presence[image[c_j]]).any(1)
+                & (mentions[c_j] & ~presence[image[c_i]]).any(1))
+
+    if family == "coco-object-coarse":
+        bucket = np.zeros(len(items), dtype=np.int64)
+    else:
+        count = mentions[items].sum(1)
+        # one anchor category per caption, drawn uniformly among those it mentions
+        pick = np.floor(rng.random(len(items)) * count).astype(np.int8)
+        anchor = (mentions[items].cumsum(1, dtype=np.int8) > pick[:, None]).argmax(1)
+        bucket = count * mentions.shape[1] + anchor
+    pairs = pair_candidates(rng, image[items], bucket, check, rounds=rounds, max_pairs=max_pairs)
+    ids, files = index.instances.image_ids, index.instances.file_names
+    texts, raw_ids = captions.texts, captions.raw_ids
+    blocks = []
+    for a, b in pairs:
+        c1, c2 = int(items[a]), int(items[b])
+        i1, i2 = int(image[c1]), int(image[c2])
+        block = new_row(ids[i1], str(raw_ids[c1]), ids[i2], str(raw_ids[c2]), texts[c1].strip(), texts[c2].strip(),
+                        files[i1], files[i2])
+        block["categories_1"] = [names[k] for k in mentioned[c1]]
+        block["categories_2"] = [names[k] for k in mentioned[c2]]
+        blocks.append(block)
+    return blocks
+
+
+def _statement(names: list[str], subject: int, code: int, obj: int) -> dict[str, str]:
+    return {"subject": names[subject], "relation": RELATIONS[code], "object": names[obj]}
+
+
+def _relation_blocks(index: CocoIndex, images: np.ndarray, family: str, rng: np.random.Generator,
+                     max_pairs: int | None, rounds: int, result: BuildResult) -> list[dict[str, Any]]:
+    """Relation families over generated captions (see module docstring)."""
+    C = index.n_categories
+    if family == "coco-box-relation":
+        st = index.statements(images, tuple(range(6)), rng, STATEMENTS_PER_IMAGE)
+        bucket = np.zeros(len(st["image"]), dtype=np.int64)
+        side = None
+
+        def check(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+            return (index.invalid(st["image"][i], st["subject"][j], st["code"][j], st["object"][j])
+                    & index.invalid(st["image"][j], st["subject"][i], st["code"][i], st["object"][i]))
+    else:
+        axes = (STRICT_AXES[family],) if family in STRICT_AXES else (0, 1, 2)
+        st = index.statements(images, tuple(2 * a for a in axes), rng, STATEMENTS_PER_IMAGE)
+        lo = np.minimum(st["subject"], st["object"])
+        hi = np.maximum(st["subject"], st["object"])
+        bucket = (lo * C + hi) * 3 + st["code"] // 2
+        side = (st["subject"] > st["object"]).astype(np.int64)
+
+        def check(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+            # j's statement is i's with the roles swapped: it must be false in i's image, and vice versa
+            return (index.invalid(st["image"][i], st["subject"][j], st["code"][j], st["object"][j])
+                    & index.invalid(st["image"][j], st["subject"][i], st["code"][i], st["object"][i]))
+
+    pairs = pair_candidates(rng, st["image"], bucket, check, side=side, rounds=rounds, max_pairs=max_pairs)
+    flips = (rng.random(len(pairs)) < 0.5).tolist()
+    subject, code, obj, image = (st[k].tolist() for k in ("subject", "code", "object", "image"))
+    ids, files = index.instances.image_ids, index.instances.file_names
+    captions = result.generated
+    blocks = []
+    for (a, b), flip in zip(pairs, flips, strict=True):
+        s1 = (subject[a], code[a], obj[a])
+        s2 = (subject[b], code[b], obj[b])
+        if family == "coco-same-pair-relation":
+            # s2 = (s1.object, R, s1.subject) is said as (s1.subject, inverse R, s1.object)
+            s2 = (s2[2], s2[1] + 1, s2[0])
+            if flip:
+                s1, s2 = (s1[2], s1[1] + 1, s1[0]), (s2[2], s2[1] - 1, s2[0])
+        elif family != "coco-box-relation" and flip:
+            s1, s2 = (s1[2], s1[1] + 1, s1[0]), (s2[2], s2[1] + 1, s2[0])
+        cid_1, text_1, rel_1 = captions(s1)
+        cid_2, text_2, rel_2 = captions(s2)
+        block = new_row(ids[image[a]], cid_1, ids[image[b]], cid_2, text_1, text_2, files[image[a]],
+                        files[image[b]])
+        block["relation_1"], block["relation_2"] = rel_1, rel_2
+        blocks.append(block)
+    return blocks
+
+
+class _GeneratedCaptions:
+    """Caption id, text and relation of a statement (cached: few distinct statements, many blocks)."""
+
+    def __init__(self, names: list[str], result: BuildResult) -> None:
+        self.names, self.result, self.cache = names, result, {}
+
+    def __call__(self, statement: tuple[int, int, int]) -> tuple[str, str, dict[str, str]]:
+        hit = self.cache.get(statement)
+        if hit is None:
+            rel = _statement(self.names, *statement)
+            text = caption_text(rel["subject"], rel["relation"], rel["object"])
+            cid = generated_caption_id(text)
+            self.result.captions.setdefault(cid, {"caption_id": cid, "text": text, "image_id": None,
+                                                  "source": "generated", **rel})
+            hit = self.cache[statement] = (cid, text, rel)
+        return hit
+
+
+def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray, split_of: np.ndarray,
+               splits: Sequence[tuple[str, float]], families: Sequence[str], *, seed: int,
+               max_cycles_per_family: int | None, rounds: int = 4) -> BuildResult:
+    """Blocks of every requested family in every split (images of ``pool``; ``split_of`` per pool image)."""
+    result = BuildResult()
+    names = index.instances.category_names
+    result.generated = _GeneratedCaptions(names, result)
+    need_objects = any(f in OBJECT_FAMILIES for f in families)
+    if need_objects and captions is None:
+        raise InputError("object families need a captions file", field="captions")
+    if need_objects:
+        in_pool = np.zeros(len(index.instances.image_ids), dtype=bool)
+        in_pool[pool] = True
+        matcher = MentionMatcher(names)
+        cap_image = captions.image.astype(np.int64)
+        sampled = _sample_per_image(cap_image, in_pool, CAPTIONS_PER_IMAGE, rng_for(seed, "captions"))
+        mentions, mentioned = _mentions(captions, sampled, matcher, index.n_categories)
+        n_mentioned = mentions.sum(1)
+        consistent = ~(mentions & ~index.presence[cap_image]).any(1)
+    if any(f not in OBJECT_FAMILIES for f in families):
+        index.prepare_statements(pool, rng_for(seed, "statements"))
+    for split_index, (split, _) in enumerate(splits):
+        images = np.sort(pool[split_of == split_index])
+        in_split = np.zeros(len(index.instances.image_ids), dtype=bool)
+        in_split[images] = True
+        for family in families:
+            rng = rng_for(seed, family, split)
+            if family in OBJECT_FAMILIES:
+                minimum = 1 if family == "coco-object-coarse" else 2
+                items = np.nonzero(in_split[cap_image] & consistent & (n_mentioned >= minimum))[0]
+                blocks = _object_blocks(index, captions, mentions, mentioned, items, family, rng,
+                                        max_cycles_per_family, rounds, names)
+                for block in blocks:
+                    for k in ("1", "2"):
+                        cid = block[f"caption_{k}"]
+                        result.captions[cid] = {"caption_id": cid, "text": block[f"text_{k}"],
+                                                "image_id": block[f"image_{k}"], "source": "coco"}
+            else:
+                blocks = _relation_blocks(index, images, family, rng, max_cycles_per_family, rounds, result)
+            result.blocks[(family, split)] = blocks
+    return result
+
+
+def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | None, out_path: str | Path, *,
+                      families: Sequence[str] | None = None, seed: int = 0,
+                      splits: str | Sequence[tuple[str, float]] = "train=0.8,val=0.2", min_cycles: int = 30,
+                      max_cycles_per_family: int | None = None, max_images: int | None = None,
+                      rules: GeometryRules | None = None, rounds: int = 4) -> dict[str, Any]:
+    """Parse the official COCO files, build the cycle families and write CYCLES + captions + metadata.
+
+    Returns the summary (Table-6 counts per family and split, unavailable families, warnings, rules).
+    """
+    rules = rules or GeometryRules()
+    families = list(families or COCO_FAMILIES)
+    unknown = [f for f in families if f not in COCO_FAMILIES]
+    if unknown:
+        raise InputError(f"unknown COCO families {unknown}; choose from {list(COCO_FAMILIES)}", field="families")
+    split_spec = parse_splits(splits)
+    with gc_paused():  # only acyclic containers are built here; see gc_paused
+        instances = parse_instances(instances_path)
+        needs_captions = any(f in OBJECT_FAMILIES for f in families)
+        captions = parse_captions(captions_path, instances) if (captions_path and needs_captions) else None
+        index = build_index(instances, rules)
+        pool = subsample(len(instances.image_ids), max_images, seed)
+        split_of = assign_splits(len(pool), split_spec, seed)
+        result = build_coco(index, captions, pool, split_of, split_spec, families, seed=seed,
+                            max_cycles_per_family=max_cycles_per_family, rounds=rounds)
+    rows, table = finalize(result, families=families, splits=split_spec, seed=seed, min_cycles=min_cycles,
+                           max_cycles_per_family=max_cycles_per_family, file_names={})
+    warnings = Counter(instances.warnings) + (captions.warnings if captions else Counter()) + result.warnings
+    meta = {"source": "coco", "instances": str(instances_path), "captions": None if captions_path is None
+            else str(captions_path), "families": families, "seed": seed,
+            "splits": {name: frac for name, frac in split_spec}, "min_cycles": min_cycles,
+            "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
+            "images_in_pool": int(len(pool)), "rules": rules.as_dict(), "warnings": dict(sorted(warnings.items())),
+            **table}
+    paths = write_outputs(out_path, rows, result.captions, meta)
+    return {**meta, "paths": paths, "cycles_written": len(rows)}

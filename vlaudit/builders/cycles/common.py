@@ -1,0 +1,252 @@
+"""Shared cycle-building machinery: seeded image-disjoint splits, candidate pairing, complete-block output.
+
+Construction principle (cycle paper §D.1): both matched pairs satisfy the family predicate, both exchanged
+pairs violate it, and every block reuses its two images and two captions on both sides, so the matched and
+swapped marginals are identical (§4, §A.5). Families with fewer than ``min_cycles`` blocks in a split are
+reported as unavailable and not emitted (§D.3).
+
+Pairing never compares all images with all images: candidates (one or more per image) carry a *bucket*
+key, are shuffled within buckets with a seeded generator and paired with their neighbour (or, with a
+``side``, rank-matched against the other side of the bucket); a vectorised check accepts or rejects each
+pair, and rejected candidates are re-shuffled for a few rounds. Each image is used at most once per family
+and split, so a family's blocks never share an image.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlaudit.errors import InputError
+
+CheckFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+BASE_COLUMNS = ("cycle_id", "family", "split", "image_1", "caption_1", "image_2", "caption_2", "text_1",
+                "text_2", "file_name_1", "file_name_2")
+
+
+def rng_for(seed: int, *names: str) -> np.random.Generator:
+    """A generator derived from the user's seed and stable names (family, split): order-independent."""
+    return np.random.default_rng(np.random.SeedSequence([seed, *(zlib.crc32(n.encode()) for n in names)]))
+
+
+def parse_splits(spec: str | Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+    """'train=0.8,val=0.2' → [('train', 0.8), ('val', 0.2)]; a lone name ('test') takes the whole pool."""
+    if not isinstance(spec, str):
+        parts = [(str(n), float(f)) for n, f in spec]
+    else:
+        parts = []
+        for item in (s.strip() for s in spec.split(",") if s.strip()):
+            name, _, frac = item.partition("=")
+            try:
+                parts.append((name.strip(), float(frac) if frac else 1.0))
+            except ValueError as exc:
+                raise InputError(f"bad split fraction in '{item}'", field="splits") from exc
+    names = [n for n, _ in parts]
+    if not parts or any(not n for n in names) or len(set(names)) != len(names):
+        raise InputError(f"bad split spec {spec!r}: expected name=fraction,... with distinct names", field="splits")
+    fracs = np.array([f for _, f in parts])
+    if (fracs <= 0).any():
+        raise InputError(f"split fractions must be positive: {spec!r}", field="splits")
+    return [(n, float(f / fracs.sum())) for n, f in parts]
+
+
+def assign_splits(n_images: int, splits: Sequence[tuple[str, float]], seed: int) -> np.ndarray:
+    """Split index of each image: a seeded permutation cut at the cumulative fractions (image-disjoint)."""
+    order = rng_for(seed, "splits").permutation(n_images)
+    cuts = np.round(np.cumsum([f for _, f in splits]) * n_images).astype(np.int64)
+    cuts[-1] = n_images
+    assignment = np.empty(n_images, dtype=np.int64)
+    start = 0
+    for index, stop in enumerate(cuts):
+        assignment[order[start:stop]] = index
+        start = stop
+    return assignment
+
+
+def subsample(n_images: int, max_images: int | None, seed: int) -> np.ndarray:
+    """Sorted indexes of a seeded subsample of ``max_images`` images (all when None or larger)."""
+    if max_images is None or max_images >= n_images:
+        return np.arange(n_images)
+    return np.sort(rng_for(seed, "pool").choice(n_images, size=max_images, replace=False))
+
+
+def pair_candidates(rng: np.random.Generator, item_image: np.ndarray, bucket: np.ndarray, check: CheckFn, *,
+                    side: np.ndarray | None = None, rounds: int = 4, max_pairs: int | None = None,
+                    used: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """Seeded pairing of candidate items (see module docstring); returns accepted (item_i, item_j).
+
+    ``used`` (bool per image index, updated in place) carries used images over between calls.
+    """
+    n = len(item_image)
+    if n < 2:
+        return []
+    _, bucket = np.unique(bucket, return_inverse=True)
+    bucket = bucket.reshape(-1)
+    if used is None:
+        used = np.zeros(int(item_image.max()) + 1, dtype=bool)
+    alive = np.arange(n)
+    accepted: list[tuple[int, int]] = []
+    for _ in range(rounds):
+        alive = alive[~used[item_image[alive]]]
+        if len(alive) < 2:
+            break
+        rand = rng.random(len(alive))
+        if side is None:
+            ordered = alive[np.argsort(bucket[alive] + rand, kind="stable")]  # by bucket, shuffled within
+            half = len(ordered) // 2
+            i, j = ordered[0:2 * half:2], ordered[1:2 * half:2]
+        else:
+            i, j = _rank_match(alive, bucket, side, rand)
+        keep = (bucket[i] == bucket[j]) & (item_image[i] != item_image[j])
+        i, j = i[keep], j[keep]
+        if len(i) == 0:
+            continue
+        ok = np.asarray(check(i, j), dtype=bool)
+        before = len(accepted)
+        for a, b in zip(i[ok].tolist(), j[ok].tolist(), strict=True):
+            ia, ib = item_image[a], item_image[b]
+            if used[ia] or used[ib]:
+                continue
+            used[ia] = used[ib] = True
+            accepted.append((a, b))
+        if max_pairs is not None and len(accepted) >= max_pairs:
+            break
+        if len(accepted) - before < max(1, len(alive) // 200):
+            break  # a round that pairs under 1% of the remaining candidates: further rounds add little
+    return accepted
+
+
+def _rank_match(alive: np.ndarray, bucket: np.ndarray, side: np.ndarray, rand: np.ndarray):
+    """Pair the k-th shuffled side-0 item of each bucket with the k-th shuffled side-1 item."""
+    # one float key sorts by (bucket, side, random): exact while bucket * 2 < 2**52
+    order = np.argsort(bucket[alive] * 2.0 + side[alive] + rand, kind="stable")
+    items = alive[order]
+    group = bucket[items] * 2 + side[items]
+    starts = np.concatenate([[0], np.nonzero(group[1:] != group[:-1])[0] + 1])
+    lengths = np.diff(np.concatenate([starts, [len(items)]]))
+    rank = np.arange(len(items)) - np.repeat(starts, lengths)
+    key = bucket[items].astype(np.int64) * (len(items) + 1) + rank
+    zero, one = side[items] == 0, side[items] == 1
+    key_zero, key_one = key[zero], key[one]  # both ascending: items are sorted by (bucket, side, rank)
+    if len(key_zero) == 0 or len(key_one) == 0:
+        return items[:0], items[:0]
+    pos = np.clip(np.searchsorted(key_one, key_zero), 0, len(key_one) - 1)
+    hit = key_one[pos] == key_zero
+    return items[zero][hit], items[one][pos[hit]]
+
+
+def generated_caption_id(text: str) -> str:
+    """Stable id of a generated caption: the same text always gets the same id, in every run."""
+    return "gen-" + hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+@dataclass
+class BuildResult:
+    """Blocks per (family, split) plus what the summary reports."""
+
+    blocks: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    captions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: Counter = field(default_factory=Counter)
+    generated: Any = None  # builder-specific cache of generated captions
+
+
+def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[tuple[str, float]], seed: int,
+             min_cycles: int, max_cycles_per_family: int | None, file_names: dict[str, str]
+             ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Cap, dedup and id the blocks; drop families under ``min_cycles``; return rows and the Table-6 counts."""
+    rows: list[dict[str, Any]] = []
+    counts: dict[str, dict[str, int]] = {}
+    unavailable: list[dict[str, Any]] = []
+    for family in families:
+        counts[family] = {}
+        for split, _ in splits:
+            blocks = result.blocks.get((family, split), [])
+            images = {b["image_1"] for b in blocks} | {b["image_2"] for b in blocks}
+            if len(images) == 2 * len(blocks):
+                blocks, unique = [], blocks  # no image repeats, so no block can repeat: skip the key loop
+            else:
+                unique = []
+            seen: set[tuple] = set()
+            for block in blocks:
+                first, second = (block["image_1"], block["caption_1"]), (block["image_2"], block["caption_2"])
+                key = (first, second) if first <= second else (second, first)
+                if key in seen:
+                    result.warnings["duplicate blocks dropped"] += 1
+                    continue
+                seen.add(key)
+                unique.append(block)
+            if max_cycles_per_family is not None and len(unique) > max_cycles_per_family:
+                keep = np.sort(rng_for(seed, "cap", family, split).choice(len(unique), max_cycles_per_family,
+                                                                          replace=False))
+                unique = [unique[k] for k in keep.tolist()]
+            if len(unique) < min_cycles:
+                unavailable.append({"family": family, "split": split, "cycles": len(unique),
+                                    "min_cycles": min_cycles})
+                counts[family][split] = 0
+                continue
+            counts[family][split] = len(unique)
+            prefix = f"{family}/{split}/"
+            for k, block in enumerate(unique):
+                if "cycle_id" in block:
+                    row = block
+                else:
+                    row = new_row(block["image_1"], block["caption_1"], block["image_2"], block["caption_2"],
+                                  block["text_1"], block["text_2"], file_names.get(block["image_1"]),
+                                  file_names.get(block["image_2"]))
+                    row.update(block)
+                row["cycle_id"], row["family"], row["split"] = f"{prefix}{k:06d}", family, split
+                rows.append(row)
+    return rows, {"counts": counts, "unavailable": unavailable}
+
+
+def new_row(image_1: str, caption_1: str, image_2: str, caption_2: str, text_1: str, text_2: str,
+            file_name_1: str | None = None, file_name_2: str | None = None) -> dict[str, Any]:
+    """A block in the output column order (cycle_id, family and split are filled by :func:`finalize`)."""
+    return {"cycle_id": None, "family": None, "split": None, "image_1": image_1, "caption_1": caption_1,
+            "image_2": image_2, "caption_2": caption_2, "text_1": text_1, "text_2": text_2,
+            "file_name_1": file_name_1, "file_name_2": file_name_2}
+
+
+def sidecar_paths(out: str | Path) -> tuple[Path, Path]:
+    """The captions table and the metadata file written beside a cycles file."""
+    out = Path(out)
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    return out.with_name(f"{stem}.captions.jsonl"), out.with_name(f"{stem}.meta.json")
+
+
+def write_rows_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Compact JSONL via orjson (byte-stable for the same rows), written atomically."""
+    import orjson
+
+    from vlaudit.tables import atomic_write
+
+    with atomic_write(path, "wb") as handle:
+        dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+        chunk: list[bytes] = []
+        for row in rows:
+            chunk.append(dumps(row, option=newline))
+            if len(chunk) >= 10_000:
+                handle.write(b"".join(chunk))
+                chunk = []
+        handle.write(b"".join(chunk))
+
+
+def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[str, dict[str, Any]],
+                  meta: dict[str, Any]) -> dict[str, str]:
+    """Write CYCLES.jsonl, the captions table of the captions it uses, and the metadata (all atomically)."""
+    from vlaudit.tables import write_json
+
+    captions_path, meta_path = sidecar_paths(out)
+    used = sorted({r[k] for r in rows for k in ("caption_1", "caption_2")})
+    write_rows_jsonl(captions_path, (captions[c] for c in used))
+    meta = {**meta, "cycles_file": str(out), "captions_file": str(captions_path)}
+    write_json(meta_path, meta)
+    write_rows_jsonl(out, rows)
+    return {"cycles": str(out), "captions": str(captions_path), "meta": str(meta_path)}

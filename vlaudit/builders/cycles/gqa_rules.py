@@ -1,0 +1,165 @@
+"""Predicates of the GQA cycle families over one scene graph (cycle paper §4, §D.3).
+
+Scene graphs list what annotators saw, not everything that is true, so a fact is only called *invalid*
+when the graph rules it out:
+
+* a noun is absent when no object has the same noun key (lower case, crude singular, and person words
+  such as man / woman / boy / people folded into "person", so "the man" is never judged absent from an
+  image that has a "woman");
+* "the red car" is invalid when there is no car, or every car carries a different attribute of the same
+  exclusive group (colours; large/small; open/closed; ...) and none carries "red";
+* "the man holding the umbrella" is invalid when the man or the umbrella is absent (an unlisted edge
+  proves nothing);
+* "the red car next to the blue bus" is invalid when "the red car" or "the blue bus" is invalid.
+
+A fact is *valid* when the graph states it (an object with the attribute; an edge with that name between
+objects with those nouns and attributes). Anything else is unverifiable and never used in a block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from vlaudit.sources.gqa import GqaImage
+
+PERSON_WORDS = frozenset(
+    "person people man men woman women boy boys girl girls child children kid kids guy guys lady ladies "
+    "player players skier skiers surfer surfers skateboarder skateboarders snowboarder snowboarders baby "
+    "babies toddler adult adults gentleman crowd spectator spectators batter catcher umpire pitcher rider "
+    "riders tourist tourists pedestrian pedestrians passenger passengers worker workers".split())
+
+ATTRIBUTE_GROUPS: dict[str, tuple[str, ...]] = {
+    "colour": ("white", "black", "red", "blue", "green", "yellow", "brown", "gray", "orange", "pink", "purple",
+               "silver", "gold", "tan", "beige", "maroon", "navy"),
+    "size": ("large", "small"),
+    "open": ("open", "closed"),
+    "fullness": ("empty", "full"),
+    "wetness": ("wet", "dry"),
+    "power": ("on", "off"),
+}
+ATTRIBUTE_SYNONYMS = {"grey": "gray", "big": "large", "little": "small", "tiny": "small", "huge": "large",
+                      "golden": "gold", "navy blue": "navy"}
+_GROUP_OF = {attr: group for group, attrs in ATTRIBUTE_GROUPS.items() for attr in attrs}
+
+
+def noun_key(name: str) -> str:
+    """Comparison key of an object name: last word, crude singular, person words folded."""
+    words = name.lower().split()
+    if not words:
+        return ""
+    word = words[-1]
+    if word in PERSON_WORDS or name.lower() in PERSON_WORDS:
+        return "person"
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("ches", "shes", "sses", "xes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        word = word[:-1]
+    return " ".join([*words[:-1], word])
+
+
+def attribute_key(attribute: str) -> str:
+    return ATTRIBUTE_SYNONYMS.get(attribute, attribute)
+
+
+def attribute_group(attribute: str) -> str | None:
+    """The exclusive group of an attribute, or None for attributes outside the shipped groups."""
+    return _GROUP_OF.get(attribute_key(attribute))
+
+
+class GraphFacts:
+    """Noun keys, attribute sets and edges of one scene graph, for fast verdicts."""
+
+    def __init__(self, image: GqaImage) -> None:
+        self.image = image
+        self.attrs_by_noun: dict[str, list[frozenset[str]]] = {}
+        self.edges: set[tuple[str, str, str]] = set()
+        self.attributed_edges: set[tuple[str, str, str, str, str]] = set()
+        keys = {oid: noun_key(o.name) for oid, o in image.objects.items()}
+        attrs = {oid: frozenset(attribute_key(a) for a in o.attributes) for oid, o in image.objects.items()}
+        for oid in image.objects:
+            self.attrs_by_noun.setdefault(keys[oid], []).append(attrs[oid])
+        for oid, obj in image.objects.items():
+            for rel, target in obj.relations:
+                self.edges.add((keys[oid], rel, keys[target]))
+                for a1 in attrs[oid]:
+                    for a2 in attrs[target]:
+                        self.attributed_edges.add((a1, keys[oid], rel, a2, keys[target]))
+
+    def attribute_verdict(self, noun: str, attribute: str) -> str:
+        attribute = attribute_key(attribute)
+        objects = self.attrs_by_noun.get(noun_key(noun))
+        if not objects:
+            return "invalid"
+        if any(attribute in attrs for attrs in objects):
+            return "valid"
+        group = attribute_group(attribute)
+        if group is not None and all(any(_GROUP_OF.get(a) == group for a in attrs) for attrs in objects):
+            return "invalid"
+        return "unverifiable"
+
+    def relation_verdict(self, subject: str, relation: str, obj: str) -> str:
+        s, o = noun_key(subject), noun_key(obj)
+        if (s, relation, o) in self.edges:
+            return "valid"
+        if s not in self.attrs_by_noun or o not in self.attrs_by_noun:
+            return "invalid"
+        return "unverifiable"
+
+    def binding_verdict(self, attr_1: str, subject: str, relation: str, attr_2: str, obj: str) -> str:
+        key = (attribute_key(attr_1), noun_key(subject), relation, attribute_key(attr_2), noun_key(obj))
+        if key in self.attributed_edges:
+            return "valid"
+        if "invalid" in (self.attribute_verdict(subject, attr_1), self.attribute_verdict(obj, attr_2)):
+            return "invalid"
+        return "unverifiable"
+
+
+def fact_verdict(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
+    """Verdict of a fact row (``fact_1``/``fact_2`` of the cycles table) under one graph."""
+    if family == "gqa-attribute":
+        return facts.attribute_verdict(fact["object"], fact["attribute"])
+    if family == "gqa-relation-object":
+        return facts.relation_verdict(fact["subject"], fact["relation"], fact["object"])
+    return facts.binding_verdict(fact["subject_attribute"], fact["subject"], fact["relation"],
+                                 fact["object_attribute"], fact["object"])
+
+
+def candidate_facts(image: GqaImage, family: str) -> Iterable[dict[str, str]]:
+    """Every fact of ``family`` the graph states (deduplicated by its comparison key)."""
+    seen: set[tuple] = set()
+    objects = image.objects
+    for obj in objects.values():
+        if family == "gqa-attribute":
+            for attr in obj.attributes:
+                key = (noun_key(obj.name), attribute_key(attr))
+                if attribute_group(attr) is not None and key not in seen:
+                    seen.add(key)
+                    yield {"object": obj.name, "attribute": attr}
+            continue
+        for rel, target_id in obj.relations:
+            target = objects[target_id]
+            if family == "gqa-relation-object":
+                key = (noun_key(obj.name), rel, noun_key(target.name))
+                if key[0] != key[2] and key not in seen:
+                    seen.add(key)
+                    yield {"subject": obj.name, "relation": rel, "object": target.name}
+                continue
+            for a1 in obj.attributes:
+                for a2 in target.attributes:
+                    key = (attribute_key(a1), noun_key(obj.name), rel, attribute_key(a2), noun_key(target.name))
+                    if attribute_group(a1) and attribute_group(a2) and key not in seen:
+                        seen.add(key)
+                        yield {"subject_attribute": a1, "subject": obj.name, "relation": rel,
+                               "object_attribute": a2, "object": target.name}
+
+
+def fact_text(family: str, fact: dict[str, str]) -> str:
+    """'the red car', 'the man holding the umbrella', 'the red car next to the blue bus'."""
+    if family == "gqa-attribute":
+        return f"the {fact['attribute']} {fact['object']}"
+    if family == "gqa-relation-object":
+        return f"the {fact['subject']} {fact['relation']} the {fact['object']}"
+    return (f"the {fact['subject_attribute']} {fact['subject']} {fact['relation']} "
+            f"the {fact['object_attribute']} {fact['object']}")

@@ -1,0 +1,124 @@
+"""GQA scene graphs (``*_sceneGraphs.json``), the input of the GQA cycle families (cycle paper §D.3).
+
+Official shape: ``{imageId: {width, height, location?, weather?, objects: {objId: {name, x, y, w, h,
+attributes: [..], relations: [{name, object}, ...]}}}}``. Relations may also be given as a dict keyed by
+relation id (``{relId: {name, object}}``); both are read. Names and attributes are lower-cased and
+whitespace-normalised. A relation to an object id absent from the image is dropped and counted as a
+warning; everything else that is missing or mistyped is an :class:`InputError` naming the file, the image
+(and object) and the field.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vlaudit.errors import InputError
+
+
+@dataclass(frozen=True)
+class GqaObject:
+    object_id: str
+    name: str
+    box: tuple[float, float, float, float]
+    attributes: tuple[str, ...]
+    relations: tuple[tuple[str, str], ...]  # (relation name, target object id)
+
+
+@dataclass(frozen=True)
+class GqaImage:
+    image_id: str
+    width: float
+    height: float
+    objects: dict[str, GqaObject]
+
+
+@dataclass
+class SceneGraphs:
+    path: str
+    images: dict[str, GqaImage]
+    warnings: Counter = field(default_factory=Counter)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _num(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _relations(path: Path, record: str, raw: object) -> list[tuple[str, str]]:
+    if raw is None:
+        return []
+    if isinstance(raw, dict):
+        items = list(raw.values())
+    elif isinstance(raw, list):
+        items = raw
+    else:
+        raise InputError("expected a list or a dict of relations", path=path, record=record, field="relations")
+    out = []
+    for k, rel in enumerate(items):
+        if not isinstance(rel, dict) or not isinstance(rel.get("name"), str) or rel.get("object") is None:
+            raise InputError(f"relation {k} needs a string 'name' and an 'object' id", path=path, record=record,
+                             field="relations")
+        out.append((_norm(rel["name"]), str(rel["object"])))
+    return out
+
+
+def parse_scene_graphs(path: str | Path) -> SceneGraphs:
+    """Parse and validate a GQA scene-graph file."""
+    import orjson
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc}", path=path) from exc
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object {imageId: scene graph}", path=path)
+    warnings: Counter = Counter()
+    images: dict[str, GqaImage] = {}
+    for image_id, graph in data.items():
+        record = f"image {image_id}"
+        if not isinstance(graph, dict):
+            raise InputError("scene graph is not a JSON object", path=path, record=record)
+        for name in ("width", "height"):
+            if not _num(graph.get(name)) or graph[name] <= 0:
+                raise InputError(f"expected a positive number, got {graph.get(name)!r}", path=path, record=record,
+                                 field=name)
+        objects_raw = graph.get("objects")
+        if not isinstance(objects_raw, dict):
+            raise InputError("expected a dict {objectId: object}", path=path, record=record, field="objects")
+        objects: dict[str, GqaObject] = {}
+        for object_id, obj in objects_raw.items():
+            where = f"image {image_id}, object {object_id}"
+            if not isinstance(obj, dict):
+                raise InputError("object is not a JSON object", path=path, record=where)
+            if not isinstance(obj.get("name"), str) or not obj["name"].strip():
+                raise InputError("missing or empty name", path=path, record=where, field="name")
+            for name in ("x", "y", "w", "h"):
+                if not _num(obj.get(name)):
+                    raise InputError(f"expected a number, got {obj.get(name)!r}", path=path, record=where,
+                                     field=name)
+            attributes = obj.get("attributes", [])
+            if not isinstance(attributes, list) or not all(isinstance(a, str) for a in attributes):
+                raise InputError("expected a list of strings", path=path, record=where, field="attributes")
+            objects[str(object_id)] = GqaObject(
+                object_id=str(object_id), name=_norm(obj["name"]),
+                box=(float(obj["x"]), float(obj["y"]), float(obj["w"]), float(obj["h"])),
+                attributes=tuple(sorted({_norm(a) for a in attributes if a.strip()})),
+                relations=tuple(_relations(path, where, obj.get("relations"))),
+            )
+        for object_id, obj in list(objects.items()):
+            kept = tuple(r for r in obj.relations if r[1] in objects)
+            if len(kept) != len(obj.relations):
+                warnings["relations to unknown objects dropped"] += len(obj.relations) - len(kept)
+                objects[object_id] = GqaObject(obj.object_id, obj.name, obj.box, obj.attributes, kept)
+        images[str(image_id)] = GqaImage(str(image_id), float(graph["width"]), float(graph["height"]), objects)
+    if not images:
+        raise InputError("no scene graphs in file", path=path)
+    return SceneGraphs(path=str(path), images=images, warnings=warnings)
