@@ -75,12 +75,15 @@ def build_gqa(
     splits: str = typer.Option("train=0.6,val=0.1,test=0.3", "--splits", help=_SPLITS_HELP),
     min_cycles: int = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable."),
     max_cycles: int = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split."),
+    image_pattern: str = typer.Option("{image_id}.jpg", "--image-pattern",
+                                      help="Image file name from its id (COCO-style: '{image_id:0>12}.jpg')."),
 ) -> None:
     """Exact cycles from GQA scene graphs (attribute, relation-object, binding)."""
     from vlaudit.builders.cycles.gqa import build_gqa_cycles
 
     summary = build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,
-                               min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images)
+                               min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
+                               image_pattern=image_pattern)
     _print_counts(summary)
 
 

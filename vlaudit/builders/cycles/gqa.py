@@ -108,8 +108,13 @@ def build_gqa(graphs: SceneGraphs, image_ids: list[str], pool: np.ndarray, split
 def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, families: Sequence[str] | None = None,
                      seed: int = 0, splits: str | Sequence[tuple[str, float]] = DEFAULT_GQA_SPLITS,
                      min_cycles: int = 30, max_cycles_per_family: int | None = None,
-                     max_images: int | None = None, rounds: int = 4) -> dict[str, Any]:
-    """Parse a GQA scene-graph file, build the GQA families and write CYCLES + captions + metadata."""
+                     max_images: int | None = None, rounds: int = 4,
+                     image_pattern: str = "{image_id}.jpg") -> dict[str, Any]:
+    """Parse a GQA scene-graph file, build the GQA families and write CYCLES + captions + metadata.
+
+    ``image_pattern`` names each image's file from its id (GQA ships ``{image_id}.jpg``; a COCO-style folder
+    is ``{image_id:0>12}.jpg``).
+    """
     families = list(families or GQA_FAMILIES)
     unknown = [f for f in families if f not in GQA_FAMILIES]
     if unknown:
@@ -123,11 +128,12 @@ def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, fam
                        max_cycles_per_family=max_cycles_per_family, rounds=rounds)
     rows, table = finalize(result, families=families, splits=split_spec, seed=seed, min_cycles=min_cycles,
                            max_cycles_per_family=max_cycles_per_family,
-                           file_names={i: f"{i}.jpg" for i in image_ids})
+                           file_names={i: image_pattern.format(image_id=i) for i in image_ids})
     warnings = Counter(graphs.warnings) + result.warnings
     meta = {"source": "gqa", "scene_graphs": str(scene_graphs_path), "families": families, "seed": seed,
             "splits": {name: frac for name, frac in split_spec}, "min_cycles": min_cycles,
             "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
+            "image_pattern": image_pattern,
             "images_in_pool": int(len(pool)), "rules": {"predicates": "vlaudit.builders.cycles.gqa_rules"},
             "warnings": dict(sorted(warnings.items())), **table}
     paths = write_outputs(out_path, rows, result.captions, meta)
