@@ -53,6 +53,7 @@ def test_cycles_eval_hand_computed(tmp_path: Path, scores_name: str) -> None:
     lo, hi = data["overall"]["ci"]
     assert 0.0 <= lo <= 0.5 <= hi <= 1.0
     assert "CycleAcc" in result.output
+    assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_tighter_tolerance_breaks_the_near_tie(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ def cycles_eval(
     tol: float = typer.Option(1e-9, "--tol", help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Also write OUT.png (CycleAcc per family with CIs)."),
 ) -> None:
     """Exact CycleAcc (credit 1 if Δ > tol, ½ if |Δ| ≤ tol, 0 otherwise) per family, with bootstrap CIs."""
     from vlaudit.metrics.cycles import evaluate_cycles
@@ -33,3 +34,7 @@ def cycles_eval(
     write_json(out, result)
     print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     typer.echo(f"wrote {out}")
+    if plot:
+        from vlaudit.report.plots import plot_cycle_acc
+
+        typer.echo(f"wrote {plot_cycle_acc({scores.stem: result}, out.with_suffix('.png'))}")

@@ -83,18 +83,19 @@ def _probe_scores(features: Any, cycles: list, config: DemoConfig) -> list[dict[
     from vlaudit.probes.trainer import ProbeData, TrainConfig, cycles_to_index, fit_probe, score_index
 
     image_index, caption_index = features.image_index(), features.caption_index()
+    # Copies: arrays read from Parquet are read-only, and torch wants writable memory.
+    x, y = np.array(features.images), np.array(features.texts)
 
     def data(split: str) -> ProbeData:
         chosen = [c for c in cycles if c.split == split]
-        return ProbeData(features.images, features.texts, cycles_to_index(chosen, image_index, caption_index),
-                         name=split)
+        return ProbeData(x, y, cycles_to_index(chosen, image_index, caption_index), name=split)
 
     result = fit_probe("lowrank", data("train"), data("val"),
                        TrainConfig(epochs=config.probe_epochs, lr=3e-2, seed=config.seed), rank=config.probe_rank)
     pairs = {(u, v): None for c in cycles if c.split == "test" for u, v, _ in c.entries()}
     image_idx = np.array([image_index[u] for u, _ in pairs], dtype=np.int64)
     caption_idx = np.array([caption_index[v] for _, v in pairs], dtype=np.int64)
-    scores = score_index(result.scorer, features.images, features.texts, image_idx, caption_idx)
+    scores = score_index(result.scorer, x, y, image_idx, caption_idx)
     return [{"image_id": u, "caption_id": v, "score": float(x)} for (u, v), x in zip(pairs, scores, strict=True)]
 
 
@@ -161,6 +162,31 @@ def _score(config: DemoConfig, items_path: Path, images: Path, run_dir: Path, co
     return summary
 
 
+def _erasable_groups(items: list, images_dir: Path, contexts: tuple[str, ...]) -> list:
+    """Keep the groups whose erasure contexts can be built (irre needs tiles clear of the object union).
+
+    The report requires every context of a run for every item, so the demo asks only answerable questions.
+    """
+    from PIL import Image
+
+    from vlaudit.contexts.image_contexts import ContextUnavailable, render_context
+
+    erasures = [c for c in contexts if c in ("rele", "irre")]
+    keep: list = []
+    for item in items:
+        try:
+            with Image.open(images_dir / item.image) as image:
+                for context in erasures:
+                    render_context(context, image.convert("RGB"), boxes=item.boxes)
+        except ContextUnavailable:
+            continue
+        keep.append(item)
+    groups = {}
+    for item in keep:
+        groups.setdefault(item.group_id, []).append(item)
+    return [item for members in groups.values() if len(members) == 2 for item in members]
+
+
 def _vca_step(config: DemoConfig, out: Path, scenes: Path, log: Log) -> dict[str, Any]:
     from vlaudit.builders.scene_items import scene_items_from_file
     from vlaudit.experiments.vca_report import ReportSettings, compute_report
@@ -169,7 +195,8 @@ def _vca_step(config: DemoConfig, out: Path, scenes: Path, log: Log) -> dict[str
     from vlaudit.sources.margins import read_margins
 
     vca = out / "vca"
-    items = scene_items_from_file(scenes / "scene_graphs.json", seed=config.seed, max_groups=config.vca_groups)
+    items = scene_items_from_file(scenes / "scene_graphs.json", seed=config.seed)
+    items = _erasable_groups(items, scenes, config.vca_contexts)[: 2 * config.vca_groups]
     write_items(vca / "items.jsonl", items)
     _score(config, vca / "items.jsonl", scenes, vca / "run", config.vca_contexts, config.vca_interfaces, log)
     report = compute_report(read_margins(vca / "run" / "margins.parquet"),

@@ -10,31 +10,44 @@ from vlaudit.tables import atomic_write
 
 
 def plot_cycle_acc(evaluations: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
-    """Horizontal bars of CycleAcc per family for each scorer, with bootstrap CIs and the ½ chance line.
+    """Grouped horizontal bars: CycleAcc per family (rows), one colour per scorer, 95% CIs, the ½ chance line.
 
-    ``evaluations`` maps a scorer name to a ``cycles eval`` result (``{"families": {family: summary}}``).
+    ``evaluations`` maps a scorer name to a ``cycles eval`` result (``{"families": {family: summary}}``); a name
+    of the form ``"source / scorer"`` groups the same scorer across sources under one colour.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels, values, lows, highs = [], [], [], []
-    for scorer, result in evaluations.items():
+    scorers: list[str] = []
+    cells: dict[tuple[str, str], Mapping[str, Any]] = {}
+    families: list[str] = []
+    for name, result in evaluations.items():
+        scorer = name.split(" / ", 1)[-1]
+        if scorer not in scorers:
+            scorers.append(scorer)
         for family, summary in result["families"].items():
-            labels.append(f"{scorer} · {family} (n={summary['n']})")
-            values.append(summary["cycle_acc"])
-            lows.append(summary["cycle_acc"] - summary["ci"][0])
-            highs.append(summary["ci"][1] - summary["cycle_acc"])
-    fig, ax = plt.subplots(figsize=(9, 0.32 * len(labels) + 1.2))
-    positions = range(len(labels))
-    ax.barh(list(positions), values, xerr=[lows, highs], color="#4c72b0", ecolor="#333333", capsize=2)
+            if family not in families:
+                families.append(family)
+            cells[(family, scorer)] = summary
+    height = 0.8 / max(1, len(scorers))
+    fig, ax = plt.subplots(figsize=(8.5, 0.3 * len(families) * len(scorers) + 1.6))
+    colours = plt.get_cmap("tab10")
+    for k, scorer in enumerate(scorers):
+        rows = [(i, cells[(f, scorer)]) for i, f in enumerate(families) if (f, scorer) in cells]
+        ys = [i - 0.4 + height * (k + 0.5) for i, _ in rows]
+        values = [c["cycle_acc"] for _, c in rows]
+        errors = [[c["cycle_acc"] - c["ci"][0] for _, c in rows], [c["ci"][1] - c["cycle_acc"] for _, c in rows]]
+        ax.barh(ys, values, height=height * 0.9, xerr=errors, color=colours(k % 10), ecolor="#333333",
+                capsize=2, label=scorer)
     ax.axvline(0.5, color="#c44e52", linestyle="--", linewidth=1, label="chance (additive scores: exactly ½)")
-    ax.set_yticks(list(positions), labels, fontsize=7)
+    labels = [f"{f} (n={next(c['n'] for (g, _), c in cells.items() if g == f)})" for f in families]
+    ax.set_yticks(range(len(families)), labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.set_xlabel("exact CycleAcc (95% bootstrap CI)")
-    ax.legend(loc="lower right", fontsize=7)
+    ax.set_xlabel("exact CycleAcc (95% bootstrap CI over cycles)")
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     fig.tight_layout()
     path = Path(path)
     with atomic_write(path, "wb") as handle:
