@@ -108,6 +108,17 @@ def test_control_missing_for_some_items_names_them() -> None:
     assert err.field == "context"
 
 
+
+def test_failed_scoring_rows_are_skipped_and_named() -> None:
+    rows = rows_from_arrays(SUPPORT_MARGINS)
+    for row in rows:
+        row["status"] = "ok"
+    failed = next(k for k, r in enumerate(rows, start=1) if r["item_id"] == "i3" and r["context"] == "text")
+    rows[failed - 1]["status"] = "error"
+    err = _error(rows, rf"context 'text' is missing for 1 of 7 items .*'i3' \(1 row\(s\) with a status other "
+                       rf"than 'ok' were skipped, first row {failed}\)")
+    assert err.field == "context"
+
 @pytest.mark.parametrize(("statements", "match"), [
     ([True, True, False, True, False, None], r"group 'G1' .* 2 true statements .*'a', 'b'"),
     ([False, False, False, True, False, None], r"group 'G1' .* 0 true statements"),

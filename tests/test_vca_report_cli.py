@@ -120,3 +120,37 @@ def test_bad_inputs_fail_with_input_errors(tmp_path) -> None:
     write_table(path, rows_from_arrays({"original": [1.0], "text": [0.0]}))
     result = CliRunner().invoke(app, ["vca", "report", str(path), "--out", str(tmp_path / "o")])
     assert isinstance(result.exception, InputError) and "blank" in str(result.exception)
+
+
+def test_headline_keeps_long_names_readable_in_80_columns() -> None:
+    from rich.console import Console
+
+    from vlaudit.experiments.vca_report import ReportSettings, compute_report
+    from vlaudit.report.vca_tables import print_headline
+    from vlaudit.sources.margins import runs_from_rows
+
+    long_model = "Qwen/Qwen3-VL-8B-Instruct-with-a-long-suffix"
+    rows = []
+    for interface in ("yesno", "truefalse"):
+        rows += rows_from_arrays({**SUPPORT_MARGINS}, model=long_model, dataset="gsr-coco-test",
+                                 interface=interface, labels=SUPPORT_LABELS)
+    report = compute_report(runs_from_rows(rows), ReportSettings(n_resamples=50))
+    console = Console(width=80, record=True, force_terminal=False)
+    print_headline(report.runs, title="VCA", console=console)
+    text = console.export_text()
+    assert f"{long_model} · gsr-coco-test" in text
+    assert "truefalse" in text and "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "42.9" in text  # Acc = 3/7, printed as a percentage
+    assert "Δ D-CC perm" in text
+
+
+def test_bad_controls_option_is_a_usage_error(tmp_path) -> None:
+    path = tmp_path / "ok.csv"
+    write_table(path, rows_from_arrays(SUPPORT_MARGINS))
+    result = CliRunner().invoke(app, ["vca", "report", str(path), "--out", str(tmp_path / "o"), "--controls", "foo"])
+    assert result.exit_code == 2 and "unknown context 'foo'" in result.output
+    result = CliRunner().invoke(app, ["vca", "report", str(path), "--out", str(tmp_path / "o"),
+                                      "--controls", "original,text"])
+    assert result.exit_code == 2
+    assert not (tmp_path / "o").exists()

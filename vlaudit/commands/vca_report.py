@@ -20,12 +20,17 @@ def vca_report(
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write gap_hist.png."),
 ) -> None:
-    """Acc, Dep, D-CC, C-U with paired bootstrap CIs; permutation, relation and robustness tables."""
+    """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U
+    with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
+    from vlaudit.errors import InputError
     from vlaudit.experiments.vca_report import ReportSettings, compute_report
     from vlaudit.report.vca_tables import print_headline, write_report_files
     from vlaudit.sources.margins import normalize_context, read_margins
 
-    control_set = tuple(normalize_context(c, record="--controls") for c in controls.split(",") if c.strip())
+    try:
+        control_set = tuple(normalize_context(c) for c in controls.split(",") if c.strip())
+    except InputError as error:
+        raise typer.BadParameter(str(error), param_hint="--controls") from None
     if not control_set or "original" in control_set:
         raise typer.BadParameter("give one or more control contexts other than 'original'", param_hint="--controls")
     runs = read_margins(margins)

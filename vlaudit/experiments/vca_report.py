@@ -190,9 +190,12 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
         rel = relation.relation_summary(ev.groups)
         rel["ci_g_int_mean"] = _ci(cis, "g_int_mean")
         rel["ci"] = {k: _ci(cis, k) for k in GROUP_RATES}
+        # how well the true statement's G_img ranks Rel_o: an internal check of the ranking statistics (§15
+        # metrics), not the paper's external SRC/Swap targets, which need edited images
         true_gap, rel_o = ev.gap[ev.groups.true_index], ev.groups.rel["original"]
-        rel["src"] = {"auroc": auroc(true_gap, rel_o), "auprc": auprc(true_gap, rel_o),
-                      "high_minus_low": high_minus_low(true_gap, rel_o), "base_rate": float(rel_o.mean())}
+        rel["gap_ranks_rel_o"] = {"auroc": auroc(true_gap, rel_o), "auprc": auprc(true_gap, rel_o),
+                                  "high_minus_low": high_minus_low(true_gap, rel_o),
+                                  "base_rate": float(rel_o.mean())}
         out["relation"] = rel
     out["robustness"] = run_robustness(ev, settings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,

@@ -103,9 +103,9 @@ def relation_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if "relation" not in run:
             continue
         rel = run["relation"]
-        row = _head(run) | {k: v for k, v in rel.items() if k not in ("ci", "ci_g_int_mean", "src")}
+        row = _head(run) | {k: v for k, v in rel.items() if k not in ("ci", "ci_g_int_mean", "gap_ranks_rel_o")}
         _with_ci(row, "g_int_mean", rel["ci_g_int_mean"])
-        row |= {f"src_{k}": v for k, v in rel["src"].items()}
+        row |= {f"gap_ranks_rel_o_{k}": v for k, v in rel["gap_ranks_rel_o"].items()}
         rows.append(row)
     return rows
 
@@ -158,28 +158,57 @@ def _uniform(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{c: row.get(c) for c in columns} for row in rows]
 
 
-def print_headline(runs: Sequence[Mapping[str, Any]], title: str = "Visual Credit Audit") -> None:
-    """Rich table: n, Acc, Dep, D-CC, C-U (percent, with 95% CIs) and Δ_DCC^perm when present."""
+def _pct_cell(value: float | None, ci: Sequence[float] | None = None) -> str:
+    """``12.3`` over a dim ``10.1–14.6`` CI line (percent); an em dash for a missing value."""
+    if value is None or value != value:
+        return "—"
+    text = f"{100 * value:.1f}"
+    if ci is not None and ci[0] is not None and ci[0] == ci[0]:
+        text += f"\n[dim]{100 * ci[0]:.1f}–{100 * ci[1]:.1f}[/dim]"
+    return text
+
+
+def run_groups(runs: Sequence[Mapping[str, Any]]) -> list[tuple[tuple[str, str], list[Mapping[str, Any]]]]:
+    """Runs grouped by (model, dataset) in first-seen order; each group's rows are its interfaces."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault((run["model"], run["dataset"]), []).append(run)
+    return list(groups.items())
+
+
+def print_headline(
+    runs: Sequence[Mapping[str, Any]], title: str = "Visual Credit Audit", *, console: Any = None
+) -> None:
+    """Rich tables: n, Acc, Dep, D-CC, C-U (percent over a CI line) and Δ_DCC^perm when present.
+
+    One small table per (model, dataset) titled with the full names, one row per interface, so long model
+    names are never truncated in an 80-column terminal.
+    """
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
-    def pct(value: float | None, ci: Sequence[float] | None = None) -> str:
-        if value is None or value != value:
-            return "—"
-        text = f"{100 * value:.2f}"
-        if ci is not None and ci[0] is not None:
-            text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
-        return text
-
-    table = Table(title=title)
-    for column in ("model", "dataset", "interface", "n", "Acc", "Dep", "D-CC", "C-U", "Δ D-CC perm"):
-        table.add_column(column, justify="left" if column in ("model", "dataset", "interface") else "right")
-    for run in runs:
-        perm = run.get("perm") or {}
-        table.add_row(run["model"], run["dataset"], run["interface"], str(run["n"]),
-                      *(pct(run[k], run["ci"].get(k)) for k in ("acc", "dep", "dcc", "cu")),
-                      pct(perm.get("delta_dcc"), perm.get("ci_delta_dcc")))
-    Console().print(table)
+    console = console or Console()
+    level = runs[0].get("bootstrap", {}).get("level", 0.95) if runs else 0.95
+    console.print(f"[bold]{title}[/bold]")
+    console.print(f"[dim]percent of items; second line: {100 * level:g}% paired bootstrap percentile CI[/dim]")
+    has_perm = any(run.get("perm") for run in runs)
+    metrics = ("Acc", "Dep", "D-CC", "C-U") + (("Δ D-CC perm",) if has_perm else ())
+    for number, ((model, dataset), members) in enumerate(run_groups(runs)):
+        # fixed widths so the per-(model, dataset) tables line up as one; the header is shown once
+        table = Table(title=f"{model} · {dataset}", title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+                      show_edge=False, pad_edge=False, collapse_padding=True, show_header=number == 0)
+        table.add_column("interface", justify="left", no_wrap=True, min_width=9)
+        table.add_column("n", justify="right", min_width=5, no_wrap=True)
+        for column in metrics:
+            table.add_column(column, justify="right", min_width=max(10, len(column)))
+        for run in members:
+            perm = run.get("perm") or {}
+            cells = [_pct_cell(run[k], run["ci"].get(k)) for k in ("acc", "dep", "dcc", "cu")]
+            if has_perm:
+                cells.append(_pct_cell(perm.get("delta_dcc"), perm.get("ci_delta_dcc")))
+            table.add_row(run["interface"], str(run["n"]), *cells)
+        console.print(table)
 
 
 def plot_gaps(path: str | Path, report: Any) -> Path:
@@ -195,12 +224,16 @@ def plot_gaps(path: str | Path, report: Any) -> Path:
     runs = report.runs
     labels = [f"{r['model']}/{r['dataset']}/{r['interface']}" for r in runs]
     fig, (ax_hist, ax_bar) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for label, run in zip(labels, runs, strict=True):
-        gap = report.gaps[(run["model"], run["dataset"], run["interface"])]
-        ax_hist.hist(gap, bins=40, histtype="step", label=label)
+    gaps = [np.asarray(report.gaps[(r["model"], r["dataset"], r["interface"])], dtype=float) for r in runs]
+    # one set of bin edges for every run, so the step outlines are comparable; densities, so runs of
+    # different sizes share one scale
+    edges = np.histogram_bin_edges(np.concatenate(gaps), bins=40)
+    for label, gap in zip(labels, gaps, strict=True):
+        ax_hist.hist(gap, bins=edges, histtype="step", density=True, label=label)
     ax_hist.axvline(0.0, color="black", linewidth=0.8)
-    ax_hist.set_xlabel("G_img = r_o − max(controls)")
-    ax_hist.set_ylabel("items")
+    controls = "+".join(report.settings.get("controls", ["text", "blank"]))
+    ax_hist.set_xlabel(f"G_img = r_o − max r_c over controls {controls} (Dep: G_img > 0)")
+    ax_hist.set_ylabel("density of items")
     ax_hist.set_title("Raw image gap per run")
     ax_hist.legend(fontsize=7)
     x = np.arange(len(runs))
@@ -211,9 +244,11 @@ def plot_gaps(path: str | Path, report: Any) -> Path:
         ax_bar.bar(x, dep, color="tab:blue", label="Dep (no labels)")
     else:
         ax_bar.bar(x, dcc, color="tab:green", label="D-CC")
-        ax_bar.bar(x, cu, bottom=dcc, color="tab:orange", label="C-U (stacked: Acc)")
+        ax_bar.bar(x, cu, bottom=dcc, color="tab:orange", label="C-U (bar top = Acc)")
+        ax_bar.scatter(x, dep, marker="_", s=400, color="black", label="Dep", zorder=3)
     ax_bar.set_xticks(x, labels, rotation=30, ha="right", fontsize=7)
-    ax_bar.set_ylim(0, 1)
+    ax_bar.set_ylim(0, 1.05)
+    ax_bar.set_ylabel("fraction of items")
     ax_bar.set_title("Accuracy split into D-CC and C-U")
     ax_bar.legend(fontsize=7)
     fig.tight_layout()

@@ -24,6 +24,10 @@ relation      no         relation phrase
 status        no         rows whose status is set and not ``ok`` (failed scoring records) are skipped
 ============  =========  ===================================================================================
 
+Under the ``truefalse`` interface the same columns hold the aligned True/False margin: "yes" stands for
+"true" and "no" for "false" (m = NLL(false) − NLL(true)), so both interfaces share one decision rule and the
+mean-margin ensemble of VCA §18 can average them per context.
+
 Any other column is carried along (values from the ``original`` row) in :attr:`MarginRun.extra`.
 When ``margin`` and the ``nll_*`` pair are both given they must agree (tolerance 1e-4 of the NLL scale).
 
@@ -208,11 +212,13 @@ def runs_from_rows(rows: Sequence[Mapping[str, Any]], *, path: str | Path = "<ro
             raise InputError("missing required column", path=path, field=name)
     runs: dict[tuple[str, str, str], dict[str, _ItemAcc]] = {}
     seen: dict[tuple[str, str, str, str, str], int] = {}
+    skipped: list[int] = []
     for index, row in enumerate(rows, start=1):
         record = f"row {index}"
         status = _text(row.get("status"))
         if status is not None and status.lower() != "ok":
-            continue  # a failed scoring record; its item then lacks a context, which is reported below
+            skipped.append(index)  # a failed scoring record; its item then lacks a context, reported below
+            continue
         key_values = []
         for name in ("model", "dataset", "item_id"):
             value = _text(row.get(name))
@@ -247,7 +253,9 @@ def runs_from_rows(rows: Sequence[Mapping[str, Any]], *, path: str | Path = "<ro
             acc.original_row = index
             acc.extra = {k: v for k, v in row.items() if k not in SCHEMA_COLUMNS}
     ordered = sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][1], INTERFACES.index(kv[0][2])))
-    return [_build_run(key, items, path=path) for key, items in ordered]
+    note = "" if not skipped else (f" ({len(skipped)} row(s) with a status other than 'ok' were skipped, "
+                                   f"first row {skipped[0]})")
+    return [_build_run(key, items, path=path, note=note) for key, items in ordered]
 
 
 def _name_items(ids: Sequence[str], limit: int = 5) -> str:
@@ -255,14 +263,16 @@ def _name_items(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def _build_run(key: tuple[str, str, str], items: dict[str, _ItemAcc], *, path: str | Path) -> MarginRun:
+def _build_run(
+    key: tuple[str, str, str], items: dict[str, _ItemAcc], *, path: str | Path, note: str = ""
+) -> MarginRun:
     model, dataset, interface = key
     run_name = f"run (model={model!r}, dataset={dataset!r}, interface={interface!r})"
     ids = sorted(items)
     accs = [items[i] for i in ids]
     for item_id, acc in zip(ids, accs, strict=True):
         if acc.original_row is None:
-            raise InputError(f"item {item_id!r} of {run_name} has no 'original' row", path=path,
+            raise InputError(f"item {item_id!r} of {run_name} has no 'original' row{note}", path=path,
                              record=f"row {acc.first_row}", field="context")
     contexts = sorted({c for acc in accs for c in acc.margins}, key=lambda c: CONTEXTS.index(c))
     margins: dict[str, np.ndarray] = {}
@@ -270,7 +280,7 @@ def _build_run(key: tuple[str, str, str], items: dict[str, _ItemAcc], *, path: s
         missing = [i for i, acc in zip(ids, accs, strict=True) if context not in acc.margins]
         if missing:
             raise InputError(f"context {context!r} is missing for {len(missing)} of {len(ids)} items of "
-                             f"{run_name}: {_name_items(missing)}", path=path,
+                             f"{run_name}: {_name_items(missing)}{note}", path=path,
                              record=f"row {items[missing[0]].first_row}", field="context")
         margins[context] = np.array([acc.margins[context] for acc in accs], dtype=np.float64)
     labelled = [acc.label is not None for acc in accs]
