@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -68,24 +69,66 @@ def test_pair_cycles() -> None:
     assert gen.pair_cycles(5).tolist() == [[0, 0, 1, 1], [2, 2, 3, 3]]
 
 
-def test_run_synthetic_writes_rows_per_seed(tmp_path) -> None:
-    result = run_synthetic([0, 1], tmp_path, TINY)
-    written = json.loads((tmp_path / "synthetic.json").read_text())
-    assert written["seeds"] == [0, 1] and written["rows"] == json.loads(json.dumps(result["rows"]))
-    keys = Counter((r["diagnostic"], r["probe"]) for r in result["rows"])
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    """The default run exactly as ``vlaudit synthetic --out DIR --seeds 0 1 2`` does it (default sizes)."""
+    out = tmp_path_factory.mktemp("synthetic")
+    return out, run_synthetic([0, 1, 2], out, num_threads=1)
+
+
+def test_run_synthetic_writes_rows_per_seed(default_run) -> None:
+    out, result = default_run
+    written = json.loads((out / "synthetic.json").read_text())
+    assert written == json.loads(json.dumps(result))
+    assert written["seeds"] == [0, 1, 2] and written["config"] == json.loads(json.dumps(asdict(SyntheticConfig())))
+    keys = Counter((r["diagnostic"], r["probe"], r["metric"]) for r in result["rows"])
     assert max(keys.values()) == 1
-    assert {d for d, _ in keys} == {"pure_interaction", "marginal_shortcut", "rank_sweep", "binding", "exact_cycles"}
-    assert {p for d, p in keys if d == "rank_sweep"} == {f"rank {r}" for r in RANKS}
+    assert {d for d, _, _ in keys} == {"pure_interaction", "marginal_shortcut", "rank_sweep", "binding",
+                                       "exact_cycles"}
+    assert {p for d, p, _ in keys if d == "rank_sweep"} == {f"rank {r}" for r in RANKS}
     for row in result["rows"]:
+        assert set(row) == {"diagnostic", "probe", "metric", "expected", "per_seed", "mean", "sd"}
         values = list(row["per_seed"].values())
-        assert set(row["per_seed"]) == {"0", "1"}
-        assert row["mean"] == pytest.approx(np.mean(values))
-        assert row["sd"] == pytest.approx(np.std(values, ddof=1))
-    exact = {r["probe"]: r for r in result["rows"] if r["diagnostic"] == "exact_cycles"}
-    for probe in ("image-only", "text-only", "additive"):
-        assert exact[probe]["per_seed"] == {"0": 0.5, "1": 0.5}
-    assert set(result["checks"]) and all(isinstance(v, bool) for v in result["checks"].values())
-    assert not list(tmp_path.glob("*.tmp*"))
+        assert list(row["per_seed"]) == ["0", "1", "2"]
+        assert row["mean"] == pytest.approx(np.mean(values), abs=1e-15)
+        assert row["sd"] == pytest.approx(np.std(values, ddof=1), abs=1e-15)
+    assert set(result["checks_per_seed"]) == {"0", "1", "2"}
+    assert not [p for p in out.iterdir() if p.name != "synthetic.json"]  # no temporary file left behind
+
+
+def test_default_seeds_each_show_the_constructed_behaviour(default_run) -> None:
+    """Seeds 0, 1 and 2 each (not only their mean) behave as §5.1 / Table 1 / Table 8 say."""
+    _, result = default_run
+    assert result["checks"] == {name: True for name in result["checks"]}
+    for seed, checks in result["checks_per_seed"].items():
+        assert checks == {name: True for name in result["checks"]}, seed
+    value = {(r["diagnostic"], r["probe"], r["metric"]): r["per_seed"] for r in result["rows"]}
+    for seed in ("0", "1", "2"):
+        def v(diagnostic: str, probe: str, metric: str = "auroc", seed: str = seed) -> float:
+            return value[(diagnostic, probe, metric)][seed]
+
+        for probe in ("image-only", "text-only", "additive"):
+            assert abs(v("pure_interaction", probe) - 0.5) < 0.06
+            assert v("exact_cycles", probe, "cycle_acc") == 0.5  # exactly, Table 8
+            assert v("exact_cycles", probe, "tie_rate") == 1.0  # every cycle is a tie
+        assert v("pure_interaction", "bilinear") > 0.6
+        assert v("marginal_shortcut", "text-only") > 0.97 and v("marginal_shortcut", "additive") > 0.97
+        assert abs(v("marginal_shortcut", "image-only") - 0.5) < 0.06
+        ranks = [v("rank_sweep", f"rank {r}") for r in RANKS]
+        assert ranks[0] < ranks[1] < ranks[2] < ranks[3]  # rises up to the 8 directions …
+        assert abs(ranks[4] - ranks[3]) < 0.03  # … then saturates
+        assert abs(v("binding", "bag") - 0.5) < 0.06 and v("binding", "pair-aware") > 0.9
+        assert v("exact_cycles", "bilinear/cycle", "cycle_acc") > 0.7
+
+
+def test_checks_fail_when_any_seed_fails() -> None:
+    """Under-trained tiny runs miss some checks; a check passes only if the mean and every seed pass it."""
+    result = run_synthetic([0, 1], None, TINY, num_threads=1)
+    assert not all(result["checks"].values())
+    for name, ok in result["checks"].items():
+        if ok:
+            assert all(result["checks_per_seed"][s][name] for s in ("0", "1"))
+    assert result["checks"]["exact_cycles_additive_exactly_half"]  # exact at any size
 
 
 def test_run_synthetic_is_deterministic() -> None:
@@ -94,13 +137,6 @@ def test_run_synthetic_is_deterministic() -> None:
     assert a == b
     with pytest.raises(ValueError):
         run_synthetic([], None, TINY)
-
-
-def test_default_run_shows_the_constructed_behaviour() -> None:
-    """One seed at the default sizes: every check the construction predicts holds (Table 1 shape, Table 8)."""
-    result = run_synthetic([0])
-    assert result["checks"] == {name: True for name in result["checks"]}
-    assert result["rows"][0]["sd"] is None
 
 
 @pytest.mark.parametrize("seed_args", [["--seeds", "0", "1"], ["--seeds", "0,1"]])
@@ -127,3 +163,26 @@ def test_cli_seeds_before_out_and_bad_seeds(tmp_path) -> None:
     assert bad.exit_code != 0 and "seeds" in bad.output
     stray = CliRunner().invoke(app, ["synthetic", "--out", str(out), "--bogus"])
     assert stray.exit_code != 0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["5"], "unexpected argument"),          # no --seeds: a stray value must not become an extra seed
+    (["--seeds", "-1"], "non-negative"),
+    (["--seeds", "1", "1"], "duplicated"),
+    (["--epochs", "0"], "epochs"),
+    (["--n-train", "1"], "n_train"),
+])
+def test_cli_rejects_bad_options_before_running(tmp_path, args, message) -> None:
+    out = tmp_path / "syn"
+    result = CliRunner().invoke(app, ["synthetic", "--out", str(out), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not out.exists()
+
+
+def test_cli_out_must_not_be_a_file(tmp_path) -> None:
+    target = tmp_path / "synthetic.json"
+    target.write_text("keep me")
+    result = CliRunner().invoke(app, ["synthetic", "--out", str(target), "--epochs", "1"])
+    assert result.exit_code == 2 and "--out" in result.output
+    assert target.read_text() == "keep me"

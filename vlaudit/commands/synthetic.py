@@ -8,9 +8,19 @@ import typer
 
 from vlaudit.commands._apps import app
 
+DEFAULT_SEEDS = "0,1,2"
 
-def parse_seeds(first: str, extra: list[str]) -> list[int]:
-    """Seeds from ``--seeds 0 1 2`` (typer keeps the first, the rest arrive as extra args) or ``--seeds 0,1,2``."""
+
+def parse_seeds(first: str | None, extra: list[str]) -> list[int]:
+    """Seeds from ``--seeds 0 1 2`` (typer keeps the first, the rest arrive as extra args) or ``--seeds 0,1,2``.
+
+    Without ``--seeds`` the default 0, 1, 2 is used and a stray positional argument is an error rather than
+    silently becoming an extra seed.
+    """
+    if first is None:
+        if extra:
+            raise typer.BadParameter(f"unexpected argument(s) {' '.join(extra)!r}; seeds go after --seeds")
+        first = DEFAULT_SEEDS
     tokens = [t for part in [first, *extra] for t in part.replace(",", " ").split()]
     try:
         seeds = [int(t) for t in tokens]
@@ -18,6 +28,8 @@ def parse_seeds(first: str, extra: list[str]) -> list[int]:
         raise typer.BadParameter(f"seeds must be integers, got {' '.join(tokens)!r}", param_hint="--seeds") from None
     if not seeds:
         raise typer.BadParameter("give at least one seed", param_hint="--seeds")
+    if min(seeds) < 0:
+        raise typer.BadParameter(f"seeds must be non-negative, got {seeds}", param_hint="--seeds")
     if len(set(seeds)) != len(seeds):
         raise typer.BadParameter(f"duplicated seeds {seeds}", param_hint="--seeds")
     return seeds
@@ -26,8 +38,10 @@ def parse_seeds(first: str, extra: list[str]) -> list[int]:
 @app.command("synthetic", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def synthetic(
     ctx: typer.Context,
-    out: Path = typer.Option(..., "--out", help="Output folder; synthetic.json is written there."),
-    seeds: str = typer.Option("0,1,2", "--seeds", help="Seeds: '--seeds 0 1 2' or '--seeds 0,1,2'."),
+    out: Path = typer.Option(..., "--out", file_okay=False,
+                             help="Output folder (created if needed); synthetic.json is written there."),
+    seeds: str | None = typer.Option(None, "--seeds", show_default=False,
+                              help="Seeds: '--seeds 0 1 2' or '--seeds 0,1,2' (default: 0 1 2)."),
     n_train: int = typer.Option(2000, "--n-train", help="Training pairs per class and diagnostic."),
     n_test: int = typer.Option(1000, "--n-test", help="Test pairs per class (validation: half of this)."),
     epochs: int = typer.Option(10, "--epochs", help="Training epochs per probe."),
@@ -50,6 +64,11 @@ def synthetic(
     result = run_synthetic(seed_list, out, config, num_threads=threads)
     print_table(f"Synthetic controls — seeds {', '.join(map(str, seed_list))}",
                 ["diagnostic", "probe", "metric", "mean", "sd", "expected"], table_rows(result))
-    failed = [name for name, ok in result["checks"].items() if not ok]
-    typer.echo("all checks pass" if not failed else f"checks not met: {', '.join(failed)}")
+    failed = []
+    for name, ok in result["checks"].items():
+        if not ok:
+            seeds_failing = [s for s, checks in result["checks_per_seed"].items() if not checks[name]]
+            failed.append(f"{name} (seeds {', '.join(seeds_failing)})" if seeds_failing else f"{name} (mean)")
+    typer.echo("all checks pass on the mean and on every seed" if not failed
+               else f"checks not met: {'; '.join(failed)}")
     typer.echo(f"wrote {out / 'synthetic.json'}")

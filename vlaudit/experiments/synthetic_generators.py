@@ -107,7 +107,11 @@ def binding_scenes(
     rng: np.random.Generator, n_per_class: int, *, n_shapes: int = 4, n_colors: int = 4, noise: float = 0.3,
     representation: str = "pair",
 ) -> PairSample:
-    """Two-object scenes with caption bindings; negatives swap the colours of an independent scene's caption.
+    """Two-object scenes with caption bindings; a negative's caption swaps the two colours of its own scene.
+
+    The first ``n_per_class`` rows are positives, the rest negatives (independent scenes). Shapes and colours are
+    drawn independently and uniformly, so the swapped caption has the same marginal distribution as a valid one:
+    only the binding of colour to shape separates the classes.
 
     ``representation``: ``pair`` — counts of (shape, colour) bindings, dim n_shapes·n_colors; ``bag`` — counts of
     shapes then counts of colours, dim n_shapes + n_colors. Gaussian noise of sd ``noise`` is added to both

@@ -11,8 +11,8 @@ pre-sigmoid logit per row (n,). The families, from no coupling to full coupling:
 * ``bilinear``  full bilinear     s = xᵀWy + c
 * ``lowrank``   rank-r bilinear   s = (Ux)ᵀ(Vy) + c = xᵀ(UᵀV)y + c,  U ∈ R^{r×d_x}, V ∈ R^{r×d_y}
 
-``diagonal``, ``bilinear`` and ``lowrank`` optionally add additive heads a(x) + b(y) (the §E.3 OE model is
-rank-64 bilinear with additive image-only and caption-only components). Additive terms — heads and the
+``cosine``, ``diagonal``, ``bilinear`` and ``lowrank`` optionally add additive heads a(x) + b(y) (the §E.3 OE
+model is rank-64 bilinear with additive image-only and caption-only components). Additive terms — heads and the
 bias c — cancel exactly in the cycle contrast (Proposition A.1); the bilinear part contributes
 Δ_cyc = (x1 − x2)ᵀW(y1 − y2) (Proposition A.2), see :meth:`PairScorer.interaction_matrix`.
 
@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 SCORER_KINDS = ("image", "text", "additive", "cosine", "diagonal", "bilinear", "lowrank")
+_COUPLED = ("cosine", "diagonal", "bilinear", "lowrank")  # the kinds that can take additive heads
 _ALIASES = {"image-only": "image", "text-only": "text", "low-rank": "lowrank", "full": "bilinear"}
 
 
@@ -111,10 +112,12 @@ class CosineScorer(PairScorer):
     kind = "cosine"
 
     def __init__(self, dim_x: int, dim_y: int, generator: torch.Generator, temperature: float = 1.0,
-                 learn_temperature: bool = False) -> None:
+                 learn_temperature: bool = False, additive_heads: bool = False) -> None:
         if dim_x != dim_y:
             raise ValueError(f"cosine needs dim_x == dim_y, got {dim_x} and {dim_y}")
-        super().__init__(dim_x, dim_y, False, generator)
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        super().__init__(dim_x, dim_y, additive_heads, generator)
         self.bias.requires_grad_(False)
         log_t = torch.tensor(math.log(temperature), dtype=torch.float32)
         if learn_temperature:
@@ -197,12 +200,12 @@ def make_scorer(
 ) -> PairScorer:
     """Build a scorer of ``kind`` (one of :data:`SCORER_KINDS`) with parameters drawn from ``seed``.
 
-    ``rank`` is required for ``lowrank``; ``additive_heads`` applies to diagonal/bilinear/lowrank.
+    ``rank`` is required for ``lowrank``; ``additive_heads`` applies to cosine/diagonal/bilinear/lowrank.
     """
     kind = _ALIASES.get(kind, kind)
     generator = torch.Generator().manual_seed(int(seed))
-    if additive_heads and kind not in ("diagonal", "bilinear", "lowrank"):
-        raise ValueError(f"additive_heads applies to diagonal, bilinear and lowrank scorers, not {kind!r}")
+    if additive_heads and kind not in _COUPLED:
+        raise ValueError(f"additive_heads applies to {', '.join(_COUPLED)} scorers, not {kind!r}")
     if kind == "image":
         return ImageOnlyScorer(dim_x, dim_y, generator)
     if kind == "text":
@@ -210,7 +213,7 @@ def make_scorer(
     if kind == "additive":
         return AdditiveScorer(dim_x, dim_y, generator)
     if kind == "cosine":
-        return CosineScorer(dim_x, dim_y, generator, temperature, learn_temperature)
+        return CosineScorer(dim_x, dim_y, generator, temperature, learn_temperature, additive_heads)
     if kind == "diagonal":
         return DiagonalScorer(dim_x, dim_y, generator, additive_heads)
     if kind == "bilinear":
