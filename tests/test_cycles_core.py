@@ -115,3 +115,15 @@ def test_missing_and_conflicting_scores_are_errors() -> None:
     with pytest.raises(InputError, match="two different scores"):
         score_lookup([("u1", "v1", 1.0), ("u1", "v1", 2.0)])
     assert score_lookup([("u1", "v1", 1.0), ("u1", "v1", 1.0)]) == {("u1", "v1"): 1.0}
+
+
+def test_scores_too_large_for_the_tolerance_warn() -> None:
+    cycles = [Cycle("c", "f", "u1", "v1", "u2", "v2")]
+    scores = {(u, v): 1e9 for u in ("u1", "u2") for v in ("v1", "v2")}
+    with pytest.warns(RuntimeWarning, match="rescale"):
+        evaluate_cycles(cycles, scores, n_resamples=10)
+
+
+def test_length_audit_needs_every_caption_text() -> None:
+    with pytest.raises(InputError, match="no caption text"):
+        audit_cycles([Cycle("c", "f", "u1", "v1", "u2", "v2")], {"v1": "a dog"})

@@ -109,3 +109,32 @@ def test_tables_keep_columns_missing_from_the_first_row(tmp_path: Path) -> None:
         table = read_table(tmp_path / name)
         assert table.column_names == ["a", "b"]
         assert table.column("b").to_pylist() == [None, "x"]
+
+
+def test_non_finite_or_boolean_scores_are_errors(tmp_path: Path) -> None:
+    (tmp_path / "s.csv").write_text("image_id,caption_id,score\n1,11,0.5\n1,12,inf\n")
+    with pytest.raises(InputError, match=r"s.csv, record row 2, field 'score'.*not a finite number"):
+        read_scores(tmp_path / "s.csv")
+    write_jsonl(tmp_path / "b.jsonl", [{"image_id": 1, "caption_id": 11, "score": True}])
+    with pytest.raises(InputError, match="not a finite number"):
+        read_scores(tmp_path / "b.jsonl")
+
+
+def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "cycles.jsonl", CYCLES)
+    write_table(tmp_path / "scores.csv", _scores())
+    base = ["cycles", "eval", "--cycles", str(tmp_path / "cycles.jsonl"), "--scores", str(tmp_path / "scores.csv"),
+            "--out", str(tmp_path / "o.json")]
+    for extra in (["--tol", "-1"], ["--resamples", "0"]):
+        result = runner.invoke(app, base + extra)
+        assert result.exit_code == 2, result.output
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_outputs_get_ordinary_permissions(tmp_path: Path) -> None:
+    import os
+
+    path = write_jsonl(tmp_path / "x.jsonl", [{"a": 1}])
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask

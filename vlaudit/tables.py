@@ -22,6 +22,10 @@ from vlaudit.errors import InputError
 if TYPE_CHECKING:
     import pyarrow as pa
 
+# mkstemp creates files 0600; outputs should get the ordinary permissions the user's umask gives.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 TABLE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet", ".pq")
 
 
@@ -125,6 +129,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~_UMASK)
     binary = "b" in mode
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:

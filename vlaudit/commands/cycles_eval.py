@@ -14,8 +14,8 @@ def cycles_eval(
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet), one row per block."),
     scores: Path = typer.Option(..., "--scores", help="Scores (CSV, JSONL or Parquet): image_id, caption_id, score."),
     out: Path = typer.Option(..., "--out", help="Where to write the JSON result."),
-    tol: float = typer.Option(1e-9, "--tol", help="Absolute tie tolerance on the float64 cycle contrast."),
-    n_resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples over cycles."),
+    tol: float = typer.Option(1e-9, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
+    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Also write OUT.png (CycleAcc per family with CIs)."),
 ) -> None:

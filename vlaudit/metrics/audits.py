@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 
+from vlaudit.errors import InputError
 from vlaudit.records import Cycle
 
 
@@ -72,7 +73,9 @@ def marginal_tv(cycles: Sequence[Cycle], caption_text: Mapping[str, str] | None 
         def lengths(counts: Counter) -> Counter:
             out: Counter = Counter()
             for caption_id, count in counts.items():
-                out[len(caption_text.get(caption_id, "").split())] += count
+                if caption_id not in caption_text:
+                    raise InputError("no caption text for the length audit", record=caption_id, field="caption_id")
+                out[len(caption_text[caption_id].split())] += count
             return out
 
         result["tv_caption_length"] = total_variation(lengths(matched_captions), lengths(swapped_captions))

@@ -9,10 +9,15 @@ Definitions, for a cycle with images u1, u2 and captions v1, v2 and a score s:
 ``tol`` is one fixed absolute tolerance (default 1e-9) for every block, model and run, applied to contrasts
 computed in float64 (§E.2). With the half-tie convention an additive score a(u) + b(v) has Δ = 0 up to
 rounding and therefore CycleAcc exactly ½ on every exact-cycle set (Proposition 1).
+
+"Up to rounding": float64 rounding of four scores of magnitude S leaves |Δ| ≲ 4·eps·S ≈ 1e-15·S, inside the
+fixed tolerance while |S| ≲ 1e6. :func:`evaluate_cycles` warns when the scores are large enough for rounding
+alone to exceed ``tol`` (rescale such scores, or raise ``tol`` for every model alike).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -90,8 +95,9 @@ def score_lookup(
     for index, (image_id, caption_id, score) in enumerate(rows, start=1):
         key = (str(image_id), str(caption_id))
         value = float(score)
-        if np.isnan(value):
-            raise InputError("score is NaN", path=source, record=f"row {index} {key}", field="score")
+        if not np.isfinite(value):
+            raise InputError(f"score {value!r} is not finite", path=source, record=f"row {index} {key}",
+                             field="score")
         previous = table.get(key)
         if previous is not None and previous != value:
             raise InputError(
@@ -131,6 +137,13 @@ def evaluate_cycles(
 ) -> dict[str, object]:
     """Per-family and overall CycleAcc: ``{"families": {family: summary}, "overall": summary, "tol": tol}``."""
     matrix = block_scores(cycles, scores, source=source)
+    rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
+    if rounding > tol:
+        warnings.warn(
+            f"scores reach {np.abs(matrix).max():.3g}: float64 rounding of the cycle contrast (~{rounding:.1e}) "
+            f"exceeds tol={tol:g}, so additive scores may not tie exactly; rescale the scores",
+            RuntimeWarning, stacklevel=2,
+        )
     delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
     families = np.array([c.family for c in cycles], dtype=object)
     result: dict[str, object] = {"families": {}, "tol": tol, "n_resamples": n_resamples, "seed": seed}

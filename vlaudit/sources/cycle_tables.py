@@ -8,6 +8,7 @@ Scores table (CSV, JSONL or Parquet): image_id, caption_id, score.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from vlaudit.errors import InputError
@@ -75,8 +76,9 @@ def read_scores(path: str | Path) -> dict[tuple[str, str], float]:
         for field, value in (("image_id", u), ("caption_id", v), ("score", s)):
             if value is None:
                 raise InputError("missing value", path=path, record=f"row {index}", field=field)
-        if not isinstance(s, (int, float)):
-            raise InputError(f"score {s!r} is not a number", path=path, record=f"row {index}", field="score")
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
+            raise InputError(f"score {s!r} is not a finite number", path=path, record=f"row {index}",
+                             field="score")
     return score_lookup(
         ((_id(u), _id(v), s) for u, v, s in zip(image_ids, caption_ids, values, strict=True)), source=str(path)
     )
