@@ -21,7 +21,8 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
     table = Table(title=title)
     for index, column in enumerate(columns):
-        table.add_column(column, justify="left" if index == 0 else "right")
+        # fold, not ellipsis: a narrow terminal wraps a long name instead of hiding it
+        table.add_column(column, justify="left" if index == 0 else "right", overflow="fold")
     for row in rows:
         table.add_row(*(_fmt(v, digits) for v in row))
     Console().print(table)
