@@ -119,24 +119,55 @@ def test_gsr_coco_small_file(tmp_path):
     assert true.question.endswith('"The toaster is to the left of the sink."')
 
 
-def test_gsr_coco_real_file_counts_logic(tmp_path):
-    """The real file's composition (150 left, 129 right, 86 above, 75 below) → 440 groups, 279 + 161."""
-    names = ["dining table", "refrigerator", "teddy bear", "cup", "apple", "hot dog", "tv", "oven"]
+#: the 80 COCO category names (instances_val2017 "categories"): What's Up builds its captions from them
+COCO_NAMES = (
+    "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
+    "fire hydrant", "stop sign", "parking meter", "bench", "bird", "cat", "dog", "horse", "sheep", "cow",
+    "elephant", "bear", "zebra", "giraffe", "backpack", "umbrella", "handbag", "tie", "suitcase", "frisbee",
+    "skis", "snowboard", "sports ball", "kite", "baseball bat", "baseball glove", "skateboard", "surfboard",
+    "tennis racket", "bottle", "wine glass", "cup", "fork", "knife", "spoon", "bowl", "banana", "apple",
+    "sandwich", "orange", "broccoli", "carrot", "hot dog", "pizza", "donut", "cake", "chair", "couch",
+    "potted plant", "bed", "dining table", "toilet", "tv", "laptop", "mouse", "remote", "keyboard",
+    "cell phone", "microwave", "oven", "toaster", "sink", "refrigerator", "book", "clock", "vase",
+    "scissors", "teddy bear", "hair drier", "toothbrush",
+)
+
+def realistic_two_obj(seed: int = 0) -> list:
+    """A file with the real composition (150 left, 129 right, 86 above, 75 below; 440 rows) over all COCO names,
+    in the upstream caption style ("A photo of a {subject} {preposition} a {object}", article always "a")."""
+    import random
+
+    rng = random.Random(seed)
     opposite = {"to the left of": "to the right of", "to the right of": "to the left of", "above": "below",
                 "below": "above"}
     rows = []
     for phrase, n in (("to the left of", 150), ("to the right of", 129), ("above", 86), ("below", 75)):
-        for k in range(n):
-            s, o = names[k % 8], names[(k + 3) % 8]
-            art_s, art_o = ("an" if s[0] in "aeiou" else "a"), ("an" if o[0] in "aeiou" else "a")
-            rows.append([100000 + len(rows), f"A photo of {art_s} {s} {phrase} {art_o} {o}",
-                         f"A photo of {art_s} {s} {opposite[phrase]} {art_o} {o}"])
+        for _ in range(n):
+            s, o = rng.sample(COCO_NAMES, 2)
+            rows.append([rng.randrange(1, 581_930), f"A photo of a {s} {phrase} a {o}",
+                         f"A photo of a {s} {opposite[phrase]} a {o}"])
+    rng.shuffle(rows)
+    return rows
+
+
+def test_gsr_coco_realistic_file_counts(tmp_path):
+    """The real file's composition over all 80 COCO names → 440 groups, 880 statements, 279 + 161 (VCA §11)."""
+    assert len(COCO_NAMES) == 80 and len(set(COCO_NAMES)) == 80
+    rows = realistic_two_obj()
     result = gsr_coco_items(read_two_obj(write_two_obj(tmp_path / "two.json", rows)), split="two_obj")
     assert result.counts["n_groups"] == 440 and result.counts["n_statements"] == 880
     assert result.counts["groups_by_family"] == {"left/right": 279, "above/below": 161}
     assert result.counts["groups_by_true_relation"] == {"left of": 150, "right of": 129, "above": 86, "below": 75}
     assert Counter(i.statement for i in result.items) == {"true": 440, "false": 440}
-    assert not result.excluded
+    assert Counter(i.relation for i in result.items) == {"left of": 279, "right of": 279, "above": 161,
+                                                         "below": 161}
+    assert not result.excluded and not result.notes
+    for row, true, false in zip(rows, result.items[0::2], result.items[1::2], strict=True):
+        assert true.subject in COCO_NAMES and true.object in COCO_NAMES
+        assert row[1].startswith(f"A photo of a {true.subject} ") and row[1].endswith(f" a {true.object}")
+        assert (false.subject, false.object) == (true.subject, true.object)
+        assert true.image == false.image == f"val2017/{row[0]:012d}.jpg"
+        assert (true.extra["option_id"], false.extra["option_id"]) == (0, 1)
 
 
 def test_gsr_coco_boxes_from_real_instances(shared_data, tmp_path):
@@ -194,3 +225,38 @@ def test_cli_commands_write_items_and_summary(tmp_path):
     summary = json.loads((tmp_path / "gsr.summary.json").read_text())
     assert summary["n_groups"] == 7 and summary["n_excluded"] == 1
     assert len(read_items(tmp_path / "gsr.parquet")) == 14
+
+
+def test_cli_nothing_kept_prints_reasons_and_writes_nothing(tmp_path):
+    bad = write_two_obj(tmp_path / "two.json", [[1, "Two cats sleeping", "A photo of a cat below a dog"]])
+    result = CliRunner().invoke(app, ["data", "gsr-coco", str(bad), "--out", str(tmp_path / "gsr.jsonl")])
+    assert result.exit_code != 0 and "no known relation phrase" in result.output
+    assert "nothing kept" in str(result.exception)
+    assert not list(tmp_path.glob("gsr*"))
+
+
+def test_vsr_boxes_from_real_coco_instances(shared_data, tmp_path):
+    """VSR images are COCO 2017 files: their id comes from the file name and boxes from COCO instances."""
+    split = tmp_path / "zeroshot_test.jsonl"
+    rows = [
+        {"image": "000000453302.jpg", "caption": "The toaster is left of the sink.", "label": 1,
+         "relation": "left of", "subj": "toaster", "obj": "sink"},
+        {"image": "000000453302.jpg", "caption": "The toaster is near the person.", "label": 0,
+         "relation": "near", "subj": "toaster", "obj": "person"},
+    ]
+    split.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    instances = shared_data / "coco_val2017_sample" / "annotations" / "instances_val2017_subset20.json"
+    runner = CliRunner()
+    result = runner.invoke(app, ["data", "vsr-inverse", str(split), "--out", str(tmp_path / "inv.jsonl"),
+                                 "--instances", str(instances)])
+    assert result.exit_code == 0, result.output
+    original, inverse = read_items(tmp_path / "inv.jsonl")
+    assert original.extra["image_id"] == 453302 and original.boxes == inverse.boxes
+    assert original.boxes["subject"] == [247.95, 194.35, 33.05, 27.46]
+    result = runner.invoke(app, ["data", "vsr", str(split), "--out", str(tmp_path / "vsr.jsonl"),
+                                 "--instances", str(instances)])
+    assert result.exit_code == 0, result.output
+    first, second = read_items(tmp_path / "vsr.jsonl")
+    assert first.boxes is not None and second.boxes is None  # the image shows no single person: no guessed box
+    summary = json.loads((tmp_path / "vsr.summary.json").read_text())
+    assert summary["boxes"] == {"with boxes": 1, "without boxes": 1}

@@ -353,3 +353,30 @@ def test_cli_build_export_import_on_real_coco(shared_data, tmp_path):
     assert (m1["n"], m1["flip_vis"], m1["strict"], m1["n_joint"], m1["joint"]) == (4, 100.0, 100.0, 4, 100.0)
     assert m1["n_cu"] + m1["n_dcc"] == 4
     assert any(a["characteristic"] == "m1 source D-CC" for a in analysis["feasibility_audit"])
+
+
+def test_build_with_a_missing_or_corrupt_image_writes_nothing(tmp_path):
+    images = tmp_path / "src"
+    items = _source_items(images)
+    (images / "g1.png").unlink()
+    with pytest.raises(InputError, match=r"g1.png.*g1-t.*'image'.*not found"):
+        build_edits(items, images, tmp_path / "out", seed=3)
+    (images / "g1.png").write_bytes(b"not a png")
+    with pytest.raises(InputError, match=r"g1.png.*g1-t.*'image'.*unreadable"):
+        build_edits(items, images, tmp_path / "out", seed=3)
+    assert not (tmp_path / "out").exists()
+
+
+def test_analysis_and_import_reject_mismatched_inputs(tmp_path):
+    probes = [{"item_id": f"e1-{p}", "edit_id": "e1", "probe": p, "source_item_id": "e1-t", "source_group_id": "g"}
+              for p in ("src-r", "src-inv", "edit-r", "edit-inv", "edit-subj", "edit-obj")]
+    preds = _report_rows(["m1"], {"m1": {p["item_id"]: "yes" for p in probes}})
+    other_model = [{"model": "m2", "interface": "yesno", "item_id": "e1-t", "cu": 1, "dcc": 0}]
+    with pytest.raises(InputError, match=r"report/items.csv.*record e1.*'item_id'.*model 'm1' has no row"):
+        edit_outcomes(probes, ["e1"], preds, other_model, [], n_resamples=10, source_path="report/items.csv")
+    out, _ = _export(tmp_path)
+    batch = out / "batches" / "a1" / "tasks.csv"
+    lines = batch.read_text(encoding="utf-8").splitlines()
+    batch.write_text("\n".join([*lines, lines[1]]) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"tasks.csv.*line 6.*'task'.*answered twice"):
+        import_annotations(out / "key.csv", {"a1": batch})

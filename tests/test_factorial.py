@@ -245,3 +245,43 @@ def test_analysis_bad_input(analysed: tuple[dict, Path]) -> None:
     with pytest.raises(InputError, match="items for cell"):
         run_factorial_analysis(root / "run", items=root / "bad_items.jsonl", out_dir=root / "bad_out")
     assert not (root / "bad_out").exists()
+
+
+def test_several_run_dirs_pool_like_one_margins_file(analysed: tuple[dict, Path]) -> None:
+    """One `vca score` run per model (the usual layout) gives the same per-model and pooled results."""
+    from vlaudit.tables import read_records
+
+    result, root = analysed
+    rows = read_records(root / "run/margins.parquet")
+    dirs = []
+    for model in ("redundant", "half", "yes-man"):
+        write_table(root / f"run_{model}" / "margins.parquet", [r for r in rows if r["model"] == model])
+        dirs.append(str(root / f"run_{model}"))
+    out = CliRunner().invoke(app, ["vca", "factorial", *dirs, "--items", str(root / "fx/items.jsonl"),
+                                   "--out", str(root / "out_split"), "--resamples", "400"])
+    assert out.exit_code == 0, out.output
+    split = json.loads((root / "out_split" / "factorial.json").read_text())
+    assert split["pooled"] == result["pooled"]
+    assert [m["model"] for m in split["models"]] == [m["model"] for m in result["models"]]
+    assert [m["cu_rate_ci"] for m in split["models"]] == [m["cu_rate_ci"] for m in result["models"]]
+    twice = CliRunner().invoke(app, ["vca", "factorial", dirs[0], dirs[0], "--items", str(root / "fx/items.jsonl"),
+                                     "--out", str(root / "out_twice")])
+    assert twice.exit_code != 0 and "is also in" in str(twice.exception)
+    assert not (root / "out_twice").exists()
+
+
+def test_runner_plan_scores_15_unique_probes_per_stem(tmp_path: Path) -> None:
+    """The scoring runner's own planning step deduplicates the shared text-only and blank probes (§10)."""
+    from vlaudit.scoring.plan import ImageStore, plan_run
+
+    fx.build_factorial(tmp_path / "fx", n_per_relation=1)
+    items = read_items(tmp_path / "fx" / "items.jsonl")
+    records, units = plan_run(items, ImageStore(tmp_path / "fx"), ["original", "text", "blank"], ["yesno"], 0,
+                              "fingerprint", lambda question, interface, image: f"{image}|{question}|{interface}")
+    assert len(records) == 3 * len(items) == 108 and all(r.status == "ok" for r in records)
+    assert Counter(u.context for u in units) == {"original": 36, "text": 12, "blank": 12}
+    assert len(units) == 15 * 4  # 200 stems → 3,000 probes per model
+    for unit in units:
+        if unit.context != "original":  # one shared control per (stem, text state), used by its 3 visual states
+            assert {r.item.extra["text_control_id"] for r in unit.records} == {unit.item.extra["text_control_id"]}
+            assert len(unit.records) == 3

@@ -127,6 +127,8 @@ def read_answers(path: str | Path, key: Mapping[str, tuple[str, int]]) -> dict[s
         task = (row.get("task") or "").strip()
         if task not in key:
             raise InputError(f"unknown task '{task}'", path=path, record=f"line {number}", field="task")
+        if task in out:
+            raise InputError(f"task '{task}' is answered twice", path=path, record=f"line {number}", field="task")
         answers = {}
         for name in FIELDS:
             if name not in row:

@@ -20,6 +20,7 @@ which already has that form. The yes/no (or true/false) verbalizers are added by
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -74,6 +75,12 @@ class BuildResult:
                 "excluded_by_reason": dict(reasons), "excluded": self.excluded, "notes": self.notes}
 
 
+def coco_image_id(image: str) -> int | None:
+    """COCO image id from a file name such as ``000000017697.jpg`` (VSR images are COCO 2017 images)."""
+    match = re.match(r"^(?:.*/)?(\d+)\.jpe?g$", image.strip(), re.IGNORECASE)
+    return int(match.group(1)) if match else None
+
+
 def split_from_stem(stem: str) -> tuple[str, str]:
     """``random_test`` → (``vsr-random``, ``test``); anything else → (``vsr``, stem)."""
     for kind in ("random", "zeroshot"):
@@ -89,7 +96,8 @@ def vsr_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix:
     notes = []
     for row in rows:
         # every row carries the same extra keys: Parquet/CSV writers take their columns from the first row
-        extra: dict[str, Any] = {"caption": row.caption, "entity_source": row.entity_source,
+        extra: dict[str, Any] = {"image_id": coco_image_id(row.image), "caption": row.caption,
+                                 "entity_source": row.entity_source,
                                  "image_link": row.image_link, "source_line": row.line,
                                  "reference_frame": row.reference_frame}
         if meta_categories is not None:
@@ -143,8 +151,8 @@ def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image
         group = f"{dataset}-inv-{split}-{row.line:05d}"
         common = {"dataset": dataset, "split": split, "group_id": group, "subject": subject, "object": obj,
                   "image": image_prefix + row.image}
-        base_extra = {"source_line": row.line, "entity_source": row.entity_source, "family": relation_family(
-            row.relation)}
+        base_extra = {"image_id": coco_image_id(row.image), "source_line": row.line,
+                      "entity_source": row.entity_source, "family": relation_family(row.relation)}
         items.append(BenchmarkItem(item_id=f"{group}-o", question=question_for(
             statement_text(subject, row.relation, obj)), label="yes", statement="true", relation=row.relation,
             extra={**base_extra, "query": "original"}, **common))
@@ -229,6 +237,8 @@ def controlled_items(rows: Sequence[ControlledRow], *, split: str, dataset: str 
 
 def attach_coco_boxes(result: BuildResult, instances: str | Path) -> BuildResult:
     """Add ``boxes`` from COCO instances when each named category has exactly one instance in the image.
+
+    The image is ``extra["image_id"]`` (GSR-COCO rows carry it; VSR items take it from the COCO file name).
 
     Names are matched to COCO category names exactly (case-insensitive). Zero or several instances leave the
     item without boxes, counted in ``counts["boxes"]`` with the reason in ``notes`` — never a guessed box.

@@ -222,6 +222,19 @@ def build_edits(items: Sequence[BenchmarkItem], images_dir: str | Path, out_dir:
     images_dir, out_dir = Path(images_dir), Path(out_dir)
     groups = positive_groups(items)
     order = np.random.default_rng(seed).permutation(len(groups))
+    # Image sizes are read up front: a missing or unreadable image fails before anything is written.
+    sizes: dict[str, tuple[int, int]] = {}
+    for source in groups:
+        if source.relation in SWAPPABLE and source.image and _box(source, "subject") and _box(source, "object"):
+            path = images_dir / source.image
+            if not path.exists():
+                raise InputError("image not found", path=path, record=source.item_id, field="image")
+            try:
+                with Image.open(path) as img:
+                    sizes[source.image] = img.size
+            except (OSError, ValueError) as exc:
+                raise InputError(f"unreadable image: {exc}", path=path, record=source.item_id,
+                                 field="image") from exc
     candidates: list[dict[str, Any]] = []
     probes: list[BenchmarkItem] = []
     edits: list[dict[str, Any]] = []
@@ -240,10 +253,7 @@ def build_edits(items: Sequence[BenchmarkItem], images_dir: str | Path, out_dir:
             row.update(feasible=False, failure="no boxes", reason="no subject/object boxes")
         else:
             path = images_dir / source.image
-            if not path.exists():
-                raise InputError("image not found", path=path, record=source.item_id, field="image")
-            with Image.open(path) as img:
-                width, height = img.size
+            width, height = sizes[source.image]
             geometry = check_geometry(str(source.relation), subject_box, object_box, width, height, params)
             row.update({k: v for k, v in geometry.items() if k not in ("new_subject", "new_object")})
             row.update(width=width, height=height)

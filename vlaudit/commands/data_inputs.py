@@ -45,12 +45,13 @@ def _finish(result: Any, out: Path, title: str, **meta: Any) -> None:
     from vlaudit.sources.items import write_items
     from vlaudit.tables import write_json
 
+    summary = result.summary(**meta, out=str(out))
     if not result.items:
         from vlaudit.errors import InputError
 
+        print_build(title, summary)  # the exclusion reasons explain why nothing was kept
         raise InputError(f"nothing kept ({len(result.excluded)} excluded); no output written", path=meta.get("source"))
     write_items(out, result.items)
-    summary = result.summary(**meta, out=str(out))
     write_json(summary_path(out), summary)
     print_build(title, summary)
     typer.echo(f"wrote {out} and {summary_path(out)}")
@@ -64,14 +65,18 @@ def data_vsr(
     dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
     split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
+    instances: Path | None = typer.Option(None, "--instances",
+                                          help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
     """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
-    from vlaudit.builders.benchmark_items import split_from_stem, vsr_items
+    from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_items
     from vlaudit.sources.vsr import read_meta_categories, read_vsr
 
     default_dataset, default_split = split_from_stem(split_file.stem)
     result = vsr_items(read_vsr(split_file), dataset=dataset or default_dataset, split=split or default_split,
                        image_prefix=image_prefix, meta_categories=read_meta_categories(meta) if meta else None)
+    if instances is not None:
+        result = attach_coco_boxes(result, instances)
     _finish(result, out, f"VSR — {split_file.name}", source=str(split_file))
 
 
@@ -85,14 +90,18 @@ def data_vsr_inverse(
     dataset: str | None = typer.Option(None, "--dataset"),
     split: str | None = typer.Option(None, "--split"),
     image_prefix: str = typer.Option("", "--image-prefix"),
+    instances: Path | None = typer.Option(None, "--instances",
+                                          help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
     """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18)."""
-    from vlaudit.builders.benchmark_items import split_from_stem, vsr_inverse_items
+    from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_inverse_items
     from vlaudit.sources.vsr import read_vsr
 
     default_dataset, default_split = split_from_stem(split_file.stem)
     result = vsr_inverse_items(read_vsr(split_file), dataset=dataset or default_dataset,
                                split=split or default_split, image_prefix=image_prefix, entities=entities)
+    if instances is not None:
+        result = attach_coco_boxes(result, instances)
     _finish(result, out, f"VSR inverse pairs — {split_file.name}", source=str(split_file), entities=entities)
 
 

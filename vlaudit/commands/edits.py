@@ -144,6 +144,9 @@ def edits_import(
                  for p, v in result["pairwise"].items()]
                 + [[f"repeat {a}", v["n_repeats"], None if v["agreement"] is None else 100 * v["agreement"]]
                    for a, v in result["repeat"].items()], digits=2)
+    for annotator, n_missing in result["missing_tasks"].items():
+        if n_missing:
+            typer.echo(f"warning: {annotator} left {n_missing} task(s) unanswered; those edits lack that vote")
     typer.echo(f"wrote {out}/consensus.csv and {out}/summary.json")
 
 
@@ -171,7 +174,7 @@ def edits_analyze(
     source_groups = read_records(report / "groups.csv", required=("group_id",))
     edit_items = read_records((edit_report or report) / "items.csv", required=("item_id", "pred"))
     result = edit_outcomes(probes, accepted, edit_items, source_items, source_groups, interface=interface,
-                           n_resamples=resamples, seed=seed)
+                           n_resamples=resamples, seed=seed, source_path=report / "items.csv")
     dcc: dict[str, dict[str, float]] = {}
     for row in source_items:
         if row.get("dcc") is not None and row.get("interface", interface) == interface:
@@ -182,12 +185,14 @@ def edits_analyze(
     write_json(out / "summary.json", {"n_accepted": len(accepted), "table": result["table"],
                                       "pooled_cu": result["pooled_cu"], "pooled_dcc": result["pooled_dcc"],
                                       "feasibility_audit": audit})
-    cols = ["model", "n", "rel", "flip_vis", "strict", "n_rel_o", "rel_o", "n_joint", "joint", "delta_pair_d",
-            "n_cu", "cu", "n_dcc", "dcc"]
-    print_table(f"Edited outcomes by source stratum — {len(accepted)} accepted edits (%)",
-                ["model", "N", "Rel.", "+Vis.", "strict", "Rel_o n", "Rel_o", "Joint n", "Joint", "Δ PairD",
-                 "C-U n", "C-U", "D-CC n", "D-CC"], [[row.get(c) for c in cols] for row in result["table"]],
+    title = f"Edited outcomes of {len(accepted)} accepted edits (%)"
+    print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
+                [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result["table"]],
                 digits=2)
+    cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "delta_pair_d", "n_cu", "cu", "n_dcc", "dcc"]
+    print_table("Flip+visibility by source audit stratum (%)",
+                ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "Δ PairD", "C-U n", "C-U", "D-CC n", "D-CC"],
+                [[row.get(c) for c in cols] for row in result["table"]], digits=2)
     cu = result["pooled_cu"]
     typer.echo(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
     typer.echo(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

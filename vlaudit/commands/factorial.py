@@ -1,4 +1,8 @@
-"""``vlaudit vca factorial RUN_DIR``: the evidence-source factorial analysis (VCA §10, Tables 5–8)."""
+"""``vlaudit vca factorial RUN_DIR...``: the evidence-source factorial analysis (VCA §10, Tables 5–8).
+
+Several RUN_DIRs (one ``vlaudit vca score`` run per model) are analysed together: per-model rows plus the
+pooled rows whose stem bootstrap keeps every model's records of a drawn stem.
+"""
 
 from __future__ import annotations
 
@@ -20,10 +24,13 @@ def _ci(pair: list[float]) -> str:
 
 @vca_app.command("factorial")
 def vca_factorial(
-    run_dir: Path = typer.Argument(..., help="Scoring run folder (with margins.parquet) or a margins file."),
-    items: Path = typer.Option(None, "--items", help="The factorial items.jsonl (default: from the run)."),
-    out: Path = typer.Option(None, "--out", help="Output folder (default RUN_DIR/factorial)."),
-    margins: Path = typer.Option(None, "--margins", help="Margins table (default RUN_DIR/margins.parquet)."),
+    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR",
+                                          help="Scoring run folders (with margins.parquet) or margins files; "
+                                               "one per model, pooled together."),
+    items: Path = typer.Option(None, "--items", help="The factorial items.jsonl (default: from the first run)."),
+    out: Path = typer.Option(None, "--out", help="Output folder (default: the first RUN_DIR/factorial)."),
+    margins: Path = typer.Option(None, "--margins",
+                                 help="Margins table of a single RUN_DIR (default RUN_DIR/margins.parquet)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Stem-id bootstrap resamples."),
     seed: int = typer.Option(20260724, "--seed", help="Bootstrap seed."),
@@ -32,8 +39,9 @@ def vca_factorial(
     from vlaudit.experiments.factorial_analysis import run_factorial_analysis
     from vlaudit.report.console import print_table
 
-    out_dir = out if out is not None else (run_dir if run_dir.is_dir() else run_dir.parent) / "factorial"
-    result = run_factorial_analysis(run_dir, items=items, out_dir=out_dir, margins=margins,
+    first = run_dirs[0]
+    out_dir = out if out is not None else (first if first.is_dir() else first.parent) / "factorial"
+    result = run_factorial_analysis(run_dirs, items=items, out_dir=out_dir, margins=margins,
                                     interface=interface, n_resamples=n_resamples, seed=seed)
     rows = []
     for entry in [*result["models"], {"model": "pooled", **result["pooled"]}]:

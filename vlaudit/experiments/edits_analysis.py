@@ -15,6 +15,7 @@ the macro row averages the per-model rates; the pooled C-U rate has an edit-clus
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -88,8 +89,12 @@ def _by_model(rows: Sequence[Mapping[str, Any]], key: str, interface: str | None
 def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[str],
                   edit_report_items: Sequence[Mapping[str, Any]],
                   source_items: Sequence[Mapping[str, Any]], source_groups: Sequence[Mapping[str, Any]], *,
-                  interface: str | None = "yesno", n_resamples: int = 5000, seed: int = 20260724) -> dict[str, Any]:
-    """Per-record outcomes and the by-stratum table (see module docstring)."""
+                  interface: str | None = "yesno", n_resamples: int = 5000, seed: int = 20260724,
+                  source_path: str | Path | None = None) -> dict[str, Any]:
+    """Per-record outcomes and the by-stratum table (see module docstring).
+
+    ``source_path`` names the source report's items table in error messages.
+    """
     probes = {str(p["item_id"]): p for p in probe_items}
     by_edit: dict[str, dict[str, str]] = {}
     for item_id, p in probes.items():
@@ -118,7 +123,12 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
             flip_vis = rel * z["edit-subj"] * z["edit-obj"]
             source_item = probes[ids["src-r"]]["source_item_id"]
             source_group = probes[ids["src-r"]]["source_group_id"]
-            item_row = src_items.get(model, {}).get(str(source_item), {})
+            if str(source_item) not in src_items.get(model, {}):
+                raise InputError(f"model '{model}' has no row for source item '{source_item}' in the source "
+                                 "report (is --report the `vca report` of the benchmark the edits came from, "
+                                 "scored by the same model name?)", path=source_path, record=edit_id,
+                                 field="item_id")
+            item_row = src_items[model][str(source_item)]
             group_row = src_groups.get(model, {}).get(str(source_group), {})
             records.append({
                 "model": model, "edit_id": edit_id, "rel": rel, "flip_vis": flip_vis,
@@ -136,7 +146,8 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
         if key == "model":
             continue
         values = [row[key] for row in table if row[key] is not None and not np.isnan(row[key])]
-        macro[key] = float(np.sum(values)) if key == "n" or key.startswith("n_") else (float(np.mean(values)) if values else None)
+        macro[key] = int(np.sum(values)) if key == "n" or key.startswith("n_") else (
+            float(np.mean(values)) if values else None)
     table.append(macro)
     return {"records": records, "table": table,
             "pooled_cu": _pooled_ci([r for r in records if r["cu"] == 1], n_resamples, seed),

@@ -175,8 +175,12 @@ def _proportions(counts: Mapping[str, int]) -> dict[str, Any]:
 
 def analyze_factorial(runs: Sequence[Any], items: Sequence[BenchmarkItem], *, n_resamples: int = 5000,
                       seed: int = DEFAULT_SEED, items_path: str | Path = "<items>",
-                      margins_path: str | Path = "<margins>") -> dict[str, Any]:
-    """Every factorial quantity per model and pooled over models (see the module docstring)."""
+                      margins_path: str | Path = "<margins>",
+                      run_paths: Sequence[str | Path] | None = None) -> dict[str, Any]:
+    """Every factorial quantity per model and pooled over models (see the module docstring).
+
+    ``run_paths`` (one per run) names the margins file of each run in error messages.
+    """
     if not runs:
         raise InputError("no margin runs to analyse", path=margins_path)
     stems, cells = factorial_cells(items, path=items_path)
@@ -184,8 +188,8 @@ def analyze_factorial(runs: Sequence[Any], items: Sequence[BenchmarkItem], *, n_
     models: list[dict[str, Any]] = []
     pooled_num: list[np.ndarray] = []
     names = sorted({num for _, num, _ in PROPORTIONS} | {den for _, _, den in PROPORTIONS})
-    for run in runs:
-        m = margin_tensors(run, cells, len(stems), path=margins_path)
+    for k, run in enumerate(runs):
+        m = margin_tensors(run, cells, len(stems), path=run_paths[k] if run_paths else margins_path)
         rec = agreement_records(m)
         counts = {k: int(rec[k].sum()) for k in names}
         per_stem = np.stack([rec[k].sum(axis=1) for k in names], axis=1).astype(np.float64)
@@ -284,27 +288,55 @@ def resolve_items(run_dir: Path, items: Path | None) -> Path:
     raise InputError("cannot find the factorial items: pass --items DIR/items.jsonl", path=run_dir)
 
 
-def run_factorial_analysis(run_dir: str | Path, *, items: str | Path | None = None, out_dir: str | Path,
-                           margins: str | Path | None = None, interface: str = "yesno",
+def _run_paths(run_dir: str | Path | Sequence[str | Path]) -> list[Path]:
+    paths = [Path(run_dir)] if isinstance(run_dir, (str, Path)) else [Path(p) for p in run_dir]
+    if not paths:
+        raise InputError("no run folder or margins file given", field="RUN_DIR")
+    for path in paths:
+        if not path.exists():
+            raise InputError("run folder or margins file not found", path=path)
+    return paths
+
+
+def run_factorial_analysis(run_dir: str | Path | Sequence[str | Path], *, items: str | Path | None = None,
+                           out_dir: str | Path, margins: str | Path | None = None, interface: str = "yesno",
                            n_resamples: int = 5000, seed: int = DEFAULT_SEED) -> dict[str, Any]:
-    """Read RUN_DIR/margins.parquet and the items, analyse, write factorial.json + two CSV files."""
+    """Read the margins of one or several runs and the items, analyse, write factorial.json + two CSV files.
+
+    ``run_dir`` is a scoring run folder (its ``margins.parquet``) or a margins file, or a list of them: one
+    ``vlaudit vca score`` run per model, pooled as in VCA §10. The items come from ``items``, else from the
+    first run's manifest. A (model, dataset, interface) run found in two inputs is an error.
+    """
     from vlaudit.sources.items import read_items
     from vlaudit.sources.margins import read_margins
     from vlaudit.tables import write_json, write_table
 
-    run_dir = Path(run_dir)
-    if not run_dir.exists():
-        raise InputError("run folder or margins file not found", path=run_dir)
-    margins_path = Path(margins) if margins is not None else (
-        run_dir if run_dir.is_file() else run_dir / "margins.parquet")
-    items_path = resolve_items(run_dir if run_dir.is_dir() else run_dir.parent,
-                               None if items is None else Path(items))
+    run_paths = _run_paths(run_dir)
+    if margins is not None and len(run_paths) > 1:
+        raise InputError("--margins applies to a single RUN_DIR", path=margins, field="margins")
+    margin_paths = [Path(margins)] if margins is not None else [
+        path if path.is_file() else path / "margins.parquet" for path in run_paths]
+    first = run_paths[0]
+    items_path = resolve_items(first if first.is_dir() else first.parent, None if items is None else Path(items))
     item_list = read_items(items_path)
-    runs = select_runs(read_margins(margins_path), item_list, interface)
+    runs: list[Any] = []
+    origin: dict[tuple[str, str, str], Path] = {}
+    for path in margin_paths:
+        for run in select_runs(read_margins(path), item_list, interface):
+            key = (str(run.model), str(run.dataset), str(run.interface))
+            if key in origin:
+                raise InputError(f"run {key[0]}/{key[1]}/{key[2]} is also in {origin[key]}", path=path,
+                                 field="model")
+            origin[key] = path
+            runs.append(run)
     if not runs:
-        raise InputError(f"no '{interface}' run scores the factorial items of {items_path}", path=margins_path)
+        raise InputError(f"no '{interface}' run scores the factorial items of {items_path}",
+                         path=", ".join(map(str, margin_paths)))
+    runs.sort(key=lambda r: (r.model, r.dataset))
+    paths = [origin[(str(r.model), str(r.dataset), str(r.interface))] for r in runs]
+    margins_label = str(margin_paths[0]) if len(margin_paths) == 1 else ", ".join(map(str, margin_paths))
     result = analyze_factorial(runs, item_list, n_resamples=n_resamples, seed=seed, items_path=items_path,
-                               margins_path=margins_path)
+                               margins_path=margins_label, run_paths=paths)
     result["interface"] = interface
     out = Path(out_dir)
     model_rows, effect_rows = csv_rows(result)
