@@ -149,6 +149,8 @@ class TrainResult:
 def _tensor(array: np.ndarray, device: str, dtype: Any = None) -> Any:
     import torch
 
+    if isinstance(array, np.ndarray) and not array.flags.writeable:
+        array = array.copy()  # e.g. features read from Parquet; torch refuses to alias read-only memory
     return torch.as_tensor(array, device=device, dtype=dtype)
 
 
