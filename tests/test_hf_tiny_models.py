@@ -84,6 +84,41 @@ def test_models_commands(tmp_path, no_network) -> None:
     assert listed.exit_code == 0 and "hf-clip" in listed.output and "open_clip" in listed.output
 
 
+ALL_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "clip", "siglip",
+                "open_clip")
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_models_tiny_writes_every_family_loadable_by_its_printed_spec(family, tmp_path, no_network) -> None:
+    """`vlaudit models tiny --family F` for every family the issue names, loaded through the ordinary path by
+    the spec the command prints, and used once (one yes/no score or one embedding)."""
+    from PIL import Image
+    from typer.testing import CliRunner
+
+    from vlaudit.backends.base import YesNoRequest
+    from vlaudit.backends.registry import load_backend
+    from vlaudit.commands import models  # noqa: F401  (registers the commands)
+    from vlaudit.commands._apps import app
+
+    result = CliRunner().invoke(app, ["models", "tiny", "--family", family, "--out", str(tmp_path / family)])
+    assert result.exit_code == 0, result.output
+    spec = " ".join(result.output.split()).rpartition("load it as ")[2].rstrip(")")
+    backend = load_backend(spec, device="cpu")
+    image = Image.new("RGB", (40, 30), (10, 200, 30))
+    if spec.startswith("hf:"):
+        (scored,) = backend.score([YesNoRequest("k", "Is the cat left of the dog?", image)])
+        assert scored.margin == scored.nll_no - scored.nll_yes and scored.nll_yes > 0
+    else:
+        assert backend.encode_images([image]).shape[0] == backend.encode_texts(["a cat"]).shape[0] == 1
+
+
+def test_cli_families_are_the_builders_families() -> None:
+    from vlaudit.backends.tiny_dual import FAMILIES
+    from vlaudit.backends.tiny_mllm import MLLM_FAMILIES
+
+    assert set(ALL_FAMILIES) == set(MLLM_FAMILIES) | set(FAMILIES)
+
+
 @pytest.fixture(autouse=True)
 def one_torch_thread():
     """Tiny models run fastest on one thread; two threads on a shared 2-core machine oversubscribe badly."""

@@ -126,16 +126,21 @@ def test_cache_reused_only_for_identical_model_and_prompt(tmp_path, tmp_path_fac
     other = load_backend(f"hf:{other_dir}", interfaces=["yesno"])
     s3 = run_scoring(other, items, **{**kwargs, "model_name": "hf:" + str(tiny_model("qwen2-vl", tmp_path_factory))})
     assert s3["n_units_from_cache"] == 0
+    both = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}")  # yesno and truefalse
+    s_both = run_scoring(both, items, **{**kwargs, "interfaces": ["yesno", "truefalse"]})
+    assert s_both["n_units_from_cache"] == s1["n_unique_units"]  # adding an interface keeps the yesno margins
+    assert s_both["n_units_scored_now"] == s1["n_unique_units"]
     monkeypatch.setitem(hf_mllm.QUESTION_TEMPLATES, "yesno", "{question} Reply yes or no.")
     s4 = run_scoring(first, items, **kwargs)
     assert s4["n_units_from_cache"] == 0 and s4["n_units_scored_now"] == s1["n_unique_units"]
 
 
 def _score_cmd(model: Path, bench: Path, out: Path) -> list[str]:
+    # default scoring path: batches of 3 with shared image-prefix reuse (the resumed chunks must batch alike)
     return [sys.executable, "-m", "vlaudit.cli", "vca", "score", "--model", f"hf:{model}",
             "--benchmark", str(bench / "items.jsonl"), "--images", str(bench / "images"), "--out", str(out),
-            "--contexts", "original,text,blank", "--interface", "yesno,truefalse", "--batch-size", "1",
-            "--chunk-size", "2", "--no-prefix-cache", "--model-name", "tiny-qwen2-vl"]
+            "--contexts", "original,text,blank", "--interface", "yesno,truefalse", "--batch-size", "3",
+            "--chunk-size", "4", "--model-name", "tiny-qwen2-vl"]
 
 
 def test_kill_and_resume_is_bit_identical(tmp_path, tmp_path_factory) -> None:
@@ -148,9 +153,10 @@ def test_kill_and_resume_is_bit_identical(tmp_path, tmp_path_factory) -> None:
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
-    backend = load_backend(f"hf:{model}", batch_size=1, prefix_cache=False, interfaces=["yesno", "truefalse"])
+    backend = load_backend(f"hf:{model}", batch_size=3, interfaces=["yesno", "truefalse"])
+    assert backend.prefix_cache
     run_scoring(backend, read_items(bench / "items.jsonl"), images_dir=bench / "images", out_dir=tmp_path / "full",
-                contexts=["original", "text", "blank"], interfaces=["yesno", "truefalse"], chunk_size=2,
+                contexts=["original", "text", "blank"], interfaces=["yesno", "truefalse"], chunk_size=4,
                 model_name="tiny-qwen2-vl")
     resumed = tmp_path / "resumed"
     process = subprocess.Popen(_score_cmd(model, bench, resumed), env=env, cwd=REPO,
@@ -177,6 +183,73 @@ def test_kill_and_resume_is_bit_identical(tmp_path, tmp_path_factory) -> None:
     cached_keys = [json.loads(line)["key"] for path in sorted((resumed / "cache").glob("chunk-*.jsonl"))
                    for line in path.read_text().splitlines()]
     assert len(cached_keys) == len(set(cached_keys)) == full_summary["n_unique_units"]
+    assert (resumed / "failures.jsonl").read_bytes() == (tmp_path / "full" / "failures.jsonl").read_bytes()
+
+
+def test_kill_during_the_final_write_resumes(tmp_path, tmp_path_factory, no_network) -> None:
+    """What kill -9 leaves after the last chunk: temp files of the final writes (never renamed), some results
+    written and others not. A rerun rebuilds all from the cache, bit-identical, scores nothing again and
+    leaves no temporary file. A rerun with other arguments that dies mid-run leaves no stale results."""
+    from vlaudit.backends.registry import load_backend
+    from vlaudit.scoring.runner import OUTPUT_FILES, run_scoring
+    from vlaudit.sources.items import read_items
+
+    items = read_items(make_benchmark(tmp_path / "bench", n_images=3, questions=2))
+    backend = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno"])
+    kwargs = {"images_dir": tmp_path / "bench" / "images", "out_dir": tmp_path / "run",
+              "contexts": ["original", "text", "blank"], "interfaces": ["yesno"], "chunk_size": 4}
+    first = run_scoring(backend, items, **kwargs)
+    run = tmp_path / "run"
+    reference = {name: (run / name).read_bytes() for name in ("margins.parquet", "failures.jsonl")}
+    for leftover in OUTPUT_FILES:
+        (run / f".{leftover}.abc123.tmp").write_bytes(reference["margins.parquet"][:100])  # half writes
+    (run / "cache" / ".chunk-000099.jsonl.x.tmp").write_text('{"key": "ha')
+    (run / "summary.json").unlink()  # killed after margins.parquet, before summary.json
+    summary = run_scoring(backend, items, **kwargs)
+    assert summary["n_units_scored_now"] == 0 and summary["n_unique_units"] == first["n_unique_units"]
+    for name, data in reference.items():
+        assert (run / name).read_bytes() == data
+    assert not [p.name for p in run.rglob("*.tmp")]
+    assert {p.name for p in run.iterdir()} >= set(OUTPUT_FILES)
+
+    class Killed(BaseException):
+        pass
+
+    class DiesWhenScoring:  # the model process dies before the first new chunk is written
+        spec, describe, prompt = backend.spec, backend.describe, backend.prompt
+
+        def score(self, requests):
+            raise Killed
+
+    with pytest.raises(Killed):
+        run_scoring(DiesWhenScoring(), items, **{**kwargs, "contexts": ["original", "mean"]})
+    assert not (run / "margins.parquet").exists() and not (run / "summary.json").exists()
+    assert json.loads((run / "manifest.json").read_text())["contexts"] == ["original", "mean"]
+    run_scoring(backend, items, **kwargs)
+    assert (run / "margins.parquet").read_bytes() == reference["margins.parquet"]
+
+
+def test_manifest_states_everything_that_determines_the_margins(tmp_path, tmp_path_factory, no_network) -> None:
+    from vlaudit.backends.registry import load_backend
+    from vlaudit.scoring.manifest import git_commit
+    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.sources.items import read_items
+
+    items = read_items(make_benchmark(tmp_path / "bench", n_images=2, questions=1))
+    backend = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno"],
+                           max_pixels=56 * 56 * 2, revision=None)
+    run_scoring(backend, items, images_dir=tmp_path / "bench" / "images", out_dir=tmp_path / "run",
+                contexts=["original", "text"], interfaces=["yesno"], seed=5, arguments={"seed": 5, "x": "y"})
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["spec"] == backend.spec == manifest["model"] and "revision" in manifest
+    assert manifest["dtype"] == "float32" and manifest["pixel_budget"]["max_pixels"] == 56 * 56 * 2
+    assert len(manifest["prompt_template_sha256"]) == 64 and manifest["seed"] == 5
+    assert manifest["arguments"] == {"seed": 5, "x": "y"} and manifest["git_commit"] == git_commit()
+    assert {"torch", "transformers", "vlaudit"} <= {k for k, v in manifest["packages"].items() if v}
+    assert manifest["example_prompts"]["yesno/image"] == backend.prompt(items[0].question, "yesno", True)
+    assert manifest["model_fingerprint"] and manifest["context_parameters"]["blank_rgb"] == [128, 128, 128]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["n_scored_rows"] == 4 and summary["n_failed"] == 0 and "units_per_second" in summary
 
 
 def test_vca_score_cli_output_reads_as_margins(tmp_path, tmp_path_factory, no_network) -> None:

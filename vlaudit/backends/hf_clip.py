@@ -11,60 +11,16 @@ Options: ``revision`` (hub ids), ``dtype`` (``auto`` = bfloat16 on CUDA, float32
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
 
 if TYPE_CHECKING:
     from PIL import Image
-
-_DTYPES = ("auto", "float32", "bfloat16", "float16")
-
-
-def import_torch() -> Any:
-    """Import torch or raise :class:`MissingDependencyError` naming what to install."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is a declared dependency
-        raise MissingDependencyError("dual-encoder backends need torch: `pip install torch torchvision`") from exc
-    return torch
-
-
-def resolve_device_dtype(device: str | None, dtype: str | None) -> tuple[Any, Any]:
-    """``(torch.device, torch.dtype)`` from the user's options (``auto``: bf16 on CUDA, fp32 on CPU)."""
-    torch = import_torch()
-    device = device or "auto"
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    resolved_device = torch.device(device)
-    dtype = dtype or "auto"
-    if dtype not in _DTYPES:
-        raise InputError(f"unknown dtype {dtype!r}; expected one of {', '.join(_DTYPES)}", field="dtype")
-    if dtype == "auto":
-        dtype = "bfloat16" if resolved_device.type == "cuda" else "float32"
-    return resolved_device, getattr(torch, dtype)
-
-
-def l2_normalise(features: Any) -> np.ndarray:
-    """Float32 rows divided by their L2 norm (CLIP/SigLIP/open_clip's own normalisation)."""
-    torch = import_torch()
-    values = features.detach().to(torch.float32)
-    values = values / values.norm(p=2, dim=-1, keepdim=True)
-    return values.cpu().numpy().astype(np.float32, copy=False)
-
-
-def batched(items: Sequence[Any], batch_size: int, encode: Callable[[Sequence[Any]], np.ndarray],
-            dim: int) -> np.ndarray:
-    """Encode ``items`` in batches of ``batch_size`` and stack the float32 rows (empty input → (0, dim))."""
-    if batch_size < 1:
-        raise InputError(f"batch_size must be ≥ 1, got {batch_size}", field="batch_size")
-    if len(items) == 0:
-        return np.zeros((0, dim), dtype=np.float32)
-    parts = [encode(items[start:start + batch_size]) for start in range(0, len(items), batch_size)]
-    return np.ascontiguousarray(np.concatenate(parts, axis=0), dtype=np.float32)
 
 
 def _pooled(output: Any) -> Any:
@@ -72,17 +28,13 @@ def _pooled(output: Any) -> Any:
     return output if not hasattr(output, "pooler_output") else output.pooler_output
 
 
-class HFDualBackend:
+class HFDualBackend(BatchedDualEncoder):
     """A CLIP or SigLIP model and its processor (see the module docstring)."""
 
     def __init__(self, spec: str, model: Any, processor: Any, *, device: Any, dtype: Any, batch_size: int,
                  revision: str | None) -> None:
-        self.spec = spec
-        self.model = model
+        super().__init__(spec, model, device=device, dtype=dtype, batch_size=batch_size)
         self.processor = processor
-        self.device = device
-        self.dtype = dtype
-        self.batch_size = batch_size
         self.revision = revision
         self.model_type = str(getattr(model.config, "model_type", "unknown"))
         text_config = getattr(model.config, "text_config", None)
@@ -95,12 +47,9 @@ class HFDualBackend:
     def describe(self) -> dict[str, Any]:
         import transformers
 
-        return {
-            "spec": self.spec, "backend": "hf-clip", "model_type": self.model_type, "revision": self.revision,
-            "dtype": str(self.dtype).removeprefix("torch."), "device": str(self.device),
-            "batch_size": self.batch_size, "normalize": "l2", "text_padding": self.text_padding,
-            "max_text_length": self.max_text_length, "dim": self.dim, "transformers": transformers.__version__,
-        }
+        return {**self._common_facts("hf-clip"), "model_type": self.model_type, "revision": self.revision,
+                "text_padding": self.text_padding, "max_text_length": self.max_text_length,
+                "transformers": transformers.__version__}
 
     def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         torch = import_torch()
@@ -121,14 +70,6 @@ class HFDualBackend:
             kwargs["attention_mask"] = inputs["attention_mask"].to(self.device)
         with torch.inference_mode():
             return l2_normalise(_pooled(self.model.get_text_features(**kwargs)))
-
-    def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
-        """L2-normalised float32 image embeddings, one row per image."""
-        return batched(images, self.batch_size, self._encode_images, self.dim)
-
-    def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised float32 text embeddings, one row per text."""
-        return batched(list(texts), self.batch_size, self._encode_texts, self.dim)
 
 
 def load_backend(name: str, *, revision: str | None = None, dtype: str | None = None, device: str | None = None,

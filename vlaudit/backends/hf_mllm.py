@@ -89,6 +89,7 @@ class HFMLLMBackend:
         self.device = next(model.parameters()).device
         self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
         self._logits_to_keep = True
+        self._prompts: dict[tuple[Any, ...], str] = {}
 
     # ------------------------------------------------------------------------------------------ prompts
 
@@ -122,9 +123,18 @@ class HFMLLMBackend:
 
     def prompt(self, question: str, interface: str, with_image: bool) -> str:
         """The exact serialized prompt (one image placeholder, before the processor expands it)."""
-        rendered = self.processor.apply_chat_template(
-            self.messages(question, interface, with_image), add_generation_prompt=True, tokenize=False)
-        return rendered + GENERATION_PREFIX
+        # Rendering the jinja chat template costs more than a tiny model's forward; the memo key holds every
+        # module-level prompt piece too, so a changed template is never served a stale prompt.
+        memo_key = (question, interface, with_image, QUESTION_TEMPLATES.get(interface), GENERATION_PREFIX,
+                    QWEN_SYSTEM)
+        cached = self._prompts.get(memo_key)
+        if cached is None:
+            rendered = self.processor.apply_chat_template(
+                self.messages(question, interface, with_image), add_generation_prompt=True, tokenize=False)
+            if len(self._prompts) >= 65536:  # bounded: a benchmark's prompts are revisited close together
+                self._prompts.clear()
+            cached = self._prompts[memo_key] = rendered + GENERATION_PREFIX
+        return cached
 
     def _add_special_tokens(self, prompt: str) -> bool:
         bos = self.tokenizer.bos_token

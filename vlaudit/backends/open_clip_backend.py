@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vlaudit.backends.hf_clip import batched, import_torch, l2_normalise, resolve_device_dtype
+from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
 
 if TYPE_CHECKING:
@@ -49,18 +49,14 @@ def _import_open_clip() -> Any:
     return open_clip
 
 
-class OpenClipBackend:
+class OpenClipBackend(BatchedDualEncoder):
     """An open_clip model, its eval transform and tokenizer (see the module docstring)."""
 
     def __init__(self, spec: str, model: Any, preprocess: Any, tokenizer: Any, *, device: Any, dtype: Any,
                  batch_size: int, model_name: str, pretrained: str | None) -> None:
-        self.spec = spec
-        self.model = model
+        super().__init__(spec, model, device=device, dtype=dtype, batch_size=batch_size)
         self.preprocess = preprocess
         self.tokenizer = tokenizer
-        self.device = device
-        self.dtype = dtype
-        self.batch_size = batch_size
         self.model_name = model_name
         self.pretrained = pretrained
         self.dim = int(getattr(model, "embed_dim", 0) or model.text_projection.shape[-1])
@@ -68,12 +64,8 @@ class OpenClipBackend:
     def describe(self) -> dict[str, Any]:
         import open_clip
 
-        return {
-            "spec": self.spec, "backend": "open_clip", "model_name": self.model_name,
-            "pretrained": self.pretrained, "dtype": str(self.dtype).removeprefix("torch."),
-            "device": str(self.device), "batch_size": self.batch_size, "normalize": "l2", "dim": self.dim,
-            "open_clip": open_clip.__version__,
-        }
+        return {**self._common_facts("open_clip"), "model_name": self.model_name, "pretrained": self.pretrained,
+                "open_clip": open_clip.__version__}
 
     def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         torch = import_torch()
@@ -86,14 +78,6 @@ class OpenClipBackend:
         tokens = self.tokenizer(list(texts)).to(self.device)
         with torch.inference_mode():
             return l2_normalise(self.model.encode_text(tokens, normalize=True))
-
-    def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
-        """L2-normalised float32 image embeddings, one row per image."""
-        return batched(images, self.batch_size, self._encode_images, self.dim)
-
-    def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
-        """L2-normalised float32 text embeddings, one row per text."""
-        return batched(list(texts), self.batch_size, self._encode_texts, self.dim)
 
 
 def load_backend(name: str, *, revision: str | None = None, dtype: str | None = None, device: str | None = None,

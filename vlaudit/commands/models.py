@@ -6,10 +6,10 @@ from pathlib import Path
 
 import typer
 
+# the builders' own family lists (both modules import nothing heavy at module level)
+from vlaudit.backends.tiny_dual import FAMILIES as DUAL_FAMILIES
+from vlaudit.backends.tiny_mllm import MLLM_FAMILIES
 from vlaudit.commands._apps import models_app
-
-MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl")
-DUAL_FAMILIES = ("clip", "siglip", "open_clip")
 
 
 @models_app.command("tiny")

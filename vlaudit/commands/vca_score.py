@@ -40,12 +40,21 @@ def vca_score(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from vlaudit.backends.base import INTERFACES
     from vlaudit.backends.registry import load_backend
+    from vlaudit.contexts.image_contexts import CONTEXTS
+    from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     context_list, interfaces = _csv(contexts), _csv(interface)
+    # checked before the (possibly many-GB) model loads
+    for name, given, known in (("contexts", context_list, CONTEXTS), ("interface", interfaces, INTERFACES)):
+        unknown = [value for value in given if value not in known]
+        if unknown or not given:
+            raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
+                             field=name)
     items = read_items(benchmark)
     backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
                            revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,

@@ -39,9 +39,14 @@ def git_commit() -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def model_fingerprint(describe: dict[str, Any], weights: dict[str, Any] | None) -> str:
-    """sha256 of what changes a model's outputs (device and batch size excluded: rounding only)."""
-    relevant = {k: v for k, v in describe.items() if k not in ("device", "prefix_cache")}
+def model_fingerprint(describe: dict[str, Any], weights: dict[str, Any] | None, interface: str | None = None) -> str:
+    """sha256 of what changes a model's outputs (device and batch size excluded: rounding only).
+
+    Of the verbalizer token ids only those of ``interface`` count, so that a run that adds an interface
+    reuses the cached margins of the interfaces it already scored."""
+    relevant = {k: v for k, v in describe.items() if k not in ("device", "prefix_cache", "verbalizer_ids")}
+    if interface is not None:
+        relevant["verbalizer_ids"] = (describe.get("verbalizer_ids") or {}).get(interface)
     return hashlib.sha256(canonical_json({"model": relevant, "weights": weights}).encode()).hexdigest()
 
 

@@ -11,7 +11,8 @@ contexts that cannot be built for an item (no boxes for rele/irre, no donor, a t
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
 
 
 class ImageFailure(Exception):
-    """An item's image cannot be used (missing, corrupt, or outside the images directory)."""
+    """An item's image cannot be used (missing, corrupt, or outside the images directory).
+
+    Messages read ``<reason>: <details>`` with a fixed reason (``image file not found``, ``corrupt or
+    unreadable image``, ``image outside --images``) that the run summary counts by."""
 
 
 def pixels_sha256(image: Image.Image | None) -> str | None:
@@ -41,7 +45,7 @@ def confined_path(images_dir: Path, relative: str) -> Path:
     root = images_dir.resolve()
     candidate = (root / relative).resolve()
     if not candidate.is_relative_to(root):
-        raise ImageFailure(f"image path {relative!r} resolves outside --images {str(images_dir)!r}")
+        raise ImageFailure(f"image outside --images: {relative!r} resolves outside {str(images_dir)!r}")
     return candidate
 
 
@@ -71,7 +75,9 @@ class ImageStore:
                 handle.load()
                 image = handle.convert("RGB")
         except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-            raise ImageFailure(f"corrupt or unreadable image {path}: {exc}") from exc
+            # PIL names the in-memory buffer by its address; drop it so that failures.jsonl is reproducible
+            detail = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the file", str(exc))
+            raise ImageFailure(f"corrupt or unreadable image: {path}: {type(exc).__name__}: {detail}") from exc
         entry = (image, hashlib.sha256(data).hexdigest())
         if len(self._cache) >= self.capacity:
             self._cache.pop(next(iter(self._cache)))
@@ -126,9 +132,12 @@ def render(store: ImageStore, item: BenchmarkItem, context: str, donor: str | No
 
 
 def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequence[str],
-             interfaces: Sequence[str], seed: int, fingerprint: str,
+             interfaces: Sequence[str], seed: int, fingerprint: str | Mapping[str, str],
              prompt_of: Callable[[str, str, bool], str]) -> tuple[list[Record], list[Unit]]:
-    """All records (ok, failed, skipped) and the unique units, in a deterministic order."""
+    """All records (ok, failed, skipped) and the unique units, in a deterministic order.
+
+    ``fingerprint`` is the model fingerprint, or one per interface (see
+    :func:`vlaudit.scoring.manifest.model_fingerprint`)."""
     from vlaudit.contexts.image_contexts import ContextUnavailable, mismatch_donors
 
     ordered = sorted(items, key=lambda i: (i.image or "", i.item_id))  # items of one image together
@@ -176,7 +185,8 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
                                           status="failed" if failed else "skipped", error=failed or skipped))
                     continue
                 prompt = prompt_of(item.question, interface, context != "text")
-                key = cache_key(fingerprint, prompt, image_sha, interface)
+                model_key = fingerprint if isinstance(fingerprint, str) else fingerprint[interface]
+                key = cache_key(model_key, prompt, image_sha, interface)
                 record = Record(item, context, interface, key=key, image_sha256=image_sha,
                                 source_sha256=source_sha, donor_image=donor)
                 records.append(record)

@@ -12,6 +12,9 @@ Outputs in RUN_DIR (all written atomically):
 * ``manifest.json`` — see :mod:`vlaudit.scoring.manifest`; ``summary.json`` — counts, failures, items/s.
 * ``cache/`` — the chunk cache (:mod:`vlaudit.scoring.cache`); a restarted run with the same arguments
   reuses it and produces a bit-identical ``margins.parquet``.
+
+A run starts by removing the previous results (they are rebuilt from the cache) and writes ``summary.json``
+last, so a killed run leaves either no results or complete ones, and ``summary.json`` marks a finished run.
 """
 
 from __future__ import annotations
@@ -91,9 +94,11 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
     model = model_name or backend.spec
     describe = backend.describe()
     spec_name = backend.spec.partition(":")[2]
-    fingerprint = model_fingerprint(describe, local_weights_identity(spec_name))
+    weights = local_weights_identity(spec_name)
+    fingerprint = model_fingerprint(describe, weights)
+    per_interface = {interface: model_fingerprint(describe, weights, interface) for interface in interfaces}
     store = ImageStore(images_dir)
-    records, units = plan_run(items, store, contexts, interfaces, seed, fingerprint, backend.prompt)
+    records, units = plan_run(items, store, contexts, interfaces, seed, per_interface, backend.prompt)
     failed = [r for r in records if r.status == "failed"]
     if strict and failed:
         first = failed[0]
@@ -102,6 +107,7 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
     template = {"template": describe.get("template"), "chat_template_sha256": describe.get("chat_template_sha256")}
     manifest = {
         "model": model, "spec": backend.spec, "backend": describe, "model_fingerprint": fingerprint,
+        "model_fingerprint_by_interface": per_interface,
         "revision": describe.get("revision"), "dtype": describe.get("dtype"),
         "pixel_budget": describe.get("pixel_budget"),
         "prompt_template_sha256": hashlib.sha256(canonical_json(template).encode()).hexdigest(),
@@ -111,6 +117,7 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         "n_items": len(items),
     }
     with run_lock(out):
+        _remove_partial_outputs(out)
         write_json(out / "manifest.json", manifest)
         return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
                                 store=store, seed=seed, chunk_size=chunk_size, failed=failed, on_plan=on_plan,
@@ -132,6 +139,24 @@ def run_lock(out: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+OUTPUT_FILES = ("manifest.json", "margins.parquet", "failures.jsonl", "summary.json")
+
+
+def _remove_partial_outputs(out: Path) -> None:
+    """Start a run from its cache alone (called while holding the run lock, so no live writer exists).
+
+    Removes temporary files a run killed while writing an output left beside it (never renamed, never
+    read), and the previous run's results: the new manifest replaces the old one, so results of other
+    arguments must not sit beside it; a run killed before its final write then leaves no results at all,
+    and the rerun rebuilds them from the cache.
+    """
+    for name in OUTPUT_FILES:
+        for path in out.glob(f".{name}.*.tmp"):
+            path.unlink(missing_ok=True)
+        if name != "manifest.json":
+            (out / name).unlink(missing_ok=True)
 
 
 def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list[Record], units: list[Any], *,

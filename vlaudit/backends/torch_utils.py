@@ -1,0 +1,102 @@
+"""Helpers shared by the dual-encoder backends (``hf-clip:`` and ``open_clip:``).
+
+* :func:`import_torch` — torch, or a :class:`MissingDependencyError` naming what to install;
+* :func:`resolve_device_dtype` — the user's ``device``/``dtype`` options (``auto``: bf16 on CUDA, fp32 on CPU);
+* :func:`l2_normalise` — float32 rows ``x / ||x||₂`` (the normalisation CLIP, SigLIP and open_clip apply before
+  their similarity), so a dot product of two rows is the model's cosine;
+* :class:`BatchedDualEncoder` — the batching half of the FeatureBackend protocol: subclasses implement
+  ``_encode_images``/``_encode_texts`` on one batch; this class splits inputs into ``batch_size`` batches and
+  stacks float32 rows.
+
+Torch is imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vlaudit.errors import InputError, MissingDependencyError
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def import_torch() -> Any:
+    """Import torch or raise :class:`MissingDependencyError` naming what to install."""
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is a declared dependency
+        raise MissingDependencyError("dual-encoder backends need torch: `pip install torch torchvision`") from exc
+    return torch
+
+
+def resolve_device_dtype(device: str | None, dtype: str | None) -> tuple[Any, Any]:
+    """``(torch.device, torch.dtype)`` from the user's options (``auto``: bf16 on CUDA, fp32 on CPU)."""
+    torch = import_torch()
+    device = device or "auto"
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    resolved_device = torch.device(device)
+    dtype = dtype or "auto"
+    if dtype not in DTYPES:
+        raise InputError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}", field="dtype")
+    if dtype == "auto":
+        dtype = "bfloat16" if resolved_device.type == "cuda" else "float32"
+    return resolved_device, getattr(torch, dtype)
+
+
+def l2_normalise(features: Any) -> np.ndarray:
+    """Float32 rows divided by their L2 norm (CLIP/SigLIP/open_clip's own normalisation)."""
+    torch = import_torch()
+    values = features.detach().to(torch.float32)
+    values = values / values.norm(p=2, dim=-1, keepdim=True)
+    return values.cpu().numpy().astype(np.float32, copy=False)
+
+
+def batched(items: Sequence[Any], batch_size: int, encode: Callable[[Sequence[Any]], np.ndarray],
+            dim: int) -> np.ndarray:
+    """Encode ``items`` in batches of ``batch_size`` and stack the float32 rows (empty input → (0, dim))."""
+    if batch_size < 1:
+        raise InputError(f"batch_size must be ≥ 1, got {batch_size}", field="batch_size")
+    if len(items) == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    parts = [encode(items[start:start + batch_size]) for start in range(0, len(items), batch_size)]
+    return np.ascontiguousarray(np.concatenate(parts, axis=0), dtype=np.float32)
+
+
+class BatchedDualEncoder:
+    """Common state and batching of a dual encoder; subclasses encode one batch and set ``dim``."""
+
+    spec: str
+    dim: int
+
+    def __init__(self, spec: str, model: Any, *, device: Any, dtype: Any, batch_size: int) -> None:
+        self.spec = spec
+        self.model = model
+        self.device = device
+        self.dtype = dtype
+        self.batch_size = batch_size
+
+    def _common_facts(self, backend: str) -> dict[str, Any]:
+        """The describe() entries every dual encoder reports."""
+        return {"spec": self.spec, "backend": backend, "dtype": str(self.dtype).removeprefix("torch."),
+                "device": str(self.device), "batch_size": self.batch_size, "normalize": "l2", "dim": self.dim}
+
+    def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _encode_texts(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+        """L2-normalised float32 image embeddings, one row per image."""
+        return batched(images, self.batch_size, self._encode_images, self.dim)
+
+    def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised float32 text embeddings, one row per text."""
+        return batched(list(texts), self.batch_size, self._encode_texts, self.dim)
