@@ -66,3 +66,19 @@ def test_run_lock_refuses_a_second_run(tmp_path) -> None:
                 pass
     with run_lock(tmp_path):
         pass
+
+
+def test_confinement_is_lexical_and_follows_user_symlinks(tmp_path) -> None:
+    from vlaudit.scoring.paths import confine
+
+    root = tmp_path / "images"
+    (root / "sub").mkdir(parents=True)
+    elsewhere = tmp_path / "datasets" / "coco"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "a.jpg").write_bytes(b"x")
+    (root / "coco").symlink_to(elsewhere, target_is_directory=True)
+    assert confine(root, "coco/a.jpg") == root / "coco" / "a.jpg"
+    assert (confine(root, "coco/a.jpg")).is_file()
+    assert confine(root, "sub/../sub/b.jpg") == root / "sub" / "b.jpg"
+    for bad in ("../x.jpg", "sub/../../x.jpg", "/etc/passwd", "", ".", "..\\x.jpg"):
+        assert confine(root, bad) is None, bad

@@ -38,6 +38,7 @@ import numpy as np
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
+from vlaudit.scoring.paths import confine
 
 SCHEMA_VERSION = 1
 IMAGE_FILE, TEXT_FILE, MANIFEST_FILE = "images.parquet", "texts.parquet", "manifest.json"
@@ -60,22 +61,22 @@ class FeatureInputs:
 def resolve_image_path(images_dir: Path, image_id: str, file_name: str | None, *, source: str | Path,
                        record: object) -> Path:
     """The file of one image id inside ``images_dir`` (see the module docstring); never outside it."""
-    root = images_dir.resolve()
+    root = images_dir
     if file_name:
-        candidates = [root / file_name]
+        names = [file_name]
         field_name = "file_name"
     else:
-        candidates = [root / image_id] + [root / f"{image_id}{suffix}" for suffix in _IMAGE_SUFFIXES]
+        names = [image_id] + [f"{image_id}{suffix}" for suffix in _IMAGE_SUFFIXES]
         if image_id.isdigit():
-            candidates.append(root / f"{int(image_id):012d}.jpg")
+            names.append(f"{int(image_id):012d}.jpg")
         field_name = "image_id"
-    for candidate in candidates:
-        resolved = candidate.resolve()
-        if not resolved.is_relative_to(root):
-            raise InputError(f"image path {str(candidate)!r} escapes the images folder {str(root)!r}",
+    for name in names:
+        candidate = confine(root, name)
+        if candidate is None:
+            raise InputError(f"image path {name!r} escapes the images folder {str(root)!r}",
                              path=source, record=record, field=field_name)
-        if resolved.is_file():
-            return resolved
+        if candidate.is_file():
+            return candidate
     raise InputError(f"image {file_name or image_id!r} not found in {str(root)!r}", path=source, record=record,
                      field=field_name)
 

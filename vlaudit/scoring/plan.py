@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vlaudit.scoring.cache import cache_key
+from vlaudit.scoring.paths import confine
 from vlaudit.sources.items import BenchmarkItem
 
 if TYPE_CHECKING:
@@ -41,11 +42,10 @@ def pixels_sha256(image: Image.Image | None) -> str | None:
 
 
 def confined_path(images_dir: Path, relative: str) -> Path:
-    """``images_dir / relative``, refusing anything that resolves outside ``images_dir`` (../, absolute)."""
-    root = images_dir.resolve()
-    candidate = (root / relative).resolve()
-    if not candidate.is_relative_to(root):
-        raise ImageFailure(f"image outside --images: {relative!r} resolves outside {str(images_dir)!r}")
+    """``images_dir / relative``, refusing a path that leaves ``images_dir`` (``..``, absolute); see paths.py."""
+    candidate = confine(images_dir, relative)
+    if candidate is None:
+        raise ImageFailure(f"image outside --images: {relative!r} leaves {str(images_dir)!r}")
     return candidate
 
 
