@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 _BUILT: dict[str, Path] = {}
 
 
@@ -119,12 +121,3 @@ def test_cli_families_are_the_builders_families() -> None:
     assert set(ALL_FAMILIES) == set(MLLM_FAMILIES) | set(FAMILIES)
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny models run fastest on one thread; two threads on a shared 2-core machine oversubscribe badly."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)

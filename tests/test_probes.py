@@ -24,17 +24,12 @@ from vlaudit.probes.trainer import (
 )
 from vlaudit.records import Cycle
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 FAST = settings(max_examples=40, deadline=None)
 seeds = st.integers(0, 2**31 - 1)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny matrices: one torch thread is fastest and avoids contention; restore the caller's setting."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def random_cycles(rng: np.random.Generator, n_images: int, n_captions: int, n_cycles: int) -> np.ndarray:

@@ -16,15 +16,11 @@ from vlaudit.commands._apps import app
 from vlaudit.experiments import synthetic_generators as gen
 from vlaudit.experiments.synthetic import RANKS, SyntheticConfig, run_synthetic
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 TINY = SyntheticConfig(n_train=150, n_val=60, n_test=100, epochs=2)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def test_coupled_pairs_have_standard_marginals_and_cross_covariance_a() -> None:

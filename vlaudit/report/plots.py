@@ -49,8 +49,15 @@ def plot_cycle_acc(evaluations: Mapping[str, Mapping[str, Any]], path: str | Pat
     ax.set_xlabel("exact CycleAcc (95% bootstrap CI over cycles)")
     ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     fig.tight_layout()
+    return save_png(fig, path)
+
+
+def save_png(fig: Any, path: str | Path, dpi: int = 110) -> Path:
+    """Write a matplotlib figure as PNG atomically and close it."""
+    import matplotlib.pyplot as plt
+
     path = Path(path)
     with atomic_write(path, "wb") as handle:
-        fig.savefig(handle, format="png", dpi=110)
+        fig.savefig(handle, format="png", dpi=dpi)
     plt.close(fig)
     return path

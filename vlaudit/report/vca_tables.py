@@ -219,7 +219,6 @@ def plot_gaps(path: str | Path, report: Any) -> Path:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from vlaudit.tables import atomic_write
 
     runs = report.runs
     labels = [f"{r['model']}/{r['dataset']}/{r['interface']}" for r in runs]
@@ -252,8 +251,6 @@ def plot_gaps(path: str | Path, report: Any) -> Path:
     ax_bar.set_title("Accuracy split into D-CC and C-U")
     ax_bar.legend(fontsize=7)
     fig.tight_layout()
-    path = Path(path)
-    with atomic_write(path, "wb") as handle:
-        fig.savefig(handle, format="png", dpi=110)
-    plt.close(fig)
-    return path
+    from vlaudit.report.plots import save_png
+
+    return save_png(fig, path)
