@@ -80,13 +80,22 @@ def test_cli_build_and_audit(tmp_path: Path, shared_data: Path) -> None:
                                  "--captions", str(ann / "captions_val2017_subset20.json"), "--out", str(out),
                                  "--splits", "test", "--min-cycles", "3", "--margin-x", "0.1"])
     assert result.exit_code == 0, result.output
-    assert "coco-object-coarse" in result.output and "< 3" in result.output
+    assert "coco-object-coarse" in result.output and "< 3" in result.output and "Table 6" in result.output
     assert json.loads((tmp_path / "cycles.meta.json").read_text())["rules"]["margin_x"] == 0.1
     audit = tmp_path / "audit.json"
     result = runner.invoke(app, ["cycles", "audit", str(out), "--annotations", str(ann / "instances_val2017_subset20.json"),
                                  "--out", str(audit)])
     assert result.exit_code == 0, result.output
     assert json.loads(audit.read_text())["validity_violations"] == 0
+    assert "Table 5" in result.output and "0 / 0 / 0" in result.output and "coco-object-coarse" in result.output
+    # a tampered block: the audit prints the violation and exits non-zero
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    coarse = next(r for r in rows if r["family"] == "coco-object-coarse")
+    coarse["text_2"] = coarse["text_1"]
+    out.write_text(json.dumps(coarse) + "\n")
+    result = runner.invoke(app, ["cycles", "audit", str(out), "--annotations", str(ann / "instances_val2017_subset20.json"),
+                                 "--out", str(audit)])
+    assert result.exit_code == 1 and json.loads(audit.read_text())["validity_violations"] == 1
     pairs = write(tmp_path, pairs_rows())
     result = runner.invoke(app, ["cycles", "build", "jsonl", "--pairs", str(pairs), "--out", str(tmp_path / "p.jsonl"),
                                  "--splits", "test", "--min-cycles", "1"])

@@ -139,7 +139,7 @@ def rules_from_meta(cycles_path: str | Path) -> GeometryRules:
 
 def audit_cycles_file(cycles_path: str | Path, annotations: Sequence[str | Path],
                       rules: GeometryRules | None = None) -> dict[str, Any]:
-    """Table 5 per family and split, plus an ``all`` row per family; validity re-checked from ``annotations``."""
+    """Table 5 per family and split (split "all" for cycles without one); validity re-checked from ``annotations``."""
     from vlaudit.sources.cycle_tables import read_cycles
 
     cycles = read_cycles(cycles_path)

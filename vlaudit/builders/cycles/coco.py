@@ -64,49 +64,43 @@ def _sample_per_image(image: np.ndarray, in_pool: np.ndarray, k: int, rng: np.ra
     return mask & in_pool[image]
 
 
-def _mentions(captions: CocoCaptions, keep: np.ndarray, matcher: MentionMatcher, n_categories: int
-              ) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
-    """(n_captions, C) bool of the categories each kept caption mentions, and the same as tuples per caption."""
-    matrix = np.zeros((len(captions.texts), n_categories), dtype=bool)
-    texts = captions.texts
-    mentioned = {index: matcher(texts[index]) for index in np.nonzero(keep)[0].tolist()}
-    rows = [index for index, cats in mentioned.items() for _ in cats]
-    cols = [c for cats in mentioned.values() for c in cats]
-    matrix[rows, cols] = True
-    return matrix, mentioned
-
-
-def _object_blocks(index: CocoIndex, captions: CocoCaptions, mentions: np.ndarray, mentioned: dict[int, tuple],
-                   items: np.ndarray, family: str, rng: np.random.Generator, max_pairs: int | None,
-                   rounds: int, names: list[str]) -> list[dict[str, Any]]:
-    """Pair captions (``items``: caption rows valid for their own image) into object cycles."""
+def _object_blocks(index: CocoIndex, captions: CocoCaptions, rows: np.ndarray, mentions: np.ndarray, family: str,
+                   rng: np.random.Generator, max_pairs: int | None, rounds: int, names: list[str]
+                   ) -> list[dict[str, Any]]:
+    """Pair captions into object cycles: ``rows`` are caption rows valid for their own image and ``mentions``
+    (len(rows), C) the categories each mentions."""
     presence = index.presence
-    image = captions.image.astype(np.int64)
+    image = captions.image[rows].astype(np.int64)
 
     def check(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        c_i, c_j = items[i], items[j]
-        return ((mentions[c_i] & ~presence[image[c_j]]).any(1)
-                & (mentions[c_j] & ~presence[image[c_i]]).any(1))
+        return ((mentions[i] & ~presence[image[j]]).any(1) & (mentions[j] & ~presence[image[i]]).any(1))
 
     if family == "coco-object-coarse":
-        bucket = np.zeros(len(items), dtype=np.int64)
+        bucket = np.zeros(len(rows), dtype=np.int64)
     else:
-        count = mentions[items].sum(1)
+        count = mentions.sum(1)
         # one anchor category per caption, drawn uniformly among those it mentions
-        pick = np.floor(rng.random(len(items)) * count).astype(np.int8)
-        anchor = (mentions[items].cumsum(1, dtype=np.int8) > pick[:, None]).argmax(1)
+        pick = np.floor(rng.random(len(rows)) * count).astype(np.int8)
+        anchor = (mentions.cumsum(1, dtype=np.int8) > pick[:, None]).argmax(1)
         bucket = count * mentions.shape[1] + anchor
-    pairs = pair_candidates(rng, image[items], bucket, check, rounds=rounds, max_pairs=max_pairs)
+    pairs = pair_candidates(rng, image, bucket, check, rounds=rounds, max_pairs=max_pairs)
+    if not pairs:
+        return []
+    ends = np.asarray(pairs, dtype=np.int64).ravel()  # item_1, item_2 of block 0, then of block 1, ...
+    categories: list[list[str]] = [[] for _ in range(len(ends))]
+    at, cat = np.nonzero(mentions[ends])  # row-major: each caption's categories in table order
+    for k, c in zip(at.tolist(), cat.tolist(), strict=True):
+        categories[k].append(names[c])
     ids, files = index.instances.image_ids, index.instances.file_names
     texts, raw_ids = captions.texts, captions.raw_ids
+    caption_rows = rows[ends].tolist()
+    caption_ids = raw_ids[rows[ends]].tolist()  # Python ints: str() of a numpy scalar is ~10x slower
     blocks = []
-    for a, b in pairs:
-        c1, c2 = int(items[a]), int(items[b])
-        i1, i2 = int(image[c1]), int(image[c2])
-        block = new_row(ids[i1], str(raw_ids[c1]), ids[i2], str(raw_ids[c2]), texts[c1].strip(), texts[c2].strip(),
-                        files[i1], files[i2])
-        block["categories_1"] = [names[k] for k in mentioned[c1]]
-        block["categories_2"] = [names[k] for k in mentioned[c2]]
+    for k, (i1, i2) in enumerate(zip(image[ends[0::2]].tolist(), image[ends[1::2]].tolist(), strict=True)):
+        c1, c2 = caption_rows[2 * k], caption_rows[2 * k + 1]
+        block = new_row(ids[i1], str(caption_ids[2 * k]), ids[i2], str(caption_ids[2 * k + 1]), texts[c1].strip(),
+                        texts[c2].strip(), files[i1], files[i2])
+        block["categories_1"], block["categories_2"] = categories[2 * k], categories[2 * k + 1]
         blocks.append(block)
     return blocks
 
@@ -141,25 +135,35 @@ def _relation_blocks(index: CocoIndex, images: np.ndarray, family: str, rng: np.
                     & index.invalid(st["image"][j], st["subject"][i], st["code"][i], st["object"][i]))
 
     pairs = pair_candidates(rng, st["image"], bucket, check, side=side, rounds=rounds, max_pairs=max_pairs)
-    flips = (rng.random(len(pairs)) < 0.5).tolist()
-    subject, code, obj, image = (st[k].tolist() for k in ("subject", "code", "object", "image"))
+    flip = rng.random(len(pairs)) < 0.5
+    if not pairs:
+        return []
+    pa, pb = np.asarray(pairs, dtype=np.int64).T
+    s1 = [st["subject"][pa], st["code"][pa], st["object"][pa]]
+    s2 = [st["subject"][pb], st["code"][pb], st["object"][pb]]
+    if family == "coco-same-pair-relation":
+        # s2 = (s1.object, R, s1.subject) is said as (s1.subject, inverse R, s1.object)
+        s2 = [s2[2], s2[1] + 1, s2[0]]
+        # flipped blocks say both with the roles exchanged: (o, inverse R, s) — the same statements
+        s1 = [np.where(flip, s1[2], s1[0]), np.where(flip, s1[1] + 1, s1[1]), np.where(flip, s1[0], s1[2])]
+        s2 = [np.where(flip, s2[2], s2[0]), np.where(flip, s2[1] - 1, s2[1]), np.where(flip, s2[0], s2[2])]
+    elif family != "coco-box-relation":
+        s1 = [np.where(flip, s1[2], s1[0]), np.where(flip, s1[1] + 1, s1[1]), np.where(flip, s1[0], s1[2])]
+        s2 = [np.where(flip, s2[2], s2[0]), np.where(flip, s2[1] + 1, s2[1]), np.where(flip, s2[0], s2[2])]
+    # few distinct statements, many blocks: caption each distinct statement once
+    C6 = index.n_categories * len(RELATIONS)
+    keys = np.concatenate([(s[0] * len(RELATIONS) + s[1]) * index.n_categories + s[2] for s in (s1, s2)])
+    unique, inverse = np.unique(keys, return_inverse=True)
+    info = [result.generated((k // C6, k % C6 // index.n_categories, k % index.n_categories))
+            for k in unique.tolist()]
+    inverse = inverse.reshape(2, -1)
+    image = st["image"]
     ids, files = index.instances.image_ids, index.instances.file_names
-    captions = result.generated
     blocks = []
-    for (a, b), flip in zip(pairs, flips, strict=True):
-        s1 = (subject[a], code[a], obj[a])
-        s2 = (subject[b], code[b], obj[b])
-        if family == "coco-same-pair-relation":
-            # s2 = (s1.object, R, s1.subject) is said as (s1.subject, inverse R, s1.object)
-            s2 = (s2[2], s2[1] + 1, s2[0])
-            if flip:
-                s1, s2 = (s1[2], s1[1] + 1, s1[0]), (s2[2], s2[1] - 1, s2[0])
-        elif family != "coco-box-relation" and flip:
-            s1, s2 = (s1[2], s1[1] + 1, s1[0]), (s2[2], s2[1] + 1, s2[0])
-        cid_1, text_1, rel_1 = captions(s1)
-        cid_2, text_2, rel_2 = captions(s2)
-        block = new_row(ids[image[a]], cid_1, ids[image[b]], cid_2, text_1, text_2, files[image[a]],
-                        files[image[b]])
+    for i1, i2, k1, k2 in zip(image[pa].tolist(), image[pb].tolist(), inverse[0].tolist(), inverse[1].tolist(),
+                              strict=True):
+        (cid_1, text_1, rel_1), (cid_2, text_2, rel_2) = info[k1], info[k2]
+        block = new_row(ids[i1], cid_1, ids[i2], cid_2, text_1, text_2, files[i1], files[i2])
         block["relation_1"], block["relation_2"] = rel_1, rel_2
         blocks.append(block)
     return blocks
@@ -198,10 +202,12 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
         in_pool[pool] = True
         matcher = MentionMatcher(names)
         cap_image = captions.image.astype(np.int64)
-        sampled = _sample_per_image(cap_image, in_pool, CAPTIONS_PER_IMAGE, rng_for(seed, "captions"))
-        mentions, mentioned = _mentions(captions, sampled, matcher, index.n_categories)
+        sampled = np.nonzero(_sample_per_image(cap_image, in_pool, CAPTIONS_PER_IMAGE, rng_for(seed, "captions")))[0]
+        texts = captions.texts
+        mentions = matcher.matrix([texts[k] for k in sampled.tolist()])
         n_mentioned = mentions.sum(1)
-        consistent = ~(mentions & ~index.presence[cap_image]).any(1)
+        # a caption is usable only if every category it mentions is annotated in its own image
+        usable = ~(mentions & ~index.presence[cap_image[sampled]]).any(1)
     if any(f not in OBJECT_FAMILIES for f in families):
         index.prepare_statements(pool, rng_for(seed, "statements"))
     for split_index, (split, _) in enumerate(splits):
@@ -212,8 +218,8 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
             rng = rng_for(seed, family, split)
             if family in OBJECT_FAMILIES:
                 minimum = 1 if family == "coco-object-coarse" else 2
-                items = np.nonzero(in_split[cap_image] & consistent & (n_mentioned >= minimum))[0]
-                blocks = _object_blocks(index, captions, mentions, mentioned, items, family, rng,
+                items = np.nonzero(in_split[cap_image[sampled]] & usable & (n_mentioned >= minimum))[0]
+                blocks = _object_blocks(index, captions, sampled[items], mentions[items], family, rng,
                                         max_cycles_per_family, rounds, names)
                 for block in blocks:
                     for k in ("1", "2"):
@@ -250,8 +256,8 @@ def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | No
         split_of = assign_splits(len(pool), split_spec, seed)
         result = build_coco(index, captions, pool, split_of, split_spec, families, seed=seed,
                             max_cycles_per_family=max_cycles_per_family, rounds=rounds)
-    rows, table = finalize(result, families=families, splits=split_spec, seed=seed, min_cycles=min_cycles,
-                           max_cycles_per_family=max_cycles_per_family, file_names={})
+        rows, table = finalize(result, families=families, splits=split_spec, seed=seed, min_cycles=min_cycles,
+                               max_cycles_per_family=max_cycles_per_family, file_names={})
     warnings = Counter(instances.warnings) + (captions.warnings if captions else Counter()) + result.warnings
     meta = {"source": "coco", "instances": str(instances_path), "captions": None if captions_path is None
             else str(captions_path), "families": families, "seed": seed,

@@ -111,13 +111,19 @@ def build_index(instances: CocoInstances, rules: GeometryRules) -> CocoIndex:
     """Group instances by (image, category) and compute the extremes the relation rules need."""
     C = len(instances.category_names)
     key = instances.ann_image.astype(np.int64) * C + instances.ann_cat.astype(np.int64)
-    group_key, group = np.unique(key, return_inverse=True)
+    # one stable sort gives the groups (np.unique would sort again) and the order category_stats needs
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    new_group = np.concatenate([[True], sorted_key[1:] != sorted_key[:-1]]) if len(key) else np.zeros(0, bool)
+    group_key = sorted_key[new_group]
+    group = np.empty(len(key), dtype=np.int64)
+    group[order] = np.cumsum(new_group) - 1
     w, h = instances.bbox[:, 2], instances.bbox[:, 3]
     image_w = instances.width[instances.ann_image]
     image_h = instances.height[instances.ann_image]
     eligible = ~instances.iscrowd & (w * h >= rules.min_area * image_w * image_h)
     size = np.stack([image_w, image_h], axis=1)
-    stats = category_stats(group.reshape(-1), len(group_key), instances.bbox, eligible, size)
+    stats = category_stats(group, len(group_key), instances.bbox, eligible, size, order=order)
     presence = np.zeros((len(instances.image_ids), C), dtype=bool)
     presence[group_key // C, group_key % C] = True
     group_table = np.full((len(instances.image_ids), C), -1, dtype=np.int32)

@@ -15,10 +15,12 @@ and split, so a family's blocks never share an image.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -223,19 +225,36 @@ def sidecar_paths(out: str | Path) -> tuple[Path, Path]:
 
 def write_rows_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
     """Compact JSONL via orjson (byte-stable for the same rows), written atomically."""
-    import orjson
-
     from vlaudit.tables import atomic_write
 
+    rows = iter(rows)
     with atomic_write(path, "wb") as handle:
-        dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
-        chunk: list[bytes] = []
-        for row in rows:
-            chunk.append(dumps(row, option=newline))
-            if len(chunk) >= 10_000:
-                handle.write(b"".join(chunk))
-                chunk = []
-        handle.write(b"".join(chunk))
+        while chunk := list(itertools.islice(rows, 10_000)):
+            handle.write(jsonl_bytes(chunk))
+
+
+def jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
+    """The rows as compact JSON lines: exactly ``b"".join(orjson.dumps(row) + b"\n" for row in rows)``.
+
+    One ``orjson.dumps`` of the whole list is ~5x faster than one call per row; the list's text is cut into
+    lines at the n − 1 places ``},{"<first key>":``. That is safe only when every row starts with the same
+    key and the pattern occurs exactly n − 1 times (each row boundary is one; a nested occurrence would
+    make more), so anything else takes the one-call-per-row path.
+    """
+    import orjson
+
+    if not rows:
+        return b""
+    # all(rows) first: no row is empty, so next() below never raises inside map (which would end it early)
+    first_keys = set(map(next, map(iter, rows))) if all(rows) else set()
+    first = first_keys.pop() if len(first_keys) == 1 else None
+    if isinstance(first, str):
+        key = orjson.dumps(first) + b":"
+        blob = orjson.dumps(rows)
+        if blob.count(b"},{" + key) == len(rows) - 1:
+            return blob[1:-1].replace(b"},{" + key, b"}\n{" + key) + b"\n"
+    newline = orjson.OPT_APPEND_NEWLINE
+    return b"".join(orjson.dumps(row, option=newline) for row in rows)
 
 
 def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[str, dict[str, Any]],
@@ -244,8 +263,8 @@ def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[st
     from vlaudit.tables import write_json
 
     captions_path, meta_path = sidecar_paths(out)
-    used = sorted({r[k] for r in rows for k in ("caption_1", "caption_2")})
-    write_rows_jsonl(captions_path, (captions[c] for c in used))
+    used = sorted(set(map(itemgetter("caption_1"), rows)) | set(map(itemgetter("caption_2"), rows)))
+    write_rows_jsonl(captions_path, map(captions.__getitem__, used))
     meta = {**meta, "cycles_file": str(out), "captions_file": str(captions_path)}
     write_json(meta_path, meta)
     write_rows_jsonl(out, rows)

@@ -43,6 +43,17 @@ class GeometryRules:
     size_ratio: float = 2.0
     min_area: float = 0.01
 
+    def __post_init__(self) -> None:
+        # a negative margin or a ratio under 1 would call a statement valid that the zero-margin rule calls
+        # false, so a "valid" matched pair could be wrong
+        from vlaudit.errors import InputError
+
+        for name, low, high in (("margin_x", 0.0, 1.0), ("margin_y", 0.0, 1.0), ("size_ratio", 1.0, float("inf")),
+                                ("min_area", 0.0, 1.0)):
+            value = getattr(self, name)
+            if not (low <= value <= high):
+                raise InputError(f"must be in [{low:g}, {high:g}], got {value!r}", field=name)
+
     def as_dict(self) -> dict[str, float | str]:
         return {**asdict(self),
                 "left_of": "cx(a) + margin_x*W < cx(b)", "above": "cy(a) + margin_y*H < cy(b)",
@@ -91,13 +102,17 @@ class CategoryStats:
 
 
 def category_stats(group: np.ndarray, n_groups: int, bbox: np.ndarray, eligible: np.ndarray,
-                   size: np.ndarray) -> CategoryStats:
-    """Extremes of box centre and area per group (group = index of (image, category) of each instance)."""
+                   size: np.ndarray, order: np.ndarray | None = None) -> CategoryStats:
+    """Extremes of box centre and area per group (group = index of (image, category) of each instance).
+
+    ``order``: ``np.argsort(group, kind="stable")`` when the caller has it already.
+    """
     x, y, w, h = bbox.T
     values = np.stack([x + w / 2, y + h / 2, w * h], axis=1)
     lo = np.full((n_groups, 3), np.inf)
     hi = np.full((n_groups, 3), -np.inf)
-    order = np.argsort(group, kind="stable")
+    if order is None:
+        order = np.argsort(group, kind="stable")
     _reduce(lo, hi, group[order], values[order])
     lo_e = np.full((n_groups, 3), np.inf)
     hi_e = np.full((n_groups, 3), -np.inf)

@@ -12,13 +12,20 @@ invalid), so a mention is conservative: the table may miss a category but should
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+
+import numpy as np
 
 _TABLE_PATH = Path(__file__).with_name("coco_synonyms.json")
 _NON_LETTERS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalpha()})
 _BLOCKED = -1
 _BYTE_TABLE = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for c in range(256))
+# the batch path joins captions with NUL, which (unlike every other non-letter) survives as a token
+_SEPARATOR = b"\x00"
+_BATCH_TABLE = _SEPARATOR + _BYTE_TABLE[1:]
+_NONE, _SEP, _START = -2, -3, 1 << 20  # token codes of the batch path; _START + (code + 2) marks a phrase start
 
 
 @lru_cache(maxsize=1)
@@ -30,6 +37,15 @@ def synonym_table() -> dict[str, list[str]]:
 @lru_cache(maxsize=1)
 def _blocked_phrases() -> tuple[str, ...]:
     return tuple(json.loads(_TABLE_PATH.read_text(encoding="utf-8"))["blocked_phrases"])
+
+
+class _Vocabulary(dict):
+    """Token → code; a word seen for the first time is stored as "no category", so that every later
+    lookup of it stays in C (``map(vocabulary.__getitem__, tokens)``)."""
+
+    def __missing__(self, key: bytes) -> int:
+        self[key] = _NONE
+        return _NONE
 
 
 class MentionMatcher:
@@ -53,6 +69,11 @@ class MentionMatcher:
         self._starts = frozenset(p.split()[0] for p in self._multi)
         self._single_keys = frozenset(self._single)
         self._max_words = max((len(p.split()) for p in self._multi), default=1)
+        self._lookup: _Vocabulary | None = None
+        lengths: dict[bytes, set[int]] = {}
+        for phrase in self._multi:
+            lengths.setdefault(phrase.split()[0], set()).add(len(phrase.split()))
+        self._start_lengths = {word: sorted(n, reverse=True) for word, n in lengths.items()}
 
     @staticmethod
     def words(text: str) -> list[bytes]:
@@ -85,6 +106,49 @@ class MentionMatcher:
             i += step
         found.discard(_BLOCKED)
         return tuple(sorted(found))
+
+    def matrix(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), n_categories) bool: row k is ``self(texts[k])`` — the same longest-first matching,
+        done on all captions at once (one encode, translate and split; per-token work only at the few
+        positions where a multi-word phrase can start)."""
+        out = np.zeros((len(texts), len(self.category_names)), dtype=bool)
+        blob = " \x00 ".join(texts).encode("utf-8")
+        if not texts or blob.count(_SEPARATOR) != len(texts) - 1:  # a caption containing NUL: one by one
+            for row, text in enumerate(texts):
+                out[row, list(self(text))] = True
+            return out
+        if self._lookup is None:
+            lookup = _Vocabulary(self._single)
+            for word in self._starts:
+                lookup[word] = _START + lookup.get(word, _NONE) + 2
+            lookup[_SEPARATOR] = _SEP
+            self._lookup = lookup
+        tokens = blob.translate(_BATCH_TABLE).split()
+        codes = np.fromiter(map(self._lookup.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        caption = np.cumsum(codes == _SEP)
+        starts = np.nonzero(codes >= _START)[0]
+        codes[starts] -= _START + 2
+        hits: list[int] = []
+        categories: list[int] = []
+        consumed: list[int] = []
+        consumed_until = -1
+        multi, lengths_of = self._multi, self._start_lengths
+        for i in starts.tolist():  # left to right, so a phrase's own words are never re-read
+            if i < consumed_until:
+                continue
+            for length in lengths_of[tokens[i]]:  # longest first; a phrase never spans a NUL token
+                category = multi.get(b" ".join(tokens[i:i + length]))
+                if category is not None:
+                    hits.append(i)
+                    categories.append(category)
+                    consumed.extend(range(i + 1, i + length))
+                    consumed_until = i + length
+                    break
+        codes[consumed] = _NONE
+        codes[hits] = categories
+        hit = codes >= 0
+        out[caption[hit], codes[hit]] = True
+        return out
 
     def names(self, text: str) -> list[str]:
         """The category names a caption mentions, in table order."""
