@@ -46,3 +46,6 @@ def models_list() -> None:
     print_table("model backends", ["spec", "serves"],
                 [(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()])
     typer.echo(f"tiny offline models: vlaudit models tiny --family {{{','.join(MLLM_FAMILIES + DUAL_FAMILIES)}}}")
+    from vlaudit.backends.reference import REFERENCE_MODELS
+
+    typer.echo(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in REFERENCE_MODELS)}")
