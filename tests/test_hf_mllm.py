@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from test_hf_tiny_models import one_torch_thread, tiny_model  # noqa: F401  (autouse fixture)
+from test_hf_tiny_models import tiny_model  # noqa: F401  (session fixture)
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 FAMILIES = ["qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl"]
 

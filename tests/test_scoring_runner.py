@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 from test_hf_mllm import _direct_nll
-from test_hf_tiny_models import make_benchmark, one_torch_thread, tiny_model  # noqa: F401  (autouse fixture)
+from test_hf_tiny_models import make_benchmark, tiny_model  # noqa: F401  (session fixture)
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 REPO = Path(__file__).resolve().parents[1]
 
