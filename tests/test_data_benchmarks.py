@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from coco_names import COCO_NAMES
 from typer.testing import CliRunner
 
 from vlaudit.builders.benchmark_items import (
@@ -118,19 +119,6 @@ def test_gsr_coco_small_file(tmp_path):
     assert (false.statement, false.label, false.relation, false.extra["option_id"]) == ("false", "no", "right of", 1)
     assert true.question.endswith('"The toaster is to the left of the sink."')
 
-
-#: the 80 COCO category names (instances_val2017 "categories"): What's Up builds its captions from them
-COCO_NAMES = (
-    "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
-    "fire hydrant", "stop sign", "parking meter", "bench", "bird", "cat", "dog", "horse", "sheep", "cow",
-    "elephant", "bear", "zebra", "giraffe", "backpack", "umbrella", "handbag", "tie", "suitcase", "frisbee",
-    "skis", "snowboard", "sports ball", "kite", "baseball bat", "baseball glove", "skateboard", "surfboard",
-    "tennis racket", "bottle", "wine glass", "cup", "fork", "knife", "spoon", "bowl", "banana", "apple",
-    "sandwich", "orange", "broccoli", "carrot", "hot dog", "pizza", "donut", "cake", "chair", "couch",
-    "potted plant", "bed", "dining table", "toilet", "tv", "laptop", "mouse", "remote", "keyboard",
-    "cell phone", "microwave", "oven", "toaster", "sink", "refrigerator", "book", "clock", "vase",
-    "scissors", "teddy bear", "hair drier", "toothbrush",
-)
 
 def realistic_two_obj(seed: int = 0) -> list:
     """A file with the real composition (150 left, 129 right, 86 above, 75 below; 440 rows) over all COCO names,

@@ -50,6 +50,26 @@ def _loads():
         return json.loads
 
 
+def read_json(path: str | Path) -> Any:
+    """The value of a whole JSON file, parsed with orjson.
+
+    Raises :class:`InputError` naming the file: ``file not found``, ``cannot read: …`` (an OS error, e.g. a
+    folder) or ``invalid JSON: …``. The value's shape is the caller's to check."""
+    import orjson
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc}", path=path) from exc
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc}", path=path) from exc
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(row_number, record)`` for each non-empty line of a JSONL file (row numbers are 1-based)."""
     loads = _loads()

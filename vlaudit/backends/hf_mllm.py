@@ -17,13 +17,13 @@ position ids (see :mod:`vlaudit.backends.hf_prefix_cache`); other families fall 
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
 from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.hashing import pixels_sha256, sha256_text
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -45,10 +45,6 @@ class VerbalizerError(InputError):
     """A verbalizer that the tokenizer splits into more than one token."""
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def template_fingerprint() -> dict[str, Any]:
     """The fixed prompt pieces (question templates, generation prefix, system message)."""
     return {"question_templates": QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
@@ -63,12 +59,6 @@ def _plain_size(size: Any) -> dict[str, Any] | None:
         return None
     items = dataclasses.asdict(size) if dataclasses.is_dataclass(size) else dict(size)
     return {k: v for k, v in items.items() if v is not None}
-
-
-def _image_key(image: Image.Image) -> str:
-    digest = hashlib.sha256(f"{image.mode}:{image.size}".encode())
-    digest.update(image.tobytes())
-    return digest.hexdigest()
 
 
 class HFMLLMBackend:
@@ -226,7 +216,7 @@ class HFMLLMBackend:
                 by_key[result.key] = result
         groups: dict[str, list[YesNoRequest]] = {}
         for request in with_image:
-            groups.setdefault(_image_key(request.image), []).append(request)  # type: ignore[arg-type]
+            groups.setdefault(pixels_sha256(request.image), []).append(request)  # type: ignore[arg-type]
         singles: list[YesNoRequest] = []
         for group in groups.values():
             if self.prefix_cache and len(group) > 1:

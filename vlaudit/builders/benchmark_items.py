@@ -19,7 +19,6 @@ which already has that form. The yes/no (or true/false) verbalizers are added by
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -28,18 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.errors import InputError
+from vlaudit.relations import INVERSE_RELATIONS, relation_phrase
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.sources.vsr import VsrRow
 from vlaudit.sources.whatsup import ControlledRow, TwoObjRow, parse_spatial_caption
+from vlaudit.tables import read_json
 
 QUESTION_TEMPLATE = 'Is the following statement true for this image? "{statement}"'
-#: VCA §18: the six strict families and their inverses
-INVERSE_RELATIONS: dict[str, str] = {
-    "left of": "right of", "right of": "left of", "above": "below", "below": "above",
-    "in front of": "behind", "behind": "in front of",
-}
-#: relation phrase used when a canonical relation is written into a statement
-PHRASES: dict[str, str] = {"left of": "to the left of", "right of": "to the right of"}
 ENTITY_POLICIES = ("any", "fields")
 
 
@@ -225,7 +219,7 @@ def controlled_items(rows: Sequence[ControlledRow], *, split: str, dataset: str 
             truth = option_id == 0
             items.append(BenchmarkItem(
                 item_id=f"{group}-{option_id}", image=image_prefix + row.image_path,
-                question=question_for(statement_text(p.subject, PHRASES.get(p.relation, p.relation), p.object)),
+                question=question_for(statement_text(p.subject, relation_phrase(p.relation), p.object)),
                 label="yes" if truth else "no", dataset=dataset, split=split, group_id=group,
                 statement="true" if truth else "false", relation=p.relation, subject=p.subject, object=p.object,
                 extra={"option_id": option_id, "caption": caption},
@@ -244,10 +238,8 @@ def attach_coco_boxes(result: BuildResult, instances: str | Path) -> BuildResult
     item without boxes, counted in ``counts["boxes"]`` with the reason in ``notes`` — never a guessed box.
     """
     path = Path(instances)
-    if not path.exists():
-        raise InputError("file not found", path=path)
+    data = read_json(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         categories = {str(c["name"]).lower(): int(c["id"]) for c in data["categories"]}
         per_image: dict[int, list[dict[str, Any]]] = {}
         for ann in data["annotations"]:

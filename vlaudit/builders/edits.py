@@ -21,7 +21,6 @@ edited-image subject / object presence (yes/yes).
 
 from __future__ import annotations
 
-import math
 import shutil
 from collections import Counter
 from collections.abc import Sequence
@@ -31,12 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.builders.benchmark_items import INVERSE_RELATIONS, PHRASES, question_for, statement_text
+from vlaudit.builders.benchmark_items import question_for, statement_text
 from vlaudit.errors import InputError
+from vlaudit.geometry import box_centre, box_iou, pixel_rect
+from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.tables import atomic_write
 
-SWAPPABLE = ("left of", "right of", "above", "below")
+SWAPPABLE = PLANAR_RELATIONS
 Box = tuple[float, float, float, float]  # x, y, w, h (COCO xywh, pixels)
 
 
@@ -53,19 +54,9 @@ class EditParams:
 
 def swap_boxes(subject: Box, obj: Box) -> tuple[Box, Box]:
     """New (subject, object) boxes: each keeps its size and takes the other's centre."""
-    sx, sy, sw, sh = subject
-    ox, oy, ow, oh = obj
-    scx, scy, ocx, ocy = sx + sw / 2, sy + sh / 2, ox + ow / 2, oy + oh / 2
+    (scx, scy), (ocx, ocy) = box_centre(subject), box_centre(obj)
+    sw, sh, ow, oh = subject[2], subject[3], obj[2], obj[3]
     return (ocx - sw / 2, ocy - sh / 2, sw, sh), (scx - ow / 2, scy - oh / 2, ow, oh)
-
-
-def box_iou(a: Box, b: Box) -> float:
-    """Intersection over union of two xywh boxes."""
-    ix = max(0.0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = a[2] * a[3] + b[2] * b[3] - inter
-    return inter / union if union > 0 else 0.0
 
 
 def _slack(box: Box, width: int, height: int) -> float:
@@ -83,7 +74,7 @@ def check_geometry(relation: str, subject: Box, obj: Box, width: int, height: in
     new_s, new_o = swap_boxes(subject, obj)
     horizontal = relation in ("left of", "right of")
     axis, extent = (0, width) if horizontal else (1, height)
-    centre = [b[axis] + b[axis + 2] / 2 for b in (new_s, new_o)]
+    centre = [box_centre(b)[axis] for b in (new_s, new_o)]
     # After the swap "S left of O" must read "S right of O": sign so that a correct flip is positive.
     sign = {"left of": 1, "right of": -1, "above": 1, "below": -1}[relation]
     gap = sign * (centre[0] - centre[1]) / extent
@@ -103,13 +94,6 @@ def check_geometry(relation: str, subject: Box, obj: Box, width: int, height: in
         "larger_area": max(subject[2] * subject[3], obj[2] * obj[3]) / (width * height),
         "new_subject": list(new_s), "new_object": list(new_o),
     }
-
-
-def pixel_rect(box: Box, width: int, height: int, pad: int = 0) -> tuple[int, int, int, int]:
-    """Integer (x0, y0, x1, y1) covering the box (floor/ceil), padded and clipped to the image."""
-    x, y, w, h = box
-    return (max(0, math.floor(x) - pad), max(0, math.floor(y) - pad),
-            min(width, math.ceil(x + w) + pad), min(height, math.ceil(y + h) + pad))
 
 
 def feather_alpha(h: int, w: int, feather: int) -> np.ndarray:
@@ -187,8 +171,8 @@ def edit_probes(edit_id: str, source: BenchmarkItem, source_image: str, edited_i
     """The six probes of one edit (§15), with source/edited same-image groups."""
     s, o, r = str(source.subject), str(source.object), str(source.relation)
     inv = INVERSE_RELATIONS[r]
-    q_r = question_for(statement_text(s, PHRASES.get(r, r), o))
-    q_inv = question_for(statement_text(s, PHRASES.get(inv, inv), o))
+    q_r = question_for(statement_text(s, relation_phrase(r), o))
+    q_inv = question_for(statement_text(s, relation_phrase(inv), o))
     src_boxes = source.boxes
     new = {"subject": list(new_boxes[0]), "object": list(new_boxes[1])}
     base = {"dataset": "edits", "split": "edits", "subject": s, "object": o}
@@ -272,9 +256,9 @@ def build_edits(items: Sequence[BenchmarkItem], images_dir: str | Path, out_dir:
                 relation, inverse = str(source.relation), INVERSE_RELATIONS[str(source.relation)]
                 edits.append({
                     "edit_id": edit_id, "source_image": source_rel, "edited_image": edited_rel,
-                    "original_statement": statement_text(str(source.subject), PHRASES.get(relation, relation),
+                    "original_statement": statement_text(str(source.subject), relation_phrase(relation),
                                                          str(source.object)),
-                    "edited_statement": statement_text(str(source.subject), PHRASES.get(inverse, inverse),
+                    "edited_statement": statement_text(str(source.subject), relation_phrase(inverse),
                                                        str(source.object)),
                     "subject": source.subject, "object": source.object, "relation": relation,
                     "source_group_id": row["source_group_id"], "source_item_id": source.item_id,

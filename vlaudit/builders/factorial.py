@@ -35,7 +35,6 @@ Automated checks (:func:`check_factorial`) run before items.jsonl is written and
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -54,13 +53,14 @@ from vlaudit.builders.scene_render import (
     shape_polygon,
 )
 from vlaudit.errors import VlauditError
+from vlaudit.geometry import box_centre, centre_relation_holds
+from vlaudit.hashing import sha256_bytes
+from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
 from vlaudit.sources.items import BenchmarkItem, write_items
 from vlaudit.tables import write_json
 
 DEFAULT_SEED = 20260724
-RELATIONS = ("left of", "right of", "above", "below")
-OPPOSITE = {"left of": "right of", "right of": "left of", "above": "below", "below": "above"}
-PHRASE = {"left of": "to the left of", "right of": "to the right of", "above": "above", "below": "below"}
+RELATIONS = PLANAR_RELATIONS
 STATES = ("pos", "neg", "none")
 SLUG = {"pos": "p", "neg": "m", "none": "n"}
 SYMBOL = {"pos": "+", "neg": "-", "none": "0"}
@@ -153,12 +153,12 @@ def evidence_note(stem: Stem, text_state: str) -> str:
     subj, obj = stem.subject_name, stem.object_name
     if text_state == "none":
         return f"Note: the scene shows the {subj} and the {obj}."
-    relation = stem.relation if text_state == "pos" else OPPOSITE[stem.relation]
-    return f"Note: the {subj} is {PHRASE[relation]} the {obj}."
+    relation = stem.relation if text_state == "pos" else INVERSE_RELATIONS[stem.relation]
+    return f"Note: the {subj} is {relation_phrase(relation)} the {obj}."
 
 
 def query(stem: Stem) -> str:
-    return f"Is the {stem.subject_name} {PHRASE[stem.relation]} the {stem.object_name}?"
+    return f"Is the {stem.subject_name} {relation_phrase(stem.relation)} the {stem.object_name}?"
 
 
 def render_stem_image(stem: Stem, visual_state: str) -> bytes:
@@ -192,18 +192,14 @@ def factorial_items(stems: Sequence[Stem], image_paths: dict[tuple[str, str], st
 
 
 def _relation_holds(boxes: dict[str, list[float]], relation: str) -> bool:
-    s, o = boxes["subject"], boxes["object"]
-    sc = (s[0] + s[2] / 2.0, s[1] + s[3] / 2.0)
-    oc = (o[0] + o[2] / 2.0, o[1] + o[3] / 2.0)
     m = MARGIN * CANVAS
-    return {"left of": sc[0] + m < oc[0], "right of": oc[0] + m < sc[0],
-            "above": sc[1] + m < oc[1], "below": oc[1] + m < sc[1]}[relation]
+    return centre_relation_holds(boxes["subject"], boxes["object"], relation, m, m)
 
 
 def _aligned(boxes: dict[str, list[float]], relation: str) -> bool:
     s, o = boxes["subject"], boxes["object"]
     axis = 0 if _horizontal(relation) else 1
-    return abs((s[axis] + s[axis + 2] / 2.0) - (o[axis] + o[axis + 2] / 2.0)) < 1e-9
+    return abs(box_centre(s)[axis] - box_centre(o)[axis]) < 1e-9
 
 
 def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str] | None = None) -> dict[str, Any]:
@@ -258,7 +254,7 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
             if {"subject", "object"} - set(boxes):
                 problems.append(f"{stem_id}: V{SYMBOL[v]} lacks subject/object boxes")
                 continue
-            ok = {"pos": _relation_holds(boxes, relation), "neg": _relation_holds(boxes, OPPOSITE[relation]),
+            ok = {"pos": _relation_holds(boxes, relation), "neg": _relation_holds(boxes, INVERSE_RELATIONS[relation]),
                   "none": _aligned(boxes, relation)}[v]
             if not ok:
                 problems.append(f"{stem_id}: V{SYMBOL[v]} geometry does not match its state")
@@ -268,12 +264,12 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
                 side_counts[(axis, "neutral", _relation_holds(boxes, other))] += 1
             else:
                 side_counts[(axis, "signed", _relation_holds(boxes, "left of" if axis == "h" else "above"))] += 1
-        for t, phrase in (("pos", PHRASE[relation]), ("neg", PHRASE[OPPOSITE[relation]])):
+        for t, phrase in (("pos", relation_phrase(relation)), ("neg", relation_phrase(INVERSE_RELATIONS[relation]))):
             note = str(cell[("pos", t)].extra.get("evidence_note", ""))
             if phrase not in note or not cell[("pos", t)].question.startswith(note):
                 problems.append(f"{stem_id}: T{SYMBOL[t]} note does not state {phrase!r}")
         note = str(cell[("pos", "none")].extra.get("evidence_note", ""))
-        if any(PHRASE[r] in note for r in RELATIONS):
+        if any(relation_phrase(r) in note for r in RELATIONS):
             problems.append(f"{stem_id}: T0 note states a relation")
         for v in ("pos", "neg"):
             agreement_labels[cell[(v, v)].label] += 1
@@ -318,7 +314,7 @@ def build_factorial(out_dir: str | Path, *, seed: int = DEFAULT_SEED, n_per_rela
                 data = render_stem_image(stem, v)
                 writer.write(name, data)
                 paths[(stem.stem_id, v)] = f"images/{name}"
-                hashes[f"images/{name}"] = hashlib.sha256(data).hexdigest()
+                hashes[f"images/{name}"] = sha256_bytes(data)
         items = factorial_items(stems, paths)
         accounting = check_factorial(items, hashes)
     write_items(out / "items.jsonl", items)

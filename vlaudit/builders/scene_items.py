@@ -19,12 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from vlaudit.builders.benchmark_items import INVERSE_RELATIONS, PHRASES, question_for, statement_text
+from vlaudit.builders.benchmark_items import question_for, statement_text
 from vlaudit.errors import InputError
+from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
 from vlaudit.sources.items import BenchmarkItem
+from vlaudit.tables import read_json
 
 # scene-graph relation name -> canonical relation
-_CANONICAL = {"to the left of": "left of", "to the right of": "right of", "above": "above", "below": "below"}
+_CANONICAL = {relation_phrase(r): r for r in PLANAR_RELATIONS}
 
 
 def scene_relation_items(
@@ -55,7 +57,7 @@ def scene_relation_items(
         image = f"{image_dir_prefix}/{int(image_id):012d}.jpg" if str(image_id).isdigit() else f"{image_dir_prefix}/{image_id}.jpg"
         group_id = f"{dataset}-{image_id}"
         for truth, rel in (("true", relation), ("false", INVERSE_RELATIONS[relation])):
-            statement = statement_text(subject["name"], PHRASES.get(rel, rel), target["name"])
+            statement = statement_text(subject["name"], relation_phrase(rel), target["name"])
             items.append(BenchmarkItem(
                 item_id=f"{group_id}-{truth}", image=image, question=question_for(statement),
                 label="yes" if truth == "true" else "no", dataset=dataset, split=split, group_id=group_id,
@@ -68,13 +70,8 @@ def scene_relation_items(
 
 def scene_items_from_file(scene_graphs_path: str | Path, **options: object) -> list[BenchmarkItem]:
     """Read a GQA-format scene-graph file and build its true/false groups (see :func:`scene_relation_items`)."""
-    import orjson
-
     path = Path(scene_graphs_path)
-    try:
-        graphs = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise InputError(f"cannot read scene graphs: {exc}", path=path) from exc
+    graphs = read_json(path)
     if not isinstance(graphs, dict):
         raise InputError("expected a JSON object {imageId: scene graph}", path=path)
     return scene_relation_items(graphs, **options)  # type: ignore[arg-type]

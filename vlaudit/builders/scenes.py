@@ -47,6 +47,7 @@ from vlaudit.builders.scene_render import (
     polygon_area,
     shape_polygon,
 )
+from vlaudit.geometry import box_centre
 from vlaudit.tables import atomic_write
 
 # The 80 official COCO categories: (id, name, supercategory), ids with COCO's gaps.
@@ -105,10 +106,6 @@ class Scene:
     @property
     def file_name(self) -> str:
         return f"{self.image_id:012d}.jpg"
-
-
-def _centre(box: tuple[int, int, int, int]) -> tuple[float, float]:
-    return box[0] + box[2] / 2.0, box[1] + box[3] / 2.0
 
 
 def _place(rng: np.random.Generator, side: int, placed: list[tuple[int, int, int, int]], width: int,
@@ -188,7 +185,7 @@ def _a(word: str) -> str:
 
 
 def _region(scene: Scene, obj: SceneObject) -> str:
-    cx, cy = _centre(obj.box)
+    cx, cy = box_centre(obj.box)
     col = ("left", "", "right")[min(2, int(3 * cx / scene.width))]
     row = ("top", "", "bottom")[min(2, int(3 * cy / scene.height))]
     if col and row:
@@ -205,8 +202,8 @@ def scene_captions(scene: Scene, rng: np.random.Generator) -> list[str]:
     order = rng.permutation(len(pairs))
     a, b = pairs[order[0]]
     c, d = pairs[order[1 % len(order)]]
-    horiz = "to the left of" if _centre(a.box)[0] < _centre(b.box)[0] else "to the right of"
-    vert = "above" if _centre(c.box)[1] < _centre(d.box)[1] else "below"
+    horiz = "to the left of" if box_centre(a.box)[0] < box_centre(b.box)[0] else "to the right of"
+    vert = "above" if box_centre(c.box)[1] < box_centre(d.box)[1] else "below"
     names = [o.category for o in mains]
     listed = ", ".join(_a(n) for n in names[:-1]) + f" and {_a(names[-1])}"
     bg = f"{_TEXTURE_WORD[scene.texture]} {scene.background}"
@@ -269,11 +266,11 @@ def render_scene(scene: Scene, shapes: dict[str, str], seed: int, index: int):
 def _gqa_relations(objs: list[tuple[str, SceneObject]], width: int, height: int, margin: float) -> dict:
     out: dict[str, list[dict[str, str]]] = {oid: [] for oid, _ in objs}
     for oid_a, a in objs:
-        ax, ay = _centre(a.box)
+        ax, ay = box_centre(a.box)
         for oid_b, b in objs:
             if oid_a == oid_b:
                 continue
-            bx, by = _centre(b.box)
+            bx, by = box_centre(b.box)
             if ax + margin * width < bx:
                 out[oid_a].append({"name": "to the left of", "object": oid_b})
             elif bx + margin * width < ax:

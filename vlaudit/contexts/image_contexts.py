@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vlaudit.errors import VlauditError
+from vlaudit.geometry import pixel_rect
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -134,8 +135,7 @@ def _clip_box(box: Sequence[float], width: int, height: int, name: str) -> Box:
     x, y, w, h = values
     if not all(math.isfinite(v) for v in (x, y, w, h)) or w < 0 or h < 0:
         raise ContextUnavailable(f"box {name!r} is not a valid [x, y, w, h]: {box!r}")
-    x0, y0 = max(0, math.floor(x)), max(0, math.floor(y))
-    x1, y1 = min(width, math.ceil(x + w)), min(height, math.ceil(y + h))
+    x0, y0, x1, y1 = pixel_rect(values, width, height)
     if x1 <= x0 or y1 <= y0:
         raise ContextUnavailable(f"box {name!r} {box!r} lies outside the {width}x{height} image")
     return x0, y0, x1, y1

@@ -38,6 +38,7 @@ from vlaudit.sources.items import BenchmarkItem
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auroc
+from vlaudit.tables import read_json
 
 STATES = ("pos", "neg", "none")
 SIGN = (1.0, -1.0)
@@ -269,14 +270,9 @@ def resolve_items(run_dir: Path, items: Path | None) -> Path:
     """``--items`` if given, else the benchmark named in RUN_DIR/manifest.json, else RUN_DIR/items.jsonl."""
     if items is not None:
         return items
-    import json
-
     manifest = run_dir / "manifest.json"
     if manifest.is_file():
-        try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise InputError(f"invalid JSON: {exc}", path=manifest) from exc
+        data = read_json(manifest)
         args = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
         for key in ("benchmark", "items"):
             value = data.get(key) or args.get(key)

@@ -11,28 +11,21 @@ Floats are stored as JSON numbers, whose shortest repr round-trips a float64 exa
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from vlaudit.errors import InputError
+from vlaudit.hashing import sha256_json
 from vlaudit.tables import iter_jsonl, write_jsonl
 
 _CHUNK = re.compile(r"^chunk-(\d{6,})\.jsonl$")
 
 
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def cache_key(model_fingerprint: str, prompt: str, image_sha256: str | None, interface: str) -> str:
     """sha256 of (model fingerprint, serialized prompt, context image content hash, interface)."""
-    payload = canonical_json({"model": model_fingerprint, "prompt": prompt,
-                              "image": image_sha256, "interface": interface})
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return sha256_json({"model": model_fingerprint, "prompt": prompt, "image": image_sha256, "interface": interface})
 
 
 class ChunkCache:

@@ -26,7 +26,6 @@ contrast's sign, hence CycleAcc, unchanged.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -37,8 +36,10 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
 from vlaudit.scoring.paths import confine
+from vlaudit.tables import read_json
 
 SCHEMA_VERSION = 1
 IMAGE_FILE, TEXT_FILE, MANIFEST_FILE = "images.parquet", "texts.parquet", "manifest.json"
@@ -137,20 +138,6 @@ def collect_inputs(cycles: Sequence[Cycle], cycles_path: Path, images_dir: Path,
     return inputs
 
 
-def file_sha256(path: Path) -> str:
-    """sha256 of a file's bytes, streamed."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def text_sha256(text: str) -> str:
-    """sha256 of a text's UTF-8 bytes."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 # ------------------------------------------------------------------------------------------------ extraction
 
 
@@ -209,7 +196,7 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
     chunk = chunk or int(getattr(backend, "batch_size", 32))
     image_ids = list(inputs.images)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        image_hashes = list(pool.map(file_sha256, (inputs.images[i] for i in image_ids)))
+        image_hashes = list(pool.map(sha256_file, (inputs.images[i] for i in image_ids)))
         path_of_hash: dict[str, Path] = {}
         for image_id, digest in zip(image_ids, image_hashes, strict=True):
             path_of_hash.setdefault(digest, inputs.images[image_id])
@@ -218,7 +205,7 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
             backend.encode_images, chunk, "images", progress,
         )
     caption_ids = list(inputs.texts)
-    text_hashes = [text_sha256(inputs.texts[c]) for c in caption_ids]
+    text_hashes = [sha256_text(inputs.texts[c]) for c in caption_ids]
     text_of_hash: dict[str, str] = {}
     for caption_id, digest in zip(caption_ids, text_hashes, strict=True):
         text_of_hash.setdefault(digest, inputs.texts[caption_id])
@@ -285,13 +272,11 @@ def _read_embeddings(path: Path, id_name: str) -> tuple[list[str], np.ndarray]:
 
 def read_features(feats_dir: str | Path) -> Features:
     """Read a features folder written by :func:`extract_features` (a folder with no manifest is an error)."""
-    import json
-
     folder = Path(feats_dir)
     manifest_path = folder / MANIFEST_FILE
     if not manifest_path.is_file():
         raise InputError("not a complete features folder (no manifest.json); run `vlaudit features`", path=folder)
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = read_json(manifest_path)
     image_ids, images = _read_embeddings(folder / manifest["files"]["images"], "image_id")
     caption_ids, texts = _read_embeddings(folder / manifest["files"]["texts"], "caption_id")
     return Features(image_ids, images, caption_ids, texts, manifest)

@@ -7,13 +7,12 @@ the seed and the command's arguments.
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from vlaudit.scoring.cache import canonical_json
+from vlaudit.hashing import sha256_file, sha256_json
 
 PACKAGES = ("vlaudit", "torch", "transformers", "tokenizers", "pillow", "numpy", "pyarrow", "open_clip_torch")
 
@@ -47,7 +46,7 @@ def model_fingerprint(describe: dict[str, Any], weights: dict[str, Any] | None, 
     relevant = {k: v for k, v in describe.items() if k not in ("device", "prefix_cache", "verbalizer_ids")}
     if interface is not None:
         relevant["verbalizer_ids"] = (describe.get("verbalizer_ids") or {}).get(interface)
-    return hashlib.sha256(canonical_json({"model": relevant, "weights": weights}).encode()).hexdigest()
+    return sha256_json({"model": relevant, "weights": weights})
 
 
 def local_weights_identity(name: str) -> dict[str, Any] | None:
@@ -59,7 +58,7 @@ def local_weights_identity(name: str) -> dict[str, Any] | None:
     weights = {}
     for p in sorted(path.glob("*.safetensors")):
         if p.stat().st_size <= 64 * 2**20:  # small files are hashed; large ones are named by size
-            weights[p.name] = hashlib.sha256(p.read_bytes()).hexdigest()
+            weights[p.name] = sha256_file(p)
     config = path / "config.json"
     return {"files": files, "weights_sha256": weights,
-            "config_sha256": hashlib.sha256(config.read_bytes()).hexdigest() if config.is_file() else None}
+            "config_sha256": sha256_file(config) if config.is_file() else None}

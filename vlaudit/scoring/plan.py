@@ -2,7 +2,7 @@
 
 Every record is a pure function of (item, image file, context, seed): the context image is rendered by
 :func:`vlaudit.contexts.image_contexts.render_context` and identified by the sha256 of its pixels
-(:func:`pixels_sha256`), so identical inputs — e.g. the gray canvas of one size asked one question — map to one
+(:func:`vlaudit.hashing.pixels_sha256`), so identical inputs — e.g. the gray canvas of one size asked one question — map to one
 cache key and are scored once. Records whose image is missing, corrupt or outside ``--images`` are ``failed``;
 contexts that cannot be built for an item (no boxes for rele/irre, no donor, a text-only item) are
 ``skipped``. Both go to ``failures.jsonl``, never to ``margins.parquet``.
@@ -10,13 +10,13 @@ contexts that cannot be built for an item (no boxes for rele/irre, no donor, a t
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vlaudit.hashing import pixels_sha256, sha256_bytes
 from vlaudit.scoring.cache import cache_key
 from vlaudit.scoring.paths import confine
 from vlaudit.sources.items import BenchmarkItem
@@ -30,15 +30,6 @@ class ImageFailure(Exception):
 
     Messages read ``<reason>: <details>`` with a fixed reason (``image file not found``, ``corrupt or
     unreadable image``, ``image outside --images``) that the run summary counts by."""
-
-
-def pixels_sha256(image: Image.Image | None) -> str | None:
-    """sha256 of an RGB image's size and pixels (None for the text-only context)."""
-    if image is None:
-        return None
-    digest = hashlib.sha256(f"{image.mode}:{image.size[0]}x{image.size[1]}:".encode())
-    digest.update(image.tobytes())
-    return digest.hexdigest()
 
 
 def confined_path(images_dir: Path, relative: str) -> Path:
@@ -78,7 +69,7 @@ class ImageStore:
             # PIL names the in-memory buffer by its address; drop it so that failures.jsonl is reproducible
             detail = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the file", str(exc))
             raise ImageFailure(f"corrupt or unreadable image: {path}: {type(exc).__name__}: {detail}") from exc
-        entry = (image, hashlib.sha256(data).hexdigest())
+        entry = (image, sha256_bytes(data))
         if len(self._cache) >= self.capacity:
             self._cache.pop(next(iter(self._cache)))
         self._cache[relative] = entry

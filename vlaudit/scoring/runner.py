@@ -20,7 +20,6 @@ last, so a killed run leaves either no results or complete ones, and ``summary.j
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -28,7 +27,8 @@ from typing import Any
 
 from vlaudit.backends.base import YesNoRequest
 from vlaudit.errors import InputError
-from vlaudit.scoring.cache import ChunkCache, canonical_json
+from vlaudit.hashing import sha256_json
+from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.manifest import (
     git_commit,
     local_weights_identity,
@@ -110,7 +110,7 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         "model_fingerprint_by_interface": per_interface,
         "revision": describe.get("revision"), "dtype": describe.get("dtype"),
         "pixel_budget": describe.get("pixel_budget"),
-        "prompt_template_sha256": hashlib.sha256(canonical_json(template).encode()).hexdigest(),
+        "prompt_template_sha256": sha256_json(template),
         "example_prompts": example_prompts(backend.prompt, interfaces, items[0].question),
         "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
         "seed": seed, "arguments": arguments or {}, "packages": package_versions(), "git_commit": git_commit(),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.tables import read_json
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,8 @@ class SceneGraphs:
     warnings: Counter = field(default_factory=Counter)
 
 
-def _norm(text: str) -> str:
+def norm_name(text: str) -> str:
+    """A name as matched across sources: lowercase, whitespace runs collapsed to one space, ends stripped."""
     return " ".join(text.lower().split())
 
 
@@ -63,21 +65,14 @@ def _relations(path: Path, record: str, raw: object) -> list[tuple[str, str]]:
         if not isinstance(rel, dict) or not isinstance(rel.get("name"), str) or rel.get("object") is None:
             raise InputError(f"relation {k} needs a string 'name' and an 'object' id", path=path, record=record,
                              field="relations")
-        out.append((_norm(rel["name"]), str(rel["object"])))
+        out.append((norm_name(rel["name"]), str(rel["object"])))
     return out
 
 
 def parse_scene_graphs(path: str | Path) -> SceneGraphs:
     """Parse and validate a GQA scene-graph file."""
-    import orjson
-
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", path=path)
-    try:
-        data = orjson.loads(path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc}", path=path) from exc
+    data = read_json(path)
     if not isinstance(data, dict):
         raise InputError("expected a JSON object {imageId: scene graph}", path=path)
     warnings: Counter = Counter()
@@ -108,9 +103,9 @@ def parse_scene_graphs(path: str | Path) -> SceneGraphs:
             if not isinstance(attributes, list) or not all(isinstance(a, str) for a in attributes):
                 raise InputError("expected a list of strings", path=path, record=where, field="attributes")
             objects[str(object_id)] = GqaObject(
-                object_id=str(object_id), name=_norm(obj["name"]),
+                object_id=str(object_id), name=norm_name(obj["name"]),
                 box=(float(obj["x"]), float(obj["y"]), float(obj["w"]), float(obj["h"])),
-                attributes=tuple(sorted({_norm(a) for a in attributes if a.strip()})),
+                attributes=tuple(sorted({norm_name(a) for a in attributes if a.strip()})),
                 relations=tuple(_relations(path, where, obj.get("relations"))),
             )
         for object_id, obj in list(objects.items()):

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.sources.gqa import norm_name
 from vlaudit.tables import iter_jsonl
 
 # The relation vocabulary of the box rules (vlaudit.builders.cycles.rules.RELATIONS; a test keeps them equal).
@@ -56,10 +57,6 @@ class PairCaption:
     triples: tuple[tuple[str, str, str], ...]
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _num(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -87,7 +84,7 @@ def _objects(path: Path, record: str, raw: object, width: object, height: object
         iscrowd = obj.get("iscrowd", False)
         if not isinstance(iscrowd, (bool, int)) or iscrowd not in (0, 1):
             raise InputError(f"expected true/false, got {iscrowd!r}", path=path, record=where, field="iscrowd")
-        out.append(PairObject(_norm(obj["name"]), box, bool(iscrowd)))
+        out.append(PairObject(norm_name(obj["name"]), box, bool(iscrowd)))
     return tuple(out)
 
 
@@ -132,13 +129,13 @@ def parse_pairs(path: str | Path) -> tuple[dict[str, PairImage], list[PairCaptio
             if not isinstance(t, dict) or not all(isinstance(t.get(f), str) for f in ("subject", "relation", "object")):
                 raise InputError("each triple needs string subject, relation, object", path=path,
                                  record=f"{record}, triples[{k}]", field="triples")
-            relation = _norm(t["relation"])
+            relation = norm_name(t["relation"])
             if relation not in RELATIONS:
                 raise InputError(f"unknown relation '{t['relation']}'; expected one of {list(RELATIONS)}",
                                  path=path, record=f"{record}, triples[{k}]", field="relation")
-            triples.append((_norm(t["subject"]), relation, _norm(t["object"])))
+            triples.append((norm_name(t["subject"]), relation, norm_name(t["object"])))
         captions.append(PairCaption(caption_id, image_id, " ".join(row["caption"].split()),
-                                    tuple(sorted({_norm(m) for m in mentions})), tuple(triples)))
+                                    tuple(sorted({norm_name(m) for m in mentions})), tuple(triples)))
     missing = [i for i, image in images.items() if image.objects is None]
     if missing:
         raise InputError(f"image '{missing[0]}' has no 'objects' on any row", path=path, record=f"image {missing[0]}",

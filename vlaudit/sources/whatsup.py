@@ -14,12 +14,12 @@ unparsable with the reason, and callers report it.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.tables import read_json
 
 #: relation phrase as written → canonical relation (longest phrases first so the regex prefers them)
 RELATION_PHRASES: dict[str, str] = {
@@ -76,19 +76,10 @@ class TwoObjRow:
         return f"val2017/{self.image_id:012d}.jpg"
 
 
-def _load_json(path: Path) -> object:
-    if not path.exists():
-        raise InputError("file not found", path=path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise InputError(f"invalid JSON: {exc}", path=path) from exc
-
-
 def read_two_obj(path: str | Path) -> list[TwoObjRow]:
     """Read ``coco_qa_two_obj.json`` (or ``coco_qa_one_obj.json``): ``[[image_id, true, false], ...]``."""
     path = Path(path)
-    data = _load_json(path)
+    data = read_json(path)
     if not isinstance(data, list):
         raise InputError("expected a JSON list of [image_id, true_caption, false_caption]", path=path)
     rows = []
@@ -124,7 +115,7 @@ class ControlledRow:
 def read_controlled(path: str | Path) -> list[ControlledRow]:
     """Read ``controlled_images_dataset.json`` (What's Up Controlled-A/B)."""
     path = Path(path)
-    data = _load_json(path)
+    data = read_json(path)
     if not isinstance(data, list):
         raise InputError("expected a JSON list of {image_path, caption_options}", path=path)
     rows = []

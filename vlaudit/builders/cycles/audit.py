@@ -22,6 +22,7 @@ from vlaudit.builders.cycles.rules import GeometryRules, statement_verdict
 from vlaudit.errors import InputError
 from vlaudit.metrics.audits import audit_cycles
 from vlaudit.records import Cycle
+from vlaudit.tables import read_json
 
 
 class _CocoImages:
@@ -126,14 +127,12 @@ def _violation(cycle: Cycle, annotations: dict[str, Any], rules: GeometryRules) 
 
 def rules_from_meta(cycles_path: str | Path) -> GeometryRules:
     """The rule values written beside a cycles file by the builder (defaults when there is no metadata)."""
-    import json
-
     from vlaudit.builders.cycles.common import sidecar_paths
 
     meta_path = sidecar_paths(cycles_path)[1]
     if not meta_path.exists():
         return GeometryRules()
-    rules = json.loads(meta_path.read_text()).get("rules", {})
+    rules = read_json(meta_path).get("rules", {})
     return GeometryRules(**{f.name: float(rules[f.name]) for f in fields(GeometryRules) if f.name in rules})
 
 

@@ -38,6 +38,7 @@ from vlaudit.builders.cycles.common import (
     pair_candidates,
     parse_splits,
     rng_for,
+    select_families,
     subsample,
     write_outputs,
 )
@@ -242,10 +243,7 @@ def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | No
     Returns the summary (Table-6 counts per family and split, unavailable families, warnings, rules).
     """
     rules = rules or GeometryRules()
-    families = list(families or COCO_FAMILIES)
-    unknown = [f for f in families if f not in COCO_FAMILIES]
-    if unknown:
-        raise InputError(f"unknown COCO families {unknown}; choose from {list(COCO_FAMILIES)}", field="families")
+    families = select_families(families, COCO_FAMILIES, "COCO")
     split_spec = parse_splits(splits)
     with gc_paused():  # only acyclic containers are built here; see gc_paused
         instances = parse_instances(instances_path)

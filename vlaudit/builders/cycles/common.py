@@ -38,6 +38,17 @@ def rng_for(seed: int, *names: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, *(zlib.crc32(n.encode()) for n in names)]))
 
 
+def select_families(families: Sequence[str] | None, allowed: Sequence[str], source: str = "") -> list[str]:
+    """The requested families, all of ``allowed`` when none are given; one not in ``allowed`` is an InputError
+    (``unknown {source} families [...]; choose from [...]``)."""
+    chosen = list(families or allowed)
+    unknown = [f for f in chosen if f not in allowed]
+    if unknown:
+        what = f"{source} families" if source else "families"
+        raise InputError(f"unknown {what} {unknown}; choose from {list(allowed)}", field="families")
+    return chosen
+
+
 def parse_splits(spec: str | Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
     """'train=0.8,val=0.2' → [('train', 0.8), ('val', 0.2)]; a lone name ('test') takes the whole pool."""
     if not isinstance(spec, str):

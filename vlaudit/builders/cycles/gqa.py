@@ -25,11 +25,11 @@ from vlaudit.builders.cycles.common import (
     pair_candidates,
     parse_splits,
     rng_for,
+    select_families,
     subsample,
     write_outputs,
 )
 from vlaudit.builders.cycles.gqa_rules import GraphFacts, candidate_facts, fact_text, fact_verdict, noun_key
-from vlaudit.errors import InputError
 from vlaudit.sources.gqa import SceneGraphs, parse_scene_graphs
 
 GQA_FAMILIES = ("gqa-attribute", "gqa-relation-object", "gqa-binding")
@@ -115,10 +115,7 @@ def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, fam
     ``image_pattern`` names each image's file from its id (GQA ships ``{image_id}.jpg``; a COCO-style folder
     is ``{image_id:0>12}.jpg``).
     """
-    families = list(families or GQA_FAMILIES)
-    unknown = [f for f in families if f not in GQA_FAMILIES]
-    if unknown:
-        raise InputError(f"unknown GQA families {unknown}; choose from {list(GQA_FAMILIES)}", field="families")
+    families = select_families(families, GQA_FAMILIES, "GQA")
     split_spec = parse_splits(splits)
     graphs = parse_scene_graphs(scene_graphs_path)
     image_ids = sorted(graphs.images, key=lambda s: (len(s), s))

@@ -23,11 +23,11 @@ from vlaudit.builders.cycles.common import (
     pair_candidates,
     parse_splits,
     rng_for,
+    select_families,
     subsample,
     write_outputs,
 )
 from vlaudit.builders.cycles.rules import GeometryRules, statement_verdict
-from vlaudit.errors import InputError
 from vlaudit.sources.pairs_jsonl import PairCaption, PairImage, parse_pairs
 
 JSONL_FAMILIES = ("pairs-object", "pairs-relation")
@@ -75,10 +75,7 @@ def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families
                        rounds: int = 4) -> dict[str, Any]:
     """Build the pairs families from a pairs JSONL and write CYCLES + captions + metadata."""
     rules = rules or GeometryRules()
-    families = list(families or JSONL_FAMILIES)
-    unknown = [f for f in families if f not in JSONL_FAMILIES]
-    if unknown:
-        raise InputError(f"unknown families {unknown}; choose from {list(JSONL_FAMILIES)}", field="families")
+    families = select_families(families, JSONL_FAMILIES)
     split_spec = parse_splits(splits)
     images, captions = parse_pairs(pairs_path)
     image_ids = list(images)

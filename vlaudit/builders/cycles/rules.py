@@ -27,10 +27,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from vlaudit.geometry import centre_relation_holds
+from vlaudit.relations import relation_phrase
+
 RELATIONS = ("left of", "right of", "above", "below", "larger than", "smaller than")
 RELATION_CODE = {name: code for code, name in enumerate(RELATIONS)}
-RELATION_TEXT = {"left of": "to the left of", "right of": "to the right of", "above": "above",
-                 "below": "below", "larger than": "larger than", "smaller than": "smaller than"}
+RELATION_TEXT = {name: relation_phrase(name) for name in RELATIONS}
 AXES = ("left-right", "above-below", "size")
 
 
@@ -183,9 +185,9 @@ def statement_verdict(boxes_a: Sequence[tuple[Sequence[float], bool]], boxes_b: 
 
     def rel(a: Sequence[float], b: Sequence[float], margin: float, ratio: float) -> bool:
         if code == 0:
-            return a[0] + a[2] / 2 + margin * width < b[0] + b[2] / 2
+            return centre_relation_holds(a, b, "left of", margin_x=margin * width)
         if code == 2:
-            return a[1] + a[3] / 2 + margin * height < b[1] + b[3] / 2
+            return centre_relation_holds(a, b, "above", margin_y=margin * height)
         return a[2] * a[3] >= ratio * (b[2] * b[3])
 
     margin_valid = rules.margin_x if code == 0 else rules.margin_y
