@@ -132,3 +132,15 @@ def test_dangling_relation_is_a_counted_warning(tmp_path: Path) -> None:
     data["1"]["objects"]["a"]["relations"].append({"name": "near", "object": "zzz"})
     graphs = parse_scene_graphs(write(tmp_path, data))
     assert graphs.warnings == {"relations to unknown objects dropped": 1}
+
+
+def test_cli_fails_loudly_when_no_family_reaches_min_cycles(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vlaudit.cli import app
+
+    path = write(tmp_path, small_graphs())
+    result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out",
+                                      str(tmp_path / "gqa.jsonl"), "--min-cycles", "1000"])
+    assert result.exit_code == 1
+    assert "no family reached --min-cycles 1000" in result.output

@@ -33,3 +33,30 @@ def test_unknown_reference_and_prefix_list_what_exists() -> None:
         parse_spec("nope:thing")
     with pytest.raises(UnknownBackendError):
         parse_spec("hf:")
+
+
+def test_backend_kind_is_known_before_loading() -> None:
+    from vlaudit.backends.registry import backend_kind, require_kind
+
+    assert backend_kind("hf:Qwen/Qwen2-VL-2B-Instruct") == "yesno"
+    assert backend_kind("ref:tiny-qwen2-vl") == "yesno"
+    for spec in ("hf-clip:openai/clip-vit-base-patch32", "open_clip:ViT-B-32", "ref:tiny-open-clip", "ref:tiny-clip"):
+        assert backend_kind(spec) == "features"
+        require_kind(spec, "features")
+    with pytest.raises(InputError, match="is not a multimodal LLM"):
+        require_kind("open_clip:local-dir:/x", "yesno")
+    with pytest.raises(InputError, match="is not a dual encoder"):
+        require_kind("hf:/some/dir", "features")
+
+
+def test_vca_score_rejects_a_dual_encoder_before_loading(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vlaudit.cli import app
+
+    result = CliRunner().invoke(app, ["vca", "score", "--model", "open_clip:local-dir:/nowhere", "--benchmark",
+                                      str(tmp_path / "items.jsonl"), "--images", str(tmp_path), "--out",
+                                      str(tmp_path / "run")])
+    assert isinstance(result.exception, InputError)
+    assert "is not a multimodal LLM" in str(result.exception)
+    assert not (tmp_path / "run").exists()

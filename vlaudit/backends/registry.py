@@ -52,6 +52,27 @@ def parse_spec(spec: str) -> ModelSpec:
     return ModelSpec(prefix, name)
 
 
+def backend_kind(spec: str) -> str:
+    """``"yesno"`` for multimodal LLMs, ``"features"`` for dual encoders — known from the spec, before loading."""
+    parsed = parse_spec(spec)
+    if parsed.prefix == "ref":
+        from vlaudit.backends.reference import REFERENCE_MODELS
+
+        kind = REFERENCE_MODELS.get(parsed.name, ("mllm", ""))[0]
+        return "yesno" if kind == "mllm" else "features"
+    return "yesno" if parsed.prefix == "hf" else "features"
+
+
+def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
+    """Raise a clear error when ``spec`` is not a backend of ``kind`` (checked before any model is loaded)."""
+    from vlaudit.errors import InputError
+
+    if backend_kind(spec) != kind:
+        wanted = ("a multimodal LLM (hf:... or ref:tiny-qwen2-vl, ...)" if kind == "yesno"
+                  else "a dual encoder (hf-clip:..., open_clip:... or ref:tiny-open-clip, ...)")
+        raise InputError(f"{spec!r} is not {wanted}", field=field)
+
+
 def load_backend(spec: str, **options: Any) -> Any:
     """Resolve a model spec to a loaded backend (options are passed to the prefix's loader)."""
     parsed = parse_spec(spec)

@@ -33,6 +33,11 @@ def _print_counts(summary: dict[str, Any]) -> None:
         typer.echo(f"warning: {name}: {count}")
     for key in ("cycles", "captions", "meta"):
         typer.echo(f"wrote {summary['paths'][key]}")
+    if summary.get("cycles_written") == 0:
+        # An empty cycles file would only fail one command later; say why here and fail now.
+        typer.echo(f"error: no family reached --min-cycles {summary['min_cycles']} in any split, so the cycles "
+                   "file is empty; lower --min-cycles or use more images", err=True)
+        raise typer.Exit(1)
 
 
 def _print_audit(result: dict[str, Any], name: str) -> None:

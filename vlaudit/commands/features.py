@@ -33,7 +33,7 @@ def features(
         TimeRemainingColumn,
     )
 
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.registry import load_backend, require_kind
     from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
     from vlaudit.scoring.features import collect_inputs, extract_features
@@ -41,8 +41,7 @@ def features(
 
     if not images.is_dir():
         raise InputError("images folder not found", path=images, field="--images")
-    if not (model.startswith("hf-clip:") or model.startswith("open_clip:")):
-        raise InputError(f"{model!r} is not a dual encoder; use hf-clip:... or open_clip:...", field="--model")
+    require_kind(model, "features")
     cycle_list = read_cycles(cycles)
     inputs = collect_inputs(cycle_list, cycles, images, captions)
     options: dict[str, object] = {"batch_size": batch_size, "device": device, "dtype": dtype}

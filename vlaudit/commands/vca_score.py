@@ -20,7 +20,7 @@ def vca_score(
     images: Path = typer.Option(..., "--images", help="Directory the items' image paths are relative to."),
     out: Path = typer.Option(..., "--out", help="Run directory (margins.parquet, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
-                                 help="Comma list of original,text,blank,mean,mismatch,rele,irre."),
+                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
@@ -41,7 +41,7 @@ def vca_score(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from vlaudit.backends.base import INTERFACES
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.registry import load_backend, require_kind
     from vlaudit.contexts.image_contexts import CONTEXTS
     from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
@@ -55,6 +55,7 @@ def vca_score(
         if unknown or not given:
             raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
                              field=name)
+    require_kind(model, "yesno")
     items = read_items(benchmark)
     backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
                            revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
