@@ -132,3 +132,21 @@ def test_unknown_model_dir_is_an_input_error(tmp_path, no_network) -> None:
 
     with pytest.raises(InputError, match="cannot load"):
         load_backend(f"hf:{tmp_path / 'absent'}")
+
+
+@pytest.mark.parametrize("family", ["qwen2-vl", "llava-onevision"])
+def test_bf16_scores_close_to_fp32(family, tmp_path_factory, no_network) -> None:
+    """The GPU default dtype (bf16) runs the same path: pixel tensors follow the model's dtype."""
+    from PIL import Image
+
+    from vlaudit.backends.base import YesNoRequest
+    from vlaudit.backends.registry import load_backend
+
+    folder = tiny_model(family, tmp_path_factory)
+    requests = [YesNoRequest("img", "Is the cat left of the dog?", Image.new("RGB", (64, 48), (10, 200, 30))),
+                YesNoRequest("txt", "Is the cat left of the dog?", None)]
+    full = load_backend(f"hf:{folder}", dtype="fp32", device="cpu").score(requests)
+    half = load_backend(f"hf:{folder}", dtype="bf16", device="cpu")
+    assert half.describe()["dtype"] == "bfloat16"
+    for a, b in zip(full, half.score(requests), strict=True):
+        assert abs(a.margin - b.margin) < 0.1

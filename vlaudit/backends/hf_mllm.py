@@ -77,6 +77,7 @@ class HFMLLMBackend:
         self.batch_size = int(options.get("batch_size", 8))
         self.prefix_cache = bool(options.get("prefix_cache", True)) and self.family in PREFIX_CACHE_FAMILIES
         self.device = next(model.parameters()).device
+        self.model_dtype = next(model.parameters()).dtype
         self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
         self._logits_to_keep = True
         self._prompts: dict[tuple[Any, ...], str] = {}
@@ -162,7 +163,10 @@ class HFMLLMBackend:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             batch = self.processor(**kwargs)
-        return {k: v.to(self.device) if hasattr(v, "to") else v for k, v in batch.items()}
+        # Pixel tensors come out float32; a bf16/fp16 model's vision tower needs its own dtype (ids stay ints).
+        dtype = self.model_dtype
+        return {k: (v.to(self.device, dtype=dtype) if v.is_floating_point() else v.to(self.device))
+                if hasattr(v, "is_floating_point") else v for k, v in batch.items()}
 
     def _results(self, requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
                  n_tokens: Sequence[int]) -> list[YesNoResult]:
