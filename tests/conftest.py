@@ -7,6 +7,12 @@ import socket
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Deterministic property tests (same examples every run) with no per-example deadline: a shared 2-core
+# machine must not turn a slow example into a failure.
+settings.register_profile("vlaudit", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("vlaudit")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
