@@ -13,9 +13,9 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from vlaudit.errors import InputError
 
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 # mkstemp creates files 0600; outputs should get the ordinary permissions the user's umask gives.
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
+
+T = TypeVar("T")
 
 TABLE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet", ".pq")
 
@@ -108,6 +110,24 @@ def read_records(path: str | Path, *, required: Sequence[str] = ()) -> list[dict
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 raise InputError("missing required field", path=path, record=f"row {index}", field=field)
     return rows
+
+
+def read_unique_records(
+    path: str | Path, build: Callable[[dict[str, Any], str], T], *, id_field: str, noun: str
+) -> list[T]:
+    """Validate each row with ``build(row, "row N")``; a repeated ``id_field`` or an empty file is an error."""
+    records: list[T] = []
+    seen: set[str] = set()
+    for index, row in enumerate(read_records(path), start=1):
+        record = build(row, f"row {index}")
+        key = getattr(record, id_field)
+        if key in seen:
+            raise InputError(f"duplicate {id_field} '{key}'", path=path, record=f"row {index}", field=id_field)
+        seen.add(key)
+        records.append(record)
+    if not records:
+        raise InputError(f"no {noun} in file", path=path)
+    return records
 
 
 def read_table(path: str | Path, *, required: Sequence[str] = ()) -> pa.Table:

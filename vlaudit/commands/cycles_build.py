@@ -65,6 +65,19 @@ def _print_audit(result: dict[str, Any], name: str) -> None:
     Console().print(table)
 
 
+# Options shared by the build commands (one definition, so their flags and help never drift apart).
+_OUT = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it.")
+_FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
+_SEED = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing.")
+_MAX_IMAGES = typer.Option(None, "--max-images", help="Seeded subsample of the image pool.")
+_MIN_CYCLES = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable.")
+_MAX_CYCLES = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split.")
+_MARGIN_X = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b).")
+_MARGIN_Y = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b).")
+_SIZE_RATIO = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(a) >= ratio*area(b).")
+_MIN_AREA = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least this image fraction.")
+
+
 def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float):
     from vlaudit.builders.cycles.rules import GeometryRules
 
@@ -85,17 +98,17 @@ _COCO_HELP = (
 def build_coco(
     instances: Path = typer.Option(..., "--instances", help="Official COCO instances_*.json."),
     captions: Path = typer.Option(None, "--captions", help="Official COCO captions_*.json (object families)."),
-    out: Path = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it."),
-    families: str = typer.Option(None, "--families", help=_FAMILIES_HELP),
-    seed: int = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing."),
-    max_images: int = typer.Option(None, "--max-images", help="Seeded subsample of the image pool."),
+    out: Path = _OUT,
+    families: str = _FAMILIES,
+    seed: int = _SEED,
+    max_images: int = _MAX_IMAGES,
     splits: str = typer.Option("train=0.8,val=0.2", "--splits", help=_SPLITS_HELP),
-    min_cycles: int = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable."),
-    max_cycles: int = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split."),
-    margin_x: float = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b)."),
-    margin_y: float = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b)."),
-    size_ratio: float = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(a) >= ratio*area(b)."),
-    min_area: float = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least this image fraction."),
+    min_cycles: int = _MIN_CYCLES,
+    max_cycles: int = _MAX_CYCLES,
+    margin_x: float = _MARGIN_X,
+    margin_y: float = _MARGIN_Y,
+    size_ratio: float = _SIZE_RATIO,
+    min_area: float = _MIN_AREA,
 ) -> None:
     """Exact cycles from COCO instances and captions (7 families; Table 6 counts)."""
     from vlaudit.builders.cycles.coco import build_coco_cycles
@@ -109,13 +122,13 @@ def build_coco(
 @cycles_build_app.command("gqa")
 def build_gqa(
     scene_graphs: Path = typer.Option(..., "--scene-graphs", help="GQA sceneGraphs JSON."),
-    out: Path = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it."),
-    families: str = typer.Option(None, "--families", help=_FAMILIES_HELP),
-    seed: int = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing."),
-    max_images: int = typer.Option(None, "--max-images", help="Seeded subsample of the image pool."),
+    out: Path = _OUT,
+    families: str = _FAMILIES,
+    seed: int = _SEED,
+    max_images: int = _MAX_IMAGES,
     splits: str = typer.Option("train=0.6,val=0.1,test=0.3", "--splits", help=_SPLITS_HELP),
-    min_cycles: int = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable."),
-    max_cycles: int = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split."),
+    min_cycles: int = _MIN_CYCLES,
+    max_cycles: int = _MAX_CYCLES,
     image_pattern: str = typer.Option("{image_id}.jpg", "--image-pattern",
                                       help="Image file name from its id (COCO-style: '{image_id:0>12}.jpg')."),
 ) -> None:
@@ -131,17 +144,17 @@ def build_gqa(
 @cycles_build_app.command("jsonl")
 def build_jsonl(
     pairs: Path = typer.Option(..., "--pairs", help="Pairs JSONL (format: vlaudit.sources.pairs_jsonl)."),
-    out: Path = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it."),
-    families: str = typer.Option(None, "--families", help=_FAMILIES_HELP),
-    seed: int = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing."),
-    max_images: int = typer.Option(None, "--max-images", help="Seeded subsample of the image pool."),
+    out: Path = _OUT,
+    families: str = _FAMILIES,
+    seed: int = _SEED,
+    max_images: int = _MAX_IMAGES,
     splits: str = typer.Option("train=0.8,val=0.2", "--splits", help=_SPLITS_HELP),
-    min_cycles: int = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable."),
-    max_cycles: int = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split."),
-    margin_x: float = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b)."),
-    margin_y: float = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b)."),
-    size_ratio: float = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(a) >= ratio*area(b)."),
-    min_area: float = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least this image fraction."),
+    min_cycles: int = _MIN_CYCLES,
+    max_cycles: int = _MAX_CYCLES,
+    margin_x: float = _MARGIN_X,
+    margin_y: float = _MARGIN_Y,
+    size_ratio: float = _SIZE_RATIO,
+    min_area: float = _MIN_AREA,
 ) -> None:
     """Exact cycles from your own image–caption pairs with structured facts."""
     from vlaudit.builders.cycles.jsonl import build_jsonl_cycles

@@ -14,7 +14,7 @@ from pathlib import Path
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import score_lookup
 from vlaudit.records import Cycle
-from vlaudit.tables import read_records, read_table
+from vlaudit.tables import read_table, read_unique_records
 
 CYCLE_COLUMNS = ("cycle_id", "family", "image_1", "caption_1", "image_2", "caption_2")
 SCORE_COLUMNS = ("image_id", "caption_id", "score")
@@ -51,19 +51,8 @@ def cycle_from_row(row: dict, *, path: str | Path | None = None, record: object 
 
 def read_cycles(path: str | Path) -> list[Cycle]:
     """Read and validate a cycles table; a repeated ``cycle_id`` is an error."""
-    rows = read_records(path)
-    cycles: list[Cycle] = []
-    seen: set[str] = set()
-    for index, row in enumerate(rows, start=1):
-        cycle = cycle_from_row(row, path=path, record=f"row {index}")
-        if cycle.cycle_id in seen:
-            raise InputError(f"duplicate cycle_id '{cycle.cycle_id}'", path=path, record=f"row {index}",
-                             field="cycle_id")
-        seen.add(cycle.cycle_id)
-        cycles.append(cycle)
-    if not cycles:
-        raise InputError("no cycles in file", path=path)
-    return cycles
+    return read_unique_records(path, lambda row, record: cycle_from_row(row, path=path, record=record),
+                               id_field="cycle_id", noun="cycles")
 
 
 def read_scores(path: str | Path) -> dict[tuple[str, str], float]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.errors import InputError
-from vlaudit.tables import read_records, write_table
+from vlaudit.tables import read_unique_records, write_table
 
 ITEM_COLUMNS = (
     "item_id", "image", "question", "label", "dataset", "split", "group_id", "statement",
@@ -120,18 +120,10 @@ def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, rec
 def read_items(path: str | Path) -> list[BenchmarkItem]:
     """Read and validate an ITEMS table; a repeated ``item_id`` is an error."""
     path = Path(path)
-    items: list[BenchmarkItem] = []
-    seen: set[str] = set()
-    for index, row in enumerate(read_records(path), start=1):
-        item = item_from_row(row, path=path, record=f"row {index}", default_dataset=path.stem)
-        if item.item_id in seen:
-            raise InputError(f"duplicate item_id '{item.item_id}'", path=path, record=f"row {index}",
-                             field="item_id")
-        seen.add(item.item_id)
-        items.append(item)
-    if not items:
-        raise InputError("no items in file", path=path)
-    return items
+    return read_unique_records(
+        path, lambda row, record: item_from_row(row, path=path, record=record, default_dataset=path.stem),
+        id_field="item_id", noun="items",
+    )
 
 
 def write_items(path: str | Path, items: Iterable[BenchmarkItem]) -> Path:
