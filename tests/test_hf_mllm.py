@@ -109,7 +109,7 @@ def test_non_single_token_verbalizer_is_rejected(tmp_path_factory, monkeypatch, 
     from vlaudit.backends.hf_mllm import VerbalizerError
     from vlaudit.backends.registry import load_backend
 
-    monkeypatch.setitem(base.INTERFACES, "maybe", (" definitely", " no"))
+    monkeypatch.setitem(base.ANSWER_WORDS, "maybe", ("definitely", "no"))
     with pytest.raises(VerbalizerError, match="definitely") as info:
         load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno", "maybe"])
     assert "single-token" in str(info.value)
