@@ -170,7 +170,6 @@ class HFMLLMBackend:
             "chat_template_sha256": sha256_text(str(getattr(self.processor, "chat_template", "") or "")),
             "template": template_fingerprint(),
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
-            "verbalizer_texts": {k: [v.text for v in pair] for k, pair in self.verbalizers.items()},
             "prefix_cache": self.prefix_cache,
         }
 

@@ -149,7 +149,6 @@ class MistralCommonBackend:
             "template": {"format": "mistral-common ChatCompletionRequest", "system": None,
                          "generation_prefix": self.generation_prefix, "verbalizers": ANSWER_WORDS},
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
-            "verbalizer_texts": {k: [v.text for v in pair] for k, pair in self.verbalizers.items()},
             "prefix_cache": False,
         }
 

@@ -268,16 +268,18 @@ def _build_internvl(out: Path) -> None:
     processor.save_pretrained(out)
 
 
-def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenizer: str = "local") -> Path:
+def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenizer: str | None = None) -> Path:
     """Write a tiny random ``family`` model + processor to ``out_dir`` (seeded) and return the directory.
 
     ``tokenizer="real"`` uses the family's real vocabulary, converted offline from files that packages ship
     (:mod:`vlaudit.backends.real_tokenizers`): the embedding table then has the real vocabulary's rows.
-    ``ministral`` (Mistral3 + tekken, scored through mistral-common) exists only with the real tokenizer.
+    ``ministral`` (Mistral3 + tekken, scored through mistral-common) exists only with the real tokenizer;
+    ``tokenizer=None`` is the family's default (real for ministral, local for the others).
     """
     if family not in MLLM_FAMILIES:
         raise InputError(f"unknown tiny MLLM family {family!r}; available: {', '.join(MLLM_FAMILIES)}",
                          field="family")
+    tokenizer = tokenizer or ("real" if family in REAL_ONLY_FAMILIES else "local")
     if tokenizer not in TOKENIZERS:
         raise InputError(f"unknown tokenizer {tokenizer!r}; expected one of {', '.join(TOKENIZERS)}",
                          field="tokenizer")
