@@ -286,7 +286,7 @@ def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenize
     real = tokenizer == "real"
     if real and family not in REAL_TOKENIZER_FAMILIES or not real and family in REAL_ONLY_FAMILIES:
         have = REAL_TOKENIZER_FAMILIES if real else tuple(f for f in MLLM_FAMILIES if f not in REAL_ONLY_FAMILIES)
-        raise InputError(f"tiny {family} has no {tokenizer} tokenizer; families with one: {', '.join(have)}",
+        raise InputError(f"tiny {family} has no {tokenizer!r} tokenizer; families with one: {', '.join(have)}",
                          field="tokenizer")
     import torch
     from transformers.utils import logging as hf_logging
