@@ -1,6 +1,6 @@
 """Real vocabularies offline: the verbalizer ids of VCA §11 on tiny models with the families' real tokenizers.
 
-Known answers (VCA §11): Qwen, InternVL and LLaVA read the leading-space verbalizers " yes"/" no"/" true"/
+Known answers (VCA §11): Qwen, InternVL and LLaVA (here: Qwen2/2.5/3-VL, InternVL-HF, LLaVA-OneVision) read the leading-space verbalizers " yes"/" no"/" true"/
 " false" = 9834/902/830/895; Ministral, through MistralCommon, its native continuation tokens
 "yes"/"no"/"true"/"false" = 13059/2649/5876/11339. Each real-tokenizer model is built once per session.
 """
@@ -19,9 +19,9 @@ pytest.importorskip("mistral_common")
 
 QWEN_IDS = "9834/902/830/895"
 PAPER_IDS = {"qwen2-vl": QWEN_IDS, "qwen2.5-vl": QWEN_IDS, "qwen3-vl": QWEN_IDS, "llava-onevision": QWEN_IDS,
-             "ministral": "13059/2649/5876/11339"}
+             "internvl": QWEN_IDS, "ministral": "13059/2649/5876/11339"}
 VOCAB_ROWS = {"qwen2-vl": 151657, "qwen2.5-vl": 151665, "qwen3-vl": 151669, "llava-onevision": 151648,
-              "ministral": 131072}
+              "internvl": 151669, "ministral": 131072}
 _BUILT: dict[str, Path] = {}
 
 
@@ -83,6 +83,18 @@ def test_models_verbalizers_prints_the_paper_ids(family, tmp_path_factory, no_ne
     assert f"token ids (yesno, truefalse): {PAPER_IDS[family]}" in result.output
     continuation = "'yes'" if family == "ministral" else "' yes'"
     assert continuation in result.output
+
+
+@pytest.mark.parametrize("family", ["qwen2.5-vl", "ministral"])
+def test_models_verbalizers_needs_no_weights(family, tmp_path, tmp_path_factory, no_network) -> None:
+    """`models verbalizers hf:...` reads config + tokenizer only: a folder without weights still answers."""
+    import shutil
+
+    folder = tmp_path / "no-weights"
+    shutil.copytree(real_model(family, tmp_path_factory), folder,
+                    ignore=shutil.ignore_patterns("*.safetensors"))
+    result = _invoke("models", "verbalizers", f"hf:{folder}", "--interface", "yesno")
+    assert f"token ids (yesno): {'/'.join(PAPER_IDS[family].split('/')[:2])}" in result.output
 
 
 def test_ministral_prompt_is_mistral_common_format(tmp_path_factory, no_network) -> None:

@@ -75,7 +75,9 @@ def _plain_size(size: Any) -> dict[str, Any] | None:
 class HFMLLMBackend:
     """A transformers image-text-to-text model read through its literal yes/no verbalizers."""
 
-    def __init__(self, spec: str, model: Any, processor: Any, *, options: dict[str, Any]) -> None:
+    def __init__(self, spec: str, model: Any, processor: Any, *, options: dict[str, Any],
+                 config: Any = None) -> None:
+        """``model=None`` (with its ``config``) serves prompts and verbalizers only, without weights."""
         self.spec = spec
         self.model = model
         self.processor = processor
@@ -84,11 +86,12 @@ class HFMLLMBackend:
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.options = options
-        self.family = str(getattr(model.config, "model_type", "unknown"))
+        self.family = str(getattr(model.config if model is not None else config, "model_type", "unknown"))
         self.batch_size = int(options.get("batch_size", 8))
         self.prefix_cache = bool(options.get("prefix_cache", True)) and self.family in PREFIX_CACHE_FAMILIES
-        self.device = next(model.parameters()).device
-        self.model_dtype = next(model.parameters()).dtype
+        first = next(model.parameters()) if model is not None else None
+        self.device = first.device if first is not None else None
+        self.model_dtype = first.dtype if first is not None else None
         self._logits_to_keep = True
         self._prompts: dict[tuple[Any, ...], str] = {}
         self.verbalizers: dict[str, tuple[Verbalizer, Verbalizer]] = {}
@@ -277,6 +280,27 @@ def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | 
         longest_edge=int(max_pixels) if max_pixels is not None else current["longest_edge"])
 
 
+def load_config(name: str, kwargs: dict[str, Any]) -> Any:
+    """The model's config alone (no weights)."""
+    import transformers
+
+    try:
+        return transformers.AutoConfig.from_pretrained(name, **kwargs)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
+
+
+def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
+    import transformers
+
+    try:
+        return transformers.AutoProcessor.from_pretrained(name, **kwargs)
+    except ImportError as exc:
+        raise MissingDependencyError(f"loading {name!r} needs an optional package: {exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
+
+
 def _resolve_dtype(dtype: str, device: str) -> Any:
     import torch
 
@@ -293,7 +317,7 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
                  batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
                  max_pixels: int | None = None, trust_remote_code: bool = False,
                  interfaces: Sequence[str] = tuple(ANSWER_WORDS), prefix_cache: bool = True,
-                 attn_implementation: str | None = None) -> Any:
+                 attn_implementation: str | None = None, weights: bool = True) -> Any:
     """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
 
     ``dtype`` auto is bf16 on a GPU and fp32 on the CPU; ``min_pixels``/``max_pixels`` set the image
@@ -301,6 +325,7 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     Verbalizers of every interface in ``interfaces`` are checked to be single tokens before returning.
     A model folder with a ``tekken.json`` (Ministral) is served by
     :class:`vlaudit.backends.mistral_common_backend.MistralCommonBackend` (mistral-common prompts, VCA §11).
+    ``weights=False`` loads config + tokenizer only: prompts and verbalizers, no scoring.
     """
     try:
         import torch
@@ -330,7 +355,10 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     tekken = tekken_file(name, revision)
     if tekken is not None:  # Ministral: prompts and verbalizers through mistral-common (VCA §11)
         return load_mistral_common(name, tekken, model_kwargs=model_kwargs, device=device, device_map=device_map,
-                                   options=options)
+                                   options=options, weights=weights)
+    if not weights:
+        return HFMLLMBackend(f"hf:{name}", None, _load_processor(name, processor_kwargs), options=options,
+                             config=load_config(name, processor_kwargs))
     try:
         processor = transformers.AutoProcessor.from_pretrained(name, **processor_kwargs)
         model = transformers.AutoModelForImageTextToText.from_pretrained(name, **model_kwargs)

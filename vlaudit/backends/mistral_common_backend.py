@@ -50,8 +50,11 @@ def tekken_file(name: str, revision: str | None = None) -> Path | None:
         return local / TEKKEN_FILE if (local / TEKKEN_FILE).is_file() else None
     from transformers.utils import cached_file
 
-    found = cached_file(name, TEKKEN_FILE, revision=revision, _raise_exceptions_for_missing_entries=False,
-                        _raise_exceptions_for_connection_errors=False)
+    try:
+        found = cached_file(name, TEKKEN_FILE, revision=revision, _raise_exceptions_for_missing_entries=False,
+                            _raise_exceptions_for_connection_errors=False)
+    except (OSError, ValueError):  # not a repo id either: the ordinary loader reports the bad name
+        return None
     return Path(found) if found else None
 
 
@@ -59,17 +62,21 @@ class MistralCommonBackend:
     """A Mistral3 model whose prompts, image arrays and verbalizers come from mistral-common."""
 
     generation_prefix = ""  # the answer opens the assistant turn right after [/INST]
+    tokenizer_kind = "mistral-common"
 
-    def __init__(self, spec: str, model: Any, tokenizer: Any, tekken: Path, *, options: dict[str, Any]) -> None:
+    def __init__(self, spec: str, model: Any, tokenizer: Any, tekken: Path, *, options: dict[str, Any],
+                 config: Any = None) -> None:
+        """``model=None`` (with its ``config``) serves prompts and verbalizers only, without weights."""
         self.spec = spec
         self.model = model
         self.mistral = tokenizer
         self.tekken_path = tekken
         self.options = options
-        self.family = str(getattr(model.config, "model_type", "mistral3"))
+        self.family = str(getattr(model.config if model is not None else config, "model_type", "mistral3"))
         self.batch_size = int(options.get("batch_size", 8))
-        self.device = next(model.parameters()).device
-        self.model_dtype = next(model.parameters()).dtype
+        first = next(model.parameters()) if model is not None else None
+        self.device = first.device if first is not None else None
+        self.model_dtype = first.dtype if first is not None else None
         self.pad_id = int(tokenizer.instruct_tokenizer.tokenizer.pad_id)
         self._prompts: dict[tuple[str, str, bool], str] = {}
         self.verbalizers: dict[str, tuple[Verbalizer, Verbalizer]] = {}
@@ -221,8 +228,9 @@ def _tokenizer(path: str, mtime_ns: int) -> Any:
 
 
 def load_mistral_common(name: str, tekken: Path, *, model_kwargs: dict[str, Any], device: str,
-                        device_map: str | None, options: dict[str, Any]) -> MistralCommonBackend:
-    """Load the tekken tokenizer with mistral-common and the model with AutoModelForImageTextToText."""
+                        device_map: str | None, options: dict[str, Any], weights: bool = True) -> MistralCommonBackend:
+    """Load the tekken tokenizer with mistral-common and the model with AutoModelForImageTextToText
+    (``weights=False``: its config only — prompts and verbalizers, no scoring)."""
     _mistral_common()
     import transformers
 
@@ -230,6 +238,11 @@ def load_mistral_common(name: str, tekken: Path, *, model_kwargs: dict[str, Any]
         raise InputError("--min-pixels/--max-pixels do not apply to Ministral: mistral-common sizes images by "
                          "the tokenizer's image config", field="max_pixels")
     tokenizer = _tokenizer(str(tekken), tekken.stat().st_mtime_ns)
+    if not weights:
+        from vlaudit.backends.hf_mllm import load_config
+
+        config = load_config(name, {k: v for k, v in model_kwargs.items() if k in ("revision", "trust_remote_code")})
+        return MistralCommonBackend(f"hf:{name}", None, tokenizer, tekken, options=options, config=config)
     try:
         model = transformers.AutoModelForImageTextToText.from_pretrained(name, **model_kwargs)
     except (OSError, ValueError) as exc:

