@@ -97,6 +97,21 @@ def test_models_verbalizers_needs_no_weights(family, tmp_path, tmp_path_factory,
     assert f"token ids (yesno): {'/'.join(PAPER_IDS[family].split('/')[:2])}" in result.output
 
 
+def test_the_continuation_follows_the_prompt_not_a_fixed_string(tmp_path_factory, monkeypatch, no_network) -> None:
+    """Without the "Answer:" prefix the Qwen prompt ends at the assistant turn's opening, so the word is written
+    with no space there — the ids change accordingly (derived from the prompt, not hard-coded)."""
+    from vlaudit.backends import hf_mllm
+    from vlaudit.backends.registry import load_backend
+
+    folder = real_model("qwen2-vl", tmp_path_factory)
+    monkeypatch.setattr(hf_mllm, "GENERATION_PREFIX", "")
+    backend = load_backend(f"hf:{folder}", interfaces=["yesno"], weights=False)
+    assert backend.prompt("Is it?", "yesno", False).endswith("<|im_start|>assistant\n")
+    encode = backend.tokenizer.encode
+    assert backend.verbalizer_ids["yesno"] == (encode("yes")[0], encode("no")[0]) != (9834, 902)
+    assert [v.text for v in backend.verbalizers["yesno"]] == ["yes", "no"]
+
+
 def test_ministral_prompt_is_mistral_common_format(tmp_path_factory, no_network) -> None:
     """No system message; the image block before the text; text-only keeps no visual placeholder; the answer
     token is the native continuation, not the literal " yes" (14842 on tekken)."""
