@@ -29,7 +29,7 @@ def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
 
     Returns its per-item rows; the runs join ``art.vca_reports`` under the margins file's path.
     """
-    if art.vca_reports or not art.margins:
+    if art.vca_reports or not art.margins or data.vca_runs(art):
         return []
     from vlaudit.experiments.vca_report import ReportSettings, compute_report
     from vlaudit.sources.margins import read_margins

@@ -139,7 +139,7 @@ def rank_sweep(art: Artifacts) -> list[dict[str, Any]]:
         if is_number(row.get("cycle_acc")):
             out.append({"model": str(row.get("model", "model")), "family": str(row.get("family", "family")),
                         "rank": rank, "cycle_acc": float(row["cycle_acc"]), "ci": row.get("ci")})
-    return sorted(out, key=lambda r: (r["model"], r["family"], r["rank"]))
+    return sorted(out, key=lambda r: r["rank"])  # stable: models and families keep their order
 
 
 def factorial_models(art: Artifacts) -> list[dict[str, Any]]:

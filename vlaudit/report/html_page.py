@@ -206,7 +206,7 @@ figcaption{color:var(--muted);font-size:13px;margin-top:6px;max-width:860px}
 box-shadow:0 1px 2px rgba(20,30,40,.04)}
 .card img{display:block;width:180px;height:auto;image-rendering:auto;border-radius:4px;border:1px solid var(--line)}
 .card .q{font-size:13.5px;margin:8px 0 6px}
-.card .meta{color:var(--muted);font-size:12px;margin:0 0 6px;word-break:break-all}
+.card .meta{color:var(--muted);font-size:12px;margin:0 0 6px;overflow-wrap:anywhere}
 .card table{min-width:0;width:100%;font-size:12px}
 .card th,.card td{padding:2px 6px}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}

@@ -48,7 +48,7 @@ def decomposition(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
     if not runs:
         return None
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(9.5, 0.42 * len(runs) + 1.3))
+    fig, ax = plt.subplots(figsize=(9.5, 0.42 * len(runs) + 1.6), layout="constrained")
     y = list(range(len(runs)))
     dcc = [float(r["dcc"]) for r in runs]
     cu = [float(r["cu"]) for r in runs]
@@ -65,9 +65,7 @@ def decomposition(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("fraction of items")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.5 / (0.42 * len(runs) + 1.3) - 0.12), ncol=4,
-              fontsize=8)
-    fig.tight_layout()
+    fig.legend(loc="outside lower center", ncol=4, fontsize=8)
     return figure(fig, "Accuracy split into credited (D-CC) and uncredited (C-U) correct answers; the bar's end is "
                   "Acc, with its bootstrap interval. Dep counts credited items whether right or wrong.",
                   alt="Acc = D-CC + C-U per run")
@@ -80,7 +78,7 @@ def permutation(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
     if not runs:
         return None
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(9.5, 0.55 * len(runs) + 1.2))
+    fig, ax = plt.subplots(figsize=(9.5, 0.55 * len(runs) + 1.5), layout="constrained")
     y = list(range(len(runs)))
     ax.barh([i - 0.18 for i in y], [r["dcc"] for r in runs], height=0.34, color=PALETTE["dcc"],
             label="D-CC (controls: text, blank)")
@@ -95,8 +93,7 @@ def permutation(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
     ax.invert_yaxis()
     ax.set_xlim(0, 1.25)
     ax.set_xlabel("fraction of items")
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+    fig.legend(loc="outside lower center", ncol=2, fontsize=8)
     return figure(fig, "Permutation calibration: credit that survives when a mismatched image is one more control. "
                   "A large Δ means the credit was earned by any image, not by this one.",
                   alt="permutation calibration")
@@ -141,7 +138,7 @@ def cycle_families(cells: Sequence[Mapping[str, Any]], scorers: Sequence[str]) -
     multi_split = len({s for _, s in rows}) > 1
     height = 0.8 / max(1, len(scorers))
     fig, axes = plt.subplots(1, len(encoders), figsize=(4.6 * len(encoders) + 2.6,
-                                                         0.24 * len(rows) * max(1, len(scorers)) + 1.5),
+                                                         0.17 * len(rows) * max(1, len(scorers)) + 1.4),
                              squeeze=False, sharey=True)
     index = {(c["encoder"], c["scorer"], c["family"], c["split"]): c for c in cells}
     for ax, encoder in zip(axes[0], encoders, strict=True):
@@ -188,6 +185,9 @@ def rank_sweep(rows: Sequence[Mapping[str, Any]]) -> Safe | None:
                                 alpha=0.12, linewidth=0)
         ax.axhline(0.5, color=PALETTE["chance"], linestyle="--", linewidth=1)
         ax.set_xscale("log", base=2)
+        ranks = sorted({r["rank"] for r in rows if r["model"] == model})
+        ax.set_xticks(ranks, [str(r) for r in ranks])
+        ax.minorticks_off()
         ax.set_ylim(0, 1)
         ax.set_title(model, fontsize=9)
         ax.set_xlabel("probe rank")
@@ -210,7 +210,8 @@ def factorial(models: Sequence[Mapping[str, Any]]) -> Safe | None:
     plt = _plt()
     with_effects = [m for m in models if isinstance(m.get("effects"), Mapping)]
     ncols = 2 if with_effects else 1
-    fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols + 1.5, 0.5 * len(models) + 2.0), squeeze=False)
+    fig, axes = plt.subplots(1, ncols, figsize=(5.2 * ncols + 1.5, 0.5 * len(models) + 2.4), squeeze=False,
+                             layout="constrained")
     ax = axes[0][0]
     width = 0.8 / len(FACTORIAL_BARS)
     for k, (key, label) in enumerate(FACTORIAL_BARS):
@@ -223,7 +224,7 @@ def factorial(models: Sequence[Mapping[str, Any]]) -> Safe | None:
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("fraction (Wilson 95% CI)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3)
     if with_effects:
         ax = axes[0][1]
         keys = [k for k in ("delta_v_pos", "delta_v_neg", "delta_v_none") if k in with_effects[0]["effects"]]
@@ -237,7 +238,6 @@ def factorial(models: Sequence[Mapping[str, Any]]) -> Safe | None:
         ax.set_yticks(range(len(with_effects)), [str(m.get("model")) for m in with_effects])
         ax.invert_yaxis()
         ax.set_xlabel("mean margin change from reversing the image relation")
-        ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3)
     return figure(fig, "Evidence-source factorial (VCA §10): does reversing the relation in the image move the "
                   "answer? A grounded model is responsive; a text-prior model is not.", alt="factorial")
