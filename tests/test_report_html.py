@@ -129,3 +129,22 @@ def test_cli_report_writes_the_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(root)])
     assert result.exit_code == 0, result.output
     assert (root / "report.html").is_file() and "report.html" in result.output
+
+
+def test_lower_rank_probes_go_to_the_rank_sweep(tmp_path: Path) -> None:
+    """Probe scorers of several ranks: the table keeps the largest, the sweep (derived here) shows them all."""
+    def cell(acc: float) -> dict:
+        return {"test": {"n": 30, "cycle_acc": acc, "ci": [acc - 0.1, acc + 0.1], "ties": 0, "tie_rate": 0.0}}
+
+    scorers = {f"probe-rank-{r}": {"families": {"fam": cell(a)}} for r, a in ((1, 0.55), (8, 0.7), (64, 0.81))}
+    scorers["additive"] = {"families": {"fam": cell(0.5)}}
+    (tmp_path / "summary.json").write_text(json.dumps({"cycles": {"encoders": {"enc": {"scorers": scorers}}}}))
+    text = write_report(tmp_path).read_text(encoding="utf-8")
+    assert ">probe-rank-64<" in text and ">probe-rank-8<" not in text and "0.810" in text
+    assert 'alt="rank sweep"' in text
+    # the demo's row form of cycles.rank_sweep is read as well
+    rows = [{"model": "enc", "family": "fam", "rank": r, "cycle_acc": a, "ci": [a - 0.1, a + 0.1], "n": 30}
+            for r, a in ((1, 0.55), (64, 0.81))]
+    summary = {"cycles": {"encoders": {"enc": {"scorers": {"additive": scorers["additive"]}}}, "rank_sweep": rows}}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    assert 'alt="rank sweep"' in write_report(tmp_path).read_text(encoding="utf-8")

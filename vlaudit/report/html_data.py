@@ -9,7 +9,8 @@ from the cycles table when it can be read) or split-aware (``families[FAMILY][SP
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,36 @@ def scorer_rank(name: str) -> tuple[int, str]:
             digits = "".join(ch for ch in low if ch.isdigit())
             return position, digits.zfill(6) if key == "probe" else low
     return 3, low
+
+
+def probe_rank(scorer: str) -> int | None:
+    """R of a probe scorer named like ``probe-rank-R`` or ``cycle-loss-rankR-probe``; None otherwise."""
+    match = re.search(r"rank-?(\d+)", scorer) if "probe" in scorer.lower() else None
+    return int(match.group(1)) if match else None
+
+
+def headline_cells(cells: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The cells of the headline table: every scorer but probes below an encoder's largest probe rank
+    (those are the rank sweep's)."""
+    top: dict[str, int] = {}
+    for c in cells:
+        rank = probe_rank(c["scorer"])
+        if rank is not None:
+            top[c["encoder"]] = max(rank, top.get(c["encoder"], rank))
+    return [c for c in cells if probe_rank(c["scorer"]) in (None, top.get(c["encoder"]))]
+
+
+def sweep_from_cells(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rank-sweep rows from the cells of encoders with at least two probe ranks (one split: test if any)."""
+    probes = [c for c in cells if probe_rank(c["scorer"]) is not None and is_number(c.get("cycle_acc"))]
+    splits = {c["split"] for c in probes}
+    split = "test" if "test" in splits else (sorted(splits)[0] if splits else None)
+    rows = [{"model": c["encoder"], "family": c["family"], "rank": probe_rank(c["scorer"]),
+             "cycle_acc": float(c["cycle_acc"]), "ci": c.get("ci")} for c in probes if c["split"] == split]
+    ranks: dict[str, set[int]] = {}
+    for r in rows:
+        ranks.setdefault(r["model"], set()).add(r["rank"])
+    return sorted((r for r in rows if len(ranks[r["model"]]) > 1), key=lambda r: r["rank"])
 
 
 def _split_entries(value: Any, default: str) -> list[tuple[str, Mapping[str, Any]]]:

@@ -14,7 +14,8 @@ from typing import Any
 from vlaudit.report.html_page import Safe, figure, interval, is_number
 
 PALETTE = {"dcc": "#3b8a5a", "cu": "#e3a13b", "dep": "#1d232b", "perm": "#8fb3d9", "chance": "#b3261e"}
-SERIES = ("#2f5d8a", "#e3a13b", "#3b8a5a", "#9b5fb4", "#c2523c", "#5aa6a6", "#7a7a7a", "#b58b2a")
+SERIES = ("#2f5d8a", "#e3a13b", "#3b8a5a", "#9b5fb4", "#c2523c", "#5aa6a6", "#7a7a7a", "#b58b2a", "#d17fb0",
+          "#4b4b8f", "#8c564b", "#17becf")
 
 
 def _plt() -> Any:
@@ -178,7 +179,8 @@ def rank_sweep(rows: Sequence[Mapping[str, Any]]) -> Safe | None:
             pts = sorted((r["rank"], r["cycle_acc"], r.get("ci")) for r in rows
                          if r["model"] == model and r["family"] == family)
             xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-            ax.plot(xs, ys, marker="o", markersize=3.5, color=SERIES[k % len(SERIES)], label=family)
+            ax.plot(xs, ys, marker="os^D"[k // len(SERIES) % 4], markersize=3.5, color=SERIES[k % len(SERIES)],
+                    label=family)
             bounds = [interval(p[2]) for p in pts]
             if all(bounds):
                 ax.fill_between(xs, [b[0] for b in bounds], [b[1] for b in bounds], color=SERIES[k % len(SERIES)],

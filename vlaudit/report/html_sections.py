@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vlaudit.report import html_plots as plots
-from vlaudit.report.html_data import scorer_rank
+from vlaudit.report.html_data import headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
 
 Section = tuple[str, str, Safe]
@@ -88,13 +88,16 @@ def cycle_table(cells: Sequence[Mapping[str, Any]]) -> tuple[Safe, list[str]]:
 
 def cycles(cells: Sequence[Mapping[str, Any]], sweep: Sequence[Mapping[str, Any]],
            summary: Mapping[str, Any]) -> Section | None:
+    sweep = list(sweep) or sweep_from_cells(cells)
+    cells = headline_cells(cells)
     if not cells and not sweep:
         return None
     body: list[Any] = []
     if cells:
         table_html, scorers = cycle_table(cells)
         body += [table_html, note("Cell: exact CycleAcc, 95% bootstrap interval over cycles below it; green/red: "
-                                  "the interval lies above/below ½. Ties count ½ (their share is shown when any).")]
+                                  "the interval lies above/below ½. Ties count ½ (their share is shown when any). "
+                                  "Probes of lower rank are in the rank sweep.")]
         body.append(plots.cycle_families(cells, scorers) or "")
     cyc = summary.get("cycles") if isinstance(summary.get("cycles"), Mapping) else {}
     degree = cyc.get("audit_max_abs_signed_degree")
