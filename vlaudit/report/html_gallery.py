@@ -82,7 +82,12 @@ def _margins(art: Artifacts, wanted: set[tuple[str, str, str, str]]) -> dict[tup
         try:
             names = set(pq.read_schema(path).names)
             columns = [c for c in ("model", "dataset", "interface", "item_id", "context", "margin") if c in names]
-            for row in pq.read_table(path, columns=columns).to_pylist():
+            # only the shown items' rows: a real margins table may hold millions
+            try:
+                table = pq.read_table(path, columns=columns, filters=[("item_id", "in", sorted(ids))])
+            except Exception:  # noqa: BLE001  (e.g. integer item ids: read all, compare as strings)
+                table = pq.read_table(path, columns=columns)
+            for row in table.to_pylist():
                 if str(row.get("item_id")) not in ids:
                     continue
                 key = (str(row.get("model")), str(row.get("dataset")), str(row.get("interface", "yesno")),
@@ -103,7 +108,7 @@ def _margin_table(margins: Mapping[str, float]) -> Safe:
                 f"<tbody>{rows}</tbody></table>")
 
 
-def cu_gallery(art: Artifacts, rows: Sequence[Mapping[str, Any]], per_run: int = 8) -> list[tuple[str, Safe]]:
+def cu_gallery(art: Artifacts, rows: Sequence[Mapping[str, Any]], per_run: int = 6) -> list[tuple[str, Safe]]:
     """(run label, cards) per run: the C-U items with the lowest G_img first."""
     by_run: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
