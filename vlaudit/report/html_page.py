@@ -11,7 +11,7 @@ import base64
 import html
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +27,6 @@ def esc(value: Any) -> Safe:
     if value is None:
         return Safe("—")
     return Safe(html.escape(str(value), quote=True))
-
-
-def join(parts: Iterable[Any], sep: str = "") -> Safe:
-    return Safe(sep.join(esc(p) for p in parts))
-
-
-def tag(name: str, body: Any = "", **attrs: Any) -> Safe:
-    """``<name attr="…">body</name>``; attribute values are escaped, ``class_`` is written ``class``."""
-    text = "".join(f' {k.rstrip("_").replace("_", "-")}="{esc(v)}"' for k, v in attrs.items() if v is not None)
-    return Safe(f"<{name}{text}>{esc(body)}</{name}>")
 
 
 def is_number(value: Any) -> bool:
