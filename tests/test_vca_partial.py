@@ -71,7 +71,7 @@ def test_missing_erasure_context_does_not_block_the_report(tmp_path) -> None:
     assert (erasure["rele"]["n"], float(erasure["rele"]["same"]), float(erasure["rele"]["drop_mean"])) == (
         "1", 0.0, 2.0)
     printed = " ".join(result.output.split())
-    assert "irrelevant-region erasure (irre) n=2, 1 excluded" in printed
+    assert "irrelevant-region erasure (irre) n=2, 1 excluded (irre: 1 missing)" in printed
     assert {row["quantity"] for row in _csv(out / "coverage.csv")} >= {"headline", "relation-region erasure"}
 
 

@@ -100,7 +100,7 @@ def coverage_rows(ev: RunEvents, settings: ReportSettings) -> list[dict[str, Any
     if ev.run.has_groups:
         n_groups = 0 if ev.groups is None else ev.groups.n_groups
         rows.append({"quantity": "relation groups", "contexts": "+".join(("original", *settings.controls)),
-                     "n": n_groups, "n_excluded": ev.groups_excluded, "missing": ""})
+                     "n": n_groups, "n_excluded": ev.groups_excluded, "missing": "a member" if ev.groups_excluded else ""})
     for context, role in AXIS_ROLES.items():
         if context in settings.controls or context not in ev.run.margins:
             continue

@@ -258,7 +258,8 @@ def print_axes(report: Any, *, console: Any = None) -> None:
 
     for run in report.runs:
         if len(run["coverage"]) > 1 or run["n_excluded"]:
-            parts = [f"{e['quantity']} ({e['contexts']}) n={e['n']}, {e['n_excluded']} excluded"
+            parts = [f"{e['quantity']} ({e['contexts']}) n={e['n']}"
+                     + (f", {e['n_excluded']} excluded ({e['missing']} missing)" if e["n_excluded"] else "")
                      for e in run["coverage"]]
             console.print(f"[dim]n per quantity[/dim] {name(run)}: " + " · ".join(parts), highlight=False,
                           soft_wrap=True)
@@ -269,9 +270,8 @@ def print_axes(report: Any, *, console: Any = None) -> None:
     rows = [[name(run), s["n"], pct(s["dep"]), pct(s["strict"]), s["n_m"], pct(s["dep_m"]), pct(s["strict_m"]),
              s["gap_mean"]] for run in report.runs if (s := run["sensitivity"])["n_m"]]
     if rows:
-        print_table("Stricter and mismatch-inclusive definitions (%, VCA §18 Table 28; not headline scores)",
-                    ["run", "n", "Dep", "Strict T/B", "n (mismatch)", "Dep+M", "Strict+M", "mean G_img"], rows,
-                    digits=2)
+        print_table("Stricter definitions (%, VCA Table 28; not headline scores)",
+                    ["run", "n", "Dep", "Strict T/B", "n_M", "Dep+M", "Strict+M", "mean G"], rows, digits=2)
 
 
 def plot_gaps(path: str | Path, report: Any) -> Path:
