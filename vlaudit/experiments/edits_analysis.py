@@ -136,8 +136,9 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
             if str(source_item) not in src_items.get(model, {}):
                 raise InputError(f"model '{model}' has no row for source item '{source_item}' in the source "
                                  "report (is --report the `vca report` of the benchmark the edits came from, "
-                                 "scored by the same model name?)", path=source_path, record=edit_id,
-                                 field="item_id")
+                                 "scored by the same model name? An item missing a headline control is "
+                                 "excluded there: see excluded_items in its vca.json)", path=source_path,
+                                 record=edit_id, field="item_id")
             item_row = src_items[model][str(source_item)]
             group_row = src_groups.get(model, {}).get(str(source_group), {})
             records.append({
