@@ -15,6 +15,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     data_scenes,
     demo,
     edits,
+    experiment,
     factorial,
     features,
     models,

@@ -124,6 +124,7 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     for family in families:
         first = next(r for r in result["rows"] if r["family"] == family)
         n = "/".join("—" if v is None else str(int(v)) for v in first["n"]["per_seed"].values())
-        out.append([family, n, *[mean_sd_text(cells[(family, p)]["cycle_acc"]) if (family, p) in cells else "—"
+        out.append([family, n, *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
                                  for p in probes]])
-    return ["family", "n test (per seed)", *probes], out
+    short = {"image-only": "image", "text-only": "text", "zero-shot cosine": "cosine", "diagonal": "diag."}
+    return ["family", "n test", *[short.get(p, p) for p in probes]], out

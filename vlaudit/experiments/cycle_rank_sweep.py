@@ -95,6 +95,6 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     cells = {(r["family"], r["rank"]): r for r in [*result["rows"], *result["additive"]]}
     families = list(dict.fromkeys(r["family"] for r in result["rows"]))
     columns = [*result["ranks"], "additive"]
-    out = [[family, *[mean_sd_text(cells[(family, k)]["cycle_acc"]) if (family, k) in cells else "—"
+    out = [[family, *[mean_sd_text(cells[(family, k)]["cycle_acc"], 3) if (family, k) in cells else "—"
                       for k in columns]] for family in families]
     return ["family", *[f"r={k}" if k != "additive" else "additive" for k in columns]], out
