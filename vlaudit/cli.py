@@ -19,6 +19,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     factorial,
     features,
     models,
+    pair_audit,
     synthetic,
     vca_report,
     vca_score,
