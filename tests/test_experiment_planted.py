@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from experiment_planted import merge, planted_inputs
+
 from vlaudit.experiments import cycle_diagnostics, cycle_oe, cycle_rank_sweep, cycle_transfer
 from vlaudit.experiments.cycle_common import ExperimentConfig, aggregate, mean_sd
 
