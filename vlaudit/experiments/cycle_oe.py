@@ -149,15 +149,22 @@ def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """Table 4 layout (mean ± sd) and, per seed, Table 7's test CycleAcc and difference."""
-    seeds = [str(s) for s in result["seeds"]]
-    rows = [[r["protocol"], f"{r['val_metric']}: {mean_sd_text(r['val_value'])}", mean_sd_text(r["val_auroc"]),
-             *[_fmt(r["test_cycle_acc"]["per_seed"][s]) for s in seeds], mean_sd_text(r["test_cycle_acc"])]
-            for r in result["rows"]]
+    """Table 4 layout: per protocol its selection value, marked-validation AUROC and test CycleAcc (mean ± sd)."""
+    rows = [[r["protocol"], f"{r['val_metric']} {mean_sd_text(r['val_value'], 3)}", mean_sd_text(r["val_auroc"], 3),
+             mean_sd_text(r["test_cycle_acc"], 3)] for r in result["rows"]]
+    return ["protocol", "selection (val)", "marked AUROC", "test CycleAcc"], rows
+
+
+def seed_table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Table 7 layout: per seed the test CycleAcc of Shortcut OE and Cycle OE and their difference."""
+    cells = {r["protocol"]: r["test_cycle_acc"]["per_seed"] for r in result["rows"]}
     diff = result["difference_cycle_minus_shortcut"]
-    rows.append(["Cycle OE − Shortcut OE", "", "", *[_fmt(diff["per_seed"][s]) for s in seeds], mean_sd_text(diff)])
-    return ["protocol", "selection (val)", "marked val AUROC", *[f"test seed {s}" for s in seeds],
-            "test CycleAcc"], rows
+    rows = [[s, _fmt(cells["Shortcut OE"][s]), _fmt(cells["Cycle OE"][s]), _fmt(diff["per_seed"][s])]
+            for s in map(str, result["seeds"])]
+    means = {r["protocol"]: r["test_cycle_acc"] for r in result["rows"]}
+    rows.append(["mean ± sd", mean_sd_text(means["Shortcut OE"], 3), mean_sd_text(means["Cycle OE"], 3),
+                 mean_sd_text(diff, 3)])
+    return ["seed", "Shortcut OE", "Cycle OE", "Cycle − Shortcut"], rows
 
 
 def _fmt(value: float | None) -> str:
