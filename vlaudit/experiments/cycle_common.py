@@ -231,10 +231,15 @@ def mean_sd_text(cell: Mapping[str, Any], digits: int = 4) -> str:
 
 
 def write_outputs(out_dir: str | Path | None, name: str, result: Mapping[str, Any],
-                  csv_rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """``OUT/NAME.json`` (everything) and ``OUT/NAME.csv`` (one row per reported quantity), atomically."""
+                  csv_rows: Sequence[Mapping[str, Any]], *, split: str | None = None) -> dict[str, str]:
+    """``OUT/NAME.json`` (everything) and ``OUT/NAME.csv`` (one row per reported quantity), atomically.
+
+    ``split``: the split every CSV value is computed on (a first column, so no number comes without one).
+    """
     if out_dir is None:
         return {}
+    if split is not None:
+        csv_rows = [{"split": split, **row} for row in csv_rows]
     from vlaudit.tables import write_json, write_table
 
     out = Path(out_dir)

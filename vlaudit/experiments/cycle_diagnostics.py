@@ -109,7 +109,8 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0,
         result["files"] = {"plot": str(plot_family_bars(rows, Path(out_dir) / "diagnostics.png",
                                                         title=f"Exact-cycle diagnostics ({config.test_split} cycles)"))}
         result["files"].update(write_outputs(out_dir, "diagnostics", result,
-                                             flat_rows(rows, ("family", "probe"), ("cycle_acc", "tie_rate", "n"))))
+                                             flat_rows(rows, ("family", "probe"), ("cycle_acc", "tie_rate", "n")),
+                                             split=config.test_split))
     return result
 
 

@@ -28,9 +28,9 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
 
     features = read_features(features_dir)
     out = {}
+    images, captions = set(features.image_ids), set(features.caption_ids)
     for seed, path in cycles_paths.items():
         cycles = read_cycles(path)
-        images, captions = set(features.image_ids), set(features.caption_ids)
         for cycle in cycles:
             for image_id, caption_id, _ in cycle.entries():
                 if image_id not in images:

@@ -86,7 +86,8 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
         result["files"] = {"plot": str(plot)}
         result["files"].update(write_outputs(out_dir, "rank_sweep", result,
                                              flat_rows([{**r, "rank": str(r["rank"])} for r in rows], ("family", "rank"),
-                                                       ("cycle_acc", "tie_rate", "n"))))
+                                                       ("cycle_acc", "tie_rate", "n")),
+                                             split=config.test_split))
     return result
 
 

@@ -126,7 +126,8 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
         result["files"] = {"plot": str(plot)}
         result["files"].update(write_outputs(out_dir, "transfer", result,
                                              flat_rows(rows, ("train_family", "test_family", "off_diagonal"),
-                                                       ("cycle_acc", "alignment", "n"))))
+                                                       ("cycle_acc", "alignment", "n")),
+                                             split=f"{config.test_split} (alignment: {config.val_split})"))
     return result
 
 
