@@ -112,10 +112,21 @@ def _families(value: str | None) -> list[str] | None:
     return [f.strip() for f in value.split(",") if f.strip()] if value else None
 
 
-def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
-    from vlaudit.report.console import print_table
+def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
+    """A rich table whose first column (family / protocol names) never wraps; cells are preformatted text."""
+    from rich.console import Console
+    from rich.table import Table
 
-    print_table(title, *table)
+    table = Table(title=title)
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0, overflow="fold")
+    for row in rows:
+        table.add_row(*("—" if v is None else str(v) for v in row))
+    Console().print(table)
+
+
+def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
+    _print(title, *table)
     for item in result.get("unavailable", []):
         typer.echo(f"unavailable: {item['family']} (seed {item['seed']}): cycles per split {item['cycles']}")
     for name, path in result.get("files", {}).items():
@@ -198,10 +209,7 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
                      marked_features=marked_features)
     with torch_threads(threads):
         result = exp.run_oe(inputs, seed_list, config=config, families=_families(families), out_dir=out)
-    from vlaudit.report.console import print_table
-
-    print_table(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles",
-                *exp.seed_table_rows(result))
+    _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *exp.seed_table_rows(result))
     _finish(f"Shortcut-contaminated OE (Table 4) — rank {rank} + additive heads, mean ± sd over seeds",
             exp.table_rows(result), result)
 

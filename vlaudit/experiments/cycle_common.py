@@ -223,11 +223,14 @@ def flat_rows(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], values: Se
 
 
 def mean_sd_text(cell: Mapping[str, Any], digits: int = 4) -> str:
-    """'0.7312 ± 0.0123' (sample sd), '0.7312' for one seed, '—' when missing."""
+    """'0.7312 ± 0.0123' (sample sd), '0.7312' for one seed, '—' when missing; ' (2/3 seeds)' when some seed
+    has no value (e.g. a family withdrawn there by the minimum cycle count)."""
     if cell["mean"] is None:
         return "—"
     text = f"{cell['mean']:.{digits}f}"
-    return text if cell["sd"] is None else f"{text} ± {cell['sd']:.{digits}f}"
+    text = text if cell["sd"] is None else f"{text} ± {cell['sd']:.{digits}f}"
+    total = len(cell.get("per_seed", {}))
+    return text if cell["n_seeds"] >= total else f"{text} ({cell['n_seeds']}/{total} seeds)"
 
 
 def write_outputs(out_dir: str | Path | None, name: str, result: Mapping[str, Any],

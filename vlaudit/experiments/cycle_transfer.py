@@ -134,5 +134,5 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """One row per ordered pair: train → test family, transfer CycleAcc and alignment (mean ± sd)."""
     out = [[r["train_family"], r["test_family"] + ("" if r["off_diagonal"] else " (same)"),
-            mean_sd_text(r["cycle_acc"]), mean_sd_text(r["alignment"])] for r in result["rows"]]
+            mean_sd_text(r["cycle_acc"], 3), mean_sd_text(r["alignment"], 3)] for r in result["rows"]]
     return ["train family", "test family", "transfer CycleAcc (test)", "alignment (val)"], out
