@@ -136,3 +136,21 @@ def test_text_neighbor_family_builds_valid_balanced_cycles(tmp_path: Path) -> No
     neighbor = [word_overlap(c) for c in cycles if c.family == TEXT_NEIGHBOR_FAMILY]
     coarse = [word_overlap(c) for c in cycles if c.family == "coco-object-coarse"]
     assert np.mean(neighbor) > np.mean(coarse) + 0.1  # the swap changes little text
+
+
+def test_whatsup_spatial_reader_and_unknown_format(tmp_path: Path) -> None:
+    from vlaudit.errors import InputError
+
+    path = tmp_path / "coco_qa_two_obj.json"
+    path.write_text(json.dumps([[1, "A photo of a dog to the left of a cat", "A photo of a dog to the right of a cat"],
+                                [2, "A photo of a dog to the right of a cat", "A photo of a dog to the left of a cat"]]))
+    fmt, pairs = read_labelled_pairs(path)
+    assert fmt == "whatsup-spatial" and len(pairs) == 4
+    result = audit_pairs(pairs)  # the two rows complete one exact cycle
+    assert result["tv_caption"] == 0 and result["positives_in_cycles"] == 2 and result["negatives_in_cycles"] == 2
+    with pytest.raises(InputError, match="unknown format"):
+        read_labelled_pairs(path, "nope")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"a": 1}))
+    with pytest.raises(InputError, match="unknown JSON pair format"):
+        read_labelled_pairs(other)

@@ -25,7 +25,7 @@ import numpy as np
 
 TEXT_NEIGHBOR_FAMILY = "coco-object-text-neighbor"
 TOKEN_PATTERN = r"(?u)\b\w+\b"
-_CHUNK = 2048  # rows of the similarity matrix held densely at a time: bounds memory at COCO scale
+_CELLS = 8_000_000  # similarity entries held densely at a time (~64 MB float64): bounds memory at COCO scale
 
 
 def nearest_neighbors(texts: Sequence[str], image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -39,8 +39,9 @@ def nearest_neighbors(texts: Sequence[str], image: np.ndarray, rng: np.random.Ge
     priority = rng.permutation(n).astype(np.float64)
     out = np.full(n, -1, dtype=np.int64)
     transposed = vectors.T.tocsc()
-    for start in range(0, n, _CHUNK):
-        stop = min(n, start + _CHUNK)
+    chunk = max(16, _CELLS // n)
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
         sim = np.asarray((vectors[start:stop] @ transposed).todense(), dtype=np.float64)
         sim[image[start:stop, None] == image[None, :]] = -np.inf  # same image (and itself): never a neighbour
         best = sim.max(axis=1)
