@@ -101,6 +101,8 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
 def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str):
     from vlaudit.experiments.cycle_common import ExperimentConfig
 
+    if not lr > 0 or weight_decay < 0:
+        raise typer.BadParameter(f"need --lr > 0 and --weight-decay ≥ 0, got {lr} and {weight_decay}")
     names = [s.strip() for s in split_names.split(",")]
     if len(names) != 3 or not all(names) or len(set(names)) != 3:
         raise typer.BadParameter("--split-names takes three distinct names: train,val,test")
