@@ -85,7 +85,7 @@ def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float)
 
 
 _COCO_HELP = (
-    "Exact cycles from COCO instances and captions (7 families; Table 6 counts).\n\n"
+    "Exact cycles from COCO instances and captions (8 families; Table 6 counts).\n\n"
     "Object families read the categories a caption mentions from the shipped synonym table "
     "(vlaudit/builders/cycles/coco_synonyms.json: all 80 categories, plurals and common synonyms). "
     "Relations are valid over eligible instances (iscrowd=0, area >= --min-area of the image) with the margins "
@@ -110,7 +110,7 @@ def build_coco(
     size_ratio: float = _SIZE_RATIO,
     min_area: float = _MIN_AREA,
 ) -> None:
-    """Exact cycles from COCO instances and captions (7 families; Table 6 counts)."""
+    """Exact cycles from COCO instances and captions (8 families; Table 6 counts)."""
     from vlaudit.builders.cycles.coco import build_coco_cycles
 
     summary = build_coco_cycles(instances, captions, out, families=_families(families), seed=seed,
