@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import in_folder_option, out_folder_option
 
 
 def _csv(value: str) -> list[str]:
@@ -17,8 +18,8 @@ def _csv(value: str) -> list[str]:
 def vca_score(
     model: str = typer.Option(..., "--model", help="Model spec, e.g. hf:Qwen/Qwen3-VL-8B-Instruct or hf:DIR."),
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table (JSONL or Parquet)."),
-    images: Path = typer.Option(..., "--images", help="Directory the items' image paths are relative to."),
-    out: Path = typer.Option(..., "--out", help="Run directory (margins.parquet, manifest, summary, cache)."),
+    images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
+    out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
                                  help="Comma list from: original, text, blank, mean, mismatch, rele, irre."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),

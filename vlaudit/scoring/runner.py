@@ -37,7 +37,7 @@ from vlaudit.scoring.manifest import (
 )
 from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run, render
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import write_json, write_jsonl
+from vlaudit.tables import check_folder_target, write_json, write_jsonl
 
 MARGIN_COLUMNS = (
     "model", "dataset", "item_id", "context", "interface", "nll_yes", "nll_no", "margin", "label", "group_id",
@@ -129,7 +129,7 @@ def run_lock(out: Path) -> Iterator[None]:
     """An exclusive lock on RUN_DIR (released by the OS even on kill -9): two runs never share a cache."""
     import fcntl
 
-    out.mkdir(parents=True, exist_ok=True)
+    check_folder_target(out).mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "a+") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,0 +1,94 @@
+"""Failing well (issue 9): bad paths and options give one red line naming the file and option, exit 2, no
+traceback, and nothing half-written — checked on every command the app has, found by walking it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from vlaudit.cli import app
+from vlaudit.commands._options import FILE, FOLDER
+from vlaudit.errors import InputError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _walk(group: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """(command path, click command) of every leaf command (typer vendors its own click: duck-typed)."""
+    found = []
+    for name, command in sorted(group.commands.items()):
+        if hasattr(command, "commands"):
+            found += _walk(command, (*path, name))
+        else:
+            found.append(((*path, name), command))
+    return found
+
+
+COMMANDS = _walk(typer.main.get_command(app))
+OUT_COMMANDS = [(path, param.metavar) for path, command in COMMANDS for param in command.params
+                if "--out" in getattr(param, "opts", ())]
+
+
+def _id(case: tuple) -> str:
+    return " ".join(case[0])
+
+
+def test_the_walk_finds_the_commands_of_the_issue() -> None:
+    names = {" ".join(path) for path, _ in OUT_COMMANDS}
+    assert {"vca score", "vca report", "features", "data scenes", "cycles eval", "demo"} <= names
+
+
+@pytest.mark.parametrize("case", OUT_COMMANDS, ids=_id)
+def test_every_out_option_refuses_the_wrong_kind_of_path_before_running(case, tmp_path) -> None:
+    """``--out`` is the shared option of ``commands/_options.py`` (FOLDER or FILE) on every command: an existing
+    file where a folder is expected (or the reverse) is one InputError naming the path and ``--out``."""
+    path, kind = case
+    assert kind in (FOLDER, FILE), f"{' '.join(path)}: use out_folder_option / out_file_option for --out"
+    existing_file = tmp_path / "taken.txt"
+    existing_file.write_text("keep me\n")
+    existing_folder = tmp_path / "folder"
+    existing_folder.mkdir()
+    wrong = [existing_file, existing_file / "sub"] if kind == FOLDER else [existing_folder, existing_file / "x.json"]
+    for target in wrong:
+        # --out first: it is parsed (and refused) before the other, missing, options are even looked at
+        result = CliRunner().invoke(app, [*path, "--out", str(target)])
+        assert isinstance(result.exception, InputError), (path, target, result.output)
+        message = str(result.exception)
+        assert str(target) in message and "'--out'" in message
+        assert "not a folder" in message or "is a file" in message or "is a folder" in message
+    assert existing_file.read_text() == "keep me\n" and list(existing_folder.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "taken.txt"]
+
+
+def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+                   **(env or {})}
+    return subprocess.run([sys.executable, "-m", "vlaudit.cli", *args], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _one_red_line(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    return lines[0]
+
+
+def test_vca_score_out_file_is_one_line_and_no_model_is_loaded(tmp_path) -> None:
+    (tmp_path / "items.jsonl").write_text('{"item_id": "a", "image": "a.png", "question": "Is it?"}\n')
+    (tmp_path / "images").mkdir()
+    (tmp_path / "run").write_text("a file\n")
+    cache = tmp_path / "vlaudit-cache"
+    line = _one_red_line(_cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", "items.jsonl",
+                              "--images", "images", "--out", "run", cwd=tmp_path, env={"VLAUDIT_CACHE": str(cache)}))
+    assert "run" in line and "'--out'" in line and "not a folder" in line
+    assert not cache.exists()  # refused before the reference model was built or loaded
+    assert (tmp_path / "run").read_text() == "a file\n"
