@@ -92,3 +92,92 @@ def test_vca_score_out_file_is_one_line_and_no_model_is_loaded(tmp_path) -> None
     assert "run" in line and "'--out'" in line and "not a folder" in line
     assert not cache.exists()  # refused before the reference model was built or loaded
     assert (tmp_path / "run").read_text() == "a file\n"
+
+
+# ------------------------------------------------------------------------------------------------ vca score
+
+
+@pytest.fixture(scope="session")
+def _ref_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("vlaudit-cache")
+
+
+@pytest.fixture
+def ref_cache(_ref_root, monkeypatch) -> Path:
+    """One folder of reference models for this session (built on first use, offline)."""
+    monkeypatch.setenv("VLAUDIT_CACHE", str(_ref_root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return _ref_root
+
+
+def _main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
+    """Run the real entry point in-process: (exit status, stdout, stderr)."""
+    from vlaudit.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["vlaudit", *args])
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _bench(root: Path, n_images: int = 2, missing: int = 0) -> Path:
+    from PIL import Image
+
+    (root / "images").mkdir(parents=True)
+    rows = []
+    for i in range(n_images + missing):
+        if i < n_images:
+            Image.new("RGB", (32 + 8 * i, 24), (40 * i, 90, 200)).save(root / "images" / f"img{i}.png")
+        for j, label in enumerate(("yes", "no")):
+            rows.append({"item_id": f"i{i}_{j}", "image": f"img{i}.png", "question": f"Is the cat left {j}?",
+                         "label": label, "group_id": f"g{i}", "dataset": "toy", "split": "test"})
+    path = root / "items.jsonl"
+    path.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_vca_score_missing_images_folder_is_refused_before_the_model_loads(tmp_path) -> None:
+    _bench(tmp_path)
+    cache = tmp_path / "vlaudit-cache"
+    line = _one_red_line(_cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", "items.jsonl",
+                              "--images", "no/such/images", "--out", "run", cwd=tmp_path,
+                              env={"VLAUDIT_CACHE": str(cache)}))
+    assert "no/such/images" in line and "'--images'" in line and "not found" in line
+    assert not cache.exists() and not (tmp_path / "run").exists()
+
+
+def test_vca_score_where_every_record_fails_exits_nonzero_with_counts(tmp_path, ref_cache, capsys,
+                                                                     monkeypatch) -> None:
+    items = _bench(tmp_path / "bench", n_images=2)
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()  # an existing folder without the images: every record fails
+    run = tmp_path / "run"
+    code, _, err = _main(["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
+                          str(empty), "--out", str(run), "--contexts", "original,text"], capsys, monkeypatch)
+    assert code == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    line = err.strip()
+    assert err.count("error:") == 1 and "no record could be scored" in line
+    assert "8 failed (image file not found: 8)" in line and str(run / "failures.jsonl") in line
+    assert not (run / "margins.parquet").exists() and not (run / "summary.json").exists()
+    assert len((run / "failures.jsonl").read_text().splitlines()) == 8
+
+
+def test_vca_score_always_prints_failures_by_reason_and_their_file(tmp_path, ref_cache, capsys,
+                                                                  monkeypatch) -> None:
+    items = _bench(tmp_path / "bench", n_images=2, missing=1)
+    run = tmp_path / "run"
+    code, out, err = _main(["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
+                            str(tmp_path / "bench" / "images"), "--out", str(run), "--contexts",
+                            "original,text,irre"], capsys, monkeypatch)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "records not scored: 6 failed (image file not found: 6), 4 skipped (context irre: 4)" in flat
+    assert f"listed in {run / 'failures.jsonl'}" in flat
+    summary = __import__("json").loads((run / "summary.json").read_text())
+    assert summary["failures_by_reason"] == {"image file not found": 6}  # 2 items x 3 contexts
+    assert summary["skipped_by_context"] == {"irre": 4}

@@ -46,7 +46,7 @@ def vca_score(
     from vlaudit.contexts.image_contexts import CONTEXTS
     from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.runner import failure_line, run_scoring
     from vlaudit.sources.items import read_items
 
     context_list, interfaces = _csv(contexts), _csv(interface)
@@ -70,7 +70,8 @@ def vca_score(
                  "prefix_cache": not no_prefix_cache}
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console) as progress:
+                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
+                  transient=True) as progress:  # the summary table follows; an error stays one line
         task = progress.add_task("score", total=None, rate="")
 
         def on_plan(total: int, cached: int) -> None:
@@ -87,4 +88,5 @@ def vca_score(
                               on_progress=on_progress)
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
     print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    typer.echo(f"records not scored: {failure_line(summary)} — listed in {out / 'failures.jsonl'}")
     typer.echo(f"wrote {out / 'margins.parquet'}")
