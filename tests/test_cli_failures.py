@@ -181,3 +181,59 @@ def test_vca_score_always_prints_failures_by_reason_and_their_file(tmp_path, ref
     summary = __import__("json").loads((run / "summary.json").read_text())
     assert summary["failures_by_reason"] == {"image file not found": 6}  # 2 items x 3 contexts
     assert summary["skipped_by_context"] == {"irre": 4}
+
+
+# ------------------------------------------------------------------------------------------------ model specs
+
+
+@pytest.mark.parametrize("command", ["vca score", "features"])
+def test_a_missing_model_folder_is_named_not_a_repo_id_error(command, tmp_path, capsys, monkeypatch,
+                                                            no_network) -> None:
+    items = _bench(tmp_path / "bench")
+    (tmp_path / "cycles.jsonl").write_text('{"cycle_id": "c", "family": "toy", "image_1": "img0.png", "image_2": "img1.png", '
+                                           '"caption_1": "a", "caption_2": "b", "text_1": "x", "text_2": "y"}\n')
+    args = (["vca", "score", "--benchmark", str(items), "--model", "hf:/no/such/dir"] if command == "vca score"
+            else ["features", "--cycles", str(tmp_path / "cycles.jsonl"), "--model", "hf-clip:/no/such/dir"])
+    code, _, err = _main([*args, "--images", str(tmp_path / "bench" / "images"), "--out", str(tmp_path / "o")],
+                         capsys, monkeypatch)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "/no/such/dir" in err and "'--model'" in err and "folder does not exist" in err
+    assert "Repo id" not in err and not (tmp_path / "o").exists()
+
+
+def test_an_uncached_hub_id_offline_is_refused_at_once(tmp_path, capsys, monkeypatch, no_network) -> None:
+    items = _bench(tmp_path / "bench")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, _, err = _main(["vca", "score", "--model", "hf:vlaudit-tests/never-downloaded", "--benchmark", str(items),
+                          "--images", str(tmp_path / "bench" / "images"), "--out", str(tmp_path / "o")],
+                         capsys, monkeypatch)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "'vlaudit-tests/never-downloaded' is not in the local Hugging Face cache" in err
+    assert "HF_HUB_OFFLINE" in err and not (tmp_path / "o").exists()
+
+
+def test_model_source_accepts_folders_cached_hub_ids_and_online_hub_ids(tmp_path, monkeypatch) -> None:
+    from huggingface_hub import constants
+
+    from vlaudit.backends.model_source import check_model_source
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    repo = tmp_path / "hub" / "models--org--cached"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123")
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    check_model_source("hf", "org/cached")  # in the cache: loads offline
+    check_model_source("hf", str(tmp_path))  # an existing folder
+    with pytest.raises(InputError, match="not in the local Hugging Face cache"):
+        check_model_source("hf", "org/cached", revision="other")
+    with pytest.raises(InputError, match="not a file"):
+        check_model_source("hf", str(repo / "refs" / "main"))
+    for folder in ("./rel/model", "~/nowhere/model", "a/b/c", "../up"):
+        with pytest.raises(InputError, match="folder does not exist"):
+            check_model_source("hf", folder)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    check_model_source("hf", "org/not-cached")  # online: transformers downloads it
+
