@@ -237,3 +237,35 @@ def test_model_source_accepts_folders_cached_hub_ids_and_online_hub_ids(tmp_path
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     check_model_source("hf", "org/not-cached")  # online: transformers downloads it
 
+
+# ------------------------------------------------------------------------------------------------ features
+
+
+def _cycles(path: Path, rows: list[tuple[str, str, str]]) -> Path:
+    import json
+
+    path.write_text("".join(json.dumps({"cycle_id": cid, "family": "toy", "image_1": a, "image_2": b,
+                                        "caption_1": f"{cid}-1", "caption_2": f"{cid}-2",
+                                        "text_1": f"a photo {cid} one", "text_2": f"a photo {cid} two"}) + "\n"
+                        for cid, a, b in rows))
+    return path
+
+
+def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(tmp_path, ref_cache, capsys,
+                                                                          monkeypatch) -> None:
+    _bench(tmp_path / "bench", n_images=3)
+    images = tmp_path / "bench" / "images"
+    (images / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+    good = _cycles(tmp_path / "good.jsonl", [("c1", "img0.png", "img1.png"), ("c2", "img1.png", "img2.png")])
+    bad = _cycles(tmp_path / "bad.jsonl", [("c1", "img0.png", "img1.png"), ("c2", "broken.png", "img2.png")])
+    args = ["features", "--model", "ref:tiny-open-clip", "--images", str(images), "--batch-size", "2"]
+    code, _, err = _main([*args, "--cycles", str(bad), "--out", str(tmp_path / "new")], capsys, monkeypatch)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{bad}, record row 2 (cycle c2), field 'image_1'" in err and "'broken.png'" in err
+    assert not (tmp_path / "new").exists()  # no empty or half-written features folder
+    code, _, err = _main([*args, "--cycles", str(good), "--out", str(tmp_path / "feats")], capsys, monkeypatch)
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in (tmp_path / "feats").iterdir()}
+    code, _, err = _main([*args, "--cycles", str(bad), "--out", str(tmp_path / "feats")], capsys, monkeypatch)
+    assert code == 2 and "cycle c2" in err
+    assert {p.name: p.read_bytes() for p in (tmp_path / "feats").iterdir()} == before  # the old run is intact
