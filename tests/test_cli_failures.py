@@ -269,3 +269,32 @@ def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(tmp_pa
     code, _, err = _main([*args, "--cycles", str(bad), "--out", str(tmp_path / "feats")], capsys, monkeypatch)
     assert code == 2 and "cycle c2" in err
     assert {p.name: p.read_bytes() for p in (tmp_path / "feats").iterdir()} == before  # the old run is intact
+
+
+# ------------------------------------------------------------------------------------------------ reruns
+
+
+def test_vca_score_rerun_with_other_arguments_needs_overwrite(tmp_path, ref_cache, capsys, monkeypatch) -> None:
+    import json
+
+    items = _bench(tmp_path / "bench", n_images=2)
+    run = tmp_path / "run"
+    base = ["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
+            str(tmp_path / "bench" / "images"), "--out", str(run)]
+    code, _, err = _main([*base, "--contexts", "original,text,blank"], capsys, monkeypatch)
+    assert code == 0, err
+    margins = (run / "margins.parquet").read_bytes()
+    # the same run again (another batch size: operational only; context order: rows are sorted) is a resume
+    code, _, err = _main([*base, "--contexts", "blank,original,text", "--batch-size", "3"], capsys, monkeypatch)
+    assert code == 0, err
+    assert (run / "margins.parquet").read_bytes() == margins
+    code, _, err = _main([*base, "--contexts", "original,text", "--seed", "4"], capsys, monkeypatch)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{run}, field '--out': holds a run with other arguments" in err and "--overwrite" in err
+    assert "contexts: ['blank', 'original', 'text'] → ['original', 'text']" in err and "seed: 0 → 4" in err
+    assert (run / "margins.parquet").read_bytes() == margins  # nothing replaced
+    code, _, err = _main([*base, "--contexts", "original,text", "--overwrite"], capsys, monkeypatch)
+    assert code == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["n_units_scored_now"] == 0 and summary["n_units_from_cache"] == summary["n_unique_units"]
+    assert summary["contexts"] == {"original": 4, "text": 4}

@@ -36,6 +36,8 @@ def vca_score(
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable shared image-prefix reuse."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of a run with other arguments "
+                                                             "in --out (its score cache is kept and reused)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     from rich.console import Console
@@ -46,7 +48,7 @@ def vca_score(
     from vlaudit.contexts.image_contexts import CONTEXTS
     from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
-    from vlaudit.scoring.runner import failure_line, run_scoring
+    from vlaudit.scoring.runner import changed_arguments, failure_line, run_scoring
     from vlaudit.sources.items import read_items
 
     context_list, interfaces = _csv(contexts), _csv(interface)
@@ -57,17 +59,22 @@ def vca_score(
             raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
                              field=name)
     require_kind(model, "yesno")
-    items = read_items(benchmark)
-    backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
-                           revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
-                           trust_remote_code=trust_remote_code, interfaces=interfaces,
-                           prefix_cache=not no_prefix_cache)
     arguments = {"model": model, "benchmark": str(benchmark), "images": str(images), "out": str(out),
                  "contexts": context_list, "interface": interfaces, "batch_size": batch_size, "seed": seed,
                  "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
                  "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                  "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
                  "prefix_cache": not no_prefix_cache}
+    changed = [] if overwrite else changed_arguments(out, arguments)
+    if changed:
+        raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
+                         "its results (the score cache is kept and reused) or choose another --out",
+                         path=out, field="--out")
+    items = read_items(benchmark)
+    backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
+                           revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
+                           trust_remote_code=trust_remote_code, interfaces=interfaces,
+                           prefix_cache=not no_prefix_cache)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,

@@ -16,6 +16,9 @@ Outputs in RUN_DIR (all written atomically):
 
 A run starts by removing the previous results (they are rebuilt from the cache) and writes ``summary.json``
 last, so a killed run leaves either no results or complete ones, and ``summary.json`` marks a finished run.
+``vlaudit vca score`` refuses to replace the results of a run with other arguments
+(:func:`changed_arguments`) unless given ``--overwrite``; the cache serves both, since its keys name
+everything that determines a margin.
 """
 
 from __future__ import annotations
@@ -224,6 +227,36 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
     }
     write_json(out / "summary.json", summary)
     return summary
+
+
+# Arguments that change how a run is computed, not which margins it holds: a rerun may change them freely.
+OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", "chunk_size", "prefix_cache",
+                                   "strict"})
+_UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
+
+
+def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list[str]:
+    """``name: old → new`` for each argument of the run already in ``out_dir`` that ``arguments`` changes.
+
+    Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
+    operational arguments (:data:`OPERATIONAL_ARGUMENTS`) and arguments the old run did not record are
+    not compared."""
+    from vlaudit.tables import read_json
+
+    path = Path(out_dir) / "manifest.json"
+    if not path.is_file():
+        return []
+    try:
+        previous = read_json(path).get("arguments") or {}
+    except (InputError, AttributeError):
+        return ["manifest.json (unreadable)"]
+
+    def canonical(name: str, value: Any) -> Any:
+        return sorted(value) if name in _UNORDERED_ARGUMENTS and isinstance(value, list) else value
+
+    return [f"{name}: {previous[name]!r} → {value!r}" for name, value in arguments.items()
+            if name in previous and name not in OPERATIONAL_ARGUMENTS
+            and canonical(name, previous[name]) != canonical(name, value)]
 
 
 def _problems(records: Sequence[Record], model: str) -> list[dict[str, Any]]:
