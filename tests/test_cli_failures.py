@@ -298,3 +298,37 @@ def test_vca_score_rerun_with_other_arguments_needs_overwrite(tmp_path, ref_cach
     summary = json.loads((run / "summary.json").read_text())
     assert summary["n_units_scored_now"] == 0 and summary["n_units_from_cache"] == summary["n_unique_units"]
     assert summary["contexts"] == {"original": 4, "text": 4}
+
+
+def test_vca_score_survives_damaged_cache_chunks_bit_identically(tmp_path, ref_cache, capsys, monkeypatch) -> None:
+    """A finished run whose cache was damaged (one chunk truncated, one with a changed digit) reruns with a
+    warning naming each chunk, rescores just those, and writes byte-identical margins.parquet."""
+    import json
+
+    items = _bench(tmp_path / "bench", n_images=4)
+    run = tmp_path / "run"
+    command = ["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
+               str(tmp_path / "bench" / "images"), "--out", str(run), "--contexts", "original,text,blank",
+               "--interface", "yesno,truefalse", "--batch-size", "3", "--chunk-size", "4"]
+    code, _, err = _main(command, capsys, monkeypatch)
+    assert code == 0, err
+    reference = {name: (run / name).read_bytes() for name in ("margins.parquet", "failures.jsonl")}
+    chunks = sorted((run / "cache").glob("chunk-*.jsonl"))
+    assert len(chunks) >= 4
+    sizes = [len(path.read_text().splitlines()) - 1 for path in chunks]  # records (less the seal line)
+    data = chunks[1].read_bytes()
+    chunks[1].write_bytes(data[: len(data) // 3])
+    text = chunks[3].read_text()
+    nll = str(json.loads(text.splitlines()[0])["nll_yes"])
+    chunks[3].write_text(text.replace(nll, nll[:-1] + ("1" if nll[-1] != "1" else "2"), 1))
+    code, out, err = _main(command, capsys, monkeypatch)
+    assert code == 0, err
+    assert "Traceback" not in err and "invalid JSON" not in err
+    for path in (chunks[1], chunks[3]):
+        assert f"cache chunk {path} is damaged" in " ".join(err.split()), err
+        assert (run / "cache" / "damaged" / path.name).exists()
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["n_units_scored_now"] == sizes[1] + sizes[3]
+    assert [d["chunk"] for d in summary["damaged_cache_chunks"]] == [str(chunks[1]), str(chunks[3])]
+    for name, expected in reference.items():
+        assert (run / name).read_bytes() == expected, name

@@ -255,12 +255,16 @@ def write_json(path: str | Path, obj: Any) -> Path:
     return Path(path)
 
 
+def jsonl_line(row: dict[str, Any]) -> str:
+    """One compact JSON object and its newline, as :func:`write_jsonl` writes it (NaN as null)."""
+    return json.dumps(_nan_to_none(row), default=_json_default, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
     """Write one compact JSON object per line, atomically (keys keep their insertion order)."""
     with atomic_write(path) as handle:
         for row in rows:
-            handle.write(json.dumps(_nan_to_none(row), default=_json_default, ensure_ascii=False, separators=(",", ":")))
-            handle.write("\n")
+            handle.write(jsonl_line(row))
     return Path(path)
 
 

@@ -42,6 +42,7 @@ def vca_score(
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.text import Text
 
     from vlaudit.backends.base import INTERFACES
     from vlaudit.backends.registry import load_backend, require_kind
@@ -92,8 +93,10 @@ def vca_score(
         summary = run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
                               interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
                               chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
-                              on_progress=on_progress)
-    shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
+                              on_progress=on_progress,
+                              on_warning=lambda message: console.print(
+                                  Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
+    shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
     print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
     typer.echo(f"records not scored: {failure_line(summary)} — listed in {out / 'failures.jsonl'}")
     typer.echo(f"wrote {out / 'margins.parquet'}")

@@ -83,10 +83,12 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
                 contexts: Sequence[str], interfaces: Sequence[str], seed: int = 0, strict: bool = False,
                 model_name: str | None = None, chunk_size: int = 64, arguments: dict[str, Any] | None = None,
                 on_plan: Callable[[int, int], None] | None = None,
-                on_progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                on_progress: Callable[[int], None] | None = None,
+                on_warning: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Score every (item, context, interface) with ``backend`` and write the run directory; returns the summary.
 
-    ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar.
+    ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar;
+    ``on_warning(message)`` hears of damaged cache chunks moved aside (default: :func:`warnings.warn`).
     With ``strict`` a failed record raises :class:`InputError` before any scoring.
     """
     from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
@@ -131,7 +133,7 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
                              path=images_dir if counts["n_failed"] else None)
         return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
                                 store=store, seed=seed, chunk_size=chunk_size, on_plan=on_plan,
-                                on_progress=on_progress)
+                                on_progress=on_progress, on_warning=on_warning or _warn)
 
 
 @contextlib.contextmanager
@@ -172,8 +174,8 @@ def _remove_partial_outputs(out: Path) -> None:
 def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list[Record], units: list[Any], *,
                      out: Path, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
                      chunk_size: int, on_plan: Callable[[int, int], None] | None,
-                     on_progress: Callable[[int], None] | None) -> dict[str, Any]:
-    cache = ChunkCache(out / "cache")
+                     on_progress: Callable[[int], None] | None, on_warning: Callable[[str], None]) -> dict[str, Any]:
+    cache = ChunkCache(out / "cache", warn=on_warning)
     cached = cache.load()
     chunks = chunk_units(units, chunk_size)
     n_cached = sum(1 for u in units if u.key in cached)
@@ -219,7 +221,7 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
         "model": model, "n_items": len(items), "n_records": len(records), "n_scored_rows": len(rows),
         "n_failed": counts["n_failed"], "n_skipped": counts["n_skipped"],
         "n_unique_units": len(units), "n_units_from_cache": n_cached, "n_units_scored_now": n_scored,
-        "n_chunks": len(chunks), "seconds": elapsed,
+        "n_chunks": len(chunks), "damaged_cache_chunks": cache.damaged, "seconds": elapsed,
         "units_per_second": (n_scored / elapsed) if elapsed > 0 and n_scored else None,
         "records_per_second": (len(rows) / elapsed) if elapsed > 0 and n_scored else None,
         "failures_by_reason": counts["failures_by_reason"], "skipped_by_context": counts["skipped_by_context"],
@@ -257,6 +259,12 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list
     return [f"{name}: {previous[name]!r} → {value!r}" for name, value in arguments.items()
             if name in previous and name not in OPERATIONAL_ARGUMENTS
             and canonical(name, previous[name]) != canonical(name, value)]
+
+
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, stacklevel=3)
 
 
 def _problems(records: Sequence[Record], model: str) -> list[dict[str, Any]]:
