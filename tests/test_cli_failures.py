@@ -40,6 +40,14 @@ def _id(case: tuple) -> str:
     return " ".join(case[0])
 
 
+def test_every_command_and_every_option_has_help_text() -> None:
+    missing = [f"{' '.join(path)} {'/'.join(getattr(param, 'opts', ())) or param.name}"
+               for path, command in COMMANDS for param in command.params
+               if not (getattr(param, "help", None) or "").strip()]
+    missing += [" ".join(path) for path, command in COMMANDS if not (command.help or "").strip()]
+    assert not missing, f"without help text: {missing}"
+
+
 def test_the_walk_finds_the_commands_of_the_issue() -> None:
     names = {" ".join(path) for path, _ in OUT_COMMANDS}
     assert {"vca score", "vca report", "features", "data scenes", "cycles eval", "demo"} <= names

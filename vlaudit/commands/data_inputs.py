@@ -88,9 +88,9 @@ def data_vsr_inverse(
     entities: str = typer.Option("any", "--entities",
                                  help="'fields': only rows with matching subj/obj fields; 'any': also the "
                                       "caption template (random splits have no fields)."),
-    dataset: str | None = typer.Option(None, "--dataset"),
-    split: str | None = typer.Option(None, "--split"),
-    image_prefix: str = typer.Option("", "--image-prefix"),
+    dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
+    split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
+    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
@@ -129,8 +129,10 @@ def data_gsr_coco(
 def data_whatsup_controlled(
     controlled: Path = typer.Argument(..., help="What's Up controlled_images_dataset.json."),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
-    split: str | None = typer.Option(None, "--split"),
-    image_prefix: str = typer.Option("", "--image-prefix"),
+    split: str | None = typer.Option(None, "--split", help="Split name (default: the file stem)."),
+    image_prefix: str = typer.Option("", "--image-prefix",
+                                     help="Prefix added before each image_path (those of the released file start "
+                                          "with data/controlled_images/, so --images is the folder holding data/)."),
 ) -> None:
     """What's Up Controlled-A/B: one group per image, the first caption option true, the others false."""
     from vlaudit.builders.benchmark_items import controlled_items

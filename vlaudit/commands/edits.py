@@ -160,8 +160,8 @@ def edits_analyze(
                                             help="`vlaudit vca report` folder of the edit probes (default: --report)."),
     out: Path = out_folder_option(help="Output folder."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    resamples: int = typer.Option(5000, "--resamples"),
-    seed: int = typer.Option(_SEED, "--seed"),
+    resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the outcome intervals."),
+    seed: int = typer.Option(_SEED, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
     from vlaudit.experiments.edits_analysis import edit_outcomes, feasibility_audit

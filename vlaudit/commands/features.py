@@ -12,8 +12,9 @@ from vlaudit.commands._options import in_folder_option, out_file_option, out_fol
 
 @app.command("features")
 def features(
-    model: str = typer.Option(..., "--model", help="Dual encoder: hf-clip:<id|dir> or open_clip:<arch>\\[/<tag|ckpt>] "
-                                                  "or open_clip:local-dir:<dir>."),
+    model: str = typer.Option(..., "--model", help="Dual encoder: hf-clip:<id|dir>, open_clip:<arch>\\[/<tag|ckpt>], "
+                                                  "open_clip:local-dir:<dir> or a ref: dual encoder, e.g. "
+                                                  "ref:tiny-open-clip (vlaudit models list)."),
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
     images: Path = in_folder_option("--images", help="Folder the image files are relative to."),
     out: Path = out_folder_option(help="Features folder to write (images/texts Parquet + manifest)."),
