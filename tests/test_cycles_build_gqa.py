@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from vlaudit.builders.cycles import audit_cycles_file, build_gqa_cycles
+from vlaudit.builders.cycles.gqa import GQA_FAMILIES
 from vlaudit.builders.cycles.gqa_rules import GraphFacts, noun_key
 from vlaudit.errors import InputError
 from vlaudit.sources.gqa import parse_scene_graphs
@@ -93,6 +94,12 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "g.jsonl"
     summary = build_gqa_cycles(path, out, min_cycles=1)
     assert summary["splits"] == {"train": 0.6, "val": 0.1, "test": 0.3}
+    # two validation images: a family with no validation cycle is withdrawn whole (train and test included)
+    assert summary["unavailable"] and all(min(c.values()) == 0 for c in summary["unavailable"].values())
+    assert all(min(c.values()) >= 1 for c in summary["counts"].values())
+    written = {json.loads(line)["family"] for line in out.read_text().splitlines()}
+    assert written == set(summary["counts"]) and not written & set(summary["unavailable"])
+    summary = build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5")
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["family"] for r in rows} >= {"gqa-attribute", "gqa-relation-object"}
     split_of: dict[str, str] = {}
@@ -103,11 +110,11 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     assert audit["validity_violations"] == 0 and audit["max_abs_signed_degree"] == 0
     assert all(r["tv_image"] == 0 and r["tv_caption"] == 0 for r in audit["rows"])
     first = out.read_bytes()
-    build_gqa_cycles(path, out, min_cycles=1)
+    build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5")
     assert out.read_bytes() == first
     # the paper's default minimum makes every family of a 14-image pool unavailable
     summary = build_gqa_cycles(path, out)
-    assert summary["cycles_written"] == 0 and len(summary["unavailable"]) == 9
+    assert summary["cycles_written"] == 0 and set(summary["unavailable"]) == set(GQA_FAMILIES)
 
 
 @pytest.mark.parametrize(("mutate", "field"), [
@@ -144,3 +151,46 @@ def test_cli_fails_loudly_when_no_family_reaches_min_cycles(tmp_path: Path) -> N
                                       str(tmp_path / "gqa.jsonl"), "--min-cycles", "1000"])
     assert result.exit_code == 1
     assert "no family reached --min-cycles 1000" in result.output
+
+
+def test_finalize_withdraws_a_family_short_in_any_split() -> None:
+    """§D.5: a family with 120/19/60 cycles is unavailable whole — not kept for train and test."""
+    from vlaudit.builders.cycles.common import BuildResult, finalize
+
+    def blocks(family: str, split: str, n: int) -> list[dict]:
+        return [{"image_1": f"{family}{split}{2 * k}", "caption_1": f"c{2 * k}", "image_2": f"{family}{split}{2 * k + 1}",
+                 "caption_2": f"c{2 * k + 1}", "text_1": "a", "text_2": "b"} for k in range(n)]
+
+    result = BuildResult()
+    splits = [("train", 0.6), ("val", 0.1), ("test", 0.3)]
+    for split, n_binding in zip(("train", "val", "test"), (120, 19, 60), strict=True):
+        result.blocks[("gqa-binding", split)] = blocks("b", split, n_binding)
+        result.blocks[("gqa-attribute", split)] = blocks("a", split, 30)
+    rows, table = finalize(result, families=["gqa-attribute", "gqa-binding"], splits=splits, seed=0,
+                           min_cycles=30, max_cycles_per_family=None, file_names={})
+    assert {r["family"] for r in rows} == {"gqa-attribute"} and len(rows) == 90
+    assert table["unavailable"] == {"gqa-binding": {"train": 120, "val": 19, "test": 60}}
+    assert table["counts"] == {"gqa-attribute": {"train": 30, "val": 30, "test": 30}}
+
+
+def test_cli_table6_lists_the_withdrawn_family_with_its_counts(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vlaudit.cli import app
+
+    data = small_graphs()
+    # two more red/blue cars: 3 attribute blocks (cars and buses), while binding (red car next to blue bus) still has only 1
+    data.update({"5": graph({"a": {"name": "car", "attributes": ["red"]}}),
+                 "6": graph({"c": {"name": "car", "attributes": ["blue"]}})})
+    path = write(tmp_path, data)
+    out = tmp_path / "gqa.jsonl"
+    result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out", str(out),
+                                      "--families", "gqa-binding,gqa-attribute", "--splits", "test",
+                                      "--min-cycles", "2"])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "gqa.meta.json").read_text())
+    assert meta["unavailable"] == {"gqa-binding": {"test": 1}} and meta["counts"] == {"gqa-attribute": {"test": 3}}
+    for family, counts in meta["unavailable"].items():
+        assert f"unavailable: {family}" in result.output and f"test {counts['test']}" in result.output
+        assert family not in {json.loads(line)["family"] for line in out.read_text().splitlines()}
+    assert "(unavailable)" in result.output
