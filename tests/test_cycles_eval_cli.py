@@ -308,3 +308,13 @@ def test_a_bad_score_is_reported_at_its_own_row(tmp_path: Path, name: str) -> No
         write_jsonl(tmp_path / name, rows)
     with pytest.raises(InputError, match=r"record row 81, field 'score': score 'high' is not a finite number"):
         read_scores(tmp_path / name)
+
+
+def test_only_numeric_ids_become_text(tmp_path: Path) -> None:
+    from vlaudit.tables import read_records
+
+    rows = [{"item_id": 5, "vote_true_validator_id": [1, 2], "flag_id": True, "score": 3}]
+    for name in ("t.jsonl", "t.parquet"):
+        write_table(tmp_path / name, rows)
+        record = read_records(tmp_path / name)[0]
+        assert record["item_id"] == "5" and record["vote_true_validator_id"] == [1, 2] and record["score"] == 3

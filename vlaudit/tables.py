@@ -65,8 +65,9 @@ def id_text(value: Any) -> Any:
 
 
 def _ids_as_text(record: dict[str, Any]) -> dict[str, Any]:
+    # numbers only: a list of ids (VSR's vote_*_validator_id) stays a list
     for key, value in record.items():
-        if value is not None and not isinstance(value, str) and is_id_column(key):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and is_id_column(key):
             record[key] = id_text(value)
     return record
 
@@ -195,7 +196,7 @@ def read_table(path: str | Path, *, required: Sequence[str] = (), text: Sequence
         raise InputError(f"cannot read {fmt} table: {exc}", path=path) from exc
     for index, name in enumerate(table.column_names):
         column = table.column(index)
-        if is_id_column(name) and not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        if is_id_column(name) and (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
             try:
                 values = pa.array([id_text(v) for v in column.to_pylist()], type=pa.string())
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
