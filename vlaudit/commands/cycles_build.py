@@ -32,6 +32,12 @@ def _print_counts(summary: dict[str, Any]) -> None:
                 rows)
     for line in unavailable_lines(summary["unavailable"], minimum):
         typer.echo(line)
+    if summary.get("swap_reasons"):
+        from vlaudit.builders.cycles.gqa_rules import REASONS
+
+        print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
+                    ["family", *REASONS],
+                    [[family, *[counts.get(r, 0) for r in REASONS]] for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
         typer.echo(f"warning: {name}: {count}")
     for key in ("cycles", "captions", "meta"):
