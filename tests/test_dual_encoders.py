@@ -225,6 +225,11 @@ def test_cli_features_zero_shot_eval(tmp_path: Path, tiny_dirs: dict[str, Path],
                                  "--cycles", str(cycles_path), "--out", str(scores)])
     assert result.exit_code == 0, result.output + repr(result.exception)
     assert scores.read_text().splitlines()[0].replace('"', "") == "image_id,caption_id,score"
+    # the CSV holds the float64 cosines exactly (shortest repr), and the ids as written
+    from vlaudit.sources.cycle_tables import read_scores
+
+    direct = zero_shot_scores(read_features(tmp_path / "feats"), read_cycles(cycles_path))
+    assert read_scores(scores) == {(r["image_id"], r["caption_id"]): r["score"] for r in direct}
     result = runner.invoke(app, ["cycles", "eval", "--cycles", str(cycles_path), "--scores", str(scores),
                                  "--out", str(tmp_path / "eval.json"), "--resamples", "50", "--min-cycles", "1"])
     assert result.exit_code == 0, result.output + repr(result.exception)

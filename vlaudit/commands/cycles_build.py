@@ -142,7 +142,7 @@ def build_gqa(
     image_pattern: str = typer.Option("{image_id}.jpg", "--image-pattern",
                                       help="Image file name from its id (COCO-style: '{image_id:0>12}.jpg')."),
 ) -> None:
-    """Exact cycles from GQA scene graphs (attribute, relation-object, binding)."""
+    """Exact cycles from GQA scene graphs (attribute, relation-object, binding; cross-noun blocks apart)."""
     from vlaudit.builders.cycles.gqa import build_gqa_cycles
 
     summary = build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,

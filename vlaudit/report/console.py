@@ -38,7 +38,7 @@ def print_cycle_table(result: Mapping[str, Any], title: str = "CycleAcc") -> Non
         for split, summary in cells.items():
             lo, hi = summary["ci"]
             rows.append([family, split, summary["n"], summary["cycle_acc"], summary["ties"], summary["tie_rate"],
-                         f"[{_fmt(lo)}, {_fmt(hi)}]"])
+                         f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]"])
     splits = ", ".join(result.get("splits", []))
     print_table(f"{title} (split: {splits})" if splits else title,
                 ["family", "split", "n", "CycleAcc", "ties", "tie rate", "95% CI"], rows)

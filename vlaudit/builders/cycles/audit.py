@@ -135,7 +135,9 @@ def rules_from_meta(cycles_path: str | Path) -> GeometryRules:
 
 def audit_cycles_file(cycles_path: str | Path, annotations: Sequence[str | Path],
                       rules: GeometryRules | None = None) -> dict[str, Any]:
-    """Table 5 per family and split (split "all" for cycles without one); validity re-checked from ``annotations``."""
+    """Table 5 per family and split (split "unsplit" for cycles without one, as in ``cycles eval``); validity
+    re-checked from ``annotations``."""
+    from vlaudit.metrics.cycles import split_of
     from vlaudit.sources.cycle_tables import read_cycles
 
     cycles = read_cycles(cycles_path)
@@ -144,7 +146,7 @@ def audit_cycles_file(cycles_path: str | Path, annotations: Sequence[str | Path]
     db = _load_annotations(annotations, wanted, rules)
     groups: dict[tuple[str, str], list[Cycle]] = defaultdict(list)
     for cycle in cycles:
-        groups[(cycle.family, cycle.split or "all")].append(cycle)
+        groups[(cycle.family, split_of(cycle))].append(cycle)
     table = []
     total_violations = 0
     for (family, split), members in sorted(groups.items()):
