@@ -313,8 +313,10 @@ def test_a_bad_score_is_reported_at_its_own_row(tmp_path: Path, name: str) -> No
 def test_only_numeric_ids_become_text(tmp_path: Path) -> None:
     from vlaudit.tables import read_records
 
-    rows = [{"item_id": 5, "vote_true_validator_id": [1, 2], "flag_id": True, "score": 3}]
-    for name in ("t.jsonl", "t.parquet"):
-        write_table(tmp_path / name, rows)
+    rows = [{"item_id": 5, "vote_true_validator_id": [1, 2], "yes_token_id": 9454, "score": 3}]
+    for name in ("t.jsonl", "t.parquet", "t.csv"):
+        write_table(tmp_path / name, rows if name != "t.csv" else [{**rows[0], "vote_true_validator_id": None}])
         record = read_records(tmp_path / name)[0]
-        assert record["item_id"] == "5" and record["vote_true_validator_id"] == [1, 2] and record["score"] == 3
+        assert record["item_id"] == "5" and record["score"] == 3 and record["yes_token_id"] == 9454, name
+        if name != "t.csv":
+            assert record["vote_true_validator_id"] == [1, 2]

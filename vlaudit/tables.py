@@ -50,8 +50,10 @@ _ID_COLUMN = re.compile(r"(?:.*_)?id|(?:image|caption)_\d+")
 
 def is_id_column(name: str) -> bool:
     """Whether a column holds identifiers: ``id``, ``*_id`` (``image_id``, ``cycle_id``, …) or the cycles
-    table's ``image_1``/``caption_2``; such columns are read as text, never as numbers."""
-    return _ID_COLUMN.fullmatch(str(name)) is not None
+    table's ``image_1``/``caption_2``; such columns are read as text, never as numbers. Tokenizer ids
+    (``yes_token_id``) are numbers, not names, and stay numeric."""
+    name = str(name)
+    return _ID_COLUMN.fullmatch(name) is not None and not name.endswith("token_id")
 
 
 def id_text(value: Any) -> Any:

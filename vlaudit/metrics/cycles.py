@@ -151,7 +151,7 @@ def cycle_counts(cycles: Sequence[Cycle]) -> dict[str, dict[str, int]]:
 def withdraw_small_families(counts: Mapping[str, Mapping[str, int]], splits: Sequence[str], min_cycles: int
                             ) -> dict[str, dict[str, int]]:
     """The minimum-cycle rule (cycle paper §D.5): a family with fewer than ``min_cycles`` cycles in ANY of
-    ``splits`` is withdrawn whole — returned here as ``{family: {split: count}}`` — and reported nowhere else.
+    ``splits`` is withdrawn whole: returned here as ``{family: {split: count}}``, its cycles reported nowhere.
     (GQA binding with 18–19 validation cycles is "reported as unavailable", train and test included.)"""
     return {family: {split: int(cells.get(split, 0)) for split in splits}
             for family, cells in counts.items() if any(cells.get(split, 0) < min_cycles for split in splits)}
