@@ -293,7 +293,7 @@ def test_vsr_boxes_from_real_coco_instances(shared_data, tmp_path):
                                  "--instances", str(instances)])
     assert result.exit_code == 0, result.output
     original, inverse = read_items(tmp_path / "inv.jsonl")
-    assert original.extra["image_id"] == 453302 and original.boxes == inverse.boxes
+    assert original.extra["image_id"] == "453302" and original.boxes == inverse.boxes  # ids are read as text
     assert original.boxes["subject"] == [247.95, 194.35, 33.05, 27.46]
     result = runner.invoke(app, ["data", "vsr", str(split), "--out", str(tmp_path / "vsr.jsonl"),
                                  "--instances", str(instances)])

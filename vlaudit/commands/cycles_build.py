@@ -19,24 +19,33 @@ def _families(value: str | None) -> list[str] | None:
 
 
 def _print_counts(summary: dict[str, Any]) -> None:
-    """Table 6: cycles per family and split; unavailable cells show '—' (their count in the metadata)."""
-    from vlaudit.report.console import print_table
+    """Table 6: cycles per family and split of the written families; each withdrawn family (fewer than
+    --min-cycles cycles in some split, §D.5) is a row of '—' cells carrying its counts, and a line below."""
+    from vlaudit.report.console import print_table, unavailable_lines
 
     splits = list(summary["splits"])
-    missing = {(u["family"], u["split"]): u["cycles"] for u in summary["unavailable"]}
-    rows = []
-    for family, counts in summary["counts"].items():
-        rows.append([family, *[f"— ({missing[(family, s)]} < {summary['min_cycles']})" if (family, s) in missing
-                               else counts.get(s, 0) for s in splits]])
+    minimum = summary["min_cycles"]
+    rows = [[family, *[counts.get(s, 0) for s in splits]] for family, counts in summary["counts"].items()]
+    for family, counts in summary["unavailable"].items():
+        rows.append([f"{family} (unavailable)",
+                     *[f"— ({counts[s]}{' < ' + str(minimum) if counts[s] < minimum else ''})" for s in splits]])
     print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
                 rows)
+    for line in unavailable_lines(summary["unavailable"], minimum):
+        typer.echo(line)
+    if summary.get("swap_reasons"):
+        from vlaudit.builders.cycles.gqa_rules import REASONS
+
+        print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
+                    ["family", *REASONS],
+                    [[family, *[counts.get(r, 0) for r in REASONS]] for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
         typer.echo(f"warning: {name}: {count}")
     for key in ("cycles", "captions", "meta"):
         typer.echo(f"wrote {summary['paths'][key]}")
     if summary.get("cycles_written") == 0:
         # An empty cycles file would only fail one command later; say why here and fail now.
-        typer.echo(f"error: no family reached --min-cycles {summary['min_cycles']} in any split, so the cycles "
+        typer.echo(f"error: no family reached --min-cycles {minimum} in every split, so the cycles "
                    "file is empty; lower --min-cycles or use more images", err=True)
         raise typer.Exit(1)
 
@@ -71,7 +80,8 @@ _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata g
 _FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
 _SEED = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing.")
 _MAX_IMAGES = typer.Option(None, "--max-images", help="Seeded subsample of the image pool.")
-_MIN_CYCLES = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable.")
+_MIN_CYCLES = typer.Option(30, "--min-cycles", help="A family with fewer cycles in any split is unavailable: "
+                                                    "withdrawn whole (written nowhere, listed with its counts).")
 _MAX_CYCLES = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split.")
 _MARGIN_X = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b).")
 _MARGIN_Y = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b).")
@@ -133,7 +143,7 @@ def build_gqa(
     image_pattern: str = typer.Option("{image_id}.jpg", "--image-pattern",
                                       help="Image file name from its id (COCO-style: '{image_id:0>12}.jpg')."),
 ) -> None:
-    """Exact cycles from GQA scene graphs (attribute, relation-object, binding)."""
+    """Exact cycles from GQA scene graphs (attribute, relation-object, binding; cross-noun blocks apart)."""
     from vlaudit.builders.cycles.gqa import build_gqa_cycles
 
     summary = build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,

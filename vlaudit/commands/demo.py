@@ -29,7 +29,7 @@ def demo(
     summary = run_demo(out, config, log=lambda message: console.print(f"[bold cyan]›[/] {message}"))
     rows = [[f"{name} · {family}", value] for name, families in summary["cycles"]["cycle_acc"].items()
             for family, value in families.items()]
-    print_table("Exact CycleAcc (demo scenes)", ["scorer · family", "CycleAcc"], rows)
+    print_table("Exact CycleAcc, test split (demo scenes)", ["scorer · family", "CycleAcc"], rows)
     console.print(f"\n[bold green]Demo finished.[/] Results are in [bold]{out}[/]:")
     for name, relative in summary["files"].items():
         console.print(f"  {name:<10} {out / relative}")
