@@ -327,6 +327,9 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     :class:`vlaudit.backends.mistral_common_backend.MistralCommonBackend` (mistral-common prompts, VCA §11).
     ``weights=False`` loads config + tokenizer only: prompts and verbalizers, no scoring.
     """
+    from vlaudit.backends.model_source import check_model_source
+
+    check_model_source("hf", name, revision)  # a missing folder or uncached offline hub id: say so at once
     try:
         import torch
         import transformers
