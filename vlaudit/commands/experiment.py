@@ -15,10 +15,11 @@ from typing import Any
 import typer
 
 from vlaudit.commands._apps import experiment_app
+from vlaudit.commands._options import out_folder_option
 from vlaudit.commands.synthetic import parse_seeds
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
-_OUT = typer.Option(..., "--out", file_okay=False, help="Output folder: JSON, CSV, PNG (and built cycles/features).")
+_OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
 _SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2); "
                                                                "each runs on its own cycle split.")
 _CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order.")

@@ -8,13 +8,14 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._options import out_folder_option
 
 
 @cycles_app.command("audit-pairs")
 def audit_pairs(
     pairs: list[Path] = typer.Argument(..., help="Labelled pair files (SugarCrepe JSON, What's Up JSON, a cycles "
                                                  "file, or a table with image_id, caption_id|caption, label)."),
-    out: Path = typer.Option(..., "--out", file_okay=False, help="Folder for audit_pairs.json and audit_pairs.csv."),
+    out: Path = out_folder_option(help="Folder for audit_pairs.json and audit_pairs.csv."),
     fmt: str = typer.Option("auto", "--format", help="auto, table, sugarcrepe, whatsup-controlled, "
                                                      "whatsup-spatial or cycles (one for all files)."),
 ) -> None:
