@@ -34,7 +34,10 @@ def vca_score(
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repo code (off)."),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
-    no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable shared image-prefix reuse."),
+    prefix_cache: bool | None = typer.Option(
+        None, "--prefix-cache/--no-prefix-cache",
+        help="Force shared image-prefix KV reuse on/off (Qwen-VL). Default: decided per run from image vs "
+             "question tokens and questions per image; the decision is in manifest.json."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     from rich.console import Console
@@ -60,13 +63,13 @@ def vca_score(
     backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
                            revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
                            trust_remote_code=trust_remote_code, interfaces=interfaces,
-                           prefix_cache=not no_prefix_cache)
+                           prefix_cache=prefix_cache)
     arguments = {"model": model, "benchmark": str(benchmark), "images": str(images), "out": str(out),
                  "contexts": context_list, "interface": interfaces, "batch_size": batch_size, "seed": seed,
                  "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
                  "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                  "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
-                 "prefix_cache": not no_prefix_cache}
+                 "prefix_cache": prefix_cache}
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console) as progress:
@@ -86,4 +89,7 @@ def vca_score(
                               on_progress=on_progress)
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
     print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    decision = getattr(backend, "prefix_decision", None)
+    if decision:
+        typer.echo(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
     typer.echo(f"wrote {out / 'margins.parquet'}")

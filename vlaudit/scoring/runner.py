@@ -92,6 +92,8 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         raise InputError(f"unknown context(s) {unknown}; available: {', '.join(CONTEXTS)}", field="contexts")
     out = Path(out_dir)
     model = model_name or backend.spec
+    if hasattr(backend, "prepare"):  # run-shape decisions (e.g. prefix reuse) that describe() then records
+        backend.prepare(items, images_dir, list(interfaces))
     describe = backend.describe()
     spec_name = backend.spec.partition(":")[2]
     weights = local_weights_identity(spec_name)
