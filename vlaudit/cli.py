@@ -18,6 +18,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     factorial,
     features,
     models,
+    report,
     synthetic,
     vca_report,
     vca_score,

@@ -84,9 +84,10 @@ def data_vsr(
 def data_vsr_inverse(
     split_file: Path = typer.Argument(..., help="VSR split (jsonl)."),
     out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
-    entities: str = typer.Option("any", "--entities",
-                                 help="'fields': only rows with matching subj/obj fields; 'any': also the "
-                                      "caption template (random splits have no fields)."),
+    entities: str = typer.Option("fields", "--entities",
+                                 help="'fields' (default, VCA §18): only rows whose structured subj/obj fields "
+                                      "give the entities; 'any': also the caption template (random splits "
+                                      "have no fields)."),
     dataset: str | None = typer.Option(None, "--dataset"),
     split: str | None = typer.Option(None, "--split"),
     image_prefix: str = typer.Option("", "--image-prefix"),

@@ -189,10 +189,17 @@ def edits_analyze(
     print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
                 [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result["table"]],
                 digits=2)
-    cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "delta_pair_d", "n_cu", "cu", "n_dcc", "dcc"]
+    cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "n_cu", "cu", "n_dcc", "dcc"]
     print_table("Flip+visibility by source audit stratum (%)",
-                ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "Δ PairD", "C-U n", "C-U", "D-CC n", "D-CC"],
+                ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "C-U n", "C-U", "D-CC n", "D-CC"],
                 [[row.get(c) for c in cols] for row in result["table"]], digits=2)
+
+    def ci(row: dict, name: str) -> str:
+        return f"{row[name]:+.2f} [{row[f'{name}_lo']:+.2f}, {row[f'{name}_hi']:+.2f}]"
+
+    print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
+                ["model", "Joint − overall", "Δ PairD = Joint − Rel_o"],
+                [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result["table"]])
     cu = result["pooled_cu"]
     typer.echo(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
     typer.echo(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

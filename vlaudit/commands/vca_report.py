@@ -24,7 +24,7 @@ def vca_report(
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
     from vlaudit.errors import InputError
     from vlaudit.experiments.vca_report import ReportSettings, compute_report
-    from vlaudit.report.vca_tables import print_headline, write_report_files
+    from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
     from vlaudit.sources.margins import normalize_context, read_margins
 
     try:
@@ -38,4 +38,5 @@ def vca_report(
                                                  level=level))
     write_report_files(out, report, plot=plot)
     print_headline(report.runs, title=f"Visual Credit Audit — {margins.name}")
+    print_axes(report)
     typer.echo(f"wrote {out / 'vca.json'} and CSV tables in {out}")
