@@ -66,7 +66,7 @@ def test_tiny_model_builds_and_loads_offline(family: str, tmp_path: Path, no_net
 
 def test_bad_specs_and_missing_dependency(tmp_path: Path, tiny_dirs: dict[str, Path],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(InputError, match="cannot load"):
+    with pytest.raises(InputError, match="folder does not exist"):
         load_backend(f"hf-clip:{tmp_path / 'nothing'}")
     with pytest.raises(InputError, match="not found"):
         load_backend(f"open_clip:local-dir:{tmp_path / 'nothing'}")

@@ -36,7 +36,7 @@ def main() -> None:
         from rich.console import Console
         from rich.text import Text
 
-        Console(stderr=True).print(Text("error: ", style="bold red") + Text(str(exc)))
+        Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(str(exc)))
         sys.exit(2)
 
 

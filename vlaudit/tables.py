@@ -160,13 +160,47 @@ def read_table(path: str | Path, *, required: Sequence[str] = ()) -> pa.Table:
     return table
 
 
+def _not_a_folder(path: Path) -> Path | None:
+    """The nearest of ``path`` and its parents that exists and is not a folder (None when all is well)."""
+    for candidate in (path, *path.parents):
+        if candidate.is_dir():
+            return None
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return None
+
+
+def check_folder_target(path: str | Path, *, field: str | None = None) -> Path:
+    """``path`` if it is a folder or can be created as one; else :class:`InputError` naming it.
+
+    An existing file at ``path`` (or at a folder above it) would otherwise surface as a FileExistsError
+    traceback halfway through a run; commands call this before any work (see ``commands/_options.py``)."""
+    path = Path(path)
+    blocker = _not_a_folder(path)
+    if blocker is not None:
+        what = "exists and is not a folder" if blocker == path else f"cannot be created: {blocker} is a file"
+        raise InputError(f"{what}; give a folder path (created if missing)", path=path, field=field)
+    return path
+
+
+def check_file_target(path: str | Path, *, field: str | None = None) -> Path:
+    """``path`` if a file can be written there: not an existing folder, and its parent a folder or creatable."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a folder; give a file path", path=path, field=field)
+    blocker = _not_a_folder(path.parent)
+    if blocker is not None:
+        raise InputError(f"cannot be created: {blocker} is a file, not a folder", path=path, field=field)
+    return path
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success fsync and rename it over ``path``.
 
     On any exception the temporary file is removed and ``path`` is left as it was.
     """
-    path = Path(path)
+    path = check_file_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.fchmod(fd, 0o666 & ~_UMASK)

@@ -314,6 +314,9 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     ``prefix_cache``: None decides shared image-prefix reuse per run (:meth:`HFMLLMBackend.prepare`);
     True/False force it on/off.
     """
+    from vlaudit.backends.model_source import check_model_source
+
+    check_model_source("hf", name, revision)  # a missing folder or uncached offline hub id: say so at once
     try:
         import torch
         import transformers

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from vlaudit.commands._apps import cycles_app, cycles_build_app
+from vlaudit.commands._options import out_file_option
 
 _FAMILIES_HELP = "Comma-separated family names (default: all of this source)."
 _SPLITS_HELP = "Image-disjoint seeded splits 'name=fraction,...'; one name takes the whole pool (e.g. 'test')."
@@ -66,7 +67,7 @@ def _print_audit(result: dict[str, Any], name: str) -> None:
 
 
 # Options shared by the build commands (one definition, so their flags and help never drift apart).
-_OUT = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it.")
+_OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata go beside it.")
 _FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
 _SEED = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing.")
 _MAX_IMAGES = typer.Option(None, "--max-images", help="Seeded subsample of the image pool.")
@@ -170,7 +171,7 @@ def audit(
     cycles: Path = typer.Argument(..., help="Cycles file written by 'vlaudit cycles build'."),
     annotations: list[Path] = typer.Option(..., "--annotations",
                                            help="COCO instances JSON, GQA scene graphs or pairs JSONL (repeatable)."),
-    out: Path = typer.Option(..., "--out", help="Where to write the audit JSON."),
+    out: Path = out_file_option(help="Where to write the audit JSON."),
 ) -> None:
     """Table 5: marginal TVs (must be 0), max |signed degree| (0) and re-checked validity violations (0)."""
     from vlaudit.builders.cycles.audit import audit_cycles_file

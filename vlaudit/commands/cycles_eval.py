@@ -7,13 +7,14 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._options import out_file_option
 
 
 @cycles_app.command("eval")
 def cycles_eval(
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet), one row per block."),
     scores: Path = typer.Option(..., "--scores", help="Scores (CSV, JSONL or Parquet): image_id, caption_id, score."),
-    out: Path = typer.Option(..., "--out", help="Where to write the JSON result."),
+    out: Path = out_file_option(help="Where to write the JSON result."),
     tol: float = typer.Option(1e-9, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),

@@ -7,11 +7,12 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import app
+from vlaudit.commands._options import out_folder_option
 
 
 @app.command("demo")
 def demo(
-    out: Path = typer.Option(Path("runs/demo"), "--out", help="Output folder."),
+    out: Path = out_folder_option(Path("runs/demo"), help="Output folder."),
     quick: bool = typer.Option(False, "--quick", help="A smaller run (what the tests use)."),
     seed: int = typer.Option(0, "--seed", help="Seed of scenes, cycles, splits and contexts."),
 ) -> None:

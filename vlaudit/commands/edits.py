@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import data_app
+from vlaudit.commands._options import in_folder_option, out_folder_option
 
 edits_app = typer.Typer(help="Object-swap edits: build, blinded annotation export/import, analysis.",
                         no_args_is_help=True)
@@ -31,8 +32,8 @@ def _fmt_ci(ci: list) -> str:
 @edits_app.command("build")
 def edits_build(
     items_path: Path = typer.Argument(..., metavar="ITEMS", help="ITEMS table with relation groups and boxes."),
-    images: Path = typer.Option(..., "--images", help="Folder the ITEMS image paths are relative to."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    images: Path = in_folder_option("--images", help="Folder the ITEMS image paths are relative to."),
+    out: Path = out_folder_option(help="Output folder."),
     seed: int = typer.Option(_SEED, "--seed", help="Seed of the shuffle of positive groups."),
     min_gap: float = typer.Option(0.05, "--min-gap", help="Post-swap centre gap (fraction of the extent)."),
     max_iou: float = typer.Option(0.20, "--max-iou", help="Largest IoU of the two new boxes."),
@@ -81,7 +82,7 @@ def edits_build(
 @edits_app.command("export")
 def edits_export(
     build_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits build`."),
-    out: Path = typer.Option(..., "--out", help="Output folder (batches/ and the private key.csv)."),
+    out: Path = out_folder_option(help="Output folder (batches/ and the private key.csv)."),
     annotators: str = typer.Option("a1,a2,a3", "--annotators", help="Comma-separated annotator names."),
     repeat: float = typer.Option(0.10, "--repeat", help="Fraction of repeated items per batch."),
     seed: int = typer.Option(_SEED, "--seed", help="Seed of the per-annotator shuffles."),
@@ -103,7 +104,7 @@ def edits_export(
 @edits_app.command("import")
 def edits_import(
     export_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits export` (with key.csv)."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    out: Path = out_folder_option(help="Output folder."),
     answers: list[str] = typer.Option([], "--answers",
                                       help="NAME=FILE for a filled batch; default: batches/NAME/tasks.csv."),
     items_path: Path | None = typer.Option(None, "--items", help="Edits ITEMS table: writes accepted_items."),
@@ -157,7 +158,7 @@ def edits_analyze(
     report: Path = typer.Option(..., "--report", help="`vlaudit vca report` folder of the source benchmark."),
     edit_report: Path | None = typer.Option(None, "--edit-report",
                                             help="`vlaudit vca report` folder of the edit probes (default: --report)."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    out: Path = out_folder_option(help="Output folder."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     resamples: int = typer.Option(5000, "--resamples"),
     seed: int = typer.Option(_SEED, "--seed"),

@@ -7,13 +7,14 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import out_folder_option
 
 
 @vca_app.command("report")
 def vca_report(
     margins: Path = typer.Argument(..., help="MARGINS table (Parquet, CSV or JSONL); schema in "
                                              "vlaudit.sources.margins."),
-    out: Path = typer.Option(..., "--out", help="Output folder (vca.json, CSV tables, items/groups, plot)."),
+    out: Path = out_folder_option(help="Output folder (vca.json, CSV tables, items/groups, plot)."),
     controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts, comma-separated."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),
     seed: int = typer.Option(20260719, "--seed", help="Bootstrap seed."),
