@@ -84,18 +84,11 @@ def data_vsr(
 @data_app.command("vsr-inverse")
 def data_vsr_inverse(
     split_file: Path = typer.Argument(..., help="VSR split (jsonl)."),
-<<<<<<< HEAD
-    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
+    out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
     entities: str = typer.Option("fields", "--entities",
                                  help="'fields' (default, VCA §18): only rows whose structured subj/obj fields "
                                       "give the entities; 'any': also the caption template (random splits "
                                       "have no fields)."),
-=======
-    out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
-    entities: str = typer.Option("any", "--entities",
-                                 help="'fields': only rows with matching subj/obj fields; 'any': also the "
-                                      "caption template (random splits have no fields)."),
->>>>>>> fail9
     dataset: str | None = typer.Option(None, "--dataset"),
     split: str | None = typer.Option(None, "--split"),
     image_prefix: str = typer.Option("", "--image-prefix"),
