@@ -108,3 +108,43 @@ def test_missing_ray_says_how_to_install(monkeypatch) -> None:
     monkeypatch.setattr(builtins, "__import__", no_ray)
     with pytest.raises(MissingDependencyError, match=r"pip install 'vlaudit\[ray\]'"):
         import_ray()
+
+
+def test_vca_score_cli_with_ray_workers(local_ray, tmp_path, tmp_path_factory, no_network) -> None:
+    from typer.testing import CliRunner
+
+    import vlaudit.cli  # noqa: F401  (registers every command)
+    from vlaudit.commands._apps import app
+
+    model = tiny_model("qwen2-vl", tmp_path_factory)
+    bench = tmp_path / "bench"
+    make_benchmark(bench, n_images=3, questions=2)
+    args = ["vca", "score", "--model", f"hf:{model}", "--benchmark", str(bench / "items.jsonl"), "--images",
+            str(bench / "images"), "--contexts", "original,text", "--batch-size", "3"]
+    local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "local")])
+    assert local.exit_code == 0, local.output
+    remote = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "ray"), "--executor", "ray", "--workers", "2",
+                                      "--threads-per-worker", "1"])
+    assert remote.exit_code == 0, remote.output
+    assert (tmp_path / "ray" / "margins.parquet").read_bytes() == (tmp_path / "local" / "margins.parquet").read_bytes()
+
+
+def test_features_on_ray_equal_local_features(local_ray, tmp_path, no_network) -> None:
+    from test_dual_encoders import _write_dataset
+    from typer.testing import CliRunner
+
+    import vlaudit.cli  # noqa: F401  (registers every command)
+    from vlaudit.backends.tiny_dual import build_tiny_dual
+    from vlaudit.commands._apps import app
+
+    model = build_tiny_dual("open_clip", tmp_path / "clip", seed=0)
+    cycles_path, images_dir = _write_dataset(tmp_path)
+    args = ["features", "--model", f"open_clip:local-dir:{model}", "--cycles", str(cycles_path), "--images",
+            str(images_dir), "--batch-size", "2", "--device", "cpu"]
+    local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "local")])
+    assert local.exit_code == 0, local.output
+    remote = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "ray"), "--executor", "ray", "--workers", "2",
+                                      "--threads-per-worker", "1"])
+    assert remote.exit_code == 0, remote.output
+    for name in ("images.parquet", "texts.parquet"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()

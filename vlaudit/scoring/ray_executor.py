@@ -20,7 +20,7 @@ What does not scale out: planning, the cache writes and the report are one machi
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,17 @@ def import_ray() -> Any:
         raise MissingDependencyError("--executor ray needs Ray: pip install 'vlaudit[ray]' "
                                      f"(or pip install 'ray[data]') ({exc})") from None
     return ray
+
+
+# Environment the actors need to load models the way the driver does (offline flags, caches, import path).
+FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME", "VLAUDIT_CACHE", "PYTHONPATH")
+
+
+def ensure_ray(ray: Any, address: str | None) -> None:
+    """Join the Ray instance already initialised in this process, or start/connect one at ``address``."""
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {k: v for k, v in os.environ.items() if k in FORWARDED_ENV}})
 
 
 class ScoringWorker:
@@ -132,11 +143,7 @@ class RayExecutor:
     def start(self) -> RemoteBackend:
         """Connect to Ray, start the actors (each loads the model once) and return the planning proxy."""
         ray = self.ray
-        if not ray.is_initialized():
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                     runtime_env={"env_vars": {k: v for k, v in os.environ.items()
-                                               if k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME",
-                                                        "VLAUDIT_CACHE", "PYTHONPATH")}})
+        ensure_ray(ray, self.address)
         actor_class = ray.remote(num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker,
                                  max_restarts=0)(ScoringWorker)
         self.actors = [actor_class.remote(self.spec, self.load_options, self.threads)
@@ -181,6 +188,95 @@ class RayExecutor:
 
     def shutdown(self) -> None:
         """Stop the actors (the Ray instance stays up for the caller)."""
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.actors = []
+
+
+class FeatureWorker:
+    """A Ray actor body for dual encoders: one loaded model; encodes chunks of images (read from shared
+    storage) or texts."""
+
+    def __init__(self, spec: str, load_options: dict[str, Any], threads: int | None) -> None:
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        from vlaudit.backends.registry import load_backend
+
+        self.backend = load_backend(spec, **load_options)
+
+    def describe(self) -> dict[str, Any]:
+        return {"spec": self.backend.spec, "describe": self.backend.describe(),
+                "batch_size": getattr(self.backend, "batch_size", None)}
+
+    def encode_images(self, entries: Sequence[tuple[str, str]]) -> Any:
+        from PIL import Image
+
+        images = []
+        for image_id, path in entries:
+            try:
+                with Image.open(path) as image:
+                    images.append(image.convert("RGB"))
+            except Exception as exc:  # reported on the driver at the cycles record using the image
+                return {"error": (image_id, path, f"{type(exc).__name__}: {exc}")}
+        return self.backend.encode_images(images)
+
+    def encode_texts(self, texts: Sequence[str]) -> Any:
+        return self.backend.encode_texts(texts)
+
+
+class FeatureProxy:
+    """The driver's stand-in for a dual encoder: what the features manifest records."""
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.spec = info["spec"]
+        self.batch_size = info["batch_size"]
+        self._describe = info["describe"]
+
+    def describe(self) -> dict[str, Any]:
+        return self._describe
+
+
+class RayFeatureExecutor:
+    """``vlaudit features --executor ray``: the chunks of distinct images and texts encoded on ``workers``
+    actors (one model replica each), results gathered in chunk order — the same embeddings as a local run
+    with the same batch size and threads. Images are read by the actors from shared storage."""
+
+    def __init__(self, spec: str, load_options: dict[str, Any], *, workers: int = 1, address: str | None = None,
+                 gpus_per_worker: float = 0.0, cpus_per_worker: float = 1.0, threads: int | None = 1) -> None:
+        if workers < 1:
+            raise InputError("needs at least one worker", field="--workers")
+        self.ray = import_ray()
+        self.spec, self.load_options, self.workers, self.address = spec, dict(load_options), workers, address
+        self.gpus_per_worker, self.cpus_per_worker, self.threads = gpus_per_worker, cpus_per_worker, threads
+        self.actors: list[Any] = []
+
+    def start(self) -> FeatureProxy:
+        ensure_ray(self.ray, self.address)
+        actor_class = self.ray.remote(num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker)(FeatureWorker)
+        self.actors = [actor_class.remote(self.spec, self.load_options, self.threads) for _ in range(self.workers)]
+        return FeatureProxy(self.ray.get([actor.describe.remote() for actor in self.actors])[0])
+
+    def _map(self, method: str, payloads: Sequence[Any]) -> Iterator[Any]:
+        refs = [getattr(self.actors[i % len(self.actors)], method).remote(payload)
+                for i, payload in enumerate(payloads)]
+        for ref in refs:  # in chunk order, so progress and assembly follow the local order
+            yield self.ray.get(ref)
+
+    def encode_images(self, payloads: Sequence[Sequence[tuple[str, str]]], inputs: Any) -> Iterator[Any]:
+        for result in self._map("encode_images", payloads):
+            if isinstance(result, dict) and "error" in result:
+                image_id, path, detail = result["error"]
+                record, field_name = inputs.image_records.get(image_id, (None, None))
+                raise InputError(f"cannot decode image {image_id!r} ({path}): {detail}", path=inputs.source,
+                                 record=record, field=field_name)
+            yield result
+
+    def encode_texts(self, payloads: Sequence[Sequence[str]]) -> Iterator[Any]:
+        yield from self._map("encode_texts", payloads)
+
+    def shutdown(self) -> None:
         for actor in self.actors:
             self.ray.kill(actor)
         self.actors = []

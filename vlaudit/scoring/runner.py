@@ -245,7 +245,8 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
 
 # Arguments that change how a run is computed, not which margins it holds: a rerun may change them freely.
 OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", "chunk_size", "prefix_cache",
-                                   "strict"})
+                                   "strict", "executor", "address", "workers", "gpus_per_worker",
+                                   "threads_per_worker"})
 _UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
 
 
