@@ -88,7 +88,10 @@ class HFMLLMBackend:
         self.options = options
         self.family = str(getattr(model.config if model is not None else config, "model_type", "unknown"))
         self.batch_size = int(options.get("batch_size", 8))
-        self.prefix_cache = bool(options.get("prefix_cache", True)) and self.family in PREFIX_CACHE_FAMILIES
+        # None: decided per run by :meth:`prepare` from the run's shape; True/False: the user's override.
+        self.prefix_override: bool | None = options.get("prefix_cache")
+        self.prefix_cache = self.prefix_override is not False and self.family in PREFIX_CACHE_FAMILIES
+        self.prefix_decision: dict[str, Any] | None = None
         first = next(model.parameters()) if model is not None else None
         self.device = first.device if first is not None else None
         self.model_dtype = first.dtype if first is not None else None
@@ -174,7 +177,43 @@ class HFMLLMBackend:
             "template": template_fingerprint(),
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
             "prefix_cache": self.prefix_cache,
+            "prefix_cache_decision": self.prefix_decision,
         }
+
+    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any]:
+        """Decide shared-prefix reuse for this run from its shape (see
+        :func:`vlaudit.backends.hf_prefix_cache.prefix_cache_decision`): image-prefix and question-suffix
+        token counts of the first item with a readable image, and queries per image = items per image file ×
+        interfaces. Called by the runner before planning; the decision goes into ``describe()``."""
+        from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, split_prompt
+        from vlaudit.scoring.plan import ImageFailure, ImageStore
+
+        supported = self.family in PREFIX_CACHE_FAMILIES
+        per_image: dict[str, int] = {}
+        for item in items:
+            if item.image is not None:
+                per_image[item.image] = per_image.get(item.image, 0) + 1
+        prefix_tokens = suffix_tokens = 0
+        if supported and per_image:
+            store = ImageStore(images_dir)
+            for item in items:
+                if item.image is None:
+                    continue
+                try:
+                    image, _ = store.load(item.image)
+                except ImageFailure:
+                    continue
+                prefix, suffix = split_prompt(self.prompt(item.question, interfaces[0], True),
+                                              _IMAGE_BLOCK_END[self.family])
+                prefix_tokens = int(self.encode([prefix], [image])["input_ids"].shape[1])
+                suffix_tokens = len(self.tokenizer.encode(suffix, add_special_tokens=False))
+                break
+        queries = len(interfaces) * (sum(per_image.values()) / len(per_image)) if per_image else 0.0
+        self.prefix_decision = prefix_cache_decision(
+            prefix_tokens=prefix_tokens, suffix_tokens=suffix_tokens, queries_per_image=queries,
+            batch_size=self.batch_size, override=self.prefix_override, supported=supported)
+        self.prefix_cache = bool(self.prefix_decision["enabled"])
+        return self.prefix_decision
 
     # ------------------------------------------------------------------------------------------ scoring
 
@@ -316,7 +355,7 @@ def _resolve_dtype(dtype: str, device: str) -> Any:
 def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device_map: str | None = None,
                  batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
                  max_pixels: int | None = None, trust_remote_code: bool = False,
-                 interfaces: Sequence[str] = tuple(ANSWER_WORDS), prefix_cache: bool = True,
+                 interfaces: Sequence[str] = tuple(ANSWER_WORDS), prefix_cache: bool | None = None,
                  attn_implementation: str | None = None, weights: bool = True) -> Any:
     """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
 
@@ -326,6 +365,8 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     A model folder with a ``tekken.json`` (Ministral) is served by
     :class:`vlaudit.backends.mistral_common_backend.MistralCommonBackend` (mistral-common prompts, VCA §11).
     ``weights=False`` loads config + tokenizer only: prompts and verbalizers, no scoring.
+    ``prefix_cache``: None decides shared image-prefix reuse per run (:meth:`HFMLLMBackend.prepare`);
+    True/False force it on/off.
     """
     from vlaudit.backends.model_source import check_model_source
 

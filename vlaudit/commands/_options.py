@@ -59,3 +59,39 @@ def out_file_option(default: Any = ..., *, help: str) -> Any:
 def in_folder_option(name: str, default: Any = ..., *, help: str) -> Any:
     """An input folder option (e.g. ``--images``) that must exist."""
     return typer.Option(default, name, metavar=FOLDER, help=help, callback=_in_folder)
+
+
+# ----------------------------------------------------------------------------------- where forward passes run
+
+
+def _executor_choice(param: typer.CallbackParam, value: str) -> str:
+    if value not in ("local", "ray"):
+        from vlaudit.errors import InputError
+
+        raise InputError(f"unknown executor {value!r}; use local or ray", field=_name(param))
+    return value
+
+
+def executor_option() -> Any:
+    """``--executor local|ray``: this process, or Ray actors holding one model replica each."""
+    return typer.Option("local", "--executor", callback=_executor_choice,
+                        help="local (this process) or ray (actors, one model replica each; "
+                             "pip install 'vlaudit[ray]').")
+
+
+def ray_address_option() -> Any:
+    return typer.Option(None, "--address", help="Ray cluster to join: auto or ray://HOST:PORT "
+                                                "(default: start a local Ray instance).")
+
+
+def ray_workers_option() -> Any:
+    return typer.Option(1, "--workers", min=1, help="Ray actors (model replicas).")
+
+
+def ray_gpus_option() -> Any:
+    return typer.Option(0.0, "--gpus-per-worker", min=0.0, help="GPUs reserved per Ray actor.")
+
+
+def ray_threads_option() -> Any:
+    return typer.Option(None, "--threads-per-worker", min=1,
+                        help="torch CPU threads per Ray actor (default: torch's own).")

@@ -7,7 +7,16 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import app, cycles_app
-from vlaudit.commands._options import in_folder_option, out_file_option, out_folder_option
+from vlaudit.commands._options import (
+    executor_option,
+    in_folder_option,
+    out_file_option,
+    out_folder_option,
+    ray_address_option,
+    ray_gpus_option,
+    ray_threads_option,
+    ray_workers_option,
+)
 
 
 @app.command("features")
@@ -24,6 +33,11 @@ def features(
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
     revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only)."),
+    executor: str = executor_option(),
+    address: str | None = ray_address_option(),
+    workers: int = ray_workers_option(),
+    gpus_per_worker: float = ray_gpus_option(),
+    threads_per_worker: int | None = ray_threads_option(),
 ) -> None:
     """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
     from rich.progress import (
@@ -46,16 +60,29 @@ def features(
     options: dict[str, object] = {"batch_size": batch_size, "device": device, "dtype": dtype}
     if revision is not None:
         options["revision"] = revision
-    backend = load_backend(model, **options)
+    feature_executor = None
+    if executor == "ray":
+        from vlaudit.scoring.ray_executor import RayFeatureExecutor
+
+        feature_executor = RayFeatureExecutor(model, options, workers=workers, address=address,
+                                              gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
+        backend = feature_executor.start()
+    else:
+        backend = load_backend(model, **options)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), transient=True) as bar:
         tasks = {"images": bar.add_task("images", total=None), "texts": bar.add_task("texts", total=None)}
-        manifest = extract_features(
-            backend, inputs, out,
-            provenance={"cycles": str(cycles), "images_dir": str(images),
-                        "captions": None if captions is None else str(captions)},
-            progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total),
-        )
+        try:
+            manifest = extract_features(
+                backend, inputs, out,
+                provenance={"cycles": str(cycles), "images_dir": str(images),
+                            "captions": None if captions is None else str(captions)},
+                progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total),
+                executor=feature_executor,
+            )
+        finally:
+            if feature_executor is not None:
+                feature_executor.shutdown()
     counts = manifest["counts"]
     print_table(f"features — {model}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],

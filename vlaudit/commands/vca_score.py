@@ -7,7 +7,15 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import in_folder_option, out_folder_option
+from vlaudit.commands._options import (
+    executor_option,
+    in_folder_option,
+    out_folder_option,
+    ray_address_option,
+    ray_gpus_option,
+    ray_threads_option,
+    ray_workers_option,
+)
 
 
 def _csv(value: str) -> list[str]:
@@ -35,7 +43,15 @@ def vca_score(
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repo code (off)."),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
-    no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable shared image-prefix reuse."),
+    prefix_cache: bool | None = typer.Option(
+        None, "--prefix-cache/--no-prefix-cache",
+        help="Force shared image-prefix KV reuse on/off (Qwen-VL). Default: decided per run from image vs "
+             "question tokens and questions per image; the decision is in manifest.json."),
+    executor: str = executor_option(),
+    address: str | None = ray_address_option(),
+    workers: int = ray_workers_option(),
+    gpus_per_worker: float = ray_gpus_option(),
+    threads_per_worker: int | None = ray_threads_option(),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of a run with other arguments "
                                                              "in --out (its score cache is kept and reused)."),
 ) -> None:
@@ -65,17 +81,26 @@ def vca_score(
                  "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
                  "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                  "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
-                 "prefix_cache": not no_prefix_cache}
+                 "prefix_cache": prefix_cache, "executor": executor, "address": address, "workers": workers,
+                 "gpus_per_worker": gpus_per_worker, "threads_per_worker": threads_per_worker}
     changed = [] if overwrite else changed_arguments(out, arguments)
     if changed:
         raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
                          "its results (the score cache is kept and reused) or choose another --out",
                          path=out, field="--out")
     items = read_items(benchmark)
-    backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
-                           revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
-                           trust_remote_code=trust_remote_code, interfaces=interfaces,
-                           prefix_cache=not no_prefix_cache)
+    load_options = {"dtype": dtype, "device": device, "device_map": device_map, "batch_size": batch_size,
+                    "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
+                    "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache}
+    runner_executor = None
+    if executor == "ray":
+        from vlaudit.scoring.ray_executor import RayExecutor
+
+        runner_executor = RayExecutor(model, load_options, workers=workers, address=address,
+                                      gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
+        backend = runner_executor.start()
+    else:
+        backend = load_backend(model, **load_options)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
@@ -90,13 +115,20 @@ def vca_score(
             speed = progress.tasks[0].speed
             progress.update(task, rate=f"{speed:.1f} queries/s" if speed else "")
 
-        summary = run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
-                              interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
-                              chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
-                              on_progress=on_progress,
-                              on_warning=lambda message: console.print(
-                                  Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
+        try:
+            summary = run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
+                                  interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
+                                  chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
+                                  on_progress=on_progress, executor=runner_executor,
+                                  on_warning=lambda message: console.print(
+                                      Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
+        finally:
+            if runner_executor is not None:
+                runner_executor.shutdown()
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
     print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
     typer.echo(f"records not scored: {failure_line(summary)} — listed in {out / 'failures.jsonl'}")
+    decision = backend.describe().get("prefix_cache_decision")
+    if decision:
+        typer.echo(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
     typer.echo(f"wrote {out / 'margins.parquet'}")

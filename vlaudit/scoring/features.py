@@ -172,15 +172,19 @@ def _embedding_table(id_name: str, ids: list[str], hashes: list[str], matrix: np
     })
 
 
-def _encode_unique(keys: list[str], load: Callable[[Sequence[str]], list[Any]],
-                   encode: Callable[[Sequence[Any]], np.ndarray], chunk: int, task: str,
-                   progress: Progress | None) -> dict[str, np.ndarray]:
+def _encode_unique(keys: list[str], encode_part: Callable[[Sequence[str]], np.ndarray], chunk: int, task: str,
+                   progress: Progress | None,
+                   encode_parts: Callable[[list[list[str]]], Iterable[np.ndarray]] | None = None
+                   ) -> dict[str, np.ndarray]:
+    """Embed ``keys`` in chunks of ``chunk`` (the same chunks wherever they run, so the same numbers);
+    ``encode_parts`` (a Ray executor) encodes all chunks elsewhere and yields their matrices in order."""
     rows: dict[str, np.ndarray] = {}
     if progress is not None:
         progress(task, 0, len(keys))
-    for start in range(0, len(keys), chunk):
-        part = keys[start:start + chunk]
-        matrix = np.asarray(encode(load(part)), dtype=np.float32)
+    parts = [keys[start:start + chunk] for start in range(0, len(keys), chunk)]
+    matrices = encode_parts(parts) if encode_parts is not None else (encode_part(part) for part in parts)
+    for part, matrix in zip(parts, matrices, strict=True):
+        matrix = np.asarray(matrix, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(part):
             raise ValueError(f"{task}: backend returned shape {matrix.shape} for {len(part)} inputs")
         rows.update(zip(part, matrix, strict=True))
@@ -191,12 +195,14 @@ def _encode_unique(keys: list[str], load: Callable[[Sequence[str]], list[Any]],
 
 def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *,
                      provenance: Mapping[str, Any] | None = None, chunk: int | None = None,
-                     progress: Progress | None = None, workers: int = 4) -> dict[str, Any]:
+                     progress: Progress | None = None, workers: int = 4, executor: Any = None) -> dict[str, Any]:
     """Embed every image and caption of ``inputs`` once per distinct content; write the features folder.
 
     ``chunk`` (default: the backend's batch size) is how many distinct items are decoded and handed to the
     backend at a time, which bounds memory. Returns the manifest. Nothing is written (not even the folder)
     until every embedding is computed, so a bad image leaves no half-made features folder behind.
+    ``executor``: a :class:`~vlaudit.scoring.ray_executor.RayFeatureExecutor` encodes the same chunks on Ray
+    actors (``backend`` is then its proxy), giving the same embeddings.
     """
     from vlaudit.tables import check_folder_target, write_json, write_parquet
 
@@ -214,14 +220,19 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
             ids = [id_of_hash[k] for k in keys]
             return list(pool.map(lambda i: _open_rgb(inputs.images[i], i, inputs), ids))
 
-        image_rows = _encode_unique(list(id_of_hash), load, backend.encode_images, chunk, "images", progress)
+        remote_images = None if executor is None else (lambda parts: executor.encode_images(
+            [[(id_of_hash[k], str(inputs.images[id_of_hash[k]])) for k in part] for part in parts], inputs))
+        image_rows = _encode_unique(list(id_of_hash), lambda keys: backend.encode_images(load(keys)), chunk,
+                                    "images", progress, remote_images)
     caption_ids = list(inputs.texts)
     text_hashes = [sha256_text(inputs.texts[c]) for c in caption_ids]
     text_of_hash: dict[str, str] = {}
     for caption_id, digest in zip(caption_ids, text_hashes, strict=True):
         text_of_hash.setdefault(digest, inputs.texts[caption_id])
-    text_rows = _encode_unique(list(text_of_hash), lambda keys: [text_of_hash[k] for k in keys],
-                               backend.encode_texts, chunk, "texts", progress)
+    remote_texts = None if executor is None else (
+        lambda parts: executor.encode_texts([[text_of_hash[k] for k in part] for part in parts]))
+    text_rows = _encode_unique(list(text_of_hash), lambda keys: backend.encode_texts([text_of_hash[k] for k in keys]),
+                               chunk, "texts", progress, remote_texts)
     dims = {row.shape[0] for row in (*image_rows.values(), *text_rows.values())}
     if len(dims) > 1:
         raise ValueError(f"image and text embeddings have different dimensions: {sorted(dims)}")

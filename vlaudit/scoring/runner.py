@@ -29,17 +29,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlaudit.backends.base import YesNoRequest
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 from vlaudit.scoring.cache import ChunkCache
+from vlaudit.scoring.executors import IncompleteRunError, LocalExecutor, Shard, UnitTask
 from vlaudit.scoring.manifest import (
     git_commit,
     local_weights_identity,
     model_fingerprint,
     package_versions,
 )
-from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run, render
+from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.tables import check_folder_target, write_json, write_jsonl
 
@@ -84,11 +84,14 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
                 model_name: str | None = None, chunk_size: int = 64, arguments: dict[str, Any] | None = None,
                 on_plan: Callable[[int, int], None] | None = None,
                 on_progress: Callable[[int], None] | None = None,
-                on_warning: Callable[[str], None] | None = None) -> dict[str, Any]:
+                on_warning: Callable[[str], None] | None = None, executor: Any = None) -> dict[str, Any]:
     """Score every (item, context, interface) with ``backend`` and write the run directory; returns the summary.
 
     ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar;
     ``on_warning(message)`` hears of damaged cache chunks moved aside (default: :func:`warnings.warn`).
+    ``executor``: where the forward passes run — :class:`~vlaudit.scoring.executors.LocalExecutor` (default)
+    or :class:`~vlaudit.scoring.ray_executor.RayExecutor` (then ``backend`` is its planning proxy); either way
+    the cache, the shards and ``margins.parquet`` are the same.
     With ``strict`` a failed record raises :class:`InputError` before any scoring.
     """
     from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
@@ -98,12 +101,16 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         raise InputError(f"unknown context(s) {unknown}; available: {', '.join(CONTEXTS)}", field="contexts")
     out = Path(out_dir)
     model = model_name or backend.spec
+    if hasattr(backend, "prepare"):  # run-shape decisions (e.g. prefix reuse) that describe() then records
+        backend.prepare(items, images_dir, list(interfaces))
     describe = backend.describe()
     spec_name = backend.spec.partition(":")[2]
     weights = local_weights_identity(spec_name)
     fingerprint = model_fingerprint(describe, weights)
     per_interface = {interface: model_fingerprint(describe, weights, interface) for interface in interfaces}
     store = ImageStore(images_dir)
+    if hasattr(backend, "prefetch_prompts"):  # a remote backend renders every prompt in one round trip
+        backend.prefetch_prompts(items, interfaces)
     records, units = plan_run(items, store, contexts, interfaces, seed, per_interface, backend.prompt)
     failed = [r for r in records if r.status == "failed"]
     if strict and failed:
@@ -120,7 +127,8 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         "example_prompts": example_prompts(backend.prompt, interfaces, items[0].question),
         "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
         "seed": seed, "arguments": arguments or {}, "packages": package_versions(), "git_commit": git_commit(),
-        "n_items": len(items),
+        "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
+        "prefix_cache": describe.get("prefix_cache_decision"),
     }
     with run_lock(out):
         _remove_partial_outputs(out)
@@ -133,7 +141,7 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
                              path=images_dir if counts["n_failed"] else None)
         return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
                                 store=store, seed=seed, chunk_size=chunk_size, on_plan=on_plan,
-                                on_progress=on_progress, on_warning=on_warning or _warn)
+                                on_progress=on_progress, on_warning=on_warning or _warn, executor=executor)
 
 
 @contextlib.contextmanager
@@ -174,28 +182,35 @@ def _remove_partial_outputs(out: Path) -> None:
 def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list[Record], units: list[Any], *,
                      out: Path, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
                      chunk_size: int, on_plan: Callable[[int, int], None] | None,
-                     on_progress: Callable[[int], None] | None, on_warning: Callable[[str], None]) -> dict[str, Any]:
+                     on_progress: Callable[[int], None] | None, on_warning: Callable[[str], None],
+                     executor: Any = None) -> dict[str, Any]:
     cache = ChunkCache(out / "cache", warn=on_warning)
     cached = cache.load()
     chunks = chunk_units(units, chunk_size)
     n_cached = sum(1 for u in units if u.key in cached)
     if on_plan:
         on_plan(len(units), n_cached)
+    shards = [Shard(index, tuple(UnitTask.of(u) for u in chunk if u.key not in cache.records))
+              for index, chunk in enumerate(chunks)]
+    shards = [shard for shard in shards if shard.tasks]
     started = time.perf_counter()
     n_scored = 0
-    for chunk in chunks:
-        todo = [u for u in chunk if u.key not in cache.records]
-        if not todo:
-            continue
-        requests = [YesNoRequest(u.key, u.question, render(store, u.item, u.context, u.donor, seed), u.interface)
-                    for u in todo]
-        results = backend.score(requests)
-        cache.append({"key": r.key, "nll_yes": r.nll_yes, "nll_no": r.nll_no, "yes_token_id": r.yes_token_id,
-                      "no_token_id": r.no_token_id, "prompt_hash": r.prompt_hash,
-                      "n_prompt_tokens": r.n_prompt_tokens} for r in results)
-        n_scored += len(todo)
+
+    def on_shard_done(shard: Shard, rows: list[dict[str, Any]]) -> None:
+        nonlocal n_scored
+        cache.append(rows)
+        n_scored += len(shard.tasks)
         if on_progress:
-            on_progress(len(todo))
+            on_progress(len(shard.tasks))
+
+    failures = (executor or LocalExecutor()).run(shards, backend=backend, store=store, seed=seed,
+                                                  on_shard_done=on_shard_done)
+    if failures:
+        listed = "; ".join(f"{f.shard_id}: {f.error}" for f in failures[:5])
+        more = f" (+{len(failures) - 5} more)" if len(failures) > 5 else ""
+        raise IncompleteRunError(
+            f"{len(failures)} of {len(shards)} shards failed ({listed}{more}); the {len(shards) - len(failures)} "
+            f"finished ones are cached in {out / 'cache'} — rerun the same command to score the rest")
     elapsed = time.perf_counter() - started
 
     rows = []
@@ -233,7 +248,8 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
 
 # Arguments that change how a run is computed, not which margins it holds: a rerun may change them freely.
 OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", "chunk_size", "prefix_cache",
-                                   "strict"})
+                                   "strict", "executor", "address", "workers", "gpus_per_worker",
+                                   "threads_per_worker"})
 _UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
 
 
