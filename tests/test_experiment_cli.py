@@ -10,10 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from vlaudit.cli import app
+from vlaudit.errors import InputError
 
 FAMILIES = "coco-object-coarse,coco-box-relation"
 SPLITS = "train=0.6,val=0.2,test=0.2"
-BASE = ["--epochs", "3", "--lr", "0.03", "--families", FAMILIES]
+BASE = ["--epochs", "3", "--lr", "0.03", "--families", FAMILIES, "--min-cycles", "3"]  # 100 scenes: few cycles
 FAST = [*BASE, "--rank", "4"]
 
 
@@ -156,3 +157,34 @@ def test_inputs_errors_are_one_line(world: dict[str, Path]) -> None:
     result = CliRunner().invoke(app, ["experiment", "oe", "--out", str(world["root"] / "bad"), "--seeds", "0",
                                       "--cycles", str(world["c0"]), "--features", str(world["scenes"])])
     assert result.exit_code != 0
+
+
+def test_min_cycles_withdraws_a_family_per_seed_and_prints_its_counts(world: dict[str, Path]) -> None:
+    from vlaudit.metrics.cycles import cycle_counts, withdraw_small_families
+    from vlaudit.sources.cycle_tables import read_cycles
+
+    minimum = 10  # the 100-scene splits have about 10 val/test cycles per family: some seeds fall short
+    expected = [{"family": f, "seed": s, "cycles": c}
+                for s in (0, 1) for f, c in withdraw_small_families(
+                    cycle_counts(read_cycles(world[f"c{s}"])), ["train", "val", "test"], minimum).items()]
+    assert 0 < len(expected) < 4  # something is withdrawn, something is kept
+    out = world["root"] / "minimum"
+    args = [*_inputs(world), *BASE[:-1], str(minimum), "--ranks", "1"]
+    printed = _run(["experiment", "rank-sweep", "--out", str(out), *args])
+    result = json.loads((out / "rank_sweep.json").read_text())
+    assert result["min_cycles"] == minimum and result["config"]["min_cycles"] == minimum
+    assert sorted(result["unavailable"], key=str) == sorted(expected, key=str)
+    for item in expected:
+        for row in (r for r in [*result["rows"], *result["additive"]] if r["family"] == item["family"]):
+            assert row["cycle_acc"]["per_seed"][str(item["seed"])] is None  # never a number in that seed
+    assert "Unavailable: fewer than 10 cycles" in printed
+    assert all(item["family"] in printed for item in expected)
+
+
+def test_min_cycles_default_is_30_and_every_command_takes_it(world: dict[str, Path]) -> None:
+    for command in ("diagnostics", "rank-sweep", "oe", "transfer"):
+        assert "--min-cycles" in CliRunner().invoke(app, ["experiment", command, "--help"]).output
+    result = CliRunner().invoke(app, ["experiment", "diagnostics", "--out", str(world["root"] / "default"),
+                                      *_inputs(world), "--families", FAMILIES])
+    # an InputError: the real entry point prints it as one red line and exits 2
+    assert isinstance(result.exception, InputError) and "no family has 30 cycles" in str(result.exception)
