@@ -164,7 +164,7 @@ def test_min_cycles_withdraws_a_family_per_seed_and_prints_its_counts(world: dic
     from vlaudit.sources.cycle_tables import read_cycles
 
     minimum = 10  # the 100-scene splits have about 10 val/test cycles per family: some seeds fall short
-    expected = [{"family": f, "seed": s, "cycles": c}
+    expected = [{"family": f, "seed": s, "cycles": c, "withdrawn_by": "experiment"}
                 for s in (0, 1) for f, c in withdraw_small_families(
                     cycle_counts(read_cycles(world[f"c{s}"])), ["train", "val", "test"], minimum).items()]
     assert 0 < len(expected) < 4  # something is withdrawn, something is kept
@@ -188,3 +188,23 @@ def test_min_cycles_default_is_30_and_every_command_takes_it(world: dict[str, Pa
                                       *_inputs(world), "--families", FAMILIES])
     # an InputError: the real entry point prints it as one red line and exits 2
     assert isinstance(result.exception, InputError) and "no family has 30 cycles" in str(result.exception)
+
+
+def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dict[str, Path], tmp_path: Path) -> None:
+    from vlaudit.builders.cycles.coco import build_coco_cycles
+    from vlaudit.experiments.cycle_common import ExperimentConfig, select_families
+    from vlaudit.experiments.cycle_inputs import load_seed_inputs
+    from vlaudit.metrics.cycles import cycle_counts
+    from vlaudit.sources.cycle_tables import read_cycles
+
+    # Seed 1's build again with the builder's minimum at 10: a family short of 10 in a split is not written.
+    rebuilt = tmp_path / "seed1.jsonl"
+    build_coco_cycles(world["scenes"] / "instances.json", world["scenes"] / "captions.json", rebuilt,
+                      families=FAMILIES.split(","), seed=1, splits=SPLITS, min_cycles=10)
+    full = cycle_counts(read_cycles(world["c1"]))
+    gone = [f for f, cells in full.items() if min(cells.values()) < 10]
+    assert gone and not {c.family for c in read_cycles(rebuilt)} & set(gone)
+    inputs = load_seed_inputs({0: world["c0"], 1: rebuilt}, world["features"])
+    kept, unavailable = select_families(inputs, (0, 1), ExperimentConfig(min_cycles=3))
+    assert kept[0] == sorted(FAMILIES.split(",")) and not set(kept[1]) & set(gone)
+    assert unavailable == [{"family": f, "seed": 1, "cycles": full[f], "withdrawn_by": "build"} for f in sorted(gone)]

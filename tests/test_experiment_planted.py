@@ -134,7 +134,8 @@ def test_a_family_with_29_validation_cycles_is_withdrawn_whole(tmp_path: Path) -
     inputs = {0: _short_and_kept(0, 29), 1: _short_and_kept(1, 30)}
     result = cycle_diagnostics.run_diagnostics(inputs, (0, 1), config=FAST, out_dir=tmp_path)
     assert result["min_cycles"] == 30
-    assert result["unavailable"] == [{"family": "short", "seed": 0, "cycles": {"train": 60, "val": 29, "test": 40}}]
+    assert result["unavailable"] == [{"family": "short", "seed": 0, "cycles": {"train": 60, "val": 29, "test": 40},
+                                      "withdrawn_by": "experiment"}]
     cells = {(r["family"], r["probe"]): r for r in result["rows"]}
     for probe in result["probes"]:
         assert cells[("kept", probe)]["cycle_acc"]["n_seeds"] == 2
@@ -146,11 +147,12 @@ def test_a_family_with_29_validation_cycles_is_withdrawn_whole(tmp_path: Path) -
     _, table = cycle_diagnostics.table_rows(result)
     short_row = next(row for row in table if row[0] == "short")
     assert short_row[1] == "—/40" and all(cell.endswith("(1/2 seeds)") for cell in short_row[2:])
-    assert unavailable_table(result)[1] == [["short", 0, 60, 29, 40]]
+    assert unavailable_table(result)[1] == [["short", 0, 60, 29, 40, "experiment"]]
 
     # Withdrawn in every seed: the family has no number anywhere, in any of the four experiments.
     inputs = {s: _short_and_kept(s, 29, marker_delta=6.0) for s in (0, 1)}
-    withdrawn = [{"family": "short", "seed": s, "cycles": {"train": 60, "val": 29, "test": 40}} for s in (0, 1)]
+    withdrawn = [{"family": "short", "seed": s, "cycles": {"train": 60, "val": 29, "test": 40},
+                  "withdrawn_by": "experiment"} for s in (0, 1)]
     diagnostics = cycle_diagnostics.run_diagnostics(inputs, (0, 1), config=FAST)
     sweep = cycle_rank_sweep.run_rank_sweep(inputs, (0, 1), ranks=(1,), config=FAST)
     transfer = cycle_transfer.run_transfer(inputs, (0, 1), config=FAST)

@@ -86,7 +86,8 @@ class SeedInputs:
     """One seed's cycles and the features they index (image/caption id → row of ``x`` / ``y``).
 
     ``extra_texts``: additional caption rows (e.g. the OE-marked captions) keyed by caption id, appended to
-    ``y`` by :meth:`with_texts`.
+    ``y`` by :meth:`with_texts`. ``built_unavailable``: families the cycles build already withdrew by its own
+    minimum (``unavailable`` of its ``.meta.json``: family → {split: count}); they are in no cycle of the file.
     """
 
     seed: int
@@ -96,6 +97,7 @@ class SeedInputs:
     caption_ids: list[str]
     y: np.ndarray
     source: str = ""
+    built_unavailable: dict[str, dict[str, int]] = field(default_factory=dict)
     image_row: dict[str, int] = field(init=False)
     caption_row: dict[str, int] = field(init=False)
 
@@ -106,15 +108,17 @@ class SeedInputs:
         self.caption_row = {k: i for i, k in enumerate(self.caption_ids)}
 
     @classmethod
-    def from_features(cls, seed: int, cycles: list[Cycle], features: Any, source: str = "") -> SeedInputs:
+    def from_features(cls, seed: int, cycles: list[Cycle], features: Any, source: str = "",
+                      built_unavailable: Mapping[str, Mapping[str, int]] | None = None) -> SeedInputs:
         return cls(seed, cycles, list(features.image_ids), features.images, list(features.caption_ids),
-                   features.texts, source)
+                   features.texts, source, {f: dict(c) for f, c in (built_unavailable or {}).items()})
 
     def with_texts(self, extra: Mapping[str, np.ndarray]) -> SeedInputs:
         """A copy whose caption table also holds ``extra`` (caption id → feature row)."""
         keys = [k for k in extra if k not in self.caption_row]
         y = np.concatenate([self.y, np.stack([extra[k] for k in keys])]) if keys else self.y
-        return SeedInputs(self.seed, self.cycles, self.image_ids, self.x, self.caption_ids + keys, y, self.source)
+        return SeedInputs(self.seed, self.cycles, self.image_ids, self.x, self.caption_ids + keys, y, self.source,
+                          self.built_unavailable)
 
     def select(self, split: str, family: str | Sequence[str] | None = None) -> list[Cycle]:
         fams = None if family is None else {family} if isinstance(family, str) else set(family)
@@ -152,14 +156,17 @@ def select_families(inputs: Mapping[int, SeedInputs], seeds: Sequence[int], conf
                     wanted: Sequence[str] | None = None) -> tuple[dict[int, list[str]], list[dict[str, Any]]]:
     """Per seed, the families that pass the minimum-cycle rule (§D.5), and the withdrawn ones.
 
-    A family (``wanted``, default every family of any seed's cycles) with fewer than ``config.min_cycles``
-    cycles in any of the train / val / test splits of a seed (:func:`withdraw_small_families` over
-    :func:`cycle_counts`) is withdrawn whole in that seed: returned as ``{"family", "seed", "cycles": {split:
-    count}}`` and given no number there. A wanted family in no seed's cycles, or no family left in any seed,
-    is an InputError.
+    A family (``wanted``, default every family of any seed's cycles or build withdrawals) with fewer than
+    ``config.min_cycles`` cycles in any of the train / val / test splits of a seed (:func:`withdraw_small_families`
+    over :func:`cycle_counts`) is withdrawn whole in that seed: returned as ``{"family", "seed", "cycles":
+    {split: count}, "withdrawn_by": "experiment"}`` and given no number there. A family the cycles build already
+    withdrew (absent from the file, in :attr:`SeedInputs.built_unavailable`) is listed with the build's counts and
+    ``"withdrawn_by": "build"``. A wanted family unknown to every seed, or no family left in any seed, is an
+    InputError.
     """
     splits = list(config.splits)
-    present = sorted({c.family for s in seeds for c in inputs[s].cycles})
+    present = sorted({c.family for s in seeds for c in inputs[s].cycles}
+                     | {f for s in seeds for f in inputs[s].built_unavailable})
     if wanted:
         unknown = [f for f in wanted if f not in present]
         if unknown:
@@ -172,7 +179,12 @@ def select_families(inputs: Mapping[int, SeedInputs], seeds: Sequence[int], conf
         counts = cycle_counts([c for c in inputs[seed].cycles if c.split in splits and c.family in names])
         withdrawn = withdraw_small_families({f: counts.get(f, {}) for f in names}, splits, config.min_cycles)
         kept[seed] = [f for f in names if f not in withdrawn]
-        unavailable += [{"family": f, "seed": seed, "cycles": withdrawn[f]} for f in names if f in withdrawn]
+        for family in (f for f in names if f in withdrawn):
+            built = inputs[seed].built_unavailable.get(family) if family not in counts else None
+            unavailable.append({"family": family, "seed": seed,
+                                "cycles": withdrawn[family] if built is None else
+                                {split: int(built.get(split, 0)) for split in splits},
+                                "withdrawn_by": "experiment" if built is None else "build"})
     if not any(kept.values()):
         raise InputError(f"no family has {config.min_cycles} cycles in each of {', '.join(splits)} in any seed "
                          f"(cycle paper §D.5; lower --min-cycles for small inputs): "
@@ -293,11 +305,12 @@ def withdrawn_everywhere(result: Mapping[str, Any]) -> list[str]:
 
 
 def unavailable_table(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """One row per withdrawn (family, seed) with its cycles per split (the counts that failed §D.5's minimum)."""
+    """One row per withdrawn (family, seed) with its cycles per split (the counts that failed §D.5's minimum)
+    and whether the experiment or the cycles build withdrew it."""
     splits = [result["config"][k] for k in ("train_split", "val_split", "test_split")]
-    rows = [[item["family"], item["seed"], *[item["cycles"].get(split, 0) for split in splits]]
-            for item in result.get("unavailable", [])]
-    return ["family", "seed", *[f"{split} cycles" for split in splits]], rows
+    rows = [[item["family"], item["seed"], *[item["cycles"].get(split, 0) for split in splits],
+             item.get("withdrawn_by", "experiment")] for item in result.get("unavailable", [])]
+    return ["family", "seed", *[f"{split} cycles" for split in splits], "withdrawn by"], rows
 
 
 def write_outputs(out_dir: str | Path | None, name: str, result: Mapping[str, Any],
