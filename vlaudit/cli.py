@@ -23,6 +23,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     synthetic,
     vca_report,
     vca_score,
+    vca_score_dual,
 )
 from vlaudit.commands._apps import app
 
