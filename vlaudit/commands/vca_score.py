@@ -20,7 +20,8 @@ def vca_score(
     images: Path = typer.Option(..., "--images", help="Directory the items' image paths are relative to."),
     out: Path = typer.Option(..., "--out", help="Run directory (margins.parquet, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
-                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre."),
+                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre, "
+                                      "blur, patch-shuffle (stress probes, never controls)."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
