@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
@@ -45,10 +46,46 @@ class VerbalizerError(InputError):
     """A verbalizer that the tokenizer splits into more than one token."""
 
 
-def template_fingerprint() -> dict[str, Any]:
-    """The fixed prompt pieces (question templates, generation prefix, system message)."""
-    return {"question_templates": QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
-            "qwen_system": QWEN_SYSTEM, "verbalizers": INTERFACES}
+def template_fingerprint(question_templates: dict[str, str] | None = None,
+                         system: str | None = None) -> dict[str, Any]:
+    """The prompt pieces (question templates, generation prefix, system message). With the defaults it is the
+    same dict as before per-backend templates existed, so default runs keep their cache keys; a ``system``
+    override (``vca score --system``) is added as its own entry."""
+    out = {"question_templates": question_templates or QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
+           "qwen_system": QWEN_SYSTEM, "verbalizers": INTERFACES}
+    if system is not None:
+        out["system"] = system
+    return out
+
+
+def merge_question_templates(overrides: dict[str, Any] | None, *, path: str | Path | None = None) -> dict[str, str]:
+    """The default :data:`QUESTION_TEMPLATES` with ``overrides`` (interface → template with one ``{question}``
+    field) applied; an unknown interface or a template without exactly one ``{question}`` is an InputError."""
+    import string
+
+    merged = dict(QUESTION_TEMPLATES)
+    for interface, template in (overrides or {}).items():
+        if interface not in QUESTION_TEMPLATES:
+            raise InputError(f"unknown interface {interface!r}; templates exist for {', '.join(QUESTION_TEMPLATES)}",
+                             path=path, field=str(interface))
+        fields = [name for _, name, _, _ in string.Formatter().parse(template)] if isinstance(template, str) else None
+        if fields is None or [f for f in fields if f is not None] != ["question"]:
+            raise InputError("a template must be a string with exactly one {question} field and no other",
+                             path=path, field=str(interface))
+        merged[interface] = template
+    return merged
+
+
+def read_question_templates(path: str | Path) -> dict[str, str]:
+    """A ``--template`` file: a JSON object interface → template with one ``{question}`` field, e.g.
+    ``{"yesno": "{question} Please answer yes or no."}``; interfaces it omits keep their default template."""
+    from vlaudit.tables import read_json
+
+    value = read_json(path)
+    if not isinstance(value, dict) or not value:
+        raise InputError("a template file must be a non-empty JSON object: interface -> template", path=path)
+    merge_question_templates(value, path=path)
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _plain_size(size: Any) -> dict[str, Any] | None:
@@ -81,6 +118,12 @@ class HFMLLMBackend:
         self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
         self._logits_to_keep = True
         self._prompts: dict[tuple[Any, ...], str] = {}
+        # wording diagnostics (VCA §18): per-backend question templates and system message, defaults as before
+        self._template_overrides = dict(options.get("question_templates") or {})
+        merge_question_templates(self._template_overrides)
+        self.system_override: str | None = options.get("system")
+        self.system = self.system_override if self.system_override is not None else (
+            QWEN_SYSTEM if self.family in QWEN_FAMILIES else None)
 
     # ------------------------------------------------------------------------------------------ prompts
 
@@ -102,13 +145,18 @@ class HFMLLMBackend:
                 f"splits {'; '.join(bad)}", field="interface")
         return ids[0], ids[1]
 
+    @property
+    def question_templates(self) -> dict[str, str]:
+        """The module defaults (read live) with this backend's ``--template`` overrides on top."""
+        return {**QUESTION_TEMPLATES, **self._template_overrides}
+
     def messages(self, question: str, interface: str, with_image: bool) -> list[dict[str, Any]]:
-        text = QUESTION_TEMPLATES[interface].format(question=question)
+        text = self.question_templates[interface].format(question=question)
         content: list[dict[str, Any]] = [{"type": "image"}] if with_image else []
         content.append({"type": "text", "text": text})
         messages: list[dict[str, Any]] = []
-        if self.family in QWEN_FAMILIES:
-            messages.append({"role": "system", "content": [{"type": "text", "text": QWEN_SYSTEM}]})
+        if self.system:  # an empty --system sends no system turn
+            messages.append({"role": "system", "content": [{"type": "text", "text": self.system}]})
         messages.append({"role": "user", "content": content})
         return messages
 
@@ -116,8 +164,9 @@ class HFMLLMBackend:
         """The exact serialized prompt (one image placeholder, before the processor expands it)."""
         # Rendering the jinja chat template costs more than a tiny model's forward; the memo key holds every
         # module-level prompt piece too, so a changed template is never served a stale prompt.
-        memo_key = (question, interface, with_image, QUESTION_TEMPLATES.get(interface), GENERATION_PREFIX,
-                    QWEN_SYSTEM)
+        memo_key = (question, interface, with_image,
+                    self._template_overrides.get(interface, QUESTION_TEMPLATES.get(interface)), GENERATION_PREFIX,
+                    self.system)
         cached = self._prompts.get(memo_key)
         if cached is None:
             rendered = self.processor.apply_chat_template(
@@ -147,7 +196,7 @@ class HFMLLMBackend:
                              "max_pixels": self.options.get("max_pixels"),
                              "image_processor_size": _plain_size(size)},
             "chat_template_sha256": sha256_text(str(getattr(self.processor, "chat_template", "") or "")),
-            "template": template_fingerprint(),
+            "template": template_fingerprint(self.question_templates, self.system_override),
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
             "prefix_cache": self.prefix_cache,
         }
@@ -266,13 +315,17 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
                  batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
                  max_pixels: int | None = None, trust_remote_code: bool = False,
                  interfaces: Sequence[str] = tuple(INTERFACES), prefix_cache: bool = True,
-                 attn_implementation: str | None = None) -> HFMLLMBackend:
+                 attn_implementation: str | None = None, question_templates: dict[str, str] | None = None,
+                 system: str | None = None) -> HFMLLMBackend:
     """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
 
     ``dtype`` auto is bf16 on a GPU and fp32 on the CPU; ``min_pixels``/``max_pixels`` set the image
     processor's pixel budget (Qwen-VL families) and are recorded in :meth:`HFMLLMBackend.describe`.
     Verbalizers of every interface in ``interfaces`` are checked to be single tokens before returning.
+    ``question_templates`` (interface → template, merged over :data:`QUESTION_TEMPLATES`) and ``system`` (the
+    system message of every family; "" for none) replace the default wording.
     """
+    merge_question_templates(question_templates)  # a bad template fails before the model loads
     try:
         import torch
         import transformers
@@ -307,5 +360,6 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     options = {"dtype": str(torch_dtype).replace("torch.", ""), "device": device, "device_map": device_map,
                "batch_size": batch_size, "revision": revision, "min_pixels": min_pixels,
                "max_pixels": max_pixels, "trust_remote_code": trust_remote_code,
-               "interfaces": list(interfaces), "prefix_cache": prefix_cache}
+               "interfaces": list(interfaces), "prefix_cache": prefix_cache,
+               "question_templates": question_templates, "system": system}
     return HFMLLMBackend(f"hf:{name}", model, processor, options=options)

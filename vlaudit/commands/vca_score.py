@@ -36,12 +36,17 @@ def vca_score(
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable shared image-prefix reuse."),
+    template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
+                                                           "{question} field (wording diagnostics, VCA §18)."),
+    system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
+                                                      "'You are a helpful assistant.', others none; '' for none)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from vlaudit.backends.base import INTERFACES
+    from vlaudit.backends.hf_mllm import read_question_templates
     from vlaudit.backends.registry import load_backend, require_kind
     from vlaudit.contexts.image_contexts import CONTEXTS
     from vlaudit.errors import InputError
@@ -57,17 +62,19 @@ def vca_score(
             raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
                              field=name)
     require_kind(model, "yesno")
+    templates = None if template is None else read_question_templates(template)
     items = read_items(benchmark)
     backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
                            revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
                            trust_remote_code=trust_remote_code, interfaces=interfaces,
-                           prefix_cache=not no_prefix_cache)
+                           prefix_cache=not no_prefix_cache, question_templates=templates, system=system)
     arguments = {"model": model, "benchmark": str(benchmark), "images": str(images), "out": str(out),
                  "contexts": context_list, "interface": interfaces, "batch_size": batch_size, "seed": seed,
                  "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
                  "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                  "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
-                 "prefix_cache": not no_prefix_cache}
+                 "prefix_cache": not no_prefix_cache, "template": None if template is None else str(template),
+                 "question_templates": templates, "system": system}
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console) as progress:
