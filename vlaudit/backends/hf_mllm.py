@@ -5,8 +5,9 @@ holding the image (none for the text-only context — no placeholder either) and
 ``QUESTION_TEMPLATES[interface]``; Qwen families get the explicit system message "You are a helpful
 assistant.", the others none. Both are per-backend options with these defaults (``vca score --template`` /
 ``--system``, the wording diagnostics of VCA §18) and enter the model fingerprint, hence every cache key.
-After the template's generation prompt comes the fixed generation prefix ``GENERATION_PREFIX``; the continuation is a literal verbalizer from :data:`vlaudit.backends.base.INTERFACES`
-(" yes"/" no", " true"/" false"), each of which must be one token (checked at load, before any scoring).
+After the template's generation prompt comes the fixed generation prefix ``GENERATION_PREFIX``; the
+continuation is a literal verbalizer from :data:`vlaudit.backends.base.INTERFACES` (" yes"/" no",
+" true"/" false"), each of which must be one token (checked at load, before any scoring).
 Prompt tokens are masked, so the NLL of the one-token continuation is −log p(verbalizer | prompt), and both
 verbalizers are read from the log-softmax at the last position of **one** forward pass;
 margin m = NLL(no) − NLL(yes).
