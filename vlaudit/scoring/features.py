@@ -327,8 +327,13 @@ def zero_shot_scores(features: Features, cycles: Iterable[Cycle], *, source: str
     if not pairs:
         return []
     keys = list(pairs)
-    left = features.images[[image_index[u] for u, _ in keys]].astype(np.float64)
-    right = features.texts[[caption_index[v] for _, v in keys]].astype(np.float64)
-    norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
-    scores = np.einsum("ij,ij->i", left, right) / np.where(norms > 0, norms, 1.0)
+    scores = pair_cosines(features.images[[image_index[u] for u, _ in keys]],
+                          features.texts[[caption_index[v] for _, v in keys]])
     return [{"image_id": u, "caption_id": v, "score": float(s)} for (u, v), s in zip(keys, scores, strict=True)]
+
+
+def pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Row-wise cosine of two matrices in float64 (0 where a row has zero norm): the zero-shot score."""
+    left, right = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
+    return np.einsum("ij,ij->i", left, right) / np.where(norms > 0, norms, 1.0)
