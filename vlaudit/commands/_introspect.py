@@ -9,7 +9,6 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-
 from typing import Any
 
 # typer ships its own copy of click (typer._click): recognise groups/options by shape, not by class.
