@@ -130,8 +130,11 @@ def test_unknown_model_dir_is_an_input_error(tmp_path, no_network) -> None:
     from vlaudit.backends.registry import load_backend
     from vlaudit.errors import InputError
 
-    with pytest.raises(InputError, match="cannot load"):
+    with pytest.raises(InputError, match="folder does not exist"):
         load_backend(f"hf:{tmp_path / 'absent'}")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="cannot load"):
+        load_backend(f"hf:{tmp_path / 'empty'}")
 
 
 @pytest.mark.parametrize("family", ["qwen2-vl", "llava-onevision"])

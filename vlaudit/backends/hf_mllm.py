@@ -273,6 +273,9 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     processor's pixel budget (Qwen-VL families) and are recorded in :meth:`HFMLLMBackend.describe`.
     Verbalizers of every interface in ``interfaces`` are checked to be single tokens before returning.
     """
+    from vlaudit.backends.model_source import check_model_source
+
+    check_model_source("hf", name, revision)  # a missing folder or uncached offline hub id: say so at once
     try:
         import torch
         import transformers

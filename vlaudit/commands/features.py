@@ -7,15 +7,17 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import app, cycles_app
+from vlaudit.commands._options import in_folder_option, out_file_option, out_folder_option
 
 
 @app.command("features")
 def features(
-    model: str = typer.Option(..., "--model", help="Dual encoder: hf-clip:<id|dir> or open_clip:<arch>\\[/<tag|ckpt>] "
-                                                  "or open_clip:local-dir:<dir>."),
+    model: str = typer.Option(..., "--model", help="Dual encoder: hf-clip:<id|dir>, open_clip:<arch>\\[/<tag|ckpt>], "
+                                                  "open_clip:local-dir:<dir> or a ref: dual encoder, e.g. "
+                                                  "ref:tiny-open-clip (vlaudit models list)."),
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
-    images: Path = typer.Option(..., "--images", help="Folder the image files are relative to."),
-    out: Path = typer.Option(..., "--out", help="Features folder to write (images/texts Parquet + manifest)."),
+    images: Path = in_folder_option("--images", help="Folder the image files are relative to."),
+    out: Path = out_folder_option(help="Features folder to write (images/texts Parquet + manifest)."),
     captions: Path | None = typer.Option(None, "--captions", help="Captions table (caption_id, text); default: "
                                                                    "the rows' text_1/text_2, else CYCLES.captions.jsonl."),
     batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
@@ -34,13 +36,10 @@ def features(
     )
 
     from vlaudit.backends.registry import load_backend, require_kind
-    from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
     from vlaudit.scoring.features import collect_inputs, extract_features
     from vlaudit.sources.cycle_tables import read_cycles
 
-    if not images.is_dir():
-        raise InputError("images folder not found", path=images, field="--images")
     require_kind(model, "features")
     cycle_list = read_cycles(cycles)
     inputs = collect_inputs(cycle_list, cycles, images, captions)
@@ -68,7 +67,7 @@ def features(
 def zero_shot(
     features_dir: Path = typer.Option(..., "--features", help="Features folder written by `vlaudit features`."),
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
-    out: Path = typer.Option(..., "--out", help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
+    out: Path = out_file_option(help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
 ) -> None:
     """Cosine image–caption scores for every pair the cycles use, in the `cycles eval` scores format."""
     from vlaudit.report.console import print_table

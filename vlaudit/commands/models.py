@@ -10,12 +10,13 @@ import typer
 from vlaudit.backends.tiny_dual import FAMILIES as DUAL_FAMILIES
 from vlaudit.backends.tiny_mllm import MLLM_FAMILIES
 from vlaudit.commands._apps import models_app
+from vlaudit.commands._options import out_folder_option
 
 
 @models_app.command("tiny")
 def models_tiny(
     family: str = typer.Option(..., "--family", help=f"One of {', '.join(MLLM_FAMILIES + DUAL_FAMILIES)}."),
-    out: Path = typer.Option(..., "--out", help="Directory to write the model + processor to."),
+    out: Path = out_folder_option(help="Folder to write the model + processor to."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random weights."),
 ) -> None:
     """Write a tiny random model built from config (local tokenizer, no network); load it with hf:DIR etc."""

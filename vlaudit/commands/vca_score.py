@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import in_folder_option, out_folder_option
 
 
 def _csv(value: str) -> list[str]:
@@ -17,8 +18,8 @@ def _csv(value: str) -> list[str]:
 def vca_score(
     model: str = typer.Option(..., "--model", help="Model spec, e.g. hf:Qwen/Qwen3-VL-8B-Instruct or hf:DIR."),
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table (JSONL or Parquet)."),
-    images: Path = typer.Option(..., "--images", help="Directory the items' image paths are relative to."),
-    out: Path = typer.Option(..., "--out", help="Run directory (margins.parquet, manifest, summary, cache)."),
+    images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
+    out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
                                  help="Comma list from: original, text, blank, mean, mismatch, rele, irre."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
@@ -35,17 +36,20 @@ def vca_score(
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable shared image-prefix reuse."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of a run with other arguments "
+                                                             "in --out (its score cache is kept and reused)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.text import Text
 
     from vlaudit.backends.base import INTERFACES
     from vlaudit.backends.registry import load_backend, require_kind
     from vlaudit.contexts.image_contexts import CONTEXTS
     from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.runner import changed_arguments, failure_line, run_scoring
     from vlaudit.sources.items import read_items
 
     context_list, interfaces = _csv(contexts), _csv(interface)
@@ -56,20 +60,26 @@ def vca_score(
             raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
                              field=name)
     require_kind(model, "yesno")
-    items = read_items(benchmark)
-    backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
-                           revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
-                           trust_remote_code=trust_remote_code, interfaces=interfaces,
-                           prefix_cache=not no_prefix_cache)
     arguments = {"model": model, "benchmark": str(benchmark), "images": str(images), "out": str(out),
                  "contexts": context_list, "interface": interfaces, "batch_size": batch_size, "seed": seed,
                  "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
                  "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                  "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
                  "prefix_cache": not no_prefix_cache}
+    changed = [] if overwrite else changed_arguments(out, arguments)
+    if changed:
+        raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
+                         "its results (the score cache is kept and reused) or choose another --out",
+                         path=out, field="--out")
+    items = read_items(benchmark)
+    backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
+                           revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
+                           trust_remote_code=trust_remote_code, interfaces=interfaces,
+                           prefix_cache=not no_prefix_cache)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console) as progress:
+                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
+                  transient=True) as progress:  # the summary table follows; an error stays one line
         task = progress.add_task("score", total=None, rate="")
 
         def on_plan(total: int, cached: int) -> None:
@@ -83,7 +93,10 @@ def vca_score(
         summary = run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
                               interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
                               chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
-                              on_progress=on_progress)
-    shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
+                              on_progress=on_progress,
+                              on_warning=lambda message: console.print(
+                                  Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
+    shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
     print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    typer.echo(f"records not scored: {failure_line(summary)} — listed in {out / 'failures.jsonl'}")
     typer.echo(f"wrote {out / 'margins.parquet'}")

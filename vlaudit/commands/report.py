@@ -1,0 +1,21 @@
+"""``vlaudit report RUN_DIR``: one self-contained ``RUN_DIR/report.html`` from whatever audit outputs it holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import app
+
+
+@app.command("report")
+def report(
+    run_dir: Path = typer.Argument(..., help="A run folder: `vlaudit demo` output, `vca score`/`vca report`/"
+                                              "`cycles eval` outputs, or any folder holding them."),
+) -> None:
+    """Write RUN_DIR/report.html: tables with intervals, plots, galleries and the run manifest, in one file
+    that opens offline in any browser (images embedded, no scripts, no network)."""
+    from vlaudit.report.html import write_report
+
+    typer.echo(f"wrote {write_report(run_dir)}")

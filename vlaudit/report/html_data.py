@@ -1,0 +1,196 @@
+"""Normalise the discovered artifacts into the few long-form rows the report renders.
+
+Two demo summary schemas are read: today's (``cycles.cycle_acc`` per ``"source / scorer"``, ``vca`` a list) and
+the issue-12 one (``cycles.encoders[MODEL].scorers[SCORER].families[FAMILY][SPLIT] = {n, cycle_acc, ci,
+tie_rate}``, ``cycles.rank_sweep[MODEL][FAMILY][RANK] = cycle_acc | {cycle_acc, ci}``, ``vca.runs``,
+``known_answers``). ``cycles eval`` results are read flat (``families[FAMILY] = summary``, the split recovered
+from the cycles table when it can be read) or split-aware (``families[FAMILY][SPLIT] = summary``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from vlaudit.report.html_discover import Artifacts
+from vlaudit.report.html_page import is_number
+
+
+def scorer_rank(name: str) -> tuple[int, str]:
+    """Column order: the additive control first, then zero-shot, then probes (by rank), then the rest."""
+    low = name.lower()
+    for position, key in enumerate(("additive", "zero", "probe")):
+        if key in low:
+            digits = "".join(ch for ch in low if ch.isdigit())
+            return position, digits.zfill(6) if key == "probe" else low
+    return 3, low
+
+
+def probe_rank(scorer: str) -> int | None:
+    """R of a probe scorer named like ``probe-rank-R`` or ``cycle-loss-rankR-probe``; None otherwise."""
+    match = re.search(r"rank-?(\d+)", scorer) if "probe" in scorer.lower() else None
+    return int(match.group(1)) if match else None
+
+
+def headline_cells(cells: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The cells of the headline table: every scorer but probes below an encoder's largest probe rank
+    (those are the rank sweep's)."""
+    top: dict[str, int] = {}
+    for c in cells:
+        rank = probe_rank(c["scorer"])
+        if rank is not None:
+            top[c["encoder"]] = max(rank, top.get(c["encoder"], rank))
+    return [c for c in cells if probe_rank(c["scorer"]) in (None, top.get(c["encoder"]))]
+
+
+def sweep_from_cells(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rank-sweep rows from the cells of encoders with at least two probe ranks (one split: test if any)."""
+    probes = [c for c in cells if probe_rank(c["scorer"]) is not None and is_number(c.get("cycle_acc"))]
+    splits = {c["split"] for c in probes}
+    split = "test" if "test" in splits else (sorted(splits)[0] if splits else None)
+    rows = [{"model": c["encoder"], "family": c["family"], "rank": probe_rank(c["scorer"]),
+             "cycle_acc": float(c["cycle_acc"]), "ci": c.get("ci")} for c in probes if c["split"] == split]
+    ranks: dict[str, set[int]] = {}
+    for r in rows:
+        ranks.setdefault(r["model"], set()).add(r["rank"])
+    return sorted((r for r in rows if len(ranks[r["model"]]) > 1), key=lambda r: r["rank"])
+
+
+def _split_entries(value: Any, default: str) -> list[tuple[str, Mapping[str, Any]]]:
+    if not isinstance(value, Mapping):
+        return [(default, {"cycle_acc": value})] if is_number(value) else []
+    if "cycle_acc" in value:
+        return [(default, value)]
+    return [(str(split), v) for split, v in value.items() if isinstance(v, Mapping) and "cycle_acc" in v]
+
+
+def _cell(encoder: str, scorer: str, family: str, split: str, v: Mapping[str, Any], source: str) -> dict[str, Any]:
+    n = v.get("n")
+    tie_rate = v.get("tie_rate")
+    if tie_rate is None and is_number(v.get("ties")) and is_number(n) and n:
+        tie_rate = v["ties"] / n
+    return {"encoder": str(encoder), "scorer": str(scorer), "family": str(family), "split": split, "n": n,
+            "cycle_acc": v.get("cycle_acc"), "ci": v.get("ci"), "tie_rate": tie_rate, "source": source}
+
+
+def _eval_split(result: Mapping[str, Any]) -> str:
+    """The split(s) a flat ``cycles eval`` result covers, from its cycles table when readable."""
+    path = result.get("cycles")
+    if isinstance(path, str) and Path(path).is_file():
+        try:
+            from vlaudit.sources.cycle_tables import read_cycles
+
+            families = set(result.get("families", {}))
+            splits = sorted({c.split or "unsplit" for c in read_cycles(path) if c.family in families})
+            if splits:
+                return splits[0] if len(splits) == 1 else "+".join(splits) + " (pooled)"
+        except Exception:  # noqa: BLE001  (the label degrades; the numbers are still shown)
+            pass
+    return "not recorded"
+
+
+def cycle_cells(art: Artifacts) -> list[dict[str, Any]]:
+    """One row per (encoder, scorer, family, split): n, cycle_acc, ci, tie_rate, source."""
+    summary = art.summary or {}
+    cycles = summary.get("cycles") if isinstance(summary.get("cycles"), Mapping) else {}
+    cells: list[dict[str, Any]] = []
+    encoders = cycles.get("encoders")
+    if isinstance(encoders, Mapping):
+        for encoder, entry in encoders.items():
+            scorers = entry.get("scorers", {}) if isinstance(entry, Mapping) else {}
+            for scorer, block in scorers.items():
+                families = block.get("families", {}) if isinstance(block, Mapping) else {}
+                for family, splits in families.items():
+                    cells.extend(_cell(encoder, scorer, family, split, v, "summary.json")
+                                 for split, v in _split_entries(splits, "not recorded"))
+        if cells:
+            return cells
+    config = summary.get("config") if isinstance(summary.get("config"), Mapping) else {}
+    # today's demo evaluates the test split only and names the encoder in its config
+    demo_split = "test" if "cycle_acc" in cycles else None
+    for path, name, result in art.cycle_evals:
+        if " / " in name:
+            encoder, scorer = str(config.get("dual") or "encoder"), name.split(" / ", 1)[1]
+        else:
+            encoder, scorer = str(result.get("model") or name), str(result.get("scorer") or "CycleAcc")
+        default = demo_split or _eval_split(result)
+        for family, splits in result.get("families", {}).items():
+            cells.extend(_cell(encoder, scorer, family, split, v, art.rel(path))
+                         for split, v in _split_entries(splits, default))
+    if not cells and isinstance(cycles.get("cycle_acc"), Mapping):
+        encoder = str(config.get("dual") or "encoder")
+        for name, families in cycles["cycle_acc"].items():
+            for family, value in (families or {}).items():
+                cells.extend(_cell(encoder, name.split(" / ", 1)[-1], family, split, v, "summary.json")
+                             for split, v in _split_entries(value, "test"))
+    return cells
+
+
+def _run_key(run: Mapping[str, Any]) -> tuple[str, str, str]:
+    return str(run.get("model")), str(run.get("dataset")), str(run.get("interface"))
+
+
+def vca_runs(art: Artifacts) -> list[dict[str, Any]]:
+    """VCA runs: every ``vca.json`` run (with CIs, perm, …), then summary-only runs; one per key."""
+    runs: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for path, report in art.vca_reports:
+        for run in report.get("runs", []):
+            if isinstance(run, Mapping):
+                runs.setdefault(_run_key(run), dict(run) | {"source": art.rel(path)})
+    summary = art.summary or {}
+    vca = summary.get("vca")
+    listed = vca.get("runs") if isinstance(vca, Mapping) else vca
+    for run in listed if isinstance(listed, list) else []:
+        if isinstance(run, Mapping):
+            runs.setdefault(_run_key(run), dict(run) | {"source": "summary.json"})
+    return list(runs.values())
+
+
+def rank_sweep(art: Artifacts) -> list[dict[str, Any]]:
+    """Rows {model, family, rank, cycle_acc, ci} from ``cycles.rank_sweep`` (nested mapping or row list)."""
+    cycles = (art.summary or {}).get("cycles")
+    sweep = cycles.get("rank_sweep") if isinstance(cycles, Mapping) else None
+    rows: list[dict[str, Any]] = []
+    if isinstance(sweep, list):
+        rows = [dict(r) for r in sweep if isinstance(r, Mapping) and "rank" in r]
+    elif isinstance(sweep, Mapping):
+        for model, families in sweep.items():
+            for family, by_rank in (families or {}).items():
+                for rank, value in (by_rank or {}).items():
+                    entry = value if isinstance(value, Mapping) else {"cycle_acc": value}
+                    rows.append({"model": model, "family": family, "rank": rank, **entry})
+    out = []
+    for row in rows:
+        try:
+            rank = int(row["rank"])
+        except (TypeError, ValueError):
+            continue
+        if is_number(row.get("cycle_acc")):
+            out.append({"model": str(row.get("model", "model")), "family": str(row.get("family", "family")),
+                        "rank": rank, "cycle_acc": float(row["cycle_acc"]), "ci": row.get("ci")})
+    return sorted(out, key=lambda r: r["rank"])  # stable: models and families keep their order
+
+
+def factorial_models(art: Artifacts) -> list[dict[str, Any]]:
+    """Per-model factorial rows: from ``factorial.json`` files, else from the summary's ``factorial``."""
+    rows = [dict(m) | {"source": art.rel(path)} for path, result in art.factorials
+            for m in result.get("models", []) if isinstance(m, Mapping)]
+    if rows:
+        return rows
+    fact = (art.summary or {}).get("factorial")
+    listed = fact.get("models") if isinstance(fact, Mapping) else fact
+    return [dict(m) | {"source": "summary.json"} for m in (listed or []) if isinstance(m, Mapping)]
+
+
+def known_answers(art: Artifacts) -> list[dict[str, Any]]:
+    """Known-answer rows, each once (the summary's and any ``known_answers.json``)."""
+    seen: set[str] = set()
+    out = []
+    for row in art.known_answers:
+        key = repr(sorted((str(k), repr(v)) for k, v in row.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out

@@ -1,0 +1,190 @@
+"""The report's sections: known answers, cycles, Visual Credit Audit, factorial, galleries.
+
+Each builder takes normalised rows (:mod:`vlaudit.report.html_data`) and returns one section, or None when it
+has nothing to show. Numbers are the audits' own outputs; intervals are the ones they wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from vlaudit.report import html_plots as plots
+from vlaudit.report.html_data import headline_cells, scorer_rank, sweep_from_cells
+from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
+
+Section = tuple[str, str, Safe]
+
+
+def _value(value: Any) -> Any:
+    if is_number(value):
+        return num(value, digits=3 if isinstance(value, float) else 0)
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(is_number(v) for v in value):
+        return f"[{value[0]:.3f}, {value[1]:.3f}]"
+    if isinstance(value, (dict, list)):
+        return Safe(f"<code>{esc(json.dumps(value, default=str, ensure_ascii=False))}</code>")
+    return value
+
+
+def known_answers(rows: Sequence[Mapping[str, Any]]) -> Section | None:
+    if not rows:
+        return None
+    passed = sum(r.get("passed") is True for r in rows)
+    body = [Safe(f'<p class="tally">{badge(passed == len(rows))} <b>{passed} of {len(rows)}</b> checks '
+                 "passed.</p>"),
+            table(["Check", "Expected", "Observed", "Result"],
+                  [[r.get("check"), _value(r.get("expected")), _value(r.get("observed")), badge(r.get("passed"))]
+                   for r in rows])]
+    return section("known-answers", "Known answers", body,
+                   lead="Each row is an audit run on a model whose behaviour was planted by construction: the "
+                        "audit passes when it recovers the planted answer.")
+
+
+def _cycle_cell(cell: Mapping[str, Any] | None) -> Any:
+    if cell is None:
+        return Safe('<span class="na">—</span>')
+    text = num(cell.get("cycle_acc"), cell.get("ci"))
+    tie = cell.get("tie_rate")
+    if is_number(tie) and tie > 0:
+        text = Safe(f'{text}<span class="ci">ties {100 * tie:.0f}%</span>')
+    return text
+
+
+def _shade(cell: Mapping[str, Any] | None) -> str:
+    bounds = interval(cell.get("ci")) if cell else None
+    if bounds and bounds[0] > 0.5:
+        return "good"
+    if bounds and bounds[1] < 0.5:
+        return "bad"
+    return ""
+
+
+def cycle_table(cells: Sequence[Mapping[str, Any]]) -> tuple[Safe, list[str]]:
+    """Rows (family, split, n); one column group per encoder with its scorers, additive first."""
+    encoders = list(dict.fromkeys(c["encoder"] for c in cells))
+    scorers = sorted(dict.fromkeys(c["scorer"] for c in cells), key=scorer_rank)
+    per_encoder = {e: [s for s in scorers if any(c["encoder"] == e and c["scorer"] == s for c in cells)]
+                   for e in encoders}
+    index = {(c["encoder"], c["scorer"], c["family"], c["split"]): c for c in cells}
+    rows = list(dict.fromkeys((c["family"], c["split"]) for c in cells))
+    out = ['<div class="scroll"><table><thead><tr><th colspan="3" class="group"></th>']
+    out += [f'<th colspan="{len(per_encoder[e])}" class="group">{esc(e)}</th>' for e in encoders]
+    out.append('</tr><tr><th>Family</th><th>Split</th><th class="num">n</th>')
+    out += [f'<th class="num">{esc(s)}</th>' for e in encoders for s in per_encoder[e]]
+    out.append("</tr></thead><tbody>")
+    for family, split in rows:
+        ns = [c["n"] for c in cells if c["family"] == family and c["split"] == split and is_number(c.get("n"))]
+        out.append(f"<tr><td>{esc(family)}</td><td>{esc(split)}</td>"
+                   f'<td class="num">{esc(int(ns[0]) if ns else None)}</td>')
+        for e in encoders:
+            for s in per_encoder[e]:
+                cell = index.get((e, s, family, split))
+                out.append(f'<td class="num {_shade(cell)}">{_cycle_cell(cell)}</td>')
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return Safe("".join(out)), scorers
+
+
+def cycles(cells: Sequence[Mapping[str, Any]], sweep: Sequence[Mapping[str, Any]],
+           summary: Mapping[str, Any]) -> Section | None:
+    sweep = list(sweep) or sweep_from_cells(cells)
+    cells = headline_cells(cells)
+    if not cells and not sweep:
+        return None
+    body: list[Any] = []
+    if cells:
+        table_html, scorers = cycle_table(cells)
+        body += [table_html, note("Cell: exact CycleAcc, 95% bootstrap interval over cycles below it; green/red: "
+                                  "the interval lies above/below ½. Ties count ½ (their share is shown when any). "
+                                  "Probes of lower rank are in the rank sweep.")]
+        body.append(plots.cycle_families(cells, scorers) or "")
+    cyc = summary.get("cycles") if isinstance(summary.get("cycles"), Mapping) else {}
+    degree = cyc.get("audit_max_abs_signed_degree")
+    if is_number(degree):
+        body.append(note(f"Cycle audit: the largest |signed degree| of any image or caption is {degree:g} "
+                         "(0 means every cycle is exact, so additive scores tie)."))
+    if sweep:
+        body += [Safe("<h3>Rank sweep</h3>"), plots.rank_sweep(sweep) or ""]
+    return section("cycles", "Counterfactual pairing cycles", body,
+                   lead="Does the encoder score a matched image–caption pair above its swaps? Δ = s(u1,v1) + "
+                        "s(u2,v2) − s(u1,v2) − s(u2,v1); a cycle is credited when Δ > 0. Additive scorers "
+                        "(image-only + text-only) are exactly at ½.")
+
+
+def synthetic(summary: Mapping[str, Any]) -> Section | None:
+    syn = summary.get("synthetic")
+    rows = syn.get("rows") if isinstance(syn, Mapping) else None
+    if not rows:
+        return None
+    body = [table(["Diagnostic", "Probe", "Metric", "Mean", "Expected"],
+                  [[r.get("diagnostic"), r.get("probe"), r.get("metric"), _value(r.get("mean")),
+                    _value(r.get("expected"))] for r in rows if isinstance(r, Mapping)], numeric_from=3)]
+    checks = syn.get("checks")
+    if isinstance(checks, Mapping) and checks:
+        body.append(table(["Check", "Result"], [[k, badge(v) if isinstance(v, bool) else _value(v)]
+                                                for k, v in checks.items()]))
+    return section("synthetic", "Synthetic controls", body,
+                   lead="Planted synthetic scorers with a known CycleAcc (cycle paper §5.1).")
+
+
+def vca(runs: Sequence[Mapping[str, Any]], gaps: Sequence[tuple[str, Sequence[float]]]) -> Section | None:
+    if not runs and not gaps:
+        return None
+    body: list[Any] = []
+    if runs:
+        has_perm = any(isinstance(r.get("perm"), Mapping) for r in runs)
+        headers = ["Model", "Dataset", "Interface", "n", "Acc", "Dep", "D-CC", "C-U"]
+        headers += ["Δ D-CC perm"] if has_perm else []
+        rows = []
+        for r in runs:
+            ci = r.get("ci") if isinstance(r.get("ci"), Mapping) else {}
+            row = [r.get("model"), r.get("dataset"), r.get("interface"), _value(r.get("n"))]
+            row += [num(r.get(k), ci.get(k), pct=True) for k in ("acc", "dep", "dcc", "cu")]
+            if has_perm:
+                perm = r.get("perm") if isinstance(r.get("perm"), Mapping) else {}
+                row.append(num(perm.get("delta_dcc"), perm.get("ci_delta_dcc"), pct=True))
+            rows.append(row)
+        body += [table(headers, rows, numeric_from=3),
+                 note("Percent of items; below each value its 95% paired cluster-bootstrap interval. "
+                      "Acc = D-CC + C-U; Dep = share of items whose image raises the answer beyond the no-image "
+                      "controls (G_img > 0).")]
+        body += [plots.decomposition(runs) or "", plots.permutation(runs) or ""]
+    if gaps:
+        body += [Safe("<h3>G_img per item</h3>"), plots.gap_histograms(gaps) or ""]
+    return section("vca", "Visual Credit Audit", body,
+                   lead="Is a correct answer credited to the image? G_img = r_o − max(r_text, r_blank) compares the "
+                        "margin with the real image against no-image controls (VCA §3).")
+
+
+def factorial(models: Sequence[Mapping[str, Any]]) -> Section | None:
+    if not models:
+        return None
+    keys = [("cu_rate", "C-U / correct"), ("responsive_rate", "responsive / C-U"),
+            ("responsive_rate_all_correct", "responsive / correct"), ("flip_rate", "flip / C-U")]
+    headers = ["Model", "Stems", "Correct", "C-U"] + [label for _, label in keys]
+    rows = [[m.get("model"), _value(m.get("stems")), _value(m.get("correct")), _value(m.get("cu"))]
+            + [num(m.get(k), m.get(f"{k}_ci"), pct=True) for k, _ in keys] for m in models]
+    body = [table(headers, rows, numeric_from=1), plots.factorial(models) or ""]
+    return section("factorial", "Evidence-source factorial", body,
+                   lead="Relation image × relation text, each supporting, opposing or neutral (VCA §10). "
+                        "Responsive: reversing the relation in the image moves the margin the right way.")
+
+
+def galleries(cu: Sequence[tuple[str, Safe]], failed: Sequence[tuple[str, Safe]]) -> Section | None:
+    if not cu and not failed:
+        return None
+    body: list[Any] = []
+    if cu:
+        body.append(Safe("<h3>Correct but uncredited (C-U)</h3>"))
+        body.append(note("Answered correctly, yet the real image moved the margin no more than a no-image "
+                         "control did (G_img ≤ 0): lowest G_img first. Margin m = NLL(no) − NLL(yes)."))
+        for label, cards in cu:
+            body += [Safe(f'<p class="meta"><b>{esc(label)}</b></p>'), cards]
+    if failed:
+        body.append(Safe("<h3>Failed strict cycles</h3>"))
+        body.append(note("Strict-family cycles whose matched pairs scored below their swaps (Δ < 0), most "
+                         "negative first. Caption 1 belongs to image 1, caption 2 to image 2."))
+        for heading, cards in failed:
+            body += [Safe(f'<p class="meta"><b>{esc(heading)}</b></p>'), cards]
+    return section("galleries", "Galleries", body)
