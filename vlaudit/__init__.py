@@ -7,7 +7,10 @@ sources (file formats) → builders (cycles, pairs, factorial, edits) → contex
 The public API below is imported lazily: ``import vlaudit`` loads neither numpy nor torch; each name loads its
 module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_credit`, :func:`cycle_acc`,
 :func:`evaluate_cycles`, :func:`build_cycles`, :func:`read_cycles`, :func:`extract_features`,
-:func:`features_from_arrays`, :func:`zero_shot_scores`, :func:`run_synthetic`. Visual Credit Audit:
+:func:`features_from_arrays`, :func:`zero_shot_scores`, :func:`run_synthetic`; the cycle-paper experiments
+:func:`load_seed_inputs` → :func:`run_diagnostics`, :func:`run_rank_sweep`, :func:`run_oe`, :func:`run_transfer`;
+:func:`audit_pairs` for any benchmark's negatives. The demo and report: :func:`run_demo`, :func:`write_report`.
+Visual Credit Audit:
 :func:`load_model`, :func:`score_margins`, :func:`vca_report`, :func:`factorial`. Errors:
 :class:`InputError` (bad input, naming file, record and field), :class:`VlauditError`.
 """
@@ -32,6 +35,14 @@ _EXPORTS: dict[str, str] = {
     "features_from_arrays": "vlaudit.api.cycles:features_from_arrays",
     "zero_shot_scores": "vlaudit.api.cycles:zero_shot_scores",
     "run_synthetic": "vlaudit.experiments.synthetic:run_synthetic",
+    "load_seed_inputs": "vlaudit.experiments.cycle_inputs:load_seed_inputs",
+    "run_diagnostics": "vlaudit.experiments.cycle_diagnostics:run_diagnostics",
+    "run_rank_sweep": "vlaudit.experiments.cycle_rank_sweep:run_rank_sweep",
+    "run_oe": "vlaudit.experiments.cycle_oe:run_oe",
+    "run_transfer": "vlaudit.experiments.cycle_transfer:run_transfer",
+    "audit_pairs": "vlaudit.metrics.pair_audit:audit_pairs",
+    "run_demo": "vlaudit.experiments.demo:run_demo",
+    "write_report": "vlaudit.report.html:write_report",
     "score_margins": "vlaudit.api.vca:score_margins",
     "vca_report": "vlaudit.api.vca:vca_report",
     "factorial": "vlaudit.api.vca:factorial",
@@ -53,6 +64,14 @@ __all__ = [
     "features_from_arrays",
     "zero_shot_scores",
     "run_synthetic",
+    "load_seed_inputs",
+    "run_diagnostics",
+    "run_rank_sweep",
+    "run_oe",
+    "run_transfer",
+    "audit_pairs",
+    "run_demo",
+    "write_report",
     "score_margins",
     "vca_report",
     "factorial",
@@ -73,7 +92,15 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.results import Result
     from vlaudit.api.vca import factorial, score_margins, vca_report
     from vlaudit.errors import InputError, VlauditError
+    from vlaudit.experiments.cycle_diagnostics import run_diagnostics
+    from vlaudit.experiments.cycle_inputs import load_seed_inputs
+    from vlaudit.experiments.cycle_oe import run_oe
+    from vlaudit.experiments.cycle_rank_sweep import run_rank_sweep
+    from vlaudit.experiments.cycle_transfer import run_transfer
+    from vlaudit.experiments.demo import run_demo
     from vlaudit.experiments.synthetic import run_synthetic
+    from vlaudit.metrics.pair_audit import audit_pairs
+    from vlaudit.report.html import write_report
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.sources.cycle_tables import read_cycles
 

@@ -220,10 +220,20 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
             ids = [id_of_hash[k] for k in keys]
             return list(pool.map(lambda i: _open_rgb(inputs.images[i], i, inputs), ids))
 
+        def prefetched(parts: list[list[str]]) -> Iterable[np.ndarray]:
+            """Decode the next chunk's images on a helper thread while this chunk's forward pass runs."""
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlaudit-decode") as ahead:
+                upcoming = ahead.submit(load, parts[0]) if parts else None
+                for position, _ in enumerate(parts):
+                    images = upcoming.result()  # type: ignore[union-attr]
+                    if position + 1 < len(parts):
+                        upcoming = ahead.submit(load, parts[position + 1])
+                    yield backend.encode_images(images)
+
         remote_images = None if executor is None else (lambda parts: executor.encode_images(
             [[(id_of_hash[k], str(inputs.images[id_of_hash[k]])) for k in part] for part in parts], inputs))
         image_rows = _encode_unique(list(id_of_hash), lambda keys: backend.encode_images(load(keys)), chunk,
-                                    "images", progress, remote_images)
+                                    "images", progress, remote_images or prefetched)
     caption_ids = list(inputs.texts)
     text_hashes = [sha256_text(inputs.texts[c]) for c in caption_ids]
     text_of_hash: dict[str, str] = {}
