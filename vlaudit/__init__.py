@@ -99,9 +99,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.experiments.cycle_transfer import run_transfer
     from vlaudit.experiments.demo import run_demo
     from vlaudit.experiments.synthetic import run_synthetic
+    from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
     from vlaudit.report.html import write_report
-    from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.sources.cycle_tables import read_cycles
 
 
