@@ -95,12 +95,14 @@ def test_cycles_eval_on_mllm_scores_and_the_additive_identity(scene_cycles, ref_
     assert _score(cycles, images, out).exit_code == 0
     evaluated = tmp_path / "eval.json"
     result = runner.invoke(app, ["cycles", "eval", "--cycles", str(cycles), "--scores", str(out), "--out",
-                                 str(evaluated), "--resamples", "200", "--no-plot"])
+                                 str(evaluated), "--resamples", "200", "--no-plot", "--min-cycles", "1"])
     assert result.exit_code == 0, result.output
     data = json.loads(evaluated.read_text())
-    assert data["overall"]["n"] == len(read_cycles(cycles))
+    (split,) = {c.split or "unsplit" for c in read_cycles(cycles)}  # reported per (family, split), never pooled
+    assert sum(data["families"][f][split]["n"] for f in FAMILIES) == len(read_cycles(cycles))
     for family in FAMILIES:
-        assert data["families"][family]["n"] == 3 and 0.0 <= data["families"][family]["cycle_acc"] <= 1.0
+        cell = data["families"][family][split]
+        assert cell["n"] == 3 and 0.0 <= cell["cycle_acc"] <= 1.0
 
     # s'(u, v) = s(u, v) + a(u) + b(v) leaves every cycle contrast, hence CycleAcc, unchanged (Proposition 1);
     # the additive part alone scores exactly ½.
@@ -110,12 +112,12 @@ def test_cycles_eval_on_mllm_scores_and_the_additive_identity(scene_cycles, ref_
     b = {v: 0.5 * (i % 5) for i, v in enumerate(sorted({v for _, v in scores}))}
     shifted = {(u, v): s + a[u] + b[v] for (u, v), s in scores.items()}
     additive = {(u, v): a[u] + b[v] for (u, v) in scores}
-    base = evaluate_cycles(cycle_list, scores, n_resamples=50)
-    moved = evaluate_cycles(cycle_list, shifted, n_resamples=50)
-    alone = evaluate_cycles(cycle_list, additive, n_resamples=50)
+    base = evaluate_cycles(cycle_list, scores, n_resamples=50, min_cycles=1)
+    moved = evaluate_cycles(cycle_list, shifted, n_resamples=50, min_cycles=1)
+    alone = evaluate_cycles(cycle_list, additive, n_resamples=50, min_cycles=1)
     for family in FAMILIES:
-        assert moved["families"][family]["cycle_acc"] == base["families"][family]["cycle_acc"]
-        assert alone["families"][family]["cycle_acc"] == 0.5
+        assert moved["families"][family][split]["cycle_acc"] == base["families"][family][split]["cycle_acc"]
+        assert alone["families"][family][split]["cycle_acc"] == 0.5
     write_table(tmp_path / "shifted.parquet", [{"image_id": u, "caption_id": v, "score": s}
                                                 for (u, v), s in shifted.items()])
     assert read_scores(tmp_path / "shifted.parquet") == shifted

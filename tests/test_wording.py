@@ -23,7 +23,7 @@ def test_default_wording_is_unchanged() -> None:
     # the default template fingerprint (part of every model fingerprint, hence every cache key) is the old one
     assert hf_mllm.template_fingerprint() == {
         "question_templates": hf_mllm.QUESTION_TEMPLATES, "generation_prefix": hf_mllm.GENERATION_PREFIX,
-        "qwen_system": hf_mllm.QWEN_SYSTEM, "verbalizers": hf_mllm.INTERFACES}
+        "qwen_system": hf_mllm.QWEN_SYSTEM, "verbalizers": hf_mllm.ANSWER_WORDS}
     assert hf_mllm.merge_question_templates(None) == hf_mllm.QUESTION_TEMPLATES
     merged = hf_mllm.merge_question_templates(PARAPHRASE)
     assert merged["yesno"] == PARAPHRASE["yesno"] and merged["truefalse"] == hf_mllm.QUESTION_TEMPLATES["truefalse"]
@@ -65,7 +65,8 @@ def test_cli_template_and_system_enter_manifest_and_cache_key(tmp_path, tmp_path
     n_units = json.loads((run / "summary.json").read_text())["n_unique_units"]
     template = tmp_path / "paraphrase.json"
     template.write_text(json.dumps(PARAPHRASE))
-    worded = _score(model, bench, run, "--template", str(template))
+    # a changed wording is a run with other arguments: replacing its results takes --overwrite (issue 9)
+    worded = _score(model, bench, run, "--template", str(template), "--overwrite")
     assert worded.exit_code == 0, worded.output
     summary = json.loads((run / "summary.json").read_text())
     assert summary["n_units_from_cache"] == 0 and summary["n_units_scored_now"] == n_units  # new key, new margins
@@ -83,7 +84,7 @@ def test_cli_template_and_system_enter_manifest_and_cache_key(tmp_path, tmp_path
         assert row["prompt_hash"] == sha256_text(prompt) and "Reply with yes or no." in prompt
     again = _score(model, bench, run, "--template", str(template))  # same wording: resumed from the cache
     assert again.exit_code == 0 and json.loads((run / "summary.json").read_text())["n_units_scored_now"] == 0
-    neutral = _score(model, bench, run, "--template", str(template), "--system", NEUTRAL)
+    neutral = _score(model, bench, run, "--template", str(template), "--system", NEUTRAL, "--overwrite")
     assert neutral.exit_code == 0, neutral.output
     assert json.loads((run / "summary.json").read_text())["n_units_from_cache"] == 0
     manifest = json.loads((run / "manifest.json").read_text())

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._options import in_folder_option, out_file_option
 
 
 def default_run_dir(out: Path) -> Path:
@@ -18,8 +19,8 @@ def default_run_dir(out: Path) -> Path:
 def cycles_score_mllm(
     model: str = typer.Option(..., "--model", help="Multimodal LLM: hf:<id|dir> or ref:tiny-qwen2-vl, ..."),
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
-    images: Path = typer.Option(..., "--images", help="Folder the image files are relative to."),
-    out: Path = typer.Option(..., "--out", help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
+    images: Path = in_folder_option("--images", help="Folder the image files are relative to."),
+    out: Path = out_file_option(help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
     captions: Path | None = typer.Option(None, "--captions", help="Captions table (caption_id, text); default: "
                                                                    "the rows' text_1/text_2, else CYCLES.captions.jsonl."),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder holding the cache, margins and "

@@ -7,14 +7,15 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import in_folder_option, out_folder_option
 
 
 @vca_app.command("score-dual")
 def vca_score_dual(
     model: str = typer.Option(..., "--model", help="Dual encoder: open_clip:…, hf-clip:… or ref:tiny-open-clip."),
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table with true/false statement groups."),
-    images: Path = typer.Option(..., "--images", help="Directory the items' image paths are relative to."),
-    out: Path = typer.Option(..., "--out", help="Run directory (margins.parquet, features/, manifest, summary)."),
+    images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
+    out: Path = out_folder_option(help="Run folder (margins.parquet, features/, manifest, summary)."),
     contexts: str = typer.Option("original,text,blank,mean,mismatch", "--contexts",
                                  help="Comma list from: original, text, blank, mean, mismatch, rele, irre, ..."),
     no_image: str = typer.Option("mean-image", "--no-image",
