@@ -20,6 +20,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     models,
     report,
     synthetic,
+    vca_analyses,
     vca_report,
     vca_score,
 )

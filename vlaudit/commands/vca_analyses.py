@@ -1,0 +1,76 @@
+"""``vlaudit vca validity|filter|proxies``: the VCA paper's §15, §16 and §18 analyses over cached margins.
+
+Each reads one or more MARGINS tables (or ``vca score`` folders) holding several models, computes within
+model, and writes JSON + CSV + a PNG into ``--out`` and prints the paper's tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import vca_app
+
+_RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several models; one run per model "
+                                 "and dataset).")
+
+
+def _controls(text: str) -> tuple[str, ...]:
+    from vlaudit.errors import InputError
+    from vlaudit.sources.margins import normalize_context
+
+    try:
+        controls = tuple(normalize_context(c) for c in text.split(",") if c.strip())
+    except InputError as error:
+        raise typer.BadParameter(str(error), param_hint="--controls") from None
+    if not controls or "original" in controls:
+        raise typer.BadParameter("give one or more control contexts other than 'original'", param_hint="--controls")
+    return controls
+
+
+def _out_dir(out: Path) -> Path:
+    from vlaudit.errors import InputError
+
+    if out.exists() and not out.is_dir():
+        raise InputError("--out names an existing file; give a folder", path=out, field="--out")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@vca_app.command("validity")
+def vca_validity(
+    runs: list[Path] = _RUNS,
+    out: Path = typer.Option(..., "--out", help="Output folder (validity.json, CSV tables, validity.png)."),
+    edits: Path | None = typer.Option(None, "--edits", help="edit_outcomes.csv of `vlaudit data edits analyze` "
+                                                            "(or its folder): adds the Swap rows."),
+    edit_items: Path | None = typer.Option(None, "--edit-items", help="The edits build's items.jsonl, when the "
+                                                                      "outcomes carry no source_item_id."),
+    edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from "
+                                                                           "(default: the one holding their sources)."),
+    interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
+    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
+    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Cluster-bootstrap resamples."),
+    seed: int = typer.Option(20260719, "--seed", help="Seed of the bootstrap and the CV folds."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Folds of the shared-margin CV increment."),
+    repeats: int = typer.Option(10, "--repeats", min=1, help="Repeats of the shared-margin CV increment."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write validity.png."),
+) -> None:
+    """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L (SRC, Swap), confidence–VCA
+    discordance, the shared-margin control and the edit-grouped incremental control."""
+    from vlaudit.experiments.vca_common import join_edits, load_runs, read_edit_outcomes, run_scores
+    from vlaudit.experiments.vca_validity import ValiditySettings, compute_validity
+    from vlaudit.report.vca_analyses import print_validity, write_validity
+    from vlaudit.sources.margins import normalize_interface
+
+    settings = ValiditySettings(controls=_controls(controls), n_resamples=n_resamples, seed=seed, folds=folds,
+                                repeats=repeats)
+    out = _out_dir(out)
+    scores = run_scores(load_runs(runs, normalize_interface(interface)), settings.controls)
+    joined = None
+    if edits is not None:
+        joined = join_edits(read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
+    result = compute_validity(scores, joined, settings)
+    write_validity(out, result, plot=plot)
+    print_validity(result)
+    typer.echo(f"wrote {out / 'validity.json'} and CSV tables in {out}")

@@ -1,0 +1,121 @@
+"""Files, printed tables and plots of ``vlaudit vca validity|filter|proxies`` (VCA §15, §16, §18).
+
+Every command writes one JSON with everything (``validity.json``, ``filter.json``, ``proxies.json``), one CSV per
+table (rows as in the JSON; ``*_lo``/``*_hi`` are percentile bounds; rates, AUROC and AUPRC are fractions) and
+one PNG. Printed tables show percentages as the paper does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from vlaudit.report.console import print_table
+from vlaudit.tables import write_json, write_table
+
+
+def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """CSV rows: nested mappings become ``key.sub`` columns; every row gets every column."""
+    flat = []
+    for row in rows:
+        out: dict[str, Any] = {}
+        for k, v in row.items():
+            if isinstance(v, Mapping):
+                out |= {f"{k}.{sub}": x for sub, x in v.items()}
+            elif isinstance(v, list | tuple):
+                out[k] = ";".join(str(x) for x in v)
+            else:
+                out[k] = v
+        flat.append(out)
+    columns = list(dict.fromkeys(k for row in flat for k in row))
+    return [{k: row.get(k) for k in columns} for row in flat]
+
+
+def write_tables(out: Path, name: str, result: Mapping[str, Any], tables: Mapping[str, Sequence[Mapping]]) -> list[Path]:
+    """``out/<name>.json`` and ``out/<table>.csv`` for every non-empty table."""
+    paths = [write_json(out / f"{name}.json", result)]
+    for table, rows in tables.items():
+        if rows:
+            paths.append(write_table(out / f"{table}.csv", _flat(rows)))
+    return paths
+
+
+def pct(value: Any) -> float | None:
+    return None if value is None else 100.0 * float(value)
+
+
+def pct_ci(row: Mapping[str, Any], key: str, signed: bool = False) -> str:
+    value = row.get(key)
+    if value is None or value != value:
+        return "—"
+    fmt = "{:+.2f}" if signed else "{:.2f}"
+    text = fmt.format(100 * value)
+    lo, hi = row.get(f"{key}_lo"), row.get(f"{key}_hi")
+    if lo is None or hi is None or lo != lo:
+        return text
+    return f"{text} [{fmt.format(100 * lo)}, {fmt.format(100 * hi)}]"
+
+
+def print_validity(result: Mapping[str, Any]) -> None:
+    """The §15 tables in the paper's layout (percentages)."""
+    print_table("Standalone predictive validity of the raw VCA gap (%; 95% cluster-bootstrap CI)",
+                ["check", "model", "N", "base rate", "AUROC", "AUPRC", "H–L"],
+                [[r["check"], r["model"], r["n"], pct(r["base_rate"]), pct_ci(r, "auroc"), pct_ci(r, "auprc"),
+                  pct_ci(r, "hl", signed=True)] for r in result["standalone"]], digits=2)
+    d = result["discordance"]
+    print_table(f"Confidence–VCA discordance ({d['n']} records; %)",
+                ["source quadrant", "N", "share", "acc", "swap N", "flip+vis", "strict"],
+                [[r["quadrant"], r["n"], pct(r["share"]), pct(r["acc"]), r.get("swap_n"), pct(r.get("flip_vis")),
+                  pct(r.get("strict"))] for r in d["rows"]], digits=2)
+    print_table("Direct shared-margin control (macro AUROC within model, %)",
+                ["dataset", "target", "model", "N", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
+                [[r["dataset"], r["target"], r["model"], r["n"], pct(r["true_margin_auroc"]), pct(r["gap_auroc"]),
+                  pct(r["conditional_gap_auroc"]), pct_ci(r, "cv_delta", signed=True)]
+                 for r in result["shared_margin"]], digits=2)
+    if result["incremental"]:
+        print_table("Edit-grouped incremental control (leave-one-edit-out AUROC, %)",
+                    ["analysis", "target", "edits/records", "baseline", "+VCA", "Δ [95% CI]"],
+                    [[r["analysis"], r["target"], f"{r['edits']}/{r['records']}", pct(r["baseline"]),
+                      pct(r["augmented"]), pct_ci(r, "delta", signed=True)] for r in result["incremental"]],
+                    digits=2)
+
+
+def write_validity(out: Path, result: Mapping[str, Any], *, plot: bool = True) -> list[Path]:
+    paths = write_tables(out, "validity", result, {
+        "standalone": result["standalone"], "discordance": result["discordance"]["rows"],
+        "discordance_runs": result["discordance"]["per_run"], "shared_margin": result["shared_margin"],
+        "incremental": result["incremental"]})
+    if plot and result["standalone"]:
+        paths.append(interval_plot(out / "validity.png", result["standalone"], "auroc", "check",
+                                   "Raw VCA gap: AUROC per model (95% CI)"))
+    return paths
+
+
+def interval_plot(path: Path, rows: Sequence[Mapping[str, Any]], key: str, panel: str, title: str,
+                  label: str = "model") -> Path:
+    """One horizontal point-and-interval panel per value of ``panel``; a dashed line at chance (½)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from vlaudit.report.plots import save_png
+
+    panels = list(dict.fromkeys(str(r[panel]) for r in rows))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 0.45 * max(
+        sum(str(r[panel]) == p for r in rows) for p in panels) + 1.4), squeeze=False)
+    for ax, name in zip(axes[0], panels, strict=True):
+        sub = [r for r in rows if str(r[panel]) == name and r.get(key) is not None]
+        for y, r in enumerate(sub):
+            lo, hi = r.get(f"{key}_lo"), r.get(f"{key}_hi")
+            ax.plot([r[key]], [y], "o", color="C0")
+            if lo is not None and hi is not None and lo == lo:
+                ax.plot([lo, hi], [y, y], "-", color="C0")
+        ax.set_yticks(range(len(sub)), [str(r[label]) for r in sub], fontsize=8)
+        ax.axvline(0.5 if key in ("auroc",) else 0.0, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_title(name, fontsize=9)
+        ax.invert_yaxis()
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return save_png(fig, path)
