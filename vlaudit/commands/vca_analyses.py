@@ -74,3 +74,37 @@ def vca_validity(
     write_validity(out, result, plot=plot)
     print_validity(result)
     typer.echo(f"wrote {out / 'validity.json'} and CSV tables in {out}")
+
+
+@vca_app.command("filter")
+def vca_filter(
+    runs: list[Path] = _RUNS,
+    out: Path = typer.Option(..., "--out", help="Output folder (filter.json, CSV tables, filter.png)."),
+    coverage: str = typer.Option("25,50,75", "--coverage", help="Kept shares of groups (percent), comma-separated."),
+    primary: float = typer.Option(50.0, "--primary", help="Coverage (percent) of the bootstrap differences."),
+    interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
+    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
+    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Relation-group bootstrap resamples."),
+    seed: int = typer.Option(20260719, "--seed", help="Bootstrap seed."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write filter.png."),
+) -> None:
+    """Held-out benchmark filtering (VCA §16): Shortcut Score, VisNec-style, confidence and VCA panels built from
+    the other models, evaluated on each held-out model (Acc, Blind Gap, Visual Gain, Dep)."""
+    from vlaudit.experiments.vca_common import load_runs, run_scores
+    from vlaudit.experiments.vca_filter import FilterSettings, compute_filter
+    from vlaudit.report.vca_analyses import print_filter, write_filter
+    from vlaudit.sources.margins import normalize_interface
+
+    try:
+        coverages = tuple(float(c) for c in coverage.split(",") if c.strip())
+    except ValueError:
+        raise typer.BadParameter(f"not a list of numbers: {coverage!r}", param_hint="--coverage") from None
+    if not coverages or any(not 0 < c <= 100 for c in coverages) or not 0 < primary <= 100:
+        raise typer.BadParameter("coverages are percentages in (0, 100]", param_hint="--coverage")
+    settings = FilterSettings(coverages=coverages, primary=primary, n_resamples=n_resamples, seed=seed,
+                              controls=_controls(controls))
+    out = _out_dir(out)
+    result = compute_filter(run_scores(load_runs(runs, normalize_interface(interface)), settings.controls), settings)
+    write_filter(out, result, plot=plot)
+    print_filter(result)
+    typer.echo(f"wrote {out / 'filter.json'} and CSV tables in {out}")
