@@ -108,3 +108,41 @@ def vca_filter(
     write_filter(out, result, plot=plot)
     print_filter(result)
     typer.echo(f"wrote {out / 'filter.json'} and CSV tables in {out}")
+
+
+@vca_app.command("proxies")
+def vca_proxies(
+    runs: list[Path] = _RUNS,
+    out: Path = typer.Option(..., "--out", help="Output folder (proxies.json, CSV tables, proxies.png)."),
+    edits: Path | None = typer.Option(None, "--edits", help="edit_outcomes.csv of `vlaudit data edits analyze` "
+                                                            "(or its folder): adds the Swap columns."),
+    edit_items: Path | None = typer.Option(None, "--edit-items", help="The edits build's items.jsonl, when the "
+                                                                      "outcomes carry no source_item_id."),
+    edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from."),
+    meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: relation families for "
+                                                          "runs without a meta_category column."),
+    interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
+    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
+    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Cluster-bootstrap resamples."),
+    seed: int = typer.Option(20260719, "--seed", help="Bootstrap seed."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write proxies.png."),
+) -> None:
+    """Cached-context proxies and control robustness (VCA §18): Perceptual Score, permutation drop, VisNec-,
+    FPVG-style, sufficiency/comprehensiveness vs the raw gap; control aggregation; control-set stability;
+    relation families."""
+    from vlaudit.experiments.vca_common import join_edits, load_runs, read_edit_outcomes, run_scores
+    from vlaudit.experiments.vca_proxies import ProxySettings, compute_proxies
+    from vlaudit.report.vca_analyses import print_proxies, write_proxies
+    from vlaudit.sources.margins import normalize_interface
+    from vlaudit.sources.vsr import read_meta_categories
+
+    settings = ProxySettings(controls=_controls(controls), n_resamples=n_resamples, seed=seed)
+    out = _out_dir(out)
+    scores = run_scores(load_runs(runs, normalize_interface(interface)), settings.controls)
+    joined = None
+    if edits is not None:
+        joined = join_edits(read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
+    result = compute_proxies(scores, joined, settings, read_meta_categories(meta) if meta else None)
+    write_proxies(out, result, plot=plot)
+    print_proxies(result)
+    typer.echo(f"wrote {out / 'proxies.json'} and CSV tables in {out}")

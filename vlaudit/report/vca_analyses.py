@@ -17,17 +17,14 @@ from vlaudit.tables import write_json, write_table
 
 def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """CSV rows: nested mappings become ``key.sub`` columns; every row gets every column."""
-    flat = []
-    for row in rows:
-        out: dict[str, Any] = {}
-        for k, v in row.items():
-            if isinstance(v, Mapping):
-                out |= {f"{k}.{sub}": x for sub, x in v.items()}
-            elif isinstance(v, list | tuple):
-                out[k] = ";".join(str(x) for x in v)
-            else:
-                out[k] = v
-        flat.append(out)
+    def items(prefix: str, value: Any) -> list[tuple[str, Any]]:
+        if isinstance(value, Mapping):
+            return [kv for sub, x in value.items() for kv in items(f"{prefix}.{sub}" if prefix else str(sub), x)]
+        if isinstance(value, list | tuple):
+            return [(prefix, ";".join(str(x) for x in value))]
+        return [(prefix, value)]
+
+    flat = [dict(items("", row)) for row in rows]
     columns = list(dict.fromkeys(k for row in flat for k in row))
     return [{k: row.get(k) for k in columns} for row in flat]
 
@@ -173,3 +170,48 @@ def _coverage_plot(path: Path, result: Mapping[str, Any]) -> Path:
         row_axes[0].legend(fontsize=7)
     fig.tight_layout()
     return save_png(fig, path)
+
+
+def print_proxies(result: Mapping[str, Any]) -> None:
+    """The §18 tables (percentages)."""
+    checks = list(dict.fromkeys(r["check"] for r in result["proxies"] if r["check"] != "unavailable"))
+    by = {(r["signal"], r["check"]): r for r in result["proxies"]}
+    signals = list(dict.fromkeys(r["signal"] for r in result["proxies"]))
+    print_table("Cached-context proxies: macro-within-model AUROC / AUPRC (%)",
+                ["signal", *[f"{c} {m}" for c in checks for m in ("AUROC", "AUPRC")]],
+                [[s, *[pct(by.get((s, c), {}).get(m)) for c in checks for m in ("auroc", "auprc")]] for s in signals],
+                digits=2)
+    print_table("Per run: Perceptual Score = acc(o) − acc(perm); Visual Dependence = (acc_o − mean(acc_t, acc_b))"
+                " / acc_o (%)", ["model", "dataset", "N", "Acc", "Perceptual", "VD"],
+                [[r["model"], r["dataset"], r["n"], pct(r["acc"]), pct(r["perceptual_score"]),
+                  pct(r["visual_dependence"])] for r in result["aggregates"]], digits=2)
+    agg = result["aggregation"]
+    ext = list(dict.fromkeys(k for r in agg for k in r if k.endswith("_auroc")))
+    print_table("Control aggregation against the headline gap (%; ρ mean over runs)",
+                ["signal", "mean agr.", "min agr.", "ρ", *[k.removesuffix("_auroc") for k in ext]],
+                [[r["variant"], pct(r["mean_agreement"]), pct(r["min_agreement"]), r["spearman"],
+                  *[pct(r.get(k)) for k in ext]] for r in agg], digits=2)
+    cs = result["control_sets"]
+    if cs.get("sets"):
+        print_table(f"Micro-pooled control-set stability over {cs['n']} records (%)",
+                    ["control set", "credit", "C-U", "agr.", "C-U Jacc."],
+                    [[r["control_set"], pct(r["credit"]), pct(r["cu"]), pct(r["agreement"]), pct(r["cu_jaccard"])]
+                     for r in cs["sets"]], digits=2)
+    if result["families"]:
+        print_table("Per relation family (Table 19 layout; % except N and mean gap)",
+                    ["model", "dataset", "family", "N", "Acc", "Dep", "D-CC", "C-U", "strict", "mean gap"],
+                    [[r["model"], r["dataset"], r["family"], r["n"], pct(r["acc"]), pct(r["dep"]), pct(r["dcc"]),
+                      pct(r["cu"]), pct(r["strict"]), r["mean_gap"]] for r in result["families"]], digits=2)
+
+
+def write_proxies(out: Path, result: Mapping[str, Any], *, plot: bool = True) -> list[Path]:
+    cs = result["control_sets"]
+    paths = write_tables(out, "proxies", result, {
+        "proxies": result["proxies"], "proxy_aggregates": result["aggregates"],
+        "control_aggregation": result["aggregation"], "control_sets": cs.get("sets", []),
+        "control_sets_runs": cs.get("per_run", []), "families": result["families"]})
+    rows = [r for r in result["proxies"] if r.get("auroc") is not None]
+    if plot and rows:
+        paths.append(interval_plot(out / "proxies.png", rows, "auroc", "check",
+                                   "Cached-context proxies: macro AUROC (95% CI)", label="signal"))
+    return paths
