@@ -127,3 +127,14 @@ def test_proxies_cli_writes_files(tmp_path):
         assert (out / f"{name}.csv").exists()
     assert (out / "proxies.png").stat().st_size > 0
     assert "Cached-context proxies" in result.output
+
+
+@pytest.mark.skipif(not hasattr(__import__("vlaudit.sources.margins", fromlist=["MarginRun"]).MarginRun, "available"),
+                    reason="partial contexts arrive with the issue-9 margins reader")
+def test_a_signal_needing_an_optional_context_uses_the_items_that_have_it():
+    rows = [r for r in panel_rows(12, extra=_contexts)
+            if not (r["context"] in ("rele", "irre") and r["group_id"] in ("g000", "g001", "g002"))]
+    scores = run_scores(runs_from_rows(rows))
+    by = {(r["signal"], r["check"]): r for r in compute_proxies(scores, None, FAST)["proxies"]}
+    assert all(v["n"] == 9 for v in by[("Comprehensiveness", "SRC gsr")]["per_model"].values())
+    assert all(v["n"] == 12 for v in by[("Raw image gap", "SRC gsr")]["per_model"].values())
