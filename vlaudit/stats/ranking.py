@@ -115,22 +115,26 @@ def percentile_ranks(values: np.ndarray, *, tie_break: Sequence[object] | np.nda
 
 
 def _weighted_setup(scores: np.ndarray, target: np.ndarray, weights: np.ndarray):
+    """Records sorted by score: (target ``(n, 1)``, weights transposed to ``(n, B)``, tie-block codes)."""
     scores, target = _prepare(scores, target)
     weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     if weights.shape[1] != scores.size:
         raise ValueError(f"weights {weights.shape} do not match {scores.size} scores")
     order = np.argsort(scores, kind="stable")
     s = scores[order]
-    block = np.concatenate([[0], np.cumsum(s[1:] != s[:-1])])  # tie block of each sorted record
-    return s, target[order], weights[:, order], block
+    block = np.concatenate([[0], np.cumsum(s[1:] != s[:-1])]) if s.size else np.zeros(0, dtype=np.int64)
+    # records along axis 0: the block sums and cumulative sums below run over contiguous rows
+    return target[order][:, None], np.ascontiguousarray(weights.T[order]), block
 
 
 def _block_sums(values: np.ndarray, block: np.ndarray) -> np.ndarray:
-    """Sum ``(B, n)`` values within tie blocks: ``(B, k)``."""
-    k = int(block[-1]) + 1 if block.size else 0
-    out = np.zeros((values.shape[0], k))
-    np.add.at(out.T, block, values.T)
-    return out
+    """Sum ``(n, B)`` values within tie blocks (contiguous, ascending ``block`` codes): ``(k, B)``."""
+    if not block.size:
+        return np.zeros((0, values.shape[1]))
+    if block[-1] == block.size - 1:
+        return values  # no ties: every record is its own block
+    starts = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
+    return np.add.reduceat(values, starts, axis=0)
 
 
 def weighted_auroc(scores: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -140,36 +144,36 @@ def weighted_auroc(scores: np.ndarray, target: np.ndarray, weights: np.ndarray) 
     as often as its weight; the vectorized form lets one resampling plan give every interval of §15 at once.
     NaN where a row has no positive or no negative weight.
     """
-    _, t, w, block = _weighted_setup(scores, target, weights)
+    t, w, block = _weighted_setup(scores, target, weights)
     pos = _block_sums(w * t, block)
     neg = _block_sums(w * ~t, block)
-    below = np.cumsum(neg, axis=1) - neg  # negative weight strictly below each tie block
+    below = np.cumsum(neg, axis=0) - neg  # negative weight strictly below each tie block
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (pos * (below + 0.5 * neg)).sum(axis=1) / (pos.sum(axis=1) * neg.sum(axis=1))
+        return (pos * (below + 0.5 * neg)).sum(axis=0) / (pos.sum(axis=0) * neg.sum(axis=0))
 
 
 def weighted_auprc(scores: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Average precision under record weights (the step-wise sum of scikit-learn's
     ``average_precision_score``, thresholds at distinct scores), one value per row of ``weights``."""
-    _, t, w, block = _weighted_setup(scores, target, weights)
-    pos = _block_sums(w * t, block)[:, ::-1]  # descending thresholds
-    tot = _block_sums(w, block)[:, ::-1]
-    tp, predicted = np.cumsum(pos, axis=1), np.cumsum(tot, axis=1)
-    total_pos = tp[:, -1:]
+    t, w, block = _weighted_setup(scores, target, weights)
+    pos = _block_sums(w * t, block)[::-1]  # descending thresholds
+    tot = _block_sums(w, block)[::-1]
+    tp, predicted = np.cumsum(pos, axis=0), np.cumsum(tot, axis=0)
+    total_pos = tp[-1:]
     with np.errstate(invalid="ignore", divide="ignore"):
         precision = np.where(predicted > 0, tp / predicted, 0.0)
-        return (pos / total_pos * precision).sum(axis=1) * np.where(total_pos[:, 0] > 0, 1.0, np.nan)
+        return (pos / total_pos * precision).sum(axis=0) * np.where(total_pos[0] > 0, 1.0, np.nan)
 
 
 def weighted_high_minus_low(scores: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """:func:`high_minus_low` under record weights (a record of weight w is w tied records), per row."""
-    _, t, w, block = _weighted_setup(scores, target, weights)
+    t, w, block = _weighted_setup(scores, target, weights)
     tot = _block_sums(w, block)
     hit = _block_sums(w * t, block)
-    n = tot.sum(axis=1, keepdims=True)
-    avg_rank = np.cumsum(tot, axis=1) - tot + (tot + 1.0) / 2.0
+    n = tot.sum(axis=0, keepdims=True)
+    avg_rank = np.cumsum(tot, axis=0) - tot + (tot + 1.0) / 2.0
     low = (avg_rank <= n / 3.0) & (tot > 0)
     high = (avg_rank > 2.0 * n / 3.0) & (tot > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = (hit * high).sum(1) / (tot * high).sum(1) - (hit * low).sum(1) / (tot * low).sum(1)
-    return np.where(n[:, 0] >= 3, out, np.nan)
+        out = (hit * high).sum(0) / (tot * high).sum(0) - (hit * low).sum(0) / (tot * low).sum(0)
+    return np.where(n[0] >= 3, out, np.nan)
