@@ -54,6 +54,10 @@ def pct_ci(row: Mapping[str, Any], key: str, signed: bool = False) -> str:
     return f"{text} [{fmt.format(100 * lo)}, {fmt.format(100 * hi)}]"
 
 
+def _range(values: Sequence[float] | None) -> str:
+    return "—" if not values else f"{100 * values[0]:.2f}–{100 * values[1]:.2f}%"
+
+
 def print_validity(result: Mapping[str, Any]) -> None:
     """The §15 tables in the paper's layout (percentages)."""
     print_table("Standalone predictive validity of the raw VCA gap (%; 95% cluster-bootstrap CI)",
@@ -65,6 +69,8 @@ def print_validity(result: Mapping[str, Any]) -> None:
                 ["source quadrant", "N", "share", "acc", "swap N", "flip+vis", "strict"],
                 [[r["quadrant"], r["n"], pct(r["share"]), pct(r["acc"]), r.get("swap_n"), pct(r.get("flip_vis")),
                   pct(r.get("strict"))] for r in d["rows"]], digits=2)
+    lo, hi = d["high_conf_uncredited_range"]
+    print(f"high-confidence uncredited share per (model, dataset): {100 * lo:.2f}–{100 * hi:.2f}%")
     print_table("Direct shared-margin control (macro AUROC within model, %)",
                 ["dataset", "target", "model", "N", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
                 [[r["dataset"], r["target"], r["model"], r["n"], pct(r["true_margin_auroc"]), pct(r["gap_auroc"]),
@@ -197,6 +203,13 @@ def print_proxies(result: Mapping[str, Any]) -> None:
                     ["control set", "credit", "C-U", "agr.", "C-U Jacc."],
                     [[r["control_set"], pct(r["credit"]), pct(r["cu"]), pct(r["agreement"]), pct(r["cu_jaccard"])]
                      for r in cs["sets"]], digits=2)
+        retained = cs["headline_cu_retained"]
+        print(f"stable across all sets: {cs['stable_n']}/{cs['n']} ({100 * cs['stable']:.2f}%); C-U intersection "
+              f"{cs['cu_intersection']}, union {cs['cu_union']}; headline C-U in the intersection: "
+              f"{'—' if retained is None else f'{100 * retained:.2f}%'}; per-run stable "
+              f"{_range(cs['stable_range'])}, C-U retention {_range(cs['cu_retention_range'])}")
+        if cs.get("unavailable_sets"):
+            print(f"control sets without their contexts: {', '.join(cs['unavailable_sets'])}")
     if result["families"]:
         print_table("Per relation family (Table 19 layout; % except N and mean gap)",
                     ["model", "dataset", "family", "N", "Acc", "Dep", "D-CC", "C-U", "strict", "mean gap"],
