@@ -29,6 +29,19 @@ def _controls(text: str) -> tuple[str, ...]:
     return controls
 
 
+def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list:
+    """Read the runs and compute their events; print each run's exclusion warnings (items lacking a headline
+    control are excluded from every quantity and counted, never silently)."""
+    from vlaudit.experiments.vca_common import load_runs, run_scores
+    from vlaudit.sources.margins import normalize_interface
+
+    scores = run_scores(load_runs(runs, normalize_interface(interface)), controls)
+    for s in scores:
+        for warning in getattr(s.events, "warnings", []):
+            typer.echo(f"warning: {warning}", err=True)
+    return scores
+
+
 def _out_dir(out: Path) -> Path:
     from vlaudit.errors import InputError
 
@@ -58,15 +71,14 @@ def vca_validity(
 ) -> None:
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L (SRC, Swap), confidence–VCA
     discordance, the shared-margin control and the edit-grouped incremental control."""
-    from vlaudit.experiments.vca_common import join_edits, load_runs, read_edit_outcomes, run_scores
+    from vlaudit.experiments.vca_common import join_edits, read_edit_outcomes
     from vlaudit.experiments.vca_validity import ValiditySettings, compute_validity
     from vlaudit.report.vca_analyses import print_validity, write_validity
-    from vlaudit.sources.margins import normalize_interface
 
     settings = ValiditySettings(controls=_controls(controls), n_resamples=n_resamples, seed=seed, folds=folds,
                                 repeats=repeats)
     out = _out_dir(out)
-    scores = run_scores(load_runs(runs, normalize_interface(interface)), settings.controls)
+    scores = _scores(runs, interface, settings.controls)
     joined = None
     if edits is not None:
         joined = join_edits(read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
@@ -90,10 +102,8 @@ def vca_filter(
 ) -> None:
     """Held-out benchmark filtering (VCA §16): Shortcut Score, VisNec-style, confidence and VCA panels built from
     the other models, evaluated on each held-out model (Acc, Blind Gap, Visual Gain, Dep)."""
-    from vlaudit.experiments.vca_common import load_runs, run_scores
     from vlaudit.experiments.vca_filter import FilterSettings, compute_filter
     from vlaudit.report.vca_analyses import print_filter, write_filter
-    from vlaudit.sources.margins import normalize_interface
 
     try:
         coverages = tuple(float(c) for c in coverage.split(",") if c.strip())
@@ -104,7 +114,7 @@ def vca_filter(
     settings = FilterSettings(coverages=coverages, primary=primary, n_resamples=n_resamples, seed=seed,
                               controls=_controls(controls))
     out = _out_dir(out)
-    result = compute_filter(run_scores(load_runs(runs, normalize_interface(interface)), settings.controls), settings)
+    result = compute_filter(_scores(runs, interface, settings.controls), settings)
     write_filter(out, result, plot=plot)
     print_filter(result)
     typer.echo(f"wrote {out / 'filter.json'} and CSV tables in {out}")
@@ -130,15 +140,14 @@ def vca_proxies(
     """Cached-context proxies and control robustness (VCA §18): Perceptual Score, permutation drop, VisNec-,
     FPVG-style, sufficiency/comprehensiveness vs the raw gap; control aggregation; control-set stability;
     relation families."""
-    from vlaudit.experiments.vca_common import join_edits, load_runs, read_edit_outcomes, run_scores
+    from vlaudit.experiments.vca_common import join_edits, read_edit_outcomes
     from vlaudit.experiments.vca_proxies import ProxySettings, compute_proxies
     from vlaudit.report.vca_analyses import print_proxies, write_proxies
-    from vlaudit.sources.margins import normalize_interface
     from vlaudit.sources.vsr import read_meta_categories
 
     settings = ProxySettings(controls=_controls(controls), n_resamples=n_resamples, seed=seed)
     out = _out_dir(out)
-    scores = run_scores(load_runs(runs, normalize_interface(interface)), settings.controls)
+    scores = _scores(runs, interface, settings.controls)
     joined = None
     if edits is not None:
         joined = join_edits(read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
