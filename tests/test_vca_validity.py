@@ -123,7 +123,7 @@ def test_conditional_auroc_is_the_size_weighted_mean_over_bins_with_both_classes
 
 
 def test_validity_cli_writes_json_csv_and_plot(tmp_path):
-    rows = panel_rows(10)
+    rows = panel_rows(10, split="test")
     write_table(tmp_path / "a.parquet", [r for r in rows if r["model"] in ("alpha", "beta")])
     write_table(tmp_path / "b.csv", [r for r in rows if r["model"] in ("gamma", "delta")])
     outcomes = edit_rows(10)
@@ -135,6 +135,8 @@ def test_validity_cli_writes_json_csv_and_plot(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads((out / "validity.json").read_text())
     assert data["edits"] == {"dataset": "gsr", "records": 40, "edits": 10}
+    assert {tuple(r["splits"]) for r in data["runs"]} == {("test",)}
+    assert "split test" in result.output
     for name in ("standalone", "discordance", "discordance_runs", "shared_margin", "incremental"):
         assert (out / f"{name}.csv").exists()
     assert (out / "validity.png").stat().st_size > 0

@@ -31,7 +31,7 @@ def strengths(n_groups: int, seed: int = 0) -> np.ndarray:
 def panel_rows(n_groups: int = 12, models: Sequence[str] = MODELS, *, dataset: str = "gsr", seed: int = 0,
                strength: Callable[[str, np.ndarray], np.ndarray] | None = None,
                extra: Callable[[str, np.ndarray, float], dict[str, tuple[float, float]]] | None = None,
-               relations: Sequence[str] = ("left of", "above")) -> list[dict[str, Any]]:
+               relations: Sequence[str] = ("left of", "above"), split: str | None = None) -> list[dict[str, Any]]:
     """Long MARGINS rows (see the module docstring); ``strength(model, v)`` may alter v per model and
     ``extra(model, v_g, scale)`` returns {context: (true margin, false margin)} for more contexts."""
     v_all = strengths(n_groups, seed)
@@ -50,7 +50,7 @@ def panel_rows(n_groups: int = 12, models: Sequence[str] = MODELS, *, dataset: s
                     rows.append({"model": model, "dataset": dataset, "item_id": f"g{g:03d}-{suffix}",
                                  "context": context, "interface": "yesno", "margin": float(margin), "label": label,
                                  "group_id": f"g{g:03d}", "statement": statement,
-                                 "relation": relations[g % len(relations)]})
+                                 "relation": relations[g % len(relations)]} | ({} if split is None else {"split": split}))
     return rows
 
 

@@ -32,10 +32,13 @@ def _controls(text: str) -> tuple[str, ...]:
 def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list:
     """Read the runs and compute their events; print each run's exclusion warnings (items lacking a headline
     control are excluded from every quantity and counted, never silently)."""
-    from vlaudit.experiments.vca_common import load_runs, run_scores
+    from vlaudit.experiments.vca_common import load_runs, run_info, run_scores
     from vlaudit.sources.margins import normalize_interface
 
     scores = run_scores(load_runs(runs, normalize_interface(interface)), controls)
+    infos = [run_info(s) for s in scores]
+    typer.echo("runs: " + "; ".join(f"{i['model']} on {i['dataset']} (n={i['n']}, split {'+'.join(i['splits'])})"
+                                    for i in infos))
     for s in scores:
         for warning in getattr(s.events, "warnings", []):
             typer.echo(f"warning: {warning}", err=True)

@@ -93,6 +93,17 @@ def run_scores(runs: Sequence[MarginRun], controls: Sequence[str] = support.DEFA
     return out
 
 
+def run_info(scores: RunScores) -> dict[str, Any]:
+    """What a result was computed on: model, dataset, n (after headline exclusions), the splits named in the
+    MARGINS ``split`` column (``["unsplit"]`` without one; every number names its split), contexts, groups."""
+    run = scores.run
+    splits = run.extra.get("split")
+    names = sorted({str(x) for x in splits if x not in (None, "")}) if splits is not None else []
+    return {"model": run.model, "dataset": run.dataset, "n": run.n, "splits": names or ["unsplit"],
+            "contexts": list(run.contexts),
+            "groups": 0 if scores.events.groups is None else scores.events.groups.n_groups}
+
+
 def has_context(run: MarginRun, *contexts: str) -> np.ndarray:
     """Items of ``run`` with a finite margin for every one of ``contexts`` (a missing context is NaN)."""
     mask = np.ones(run.n, dtype=bool)

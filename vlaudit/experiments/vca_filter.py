@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
-from vlaudit.experiments.vca_common import RunScores
+from vlaudit.experiments.vca_common import RunScores, run_info
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
 from vlaudit.stats.bootstrap import DEFAULT_SEED, ClusterBootstrap, percentile_intervals
@@ -175,7 +175,8 @@ def filter_dataset(scores: Sequence[RunScores], settings: FilterSettings) -> dic
             values = [jaccard(kept[(t.model, cov, "vca")], kept[(t.model, cov, other)]) for t in tables]
             overlaps.append({"coverage": cov, "panel": PANEL_NAMES[other], "jaccard_with_vca": float(np.mean(values)),
                              "per_held_out": {t.model: v for t, v in zip(tables, values, strict=True)}})
-    return {"dataset": scores[0].run.dataset, "models": [t.model for t in tables], "items": int(item_ids.size),
+    return {"dataset": scores[0].run.dataset, "models": [t.model for t in tables],
+            "splits": sorted({x for s in scores for x in run_info(s)["splits"]}), "items": int(item_ids.size),
             "groups": int(n_groups), "items_not_shared": int(dropped), "rows": rows, "per_held_out": per_held,
             "jaccard": overlaps, "bootstrap": bootstrap_differences(tables, codes, n_groups, kept, settings),
             "selections": [{"held_out": m, "coverage": c, "panel": PANEL_NAMES[p],

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.experiments.vca_common import RunScores, has_context, ranking_rows, src_records
+from vlaudit.experiments.vca_common import RunScores, has_context, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -265,5 +265,4 @@ def compute_proxies(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray]
             "settings": {"controls": list(settings.controls), "n_resamples": settings.n_resamples,
                          "seed": settings.seed, "level": settings.level,
                          "control_sets": ["+".join(cs) for cs in settings.control_sets]},
-            "runs": [{"model": s.run.model, "dataset": s.run.dataset, "n": s.run.n,
-                      "contexts": list(s.run.contexts)} for s in scores]}
+            "runs": [run_info(s) for s in scores]}

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.experiments.vca_common import RunScores, fit_predict, ranking_rows, src_records
+from vlaudit.experiments.vca_common import RunScores, fit_predict, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import support
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, percentile_ranks, weighted_auroc
@@ -209,8 +209,7 @@ def compute_validity(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray
         "shared_margin": shared_margin_rows(scores, settings),
         "incremental": incremental_rows(edits, settings) if edits is not None else [],
         "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()},
-        "runs": [{"model": s.run.model, "dataset": s.run.dataset, "n": s.run.n,
-                  "groups": 0 if s.events.groups is None else s.events.groups.n_groups} for s in scores],
+        "runs": [run_info(s) for s in scores],
     }
     if edits is not None:
         out["edits"] = {"dataset": str(edits["dataset"][0]) if len(edits["model"]) else None,
