@@ -171,6 +171,8 @@ def join_edits(records: Sequence[Mapping[str, Any]], scores: Sequence[RunScores]
     The source dataset is ``dataset``, else the one dataset whose runs hold the source items. Models of the
     edit table without a run are an error; runs without edit records are left out.
     """
+    if not records:
+        raise InputError("no edit outcome records", path=path, field="edit_id")
     by_key = {(s.run.model, s.run.dataset): s for s in scores}
     index = {key: s.index() for key, s in by_key.items()}
     datasets = sorted({d for (_, d) in by_key})
