@@ -90,20 +90,20 @@ def test_margin_makes_near_ties_unverifiable(tmp_path: Path) -> None:
     instances, _ = coco_files(tmp_path, [near, RIGHT])
     summary = build_coco_cycles(instances, None, tmp_path / "c.jsonl", families=["coco-strict-left-right"],
                                 splits="test", min_cycles=1)
-    assert summary["counts"]["coco-strict-left-right"]["test"] == 0
+    assert summary["unavailable"]["coco-strict-left-right"]["test"] == 0
     # a crowd or tiny dog on the other side makes the swap unverifiable (invalidity uses all instances)
     crowd = {"objects": [*LEFT["objects"], ("dog", [80, 10, 15, 15], 1)]}
     instances, _ = coco_files(tmp_path, [crowd, RIGHT])
     summary = build_coco_cycles(instances, None, tmp_path / "c.jsonl", families=["coco-strict-left-right"],
                                 splits="test", min_cycles=1)
-    assert summary["counts"]["coco-strict-left-right"]["test"] == 0
+    assert summary["unavailable"]["coco-strict-left-right"]["test"] == 0
     # a larger margin is honoured and recorded
     instances, _ = coco_files(tmp_path, [LEFT, RIGHT])
     from vlaudit.builders.cycles import GeometryRules
 
     summary = build_coco_cycles(instances, None, tmp_path / "c.jsonl", families=["coco-strict-left-right"],
                                 splits="test", min_cycles=1, rules=GeometryRules(margin_x=0.7))
-    assert summary["counts"]["coco-strict-left-right"]["test"] == 0 and summary["rules"]["margin_x"] == 0.7
+    assert summary["unavailable"]["coco-strict-left-right"]["test"] == 0 and summary["rules"]["margin_x"] == 0.7
 
 
 def test_object_families_on_captions(tmp_path: Path) -> None:
@@ -162,9 +162,8 @@ def test_min_cycles_marks_unavailable(tmp_path: Path) -> None:
     out = tmp_path / "c.jsonl"
     summary = build_coco_cycles(instances, None, out, families=["coco-strict-left-right"], splits="test",
                                 min_cycles=30)
-    assert summary["unavailable"] == [{"family": "coco-strict-left-right", "split": "test", "cycles": 1,
-                                       "min_cycles": 30}]
-    assert summary["counts"]["coco-strict-left-right"]["test"] == 0 and out.read_text() == ""
+    assert summary["unavailable"] == {"coco-strict-left-right": {"test": 1}} and summary["min_cycles"] == 30
+    assert summary["counts"] == {} and out.read_text() == ""
 
 
 @pytest.mark.parametrize(("mutate", "field", "fragment"), [

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from vlaudit.builders.cycles import audit_cycles_file, build_gqa_cycles
+from vlaudit.builders.cycles.gqa import GQA_FAMILIES
 from vlaudit.builders.cycles.gqa_rules import GraphFacts, noun_key
 from vlaudit.errors import InputError
 from vlaudit.sources.gqa import parse_scene_graphs
@@ -55,15 +56,15 @@ def test_fact_verdicts_are_conservative() -> None:
     red_car = GraphFacts(graphs["1"])
     blue_car = GraphFacts(graphs["2"])
     assert red_car.attribute_verdict("car", "red") == "valid"
-    assert blue_car.attribute_verdict("car", "red") == "invalid"          # every car has another colour
+    assert blue_car.attribute_verdict("car", "red") == "attribute-mismatch"  # every car has another colour
     assert blue_car.attribute_verdict("car", "wooden") == "unverifiable"  # outside the exclusive groups
-    assert red_car.attribute_verdict("zebra", "red") == "invalid"         # no zebra at all
+    assert red_car.attribute_verdict("zebra", "red") == "noun-absent"     # no zebra at all
     man = GraphFacts(graphs["3"])
     assert man.relation_verdict("woman", "holding", "umbrella") == "valid"  # person words are folded
     assert man.relation_verdict("man", "riding", "umbrella") == "unverifiable"  # an unlisted edge proves nothing
-    assert man.relation_verdict("man", "holding", "kite") == "invalid"
+    assert man.relation_verdict("man", "holding", "kite") == "noun-absent"
     assert red_car.binding_verdict("red", "car", "next to", "blue", "bus") == "valid"
-    assert blue_car.binding_verdict("red", "car", "next to", "blue", "bus") == "invalid"
+    assert blue_car.binding_verdict("red", "car", "next to", "blue", "bus") == "attribute-mismatch"
     assert noun_key("Rocks") == noun_key("rock") and noun_key("women") == "person"
 
 
@@ -93,8 +94,16 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "g.jsonl"
     summary = build_gqa_cycles(path, out, min_cycles=1)
     assert summary["splits"] == {"train": 0.6, "val": 0.1, "test": 0.3}
+    # two validation images: a family with no validation cycle is withdrawn whole (train and test included)
+    assert summary["unavailable"] and all(min(c.values()) == 0 for c in summary["unavailable"].values())
+    assert all(min(c.values()) >= 1 for c in summary["counts"].values())
+    written = {json.loads(line)["family"] for line in out.read_text().splitlines()}
+    assert written == set(summary["counts"]) and not written & set(summary["unavailable"])
+    summary = build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5")
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert {r["family"] for r in rows} >= {"gqa-attribute", "gqa-relation-object"}
+    # the real sample states no exclusive relation pair that is false for a present noun pair, so its
+    # relation blocks are cross-noun (object presence) blocks, reported as such
+    assert {r["family"] for r in rows} == {"gqa-attribute", "gqa-attribute-cross-noun", "gqa-relation-cross-noun"}
     split_of: dict[str, str] = {}
     for row in rows:
         for image in (row["image_1"], row["image_2"]):
@@ -103,11 +112,11 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     assert audit["validity_violations"] == 0 and audit["max_abs_signed_degree"] == 0
     assert all(r["tv_image"] == 0 and r["tv_caption"] == 0 for r in audit["rows"])
     first = out.read_bytes()
-    build_gqa_cycles(path, out, min_cycles=1)
+    build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5")
     assert out.read_bytes() == first
     # the paper's default minimum makes every family of a 14-image pool unavailable
     summary = build_gqa_cycles(path, out)
-    assert summary["cycles_written"] == 0 and len(summary["unavailable"]) == 9
+    assert summary["cycles_written"] == 0 and set(summary["unavailable"]) == set(GQA_FAMILIES)
 
 
 @pytest.mark.parametrize(("mutate", "field"), [
@@ -144,3 +153,155 @@ def test_cli_fails_loudly_when_no_family_reaches_min_cycles(tmp_path: Path) -> N
                                       str(tmp_path / "gqa.jsonl"), "--min-cycles", "1000"])
     assert result.exit_code == 1
     assert "no family reached --min-cycles 1000" in result.output
+
+
+def test_finalize_withdraws_a_family_short_in_any_split() -> None:
+    """§D.5: a family with 120/19/60 cycles is unavailable whole — not kept for train and test."""
+    from vlaudit.builders.cycles.common import BuildResult, finalize
+
+    def blocks(family: str, split: str, n: int) -> list[dict]:
+        return [{"image_1": f"{family}{split}{2 * k}", "caption_1": f"c{2 * k}", "image_2": f"{family}{split}{2 * k + 1}",
+                 "caption_2": f"c{2 * k + 1}", "text_1": "a", "text_2": "b"} for k in range(n)]
+
+    result = BuildResult()
+    splits = [("train", 0.6), ("val", 0.1), ("test", 0.3)]
+    for split, n_binding in zip(("train", "val", "test"), (120, 19, 60), strict=True):
+        result.blocks[("gqa-binding", split)] = blocks("b", split, n_binding)
+        result.blocks[("gqa-attribute", split)] = blocks("a", split, 30)
+    rows, table = finalize(result, families=["gqa-attribute", "gqa-binding"], splits=splits, seed=0,
+                           min_cycles=30, max_cycles_per_family=None, file_names={})
+    assert {r["family"] for r in rows} == {"gqa-attribute"} and len(rows) == 90
+    assert table["unavailable"] == {"gqa-binding": {"train": 120, "val": 19, "test": 60}}
+    assert table["counts"] == {"gqa-attribute": {"train": 30, "val": 30, "test": 30}}
+
+
+def test_cli_table6_lists_the_withdrawn_family_with_its_counts(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vlaudit.cli import app
+
+    data = small_graphs()
+    # two more red/blue cars: 2 attribute blocks, while binding (red car next to blue bus) still has only 1
+    data.update({"5": graph({"a": {"name": "car", "attributes": ["red"]}}),
+                 "6": graph({"c": {"name": "car", "attributes": ["blue"]}})})
+    path = write(tmp_path, data)
+    out = tmp_path / "gqa.jsonl"
+    result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out", str(out),
+                                      "--families", "gqa-binding,gqa-attribute", "--splits", "test",
+                                      "--min-cycles", "2"])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "gqa.meta.json").read_text())
+    assert meta["unavailable"] == {"gqa-binding": {"test": 1}} and meta["counts"] == {"gqa-attribute": {"test": 2}}
+    for family, counts in meta["unavailable"].items():
+        assert f"unavailable: {family}" in result.output and f"test {counts['test']}" in result.output
+        assert family not in {json.loads(line)["family"] for line in out.read_text().splitlines()}
+    assert "(unavailable)" in result.output
+
+
+def presence_graphs() -> dict:
+    """Same-noun pairs that are true attribute / relation contrasts, plus facts that only differ in nouns."""
+    return {
+        "1": graph({"a": {"name": "car", "attributes": ["red"], "relations": [{"name": "to the left of", "object": "b"}]},
+                    "b": {"name": "bus", "relations": [{"name": "to the right of", "object": "a"}]}}),
+        "2": graph({"c": {"name": "car", "attributes": ["blue"], "relations": [{"name": "to the right of", "object": "d"}]},
+                    "d": {"name": "bus"}}),
+        "3": graph({"e": {"name": "cat", "attributes": ["black"], "relations": [{"name": "on", "object": "f"}]},
+                    "f": {"name": "sofa"}}),
+        "4": graph({"g": {"name": "dog", "attributes": ["yellow"], "relations": [{"name": "holding", "object": "h"}]},
+                    "h": {"name": "frisbee"}}),
+    }
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_gqa_families_measure_what_they_are_named_for(tmp_path: Path) -> None:
+    path = write(tmp_path, presence_graphs())
+    out = tmp_path / "g.jsonl"
+    summary = build_gqa_cycles(path, out, splits="test", min_cycles=1,
+                               families=["gqa-attribute", "gqa-relation-object", "gqa-attribute-cross-noun",
+                                         "gqa-relation-cross-noun"])
+    rows = {r["family"]: r for r in _rows(out)}
+    # "the red car" / "the blue car": both swaps are attribute mismatches of a present car
+    assert {rows["gqa-attribute"]["text_1"], rows["gqa-attribute"]["text_2"]} == {"the red car", "the blue car"}
+    assert summary["swap_reasons"]["gqa-attribute"] == {"attribute-mismatch": 2}
+    # left of / right of between a car and a bus that are both there: the relation is false
+    relation = rows["gqa-relation-object"]
+    assert {relation["text_1"], relation["text_2"]} == {"the car to the left of the bus",
+                                                        "the car to the right of the bus"}
+    assert (relation["swap_12_reason"], relation["swap_21_reason"]) == ("relation-false", "relation-false")
+    # "the black cat" / "the yellow dog" is an object-presence block: its own family, never gqa-attribute
+    cross = rows["gqa-attribute-cross-noun"]
+    assert {cross["text_1"], cross["text_2"]} == {"the black cat", "the yellow dog"}
+    assert summary["swap_reasons"]["gqa-attribute-cross-noun"] == {"noun-absent": 2}
+    assert summary["counts"]["gqa-attribute"] == {"test": 1} and summary["counts"]["gqa-relation-object"] == {"test": 1}
+    # cross-noun families take any reason ("the bus to the right of the car" / "the car to the right of the bus"
+    # fails by a false relation); their rows still name different nouns
+    assert "noun-absent" in summary["swap_reasons"]["gqa-relation-cross-noun"]
+    audit = audit_cycles_file(out, [path])
+    assert audit["validity_violations"] == 0
+
+
+def test_cli_prints_the_swap_reasons(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vlaudit.cli import app
+
+    path = write(tmp_path, presence_graphs())
+    result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out",
+                                      str(tmp_path / "g.jsonl"), "--splits", "test", "--min-cycles", "1"])
+    assert result.exit_code == 0, result.output
+    assert "Why the swaps are invalid" in result.output and "attribute-mismatch" in result.output
+    assert "gqa-attribute-cross-noun" in result.output and "noun-absent" in result.output
+
+
+def test_gqa_audit_is_independent_of_the_builder_predicates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vlaudit.builders.cycles.gqa_rules as rules
+
+    path = write(tmp_path, presence_graphs())
+    out = tmp_path / "g.jsonl"
+    build_gqa_cycles(path, out, splits="test", min_cycles=1)
+    rows = _rows(out)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the audit used the builder's predicate")
+
+    for name in ("fact_verdict", "fact_status"):
+        monkeypatch.setattr(rules, name, refuse)
+    monkeypatch.setattr(rules.GraphFacts, "__init__", refuse)
+    assert audit_cycles_file(out, [path])["validity_violations"] == 0
+    # a cross-noun block filed under the attribute family (what the old fallback did) is a violation
+    bad = [{**r, "family": "gqa-attribute"} for r in rows if r["family"] == "gqa-attribute-cross-noun"]
+    (tmp_path / "bad.jsonl").write_text("".join(json.dumps(r) + "\n" for r in bad))
+    audit = audit_cycles_file(tmp_path / "bad.jsonl", [path])
+    assert audit["validity_violations"] == 1
+    assert "different nouns" in audit["rows"][0]["violation_examples"][0]["reason"]
+    # a recorded reason that the annotations do not support is a violation
+    lying = [{**r, "swap_12_reason": "attribute-mismatch"} for r in rows if r["family"] == "gqa-relation-object"]
+    (tmp_path / "lying.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lying))
+    audit = audit_cycles_file(tmp_path / "lying.jsonl", [path])
+    assert "swap_12_reason records 'attribute-mismatch'" in audit["rows"][0]["violation_examples"][0]["reason"]
+    # a swap that is actually valid is caught by the re-derivation
+    relation = next(r for r in rows if r["family"] == "gqa-relation-object")
+    relation = {**relation, "fact_2": relation["fact_1"], "swap_12_reason": None}
+    (tmp_path / "valid_swap.jsonl").write_text(json.dumps(relation) + "\n")
+    audit = audit_cycles_file(tmp_path / "valid_swap.jsonl", [path])
+    assert audit["validity_violations"] == 1
+
+
+def test_independent_gqa_statuses_agree_with_the_builder_on_the_sample(shared_data: Path) -> None:
+    """Both code paths give the same status for every stated fact of every family on every real image."""
+    from vlaudit.builders.cycles.gqa_audit import status
+    from vlaudit.builders.cycles.gqa_rules import candidate_facts, fact_status
+
+    graphs = parse_scene_graphs(shared_data / "gqa" / "train_sceneGraphs_sample.json").images
+    checked = 0
+    for family in GQA_FAMILIES:
+        facts = [f for g in graphs.values() for f in candidate_facts(g, family)]
+        for image in graphs.values():
+            built = GraphFacts(image)
+            for fact in facts[:60]:
+                assert status(image, family, fact) == fact_status(built, family, fact), (family, fact)
+                checked += 1
+    assert checked > 1000

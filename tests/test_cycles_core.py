@@ -50,11 +50,12 @@ def test_additive_scores_give_cycle_acc_exactly_half(cycles: list[Cycle], data: 
     a = {u: data.draw(finite) for u in sorted(images)}
     b = {v: data.draw(finite) for v in sorted(captions)}
     scores = {(u, v): a[u] + b[v] for u in images for v in captions}
-    result = evaluate_cycles(cycles, scores, n_resamples=50)
-    assert result["overall"]["cycle_acc"] == 0.5
-    for summary in result["families"].values():
+    result = evaluate_cycles(cycles, scores, n_resamples=50, min_cycles=1)
+    assert result["families"] and not result["unavailable"]
+    for cells in result["families"].values():
+        summary = cells["unsplit"]
         assert summary["cycle_acc"] == 0.5
-        assert summary["ties"] == summary["n"]
+        assert summary["ties"] == summary["n"] and summary["tie_rate"] == 1.0
 
 
 @settings(max_examples=200, deadline=None)
@@ -111,7 +112,7 @@ def test_missing_and_conflicting_scores_are_errors() -> None:
     cycles = [Cycle("blk", "f", "u1", "v1", "u2", "v2")]
     scores = {("u1", "v1"): 1.0, ("u2", "v2"): 1.0, ("u1", "v2"): 0.0}
     with pytest.raises(InputError, match=r"cycle 'blk'.*image_id='u2', caption_id='v1'"):
-        evaluate_cycles(cycles, scores)
+        evaluate_cycles(cycles, scores, min_cycles=1)
     with pytest.raises(InputError, match="two different scores"):
         score_lookup([("u1", "v1", 1.0), ("u1", "v1", 2.0)])
     assert score_lookup([("u1", "v1", 1.0), ("u1", "v1", 1.0)]) == {("u1", "v1"): 1.0}
@@ -121,9 +122,77 @@ def test_scores_too_large_for_the_tolerance_warn() -> None:
     cycles = [Cycle("c", "f", "u1", "v1", "u2", "v2")]
     scores = {(u, v): 1e9 for u in ("u1", "u2") for v in ("v1", "v2")}
     with pytest.warns(RuntimeWarning, match="rescale"):
-        evaluate_cycles(cycles, scores, n_resamples=10)
+        evaluate_cycles(cycles, scores, n_resamples=10, min_cycles=1)
 
 
 def test_length_audit_needs_every_caption_text() -> None:
     with pytest.raises(InputError, match="no caption text"):
         audit_cycles([Cycle("c", "f", "u1", "v1", "u2", "v2")], {"v1": "a dog"})
+
+
+def _split_family(family: str, split: str, n: int, delta: float, start: int = 0) -> tuple[list[Cycle], dict]:
+    """``n`` cycles of one family and split whose contrast is exactly ``delta`` (s11 = delta, others 0)."""
+    cycles, scores = [], {}
+    for k in range(start, start + n):
+        u1, u2, v1, v2 = f"{split}-u{2 * k}", f"{split}-u{2 * k + 1}", f"{split}-v{2 * k}", f"{split}-v{2 * k + 1}"
+        cycles.append(Cycle(f"{family}/{split}/{k}", family, u1, v1, u2, v2, split=split))
+        scores.update({(u1, v1): delta, (u2, v2): 0.0, (u1, v2): 0.0, (u2, v1): 0.0})
+    return cycles, scores
+
+
+def test_splits_are_never_pooled() -> None:
+    # 30 train cycles with Δ > 0 and 30 test cycles with Δ = 0: train 1.0 and test 0.5, never 0.75.
+    train, s_train = _split_family("f", "train", 30, 1.0)
+    test, s_test = _split_family("f", "test", 30, 0.0)
+    result = evaluate_cycles(train + test, {**s_train, **s_test}, n_resamples=50)
+    cells = result["families"]["f"]
+    assert set(cells) == {"train", "test"} and result["splits"] == ["train", "test"]
+    assert (cells["train"]["n"], cells["train"]["cycle_acc"], cells["train"]["tie_rate"]) == (30, 1.0, 0.0)
+    assert (cells["test"]["n"], cells["test"]["cycle_acc"], cells["test"]["ties"]) == (30, 0.5, 30)
+    assert cells["test"]["tie_rate"] == 1.0 and "overall" not in result
+    # restricting to one split needs scores only for that split's cycles
+    only_test = evaluate_cycles(train + test, s_test, splits=["test"], n_resamples=50)
+    assert list(only_test["families"]["f"]) == ["test"] and only_test["families"]["f"]["test"]["cycle_acc"] == 0.5
+    with pytest.raises(InputError, match=r"split\(s\) \['dev'\] not in the cycles"):
+        evaluate_cycles(train + test, s_test, splits=["dev"])
+
+
+def test_cycles_without_a_split_are_their_own_group() -> None:
+    split, s_split = _split_family("f", "test", 30, 1.0)
+    loose = [Cycle(f"x{k}", "f", f"a{k}", f"b{k}", f"c{k}", f"d{k}") for k in range(30)]
+    s_loose = {(u, v): 0.0 for c in loose for u, v, _ in c.entries()}
+    result = evaluate_cycles(split + loose, {**s_split, **s_loose}, n_resamples=50)
+    assert result["families"]["f"]["test"]["cycle_acc"] == 1.0
+    assert result["families"]["f"]["unsplit"]["cycle_acc"] == 0.5
+
+
+def test_a_family_short_in_any_split_is_withdrawn_whole() -> None:
+    # 120 / 19 / 60 cycles: the paper reports the family as unavailable, train and test included.
+    parts = [_split_family("binding", s, n, 1.0) for s, n in (("train", 120), ("val", 19), ("test", 60))]
+    parts.append(_split_family("attribute", "train", 30, 1.0, start=1000))
+    parts.append(_split_family("attribute", "val", 30, 1.0, start=1000))
+    parts.append(_split_family("attribute", "test", 30, 1.0, start=1000))
+    cycles = [c for part, _ in parts for c in part]
+    scores = {k: v for _, s in parts for k, v in s.items()}
+    result = evaluate_cycles(cycles, scores, n_resamples=20)
+    assert list(result["families"]) == ["attribute"]
+    assert result["unavailable"] == {"binding": {"train": 120, "val": 19, "test": 60}}
+    # the rule applies to the requested splits only
+    result = evaluate_cycles(cycles, scores, splits=["train", "test"], n_resamples=20)
+    assert set(result["families"]) == {"attribute", "binding"} and result["unavailable"] == {}
+    assert set(result["families"]["binding"]) == {"train", "test"}
+    # a family absent from a split has 0 cycles there
+    result = evaluate_cycles([c for c in cycles if not (c.family == "attribute" and c.split == "val")], scores,
+                             n_resamples=20, min_cycles=10)
+    assert result["unavailable"] == {"attribute": {"train": 30, "val": 0, "test": 30}}
+
+
+def test_reduced_precision_is_detected() -> None:
+    from vlaudit.metrics.cycles import reduced_precision
+
+    rng = np.random.default_rng(0)
+    full = rng.normal(size=1000)
+    assert reduced_precision(full) is None
+    assert "float32" in reduced_precision(full.astype(np.float32).astype(np.float64))
+    assert "6 significant" in reduced_precision(np.array([float(f"{x:.5e}") for x in full]))
+    assert reduced_precision(np.array([0.5, 0.5 + 5e-10])) is None

@@ -98,6 +98,60 @@ def test_vsr_inverse_pairs(shared_data):
     assert template.counts["n_groups"] == 283 and not template.excluded
 
 
+VSR_ROWS = [  # zero-shot shape (subj/obj) unless noted; label 1 = true
+    {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1, "relation": "left of",
+     "subj": "cat", "obj": "dog"},
+    # a caption off the template: the structured fields still name the entities (the paper's rule)
+    {"image": "000000000002.jpg", "caption": "A teddy bear sits above the bed.", "label": 1, "relation": "above",
+     "subj": "teddy bear", "obj": "bed"},
+    # fields contradicting the caption: no entities, excluded and counted
+    {"image": "000000000003.jpg", "caption": "The cup is below the table.", "label": 1, "relation": "below",
+     "subj": "mug", "obj": "table"},
+    # random-split shape: entities only from the caption template
+    {"image": "000000000004.jpg", "caption": "The car is in front of the bench.", "label": 1,
+     "relation": "in front of"},
+    {"image": "000000000005.jpg", "caption": "The horse is right of the dog.", "label": 0, "relation": "right of",
+     "subj": "horse", "obj": "dog"},
+]
+
+
+def test_vsr_inverse_defaults_to_structured_fields(tmp_path):
+    path = tmp_path / "split.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in VSR_ROWS), encoding="utf-8")
+    rows = read_vsr(path)
+    assert [(r.subject, r.object, r.entity_source) for r in rows[:4]] == [
+        ("cat", "dog", "fields"), ("teddy bear", "bed", "fields"), (None, None, None),
+        ("car", "bench", "caption")]
+    assert "unchecked" in rows[1].entity_issue
+    result = vsr_inverse_items(rows, dataset="vsr", split="test")  # the default policy
+    assert result.counts["n_candidates"] == 4 and result.counts["n_groups"] == 2
+    assert [i.question for i in result.items if i.statement == "false"] == [
+        'Is the following statement true for this image? "The cat is right of the dog."',
+        'Is the following statement true for this image? "The teddy bear is below the bed."']
+    reasons = Counter(e["reason"].split(" (")[0] for e in result.excluded)
+    assert reasons == {"no structured entities": 1, "no structured subj/obj fields": 1}
+    assert vsr_inverse_items(rows, dataset="vsr", split="test", entities="any").counts["n_groups"] == 3
+    out = tmp_path / "inv.jsonl"
+    result = CliRunner().invoke(app, ["data", "vsr-inverse", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(read_items(out)) == 4
+    assert json.loads((tmp_path / "inv.summary.json").read_text())["entities"] == "fields"
+
+
+def test_vsr_inverse_default_on_real_splits(shared_data, tmp_path):
+    zeroshot = read_vsr(shared_data / "vsr" / "zeroshot_test.jsonl")
+    assert vsr_inverse_items(zeroshot, dataset="vsr-zeroshot", split="test").counts["n_groups"] == 81
+    random = read_vsr(shared_data / "vsr" / "random_test.jsonl")
+    default = vsr_inverse_items(random, dataset="vsr-random", split="test")
+    assert default.items == [] and len(default.excluded) == 283
+    assert all(e["reason"].startswith("no structured subj/obj fields") for e in default.excluded)
+    out = tmp_path / "inv.jsonl"
+    result = CliRunner().invoke(app, ["data", "vsr-inverse", str(shared_data / "vsr" / "random_test.jsonl"),
+                                      "--out", str(out)])
+    assert isinstance(result.exception, InputError) and "nothing kept (283 excluded)" in str(result.exception)
+    assert not out.exists()
+
+
 def test_spatial_caption_parser_reports_instead_of_guessing():
     parsed, why = parse_spatial_caption("A photo of a dining table to the left of a refrigerator")
     assert why is None and (parsed.subject, parsed.relation, parsed.object) == ("dining table", "left of",
@@ -239,7 +293,7 @@ def test_vsr_boxes_from_real_coco_instances(shared_data, tmp_path):
                                  "--instances", str(instances)])
     assert result.exit_code == 0, result.output
     original, inverse = read_items(tmp_path / "inv.jsonl")
-    assert original.extra["image_id"] == 453302 and original.boxes == inverse.boxes
+    assert original.extra["image_id"] == "453302" and original.boxes == inverse.boxes  # ids are read as text
     assert original.boxes["subject"] == [247.95, 194.35, 33.05, 27.46]
     result = runner.invoke(app, ["data", "vsr", str(split), "--out", str(tmp_path / "vsr.jsonl"),
                                  "--instances", str(instances)])

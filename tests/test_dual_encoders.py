@@ -66,7 +66,7 @@ def test_tiny_model_builds_and_loads_offline(family: str, tmp_path: Path, no_net
 
 def test_bad_specs_and_missing_dependency(tmp_path: Path, tiny_dirs: dict[str, Path],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(InputError, match="cannot load"):
+    with pytest.raises(InputError, match="folder does not exist"):
         load_backend(f"hf-clip:{tmp_path / 'nothing'}")
     with pytest.raises(InputError, match="not found"):
         load_backend(f"open_clip:local-dir:{tmp_path / 'nothing'}")
@@ -92,8 +92,10 @@ def test_open_clip_spec_forms() -> None:
 # ------------------------------------------------------------------------------------------------ features
 
 
-def _write_dataset(root: Path, *, with_text: bool = True, with_file_names: bool = True) -> tuple[Path, Path]:
-    """Four image ids (``d`` is a byte copy of ``a``) and four caption ids (``c4`` repeats ``c1``'s text)."""
+def _write_dataset(root: Path, *, with_text: bool = True, with_file_names: bool = True,
+                   padded: bool = False) -> tuple[Path, Path]:
+    """Four image ids (``d`` is a byte copy of ``a``) and four caption ids (``c4`` repeats ``c1``'s text);
+    ``padded``: COCO-style zero-padded numeric ids instead (``000000000001``, caption ``0001``)."""
     images_dir = root / "images"
     images_dir.mkdir(parents=True)
     for image_id, image in zip(("a", "b", "c"), _images(3), strict=True):
@@ -102,6 +104,13 @@ def _write_dataset(root: Path, *, with_text: bool = True, with_file_names: bool 
     texts = {"c1": "a dog to the left of a chair", "c2": "a cat above a table", "c3": "a red car next to a bus",
              "c4": "a dog to the left of a chair"}
     blocks = [("k1", "a", "c1", "b", "c2"), ("k2", "b", "c2", "c", "c3"), ("k3", "d", "c4", "c", "c3")]
+    if padded:
+        ids = {"a": "000000000001", "b": "000000000002", "c": "000000000003", "d": "000000000004",
+               "c1": "0001", "c2": "0002", "c3": "0003", "c4": "0004"}
+        texts = {ids[k]: v for k, v in texts.items()}
+        for name in ("a", "b", "c", "d"):
+            (images_dir / f"{name}.png").rename(images_dir / f"{ids[name]}.png")
+        blocks = [(k, *(ids[x] for x in rest)) for k, *rest in blocks]
     rows = []
     for cycle_id, u1, v1, u2, v2 in blocks:
         row = {"cycle_id": cycle_id, "family": "toy", "split": "test", "image_1": u1, "caption_1": v1,
@@ -194,12 +203,16 @@ def test_bad_feature_inputs(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------------------ CLI
 
 
-def test_cli_features_zero_shot_eval(tmp_path: Path, tiny_dirs: dict[str, Path], no_network: None) -> None:
+@pytest.mark.parametrize("padded", [False, True])
+def test_cli_features_zero_shot_eval(tmp_path: Path, tiny_dirs: dict[str, Path], no_network: None,
+                                     padded: bool) -> None:
+    """The documented chain features → cycles zero-shot (CSV) → cycles eval, also on zero-padded COCO-style ids
+    (a CSV reader that parsed ``0001`` as the integer 1 broke the last step)."""
     import vlaudit.commands.cycles_eval  # noqa: F401  (registers `cycles eval`)
     import vlaudit.commands.features  # noqa: F401
     from vlaudit.commands._apps import app
 
-    cycles_path, images_dir = _write_dataset(tmp_path)
+    cycles_path, images_dir = _write_dataset(tmp_path, padded=padded)
     runner = CliRunner()
     result = runner.invoke(app, ["features", "--model", f"open_clip:local-dir:{tiny_dirs['open_clip']}",
                                  "--cycles", str(cycles_path), "--images", str(images_dir),
@@ -212,11 +225,16 @@ def test_cli_features_zero_shot_eval(tmp_path: Path, tiny_dirs: dict[str, Path],
                                  "--cycles", str(cycles_path), "--out", str(scores)])
     assert result.exit_code == 0, result.output + repr(result.exception)
     assert scores.read_text().splitlines()[0].replace('"', "") == "image_id,caption_id,score"
+    # the CSV holds the float64 cosines exactly (shortest repr), and the ids as written
+    from vlaudit.sources.cycle_tables import read_scores
+
+    direct = zero_shot_scores(read_features(tmp_path / "feats"), read_cycles(cycles_path))
+    assert read_scores(scores) == {(r["image_id"], r["caption_id"]): r["score"] for r in direct}
     result = runner.invoke(app, ["cycles", "eval", "--cycles", str(cycles_path), "--scores", str(scores),
-                                 "--out", str(tmp_path / "eval.json"), "--resamples", "50"])
+                                 "--out", str(tmp_path / "eval.json"), "--resamples", "50", "--min-cycles", "1"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     evaluation = json.loads((tmp_path / "eval.json").read_text())
-    assert evaluation["overall"]["n"] == 3 and "toy" in evaluation["families"]
+    assert evaluation["families"]["toy"]["test"]["n"] == 3
 
 
 def test_features_on_real_coco_jpegs(tmp_path: Path, tiny_dirs: dict[str, Path], shared_data: Path) -> None:

@@ -263,7 +263,8 @@ def test_edit_outcomes_by_stratum():
                            n_resamples=200, seed=0)
     m1, m2, macro = result["table"]
     assert (m1["rel"], m1["flip_vis"], m1["joint"], m1["cu"], m1["dcc"]) == (100.0, 50.0, 100.0, 0.0, 100.0)
-    assert m1["delta_pair_d"] == 100.0 and m2["flip_vis"] == 100.0 and m2["delta_pair_d"] == 0.0
+    # Δ_PairD = Joint − Rel_o (§15): m1's Joint stratum (e1, 100) against its Rel_o (e1, e2: 50)
+    assert m1["delta_pair_d"] == 50.0 and m2["flip_vis"] == 100.0 and m2["delta_pair_d"] == 0.0
     assert macro["flip_vis"] == 75.0 and macro["n"] == 4
     assert result["pooled_cu"]["n"] == 2 and result["pooled_cu"]["rate"] == 50.0
     with pytest.raises(InputError, match="no prediction"):
@@ -380,3 +381,104 @@ def test_analysis_and_import_reject_mismatched_inputs(tmp_path):
     batch.write_text("\n".join([*lines, lines[1]]) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"tasks.csv.*line 6.*'task'.*answered twice"):
         import_annotations(out / "key.csv", {"a1": batch})
+
+
+# VCA §15 component audit (108 accepted edits per model): R/J n, Rel., +Vis., Rel_o, Joint, Δ_PairD as printed,
+# with the success counts that reproduce them (e.g. Qwen Rel_o 68/95 = 71.58, Joint 62/79 = 78.48).
+PAPER_EDITS = {  # model: (n_rel_o, n_joint, rel successes, +vis successes, +vis in Rel_o, +vis in Joint)
+    "Qwen": (95, 79, 91, 73, 68, 62),
+    "InternVL": (25, 15, 28, 28, 9, 5),
+    "LLaVA": (80, 30, 68, 62, 56, 25),
+    "Ministral": (58, 46, 49, 45, 29, 26),
+}
+PAPER_ROWS = {  # model: (R/J n, Rel., +Vis., Rel_o, Joint, Δ_PairD)
+    "Qwen": ((95, 79), 84.26, 67.59, 71.58, 78.48, +6.90),
+    "InternVL": ((25, 15), 25.93, 25.93, 36.00, 33.33, -2.67),
+    "LLaVA": ((80, 30), 62.96, 57.41, 70.00, 83.33, +13.33),
+    "Ministral": ((58, 46), 45.37, 41.67, 50.00, 56.52, +6.52),
+    "Macro": ((258, 170), 54.63, 48.15, 56.89, 62.92, +6.02),
+}
+PROBES = ("src-r", "src-inv", "edit-r", "edit-inv", "edit-subj", "edit-obj")
+
+
+def paper_edit_inputs(n_edits: int = 108) -> tuple[list, list, list, list, list]:
+    """Probes, accepted ids, predictions, source items and source groups whose outcomes give the §15 table.
+
+    Per model, edits 0..R−1 are Rel_o (the first J of them Joint); +Vis. successes are placed J-first, then in
+    Rel_o ∖ Joint, then outside Rel_o; relation-only successes without visibility fill the remaining records.
+    25 C-U records per model carry 25 successes in all (the pooled 25.00% of 100 records in §15).
+    """
+    edits = [f"e{k:03d}" for k in range(n_edits)]
+    probes = [{"item_id": f"{e}-{p}", "edit_id": e, "probe": p, "source_item_id": f"{e}-t",
+               "source_group_id": f"{e}-g"} for e in edits for p in PROBES]
+    flip = {"src-r": "yes", "src-inv": "no", "edit-r": "no", "edit-inv": "yes", "edit-subj": "yes",
+            "edit-obj": "yes"}
+    preds, items, groups = [], [], []
+    for m, (n_rel_o, n_joint, n_rel, n_vis, vis_rel_o, vis_joint) in PAPER_EDITS.items():
+        vis = set(range(vis_joint)) | set(range(n_joint, n_joint + vis_rel_o - vis_joint))
+        vis |= set(range(n_rel_o, n_rel_o + n_vis - vis_rel_o))
+        rest = [k for k in range(n_edits) if k not in vis]
+        rel_only = set(rest[:n_rel - n_vis])
+        failures = [k for k in range(n_edits) if k not in vis]
+        cu = set(sorted(vis)[:6 + (m == "Ministral")]) | set(failures[:19 - (m == "Ministral")])
+        for k, e in enumerate(edits):
+            answers = flip if k in vis else {**flip, "edit-obj": "no"} if k in rel_only else {**flip, "edit-r": "yes"}
+            preds += [{"model": m, "dataset": "edits", "interface": "yesno", "item_id": f"{e}-{p}", "pred": v}
+                      for p, v in answers.items()]
+            items.append({"model": m, "interface": "yesno", "item_id": f"{e}-t", "cu": int(k in cu),
+                          "dcc": int(k not in cu)})
+            groups.append({"model": m, "interface": "yesno", "group_id": f"{e}-g", "rel_o": k < n_rel_o,
+                           "pair_d": k < n_joint, "joint": k < n_joint})
+    return probes, edits, preds, items, groups
+
+
+def test_edit_outcomes_reproduce_the_paper_table():
+    """Every printed value of the §15 table, Δ_PairD = Joint − Rel_o included (the old Rel_o∧PairD −
+    Rel_o∧¬PairD contrast gives +40.98 for Qwen), and Joint − overall (macro +14.77, §15 text)."""
+    result = edit_outcomes(*paper_edit_inputs(), n_resamples=200, seed=1)
+    rows = {row["model"]: row for row in result["table"]}
+    for model, ((n_rel_o, n_joint), rel, vis, rel_o, joint, delta) in PAPER_ROWS.items():
+        row = rows[model]
+        assert (row["n_rel_o"], row["n_joint"], row["n"]) == (n_rel_o, n_joint, 108 * (4 if model == "Macro" else 1))
+        got = [round(row[k], 2) for k in ("rel", "flip_vis", "rel_o", "joint", "delta_pair_d")]
+        assert got == pytest.approx([rel, vis, rel_o, joint, delta], abs=1e-9), model
+    assert round(rows["Qwen"]["joint_minus_overall"], 2) == 10.89
+    assert round(rows["Macro"]["joint_minus_overall"], 2) == 14.77
+    assert (result["pooled_cu"]["n"], result["pooled_cu"]["rate"]) == (100, 25.0)
+
+
+def test_edit_cluster_bootstrap_resamples_every_edit_with_all_model_records():
+    """Reference loop over one shared plan: every accepted edit id is a cluster, each drawn edit brings all
+    four model records; the pooled C-U interval, Joint − overall and Δ_PairD all come from those resamples."""
+    from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_interval
+
+    result = edit_outcomes(*paper_edit_inputs(), n_resamples=300, seed=7)
+    records = result["records"]
+    plan = ClusterBootstrap.draw(len(records), clusters=[r["edit_id"] for r in records], n_resamples=300, seed=7)
+    assert plan.n_clusters == 108
+    cu, delta, gain, macro = [], [], [], []
+    for b in range(300):
+        drawn = [records[i] for i in plan.record_indices(b)]
+
+        def rate(rs):
+            return 100.0 * np.mean([r["flip_vis"] for r in rs]) if rs else np.nan
+
+        cu.append(rate([r for r in drawn if r["cu"] == 1]))
+        per_model = []
+        for model in sorted(PAPER_EDITS):
+            mine = [r for r in drawn if r["model"] == model]
+            joint = rate([r for r in mine if r["joint"] == 1])
+            per_model.append((joint - rate(mine), joint - rate([r for r in mine if r["rel_o"] == 1])))
+        gain.append(per_model[sorted(PAPER_EDITS).index("InternVL")][0])
+        delta.append(per_model[sorted(PAPER_EDITS).index("InternVL")][1])
+        macro.append(np.mean([d for _, d in per_model]))
+    rows = {row["model"]: row for row in result["table"]}
+    assert result["pooled_cu"]["ci"] == pytest.approx(list(percentile_interval(np.array(cu))))
+    intern = rows["InternVL"]
+    assert [intern["delta_pair_d_lo"], intern["delta_pair_d_hi"]] == pytest.approx(
+        list(percentile_interval(np.array(delta))))
+    assert [intern["joint_minus_overall_lo"], intern["joint_minus_overall_hi"]] == pytest.approx(
+        list(percentile_interval(np.array(gain))))
+    assert [rows["Macro"]["delta_pair_d_lo"], rows["Macro"]["delta_pair_d_hi"]] == pytest.approx(
+        list(percentile_interval(np.array(macro))))
+    assert rows["Macro"]["delta_pair_d_lo"] < rows["Macro"]["delta_pair_d"] < rows["Macro"]["delta_pair_d_hi"]

@@ -109,7 +109,7 @@ def test_non_single_token_verbalizer_is_rejected(tmp_path_factory, monkeypatch, 
     from vlaudit.backends.hf_mllm import VerbalizerError
     from vlaudit.backends.registry import load_backend
 
-    monkeypatch.setitem(base.INTERFACES, "maybe", (" definitely", " no"))
+    monkeypatch.setitem(base.ANSWER_WORDS, "maybe", ("definitely", "no"))
     with pytest.raises(VerbalizerError, match="definitely") as info:
         load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno", "maybe"])
     assert "single-token" in str(info.value)
@@ -130,8 +130,11 @@ def test_unknown_model_dir_is_an_input_error(tmp_path, no_network) -> None:
     from vlaudit.backends.registry import load_backend
     from vlaudit.errors import InputError
 
-    with pytest.raises(InputError, match="cannot load"):
+    with pytest.raises(InputError, match="folder does not exist"):
         load_backend(f"hf:{tmp_path / 'absent'}")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="cannot load"):
+        load_backend(f"hf:{tmp_path / 'empty'}")
 
 
 @pytest.mark.parametrize("family", ["qwen2-vl", "llava-onevision"])

@@ -86,8 +86,8 @@ def test_models_commands(tmp_path, no_network) -> None:
     assert listed.exit_code == 0 and "hf-clip" in listed.output and "open_clip" in listed.output
 
 
-ALL_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "clip", "siglip",
-                "open_clip")
+ALL_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "ministral", "clip",
+                "siglip", "open_clip")
 
 
 @pytest.mark.parametrize("family", ALL_FAMILIES)

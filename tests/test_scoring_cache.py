@@ -23,6 +23,45 @@ def test_chunk_cache_appends_whole_chunks_and_drops_temp_files(tmp_path) -> None
     assert again.append([{"key": "k2"}]).name == "chunk-000001.jsonl"
 
 
+def _sealed_cache(directory, n_chunks: int = 5):
+    from vlaudit.scoring.cache import ChunkCache
+
+    cache = ChunkCache(directory)
+    cache.load()
+    for chunk in range(n_chunks):
+        cache.append([{"key": f"k{chunk}-{i}", "nll_yes": 0.1 * i + chunk, "nll_no": 1 / (3 + i)} for i in range(3)])
+    return cache
+
+
+def test_damaged_chunks_are_moved_aside_with_a_warning_and_the_rest_is_kept(tmp_path) -> None:
+    """What a disk fault or an interrupted copy leaves: each damaged chunk is named, moved to cache/damaged/
+    and dropped whole (its records get scored again); whole chunks are read as written."""
+    from vlaudit.scoring.cache import ChunkCache
+
+    directory = tmp_path / "cache"
+    _sealed_cache(directory)
+    chunk = [directory / f"chunk-{i:06d}.jsonl" for i in range(5)]
+    original = [path.read_bytes() for path in chunk]
+    chunk[0].write_bytes(original[0][: len(original[0]) // 2])  # truncated mid-line
+    chunk[1].write_bytes(original[1][: original[1].rindex(b"\n", 0, len(original[1]) - 1) + 1])  # seal cut off
+    assert b"2.1" in original[2]
+    chunk[2].write_bytes(original[2].replace(b"2.1", b"2.9", 1))  # one digit changed: still valid JSON
+    chunk[3].write_bytes(b"")  # created, never filled
+    warnings: list[str] = []
+    cache = ChunkCache(directory, warn=warnings.append)
+    records = cache.load()
+    assert sorted(records) == [f"k4-{i}" for i in range(3)] and records["k4-1"]["nll_yes"] == 0.1 + 4
+    assert len(warnings) == 4 and all("scored again" in w for w in warnings)
+    for path, why in zip(chunk[:4], ("truncated", "no seal", "checksum", "empty"), strict=True):
+        assert any(str(path) in w and why in w for w in warnings), (path, why, warnings)
+        assert not path.exists() and (directory / "damaged" / path.name).exists()
+    assert (directory / "damaged" / "chunk-000002.jsonl").read_bytes() != original[2]  # kept for inspection
+    assert cache.next_index == 5 and cache.append([{"key": "new", "nll_yes": 1.0, "nll_no": 2.0}]).name == \
+        "chunk-000005.jsonl"
+    assert ChunkCache(directory).load().keys() == {*records, "new"}  # nothing left to move aside
+    assert [d["reason"] for d in cache.damaged][2].startswith("checksum")
+
+
 class _U:
     def __init__(self, key: str, image: str | None) -> None:
         self.key, self.image_sha256 = key, image

@@ -142,7 +142,7 @@ def _score_cmd(model: Path, bench: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "vlaudit.cli", "vca", "score", "--model", f"hf:{model}",
             "--benchmark", str(bench / "items.jsonl"), "--images", str(bench / "images"), "--out", str(out),
             "--contexts", "original,text,blank", "--interface", "yesno,truefalse", "--batch-size", "3",
-            "--chunk-size", "4", "--model-name", "tiny-qwen2-vl"]
+            "--chunk-size", "4", "--model-name", "tiny-qwen2-vl", "--prefix-cache"]
 
 
 def test_kill_and_resume_is_bit_identical(tmp_path, tmp_path_factory) -> None:
@@ -155,7 +155,8 @@ def test_kill_and_resume_is_bit_identical(tmp_path, tmp_path_factory) -> None:
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
-    backend = load_backend(f"hf:{model}", batch_size=3, interfaces=["yesno", "truefalse"])
+    # Forced on: at these tiny image sizes the per-run decision would turn the shared-prefix path off.
+    backend = load_backend(f"hf:{model}", batch_size=3, interfaces=["yesno", "truefalse"], prefix_cache=True)
     assert backend.prefix_cache
     run_scoring(backend, read_items(bench / "items.jsonl"), images_dir=bench / "images", out_dir=tmp_path / "full",
                 contexts=["original", "text", "blank"], interfaces=["yesno", "truefalse"], chunk_size=4,
@@ -183,7 +184,7 @@ def test_kill_and_resume_is_bit_identical(tmp_path, tmp_path_factory) -> None:
     assert n_partial < full_summary["n_chunks"]
     assert (resumed / "margins.parquet").read_bytes() == (tmp_path / "full" / "margins.parquet").read_bytes()
     cached_keys = [json.loads(line)["key"] for path in sorted((resumed / "cache").glob("chunk-*.jsonl"))
-                   for line in path.read_text().splitlines()]
+                   for line in path.read_text().splitlines()[:-1]]  # the last line seals the chunk
     assert len(cached_keys) == len(set(cached_keys)) == full_summary["n_unique_units"]
     assert (resumed / "failures.jsonl").read_bytes() == (tmp_path / "full" / "failures.jsonl").read_bytes()
 

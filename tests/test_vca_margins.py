@@ -19,7 +19,7 @@ from vca_fixtures import (
 )
 
 from vlaudit.errors import InputError
-from vlaudit.sources.margins import read_margins, runs_from_rows
+from vlaudit.sources.margins import missing_items, read_margins, require_contexts, runs_from_rows
 from vlaudit.tables import write_table
 
 
@@ -101,12 +101,20 @@ def test_item_without_original() -> None:
     assert err.field == "context"
 
 
-def test_control_missing_for_some_items_names_them() -> None:
+def test_context_missing_for_some_items_is_kept_as_nan_and_named() -> None:
+    """A partly scored context is legitimate (the report uses the items that have it), never a read error."""
     rows = [r for r in rows_from_arrays(SUPPORT_MARGINS)
             if not (r["context"] == "blank" and r["item_id"] in ("i1", "i5"))]
-    err = _error(rows, r"context 'blank' is missing for 2 of 7 items .*'i1', 'i5'")
-    assert err.field == "context"
-
+    (run,) = runs_from_rows(rows, path="x.jsonl")
+    assert run.contexts == ("original", "text", "blank", "mismatch")
+    assert run.available("blank").tolist() == [True, False, True, True, True, False, True]
+    assert np.isnan(run.margins["blank"][[1, 5]]).all() and not np.isnan(run.margins["text"]).any()
+    assert missing_items(run, "blank") == ["i1", "i5"]
+    assert run.subset(run.available("blank")).item_ids.tolist() == ["i0", "i2", "i3", "i4", "i6"]
+    with pytest.raises(InputError, match=r"context 'blank' is missing for 2 of 7 items .*'i1', 'i5'") as info:
+        require_contexts(run, ("original", "blank"))
+    assert info.value.field == "context" and info.value.path == "x.jsonl"
+    require_contexts(run, ("blank",), np.array([0, 2]))  # the items an analysis uses all have it
 
 
 def test_failed_scoring_rows_are_skipped_and_named() -> None:
@@ -115,9 +123,11 @@ def test_failed_scoring_rows_are_skipped_and_named() -> None:
         row["status"] = "ok"
     failed = next(k for k, r in enumerate(rows, start=1) if r["item_id"] == "i3" and r["context"] == "text")
     rows[failed - 1]["status"] = "error"
-    err = _error(rows, rf"context 'text' is missing for 1 of 7 items .*'i3' \(1 row\(s\) with a status other "
-                       rf"than 'ok' were skipped, first row {failed}\)")
-    assert err.field == "context"
+    (run,) = runs_from_rows(rows, path="x.jsonl")
+    with pytest.raises(InputError, match=rf"context 'text' is missing for 1 of 7 items .*'i3' \(1 row\(s\) with a "
+                                         rf"status other than 'ok' were skipped, first row {failed}\)"):
+        require_contexts(run, ("text",))
+
 
 @pytest.mark.parametrize(("statements", "match"), [
     ([True, True, False, True, False, None], r"group 'G1' .* 2 true statements .*'a', 'b'"),

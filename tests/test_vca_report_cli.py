@@ -85,8 +85,10 @@ def test_report_end_to_end(tmp_path) -> None:
     assert len(items) == 7 + 6 + 6 + 7
     groups = _csv(out / "groups.csv")
     assert list(groups[0]) == GROUP_COLUMNS and len(groups) == 4
+    assert "Strict+M" in result.output and "Dep+M" in result.output
     for name in ("headline", "taxonomy", "stratified", "balanced", "survival", "gaps", "permutation", "relation",
-                 "robustness_controls", "robustness_aggregation", "robustness_interfaces", "macro"):
+                 "robustness_controls", "robustness_aggregation", "robustness_interfaces", "macro", "sensitivity",
+                 "coverage"):
         assert _csv(out / f"{name}.csv"), name
     assert (out / "gap_hist.png").read_bytes()[:4] == b"\x89PNG"
     assert not list(out.glob(".*.tmp"))

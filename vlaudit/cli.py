@@ -16,9 +16,11 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     data_scenes,
     demo,
     edits,
+    experiment,
     factorial,
     features,
     models,
+    pair_audit,
     report,
     synthetic,
     vca_analyses,
@@ -38,7 +40,7 @@ def main() -> None:
         from rich.console import Console
         from rich.text import Text
 
-        Console(stderr=True).print(Text("error: ", style="bold red") + Text(str(exc)))
+        Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(str(exc)))
         sys.exit(2)
 
 

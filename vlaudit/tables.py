@@ -3,7 +3,8 @@
 Every writer goes through :func:`atomic_write`: the data is written to a temporary file in the target's
 folder, flushed to disk and renamed over the target, so a killed process never leaves a half-written file.
 Every reader reports bad input as :class:`~vlaudit.errors.InputError` naming the file, the 1-based row and
-the field.
+the field. Id columns (:func:`is_id_column`) are read as strings in every format, so a zero-padded ``0001``
+stays ``0001`` and an integer id ``139`` becomes ``"139"`` whether the file is CSV, JSONL or Parquet.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -41,6 +43,42 @@ def table_format(path: str | Path) -> str:
     if suffix in (".parquet", ".pq"):
         return "parquet"
     raise InputError(f"unknown table format '{suffix}' (expected one of {', '.join(TABLE_SUFFIXES)})", path=path)
+
+
+_ID_COLUMN = re.compile(r"(?:.*_)?id|(?:image|caption)_\d+")
+
+
+def is_id_column(name: str) -> bool:
+    """Whether a column holds identifiers: ``id``, ``*_id`` (``image_id``, ``cycle_id``, …) or the cycles
+    table's ``image_1``/``caption_2``; such columns are read as text, never as numbers. Tokenizer ids
+    (``yes_token_id``) are numbers, not names, and stay numeric."""
+    name = str(name)
+    return _ID_COLUMN.fullmatch(name) is not None and not name.endswith("token_id")
+
+
+def id_text(value: Any) -> Any:
+    """An id value as text: ``139`` → ``"139"``, an integral float (a widened int column) ``139.0`` → ``"139"``;
+    strings and None are returned as they are."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _ids_as_text(record: dict[str, Any]) -> dict[str, Any]:
+    # numbers only: a list of ids (VSR's vote_*_validator_id) stays a list
+    for key, value in record.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and is_id_column(key):
+            record[key] = id_text(value)
+    return record
+
+
+def _csv_header(path: Path) -> list[str]:
+    import csv
+
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+        return next(csv.reader(handle), [])
 
 
 def _loads():
@@ -88,7 +126,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise InputError(f"invalid JSON: {exc}", path=path, record=f"line {line_number}") from exc
             if not isinstance(record, dict):
                 raise InputError("each line must be a JSON object", path=path, record=f"line {line_number}")
-            yield line_number, record
+            yield line_number, _ids_as_text(record)
 
 
 def read_records(path: str | Path, *, required: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -130,8 +168,12 @@ def read_unique_records(
     return records
 
 
-def read_table(path: str | Path, *, required: Sequence[str] = ()) -> pa.Table:
-    """Read a JSONL, CSV or Parquet file as an Arrow table, checking that ``required`` columns exist."""
+def read_table(path: str | Path, *, required: Sequence[str] = (), text: Sequence[str] = ()) -> pa.Table:
+    """Read a JSONL, CSV or Parquet file as an Arrow table, checking that ``required`` columns exist.
+
+    Id columns (:func:`is_id_column`) are strings in every format. ``text`` names further CSV columns to keep
+    as text instead of inferring their type, so the caller can report a bad value at its own row.
+    """
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
@@ -145,13 +187,23 @@ def read_table(path: str | Path, *, required: Sequence[str] = ()) -> pa.Table:
             table = pq.read_table(path)
         elif fmt == "csv":
             # An empty CSV field is a missing value, as the writer writes nulls.
-            table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
+            strings = {name: pa.string() for name in _csv_header(path) if is_id_column(name) or name in text}
+            table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(strings_can_be_null=True,
+                                                                              column_types=strings))
         else:
             table = rows_to_table([record for _, record in iter_jsonl(path)])
     except InputError:
         raise
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         raise InputError(f"cannot read {fmt} table: {exc}", path=path) from exc
+    for index, name in enumerate(table.column_names):
+        column = table.column(index)
+        if is_id_column(name) and (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+            try:
+                values = pa.array([id_text(v) for v in column.to_pylist()], type=pa.string())
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise InputError(f"cannot read id column as text: {exc}", path=path, field=name) from exc
+            table = table.set_column(index, name, values)
     missing = [name for name in required if name not in table.column_names]
     if missing:
         raise InputError(
@@ -160,13 +212,47 @@ def read_table(path: str | Path, *, required: Sequence[str] = ()) -> pa.Table:
     return table
 
 
+def _not_a_folder(path: Path) -> Path | None:
+    """The nearest of ``path`` and its parents that exists and is not a folder (None when all is well)."""
+    for candidate in (path, *path.parents):
+        if candidate.is_dir():
+            return None
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+    return None
+
+
+def check_folder_target(path: str | Path, *, field: str | None = None) -> Path:
+    """``path`` if it is a folder or can be created as one; else :class:`InputError` naming it.
+
+    An existing file at ``path`` (or at a folder above it) would otherwise surface as a FileExistsError
+    traceback halfway through a run; commands call this before any work (see ``commands/_options.py``)."""
+    path = Path(path)
+    blocker = _not_a_folder(path)
+    if blocker is not None:
+        what = "exists and is not a folder" if blocker == path else f"cannot be created: {blocker} is a file"
+        raise InputError(f"{what}; give a folder path (created if missing)", path=path, field=field)
+    return path
+
+
+def check_file_target(path: str | Path, *, field: str | None = None) -> Path:
+    """``path`` if a file can be written there: not an existing folder, and its parent a folder or creatable."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a folder; give a file path", path=path, field=field)
+    blocker = _not_a_folder(path.parent)
+    if blocker is not None:
+        raise InputError(f"cannot be created: {blocker} is a file, not a folder", path=path, field=field)
+    return path
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path``; on success fsync and rename it over ``path``.
 
     On any exception the temporary file is removed and ``path`` is left as it was.
     """
-    path = Path(path)
+    path = check_file_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.fchmod(fd, 0o666 & ~_UMASK)
@@ -221,12 +307,16 @@ def write_json(path: str | Path, obj: Any) -> Path:
     return Path(path)
 
 
+def jsonl_line(row: dict[str, Any]) -> str:
+    """One compact JSON object and its newline, as :func:`write_jsonl` writes it (NaN as null)."""
+    return json.dumps(_nan_to_none(row), default=_json_default, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
     """Write one compact JSON object per line, atomically (keys keep their insertion order)."""
     with atomic_write(path) as handle:
         for row in rows:
-            handle.write(json.dumps(_nan_to_none(row), default=_json_default, ensure_ascii=False, separators=(",", ":")))
-            handle.write("\n")
+            handle.write(jsonl_line(row))
     return Path(path)
 
 

@@ -19,11 +19,14 @@ if TYPE_CHECKING:
     import numpy as np
     from PIL import Image
 
-INTERFACES: dict[str, tuple[str, str]] = {
-    # interface -> (positive verbalizer, negative verbalizer); leading space: the continuation after the prefix
-    "yesno": (" yes", " no"),
-    "truefalse": (" true", " false"),
+# interface -> (positive answer word, negative answer word); how each backend writes the word after its prompt
+# (leading space or not) is resolved per backend in vlaudit.backends.verbalizers (VCA §11)
+ANSWER_WORDS: dict[str, tuple[str, str]] = {
+    "yesno": ("yes", "no"),
+    "truefalse": ("true", "false"),
 }
+# The words as the AutoProcessor backends continue their "Answer:" prefix (leading space).
+INTERFACES: dict[str, tuple[str, str]] = {name: (f" {pos}", f" {neg}") for name, (pos, neg) in ANSWER_WORDS.items()}
 
 
 @dataclass(frozen=True)

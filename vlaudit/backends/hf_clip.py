@@ -75,6 +75,9 @@ class HFDualBackend(BatchedDualEncoder):
 def load_backend(name: str, *, revision: str | None = None, dtype: str | None = None, device: str | None = None,
                  batch_size: int = 32, trust_remote_code: bool = False) -> HFDualBackend:
     """Load ``hf-clip:<name>`` (a hub id or a local directory) with AutoModel + AutoProcessor."""
+    from vlaudit.backends.model_source import check_model_source
+
+    check_model_source("hf-clip", name, revision)
     import_torch()
     try:
         from transformers import AutoModel, AutoProcessor

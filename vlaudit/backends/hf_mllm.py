@@ -4,8 +4,9 @@ Protocol (VCA §11 "Matched context construction"): the family's native chat tem
 holding the image (none for the text-only context — no placeholder either) and the fixed question text
 ``QUESTION_TEMPLATES[interface]``; Qwen families get the explicit system message "You are a helpful
 assistant.", the others none. After the template's generation prompt comes the fixed generation prefix
-``GENERATION_PREFIX``; the continuation is a literal verbalizer from :data:`vlaudit.backends.base.INTERFACES`
-(" yes"/" no", " true"/" false"), each of which must be one token (checked at load, before any scoring).
+``GENERATION_PREFIX``; the continuation is a literal verbalizer from :data:`vlaudit.backends.base.ANSWER_WORDS`
+(" yes"/" no", " true"/" false": leading space after the prefix, resolved in the prompt's context by
+:mod:`vlaudit.backends.verbalizers`), each of which must be one token (checked at load, before any scoring).
 Prompt tokens are masked, so the NLL of the one-token continuation is −log p(verbalizer | prompt), and both
 verbalizers are read from the log-softmax at the last position of **one** forward pass;
 margin m = NLL(no) − NLL(yes).
@@ -21,7 +22,14 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
+from vlaudit.backends.base import ANSWER_WORDS, YesNoRequest, YesNoResult
+from vlaudit.backends.verbalizers import (
+    PROBE_QUESTION,
+    Verbalizer,
+    VerbalizerError,
+    check_interface,
+    resolve_verbalizers,
+)
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
 
@@ -41,14 +49,17 @@ PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 _IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
 
 
-class VerbalizerError(InputError):
-    """A verbalizer that the tokenizer splits into more than one token."""
+def question_text(question: str, interface: str) -> str:
+    """The user text of one query: the question and the interface's answer instruction."""
+    positive, negative = check_interface(interface)
+    template = QUESTION_TEMPLATES.get(interface, f"{{question}} Answer {positive} or {negative}.")
+    return template.format(question=question)
 
 
 def template_fingerprint() -> dict[str, Any]:
     """The fixed prompt pieces (question templates, generation prefix, system message)."""
     return {"question_templates": QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
-            "qwen_system": QWEN_SYSTEM, "verbalizers": INTERFACES}
+            "qwen_system": QWEN_SYSTEM, "verbalizers": ANSWER_WORDS}
 
 
 def _plain_size(size: Any) -> dict[str, Any] | None:
@@ -64,7 +75,9 @@ def _plain_size(size: Any) -> dict[str, Any] | None:
 class HFMLLMBackend:
     """A transformers image-text-to-text model read through its literal yes/no verbalizers."""
 
-    def __init__(self, spec: str, model: Any, processor: Any, *, options: dict[str, Any]) -> None:
+    def __init__(self, spec: str, model: Any, processor: Any, *, options: dict[str, Any],
+                 config: Any = None) -> None:
+        """``model=None`` (with its ``config``) serves prompts and verbalizers only, without weights."""
         self.spec = spec
         self.model = model
         self.processor = processor
@@ -73,37 +86,51 @@ class HFMLLMBackend:
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.options = options
-        self.family = str(getattr(model.config, "model_type", "unknown"))
+        self.family = str(getattr(model.config if model is not None else config, "model_type", "unknown"))
         self.batch_size = int(options.get("batch_size", 8))
-        self.prefix_cache = bool(options.get("prefix_cache", True)) and self.family in PREFIX_CACHE_FAMILIES
-        self.device = next(model.parameters()).device
-        self.model_dtype = next(model.parameters()).dtype
-        self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
+        # None: decided per run by :meth:`prepare` from the run's shape; True/False: the user's override.
+        self.prefix_override: bool | None = options.get("prefix_cache")
+        self.prefix_cache = self.prefix_override is not False and self.family in PREFIX_CACHE_FAMILIES
+        self.prefix_decision: dict[str, Any] | None = None
+        first = next(model.parameters()) if model is not None else None
+        self.device = first.device if first is not None else None
+        self.model_dtype = first.dtype if first is not None else None
         self._logits_to_keep = True
         self._prompts: dict[tuple[Any, ...], str] = {}
+        self.verbalizers: dict[str, tuple[Verbalizer, Verbalizer]] = {}
+        self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
 
     # ------------------------------------------------------------------------------------------ prompts
 
     def _single_token_ids(self, interface: str) -> tuple[int, int]:
-        if interface not in INTERFACES:
-            raise InputError(f"unknown interface {interface!r}; available: {', '.join(INTERFACES)}",
-                             field="interface")
-        ids = []
-        bad = []
-        for text in INTERFACES[interface]:
-            tokens = self.tokenizer.encode(text, add_special_tokens=False)
-            if len(tokens) != 1:
-                bad.append(f"{text!r} -> {tokens} {self.tokenizer.convert_ids_to_tokens(tokens)}")
-            else:
-                ids.append(int(tokens[0]))
-        if bad:
-            raise VerbalizerError(
-                f"model {self.spec}: interface {interface!r} needs single-token verbalizers, but the tokenizer "
-                f"splits {'; '.join(bad)}", field="interface")
-        return ids[0], ids[1]
+        """Both verbalizer ids of ``interface``, read from how they continue the real scoring prompt."""
+        positive, negative = self._verbalizers(interface)
+        return positive.token_id, negative.token_id
+
+    def _verbalizers(self, interface: str) -> tuple[Verbalizer, Verbalizer]:
+        check_interface(interface)
+        prompts = [self.prompt(PROBE_QUESTION, interface, with_image) for with_image in (False, True)]
+        specials = tuple(t for t in self.tokenizer.all_special_tokens if t)
+        # after "Answer:" the word is written text; after a bare turn opening it would start the turn
+        after_text = not any(p[-1:].isspace() or p.endswith(specials) for p in prompts)
+        found = []
+        for prompt in prompts:  # both prompt forms (with and without the image) must agree
+
+            def tokenize(continuation: str, prompt: str = prompt) -> tuple[list[int], list[int]]:
+                add = self._add_special_tokens(prompt)
+                return (self.tokenizer.encode(prompt, add_special_tokens=add),
+                        self.tokenizer.encode(prompt + continuation, add_special_tokens=add))
+
+            found.append(resolve_verbalizers(self.spec, interface, after_text=after_text, tokenize=tokenize,
+                                             pieces=self.tokenizer.convert_ids_to_tokens))
+        if found[0] != found[1]:
+            raise VerbalizerError(f"model {self.spec}: interface {interface!r} resolves to different tokens with "
+                                  f"and without the image ({found[0]} vs {found[1]})", field="interface")
+        self.verbalizers[interface] = found[0]
+        return found[0]
 
     def messages(self, question: str, interface: str, with_image: bool) -> list[dict[str, Any]]:
-        text = QUESTION_TEMPLATES[interface].format(question=question)
+        text = question_text(question, interface)
         content: list[dict[str, Any]] = [{"type": "image"}] if with_image else []
         content.append({"type": "text", "text": text})
         messages: list[dict[str, Any]] = []
@@ -150,7 +177,43 @@ class HFMLLMBackend:
             "template": template_fingerprint(),
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
             "prefix_cache": self.prefix_cache,
+            "prefix_cache_decision": self.prefix_decision,
         }
+
+    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any]:
+        """Decide shared-prefix reuse for this run from its shape (see
+        :func:`vlaudit.backends.hf_prefix_cache.prefix_cache_decision`): image-prefix and question-suffix
+        token counts of the first item with a readable image, and queries per image = items per image file ×
+        interfaces. Called by the runner before planning; the decision goes into ``describe()``."""
+        from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, split_prompt
+        from vlaudit.scoring.plan import ImageFailure, ImageStore
+
+        supported = self.family in PREFIX_CACHE_FAMILIES
+        per_image: dict[str, int] = {}
+        for item in items:
+            if item.image is not None:
+                per_image[item.image] = per_image.get(item.image, 0) + 1
+        prefix_tokens = suffix_tokens = 0
+        if supported and per_image:
+            store = ImageStore(images_dir)
+            for item in items:
+                if item.image is None:
+                    continue
+                try:
+                    image, _ = store.load(item.image)
+                except ImageFailure:
+                    continue
+                prefix, suffix = split_prompt(self.prompt(item.question, interfaces[0], True),
+                                              _IMAGE_BLOCK_END[self.family])
+                prefix_tokens = int(self.encode([prefix], [image])["input_ids"].shape[1])
+                suffix_tokens = len(self.tokenizer.encode(suffix, add_special_tokens=False))
+                break
+        queries = len(interfaces) * (sum(per_image.values()) / len(per_image)) if per_image else 0.0
+        self.prefix_decision = prefix_cache_decision(
+            prefix_tokens=prefix_tokens, suffix_tokens=suffix_tokens, queries_per_image=queries,
+            batch_size=self.batch_size, override=self.prefix_override, supported=supported)
+        self.prefix_cache = bool(self.prefix_decision["enabled"])
+        return self.prefix_decision
 
     # ------------------------------------------------------------------------------------------ scoring
 
@@ -170,15 +233,7 @@ class HFMLLMBackend:
 
     def _results(self, requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
                  n_tokens: Sequence[int]) -> list[YesNoResult]:
-        out = []
-        for request, prompt, row, n in zip(requests, prompts, logprobs, n_tokens, strict=True):
-            yes_id, no_id = self.verbalizer_ids[request.interface]
-            nll_yes = -float(row[yes_id])
-            nll_no = -float(row[no_id])
-            out.append(YesNoResult(key=request.key, nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes,
-                                   yes_token_id=yes_id, no_token_id=no_id, prompt=prompt,
-                                   prompt_hash=sha256_text(prompt), n_prompt_tokens=int(n)))
-        return out
+        return yes_no_results(requests, prompts, logprobs, n_tokens, self.verbalizer_ids)
 
     def score_full(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """One batched full forward per ``batch_size`` requests (all with images, or all without)."""
@@ -236,6 +291,20 @@ class HFMLLMBackend:
         return [by_key[r.key] for r in requests]
 
 
+def yes_no_results(requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
+                   n_tokens: Sequence[int], verbalizer_ids: dict[str, tuple[int, int]]) -> list[YesNoResult]:
+    """Both verbalizer NLLs from each row's last-position log-softmax; margin m = NLL(no) − NLL(yes) (VCA §9)."""
+    out = []
+    for request, prompt, row, n in zip(requests, prompts, logprobs, n_tokens, strict=True):
+        yes_id, no_id = verbalizer_ids[request.interface]
+        nll_yes = -float(row[yes_id])
+        nll_no = -float(row[no_id])
+        out.append(YesNoResult(key=request.key, nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes,
+                               yes_token_id=yes_id, no_token_id=no_id, prompt=prompt,
+                               prompt_hash=sha256_text(prompt), n_prompt_tokens=int(n)))
+    return out
+
+
 def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | None) -> None:
     """Set the Qwen-VL style pixel budget (shortest_edge/longest_edge are pixel counts there)."""
     image_processor = getattr(processor, "image_processor", None)
@@ -248,6 +317,27 @@ def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | 
     image_processor.size = SizeDict(
         shortest_edge=int(min_pixels) if min_pixels is not None else current["shortest_edge"],
         longest_edge=int(max_pixels) if max_pixels is not None else current["longest_edge"])
+
+
+def load_config(name: str, kwargs: dict[str, Any]) -> Any:
+    """The model's config alone (no weights)."""
+    import transformers
+
+    try:
+        return transformers.AutoConfig.from_pretrained(name, **kwargs)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
+
+
+def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
+    import transformers
+
+    try:
+        return transformers.AutoProcessor.from_pretrained(name, **kwargs)
+    except ImportError as exc:
+        raise MissingDependencyError(f"loading {name!r} needs an optional package: {exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
 
 
 def _resolve_dtype(dtype: str, device: str) -> Any:
@@ -265,14 +355,22 @@ def _resolve_dtype(dtype: str, device: str) -> Any:
 def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device_map: str | None = None,
                  batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
                  max_pixels: int | None = None, trust_remote_code: bool = False,
-                 interfaces: Sequence[str] = tuple(INTERFACES), prefix_cache: bool = True,
-                 attn_implementation: str | None = None) -> HFMLLMBackend:
+                 interfaces: Sequence[str] = tuple(ANSWER_WORDS), prefix_cache: bool | None = None,
+                 attn_implementation: str | None = None, weights: bool = True) -> Any:
     """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
 
     ``dtype`` auto is bf16 on a GPU and fp32 on the CPU; ``min_pixels``/``max_pixels`` set the image
     processor's pixel budget (Qwen-VL families) and are recorded in :meth:`HFMLLMBackend.describe`.
     Verbalizers of every interface in ``interfaces`` are checked to be single tokens before returning.
+    A model folder with a ``tekken.json`` (Ministral) is served by
+    :class:`vlaudit.backends.mistral_common_backend.MistralCommonBackend` (mistral-common prompts, VCA §11).
+    ``weights=False`` loads config + tokenizer only: prompts and verbalizers, no scoring.
+    ``prefix_cache``: None decides shared image-prefix reuse per run (:meth:`HFMLLMBackend.prepare`);
+    True/False force it on/off.
     """
+    from vlaudit.backends.model_source import check_model_source
+
+    check_model_source("hf", name, revision)  # a missing folder or uncached offline hub id: say so at once
     try:
         import torch
         import transformers
@@ -292,6 +390,19 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
         model_kwargs["device_map"] = device_map
     if attn_implementation:
         model_kwargs["attn_implementation"] = attn_implementation
+    options = {"dtype": str(torch_dtype).replace("torch.", ""), "device": device, "device_map": device_map,
+               "batch_size": batch_size, "revision": revision, "min_pixels": min_pixels,
+               "max_pixels": max_pixels, "trust_remote_code": trust_remote_code,
+               "interfaces": list(interfaces), "prefix_cache": prefix_cache}
+    from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
+
+    tekken = tekken_file(name, revision)
+    if tekken is not None:  # Ministral: prompts and verbalizers through mistral-common (VCA §11)
+        return load_mistral_common(name, tekken, model_kwargs=model_kwargs, device=device, device_map=device_map,
+                                   options=options, weights=weights)
+    if not weights:
+        return HFMLLMBackend(f"hf:{name}", None, _load_processor(name, processor_kwargs), options=options,
+                             config=load_config(name, processor_kwargs))
     try:
         processor = transformers.AutoProcessor.from_pretrained(name, **processor_kwargs)
         model = transformers.AutoModelForImageTextToText.from_pretrained(name, **model_kwargs)
@@ -304,8 +415,4 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     if not device_map:
         model = model.to(device)
     model.eval()
-    options = {"dtype": str(torch_dtype).replace("torch.", ""), "device": device, "device_map": device_map,
-               "batch_size": batch_size, "revision": revision, "min_pixels": min_pixels,
-               "max_pixels": max_pixels, "trust_remote_code": trust_remote_code,
-               "interfaces": list(interfaces), "prefix_cache": prefix_cache}
     return HFMLLMBackend(f"hf:{name}", model, processor, options=options)

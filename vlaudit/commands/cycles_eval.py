@@ -1,4 +1,4 @@
-"""``vlaudit cycles eval``: exact CycleAcc per family from a cycles table and a scores table."""
+"""``vlaudit cycles eval``: exact CycleAcc per family and split from a cycles table and a scores table."""
 
 from __future__ import annotations
 
@@ -7,33 +7,56 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._options import out_file_option
 
 
 @cycles_app.command("eval")
 def cycles_eval(
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet), one row per block."),
     scores: Path = typer.Option(..., "--scores", help="Scores (CSV, JSONL or Parquet): image_id, caption_id, score."),
-    out: Path = typer.Option(..., "--out", help="Where to write the JSON result."),
+    out: Path = out_file_option(help="Where to write the JSON result."),
+    split: list[str] = typer.Option(None, "--split", help="Evaluate only this split (repeatable; cycles without a "
+                                                          "split are 'unsplit'). Default: every split, each "
+                                                          "reported on its own."),
+    min_cycles: int = typer.Option(30, "--min-cycles", min=0, help="A family with fewer cycles in any evaluated "
+                                                                   "split is withdrawn whole (listed as "
+                                                                   "unavailable)."),
     tol: float = typer.Option(1e-9, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
-    plot: bool = typer.Option(True, "--plot/--no-plot", help="Also write OUT.png (CycleAcc per family with CIs)."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Also write OUT.png (CycleAcc per family and split "
+                                                             "with CIs)."),
 ) -> None:
-    """Exact CycleAcc (credit 1 if Δ > tol, ½ if |Δ| ≤ tol, 0 otherwise) per family, with bootstrap CIs."""
-    from vlaudit.metrics.cycles import evaluate_cycles
-    from vlaudit.report.console import print_cycle_table
+    """Exact CycleAcc (credit 1 if Δ > tol, ½ if |Δ| ≤ tol, 0 otherwise) per family and split, with ties and
+    bootstrap CIs; splits are never pooled."""
+    import numpy as np
+
+    from vlaudit.metrics.cycles import evaluate_cycles, reduced_precision
+    from vlaudit.report.console import print_cycle_table, print_unavailable
     from vlaudit.sources.cycle_tables import read_cycles, read_scores
     from vlaudit.tables import write_json
 
     cycle_list = read_cycles(cycles)
-    result = evaluate_cycles(
-        cycle_list, read_scores(scores), tol=tol, n_resamples=n_resamples, seed=seed, source=str(scores)
-    )
-    result["cycles"] = str(cycles)
-    result["scores"] = str(scores)
+    score_table = read_scores(scores)
+    result = evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
+                             n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
+    warnings = []
+    precision = reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
+    if precision is not None:
+        warnings.append(f"{scores}: {precision}: the scores carry less than float64 precision, so additive "
+                        "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
+                        "store scores as float64 (Parquet double, or CSV/JSONL with shortest-repr text)")
+    result.update({"cycles": str(cycles), "scores": str(scores), "warnings": warnings})
     write_json(out, result)
     print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
+    print_unavailable(result["unavailable"], min_cycles)
+    for warning in warnings:
+        typer.secho(f"warning: {warning}", fg="yellow", err=True)
     typer.echo(f"wrote {out}")
+    if not result["families"]:
+        typer.secho(f"error: no family reached --min-cycles {min_cycles} in every evaluated split "
+                    f"{result['splits']}; lower --min-cycles or restrict --split", fg="red", err=True)
+        raise typer.Exit(1)
     if plot:
         from vlaudit.report.plots import plot_cycle_acc
 

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from vlaudit.commands._apps import data_app
+from vlaudit.commands._options import out_file_option
 
 
 def summary_path(out: Path) -> Path:
@@ -60,7 +61,7 @@ def _finish(result: Any, out: Path, title: str, **meta: Any) -> None:
 @data_app.command("vsr")
 def data_vsr(
     split_file: Path = typer.Argument(..., help="VSR split (jsonl), random or zero-shot."),
-    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
+    out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
     meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: adds meta_category."),
     dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
     split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
@@ -83,13 +84,14 @@ def data_vsr(
 @data_app.command("vsr-inverse")
 def data_vsr_inverse(
     split_file: Path = typer.Argument(..., help="VSR split (jsonl)."),
-    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
-    entities: str = typer.Option("any", "--entities",
-                                 help="'fields': only rows with matching subj/obj fields; 'any': also the "
-                                      "caption template (random splits have no fields)."),
-    dataset: str | None = typer.Option(None, "--dataset"),
-    split: str | None = typer.Option(None, "--split"),
-    image_prefix: str = typer.Option("", "--image-prefix"),
+    out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
+    entities: str = typer.Option("fields", "--entities",
+                                 help="'fields' (default, VCA §18): only rows whose structured subj/obj fields "
+                                      "give the entities; 'any': also the caption template (random splits "
+                                      "have no fields)."),
+    dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
+    split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
+    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
@@ -108,7 +110,7 @@ def data_vsr_inverse(
 @data_app.command("gsr-coco")
 def data_gsr_coco(
     two_obj: Path = typer.Argument(..., help="What's Up coco_qa_two_obj.json ([image_id, true, false] list)."),
-    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
+    out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
     split: str | None = typer.Option(None, "--split", help="Split name (default: the file stem)."),
@@ -127,9 +129,11 @@ def data_gsr_coco(
 @data_app.command("whatsup-controlled")
 def data_whatsup_controlled(
     controlled: Path = typer.Argument(..., help="What's Up controlled_images_dataset.json."),
-    out: Path = typer.Option(..., "--out", help="ITEMS table to write (.jsonl or .parquet)."),
-    split: str | None = typer.Option(None, "--split"),
-    image_prefix: str = typer.Option("", "--image-prefix"),
+    out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
+    split: str | None = typer.Option(None, "--split", help="Split name (default: the file stem)."),
+    image_prefix: str = typer.Option("", "--image-prefix",
+                                     help="Prefix added before each image_path (those of the released file start "
+                                          "with data/controlled_images/, so --images is the folder holding data/)."),
 ) -> None:
     """What's Up Controlled-A/B: one group per image, the first caption option true, the others false."""
     from vlaudit.builders.benchmark_items import controlled_items

@@ -7,11 +7,12 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import data_app
+from vlaudit.commands._options import out_folder_option
 
 
 @data_app.command("scenes")
 def data_scenes(
-    out: Path = typer.Option(..., "--out", help="Folder for images/, instances.json, captions.json, scene_graphs.json."),
+    out: Path = out_folder_option(help="Folder for images/, instances.json, captions.json, scene_graphs.json."),
     images: int = typer.Option(500, "--images", min=1, help="Number of scenes."),
     seed: int = typer.Option(0, "--seed", help="Seed (same seed → byte-identical files)."),
     width: int = typer.Option(160, "--width", min=96, help="Image width in pixels."),
@@ -40,7 +41,7 @@ def data_scenes(
 
 @data_app.command("factorial")
 def data_factorial(
-    out: Path = typer.Option(..., "--out", help="Folder for items.jsonl, manifest.json and images/."),
+    out: Path = out_folder_option(help="Folder for items.jsonl, manifest.json and images/."),
     seed: int = typer.Option(20260724, "--seed", help="Seed of object identities and layouts."),
     stems: int = typer.Option(50, "--stems", min=1, help="Stems per relation (left/right/above/below)."),
 ) -> None:

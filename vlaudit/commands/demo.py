@@ -7,11 +7,12 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import app
+from vlaudit.commands._options import out_folder_option
 
 
 @app.command("demo")
 def demo(
-    out: Path = typer.Option(Path("runs/demo"), "--out", help="Output folder."),
+    out: Path = out_folder_option(Path("runs/demo"), help="Output folder."),
     quick: bool = typer.Option(False, "--quick", help="A smaller run (what the tests use)."),
     seed: int = typer.Option(0, "--seed", help="Seed of scenes, cycles, splits and contexts."),
 ) -> None:
@@ -28,7 +29,7 @@ def demo(
     summary = run_demo(out, config, log=lambda message: console.print(f"[bold cyan]›[/] {message}"))
     rows = [[f"{name} · {family}", value] for name, families in summary["cycles"]["cycle_acc"].items()
             for family, value in families.items()]
-    print_table("Exact CycleAcc (demo scenes)", ["scorer · family", "CycleAcc"], rows)
+    print_table("Exact CycleAcc, test split (demo scenes)", ["scorer · family", "CycleAcc"], rows)
     console.print(f"\n[bold green]Demo finished.[/] Results are in [bold]{out}[/]:")
     for name, relative in summary["files"].items():
         console.print(f"  {name:<10} {out / relative}")

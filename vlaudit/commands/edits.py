@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import data_app
+from vlaudit.commands._options import in_folder_option, out_folder_option
 
 edits_app = typer.Typer(help="Object-swap edits: build, blinded annotation export/import, analysis.",
                         no_args_is_help=True)
@@ -31,8 +32,8 @@ def _fmt_ci(ci: list) -> str:
 @edits_app.command("build")
 def edits_build(
     items_path: Path = typer.Argument(..., metavar="ITEMS", help="ITEMS table with relation groups and boxes."),
-    images: Path = typer.Option(..., "--images", help="Folder the ITEMS image paths are relative to."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    images: Path = in_folder_option("--images", help="Folder the ITEMS image paths are relative to."),
+    out: Path = out_folder_option(help="Output folder."),
     seed: int = typer.Option(_SEED, "--seed", help="Seed of the shuffle of positive groups."),
     min_gap: float = typer.Option(0.05, "--min-gap", help="Post-swap centre gap (fraction of the extent)."),
     max_iou: float = typer.Option(0.20, "--max-iou", help="Largest IoU of the two new boxes."),
@@ -81,7 +82,7 @@ def edits_build(
 @edits_app.command("export")
 def edits_export(
     build_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits build`."),
-    out: Path = typer.Option(..., "--out", help="Output folder (batches/ and the private key.csv)."),
+    out: Path = out_folder_option(help="Output folder (batches/ and the private key.csv)."),
     annotators: str = typer.Option("a1,a2,a3", "--annotators", help="Comma-separated annotator names."),
     repeat: float = typer.Option(0.10, "--repeat", help="Fraction of repeated items per batch."),
     seed: int = typer.Option(_SEED, "--seed", help="Seed of the per-annotator shuffles."),
@@ -103,7 +104,7 @@ def edits_export(
 @edits_app.command("import")
 def edits_import(
     export_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits export` (with key.csv)."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    out: Path = out_folder_option(help="Output folder."),
     answers: list[str] = typer.Option([], "--answers",
                                       help="NAME=FILE for a filled batch; default: batches/NAME/tasks.csv."),
     items_path: Path | None = typer.Option(None, "--items", help="Edits ITEMS table: writes accepted_items."),
@@ -157,10 +158,10 @@ def edits_analyze(
     report: Path = typer.Option(..., "--report", help="`vlaudit vca report` folder of the source benchmark."),
     edit_report: Path | None = typer.Option(None, "--edit-report",
                                             help="`vlaudit vca report` folder of the edit probes (default: --report)."),
-    out: Path = typer.Option(..., "--out", help="Output folder."),
+    out: Path = out_folder_option(help="Output folder."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    resamples: int = typer.Option(5000, "--resamples"),
-    seed: int = typer.Option(_SEED, "--seed"),
+    resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the outcome intervals."),
+    seed: int = typer.Option(_SEED, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
     from vlaudit.experiments.edits_analysis import edit_outcomes, feasibility_audit
@@ -189,10 +190,17 @@ def edits_analyze(
     print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
                 [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result["table"]],
                 digits=2)
-    cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "delta_pair_d", "n_cu", "cu", "n_dcc", "dcc"]
+    cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "n_cu", "cu", "n_dcc", "dcc"]
     print_table("Flip+visibility by source audit stratum (%)",
-                ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "Δ PairD", "C-U n", "C-U", "D-CC n", "D-CC"],
+                ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "C-U n", "C-U", "D-CC n", "D-CC"],
                 [[row.get(c) for c in cols] for row in result["table"]], digits=2)
+
+    def ci(row: dict, name: str) -> str:
+        return f"{row[name]:+.2f} [{row[f'{name}_lo']:+.2f}, {row[f'{name}_hi']:+.2f}]"
+
+    print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
+                ["model", "Joint − overall", "Δ PairD = Joint − Rel_o"],
+                [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result["table"]])
     cu = result["pooled_cu"]
     typer.echo(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
     typer.echo(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

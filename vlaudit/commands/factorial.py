@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import out_folder_option
 
 
 def _pct(value: float | None) -> str:
@@ -28,7 +29,7 @@ def vca_factorial(
                                           help="Scoring run folders (with margins.parquet) or margins files; "
                                                "one per model, pooled together."),
     items: Path = typer.Option(None, "--items", help="The factorial items.jsonl (default: from the first run)."),
-    out: Path = typer.Option(None, "--out", help="Output folder (default: the first RUN_DIR/factorial)."),
+    out: Path = out_folder_option(None, help="Output folder (default: the first RUN_DIR/factorial)."),
     margins: Path = typer.Option(None, "--margins",
                                  help="Margins table of a single RUN_DIR (default RUN_DIR/margins.parquet)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),

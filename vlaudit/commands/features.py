@@ -7,21 +7,37 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import app, cycles_app
+from vlaudit.commands._options import (
+    executor_option,
+    in_folder_option,
+    out_file_option,
+    out_folder_option,
+    ray_address_option,
+    ray_gpus_option,
+    ray_threads_option,
+    ray_workers_option,
+)
 
 
 @app.command("features")
 def features(
-    model: str = typer.Option(..., "--model", help="Dual encoder: hf-clip:<id|dir> or open_clip:<arch>\\[/<tag|ckpt>] "
-                                                  "or open_clip:local-dir:<dir>."),
+    model: str = typer.Option(..., "--model", help="Dual encoder: hf-clip:<id|dir>, open_clip:<arch>\\[/<tag|ckpt>], "
+                                                  "open_clip:local-dir:<dir> or a ref: dual encoder, e.g. "
+                                                  "ref:tiny-open-clip (vlaudit models list)."),
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
-    images: Path = typer.Option(..., "--images", help="Folder the image files are relative to."),
-    out: Path = typer.Option(..., "--out", help="Features folder to write (images/texts Parquet + manifest)."),
+    images: Path = in_folder_option("--images", help="Folder the image files are relative to."),
+    out: Path = out_folder_option(help="Features folder to write (images/texts Parquet + manifest)."),
     captions: Path | None = typer.Option(None, "--captions", help="Captions table (caption_id, text); default: "
                                                                    "the rows' text_1/text_2, else CYCLES.captions.jsonl."),
     batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
     revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only)."),
+    executor: str = executor_option(),
+    address: str | None = ray_address_option(),
+    workers: int = ray_workers_option(),
+    gpus_per_worker: float = ray_gpus_option(),
+    threads_per_worker: int | None = ray_threads_option(),
 ) -> None:
     """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
     from rich.progress import (
@@ -34,29 +50,39 @@ def features(
     )
 
     from vlaudit.backends.registry import load_backend, require_kind
-    from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
     from vlaudit.scoring.features import collect_inputs, extract_features
     from vlaudit.sources.cycle_tables import read_cycles
 
-    if not images.is_dir():
-        raise InputError("images folder not found", path=images, field="--images")
     require_kind(model, "features")
     cycle_list = read_cycles(cycles)
     inputs = collect_inputs(cycle_list, cycles, images, captions)
     options: dict[str, object] = {"batch_size": batch_size, "device": device, "dtype": dtype}
     if revision is not None:
         options["revision"] = revision
-    backend = load_backend(model, **options)
+    feature_executor = None
+    if executor == "ray":
+        from vlaudit.scoring.ray_executor import RayFeatureExecutor
+
+        feature_executor = RayFeatureExecutor(model, options, workers=workers, address=address,
+                                              gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
+        backend = feature_executor.start()
+    else:
+        backend = load_backend(model, **options)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), transient=True) as bar:
         tasks = {"images": bar.add_task("images", total=None), "texts": bar.add_task("texts", total=None)}
-        manifest = extract_features(
-            backend, inputs, out,
-            provenance={"cycles": str(cycles), "images_dir": str(images),
-                        "captions": None if captions is None else str(captions)},
-            progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total),
-        )
+        try:
+            manifest = extract_features(
+                backend, inputs, out,
+                provenance={"cycles": str(cycles), "images_dir": str(images),
+                            "captions": None if captions is None else str(captions)},
+                progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total),
+                executor=feature_executor,
+            )
+        finally:
+            if feature_executor is not None:
+                feature_executor.shutdown()
     counts = manifest["counts"]
     print_table(f"features — {model}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],
@@ -68,7 +94,7 @@ def features(
 def zero_shot(
     features_dir: Path = typer.Option(..., "--features", help="Features folder written by `vlaudit features`."),
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
-    out: Path = typer.Option(..., "--out", help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
+    out: Path = out_file_option(help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
 ) -> None:
     """Cosine image–caption scores for every pair the cycles use, in the `cycles eval` scores format."""
     from vlaudit.report.console import print_table

@@ -1,4 +1,5 @@
-"""``vlaudit models tiny`` (tiny random offline models) and ``vlaudit models list`` (registry prefixes)."""
+"""``vlaudit models tiny`` (tiny random offline models), ``models list`` (registry prefixes) and
+``models verbalizers`` (the answer token ids a yes/no backend reads, VCA §11)."""
 
 from __future__ import annotations
 
@@ -10,26 +11,31 @@ import typer
 from vlaudit.backends.tiny_dual import FAMILIES as DUAL_FAMILIES
 from vlaudit.backends.tiny_mllm import MLLM_FAMILIES
 from vlaudit.commands._apps import models_app
+from vlaudit.commands._options import out_folder_option
 
 
 @models_app.command("tiny")
 def models_tiny(
     family: str = typer.Option(..., "--family", help=f"One of {', '.join(MLLM_FAMILIES + DUAL_FAMILIES)}."),
-    out: Path = typer.Option(..., "--out", help="Directory to write the model + processor to."),
+    out: Path = out_folder_option(help="Folder to write the model + processor to."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random weights."),
+    tokenizer: str = typer.Option(None, "--tokenizer",
+                                  help="local (tiny BPE trained here) or real (the family's real vocabulary, "
+                                       "converted offline from files packages ship); default: local, "
+                                       "real for ministral."),
 ) -> None:
-    """Write a tiny random model built from config (local tokenizer, no network); load it with hf:DIR etc."""
+    """Write a tiny random model built from config (no network); load it with hf:DIR etc."""
     from vlaudit.errors import InputError
 
     if family in DUAL_FAMILIES:
         from vlaudit.backends.tiny_dual import build_tiny_dual
 
-        path = build_tiny_dual(family, out, seed=seed)
+        path = build_tiny_dual(family, out, seed=seed, tokenizer=tokenizer)
         prefix = "open_clip:local-dir:" if family == "open_clip" else "hf-clip:"
     elif family in MLLM_FAMILIES:
         from vlaudit.backends.tiny_mllm import build_tiny_mllm
 
-        path = build_tiny_mllm(family, out, seed=seed)
+        path = build_tiny_mllm(family, out, seed=seed, tokenizer=tokenizer)
         prefix = "hf:"
     else:
         raise InputError(f"unknown family {family!r}; available: {', '.join(MLLM_FAMILIES + DUAL_FAMILIES)}",
@@ -49,3 +55,32 @@ def models_list() -> None:
     from vlaudit.backends.reference import REFERENCE_MODELS
 
     typer.echo(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in REFERENCE_MODELS)}")
+
+
+@models_app.command("verbalizers")
+def models_verbalizers(
+    spec: str = typer.Argument(..., help="A yes/no model spec: hf:DIR, hf:ORG/NAME or ref:NAME."),
+    interface: str = typer.Option("yesno,truefalse", "--interface", help="Comma list of yesno,truefalse."),
+) -> None:
+    """Print the verbalizer token ids the backend reads after its real scoring prompt (VCA §11).
+
+    For hf: specs only the model's config and tokenizer/processor are loaded, not its weights."""
+    from vlaudit.backends.registry import load_backend, parse_spec, require_kind
+    from vlaudit.report.console import print_table
+
+    interfaces = [part.strip() for part in interface.split(",") if part.strip()]
+    require_kind(spec, "yesno", field="SPEC")
+    # hf: specs load config + tokenizer only; other yes/no backends (ref:, tiny) load as they are
+    light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
+    backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
+    resolved = getattr(backend, "verbalizers", {})  # a backend without resolution details: ids only
+    rows = []
+    for name in interfaces:
+        if name in resolved:
+            rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])
+        else:
+            rows.extend((name, None, None, token_id, None) for token_id in backend.verbalizer_ids[name])
+    print_table(f"verbalizers — {backend.spec} ({getattr(backend, 'tokenizer_kind', 'AutoProcessor')})",
+                ["interface", "word", "continuation", "token id", "piece"], rows)
+    ids = "/".join(str(token_id) for name in interfaces for token_id in backend.verbalizer_ids[name])
+    typer.echo(f"token ids ({', '.join(interfaces)}): {ids}")

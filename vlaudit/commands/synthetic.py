@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import app
+from vlaudit.commands._options import out_folder_option
 
 DEFAULT_SEEDS = "0,1,2"
 
@@ -38,8 +39,7 @@ def parse_seeds(first: str | None, extra: list[str]) -> list[int]:
 @app.command("synthetic", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def synthetic(
     ctx: typer.Context,
-    out: Path = typer.Option(..., "--out", file_okay=False,
-                             help="Output folder (created if needed); synthetic.json is written there."),
+    out: Path = out_folder_option(help="Output folder (created if needed); synthetic.json is written there."),
     seeds: str | None = typer.Option(None, "--seeds", show_default=False,
                               help="Seeds: '--seeds 0 1 2' or '--seeds 0,1,2' (default: 0 1 2)."),
     n_train: int = typer.Option(2000, "--n-train", help="Training pairs per class and diagnostic."),

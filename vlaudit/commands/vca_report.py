@@ -7,13 +7,14 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import out_folder_option
 
 
 @vca_app.command("report")
 def vca_report(
     margins: Path = typer.Argument(..., help="MARGINS table (Parquet, CSV or JSONL); schema in "
                                              "vlaudit.sources.margins."),
-    out: Path = typer.Option(..., "--out", help="Output folder (vca.json, CSV tables, items/groups, plot)."),
+    out: Path = out_folder_option(help="Output folder (vca.json, CSV tables, items/groups, plot)."),
     controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts, comma-separated."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),
     seed: int = typer.Option(20260719, "--seed", help="Bootstrap seed."),
@@ -24,7 +25,7 @@ def vca_report(
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
     from vlaudit.errors import InputError
     from vlaudit.experiments.vca_report import ReportSettings, compute_report
-    from vlaudit.report.vca_tables import print_headline, write_report_files
+    from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
     from vlaudit.sources.margins import normalize_context, read_margins
 
     try:
@@ -38,4 +39,5 @@ def vca_report(
                                                  level=level))
     write_report_files(out, report, plot=plot)
     print_headline(report.runs, title=f"Visual Credit Audit — {margins.name}")
+    print_axes(report)
     typer.echo(f"wrote {out / 'vca.json'} and CSV tables in {out}")

@@ -7,6 +7,15 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import (
+    executor_option,
+    in_folder_option,
+    out_folder_option,
+    ray_address_option,
+    ray_gpus_option,
+    ray_threads_option,
+    ray_workers_option,
+)
 
 
 def _csv(value: str) -> list[str]:
@@ -17,8 +26,8 @@ def _csv(value: str) -> list[str]:
 def vca_score(
     model: str = typer.Option(..., "--model", help="Model spec, e.g. hf:Qwen/Qwen3-VL-8B-Instruct or hf:DIR."),
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table (JSONL or Parquet)."),
-    images: Path = typer.Option(..., "--images", help="Directory the items' image paths are relative to."),
-    out: Path = typer.Option(..., "--out", help="Run directory (margins.parquet, manifest, summary, cache)."),
+    images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
+    out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
                                  help="Comma list from: original, text, blank, mean, mismatch, rele, irre."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
@@ -34,18 +43,29 @@ def vca_score(
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repo code (off)."),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
-    no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable shared image-prefix reuse."),
+    prefix_cache: bool | None = typer.Option(
+        None, "--prefix-cache/--no-prefix-cache",
+        help="Force shared image-prefix KV reuse on/off (Qwen-VL). Default: decided per run from image vs "
+             "question tokens and questions per image; the decision is in manifest.json."),
+    executor: str = executor_option(),
+    address: str | None = ray_address_option(),
+    workers: int = ray_workers_option(),
+    gpus_per_worker: float = ray_gpus_option(),
+    threads_per_worker: int | None = ray_threads_option(),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of a run with other arguments "
+                                                             "in --out (its score cache is kept and reused)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.text import Text
 
     from vlaudit.backends.base import INTERFACES
     from vlaudit.backends.registry import load_backend, require_kind
     from vlaudit.contexts.image_contexts import CONTEXTS
     from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.runner import changed_arguments, failure_line, run_scoring
     from vlaudit.sources.items import read_items
 
     context_list, interfaces = _csv(contexts), _csv(interface)
@@ -56,20 +76,35 @@ def vca_score(
             raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
                              field=name)
     require_kind(model, "yesno")
-    items = read_items(benchmark)
-    backend = load_backend(model, dtype=dtype, device=device, device_map=device_map, batch_size=batch_size,
-                           revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
-                           trust_remote_code=trust_remote_code, interfaces=interfaces,
-                           prefix_cache=not no_prefix_cache)
     arguments = {"model": model, "benchmark": str(benchmark), "images": str(images), "out": str(out),
                  "contexts": context_list, "interface": interfaces, "batch_size": batch_size, "seed": seed,
                  "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
                  "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                  "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
-                 "prefix_cache": not no_prefix_cache}
+                 "prefix_cache": prefix_cache, "executor": executor, "address": address, "workers": workers,
+                 "gpus_per_worker": gpus_per_worker, "threads_per_worker": threads_per_worker}
+    changed = [] if overwrite else changed_arguments(out, arguments)
+    if changed:
+        raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
+                         "its results (the score cache is kept and reused) or choose another --out",
+                         path=out, field="--out")
+    items = read_items(benchmark)
+    load_options = {"dtype": dtype, "device": device, "device_map": device_map, "batch_size": batch_size,
+                    "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
+                    "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache}
+    runner_executor = None
+    if executor == "ray":
+        from vlaudit.scoring.ray_executor import RayExecutor
+
+        runner_executor = RayExecutor(model, load_options, workers=workers, address=address,
+                                      gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
+        backend = runner_executor.start()
+    else:
+        backend = load_backend(model, **load_options)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console) as progress:
+                  TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
+                  transient=True) as progress:  # the summary table follows; an error stays one line
         task = progress.add_task("score", total=None, rate="")
 
         def on_plan(total: int, cached: int) -> None:
@@ -80,10 +115,20 @@ def vca_score(
             speed = progress.tasks[0].speed
             progress.update(task, rate=f"{speed:.1f} queries/s" if speed else "")
 
-        summary = run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
-                              interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
-                              chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
-                              on_progress=on_progress)
-    shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
+        try:
+            summary = run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
+                                  interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
+                                  chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
+                                  on_progress=on_progress, executor=runner_executor,
+                                  on_warning=lambda message: console.print(
+                                      Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
+        finally:
+            if runner_executor is not None:
+                runner_executor.shutdown()
+    shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
     print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    typer.echo(f"records not scored: {failure_line(summary)} — listed in {out / 'failures.jsonl'}")
+    decision = backend.describe().get("prefix_cache_decision")
+    if decision:
+        typer.echo(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
     typer.echo(f"wrote {out / 'margins.parquet'}")

@@ -141,8 +141,9 @@ def _cycle_step(config: DemoConfig, out: Path, scenes: Path, log: Log) -> dict[s
         for scorer, rows in scorers.items():
             write_table(cycles_dir / f"scores_{name}_{scorer}.csv", rows)
             scores = {(r["image_id"], r["caption_id"]): r["score"] for r in rows}
-            evaluations[f"{name} / {scorer}"] = evaluate_cycles(test, scores, n_resamples=config.n_resamples,
-                                                                seed=config.seed)
+            evaluations[f"{name} / {scorer}"] = evaluate_cycles(cycles, scores, splits=["test"],
+                                                                min_cycles=config.min_cycles,
+                                                                n_resamples=config.n_resamples, seed=config.seed)
     write_json(cycles_dir / "eval.json", evaluations)
     plot_cycle_acc(evaluations, cycles_dir / "cycle_acc.png")
     return {"built": built, "audit": audits, "eval": evaluations}
@@ -252,7 +253,8 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
             "audit_max_abs_signed_degree": max(
                 (row.get("max_abs_signed_degree", 0) for audit in cycles["audit"].values()
                  for row in audit.get("rows", [])), default=0),
-            "cycle_acc": {name: {fam: s["cycle_acc"] for fam, s in ev["families"].items()}
+            "cycle_acc_split": "test",
+            "cycle_acc": {name: {fam: s["test"]["cycle_acc"] for fam, s in ev["families"].items()}
                           for name, ev in cycles["eval"].items()},
         },
         "vca": [{k: run.get(k) for k in ("model", "dataset", "interface", "n", "acc", "dep", "dcc", "cu")}

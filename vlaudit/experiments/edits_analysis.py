@@ -7,9 +7,18 @@ Edited outcome of one model on one accepted edit, with z(p) = 1 when the model a
 * strict      = +Vis. · z(q_r, I) · (1 − z(q_r⁻¹, I))                    (adds source-pair correctness)
 
 Strata come from the source benchmark's VCA report: per-item ``items.csv`` (C-U, D-CC of the source true
-statement) and per-group ``groups.csv`` (Rel_o, Pair D, Joint of the source group). Rates are percentages;
-the macro row averages the per-model rates; the pooled C-U rate has an edit-cluster bootstrap interval
-(resampling edit ids and keeping all model records of an edit, §19).
+statement) and per-group ``groups.csv`` (Rel_o, Pair D, Joint of the source group). Rates are percentages of
++Vis. (flip+visibility) within a stratum, per model:
+
+* Joint − overall = rate(+Vis. | Joint) − rate(+Vis.)             (total Joint enrichment, §15)
+* Δ_PairD         = rate(+Vis. | Joint) − rate(+Vis. | Rel_o)     (§15 table: Qwen 78.48 − 71.58 = +6.90)
+
+Joint = Rel_o ∧ Pair D, so Δ_PairD is the Pair D stratum measured against all of Rel_o (not against
+Rel_o ∧ ¬Pair D). The macro row averages the per-model values (macro Δ_PairD = macro Joint − macro Rel_o).
+
+Intervals (§19): one edit-cluster bootstrap over ALL accepted edit ids, each drawn edit carrying every model
+record it holds; per-model and macro Joint − overall and Δ_PairD, and the pooled C-U and D-CC rates, are all
+read from the same resamples.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import numpy as np
 
 from vlaudit.errors import InputError
 from vlaudit.sources.items import parse_yes_no
+from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 
 AUDIT_CHARACTERISTICS = (
     ("Horizontal relation", "horizontal"),
@@ -126,8 +136,9 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
             if str(source_item) not in src_items.get(model, {}):
                 raise InputError(f"model '{model}' has no row for source item '{source_item}' in the source "
                                  "report (is --report the `vca report` of the benchmark the edits came from, "
-                                 "scored by the same model name?)", path=source_path, record=edit_id,
-                                 field="item_id")
+                                 "scored by the same model name? An item missing a headline control is "
+                                 "excluded there: see excluded_items in its vca.json)", path=source_path,
+                                 record=edit_id, field="item_id")
             item_row = src_items[model][str(source_item)]
             group_row = src_groups.get(model, {}).get(str(source_group), {})
             records.append({
@@ -149,9 +160,12 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
         macro[key] = int(np.sum(values)) if key == "n" or key.startswith("n_") else (
             float(np.mean(values)) if values else None)
     table.append(macro)
-    return {"records": records, "table": table,
-            "pooled_cu": _pooled_ci([r for r in records if r["cu"] == 1], n_resamples, seed),
-            "pooled_dcc": _pooled_ci([r for r in records if r["dcc"] == 1], n_resamples, seed + 1)}
+    intervals = edit_cluster_intervals(records, n_resamples=n_resamples, seed=seed)
+    for row in table:
+        for name, (lo, hi) in intervals[row["model"]].items():
+            row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi
+    return {"records": records, "table": table, "pooled_cu": intervals["pooled"]["cu"],
+            "pooled_dcc": intervals["pooled"]["dcc"]}
 
 
 def _rate(records: Sequence[Mapping[str, Any]], key: str) -> float:
@@ -163,30 +177,67 @@ def _stratum_row(model: str, records: Sequence[Mapping[str, Any]]) -> dict[str, 
     joint = [r for r in records if r["joint"] == 1]
     cu = [r for r in records if r["cu"] == 1]
     dcc = [r for r in records if r["dcc"] == 1]
-    with_pd = [r for r in rel_o if r["pair_d"] == 1]
-    without_pd = [r for r in rel_o if r["pair_d"] == 0]
+    overall, rate_rel_o, rate_joint = (_rate(records, "flip_vis"), _rate(rel_o, "flip_vis"),
+                                       _rate(joint, "flip_vis"))
     return {
-        "model": model, "n": len(records), "rel": _rate(records, "rel"), "flip_vis": _rate(records, "flip_vis"),
-        "strict": _rate(records, "strict"), "n_rel_o": len(rel_o), "rel_o": _rate(rel_o, "flip_vis"),
-        "n_joint": len(joint), "joint": _rate(joint, "flip_vis"),
-        "delta_pair_d": _rate(with_pd, "flip_vis") - _rate(without_pd, "flip_vis"),
+        "model": model, "n": len(records), "rel": _rate(records, "rel"), "flip_vis": overall,
+        "strict": _rate(records, "strict"), "n_rel_o": len(rel_o), "rel_o": rate_rel_o,
+        "n_joint": len(joint), "joint": rate_joint,
+        "joint_minus_overall": rate_joint - overall, "delta_pair_d": rate_joint - rate_rel_o,
         "n_cu": len(cu), "cu": _rate(cu, "flip_vis"), "n_dcc": len(dcc), "dcc": _rate(dcc, "flip_vis"),
     }
 
 
-def _pooled_ci(records: Sequence[Mapping[str, Any]], n_resamples: int, seed: int) -> dict[str, Any]:
-    """Pooled flip+visibility rate with an edit-cluster percentile bootstrap interval."""
+def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples: int = 5000,
+                           seed: int = 20260724, level: float = 0.95) -> dict[str, Any]:
+    """Edit-cluster percentile intervals (VCA §19), in percentage points.
+
+    One plan resamples every accepted edit id with replacement; a drawn edit brings all of its model records
+    (so strata with few records, e.g. C-U, are resampled as they fall in the drawn edits, not on their own).
+    Returns ``{model: {"joint_minus_overall": (lo, hi), "delta_pair_d": (lo, hi)}}`` for every model and
+    ``"Macro"`` (the mean of the per-model values within each resample), and ``"pooled"``: the pooled C-U and
+    D-CC flip+visibility rates ``{"n", "rate", "ci"}`` over all models' records.
+    """
+    models = sorted({r["model"] for r in records})
     if not records:
-        return {"n": 0, "rate": None, "ci": [None, None]}
-    edits = sorted({r["edit_id"] for r in records})
-    index = {e: i for i, e in enumerate(edits)}
-    success = np.zeros(len(edits))
-    count = np.zeros(len(edits))
-    for r in records:
-        success[index[r["edit_id"]]] += r["flip_vis"]
-        count[index[r["edit_id"]]] += 1
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(edits), size=(n_resamples, len(edits)))
-    rates = success[draws].sum(axis=1) / np.maximum(count[draws].sum(axis=1), 1)
-    lo, hi = np.quantile(rates, [0.025, 0.975])
-    return {"n": len(records), "rate": 100.0 * success.sum() / count.sum(), "ci": [100.0 * lo, 100.0 * hi]}
+        empty = {"n": 0, "rate": None, "ci": [None, None]}
+        return {"Macro": {}, "pooled": {"cu": empty, "dcc": empty}}
+    vis = np.array([r["flip_vis"] for r in records], dtype=np.float64)
+
+    def flag(key: str) -> np.ndarray:
+        return np.array([r[key] == 1 for r in records], dtype=np.float64)
+
+    joint, rel_o, cu, dcc = flag("joint"), flag("rel_o"), flag("cu"), flag("dcc")
+    # denominators per model: all records, Joint records, Rel_o records; then the pooled C-U and D-CC strata
+    dens = []
+    for model in models:
+        mine = np.array([r["model"] == model for r in records], dtype=np.float64)
+        dens += [mine, mine * joint, mine * rel_o]
+    dens += [cu, dcc]
+    den = np.column_stack(dens)
+    plan = ClusterBootstrap.draw(len(records), clusters=[str(r["edit_id"]) for r in records],
+                                 n_resamples=n_resamples, seed=seed)
+    rates = 100.0 * plan.ratios(den * vis[:, None], den)
+    out: dict[str, Any] = {}
+    per_model = []
+    for k in range(len(models)):
+        overall, in_joint, in_rel_o = rates[:, 3 * k], rates[:, 3 * k + 1], rates[:, 3 * k + 2]
+        per_model.append(np.column_stack([in_joint - overall, in_joint - in_rel_o]))
+    stacked = np.stack(per_model)  # (models, resamples, 2)
+    with np.errstate(invalid="ignore"):
+        # a resample with no Joint (or Rel_o) record of some model has no macro value: NaN, ignored below
+        macro = stacked.mean(axis=0)
+    for model, samples in (*zip(models, stacked, strict=True), ("Macro", macro)):
+        ci = percentile_intervals(samples, level)
+        out[model] = {"joint_minus_overall": (float(ci[0, 0]), float(ci[0, 1])),
+                      "delta_pair_d": (float(ci[1, 0]), float(ci[1, 1]))}
+    pooled = {}
+    for j, (name, stratum) in enumerate((("cu", cu), ("dcc", dcc))):
+        n = int(stratum.sum())
+        if n == 0:
+            pooled[name] = {"n": 0, "rate": None, "ci": [None, None]}
+            continue
+        lo, hi = percentile_intervals(rates[:, 3 * len(models) + j], level)[0]
+        pooled[name] = {"n": n, "rate": 100.0 * float((vis * stratum).sum() / n), "ci": [float(lo), float(hi)]}
+    out["pooled"] = pooled
+    return out

@@ -35,6 +35,7 @@ import numpy as np
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca.support import image_gap
 from vlaudit.sources.items import BenchmarkItem
+from vlaudit.sources.margins import require_contexts
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auroc
@@ -98,6 +99,7 @@ def margin_tensors(run: Any, cells: Mapping[str, tuple[int, int, int]], n_stems:
             raise InputError(f"run {run.model}/{run.dataset} has no '{context}' context", path=path,
                              field="context")
     idx = np.array([position[iid] for iid in cells])
+    require_contexts(run, ("original", "text", "blank"), idx)  # a partly scored context is NaN in a run
     where = np.array(list(cells.values()))
     out = {}
     for context in ("original", "text", "blank"):

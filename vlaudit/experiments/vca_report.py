@@ -6,9 +6,17 @@ cluster-bootstrap CIs, taxonomy, strata, decision survival, raw-gap distribution
 relation axis and robustness — plus cross-interface checks and macro averages within model, and the per-item
 and per-group rows that other analyses read (``items.csv``, ``groups.csv``).
 
+Partial contexts (§19: "a quantity needing an optional context is computed on the items that have it"):
+the headline (original + controls) uses every item that has all headline controls; an item missing one is
+excluded from everything with a warning and counted. Relation groups need all their members in the headline.
+Each optional axis uses the headline items that have its context, with its own n and excluded count:
+``mismatch`` (permutation calibration, Dep+M, Strict+M), ``mean`` (the text+mean control set), ``rele`` and
+``irre`` (box-erasure diagnostics). ``coverage`` in each run lists every such n.
+
 Statistics (§19): one ``(n_resamples, n_clusters)`` count matrix per run, drawn once with the seed and reused
 by every quantity (so differences such as Δ_DCC^perm are paired); clusters are ``group_id`` when the run has
-relation groups (ungrouped items form their own clusters), else ``item_id``.
+relation groups (ungrouped items form their own clusters), else ``item_id``. A rate over an axis subset is
+Σ numerator / Σ subset indicator over the drawn clusters.
 """
 
 from __future__ import annotations
@@ -20,14 +28,15 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.experiments import vca_axes
 from vlaudit.metrics.vca import permutation, relation, robustness, support
-from vlaudit.sources.margins import MarginRun
+from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
 
 ITEM_RATES = ("acc", "dep", "dcc", "cu", "wrong_dep", "strict")
-PERM_RATES = ("dep_perm", "dcc_perm", "delta_dcc", "cu_perm")
+PERM_RATES = ("dep_perm", "dcc_perm", "delta_dcc", "cu_perm", "dep_m", "strict_m")
 GROUP_RATES = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
 
 
@@ -44,7 +53,13 @@ class ReportSettings:
 
 @dataclass
 class RunEvents:
-    """Per-item events of one run under the headline controls (the inputs of every run-level quantity)."""
+    """Per-item events of one run under the headline controls (the inputs of every run-level quantity).
+
+    ``run`` holds the headline items only (see the module docstring); ``n_total`` counts the run's items
+    before exclusion and ``excluded`` maps each headline control to the ids of the items that lack it.
+    ``has_mismatch`` marks the headline items with a ``mismatch`` margin: ``dep_perm`` (Dep_perm),
+    ``dep_m`` (Dep+M) and ``strict_m`` (Strict+M) are meaningful there only (False elsewhere).
+    """
 
     run: MarginRun
     direction: np.ndarray
@@ -52,8 +67,15 @@ class RunEvents:
     dep: np.ndarray
     correct: np.ndarray | None
     strict: np.ndarray
+    n_total: int = 0
+    excluded: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    has_mismatch: np.ndarray | None = None
     dep_perm: np.ndarray | None = None
+    dep_m: np.ndarray | None = None
+    strict_m: np.ndarray | None = None
     groups: relation.RelationGroups | None = None
+    groups_excluded: int = 0
 
 
 @dataclass
@@ -67,46 +89,98 @@ class VcaReport:
     items: list[dict[str, Any]] = field(default_factory=list)
     groups: list[dict[str, Any]] = field(default_factory=list)
     gaps: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "interfaces": self.interfaces, "macro": self.macro, "settings": self.settings}
+        return {"runs": self.runs, "interfaces": self.interfaces, "macro": self.macro, "settings": self.settings,
+                "warnings": self.warnings}
 
 
 def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROLS) -> RunEvents:
-    """d, G_img, Dep, correctness, strict isolation, Dep_perm and relation groups of one run."""
+    """d, G_img, Dep, correctness, strict isolation, the mismatch axis and relation groups of one run, on the
+    items that have every headline control (the others are excluded, named in ``warnings``)."""
     missing = [c for c in controls if c not in run.margins]
     if missing:
         raise InputError(f"run (model={run.model!r}, dataset={run.dataset!r}, interface={run.interface!r}) has "
                          f"no {missing} context; it has {list(run.contexts)}", path=run.source, field="context")
-    d = support.prediction_direction(run.margins["original"])
-    gap = support.image_gap(run.margins, controls)
+    keep = run.available(*controls)
+    excluded = {c: [str(i) for i in run.item_ids[~run.available(c)]] for c in controls}
+    excluded = {c: ids for c, ids in excluded.items() if ids}
+    warnings = []
+    if not keep.all():
+        lacking = "; ".join(describe_missing(run, c, ids) for c, ids in excluded.items())
+        warnings.append(f"{int((~keep).sum())} of {run.n} items of {run.name} lack a headline control and are "
+                        f"excluded from every quantity ({lacking})")
+    if not keep.any():
+        raise InputError(f"no item of {run.name} has every headline control {list(controls)}", path=run.source,
+                         field="context")
+    sub = run.subset(keep) if not keep.all() else run
+    d = support.prediction_direction(sub.margins["original"])
+    gap = support.image_gap(sub.margins, controls)
     dep = support.dependence(gap)
-    correct = None if run.labels is None else support.correctness(d, run.labels)
-    events = RunEvents(run, d, gap, dep, correct, support.strict_isolation(run.margins, controls))
-    if "mismatch" in run.margins and "mismatch" not in controls:
-        events.dep_perm = permutation.permutation_dependence(run.margins, controls)
-    if run.has_groups:
-        # rel_t and rel_b are part of the report contract even under other headline controls
-        extra = [c for c in ("text", "blank") if c in run.margins]
-        events.groups = relation.relation_groups(run.group_ids, run.statements, run.margins, dep, controls,
-                                                 extra_contexts=extra)
+    correct = None if sub.labels is None else support.correctness(d, sub.labels)
+    events = RunEvents(sub, d, gap, dep, correct, support.strict_isolation(sub.margins, controls),
+                       n_total=run.n, excluded=excluded, warnings=warnings)
+    if "mismatch" in sub.margins and "mismatch" not in controls:
+        has = sub.available("mismatch")
+        if has.any():
+            m = {c: sub.margins[c][has] for c in ("original", "mismatch", *controls)}
+            events.has_mismatch = has
+            for name, values in (("dep_perm", permutation.permutation_dependence(m, controls)),
+                                 ("dep_m", support.dependence(support.image_gap(m, (*controls, "mismatch")))),
+                                 ("strict_m", support.strict_isolation(m, (*controls, "mismatch")))):
+                full = np.zeros(sub.n, dtype=bool)
+                full[has] = values
+                setattr(events, name, full)
+    if sub.has_groups:
+        group_ids, events.groups_excluded = complete_groups(run.group_ids, sub.group_ids)
+        if any(g is not None for g in group_ids):
+            grouped = np.array([g is not None for g in group_ids])
+            # rel_t and rel_b are part of the report contract even under other headline controls
+            extra = [c for c in ("text", "blank") if c in sub.margins and sub.available(c)[grouped].all()]
+            events.groups = relation.relation_groups(group_ids, sub.statements, sub.margins, dep, controls,
+                                                     extra_contexts=extra)
     return events
 
 
-def item_matrix(ev: RunEvents) -> tuple[list[str], np.ndarray]:
-    """The record-level indicator columns whose means are the bootstrapped rates (NaN-free float64)."""
-    cols: dict[str, np.ndarray] = {"dep": ev.dep, "strict": ev.strict}
+def complete_groups(all_ids: np.ndarray, kept_ids: np.ndarray) -> tuple[list[object], int]:
+    """Kept items' group ids with None for a group that lost a member to exclusion, and how many groups did."""
+    sizes: dict[object, int] = {}
+    for g in all_ids:
+        if g is not None:
+            sizes[g] = sizes.get(g, 0) + 1
+    kept: dict[object, int] = {}
+    for g in kept_ids:
+        if g is not None:
+            kept[g] = kept.get(g, 0) + 1
+    broken = {g for g, k in sizes.items() if kept.get(g, 0) != k}
+    return [None if g in broken else g for g in kept_ids], len(broken)
+
+
+def item_matrix(ev: RunEvents) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Record-level numerator and denominator columns whose ratios are the bootstrapped rates (float64).
+
+    Headline rates have denominator 1 on every item; credited precision D-CC / Dep; the mismatch-axis rates
+    the ``has_mismatch`` indicator (the items that have a mismatch margin).
+    """
+    ones = np.ones(ev.run.n)
+    cols: dict[str, tuple[np.ndarray, np.ndarray]] = {"dep": (ev.dep, ones), "strict": (ev.strict, ones)}
     if ev.correct is not None:
         c = ev.correct
-        cols |= {"acc": c, "dcc": c & ev.dep, "cu": c & ~ev.dep, "wrong_dep": ~c & ev.dep}
-    if ev.dep_perm is not None:
-        cols["dep_perm"] = ev.dep_perm
+        cols |= {"acc": (c, ones), "dcc": (c & ev.dep, ones), "cu": (c & ~ev.dep, ones),
+                 "wrong_dep": (~c & ev.dep, ones), "credited_precision": (c & ev.dep, ev.dep)}
+    if ev.has_mismatch is not None:
+        has = ev.has_mismatch.astype(np.float64)
+        cols |= {"dep_perm": (ev.dep_perm, has), "dep_m": (ev.dep_m, has), "strict_m": (ev.strict_m, has),
+                 "dep_on_m": (ev.dep & ev.has_mismatch, has)}
         if ev.correct is not None:
             dcc_perm = ev.correct & ev.dep_perm
-            cols |= {"dcc_perm": dcc_perm, "cu_perm": ev.correct & ~ev.dep_perm,
-                     "delta_dcc": (ev.correct & ev.dep).astype(np.float64) - dcc_perm}
+            cols |= {"dcc_perm": (dcc_perm, has), "cu_perm": (ev.correct & ~ev.dep_perm & ev.has_mismatch, has),
+                     "delta_dcc": (((ev.correct & ev.dep).astype(np.float64) - dcc_perm) * has, has)}
     names = list(cols)
-    return names, np.column_stack([np.asarray(cols[k], dtype=np.float64) for k in names])
+    num = np.column_stack([np.asarray(cols[k][0], dtype=np.float64) for k in names])
+    den = np.column_stack([np.asarray(cols[k][1], dtype=np.float64) for k in names])
+    return names, num, den
 
 
 def cluster_labels(run: MarginRun) -> np.ndarray | None:
@@ -121,11 +195,10 @@ def bootstrap_run(ev: RunEvents, settings: ReportSettings) -> dict[str, tuple[fl
     """Paired cluster-bootstrap percentile CIs for every rate of the run, from one shared count matrix."""
     plan = ClusterBootstrap.draw(ev.run.n, clusters=cluster_labels(ev.run), n_resamples=settings.n_resamples,
                                  seed=settings.seed)
-    names, matrix = item_matrix(ev)
+    names, num, den = item_matrix(ev)
     # every numerator and denominator of the run as cluster-level columns, resampled by one matrix product
-    columns = [plan.cluster_sums(matrix), plan.cluster_sizes()[:, None]]
-    if ev.correct is not None:
-        columns.append(plan.cluster_sums(np.column_stack([ev.correct & ev.dep, ev.dep]).astype(np.float64)))
+    q = num.shape[1]
+    columns = [plan.cluster_sums(num), plan.cluster_sums(den)]
     n_group_cols = 0
     if ev.groups is not None:
         g = ev.groups
@@ -137,12 +210,8 @@ def bootstrap_run(ev: RunEvents, settings: ReportSettings) -> dict[str, tuple[fl
         columns.append(per_cluster)
         n_group_cols = values.shape[1] + 1
     sums = plan.resample_cluster_values(np.column_stack(columns))
-    q = matrix.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        samples = [sums[:, :q] / sums[:, q:q + 1]]
-        if ev.correct is not None:
-            names.append("credited_precision")
-            samples.append(sums[:, q + 1:q + 2] / sums[:, q + 2:q + 3])
+        samples = [sums[:, :q] / sums[:, q:2 * q]]
         if n_group_cols:
             names.extend(GROUP_RATES)
             samples.append(sums[:, -n_group_cols:-1] / sums[:, -1:])
@@ -161,6 +230,8 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
     cis = bootstrap_run(ev, settings)
     out: dict[str, Any] = {
         "model": run.model, "dataset": run.dataset, "interface": run.interface, "n": run.n,
+        "n_total": ev.n_total, "n_excluded": ev.n_total - run.n,
+        "excluded_items": sorted({i for ids in ev.excluded.values() for i in ids}),
         "labelled": ev.correct is not None, "contexts": list(run.contexts), "controls": list(controls),
         **{k: rates[k] for k in ("acc", "dep", "dcc", "cu", "wrong_dep")},
         "strict": float(ev.strict.mean()),
@@ -182,12 +253,9 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
                           for k, v in survival.items() if k.endswith("_same") and n_dep}
     out["survival"] = survival
     out["gap"] = support.gap_summary(ev.gap)
-    if ev.dep_perm is not None:
-        perm = permutation.permutation_summary(ev.dep, ev.dep_perm, ev.correct)
-        out["perm"] = perm | {"ci_delta_dcc": _ci(cis, "delta_dcc"), "ci_dcc_perm": _ci(cis, "dcc_perm"),
-                              "ci_dep_perm": _ci(cis, "dep_perm")}
+    out |= vca_axes.mismatch_axes(ev, cis)
     if ev.groups is not None:
-        rel = relation.relation_summary(ev.groups)
+        rel = relation.relation_summary(ev.groups) | {"groups_excluded": ev.groups_excluded}
         rel["ci_g_int_mean"] = _ci(cis, "g_int_mean")
         rel["ci"] = {k: _ci(cis, k) for k in GROUP_RATES}
         # how well the true statement's G_img ranks Rel_o: an internal check of the ranking statistics (§15
@@ -198,6 +266,9 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
                                   "base_rate": float(rel_o.mean())}
         out["relation"] = rel
     out["robustness"] = run_robustness(ev, settings)
+    out["erasure"] = vca_axes.erasure_rows(ev)
+    out["coverage"] = vca_axes.coverage_rows(ev, settings)
+    out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
                         "cluster": "group_id" if run.has_groups else "item_id"}
     return out
@@ -205,15 +276,9 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
 
 def run_robustness(ev: RunEvents, settings: ReportSettings) -> dict[str, list[dict[str, Any]]]:
     """Alternate control sets and control-aggregation variants against the headline gap (VCA §18)."""
-    margins = ev.run.margins
-    sets = []
-    for controls in settings.control_sets:
-        if all(c in margins for c in controls):
-            alt = support.image_gap(margins, controls)
-            sets.append({"control_set": "+".join(controls)} | robustness.compare_gaps(ev.gap, alt, ev.correct))
     variants = [{"variant": name} | robustness.compare_gaps(ev.gap, gap, ev.correct)
-                for name, gap in robustness.aggregation_gaps(margins, settings.controls).items()]
-    return {"control_sets": sets, "aggregation": variants}
+                for name, gap in robustness.aggregation_gaps(ev.run.margins, settings.controls).items()]
+    return {"control_sets": vca_axes.control_set_rows(ev, settings), "aggregation": variants}
 
 
 def interface_checks(events: Sequence[RunEvents], settings: ReportSettings) -> list[dict[str, Any]]:
@@ -320,4 +385,5 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
         items=[row for ev in events for row in item_rows(ev)],
         groups=[row for ev in events for row in group_rows(ev)],
         gaps={ev.run.key: ev.gap for ev in events},
+        warnings=[w for ev in events for w in ev.warnings],
     )

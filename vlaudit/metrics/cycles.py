@@ -1,4 +1,4 @@
-"""Exact cycle contrast and CycleAcc (cycle paper §2.1, §E.2).
+"""Exact cycle contrast and CycleAcc per family and split (cycle paper §2.1, §5, §D.5, §E.2).
 
 Definitions, for a cycle with images u1, u2 and captions v1, v2 and a score s:
 
@@ -28,6 +28,9 @@ from vlaudit.records import Cycle
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap_means, percentile_interval
 
 DEFAULT_TOL = 1e-9
+DEFAULT_MIN_CYCLES = 30  # §D.5: smaller families are reported as unavailable, not as an unstable number
+UNSPLIT = "unsplit"
+_SHORT_DIGITS = 9  # float64 needs up to 17 significant digits; 9 round-trips every float32
 
 
 def cycle_contrast(
@@ -59,15 +62,20 @@ def cycle_acc(delta: np.ndarray, tol: float = DEFAULT_TOL) -> float:
 
 @dataclass(frozen=True)
 class CycleSummary:
-    """CycleAcc of one family (or overall) with the number of ties and a bootstrap CI over cycles."""
+    """CycleAcc of one (family, split) cell with its ties (|Δ| ≤ tol), tie rate and a bootstrap CI over cycles."""
 
     n: int
     cycle_acc: float
     ties: int
     ci: tuple[float, float]
 
+    @property
+    def tie_rate(self) -> float:
+        return self.ties / self.n if self.n else float("nan")
+
     def to_dict(self) -> dict[str, object]:
-        return {"n": self.n, "cycle_acc": self.cycle_acc, "ties": self.ties, "ci": list(self.ci)}
+        return {"n": self.n, "cycle_acc": self.cycle_acc, "ties": self.ties, "tie_rate": self.tie_rate,
+                "ci": list(self.ci)}
 
 
 def summarize_contrasts(
@@ -126,17 +134,86 @@ def block_scores(
     return out
 
 
+def split_of(cycle: Cycle) -> str:
+    """The evaluation group of a cycle: its split, or ``"unsplit"`` when it has none."""
+    return cycle.split or UNSPLIT
+
+
+def cycle_counts(cycles: Sequence[Cycle]) -> dict[str, dict[str, int]]:
+    """Cycles per family and split (first-appearance order), cycles without a split under ``"unsplit"``."""
+    counts: dict[str, dict[str, int]] = {}
+    for cycle in cycles:
+        cell = counts.setdefault(cycle.family, {})
+        cell[split_of(cycle)] = cell.get(split_of(cycle), 0) + 1
+    return counts
+
+
+def withdraw_small_families(counts: Mapping[str, Mapping[str, int]], splits: Sequence[str], min_cycles: int
+                            ) -> dict[str, dict[str, int]]:
+    """The minimum-cycle rule (cycle paper §D.5): a family with fewer than ``min_cycles`` cycles in ANY of
+    ``splits`` is withdrawn whole: returned here as ``{family: {split: count}}``, its cycles reported nowhere.
+    (GQA binding with 18–19 validation cycles is "reported as unavailable", train and test included.)"""
+    return {family: {split: int(cells.get(split, 0)) for split in splits}
+            for family, cells in counts.items() if any(cells.get(split, 0) < min_cycles for split in splits)}
+
+
+def reduced_precision(values: np.ndarray | Sequence[float]) -> str | None:
+    """Why stored scores carry less than float64 precision, or None when they may be full float64.
+
+    Reduced: every finite value is exactly a float32 value, or every value has at most 9 significant decimal
+    digits (scores rounded when written). Then the contrast of an additive score is Δ = 0 only up to the
+    storage rounding, which can exceed ``tol``, so "additive ⇒ CycleAcc exactly ½" (Proposition 1) no longer
+    holds exactly. Simple values (0.5, 1.0) also trip this check; it is a warning, not an error.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None
+    if np.array_equal(values.astype(np.float32).astype(np.float64), values):
+        return "every score is exactly representable in float32"
+    digits = 0
+    for value in values.tolist():  # repr is the shortest text that round-trips; stops at the first long one
+        digits = max(digits, len(repr(value).lstrip("-").split("e")[0].replace(".", "").strip("0")))
+        if digits > _SHORT_DIGITS:
+            return None
+    return f"every score has at most {digits} significant decimal digits (rounded when stored)"
+
+
 def evaluate_cycles(
     cycles: Sequence[Cycle],
     scores: Mapping[tuple[str, str], float],
     *,
+    splits: Sequence[str] | None = None,
+    min_cycles: int = DEFAULT_MIN_CYCLES,
     tol: float = DEFAULT_TOL,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     source: str | None = None,
+    cycles_source: str | None = None,
 ) -> dict[str, object]:
-    """Per-family and overall CycleAcc: ``{"families": {family: summary}, "overall": summary, "tol": tol}``."""
-    matrix = block_scores(cycles, scores, source=source)
+    """CycleAcc per (family, split), never pooled across splits (cycle paper §5, §D.5).
+
+    Returns ``{"families": {family: {split: {"n", "cycle_acc", "ties", "tie_rate", "ci"}}},
+    "unavailable": {family: {split: count}}, "splits": [...], "min_cycles", "tol", "n_resamples", "seed"}``.
+    ``splits`` restricts to the named splits (default: every split of ``cycles``, first-appearance order;
+    cycles without a split are the split ``"unsplit"``). A family with fewer than ``min_cycles`` cycles in any
+    of those splits is withdrawn whole: it is listed under ``"unavailable"`` with its counts and needs no
+    scores. Only the evaluated cycles need scores, so a test-only scores file serves ``splits=["test"]``.
+    ``source`` and ``cycles_source`` name the scores and cycles files in errors.
+    """
+    present = list(dict.fromkeys(split_of(c) for c in cycles))
+    if splits is None:
+        requested = present
+    else:
+        requested = list(dict.fromkeys(splits))
+        unknown = [s for s in requested if s not in present]
+        if unknown:
+            raise InputError(f"split(s) {unknown} not in the cycles; they have {present}", path=cycles_source,
+                             field="split")
+    counts = cycle_counts([c for c in cycles if split_of(c) in requested])
+    unavailable = withdraw_small_families(counts, requested, min_cycles)
+    kept = [c for c in cycles if split_of(c) in requested and c.family not in unavailable]
+    matrix = block_scores(kept, scores, source=source)
     rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
     if rounding > tol:
         warnings.warn(
@@ -145,12 +222,16 @@ def evaluate_cycles(
             RuntimeWarning, stacklevel=2,
         )
     delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
-    families = np.array([c.family for c in cycles], dtype=object)
-    result: dict[str, object] = {"families": {}, "tol": tol, "n_resamples": n_resamples, "seed": seed}
-    for family in sorted(set(families.tolist())):
-        mask = families == family
-        result["families"][family] = summarize_contrasts(  # type: ignore[index]
-            delta[mask], tol=tol, n_resamples=n_resamples, seed=seed
-        ).to_dict()
-    result["overall"] = summarize_contrasts(delta, tol=tol, n_resamples=n_resamples, seed=seed).to_dict()
-    return result
+    cells = np.array([f"{c.family}\x00{split_of(c)}" for c in kept], dtype=object)
+    families: dict[str, dict[str, object]] = {}
+    for family in sorted(counts):
+        if family in unavailable:
+            continue
+        families[family] = {}
+        for split in requested:
+            mask = cells == f"{family}\x00{split}"
+            if mask.any():
+                families[family][split] = summarize_contrasts(
+                    delta[mask], tol=tol, n_resamples=n_resamples, seed=seed).to_dict()
+    return {"families": families, "unavailable": dict(sorted(unavailable.items())), "splits": requested,
+            "min_cycles": min_cycles, "tol": tol, "n_resamples": n_resamples, "seed": seed}

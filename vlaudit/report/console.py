@@ -29,12 +29,32 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
 
 def print_cycle_table(result: Mapping[str, Any], title: str = "CycleAcc") -> None:
-    """Per-family n, CycleAcc, ties and CI, then the overall row."""
+    """One row per (family, split) of an ``evaluate_cycles`` result: n, CycleAcc, ties, tie rate, CI.
+
+    Splits are never pooled, so there is no "overall" row; the split is in every row and in the title.
+    """
     rows = []
-    for family, summary in result["families"].items():
-        lo, hi = summary["ci"]
-        rows.append([family, summary["n"], summary["cycle_acc"], summary["ties"], f"[{_fmt(lo)}, {_fmt(hi)}]"])
-    overall = result["overall"]
-    rows.append(["overall", overall["n"], overall["cycle_acc"], overall["ties"],
-                 f"[{_fmt(overall['ci'][0])}, {_fmt(overall['ci'][1])}]"])
-    print_table(title, ["family", "n", "CycleAcc", "ties", "95% CI"], rows)
+    for family, cells in result["families"].items():
+        for split, summary in cells.items():
+            lo, hi = summary["ci"]
+            rows.append([family, split, summary["n"], summary["cycle_acc"], summary["ties"], summary["tie_rate"],
+                         f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]"])
+    splits = ", ".join(result.get("splits", []))
+    print_table(f"{title} (split: {splits})" if splits else title,
+                ["family", "split", "n", "CycleAcc", "ties", "tie rate", "95% CI"], rows)
+
+
+def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int) -> list[str]:
+    """One line per withdrawn family with its per-split counts (the minimum-cycle rule, cycle paper §D.5)."""
+    return [f"unavailable: {family} (fewer than {min_cycles} cycles in a split: "
+            + ", ".join(f"{split} {count}" for split, count in counts.items()) + ")"
+            for family, counts in unavailable.items()]
+
+
+def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int) -> None:
+    """Print :func:`unavailable_lines` (nothing when every family is available)."""
+    from rich.console import Console
+
+    console = Console()
+    for line in unavailable_lines(unavailable, min_cycles):
+        console.print(line, style="yellow", markup=False, highlight=False)

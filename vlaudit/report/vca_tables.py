@@ -7,16 +7,23 @@ fractions in [0, 1]; ``*_lo``/``*_hi`` are the bootstrap percentile bounds. File
 =============================  ============================================================================
 file                           rows
 =============================  ============================================================================
-vca.json                       ``{"runs": [...], "interfaces": [...], "macro": [...], "settings": {...}}``
-headline.csv                   one per run: n, acc, dep, dcc, cu, wrong_dep, strict with CIs
+vca.json                       ``{"runs": [...], "interfaces": [...], "macro": [...], "settings": {...},
+                               "warnings": [...]}``
+headline.csv                   one per run: n, n_excluded, acc, dep, dcc, cu, wrong_dep, strict with CIs
+coverage.csv                   per run and quantity (headline, relation groups, each optional context): n,
+                               n_excluded and the missing contexts — every quantity uses the items it can
 taxonomy.csv                   four cells (sum to 1) and credited precision (bootstrap and Wilson CIs)
 stratified.csv                 by prediction / gold stratum: n, acc, dep, dcc, cu, strict
 balanced.csv                   prediction- and gold-balanced acc, dcc, cu
 survival.csv                   decision survival among credited items
 gaps.csv                       raw-gap distribution (mean, quantiles, near-zero mass)
-permutation.csv                runs with a mismatch context: D-CC_perm, Δ_DCC^perm with CI, shares
+permutation.csv                runs with a mismatch context: n, D-CC and D-CC_perm on the mismatch items,
+                               Δ_DCC^perm with CI, shares
+sensitivity.csv                VCA Table 28: Dep, Strict T/B (headline items), Dep+M, Strict+M (mismatch items,
+                               n_m) with CIs, headline Dep on the mismatch items, mean G_img
+erasure.csv                    rele/irre views: n, decision survival, support drop r_o − r_c
 relation.csv                   runs with groups: Rel_c, PairCredit, PairD, Joint, mean H_c, mean G_int
-robustness_controls.csv        alternate control sets against the headline
+robustness_controls.csv        alternate control sets against the headline, each on its own items (n)
 robustness_aggregation.csv     control-aggregation variants against the headline
 robustness_interfaces.csv      ensemble and pair-centred checks per (model, dataset)
 macro.csv                      macro averages over models per (dataset, interface)
@@ -47,7 +54,7 @@ def _with_ci(row: dict[str, Any], name: str, ci: Sequence[float] | None) -> None
 def headline_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for run in runs:
-        row = _head(run) | {"n": run["n"]}
+        row = _head(run) | {"n": run["n"], "n_excluded": run["n_excluded"]}
         for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict"):
             row[k] = run[k]
             _with_ci(row, k, run["ci"].get(k))
@@ -90,11 +97,32 @@ def permutation_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if "perm" not in run:
             continue
         p = run["perm"]
-        row = _head(run) | {"dcc": run["dcc"]} | {k: p[k] for k in (
-            "dep_perm", "dcc_perm", "delta_dcc", "cu_perm", "orig_only", "perm_only")}
+        row = _head(run) | {k: p[k] for k in (
+            "n", "n_excluded", "dcc", "dep_perm", "dcc_perm", "delta_dcc", "cu_perm", "orig_only", "perm_only")}
         _with_ci(row, "delta_dcc", p["ci_delta_dcc"])
         rows.append(row)
     return rows
+
+
+def sensitivity_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Table 28 columns: Dep, Strict T/B, Dep+M, Strict+M (with n_m), mean G_img."""
+    rows = []
+    for run in runs:
+        sens = run["sensitivity"]
+        row = _head(run) | {k: sens[k] for k in ("n", "dep", "strict", "n_m", "n_m_excluded", "dep_m", "strict_m",
+                                                 "dep_on_m_items", "gap_mean")}
+        for k in ("dep", "strict", "dep_m", "strict_m"):
+            _with_ci(row, k, sens[f"ci_{k}"])
+        rows.append(row)
+    return rows
+
+
+def coverage_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_head(run) | entry for run in runs for entry in run["coverage"]]
+
+
+def erasure_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_head(run) | entry for run in runs for entry in run["erasure"]]
 
 
 def relation_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -121,7 +149,9 @@ def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -
     runs = report.runs
     written = [write_json(out / "vca.json", report.to_json())]
     tables = {
-        "headline.csv": headline_rows(runs), "taxonomy.csv": taxonomy_rows(runs),
+        "headline.csv": headline_rows(runs), "coverage.csv": coverage_rows(runs),
+        "sensitivity.csv": sensitivity_rows(runs), "erasure.csv": erasure_rows(runs),
+        "taxonomy.csv": taxonomy_rows(runs),
         "stratified.csv": stratified_rows(runs), "balanced.csv": balanced_rows(runs),
         "survival.csv": survival_rows(runs), "gaps.csv": gap_rows(runs),
         "permutation.csv": permutation_rows(runs), "relation.csv": relation_rows(runs),
@@ -209,6 +239,39 @@ def print_headline(
                 cells.append(_pct_cell(perm.get("delta_dcc"), perm.get("ci_delta_dcc")))
             table.add_row(run["interface"], str(run["n"]), *cells)
         console.print(table)
+
+
+def print_axes(report: Any, *, console: Any = None) -> None:
+    """After the headline: warnings (items excluded for a missing headline control); the n and excluded
+    count of every quantity whenever a run has an exclusion or an optional context (VCA §19: each quantity on
+    the items that have its contexts); the Table 28 sensitivity columns for runs with a mismatch context."""
+    from rich.console import Console
+
+    from vlaudit.report.console import print_table
+
+    console = console or Console()
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+
+    def name(run: Mapping[str, Any]) -> str:
+        return f"{run['model']} · {run['dataset']} · {run['interface']}"
+
+    for run in report.runs:
+        if len(run["coverage"]) > 1 or run["n_excluded"]:
+            parts = [f"{e['quantity']} ({e['contexts']}) n={e['n']}"
+                     + (f", {e['n_excluded']} excluded ({e['missing']} missing)" if e["n_excluded"] else "")
+                     for e in run["coverage"]]
+            console.print(f"[dim]n per quantity[/dim] {name(run)}: " + " · ".join(parts), highlight=False,
+                          soft_wrap=True)
+
+    def pct(value: float | None) -> float | None:
+        return None if value is None else 100.0 * value
+
+    rows = [[name(run), s["n"], pct(s["dep"]), pct(s["strict"]), s["n_m"], pct(s["dep_m"]), pct(s["strict_m"]),
+             s["gap_mean"]] for run in report.runs if (s := run["sensitivity"])["n_m"]]
+    if rows:
+        print_table("Stricter definitions (%, VCA Table 28; not headline scores)",
+                    ["run", "n", "Dep", "Strict T/B", "n_M", "Dep+M", "Strict+M", "mean G"], rows, digits=2)
 
 
 def plot_gaps(path: str | Path, report: Any) -> Path:

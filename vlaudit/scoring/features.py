@@ -50,10 +50,15 @@ Progress = Callable[[str, int, int], None]  # (task name, items done in this ste
 
 @dataclass
 class FeatureInputs:
-    """What to embed: image id → file, caption id → text (in first-appearance order)."""
+    """What to embed: image id → file, caption id → text (in first-appearance order).
+
+    ``image_records`` names, for each image id, the first cycles row and field that use it, so that an
+    image that fails to decode later is reported at its record."""
 
     images: dict[str, Path] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
+    source: Path | None = None
+    image_records: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -108,7 +113,7 @@ def read_caption_table(path: Path) -> dict[str, str]:
 def collect_inputs(cycles: Sequence[Cycle], cycles_path: Path, images_dir: Path,
                    captions_path: Path | None = None) -> FeatureInputs:
     """Resolve every image file and caption text the cycles use; conflicting definitions are errors."""
-    inputs = FeatureInputs()
+    inputs = FeatureInputs(source=cycles_path)
     table: dict[str, str] | None = None
     sidecar = captions_path or captions_table_path(cycles_path)
     for row_number, cycle in enumerate(cycles, start=1):
@@ -117,6 +122,7 @@ def collect_inputs(cycles: Sequence[Cycle], cycles_path: Path, images_dir: Path,
             file_name = cycle.extra.get(f"file_name_{side}")
             path = resolve_image_path(images_dir, image_id, None if file_name is None else str(file_name),
                                       source=cycles_path, record=record)
+            inputs.image_records.setdefault(image_id, (record, f"image_{side}"))
             if inputs.images.setdefault(image_id, path) != path:
                 raise InputError(f"image id {image_id!r} names two files: {inputs.images[image_id]} and {path}",
                                  path=cycles_path, record=record, field=f"file_name_{side}")
@@ -141,14 +147,17 @@ def collect_inputs(cycles: Sequence[Cycle], cycles_path: Path, images_dir: Path,
 # ------------------------------------------------------------------------------------------------ extraction
 
 
-def _open_rgb(path: Path) -> Any:
+def _open_rgb(path: Path, image_id: str, inputs: FeatureInputs) -> Any:
+    """The RGB image of ``image_id``; a file that does not decode is an error at the cycles record using it."""
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as image:
             return image.convert("RGB")
-    except (OSError, UnidentifiedImageError) as exc:
-        raise InputError(f"cannot decode image: {exc}", path=path) from exc
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        record, field_name = inputs.image_records.get(image_id, (None, None))
+        raise InputError(f"cannot decode image {image_id!r} ({path}): {type(exc).__name__}: {exc}",
+                         path=inputs.source, record=record, field=field_name) from exc
 
 
 def _embedding_table(id_name: str, ids: list[str], hashes: list[str], matrix: np.ndarray) -> Any:
@@ -163,15 +172,19 @@ def _embedding_table(id_name: str, ids: list[str], hashes: list[str], matrix: np
     })
 
 
-def _encode_unique(keys: list[str], load: Callable[[Sequence[str]], list[Any]],
-                   encode: Callable[[Sequence[Any]], np.ndarray], chunk: int, task: str,
-                   progress: Progress | None) -> dict[str, np.ndarray]:
+def _encode_unique(keys: list[str], encode_part: Callable[[Sequence[str]], np.ndarray], chunk: int, task: str,
+                   progress: Progress | None,
+                   encode_parts: Callable[[list[list[str]]], Iterable[np.ndarray]] | None = None
+                   ) -> dict[str, np.ndarray]:
+    """Embed ``keys`` in chunks of ``chunk`` (the same chunks wherever they run, so the same numbers);
+    ``encode_parts`` (a Ray executor) encodes all chunks elsewhere and yields their matrices in order."""
     rows: dict[str, np.ndarray] = {}
     if progress is not None:
         progress(task, 0, len(keys))
-    for start in range(0, len(keys), chunk):
-        part = keys[start:start + chunk]
-        matrix = np.asarray(encode(load(part)), dtype=np.float32)
+    parts = [keys[start:start + chunk] for start in range(0, len(keys), chunk)]
+    matrices = encode_parts(parts) if encode_parts is not None else (encode_part(part) for part in parts)
+    for part, matrix in zip(parts, matrices, strict=True):
+        matrix = np.asarray(matrix, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(part):
             raise ValueError(f"{task}: backend returned shape {matrix.shape} for {len(part)} inputs")
         rows.update(zip(part, matrix, strict=True))
@@ -182,41 +195,52 @@ def _encode_unique(keys: list[str], load: Callable[[Sequence[str]], list[Any]],
 
 def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *,
                      provenance: Mapping[str, Any] | None = None, chunk: int | None = None,
-                     progress: Progress | None = None, workers: int = 4) -> dict[str, Any]:
+                     progress: Progress | None = None, workers: int = 4, executor: Any = None) -> dict[str, Any]:
     """Embed every image and caption of ``inputs`` once per distinct content; write the features folder.
 
     ``chunk`` (default: the backend's batch size) is how many distinct items are decoded and handed to the
-    backend at a time, which bounds memory. Returns the manifest.
+    backend at a time, which bounds memory. Returns the manifest. Nothing is written (not even the folder)
+    until every embedding is computed, so a bad image leaves no half-made features folder behind.
+    ``executor``: a :class:`~vlaudit.scoring.ray_executor.RayFeatureExecutor` encodes the same chunks on Ray
+    actors (``backend`` is then its proxy), giving the same embeddings.
     """
-    from vlaudit.tables import write_json, write_parquet
+    from vlaudit.tables import check_folder_target, write_json, write_parquet
 
     started = time.perf_counter()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_folder_target(out_dir)
     chunk = chunk or int(getattr(backend, "batch_size", 32))
     image_ids = list(inputs.images)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         image_hashes = list(pool.map(sha256_file, (inputs.images[i] for i in image_ids)))
-        path_of_hash: dict[str, Path] = {}
+        id_of_hash: dict[str, str] = {}
         for image_id, digest in zip(image_ids, image_hashes, strict=True):
-            path_of_hash.setdefault(digest, inputs.images[image_id])
-        image_rows = _encode_unique(
-            list(path_of_hash), lambda keys: list(pool.map(_open_rgb, (path_of_hash[k] for k in keys))),
-            backend.encode_images, chunk, "images", progress,
-        )
+            id_of_hash.setdefault(digest, image_id)
+
+        def load(keys: Sequence[str]) -> list[Any]:
+            ids = [id_of_hash[k] for k in keys]
+            return list(pool.map(lambda i: _open_rgb(inputs.images[i], i, inputs), ids))
+
+        remote_images = None if executor is None else (lambda parts: executor.encode_images(
+            [[(id_of_hash[k], str(inputs.images[id_of_hash[k]])) for k in part] for part in parts], inputs))
+        image_rows = _encode_unique(list(id_of_hash), lambda keys: backend.encode_images(load(keys)), chunk,
+                                    "images", progress, remote_images)
     caption_ids = list(inputs.texts)
     text_hashes = [sha256_text(inputs.texts[c]) for c in caption_ids]
     text_of_hash: dict[str, str] = {}
     for caption_id, digest in zip(caption_ids, text_hashes, strict=True):
         text_of_hash.setdefault(digest, inputs.texts[caption_id])
-    text_rows = _encode_unique(list(text_of_hash), lambda keys: [text_of_hash[k] for k in keys],
-                               backend.encode_texts, chunk, "texts", progress)
+    remote_texts = None if executor is None else (
+        lambda parts: executor.encode_texts([[text_of_hash[k] for k in part] for part in parts]))
+    text_rows = _encode_unique(list(text_of_hash), lambda keys: backend.encode_texts([text_of_hash[k] for k in keys]),
+                               chunk, "texts", progress, remote_texts)
     dims = {row.shape[0] for row in (*image_rows.values(), *text_rows.values())}
     if len(dims) > 1:
         raise ValueError(f"image and text embeddings have different dimensions: {sorted(dims)}")
     dim = dims.pop() if dims else 0
     image_matrix = np.stack([image_rows[h] for h in image_hashes]) if image_ids else np.zeros((0, dim), np.float32)
     text_matrix = np.stack([text_rows[h] for h in text_hashes]) if caption_ids else np.zeros((0, dim), np.float32)
+    # a previous run's manifest must not vouch for the new files while they are being replaced
+    (out / MANIFEST_FILE).unlink(missing_ok=True)
     write_parquet(out / IMAGE_FILE, _embedding_table("image_id", image_ids, image_hashes, image_matrix))
     write_parquet(out / TEXT_FILE, _embedding_table("caption_id", caption_ids, text_hashes, text_matrix))
     import vlaudit

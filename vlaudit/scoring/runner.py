@@ -8,36 +8,40 @@ Outputs in RUN_DIR (all written atomically):
   ``image_sha256`` is the sha256 of the context image's pixels as the model received them (null for text);
   ``source_sha256`` that of the item's image file; ``donor_image`` the mismatch donor's path.
 * ``failures.jsonl`` — failed (missing/corrupt/out-of-tree image) and skipped (context unavailable) records
-  with the reason.
+  with the reason. When no record at all can be scored, the run stops with an :class:`InputError` giving
+  the counts by reason, after writing only the manifest and ``failures.jsonl``.
 * ``manifest.json`` — see :mod:`vlaudit.scoring.manifest`; ``summary.json`` — counts, failures, items/s.
 * ``cache/`` — the chunk cache (:mod:`vlaudit.scoring.cache`); a restarted run with the same arguments
   reuses it and produces a bit-identical ``margins.parquet``.
 
 A run starts by removing the previous results (they are rebuilt from the cache) and writes ``summary.json``
 last, so a killed run leaves either no results or complete ones, and ``summary.json`` marks a finished run.
+``vlaudit vca score`` refuses to replace the results of a run with other arguments
+(:func:`changed_arguments`) unless given ``--overwrite``; the cache serves both, since its keys name
+everything that determines a margin.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlaudit.backends.base import YesNoRequest
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 from vlaudit.scoring.cache import ChunkCache
+from vlaudit.scoring.executors import IncompleteRunError, LocalExecutor, Shard, UnitTask
 from vlaudit.scoring.manifest import (
     git_commit,
     local_weights_identity,
     model_fingerprint,
     package_versions,
 )
-from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run, render
+from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import write_json, write_jsonl
+from vlaudit.tables import check_folder_target, write_json, write_jsonl
 
 MARGIN_COLUMNS = (
     "model", "dataset", "item_id", "context", "interface", "nll_yes", "nll_no", "margin", "label", "group_id",
@@ -79,10 +83,15 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
                 contexts: Sequence[str], interfaces: Sequence[str], seed: int = 0, strict: bool = False,
                 model_name: str | None = None, chunk_size: int = 64, arguments: dict[str, Any] | None = None,
                 on_plan: Callable[[int, int], None] | None = None,
-                on_progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                on_progress: Callable[[int], None] | None = None,
+                on_warning: Callable[[str], None] | None = None, executor: Any = None) -> dict[str, Any]:
     """Score every (item, context, interface) with ``backend`` and write the run directory; returns the summary.
 
-    ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar.
+    ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar;
+    ``on_warning(message)`` hears of damaged cache chunks moved aside (default: :func:`warnings.warn`).
+    ``executor``: where the forward passes run — :class:`~vlaudit.scoring.executors.LocalExecutor` (default)
+    or :class:`~vlaudit.scoring.ray_executor.RayExecutor` (then ``backend`` is its planning proxy); either way
+    the cache, the shards and ``margins.parquet`` are the same.
     With ``strict`` a failed record raises :class:`InputError` before any scoring.
     """
     from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
@@ -92,12 +101,16 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         raise InputError(f"unknown context(s) {unknown}; available: {', '.join(CONTEXTS)}", field="contexts")
     out = Path(out_dir)
     model = model_name or backend.spec
+    if hasattr(backend, "prepare"):  # run-shape decisions (e.g. prefix reuse) that describe() then records
+        backend.prepare(items, images_dir, list(interfaces))
     describe = backend.describe()
     spec_name = backend.spec.partition(":")[2]
     weights = local_weights_identity(spec_name)
     fingerprint = model_fingerprint(describe, weights)
     per_interface = {interface: model_fingerprint(describe, weights, interface) for interface in interfaces}
     store = ImageStore(images_dir)
+    if hasattr(backend, "prefetch_prompts"):  # a remote backend renders every prompt in one round trip
+        backend.prefetch_prompts(items, interfaces)
     records, units = plan_run(items, store, contexts, interfaces, seed, per_interface, backend.prompt)
     failed = [r for r in records if r.status == "failed"]
     if strict and failed:
@@ -114,14 +127,21 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         "example_prompts": example_prompts(backend.prompt, interfaces, items[0].question),
         "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
         "seed": seed, "arguments": arguments or {}, "packages": package_versions(), "git_commit": git_commit(),
-        "n_items": len(items),
+        "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
+        "prefix_cache": describe.get("prefix_cache_decision"),
     }
     with run_lock(out):
         _remove_partial_outputs(out)
         write_json(out / "manifest.json", manifest)
+        if not any(r.status == "ok" for r in records):
+            # nothing to score: the failures say why; no empty margins.parquet that reads as a finished run
+            write_jsonl(out / "failures.jsonl", _problems(records, model))
+            counts = problem_counts(records)
+            raise InputError(f"no record could be scored: {failure_line(counts)}; see {out / 'failures.jsonl'}",
+                             path=images_dir if counts["n_failed"] else None)
         return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
-                                store=store, seed=seed, chunk_size=chunk_size, failed=failed, on_plan=on_plan,
-                                on_progress=on_progress)
+                                store=store, seed=seed, chunk_size=chunk_size, on_plan=on_plan,
+                                on_progress=on_progress, on_warning=on_warning or _warn, executor=executor)
 
 
 @contextlib.contextmanager
@@ -129,7 +149,7 @@ def run_lock(out: Path) -> Iterator[None]:
     """An exclusive lock on RUN_DIR (released by the OS even on kill -9): two runs never share a cache."""
     import fcntl
 
-    out.mkdir(parents=True, exist_ok=True)
+    check_folder_target(out).mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "a+") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -161,29 +181,36 @@ def _remove_partial_outputs(out: Path) -> None:
 
 def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list[Record], units: list[Any], *,
                      out: Path, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
-                     chunk_size: int, failed: list[Record], on_plan: Callable[[int, int], None] | None,
-                     on_progress: Callable[[int], None] | None) -> dict[str, Any]:
-    cache = ChunkCache(out / "cache")
+                     chunk_size: int, on_plan: Callable[[int, int], None] | None,
+                     on_progress: Callable[[int], None] | None, on_warning: Callable[[str], None],
+                     executor: Any = None) -> dict[str, Any]:
+    cache = ChunkCache(out / "cache", warn=on_warning)
     cached = cache.load()
     chunks = chunk_units(units, chunk_size)
     n_cached = sum(1 for u in units if u.key in cached)
     if on_plan:
         on_plan(len(units), n_cached)
+    shards = [Shard(index, tuple(UnitTask.of(u) for u in chunk if u.key not in cache.records))
+              for index, chunk in enumerate(chunks)]
+    shards = [shard for shard in shards if shard.tasks]
     started = time.perf_counter()
     n_scored = 0
-    for chunk in chunks:
-        todo = [u for u in chunk if u.key not in cache.records]
-        if not todo:
-            continue
-        requests = [YesNoRequest(u.key, u.question, render(store, u.item, u.context, u.donor, seed), u.interface)
-                    for u in todo]
-        results = backend.score(requests)
-        cache.append({"key": r.key, "nll_yes": r.nll_yes, "nll_no": r.nll_no, "yes_token_id": r.yes_token_id,
-                      "no_token_id": r.no_token_id, "prompt_hash": r.prompt_hash,
-                      "n_prompt_tokens": r.n_prompt_tokens} for r in results)
-        n_scored += len(todo)
+
+    def on_shard_done(shard: Shard, rows: list[dict[str, Any]]) -> None:
+        nonlocal n_scored
+        cache.append(rows)
+        n_scored += len(shard.tasks)
         if on_progress:
-            on_progress(len(todo))
+            on_progress(len(shard.tasks))
+
+    failures = (executor or LocalExecutor()).run(shards, backend=backend, store=store, seed=seed,
+                                                  on_shard_done=on_shard_done)
+    if failures:
+        listed = "; ".join(f"{f.shard_id}: {f.error}" for f in failures[:5])
+        more = f" (+{len(failures) - 5} more)" if len(failures) > 5 else ""
+        raise IncompleteRunError(
+            f"{len(failures)} of {len(shards)} shards failed ({listed}{more}); the {len(shards) - len(failures)} "
+            f"finished ones are cached in {out / 'cache'} — rerun the same command to score the rest")
     elapsed = time.perf_counter() - started
 
     rows = []
@@ -203,27 +230,85 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
     from vlaudit.tables import write_parquet
 
     write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=margins_schema()))
-    problems = [{**_item_fields(r, model), "status": r.status, "error": r.error}
-                for r in records if r.status != "ok"]
-    problems.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
-    write_jsonl(out / "failures.jsonl", problems)
+    write_jsonl(out / "failures.jsonl", _problems(records, model))
+    counts = problem_counts(records)
     summary = {
         "model": model, "n_items": len(items), "n_records": len(records), "n_scored_rows": len(rows),
-        "n_failed": len(failed), "n_skipped": sum(1 for r in records if r.status == "skipped"),
+        "n_failed": counts["n_failed"], "n_skipped": counts["n_skipped"],
         "n_unique_units": len(units), "n_units_from_cache": n_cached, "n_units_scored_now": n_scored,
-        "n_chunks": len(chunks), "seconds": elapsed,
+        "n_chunks": len(chunks), "damaged_cache_chunks": cache.damaged, "seconds": elapsed,
         "units_per_second": (n_scored / elapsed) if elapsed > 0 and n_scored else None,
         "records_per_second": (len(rows) / elapsed) if elapsed > 0 and n_scored else None,
-        "failures_by_reason": _count_reasons(failed),
+        "failures_by_reason": counts["failures_by_reason"], "skipped_by_context": counts["skipped_by_context"],
         "contexts": {c: sum(1 for r in rows if r["context"] == c) for c in contexts},
     }
     write_json(out / "summary.json", summary)
     return summary
 
 
-def _count_reasons(records: Sequence[Record]) -> dict[str, int]:
-    counts: dict[str, int] = {}
+# Arguments that change how a run is computed, not which margins it holds: a rerun may change them freely.
+OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", "chunk_size", "prefix_cache",
+                                   "strict", "executor", "address", "workers", "gpus_per_worker",
+                                   "threads_per_worker"})
+_UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
+
+
+def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list[str]:
+    """``name: old → new`` for each argument of the run already in ``out_dir`` that ``arguments`` changes.
+
+    Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
+    operational arguments (:data:`OPERATIONAL_ARGUMENTS`) and arguments the old run did not record are
+    not compared."""
+    from vlaudit.tables import read_json
+
+    path = Path(out_dir) / "manifest.json"
+    if not path.is_file():
+        return []
+    try:
+        previous = read_json(path).get("arguments") or {}
+    except (InputError, AttributeError):
+        return ["manifest.json (unreadable)"]
+
+    def canonical(name: str, value: Any) -> Any:
+        return sorted(value) if name in _UNORDERED_ARGUMENTS and isinstance(value, list) else value
+
+    return [f"{name}: {previous[name]!r} → {value!r}" for name, value in arguments.items()
+            if name in previous and name not in OPERATIONAL_ARGUMENTS
+            and canonical(name, previous[name]) != canonical(name, value)]
+
+
+def _warn(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, stacklevel=3)
+
+
+def _problems(records: Sequence[Record], model: str) -> list[dict[str, Any]]:
+    """The rows of ``failures.jsonl``: every failed or skipped record with its reason, in a fixed order."""
+    problems = [{**_item_fields(r, model), "status": r.status, "error": r.error} for r in records if r.status != "ok"]
+    problems.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
+    return problems
+
+
+def problem_counts(records: Sequence[Record]) -> dict[str, Any]:
+    """Failed records by reason (the fixed prefix of :class:`~vlaudit.scoring.plan.ImageFailure` messages) and
+    skipped records by context (their reasons are per-item details)."""
+    by_reason: dict[str, int] = {}
+    by_context: dict[str, int] = {}
     for record in records:
-        reason = (record.error or "").split(":")[0]
-        counts[reason] = counts.get(reason, 0) + 1
-    return counts
+        if record.status == "failed":
+            reason = (record.error or "").split(":")[0]
+            by_reason[reason] = by_reason.get(reason, 0) + 1
+        elif record.status == "skipped":
+            by_context[record.context] = by_context.get(record.context, 0) + 1
+    return {"n_failed": sum(by_reason.values()), "n_skipped": sum(by_context.values()),
+            "failures_by_reason": by_reason, "skipped_by_context": by_context}
+
+
+def failure_line(counts: Mapping[str, Any]) -> str:
+    """``3 failed (image file not found: 3), 2 skipped (context irre: 2)`` from :func:`problem_counts`."""
+    def detail(mapping: Mapping[str, int], prefix: str = "") -> str:
+        return f" ({', '.join(f'{prefix}{k}: {n}' for k, n in sorted(mapping.items()))})" if mapping else ""
+
+    return (f"{counts['n_failed']} failed{detail(counts['failures_by_reason'])}, "
+            f"{counts['n_skipped']} skipped{detail(counts['skipped_by_context'], 'context ')}")

@@ -3,28 +3,28 @@
 Cycles table (JSONL or Parquet), one row per block:
     cycle_id, family, image_1, caption_1, image_2, caption_2  (ids; matched pairs are (image_1, caption_1)
     and (image_2, caption_2)); optional ``split``; every other column is carried along in ``Cycle.extra``.
-Scores table (CSV, JSONL or Parquet): image_id, caption_id, score.
+Scores table (CSV, JSONL or Parquet): image_id, caption_id, score. Ids are text in every format (``0001``
+stays ``0001``); scores are read as float64 exactly as stored (CSV and JSONL text is parsed with Python's
+``float``, the inverse of the shortest-repr text every vlaudit writer emits, so float64 round-trips exactly).
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import score_lookup
 from vlaudit.records import Cycle
-from vlaudit.tables import read_table, read_unique_records
+from vlaudit.tables import id_text, iter_jsonl, read_table, read_unique_records, table_format
 
 CYCLE_COLUMNS = ("cycle_id", "family", "image_1", "caption_1", "image_2", "caption_2")
 SCORE_COLUMNS = ("image_id", "caption_id", "score")
 
 
 def _id(value: object) -> str:
-    # Integral floats come from CSV/Parquet readers that widened an int column; write them as ints.
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return str(id_text(value))
 
 
 def cycle_from_row(row: dict, *, path: str | Path | None = None, record: object = None) -> Cycle:
@@ -55,19 +55,44 @@ def read_cycles(path: str | Path) -> list[Cycle]:
                                id_field="cycle_id", noun="cycles")
 
 
+def _score_columns(path: Path) -> tuple[list[Any], list[Any], list[Any]]:
+    """image_id, caption_id and score values in file order, scores as stored (CSV: text, so a bad value is
+    reported at its own row instead of turning the whole column into text)."""
+    if table_format(path) == "jsonl":
+        rows = [record for _, record in iter_jsonl(path)]
+        for index, row in enumerate(rows, start=1):
+            for field in SCORE_COLUMNS:
+                if field not in row:
+                    raise InputError("missing required field", path=path, record=f"row {index}", field=field)
+        return tuple([row[f] for row in rows] for f in SCORE_COLUMNS)  # type: ignore[return-value]
+    table = read_table(path, required=SCORE_COLUMNS, text=("score",))
+    return tuple(table.column(f).to_pylist() for f in SCORE_COLUMNS)  # type: ignore[return-value]
+
+
+def _score_value(value: Any, *, path: Path, index: int) -> float:
+    if isinstance(value, str):
+        try:
+            parsed = float(value.strip())
+        except ValueError:
+            parsed = None
+        if parsed is not None and math.isfinite(parsed):
+            return parsed
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    raise InputError(f"score {value!r} is not a finite number", path=path, record=f"row {index}", field="score")
+
+
 def read_scores(path: str | Path) -> dict[tuple[str, str], float]:
-    """Read a scores table into (image_id, caption_id) → score; conflicting duplicates are an error."""
-    table = read_table(path, required=SCORE_COLUMNS)
-    image_ids = table.column("image_id").to_pylist()
-    caption_ids = table.column("caption_id").to_pylist()
-    values = table.column("score").to_pylist()
+    """Read a scores table into (image_id, caption_id) → float64 score; conflicting duplicates are an error.
+
+    A missing or bad value is reported at its own 1-based row with its own value.
+    """
+    path = Path(path)
+    image_ids, caption_ids, values = _score_columns(path)
+    rows = []
     for index, (u, v, s) in enumerate(zip(image_ids, caption_ids, values, strict=True), start=1):
         for field, value in (("image_id", u), ("caption_id", v), ("score", s)):
-            if value is None:
+            if value is None or value == "":
                 raise InputError("missing value", path=path, record=f"row {index}", field=field)
-        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
-            raise InputError(f"score {s!r} is not a finite number", path=path, record=f"row {index}",
-                             field="score")
-    return score_lookup(
-        ((_id(u), _id(v), s) for u, v, s in zip(image_ids, caption_ids, values, strict=True)), source=str(path)
-    )
+        rows.append((_id(u), _id(v), _score_value(s, path=path, index=index)))
+    return score_lookup(rows, source=str(path))

@@ -32,9 +32,14 @@ Any other column is carried along (values from the ``original`` row) in :attr:`M
 When ``margin`` and the ``nll_*`` pair are both given they must agree (tolerance 1e-4 of the NLL scale).
 
 Validation errors name the file, the 1-based row and the field: a duplicate key, an item without an
-``original`` row, a context present for some items of a run but missing for others (the missing items are
-listed), a group without exactly one true statement (or without a false one), unparsable labels, labels given
-for only some items of a run, and non-finite margins.
+``original`` row, a group without exactly one true statement (or without a false one), unparsable labels,
+labels given for only some items of a run, and non-finite margins.
+
+A context present for some items of a run but not others is legitimate (``vca score`` skips ``rele``/``irre``
+where no unique boxes exist, a failed record leaves a hole): its margin is NaN for the items without it, and
+:meth:`MarginRun.available` tells which items have it. Every quantity is computed on the items that have
+the contexts it needs (``vlaudit vca report`` prints and stores each n and excluded count);
+:func:`require_contexts` is the check for analyses that need a context on every item they use.
 
 :func:`read_margins` returns one :class:`MarginRun` per (model, dataset, interface): float64 arrays per
 context, aligned by item, with items sorted by ``item_id`` so that row order never changes a result.
@@ -45,7 +50,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,9 +76,10 @@ _CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "t
 class MarginRun:
     """One (model, dataset, interface) run in wide form; every array is aligned with ``item_ids``.
 
-    ``margins[c]`` is the float64 margin m_c per item; ``labels`` is True for gold "yes" (None without
-    labels); ``group_ids`` holds None for items outside any relation group; ``statements`` is True for the
-    group's true statement (meaningful only where ``group_ids`` is not None).
+    ``margins[c]`` is the float64 margin m_c per item, NaN for an item without context c (``original`` is
+    never missing); ``labels`` is True for gold "yes" (None without labels); ``group_ids`` holds None for
+    items outside any relation group; ``statements`` is True for the group's true statement (meaningful only
+    where ``group_ids`` is not None). ``skipped_note`` says how many rows were skipped for their status.
     """
 
     model: str
@@ -87,6 +93,7 @@ class MarginRun:
     relations: np.ndarray | None = None
     extra: Mapping[str, np.ndarray] = field(default_factory=dict)
     source: str | None = None
+    skipped_note: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -104,6 +111,28 @@ class MarginRun:
     @property
     def has_groups(self) -> bool:
         return self.group_ids is not None and any(g is not None for g in self.group_ids)
+
+    @property
+    def name(self) -> str:
+        return f"run (model={self.model!r}, dataset={self.dataset!r}, interface={self.interface!r})"
+
+    def available(self, *contexts: str) -> np.ndarray:
+        """Boolean mask of the items that have every one of ``contexts`` (all False if one is absent)."""
+        mask = np.ones(self.n, dtype=bool)
+        for c in contexts:
+            mask &= ~np.isnan(self.margins[c]) if c in self.margins else False
+        return mask
+
+    def subset(self, mask: np.ndarray) -> MarginRun:
+        """The run restricted to the items where ``mask`` is True (every per-item array alike)."""
+        mask = np.asarray(mask, dtype=bool)
+
+        def cut(values: np.ndarray | None) -> np.ndarray | None:
+            return None if values is None else values[mask]
+
+        return replace(self, item_ids=self.item_ids[mask], margins={c: m[mask] for c, m in self.margins.items()},
+                       labels=cut(self.labels), group_ids=cut(self.group_ids), statements=cut(self.statements),
+                       relations=cut(self.relations), extra={k: v[mask] for k, v in self.extra.items()})
 
 
 def normalize_context(value: object, *, path: str | Path | None = None, record: object = None) -> str:
@@ -275,14 +304,9 @@ def _build_run(
             raise InputError(f"item {item_id!r} of {run_name} has no 'original' row{note}", path=path,
                              record=f"row {acc.first_row}", field="context")
     contexts = sorted({c for acc in accs for c in acc.margins}, key=lambda c: CONTEXTS.index(c))
-    margins: dict[str, np.ndarray] = {}
-    for context in contexts:
-        missing = [i for i, acc in zip(ids, accs, strict=True) if context not in acc.margins]
-        if missing:
-            raise InputError(f"context {context!r} is missing for {len(missing)} of {len(ids)} items of "
-                             f"{run_name}: {_name_items(missing)}{note}", path=path,
-                             record=f"row {items[missing[0]].first_row}", field="context")
-        margins[context] = np.array([acc.margins[context] for acc in accs], dtype=np.float64)
+    # a context missing for some items is NaN there (see the module docstring), never an error here
+    margins = {context: np.array([acc.margins.get(context, np.nan) for acc in accs], dtype=np.float64)
+               for context in contexts}
     labelled = [acc.label is not None for acc in accs]
     labels = None
     if any(labelled):
@@ -304,7 +328,31 @@ def _build_run(
     extra = {k: np.array([acc.extra.get(k) for acc in accs], dtype=object) for k in extra_names}
     return MarginRun(model=model, dataset=dataset, interface=interface, item_ids=np.array(ids, dtype=object),
                      margins=margins, labels=labels, group_ids=group_ids, statements=statements,
-                     relations=relations, extra=extra, source=str(path))
+                     relations=relations, extra=extra, source=str(path), skipped_note=note)
+
+
+def missing_items(run: MarginRun, context: str) -> list[str]:
+    """Ids of the items of ``run`` without ``context`` (every item when the run lacks it entirely)."""
+    return [str(i) for i in run.item_ids[~run.available(context)]]
+
+
+def describe_missing(run: MarginRun, context: str, ids: Sequence[str] | None = None) -> str:
+    """``context 'text' is missing for 1 of 7 items of run (...): 'i3' (…skipped…)`` for messages."""
+    ids = missing_items(run, context) if ids is None else list(ids)
+    return (f"context {context!r} is missing for {len(ids)} of {run.n} items of {run.name}: "
+            f"{_name_items(ids)}{run.skipped_note}")
+
+
+def require_contexts(run: MarginRun, contexts: Sequence[str], index: np.ndarray | None = None) -> None:
+    """InputError naming the items (of ``index``, default all) that lack one of ``contexts``."""
+    for context in contexts:
+        have = run.available(context)
+        lacking = ~have if index is None else np.zeros(run.n, dtype=bool)
+        if index is not None:
+            lacking[np.asarray(index)] = ~have[np.asarray(index)]
+        if lacking.any():
+            ids = [str(i) for i in run.item_ids[lacking]]
+            raise InputError(describe_missing(run, context, ids), path=run.source, field="context")
 
 
 def _check_groups(ids: Sequence[str], accs: Sequence[_ItemAcc], run_name: str, *, path: str | Path) -> None:

@@ -7,18 +7,23 @@ Two row shapes exist upstream (cambridgeltl/visual-spatial-reasoning, ``data/spl
 * **zero-shot** splits add ``subj`` and ``obj``; some ``subj`` values are truncated upstream
   (``"andbag"`` for *handbag*, ``"orse"`` for *horse*).
 
-Subject/object extraction (documented rule, never a guess):
-every VSR caption is generated from the fixed template ``"The {subject} {is }{relation} the {object}."``
-(``is`` is absent for verb relations such as *contains*, *consists of*, *has as a part*). Because the row
-names its relation, the caption is split on the literal ``" {relation} the "`` anchored at both ends, so
-multi-word nouns (*teddy bear*, *dining table*, *hot dog*) survive. Then:
+Subject/object resolution (documented rule, never a guess). The structured ``subj``/``obj`` fields are the
+entities wherever a row has them (VCA §18: inverse pairs are built "only for positive items with structured
+subject and object fields"); the caption only checks them. Every VSR caption is generated from the fixed
+template ``"The {subject} {is }{relation} the {object}."`` (``is`` is absent for verb relations such as
+*contains*, *consists of*, *has as a part*). Because the row names its relation, the caption is split on the
+literal ``" {relation} the "`` anchored at both ends, so multi-word nouns (*teddy bear*, *dining table*,
+*hot dog*) survive. Then:
 
 * structured ``subj``/``obj`` equal to the caption's entities → ``entity_source = "fields"``;
+* structured fields with a caption that does not fit the template → the fields as given,
+  ``entity_source = "fields"``, and the unchecked caption noted in ``entity_issue``;
 * a structured value that is a proper suffix of the caption's entity (upstream truncation) → the caption's
   full noun is used and ``entity_source = "fields-repaired"``;
-* no structured fields (random split) → the caption's entities, ``entity_source = "caption"``;
-* structured fields that contradict the caption, or a caption that does not fit the template →
-  ``subject = object = None`` and ``entity_source = None``, with the reason in ``entity_issue``.
+* structured fields that contradict the caption → ``subject = object = None``, ``entity_source = None``, the
+  reason in ``entity_issue``;
+* no structured fields (random split; both must be non-empty) → the caption's entities,
+  ``entity_source = "caption"`` (None with the reason when the caption does not fit).
 """
 
 from __future__ import annotations
@@ -62,18 +67,32 @@ def parse_vsr_caption(caption: str, relation: str) -> tuple[str, str] | None:
     return match.group("s").strip(), match.group("o").strip()
 
 
-def _resolve(field_value: str | None, parsed: str | None) -> tuple[str | None, str | None]:
-    """(entity, issue): the caption noun wins over a truncated structured value; contradictions are issues."""
-    if field_value is None:
-        return parsed, None if parsed is not None else "caption does not fit the VSR template"
-    value = str(field_value).strip()
-    if parsed is None:
-        return None, "caption does not fit the VSR template"
-    if value == parsed:
+def _resolve(field_value: str, parsed: str) -> tuple[str | None, str | None]:
+    """(entity, issue) for a structured value checked against the caption's noun: equal, a truncated suffix
+    (the caption's full noun wins, issue ``"repaired"``), or a contradiction (None)."""
+    if field_value == parsed:
         return parsed, None
-    if value and parsed.endswith(value):
+    if field_value and parsed.endswith(field_value):
         return parsed, "repaired"
-    return None, f"structured entity {value!r} contradicts caption entity {parsed!r}"
+    return None, f"structured entity {field_value!r} contradicts caption entity {parsed!r}"
+
+
+def resolve_entities(subj_field: object, obj_field: object, parsed: tuple[str, str] | None
+                     ) -> tuple[str | None, str | None, str | None, str | None]:
+    """(subject, object, entity_source, entity_issue) by the rule of the module docstring."""
+    fields = [None if v is None else str(v).strip() for v in (subj_field, obj_field)]
+    if not all(fields):
+        if parsed is None:
+            return None, None, None, "caption does not fit the VSR template"
+        return parsed[0], parsed[1], "caption", None
+    subj, obj = fields
+    if parsed is None:
+        return subj, obj, "fields", "caption does not fit the VSR template (structured subj/obj used unchecked)"
+    (s, s_issue), (o, o_issue) = _resolve(subj, parsed[0]), _resolve(obj, parsed[1])
+    contradictions = [i for i in (s_issue, o_issue) if i and i != "repaired"]
+    if contradictions:
+        return None, None, None, "; ".join(contradictions)
+    return s, o, "fields-repaired" if "repaired" in (s_issue, o_issue) else "fields", None
 
 
 def read_vsr(path: str | Path) -> list[VsrRow]:
@@ -89,18 +108,7 @@ def read_vsr(path: str | Path) -> list[VsrRow]:
         relation = str(record["relation"]).strip()
         parsed = parse_vsr_caption(caption, relation)
         has_fields = "subj" in record or "obj" in record
-        subj, subj_issue = _resolve(record.get("subj") if has_fields else None, parsed and parsed[0])
-        obj, obj_issue = _resolve(record.get("obj") if has_fields else None, parsed and parsed[1])
-        issues = [i for i in (subj_issue, obj_issue) if i and i != "repaired"]
-        if issues or subj is None or obj is None:
-            source, subj, obj = None, None, None
-            issue: str | None = "; ".join(issues) or "caption does not fit the VSR template"
-        elif not has_fields:
-            source, issue = "caption", None
-        elif "repaired" in (subj_issue, obj_issue):
-            source, issue = "fields-repaired", None
-        else:
-            source, issue = "fields", None
+        subj, obj, source, issue = resolve_entities(record.get("subj"), record.get("obj"), parsed)
         rows.append(VsrRow(
             line=line, image=str(record["image"]), caption=caption, label=label or "no", relation=relation,
             subject=subj, object=obj, entity_source=source, entity_issue=issue, has_fields=has_fields,

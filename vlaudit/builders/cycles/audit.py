@@ -5,7 +5,8 @@ caption and caption-length marginals (exactly 0 for complete blocks), the maximu
 (Theorem 1: 0 iff additive scores cancel) and **validity violations re-checked from the annotations**:
 each block's two matched pairs must be valid and both swaps invalid under the family predicate. The
 re-check is deliberately a separate code path from the builders: COCO relations are re-judged by explicit
-loops over instance pairs (``rules.statement_verdict``), COCO mentions are re-read from the caption text.
+loops over instance pairs (``rules.statement_verdict``), COCO mentions are re-read from the caption text,
+GQA facts are re-judged by loops over the raw scene-graph objects (:mod:`.gqa_audit`), reasons included.
 """
 
 from __future__ import annotations
@@ -67,7 +68,6 @@ def _coco_pair_ok(db: _CocoImages, family: str, image: str, text: str, relation:
 
 def _load_annotations(paths: Sequence[str | Path], wanted: set[str], rules: GeometryRules) -> dict[str, Any]:
     """Detect each file's format (COCO instances, GQA scene graphs, pairs JSONL) and index what is needed."""
-    from vlaudit.builders.cycles.gqa_rules import GraphFacts
     from vlaudit.sources.coco import parse_instances
     from vlaudit.sources.gqa import parse_scene_graphs
     from vlaudit.sources.pairs_jsonl import parse_pairs
@@ -87,17 +87,19 @@ def _load_annotations(paths: Sequence[str | Path], wanted: set[str], rules: Geom
             out["coco"].append(_CocoImages(parse_instances(path), wanted, rules))
         else:
             graphs = parse_scene_graphs(path)
-            out["gqa"].update({i: GraphFacts(g) for i, g in graphs.images.items() if i in wanted})
+            out["gqa"].update({i: g for i, g in graphs.images.items() if i in wanted})
     return out
 
 
 def _violation(cycle: Cycle, annotations: dict[str, Any], rules: GeometryRules) -> str | None:
     """Why the block fails the family predicate, or None when both matched pairs are valid and both swaps invalid."""
-    from vlaudit.builders.cycles.gqa_rules import fact_verdict
+    from vlaudit.builders.cycles.gqa_audit import block_violation
     from vlaudit.builders.cycles.jsonl import caption_verdict
 
     extra = cycle.extra
     family = cycle.family
+    if family.startswith("gqa-"):
+        return block_violation(cycle, annotations["gqa"])
     sides = (("1", cycle.image_1), ("2", cycle.image_2))
     checks = [(k, img, "valid") for k, img in sides] + [("2", cycle.image_1, "invalid"), ("1", cycle.image_2, "invalid")]
     for k, image, want in checks:
@@ -107,11 +109,6 @@ def _violation(cycle: Cycle, annotations: dict[str, Any], rules: GeometryRules) 
                 return f"image {image} not in the annotations"
             ok = _coco_pair_ok(db, family, image, str(extra.get(f"text_{k}", "")), extra.get(f"relation_{k}"),
                                want, rules)
-        elif family.startswith("gqa-"):
-            facts = annotations["gqa"].get(image)
-            if facts is None:
-                return f"image {image} not in the annotations"
-            ok = fact_verdict(facts, family, extra[f"fact_{k}"]) == want
         elif family.startswith("pairs-"):
             pair_image = annotations["pairs"].get(image)
             if pair_image is None:
@@ -138,7 +135,9 @@ def rules_from_meta(cycles_path: str | Path) -> GeometryRules:
 
 def audit_cycles_file(cycles_path: str | Path, annotations: Sequence[str | Path],
                       rules: GeometryRules | None = None) -> dict[str, Any]:
-    """Table 5 per family and split (split "all" for cycles without one); validity re-checked from ``annotations``."""
+    """Table 5 per family and split (split "unsplit" for cycles without one, as in ``cycles eval``); validity
+    re-checked from ``annotations``."""
+    from vlaudit.metrics.cycles import split_of
     from vlaudit.sources.cycle_tables import read_cycles
 
     cycles = read_cycles(cycles_path)
@@ -147,7 +146,7 @@ def audit_cycles_file(cycles_path: str | Path, annotations: Sequence[str | Path]
     db = _load_annotations(annotations, wanted, rules)
     groups: dict[tuple[str, str], list[Cycle]] = defaultdict(list)
     for cycle in cycles:
-        groups[(cycle.family, cycle.split or "all")].append(cycle)
+        groups[(cycle.family, split_of(cycle))].append(cycle)
     table = []
     total_violations = 0
     for (family, split), members in sorted(groups.items()):

@@ -5,6 +5,8 @@
   at all in the target image.
 * ``coco-object-matched``: as coarse, but the two captions mention the same number (≥ 2) of categories and
   share one, so that the swap fails on a more specific object.
+* ``coco-object-text-neighbor``: coarse object cycles whose two captions are mutual TF-IDF nearest
+  neighbours (the rule: :mod:`vlaudit.builders.cycles.text_neighbor`).
 * ``coco-box-relation``: generated captions ("a dog to the left of a chair") valid under the box rules;
   a swap is invalid by a missing object or a false relation.
 * ``coco-strict-left-right`` / ``-above-below`` / ``-size``: both images contain both categories with
@@ -44,10 +46,11 @@ from vlaudit.builders.cycles.common import (
 )
 from vlaudit.builders.cycles.rules import RELATIONS, GeometryRules, caption_text
 from vlaudit.builders.cycles.synonyms import MentionMatcher
+from vlaudit.builders.cycles.text_neighbor import TEXT_NEIGHBOR_FAMILY, mutual_neighbor_pairs
 from vlaudit.errors import InputError
 from vlaudit.sources.coco import CocoCaptions, gc_paused, parse_captions, parse_instances
 
-OBJECT_FAMILIES = ("coco-object-coarse", "coco-object-matched")
+OBJECT_FAMILIES = ("coco-object-coarse", "coco-object-matched", TEXT_NEIGHBOR_FAMILY)
 STRICT_AXES = {"coco-strict-left-right": 0, "coco-strict-above-below": 1, "coco-strict-size": 2}
 CAPTIONS_PER_IMAGE = 2  # seeded human captions read per image: bounds the synonym matching at COCO scale
 STATEMENTS_PER_IMAGE = 3  # seeded candidates per image and family: enough to find partners, bounded work
@@ -76,7 +79,7 @@ def _object_blocks(index: CocoIndex, captions: CocoCaptions, rows: np.ndarray, m
     def check(i: np.ndarray, j: np.ndarray) -> np.ndarray:
         return ((mentions[i] & ~presence[image[j]]).any(1) & (mentions[j] & ~presence[image[i]]).any(1))
 
-    if family == "coco-object-coarse":
+    if family != "coco-object-matched":
         bucket = np.zeros(len(rows), dtype=np.int64)
     else:
         count = mentions.sum(1)
@@ -84,7 +87,10 @@ def _object_blocks(index: CocoIndex, captions: CocoCaptions, rows: np.ndarray, m
         pick = np.floor(rng.random(len(rows)) * count).astype(np.int8)
         anchor = (mentions.cumsum(1, dtype=np.int8) > pick[:, None]).argmax(1)
         bucket = count * mentions.shape[1] + anchor
-    pairs = pair_candidates(rng, image, bucket, check, rounds=rounds, max_pairs=max_pairs)
+    if family == TEXT_NEIGHBOR_FAMILY:  # mutual TF-IDF nearest neighbours (text_neighbor.py)
+        pairs = mutual_neighbor_pairs([captions.texts[k] for k in rows.tolist()], image, check, rng, max_pairs)
+    else:
+        pairs = pair_candidates(rng, image, bucket, check, rounds=rounds, max_pairs=max_pairs)
     if not pairs:
         return []
     ends = np.asarray(pairs, dtype=np.int64).ravel()  # item_1, item_2 of block 0, then of block 1, ...
@@ -218,7 +224,7 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
         for family in families:
             rng = rng_for(seed, family, split)
             if family in OBJECT_FAMILIES:
-                minimum = 1 if family == "coco-object-coarse" else 2
+                minimum = 2 if family == "coco-object-matched" else 1
                 items = np.nonzero(in_split[cap_image[sampled]] & usable & (n_mentioned >= minimum))[0]
                 blocks = _object_blocks(index, captions, sampled[items], mentions[items], family, rng,
                                         max_cycles_per_family, rounds, names)

@@ -2,8 +2,8 @@
 
 Construction principle (cycle paper §D.1): both matched pairs satisfy the family predicate, both exchanged
 pairs violate it, and every block reuses its two images and two captions on both sides, so the matched and
-swapped marginals are identical (§4, §A.5). Families with fewer than ``min_cycles`` blocks in a split are
-reported as unavailable and not emitted (§D.3).
+swapped marginals are identical (§4, §A.5). A family with fewer than ``min_cycles`` blocks in any split is
+withdrawn whole: reported as unavailable with its per-split counts and not emitted (§D.5).
 
 Pairing never compares all images with all images: candidates (one or more per image) carry a *bucket*
 key, are shuffled within buckets with a seeded generator and paired with their neighbour (or, with a
@@ -173,12 +173,17 @@ class BuildResult:
 def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[tuple[str, float]], seed: int,
              min_cycles: int, max_cycles_per_family: int | None, file_names: dict[str, str]
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Cap, dedup and id the blocks; drop families under ``min_cycles``; return rows and the Table-6 counts."""
-    rows: list[dict[str, Any]] = []
-    counts: dict[str, dict[str, int]] = {}
-    unavailable: list[dict[str, Any]] = []
+    """Cap, dedup and id the blocks; withdraw families under ``min_cycles``; return rows and the Table-6 counts.
+
+    The minimum-cycle rule is per family (§D.5): a family with fewer than ``min_cycles`` blocks in ANY split
+    is withdrawn whole — no row of it is written — and listed under ``unavailable`` as ``{split: count}``.
+    ``counts`` holds the families that are written.
+    """
+    from vlaudit.metrics.cycles import withdraw_small_families
+
+    kept: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for family in families:
-        counts[family] = {}
+        kept[family] = {}
         for split, _ in splits:
             blocks = result.blocks.get((family, split), [])
             images = {b["image_1"] for b in blocks} | {b["image_2"] for b in blocks}
@@ -199,12 +204,14 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
                 keep = np.sort(rng_for(seed, "cap", family, split).choice(len(unique), max_cycles_per_family,
                                                                           replace=False))
                 unique = [unique[k] for k in keep.tolist()]
-            if len(unique) < min_cycles:
-                unavailable.append({"family": family, "split": split, "cycles": len(unique),
-                                    "min_cycles": min_cycles})
-                counts[family][split] = 0
-                continue
-            counts[family][split] = len(unique)
+            kept[family][split] = unique
+    all_counts = {family: {split: len(blocks) for split, blocks in cells.items()} for family, cells in kept.items()}
+    unavailable = withdraw_small_families(all_counts, [split for split, _ in splits], min_cycles)
+    rows: list[dict[str, Any]] = []
+    for family, cells in kept.items():
+        if family in unavailable:
+            continue
+        for split, unique in cells.items():
             prefix = f"{family}/{split}/"
             for k, block in enumerate(unique):
                 if "cycle_id" in block:
@@ -216,6 +223,7 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
                     row.update(block)
                 row["cycle_id"], row["family"], row["split"] = f"{prefix}{k:06d}", family, split
                 rows.append(row)
+    counts = {family: cells for family, cells in all_counts.items() if family not in unavailable}
     return rows, {"counts": counts, "unavailable": unavailable}
 
 

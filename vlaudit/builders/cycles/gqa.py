@@ -2,10 +2,21 @@
 
 Each image contributes the caption-like facts its scene graph states (predicates in
 :mod:`~vlaudit.builders.cycles.gqa_rules`); a block pairs a fact of image 1 with a fact of image 2 and is
-kept only when both swapped image–fact pairings are invalid under the graphs. Candidates are first paired
-within the same noun (attribute family: "the red car" / "the blue car") or noun pair (binding family), and
-the attribute and relation families then fall back to pairing across nouns. Default split: image-disjoint
-train/val/test = 60/10/30 (§D.5).
+kept only when both swapped image–fact pairings are invalid under the graphs. Every block records why each
+swap is invalid (``swap_12_reason`` for image 1 with caption 2, ``swap_21_reason`` for image 2 with caption
+1: ``attribute-mismatch``, ``relation-false`` or ``noun-absent``), and each family measures what it is named
+for:
+
+* ``gqa-attribute``: the same noun with different attributes ("the red car" / "the blue car"); both swaps
+  fail by attribute mismatch.
+* ``gqa-relation-object``: the same noun pair with exclusive relations ("the car to the left of the bus" /
+  "the car to the right of the bus"); both swaps are false relations between nouns that are both present.
+* ``gqa-binding``: the same noun pair with swapped attributes; both swaps fail by attribute mismatch.
+* ``gqa-attribute-cross-noun`` / ``gqa-relation-cross-noun``: the same fact types across different nouns
+  ("the black cat" / "the yellow dog"); typically a swap fails because the noun is absent, so these are
+  object-presence cycles and are reported as families of their own.
+
+Default split: image-disjoint train/val/test = 60/10/30 (§D.5).
 """
 
 from __future__ import annotations
@@ -29,17 +40,26 @@ from vlaudit.builders.cycles.common import (
     subsample,
     write_outputs,
 )
-from vlaudit.builders.cycles.gqa_rules import GraphFacts, candidate_facts, fact_text, fact_verdict, noun_key
+from vlaudit.builders.cycles.gqa_rules import (
+    OWN_REASON,
+    REASONS,
+    GraphFacts,
+    candidate_facts,
+    fact_nouns,
+    fact_status,
+    fact_text,
+)
 from vlaudit.sources.gqa import SceneGraphs, parse_scene_graphs
 
-GQA_FAMILIES = ("gqa-attribute", "gqa-relation-object", "gqa-binding")
+GQA_FAMILIES = ("gqa-attribute", "gqa-relation-object", "gqa-binding", "gqa-attribute-cross-noun",
+                "gqa-relation-cross-noun")
 DEFAULT_GQA_SPLITS = "train=0.6,val=0.1,test=0.3"
 
 
-def _bucket_key(family: str, fact: dict[str, str]) -> str:
-    if family == "gqa-attribute":
-        return noun_key(fact["object"])
-    return noun_key(fact["subject"]) + "|" + noun_key(fact["object"])
+def _swap_ok(family: str, status: str) -> bool:
+    """A swap belongs to ``family`` when it is invalid by the family's own predicate (any reason for the
+    cross-noun families)."""
+    return status in REASONS and OWN_REASON.get(family, status) == status
 
 
 def build_gqa(graphs: SceneGraphs, image_ids: list[str], pool: np.ndarray, split_of: np.ndarray,
@@ -68,23 +88,21 @@ def build_gqa(graphs: SceneGraphs, image_ids: list[str], pool: np.ndarray, split
                 result.blocks[(family, split)] = []
                 continue
             img = np.array(item_image, dtype=np.int64)
-            names = {}
-            bucket = np.array([names.setdefault(_bucket_key(family, f), len(names)) for f in item_fact])
+            names: dict[tuple[str, ...], int] = {}
+            nouns = np.array([names.setdefault(fact_nouns(family, f), len(names)) for f in item_fact])
+            cross = family.endswith("-cross-noun")
 
             def check(i: np.ndarray, j: np.ndarray, family: str = family, img: np.ndarray = img,
-                      item_fact: list = item_fact) -> np.ndarray:
+                      item_fact: list = item_fact, nouns: np.ndarray = nouns, cross: bool = cross) -> np.ndarray:
                 return np.array([
-                    fact_verdict(graph_facts(int(img[b])), family, item_fact[a]) == "invalid"
-                    and fact_verdict(graph_facts(int(img[a])), family, item_fact[b]) == "invalid"
+                    (nouns[a] != nouns[b]) == cross
+                    and _swap_ok(family, fact_status(graph_facts(int(img[b])), family, item_fact[a]))
+                    and _swap_ok(family, fact_status(graph_facts(int(img[a])), family, item_fact[b]))
                     for a, b in zip(i.tolist(), j.tolist(), strict=True)], dtype=bool)
 
-            used = np.zeros(len(image_ids), dtype=bool)
-            pairs = pair_candidates(rng, img, bucket, check, rounds=rounds, max_pairs=max_cycles_per_family,
-                                    used=used)
-            if family != "gqa-binding" and (max_cycles_per_family is None or len(pairs) < max_cycles_per_family):
-                pairs += pair_candidates(rng, img, np.zeros(len(img), dtype=np.int64), check, rounds=rounds,
-                                         max_pairs=None if max_cycles_per_family is None
-                                         else max_cycles_per_family - len(pairs), used=used)
+            # named families pair within a noun bucket; cross-noun ones across buckets (one bucket, checked)
+            bucket = np.zeros(len(img), dtype=np.int64) if cross else nouns
+            pairs = pair_candidates(rng, img, bucket, check, rounds=rounds, max_pairs=max_cycles_per_family)
             blocks = []
             for a, b in pairs:
                 entries = []
@@ -97,8 +115,10 @@ def build_gqa(graphs: SceneGraphs, image_ids: list[str], pool: np.ndarray, split
                     entries.append((image_ids[int(img[item])], cid, text, item_fact[item]))
                 block = {"image_1": entries[0][0], "caption_1": entries[0][1], "image_2": entries[1][0],
                          "caption_2": entries[1][1], "text_1": entries[0][2], "text_2": entries[1][2],
-                         "fact_1": entries[0][3], "fact_2": entries[1][3]}
-                if family == "gqa-relation-object":
+                         "fact_1": entries[0][3], "fact_2": entries[1][3],
+                         "swap_12_reason": fact_status(graph_facts(int(img[a])), family, item_fact[b]),
+                         "swap_21_reason": fact_status(graph_facts(int(img[b])), family, item_fact[a])}
+                if family in ("gqa-relation-object", "gqa-relation-cross-noun"):
                     block["relation_1"], block["relation_2"] = entries[0][3], entries[1][3]
                 blocks.append(block)
             result.blocks[(family, split)] = blocks
@@ -127,11 +147,15 @@ def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, fam
                            max_cycles_per_family=max_cycles_per_family,
                            file_names={i: image_pattern.format(image_id=i) for i in image_ids})
     warnings = Counter(graphs.warnings) + result.warnings
+    reasons: dict[str, Counter] = {family: Counter() for family in table["counts"]}
+    for row in rows:
+        reasons[row["family"]].update((row["swap_12_reason"], row["swap_21_reason"]))
     meta = {"source": "gqa", "scene_graphs": str(scene_graphs_path), "families": families, "seed": seed,
             "splits": {name: frac for name, frac in split_spec}, "min_cycles": min_cycles,
             "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
             "image_pattern": image_pattern,
             "images_in_pool": int(len(pool)), "rules": {"predicates": "vlaudit.builders.cycles.gqa_rules"},
-            "warnings": dict(sorted(warnings.items())), **table}
+            "warnings": dict(sorted(warnings.items())), **table,
+            "swap_reasons": {family: {r: counts[r] for r in REASONS if counts[r]} for family, counts in reasons.items()}}
     paths = write_outputs(out_path, rows, result.captions, meta)
     return {**meta, "paths": paths, "cycles_written": len(rows)}

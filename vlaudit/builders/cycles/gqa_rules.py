@@ -9,11 +9,17 @@ when the graph rules it out:
 * "the red car" is invalid when there is no car, or every car carries a different attribute of the same
   exclusive group (colours; large/small; open/closed; ...) and none carries "red";
 * "the man holding the umbrella" is invalid when the man or the umbrella is absent (an unlisted edge
-  proves nothing);
+  proves nothing); "the car to the left of the bus" is also invalid when both are present and every
+  car–bus pair is stated in the opposite relation ("to the right of"; or the bus "to the left of" the car) —
+  only the exclusive spatial pairs of ``OPPOSITE_RELATIONS`` can be false with both nouns present;
 * "the red car next to the blue bus" is invalid when "the red car" or "the blue bus" is invalid.
 
 A fact is *valid* when the graph states it (an object with the attribute; an edge with that name between
 objects with those nouns and attributes). Anything else is unverifiable and never used in a block.
+
+Every invalid verdict carries its reason (:data:`REASONS`): ``noun-absent``, ``attribute-mismatch`` (the noun
+is there, with another attribute of the group) or ``relation-false`` (both nouns there, the relation false),
+so that a family can keep only the blocks whose swaps fail by its own predicate.
 """
 
 from __future__ import annotations
@@ -40,6 +46,11 @@ ATTRIBUTE_GROUPS: dict[str, tuple[str, ...]] = {
 ATTRIBUTE_SYNONYMS = {"grey": "gray", "big": "large", "little": "small", "tiny": "small", "huge": "large",
                       "golden": "gold", "navy blue": "navy"}
 _GROUP_OF = {attr: group for group, attrs in ATTRIBUTE_GROUPS.items() for attr in attrs}
+# mutually exclusive spatial relations: one stated between two objects makes the other false for them
+OPPOSITE_RELATIONS = {"to the left of": "to the right of", "to the right of": "to the left of", "above": "below",
+                      "below": "above", "in front of": "behind", "behind": "in front of"}
+NOUN_ABSENT, ATTRIBUTE_MISMATCH, RELATION_FALSE = "noun-absent", "attribute-mismatch", "relation-false"
+REASONS = (ATTRIBUTE_MISMATCH, RELATION_FALSE, NOUN_ABSENT)
 
 
 def noun_key(name: str) -> str:
@@ -69,7 +80,10 @@ def attribute_group(attribute: str) -> str | None:
 
 
 class GraphFacts:
-    """Noun keys, attribute sets and edges of one scene graph, for fast verdicts."""
+    """Noun keys, attribute sets and edges of one scene graph, for fast verdicts.
+
+    Verdicts are ``"valid"``, ``"unverifiable"`` or the reason the fact is invalid (one of :data:`REASONS`).
+    """
 
     def __init__(self, image: GqaImage) -> None:
         self.image = image
@@ -77,12 +91,20 @@ class GraphFacts:
         self.edges: set[tuple[str, str, str]] = set()
         self.attributed_edges: set[tuple[str, str, str, str, str]] = set()
         keys = {oid: noun_key(o.name) for oid, o in image.objects.items()}
+        self.objects_by_noun: dict[str, list[str]] = {}
+        for oid, key in keys.items():
+            self.objects_by_noun.setdefault(key, []).append(oid)
         attrs = {oid: frozenset(attribute_key(a) for a in o.attributes) for oid, o in image.objects.items()}
         for oid in image.objects:
             self.attrs_by_noun.setdefault(keys[oid], []).append(attrs[oid])
+        # (a, b) → relations stated from a to b, plus those implied by the mirror of an exclusive pair
+        self.pair_relations: dict[tuple[str, str], set[str]] = {}
         for oid, obj in image.objects.items():
             for rel, target in obj.relations:
                 self.edges.add((keys[oid], rel, keys[target]))
+                self.pair_relations.setdefault((oid, target), set()).add(rel)
+                if rel in OPPOSITE_RELATIONS:
+                    self.pair_relations.setdefault((target, oid), set()).add(OPPOSITE_RELATIONS[rel])
                 for a1 in attrs[oid]:
                     for a2 in attrs[target]:
                         self.attributed_edges.add((a1, keys[oid], rel, a2, keys[target]))
@@ -91,12 +113,12 @@ class GraphFacts:
         attribute = attribute_key(attribute)
         objects = self.attrs_by_noun.get(noun_key(noun))
         if not objects:
-            return "invalid"
+            return NOUN_ABSENT
         if any(attribute in attrs for attrs in objects):
             return "valid"
         group = attribute_group(attribute)
         if group is not None and all(any(_GROUP_OF.get(a) == group for a in attrs) for attrs in objects):
-            return "invalid"
+            return ATTRIBUTE_MISMATCH
         return "unverifiable"
 
     def relation_verdict(self, subject: str, relation: str, obj: str) -> str:
@@ -104,34 +126,64 @@ class GraphFacts:
         if (s, relation, o) in self.edges:
             return "valid"
         if s not in self.attrs_by_noun or o not in self.attrs_by_noun:
-            return "invalid"
+            return NOUN_ABSENT
+        opposite = OPPOSITE_RELATIONS.get(relation)
+        if opposite is not None and s != o:
+            if all(opposite in self.pair_relations.get((a, b), ())
+                   for a in self.objects_by_noun[s] for b in self.objects_by_noun[o]):
+                return RELATION_FALSE
         return "unverifiable"
 
     def binding_verdict(self, attr_1: str, subject: str, relation: str, attr_2: str, obj: str) -> str:
         key = (attribute_key(attr_1), noun_key(subject), relation, attribute_key(attr_2), noun_key(obj))
         if key in self.attributed_edges:
             return "valid"
-        if "invalid" in (self.attribute_verdict(subject, attr_1), self.attribute_verdict(obj, attr_2)):
-            return "invalid"
+        parts = (self.attribute_verdict(subject, attr_1), self.attribute_verdict(obj, attr_2))
+        for reason in (NOUN_ABSENT, ATTRIBUTE_MISMATCH):
+            if reason in parts:
+                return reason
         return "unverifiable"
 
 
-def fact_verdict(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
-    """Verdict of a fact row (``fact_1``/``fact_2`` of the cycles table) under one graph."""
-    if family == "gqa-attribute":
+# the fact type behind each GQA family (the cross-noun families reuse the attribute and relation facts)
+FACT_KIND = {"gqa-attribute": "attribute", "gqa-attribute-cross-noun": "attribute",
+             "gqa-relation-object": "relation", "gqa-relation-cross-noun": "relation", "gqa-binding": "binding"}
+# the reason a swap must fail by for a block to stay in its named family; cross-noun families take any reason
+OWN_REASON = {"gqa-attribute": ATTRIBUTE_MISMATCH, "gqa-relation-object": RELATION_FALSE,
+              "gqa-binding": ATTRIBUTE_MISMATCH}
+
+
+def fact_status(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
+    """``"valid"``, ``"unverifiable"`` or the reason (:data:`REASONS`) a fact row is invalid under one graph."""
+    kind = FACT_KIND[family]
+    if kind == "attribute":
         return facts.attribute_verdict(fact["object"], fact["attribute"])
-    if family == "gqa-relation-object":
+    if kind == "relation":
         return facts.relation_verdict(fact["subject"], fact["relation"], fact["object"])
     return facts.binding_verdict(fact["subject_attribute"], fact["subject"], fact["relation"],
                                  fact["object_attribute"], fact["object"])
+
+
+def fact_verdict(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
+    """``"valid"``, ``"invalid"`` or ``"unverifiable"``: :func:`fact_status` without the reason."""
+    status = fact_status(facts, family, fact)
+    return "invalid" if status in REASONS else status
+
+
+def fact_nouns(family: str, fact: dict[str, str]) -> tuple[str, ...]:
+    """The noun keys a fact names (its bucket: a named family pairs facts with the same nouns only)."""
+    if FACT_KIND[family] == "attribute":
+        return (noun_key(fact["object"]),)
+    return (noun_key(fact["subject"]), noun_key(fact["object"]))
 
 
 def candidate_facts(image: GqaImage, family: str) -> Iterable[dict[str, str]]:
     """Every fact of ``family`` the graph states (deduplicated by its comparison key)."""
     seen: set[tuple] = set()
     objects = image.objects
+    kind = FACT_KIND[family]
     for obj in objects.values():
-        if family == "gqa-attribute":
+        if kind == "attribute":
             for attr in obj.attributes:
                 key = (noun_key(obj.name), attribute_key(attr))
                 if attribute_group(attr) is not None and key not in seen:
@@ -140,7 +192,7 @@ def candidate_facts(image: GqaImage, family: str) -> Iterable[dict[str, str]]:
             continue
         for rel, target_id in obj.relations:
             target = objects[target_id]
-            if family == "gqa-relation-object":
+            if kind == "relation":
                 key = (noun_key(obj.name), rel, noun_key(target.name))
                 if key[0] != key[2] and key not in seen:
                     seen.add(key)
@@ -157,9 +209,9 @@ def candidate_facts(image: GqaImage, family: str) -> Iterable[dict[str, str]]:
 
 def fact_text(family: str, fact: dict[str, str]) -> str:
     """'the red car', 'the man holding the umbrella', 'the red car next to the blue bus'."""
-    if family == "gqa-attribute":
+    if FACT_KIND[family] == "attribute":
         return f"the {fact['attribute']} {fact['object']}"
-    if family == "gqa-relation-object":
+    if FACT_KIND[family] == "relation":
         return f"the {fact['subject']} {fact['relation']} the {fact['object']}"
     return (f"the {fact['subject_attribute']} {fact['subject']} {fact['relation']} "
             f"the {fact['object_attribute']} {fact['object']}")

@@ -4,9 +4,14 @@ The table (``coco_synonyms.json`` beside this module) maps each of the 80 COCO c
 phrases: singular, plural and common synonyms ("man", "women" → person; "sofa" → couch). A caption
 mentions a category iff one of its phrases occurs as whole words. Matching is longest-first over up to
 four words, so "hot dog" is not "dog" and "teddy bear" is not "bear"; *blocked phrases* ("bus stop",
-"tennis court", "toilet paper") are matched the same way and mention nothing. Ambiguous words that are
-usually something else are left out of the table on purpose (a false mention could make a valid swap look
-invalid), so a mention is conservative: the table may miss a category but should not invent one.
+"tennis court", "toilet paper", "jet ski", "man made") are matched the same way and mention nothing.
+Ambiguous words that are usually something else are left out of the table on purpose (a false mention
+could make a valid swap look invalid), so a mention is conservative: the table may miss a category but
+should not invent one. Words that name a category in one sense only (*context-required*: "pitcher",
+"batter", "bat", "glove" → baseball; "mouse" → computer; "meter" → parking) mention it only when the caption
+also holds a word of that sense: "the pitcher throws the ball" mentions a person, "a pitcher of beer" does
+not; "a mouse next to the keyboard" mentions the device, "a cat chasing a mouse" does not. The tested table
+of tricky phrases is ``tests/test_cycles_build_synonyms.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ _BYTE_TABLE = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for
 # the batch path joins captions with NUL, which (unlike every other non-letter) survives as a token
 _SEPARATOR = b"\x00"
 _BATCH_TABLE = _SEPARATOR + _BYTE_TABLE[1:]
-_NONE, _SEP, _START = -2, -3, 1 << 20  # token codes of the batch path; _START + (code + 2) marks a phrase start
+# token codes of the batch path; _START + (code + _SHIFT) marks a phrase start; _COND a context-required word
+_NONE, _SEP, _COND, _START, _SHIFT = -2, -3, -4, 1 << 20, 4
 
 
 @lru_cache(maxsize=1)
@@ -37,6 +43,12 @@ def synonym_table() -> dict[str, list[str]]:
 @lru_cache(maxsize=1)
 def _blocked_phrases() -> tuple[str, ...]:
     return tuple(json.loads(_TABLE_PATH.read_text(encoding="utf-8"))["blocked_phrases"])
+
+
+@lru_cache(maxsize=1)
+def context_required() -> dict[str, list[str]]:
+    """Single words that mention their category only beside one of the listed context words."""
+    return json.loads(_TABLE_PATH.read_text(encoding="utf-8")).get("context_required", {})
 
 
 class _Vocabulary(dict):
@@ -63,6 +75,9 @@ class MentionMatcher:
                 phrases[" ".join(phrase.lower().translate(_NON_LETTERS).split())] = index
         for phrase in _blocked_phrases():
             phrases.setdefault(phrase, _BLOCKED)
+        # word → (category, context words); such a word is never an unconditional single-word mention
+        self._conditional = {word.encode(): (phrases.pop(word), frozenset(w.encode() for w in context))
+                             for word, context in context_required().items() if word in phrases}
         # bytes keys: encoding + bytes.translate tokenises about twice as fast as str.translate
         self._single = {p.encode(): c for p, c in phrases.items() if " " not in p}
         self._multi = {p.encode(): c for p, c in phrases.items() if " " in p}
@@ -85,9 +100,13 @@ class MentionMatcher:
         single, multi, starts = self._single, self._multi, self._starts
         if starts.isdisjoint(tokens):
             # no multi-word phrase can start here: whole-word lookups suffice (the common, fast case)
-            return tuple(sorted({single[w] for w in self._single_keys.intersection(tokens)} - {_BLOCKED}))
+            found = {single[w] for w in self._single_keys.intersection(tokens)}
+            if not self._conditional.keys().isdisjoint(tokens):
+                found |= self._in_context(set(tokens), set(tokens))
+            return tuple(sorted(found - {_BLOCKED}))
         # longest match first, so the words of "hot dog" or "bus stop" are not read as "dog" or "bus"
         found: set[int] = set()
+        unmatched: set[bytes] = set()  # words not inside a multi-word phrase: candidates for a conditional mention
         i, n = 0, len(tokens)
         while i < n:
             word = tokens[i]
@@ -101,11 +120,18 @@ class MentionMatcher:
                         break
             if category is None:
                 category = single.get(word)
+                unmatched.add(word)
             if category is not None:
                 found.add(category)
             i += step
+        found |= self._in_context(unmatched, set(tokens))
         found.discard(_BLOCKED)
         return tuple(sorted(found))
+
+    def _in_context(self, candidates: set[bytes], tokens: set[bytes]) -> set[int]:
+        """Categories of the context-required words among ``candidates`` whose context is in ``tokens``."""
+        return {category for word, (category, context) in self._conditional.items()
+                if word in candidates and not context.isdisjoint(tokens)}
 
     def matrix(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), n_categories) bool: row k is ``self(texts[k])`` — the same longest-first matching,
@@ -119,15 +145,17 @@ class MentionMatcher:
             return out
         if self._lookup is None:
             lookup = _Vocabulary(self._single)
+            for word in self._conditional:
+                lookup[word] = _COND
             for word in self._starts:
-                lookup[word] = _START + lookup.get(word, _NONE) + 2
+                lookup[word] = _START + lookup.get(word, _NONE) + _SHIFT
             lookup[_SEPARATOR] = _SEP
             self._lookup = lookup
         tokens = blob.translate(_BATCH_TABLE).split()
         codes = np.fromiter(map(self._lookup.__getitem__, tokens), dtype=np.int64, count=len(tokens))
         caption = np.cumsum(codes == _SEP)
         starts = np.nonzero(codes >= _START)[0]
-        codes[starts] -= _START + 2
+        codes[starts] -= _START + _SHIFT
         hits: list[int] = []
         categories: list[int] = []
         consumed: list[int] = []
@@ -148,6 +176,10 @@ class MentionMatcher:
         codes[hits] = categories
         hit = codes >= 0
         out[caption[hit], codes[hit]] = True
+        # the few captions with a context-required word outside a phrase: decided one by one
+        for row in np.unique(caption[codes == _COND]).tolist():
+            out[row] = False
+            out[row, list(self(texts[row]))] = True
         return out
 
     def names(self, text: str) -> list[str]:

@@ -10,6 +10,7 @@
 * Control aggregation: r_o − r_t, r_o − r_b, r_o − mean(r_t, r_b), r_o − max(r_t, r_b) and the probability
   max p_o − max(p_t, p_b) with p_c = σ(r_c), the two-way softmax probability of the original decision
   (monotone in r_c, so it preserves every binary event but not the ranking).
+* Box erasures (``rele``, ``irre``): decision survival and aligned-support drop r_o − r_c of the erased view.
 """
 
 from __future__ import annotations
@@ -113,3 +114,26 @@ def pair_stability(
         "pair_flip": 1.0 - agreement(pair_credit_a, pair_credit_b),
         "pair_jaccard": jaccard(pair_credit_a, pair_credit_b),
     }
+
+
+def erasure_effect(
+    margins: Mapping[str, np.ndarray], context: str, dep: np.ndarray | None = None
+) -> dict[str, float]:
+    """A box-erasure view c (``rele``/``irre``) against the original, d fixed by m_o (VCA §11, §18).
+
+    ``same`` = share of items whose decision survives (sign of m_c agrees with d); ``drop_mean`` = mean of
+    r_o − r_c; ``drop_positive`` = share with r_o − r_c > 0 (the erased view supports the decision less);
+    with ``dep``, ``same_dep`` = survival among credited items. Diagnostics only: erasures never enter
+    G_img, Dep or D-CC. NaN for no items.
+    """
+    d = prediction_direction(margins["original"])
+    drop = aligned_support(d, margins["original"]) - aligned_support(d, margins[context])
+    same = prediction_direction(margins[context]) == d
+    nan = float("nan")
+    out = {"same": float(same.mean()) if same.size else nan,
+           "drop_mean": float(drop.mean()) if drop.size else nan,
+           "drop_positive": float((drop > 0).mean()) if drop.size else nan}
+    if dep is not None:
+        dep = np.asarray(dep, dtype=bool)
+        out["same_dep"] = float(same[dep].mean()) if dep.any() else nan
+    return out

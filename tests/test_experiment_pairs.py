@@ -1,0 +1,156 @@
+"""``cycles audit-pairs`` (other benchmarks' negatives vs exact cycles) and the text-neighbor cycle family."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from vlaudit.builders.cycles.text_neighbor import (
+    TEXT_NEIGHBOR_FAMILY,
+    mutual_neighbor_pairs,
+    nearest_neighbors,
+)
+from vlaudit.cli import app
+from vlaudit.metrics.pair_audit import LabelledPair, audit_pairs
+from vlaudit.sources.labelled_pairs import read_labelled_pairs
+
+
+def P(image: str, caption: str, label: int) -> LabelledPair:
+    return LabelledPair(image, caption, label, caption)
+
+
+def test_an_exact_cycle_is_balanced_and_complete() -> None:
+    result = audit_pairs([P("A", "a dog", 1), P("B", "a red cat", 1), P("A", "a red cat", 0), P("B", "a dog", 0)])
+    assert result["tv_image"] == result["tv_caption"] == result["tv_caption_length"] == 0
+    assert result["max_abs_signed_degree"] == 0 and result["degree_imbalance"] == 0
+    assert result["positives_in_cycles"] == 2 and result["negatives_in_cycles"] == 2
+
+
+def test_rewritten_negatives_leak_the_caption_marginal() -> None:
+    # SugarCrepe-style: each image has its true caption and a rewritten one never seen as a positive
+    pairs = [P("A", "a dog on grass", 1), P("A", "a cat on grass", 0), P("B", "two cars", 1),
+             P("B", "two red cars parked", 0)]
+    result = audit_pairs(pairs)
+    assert result["tv_image"] == 0 and result["tv_caption"] == 1.0
+    assert result["tv_caption_length"] == pytest.approx(0.5)  # lengths {4, 2} vs {4, 4}
+    assert result["degree_imbalance"] == pytest.approx(0.5)  # images balanced, every caption one-sided
+    assert result["positives_in_cycles"] == result["negatives_in_cycles"] == 0
+    incomplete = audit_pairs([P("A", "a", 1), P("B", "b", 1), P("A", "b", 0)])  # one swap missing
+    assert incomplete["positives_in_cycles"] == 0 and incomplete["max_abs_signed_degree"] == 1
+
+
+def test_sugarcrepe_and_whatsup_samples(shared_data: Path, tmp_path: Path) -> None:
+    files = sorted((shared_data / "sugarcrepe").glob("*.json"))
+    controlled = shared_data / "whatsup" / "controlled_images_dataset.json"
+    result = CliRunner().invoke(app, ["cycles", "audit-pairs", *map(str, files), str(controlled), "--out",
+                                      str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    rows = {r["file"]: r for r in json.loads((tmp_path / "audit_pairs.json").read_text())["rows"]}
+    # Every SugarCrepe negative is a new sentence for the same image: caption TV = 1, image TV = 0, no cycles.
+    length_tv = {"add_att": 0.236, "add_obj": 0.564, "replace_att": 0.037, "replace_obj": 0.042,
+                 "replace_rel": 0.069, "swap_att": 0.027, "swap_obj": 0.033}
+    for name, tv in length_tv.items():
+        row = rows[f"{name}.json"]
+        assert row["format"] == "sugarcrepe"
+        assert row["tv_image"] == 0 and row["tv_caption"] == 1.0
+        assert row["tv_caption_length"] == pytest.approx(tv, abs=5e-4)
+        assert row["positives_in_cycles"] == row["negatives_in_cycles"] == 0
+    # What's Up Controlled: each true caption is another image's false option, so almost every entry completes
+    # into an exact cycle, and the caption marginal is nearly balanced — but 1 positive vs 3 negatives per image.
+    row = rows["controlled_images_dataset.json"]
+    assert (row["format"], row["positives"], row["negatives"]) == ("whatsup-controlled", 412, 1236)
+    assert row["tv_image"] == 0 and row["tv_caption"] < 0.01 and row["tv_caption_length"] == 0
+    assert row["positives_in_cycles"] == 412 and row["negatives_in_cycles"] >= 1230
+    assert row["degree_imbalance"] == pytest.approx(0.5, abs=0.01)
+    assert (tmp_path / "audit_pairs.csv").exists()
+
+
+def test_exact_cycle_output_audits_to_zero(tmp_path: Path) -> None:
+    from vlaudit.builders.cycles.coco import build_coco_cycles
+    from vlaudit.builders.scenes import render_scenes
+
+    render_scenes(tmp_path / "scenes", 80, seed=1)
+    build_coco_cycles(tmp_path / "scenes" / "instances.json", tmp_path / "scenes" / "captions.json",
+                      tmp_path / "cycles.jsonl", seed=1, splits="test", min_cycles=2)
+    result = CliRunner().invoke(app, ["cycles", "audit-pairs", str(tmp_path / "cycles.jsonl"), "--out",
+                                      str(tmp_path / "audit")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads((tmp_path / "audit" / "audit_pairs.json").read_text())["rows"]
+    assert row["format"] == "cycles" and row["positives"] > 50
+    assert row["tv_image"] == row["tv_caption"] == row["tv_caption_length"] == 0
+    assert row["max_abs_signed_degree"] == 0 and row["degree_imbalance"] == 0
+    assert row["positives_in_cycles"] == row["distinct_positives"]
+    assert row["negatives_in_cycles"] == row["distinct_negatives"]
+
+
+def test_pair_table_with_texts_and_boolean_labels(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.csv"
+    path.write_text("image_id,caption,label\n1,a dog,true\n2,a cat,true\n1,a cat,false\n2,a dog,false\n")
+    fmt, pairs = read_labelled_pairs(path)
+    assert fmt == "table" and [p.label for p in pairs] == [1, 1, 0, 0] and pairs[0].image_id == "1"
+    assert audit_pairs(pairs)["positives_in_cycles"] == 2
+    path.write_text("image_id,caption,label\n1,a dog,maybe\n")
+    from vlaudit.errors import InputError
+
+    with pytest.raises(InputError, match="label"):
+        read_labelled_pairs(path)
+
+
+def test_text_neighbors_are_mutual_and_never_the_same_image() -> None:
+    texts = ["a red dog on the grass", "a red dog on grass", "a blue car parked", "the blue car parked here",
+             "zebra"]
+    image = np.array([0, 1, 2, 3, 4])
+    nn = nearest_neighbors(texts, image, np.random.default_rng(0))
+    assert nn[:4].tolist() == [1, 0, 3, 2] and nn[4] == -1  # no shared token: no neighbour
+    pairs = mutual_neighbor_pairs(texts, image, lambda i, j: np.ones(len(i), bool), np.random.default_rng(0))
+    assert sorted(pairs) == [(0, 1), (2, 3)]
+    same = nearest_neighbors(texts[:4], np.array([0, 0, 1, 1]), np.random.default_rng(0))
+    assert (np.array([0, 0, 1, 1])[same] != np.array([0, 0, 1, 1])).all()  # a caption of its own image never counts
+    rejected = mutual_neighbor_pairs(texts, image, lambda i, j: i != 0, np.random.default_rng(0))
+    assert rejected == [(2, 3)]  # a failed validity check is dropped, not re-paired
+
+
+def test_text_neighbor_family_builds_valid_balanced_cycles(tmp_path: Path) -> None:
+    from vlaudit.builders.cycles import audit_cycles_file
+    from vlaudit.builders.cycles.coco import build_coco_cycles
+    from vlaudit.builders.scenes import render_scenes
+    from vlaudit.sources.cycle_tables import read_cycles
+
+    render_scenes(tmp_path / "scenes", 150, seed=2)
+    summary = build_coco_cycles(tmp_path / "scenes" / "instances.json", tmp_path / "scenes" / "captions.json",
+                                tmp_path / "tn.jsonl", families=[TEXT_NEIGHBOR_FAMILY, "coco-object-coarse"], seed=2,
+                                splits="test", min_cycles=2)
+    assert summary["counts"][TEXT_NEIGHBOR_FAMILY]["test"] >= 5
+    audit = audit_cycles_file(tmp_path / "tn.jsonl", [tmp_path / "scenes" / "instances.json"])
+    assert audit["validity_violations"] == 0 and audit["max_abs_signed_degree"] == 0
+    cycles = read_cycles(tmp_path / "tn.jsonl")
+
+    def word_overlap(c) -> float:
+        a, b = set(c.extra["text_1"].lower().split()), set(c.extra["text_2"].lower().split())
+        return len(a & b) / len(a | b)
+
+    neighbor = [word_overlap(c) for c in cycles if c.family == TEXT_NEIGHBOR_FAMILY]
+    coarse = [word_overlap(c) for c in cycles if c.family == "coco-object-coarse"]
+    assert np.mean(neighbor) > np.mean(coarse) + 0.1  # the swap changes little text
+
+
+def test_whatsup_spatial_reader_and_unknown_format(tmp_path: Path) -> None:
+    from vlaudit.errors import InputError
+
+    path = tmp_path / "coco_qa_two_obj.json"
+    path.write_text(json.dumps([[1, "A photo of a dog to the left of a cat", "A photo of a dog to the right of a cat"],
+                                [2, "A photo of a dog to the right of a cat", "A photo of a dog to the left of a cat"]]))
+    fmt, pairs = read_labelled_pairs(path)
+    assert fmt == "whatsup-spatial" and len(pairs) == 4
+    result = audit_pairs(pairs)  # the two rows complete one exact cycle
+    assert result["tv_caption"] == 0 and result["positives_in_cycles"] == 2 and result["negatives_in_cycles"] == 2
+    with pytest.raises(InputError, match="unknown format"):
+        read_labelled_pairs(path, "nope")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"a": 1}))
+    with pytest.raises(InputError, match="unknown JSON pair format"):
+        read_labelled_pairs(other)

@@ -1,0 +1,97 @@
+"""Path options every command shares, checked by typer as the option is parsed — before any work starts.
+
+``--out FOLDER`` must be a folder or creatable as one, ``--out FILE`` must not be a folder, and an input
+folder (``--images``) must exist. A bad path is one :class:`~vlaudit.errors.InputError` line naming the
+option (the CLI prints it in red and exits 2), never a traceback after a model has loaded. The checks
+themselves live in :mod:`vlaudit.tables` (``atomic_write`` applies the same ones to every output).
+Keep this module light: it is imported by every command module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+FOLDER, FILE = "FOLDER", "FILE"
+
+
+def _name(param: typer.CallbackParam) -> str:
+    return max(param.opts, key=len) if param.opts else str(param.name)
+
+
+def _out_folder(param: typer.CallbackParam, value: Path | None) -> Path | None:
+    if value is not None:
+        from vlaudit.tables import check_folder_target
+
+        check_folder_target(value, field=_name(param))
+    return value
+
+
+def _out_file(param: typer.CallbackParam, value: Path | None) -> Path | None:
+    if value is not None:
+        from vlaudit.tables import check_file_target
+
+        check_file_target(value, field=_name(param))
+    return value
+
+
+def _in_folder(param: typer.CallbackParam, value: Path | None) -> Path | None:
+    if value is not None and not value.is_dir():
+        from vlaudit.errors import InputError
+
+        what = "is not a folder" if value.exists() else "folder not found"
+        raise InputError(what, path=value, field=_name(param))
+    return value
+
+
+def out_folder_option(default: Any = ..., *, help: str) -> Any:
+    """``--out FOLDER`` (created if missing); an existing file there is refused before the command runs."""
+    return typer.Option(default, "--out", metavar=FOLDER, help=help, callback=_out_folder)
+
+
+def out_file_option(default: Any = ..., *, help: str) -> Any:
+    """``--out FILE``; an existing folder there (or a file where its folder should be) is refused at once."""
+    return typer.Option(default, "--out", metavar=FILE, help=help, callback=_out_file)
+
+
+def in_folder_option(name: str, default: Any = ..., *, help: str) -> Any:
+    """An input folder option (e.g. ``--images``) that must exist."""
+    return typer.Option(default, name, metavar=FOLDER, help=help, callback=_in_folder)
+
+
+# ----------------------------------------------------------------------------------- where forward passes run
+
+
+def _executor_choice(param: typer.CallbackParam, value: str) -> str:
+    if value not in ("local", "ray"):
+        from vlaudit.errors import InputError
+
+        raise InputError(f"unknown executor {value!r}; use local or ray", field=_name(param))
+    return value
+
+
+def executor_option() -> Any:
+    """``--executor local|ray``: this process, or Ray actors holding one model replica each."""
+    return typer.Option("local", "--executor", callback=_executor_choice,
+                        help="local (this process) or ray (actors, one model replica each; "
+                             "pip install 'vlaudit[ray]').")
+
+
+def ray_address_option() -> Any:
+    return typer.Option(None, "--address", help="Ray cluster to join: auto or ray://HOST:PORT "
+                                                "(default: start a local Ray instance).")
+
+
+def ray_workers_option() -> Any:
+    return typer.Option(1, "--workers", min=1, help="Ray actors (model replicas).")
+
+
+def ray_gpus_option() -> Any:
+    return typer.Option(0.0, "--gpus-per-worker", min=0.0, help="GPUs reserved per Ray actor.")
+
+
+def ray_threads_option() -> Any:
+    return typer.Option(None, "--threads-per-worker", min=1,
+                        help="torch CPU threads per Ray actor (default: torch's own).")

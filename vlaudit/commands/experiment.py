@@ -1,0 +1,240 @@
+"""``vlaudit experiment diagnostics|rank-sweep|oe|transfer``: the cycle-paper experiments (§5.2–5.6).
+
+Thin shells over :mod:`vlaudit.experiments.cycle_diagnostics`, ``cycle_rank_sweep``, ``cycle_oe`` and
+``cycle_transfer``. Inputs, shared by all four: one cycles file per seed (``--cycles``, repeated in ``--seeds``
+order) or a build command's arguments (``--build "coco --instances … --splits train=0.6,val=0.2,test=0.2"``,
+run once per seed with ``--seed S``), and frozen features (``--features DIR`` from ``vlaudit features``, or
+``--model SPEC --images DIR`` to extract them here once for all seeds).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from vlaudit.commands._apps import experiment_app
+from vlaudit.commands._options import out_folder_option
+from vlaudit.commands.synthetic import parse_seeds
+
+_CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
+_OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
+_SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2); "
+                                                               "each runs on its own cycle split.")
+_CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order.")
+_BUILD = typer.Option(None, "--build", help="Arguments of 'vlaudit cycles build …' (without --seed/--out), run once "
+                                            "per seed, e.g. \"coco --instances I.json --captions C.json --splits "
+                                            "train=0.6,val=0.2,test=0.2\".")
+_FEATURES = typer.Option(None, "--features", help="Features folder (vlaudit features) covering every seed's cycles.")
+_MODEL = typer.Option(None, "--model", help="Dual encoder to extract the features here (instead of --features).")
+_IMAGES = typer.Option(None, "--images", help="Images folder (with --model).")
+_FAMILIES = typer.Option(None, "--families", help="Comma-separated families (default: all in the cycles).")
+_EPOCHS = typer.Option(8, "--epochs", min=1, help="Probe epochs (§E.3: 8).")
+_BATCH = typer.Option(512, "--batch-size", min=1, help="Cycles or pairs per step (§E.3: 512).")
+_LR = typer.Option(1e-3, "--lr", help="AdamW learning rate (§E.3: 1e-3).")
+_WD = typer.Option(1e-4, "--weight-decay", help="AdamW weight decay (§E.3: 1e-4).")
+_RANK = typer.Option(64, "--rank", min=1, help="Rank of the low-rank bilinear probe (§5: 64).")
+_THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest).")
+_DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed).")
+_SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits.")
+
+
+def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:
+    extra = list(ctx.args)
+    stray = [a for a in extra if a.startswith("-") and not a.lstrip("-").isdigit()]
+    if stray:
+        raise typer.BadParameter(f"unknown option(s) {' '.join(stray)}")
+    return parse_seeds(seeds, extra)
+
+
+def _build_cycles(build: str, seeds: list[int], out: Path) -> dict[int, Path]:
+    """Run the named ``cycles build`` command once per seed into OUT/cycles/seedS.jsonl."""
+    import shlex
+
+    from typer.main import get_command
+
+    from vlaudit.commands._apps import app
+
+    args = shlex.split(build)
+    if any(a in ("--seed", "--out") or a.startswith(("--seed=", "--out=")) for a in args):
+        raise typer.BadParameter("--build must not set --seed or --out (the experiment sets them per seed)")
+    command = get_command(app)
+    paths = {}
+    for seed in seeds:
+        path = out / "cycles" / f"seed{seed}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        code = command.main(["cycles", "build", *args, "--seed", str(seed), "--out", str(path)],
+                            prog_name="vlaudit", standalone_mode=False)
+        if code not in (None, 0):
+            raise typer.Exit(int(code))
+        paths[seed] = path
+    return paths
+
+
+def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, features: Path | None, model: str | None,
+            images: Path | None, out: Path, *, marked: bool = False, marked_features: Path | None = None
+            ) -> dict[int, Any]:
+    from vlaudit.experiments.cycle_inputs import add_marked_features, extract_seed_features, load_seed_inputs
+
+    if bool(cycles) == bool(build):
+        raise typer.BadParameter("give either --cycles (one per seed) or --build")
+    if cycles:
+        if len(cycles) != len(seeds):
+            raise typer.BadParameter(f"{len(cycles)} --cycles files for {len(seeds)} seeds {seeds}: give one per seed")
+        paths = dict(zip(seeds, cycles, strict=True))
+    else:
+        paths = _build_cycles(str(build), seeds, out)
+    if (features is None) == (model is None):
+        raise typer.BadParameter("give either --features or --model (with --images)")
+    if model is not None:
+        if images is None:
+            raise typer.BadParameter("--model needs --images")
+        features = extract_seed_features(paths, images, model, out / "features",
+                                         marked=marked and marked_features is None)
+        typer.echo(f"wrote features {features}")
+    inputs = load_seed_inputs(paths, features)  # type: ignore[arg-type]
+    if marked:
+        inputs = {s: add_marked_features(v, marked_features) for s, v in inputs.items()}
+    return inputs
+
+
+def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str):
+    from vlaudit.experiments.cycle_common import ExperimentConfig
+
+    if not lr > 0 or weight_decay < 0:
+        raise typer.BadParameter(f"need --lr > 0 and --weight-decay ≥ 0, got {lr} and {weight_decay}")
+    names = [s.strip() for s in split_names.split(",")]
+    if len(names) != 3 or not all(names) or len(set(names)) != 3:
+        raise typer.BadParameter("--split-names takes three distinct names: train,val,test")
+    return ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
+                            device=device, train_split=names[0], val_split=names[1], test_split=names[2])
+
+
+def _families(value: str | None) -> list[str] | None:
+    return [f.strip() for f in value.split(",") if f.strip()] if value else None
+
+
+def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
+    """A rich table whose first column (family / protocol names) never wraps; cells are preformatted text."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0, overflow="fold")
+    for row in rows:
+        table.add_row(*("—" if v is None else str(v) for v in row))
+    Console().print(table)
+
+
+def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
+    _print(title, *table)
+    for item in result.get("unavailable", []):
+        typer.echo(f"unavailable: {item['family']} (seed {item['seed']}): cycles per split {item['cycles']}")
+    for name, path in result.get("files", {}).items():
+        typer.echo(f"wrote {name}: {path}")
+    audit = result.get("additive_audit")
+    if audit is not None and not audit["ok"]:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[bold red]ADDITIVE AUDIT FAILED: image-only/text-only/additive probes must score "
+                                   f"exactly 0.5 with tie rate 1 on exact cycles; failures: {audit['failures'][:5]}. "
+                                   "The cycles are not complete balanced blocks, or scores are not float64.[/]")
+        raise typer.Exit(1)
+
+
+@experiment_app.command("diagnostics", context_settings=_CTX)
+def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
+                build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
+                images: Path | None = _IMAGES, families: str | None = _FAMILIES, epochs: int = _EPOCHS,
+                batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD, rank: int = _RANK,
+                threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS) -> None:
+    """Table 2/8: additive column (must be exactly 0.5), zero-shot cosine, diagonal, bilinear, rank-r probes."""
+    seed_list = _seeds(ctx, seeds)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names)
+    from vlaudit.experiments import cycle_diagnostics as exp
+    from vlaudit.experiments.synthetic import torch_threads
+
+    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
+    with torch_threads(threads):
+        result = exp.run_diagnostics(inputs, seed_list, config=config, families=_families(families), out_dir=out)
+    audit = result["additive_audit"]
+    _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
+            f"{', '.join(map(str, seed_list))}", exp.table_rows(result), result)
+    typer.echo(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
+
+
+@experiment_app.command("rank-sweep", context_settings=_CTX)
+def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
+               build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
+               images: Path | None = _IMAGES, families: str | None = _FAMILIES,
+               ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks."),
+               epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD,
+               threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS) -> None:
+    """Table 3 / Fig. 2: CycleAcc of rank-r bilinear probes per family; the additive line at exactly ½."""
+    seed_list = _seeds(ctx, seeds)
+    try:
+        rank_list = [int(r) for r in ranks.split(",") if r.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"ranks must be integers, got {ranks!r}", param_hint="--ranks") from None
+    if not rank_list or min(rank_list) < 1:
+        raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
+    config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names)
+    from vlaudit.experiments import cycle_rank_sweep as exp
+    from vlaudit.experiments.synthetic import torch_threads
+
+    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
+    with torch_threads(threads):
+        result = exp.run_rank_sweep(inputs, seed_list, ranks=rank_list, config=config, families=_families(families),
+                                    out_dir=out)
+    _finish(f"Rank sweep — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
+            f"{', '.join(map(str, seed_list))}", exp.table_rows(result), result)
+
+
+@experiment_app.command("oe", context_settings=_CTX)
+def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
+       build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
+       images: Path | None = _IMAGES,
+       marked_features: Path | None = typer.Option(
+           None, "--marked-features", help="Features folder holding the marked captions (matched by content: "
+                                           "sha256 of MARKER + caption); default: in --features, or encoded by --model."),
+       families: str | None = _FAMILIES, epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR,
+       weight_decay: float = _WD, rank: int = _RANK, threads: int = _THREADS, device: str = _DEVICE,
+       split_names: str = _SPLITS) -> None:
+    """Tables 4 and 7: Shortcut OE (marked negatives, AUROC-selected) vs Cycle OE vs four-entry BCE vs text-only."""
+    seed_list = _seeds(ctx, seeds)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names)
+    from vlaudit.experiments import cycle_oe as exp
+    from vlaudit.experiments.synthetic import torch_threads
+
+    inputs = _inputs(seed_list, cycles, build, features, model, images, out, marked=True,
+                     marked_features=marked_features)
+    with torch_threads(threads):
+        result = exp.run_oe(inputs, seed_list, config=config, families=_families(families), out_dir=out)
+    _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *exp.seed_table_rows(result))
+    _finish(f"Shortcut-contaminated OE (Table 4) — rank {rank} + additive heads, mean ± sd over seeds",
+            exp.table_rows(result), result)
+
+
+@experiment_app.command("transfer", context_settings=_CTX)
+def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
+             build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
+             images: Path | None = _IMAGES, families: str | None = _FAMILIES, epochs: int = _EPOCHS,
+             batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD, rank: int = _RANK,
+             threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS) -> None:
+    """§5.6: rank-r probe trained on family i, exact CycleAcc on family j; alignment (val) vs transfer (test)."""
+    seed_list = _seeds(ctx, seeds)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names)
+    from vlaudit.experiments import cycle_transfer as exp
+    from vlaudit.experiments.cycle_common import mean_sd_text
+    from vlaudit.experiments.synthetic import torch_threads
+
+    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
+    with torch_threads(threads):
+        result = exp.run_transfer(inputs, seed_list, config=config, families=_families(families), out_dir=out)
+    _finish(f"Transfer — rank-{rank} probes, CycleAcc on {config.test_split} cycles; alignment on "
+            f"{config.val_split} cycles", exp.table_rows(result), result)
+    corr = result["correlation"]
+    per_seed = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}" for s, v in corr["per_seed"].items())
+    typer.echo(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {mean_sd_text(corr, 3)}")

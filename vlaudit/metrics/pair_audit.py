@@ -1,0 +1,99 @@
+"""How far is a labelled pair benchmark from exact cycles? (``vlaudit cycles audit-pairs``; cycle paper §2.2,
+Theorem 1, §A.5, applied to other benchmarks' negatives.)
+
+Input: labelled pairs (image, caption, label), label 1 for a valid (positive) pair and 0 for a negative. The
+caption is identified by its id, or by its text when the benchmark has no ids (then two identical texts are the
+same caption). Quantities, positives against negatives:
+
+* ``tv_image`` / ``tv_caption`` — TV(p, q) = ½ Σ |p − q| between the image (caption) marginal among positives
+  and among negatives (:func:`vlaudit.metrics.audits.total_variation`). A negative caption never seen as a
+  positive — SugarCrepe's replaced/swapped/added captions — puts its whole mass on one side, so tv_caption = 1:
+  a caption-only score can tell negatives from positives without looking at the image;
+* ``tv_caption_length`` — the same over caption word counts (None when a caption has no text);
+* signed degrees (Theorem 1): weight +1 per positive and −1 per negative entry; ``max_abs_signed_degree`` and
+  ``degree_imbalance`` = (Σ_images |deg| + Σ_captions |deg|) / (2 · entries), which is 0 iff every image and
+  caption appears equally often on both sides (additive scores then cancel in the positive − negative
+  contrast) and 1 when none appears on both;
+* exact-cycle completion — a positive (u₁, v₁) and a positive (u₂, v₂), u₁ ≠ u₂, v₁ ≠ v₂, whose swaps (u₁, v₂)
+  and (u₂, v₁) are both labelled negatives in the table form an exact cycle; ``positives_in_cycles`` /
+  ``negatives_in_cycles`` count the entries that lie in at least one such block.
+
+On an exact-cycle set written as pairs (matched +, swaps −) every TV and degree is exactly 0 and every entry
+is in a cycle.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from vlaudit.metrics.audits import signed_degrees, total_variation
+
+
+@dataclass(frozen=True)
+class LabelledPair:
+    """One benchmark entry: image id, caption key (id, or the text itself), label 1/0 and the text if known."""
+
+    image_id: str
+    caption: str
+    label: int
+    text: str | None = None
+
+
+def cycle_completions(pairs: Iterable[LabelledPair]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """(positives, negatives) — as (image, caption) keys — that lie in at least one exact cycle of the table."""
+    positives_of_image: dict[str, set[str]] = defaultdict(set)
+    positives_of_caption: dict[str, set[str]] = defaultdict(set)
+    negatives: set[tuple[str, str]] = set()
+    for pair in pairs:
+        if pair.label:
+            positives_of_image[pair.image_id].add(pair.caption)
+            positives_of_caption[pair.caption].add(pair.image_id)
+        else:
+            negatives.add((pair.image_id, pair.caption))
+    in_pos: set[tuple[str, str]] = set()
+    in_neg: set[tuple[str, str]] = set()
+    for u1, v2 in negatives:  # the swap (u1, v2) of a block with positives (u1, v1) and (u2, v2)
+        for v1 in positives_of_image.get(u1, ()):
+            if v1 == v2:
+                continue
+            for u2 in positives_of_caption.get(v2, ()):
+                if u2 != u1 and (u2, v1) in negatives:
+                    in_pos.update(((u1, v1), (u2, v2)))
+                    in_neg.update(((u1, v2), (u2, v1)))
+    return in_pos, in_neg
+
+
+def audit_pairs(pairs: Sequence[LabelledPair]) -> dict[str, object]:
+    """All quantities of the module docstring for one labelled pair table."""
+    sides: dict[int, dict[str, Counter]] = {1: defaultdict(Counter), 0: defaultdict(Counter)}  # type: ignore[dict-item]
+    texts_known = True
+    for pair in pairs:
+        side = sides[1 if pair.label else 0]
+        side["image"][pair.image_id] += 1
+        side["caption"][pair.caption] += 1
+        if pair.text is None:
+            texts_known = False
+        else:
+            side["length"][len(pair.text.split())] += 1
+    degrees_image, degrees_caption = signed_degrees((p.image_id, p.caption, 1 if p.label else -1) for p in pairs)
+    absolute = [abs(d) for d in (*degrees_image.values(), *degrees_caption.values())]
+    in_pos, in_neg = cycle_completions(pairs)
+    positive_keys = {(p.image_id, p.caption) for p in pairs if p.label}
+    negative_keys = {(p.image_id, p.caption) for p in pairs if not p.label}
+    n_pos, n_neg = sum(sides[1]["image"].values()), sum(sides[0]["image"].values())
+    return {
+        "pairs": len(pairs), "positives": n_pos, "negatives": n_neg,
+        "images": len(degrees_image), "captions": len(degrees_caption),
+        "tv_image": total_variation(sides[1]["image"], sides[0]["image"]),
+        "tv_caption": total_variation(sides[1]["caption"], sides[0]["caption"]),
+        "tv_caption_length": total_variation(sides[1]["length"], sides[0]["length"]) if texts_known else None,
+        "max_abs_signed_degree": max(absolute, default=0),
+        "degree_imbalance": sum(absolute) / (2 * len(pairs)) if pairs else 0.0,
+        "images_imbalanced": sum(1 for d in degrees_image.values() if d != 0),
+        "captions_imbalanced": sum(1 for d in degrees_caption.values() if d != 0),
+        "distinct_positives": len(positive_keys), "distinct_negatives": len(negative_keys),
+        "positives_in_cycles": len(in_pos), "negatives_in_cycles": len(in_neg),
+        "labelled_both_ways": len(positive_keys & negative_keys),
+    }

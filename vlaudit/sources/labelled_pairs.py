@@ -1,0 +1,109 @@
+"""Labelled pair tables for ``vlaudit cycles audit-pairs``: one reader per benchmark format, chosen by content.
+
+Formats (``fmt``; ``auto`` detects them):
+
+* ``table`` — JSONL / CSV / Parquet rows with ``image_id``, ``label`` (1/0, true/false) and ``caption_id`` or,
+  without ids, the caption text in ``caption`` or ``text``;
+* ``sugarcrepe`` — SugarCrepe JSON (:mod:`vlaudit.sources.sugarcrepe`);
+* ``whatsup-controlled`` — What's Up Controlled-A/B JSON: option 0 is the image's positive, the others its
+  negatives (:func:`vlaudit.sources.whatsup.read_controlled`);
+* ``whatsup-spatial`` — What's Up COCO-Spatial ``[image_id, true, false]`` lists
+  (:func:`vlaudit.sources.whatsup.read_two_obj`);
+* ``cycles`` — a cycles file: the matched pairs as positives, the swaps as negatives (an exact-cycle set).
+
+Captions without ids are keyed by their text, so the same sentence written for two images is one caption.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vlaudit.errors import InputError
+from vlaudit.metrics.pair_audit import LabelledPair
+
+FORMATS = ("auto", "table", "sugarcrepe", "whatsup-controlled", "whatsup-spatial", "cycles")
+_TRUE = {"1", "true", "yes", "y", "t"}
+_FALSE = {"0", "false", "no", "n", "f"}
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of ``path`` from its content (JSON shapes) or its first row (cycles vs. pair table)."""
+    from vlaudit.sources.sugarcrepe import is_sugarcrepe
+    from vlaudit.tables import read_json, read_records
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", path=path)
+    if path.suffix.lower() == ".json":
+        data = read_json(path)
+        if is_sugarcrepe(data):
+            return "sugarcrepe"
+        if isinstance(data, list) and data and isinstance(data[0], dict) and "caption_options" in data[0]:
+            return "whatsup-controlled"
+        if isinstance(data, list) and data and isinstance(data[0], list):
+            return "whatsup-spatial"
+        raise InputError("unknown JSON pair format: expected SugarCrepe or What's Up; for your own pairs use a "
+                         "JSONL/CSV/Parquet table with image_id, caption_id or caption, label", path=path)
+    rows = read_records(path)
+    if rows and {"image_1", "caption_1", "image_2", "caption_2"} <= set(rows[0]):
+        return "cycles"
+    return "table"
+
+
+def _label(value: object, path: Path, index: int) -> int:
+    text = str(value).strip().lower()
+    if isinstance(value, bool):
+        return int(value)
+    if text in _TRUE:
+        return 1
+    if text in _FALSE:
+        return 0
+    raise InputError(f"label {value!r} is not 1/0 or true/false", path=path, record=f"row {index}", field="label")
+
+
+def read_pair_table(path: str | Path) -> list[LabelledPair]:
+    """The ``table`` format (see the module docstring)."""
+    from vlaudit.sources.cycle_tables import _id
+    from vlaudit.tables import read_records
+
+    path = Path(path)
+    pairs = []
+    for index, row in enumerate(read_records(path, required=("image_id", "label")), start=1):
+        text = row.get("caption", row.get("text"))
+        key = row.get("caption_id")
+        if key is None and not isinstance(text, str):
+            raise InputError("needs caption_id or the caption text (caption / text)", path=path,
+                             record=f"row {index}", field="caption_id")
+        pairs.append(LabelledPair(_id(row["image_id"]), _id(key) if key is not None else str(text),
+                                  _label(row["label"], path, index), text if isinstance(text, str) else None))
+    if not pairs:
+        raise InputError("no rows", path=path)
+    return pairs
+
+
+def read_labelled_pairs(path: str | Path, fmt: str = "auto") -> tuple[str, list[LabelledPair]]:
+    """(format, pairs) of ``path`` in ``fmt`` (one of :data:`FORMATS`)."""
+    from vlaudit.sources.cycle_tables import read_cycles
+    from vlaudit.sources.sugarcrepe import read_sugarcrepe
+    from vlaudit.sources.whatsup import read_controlled, read_two_obj
+
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}", field="--format")
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt == "sugarcrepe":
+        return fmt, read_sugarcrepe(path)
+    if fmt == "whatsup-controlled":
+        return fmt, [LabelledPair(row.image_path, option, int(k == 0), option)
+                     for row in read_controlled(path) for k, option in enumerate(row.caption_options)]
+    if fmt == "whatsup-spatial":
+        return fmt, [pair for row in read_two_obj(path) for pair in (
+            LabelledPair(str(row.image_id), row.true_caption, 1, row.true_caption),
+            LabelledPair(str(row.image_id), row.false_caption, 0, row.false_caption))]
+    if fmt == "cycles":
+        pairs = []
+        for cycle in read_cycles(path):
+            texts = {cycle.caption_1: cycle.extra.get("text_1"), cycle.caption_2: cycle.extra.get("text_2")}
+            pairs += [LabelledPair(u, v, label, texts[v] if isinstance(texts[v], str) else None)
+                      for u, v, label in cycle.entries()]
+        return fmt, pairs
+    return fmt, read_pair_table(path)
