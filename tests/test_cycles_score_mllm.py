@@ -66,4 +66,4 @@ def test_score_mllm_checks_the_image_folder_before_loading_the_model(tmp_path):
                                       str(cycles), "--images", str(tmp_path / "nowhere"), "--out",
                                       str(tmp_path / "s.csv")])
     assert result.exit_code != 0
-    assert "image folder does not exist" in str(result.exception)
+    assert "folder not found" in str(result.exception)

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._options import in_folder_option, out_file_option
 
 
 @cycles_app.command("score-mllm")
@@ -14,8 +15,8 @@ def score_mllm(
     model: str = typer.Option(..., "--model", help="MLLM spec (hf:ID or hf:DIR, ref:tiny-…)."),
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet) with caption texts "
                                                       "(text_1/text_2 or the captions sidecar)."),
-    images: Path = typer.Option(..., "--images", help="Folder of the cycle images."),
-    out: Path = typer.Option(..., "--out", help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
+    images: Path = in_folder_option("--images", help="Folder of the cycle images."),
+    out: Path = out_file_option(help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
     run_dir: Path | None = typer.Option(None, "--run-dir", help="Scoring run folder (margins, manifest, cache; "
                                                                  "resumable). Default: OUT's name + '.run'."),
     captions: Path | None = typer.Option(None, "--captions", help="Captions table (default: the cycles sidecar)."),
@@ -36,10 +37,6 @@ def score_mllm(
     from vlaudit.sources.cycle_tables import read_cycles
     from vlaudit.tables import write_table
 
-    if not images.is_dir():
-        raise InputError("image folder does not exist", path=images, field="--images")
-    if out.exists() and out.is_dir():
-        raise InputError("--out names a folder; give the scores file", path=out, field="--out")
     require_kind(model, "yesno")
     cycle_list = read_cycles(cycles)
     inputs = collect_inputs(cycle_list, cycles, images, captions)
@@ -50,7 +47,8 @@ def score_mllm(
     summary = run_scoring(backend, items, images_dir=images, out_dir=run, contexts=["original"],
                           interfaces=["yesno"], arguments={"command": "cycles score-mllm", "model": model,
                                                            "cycles": str(cycles), "images": str(images),
-                                                           "query": QUERY})
+                                                           "query": QUERY},
+                          on_warning=lambda message: typer.echo(f"warning: {message}", err=True))
     rows, missing = score_rows(run / "margins.parquet", pairs)
     if not rows:
         raise InputError(f"no pair could be scored (see {run / 'failures.jsonl'})", path=cycles, field="image")

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import out_folder_option
 
 _RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several models; one run per model "
                                  "and dataset).")
@@ -46,18 +47,14 @@ def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list
 
 
 def _out_dir(out: Path) -> Path:
-    from vlaudit.errors import InputError
-
-    if out.exists() and not out.is_dir():
-        raise InputError("--out names an existing file; give a folder", path=out, field="--out")
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)  # --out was checked as a folder target when parsed
     return out
 
 
 @vca_app.command("validity")
 def vca_validity(
     runs: list[Path] = _RUNS,
-    out: Path = typer.Option(..., "--out", help="Output folder (validity.json, CSV tables, validity.png)."),
+    out: Path = out_folder_option(help="Output folder (validity.json, CSV tables, validity.png)."),
     edits: Path | None = typer.Option(None, "--edits", help="edit_outcomes.csv of `vlaudit data edits analyze` "
                                                             "(or its folder): adds the Swap rows."),
     edit_items: Path | None = typer.Option(None, "--edit-items", help="The edits build's items.jsonl, when the "
@@ -94,7 +91,7 @@ def vca_validity(
 @vca_app.command("filter")
 def vca_filter(
     runs: list[Path] = _RUNS,
-    out: Path = typer.Option(..., "--out", help="Output folder (filter.json, CSV tables, filter.png)."),
+    out: Path = out_folder_option(help="Output folder (filter.json, CSV tables, filter.png)."),
     coverage: str = typer.Option("25,50,75", "--coverage", help="Kept shares of groups (percent), comma-separated."),
     primary: float = typer.Option(50.0, "--primary", help="Coverage (percent) of the bootstrap differences."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
@@ -126,7 +123,7 @@ def vca_filter(
 @vca_app.command("proxies")
 def vca_proxies(
     runs: list[Path] = _RUNS,
-    out: Path = typer.Option(..., "--out", help="Output folder (proxies.json, CSV tables, proxies.png)."),
+    out: Path = out_folder_option(help="Output folder (proxies.json, CSV tables, proxies.png)."),
     edits: Path | None = typer.Option(None, "--edits", help="edit_outcomes.csv of `vlaudit data edits analyze` "
                                                             "(or its folder): adds the Swap columns."),
     edit_items: Path | None = typer.Option(None, "--edit-items", help="The edits build's items.jsonl, when the "
