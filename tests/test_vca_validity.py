@@ -161,3 +161,16 @@ def test_validity_cli_without_source_ids_asks_for_the_edit_items(tmp_path, monke
                                       str(tmp_path / "edit_outcomes.csv"), "--edit-items", str(tmp_path / "items.jsonl"),
                                       "--out", str(tmp_path / "o"), "--resamples", "10", "--repeats", "1", "--no-plot"])
     assert result.exit_code == 0, result.output
+
+
+def test_edit_outcome_records_name_their_source_statement_for_the_join():
+    from vlaudit.experiments.edits_analysis import edit_outcomes
+
+    probes = [{"item_id": f"{e}-{p}", "edit_id": e, "probe": p, "source_item_id": f"{e}-t", "source_group_id": f"{e}-g"}
+              for e in ("e1", "e2") for p in ("src-r", "src-inv", "edit-r", "edit-inv", "edit-subj", "edit-obj")]
+    preds = [{"model": "m", "interface": "yesno", "item_id": p["item_id"], "pred": "yes"} for p in probes]
+    items = [{"model": "m", "interface": "yesno", "item_id": f"{e}-t", "cu": 0, "dcc": 1} for e in ("e1", "e2")]
+    groups = [{"model": "m", "interface": "yesno", "group_id": f"{e}-g", "rel_o": True, "pair_d": True,
+               "joint": True} for e in ("e1", "e2")]
+    records = edit_outcomes(probes, ["e1", "e2"], preds, items, groups, n_resamples=20)["records"]
+    assert [(r["source_item_id"], r["source_group_id"]) for r in records] == [("e1-t", "e1-g"), ("e2-t", "e2-g")]
