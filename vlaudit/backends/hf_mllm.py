@@ -49,42 +49,17 @@ PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 _IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
 
 
-def question_text(question: str, interface: str, template: str | None = None) -> str:
-    """The user text of one query: the question and the interface's answer instruction.
-
-    ``template`` (``vca score --template``) replaces the fixed per-interface template; it names
-    ``{question}`` and may name the interface's verbalizers ``{positive}``/``{negative}`` (VCA §18 wording
-    diagnostics).
-    """
+def question_text(question: str, interface: str) -> str:
+    """The user text of one query: the question and the interface's answer instruction."""
     positive, negative = check_interface(interface)
-    if template is not None:
-        return template.format(question=question, positive=positive, negative=negative)
     template = QUESTION_TEMPLATES.get(interface, f"{{question}} Answer {positive} or {negative}.")
     return template.format(question=question)
 
 
-def check_question_template(template: str) -> str:
-    """A user question template must name ``{question}`` and only the known fields."""
-    try:
-        text = template.format(question="Q", positive="yes", negative="no")
-    except (KeyError, IndexError, ValueError) as exc:
-        raise InputError(f"bad question template {template!r}: use the fields {{question}}, {{positive}}, "
-                         f"{{negative}} ({exc!r})", field="--template") from None
-    if "Q" not in text or "{question}" not in template:
-        raise InputError(f"the question template {template!r} must contain {{question}}", field="--template")
-    return template
-
-
-def template_fingerprint(question_template: str | None = None, system: str | None = None) -> dict[str, Any]:
-    """The prompt pieces (question templates, generation prefix, system message); the user's overrides are
-    added only when given, so the default fingerprint (and every default cache key) is unchanged."""
-    out: dict[str, Any] = {"question_templates": QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
-                           "qwen_system": QWEN_SYSTEM, "verbalizers": ANSWER_WORDS}
-    if question_template is not None:
-        out["question_template_override"] = question_template
-    if system is not None:
-        out["system_override"] = system
-    return out
+def template_fingerprint() -> dict[str, Any]:
+    """The fixed prompt pieces (question templates, generation prefix, system message)."""
+    return {"question_templates": QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
+            "qwen_system": QWEN_SYSTEM, "verbalizers": ANSWER_WORDS}
 
 
 def _plain_size(size: Any) -> dict[str, Any] | None:
@@ -111,8 +86,6 @@ class HFMLLMBackend:
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.options = options
-        self.system: str | None = options.get("system")
-        self.question_template: str | None = options.get("question_template")
         self.family = str(getattr(model.config if model is not None else config, "model_type", "unknown"))
         self.batch_size = int(options.get("batch_size", 8))
         # None: decided per run by :meth:`prepare` from the run's shape; True/False: the user's override.
@@ -157,14 +130,12 @@ class HFMLLMBackend:
         return found[0]
 
     def messages(self, question: str, interface: str, with_image: bool) -> list[dict[str, Any]]:
-        text = question_text(question, interface, self.question_template)
+        text = question_text(question, interface)
         content: list[dict[str, Any]] = [{"type": "image"}] if with_image else []
         content.append({"type": "text", "text": text})
         messages: list[dict[str, Any]] = []
-        # --system replaces the Qwen default and adds a system turn to the other families (VCA §18 diagnostic)
-        system = self.system if self.system is not None else (QWEN_SYSTEM if self.family in QWEN_FAMILIES else None)
-        if system is not None:
-            messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
+        if self.family in QWEN_FAMILIES:
+            messages.append({"role": "system", "content": [{"type": "text", "text": QWEN_SYSTEM}]})
         messages.append({"role": "user", "content": content})
         return messages
 
@@ -173,7 +144,7 @@ class HFMLLMBackend:
         # Rendering the jinja chat template costs more than a tiny model's forward; the memo key holds every
         # module-level prompt piece too, so a changed template is never served a stale prompt.
         memo_key = (question, interface, with_image, QUESTION_TEMPLATES.get(interface), GENERATION_PREFIX,
-                    QWEN_SYSTEM, self.system, self.question_template)
+                    QWEN_SYSTEM)
         cached = self._prompts.get(memo_key)
         if cached is None:
             rendered = self.processor.apply_chat_template(
@@ -203,7 +174,7 @@ class HFMLLMBackend:
                              "max_pixels": self.options.get("max_pixels"),
                              "image_processor_size": _plain_size(size)},
             "chat_template_sha256": sha256_text(str(getattr(self.processor, "chat_template", "") or "")),
-            "template": template_fingerprint(self.question_template, self.system),
+            "template": template_fingerprint(),
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
             "prefix_cache": self.prefix_cache,
             "prefix_cache_decision": self.prefix_decision,
@@ -385,8 +356,7 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
                  batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
                  max_pixels: int | None = None, trust_remote_code: bool = False,
                  interfaces: Sequence[str] = tuple(ANSWER_WORDS), prefix_cache: bool | None = None,
-                 attn_implementation: str | None = None, weights: bool = True, system: str | None = None,
-                 question_template: str | None = None) -> Any:
+                 attn_implementation: str | None = None, weights: bool = True) -> Any:
     """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
 
     ``dtype`` auto is bf16 on a GPU and fp32 on the CPU; ``min_pixels``/``max_pixels`` set the image
@@ -396,8 +366,7 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     :class:`vlaudit.backends.mistral_common_backend.MistralCommonBackend` (mistral-common prompts, VCA §11).
     ``weights=False`` loads config + tokenizer only: prompts and verbalizers, no scoring.
     ``prefix_cache``: None decides shared image-prefix reuse per run (:meth:`HFMLLMBackend.prepare`);
-    True/False force it on/off. ``system`` and ``question_template`` override the system turn and the
-    question template (:func:`question_text`); both enter :meth:`HFMLLMBackend.describe`, hence every cache key.
+    True/False force it on/off.
     """
     from vlaudit.backends.model_source import check_model_source
 
@@ -424,15 +393,11 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     options = {"dtype": str(torch_dtype).replace("torch.", ""), "device": device, "device_map": device_map,
                "batch_size": batch_size, "revision": revision, "min_pixels": min_pixels,
                "max_pixels": max_pixels, "trust_remote_code": trust_remote_code,
-               "interfaces": list(interfaces), "prefix_cache": prefix_cache, "system": system,
-               "question_template": None if question_template is None else check_question_template(question_template)}
+               "interfaces": list(interfaces), "prefix_cache": prefix_cache}
     from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 
     tekken = tekken_file(name, revision)
     if tekken is not None:  # Ministral: prompts and verbalizers through mistral-common (VCA §11)
-        if system is not None or question_template is not None:
-            raise InputError("--system/--template are not supported for mistral-common models yet",
-                             field="--system" if system is not None else "--template")
         return load_mistral_common(name, tekken, model_kwargs=model_kwargs, device=device, device_map=device_map,
                                    options=options, weights=weights)
     if not weights:

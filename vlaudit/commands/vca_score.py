@@ -55,12 +55,6 @@ def vca_score(
     threads_per_worker: int | None = ray_threads_option(),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of a run with other arguments "
                                                              "in --out (its score cache is kept and reused)."),
-    template: Path | None = typer.Option(None, "--template", help="Text file with the question template "
-                                                                  "replacing '{question} Answer yes or no.': names "
-                                                                  "{question}, may name {positive}/{negative} "
-                                                                  "(wording diagnostics, VCA §18)."),
-    system: str | None = typer.Option(None, "--system", help="System message replacing the default (Qwen: 'You "
-                                                             "are a helpful assistant.'; others: none)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     from rich.console import Console
@@ -90,15 +84,6 @@ def vca_score(
                  "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
                  "prefix_cache": prefix_cache, "executor": executor, "address": address, "workers": workers,
                  "gpus_per_worker": gpus_per_worker, "threads_per_worker": threads_per_worker}
-    question_template = None
-    if template is not None:
-        if not template.is_file():
-            raise InputError("template file not found", path=template, field="--template")
-        from vlaudit.backends.hf_mllm import check_question_template
-
-        question_template = check_question_template(template.read_text(encoding="utf-8").rstrip("\n"))
-    # a run made before these options existed did not record them and is not compared on them
-    arguments |= {"template": question_template, "system": system}
     changed = [] if overwrite else changed_arguments(out, arguments)
     if changed:
         raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
@@ -108,7 +93,6 @@ def vca_score(
     load_options = {"dtype": dtype, "device": device, "device_map": device_map, "batch_size": batch_size,
                     "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                     "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache}
-    load_options |= {k: v for k, v in (("question_template", question_template), ("system", system)) if v is not None}
     runner_executor = None
     if executor == "ray":
         from vlaudit.scoring.ray_executor import RayExecutor
