@@ -10,14 +10,7 @@ mean       same-size canvas filled with the image's own mean colour (VCA §16 ro
 mismatch   a donor image of the same split (seeded derangement of the split's images)         robustness only
 rele       padded subject–object box union filled with the image mean (relation-erased)       box stress test
 irre       distant grid tiles outside the protected union filled with the image mean         box stress test
-blur       Gaussian blur of radius ``BLUR_FRACTION · max(W, H)`` (strong; semantics degraded)   stress only
-shuffle    ``SHUFFLE_GRID × SHUFFLE_GRID`` equal tiles permuted by one fixed single-cycle          stress only
-           derangement (every tile moves; a remainder strip right/bottom stays in place)
 =========  =================================================================================  ===============
-
-``blur`` and ``shuffle`` retain or degrade semantic content, so they are stress probes, never controls: they
-do not enter G_img, Dep or D-CC (VCA §18, "Visual-Control Robustness"); ``vca report`` shows their decision
-survival beside the box erasures.
 
 The paper fixes the roles and the constructions but not the padding and tile constants; ours are module
 constants, recorded by :func:`context_parameters` so that a run manifest can state them:
@@ -48,11 +41,8 @@ from vlaudit.geometry import pixel_rect
 if TYPE_CHECKING:
     from PIL import Image
 
-CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "shuffle")
+CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre")
 BLANK_RGB = (128, 128, 128)
-BLUR_FRACTION = 0.05
-SHUFFLE_GRID = 8
-SHUFFLE_SEED = 20260719
 PAD_FRACTION = 0.05
 PAD_MIN_PX = 4
 IRRE_GRID = 8
@@ -74,32 +64,7 @@ def context_parameters() -> dict[str, object]:
         "irre_grid": IRRE_GRID,
         "irre_area_fraction": IRRE_AREA_FRACTION,
         "mismatch": "seeded single-cycle derangement of the sorted distinct images of each split",
-        "blur_fraction": BLUR_FRACTION, "shuffle_grid": SHUFFLE_GRID, "shuffle_seed": SHUFFLE_SEED,
     }
-
-
-def shuffle_permutation(tiles: int = SHUFFLE_GRID * SHUFFLE_GRID, seed: int = SHUFFLE_SEED) -> np.ndarray:
-    """``perm[k]`` = the source tile shown at position k: one fixed single cycle, so no tile stays put."""
-    order = np.random.default_rng(seed).permutation(tiles)
-    perm = np.empty(tiles, dtype=np.int64)
-    perm[order] = np.roll(order, -1)
-    return perm
-
-
-def _patch_shuffle(rgb: Image.Image) -> Image.Image:
-    width, height = rgb.size
-    tw, th = width // SHUFFLE_GRID, height // SHUFFLE_GRID
-    if tw == 0 or th == 0:
-        raise ContextUnavailable(f"shuffle: a {width}x{height} image has no {SHUFFLE_GRID}x{SHUFFLE_GRID} tiles")
-    pixels = np.asarray(rgb).copy()
-    tiles = [pixels[r * th:(r + 1) * th, c * tw:(c + 1) * tw].copy()
-             for r in range(SHUFFLE_GRID) for c in range(SHUFFLE_GRID)]
-    for k, source in enumerate(shuffle_permutation()):
-        r, c = divmod(k, SHUFFLE_GRID)
-        pixels[r * th:(r + 1) * th, c * tw:(c + 1) * tw] = tiles[source]
-    from PIL import Image as PILImage
-
-    return PILImage.fromarray(pixels)
 
 
 # ---------------------------------------------------------------------------------------------- mismatch
@@ -260,12 +225,6 @@ def render_context(
         return PILImage.new("RGB", rgb.size, BLANK_RGB)
     if context == "mean":
         return PILImage.new("RGB", rgb.size, image_mean_rgb(rgb))
-    if context == "blur":
-        from PIL import ImageFilter
-
-        return rgb.filter(ImageFilter.GaussianBlur(BLUR_FRACTION * max(rgb.size)))
-    if context == "shuffle":
-        return _patch_shuffle(rgb)
     if context == "mismatch":
         if donor is None:
             raise ContextUnavailable("mismatch needs a donor image (see mismatch_donors)")

@@ -10,8 +10,7 @@ the functions here add, per run:
   on the mismatch items, with headline Dep on those items for a paired reading, and mean G_img;
 * ``robustness.control_sets`` — alternate control sets (text+mean is the mean-colour axis), each on the
   items that have its contexts, with the headline Dep and D-CC on the same items;
-* ``erasure`` — ``rele``/``irre`` (and the ``blur``/``shuffle`` stress views) decision survival and support drop
-  on the items that have each view;
+* ``erasure`` — ``rele``/``irre`` decision survival and support drop on the items that have each view;
 * ``coverage`` — n and excluded count of every quantity above (also ``coverage.csv``).
 """
 
@@ -25,10 +24,8 @@ if TYPE_CHECKING:
     from vlaudit.experiments.vca_report import ReportSettings, RunEvents
 
 AXIS_ROLES = {"mismatch": "permutation calibration, Dep+M, Strict+M", "mean": "mean-colour control set",
-              "rele": "relation-region erasure", "irre": "irrelevant-region erasure",
-              "blur": "stress: strong blur", "shuffle": "stress: 8×8 patch shuffle"}
-# views shown for decision survival only; none enters G_img, Dep or D-CC (blur/shuffle are stress probes, §18)
-ERASURES = ("rele", "irre", "blur", "shuffle")
+              "rele": "relation-region erasure", "irre": "irrelevant-region erasure"}
+ERASURES = ("rele", "irre")
 
 
 def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
@@ -83,8 +80,7 @@ def control_set_rows(ev: RunEvents, settings: ReportSettings) -> list[dict[str, 
 
 
 def erasure_rows(ev: RunEvents) -> list[dict[str, Any]]:
-    """Box-erasure and stress-view diagnostics per view on the items that have it (never part of Dep, §11,
-    §18)."""
+    """Box-erasure diagnostics per erased view on the items that have it (never part of Dep, §11)."""
     rows = []
     for context in ERASURES:
         have = ev.run.available(context)

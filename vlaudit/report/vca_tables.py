@@ -21,7 +21,7 @@ permutation.csv                runs with a mismatch context: n, D-CC and D-CC_pe
                                Δ_DCC^perm with CI, shares
 sensitivity.csv                VCA Table 28: Dep, Strict T/B (headline items), Dep+M, Strict+M (mismatch items,
                                n_m) with CIs, headline Dep on the mismatch items, mean G_img
-erasure.csv                    rele/irre/blur/shuffle views: n, decision survival, support drop r_o − r_c
+erasure.csv                    rele/irre views: n, decision survival, support drop r_o − r_c
 relation.csv                   runs with groups: Rel_c, PairCredit, PairD, Joint, mean H_c, mean G_int
 robustness_controls.csv        alternate control sets against the headline, each on its own items (n)
 robustness_aggregation.csv     control-aggregation variants against the headline
