@@ -11,7 +11,6 @@ import sys
 from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
     cycles_build,
     cycles_eval,
-    cycles_score_mllm,
     data_inputs,
     data_scenes,
     demo,
