@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test lint setup clean
+.PHONY: demo test lint docs docs-build setup clean
 
 setup: $(STAMP)
 
@@ -24,8 +24,15 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check vlaudit tests benchmarks
 
-test: $(STAMP) lint
+# The docs build strictly (a broken link, reference or docstring fails the test run).
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
+test: $(STAMP) lint docs-build
 	$(VENV)/bin/python -m pytest
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs site .pytest_cache

@@ -21,23 +21,24 @@ def merge(seed: int, parts: list[SeedInputs]) -> SeedInputs:
 
 def planted_inputs(seed: int, *, strengths=(0.6, 0.6, 0.6, 0.6), dim: int = 16, bag: bool = False,
                    marker_delta: float | None = None, family: str = "planted",
-                   coupling_seed: int | None = None) -> SeedInputs:
+                   coupling_seed: int | None = None, splits: tuple[tuple[str, int], ...] = SPLITS) -> SeedInputs:
     """Valid pairs (x, y = Ax + noise) with a rank-len(strengths) coupling A; cycles pair consecutive pairs.
 
     ``bag``: both captions of a block get the *same* features (a bag-of-words encoder of role-swapped captions),
     so no pairing signal survives and only additive information is left. ``marker_delta``: add marked captions
     y + δ·m (one fixed direction m) under ``caption_id + MARK_SUFFIX`` — a clean text shortcut.
-    ``coupling_seed``: draw A from this seed (default ``seed``), the samples from ``seed``.
+    ``coupling_seed``: draw A from this seed (default ``seed``), the samples from ``seed``. ``splits``: cycles
+    per split.
     """
     a = gen.coupling(np.random.default_rng([seed if coupling_seed is None else coupling_seed, 9]), dim,
                      np.asarray(strengths))
     rng = np.random.default_rng([seed, 10])
-    n_pairs = 2 * sum(n for _, n in SPLITS)
+    n_pairs = 2 * sum(n for _, n in splits)
     x, y = gen.coupled_pairs(rng, n_pairs, a)
     if bag:
         y[1::2] = y[0::2]
     cycles, k = [], 0
-    for split, n in SPLITS:
+    for split, n in splits:
         for _ in range(n):
             p = "" if family == "planted" else family
             cycles.append(Cycle(f"{family}/{split}/{k}", family, f"{p}i{2 * k}", f"{p}c{2 * k}", f"{p}i{2 * k + 1}",

@@ -114,7 +114,7 @@ def test_simple_contexts() -> None:
         render_context("mismatch", image)
     with pytest.raises(ValueError, match="unknown context"):
         render_context("sepia", image)
-    assert set(CONTEXTS) == {"original", "text", "blank", "mean", "mismatch", "rele", "irre"}
+    assert set(CONTEXTS) == {"original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle"}
 
 
 def test_mean_rgb_of_a_uniform_image() -> None:

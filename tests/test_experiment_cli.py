@@ -10,10 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from vlaudit.cli import app
+from vlaudit.errors import InputError
 
 FAMILIES = "coco-object-coarse,coco-box-relation"
 SPLITS = "train=0.6,val=0.2,test=0.2"
-BASE = ["--epochs", "3", "--lr", "0.03", "--families", FAMILIES]
+BASE = ["--epochs", "3", "--lr", "0.03", "--families", FAMILIES, "--min-cycles", "3"]  # 100 scenes: few cycles
 FAST = [*BASE, "--rank", "4"]
 
 
@@ -156,3 +157,54 @@ def test_inputs_errors_are_one_line(world: dict[str, Path]) -> None:
     result = CliRunner().invoke(app, ["experiment", "oe", "--out", str(world["root"] / "bad"), "--seeds", "0",
                                       "--cycles", str(world["c0"]), "--features", str(world["scenes"])])
     assert result.exit_code != 0
+
+
+def test_min_cycles_withdraws_a_family_per_seed_and_prints_its_counts(world: dict[str, Path]) -> None:
+    from vlaudit.metrics.cycles import cycle_counts, withdraw_small_families
+    from vlaudit.sources.cycle_tables import read_cycles
+
+    minimum = 10  # the 100-scene splits have about 10 val/test cycles per family: some seeds fall short
+    expected = [{"family": f, "seed": s, "cycles": c, "withdrawn_by": "experiment"}
+                for s in (0, 1) for f, c in withdraw_small_families(
+                    cycle_counts(read_cycles(world[f"c{s}"])), ["train", "val", "test"], minimum).items()]
+    assert 0 < len(expected) < 4  # something is withdrawn, something is kept
+    out = world["root"] / "minimum"
+    args = [*_inputs(world), *BASE[:-1], str(minimum), "--ranks", "1"]
+    printed = _run(["experiment", "rank-sweep", "--out", str(out), *args])
+    result = json.loads((out / "rank_sweep.json").read_text())
+    assert result["min_cycles"] == minimum and result["config"]["min_cycles"] == minimum
+    assert sorted(result["unavailable"], key=str) == sorted(expected, key=str)
+    for item in expected:
+        for row in (r for r in [*result["rows"], *result["additive"]] if r["family"] == item["family"]):
+            assert row["cycle_acc"]["per_seed"][str(item["seed"])] is None  # never a number in that seed
+    assert "Unavailable: fewer than 10 cycles" in printed
+    assert all(item["family"] in printed for item in expected)
+
+
+def test_min_cycles_default_is_30_and_every_command_takes_it(world: dict[str, Path]) -> None:
+    for command in ("diagnostics", "rank-sweep", "oe", "transfer"):
+        assert "--min-cycles" in CliRunner().invoke(app, ["experiment", command, "--help"]).output
+    result = CliRunner().invoke(app, ["experiment", "diagnostics", "--out", str(world["root"] / "default"),
+                                      *_inputs(world), "--families", FAMILIES])
+    # an InputError: the real entry point prints it as one red line and exits 2
+    assert isinstance(result.exception, InputError) and "no family has 30 cycles" in str(result.exception)
+
+
+def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dict[str, Path], tmp_path: Path) -> None:
+    from vlaudit.builders.cycles.coco import build_coco_cycles
+    from vlaudit.experiments.cycle_common import ExperimentConfig, select_families
+    from vlaudit.experiments.cycle_inputs import load_seed_inputs
+    from vlaudit.metrics.cycles import cycle_counts
+    from vlaudit.sources.cycle_tables import read_cycles
+
+    # Seed 1's build again with the builder's minimum at 10: a family short of 10 in a split is not written.
+    rebuilt = tmp_path / "seed1.jsonl"
+    build_coco_cycles(world["scenes"] / "instances.json", world["scenes"] / "captions.json", rebuilt,
+                      families=FAMILIES.split(","), seed=1, splits=SPLITS, min_cycles=10)
+    full = cycle_counts(read_cycles(world["c1"]))
+    gone = [f for f, cells in full.items() if min(cells.values()) < 10]
+    assert gone and not {c.family for c in read_cycles(rebuilt)} & set(gone)
+    inputs = load_seed_inputs({0: world["c0"], 1: rebuilt}, world["features"])
+    kept, unavailable = select_families(inputs, (0, 1), ExperimentConfig(min_cycles=3))
+    assert kept[0] == sorted(FAMILIES.split(",")) and not set(kept[1]) & set(gone)
+    assert unavailable == [{"family": f, "seed": 1, "cycles": full[f], "withdrawn_by": "build"} for f in sorted(gone)]

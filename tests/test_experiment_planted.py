@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 from experiment_planted import merge, planted_inputs
 
+from vlaudit.errors import InputError
 from vlaudit.experiments import cycle_diagnostics, cycle_oe, cycle_rank_sweep, cycle_transfer
-from vlaudit.experiments.cycle_common import ExperimentConfig, aggregate, mean_sd
+from vlaudit.experiments.cycle_common import (
+    ExperimentConfig,
+    SeedInputs,
+    aggregate,
+    mean_sd,
+    split_cycle_eval,
+    unavailable_table,
+)
+from vlaudit.records import Cycle
 
 # The planted problems are small: a larger step than §E.3's lr 1e-3 converges in a few hundred updates.
 FAST = ExperimentConfig(epochs=10, lr=3e-2, batch_size=256, rank=8)
@@ -105,3 +118,86 @@ def test_aggregate_mean_and_sample_sd_with_a_missing_seed() -> None:
     assert row["v"]["n_seeds"] == 2 and row["v"]["mean"] == pytest.approx(0.6)
     assert row["v"]["sd"] == pytest.approx(np.std([0.5, 0.7], ddof=1))
     assert mean_sd([0.4]) == (0.4, None, 1)
+
+
+def _short_and_kept(seed: int, short_val: int, marker_delta: float | None = None) -> SeedInputs:
+    """Family "kept" with 60/30/40 train/val/test cycles, family "short" with 60/``short_val``/40."""
+    return merge(seed, [planted_inputs(seed, family="kept", splits=(("train", 60), ("val", 30), ("test", 40)),
+                                       marker_delta=marker_delta),
+                        planted_inputs(seed + 50, family="short", marker_delta=marker_delta,
+                                       splits=(("train", 60), ("val", short_val), ("test", 40)))])
+
+
+def test_a_family_with_29_validation_cycles_is_withdrawn_whole(tmp_path: Path) -> None:
+    # §D.5: fewer than 30 cycles in ANY split withdraws the family whole in that seed (train and test included);
+    # seed 0 has 29 validation cycles of "short", seed 1 has 30 and keeps it.
+    inputs = {0: _short_and_kept(0, 29), 1: _short_and_kept(1, 30)}
+    result = cycle_diagnostics.run_diagnostics(inputs, (0, 1), config=FAST, out_dir=tmp_path)
+    assert result["min_cycles"] == 30
+    assert result["unavailable"] == [{"family": "short", "seed": 0, "cycles": {"train": 60, "val": 29, "test": 40},
+                                      "withdrawn_by": "experiment"}]
+    cells = {(r["family"], r["probe"]): r for r in result["rows"]}
+    for probe in result["probes"]:
+        assert cells[("kept", probe)]["cycle_acc"]["n_seeds"] == 2
+        short = cells[("short", probe)]["cycle_acc"]
+        assert short["per_seed"]["0"] is None and short["per_seed"]["1"] is not None and short["n_seeds"] == 1
+    assert cells[("kept", "additive")]["n"]["per_seed"] == {"0": 40, "1": 40}
+    saved = json.loads((tmp_path / "diagnostics.json").read_text())
+    assert saved["unavailable"] == result["unavailable"]
+    _, table = cycle_diagnostics.table_rows(result)
+    short_row = next(row for row in table if row[0] == "short")
+    assert short_row[1] == "—/40" and all(cell.endswith("(1/2 seeds)") for cell in short_row[2:])
+    assert unavailable_table(result)[1] == [["short", 0, 60, 29, 40, "experiment"]]
+
+    # Withdrawn in every seed: the family has no number anywhere, in any of the four experiments.
+    inputs = {s: _short_and_kept(s, 29, marker_delta=6.0) for s in (0, 1)}
+    withdrawn = [{"family": "short", "seed": s, "cycles": {"train": 60, "val": 29, "test": 40},
+                  "withdrawn_by": "experiment"} for s in (0, 1)]
+    diagnostics = cycle_diagnostics.run_diagnostics(inputs, (0, 1), config=FAST)
+    sweep = cycle_rank_sweep.run_rank_sweep(inputs, (0, 1), ranks=(1,), config=FAST)
+    transfer = cycle_transfer.run_transfer(inputs, (0, 1), config=FAST)
+    oe = cycle_oe.run_oe(inputs, (0, 1), config=FAST)
+    for result, family_keys, module in ((diagnostics, ("family",), cycle_diagnostics),
+                                        (sweep, ("family",), cycle_rank_sweep),
+                                        (transfer, ("train_family", "test_family"), cycle_transfer)):
+        assert result["unavailable"] == withdrawn
+        assert {r[k] for r in result["rows"] for k in family_keys} == {"kept"}
+        _, table = module.table_rows(result)
+        (short_row,) = [row for row in table if row[0] == "short"]
+        assert short_row[-2:] == ["unavailable", "unavailable"]
+        assert not any(ch.isdigit() for cell in short_row for ch in str(cell))  # never a number
+    assert oe["unavailable"] == withdrawn and oe["families_per_seed"] == {"0": ["kept"], "1": ["kept"]}
+    assert {r["test_cycle_acc"]["per_seed"]["0"] is not None for r in oe["rows"]} == {True}
+    assert oe["rows"][0]["n_test"]["per_seed"] == {"0": 40, "1": 40}  # the kept family's test cycles only
+
+    # With the minimum at 29 the same family is kept.
+    kept = cycle_diagnostics.run_diagnostics(inputs, (0, 1), config=replace(FAST, min_cycles=29))
+    assert kept["unavailable"] == [] and {r["family"] for r in kept["rows"]} == {"kept", "short"}
+
+
+def test_no_family_left_is_one_clear_error() -> None:
+    inputs = {0: _short_and_kept(0, 29)}
+    with pytest.raises(InputError, match="no family has 61 cycles"):
+        cycle_diagnostics.run_diagnostics(inputs, (0,), config=replace(FAST, min_cycles=61))
+    with pytest.raises(InputError, match="in no seed's cycles"):
+        cycle_diagnostics.run_diagnostics(inputs, (0,), config=FAST, families=["nope"])
+    with pytest.raises(ValueError, match="min_cycles"):
+        replace(FAST, min_cycles=0)
+
+
+def test_split_cycle_eval_is_per_split_and_overall_pools_families_not_splits() -> None:
+    # One family scored right on train (Δ > 0) and tied on test (Δ = 0); a second family right on test.
+    cycles, scores = [], {}
+    for family, split, right, n in (("a", "train", True, 30), ("a", "test", False, 30), ("b", "test", True, 10)):
+        for k in range(n):
+            cid = f"{family}{split}{k}"
+            cycles.append(Cycle(cid, family, f"i1{cid}", f"c1{cid}", f"i2{cid}", f"c2{cid}", split=split))
+            scores.update({(f"i1{cid}", f"c1{cid}"): 1.0 if right else 0.0, (f"i2{cid}", f"c2{cid}"): 0.0,
+                           (f"i1{cid}", f"c2{cid}"): 0.0, (f"i2{cid}", f"c1{cid}"): 0.0})
+    out = split_cycle_eval(cycles, scores, "test")
+    assert out["a"]["cycle_acc"] == 0.5 and out["a"]["n"] == 30 and out["a"]["tie_rate"] == 1.0
+    assert out["b"]["cycle_acc"] == 1.0
+    assert out["overall"]["n"] == 40 and out["overall"]["cycle_acc"] == (30 * 0.5 + 10) / 40
+    assert out["overall"]["ties"] == 30
+    assert split_cycle_eval(cycles, scores, "train")["overall"]["cycle_acc"] == 1.0
+    assert split_cycle_eval(cycles, scores, "val") == {}

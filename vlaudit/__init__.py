@@ -4,7 +4,116 @@ Data flow (one folder per stage):
 sources (file formats) → builders (cycles, pairs, factorial, edits) → contexts → backends (models)
 → scoring (runner, cache) → metrics and stats → experiments → report. ``cli.py`` is a thin shell.
 
-Heavy libraries (torch, transformers, open_clip) are imported lazily inside the functions that need them.
+The public API below is imported lazily: ``import vlaudit`` loads neither numpy nor torch; each name loads its
+module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_credit`, :func:`cycle_acc`,
+:func:`evaluate_cycles`, :func:`build_cycles`, :func:`read_cycles`, :func:`extract_features`,
+:func:`features_from_arrays`, :func:`zero_shot_scores`, :func:`run_synthetic`; the cycle-paper experiments
+:func:`load_seed_inputs` → :func:`run_diagnostics`, :func:`run_rank_sweep`, :func:`run_oe`, :func:`run_transfer`;
+:func:`audit_pairs` for any benchmark's negatives. The demo and report: :func:`run_demo`, :func:`write_report`.
+Visual Credit Audit:
+:func:`load_model`, :func:`score_margins`, :func:`vca_report`, :func:`factorial`. Errors:
+:class:`InputError` (bad input, naming file, record and field), :class:`VlauditError`.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+# public name -> "module:attribute"
+_EXPORTS: dict[str, str] = {
+    "cycle_contrast": "vlaudit.metrics.cycles:cycle_contrast",
+    "cycle_credit": "vlaudit.metrics.cycles:cycle_credit",
+    "cycle_acc": "vlaudit.metrics.cycles:cycle_acc",
+    "evaluate_cycles": "vlaudit.api.cycles:evaluate_cycles",
+    "build_cycles": "vlaudit.api.cycles:build_cycles",
+    "read_cycles": "vlaudit.sources.cycle_tables:read_cycles",
+    "load_model": "vlaudit.api.cycles:load_model",
+    "extract_features": "vlaudit.api.cycles:extract_features",
+    "features_from_arrays": "vlaudit.api.cycles:features_from_arrays",
+    "zero_shot_scores": "vlaudit.api.cycles:zero_shot_scores",
+    "run_synthetic": "vlaudit.experiments.synthetic:run_synthetic",
+    "load_seed_inputs": "vlaudit.experiments.cycle_inputs:load_seed_inputs",
+    "run_diagnostics": "vlaudit.experiments.cycle_diagnostics:run_diagnostics",
+    "run_rank_sweep": "vlaudit.experiments.cycle_rank_sweep:run_rank_sweep",
+    "run_oe": "vlaudit.experiments.cycle_oe:run_oe",
+    "run_transfer": "vlaudit.experiments.cycle_transfer:run_transfer",
+    "audit_pairs": "vlaudit.metrics.pair_audit:audit_pairs",
+    "run_demo": "vlaudit.experiments.demo:run_demo",
+    "write_report": "vlaudit.report.html:write_report",
+    "score_margins": "vlaudit.api.vca:score_margins",
+    "vca_report": "vlaudit.api.vca:vca_report",
+    "factorial": "vlaudit.api.vca:factorial",
+    "Result": "vlaudit.api.results:Result",
+    "InputError": "vlaudit.errors:InputError",
+    "VlauditError": "vlaudit.errors:VlauditError",
+}
+
+__all__ = [
+    "__version__",
+    "cycle_contrast",
+    "cycle_credit",
+    "cycle_acc",
+    "evaluate_cycles",
+    "build_cycles",
+    "read_cycles",
+    "load_model",
+    "extract_features",
+    "features_from_arrays",
+    "zero_shot_scores",
+    "run_synthetic",
+    "load_seed_inputs",
+    "run_diagnostics",
+    "run_rank_sweep",
+    "run_oe",
+    "run_transfer",
+    "audit_pairs",
+    "run_demo",
+    "write_report",
+    "score_margins",
+    "vca_report",
+    "factorial",
+    "Result",
+    "InputError",
+    "VlauditError",
+]
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
+    from vlaudit.api.cycles import (
+        build_cycles,
+        evaluate_cycles,
+        extract_features,
+        features_from_arrays,
+        load_model,
+        zero_shot_scores,
+    )
+    from vlaudit.api.results import Result
+    from vlaudit.api.vca import factorial, score_margins, vca_report
+    from vlaudit.errors import InputError, VlauditError
+    from vlaudit.experiments.cycle_diagnostics import run_diagnostics
+    from vlaudit.experiments.cycle_inputs import load_seed_inputs
+    from vlaudit.experiments.cycle_oe import run_oe
+    from vlaudit.experiments.cycle_rank_sweep import run_rank_sweep
+    from vlaudit.experiments.cycle_transfer import run_transfer
+    from vlaudit.experiments.demo import run_demo
+    from vlaudit.experiments.synthetic import run_synthetic
+    from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
+    from vlaudit.metrics.pair_audit import audit_pairs
+    from vlaudit.report.html import write_report
+    from vlaudit.sources.cycle_tables import read_cycles
+
+
+def __getattr__(name: str) -> Any:
+    target = _EXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'vlaudit' has no attribute {name!r}")
+    module_name, attribute = target.split(":")
+    value = getattr(importlib.import_module(module_name), attribute)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

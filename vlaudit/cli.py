@@ -11,6 +11,7 @@ import sys
 from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
     cycles_build,
     cycles_eval,
+    cycles_score_mllm,
     data_inputs,
     data_scenes,
     demo,
@@ -25,6 +26,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     vca_analyses,
     vca_report,
     vca_score,
+    vca_score_dual,
 )
 from vlaudit.commands._apps import app
 

@@ -3,9 +3,11 @@
 Protocol (VCA §11 "Matched context construction"): the family's native chat template renders one user turn
 holding the image (none for the text-only context — no placeholder either) and the fixed question text
 ``QUESTION_TEMPLATES[interface]``; Qwen families get the explicit system message "You are a helpful
-assistant.", the others none. After the template's generation prompt comes the fixed generation prefix
-``GENERATION_PREFIX``; the continuation is a literal verbalizer from :data:`vlaudit.backends.base.ANSWER_WORDS`
-(" yes"/" no", " true"/" false": leading space after the prefix, resolved in the prompt's context by
+assistant.", the others none. Both are per-backend options with these defaults (``vca score --template`` /
+``--system``, the wording diagnostics of VCA §18) and enter the model fingerprint, hence every cache key.
+After the template's generation prompt comes the fixed generation prefix ``GENERATION_PREFIX``; the
+continuation is a literal verbalizer from :data:`vlaudit.backends.base.ANSWER_WORDS` (" yes"/" no",
+" true"/" false": leading space after the prefix, resolved in the prompt's context by
 :mod:`vlaudit.backends.verbalizers`), each of which must be one token (checked at load, before any scoring).
 Prompt tokens are masked, so the NLL of the one-token continuation is −log p(verbalizer | prompt), and both
 verbalizers are read from the log-softmax at the last position of **one** forward pass;
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoRequest, YesNoResult
@@ -56,10 +59,46 @@ def question_text(question: str, interface: str) -> str:
     return template.format(question=question)
 
 
-def template_fingerprint() -> dict[str, Any]:
-    """The fixed prompt pieces (question templates, generation prefix, system message)."""
-    return {"question_templates": QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
-            "qwen_system": QWEN_SYSTEM, "verbalizers": ANSWER_WORDS}
+def template_fingerprint(question_templates: dict[str, str] | None = None,
+                         system: str | None = None) -> dict[str, Any]:
+    """The prompt pieces (question templates, generation prefix, system message). With the defaults it is the
+    same dict as before per-backend templates existed, so default runs keep their cache keys; a ``system``
+    override (``vca score --system``) is added as its own entry."""
+    out = {"question_templates": question_templates or QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
+           "qwen_system": QWEN_SYSTEM, "verbalizers": ANSWER_WORDS}
+    if system is not None:
+        out["system"] = system
+    return out
+
+
+def merge_question_templates(overrides: dict[str, Any] | None, *, path: str | Path | None = None) -> dict[str, str]:
+    """The default :data:`QUESTION_TEMPLATES` with ``overrides`` (interface → template with one ``{question}``
+    field) applied; an unknown interface or a template without exactly one ``{question}`` is an InputError."""
+    import string
+
+    merged = dict(QUESTION_TEMPLATES)
+    for interface, template in (overrides or {}).items():
+        if interface not in QUESTION_TEMPLATES:
+            raise InputError(f"unknown interface {interface!r}; templates exist for {', '.join(QUESTION_TEMPLATES)}",
+                             path=path, field=str(interface))
+        fields = [name for _, name, _, _ in string.Formatter().parse(template)] if isinstance(template, str) else None
+        if fields is None or [f for f in fields if f is not None] != ["question"]:
+            raise InputError("a template must be a string with exactly one {question} field and no other",
+                             path=path, field=str(interface))
+        merged[interface] = template
+    return merged
+
+
+def read_question_templates(path: str | Path) -> dict[str, str]:
+    """A ``--template`` file: a JSON object interface → template with one ``{question}`` field, e.g.
+    ``{"yesno": "{question} Please answer yes or no."}``; interfaces it omits keep their default template."""
+    from vlaudit.tables import read_json
+
+    value = read_json(path)
+    if not isinstance(value, dict) or not value:
+        raise InputError("a template file must be a non-empty JSON object: interface -> template", path=path)
+    merge_question_templates(value, path=path)
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _plain_size(size: Any) -> dict[str, Any] | None:
@@ -97,6 +136,12 @@ class HFMLLMBackend:
         self.model_dtype = first.dtype if first is not None else None
         self._logits_to_keep = True
         self._prompts: dict[tuple[Any, ...], str] = {}
+        # wording diagnostics (VCA §18): per-backend question templates and system message, defaults as before
+        self._template_overrides = dict(options.get("question_templates") or {})
+        merge_question_templates(self._template_overrides)
+        self.system_override: str | None = options.get("system")
+        self.system = self.system_override if self.system_override is not None else (
+            QWEN_SYSTEM if self.family in QWEN_FAMILIES else None)
         self.verbalizers: dict[str, tuple[Verbalizer, Verbalizer]] = {}
         self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
 
@@ -129,13 +174,20 @@ class HFMLLMBackend:
         self.verbalizers[interface] = found[0]
         return found[0]
 
+    @property
+    def question_templates(self) -> dict[str, str]:
+        """The module defaults (read live) with this backend's ``--template`` overrides on top."""
+        return {**QUESTION_TEMPLATES, **self._template_overrides}
+
     def messages(self, question: str, interface: str, with_image: bool) -> list[dict[str, Any]]:
-        text = question_text(question, interface)
+        templates = self.question_templates
+        text = (templates[interface].format(question=question) if interface in templates
+                else question_text(question, interface))
         content: list[dict[str, Any]] = [{"type": "image"}] if with_image else []
         content.append({"type": "text", "text": text})
         messages: list[dict[str, Any]] = []
-        if self.family in QWEN_FAMILIES:
-            messages.append({"role": "system", "content": [{"type": "text", "text": QWEN_SYSTEM}]})
+        if self.system:  # an empty --system sends no system turn
+            messages.append({"role": "system", "content": [{"type": "text", "text": self.system}]})
         messages.append({"role": "user", "content": content})
         return messages
 
@@ -143,8 +195,9 @@ class HFMLLMBackend:
         """The exact serialized prompt (one image placeholder, before the processor expands it)."""
         # Rendering the jinja chat template costs more than a tiny model's forward; the memo key holds every
         # module-level prompt piece too, so a changed template is never served a stale prompt.
-        memo_key = (question, interface, with_image, QUESTION_TEMPLATES.get(interface), GENERATION_PREFIX,
-                    QWEN_SYSTEM)
+        memo_key = (question, interface, with_image,
+                    self._template_overrides.get(interface, QUESTION_TEMPLATES.get(interface)), GENERATION_PREFIX,
+                    self.system)
         cached = self._prompts.get(memo_key)
         if cached is None:
             rendered = self.processor.apply_chat_template(
@@ -174,7 +227,7 @@ class HFMLLMBackend:
                              "max_pixels": self.options.get("max_pixels"),
                              "image_processor_size": _plain_size(size)},
             "chat_template_sha256": sha256_text(str(getattr(self.processor, "chat_template", "") or "")),
-            "template": template_fingerprint(),
+            "template": template_fingerprint(self.question_templates, self.system_override),
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
             "prefix_cache": self.prefix_cache,
             "prefix_cache_decision": self.prefix_decision,
@@ -356,7 +409,8 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
                  batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
                  max_pixels: int | None = None, trust_remote_code: bool = False,
                  interfaces: Sequence[str] = tuple(ANSWER_WORDS), prefix_cache: bool | None = None,
-                 attn_implementation: str | None = None, weights: bool = True) -> Any:
+                 attn_implementation: str | None = None, weights: bool = True,
+                 question_templates: dict[str, str] | None = None, system: str | None = None) -> Any:
     """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
 
     ``dtype`` auto is bf16 on a GPU and fp32 on the CPU; ``min_pixels``/``max_pixels`` set the image
@@ -366,10 +420,13 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     :class:`vlaudit.backends.mistral_common_backend.MistralCommonBackend` (mistral-common prompts, VCA §11).
     ``weights=False`` loads config + tokenizer only: prompts and verbalizers, no scoring.
     ``prefix_cache``: None decides shared image-prefix reuse per run (:meth:`HFMLLMBackend.prepare`);
-    True/False force it on/off.
+    True/False force it on/off. ``question_templates`` (interface → template, merged over
+    :data:`QUESTION_TEMPLATES`) and ``system`` (the system message of every family; "" for none) replace the
+    default wording.
     """
     from vlaudit.backends.model_source import check_model_source
 
+    merge_question_templates(question_templates)  # a bad template fails before the model loads
     check_model_source("hf", name, revision)  # a missing folder or uncached offline hub id: say so at once
     try:
         import torch
@@ -393,7 +450,8 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     options = {"dtype": str(torch_dtype).replace("torch.", ""), "device": device, "device_map": device_map,
                "batch_size": batch_size, "revision": revision, "min_pixels": min_pixels,
                "max_pixels": max_pixels, "trust_remote_code": trust_remote_code,
-               "interfaces": list(interfaces), "prefix_cache": prefix_cache}
+               "interfaces": list(interfaces), "prefix_cache": prefix_cache,
+               "question_templates": question_templates, "system": system}
     from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 
     tekken = tekken_file(name, revision)

@@ -4,7 +4,8 @@ Thin shells over :mod:`vlaudit.experiments.cycle_diagnostics`, ``cycle_rank_swee
 ``cycle_transfer``. Inputs, shared by all four: one cycles file per seed (``--cycles``, repeated in ``--seeds``
 order) or a build command's arguments (``--build "coco --instances … --splits train=0.6,val=0.2,test=0.2"``,
 run once per seed with ``--seed S``), and frozen features (``--features DIR`` from ``vlaudit features``, or
-``--model SPEC --images DIR`` to extract them here once for all seeds).
+``--model SPEC --images DIR`` to extract them here once for all seeds). ``--min-cycles`` (default 30) applies the
+per-family minimum of §D.5 to each seed's train/val/test cycles.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ _RANK = typer.Option(64, "--rank", min=1, help="Rank of the low-rank bilinear pr
 _THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest).")
 _DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed).")
 _SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits.")
+_MIN_CYCLES = typer.Option(30, "--min-cycles", min=1,
+                           help="Per seed, a family with fewer cycles than this in any of train/val/test is withdrawn "
+                                "whole and reported as unavailable with its counts (cycle paper §D.5: 30).")
 
 
 def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:
@@ -99,7 +103,8 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
     return inputs
 
 
-def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str):
+def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str,
+            min_cycles: int):
     from vlaudit.experiments.cycle_common import ExperimentConfig
 
     if not lr > 0 or weight_decay < 0:
@@ -108,7 +113,8 @@ def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: 
     if len(names) != 3 or not all(names) or len(set(names)) != 3:
         raise typer.BadParameter("--split-names takes three distinct names: train,val,test")
     return ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
-                            device=device, train_split=names[0], val_split=names[1], test_split=names[2])
+                            device=device, train_split=names[0], val_split=names[1], test_split=names[2],
+                            min_cycles=min_cycles)
 
 
 def _families(value: str | None) -> list[str] | None:
@@ -129,9 +135,12 @@ def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
 
 
 def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
+    from vlaudit.experiments.cycle_common import unavailable_table
+
     _print(title, *table)
-    for item in result.get("unavailable", []):
-        typer.echo(f"unavailable: {item['family']} (seed {item['seed']}): cycles per split {item['cycles']}")
+    if result.get("unavailable"):
+        _print(f"Unavailable: fewer than {result['min_cycles']} cycles in a split (withdrawn in that seed, §D.5)",
+               *unavailable_table(result))
     for name, path in result.get("files", {}).items():
         typer.echo(f"wrote {name}: {path}")
     audit = result.get("additive_audit")
@@ -149,10 +158,11 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
                 build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
                 images: Path | None = _IMAGES, families: str | None = _FAMILIES, epochs: int = _EPOCHS,
                 batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD, rank: int = _RANK,
-                threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS) -> None:
+                threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
+                min_cycles: int = _MIN_CYCLES) -> None:
     """Table 2/8: additive column (must be exactly 0.5), zero-shot cosine, diagonal, bilinear, rank-r probes."""
     seed_list = _seeds(ctx, seeds)
-    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
     from vlaudit.experiments import cycle_diagnostics as exp
     from vlaudit.experiments.synthetic import torch_threads
 
@@ -171,7 +181,8 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
                images: Path | None = _IMAGES, families: str | None = _FAMILIES,
                ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks."),
                epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD,
-               threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS) -> None:
+               threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
+               min_cycles: int = _MIN_CYCLES) -> None:
     """Table 3 / Fig. 2: CycleAcc of rank-r bilinear probes per family; the additive line at exactly ½."""
     seed_list = _seeds(ctx, seeds)
     try:
@@ -180,7 +191,7 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
         raise typer.BadParameter(f"ranks must be integers, got {ranks!r}", param_hint="--ranks") from None
     if not rank_list or min(rank_list) < 1:
         raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
-    config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names)
+    config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles)
     from vlaudit.experiments import cycle_rank_sweep as exp
     from vlaudit.experiments.synthetic import torch_threads
 
@@ -201,10 +212,10 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
                                            "sha256 of MARKER + caption); default: in --features, or encoded by --model."),
        families: str | None = _FAMILIES, epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR,
        weight_decay: float = _WD, rank: int = _RANK, threads: int = _THREADS, device: str = _DEVICE,
-       split_names: str = _SPLITS) -> None:
+       split_names: str = _SPLITS, min_cycles: int = _MIN_CYCLES) -> None:
     """Tables 4 and 7: Shortcut OE (marked negatives, AUROC-selected) vs Cycle OE vs four-entry BCE vs text-only."""
     seed_list = _seeds(ctx, seeds)
-    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
     from vlaudit.experiments import cycle_oe as exp
     from vlaudit.experiments.synthetic import torch_threads
 
@@ -222,10 +233,11 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
              build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
              images: Path | None = _IMAGES, families: str | None = _FAMILIES, epochs: int = _EPOCHS,
              batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD, rank: int = _RANK,
-             threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS) -> None:
+             threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
+             min_cycles: int = _MIN_CYCLES) -> None:
     """§5.6: rank-r probe trained on family i, exact CycleAcc on family j; alignment (val) vs transfer (test)."""
     seed_list = _seeds(ctx, seeds)
-    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
     from vlaudit.experiments import cycle_transfer as exp
     from vlaudit.experiments.cycle_common import mean_sd_text
     from vlaudit.experiments.synthetic import torch_threads

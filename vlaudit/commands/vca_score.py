@@ -29,7 +29,8 @@ def vca_score(
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
-                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre."),
+                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre, "
+                                      "blur, patch-shuffle (stress probes, never controls)."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
@@ -54,6 +55,10 @@ def vca_score(
     threads_per_worker: int | None = ray_threads_option(),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of a run with other arguments "
                                                              "in --out (its score cache is kept and reused)."),
+    template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
+                                                           "{question} field (wording diagnostics, VCA §18)."),
+    system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
+                                                      "'You are a helpful assistant.', others none; '' for none)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     from rich.console import Console
@@ -61,6 +66,7 @@ def vca_score(
     from rich.text import Text
 
     from vlaudit.backends.base import INTERFACES
+    from vlaudit.backends.hf_mllm import read_question_templates
     from vlaudit.backends.registry import load_backend, require_kind
     from vlaudit.contexts.image_contexts import CONTEXTS
     from vlaudit.errors import InputError
@@ -76,13 +82,16 @@ def vca_score(
             raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
                              field=name)
     require_kind(model, "yesno")
+    templates = None if template is None else read_question_templates(template)
     arguments = {"model": model, "benchmark": str(benchmark), "images": str(images), "out": str(out),
                  "contexts": context_list, "interface": interfaces, "batch_size": batch_size, "seed": seed,
                  "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
                  "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                  "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
                  "prefix_cache": prefix_cache, "executor": executor, "address": address, "workers": workers,
-                 "gpus_per_worker": gpus_per_worker, "threads_per_worker": threads_per_worker}
+                 "gpus_per_worker": gpus_per_worker, "threads_per_worker": threads_per_worker,
+                 "template": None if template is None else str(template), "question_templates": templates,
+                 "system": system}
     changed = [] if overwrite else changed_arguments(out, arguments)
     if changed:
         raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
@@ -91,7 +100,8 @@ def vca_score(
     items = read_items(benchmark)
     load_options = {"dtype": dtype, "device": device, "device_map": device_map, "batch_size": batch_size,
                     "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
-                    "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache}
+                    "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache,
+                    "question_templates": templates, "system": system}
     runner_executor = None
     if executor == "ray":
         from vlaudit.scoring.ray_executor import RayExecutor

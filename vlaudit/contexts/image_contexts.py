@@ -10,6 +10,9 @@ mean       same-size canvas filled with the image's own mean colour (VCA §16 ro
 mismatch   a donor image of the same split (seeded derangement of the split's images)         robustness only
 rele       padded subject–object box union filled with the image mean (relation-erased)       box stress test
 irre       distant grid tiles outside the protected union filled with the image mean         box stress test
+blur       Gaussian blur of radius ``BLUR_FRACTION · max(W, H)`` pixels (strong)               stress probe
+patch-     the ``PATCH_GRID × PATCH_GRID`` grid of equal tiles moved by a fixed derangement    stress probe
+shuffle
 =========  =================================================================================  ===============
 
 The paper fixes the roles and the constructions but not the padding and tile constants; ours are module
@@ -24,6 +27,13 @@ constants, recorded by :func:`context_parameters` so that a run manifest can sta
   (distance from the tile centre to the union centre; ties by row, then column) until the filled area reaches
   ``IRRE_AREA_FRACTION`` of the image or the candidates run out. No candidate → :class:`ContextUnavailable`.
 * Mean colour: the per-channel arithmetic mean of the RGB image over all pixels, rounded to integers.
+* Stress probes (VCA §18, "strong blur and deterministic 8×8 patch shuffle"): they retain or degrade the
+  image's content, so they are never controls — ``vca report`` refuses them in ``--controls`` and reports
+  each only as its own robustness row (decision survival, support drop) with its n. Blur: PIL's Gaussian
+  blur with radius ``max(1, BLUR_FRACTION · max(W, H))``. Patch shuffle: tiles of ``W // PATCH_GRID`` ×
+  ``H // PATCH_GRID`` pixels (the right/bottom remainder strips stay in place), tile k moved to position
+  π(k) of one fixed derangement of the 64 positions (a seeded cycle, seed ``PATCH_SHUFFLE_SEED``, the same
+  for every image, so no tile stays in place); an image smaller than the grid is returned unchanged.
 """
 
 from __future__ import annotations
@@ -41,7 +51,11 @@ from vlaudit.geometry import pixel_rect
 if TYPE_CHECKING:
     from PIL import Image
 
-CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre")
+CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
+STRESS_CONTEXTS = ("blur", "patch-shuffle")
+BLUR_FRACTION = 0.05
+PATCH_GRID = 8
+PATCH_SHUFFLE_SEED = 0
 BLANK_RGB = (128, 128, 128)
 PAD_FRACTION = 0.05
 PAD_MIN_PX = 4
@@ -64,6 +78,9 @@ def context_parameters() -> dict[str, object]:
         "irre_grid": IRRE_GRID,
         "irre_area_fraction": IRRE_AREA_FRACTION,
         "mismatch": "seeded single-cycle derangement of the sorted distinct images of each split",
+        "blur_fraction": BLUR_FRACTION,
+        "patch_grid": PATCH_GRID,
+        "patch_shuffle_seed": PATCH_SHUFFLE_SEED,
     }
 
 
@@ -196,6 +213,40 @@ def _fill(image: Image.Image, regions: Sequence[Box], colour: tuple[int, int, in
     return PILImage.fromarray(pixels, mode="RGB")
 
 
+def patch_permutation(grid: int = PATCH_GRID, seed: int = PATCH_SHUFFLE_SEED) -> np.ndarray:
+    """The fixed derangement of the grid's tiles: ``perm[k]`` is where tile k goes (a single seeded cycle)."""
+    n = grid * grid
+    cycle = np.random.default_rng(seed).permutation(n)
+    perm = np.empty(n, dtype=np.int64)
+    perm[cycle] = np.roll(cycle, -1)  # each tile moves to its successor on the cycle: no fixed point
+    return perm
+
+
+def patch_shuffle(image: Image.Image, grid: int = PATCH_GRID, seed: int = PATCH_SHUFFLE_SEED) -> Image.Image:
+    """Move the equal tiles of a ``grid × grid`` cut by :func:`patch_permutation` (see the module doc)."""
+    from PIL import Image as PILImage
+
+    pixels = np.array(image.convert("RGB"), dtype=np.uint8)
+    height, width = pixels.shape[:2]
+    th, tw = height // grid, width // grid
+    if th == 0 or tw == 0:
+        return PILImage.fromarray(pixels, mode="RGB")
+    out = pixels.copy()
+    for k, target in enumerate(patch_permutation(grid, seed)):
+        sr, sc = divmod(k, grid)
+        tr, tc = divmod(int(target), grid)
+        out[tr * th:(tr + 1) * th, tc * tw:(tc + 1) * tw] = pixels[sr * th:(sr + 1) * th, sc * tw:(sc + 1) * tw]
+    return PILImage.fromarray(out, mode="RGB")
+
+
+def blur(image: Image.Image) -> Image.Image:
+    """Strong Gaussian blur, radius ``max(1, BLUR_FRACTION · max(W, H))`` pixels (see the module doc)."""
+    from PIL import ImageFilter
+
+    rgb = image.convert("RGB")
+    return rgb.filter(ImageFilter.GaussianBlur(radius=max(1.0, BLUR_FRACTION * max(rgb.size))))
+
+
 def render_context(
     context: str,
     image: Image.Image,
@@ -225,6 +276,10 @@ def render_context(
         return PILImage.new("RGB", rgb.size, BLANK_RGB)
     if context == "mean":
         return PILImage.new("RGB", rgb.size, image_mean_rgb(rgb))
+    if context == "blur":
+        return blur(rgb)
+    if context == "patch-shuffle":
+        return patch_shuffle(rgb)
     if context == "mismatch":
         if donor is None:
             raise ContextUnavailable("mismatch needs a donor image (see mismatch_donors)")

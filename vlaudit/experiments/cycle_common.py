@@ -5,11 +5,16 @@ Every experiment runs once per seed on that seed's own independently constructed
 their ``split``: train / val / test by default) and the frozen features they index. Probes train on the train
 split, are selected on the val split, and every reported CycleAcc is on the test split.
 
+The minimum-cycle rule (§D.5) is applied per seed by :func:`select_families`: a family with fewer than
+``min_cycles`` (default 30) cycles in any of train / val / test of that seed is withdrawn whole there — no probe
+is trained on it and no number is reported for it in that seed; it is listed under ``unavailable`` with its
+per-split counts.
+
 Reported numbers per seed are aggregated by :func:`aggregate`: mean and *sample* standard deviation (ddof = 1)
 across the seeds where the quantity exists (``n_seeds`` says how many; sd is None for one seed).
 
-All exact CycleAcc values go through :func:`split_cycle_eval`, the one place that selects a split and calls
-:func:`vlaudit.metrics.cycles.evaluate_cycles` (switch it to the split-aware evaluation there).
+All exact CycleAcc values go through :func:`split_cycle_eval`, which calls the split-aware
+:func:`vlaudit.metrics.cycles.evaluate_cycles` on one split.
 """
 
 from __future__ import annotations
@@ -23,7 +28,16 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
-from vlaudit.metrics.cycles import DEFAULT_TOL, evaluate_cycles
+from vlaudit.metrics.cycles import (
+    DEFAULT_MIN_CYCLES,
+    DEFAULT_TOL,
+    block_scores,
+    cycle_contrast,
+    cycle_counts,
+    evaluate_cycles,
+    summarize_contrasts,
+    withdraw_small_families,
+)
 from vlaudit.probes.trainer import ProbeData, TrainConfig, cycles_to_index, fit_probe, score_index
 from vlaudit.records import Cycle
 
@@ -33,7 +47,8 @@ N_RESAMPLES = 1000  # bootstrap CIs of the per-seed test CycleAcc (descriptive; 
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """Probe optimisation (§E.3 defaults: 8 epochs, batch 512, lr 1e-3, wd 1e-4) and split names."""
+    """Probe optimisation (§E.3 defaults: 8 epochs, batch 512, lr 1e-3, wd 1e-4), split names and the
+    per-family minimum of cycles in each of train / val / test (§D.5: 30)."""
 
     epochs: int = 8
     batch_size: int = 512
@@ -46,6 +61,15 @@ class ExperimentConfig:
     test_split: str = "test"
     device: str = "cpu"
     tol: float = DEFAULT_TOL
+    min_cycles: int = DEFAULT_MIN_CYCLES
+
+    def __post_init__(self) -> None:
+        if self.min_cycles < 1:
+            raise ValueError(f"min_cycles must be ≥ 1 (a family needs cycles in every split), got {self.min_cycles}")
+
+    @property
+    def splits(self) -> tuple[str, str, str]:
+        return (self.train_split, self.val_split, self.test_split)
 
     def train(self, seed: int, loss: str = "cycle", select: str = "cycle_acc", epochs: int | None = None
               ) -> TrainConfig:
@@ -62,7 +86,8 @@ class SeedInputs:
     """One seed's cycles and the features they index (image/caption id → row of ``x`` / ``y``).
 
     ``extra_texts``: additional caption rows (e.g. the OE-marked captions) keyed by caption id, appended to
-    ``y`` by :meth:`with_texts`.
+    ``y`` by :meth:`with_texts`. ``built_unavailable``: families the cycles build already withdrew by its own
+    minimum (``unavailable`` of its ``.meta.json``: family → {split: count}); they are in no cycle of the file.
     """
 
     seed: int
@@ -72,6 +97,7 @@ class SeedInputs:
     caption_ids: list[str]
     y: np.ndarray
     source: str = ""
+    built_unavailable: dict[str, dict[str, int]] = field(default_factory=dict)
     image_row: dict[str, int] = field(init=False)
     caption_row: dict[str, int] = field(init=False)
 
@@ -82,25 +108,17 @@ class SeedInputs:
         self.caption_row = {k: i for i, k in enumerate(self.caption_ids)}
 
     @classmethod
-    def from_features(cls, seed: int, cycles: list[Cycle], features: Any, source: str = "") -> SeedInputs:
+    def from_features(cls, seed: int, cycles: list[Cycle], features: Any, source: str = "",
+                      built_unavailable: Mapping[str, Mapping[str, int]] | None = None) -> SeedInputs:
         return cls(seed, cycles, list(features.image_ids), features.images, list(features.caption_ids),
-                   features.texts, source)
+                   features.texts, source, {f: dict(c) for f, c in (built_unavailable or {}).items()})
 
     def with_texts(self, extra: Mapping[str, np.ndarray]) -> SeedInputs:
         """A copy whose caption table also holds ``extra`` (caption id → feature row)."""
         keys = [k for k in extra if k not in self.caption_row]
         y = np.concatenate([self.y, np.stack([extra[k] for k in keys])]) if keys else self.y
-        return SeedInputs(self.seed, self.cycles, self.image_ids, self.x, self.caption_ids + keys, y, self.source)
-
-    def families(self, wanted: Sequence[str] | None = None) -> list[str]:
-        present = sorted({c.family for c in self.cycles})
-        if wanted:
-            unknown = [f for f in wanted if f not in present]
-            if unknown:
-                raise InputError(f"families {unknown} are not in the cycles of seed {self.seed}; present: {present}",
-                                 path=self.source, field="families")
-            return list(wanted)
-        return present
+        return SeedInputs(self.seed, self.cycles, self.image_ids, self.x, self.caption_ids + keys, y, self.source,
+                          self.built_unavailable)
 
     def select(self, split: str, family: str | Sequence[str] | None = None) -> list[Cycle]:
         fams = None if family is None else {family} if isinstance(family, str) else set(family)
@@ -113,21 +131,66 @@ class SeedInputs:
 
 def split_cycle_eval(cycles: Sequence[Cycle], scores: Mapping[tuple[str, str], float], split: str, *,
                      tol: float = DEFAULT_TOL, seed: int = 0) -> dict[str, dict[str, Any]]:
-    """family → {n, cycle_acc, ties, tie_rate, ci} on the cycles of ``split`` only (never pooled across splits);
-    key ``"overall"``: all families of that split together.
+    """family → {n, cycle_acc, ties, tie_rate, ci} on the cycles of ``split`` only (never pooled across splits),
+    from ``evaluate_cycles(cycles, scores, splits=[split])``; key ``"overall"``: every family of that split
+    together (one contrast per cycle of the split, summarised by :func:`summarize_contrasts`). Empty when
+    ``cycles`` has none of ``split``.
 
-    The one place the experiments compute exact CycleAcc: it selects the split itself and calls
-    :func:`evaluate_cycles`; once the split-aware ``evaluate_cycles(..., splits=[split])`` is on main, this
-    body becomes ``evaluate_cycles(cycles, scores, splits=[split], ...)["families"][f][split]``.
+    The minimum-cycle rule is not applied here: it needs the train and val counts too, so the experiments apply
+    it before training (:func:`select_families`) and every family they pass in is evaluated (``min_cycles=1``).
     """
     chosen = [c for c in cycles if c.split == split]
     if not chosen:
         return {}
-    result = evaluate_cycles(chosen, scores, tol=tol, n_resamples=N_RESAMPLES, seed=seed)
-    out = {}
-    for family, summary in [*result["families"].items(), ("overall", result["overall"])]:  # type: ignore[union-attr]
-        out[family] = {**summary, "tie_rate": summary["ties"] / summary["n"] if summary["n"] else float("nan")}
+    result = evaluate_cycles(chosen, scores, splits=[split], min_cycles=1, tol=tol, n_resamples=N_RESAMPLES,
+                             seed=seed)
+    out: dict[str, dict[str, Any]] = {family: cells[split]  # type: ignore[index]
+                                      for family, cells in result["families"].items()}  # type: ignore[union-attr]
+    matrix = block_scores(chosen, scores)
+    delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
+    out["overall"] = summarize_contrasts(delta, tol=tol, n_resamples=N_RESAMPLES, seed=seed).to_dict()
     return out
+
+
+def select_families(inputs: Mapping[int, SeedInputs], seeds: Sequence[int], config: ExperimentConfig,
+                    wanted: Sequence[str] | None = None) -> tuple[dict[int, list[str]], list[dict[str, Any]]]:
+    """Per seed, the families that pass the minimum-cycle rule (§D.5), and the withdrawn ones.
+
+    A family (``wanted``, default every family of any seed's cycles or build withdrawals) with fewer than
+    ``config.min_cycles`` cycles in any of the train / val / test splits of a seed (:func:`withdraw_small_families`
+    over :func:`cycle_counts`) is withdrawn whole in that seed: returned as ``{"family", "seed", "cycles":
+    {split: count}, "withdrawn_by": "experiment"}`` and given no number there. A family the cycles build already
+    withdrew (absent from the file, in :attr:`SeedInputs.built_unavailable`) is listed with the build's counts and
+    ``"withdrawn_by": "build"``. A wanted family unknown to every seed, or no family left in any seed, is an
+    InputError.
+    """
+    splits = list(config.splits)
+    present = sorted({c.family for s in seeds for c in inputs[s].cycles}
+                     | {f for s in seeds for f in inputs[s].built_unavailable})
+    if wanted:
+        unknown = [f for f in wanted if f not in present]
+        if unknown:
+            raise InputError(f"families {unknown} are in no seed's cycles; present: {present}",
+                             path=inputs[seeds[0]].source, field="families")
+    names = list(dict.fromkeys(wanted)) if wanted else present
+    kept: dict[int, list[str]] = {}
+    unavailable: list[dict[str, Any]] = []
+    for seed in seeds:
+        counts = cycle_counts([c for c in inputs[seed].cycles if c.split in splits and c.family in names])
+        withdrawn = withdraw_small_families({f: counts.get(f, {}) for f in names}, splits, config.min_cycles)
+        kept[seed] = [f for f in names if f not in withdrawn]
+        for family in (f for f in names if f in withdrawn):
+            built = inputs[seed].built_unavailable.get(family) if family not in counts else None
+            unavailable.append({"family": family, "seed": seed,
+                                "cycles": withdrawn[family] if built is None else
+                                {split: int(built.get(split, 0)) for split in splits},
+                                "withdrawn_by": "experiment" if built is None else "build"})
+    if not any(kept.values()):
+        raise InputError(f"no family has {config.min_cycles} cycles in each of {', '.join(splits)} in any seed "
+                         f"(cycle paper §D.5; lower --min-cycles for small inputs): "
+                         + "; ".join(f"{u['family']} seed {u['seed']} {u['cycles']}" for u in unavailable),
+                         path=inputs[seeds[0]].source, field="min_cycles")
+    return kept, unavailable
 
 
 def scorer_scores(scorer: Any, inputs: SeedInputs, cycles: Sequence[Cycle], device: str = "cpu"
@@ -156,10 +219,6 @@ def family_splits(inputs: SeedInputs, family: str | Sequence[str], config: Exper
     """The train, val and test cycles of ``family`` (one name or several, pooled within each split)."""
     return (inputs.select(config.train_split, family), inputs.select(config.val_split, family),
             inputs.select(config.test_split, family))
-
-
-def missing_splits(counts: Mapping[str, int]) -> list[str]:
-    return [name for name, n in counts.items() if n == 0]
 
 
 def train_on(inputs: SeedInputs, kind: str, train: Sequence[Cycle], val: Sequence[Cycle], config: TrainConfig, *,
@@ -231,6 +290,27 @@ def mean_sd_text(cell: Mapping[str, Any], digits: int = 4) -> str:
     text = text if cell["sd"] is None else f"{text} ± {cell['sd']:.{digits}f}"
     total = len(cell.get("per_seed", {}))
     return text if cell["n_seeds"] >= total else f"{text} ({cell['n_seeds']}/{total} seeds)"
+
+
+UNAVAILABLE = "unavailable"
+
+
+def withdrawn_everywhere(result: Mapping[str, Any]) -> list[str]:
+    """The families withdrawn by the minimum-cycle rule in every seed of ``result`` (no number anywhere)."""
+    seeds = {int(s) for s in result["seeds"]}
+    by_family: dict[str, set[int]] = {}
+    for item in result.get("unavailable", []):
+        by_family.setdefault(item["family"], set()).add(int(item["seed"]))
+    return [family for family, withdrawn in by_family.items() if withdrawn == seeds]
+
+
+def unavailable_table(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """One row per withdrawn (family, seed) with its cycles per split (the counts that failed §D.5's minimum)
+    and whether the experiment or the cycles build withdrew it."""
+    splits = [result["config"][k] for k in ("train_split", "val_split", "test_split")]
+    rows = [[item["family"], item["seed"], *[item["cycles"].get(split, 0) for split in splits],
+             item.get("withdrawn_by", "experiment")] for item in result.get("unavailable", [])]
+    return ["family", "seed", *[f"{split} cycles" for split in splits], "withdrawn by"], rows
 
 
 def write_outputs(out_dir: str | Path | None, name: str, result: Mapping[str, Any],

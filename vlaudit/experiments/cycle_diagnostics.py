@@ -12,6 +12,9 @@ Per seed (its own image-disjoint split) and family, all on the family's **test**
 * trained diagonal, full bilinear and rank-r (default 64) bilinear probes: cycle loss softplus(−Δ), §E.3
   defaults (8 epochs, batch 512, lr 1e-3, wd 1e-4), the epoch selected by exact CycleAcc on the family's
   validation cycles.
+
+A family with fewer than ``min_cycles`` cycles in any split of a seed is withdrawn there (§D.5,
+:func:`~vlaudit.experiments.cycle_common.select_families`) and reported as unavailable with its counts.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vlaudit.experiments.cycle_common import (
+    UNAVAILABLE,
     ExperimentConfig,
     SeedInputs,
     aggregate,
@@ -27,9 +31,12 @@ from vlaudit.experiments.cycle_common import (
     cosine_scores,
     family_splits,
     flat_rows,
+    mean_sd_text,
     scorer_scores,
+    select_families,
     split_cycle_eval,
     train_on,
+    withdrawn_everywhere,
     write_outputs,
 )
 
@@ -42,18 +49,13 @@ def probe_names(config: ExperimentConfig) -> tuple[str, ...]:
     return (*ADDITIVE_PROBES, "zero-shot cosine", "diagonal", "bilinear", f"rank-{config.rank}")
 
 
-def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str] | None = None
-                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows {family, probe, n, cycle_acc, ties, tie_rate} of one seed, and the families it could not run."""
+def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows {family, probe, n, cycle_acc, ties, tie_rate} of one seed over ``families`` (those that passed
+    :func:`select_families` in this seed)."""
     rows: list[dict[str, Any]] = []
-    unavailable: list[dict[str, Any]] = []
     square = inputs.x.shape[1] == inputs.y.shape[1]
-    for family in inputs.families(families):
+    for family in families:
         train, val, test = family_splits(inputs, family, config)
-        counts = {config.train_split: len(train), config.val_split: len(val), config.test_split: len(test)}
-        if not all(counts.values()):
-            unavailable.append({"family": family, "seed": inputs.seed, "cycles": counts})
-            continue
         for probe in probe_names(config):
             name = f"seed {inputs.seed}/{family}/{probe}"
             if probe == "zero-shot cosine":
@@ -74,7 +76,7 @@ def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Seq
             summary = split_cycle_eval(test, scores, config.test_split, tol=config.tol, seed=inputs.seed)[family]
             rows.append({"family": family, "probe": probe, "n": summary["n"], "cycle_acc": summary["cycle_acc"],
                          "ties": summary["ties"], "tie_rate": summary["tie_rate"]})
-    return rows, unavailable
+    return rows
 
 
 def additive_audit(per_seed: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
@@ -92,14 +94,12 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0,
     """Run :func:`seed_diagnostics` for every seed; aggregate mean ± sample sd; write JSON + CSV (+ plot)."""
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
-    per_seed: dict[int, list[dict[str, Any]]] = {}
-    unavailable: list[dict[str, Any]] = []
-    for seed in seeds:
-        per_seed[seed], missing = seed_diagnostics(inputs[seed], config, families)
-        unavailable += missing
+    kept, unavailable = select_families(inputs, seeds, config, families)
+    per_seed = {seed: seed_diagnostics(inputs[seed], config, kept[seed]) for seed in seeds}
     rows = aggregate(per_seed, ("family", "probe"), ("cycle_acc", "tie_rate", "n"))
     result = {"experiment": "diagnostics", "split": config.test_split, "seeds": seeds, "config": config.as_dict(),
-              "probes": list(probe_names(config)), "rows": rows, "unavailable": unavailable,
+              "probes": list(probe_names(config)), "rows": rows, "min_cycles": config.min_cycles,
+              "unavailable": unavailable,
               "additive_audit": additive_audit(per_seed)}
     if out_dir is not None:
         from pathlib import Path
@@ -115,9 +115,8 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0,
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """Table 2 layout: one row per family, one column per probe (mean ± sd over seeds), test n per seed."""
-    from vlaudit.experiments.cycle_common import mean_sd_text
-
+    """Table 2 layout: one row per family, one column per probe (mean ± sd over seeds), test n per seed ("—"
+    for a seed that withdrew the family); a family withdrawn in every seed reads "unavailable" throughout."""
     probes = result["probes"]
     cells = {(r["family"], r["probe"]): r for r in result["rows"]}
     families = list(dict.fromkeys(r["family"] for r in result["rows"]))
@@ -127,5 +126,7 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
         n = "/".join("—" if v is None else str(int(v)) for v in first["n"]["per_seed"].values())
         out.append([family, n, *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
                                  for p in probes]])
+    unavailable = withdrawn_everywhere(result)
+    out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)] for family in unavailable]
     short = {"image-only": "image", "text-only": "text", "zero-shot cosine": "cosine", "diagonal": "diag."}
     return ["family", "n test", *[short.get(p, p) for p in probes]], out

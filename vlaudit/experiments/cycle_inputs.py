@@ -22,9 +22,15 @@ from vlaudit.experiments.cycle_oe import MARK_SUFFIX, caption_texts, marked_text
 
 
 def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str | Path) -> dict[int, SeedInputs]:
-    """Read each seed's cycles and one features folder; an id without features is an InputError."""
+    """Read each seed's cycles and one features folder; an id without features is an InputError.
+
+    The families a ``cycles build`` withdrew (``unavailable`` in the ``CYCLES.meta.json`` beside the file, when
+    there is one) come along, so the experiments report them with the build's counts.
+    """
+    from vlaudit.builders.cycles.common import sidecar_paths
     from vlaudit.scoring.features import read_features
     from vlaudit.sources.cycle_tables import read_cycles
+    from vlaudit.tables import read_json
 
     features = read_features(features_dir)
     out = {}
@@ -39,7 +45,12 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
                 if caption_id not in captions:
                     raise InputError(f"caption id {caption_id!r} has no features in {features_dir}", path=path,
                                      record=cycle.cycle_id, field="caption_id")
-        out[int(seed)] = SeedInputs.from_features(int(seed), cycles, features, source=str(path))
+        meta = sidecar_paths(path)[1]
+        built = read_json(meta).get("unavailable", {}) if meta.exists() else {}
+        if not isinstance(built, dict) or not all(isinstance(c, dict) for c in built.values()):
+            raise InputError("expected {family: {split: count}}", path=meta, field="unavailable")
+        out[int(seed)] = SeedInputs.from_features(int(seed), cycles, features, source=str(path),
+                                                  built_unavailable=built)
     return out
 
 

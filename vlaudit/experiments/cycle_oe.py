@@ -17,6 +17,10 @@ chosen families' cycles pooled within each split:
 Reported per seed: the marked-validation AUROC of every protocol, its selection value, the exact test CycleAcc
 on the original unmarked captions, and the per-seed difference Cycle OE − Shortcut OE (Table 7); mean ± sample
 sd across seeds (Table 4).
+
+The pool of a seed holds only the families that pass the minimum-cycle rule there (§D.5: at least
+``min_cycles`` cycles in each of train / val / test); the withdrawn ones are listed as unavailable with their
+counts, and a seed left with none reports no number.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from vlaudit.experiments.cycle_common import (
     mean_sd,
     mean_sd_text,
     scorer_scores,
+    select_families,
     split_cycle_eval,
     write_outputs,
 )
@@ -78,17 +83,12 @@ def marked_pairs(inputs: SeedInputs, cycles: Sequence[Cycle], name: str) -> Prob
     return ProbeData(inputs.x, inputs.y, pairs=array[:, :2].astype(np.int64), labels=array[:, 2], name=name)
 
 
-def seed_oe(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str] | None = None
-            ) -> list[dict[str, Any]]:
-    """Rows {protocol, val_metric, val_value, val_auroc, test_cycle_acc, test_tie_rate, n_test} of one seed."""
-    chosen = inputs.families(families)
-    train = inputs.select(config.train_split, chosen)
-    val = inputs.select(config.val_split, chosen)
-    test = inputs.select(config.test_split, chosen)
-    counts = {config.train_split: len(train), config.val_split: len(val), config.test_split: len(test)}
-    if not all(counts.values()):
-        raise InputError(f"seed {inputs.seed}: the OE test needs train, val and test cycles, got {counts}",
-                         path=inputs.source, field="split")
+def seed_oe(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows {protocol, val_metric, val_value, val_auroc, test_cycle_acc, test_tie_rate, n_test} of one seed, on
+    the cycles of ``families`` (those that passed :func:`select_families` in this seed; none: no rows)."""
+    if not families:
+        return []
+    train, val, test = (inputs.select(split, families) for split in config.splits)
     seed = inputs.seed
     pairs_train = marked_pairs(inputs, train, f"seed {seed}/shortcut/train")
     pairs_val = marked_pairs(inputs, val, f"seed {seed}/shortcut/val")
@@ -125,14 +125,17 @@ def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *
     """
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
-    per_seed = {seed: seed_oe(inputs[seed], config, families) for seed in seeds}
+    kept, unavailable = select_families(inputs, seeds, config, families)
+    per_seed = {seed: seed_oe(inputs[seed], config, kept[seed]) for seed in seeds}
     values = ("val_value", "val_auroc", "test_cycle_acc", "test_tie_rate", "n_test")
     rows = aggregate(per_seed, ("protocol", "val_metric"), values)
     test = {s: {r["protocol"]: r["test_cycle_acc"] for r in per_seed[s]} for s in seeds}
-    differences = {str(s): test[s]["Cycle OE"] - test[s]["Shortcut OE"] for s in seeds}
+    differences = {str(s): (test[s]["Cycle OE"] - test[s]["Shortcut OE"] if test[s] else None) for s in seeds}
     mean, sd, n = mean_sd(differences.values())
     result = {"experiment": "oe", "split": config.test_split, "val_split": config.val_split, "seeds": seeds,
-              "marker": MARKER, "config": config.as_dict(), "families": families, "rows": rows,
+              "marker": MARKER, "config": config.as_dict(), "families": families,
+              "families_per_seed": {str(s): kept[s] for s in seeds}, "min_cycles": config.min_cycles,
+              "unavailable": unavailable, "rows": rows,
               "difference_cycle_minus_shortcut": {"per_seed": differences, "mean": mean, "sd": sd, "n_seeds": n}}
     if out_dir is not None:
         from vlaudit.report.experiment_plots import plot_oe

@@ -4,7 +4,8 @@ Per seed and family: rank-r bilinear probes s = (Ux)ᵀ(Vy) + c for r in ``ranks
 64), cycle loss, §E.3 optimisation, the epoch selected by exact CycleAcc on the family's validation cycles,
 reported on its test cycles. If a relation is present but spread over several directions, CycleAcc rises with
 r; if the representation does not expose it, no rank helps. The additive probe a(x) + b(y) (four-entry BCE)
-is run alongside as the reference line: exactly ½ with tie rate 1 at any rank, by Theorem 1.
+is run alongside as the reference line: exactly ½ with tie rate 1 at any rank, by Theorem 1. A family with
+fewer than ``min_cycles`` cycles in any split of a seed is withdrawn there (§D.5) and reported as unavailable.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from vlaudit.experiments.cycle_common import (
     RANKS,
+    UNAVAILABLE,
     ExperimentConfig,
     SeedInputs,
     aggregate,
@@ -23,23 +25,21 @@ from vlaudit.experiments.cycle_common import (
     flat_rows,
     mean_sd_text,
     scorer_scores,
+    select_families,
     split_cycle_eval,
     train_on,
+    withdrawn_everywhere,
     write_outputs,
 )
 
 
-def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequence[int] = RANKS,
-                    families: Sequence[str] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows {family, rank ('additive' for the reference probe), n, cycle_acc, tie_rate} of one seed."""
+def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequence[int], families: Sequence[str]
+                    ) -> list[dict[str, Any]]:
+    """Rows {family, rank ('additive' for the reference probe), n, cycle_acc, tie_rate} of one seed over
+    ``families`` (those that passed :func:`select_families` in this seed)."""
     rows: list[dict[str, Any]] = []
-    unavailable: list[dict[str, Any]] = []
-    for family in inputs.families(families):
+    for family in families:
         train, val, test = family_splits(inputs, family, config)
-        counts = {config.train_split: len(train), config.val_split: len(val), config.test_split: len(test)}
-        if not all(counts.values()):
-            unavailable.append({"family": family, "seed": inputs.seed, "cycles": counts})
-            continue
         for rank in (*ranks, "additive"):
             if rank == "additive":
                 scorer = train_on(inputs, "additive", train, val,
@@ -51,7 +51,7 @@ def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequenc
                                        tol=config.tol, seed=inputs.seed)[family]
             rows.append({"family": family, "rank": rank, "n": summary["n"], "cycle_acc": summary["cycle_acc"],
                          "tie_rate": summary["tie_rate"]})
-    return rows, unavailable
+    return rows
 
 
 def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *,
@@ -63,11 +63,8 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
     ranks = [int(r) for r in ranks]
     if not ranks or min(ranks) < 1:
         raise ValueError(f"ranks must be ≥ 1, got {ranks}")
-    per_seed: dict[int, list[dict[str, Any]]] = {}
-    unavailable: list[dict[str, Any]] = []
-    for seed in seeds:
-        per_seed[seed], missing = seed_rank_sweep(inputs[seed], config, ranks, families)
-        unavailable += missing
+    kept, unavailable = select_families(inputs, seeds, config, families)
+    per_seed = {seed: seed_rank_sweep(inputs[seed], config, ranks, kept[seed]) for seed in seeds}
     rows = aggregate(per_seed, ("family", "rank"), ("cycle_acc", "tie_rate", "n"))
     additive = [r for r in rows if r["rank"] == "additive"]
     audit_failures = [{"seed": s, "family": r["family"], "cycle_acc": v}
@@ -76,7 +73,7 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
                        for r in additive for s, v in r["tie_rate"]["per_seed"].items() if v is not None and v != 1.0]
     result = {"experiment": "rank-sweep", "split": config.test_split, "seeds": seeds, "ranks": ranks,
               "config": config.as_dict(), "rows": [r for r in rows if r["rank"] != "additive"],
-              "additive": additive, "unavailable": unavailable,
+              "additive": additive, "min_cycles": config.min_cycles, "unavailable": unavailable,
               "additive_audit": {"ok": bool(additive) and not audit_failures, "failures": audit_failures}}
     if out_dir is not None:
         from vlaudit.report.experiment_plots import plot_rank_sweep
@@ -92,10 +89,12 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """Table 3 layout: one row per family, one column per rank, then the additive reference (mean ± sd)."""
+    """Table 3 layout: one row per family, one column per rank, then the additive reference (mean ± sd); a
+    family withdrawn in every seed reads "unavailable" throughout."""
     cells = {(r["family"], r["rank"]): r for r in [*result["rows"], *result["additive"]]}
     families = list(dict.fromkeys(r["family"] for r in result["rows"]))
     columns = [*result["ranks"], "additive"]
     out = [[family, *[mean_sd_text(cells[(family, k)]["cycle_acc"], 3) if (family, k) in cells else "—"
                       for k in columns]] for family in families]
+    out += [[family, *[UNAVAILABLE] * len(columns)] for family in withdrawn_everywhere(result)]
     return ["family", *[f"r={k}" if k != "additive" else "additive" for k in columns]], out

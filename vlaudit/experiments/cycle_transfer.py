@@ -17,6 +17,9 @@ coupling, 0 when unrelated, negative when they ask for opposite ones. Within eac
 correlation between A(i, j) and the transfer CycleAcc over the ordered off-diagonal pairs is computed; the
 report gives it per seed and as mean ± sample sd across seeds. The pairs share families and probes, so the
 correlation is descriptive, not a test.
+
+A family with fewer than ``min_cycles`` cycles in any split of a seed is withdrawn there (§D.5): it is neither
+trained on nor tested on in that seed, and is reported as unavailable.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.experiments.cycle_common import (
+    UNAVAILABLE,
     ExperimentConfig,
     SeedInputs,
     aggregate,
@@ -37,8 +41,10 @@ from vlaudit.experiments.cycle_common import (
     mean_sd,
     mean_sd_text,
     scorer_scores,
+    select_families,
     split_cycle_eval,
     train_on,
+    withdrawn_everywhere,
     write_outputs,
 )
 from vlaudit.records import Cycle
@@ -67,17 +73,10 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return float(np.corrcoef(a, b)[0, 1])
 
 
-def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str] | None = None
-                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows {train_family, test_family, off_diagonal, cycle_acc, alignment, n} of one seed."""
-    available, unavailable = [], []
-    for family in inputs.families(families):
-        train, val, test = family_splits(inputs, family, config)
-        counts = {config.train_split: len(train), config.val_split: len(val), config.test_split: len(test)}
-        if all(counts.values()):
-            available.append((family, train, val, test))
-        else:
-            unavailable.append({"family": family, "seed": inputs.seed, "cycles": counts})
+def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str]) -> list[dict[str, Any]]:
+    """Rows {train_family, test_family, off_diagonal, cycle_acc, alignment, n} of one seed over ``families``
+    (those that passed :func:`select_families` in this seed)."""
+    available = [(family, *family_splits(inputs, family, config)) for family in families]
     operators = {family: difference_operator(inputs, val) for family, _, val, _ in available}
     rows = []
     for family_i, train, val, _ in available:
@@ -89,7 +88,7 @@ def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequen
             rows.append({"train_family": family_i, "test_family": family_j, "off_diagonal": family_i != family_j,
                          "cycle_acc": summary["cycle_acc"], "n": summary["n"],
                          "alignment": alignment(operators[family_i], operators[family_j])})
-    return rows, unavailable
+    return rows
 
 
 def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *,
@@ -98,18 +97,18 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
     """All seeds; per-pair rows (mean ± sd), within-seed correlation of alignment with transfer; JSON/CSV/heatmap."""
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
+    kept, unavailable = select_families(inputs, seeds, config, families)
     per_seed: dict[int, list[dict[str, Any]]] = {}
-    unavailable: list[dict[str, Any]] = []
     correlations: dict[str, float | None] = {}
     for seed in seeds:
-        per_seed[seed], missing = seed_transfer(inputs[seed], config, families)
-        unavailable += missing
+        per_seed[seed] = seed_transfer(inputs[seed], config, kept[seed])
         off = [r for r in per_seed[seed] if r["off_diagonal"] and r["alignment"] is not None]
         correlations[str(seed)] = pearson([r["alignment"] for r in off], [r["cycle_acc"] for r in off])
     rows = aggregate(per_seed, ("train_family", "test_family", "off_diagonal"), ("cycle_acc", "alignment", "n"))
     mean, sd, n = mean_sd(correlations.values())
     result = {"experiment": "transfer", "split": config.test_split, "alignment_split": config.val_split,
-              "seeds": seeds, "config": config.as_dict(), "rows": rows, "unavailable": unavailable,
+              "seeds": seeds, "config": config.as_dict(), "rows": rows, "min_cycles": config.min_cycles,
+              "unavailable": unavailable,
               "correlation": {"per_seed": correlations, "mean": mean, "sd": sd, "n_seeds": n,
                               "what": "Pearson r of alignment (val) with transfer CycleAcc (test), off-diagonal pairs"}}
     if out_dir is not None:
@@ -132,7 +131,9 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """One row per ordered pair: train → test family, transfer CycleAcc and alignment (mean ± sd)."""
+    """One row per ordered pair: train → test family, transfer CycleAcc and alignment (mean ± sd); a family
+    withdrawn in every seed gets one row reading "unavailable"."""
     out = [[r["train_family"], r["test_family"] + ("" if r["off_diagonal"] else " (same)"),
             mean_sd_text(r["cycle_acc"], 3), mean_sd_text(r["alignment"], 3)] for r in result["rows"]]
+    out += [[family, "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
     return ["train family", "test family", "transfer CycleAcc (test)", "alignment (val)"], out

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.experiments import synthetic_generators as gen
+from vlaudit.experiments.cycle_common import mean_sd
 from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_acc
 from vlaudit.probes.trainer import (
     ProbeData,
@@ -159,11 +160,6 @@ def seed_results(seed: int, config: SyntheticConfig | None = None) -> list[dict[
     return rows
 
 
-def _summary(values: list[float]) -> tuple[float, float | None]:
-    array = np.asarray(values, dtype=np.float64)
-    return float(array.mean()), (float(array.std(ddof=1)) if len(array) > 1 else None)
-
-
 def _checks(values: dict[tuple[str, str, str], float]) -> dict[str, bool]:
     """Whether ``values`` — (diagnostic, probe, metric) → one seed's value or the mean — show the behaviour the
     construction predicts (loose bands, not the paper's numbers)."""
@@ -223,7 +219,7 @@ def run_synthetic(seeds: Sequence[int] = (0, 1, 2), out_dir: Path | None = None,
     rows = []
     for index, template in enumerate(per_seed[seeds[0]]):
         values = {str(seed): per_seed[seed][index]["value"] for seed in seeds}
-        mean, sd = _summary(list(values.values()))
+        mean, sd, _ = mean_sd(values.values())
         rows.append({key: template[key] for key in ("diagnostic", "probe", "metric", "expected")}
                     | {"per_seed": values, "mean": mean, "sd": sd})
     key = ("diagnostic", "probe", "metric")

@@ -11,6 +11,8 @@ the functions here add, per run:
 * ``robustness.control_sets`` — alternate control sets (text+mean is the mean-colour axis), each on the
   items that have its contexts, with the headline Dep and D-CC on the same items;
 * ``erasure`` — ``rele``/``irre`` decision survival and support drop on the items that have each view;
+* ``stress`` — the same two numbers for the stress probes ``blur`` and ``patch-shuffle`` (VCA §18: they retain
+  or degrade content, so they never enter G_img, Dep or any control set; own rows, own n);
 * ``coverage`` — n and excluded count of every quantity above (also ``coverage.csv``).
 """
 
@@ -24,8 +26,10 @@ if TYPE_CHECKING:
     from vlaudit.experiments.vca_report import ReportSettings, RunEvents
 
 AXIS_ROLES = {"mismatch": "permutation calibration, Dep+M, Strict+M", "mean": "mean-colour control set",
-              "rele": "relation-region erasure", "irre": "irrelevant-region erasure"}
+              "rele": "relation-region erasure", "irre": "irrelevant-region erasure",
+              "blur": "stress probe (never a control)", "patch-shuffle": "stress probe (never a control)"}
 ERASURES = ("rele", "irre")
+STRESS = ("blur", "patch-shuffle")
 
 
 def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
@@ -79,10 +83,11 @@ def control_set_rows(ev: RunEvents, settings: ReportSettings) -> list[dict[str, 
     return rows
 
 
-def erasure_rows(ev: RunEvents) -> list[dict[str, Any]]:
-    """Box-erasure diagnostics per erased view on the items that have it (never part of Dep, §11)."""
+def erasure_rows(ev: RunEvents, contexts: tuple[str, ...] = ERASURES) -> list[dict[str, Any]]:
+    """Box-erasure (or, with ``contexts=STRESS``, stress-probe) diagnostics per view on the items that have it
+    (never part of Dep, §11, §18)."""
     rows = []
-    for context in ERASURES:
+    for context in contexts:
         have = ev.run.available(context)
         if not have.any():
             continue

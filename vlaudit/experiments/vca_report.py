@@ -267,6 +267,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
         out["relation"] = rel
     out["robustness"] = run_robustness(ev, settings)
     out["erasure"] = vca_axes.erasure_rows(ev)
+    out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
@@ -376,6 +377,10 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
     settings = settings or ReportSettings()
     if not runs:
         raise InputError("no runs to report")
+    stress = [c for c in settings.controls if c in vca_axes.STRESS]
+    if stress:
+        raise InputError(f"{stress} are stress probes that retain or degrade the image's content, never controls "
+                         f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
     summaries = [summarize_run(ev, settings) for ev in events]
     return VcaReport(

@@ -22,6 +22,7 @@ permutation.csv                runs with a mismatch context: n, D-CC and D-CC_pe
 sensitivity.csv                VCA Table 28: Dep, Strict T/B (headline items), Dep+M, Strict+M (mismatch items,
                                n_m) with CIs, headline Dep on the mismatch items, mean G_img
 erasure.csv                    rele/irre views: n, decision survival, support drop r_o − r_c
+stress.csv                     blur/patch-shuffle stress probes (never controls): the same columns
 relation.csv                   runs with groups: Rel_c, PairCredit, PairD, Joint, mean H_c, mean G_int
 robustness_controls.csv        alternate control sets against the headline, each on its own items (n)
 robustness_aggregation.csv     control-aggregation variants against the headline
@@ -125,6 +126,10 @@ def erasure_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [_head(run) | entry for run in runs for entry in run["erasure"]]
 
 
+def stress_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_head(run) | entry for run in runs for entry in run.get("stress", [])]
+
+
 def relation_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for run in runs:
@@ -151,6 +156,7 @@ def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -
     tables = {
         "headline.csv": headline_rows(runs), "coverage.csv": coverage_rows(runs),
         "sensitivity.csv": sensitivity_rows(runs), "erasure.csv": erasure_rows(runs),
+        "stress.csv": stress_rows(runs),
         "taxonomy.csv": taxonomy_rows(runs),
         "stratified.csv": stratified_rows(runs), "balanced.csv": balanced_rows(runs),
         "survival.csv": survival_rows(runs), "gaps.csv": gap_rows(runs),

@@ -220,10 +220,20 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
             ids = [id_of_hash[k] for k in keys]
             return list(pool.map(lambda i: _open_rgb(inputs.images[i], i, inputs), ids))
 
+        def prefetched(parts: list[list[str]]) -> Iterable[np.ndarray]:
+            """Decode the next chunk's images on a helper thread while this chunk's forward pass runs."""
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlaudit-decode") as ahead:
+                upcoming = ahead.submit(load, parts[0]) if parts else None
+                for position, _ in enumerate(parts):
+                    images = upcoming.result()  # type: ignore[union-attr]
+                    if position + 1 < len(parts):
+                        upcoming = ahead.submit(load, parts[position + 1])
+                    yield backend.encode_images(images)
+
         remote_images = None if executor is None else (lambda parts: executor.encode_images(
             [[(id_of_hash[k], str(inputs.images[id_of_hash[k]])) for k in part] for part in parts], inputs))
         image_rows = _encode_unique(list(id_of_hash), lambda keys: backend.encode_images(load(keys)), chunk,
-                                    "images", progress, remote_images)
+                                    "images", progress, remote_images or prefetched)
     caption_ids = list(inputs.texts)
     text_hashes = [sha256_text(inputs.texts[c]) for c in caption_ids]
     text_of_hash: dict[str, str] = {}
@@ -327,8 +337,13 @@ def zero_shot_scores(features: Features, cycles: Iterable[Cycle], *, source: str
     if not pairs:
         return []
     keys = list(pairs)
-    left = features.images[[image_index[u] for u, _ in keys]].astype(np.float64)
-    right = features.texts[[caption_index[v] for _, v in keys]].astype(np.float64)
-    norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
-    scores = np.einsum("ij,ij->i", left, right) / np.where(norms > 0, norms, 1.0)
+    scores = pair_cosines(features.images[[image_index[u] for u, _ in keys]],
+                          features.texts[[caption_index[v] for _, v in keys]])
     return [{"image_id": u, "caption_id": v, "score": float(s)} for (u, v), s in zip(keys, scores, strict=True)]
+
+
+def pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Row-wise cosine of two matrices in float64 (0 where a row has zero norm): the zero-shot score."""
+    left, right = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
+    return np.einsum("ij,ij->i", left, right) / np.where(norms > 0, norms, 1.0)

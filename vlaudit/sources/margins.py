@@ -10,7 +10,7 @@ dataset       yes        benchmark name (string; null or empty → the file stem
 item_id       yes        id of the yes/no query (string; integers are read as their decimal text)
 context       yes        ``original``, ``text`` (text only), ``blank`` (mid-grey canvas), ``mean`` (mean-colour
                          canvas), ``mismatch`` (same-split permuted image), ``rele``/``irre`` (relation-/
-                         irrelevant-erased views)
+                         irrelevant-erased views), ``blur`` / ``patch-shuffle`` (stress probes, never controls)
 margin        one of     m = NLL(no) − NLL(yes) (VCA §3); positive when the model prefers "yes"
 nll_yes,      these      used when ``margin`` is absent/null: m = nll_no − nll_yes
 nll_no        three
@@ -60,7 +60,7 @@ from vlaudit.errors import InputError
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.tables import read_table
 
-CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre")
+CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
 INTERFACES = ("yesno", "truefalse")
 KEY_COLUMNS = ("model", "dataset", "item_id", "context")
 SCHEMA_COLUMNS = (
@@ -69,7 +69,8 @@ SCHEMA_COLUMNS = (
 )
 _CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "textonly": "text", "t": "text",
                     "b": "blank", "gray": "blank", "grey": "blank", "mean_color": "mean", "meancolor": "mean",
-                    "mean_colour": "mean", "perm": "mismatch", "permuted": "mismatch"}
+                    "mean_colour": "mean", "perm": "mismatch", "permuted": "mismatch",
+                    "patch_shuffle": "patch-shuffle"}
 
 
 @dataclass(frozen=True)

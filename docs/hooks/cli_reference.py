@@ -1,0 +1,56 @@
+"""MkDocs hook: pages filled from the live code, so nothing hand-copied can drift.
+
+* ``<!-- cli-reference -->`` → the CLI reference rendered from the command tree;
+* ``<!-- docstring: MODULE -->`` → that module's docstring (the documented schemas live there), verbatim;
+* ``<!-- readme: HEADING -->`` → the README section under that heading (to the next heading of its level or
+  above; ``readme-intro:`` stops at its first subheading), so a worked example is written once, in the README,
+  and its commands are checked there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+CLI_MARKER = "<!-- cli-reference -->"
+DOCSTRING = re.compile(r"<!-- docstring: ([\w.]+) -->")
+README_SECTION = re.compile(r"<!-- readme(-intro)?: (.+?) -->")
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_section(match: re.Match[str]) -> str:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    intro_only = bool(match.group(1))  # readme-intro: stop at the first subheading too
+    heading = match.group(2).strip()
+    in_fence = False
+    start = level = None
+    for index, line in enumerate(lines):
+        if line.startswith("```"):
+            in_fence = not in_fence
+        if in_fence:
+            continue
+        hashes = len(line) - len(line.lstrip("#"))
+        if start is None and hashes and line[hashes:].strip() == heading:
+            start, level = index + 1, hashes
+        elif start is not None and hashes and (intro_only or hashes <= level):  # type: ignore[operator]
+            return "\n".join(lines[start:index]).strip()
+    if start is None:
+        raise ValueError(f"README.md has no heading {heading!r}")
+    return "\n".join(lines[start:]).strip()
+
+
+def _module_docstring(match: re.Match[str]) -> str:
+    doc = (importlib.import_module(match.group(1)).__doc__ or "").strip()
+    if not doc:
+        raise ValueError(f"module {match.group(1)} has no docstring to include")
+    return f"```text\n{doc}\n```"
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ANN001 (mkdocs hook signature)
+    if CLI_MARKER in markdown:
+        from vlaudit.commands._introspect import render_markdown
+
+        markdown = markdown.replace(CLI_MARKER, render_markdown())
+    markdown = README_SECTION.sub(_readme_section, markdown)
+    return DOCSTRING.sub(_module_docstring, markdown)

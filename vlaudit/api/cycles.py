@@ -1,0 +1,135 @@
+"""Cycles from a notebook: build, featurize, score and evaluate (cycle paper §2–§5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
+from vlaudit.api.results import Result, with_interval
+from vlaudit.errors import InputError
+
+
+class CycleEvaluation(Result):
+    """CycleAcc per (family, split) — ``rows``: family, split, n, cycle_acc (+ interval), ties, tie_rate."""
+
+
+def _evaluation_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for family, cells in data["families"].items():
+        for split, cell in cells.items():
+            row = {"family": family, "split": split, "n": cell["n"], "cycle_acc": cell["cycle_acc"]}
+            with_interval(row, "cycle_acc", cell.get("ci"))
+            rows.append(row | {"ties": cell["ties"], "tie_rate": cell.get("tie_rate")})
+    return rows
+
+
+def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = None, min_cycles: int = 30,
+                    tol: float = 1e-9, n_resamples: int = 5000, seed: int = 0) -> CycleEvaluation:
+    """Exact CycleAcc per (family, split), never pooled across splits (cycle paper §2.1, §D.5).
+
+    Args:
+        cycles: a cycles file (JSONL/Parquet), a pandas DataFrame or pyarrow Table with the cycles columns,
+            or a list of :class:`~vlaudit.records.Cycle`.
+        scores: a scores file (CSV/JSONL/Parquet), a DataFrame/Table with ``image_id, caption_id, score``, a
+            mapping ``(image_id, caption_id) → score``, or a scorer callable ``s(image_ids, caption_ids)``
+            returning one score per pair.
+        splits: evaluate only these splits (default: every split present; no split → ``"unsplit"``).
+        min_cycles: a family with fewer cycles than this in any evaluated split is withdrawn whole and listed
+            under ``data["unavailable"]``.
+        tol: the fixed absolute tie tolerance (credit ½ when |Δ| ≤ tol).
+        n_resamples: bootstrap resamples over cycles for each interval.
+        seed: bootstrap seed.
+
+    Returns:
+        A :class:`CycleEvaluation`; an additive score gives ``cycle_acc == 0.5`` and ``tie_rate == 1`` in every row.
+    """
+    from vlaudit.metrics.cycles import evaluate_cycles as evaluate
+
+    cycle_list = as_cycles(cycles)
+    data = evaluate(cycle_list, as_scores(scores, cycle_list), splits=splits, min_cycles=min_cycles, tol=tol,
+                    n_resamples=n_resamples, seed=seed)
+    return CycleEvaluation(data, _evaluation_rows(data), title="CycleAcc per family and split",
+                           interval_columns=("cycle_acc",))
+
+
+def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, Any]:
+    """Build exact cycles from annotations and write the cycles table (cycle paper §4, §D).
+
+    Args:
+        source: ``"coco"`` (options ``instances``, ``captions``), ``"gqa"`` (``scene_graphs``) or ``"jsonl"``
+            (``pairs``: the bring-your-own format).
+        out: the cycles file to write (a captions table and a metadata file are written beside it).
+        **options: the builder's keyword options (``families``, ``seed``, ``splits``, ``min_cycles``,
+            ``max_images``, ...), as on the command line.
+
+    Returns:
+        The build summary: Table-6 counts per family and split, unavailable families, ``paths`` written.
+    """
+    from vlaudit.builders.cycles.coco import build_coco_cycles
+    from vlaudit.builders.cycles.gqa import build_gqa_cycles
+    from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
+
+    if source == "coco":
+        return build_coco_cycles(options.pop("instances"), options.pop("captions", None), out, **options)
+    if source == "gqa":
+        return build_gqa_cycles(options.pop("scene_graphs"), out, **options)
+    if source == "jsonl":
+        return build_jsonl_cycles(options.pop("pairs"), out, **options)
+    raise InputError(f"unknown cycle source {source!r}; use coco, gqa or jsonl", field="source")
+
+
+def load_model(spec: str, **options: Any) -> Any:
+    """Load a model by spec — ``hf:``, ``hf-clip:``, ``open_clip:`` or ``ref:`` — through the backend registry.
+
+    Returns a backend with ``score(requests)`` (multimodal LLMs) or ``encode_images``/``encode_texts``
+    (dual encoders); options (``dtype``, ``device``, ``batch_size``, ...) pass to the backend's loader.
+    """
+    from vlaudit.backends.registry import load_backend
+
+    return load_backend(spec, **options)
+
+
+def features_from_arrays(image_ids: Sequence[Any], image_embeddings: Any, caption_ids: Sequence[Any],
+                         caption_embeddings: Any) -> Any:
+    """Wrap embeddings you already hold (numpy arrays or torch tensors, one row per id) as features."""
+    from vlaudit.scoring.features import Features
+
+    images = as_matrix(image_embeddings, what="image_embeddings")
+    texts = as_matrix(caption_embeddings, what="caption_embeddings")
+    if len(image_ids) != images.shape[0] or len(caption_ids) != texts.shape[0]:
+        raise InputError("one embedding row per id is needed", field="embeddings")
+    return Features([str(i) for i in image_ids], images, [str(c) for c in caption_ids], texts,
+                    {"source": "in-memory arrays"})
+
+
+def extract_features(model: Any, cycles: str | Path, *, images: str | Path, out: str | Path,
+                     captions: str | Path | None = None) -> Any:
+    """Embed every image and caption of a cycles file once with a dual encoder; write and return the features.
+
+    ``model`` is a spec (``open_clip:…``, ``hf-clip:…``, ``ref:…``) or a loaded dual-encoder backend.
+    """
+    from vlaudit.scoring.features import collect_inputs, read_features
+    from vlaudit.scoring.features import extract_features as extract
+    from vlaudit.sources.cycle_tables import read_cycles
+
+    backend = load_model(model) if isinstance(model, str) else model
+    inputs = collect_inputs(read_cycles(cycles), Path(cycles), Path(images),
+                            None if captions is None else Path(captions))
+    extract(backend, inputs, out, provenance={"cycles": str(cycles), "images": str(images)})
+    return read_features(out)
+
+
+def zero_shot_scores(features: Any, cycles: Any) -> dict[tuple[str, str], float]:
+    """Cosine scores s(u, v) = cos(f(u), g(v)) in float64 for every pair the cycles use (cycle paper §5).
+
+    ``features`` is a features folder path or the result of :func:`extract_features` /
+    :func:`features_from_arrays`; the result feeds :func:`evaluate_cycles` directly.
+    """
+    from vlaudit.scoring.features import read_features
+    from vlaudit.scoring.features import zero_shot_scores as cosine
+
+    feats = read_features(features) if isinstance(features, (str, Path)) else features
+    rows = cosine(feats, as_cycles(cycles))
+    return {(r["image_id"], r["caption_id"]): r["score"] for r in rows}

@@ -1,0 +1,81 @@
+"""Typed results with one face: ``.to_dict()``, ``.to_frame()``, ``.save(dir)`` and a Jupyter table.
+
+A result keeps the full nested record (``data``, what the CLI writes as JSON) and its headline rows
+(``rows``, one per family × split or per model × dataset × interface). Interval columns are stored as
+``NAME_lo`` / ``NAME_hi`` beside ``NAME`` so that the frame stays flat and numeric.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return "—" if math.isnan(value) else f"{value:.4f}"
+    return "—" if value is None else str(value)
+
+
+@dataclass
+class Result:
+    """A result: the nested record ``data``, flat headline ``rows`` and the columns that carry intervals."""
+
+    data: dict[str, Any]
+    rows: list[dict[str, Any]]
+    title: str = "vlaudit result"
+    interval_columns: Sequence[str] = ()
+    writer: Callable[[Path, Result], list[Path]] | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The full nested record (JSON-serialisable, as the CLI writes it)."""
+        return self.data
+
+    def to_frame(self) -> Any:
+        """The headline rows as a pandas DataFrame (one row per cell, intervals as ``*_lo``/``*_hi``)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def save(self, directory: str | Path) -> list[Path]:
+        """Write the result into ``directory`` (created): ``result.json`` + ``rows.csv``, or the CLI's files."""
+        from vlaudit.tables import write_json, write_table
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        if self.writer is not None:
+            return self.writer(out, self)
+        return [write_json(out / "result.json", self.data), write_table(out / "rows.csv", self.rows)]
+
+    def _repr_html_(self) -> str:
+        """A compact table: each interval column shown as ``value [lo, hi]``; every cell HTML-escaped."""
+        if not self.rows:
+            return f"<p><b>{html.escape(self.title)}</b>: no rows</p>"
+        hidden = {f"{c}_{end}" for c in self.interval_columns for end in ("lo", "hi")}
+        columns = [c for c in self.rows[0] if c not in hidden]
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+        body = []
+        for row in self.rows:
+            cells = []
+            for column in columns:
+                text = _fmt(row.get(column))
+                if column in self.interval_columns and row.get(f"{column}_lo") is not None:
+                    text += f" [{_fmt(row[f'{column}_lo'])}, {_fmt(row[f'{column}_hi'])}]"
+                cells.append(f"<td>{html.escape(text)}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        return (f"<table><caption>{html.escape(self.title)}</caption><thead><tr>{head}</tr></thead>"
+                f"<tbody>{''.join(body)}</tbody></table>")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.title!r}: {len(self.rows)} rows>"
+
+
+def with_interval(row: dict[str, Any], name: str, ci: Sequence[float] | None) -> dict[str, Any]:
+    """Add ``name_lo`` / ``name_hi`` to ``row`` from a two-element interval (None → missing)."""
+    low, high = (None, None) if not ci else (ci[0], ci[1])
+    row[f"{name}_lo"], row[f"{name}_hi"] = low, high
+    return row

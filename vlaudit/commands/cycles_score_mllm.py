@@ -1,0 +1,77 @@
+"""``vlaudit cycles score-mllm``: cycle scores of a generative MLLM as the yes/no margin of a fixed query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import cycles_app
+
+
+def default_run_dir(out: Path) -> Path:
+    """``SCORES.run/`` beside the scores table: the run folder (cache, margins, manifest) of a scores file."""
+    return out.with_name(out.name + ".run")
+
+
+@cycles_app.command("score-mllm")
+def cycles_score_mllm(
+    model: str = typer.Option(..., "--model", help="Multimodal LLM: hf:<id|dir> or ref:tiny-qwen2-vl, ..."),
+    cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
+    images: Path = typer.Option(..., "--images", help="Folder the image files are relative to."),
+    out: Path = typer.Option(..., "--out", help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
+    captions: Path | None = typer.Option(None, "--captions", help="Captions table (caption_id, text); default: "
+                                                                   "the rows' text_1/text_2, else CYCLES.captions.jsonl."),
+    run_dir: Path | None = typer.Option(None, "--run-dir", help="Run folder holding the cache, margins and "
+                                                                "manifest (default: OUT.run); rerun to resume."),
+    query: str = typer.Option(None, "--query", help="Question with one {caption} field (default: "
+                                                    "'Does the caption \"{caption}\" describe the image?')."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), bf16, fp16 or fp32."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
+    revision: str = typer.Option(None, "--revision", help="Model revision (hub branch, tag or commit)."),
+    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL)."),
+    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL)."),
+    chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
+) -> None:
+    """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
+    cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
+    from vlaudit.backends.registry import load_backend, require_kind
+    from vlaudit.errors import InputError
+    from vlaudit.report.console import print_table
+    from vlaudit.scoring.features import collect_inputs
+    from vlaudit.scoring.mllm_cycle_scores import (
+        CYCLE_QUERY,
+        INTERFACE,
+        check_query,
+        cycle_pair_items,
+        scores_from_margins,
+    )
+    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.sources.cycle_tables import read_cycles
+    from vlaudit.tables import write_table
+
+    query = check_query(CYCLE_QUERY if query is None else query)
+    if not images.is_dir():
+        raise InputError("images folder not found", path=images, field="--images")
+    require_kind(model, "yesno")
+    cycle_list = read_cycles(cycles)
+    inputs = collect_inputs(cycle_list, cycles, images, captions)
+    items = cycle_pair_items(cycle_list, inputs, images, query=query, dataset=cycles.stem)
+    run = run_dir or default_run_dir(out)
+    backend = load_backend(model, dtype=dtype, device=device, batch_size=batch_size, revision=revision,
+                           min_pixels=min_pixels, max_pixels=max_pixels, interfaces=[INTERFACE])
+    arguments = {"command": "cycles score-mllm", "model": model, "cycles": str(cycles), "images": str(images),
+                 "out": str(out), "captions": None if captions is None else str(captions), "query": query,
+                 "batch_size": batch_size, "dtype": dtype, "device": device, "revision": revision,
+                 "min_pixels": min_pixels, "max_pixels": max_pixels, "chunk_size": chunk_size}
+    summary = run_scoring(backend, items, images_dir=images, out_dir=run, contexts=["original"],
+                          interfaces=[INTERFACE], strict=True, chunk_size=chunk_size, arguments=arguments)
+    rows = scores_from_margins(run / "margins.parquet", items, source=cycles)
+    write_table(out, rows)
+    scores = [row["score"] for row in rows]
+    print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
+                                                  "mean", "max"],
+                [[len(cycle_list), len(rows), summary["n_units_scored_now"], summary["n_units_from_cache"],
+                  min(scores), sum(scores) / len(scores), max(scores)]])
+    typer.echo(f"wrote {out} (run folder {run})")

@@ -1,0 +1,50 @@
+"""``vlaudit vca score-dual``: VCA context margins of a dual encoder (cosine decision within true/false groups)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from vlaudit.commands._apps import vca_app
+
+
+@vca_app.command("score-dual")
+def vca_score_dual(
+    model: str = typer.Option(..., "--model", help="Dual encoder: open_clip:…, hf-clip:… or ref:tiny-open-clip."),
+    benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table with true/false statement groups."),
+    images: Path = typer.Option(..., "--images", help="Directory the items' image paths are relative to."),
+    out: Path = typer.Option(..., "--out", help="Run directory (margins.parquet, features/, manifest, summary)."),
+    contexts: str = typer.Option("original,text,blank,mean,mismatch", "--contexts",
+                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre, ..."),
+    no_image: str = typer.Option("mean-image", "--no-image",
+                                 help="What the text context embeds as its image: mean-image (mean of the "
+                                      "run's original-image embeddings) or zero (m_t ≡ 0)."),
+    text_field: str = typer.Option(None, "--text-field", help="ITEMS column holding the statement text "
+                                                              "(default: the question without its wrapper)."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
+    model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
+) -> None:
+    """m_c(s) = cos(x_c, s) − max over the group's other statements, per context; read by `vca report`."""
+    from vlaudit.backends.registry import load_backend, require_kind
+    from vlaudit.report.console import print_table
+    from vlaudit.scoring.dual_margins import score_dual
+    from vlaudit.sources.items import read_items
+
+    context_list = [c.strip() for c in contexts.split(",") if c.strip()]
+    require_kind(model, "features")
+    items = read_items(benchmark)
+    backend = load_backend(model, batch_size=batch_size, device=device, dtype=dtype)
+    arguments = {"command": "vca score-dual", "model": model, "benchmark": str(benchmark), "images": str(images),
+                 "out": str(out), "contexts": context_list, "no_image": no_image, "text_field": text_field,
+                 "batch_size": batch_size, "seed": seed, "device": device, "dtype": dtype, "model_name": model_name}
+    summary = score_dual(backend, items, images_dir=images, out_dir=out, contexts=context_list, no_image=no_image,
+                         text_field=text_field, seed=seed, model_name=model_name, arguments=arguments,
+                         source=benchmark)
+    shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
+    shown += [(f"rows: {c}", n) for c, n in summary["contexts"].items()]
+    print_table(f"vca score-dual — {summary['model']}", ["field", "value"], shown)
+    typer.echo(f"wrote {out / 'margins.parquet'}")
