@@ -23,6 +23,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     pair_audit,
     report,
     synthetic,
+    vca_analyses,
     vca_report,
     vca_score,
     vca_score_dual,

@@ -147,6 +147,8 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
                 "cu": _flag(item_row.get("cu")), "dcc": _flag(item_row.get("dcc")),
                 "rel_o": _flag(group_row.get("rel_o")), "pair_d": _flag(group_row.get("pair_d")),
                 "joint": _flag(group_row.get("joint")),
+                # the source true statement, so `vca validity|proxies --edits` can join its scores (§15)
+                "source_item_id": str(source_item), "source_group_id": str(source_group),
             })
     if not records:
         raise InputError("no model in the edit report has predictions for the accepted edits", field="item_id")

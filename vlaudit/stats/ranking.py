@@ -93,3 +93,87 @@ def macro_average(rows: Sequence[dict], keys: Sequence[str], *, by: str = "model
                 per_group.append(float(np.mean(vals)))
         out[key] = float(np.mean(per_group)) if per_group else float("nan")
     return out
+
+
+def percentile_ranks(values: np.ndarray, *, tie_break: Sequence[object] | np.ndarray | None = None) -> np.ndarray:
+    """Within-sample percentile ranks in (0, 1]: rank / n (VCA §15 rank pooling, §16 rank normalization).
+
+    Ties share their average rank unless ``tie_break`` is given: then ranks are ordinal, ties ordered by
+    ``tie_break`` (e.g. the relation-group id, §16), so the result never depends on input order.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    n = values.size
+    if n == 0:
+        return values.copy()
+    if tie_break is None:
+        return rankdata(values, method="average") / n
+    keys = np.asarray(tie_break, dtype=object).astype(str)
+    order = np.lexsort((keys, values))
+    ranks = np.empty(n, dtype=np.float64)
+    ranks[order] = np.arange(1, n + 1, dtype=np.float64)
+    return ranks / n
+
+
+def _weighted_setup(scores: np.ndarray, target: np.ndarray, weights: np.ndarray):
+    """Records sorted by score: (target ``(n, 1)``, weights transposed to ``(n, B)``, tie-block codes)."""
+    scores, target = _prepare(scores, target)
+    weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    if weights.shape[1] != scores.size:
+        raise ValueError(f"weights {weights.shape} do not match {scores.size} scores")
+    order = np.argsort(scores, kind="stable")
+    s = scores[order]
+    block = np.concatenate([[0], np.cumsum(s[1:] != s[:-1])]) if s.size else np.zeros(0, dtype=np.int64)
+    # records along axis 0: the block sums and cumulative sums below run over contiguous rows
+    return target[order][:, None], np.ascontiguousarray(weights.T[order]), block
+
+
+def _block_sums(values: np.ndarray, block: np.ndarray) -> np.ndarray:
+    """Sum ``(n, B)`` values within tie blocks (contiguous, ascending ``block`` codes): ``(k, B)``."""
+    if not block.size:
+        return np.zeros((0, values.shape[1]))
+    if block[-1] == block.size - 1:
+        return values  # no ties: every record is its own block
+    starts = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
+    return np.add.reduceat(values, starts, axis=0)
+
+
+def weighted_auroc(scores: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """AUROC under record weights, one value per row of ``weights`` ``(B, n)`` (ties count ½).
+
+    With integer weights (bootstrap counts) this equals :func:`auroc` on the sample that repeats each record
+    as often as its weight; the vectorized form lets one resampling plan give every interval of §15 at once.
+    NaN where a row has no positive or no negative weight.
+    """
+    t, w, block = _weighted_setup(scores, target, weights)
+    pos = _block_sums(w * t, block)
+    neg = _block_sums(w * ~t, block)
+    below = np.cumsum(neg, axis=0) - neg  # negative weight strictly below each tie block
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (pos * (below + 0.5 * neg)).sum(axis=0) / (pos.sum(axis=0) * neg.sum(axis=0))
+
+
+def weighted_auprc(scores: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Average precision under record weights (the step-wise sum of scikit-learn's
+    ``average_precision_score``, thresholds at distinct scores), one value per row of ``weights``."""
+    t, w, block = _weighted_setup(scores, target, weights)
+    pos = _block_sums(w * t, block)[::-1]  # descending thresholds
+    tot = _block_sums(w, block)[::-1]
+    tp, predicted = np.cumsum(pos, axis=0), np.cumsum(tot, axis=0)
+    total_pos = tp[-1:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(predicted > 0, tp / predicted, 0.0)
+        return (pos / total_pos * precision).sum(axis=0) * np.where(total_pos[0] > 0, 1.0, np.nan)
+
+
+def weighted_high_minus_low(scores: np.ndarray, target: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`high_minus_low` under record weights (a record of weight w is w tied records), per row."""
+    t, w, block = _weighted_setup(scores, target, weights)
+    tot = _block_sums(w, block)
+    hit = _block_sums(w * t, block)
+    n = tot.sum(axis=0, keepdims=True)
+    avg_rank = np.cumsum(tot, axis=0) - tot + (tot + 1.0) / 2.0
+    low = (avg_rank <= n / 3.0) & (tot > 0)
+    high = (avg_rank > 2.0 * n / 3.0) & (tot > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (hit * high).sum(0) / (tot * high).sum(0) - (hit * low).sum(0) / (tot * low).sum(0)
+    return np.where(n[0] >= 3, out, np.nan)

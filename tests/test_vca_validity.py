@@ -1,0 +1,176 @@
+"""``vlaudit vca validity`` (VCA §15) on planted multi-model margins: known answers and the CLI path."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+from vca_panel_fixtures import MODELS, edit_rows, panel_rows
+
+from vlaudit.cli import app, main
+from vlaudit.experiments.vca_common import join_edits, run_scores
+from vlaudit.experiments.vca_validity import QUADRANTS, ValiditySettings, compute_validity, conditional_auroc
+from vlaudit.sources.margins import runs_from_rows
+from vlaudit.stats.ranking import (
+    auprc,
+    auroc,
+    high_minus_low,
+    percentile_ranks,
+    weighted_auprc,
+    weighted_auroc,
+    weighted_high_minus_low,
+)
+from vlaudit.tables import write_table
+
+FAST = ValiditySettings(n_resamples=200, repeats=2, ridges=(1.0,))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.booleans(), st.integers(0, 3)), min_size=3, max_size=25))
+def test_weighted_metrics_equal_the_metrics_of_the_repeated_sample(records):
+    scores = np.array([r[0] for r in records], dtype=float)
+    target = np.array([r[1] for r in records])
+    counts = np.array([r[2] for r in records], dtype=float)
+    idx = np.repeat(np.arange(len(records)), counts.astype(int))
+    for weighted, plain in ((weighted_auroc, auroc), (weighted_auprc, auprc), (weighted_high_minus_low, high_minus_low)):
+        got = weighted(scores, target, counts[None, :])[0]
+        want = plain(scores[idx], target[idx]) if idx.size else float("nan")
+        assert (np.isnan(got) and np.isnan(want)) or got == pytest.approx(want, abs=1e-12)
+
+
+def test_percentile_ranks_break_ties_by_the_given_key_not_input_order():
+    values = np.array([1.0, 1.0, 0.0])
+    assert percentile_ranks(values).tolist() == pytest.approx([2.5 / 3, 2.5 / 3, 1 / 3])
+    assert percentile_ranks(values, tie_break=["b", "a", "c"]).tolist() == pytest.approx([1.0, 2 / 3, 1 / 3])
+    assert percentile_ranks(values[::-1], tie_break=["c", "a", "b"]).tolist() == pytest.approx([1 / 3, 2 / 3, 1.0])
+
+
+def _scores(rows):
+    return run_scores(runs_from_rows(rows))
+
+
+def test_a_gap_that_ranks_the_outcome_perfectly_gives_auroc_one_per_model_macro_and_rank_pooled():
+    scores = _scores(panel_rows(12))
+    edits = join_edits(edit_rows(12), scores)
+    result = compute_validity(scores, edits, FAST)
+    rows = result["standalone"]
+    assert {r["check"] for r in rows} == {"SRC", "Swap strict", "Swap flip+vis."}
+    for row in rows:
+        assert row["auroc"] == 1.0 and row["auprc"] == 1.0 and row["hl"] == 1.0, row
+        assert row["auroc_lo"] == 1.0
+    pooled = [r for r in rows if r["model"] == "Rank-pooled" and r["check"] == "SRC"][0]
+    assert pooled["n"] == 12 * len(MODELS) and pooled["base_rate"] == 0.5
+    # raw gaps live on per-model scales: ranking them across models would not separate the outcome
+    raw = np.concatenate([s.events.gap[s.events.groups.true_index] for s in scores])
+    rel = np.concatenate([s.events.groups.rel["original"] for s in scores])
+    assert auroc(raw, rel) < 0.9
+
+
+def test_discordance_quadrants_partition_the_records_and_join_the_edits():
+    scores = _scores(panel_rows(12))
+    edits = join_edits(edit_rows(12), scores)
+    d = compute_validity(scores, edits, FAST)["discordance"]
+    assert [r["quadrant"] for r in d["rows"]] == list(QUADRANTS)
+    assert sum(r["n"] for r in d["rows"]) == d["n"] == 24 * len(MODELS)
+    assert sum(r["share"] for r in d["rows"]) == pytest.approx(1.0)
+    assert sum(r["swap_n"] for r in d["rows"]) == 12 * len(MODELS)
+    # every statement here is credited; confidence σ(|m_o|) rises with v, so the high half holds v > ½
+    high = d["rows"][0]
+    assert high["n"] == 12 * len(MODELS) and high["flip_vis"] == 1.0 and d["rows"][2]["flip_vis"] == 0.0
+
+
+def _gap_beyond_confidence(model, v, s):
+    """True statement: m_o ≈ s (its confidence carries no signal), text falls with v → G_img ≈ s·(0.5 + v);
+    the false statement is rejected (Rel_o) exactly when v > ½."""
+    jitter = 0.01 * ((np.sin(v * 12.9898) * 43758.5453) % 1.0)  # a fixed pseudo-random order unrelated to v
+    false_original = -s * (0.5 + jitter) if v > 0.5 else s * 0.1
+    return {"original": (s * (1.0 + jitter), false_original), "text": (s * (0.5 - v), -s * 0.2)}
+
+
+def test_incremental_control_credits_a_gap_that_confidence_does_not_carry():
+    scores = _scores(panel_rows(16, extra=_gap_beyond_confidence))
+    edits = join_edits(edit_rows(16), scores)
+    rows = compute_validity(scores, edits, FAST)["incremental"]
+    primary = [r for r in rows if r["analysis"] == "primary" and r["target"] == "Flip+visibility"][0]
+    assert primary["edits"] == 16 and primary["records"] == 64
+    assert primary["augmented"] > 0.9 and primary["baseline"] < 0.7
+    assert primary["delta"] > 0.3 and primary["delta_lo"] > 0
+    assert all(d > 0 for d in primary["per_model_delta"].values())
+    names = {r["analysis"] for r in rows}
+    assert {"signed-margin rank", "horizontal", "vertical"} <= names
+    assert {f"without {m}" for m in MODELS} <= names
+
+
+def test_shared_margin_control_separates_the_true_margin_from_the_gap():
+    scores = _scores(panel_rows(12, extra=_gap_beyond_confidence))
+    rows = compute_validity(scores, None, FAST)["shared_margin"]
+    macro = [r for r in rows if r["target"] == "rel_o" and r["model"].startswith("Macro")][0]
+    assert macro["gap_auroc"] == 1.0
+    assert macro["true_margin_auroc"] < 0.8
+    assert macro["cv_delta"] > 0.2 and macro["cv_delta_lo"] <= macro["cv_delta"] <= macro["cv_delta_hi"]
+
+
+def test_conditional_auroc_is_the_size_weighted_mean_over_bins_with_both_classes():
+    scores = np.array([1.0, 2.0, 3.0, 4.0, 2.0, 1.0])
+    target = np.array([False, True, False, True, False, True])
+    condition = np.array([1.0, 1.0, 2.0, 2.0, 3.0, 3.0])
+    # bins of two: AUROC 1, 1 and 0 → (1 + 1 + 0) / 3
+    assert conditional_auroc(scores, target, condition, 3) == pytest.approx(2 / 3)
+
+
+def test_validity_cli_writes_json_csv_and_plot(tmp_path):
+    rows = panel_rows(10, split="test")
+    write_table(tmp_path / "a.parquet", [r for r in rows if r["model"] in ("alpha", "beta")])
+    write_table(tmp_path / "b.csv", [r for r in rows if r["model"] in ("gamma", "delta")])
+    outcomes = edit_rows(10)
+    write_table(tmp_path / "edit_outcomes.csv", outcomes)
+    out = tmp_path / "val"
+    result = CliRunner().invoke(app, ["vca", "validity", str(tmp_path / "a.parquet"), str(tmp_path / "b.csv"),
+                                      "--edits", str(tmp_path / "edit_outcomes.csv"), "--out", str(out),
+                                      "--resamples", "100", "--repeats", "2"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "validity.json").read_text())
+    assert data["edits"] == {"dataset": "gsr", "records": 40, "edits": 10}
+    assert {tuple(r["splits"]) for r in data["runs"]} == {("test",)}
+    assert "split test" in result.output
+    for name in ("standalone", "discordance", "discordance_runs", "shared_margin", "incremental"):
+        assert (out / f"{name}.csv").exists()
+    assert (out / "validity.png").stat().st_size > 0
+    assert "Standalone predictive validity" in result.output
+
+
+def test_validity_cli_without_source_ids_asks_for_the_edit_items(tmp_path, monkeypatch):
+    write_table(tmp_path / "m.csv", panel_rows(6))
+    write_table(tmp_path / "edit_outcomes.csv",
+                [{k: v for k, v in r.items() if k != "source_item_id"} for r in edit_rows(6)])
+    monkeypatch.setattr("sys.argv", ["vlaudit", "vca", "validity", str(tmp_path / "m.csv"), "--edits",
+                                     str(tmp_path / "edit_outcomes.csv"), "--out", str(tmp_path / "o"),
+                                     "--resamples", "10", "--repeats", "1", "--no-plot"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 2
+    # with the build's items.jsonl the same outcomes join
+    probes = [{"item_id": f"p{g}", "edit_id": f"e{g:03d}", "probe": "src-r", "source_item_id": f"g{g:03d}-t"}
+              for g in range(6)]
+    write_table(tmp_path / "items.jsonl", probes)
+    result = CliRunner().invoke(app, ["vca", "validity", str(tmp_path / "m.csv"), "--edits",
+                                      str(tmp_path / "edit_outcomes.csv"), "--edit-items", str(tmp_path / "items.jsonl"),
+                                      "--out", str(tmp_path / "o"), "--resamples", "10", "--repeats", "1", "--no-plot"])
+    assert result.exit_code == 0, result.output
+
+
+def test_edit_outcome_records_name_their_source_statement_for_the_join():
+    from vlaudit.experiments.edits_analysis import edit_outcomes
+
+    probes = [{"item_id": f"{e}-{p}", "edit_id": e, "probe": p, "source_item_id": f"{e}-t", "source_group_id": f"{e}-g"}
+              for e in ("e1", "e2") for p in ("src-r", "src-inv", "edit-r", "edit-inv", "edit-subj", "edit-obj")]
+    preds = [{"model": "m", "interface": "yesno", "item_id": p["item_id"], "pred": "yes"} for p in probes]
+    items = [{"model": "m", "interface": "yesno", "item_id": f"{e}-t", "cu": 0, "dcc": 1} for e in ("e1", "e2")]
+    groups = [{"model": "m", "interface": "yesno", "group_id": f"{e}-g", "rel_o": True, "pair_d": True,
+               "joint": True} for e in ("e1", "e2")]
+    records = edit_outcomes(probes, ["e1", "e2"], preds, items, groups, n_resamples=20)["records"]
+    assert [(r["source_item_id"], r["source_group_id"]) for r in records] == [("e1-t", "e1-g"), ("e2-t", "e2-g")]
