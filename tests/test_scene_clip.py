@@ -75,10 +75,11 @@ def test_train_reference_rejects_unknown_names(tmp_path: Path) -> None:
 
     from vlaudit.cli import app
 
-    result = CliRunner().invoke(app, ["models", "train-reference", "no-such-model", "--out", str(tmp_path)])
-    assert result.exit_code == 2
-    assert "scene-clip-spatial" in result.output
-    with pytest.raises(Exception, match="not a scene-clip model"):
-        from vlaudit.backends.scene_clip_train import train_reference
+    from vlaudit.backends.scene_clip_train import train_reference
+    from vlaudit.errors import InputError
 
+    result = CliRunner().invoke(app, ["models", "train-reference", "no-such-model", "--out", str(tmp_path)])
+    assert isinstance(result.exception, InputError)  # the CLI entry point prints it as one line, exit 2
+    assert "scene-clip-spatial" in str(result.exception)
+    with pytest.raises(InputError, match="not a scene-clip model"):
         train_reference("tiny-clip", tmp_path)

@@ -101,7 +101,9 @@ def region_features(image: Any) -> np.ndarray:
     pixels = image_array(image).astype(np.int16)
     border = np.concatenate([pixels[0], pixels[-1], pixels[:, 0], pixels[:, -1]])
     background = np.median(border, axis=0)
-    foreground = np.abs(pixels - background).max(axis=2) > FOREGROUND_DIFF
+    diff = np.abs(pixels - background)
+    # three comparisons instead of a max over the 3-long channel axis (a slow strided reduction)
+    foreground = (diff[..., 0] > FOREGROUND_DIFF) | (diff[..., 1] > FOREGROUND_DIFF) | (diff[..., 2] > FOREGROUND_DIFF)
     labels, count = ndimage.label(foreground, structure=np.ones((3, 3), dtype=bool))
     out = np.zeros((MAX_REGIONS, REGION_DIM), dtype=np.float32)
     if count == 0:

@@ -80,6 +80,21 @@ def build_seed(config: DemoConfig, seed: int, folder: Path, log: Log, bars: Bars
             "counts": counts, "audit": audit}
 
 
+def merge_inputs(parts: Sequence[tuple[Any, Path]]) -> Any:
+    """One :class:`FeatureInputs` from several cycle files; an id defined two ways is an error naming the file."""
+    from vlaudit.errors import InputError
+    from vlaudit.scoring.features import FeatureInputs
+
+    merged = FeatureInputs()
+    for part, path in parts:
+        for table, other, kind in ((merged.images, part.images, "image"), (merged.texts, part.texts, "caption")):
+            for key, value in other.items():
+                if table.setdefault(key, value) != value:
+                    raise InputError(f"{kind} id {key!r} means two different things across the cycle files",
+                                     path=path, field=f"{kind}_id")
+    return merged
+
+
 def _feature_bars(bars: Bars, prefix: str) -> Callable[[str, int, int], None]:
     """Adapt ``extract_features``' progress(task, done, total) to one bar per task."""
     advance: dict[str, Callable[[int], None]] = {}
@@ -121,39 +136,40 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
             rows.extend({"cycle_id": c.cycle_id, "family": family, "scorer": scorer, "s11": b[0], "s22": b[1],
                          "s12": b[2], "s21": b[3], "delta": d} for c, b, d in zip(test, block, delta, strict=True))
 
+    # one features folder for both sources: they share every picture (and ids of generated captions)
+    cycles_of = {source: read_cycles(built["cycles"][source]) for source in SOURCES}
+    inputs = merge_inputs([(collect_inputs(cycles_of[s], built["cycles"][s], built["scenes"] / "images"),
+                            built["cycles"][s]) for s in SOURCES])
+    extract_features(backend, inputs, folder / "features", progress=_feature_bars(bars, f"seed {seed}: {spec}"),
+                     provenance={"model": spec, "cycles": [str(built["cycles"][s]) for s in SOURCES]})
+    features = read_features(folder / "features")
+    jobs = []
     for source in SOURCES:
-        path = built["cycles"][source]
-        cycles = read_cycles(path)
-        inputs = collect_inputs(cycles, path, built["scenes"] / "images")
-        feats = folder / f"features_{source}"
-        extract_features(backend, inputs, feats, provenance={"model": spec, "cycles": str(path)},
-                         progress=_feature_bars(bars, f"seed {seed}: {spec} {source}"))
-        features = read_features(feats)
-        families = sorted({c.family for c in cycles})
-        advance = bars(f"seed {seed}: {spec} {source} probes", len(families) * (1 + len(config.ranks)))
-        for family in families:
-            train, val, test = (split_cycles([c for c in cycles if c.family == family], s)
-                                for s in ("train", "val", REPORT_SPLIT))
-            if not test:
-                continue
-            scores = {(r["image_id"], r["caption_id"]): r["score"] for r in zero_shot_scores(features, test)}
-            keep("zero-shot", family, test, block_scores(test, scores))
-            test_data = _probe_data(features, test, f"{family}/test")
-            if not train:
-                continue
-            train_data = _probe_data(features, train, f"{family}/train")
-            additive = fit_probe("additive", train_data, None,
-                                 TrainConfig(epochs=5, batch_size=64, lr=1e-2, seed=seed, loss="bce4",
-                                             select="last"))
-            keep("additive", family, test, cycle_scores(additive.scorer, test_data))
+        for family in sorted({c.family for c in cycles_of[source]}):
+            members = [c for c in cycles_of[source] if c.family == family]
+            jobs.append((family, *(split_cycles(members, s) for s in ("train", "val", REPORT_SPLIT))))
+    trainable = [job for job in jobs if job[1] and job[3]]
+    advance = bars(f"seed {seed}: {spec} probes", len(trainable) * (1 + len(config.ranks)))
+    for family, train, val, test in jobs:
+        if not test:
+            continue
+        scores = {(r["image_id"], r["caption_id"]): r["score"] for r in zero_shot_scores(features, test)}
+        keep("zero-shot", family, test, block_scores(test, scores))
+        if not train:
+            continue
+        test_data = _probe_data(features, test, f"{family}/test")
+        train_data = _probe_data(features, train, f"{family}/train")
+        additive = fit_probe("additive", train_data, None,
+                             TrainConfig(epochs=5, batch_size=64, lr=1e-2, seed=seed, loss="bce4", select="last"))
+        keep("additive", family, test, cycle_scores(additive.scorer, test_data))
+        advance(1)
+        val_data = _probe_data(features, val, f"{family}/val") if val else None
+        for rank in config.ranks:
+            probe = fit_probe("lowrank", train_data, val_data,
+                              TrainConfig(epochs=config.probe_epochs, batch_size=config.probe_batch,
+                                          lr=config.probe_lr, seed=seed), rank=rank)
+            keep(f"probe-rank-{rank}", family, test, cycle_scores(probe.scorer, test_data))
             advance(1)
-            val_data = _probe_data(features, val, f"{family}/val") if val else None
-            for rank in config.ranks:
-                probe = fit_probe("lowrank", train_data, val_data,
-                                  TrainConfig(epochs=config.probe_epochs, batch_size=config.probe_batch,
-                                              lr=config.probe_lr, seed=seed), rank=rank)
-                keep(f"probe-rank-{rank}", family, test, cycle_scores(probe.scorer, test_data))
-                advance(1)
     write_table(folder / "contrasts.csv", rows)
     return out
 
