@@ -73,9 +73,8 @@ def test_short_retrain_lowers_the_loss(tmp_path: Path, one_torch_thread: None) -
 def test_train_reference_rejects_unknown_names(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from vlaudit.cli import app
-
     from vlaudit.backends.scene_clip_train import train_reference
+    from vlaudit.cli import app
     from vlaudit.errors import InputError
 
     result = CliRunner().invoke(app, ["models", "train-reference", "no-such-model", "--out", str(tmp_path)])

@@ -50,7 +50,8 @@ class DemoConfig:
     seeds: tuple[int, ...] = (0, 1, 2)
     quick: bool = False
     synthetic_seeds: tuple[int, ...] = (0, 1, 2)
-    synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
+    # smaller than `vlaudit synthetic`'s defaults (same checks, all pass): the demo has a time budget
+    synthetic: SyntheticConfig = field(default_factory=lambda: SyntheticConfig(n_train=800, n_val=300, n_test=600))
     n_scenes: int = 800
     min_cycles: int = 30
     n_resamples: int = 2000
@@ -59,7 +60,7 @@ class DemoConfig:
     probe_rank: int = 64
     ranks: tuple[int, ...] = (1, 4, 16, 64)
     # full-batch steps: a few hundred train cycles per family, so one step per epoch (selection on val each epoch)
-    probe_epochs: int = 30
+    probe_epochs: int = 20
     probe_batch: int = 512
     probe_lr: float = 3e-2
     stored_scorers: tuple[str, ...] = ("additive", "zero-shot", "probe-rank-64")
@@ -69,7 +70,7 @@ class DemoConfig:
     @classmethod
     def quick_config(cls, **changes: Any) -> DemoConfig:
         base = cls(seeds=(0,), quick=True, synthetic_seeds=(0,), n_scenes=500,
-                   synthetic=SyntheticConfig(n_train=800, n_val=300, n_test=600), min_cycles=10, n_resamples=300,
+                   min_cycles=10, n_resamples=300,
                    ranks=(1, 64), thresholds=Thresholds(coarse_min=0.8, absent_band=0.1, spatial_probe_min=0.7))
         return replace(base, **changes)
 
