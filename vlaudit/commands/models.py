@@ -71,7 +71,8 @@ def models_train_reference(
                          field="NAME")
     from vlaudit.report.console import print_table
 
-    result = resolve(TRAINED_MODELS[name].trainer)(name, out or WEIGHTS_DIR, log=typer.echo, short=short)
+    options = {"short": True} if short else {}
+    result = resolve(TRAINED_MODELS[name].trainer)(name, out or WEIGHTS_DIR, log=typer.echo, **options)
     curve = result.get("curve", [])
     if curve:
         columns = list(curve[0])

@@ -177,12 +177,18 @@ def cycle_checks(cycles: dict[str, Any], config: DemoConfig) -> list[dict[str, A
 
 
 def _vca_stage(out: Path, config: DemoConfig, log: Log) -> dict[str, Any] | None:
+    """The yes/no reference models' VCA stage (``vlaudit.experiments.demo_vca``), sized like this demo."""
     try:
-        from vlaudit.experiments.demo_vca import run_vca_stage
+        from vlaudit.experiments import demo_vca
     except ImportError:
         log("VCA stage skipped: vlaudit.experiments.demo_vca is not available in this build")
         return None
-    return run_vca_stage(out / "vca", config, log)
+    stage_config: Any = config
+    stage_class = getattr(demo_vca, "VcaStageConfig", None)
+    if stage_class is not None:  # the stage's own sizes, quick or full, on this demo's seed and resamples
+        stage_config = replace(stage_class.quick() if config.quick else stage_class(), seed=config.seed,
+                               n_resamples=config.n_resamples)
+    return demo_vca.run_vca_stage(out / "vca", stage_config, log)
 
 
 def _report(out: Path, log: Log) -> str | None:
