@@ -50,12 +50,13 @@ class TrainedReference:
     called as ``loader(name, **options)`` → a backend. ``trainer``: ``"module:function"`` called as
     ``trainer(name, out_dir, *, log, short=False)`` → a dict with at least ``curve`` (a list of per-epoch or
     per-step dicts with a ``loss``) and ``files`` (the paths written into ``out_dir``); ``short=True`` is a brief
-    retrain (seconds) used by tests to check that the loss goes down.
+    retrain (seconds) used by tests to check that the loss goes down. ``trainer`` is None for a constructed
+    mechanism model (nothing to train).
     """
 
     kind: str
     loader: str
-    trainer: str
+    trainer: str | None  # None: a constructed mechanism, nothing to train
     description: str
 
 

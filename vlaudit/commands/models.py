@@ -71,8 +71,10 @@ def models_train_reference(
                          field="NAME")
     from vlaudit.report.console import print_table
 
+    if TRAINED_MODELS[name].trainer is None:
+        raise InputError(f"ref:{name} is a constructed mechanism with nothing to train", field="NAME")
     options = {"short": True} if short else {}
-    result = resolve(TRAINED_MODELS[name].trainer)(name, out or WEIGHTS_DIR, log=typer.echo, **options)
+    result = resolve(str(TRAINED_MODELS[name].trainer))(name, out or WEIGHTS_DIR, log=typer.echo, **options)
     curve = result.get("curve", [])
     if curve:
         columns = list(curve[0])
