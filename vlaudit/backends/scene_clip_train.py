@@ -1,8 +1,9 @@
 """Training of ``ref:scene-clip-spatial`` / ``ref:scene-clip-bag`` (``vlaudit models train-reference NAME``).
 
-Data: ``vlaudit data scenes`` output rendered from :data:`TRAIN_SCENE_SEED` (the demo renders its evaluation
-scenes from seeds 0–99, so training and evaluation scenes are disjoint draws). Every training image comes with
-texts that are true of it, read from its own annotation files:
+Data: ``vlaudit data scenes`` output rendered from :data:`TRAIN_SCENE_SEED` (1000). The demo evaluates on the
+scenes of seeds 0, 1, 2 (``--seed S``: S, S+1, S+2); each scene is drawn from ``default_rng([seed, index])``,
+so evaluation scenes are independent of the training ones. Every training image comes with texts that are true
+of it, read from its own annotation files:
 
 * its five human-like captions (``captions.json``);
 * COCO-style relation statements ("a dog to the left of a chair", all six relations of the cycle rules) that
@@ -10,13 +11,16 @@ texts that are true of it, read from its own annotation files:
 * GQA-style facts ("the red cat", "the dog above the cup", "the red dog to the left of the blue cup") that
   the scene graph states (:func:`~vlaudit.builders.cycles.gqa_rules.candidate_facts`).
 
-Objective: symmetric InfoNCE (CLIP) over a batch of (image, one sampled true text) pairs, plus one *hard
-negative* per image in the image→text direction: a relation statement of that image with subject and object
-exchanged, kept only when the rules call it invalid there. Both models get exactly the same data, objective,
-seed and budget; only the architecture differs (:mod:`vlaudit.backends.scene_clip`). For the bag model a
-role-swapped statement embeds exactly like the true one, so that term is irreducible: it is the point.
+Objective, per batch of images: symmetric InfoNCE (CLIP) over (image, one sampled true text) pairs, where a
+batch text that is also true of another image is masked out of that image's negatives; plus a *contrast-pair*
+term softplus(−(s(u, t) − s(u, f))) with t a valid relation statement of image u and f the same statement with
+subject and object exchanged (a strict cycle's swap) or with the inverse relation (a same-pair cycle's swap),
+kept only when the rules call f invalid in u. Both models get exactly the same data, objective, seed and
+budget; only the architecture differs (:mod:`vlaudit.backends.scene_clip`). For the bag model an exchanged
+statement embeds exactly like the true one, so part of that term is irreducible: it is the point.
 
-Deterministic from ``seed`` on CPU (explicit generators; one torch thread is fastest for these sizes).
+Deterministic from ``seed`` on CPU: the initialisation draws from torch's generator inside ``fork_rng`` (the
+caller's global state is restored), everything else from explicit numpy generators; one torch thread.
 """
 
 from __future__ import annotations
@@ -205,11 +209,12 @@ def train_model(kind: str, data: TrainingData, settings: TrainSettings, *, log: 
 
     from vlaudit.backends.scene_clip import SceneClip
 
-    torch.manual_seed(settings.seed)  # nn.Module initialisers read the global generator; seeded once, here
     config = {"kind": kind, "version": VERSION, "dim": settings.dim, "width": settings.width,
               "region_width": settings.region_width, "code": settings.code,
               "vocab": data.vocab}
-    model = SceneClip(config)
+    with torch.random.fork_rng(devices=[]):  # nn.Module initialisers read the global generator
+        torch.manual_seed(settings.seed)
+        model = SceneClip(config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     rng = np.random.default_rng([settings.seed, 7])
     regions, ids = torch.from_numpy(data.regions), torch.from_numpy(data.ids)
