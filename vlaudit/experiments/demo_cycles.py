@@ -107,11 +107,17 @@ def _feature_bars(bars: Bars, prefix: str) -> Callable[[str, int, int], None]:
     return progress
 
 
-def _probe_data(features: Any, cycles: list[Any], name: str) -> Any:
+def _probe_data(features: Any, index: tuple[dict[str, int], dict[str, int]], cycles: list[Any], name: str) -> Any:
+    """:class:`ProbeData` holding only the feature rows these cycles use (the trainer converts every row it is
+    given on each evaluation, so a family's probe should not carry the whole seed's features)."""
     from vlaudit.probes.trainer import ProbeData, cycles_to_index
 
-    return ProbeData(features.images, features.texts,
-                     cycles_to_index(cycles, features.image_index(), features.caption_index()), name=name)
+    rows = cycles_to_index(cycles, *index)
+    images, image_rows = np.unique(rows[:, [0, 2]], return_inverse=True)
+    texts, text_rows = np.unique(rows[:, [1, 3]], return_inverse=True)
+    compact = np.stack([image_rows.reshape(-1, 2)[:, 0], text_rows.reshape(-1, 2)[:, 0],
+                        image_rows.reshape(-1, 2)[:, 1], text_rows.reshape(-1, 2)[:, 1]], axis=1)
+    return ProbeData(features.images[images], features.texts[texts], compact, name=name)
 
 
 def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built: dict[str, Any], folder: Path,
@@ -143,6 +149,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
     extract_features(backend, inputs, folder / "features", progress=_feature_bars(bars, f"seed {seed}: {spec}"),
                      provenance={"model": spec, "cycles": [str(built["cycles"][s]) for s in SOURCES]})
     features = read_features(folder / "features")
+    index = (features.image_index(), features.caption_index())
     jobs = []
     for source in SOURCES:
         for family in sorted({c.family for c in cycles_of[source]}):
@@ -157,13 +164,13 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
         keep("zero-shot", family, test, block_scores(test, scores))
         if not train:
             continue
-        test_data = _probe_data(features, test, f"{family}/test")
-        train_data = _probe_data(features, train, f"{family}/train")
+        test_data = _probe_data(features, index, test, f"{family}/test")
+        train_data = _probe_data(features, index, train, f"{family}/train")
         additive = fit_probe("additive", train_data, None,
                              TrainConfig(epochs=5, batch_size=64, lr=1e-2, seed=seed, loss="bce4", select="last"))
         keep("additive", family, test, cycle_scores(additive.scorer, test_data))
         advance(1)
-        val_data = _probe_data(features, val, f"{family}/val") if val else None
+        val_data = _probe_data(features, index, val, f"{family}/val") if val else None
         for rank in config.ranks:
             probe = fit_probe("lowrank", train_data, val_data,
                               TrainConfig(epochs=config.probe_epochs, batch_size=config.probe_batch,
