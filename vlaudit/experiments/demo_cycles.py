@@ -256,7 +256,7 @@ def _plot_rank_sweep(rows: list[dict[str, Any]], path: Path) -> Path:
 
     models = list(dict.fromkeys(r["model"] for r in rows))
     families = sorted({r["family"] for r in rows})
-    fig, axes = plt.subplots(1, max(1, len(models)), figsize=(5.2 * max(1, len(models)), 4.2), sharey=True,
+    fig, axes = plt.subplots(1, max(1, len(models)), figsize=(5.2 * max(1, len(models)), 4.8), sharey=True,
                              squeeze=False)
     colours = plt.get_cmap("tab10")
     for ax, model in zip(axes[0], models, strict=False):
@@ -269,8 +269,9 @@ def _plot_rank_sweep(rows: list[dict[str, Any]], path: Path) -> Path:
         ax.set_title(model, fontsize=10)
         ax.set_xlabel("probe rank")
     axes[0][0].set_ylabel("CycleAcc (test)")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(5, max(1, len(labels))), frameon=False)
     with atomic_write(path, "wb") as handle:
         fig.savefig(handle, format="png", dpi=110)
     plt.close(fig)
