@@ -64,10 +64,12 @@ class TrainedReference:
 TRAINED_MODELS: dict[str, TrainedReference] = {
     "scene-clip-spatial": TrainedReference(
         "features", "vlaudit.backends.scene_clip:load_backend", "vlaudit.backends.scene_clip_train:train_reference",
-        "dual encoder trained on procedural scenes; keeps position (coordinate channels, ordered text encoder)"),
+        "dual encoder trained on procedural scenes; keeps position (region centres as coordinate channels, "
+        "ordered text encoder)"),
     "scene-clip-bag": TrainedReference(
         "features", "vlaudit.backends.scene_clip:load_backend", "vlaudit.backends.scene_clip_train:train_reference",
-        "dual encoder trained on procedural scenes; position-blind by construction (bag of patches, bag of words)"),
+        "dual encoder trained on procedural scenes; position-blind by construction (set of regions without "
+        "centres, bag of words)"),
 }
 
 
