@@ -1,4 +1,4 @@
-"""`vlaudit demo --quick`: the whole offline audit end to end (the reference models are built offline)."""
+"""`vlaudit demo --quick`: the known-answer run end to end, offline, with the shipped reference encoders."""
 
 from __future__ import annotations
 
@@ -9,21 +9,112 @@ import pytest
 from typer.testing import CliRunner
 
 from vlaudit.cli import app
+from vlaudit.experiments.demo import DemoConfig, cycle_checks
 
 
 @pytest.mark.slow
-def test_demo_runs_offline_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_network: None) -> None:
-    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None) -> None:
     out = tmp_path / "demo"
     result = CliRunner().invoke(app, ["demo", "--out", str(out), "--quick"])
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     for relative in summary["files"].values():
         assert (out / relative).is_file(), relative
-    # Proposition 1: the additive image-only + text-only scorer is exactly at chance on every family.
-    additive = {name: fams for name, fams in summary["cycles"]["cycle_acc"].items() if "additive" in name}
-    assert additive and all(v == 0.5 for fams in additive.values() for v in fams.values())
-    assert summary["cycles"]["audit_max_abs_signed_degree"] == 0
-    assert {run["interface"] for run in summary["vca"]} == {"yesno", "truefalse"}
-    assert summary["factorial"] and summary["synthetic"]["rows"]
-    assert "Demo finished" in result.output
+    checks = summary["known_answers"]
+    assert checks and all(row["passed"] for row in checks), [r for r in checks if not r["passed"]]
+    assert all(set(row) == {"check", "expected", "observed", "passed"} for row in checks)
+    encoders = summary["cycles"]["encoders"]
+    assert set(encoders) == {"ref:scene-clip-spatial", "ref:scene-clip-bag"}
+    for entry in encoders.values():
+        assert {"additive", "zero-shot", "probe-rank-1", "probe-rank-64"} <= set(entry["scorers"])
+        for scorer in entry["scorers"].values():
+            for family, splits in scorer["families"].items():
+                assert set(splits) == {"test"}, family
+                assert {"n", "cycle_acc", "ci", "tie_rate"} <= set(splits["test"])
+    # Proposition 1 on every family; the bag encoder's role swaps are exact ties (bag-of-words text tower)
+    for entry in encoders.values():
+        for splits in entry["scorers"]["additive"]["families"].values():
+            assert splits["test"]["cycle_acc"] == 0.5 and splits["test"]["tie_rate"] == 1.0
+    bag = encoders["ref:scene-clip-bag"]["scorers"]["zero-shot"]["families"]["coco-strict-left-right"]["test"]
+    assert bag["tie_rate"] == 1.0
+    assert {row["rank"] for row in summary["cycles"]["rank_sweep"]} == {1, 64}
+    assert summary["timings"] and summary["versions"]["vlaudit"]
+    assert "known-answer checks passed" in result.output
+
+
+def _summary(left_right: float) -> dict:
+    def cell(value: float, tie_rate: float = 0.0) -> dict:
+        return {"test": {"n": 40, "cycle_acc": value, "ci": [value, value], "tie_rate": tie_rate}}
+
+    families = ("coco-object-coarse", "coco-strict-left-right")
+    scorers = {"additive": {"families": {f: cell(0.5, 1.0) for f in families}},
+               "zero-shot": {"families": {"coco-object-coarse": cell(0.95), "coco-strict-left-right": cell(0.5)}},
+               "probe-rank-64": {"families": {"coco-strict-left-right": cell(left_right)}}}
+    return {"audit": {"max_tv": 0.0, "max_abs_signed_degree": 0, "violations": 0},
+            "encoders": {spec: {"scorers": scorers} for spec in DemoConfig().encoders}}
+
+
+def test_cycle_checks_flag_a_missed_known_answer() -> None:
+    config = DemoConfig()
+    rows = {row["check"]: row["passed"] for row in cycle_checks(_summary(0.9), config)}
+    # the bag encoder "recovering" left/right (0.9) is a failure; the spatial one at 0.9 passes
+    assert rows["ref:scene-clip-spatial: coco-strict-left-right probe-rank-64 CycleAcc"] is True
+    assert rows["ref:scene-clip-bag: coco-strict-left-right probe-rank-64 CycleAcc (left/right absent)"] is False
+    rows = {row["check"]: row["passed"] for row in cycle_checks(_summary(0.55), config)}
+    assert rows["ref:scene-clip-spatial: coco-strict-left-right probe-rank-64 CycleAcc"] is False
+    assert all(rows[k] for k in rows if "spatial: coco-strict" not in k)
+
+
+def test_demo_exits_non_zero_when_a_check_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vlaudit.experiments.demo as demo
+
+    def fake_run_demo(out_dir, config, *, log, bars):  # type: ignore[no-untyped-def]
+        return {"cycles": {"encoders": {}}, "files": {},
+                "known_answers": [{"check": "planted", "expected": ">= 1", "observed": 0, "passed": False}]}
+
+    monkeypatch.setattr(demo, "run_demo", fake_run_demo)
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--quick"])
+    assert result.exit_code == 1
+    assert "1 known-answer check(s) failed" in result.output
+
+
+def test_demo_rejects_a_yes_no_model_before_running(tmp_path: Path) -> None:
+    from vlaudit.errors import InputError
+
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--model", "hf:/some/dir"])
+    assert isinstance(result.exception, InputError)  # the CLI entry point prints it as one line, exit 2
+    assert "not a dual encoder" in str(result.exception)
+    assert not (tmp_path / "d").exists()
+
+
+def test_vca_stage_gets_its_own_config_sized_like_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+    from dataclasses import dataclass
+
+    from vlaudit.experiments.demo import _vca_stage
+
+    @dataclass(frozen=True)
+    class VcaStageConfig:
+        seed: int = 0
+        n_resamples: int = 2000
+        size: str = "full"
+
+        @classmethod
+        def quick(cls) -> VcaStageConfig:
+            return cls(size="quick")
+
+    seen = {}
+
+    def run_vca_stage(out_dir, config, log):  # type: ignore[no-untyped-def]
+        seen["out"], seen["config"] = out_dir, config
+        return {"runs": [{"model": "m"}], "known_answers": [{"check": "c", "expected": "e", "observed": 1,
+                                                              "passed": True}]}
+
+    module = types.ModuleType("vlaudit.experiments.demo_vca")
+    module.VcaStageConfig, module.run_vca_stage = VcaStageConfig, run_vca_stage  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "vlaudit.experiments.demo_vca", module)
+    result = _vca_stage(tmp_path, DemoConfig.quick_config().with_seed(7), log=lambda m: None)
+    assert result is not None and result["runs"] == [{"model": "m"}]
+    assert seen["out"] == tmp_path / "vca"
+    assert seen["config"] == VcaStageConfig(seed=7, n_resamples=DemoConfig.quick_config().n_resamples, size="quick")

@@ -123,6 +123,9 @@ def test_same_seed_identical_bytes(tmp_path: Path) -> None:
     assert a["instances.json"] != c["instances.json"]
     render_scenes(tmp_path / "a", 12, seed=3)  # re-rendering into the same folder is idempotent
     assert digest(tmp_path / "a") == a
+    steps: list[int] = []  # a progress callback sees every image once and changes nothing
+    render_scenes(tmp_path / "a", 12, seed=3, progress=steps.append)
+    assert sum(steps) == 12 and digest(tmp_path / "a") == a
 
 
 def test_boxes_inside_and_tight(scenes: Path) -> None:

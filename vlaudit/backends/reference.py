@@ -6,6 +6,11 @@ processors and file formats users load from a hub). It is built once into the re
 temporary folder and renamed — and then loaded through the ordinary ``hf:``, ``hf-clip:`` or ``open_clip:``
 path. This is what the offline demo scores, and what users can smoke-test a pipeline with. Its outputs
 mean nothing about vision-language behaviour: the weights are random.
+
+*Trained* reference models (:data:`TRAINED_MODELS`) are different: small models trained here on procedural
+scenes, whose behaviour is planted by construction (e.g. ``ref:scene-clip-bag`` is position-blind in both
+towers). Their weights ship inside the package (``backends/weights/NAME.safetensors`` + ``NAME.json``) and
+``vlaudit models train-reference NAME`` reproduces them with the registered trainer.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +39,62 @@ REFERENCE_MODELS: dict[str, tuple[str, str]] = {
 }
 
 
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+
+
+@dataclass(frozen=True)
+class TrainedReference:
+    """A reference model trained here and shipped as weights.
+
+    ``kind``: ``"features"`` (dual encoder) or ``"yesno"`` (yes/no margins). ``loader``: ``"module:function"``
+    called as ``loader(name, **options)`` → a backend. ``trainer``: ``"module:function"`` called as
+    ``trainer(name, out_dir, *, log, short=False)`` → a dict with at least ``curve`` (a list of per-epoch or
+    per-step dicts with a ``loss``) and ``files`` (the paths written into ``out_dir``); ``short=True`` is a brief
+    retrain (seconds) used by tests to check that the loss goes down. ``trainer`` is None for a constructed
+    mechanism model (nothing to train).
+    """
+
+    kind: str
+    loader: str
+    trainer: str | None  # None: a constructed mechanism, nothing to train
+    description: str
+
+
+# name -> how it is loaded and retrained (wt-ref12vqa adds the scene-vqa models here)
+TRAINED_MODELS: dict[str, TrainedReference] = {
+    "scene-clip-spatial": TrainedReference(
+        "features", "vlaudit.backends.scene_clip:load_backend", "vlaudit.backends.scene_clip_train:train_reference",
+        "dual encoder trained on procedural scenes; keeps position (region centres as coordinate channels, "
+        "ordered text encoder)"),
+    "scene-clip-bag": TrainedReference(
+        "features", "vlaudit.backends.scene_clip:load_backend", "vlaudit.backends.scene_clip_train:train_reference",
+        "dual encoder trained on procedural scenes; position-blind by construction (set of regions without "
+        "centres, bag of words)"),
+}
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    """The function named by ``"module:function"``."""
+    import importlib
+
+    module_name, function_name = target.split(":")
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+def reference_kind(name: str) -> str | None:
+    """``"yesno"`` or ``"features"`` for a known reference model, None for an unknown name."""
+    if name in TRAINED_MODELS:
+        return TRAINED_MODELS[name].kind
+    if name in REFERENCE_MODELS:
+        return "yesno" if REFERENCE_MODELS[name][0] == "mllm" else "features"
+    return None
+
+
+def all_reference_names() -> list[str]:
+    """Every ``ref:`` name: random-weight tiny models first, then the trained ones."""
+    return [*REFERENCE_MODELS, *TRAINED_MODELS]
+
+
 def cache_root() -> Path:
     """The folder reference models are built into (``$VLAUDIT_CACHE`` or ``~/.cache/vlaudit``)."""
     return Path(os.environ.get("VLAUDIT_CACHE", Path.home() / ".cache" / "vlaudit"))
@@ -40,7 +103,7 @@ def cache_root() -> Path:
 def reference_dir(name: str, *, seed: int = 0, root: Path | None = None) -> Path:
     """Build the reference model ``name`` if it is not cached yet and return its folder."""
     if name not in REFERENCE_MODELS:
-        raise InputError(f"unknown reference model {name!r}; available: {', '.join(REFERENCE_MODELS)}",
+        raise InputError(f"unknown reference model {name!r}; available: {', '.join(all_reference_names())}",
                          field="model")
     kind, family = REFERENCE_MODELS[name]
     target = (root or cache_root()) / "ref" / f"{name}-v{REFERENCE_VERSION}-s{seed}"
@@ -79,9 +142,14 @@ def reference_spec(name: str, *, seed: int = 0, root: Path | None = None) -> str
 
 
 def load_backend(name: str, *, seed: int = 0, **options: Any) -> Any:
-    """Load ``ref:<name>`` through the ordinary backend of its family (options pass through)."""
+    """Load ``ref:<name>``: a trained reference through its loader, a tiny one through the ordinary backend of
+    its family (options pass through)."""
     from vlaudit.backends.registry import load_backend as load_spec
 
+    if name in TRAINED_MODELS:
+        backend = resolve(TRAINED_MODELS[name].loader)(name, **options)
+        backend.spec = f"ref:{name}"
+        return backend
     backend = load_spec(reference_spec(name, seed=seed), **options)
     backend.spec = f"ref:{name}"
     return backend

@@ -56,10 +56,9 @@ def backend_kind(spec: str) -> str:
     """``"yesno"`` for multimodal LLMs, ``"features"`` for dual encoders — known from the spec, before loading."""
     parsed = parse_spec(spec)
     if parsed.prefix == "ref":
-        from vlaudit.backends.reference import REFERENCE_MODELS
+        from vlaudit.backends.reference import reference_kind
 
-        kind = REFERENCE_MODELS.get(parsed.name, ("mllm", ""))[0]
-        return "yesno" if kind == "mllm" else "features"
+        return reference_kind(parsed.name) or "yesno"
     return "yesno" if parsed.prefix == "hf" else "features"
 
 

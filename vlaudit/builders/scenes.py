@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -291,8 +292,11 @@ def _dump(path: Path, obj: Any) -> None:
 def render_scenes(out_dir: str | Path, n_images: int, seed: int = 0, *, width: int = 160, height: int = 120,
                   objects: dict[str, str] | None = None, min_objects: int = 2, max_objects: int = 4,
                   p_small: float = 0.1, p_crowd: float = 0.05, jpeg_quality: int = 90,
-                  margin: float = 0.05) -> dict[str, Any]:
-    """Render ``n_images`` scenes into ``out_dir`` (see the module docstring); returns a summary dict."""
+                  margin: float = 0.05, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Render ``n_images`` scenes into ``out_dir`` (see the module docstring); returns a summary dict.
+
+    ``progress(k)`` is called after every ``k`` rendered images (for progress bars).
+    """
     if n_images < 1:
         raise ValueError("n_images must be at least 1")
     if not 2 <= min_objects <= max_objects:
@@ -329,12 +333,16 @@ def render_scenes(out_dir: str | Path, n_images: int, seed: int = 0, *, width: i
         for text in scene_captions(scene, np.random.default_rng([seed, index, 2])):
             captions.append({"image_id": scene.image_id, "id": cap_id, "caption": text})
             cap_id += 1
+        if progress is not None and (index + 1) % 50 == 0:
+            progress(50)
         rels = _gqa_relations(gqa_objs, width, height, margin)
         graphs[str(scene.image_id)] = {"width": width, "height": height, "objects": {
             oid: {"name": o.category, "x": o.box[0], "y": o.box[1], "w": o.box[2], "h": o.box[3],
                   "attributes": [o.color] + ([SIZE_WORDS[o.size_level]] if o.kind == "main"
                                              and SIZE_WORDS[o.size_level] else []),
                   "relations": rels[oid]} for oid, o in gqa_objs}}
+    if progress is not None and n_images % 50:
+        progress(n_images % 50)
     writer.commit()  # images first: the annotation files below never name a missing image
     render_s = time.perf_counter() - start
     info = {"description": f"vlaudit procedural scenes (seed {seed})", "url": "", "version": "1.0",

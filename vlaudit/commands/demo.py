@@ -1,4 +1,4 @@
-"""``vlaudit demo``: the full offline audit on the embedded default (procedural scenes + reference models)."""
+"""``vlaudit demo``: the offline known-answer run of both audits on models with planted behaviour."""
 
 from __future__ import annotations
 
@@ -10,27 +10,95 @@ from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
 
 
+def rich_bars(progress):  # type: ignore[no-untyped-def]
+    """``bars(description, total)`` → ``advance(n)`` on a rich Progress; a finished bar becomes one log line."""
+    import time
+
+    def bars(description: str, total: int):  # type: ignore[no-untyped-def]
+        task = progress.add_task(description, total=max(1, total))
+        started = time.perf_counter()
+        done = [0]
+
+        def advance(n: int) -> None:
+            done[0] += n
+            progress.advance(task, n)
+            if done[0] >= total:
+                seconds = time.perf_counter() - started
+                progress.update(task, visible=False)
+                rate = f"{done[0] / seconds:.0f} items/s" if seconds > 0 else ""
+                progress.console.print(f"  [dim]{description}: {done[0]} items in {seconds:.1f} s ({rate})[/]")
+
+        return advance
+
+    return bars
+
+
+def progress_display(console):  # type: ignore[no-untyped-def]
+    """A rich Progress with description, bar, done/total, items/s and elapsed time."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.text import Text
+
+    class Speed(ProgressColumn):
+        def render(self, task):  # type: ignore[no-untyped-def]
+            return Text(f"{task.speed:.1f} items/s" if task.speed else "", style="cyan")
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Speed(),
+                    TimeElapsedColumn(), console=console)
+
+
 @app.command("demo")
 def demo(
     out: Path = out_folder_option(Path("runs/demo"), help="Output folder."),
-    quick: bool = typer.Option(False, "--quick", help="A smaller run (what the tests use)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of scenes, cycles, splits and contexts."),
+    quick: bool = typer.Option(False, "--quick", help="A smaller run (one seed, fewer scenes; what the tests use)."),
+    seed: int = typer.Option(0, "--seed", help="First demo seed (scenes, cycles, splits, probes)."),
+    model: list[str] = typer.Option([], "--model", help="A dual encoder to audit beside the reference ones "
+                                    "(repeatable), e.g. open_clip:ViT-B-32/laion2b_s34b_b79k."),
 ) -> None:
-    """Synthetic controls, exact cycles (build → audit → score → eval), VCA and the factorial, offline."""
-    import dataclasses
-
+    """Known-answer demo: synthetic controls, exact cycles on procedural scenes for the planted reference
+    encoders (zero-shot, additive, rank-R probes, rank sweep), the VCA stage, checks, report. Exits 1 if a
+    known-answer check fails."""
     from rich.console import Console
 
+    from vlaudit.backends.registry import require_kind
     from vlaudit.experiments.demo import DemoConfig, run_demo
     from vlaudit.report.console import print_table
 
+    for spec in model:
+        require_kind(spec, "features")
     console = Console()
-    config = dataclasses.replace(DemoConfig.quick() if quick else DemoConfig(), seed=seed)
-    summary = run_demo(out, config, log=lambda message: console.print(f"[bold cyan]›[/] {message}"))
-    rows = [[f"{name} · {family}", value] for name, families in summary["cycles"]["cycle_acc"].items()
-            for family, value in families.items()]
-    print_table("Exact CycleAcc, test split (demo scenes)", ["scorer · family", "CycleAcc"], rows)
-    console.print(f"\n[bold green]Demo finished.[/] Results are in [bold]{out}[/]:")
-    for name, relative in summary["files"].items():
-        console.print(f"  {name:<10} {out / relative}")
-    console.print(f"  summary    {out / 'summary.json'}")
+    config = DemoConfig.quick_config() if quick else DemoConfig()
+    config = config.with_seed(seed)
+    if model:
+        import dataclasses
+
+        config = dataclasses.replace(config, models=tuple(model))
+    with progress_display(console) as progress:
+        summary = run_demo(out, config, log=lambda message: progress.console.print(f"[bold cyan]›[/] {message}"),
+                           bars=rich_bars(progress))
+    probe = f"probe-rank-{config.probe_rank}"
+    rows = []
+    for spec, entry in summary["cycles"]["encoders"].items():
+        scorers = entry["scorers"]
+        for family in scorers.get("zero-shot", {}).get("families", {}):
+            rows.append([spec.removeprefix("ref:"), family] + [
+                scorers.get(s, {}).get("families", {}).get(family, {}).get("test", {}).get("cycle_acc")
+                for s in ("additive", "zero-shot", probe)])
+    print_table("Exact CycleAcc, test split (mean over seeds)", ["encoder", "family", "additive", "zero-shot",
+                                                                  probe], rows)
+    checks = [[row["check"], row["expected"], row["observed"], "pass" if row["passed"] else "FAIL"]
+              for row in summary["known_answers"]]
+    print_table("Known answers", ["check", "expected", "observed", "result"], checks)
+    console.print(f"\nResults are in [bold]{out}[/]: summary.json" +
+                  "".join(f", {p}" for p in summary["files"].values()))
+    failed = [row["check"] for row in summary["known_answers"] if not row["passed"]]
+    if failed:
+        console.print(f"[bold red]{len(failed)} known-answer check(s) failed:[/] " + "; ".join(failed))
+        raise typer.Exit(1)
+    console.print(f"[bold green]Demo finished: all {len(checks)} known-answer checks passed.[/]")

@@ -1,5 +1,6 @@
 """``vlaudit models tiny`` (tiny random offline models), ``models list`` (registry prefixes) and
-``models verbalizers`` (the answer token ids a yes/no backend reads, VCA §11)."""
+``models verbalizers`` (the answer token ids a yes/no backend reads, VCA §11) and ``models train-reference NAME``
+(retrain a planted reference model)."""
 
 from __future__ import annotations
 
@@ -52,9 +53,13 @@ def models_list() -> None:
     print_table("model backends", ["spec", "serves"],
                 [(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()])
     typer.echo(f"tiny offline models: vlaudit models tiny --family {{{','.join(MLLM_FAMILIES + DUAL_FAMILIES)}}}")
-    from vlaudit.backends.reference import REFERENCE_MODELS
+    from vlaudit.backends.reference import REFERENCE_MODELS, TRAINED_MODELS
 
     typer.echo(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in REFERENCE_MODELS)}")
+    typer.echo("trained reference models (weights shipped; `vlaudit models train-reference NAME` rebuilds one):")
+    for name, entry in TRAINED_MODELS.items():
+        typer.echo(f"  ref:{name}  {entry.description}")
+
 
 
 @models_app.command("verbalizers")
@@ -84,3 +89,31 @@ def models_verbalizers(
                 ["interface", "word", "continuation", "token id", "piece"], rows)
     ids = "/".join(str(token_id) for name in interfaces for token_id in backend.verbalizer_ids[name])
     typer.echo(f"token ids ({', '.join(interfaces)}): {ids}")
+
+
+@models_app.command("train-reference")
+def models_train_reference(
+    name: str = typer.Argument(..., help="A trained reference model, e.g. scene-clip-spatial (see models list)."),
+    out: Path | None = out_folder_option(None, help="Folder for NAME.safetensors + NAME.json (default: the "
+                                                    "package's weights folder, i.e. rebuild the shipped weights)."),
+    short: bool = typer.Option(False, "--short", help="A seconds-long retrain (a smoke test, not the shipped one)."),
+) -> None:
+    """Retrain one planted reference model from its seed and log its training curve."""
+    from vlaudit.backends.reference import TRAINED_MODELS, WEIGHTS_DIR, resolve
+    from vlaudit.errors import InputError
+
+    if name not in TRAINED_MODELS:
+        raise InputError(f"unknown trained reference model {name!r}; available: {', '.join(TRAINED_MODELS)}",
+                         field="NAME")
+    from vlaudit.report.console import print_table
+
+    if TRAINED_MODELS[name].trainer is None:
+        raise InputError(f"ref:{name} is a constructed mechanism with nothing to train", field="NAME")
+    options = {"short": True} if short else {}
+    result = resolve(str(TRAINED_MODELS[name].trainer))(name, out or WEIGHTS_DIR, log=typer.echo, **options)
+    curve = result.get("curve", [])
+    if curve:
+        columns = list(curve[0])
+        print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
+    for path in result.get("files", []):
+        typer.echo(f"wrote {path}")
