@@ -29,6 +29,16 @@ REFERENCE_MODELS: dict[str, tuple[str, str]] = {
     "tiny-clip": ("dual", "clip"),
     "tiny-siglip": ("dual", "siglip"),
     "tiny-open-clip": ("dual", "open_clip"),
+    # trained / constructed yes/no models with planted behaviour (issue 12): shipped weights, nothing to build
+    "scene-vqa-grounded": ("vqa", "scene-vqa"),
+    "scene-vqa-prior": ("vqa", "scene-vqa"),
+    "scene-vqa-mixture": ("vqa", "scene-vqa-mixture"),
+}
+
+# name -> "module:function" that retrains a reference model (``vlaudit models train-reference NAME``)
+REFERENCE_TRAINERS: dict[str, str] = {
+    "scene-vqa-grounded": "vlaudit.backends.scene_vqa_train:train_reference",
+    "scene-vqa-prior": "vlaudit.backends.scene_vqa_train:train_reference",
 }
 
 
@@ -43,6 +53,9 @@ def reference_dir(name: str, *, seed: int = 0, root: Path | None = None) -> Path
         raise InputError(f"unknown reference model {name!r}; available: {', '.join(REFERENCE_MODELS)}",
                          field="model")
     kind, family = REFERENCE_MODELS[name]
+    if kind == "vqa":
+        raise InputError(f"ref:{name} ships its weights in the package (vlaudit/backends/weights); it has no "
+                         "built folder", field="model")
     target = (root or cache_root()) / "ref" / f"{name}-v{REFERENCE_VERSION}-s{seed}"
     if (target / ".complete").exists():
         return target
@@ -81,6 +94,16 @@ def reference_spec(name: str, *, seed: int = 0, root: Path | None = None) -> str
 def load_backend(name: str, *, seed: int = 0, **options: Any) -> Any:
     """Load ``ref:<name>`` through the ordinary backend of its family (options pass through)."""
     from vlaudit.backends.registry import load_backend as load_spec
+
+    kind, family = REFERENCE_MODELS.get(name, ("", ""))
+    if kind == "vqa":
+        if family == "scene-vqa-mixture":
+            from vlaudit.backends.scene_vqa_mixture import load_backend as load_mixture
+
+            return load_mixture(name, **options)
+        from vlaudit.backends.scene_vqa import load_backend as load_vqa
+
+        return load_vqa(name, **options)
 
     backend = load_spec(reference_spec(name, seed=seed), **options)
     backend.spec = f"ref:{name}"

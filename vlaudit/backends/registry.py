@@ -59,7 +59,7 @@ def backend_kind(spec: str) -> str:
         from vlaudit.backends.reference import REFERENCE_MODELS
 
         kind = REFERENCE_MODELS.get(parsed.name, ("mllm", ""))[0]
-        return "yesno" if kind == "mllm" else "features"
+        return "yesno" if kind in ("mllm", "vqa") else "features"
     return "yesno" if parsed.prefix == "hf" else "features"
 
 
