@@ -33,6 +33,8 @@ REFERENCE_MODELS: dict[str, tuple[str, str]] = {
     "scene-vqa-grounded": ("vqa", "scene-vqa"),
     "scene-vqa-prior": ("vqa", "scene-vqa"),
     "scene-vqa-mixture": ("vqa", "scene-vqa-mixture"),
+    "scene-vqa-reader": ("vqa", "scene-vqa-mixture"),
+    "scene-vqa-prior-table": ("vqa", "scene-vqa-mixture"),
 }
 
 # name -> "module:function" that retrains a reference model (``vlaudit models train-reference NAME``)

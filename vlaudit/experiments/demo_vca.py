@@ -27,8 +27,6 @@ from typing import Any
 from vlaudit.contexts.image_contexts import CONTEXTS
 
 Log = Callable[[str], None]
-MODELS = ("ref:scene-vqa-grounded", "ref:scene-vqa-prior", "ref:scene-vqa-mixture")
-FACTORIAL_MODELS = ("ref:scene-vqa-grounded", "ref:scene-vqa-prior")
 
 
 @dataclass(frozen=True)
@@ -42,6 +40,13 @@ class VcaStageConfig:
     factorial_stems_per_relation: int = 12
     n_resamples: int = 2000
     scenes_dir: Path | None = None  # reuse scenes rendered by the demo (else rendered here with ``seed``)
+    grounded: str = "ref:scene-vqa-grounded"
+    prior: str = "ref:scene-vqa-prior"
+    mixture: str = "ref:scene-vqa-mixture"
+
+    @property
+    def models(self) -> tuple[str, str, str]:
+        return self.grounded, self.prior, self.mixture
 
     @classmethod
     def quick(cls) -> VcaStageConfig:
@@ -130,9 +135,11 @@ def _run(runs: list[dict[str, Any]], model: str, dataset: str, interface: str = 
     raise KeyError((model, dataset, interface))
 
 
-def known_answers(runs: list[dict[str, Any]], planted: dict[str, float], factorial: dict[str, Any]) -> list[dict]:
-    """The issue-12 VCA checks as rows {check, expected, observed, passed} (canonical yes/no interface)."""
-    g, p, m = MODELS
+def known_answers(runs: list[dict[str, Any]], planted: dict[str, float], factorial: dict[str, Any],
+                  models: Sequence[str]) -> list[dict]:
+    """The issue-12 VCA checks as rows {check, expected, observed, passed} (canonical yes/no interface);
+    ``models`` = (grounded, prior, mixture) specs."""
+    g, p, m = models
     rows: list[dict[str, Any]] = []
 
     def row(check: str, expected: str, observed: Any, passed: bool) -> None:
@@ -204,7 +211,7 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
     log(f"vca: {len(items)} items; planted credited fractions {planted}")
     runs: list[dict[str, Any]] = []
     settings = ReportSettings(n_resamples=config.n_resamples)
-    for spec in MODELS:
+    for spec in config.models:
         t0 = time.perf_counter()
         run_dir = out / _slug(spec)
         summary = _score(spec, items, Path(scenes), run_dir, config.contexts, config.interfaces, config.seed,
@@ -220,14 +227,14 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
     from vlaudit.sources.items import read_items
 
     fact_items = read_items(fact / "inputs" / "items.jsonl")
-    for spec in FACTORIAL_MODELS:
+    for spec in config.models[:2]:
         _score(spec, fact_items, fact / "inputs", fact / _slug(spec), ("original", "text", "blank"), ("yesno",),
                config.seed, Path(scenes))
-    factorial = run_factorial_analysis([fact / _slug(s) for s in FACTORIAL_MODELS],
+    factorial = run_factorial_analysis([fact / _slug(s) for s in config.models[:2]],
                                        items=fact / "inputs" / "items.jsonl", out_dir=fact / "report",
                                        n_resamples=config.n_resamples)
     timings["factorial"] = round(time.perf_counter() - t0, 2)
-    answers = known_answers(runs, planted, factorial)
+    answers = known_answers(runs, planted, factorial, config.models)
     keys = ("model", "dataset", "interface", "n", "acc", "dep", "dcc", "cu", "ci")
     result = {"runs": [{k: r.get(k) for k in keys} for r in runs], "known_answers": answers,
               "planted_credited_fraction": planted,
