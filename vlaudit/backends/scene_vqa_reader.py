@@ -141,15 +141,18 @@ class GroundedReader(_Base):
                 "template": sha256_text(prompt_text("{question}", "yesno", True)),
                 "verbalizer_ids": {k: [0, 1] for k in INTERFACES}}
 
-    def class_maps(self, images: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-        """Per-cell shape and colour probabilities (N, classes, h, w) of the images."""
+    def class_maps(self, image: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Per-cell shape and colour probabilities (classes, h, w) of one image.
+
+        One image per forward: a batched convolution may round differently with the batch's size, and a
+        margin must not depend on which other requests share its chunk."""
         from vlaudit.backends.scene_vqa import image_tensor
 
         torch = self._torch
         with torch.inference_mode():
-            f = self.net["trunk"](image_tensor(images))
-            shape = torch.softmax(self.net["shape"](f), dim=1).double().numpy()
-            colour = torch.softmax(self.net["colour"](f), dim=1).double().numpy()
+            f = self.net["trunk"](image_tensor([image]))
+            shape = torch.softmax(self.net["shape"](f), dim=1).double().numpy()[0]
+            colour = torch.softmax(self.net["colour"](f), dim=1).double().numpy()[0]
         return shape, colour
 
     def _target(self, name: str, shape: np.ndarray, colour: np.ndarray) -> np.ndarray | None:
@@ -200,19 +203,21 @@ class GroundedReader(_Base):
 
     def margins(self, requests: Sequence[YesNoRequest]) -> list[float]:
         from vlaudit.backends.scene_vqa_mixture import parse_statement
+        from vlaudit.hashing import pixels_sha256
 
         out = [0.0] * len(requests)
-        seen = [k for k, r in enumerate(requests) if r.image is not None]
-        for start in range(0, len(seen), 256):
-            chunk = seen[start:start + 256]
-            shape, colour = self.class_maps([requests[k].image for k in chunk])
-            for j, k in enumerate(chunk):
-                question = requests[k].question
-                key = statement_key(question)
-                if key is not None and key[0] == "note":  # the reader answers the query, never the note
-                    parsed = parse_statement(question)
-                    key = None if parsed is None else ("relation", *parsed)
-                out[k] = 0.0 if key is None else self.read(key, shape[j], colour[j])
+        maps: dict[str | None, tuple[np.ndarray, np.ndarray]] = {}  # one forward per distinct image
+        for k, request in enumerate(requests):
+            if request.image is None:
+                continue
+            digest = pixels_sha256(request.image)
+            if digest not in maps:
+                maps[digest] = self.class_maps(request.image)
+            key = statement_key(request.question)
+            if key is not None and key[0] == "note":  # the reader answers the query, never the note
+                parsed = parse_statement(request.question)
+                key = None if parsed is None else ("relation", *parsed)
+            out[k] = 0.0 if key is None else self.read(key, *maps[digest])
         return out
 
 

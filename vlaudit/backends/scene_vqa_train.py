@@ -123,8 +123,12 @@ def scene_statements(graph: dict[str, Any], crowd: set[str], rng: np.random.Gene
             axis = ("left of", "right of") if form == 2 else ("above", "below")
             pool = [p for p in pairs if p[1] in axis] or pairs
             if prior_follow is not None:
+                # the drawn status (follows the prior or not) is honoured, on the other axis if need be; a
+                # scene without such a pair gives no spatial statement this time
                 want = rng.random() < prior_follow
-                pool = [p for p in pool if p[3] == want] or pool
+                pool = [p for p in pool if p[3] == want] or [p for p in pairs if p[3] == want]
+                if not pool:
+                    continue
             a, relation, b, _ = pool[int(rng.integers(len(pool)))]
             stated = relation if label else INVERSE_RELATIONS[relation]
             out.append((question_for(statement_text(a["name"], relation_phrase(stated), b["name"])), label,

@@ -50,7 +50,7 @@ class VcaStageConfig:
 
     @classmethod
     def quick(cls) -> VcaStageConfig:
-        return cls(n_scenes=200, factorial_stems_per_relation=5, n_resamples=400)
+        return cls(n_scenes=100, factorial_stems_per_relation=4, n_resamples=300)
 
 
 def _unique_names(graph: dict[str, Any]) -> set[str]:
