@@ -184,3 +184,12 @@ def test_demo_vca_stage_known_answers(tmp_path):
         assert run["cu"] == pytest.approx(run["acc"] - run["dcc"])
     assert (tmp_path / "vca" / "scene-vqa-grounded" / "report" / "vca.json").is_file()
     assert (tmp_path / "vca" / "factorial" / "report" / "factorial.json").is_file()
+
+
+def test_perception_training_is_deterministic_from_its_seed():
+    from vlaudit.backends.scene_vqa_train import build_training_set, train_perception
+
+    data = build_training_set("grounded", seed=2, n_scenes=12, per_image=2, factorial_per_relation=1)
+    nets = [train_perception(seed=2, steps=4, batch_images=4, data=data, log=lambda _: None)[0] for _ in range(2)]
+    first, second = (n.state_dict() for n in nets)
+    assert all(bool((first[k] == second[k]).all()) for k in first)

@@ -34,10 +34,10 @@ class VcaStageConfig:
     """Sizes of the stage; :meth:`quick` is what the test runs."""
 
     seed: int = 0
-    n_scenes: int = 480
+    n_scenes: int = 320
     contexts: tuple[str, ...] = CONTEXTS
     interfaces: tuple[str, ...] = ("yesno", "truefalse")
-    factorial_stems_per_relation: int = 12
+    factorial_stems_per_relation: int = 10
     n_resamples: int = 2000
     scenes_dir: Path | None = None  # reuse scenes rendered by the demo (else rendered here with ``seed``)
     grounded: str = "ref:scene-vqa-grounded"
