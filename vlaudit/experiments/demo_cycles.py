@@ -239,8 +239,9 @@ def plot_outputs(encoders: dict[str, Any], sweep: list[dict[str, Any]], out: Pat
     for spec, entry in encoders.items():
         for scorer in ("additive", "zero-shot", f"probe-rank-{config.probe_rank}"):
             if scorer in entry["scorers"]:
-                evaluations[f"{spec} / {spec.removeprefix('ref:')} {scorer}"] = {"families": {
-                    f: s[REPORT_SPLIT] for f, s in entry["scorers"][scorer]["families"].items()}}
+                # already {family: {split: summary}}: the plot labels every row with its split
+                evaluations[f"{spec} / {spec.removeprefix('ref:')} {scorer}"] = {
+                    "families": entry["scorers"][scorer]["families"]}
     paths = {"cycle_plot": plot_cycle_acc(evaluations, out / "cycle_acc.png")}
     paths["rank_plot"] = _plot_rank_sweep(sweep, out / "rank_sweep.png")
     return paths
