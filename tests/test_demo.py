@@ -87,34 +87,13 @@ def test_demo_rejects_a_yes_no_model_before_running(tmp_path: Path) -> None:
     assert not (tmp_path / "d").exists()
 
 
-def test_vca_stage_gets_its_own_config_sized_like_the_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-    import types
-    from dataclasses import dataclass
+def test_vca_stage_gets_its_own_config_sized_like_the_demo() -> None:
+    from dataclasses import replace
 
-    from vlaudit.experiments.demo import _vca_stage
+    from vlaudit.experiments.demo import vca_stage_config
+    from vlaudit.experiments.demo_vca import VcaStageConfig
 
-    @dataclass(frozen=True)
-    class VcaStageConfig:
-        seed: int = 0
-        n_resamples: int = 2000
-        size: str = "full"
-
-        @classmethod
-        def quick(cls) -> VcaStageConfig:
-            return cls(size="quick")
-
-    seen = {}
-
-    def run_vca_stage(out_dir, config, log):  # type: ignore[no-untyped-def]
-        seen["out"], seen["config"] = out_dir, config
-        return {"runs": [{"model": "m"}], "known_answers": [{"check": "c", "expected": "e", "observed": 1,
-                                                              "passed": True}]}
-
-    module = types.ModuleType("vlaudit.experiments.demo_vca")
-    module.VcaStageConfig, module.run_vca_stage = VcaStageConfig, run_vca_stage  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "vlaudit.experiments.demo_vca", module)
-    result = _vca_stage(tmp_path, DemoConfig.quick_config().with_seed(7), log=lambda m: None)
-    assert result is not None and result["runs"] == [{"model": "m"}]
-    assert seen["out"] == tmp_path / "vca"
-    assert seen["config"] == VcaStageConfig(seed=7, n_resamples=DemoConfig.quick_config().n_resamples, size="quick")
+    quick = DemoConfig.quick_config().with_seed(7)
+    assert vca_stage_config(quick) == replace(VcaStageConfig.quick(), seed=7, n_resamples=quick.n_resamples)
+    full = DemoConfig().with_seed(3)
+    assert vca_stage_config(full) == replace(VcaStageConfig(), seed=3, n_resamples=full.n_resamples)

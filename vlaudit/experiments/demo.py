@@ -176,27 +176,25 @@ def cycle_checks(cycles: dict[str, Any], config: DemoConfig) -> list[dict[str, A
     return rows
 
 
-def _vca_stage(out: Path, config: DemoConfig, log: Log) -> dict[str, Any] | None:
-    """The yes/no reference models' VCA stage (``vlaudit.experiments.demo_vca``), sized like this demo."""
-    try:
-        from vlaudit.experiments import demo_vca
-    except ImportError:
-        log("VCA stage skipped: vlaudit.experiments.demo_vca is not available in this build")
-        return None
-    stage_config: Any = config
-    stage_class = getattr(demo_vca, "VcaStageConfig", None)
-    if stage_class is not None:  # the stage's own sizes, quick or full, on this demo's seed and resamples
-        stage_config = replace(stage_class.quick() if config.quick else stage_class(), seed=config.seed,
-                               n_resamples=config.n_resamples)
-    return demo_vca.run_vca_stage(out / "vca", stage_config, log)
+def vca_stage_config(config: DemoConfig) -> Any:
+    """The VCA stage's own sizes (quick or full, :class:`vlaudit.experiments.demo_vca.VcaStageConfig`) on this
+    demo's seed and number of bootstrap resamples."""
+    from vlaudit.experiments.demo_vca import VcaStageConfig
+
+    return replace(VcaStageConfig.quick() if config.quick else VcaStageConfig(), seed=config.seed,
+                   n_resamples=config.n_resamples)
 
 
-def _report(out: Path, log: Log) -> str | None:
-    try:
-        from vlaudit.report.html import write_report
-    except ImportError:
-        log("HTML report skipped: vlaudit.report.html is not available in this build")
-        return None
+def _vca_stage(out: Path, config: DemoConfig, log: Log) -> dict[str, Any]:
+    """The yes/no reference models' VCA stage (:mod:`vlaudit.experiments.demo_vca`), sized like this demo."""
+    from vlaudit.experiments.demo_vca import run_vca_stage
+
+    return run_vca_stage(out / "vca", vca_stage_config(config), log)
+
+
+def _report(out: Path) -> str:
+    from vlaudit.report.html import write_report
+
     return str(Path(write_report(out)).relative_to(out))
 
 
@@ -250,15 +248,14 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
     known = [{"check": f"synthetic control: {name}", "expected": "passes on every seed", "observed": ok,
               "passed": bool(ok)} for name, ok in synthetic["checks"].items()]
     known += cycle_checks(cycles, config)
-    known += list((vca or {}).get("known_answers", []))
+    known += list(vca["known_answers"])
     summary = {
         "config": asdict(config),
         "synthetic": {"checks": synthetic["checks"],
                       "rows": [{k: r[k] for k in ("diagnostic", "probe", "metric", "mean", "expected")}
                                for r in synthetic["rows"]]},
         "cycles": cycles,
-        "vca": {"runs": list((vca or {}).get("runs", [])), "skipped": vca is None,
-                **{k: v for k, v in (vca or {}).items() if k not in ("runs", "known_answers")}},
+        "vca": {k: v for k, v in vca.items() if k != "known_answers"},
         "known_answers": known,
         "passed": all(row["passed"] for row in known),
         "timings": timings,
@@ -267,9 +264,7 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
                   **cycles["files"]},
     }
     write_json(out / "summary.json", summary)
-    report = stage("report", lambda: _report(out, log))
+    summary["files"]["report"] = stage("report", lambda: _report(out))
     timings["total"] = round(time.perf_counter() - started, 2)
-    if report:
-        summary["files"]["report"] = report
     write_json(out / "summary.json", summary)
     return summary
