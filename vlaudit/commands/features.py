@@ -49,8 +49,9 @@ def features(
         TimeRemainingColumn,
     )
 
-    from vlaudit.backends.registry import load_backend, require_kind
+    from vlaudit.backends.registry import require_kind
     from vlaudit.report.console import print_table
+    from vlaudit.scoring.executors import open_backend
     from vlaudit.scoring.features import collect_inputs, extract_features
     from vlaudit.sources.cycle_tables import read_cycles
 
@@ -60,15 +61,9 @@ def features(
     options: dict[str, object] = {"batch_size": batch_size, "device": device, "dtype": dtype}
     if revision is not None:
         options["revision"] = revision
-    feature_executor = None
-    if executor == "ray":
-        from vlaudit.scoring.ray_executor import RayFeatureExecutor
-
-        feature_executor = RayFeatureExecutor(model, options, workers=workers, address=address,
-                                              gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
-        backend = feature_executor.start()
-    else:
-        backend = load_backend(model, **options)
+    backend, feature_executor = open_backend(model, options, executor=executor, features=True, workers=workers,
+                                             address=address, gpus_per_worker=gpus_per_worker,
+                                             threads=threads_per_worker)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), transient=True) as bar:
         tasks = {"images": bar.add_task("images", total=None), "texts": bar.add_task("texts", total=None)}

@@ -67,10 +67,11 @@ def vca_score(
 
     from vlaudit.backends.base import INTERFACES
     from vlaudit.backends.hf_mllm import read_question_templates
-    from vlaudit.backends.registry import load_backend, require_kind
+    from vlaudit.backends.registry import require_kind
     from vlaudit.contexts.image_contexts import CONTEXTS
     from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
+    from vlaudit.scoring.executors import open_backend
     from vlaudit.scoring.runner import changed_arguments, failure_line, run_scoring
     from vlaudit.sources.items import read_items
 
@@ -102,15 +103,9 @@ def vca_score(
                     "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                     "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache,
                     "question_templates": templates, "system": system}
-    runner_executor = None
-    if executor == "ray":
-        from vlaudit.scoring.ray_executor import RayExecutor
-
-        runner_executor = RayExecutor(model, load_options, workers=workers, address=address,
-                                      gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
-        backend = runner_executor.start()
-    else:
-        backend = load_backend(model, **load_options)
+    backend, runner_executor = open_backend(model, load_options, executor=executor, workers=workers,
+                                            address=address, gpus_per_worker=gpus_per_worker,
+                                            threads=threads_per_worker)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,

@@ -105,3 +105,21 @@ class LocalExecutor:
                     upcoming = pool.submit(render_requests, store, shards[position + 1].tasks, seed)
                 on_shard_done(shard, cache_rows(backend.score(requests)))
         return []
+
+
+def open_backend(spec: str, load_options: dict[str, Any], *, executor: str = "local", features: bool = False,
+                 workers: int = 1, address: str | None = None, gpus_per_worker: float = 0.0,
+                 threads: int | None = None) -> tuple[Any, Any]:
+    """``(backend, ray_executor)`` for ``--executor local|ray``: the loaded model and None, or Ray actors that
+    each loaded it (``features``: dual encoders, else yes/no models) and their planning proxy as the backend."""
+    if executor == "local":
+        from vlaudit.backends.registry import load_backend
+
+        return load_backend(spec, **load_options), None
+    from vlaudit.scoring.ray_executor import RayExecutor, RayFeatureExecutor
+
+    kind = RayFeatureExecutor if features else RayExecutor
+    ray_executor = kind(spec, load_options, workers=workers, address=address, gpus_per_worker=gpus_per_worker,
+                        threads=threads)
+    return ray_executor.start(), ray_executor
+
