@@ -7,7 +7,15 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
-from vlaudit.commands._options import in_folder_option, out_file_option
+from vlaudit.commands._options import (
+    executor_option,
+    in_folder_option,
+    out_file_option,
+    ray_address_option,
+    ray_gpus_option,
+    ray_threads_option,
+    ray_workers_option,
+)
 
 
 def default_run_dir(out: Path) -> Path:
@@ -34,12 +42,18 @@ def cycles_score_mllm(
     min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL)."),
     max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
+    executor: str = executor_option(),
+    address: str | None = ray_address_option(),
+    workers: int = ray_workers_option(),
+    gpus_per_worker: float = ray_gpus_option(),
+    threads_per_worker: int | None = ray_threads_option(),
 ) -> None:
     """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
     cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
-    from vlaudit.backends.registry import load_backend, require_kind
+    from vlaudit.backends.registry import require_kind
     from vlaudit.errors import InputError
     from vlaudit.report.console import print_table
+    from vlaudit.scoring.executors import open_backend
     from vlaudit.scoring.features import collect_inputs
     from vlaudit.scoring.mllm_cycle_scores import (
         CYCLE_QUERY,
@@ -60,14 +74,21 @@ def cycles_score_mllm(
     inputs = collect_inputs(cycle_list, cycles, images, captions)
     items = cycle_pair_items(cycle_list, inputs, images, query=query, dataset=cycles.stem)
     run = run_dir or default_run_dir(out)
-    backend = load_backend(model, dtype=dtype, device=device, batch_size=batch_size, revision=revision,
-                           min_pixels=min_pixels, max_pixels=max_pixels, interfaces=[INTERFACE])
+    load_options = {"dtype": dtype, "device": device, "batch_size": batch_size, "revision": revision,
+                    "min_pixels": min_pixels, "max_pixels": max_pixels, "interfaces": [INTERFACE]}
+    backend, ray_executor = open_backend(model, load_options, executor=executor, workers=workers, address=address,
+                                         gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
     arguments = {"command": "cycles score-mllm", "model": model, "cycles": str(cycles), "images": str(images),
                  "out": str(out), "captions": None if captions is None else str(captions), "query": query,
                  "batch_size": batch_size, "dtype": dtype, "device": device, "revision": revision,
                  "min_pixels": min_pixels, "max_pixels": max_pixels, "chunk_size": chunk_size}
-    summary = run_scoring(backend, items, images_dir=images, out_dir=run, contexts=["original"],
-                          interfaces=[INTERFACE], strict=True, chunk_size=chunk_size, arguments=arguments)
+    try:
+        summary = run_scoring(backend, items, images_dir=images, out_dir=run, contexts=["original"],
+                              interfaces=[INTERFACE], strict=True, chunk_size=chunk_size, arguments=arguments,
+                              executor=ray_executor)
+    finally:
+        if ray_executor is not None:
+            ray_executor.shutdown()
     rows = scores_from_margins(run / "margins.parquet", items, source=cycles)
     write_table(out, rows)
     scores = [row["score"] for row in rows]

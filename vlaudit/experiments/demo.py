@@ -198,6 +198,20 @@ def _report(out: Path) -> str:
     return str(Path(write_report(out)).relative_to(out))
 
 
+def _model_descriptions(config: DemoConfig) -> dict[str, str]:
+    """What each audited model is: the planted references say whether they are trained models or calibration
+    instruments (constructed mechanisms), so the report never passes one off as a real model."""
+    from vlaudit.backends.reference import TRAINED_MODELS
+    from vlaudit.experiments.demo_vca import VcaStageConfig
+
+    described = {}
+    for spec in (*config.all_encoders, *VcaStageConfig().models):
+        name = spec.removeprefix("ref:")
+        entry = TRAINED_MODELS.get(name) if spec.startswith("ref:") else None
+        described[spec] = entry.description if entry else "a user's model (--model)"
+    return described
+
+
 def _versions() -> dict[str, Any]:
     import platform
     import subprocess
@@ -258,6 +272,7 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
         "vca": {k: v for k, v in vca.items() if k != "known_answers"},
         "known_answers": known,
         "passed": all(row["passed"] for row in known),
+        "models": _model_descriptions(config),
         "timings": timings,
         "versions": _versions(),
         "files": {"synthetic": "synthetic/synthetic.json", "cycles": "cycles/eval.json",
