@@ -80,13 +80,41 @@ def test_demo_exits_non_zero_when_a_check_fails(tmp_path: Path, monkeypatch: pyt
     assert "1 known-answer check(s) failed" in result.output
 
 
-def test_demo_rejects_a_yes_no_model_before_running(tmp_path: Path) -> None:
-    from vlaudit.errors import InputError
+def test_demo_models_go_where_they_can_be_audited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vlaudit.experiments.demo as demo
+    from vlaudit.backends.registry import UnknownBackendError
 
-    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--model", "hf:/some/dir"])
-    assert isinstance(result.exception, InputError)  # the CLI entry point prints it as one line, exit 2
-    assert "not a dual encoder" in str(result.exception)
-    assert not (tmp_path / "d").exists()
+    seen = {}
+
+    def fake_run_demo(out_dir, config, *, log, bars):  # type: ignore[no-untyped-def]
+        seen["config"] = config
+        return {"cycles": {"encoders": {}}, "files": {}, "known_answers": []}
+
+    monkeypatch.setattr(demo, "run_demo", fake_run_demo)
+    result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--quick", "--model", "hf:/some/dir",
+                                      "--model", "open_clip:ViT-B-32"])
+    assert result.exit_code == 0, result.output
+    assert seen["config"].vca_models == ("hf:/some/dir",) and seen["config"].models == ("open_clip:ViT-B-32",)
+    bad = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "e"), "--model", "nosuch:thing"])
+    assert isinstance(bad.exception, UnknownBackendError)  # before any work: nothing written
+    assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.slow
+def test_a_users_yes_no_model_is_audited_in_the_vca_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from vlaudit.experiments.demo_vca import VcaStageConfig, run_vca_stage
+
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    config = replace(VcaStageConfig.quick(), n_scenes=30, factorial_stems_per_relation=1, n_resamples=50,
+                     extra_models=("ref:tiny-qwen2-vl",))
+    result = run_vca_stage(tmp_path / "vca", config, log=lambda message: None)
+    extra = [run for run in result["runs"] if run["model"] == "ref:tiny-qwen2-vl"]
+    assert extra and {run["interface"] for run in extra} == {"yesno", "truefalse"}
+    assert (tmp_path / "vca" / "tiny-qwen2-vl" / "report" / "vca.json").is_file()
+    # the known answers are about the planted references only
+    assert all("tiny-qwen2-vl" not in row["check"] for row in result["known_answers"])
 
 
 def test_vca_stage_gets_its_own_config_sized_like_the_demo() -> None:

@@ -58,27 +58,28 @@ def demo(
     out: Path = out_folder_option(Path("runs/demo"), help="Output folder."),
     quick: bool = typer.Option(False, "--quick", help="A smaller run (one seed, fewer scenes; what the tests use)."),
     seed: int = typer.Option(0, "--seed", help="First demo seed (scenes, cycles, splits, probes)."),
-    model: list[str] = typer.Option([], "--model", help="A dual encoder to audit beside the reference ones "
-                                    "(repeatable), e.g. open_clip:ViT-B-32/laion2b_s34b_b79k."),
+    model: list[str] = typer.Option([], "--model", help="A model to audit beside the reference ones (repeatable): "
+                                    "a dual encoder (open_clip:…, hf-clip:…) on the cycles, a multimodal LLM "
+                                    "(hf:…) in the VCA stage."),
 ) -> None:
     """Known-answer demo: synthetic controls, exact cycles on procedural scenes for the planted reference
     encoders (zero-shot, additive, rank-R probes, rank sweep), the VCA stage, checks, report. Exits 1 if a
     known-answer check fails."""
     from rich.console import Console
 
-    from vlaudit.backends.registry import require_kind
+    from vlaudit.backends.registry import backend_kind
     from vlaudit.experiments.demo import DemoConfig, run_demo
     from vlaudit.report.console import print_table
 
-    for spec in model:
-        require_kind(spec, "features")
+    kinds = {spec: backend_kind(spec) for spec in model}  # an unknown prefix fails here, before any work
     console = Console()
     config = DemoConfig.quick_config() if quick else DemoConfig()
     config = config.with_seed(seed)
     if model:
         import dataclasses
 
-        config = dataclasses.replace(config, models=tuple(model))
+        config = dataclasses.replace(config, models=tuple(s for s in model if kinds[s] == "features"),
+                                     vca_models=tuple(s for s in model if kinds[s] == "yesno"))
     with progress_display(console) as progress:
         summary = run_demo(out, config, log=lambda message: progress.console.print(f"[bold cyan]›[/] {message}"),
                            bars=rich_bars(progress))

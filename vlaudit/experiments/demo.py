@@ -56,7 +56,8 @@ class DemoConfig:
     min_cycles: int = 30
     n_resamples: int = 2000
     encoders: tuple[str, ...] = REFERENCE_ENCODERS
-    models: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()  # users' dual encoders (`--model`), audited on the cycles beside the references
+    vca_models: tuple[str, ...] = ()  # users' yes/no models (`--model`), audited in the VCA stage
     probe_rank: int = 64
     ranks: tuple[int, ...] = (1, 4, 16, 64)
     # full-batch steps: a few hundred train cycles per family, so one step per epoch (selection on val each epoch)
@@ -182,7 +183,7 @@ def vca_stage_config(config: DemoConfig) -> Any:
     from vlaudit.experiments.demo_vca import VcaStageConfig
 
     return replace(VcaStageConfig.quick() if config.quick else VcaStageConfig(), seed=config.seed,
-                   n_resamples=config.n_resamples)
+                   n_resamples=config.n_resamples, extra_models=config.vca_models)
 
 
 def _vca_stage(out: Path, config: DemoConfig, log: Log) -> dict[str, Any]:
@@ -205,7 +206,7 @@ def _model_descriptions(config: DemoConfig) -> dict[str, str]:
     from vlaudit.experiments.demo_vca import VcaStageConfig
 
     described = {}
-    for spec in (*config.all_encoders, *VcaStageConfig().models):
+    for spec in (*config.all_encoders, *VcaStageConfig().models, *config.vca_models):
         name = spec.removeprefix("ref:")
         entry = TRAINED_MODELS.get(name) if spec.startswith("ref:") else None
         described[spec] = entry.description if entry else "a user's model (--model)"

@@ -43,6 +43,7 @@ class VcaStageConfig:
     grounded: str = "ref:scene-vqa-grounded"
     prior: str = "ref:scene-vqa-prior"
     mixture: str = "ref:scene-vqa-mixture"
+    extra_models: tuple[str, ...] = ()  # users' yes/no models (`vlaudit demo --model`): audited, not checked
 
     @property
     def models(self) -> tuple[str, str, str]:
@@ -118,14 +119,19 @@ def _score(spec: str, items: list[Any], images: Path, run_dir: Path, contexts: S
     from vlaudit.backends.registry import load_backend
     from vlaudit.scoring.runner import run_scoring
 
-    backend = load_backend(spec, scenes=str(scenes), interfaces=list(interfaces))
+    # the planted scene-VQA references read the demo's scenes; a user's model takes only ordinary options
+    extra = {"scenes": str(scenes)} if spec.startswith("ref:scene-vqa") else {}
+    backend = load_backend(spec, interfaces=list(interfaces), **extra)
     return run_scoring(backend, items, images_dir=images, out_dir=run_dir, contexts=list(contexts),
                        interfaces=list(interfaces), seed=seed,
                        arguments={"model": spec, "images": str(images), "demo": "vca"})
 
 
 def _slug(spec: str) -> str:
-    return spec.split(":", 1)[1]
+    """A folder name for a model spec (``hf:/models/qwen`` → ``models_qwen``)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec.split(":", 1)[1]).strip("_") or "model"
 
 
 def _run(runs: list[dict[str, Any]], model: str, dataset: str, interface: str = "yesno") -> dict[str, Any]:
@@ -211,7 +217,7 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
     log(f"vca: {len(items)} items; planted credited fractions {planted}")
     runs: list[dict[str, Any]] = []
     settings = ReportSettings(n_resamples=config.n_resamples)
-    for spec in config.models:
+    for spec in dict.fromkeys((*config.models, *config.extra_models)):
         t0 = time.perf_counter()
         run_dir = out / _slug(spec)
         summary = _score(spec, items, Path(scenes), run_dir, config.contexts, config.interfaces, config.seed,
