@@ -101,6 +101,14 @@ def read_question_templates(path: str | Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
+def check_interfaces(requests: Sequence[YesNoRequest], verbalizer_ids: dict[str, Any]) -> None:
+    """Every request's interface had its verbalizers resolved at load (a later one would read wrong ids)."""
+    for request in requests:
+        if request.interface not in verbalizer_ids:
+            raise InputError(f"interface {request.interface!r} was not validated at load "
+                             f"(loaded: {', '.join(verbalizer_ids)})", record=request.key)
+
+
 def _plain_size(size: Any) -> dict[str, Any] | None:
     """The image processor's size setting as a plain dict (transformers keeps a SizeDict dataclass)."""
     import dataclasses
@@ -316,10 +324,7 @@ class HFMLLMBackend:
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """Score requests in the given order; results are a deterministic function of the request list."""
-        for request in requests:
-            if request.interface not in self.verbalizer_ids:
-                raise InputError(f"interface {request.interface!r} was not validated at load "
-                                 f"(loaded: {', '.join(self.verbalizer_ids)})", record=request.key)
+        check_interfaces(requests, self.verbalizer_ids)
         by_key: dict[str, YesNoResult] = {}
         text_only = [r for r in requests if r.image is None]
         with_image = [r for r in requests if r.image is not None]

@@ -187,12 +187,9 @@ class MistralCommonBackend:
         """Score requests in the given order (batches of ``batch_size``, images and text-only apart)."""
         import torch
 
-        from vlaudit.backends.hf_mllm import yes_no_results
+        from vlaudit.backends.hf_mllm import check_interfaces, yes_no_results
 
-        for request in requests:
-            if request.interface not in self.verbalizer_ids:
-                raise InputError(f"interface {request.interface!r} was not validated at load "
-                                 f"(loaded: {', '.join(self.verbalizer_ids)})", record=request.key)
+        check_interfaces(requests, self.verbalizer_ids)
         by_key: dict[str, YesNoResult] = {}
         for with_image in (False, True):
             todo = [r for r in requests if (r.image is not None) == with_image]

@@ -95,3 +95,18 @@ def ray_gpus_option() -> Any:
 def ray_threads_option() -> Any:
     return typer.Option(None, "--threads-per-worker", min=1,
                         help="torch CPU threads per Ray actor (default: torch's own).")
+
+
+def parse_controls(text: str) -> tuple[str, ...]:
+    """``--controls`` (comma list) → normalised control contexts; 'original' or none is a usage error."""
+    from vlaudit.errors import InputError
+    from vlaudit.sources.margins import normalize_context
+
+    try:
+        controls = tuple(normalize_context(c) for c in text.split(",") if c.strip())
+    except InputError as error:
+        raise typer.BadParameter(str(error), param_hint="--controls") from None
+    if not controls or "original" in controls:
+        raise typer.BadParameter("give one or more control contexts other than 'original'", param_hint="--controls")
+    return controls
+

@@ -11,23 +11,10 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._options import out_folder_option, parse_controls
 
 _RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several models; one run per model "
                                  "and dataset).")
-
-
-def _controls(text: str) -> tuple[str, ...]:
-    from vlaudit.errors import InputError
-    from vlaudit.sources.margins import normalize_context
-
-    try:
-        controls = tuple(normalize_context(c) for c in text.split(",") if c.strip())
-    except InputError as error:
-        raise typer.BadParameter(str(error), param_hint="--controls") from None
-    if not controls or "original" in controls:
-        raise typer.BadParameter("give one or more control contexts other than 'original'", param_hint="--controls")
-    return controls
 
 
 def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list:
@@ -75,7 +62,7 @@ def vca_validity(
     from vlaudit.experiments.vca_validity import ValiditySettings, compute_validity
     from vlaudit.report.vca_analyses import print_validity, write_validity
 
-    settings = ValiditySettings(controls=_controls(controls), n_resamples=n_resamples, seed=seed, folds=folds,
+    settings = ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, folds=folds,
                                 repeats=repeats)
     out = _out_dir(out)
     scores = _scores(runs, interface, settings.controls)
@@ -112,7 +99,7 @@ def vca_filter(
     if not coverages or any(not 0 < c <= 100 for c in coverages) or not 0 < primary <= 100:
         raise typer.BadParameter("coverages are percentages in (0, 100]", param_hint="--coverage")
     settings = FilterSettings(coverages=coverages, primary=primary, n_resamples=n_resamples, seed=seed,
-                              controls=_controls(controls))
+                              controls=parse_controls(controls))
     out = _out_dir(out)
     result = compute_filter(_scores(runs, interface, settings.controls), settings)
     write_filter(out, result, plot=plot)
@@ -145,7 +132,7 @@ def vca_proxies(
     from vlaudit.report.vca_analyses import print_proxies, write_proxies
     from vlaudit.sources.vsr import read_meta_categories
 
-    settings = ProxySettings(controls=_controls(controls), n_resamples=n_resamples, seed=seed)
+    settings = ProxySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed)
     out = _out_dir(out)
     scores = _scores(runs, interface, settings.controls)
     joined = None

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._options import out_folder_option, parse_controls
 
 
 @vca_app.command("report")
@@ -23,17 +23,11 @@ def vca_report(
 ) -> None:
     """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
-    from vlaudit.errors import InputError
     from vlaudit.experiments.vca_report import ReportSettings, compute_report
     from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
-    from vlaudit.sources.margins import normalize_context, read_margins
+    from vlaudit.sources.margins import read_margins
 
-    try:
-        control_set = tuple(normalize_context(c) for c in controls.split(",") if c.strip())
-    except InputError as error:
-        raise typer.BadParameter(str(error), param_hint="--controls") from None
-    if not control_set or "original" in control_set:
-        raise typer.BadParameter("give one or more control contexts other than 'original'", param_hint="--controls")
+    control_set = parse_controls(controls)
     runs = read_margins(margins)
     report = compute_report(runs, ReportSettings(controls=control_set, n_resamples=n_resamples, seed=seed,
                                                  level=level))
