@@ -10,6 +10,7 @@ import sys
 
 from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
     cycles_build,
+    cycles_build_2x2,
     cycles_eval,
     cycles_score_mllm,
     data_inputs,

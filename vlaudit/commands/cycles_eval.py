@@ -8,6 +8,7 @@ import typer
 
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._options import out_file_option
+from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
 
 
 @cycles_app.command("eval")
@@ -24,15 +25,21 @@ def cycles_eval(
     tol: float = typer.Option(1e-9, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    yes_threshold: float = typer.Option(NATURALBENCH_YES_THRESHOLD, "--yes-threshold",
+                                        help="NaturalBench blocks: the model answers Yes iff its score exceeds "
+                                             "this (0 for the yes/no log-odds of `cycles score-mllm`)."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Also write OUT.png (CycleAcc per family and split "
                                                              "with CIs)."),
 ) -> None:
     """Exact CycleAcc (credit 1 if Δ > tol, ½ if |Δ| ≤ tol, 0 otherwise) per family and split, with ties and
-    bootstrap CIs; splits are never pooled."""
+    bootstrap CIs; splits are never pooled. Cycles from a 2×2 benchmark (`cycles build winoground|naturalbench|
+    blocks`) also get the benchmark's own metrics (Winoground text/image/group; NaturalBench Acc, Q-Acc, I-Acc,
+    G-Acc) per tag, with intervals, beside CycleAcc."""
     import numpy as np
 
     from vlaudit.metrics.cycles import evaluate_cycles, reduced_precision
-    from vlaudit.report.console import print_cycle_table, print_unavailable
+    from vlaudit.metrics.two_by_two import benchmark_metrics
+    from vlaudit.report.console import print_benchmark_tables, print_cycle_table, print_unavailable
     from vlaudit.sources.cycle_tables import read_cycles, read_scores
     from vlaudit.tables import write_json
 
@@ -40,6 +47,9 @@ def cycles_eval(
     score_table = read_scores(scores)
     result = evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
                              n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
+    result["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=result["splits"], min_cycles=min_cycles,
+                                             tol=tol, n_resamples=n_resamples, seed=seed, threshold=yes_threshold,
+                                             source=str(scores))
     warnings = []
     precision = reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
     if precision is not None:
@@ -50,6 +60,7 @@ def cycles_eval(
     write_json(out, result)
     print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     print_unavailable(result["unavailable"], min_cycles)
+    print_benchmark_tables(result["benchmarks"])
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
     typer.echo(f"wrote {out}")

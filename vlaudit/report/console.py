@@ -58,3 +58,24 @@ def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: 
     console = Console()
     for line in unavailable_lines(unavailable, min_cycles):
         console.print(line, style="yellow", markup=False, highlight=False)
+
+
+def print_benchmark_tables(benchmarks: Mapping[str, Any]) -> None:
+    """One table per 2×2 benchmark and split: per tag, CycleAcc then the benchmark's own metrics, each with n,
+    value, 95% interval and ties (a withheld CycleAcc — fewer blocks than --min-cycles — shows as —)."""
+    from vlaudit.metrics.two_by_two import METRIC_LABELS, metric_names
+
+    for name, entry in benchmarks.items():
+        metrics = ("cycle_acc", *metric_names(entry["metrics"]))
+        for split, tags in entry["splits"].items():
+            rows = []
+            for tag, cell in tags.items():
+                for index, metric in enumerate(metrics):
+                    ci = cell[f"{metric}_ci"]
+                    rows.append([tag if index == 0 else "", METRIC_LABELS[metric], cell["n"], cell[metric],
+                                 "—" if ci is None else f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]",
+                                 cell[f"{metric}_ties"]])
+            rule = ("strict >, a tie loses" if entry["metrics"] == "winoground"
+                    else f"Yes iff score > {entry.get('threshold', 0.0):g}")
+            print_table(f"{name} — own metrics beside CycleAcc (split: {split}; {rule})",
+                        ["tag", "metric", "n", "value", "95% CI", "ties"], rows)
