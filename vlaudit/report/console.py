@@ -77,5 +77,5 @@ def print_benchmark_tables(benchmarks: Mapping[str, Any]) -> None:
                                  cell[f"{metric}_ties"]])
             rule = ("strict >, a tie loses" if entry["metrics"] == "winoground"
                     else f"Yes iff score > {entry.get('threshold', 0.0):g}")
-            print_table(f"{name} — own metrics beside CycleAcc (split: {split}; {rule})",
+            print_table(f"{name} — split {split} ({rule})",
                         ["tag", "metric", "n", "value", "95% CI", "ties"], rows)
