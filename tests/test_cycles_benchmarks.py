@@ -236,6 +236,32 @@ def test_cli_build_zero_shot_eval(benchmark: str, tmp_path: Path, no_network: No
     assert cell["n"] == 3 and len(cell[f"{key}_ci"]) == 2 and 0 <= cell[key] <= 1
 
 
+def test_cli_naturalbench_with_a_tiny_mllm_asked_the_question(tmp_path: Path, no_network: None,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The documented NaturalBench route: `cycles score-mllm --query '{caption}'` asks the question itself
+    with the interface's answer instruction (the run's manifest holds the prompt); `cycles eval` adds Q/I/G-Acc."""
+    pytest.importorskip("transformers")
+    from vlaudit.cli import app
+    from vlaudit.settings import NATURALBENCH_QUERY
+
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    examples, images = _naturalbench(tmp_path)
+    runner = CliRunner()
+    cycles, scores, out = tmp_path / "nb.jsonl", tmp_path / "nb.csv", tmp_path / "nb-eval.json"
+    for args in (["cycles", "build", "naturalbench", "--examples", str(examples), "--images", str(images),
+                  "--out", str(cycles)],
+                 ["cycles", "score-mllm", "--model", "ref:tiny-qwen2-vl", "--cycles", str(cycles), "--images",
+                  str(images), "--out", str(scores), "--query", NATURALBENCH_QUERY, "--device", "cpu"],
+                 ["cycles", "eval", "--cycles", str(cycles), "--scores", str(scores), "--out", str(out),
+                  "--resamples", "100", "--min-cycles", "1", "--no-plot"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output + repr(result.exception)
+    assert "Is the thing 0 red? Answer yes or no." in "".join(
+        p.read_text() for p in (tmp_path / "nb.csv.run").rglob("*.json*"))
+    cell = json.loads(out.read_text())["benchmarks"]["naturalbench"]["splits"]["test"]["naturalbench-docci"]
+    assert cell["n"] == 3 and {"q_acc", "i_acc", "g_acc", "acc", "cycle_acc"} <= set(cell)
+
+
 # ------------------------------------------------------------------------------------------------ hostile input
 
 _JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=True) |

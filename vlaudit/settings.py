@@ -19,11 +19,12 @@ CYCLE_TIE_TOL = 1e-9  # |Δ| ≤ tol counts as a tie (credit ½)
 
 # --- 2×2 benchmarks as exact cycles (Winoground, NaturalBench, generic blocks) ---------------------------------
 TWO_BY_TWO_SPLIT = "test"  # these benchmarks are test sets: one split, never divided
-# Winoground (Thrush et al. 2022, §3.3) counts a comparison as won only when strictly greater (`>`): a tie
+# Winoground (Thrush et al. 2022, "Metrics") counts a comparison as won only when strictly greater (`>`): a tie
 # loses, and vlaudit reports how many examples lost by a tie.
 # NaturalBench (Li et al. 2024): a yes/no score s(image, question) = log P(yes) − log P(no) (what `cycles
 # score-mllm` writes) answers Yes iff s > threshold; 0 is the model's own argmax between Yes and No.
 NATURALBENCH_YES_THRESHOLD = 0.0
-# The official NaturalBench prompt suffix for yes/no questions (`SUFFIX_FOR_VQA` in the release's example.py);
-# pass it to `cycles score-mllm --query` so the question itself is asked.
-NATURALBENCH_QUERY = "{caption} Please answer Yes or No."
+# `cycles score-mllm --query` for NaturalBench: the question itself. The yes/no interface already appends its
+# answer instruction ("Answer yes or no."), which plays the role of the release's suffix "Please answer Yes or
+# No." (`SUFFIX_FOR_VQA` in its example.py); adding that suffix too would ask twice.
+NATURALBENCH_QUERY = "{caption}"

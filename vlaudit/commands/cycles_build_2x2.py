@@ -43,7 +43,7 @@ def build_naturalbench(
 ) -> None:
     """NaturalBench's yes/no samples as exact cycles: the question–image cross of a sample is one block
     (family naturalbench-{Source}, split test; multiple-choice samples are skipped and counted); score them
-    with `cycles score-mllm --query '{caption} Please answer Yes or No.'`; `cycles eval` adds Acc, Q-Acc,
+    with `cycles score-mllm --query '{caption}'` (the question itself); `cycles eval` adds Acc, Q-Acc,
     I-Acc and G-Acc."""
     _build("naturalbench", examples, images, out)
 
