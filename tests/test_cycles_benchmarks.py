@@ -107,6 +107,24 @@ def test_naturalbench_build_orients_blocks_and_skips_multiple_choice(tmp_path: P
     assert cycles[0].extra["text_1"] == "Is the thing 0 red?"
 
 
+def test_naturalbench_parquet_with_image_structs(tmp_path: Path) -> None:
+    """A Parquet export whose image columns are ``datasets`` Image structs (``{bytes, path}``) is read by the
+    same reader: the ``path`` names the file under --images, taken as it is."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    examples, images = _naturalbench(tmp_path)
+    rows = [json.loads(line) for line in examples.read_text().splitlines()]
+    for row in rows:
+        row["Image_0"], row["Image_1"] = ({"bytes": None, "path": row[k]} for k in ("Image_0", "Image_1"))
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "nb.parquet")
+    parsed = read_benchmark("naturalbench", tmp_path / "nb.parquet")
+    assert [b.image_1 for b in parsed.blocks] == ["nb_0_0.png", "nb_1_0.png", "nb_2_0.png"]
+    build_cycles("naturalbench", out=tmp_path / "c.jsonl", examples=tmp_path / "nb.parquet", images=images)
+    wino = winoground_blocks([(1, {**WINOGROUND_ROWS[0], "image_0": {"path": "x/a.png"}})], source="hf")
+    assert (wino.blocks[0].image_1, wino.blocks[0].image_2) == ("x/a.png", "ex_0_img_1.png")
+
+
 # ------------------------------------------------------------------------------------------------ known answers
 
 # [s11, s22, s12, s21] per example. A: everything right. B: Δ = 0.1 > 0 but text and image both fail (the
@@ -138,6 +156,33 @@ def test_winoground_metrics_by_hand(tmp_path: Path) -> None:
     assert cell["cycle_acc"] is None and cell["group"] == 1.0
     rows = {(r["tag"], r["metric"]): r for r in result.benchmarks.rows}
     assert rows[("all", "group")]["value"] == pytest.approx(1 / 3) and rows[("all", "CycleAcc")]["value_lo"] == 0.5
+
+
+def test_cli_eval_prints_the_hand_computed_figures(tmp_path: Path) -> None:
+    """The same three examples through `cycles build` and `cycles eval` on a scores CSV: the printed table and
+    eval.json carry the hand-computed figures and intervals."""
+    from vlaudit.cli import app
+    from vlaudit.tables import write_table
+
+    examples, images = _winoground(tmp_path)
+    cycles_path, scores_path, out = tmp_path / "c.jsonl", tmp_path / "s.csv", tmp_path / "e.json"
+    runner = CliRunner()
+    result = runner.invoke(app, ["cycles", "build", "winoground", "--examples", str(examples), "--images",
+                                 str(images), "--out", str(cycles_path)])
+    assert result.exit_code == 0, result.output
+    scores = _scores(read_cycles(cycles_path), WINOGROUND_SCORES)
+    write_table(scores_path, [{"image_id": u, "caption_id": v, "score": x} for (u, v), x in scores.items()])
+    result = runner.invoke(app, ["cycles", "eval", "--cycles", str(cycles_path), "--scores", str(scores_path),
+                                 "--out", str(out), "--resamples", "2000", "--min-cycles", "2", "--no-plot"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    lines = [" ".join(line.replace("│", " ").split()) for line in result.output.splitlines()]
+    assert "all CycleAcc 3 0.8333 [0.500, 1.000] 1" in lines
+    assert "group 3 0.3333 [0.000, 1.000] 1" in lines
+    assert "winoground-object CycleAcc 1 — — 0" in lines  # withheld under --min-cycles 2
+    assert "winoground-relation CycleAcc 2 0.7500 [0.500, 1.000] 1" in lines
+    assert "text 2 0.0000 [0.000, 0.000] 1" in lines
+    saved = json.loads(out.read_text())["benchmarks"]["winoground"]["splits"]["test"]
+    assert saved["all"]["text"] == pytest.approx(1 / 3) and saved["winoground-object"]["cycle_acc"] is None
 
 
 # Log-odds scores (Yes iff > 0). A: all four right. B: Yes on (u1, v1) only right among the Yes cells, the

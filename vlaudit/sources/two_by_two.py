@@ -107,17 +107,17 @@ class _Row:
         return value.strip()
 
     def image(self, name: str, *, suffix: str = "") -> str:
-        """An image file name relative to the images folder (a ``datasets`` Image dict's ``path`` too)."""
+        """An image file name relative to the images folder: a text value plus ``suffix`` (Winoground's ids
+        name ``{id}.png``), or a ``datasets`` Image dict's ``path`` as it is."""
         value = self.row.get(name)
         if isinstance(value, Mapping):
             value = value.get("path")
             if not isinstance(value, str) or not value.strip():
                 raise self.error("an image given as an object needs a 'path' (decode the images to files "
                                  "first)", name)
+            value = value.strip()
         else:
-            value = self.text(name)
-        assert value is not None
-        value = value.strip() + suffix
+            value = str(self.text(name)) + suffix
         parts = PurePosixPath(value.replace("\\", "/"))
         if parts.is_absolute() or ".." in parts.parts or re.match(r"^[A-Za-z]:", value):
             raise self.error(f"image path {value!r} leaves the images folder", name)
