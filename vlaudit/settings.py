@@ -16,3 +16,5 @@ MIN_CYCLES = 30  # cycle §D.5: a family with fewer validation cycles is reporte
 CYCLE_TIE_TOL = 1e-9  # |Δ| ≤ tol counts as a tie (credit ½)
 
 # --- VCA paper -----------------------------------------------------------------------------------------------
+VSR_INVERSE_GROUPS = 504  # VCA §18 "Surface-Form Robustness": same-image inverse groups on VSR random_test
+VSR_INVERSE_EXCLUDED = 35  # VCA §18: candidates "without structured entities", excluded before scoring
