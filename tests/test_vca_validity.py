@@ -13,7 +13,13 @@ from vca_panel_fixtures import MODELS, edit_rows, panel_rows
 
 from vlaudit.cli import app, main
 from vlaudit.experiments.vca_common import join_edits, run_scores
-from vlaudit.experiments.vca_validity import QUADRANTS, ValiditySettings, compute_validity, conditional_auroc
+from vlaudit.experiments.vca_validity import (
+    QUADRANTS,
+    ValiditySettings,
+    compute_validity,
+    conditional_auroc,
+    confidence_high,
+)
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.ranking import (
     auprc,
@@ -81,6 +87,37 @@ def test_discordance_quadrants_partition_the_records_and_join_the_edits():
     # every statement here is credited; confidence σ(|m_o|) rises with v, so the high half holds v > ½
     high = d["rows"][0]
     assert high["n"] == 12 * len(MODELS) and high["flip_vis"] == 1.0 and d["rows"][2]["flip_vis"] == 0.0
+    assert d["n_high"] == d["rows"][0]["n"] + d["rows"][1]["n"] and d["n_low"] == d["n"] - d["n_high"]
+    assert all(r["n_high"] + r["n_low"] == r["n"] for r in d["per_run"])
+
+
+def test_confidence_split_puts_median_ties_in_the_high_stratum():
+    # hand-worked: median 0.5 and three records tie with it → 4 high; even n without ties → n/2 high
+    assert confidence_high(np.array([0.1, 0.5, 0.5, 0.5, 0.9])).tolist() == [False, True, True, True, True]
+    assert confidence_high(np.array([0.4, 0.1, 0.3, 0.2])).tolist() == [True, False, True, False]
+    assert confidence_high(np.array([0.3, 0.1, 0.2])).sum() == 2  # odd n: the median record is high
+
+
+# VCA §15 "Confidence–VCA discordance": 3,715 + 573 high and 1,821 + 2,407 low of 8,516 records, split within
+# each of 8 runs (4 models × VSR 1,249 and GSR-COCO 880 records).
+PAPER_HIGH, PAPER_LOW, PAPER_RUNS = 3715 + 573, 1821 + 2407, [1249] * 4 + [880] * 4
+
+
+def test_paper_split_sizes_need_the_ties_high_rule():
+    assert PAPER_HIGH + PAPER_LOW == sum(PAPER_RUNS) == 8516
+    # strictly above the median holds at most ⌊n/2⌋ per run: 4,256 < 4,288, so the paper's rule is ≥ median
+    assert sum(n // 2 for n in PAPER_RUNS) == 4256 < PAPER_HIGH
+    # ≥ median holds at least ⌈n/2⌉ per run (4,260); the 28 more are records tied at a median
+    assert sum(-(-n // 2) for n in PAPER_RUNS) == 4260 <= PAPER_HIGH
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=40))
+def test_confidence_high_holds_at_least_half(values):
+    confidence = np.array(values, dtype=float)
+    high = confidence_high(confidence)
+    assert high.sum() >= -(-len(values) // 2)
+    assert confidence[high].min() >= confidence[~high].max(initial=-1.0)
 
 
 def _gap_beyond_confidence(model, v, s):

@@ -5,9 +5,12 @@
   strict, Swap flip+visibility): AUROC, AUPRC and the high-minus-low tertile difference per model, macro over
   models, and rank-pooled over models after within-model percentile ranks. Intervals: SRC resamples relation
   pairs, Swap resamples edit ids (each drawn edit brings all of its model records).
-* **Confidence–VCA discordance**: σ(|m_o|) split at its median within each (model, dataset) run (high =
-  strictly above the median) crossed with Dep = G_img > 0; per quadrant the share of all records, the
-  accuracy, and the joined edit outcomes (flip+visibility, strict) of the edits whose source item falls in it.
+* **Confidence–VCA discordance** ("Confidence–VCA discordance", §15): σ(|m_o|) split at its median within
+  each (model, dataset) run — high = confidence ≥ median, so records tied at the median are high (the
+  paper's 4,288 high of 8,516: strictly-above could hold at most 4,256, see :func:`confidence_high`) —
+  crossed with Dep = G_img > 0; per quadrant the share of all records, the accuracy, and the joined edit
+  outcomes (flip+visibility, strict) of the edits whose source item falls in it; both strata's n overall
+  and per run.
 * **Direct shared-margin control**: the true statement's original margin m_o(q+) against the gap as rankers
   of Rel_o; the false-only target (Rel_o among groups whose true statement is accepted); the conditional gap
   (AUROC within true-margin quantile bins, averaged with bin-size weights over bins holding both classes);
@@ -75,13 +78,22 @@ def _rate(values: np.ndarray) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 
+def confidence_high(confidence: np.ndarray) -> np.ndarray:
+    """The high-confidence stratum of one run: confidence ≥ its median (VCA §15, ties at the median high).
+
+    With n records and no ties the high stratum holds ⌈n/2⌉; each record tied at the median joins it.
+    """
+    confidence = np.asarray(confidence, dtype=np.float64)
+    return confidence >= np.median(confidence)
+
+
 def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None) -> dict[str, Any]:
     """Confidence (median split within run) × Dep quadrants, pooled over runs, with joined edit outcomes."""
     quadrant_of: dict[tuple[str, str, str], str] = {}
     records = []
     per_run = []
     for s in scores:
-        high = s.confidence > np.median(s.confidence)
+        high = confidence_high(s.confidence)
         dep = s.events.dep
         names = np.where(high, np.where(dep, QUADRANTS[0], QUADRANTS[1]), np.where(dep, QUADRANTS[2], QUADRANTS[3]))
         for item, q in zip(s.run.item_ids, names, strict=True):
@@ -89,6 +101,7 @@ def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | N
         correct = s.events.correct
         records.append((names, correct))
         per_run.append({"model": s.run.model, "dataset": s.run.dataset, "n": s.run.n,
+                        "n_high": int(high.sum()), "n_low": int((~high).sum()),
                         "median_confidence": float(np.median(s.confidence))}
                        | {q: float((names == q).mean()) for q in QUADRANTS})
     names = np.concatenate([n for n, _ in records])
@@ -109,7 +122,9 @@ def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | N
                     "strict": _rate(edits["strict"][sel])}
         rows.append(row)
     hcu = [r[QUADRANTS[1]] for r in per_run]
-    return {"rows": rows, "per_run": per_run, "n": int(names.size),
+    n_high = sum(r["n_high"] for r in per_run)
+    return {"rows": rows, "per_run": per_run, "n": int(names.size), "n_high": n_high,
+            "n_low": int(names.size) - n_high, "split_rule": "high = confidence >= median within run",
             "high_conf_uncredited_range": [float(min(hcu)), float(max(hcu))]}
 
 
