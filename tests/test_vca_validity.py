@@ -211,3 +211,33 @@ def test_edit_outcome_records_name_their_source_statement_for_the_join():
                "joint": True} for e in ("e1", "e2")]
     records = edit_outcomes(probes, ["e1", "e2"], preds, items, groups, n_resamples=20)["records"]
     assert [(r["source_item_id"], r["source_group_id"]) for r in records] == [("e1-t", "e1-g"), ("e2-t", "e2-g")]
+
+
+def _two_model_ranking(**kw):
+    from vlaudit.experiments.vca_common import ranking_rows
+
+    # model a: 4 records, 3 successes (base rate 0.75); model b: 8 records, 2 successes (0.25)
+    scores = np.array([4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)
+    target = np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0], dtype=bool)
+    models = np.array(["a"] * 4 + ["b"] * 8, dtype=object)
+    clusters = np.array([f"g{i % 4}" for i in range(12)], dtype=object)
+    return ranking_rows(scores, target, models, clusters, seed=7, **kw)
+
+
+def test_macro_base_rate_averages_the_models_and_pooling_weights_records():
+    rows = {r["model"]: r for r in _two_model_ranking(n_resamples=50)}
+    assert rows["a"]["base_rate"] == 0.75 and rows["b"]["base_rate"] == 0.25
+    assert rows["Macro (2 models)"]["base_rate"] == 0.5  # as the paper's SRC macro 53.01 = mean of 4 models
+    assert rows["Rank-pooled"]["base_rate"] == pytest.approx(5 / 12)
+
+
+def test_hl_intervals_use_their_own_resample_count():
+    from vlaudit.settings import HL_RESAMPLES
+
+    assert ValiditySettings().hl_resamples == HL_RESAMPLES == 2000
+    mixed = _two_model_ranking(n_resamples=300, hl_resamples=100)
+    same_count = _two_model_ranking(n_resamples=300)
+    hl_only = _two_model_ranking(n_resamples=100)
+    for m, s, h in zip(mixed, same_count, hl_only, strict=True):
+        assert (m["auroc_lo"], m["auroc_hi"], m["auprc_lo"]) == (s["auroc_lo"], s["auroc_hi"], s["auprc_lo"])
+        assert (m["hl_lo"], m["hl_hi"]) == (h["hl_lo"], h["hl_hi"])

@@ -32,6 +32,7 @@ import numpy as np
 
 from vlaudit.experiments.vca_common import RunScores, fit_predict, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import support
+from vlaudit.settings import HL_RESAMPLES
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, percentile_ranks, weighted_auroc
 
@@ -40,10 +41,12 @@ QUADRANTS = ("high conf, credited", "high conf, uncredited", "low conf, credited
 
 @dataclass(frozen=True)
 class ValiditySettings:
-    """Prespecified options of ``vlaudit vca validity`` (defaults: 5,000 resamples, seed of §19)."""
+    """Prespecified options of ``vlaudit vca validity`` (defaults: 5,000 resamples, 2,000 for the H–L
+    intervals, seed of §19)."""
 
     controls: tuple[str, ...] = support.DEFAULT_CONTROLS
     n_resamples: int = DEFAULT_RESAMPLES
+    hl_resamples: int = HL_RESAMPLES
     seed: int = DEFAULT_SEED
     level: float = 0.95
     folds: int = 5
@@ -57,7 +60,8 @@ def standalone_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray]
                     settings: ValiditySettings) -> list[dict[str, Any]]:
     """The "Standalone predictive validity" table: SRC per dataset with groups, Swap strict and flip+vis."""
     rows: list[dict[str, Any]] = []
-    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level}
+    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
+          "hl_resamples": settings.hl_resamples}
     if edits is not None and len(edits["model"]):
         for check, target in (("Swap strict", "strict"), ("Swap flip+vis.", "flip_vis")):
             rows += [{"check": check, "dataset": str(edits["dataset"][0])} | r
@@ -199,8 +203,9 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
                     row |= {"cv_delta_lo": float(lo), "cv_delta_hi": float(hi)}
                     deltas.append(samples)
                 per_model.append(row)
+            base_rates = [r["base_rate"] for r in per_model if r["base_rate"] is not None]
             macro = {"model": f"Macro ({len(per_model)} models)", "n": sum(r["n"] for r in per_model),
-                     "base_rate": None}
+                     "base_rate": float(np.mean(base_rates)) if base_rates else None}
             for key in ("true_margin_auroc", "gap_auroc", "conditional_gap_auroc", "cv_base_auroc",
                         "cv_aug_auroc", "cv_delta"):
                 values = [r[key] for r in per_model if r.get(key) is not None and not np.isnan(r[key])]
