@@ -25,9 +25,9 @@ read from the same resamples, as are the relation-only rate within Joint and its
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-import warnings
 from typing import Any
 
 import numpy as np
