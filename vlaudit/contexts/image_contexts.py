@@ -204,6 +204,31 @@ def irre_tiles(union: Box, width: int, height: int) -> list[Box]:
     return chosen
 
 
+def _area(box: Box) -> int:
+    return max(0, box[2] - box[0]) * max(0, box[3] - box[1])
+
+
+def _overlap(a: Box, b: Box) -> int:
+    return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
+
+
+def erasure_geometry(boxes: Mapping[str, Sequence[float]] | None, width: int, height: int) -> dict[str, float | None]:
+    """How much of the image one item's erasure views remove, in % of the image area (VCA §11 "Erasure
+    Geometry", Table 11).
+
+    ``union_pct``: the padded subject–object union; ``rele_erased_pct``: what RelE fills (the union);
+    ``irre_erased_pct``: what IrrE fills and ``irre_erased_in_union_pct``: the part of it inside the protected
+    union (zero for every view built here, by construction) — both None when IrrE is unavailable (no tile
+    outside the union). Raises :class:`ContextUnavailable` without usable boxes, like the views themselves.
+    """
+    union = protected_union(boxes, width, height)
+    total = 100.0 / (width * height)
+    tiles = irre_tiles(union, width, height)
+    return {"union_pct": _area(union) * total, "rele_erased_pct": _area(union) * total,
+            "irre_erased_pct": sum(_area(t) for t in tiles) * total if tiles else None,
+            "irre_erased_in_union_pct": sum(_overlap(t, union) for t in tiles) * total if tiles else None}
+
+
 def _fill(image: Image.Image, regions: Sequence[Box], colour: tuple[int, int, int]) -> Image.Image:
     pixels = np.array(image.convert("RGB"), dtype=np.uint8)
     for x0, y0, x1, y1 in regions:

@@ -267,6 +267,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
         out["relation"] = rel
     out["robustness"] = run_robustness(ev, settings)
     out["erasure"] = vca_axes.erasure_rows(ev)
+    out["erasure_geometry"] = vca_axes.erasure_geometry(ev)
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
     out["warnings"] = list(ev.warnings)
