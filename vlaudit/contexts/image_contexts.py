@@ -6,7 +6,7 @@ context    construction                                                         
 original   the unmodified RGB image                                                           primary support
 text       no image at all (``render_context`` returns None; no placeholder in the prompt)   primary control
 blank      same-size canvas filled with the fixed mid-gray ``BLANK_RGB`` = (128, 128, 128)    primary control
-mean       same-size canvas filled with the image's own mean colour (VCA §16 robustness)      robustness
+mean       same-size canvas filled with the image's own mean colour (VCA §18 robustness)      robustness
 mismatch   a donor image of the same split (seeded derangement of the split's images)         robustness only
 rele       padded subject–object box union filled with the image mean (relation-erased)       box stress test
 irre       distant grid tiles outside the protected union filled with the image mean         box stress test

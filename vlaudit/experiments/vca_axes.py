@@ -1,4 +1,4 @@
-"""The optional axes of the VCA report, each on the headline items that have its context (VCA §18, §19).
+"""The optional axes of the VCA report (VCA §11, §18), each on the headline items that have its context.
 
 :func:`~vlaudit.experiments.vca_report.run_events` keeps the headline items (original + every control);
 the functions here add, per run:

@@ -256,8 +256,8 @@ def print_headline(
 
 def print_axes(report: Any, *, console: Any = None) -> None:
     """After the headline: warnings (items excluded for a missing headline control); the n and excluded
-    count of every quantity whenever a run has an exclusion or an optional context (VCA §19: each quantity on
-    the items that have its contexts); the Table 28 sensitivity columns for runs with a mismatch context."""
+    count of every quantity whenever a run has an exclusion or an optional context (each quantity on the items
+    that have its contexts); VCA Table 11 for runs with erasure geometry; the Table 28 sensitivity columns for runs with a mismatch context."""
     from rich.console import Console
 
     from vlaudit.report.console import print_table
