@@ -168,10 +168,12 @@ def test_validity_cli_writes_json_csv_and_plot(tmp_path):
     out = tmp_path / "val"
     result = CliRunner().invoke(app, ["vca", "validity", str(tmp_path / "a.parquet"), str(tmp_path / "b.csv"),
                                       "--edits", str(tmp_path / "edit_outcomes.csv"), "--out", str(out),
-                                      "--resamples", "100", "--repeats", "2"])
+                                      "--resamples", "100", "--hl-resamples", "60", "--repeats", "2"])
     assert result.exit_code == 0, result.output
     data = json.loads((out / "validity.json").read_text())
     assert data["edits"] == {"dataset": "gsr", "records": 40, "edits": 10}
+    assert (data["settings"]["n_resamples"], data["settings"]["hl_resamples"]) == (100, 60)
+    assert "strata (confidence ≥ median within run): high n = " in result.output
     assert {tuple(r["splits"]) for r in data["runs"]} == {("test",)}
     assert "split test" in result.output
     for name in ("standalone", "discordance", "discordance_runs", "shared_margin", "incremental"):
