@@ -16,6 +16,9 @@ MIN_CYCLES = 30  # cycle §D.5: a family with fewer validation cycles is reporte
 CYCLE_TIE_TOL = 1e-9  # |Δ| ≤ tol counts as a tie (credit ½)
 
 # --- VCA paper -----------------------------------------------------------------------------------------------
+VSR_INVERSE_GROUPS = 504  # VCA §18 "Surface-Form Robustness": same-image inverse groups on VSR random_test
+VSR_INVERSE_EXCLUDED = 35  # VCA §18: candidates "without structured entities", excluded before scoring
+HL_RESAMPLES = 2000  # VCA §19: "semantic H–L intervals use 2,000" (vca validity's high-minus-low tertile CIs)
 
 # --- 2×2 benchmarks as exact cycles (Winoground, NaturalBench, generic blocks) ---------------------------------
 TWO_BY_TWO_SPLIT = "test"  # these benchmarks are test sets: one split, never divided

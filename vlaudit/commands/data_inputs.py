@@ -13,6 +13,7 @@ import typer
 
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._options import out_file_option
+from vlaudit.settings import VSR_INVERSE_EXCLUDED, VSR_INVERSE_GROUPS
 
 
 def summary_path(out: Path) -> Path:
@@ -85,26 +86,50 @@ def data_vsr(
 def data_vsr_inverse(
     split_file: Path = typer.Argument(..., help="VSR split (jsonl)."),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
-    entities: str = typer.Option("fields", "--entities",
-                                 help="'fields' (default, VCA §18): only rows whose structured subj/obj fields "
-                                      "give the entities; 'any': also the caption template (random splits "
-                                      "have no fields)."),
+    entities: str = typer.Option("structured", "--entities",
+                                 help="'structured' (default, VCA §18): a row's own subj/obj fields, else "
+                                      "its caption template's slots (random splits have no fields); "
+                                      "'fields': only rows with their own fields; 'any': also fields "
+                                      "repaired from the caption."),
+    meta: Path | None = typer.Option(None, "--meta",
+                                     help="rel_meta_category_dict.txt: check the family mapping against "
+                                          "VSR's relation list and show each relation's meta-category."),
     dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
     split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
-    """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18)."""
-    from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_inverse_items
-    from vlaudit.sources.vsr import read_vsr
+    """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18).
 
+    Prints candidates, groups and exclusions per relation and by reason (the paper: 504 groups, 35 excluded).
+    """
+    from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_inverse_items
+    from vlaudit.sources.vsr import check_strict_mapping, read_meta_categories, read_vsr
+
+    categories = check_strict_mapping(read_meta_categories(meta), meta) if meta else None
     default_dataset, default_split = split_from_stem(split_file.stem)
     result = vsr_inverse_items(read_vsr(split_file), dataset=dataset or default_dataset,
                                split=split or default_split, image_prefix=image_prefix, entities=entities)
     if instances is not None:
         result = attach_coco_boxes(result, instances)
+    print_relations(result.counts["by_relation"], categories)
     _finish(result, out, f"VSR inverse pairs — {split_file.name}", source=str(split_file), entities=entities)
+
+
+def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | None) -> None:
+    """Per VSR relation: family, inverse, candidates and groups (and meta-category with ``--meta``)."""
+    from vlaudit.report.console import print_table
+
+    columns = ["relation", "family", "inverse", "candidates", "groups"]
+    table = [[r["relation"], r["family"], r["inverse"], r["candidates"], r["groups"]] for r in rows]
+    if categories is not None:
+        columns.insert(1, "meta")
+        for row, r in zip(table, rows, strict=True):
+            row.insert(1, categories.get(r["relation"], "—"))
+    print_table("Strict-family candidates per VSR relation", columns, table)
+    typer.echo(f"VCA §18 on VSR random_test: {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
+               f"= {VSR_INVERSE_GROUPS + VSR_INVERSE_EXCLUDED} candidates")
 
 
 @data_app.command("gsr-coco")

@@ -201,6 +201,10 @@ def edits_analyze(
     print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
                 ["model", "Joint − overall", "Δ PairD = Joint − Rel_o"],
                 [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result["table"]])
+    print_table("Relation-only success within Joint (%; 95% edit-cluster bootstrap CI, VCA §15)",
+                ["model", "Rel. overall", "Rel. in Joint", "Joint − overall"],
+                [[row["model"], f"{row['rel']:.2f}", ci(row, "rel_joint").replace("+", ""),
+                  ci(row, "rel_joint_minus_overall")] for row in result["table"]])
     cu = result["pooled_cu"]
     typer.echo(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
     typer.echo(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

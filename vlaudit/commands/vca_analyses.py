@@ -12,6 +12,7 @@ import typer
 
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import out_folder_option, parse_controls
+from vlaudit.settings import HL_RESAMPLES
 
 _RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several models; one run per model "
                                  "and dataset).")
@@ -51,6 +52,8 @@ def vca_validity(
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Cluster-bootstrap resamples."),
+    hl_resamples: int = typer.Option(HL_RESAMPLES, "--hl-resamples", min=1,
+                                     help="Resamples of the H–L (high-minus-low tertile) intervals (VCA §19)."),
     seed: int = typer.Option(20260719, "--seed", help="Seed of the bootstrap and the CV folds."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the shared-margin CV increment."),
     repeats: int = typer.Option(10, "--repeats", min=1, help="Repeats of the shared-margin CV increment."),
@@ -62,8 +65,8 @@ def vca_validity(
     from vlaudit.experiments.vca_validity import ValiditySettings, compute_validity
     from vlaudit.report.vca_analyses import print_validity, write_validity
 
-    settings = ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, folds=folds,
-                                repeats=repeats)
+    settings = ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples,
+                                hl_resamples=hl_resamples, seed=seed, folds=folds, repeats=repeats)
     out = _out_dir(out)
     scores = _scores(runs, interface, settings.controls)
     joined = None

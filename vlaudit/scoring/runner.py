@@ -6,7 +6,8 @@ Outputs in RUN_DIR (all written atomically):
   (dataset, item_id, context, interface) so that the file does not depend on scoring order. Only scored rows
   (``status == "ok"``); the VCA report reads it (schema: :mod:`vlaudit.sources.margins`).
   ``image_sha256`` is the sha256 of the context image's pixels as the model received them (null for text);
-  ``source_sha256`` that of the item's image file; ``donor_image`` the mismatch donor's path.
+  ``source_sha256`` that of the item's image file; ``donor_image`` the mismatch donor's path;
+  :data:`GEOMETRY_COLUMNS` the item's erasure geometry (VCA Table 11) when the run has ``rele``/``irre``.
 * ``failures.jsonl`` — failed (missing/corrupt/out-of-tree image) and skipped (context unavailable) records
   with the reason. When no record at all can be scored, the run stops with an :class:`InputError` giving
   the counts by reason, after writing only the manifest and ``failures.jsonl``.
@@ -43,10 +44,14 @@ from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.tables import check_folder_target, write_json, write_jsonl
 
+#: the item's erasure geometry in % of the image area (VCA Table 11), on every row of an item scored with
+#: rele or irre and boxes; null elsewhere (see :func:`vlaudit.contexts.image_contexts.erasure_geometry`)
+GEOMETRY_COLUMNS = ("union_pct", "rele_erased_pct", "irre_erased_pct", "irre_erased_in_union_pct")
 MARGIN_COLUMNS = (
     "model", "dataset", "item_id", "context", "interface", "nll_yes", "nll_no", "margin", "label", "group_id",
     "statement", "relation", "subject", "object", "split", "prompt_hash", "yes_token_id", "no_token_id",
     "n_prompt_tokens", "image_sha256", "source_sha256", "donor_image", "status", "error",
+    *GEOMETRY_COLUMNS,
 )
 _STRING = ("model", "dataset", "item_id", "context", "interface", "label", "group_id", "statement", "relation",
            "subject", "object", "split", "prompt_hash", "image_sha256", "source_sha256", "donor_image", "status",
@@ -58,7 +63,8 @@ def margins_schema() -> Any:
 
     types = {name: pa.string() for name in _STRING}
     types.update({"nll_yes": pa.float64(), "nll_no": pa.float64(), "margin": pa.float64(),
-                  "yes_token_id": pa.int64(), "no_token_id": pa.int64(), "n_prompt_tokens": pa.int64()})
+                  "yes_token_id": pa.int64(), "no_token_id": pa.int64(), "n_prompt_tokens": pa.int64()}
+                 | dict.fromkeys(GEOMETRY_COLUMNS, pa.float64()))
     return pa.schema([(name, types[name]) for name in MARGIN_COLUMNS])
 
 
@@ -69,7 +75,8 @@ def _item_fields(record: Record, model: str) -> dict[str, Any]:
             "statement": item.statement, "relation": None if item.relation is None else str(item.relation),
             "subject": None if item.subject is None else str(item.subject),
             "object": None if item.object is None else str(item.object), "split": item.split,
-            "donor_image": record.donor_image, "source_sha256": record.source_sha256}
+            "donor_image": record.donor_image, "source_sha256": record.source_sha256,
+            **{name: (record.geometry or {}).get(name) for name in GEOMETRY_COLUMNS}}
 
 
 def example_prompts(prompt_of: Callable[[str, str, bool], str], interfaces: Sequence[str],

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.relations import VSR_NOT_STRICT, VSR_STRICT_RELATIONS
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.tables import iter_jsonl
 
@@ -140,3 +141,27 @@ def read_meta_categories(path: str | Path) -> dict[str, str]:
             if relation:
                 mapping.setdefault(relation, category.strip())
     return mapping
+
+
+#: the meta-categories that hold VSR's direction relations (``rel_meta_category_dict.txt``)
+DIRECTION_CATEGORIES = ("Projective", "Adjacency")
+
+
+def check_strict_mapping(categories: dict[str, str], path: str | Path = "<meta>") -> dict[str, str]:
+    """Check :data:`~vlaudit.relations.VSR_STRICT_RELATIONS` against VSR's relation list and return it.
+
+    Every mapped relation (and its inverse phrasing) must be a VSR relation of a direction meta-category,
+    and every relation of those categories must be either mapped or listed in
+    :data:`~vlaudit.relations.VSR_NOT_STRICT` with its reason; anything else is a one-line error.
+    """
+    for relation, (_, inverse) in VSR_STRICT_RELATIONS.items():
+        for name in (relation, inverse):
+            if categories.get(name) not in DIRECTION_CATEGORIES:
+                raise InputError(f"strict-family relation '{name}' is not a Projective/Adjacency VSR relation "
+                                 f"({categories.get(name, 'absent')})", path=path)
+    for relation, category in categories.items():
+        if category in DIRECTION_CATEGORIES and relation not in VSR_STRICT_RELATIONS \
+                and relation not in VSR_NOT_STRICT:
+            raise InputError(f"{category} relation '{relation}' is neither mapped to a strict family nor "
+                             "listed as not strict", path=path)
+    return categories
