@@ -43,8 +43,9 @@ def cycles_eval(
         simplefilter("always")
         result = evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
                                  n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
-    warnings = list(result["warnings"])
-    warnings += [text for text in (" ".join(str(w.message).split()) for w in caught) if text not in warnings]
+    notes = list(result["warnings"])
+    notes += [text for text in (" ".join(str(w.message).split()) for w in caught) if text not in notes]
+    warnings = [f"{scores}: {note}" for note in notes]
     precision = reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
     if precision is not None:
         warnings.append(f"{scores}: {precision}: the scores carry less than float64 precision, so additive "
