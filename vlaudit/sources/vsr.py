@@ -160,7 +160,15 @@ def read_meta_categories(path: str | Path) -> dict[str, str]:
     if not path.exists():
         raise InputError("file not found", path=path)
     mapping: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError("not UTF-8 text", path=path, record=f"line {line}") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         if ":" not in line:
