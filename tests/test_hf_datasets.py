@@ -168,3 +168,28 @@ def test_coco_captions_from_a_dataset_equal_the_official_file(tmp_path) -> None:
     from_dataset = parse_captions("hf-dataset:captions", parsed)
     assert from_dataset.texts == official.texts and from_dataset.raw_ids.tolist() == official.raw_ids.tolist()
     assert from_dataset.image.tolist() == official.image.tolist()
+
+
+def test_real_vsr_split_and_coco_captions_as_datasets_give_the_same_outputs(shared_data, tmp_path, capsys,
+                                                                             monkeypatch) -> None:
+    """The real sample files, made into datasets the way a user would, give byte-identical outputs."""
+    split = shared_data / "vsr" / "zeroshot_test.jsonl"
+    datasets.Dataset.from_json(str(split)).save_to_disk(str(tmp_path / "zeroshot_test"))
+    for name, source in (("file", str(split)), ("dataset", "hf-dataset:zeroshot_test")):
+        code, _, err = run_main(["data", "vsr", source, "--out", f"vsr_{name}.jsonl"], capsys, monkeypatch)
+        assert code == 0, err
+    assert (tmp_path / "vsr_file.jsonl").read_text() == (tmp_path / "vsr_dataset.jsonl").read_text()
+    assert len(_items(tmp_path / "vsr_dataset.jsonl")) == 1222
+
+    annotations = shared_data / "coco_val2017_sample" / "annotations"
+    captions = json.loads((annotations / "captions_val2017_subset20.json").read_text())["annotations"]
+    datasets.Dataset.from_list(captions).to_parquet(str(tmp_path / "captions.parquet"))
+    for name, source in (("file", str(annotations / "captions_val2017_subset20.json")),
+                         ("dataset", "captions.parquet")):
+        code, _, err = run_main(["cycles", "build", "coco", "--instances",
+                                 str(annotations / "instances_val2017_subset20.json"), "--captions", source,
+                                 "--min-cycles", "1", "--splits", "test=1.0", "--out", f"c_{name}.jsonl"],
+                                capsys, monkeypatch)
+        assert code == 0, err
+    for suffix in (".jsonl", ".captions.jsonl"):
+        assert (tmp_path / f"c_file{suffix}").read_text() == (tmp_path / f"c_dataset{suffix}").read_text()

@@ -125,3 +125,16 @@ def test_hostile_file_gives_one_line_and_no_traceback(name, k, tmp_path, capsys,
         assert name in lines[0] and ERROR_DETAIL[case] in lines[0], lines[0]
         assert not (tmp_path / "out").exists() or files_under(tmp_path / "out") == []
     assert not (tmp_path / "cache").exists()  # refused before any model was built or loaded
+
+
+def test_a_python_warning_prints_as_one_line(capsys) -> None:
+    """No Python warning text (category, source file, source line) reaches the terminal through the CLI."""
+    import warnings
+
+    from vlaudit.cli import _warnings_as_one_line
+
+    with warnings.catch_warnings():  # restores the default printer afterwards
+        warnings.simplefilter("always")
+        _warnings_as_one_line()
+        warnings.warn("overflow encountered\n  in add", RuntimeWarning, stacklevel=1)
+    assert capsys.readouterr().err == "warning: overflow encountered in add\n"
