@@ -25,6 +25,7 @@ Any other column is carried along in :attr:`BenchmarkItem.extra`.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -93,13 +94,15 @@ def _checked_boxes(boxes: object, *, path: str | Path | None, record: object) ->
     for name, box in boxes.items():
         if box is None:  # Parquet gives every row every box key; a missing box is null
             continue
-        if not (isinstance(box, (list, tuple)) and len(box) == 4
-                and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in box)):
+        values = box.tolist() if hasattr(box, "tolist") else box  # a numpy array from a DataFrame row
+        if not (isinstance(values, (list, tuple)) and len(values) == 4
+                and all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+                        for v in values)):
             raise InputError(f"box '{name}' must be [x, y, w, h] of finite numbers, got {box!r:.60}", path=path,
                              record=record, field="boxes")
-        if box[2] < 0 or box[3] < 0:
-            raise InputError(f"box '{name}' has a negative width or height: {list(box)}", path=path, record=record,
-                             field="boxes")
+        if values[2] < 0 or values[3] < 0:
+            raise InputError(f"box '{name}' has a negative width or height: {list(values)}", path=path,
+                             record=record, field="boxes")
     return boxes
 
 
@@ -116,6 +119,8 @@ def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, rec
     if statement is not None:
         statement = parse_yes_no(statement, path=path, record=record, field="statement")
         statement = {"yes": "true", "no": "false"}[statement]
+    if isinstance(row.get("image"), float) and math.isnan(row["image"]):  # pandas writes a missing image as NaN
+        row = {**row, "image": None}
     for name in ("question", "image"):
         # a number would be scored as its Python text ("3.5"): not what the row means
         if row.get(name) is not None and not isinstance(row[name], str):
