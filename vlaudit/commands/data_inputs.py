@@ -44,14 +44,15 @@ def print_build(title: str, summary: dict[str, Any]) -> None:
     print_table(title, ["what", "n", "why"], rows)
 
 
-_SOURCE_HELP = " Or a Hugging Face dataset: hf-dataset:NAME[:CONFIG][@SPLIT], a save_to_disk folder, or .parquet."
+# rich would read "[@SPLIT]" as markup and drop it: brackets are escaped
+_SOURCE_HELP = r" Or a Hugging Face dataset: hf-dataset:NAME\[:CONFIG]\[@SPLIT], a save_to_disk folder, or .parquet."
 
 
 def hf_images_option() -> Any:
     """``--hf-images``: where a dataset's image column is written (content-addressed; the scoring --images)."""
-    return typer.Option(None, "--hf-images", help="Folder for the images of a dataset's image column, named by "
-                                                  "content (default: $VLAUDIT_HF_IMAGES or "
-                                                  "~/.cache/vlaudit/hf-images); give it as --images to score.")
+    return typer.Option(None, "--hf-images", help="Where a dataset's images are written, named by content "
+                                                  "(default $VLAUDIT_HF_IMAGES, else ~/.cache/vlaudit/hf-images); "
+                                                  "the --images of scoring.")
 
 
 def _image_folder(folder: Path | None) -> Any:
