@@ -61,6 +61,7 @@ def test_data_vsr_on_a_saved_dataset_gives_the_items_of_its_jsonl(tmp_path, caps
     dataset = datasets.Dataset.from_json(str(jsonl))
     dataset.save_to_disk(str(tmp_path / "saved" / "zeroshot_test"))
     dataset.to_parquet(str(tmp_path / "zeroshot_test.parquet"))
+    capsys.readouterr()  # the progress bars of building the dataset here
     results = {}
     for name, source in (("jsonl", str(jsonl)), ("disk", "hf-dataset:saved/zeroshot_test"),
                          ("parquet", "zeroshot_test.parquet"), ("folder", "saved/zeroshot_test")):
