@@ -32,10 +32,27 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
 from vlaudit.commands._apps import app
 
 
+def _warnings_as_one_line() -> None:
+    """Show every Python warning as one ``warning: …`` line on stderr: never a source line or a file path."""
+    import warnings
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
+             line: str | None = None) -> None:
+        from rich.console import Console
+        from rich.text import Text
+
+        Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
+                                                   + Text(" ".join(str(message).split())))
+
+    warnings.showwarning = show
+
+
 def main() -> None:
-    """Entry point: run the app; print vlaudit's own errors as one red line and exit with status 2."""
+    """Entry point: run the app; print vlaudit's own errors as one red line and exit with status 2, and
+    every warning as one yellow line."""
     from vlaudit.errors import VlauditError
 
+    _warnings_as_one_line()
     try:
         app()
     except VlauditError as exc:

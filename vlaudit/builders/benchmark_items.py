@@ -31,7 +31,7 @@ from typing import Any
 from vlaudit.errors import InputError
 from vlaudit.relations import VSR_STRICT_RELATIONS, relation_family, relation_phrase
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.sources.vsr import VsrRow
+from vlaudit.sources.vsr import VsrRow, duplicate_rows
 from vlaudit.sources.whatsup import ControlledRow, TwoObjRow, parse_spatial_caption
 from vlaudit.tables import read_json
 
@@ -57,12 +57,14 @@ class BuildResult:
     excluded: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self, **extra: Any) -> dict[str, Any]:
-        """JSON summary: counts, exclusion reasons (counted and listed), notes."""
+        """JSON summary: counts, exclusion reasons (counted and listed), notes and one-line warnings."""
         reasons = Counter(entry["reason"] for entry in self.excluded)
         return {**extra, "n_items": len(self.items), **self.counts, "n_excluded": len(self.excluded),
-                "excluded_by_reason": dict(reasons), "excluded": self.excluded, "notes": self.notes}
+                "excluded_by_reason": dict(reasons), "excluded": self.excluded, "notes": self.notes,
+                "warnings": self.warnings}
 
 
 def coco_image_id(image: str) -> int | None:
@@ -77,6 +79,16 @@ def split_from_stem(stem: str) -> tuple[str, str]:
         if stem.startswith(kind + "_"):
             return f"vsr-{kind}", stem[len(kind) + 1:]
     return "vsr", stem
+
+
+def duplicate_warnings(rows: Sequence[VsrRow], *, shown: int = 3) -> list[str]:
+    """One line naming the VSR rows that repeat an earlier row's image and caption (none when there are none)."""
+    repeats = duplicate_rows(list(rows))
+    if not repeats:
+        return []
+    named = ", ".join(f"line {line} repeats line {first}" for line, first in repeats[:shown])
+    more = f" and {len(repeats) - shown} more" if len(repeats) > shown else ""
+    return [f"{len(repeats)} duplicate row(s) (same image and caption), each counted as an item: {named}{more}"]
 
 
 def vsr_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix: str = "",
@@ -106,7 +118,7 @@ def vsr_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix:
     }
     if meta_categories is not None:
         counts["meta_category"] = dict(Counter(item.extra["meta_category"] for item in items))
-    return BuildResult(items=items, counts=counts, notes=notes)
+    return BuildResult(items=items, counts=counts, notes=notes, warnings=duplicate_warnings(rows))
 
 
 def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix: str = "",
@@ -156,7 +168,7 @@ def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image
               "groups_by_family": dict(families),
               "by_relation": [{"relation": r, "family": relation_family(r), "inverse": VSR_STRICT_RELATIONS[r][1],
                                "candidates": n, "groups": kept[r]} for r, n in candidates.most_common()]}
-    return BuildResult(items=items, excluded=excluded, counts=counts)
+    return BuildResult(items=items, excluded=excluded, counts=counts, warnings=duplicate_warnings(rows))
 
 
 def _entity_exclusion(row: VsrRow, entities: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from warnings import catch_warnings, simplefilter
 
 import typer
 
@@ -45,12 +46,16 @@ def cycles_eval(
 
     cycle_list = read_cycles(cycles)
     score_table = read_scores(scores)
-    result = evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
-                             n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
-    result["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=result["splits"], min_cycles=min_cycles,
-                                             tol=tol, n_resamples=n_resamples, seed=seed, threshold=yes_threshold,
-                                             source=str(scores))
-    warnings = []
+    with catch_warnings(record=True) as caught:  # every warning lands in eval.json and prints as one line
+        simplefilter("always")
+        result = evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
+                                 n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
+        result["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=result["splits"],
+                                                 min_cycles=min_cycles, tol=tol, n_resamples=n_resamples, seed=seed,
+                                                 threshold=yes_threshold, source=str(scores))
+    notes = list(result["warnings"])
+    notes += [text for text in (" ".join(str(w.message).split()) for w in caught) if text not in notes]
+    warnings = [f"{scores}: {note}" for note in notes]
     precision = reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
     if precision is not None:
         warnings.append(f"{scores}: {precision}: the scores carry less than float64 precision, so additive "

@@ -26,11 +26,16 @@ def audit_pairs(
     from vlaudit.tables import write_json, write_table
 
     rows = []
+    warnings: list[str] = []
     for path in pairs:
-        detected, records = read_labelled_pairs(path, fmt)
-        rows.append({"file": path.name, "format": detected, **audit(records)})
+        detected, records = read_labelled_pairs(path, fmt, warnings=warnings)
+        row = {"file": path.name, "format": detected, **audit(records)}
+        if row["labelled_both_ways"]:
+            warnings.append(f"{path}: {row['labelled_both_ways']} (image, caption) pair(s) labelled both positive "
+                            "and negative")
+        rows.append(row)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "rows": rows})
+    write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "rows": rows, "warnings": warnings})
     write_table(out / "audit_pairs.csv", rows)
 
     def cell(value: object) -> object:
@@ -45,4 +50,6 @@ def audit_pairs(
     typer.echo("+ / −: positive and negative entries; TV: total variation of the image, caption and caption-length "
                "marginals; deg imb: signed-degree imbalance (0 = balanced, 1 = no image or caption on both sides); "
                "in cyc: distinct pairs that lie in an exact cycle of the table")
+    for warning in warnings:
+        typer.secho(f"warning: {warning}", fg="yellow", err=True)
     typer.echo(f"wrote {out / 'audit_pairs.json'} and {out / 'audit_pairs.csv'}")

@@ -169,7 +169,9 @@ def reduced_precision(values: np.ndarray | Sequence[float]) -> str | None:
     values = values[np.isfinite(values)]
     if values.size == 0:
         return None
-    if np.array_equal(values.astype(np.float32).astype(np.float64), values):
+    with np.errstate(over="ignore"):  # a value beyond float32's range is simply not a float32 value
+        as_float32 = values.astype(np.float32).astype(np.float64)
+    if np.array_equal(as_float32, values):
         return "every score is exactly representable in float32"
     digits = 0
     for value in values.tolist():  # repr is the shortest text that round-trips; stops at the first long one
@@ -194,7 +196,10 @@ def evaluate_cycles(
     """CycleAcc per (family, split), never pooled across splits (cycle paper §5, §D.5).
 
     Returns ``{"families": {family: {split: {"n", "cycle_acc", "ties", "tie_rate", "ci"}}},
-    "unavailable": {family: {split: count}}, "splits": [...], "min_cycles", "tol", "n_resamples", "seed"}``.
+    "unavailable": {family: {split: count}}, "splits": [...], "min_cycles", "tol", "n_resamples", "seed",
+    "warnings": [...]}`` (``warnings``: one-line notes, also issued as :class:`RuntimeWarning`). A contrast
+    that overflows float64 (scores near ±1e308) is an :class:`InputError` naming the scores file and the
+    first such block: counted as a tie or a win it would be a made-up credit.
     ``splits`` restricts to the named splits (default: every split of ``cycles``, first-appearance order;
     cycles without a split are the split ``"unsplit"``). A family with fewer than ``min_cycles`` cycles in any
     of those splits is withdrawn whole: it is listed under ``"unavailable"`` with its counts and needs no
@@ -214,14 +219,22 @@ def evaluate_cycles(
     unavailable = withdraw_small_families(counts, requested, min_cycles)
     kept = [c for c in cycles if split_of(c) in requested and c.family not in unavailable]
     matrix = block_scores(kept, scores, source=source)
-    rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
+    notes = []
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, naming the block
+        rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
+        delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
+    overflowed = np.nonzero(~np.isfinite(delta))[0]
+    if len(overflowed):
+        first = kept[int(overflowed[0])]
+        raise InputError(
+            f"the cycle contrast of {len(overflowed)} block(s) overflows float64, first cycle '{first.cycle_id}' "
+            f"(family '{first.family}'; scores reach {np.abs(matrix).max():.3g}); rescale the scores",
+            path=source, record=first.cycle_id, field="score")
     if rounding > tol:
-        warnings.warn(
-            f"scores reach {np.abs(matrix).max():.3g}: float64 rounding of the cycle contrast (~{rounding:.1e}) "
-            f"exceeds tol={tol:g}, so additive scores may not tie exactly; rescale the scores",
-            RuntimeWarning, stacklevel=2,
-        )
-    delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
+        notes.append(f"scores reach {np.abs(matrix).max():.3g}: float64 rounding of the cycle contrast "
+                     f"(~{rounding:.1e}) exceeds tol={tol:g}, so additive scores may not tie exactly; rescale "
+                     "the scores")
+        warnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
     cells = np.array([f"{c.family}\x00{split_of(c)}" for c in kept], dtype=object)
     families: dict[str, dict[str, object]] = {}
     for family in sorted(counts):
@@ -234,4 +247,4 @@ def evaluate_cycles(
                 families[family][split] = summarize_contrasts(
                     delta[mask], tol=tol, n_resamples=n_resamples, seed=seed).to_dict()
     return {"families": families, "unavailable": dict(sorted(unavailable.items())), "splits": requested,
-            "min_cycles": min_cycles, "tol": tol, "n_resamples": n_resamples, "seed": seed}
+            "min_cycles": min_cycles, "tol": tol, "n_resamples": n_resamples, "seed": seed, "warnings": notes}
