@@ -383,3 +383,30 @@ def test_cli_build_on_hostile_files_is_one_red_line(case: str, tmp_path: Path, c
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "bad.jsonl" in lines[0]
     assert not out.exists()
+
+
+def test_winoground_from_a_saved_hf_dataset_gives_the_blocks_of_the_release(tmp_path: Path, monkeypatch) -> None:
+    """The Hub's Winoground (``facebook/winoground``) stores image_0/image_1 as ``Image`` columns: saved with
+    ``datasets`` and read back offline, it gives the release's blocks, images written once by content."""
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    examples, images = _winoground(tmp_path / "release")
+    rows = [{**row, "image_0": {"bytes": (images / f"{row['image_0']}.png").read_bytes(), "path": None},
+             "image_1": {"bytes": (images / f"{row['image_1']}.png").read_bytes(), "path": None}}
+            for row in WINOGROUND_ROWS]
+    features = datasets.Features({**{k: datasets.Value("string") for k in WINOGROUND_ROWS[0]},
+                                  "num_main_preds": datasets.Value("int64"),
+                                  "image_0": datasets.Image(), "image_1": datasets.Image()})
+    datasets.Dataset.from_list(rows, features=features).save_to_disk(str(tmp_path / "winoground"))
+    out_images = tmp_path / "hf-images"
+    out_images.mkdir()
+    build_cycles("winoground", out=tmp_path / "release.jsonl", examples=examples, images=images)
+    build_cycles("winoground", out=tmp_path / "hf.jsonl", examples=f"hf-dataset:{tmp_path / 'winoground'}",
+                 images=out_images)
+    release, hf = read_cycles(tmp_path / "release.jsonl"), read_cycles(tmp_path / "hf.jsonl")
+    assert [(c.cycle_id, c.caption_1, c.caption_2) for c in hf] == [(c.cycle_id, c.caption_1, c.caption_2)
+                                                                   for c in release]
+    for old, new in zip(release, hf, strict=True):
+        for a, b in ((old.image_1, new.image_1), (old.image_2, new.image_2)):
+            assert b.endswith(".png") and not b.endswith(".png.png")
+            assert (out_images / b).read_bytes() == (images / a).read_bytes()

@@ -10,7 +10,9 @@ from vlaudit.commands._apps import cycles_build_app
 from vlaudit.commands._options import in_folder_option, out_file_option
 
 _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata go beside it.")
-_IMAGES = in_folder_option("--images", help="Folder the benchmark's image files are in (every file must exist).")
+_IMAGES = in_folder_option("--images", help="Folder the benchmark's image files are in (every file must exist); "
+                                            "for a Hugging Face dataset, where its images are written.")
+_DATASET = " Or a Hugging Face dataset: hf-dataset:NAME[:CONFIG][@SPLIT] or a save_to_disk folder."
 
 
 def _build(benchmark: str, examples: Path, images: Path, out: Path) -> None:
@@ -23,7 +25,7 @@ def _build(benchmark: str, examples: Path, images: Path, out: Path) -> None:
 @cycles_build_app.command("winoground")
 def build_winoground(
     examples: Path = typer.Option(..., "--examples", help="Winoground's official examples.jsonl (id, caption_0, "
-                                                          "caption_1, image_0, image_1, tags)."),
+                                                          "caption_1, image_0, image_1, tags)." + _DATASET),
     images: Path = _IMAGES,
     out: Path = _OUT,
 ) -> None:
@@ -37,7 +39,7 @@ def build_naturalbench(
     examples: Path = typer.Option(..., "--examples", help="NaturalBench rows (JSONL or Parquet) with the Hugging "
                                                           "Face columns Index, Image_0, Image_1, Question_0, "
                                                           "Question_1, the four Image_i_Question_j answers, "
-                                                          "Question_Type, Source."),
+                                                          "Question_Type, Source." + _DATASET),
     images: Path = _IMAGES,
     out: Path = _OUT,
 ) -> None:
@@ -52,7 +54,7 @@ def build_naturalbench(
 def build_blocks(
     examples: Path = typer.Option(..., "--examples", help="Blocks JSONL: id, image_1, image_2, text_1, text_2 "
                                                           "(text k true of image k only), optional tag and "
-                                                          "answers (compare or yes-no)."),
+                                                          "answers (compare or yes-no)." + _DATASET),
     images: Path = _IMAGES,
     out: Path = _OUT,
 ) -> None:

@@ -82,6 +82,9 @@ def slug(value: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-") or "untagged"
 
 
+_IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
+
+
 class _Row:
     """Typed field access on one row; every failure names source, row and field."""
 
@@ -117,7 +120,9 @@ class _Row:
                                  "first)", name)
             value = value.strip()
         else:
-            value = str(self.text(name)) + suffix
+            value = str(self.text(name))
+            if PurePosixPath(value).suffix.lower() not in _IMAGE_SUFFIXES:  # a dataset image is named already
+                value += suffix
         parts = PurePosixPath(value.replace("\\", "/"))
         if parts.is_absolute() or ".." in parts.parts or re.match(r"^[A-Za-z]:", value):
             raise self.error(f"image path {value!r} leaves the images folder", name)
@@ -246,10 +251,16 @@ def generic_blocks(rows: Rows, *, source: str, noun: str = "line") -> ParsedBenc
 READERS = {WINOGROUND: winoground_blocks, NATURALBENCH: naturalbench_blocks, BLOCKS: generic_blocks}
 
 
-def file_rows(path: str | Path) -> tuple[Iterator[tuple[int, dict[str, Any]]], str]:
-    """The rows of a JSONL (numbered by line) or Parquet file (numbered by row), and that noun."""
+def file_rows(path: str | Path, images: str | Path | None = None
+              ) -> tuple[Iterator[tuple[int, dict[str, Any]]], str]:
+    """The rows of a JSONL (numbered by line) or Parquet file (numbered by row), or of a Hugging Face dataset
+    (``hf-dataset:…``, a ``save_to_disk`` folder), and that noun. A dataset's image columns are written once,
+    content-addressed, into ``images`` (:func:`vlaudit.sources.rows.dataset_rows`)."""
+    from vlaudit.sources.rows import HF_PREFIX, ImageFolder, dataset_rows
     from vlaudit.tables import iter_jsonl, read_table, table_format
 
+    if str(path).startswith(HF_PREFIX) or Path(path).is_dir():
+        return dataset_rows(path, images=ImageFolder(images)), "row"
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found" if not path.exists() else "not a file", path=path)
@@ -261,11 +272,12 @@ def file_rows(path: str | Path) -> tuple[Iterator[tuple[int, dict[str, Any]]], s
     return iter_jsonl(path), "line"
 
 
-def read_benchmark(benchmark: str, path: str | Path) -> ParsedBenchmark:
-    """Read a Winoground, NaturalBench or generic blocks file (JSONL or Parquet); an empty one is an error."""
+def read_benchmark(benchmark: str, path: str | Path, images: str | Path | None = None) -> ParsedBenchmark:
+    """Read a Winoground, NaturalBench or generic blocks file (JSONL or Parquet) or Hugging Face dataset (its
+    images written into ``images``); an empty one is an error."""
     if benchmark not in READERS:
         raise InputError(f"unknown 2×2 benchmark {benchmark!r}; choose from {list(BENCHMARKS)}", field="benchmark")
-    rows, noun = file_rows(path)
+    rows, noun = file_rows(path, images)
     parsed = READERS[benchmark](rows, source=str(path), noun=noun)
     if not parsed.blocks:
         raise InputError(f"no {benchmark} blocks in the file" + (f" (skipped: {dict(parsed.skipped)})"

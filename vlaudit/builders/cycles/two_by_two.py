@@ -63,7 +63,7 @@ def build_benchmark_cycles(benchmark: str, examples: str | Path, out: str | Path
     Returns:
         The build summary in the shape of the other builders' (Table-6 counts per family, one split).
     """
-    parsed = parsed or read_benchmark(benchmark, examples)
+    parsed = parsed or read_benchmark(benchmark, examples, images)
     check_images(parsed.blocks, Path(images), str(examples))
     rows, captions = block_rows(parsed.blocks)
     counts: dict[str, dict[str, int]] = {}
