@@ -177,7 +177,7 @@ def test_a_family_with_29_validation_cycles_is_withdrawn_whole(tmp_path: Path) -
 
 def test_no_family_left_is_one_clear_error() -> None:
     inputs = {0: _short_and_kept(0, 29)}
-    with pytest.raises(InputError, match="no family has 61 cycles"):
+    with pytest.raises(InputError, match="no family has 61 val cycles"):
         cycle_diagnostics.run_diagnostics(inputs, (0,), config=replace(FAST, min_cycles=61))
     with pytest.raises(InputError, match="in no seed's cycles"):
         cycle_diagnostics.run_diagnostics(inputs, (0,), config=FAST, families=["nope"])
