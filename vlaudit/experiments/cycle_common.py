@@ -337,6 +337,11 @@ def mean_sd_text(cell: Mapping[str, Any], digits: int = 4) -> str:
     return text if cell["n_seeds"] >= total else f"{text} ({cell['n_seeds']}/{total} seeds)"
 
 
+def per_seed_n_text(cell: Mapping[str, Any]) -> str:
+    """'40/—/38': the n of an :func:`aggregate` cell per seed, "—" for a seed without it (withdrawn there)."""
+    return "/".join("—" if v is None else str(int(v)) for v in cell["per_seed"].values())
+
+
 UNAVAILABLE = "unavailable"
 
 

@@ -33,6 +33,7 @@ from vlaudit.experiments.cycle_common import (
     family_splits,
     flat_rows,
     mean_sd_text,
+    per_seed_n_text,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -128,8 +129,7 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     out = []
     for family in families:
         first = next(r for r in result["rows"] if r["family"] == family)
-        n = "/".join("—" if v is None else str(int(v)) for v in first["n"]["per_seed"].values())
-        out.append([family, n, *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
+        out.append([family, per_seed_n_text(first["n"]), *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
                                  for p in probes]])
     unavailable = withdrawn_everywhere(result)
     out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)] for family in unavailable]

@@ -24,6 +24,7 @@ from vlaudit.experiments.cycle_common import (
     family_splits,
     flat_rows,
     mean_sd_text,
+    per_seed_n_text,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -92,12 +93,14 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """Table 3 layout: one row per family, one column per rank, then the additive reference (mean ± sd); a
-    family withdrawn in every seed reads "unavailable" throughout."""
+    """Table 3 layout: one row per family, its test n per seed ("—" where withdrawn), one column per rank, then
+    the additive reference (mean ± sd); a family withdrawn in every seed reads "unavailable" throughout."""
     cells = {(r["family"], r["rank"]): r for r in [*result["rows"], *result["additive"]]}
     families = list(dict.fromkeys(r["family"] for r in result["rows"]))
     columns = [*result["ranks"], "additive"]
-    out = [[family, *[mean_sd_text(cells[(family, k)]["cycle_acc"], 3) if (family, k) in cells else "—"
-                      for k in columns]] for family in families]
-    out += [[family, *[UNAVAILABLE] * len(columns)] for family in withdrawn_everywhere(result)]
-    return ["family", *[f"r={k}" if k != "additive" else "additive" for k in columns]], out
+    out = [[family, per_seed_n_text(cells[(family, result["ranks"][0])]["n"]),
+            *[mean_sd_text(cells[(family, k)]["cycle_acc"], 3) if (family, k) in cells else "—" for k in columns]]
+           for family in families]
+    out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(columns)]
+            for family in withdrawn_everywhere(result)]
+    return ["family", "n test", *[f"r={k}" if k != "additive" else "additive" for k in columns]], out

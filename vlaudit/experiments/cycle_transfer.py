@@ -40,6 +40,7 @@ from vlaudit.experiments.cycle_common import (
     flat_rows,
     mean_sd,
     mean_sd_text,
+    per_seed_n_text,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -134,9 +135,10 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """One row per ordered pair: train → test family, transfer CycleAcc and alignment (mean ± sd); a family
-    withdrawn in every seed gets one row reading "unavailable"."""
-    out = [[r["train_family"], r["test_family"] + ("" if r["off_diagonal"] else " (same)"),
+    """One row per ordered pair: train → test family, the test family's n per seed ("—" where withdrawn),
+    transfer CycleAcc and alignment (mean ± sd); a family withdrawn in every seed gets one row reading
+    "unavailable"."""
+    out = [[r["train_family"], r["test_family"] + ("" if r["off_diagonal"] else " (same)"), per_seed_n_text(r["n"]),
             mean_sd_text(r["cycle_acc"], 3), mean_sd_text(r["alignment"], 3)] for r in result["rows"]]
-    out += [[family, "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
-    return ["train family", "test family", "transfer CycleAcc (test)", "alignment (val)"], out
+    out += [[family, "—", "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
+    return ["train family", "test family", "n test", "transfer CycleAcc (test)", "alignment (val)"], out
