@@ -8,7 +8,6 @@ import typer
 
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._options import out_file_option
-from vlaudit.settings import MIN_CYCLES
 
 
 @cycles_app.command("eval")
@@ -19,7 +18,7 @@ def cycles_eval(
     split: list[str] = typer.Option(None, "--split", help="Evaluate only this split (repeatable; cycles without a "
                                                           "split are 'unsplit'). Default: every split, each "
                                                           "reported on its own."),
-    min_cycles: int = typer.Option(MIN_CYCLES, "--min-cycles", min=0,
+    min_cycles: int = typer.Option(30, "--min-cycles", min=0,
                                    help="A family with fewer val cycles than this (§D.5; every evaluated split when "
                                         "the cycles have no val split) is withdrawn whole (listed as unavailable)."),
     tol: float = typer.Option(1e-9, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
