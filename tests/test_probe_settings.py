@@ -138,4 +138,7 @@ def test_probe_notes_reach_the_run_json_and_the_console_lines() -> None:
     assert {n["probe"].split("/")[2] for n in small} == {"additive", "diagonal", "bilinear", "rank-4"}
     lines = probe_notes_summary(result["probe_notes"])
     assert lines[0].startswith("4 probe(s) had small training sets")
-    assert probe_notes_summary([{"probe": "p", "note": "warning: below chance"}]) == ["p: warning: below chance"]
+    (line,) = probe_notes_summary([{"probe": "seed 0/f/diagonal", "note": "warning: below chance …"},
+                                   {"probe": "seed 1/f/bilinear", "note": "warning: below chance …"}])
+    assert line.startswith("warning: 2 probe(s) ended below chance") and line.endswith(
+        "seed 0/f/diagonal, seed 1/f/bilinear.")

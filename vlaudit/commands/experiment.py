@@ -12,6 +12,7 @@ the run's JSON as ``probe_settings``.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -168,11 +169,10 @@ def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[s
         _print(f"Unavailable: fewer than {result['min_cycles']} validation cycles, or none in train or test "
                "(withdrawn in that seed, §D.5)", *unavailable_table(result))
     settings = result.get("probe_settings", {})
-    if settings:
-        typer.echo("probe settings: " + "; ".join(
-            f"{kind} {v['epochs']} epochs lr {v['lr']:g} ({v['paper']})" for kind, v in settings.items()))
-    for line in probe_notes_summary(result.get("probe_notes", [])):
-        typer.echo(line)
+    lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
+                                            for kind, v in settings.items())] if settings else []
+    for line in [*lines, *probe_notes_summary(result.get("probe_notes", []))]:
+        typer.echo(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
         typer.echo(f"wrote {name}: {path}")
     audit = result.get("additive_audit")

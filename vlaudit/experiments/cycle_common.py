@@ -268,11 +268,16 @@ def train_on(inputs: SeedInputs, kind: str, train: Sequence[Cycle], val: Sequenc
 
 
 def probe_notes_summary(notes: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Console lines for a run's probe notes: how many probes ran with a smaller batch, and every warning."""
+    """Console paragraphs for a run's probe notes: how many probes ran with a smaller batch, and which ended
+    below chance on their own training data (every note is in ``probe_notes`` of the JSON)."""
     small = sum(1 for n in notes if n["note"].startswith("small training set"))
-    lines = [f"{small} probe(s) had small training sets: smaller batch so each takes the minimum number of "
-             "optimiser steps (probe_notes in the JSON)"] if small else []
-    return lines + [f"{n['probe']}: {n['note']}" for n in notes if n["note"].startswith("warning")]
+    below = [n["probe"] for n in notes if n["note"].startswith("warning")]
+    lines = [f"{small} probe(s) had small training sets: a smaller batch, so each takes the minimum number of "
+             "optimiser steps (probe_notes in the JSON)."] if small else []
+    if below:
+        lines.append(f"warning: {len(below)} probe(s) ended below chance on their own training data — they did not "
+                     f"learn; do not read their test values: {', '.join(below)}.")
+    return lines
 
 
 # ------------------------------------------------------------------------------------------ aggregation
