@@ -77,7 +77,10 @@ def test_diagnostics_end_to_end(world: dict[str, Path]) -> None:
     header = (out / "diagnostics.csv").read_text().splitlines()[0]
     assert "cycle_acc_seed_0" in header and "cycle_acc_sd" in header
     assert (out / "diagnostics.png").stat().st_size > 0
-    assert "additive audit: 12 probe" in printed and "0.500" in printed
+    assert "additive audit: 12 probe" in printed and "0.50" in printed  # a narrow terminal folds "0.500 ± …"
+    assert "probe settings: interaction 3 epochs, lr 0.03 (cycle §E.3)" in printed
+    assert "shortcut 50 epochs, lr 0.01 (cycle §E.4)" in " ".join(printed.split())
+    assert set(result["probe_settings"]) == {"interaction", "additive", "shortcut"}
 
 
 def test_diagnostics_seeds_run_on_their_own_splits(world: dict[str, Path]) -> None:
