@@ -18,21 +18,10 @@ from typing import Any
 
 import typer
 
+from vlaudit import settings as paper
 from vlaudit.commands._apps import experiment_app
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands.synthetic import parse_seeds
-from vlaudit.settings import (
-    ADDITIVE_PROBE_EPOCHS,
-    MIN_CYCLES,
-    MIN_OPTIMISER_STEPS,
-    PROBE_BATCH_SIZE,
-    PROBE_EPOCHS,
-    PROBE_LR,
-    PROBE_RANK,
-    PROBE_WEIGHT_DECAY,
-    SHORTCUT_PROBE_EPOCHS,
-    SHORTCUT_PROBE_LR,
-)
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
@@ -46,25 +35,26 @@ _FEATURES = typer.Option(None, "--features", help="Features folder (vlaudit feat
 _MODEL = typer.Option(None, "--model", help="Dual encoder to extract the features here (instead of --features).")
 _IMAGES = typer.Option(None, "--images", help="Images folder (with --model).")
 _FAMILIES = typer.Option(None, "--families", help="Comma-separated families (default: all in the cycles).")
-_EPOCHS = typer.Option(PROBE_EPOCHS, "--epochs", min=1, help="Interaction probe epochs (§E.3: 8).")
-_BATCH = typer.Option(PROBE_BATCH_SIZE, "--batch-size", min=1,
+_EPOCHS = typer.Option(paper.PROBE_EPOCHS, "--epochs", min=1, help="Interaction probe epochs (§E.3: 8).")
+_BATCH = typer.Option(paper.PROBE_BATCH_SIZE, "--batch-size", min=1,
                       help="Cycles or pairs per step (§E.3: 512); smaller on a small training set so a probe takes "
                            "--min-steps steps.")
-_LR = typer.Option(PROBE_LR, "--lr", help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
-_WD = typer.Option(PROBE_WEIGHT_DECAY, "--weight-decay", help="AdamW weight decay (§E.3: 1e-4).")
-_RANK = typer.Option(PROBE_RANK, "--rank", min=1, help="Rank of the low-rank bilinear probe (§5: 64).")
-_ADDITIVE_EPOCHS = typer.Option(ADDITIVE_PROBE_EPOCHS, "--additive-epochs", min=1,
+_LR = typer.Option(paper.PROBE_LR, "--lr", help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
+_WD = typer.Option(paper.PROBE_WEIGHT_DECAY, "--weight-decay", help="AdamW weight decay (§E.3: 1e-4).")
+_RANK = typer.Option(paper.PROBE_RANK, "--rank", min=1, help="Rank of the low-rank bilinear probe (§5: 64).")
+_ADDITIVE_EPOCHS = typer.Option(paper.ADDITIVE_PROBE_EPOCHS, "--additive-epochs", min=1,
                                 help="Epochs of the additive audit probe (§E.4: 5).")
-_SHORTCUT_EPOCHS = typer.Option(SHORTCUT_PROBE_EPOCHS, "--shortcut-epochs", min=1,
+_SHORTCUT_EPOCHS = typer.Option(paper.SHORTCUT_PROBE_EPOCHS, "--shortcut-epochs", min=1,
                                 help="Epochs of the text-only and image-only shortcut probes (§E.4: 50).")
-_SHORTCUT_LR = typer.Option(SHORTCUT_PROBE_LR, "--shortcut-lr", help="Learning rate of the shortcut probes (§E.4: 1e-2).")
-_MIN_STEPS = typer.Option(MIN_OPTIMISER_STEPS, "--min-steps", min=0,
+_SHORTCUT_LR = typer.Option(paper.SHORTCUT_PROBE_LR, "--shortcut-lr",
+                            help="Learning rate of the shortcut probes (§E.4: 1e-2).")
+_MIN_STEPS = typer.Option(paper.MIN_OPTIMISER_STEPS, "--min-steps", min=0,
                           help="Fewest optimiser steps per probe: a smaller training set gets a smaller batch "
                                "(vlaudit's, not a paper setting; 0 = always --batch-size).")
 _THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest).")
 _DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed).")
 _SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits.")
-_MIN_CYCLES = typer.Option(MIN_CYCLES, "--min-cycles", min=1,
+_MIN_CYCLES = typer.Option(paper.MIN_CYCLES, "--min-cycles", min=1,
                            help="Per seed, a family with fewer validation cycles than this (or no train or test "
                                 "cycle) is withdrawn whole and reported as unavailable with its counts (cycle paper "
                                 "§D.5: 30).")
