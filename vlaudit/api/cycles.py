@@ -64,8 +64,8 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
             mapping ``(image_id, caption_id) → score``, or a scorer callable ``s(image_ids, caption_ids)``
             returning one score per pair.
         splits: evaluate only these splits (default: every split present; no split → ``"unsplit"``).
-        min_cycles: a family with fewer cycles than this in any evaluated split is withdrawn whole and listed
-            under ``data["unavailable"]``.
+        min_cycles: a family with fewer validation cycles than this (cycle paper §D.5; every evaluated split
+            when the cycles have no ``val`` split) is withdrawn whole and listed under ``data["unavailable"]``.
         tol: the fixed absolute tie tolerance (credit ½ when |Δ| ≤ tol).
         n_resamples: bootstrap resamples over cycles for each interval.
         seed: bootstrap seed.

@@ -9,6 +9,7 @@ import typer
 
 from vlaudit.commands._apps import cycles_app, cycles_build_app
 from vlaudit.commands._options import out_file_option
+from vlaudit.settings import MIN_CYCLES
 
 _FAMILIES_HELP = "Comma-separated family names (default: all of this source)."
 _SPLITS_HELP = "Image-disjoint seeded splits 'name=fraction,...'; one name takes the whole pool (e.g. 'test')."
@@ -80,8 +81,9 @@ _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata g
 _FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
 _SEED = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing.")
 _MAX_IMAGES = typer.Option(None, "--max-images", help="Seeded subsample of the image pool.")
-_MIN_CYCLES = typer.Option(30, "--min-cycles", help="A family with fewer cycles in any split is unavailable: "
-                                                    "withdrawn whole (written nowhere, listed with its counts).")
+_MIN_CYCLES = typer.Option(MIN_CYCLES, "--min-cycles",
+                           help="A family with fewer val cycles (every split without a val split), or with none in "
+                                "another split, is unavailable (§D.5): withdrawn whole, listed with its counts.")
 _MAX_CYCLES = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split.")
 _MARGIN_X = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b).")
 _MARGIN_Y = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b).")

@@ -20,9 +20,9 @@ def cycles_eval(
     split: list[str] = typer.Option(None, "--split", help="Evaluate only this split (repeatable; cycles without a "
                                                           "split are 'unsplit'). Default: every split, each "
                                                           "reported on its own."),
-    min_cycles: int = typer.Option(30, "--min-cycles", min=0, help="A family with fewer cycles in any evaluated "
-                                                                   "split is withdrawn whole (listed as "
-                                                                   "unavailable)."),
+    min_cycles: int = typer.Option(30, "--min-cycles", min=0,
+                                   help="A family with fewer val cycles than this (§D.5; every evaluated split when "
+                                        "the cycles have no val split) is withdrawn whole (listed as unavailable)."),
     tol: float = typer.Option(1e-9, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -70,7 +70,7 @@ def cycles_eval(
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
     typer.echo(f"wrote {out}")
     if not result["families"]:
-        typer.secho(f"error: no family reached --min-cycles {min_cycles} in every evaluated split "
+        typer.secho(f"error: no family reached --min-cycles {min_cycles} (validation cycles) for splits "
                     f"{result['splits']}; lower --min-cycles or restrict --split", fg="red", err=True)
         raise typer.Exit(1)
     if plot:

@@ -25,10 +25,12 @@ import numpy as np
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
+from vlaudit.settings import CYCLE_TIE_TOL, MIN_CYCLES
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap_means, percentile_interval
 
-DEFAULT_TOL = 1e-9
-DEFAULT_MIN_CYCLES = 30  # §D.5: smaller families are reported as unavailable, not as an unstable number
+DEFAULT_TOL = CYCLE_TIE_TOL
+DEFAULT_MIN_CYCLES = MIN_CYCLES  # §D.5: smaller families are reported as unavailable, not as an unstable number
+VALIDATION_SPLIT = "val"  # the split §D.5's minimum is counted on
 UNSPLIT = "unsplit"
 _SHORT_DIGITS = 9  # float64 needs up to 17 significant digits; 9 round-trips every float32
 
@@ -148,13 +150,22 @@ def cycle_counts(cycles: Sequence[Cycle]) -> dict[str, dict[str, int]]:
     return counts
 
 
-def withdraw_small_families(counts: Mapping[str, Mapping[str, int]], splits: Sequence[str], min_cycles: int
-                            ) -> dict[str, dict[str, int]]:
-    """The minimum-cycle rule (cycle paper §D.5): a family with fewer than ``min_cycles`` cycles in ANY of
-    ``splits`` is withdrawn whole: returned here as ``{family: {split: count}}``, its cycles reported nowhere.
-    (GQA binding with 18–19 validation cycles is "reported as unavailable", train and test included.)"""
+def withdraw_small_families(counts: Mapping[str, Mapping[str, int]], splits: Sequence[str], min_cycles: int,
+                            validation_split: str | None = VALIDATION_SPLIT) -> dict[str, dict[str, int]]:
+    """The minimum-cycle rule (cycle paper §D.5, §D.3): a family with fewer than ``min_cycles`` cycles in the
+    *validation* split (GQA binding: 18–19 validation cycles per seed, "reported as unavailable") — or with no
+    cycle at all in another of ``splits`` (nothing to train on or to report) — is withdrawn whole: returned
+    here as ``{family: {split: count}}``, its cycles reported nowhere. When ``validation_split`` is None or not
+    among ``splits`` (a file without a validation split, a test-only evaluation) the minimum applies to every
+    split of ``splits`` instead."""
+    if validation_split in splits:
+        def small(cells: Mapping[str, int]) -> bool:
+            return cells.get(validation_split, 0) < min_cycles or any(cells.get(s, 0) == 0 for s in splits)
+    else:
+        def small(cells: Mapping[str, int]) -> bool:
+            return any(cells.get(split, 0) < min_cycles for split in splits)
     return {family: {split: int(cells.get(split, 0)) for split in splits}
-            for family, cells in counts.items() if any(cells.get(split, 0) < min_cycles for split in splits)}
+            for family, cells in counts.items() if small(cells)}
 
 
 def reduced_precision(values: np.ndarray | Sequence[float]) -> str | None:
@@ -201,9 +212,9 @@ def evaluate_cycles(
     that overflows float64 (scores near ±1e308) is an :class:`InputError` naming the scores file and the
     first such block: counted as a tie or a win it would be a made-up credit.
     ``splits`` restricts to the named splits (default: every split of ``cycles``, first-appearance order;
-    cycles without a split are the split ``"unsplit"``). A family with fewer than ``min_cycles`` cycles in any
-    of those splits is withdrawn whole: it is listed under ``"unavailable"`` with its counts and needs no
-    scores. Only the evaluated cycles need scores, so a test-only scores file serves ``splits=["test"]``.
+    cycles without a split are the split ``"unsplit"``). The minimum-cycle rule (:func:`withdraw_small_families`)
+    counts the validation split of ``cycles`` when it has one — evaluated or not — else every evaluated split:
+    a withdrawn family is listed under ``"unavailable"`` with its counts and needs no scores. Only the evaluated cycles need scores, so a test-only scores file serves ``splits=["test"]``.
     ``source`` and ``cycles_source`` name the scores and cycles files in errors.
     """
     present = list(dict.fromkeys(split_of(c) for c in cycles))
@@ -216,7 +227,13 @@ def evaluate_cycles(
             raise InputError(f"split(s) {unknown} not in the cycles; they have {present}", path=cycles_source,
                              field="split")
     counts = cycle_counts([c for c in cycles if split_of(c) in requested])
-    unavailable = withdraw_small_families(counts, requested, min_cycles)
+    if VALIDATION_SPLIT in present:
+        all_counts = cycle_counts(cycles)
+        gated = withdraw_small_families({f: all_counts[f] for f in counts}, [VALIDATION_SPLIT], min_cycles)
+        unavailable = {f: {s: int(all_counts[f].get(s, 0)) for s in dict.fromkeys([*requested, VALIDATION_SPLIT])}
+                       for f in gated}
+    else:
+        unavailable = withdraw_small_families(counts, requested, min_cycles)
     kept = [c for c in cycles if split_of(c) in requested and c.family not in unavailable]
     matrix = block_scores(kept, scores, source=source)
     notes = []

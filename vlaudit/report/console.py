@@ -46,7 +46,7 @@ def print_cycle_table(result: Mapping[str, Any], title: str = "CycleAcc") -> Non
 
 def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int) -> list[str]:
     """One line per withdrawn family with its per-split counts (the minimum-cycle rule, cycle paper §D.5)."""
-    return [f"unavailable: {family} (fewer than {min_cycles} cycles in a split: "
+    return [f"unavailable: {family} (fewer than {min_cycles} validation cycles, or a split without any: "
             + ", ".join(f"{split} {count}" for split, count in counts.items()) + ")"
             for family, counts in unavailable.items()]
 

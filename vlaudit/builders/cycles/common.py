@@ -2,8 +2,9 @@
 
 Construction principle (cycle paper §D.1): both matched pairs satisfy the family predicate, both exchanged
 pairs violate it, and every block reuses its two images and two captions on both sides, so the matched and
-swapped marginals are identical (§4, §A.5). A family with fewer than ``min_cycles`` blocks in any split is
-withdrawn whole: reported as unavailable with its per-split counts and not emitted (§D.5).
+swapped marginals are identical (§4, §A.5). A family with fewer than ``min_cycles`` blocks in the validation
+split (every split when there is none), or with none in another split, is withdrawn whole: reported as
+unavailable with its per-split counts and not emitted (§D.5).
 
 Pairing never compares all images with all images: candidates (one or more per image) carry a *bucket*
 key, are shuffled within buckets with a seeded generator and paired with their neighbour (or, with a
@@ -175,8 +176,10 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Cap, dedup and id the blocks; withdraw families under ``min_cycles``; return rows and the Table-6 counts.
 
-    The minimum-cycle rule is per family (§D.5): a family with fewer than ``min_cycles`` blocks in ANY split
-    is withdrawn whole — no row of it is written — and listed under ``unavailable`` as ``{split: count}``.
+    The minimum-cycle rule is per family (§D.5, :func:`~vlaudit.metrics.cycles.withdraw_small_families`): a
+    family with fewer than ``min_cycles`` blocks in the ``val`` split (or in every split when there is no
+    ``val``), or with none in another split, is withdrawn whole — no row of it is written — and listed under
+    ``unavailable`` as ``{split: count}``.
     ``counts`` holds the families that are written.
     """
     from vlaudit.metrics.cycles import withdraw_small_families
