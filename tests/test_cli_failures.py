@@ -105,31 +105,10 @@ def test_vca_score_out_file_is_one_line_and_no_model_is_loaded(tmp_path) -> None
 # ------------------------------------------------------------------------------------------------ vca score
 
 
-@pytest.fixture(scope="session")
-def _ref_root(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("vlaudit-cache")
-
-
-@pytest.fixture
-def ref_cache(_ref_root, monkeypatch) -> Path:
-    """One folder of reference models for this session (built on first use, offline)."""
-    monkeypatch.setenv("VLAUDIT_CACHE", str(_ref_root))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return _ref_root
-
-
 def _main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    """Run the real entry point in-process: (exit status, stdout, stderr)."""
-    from vlaudit.cli import main
+    from conftest import run_main
 
-    monkeypatch.setattr(sys, "argv", ["vlaudit", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(args, capsys, monkeypatch)
 
 
 def _bench(root: Path, n_images: int = 2, missing: int = 0) -> Path:

@@ -41,13 +41,14 @@ def _print_counts(summary: dict[str, Any]) -> None:
                     [[family, *[counts.get(r, 0) for r in REASONS]] for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
         typer.echo(f"warning: {name}: {count}")
+    if summary.get("cycles_written") == 0:
+        # No empty cycles file that a later command would take for a result: fail now, saying why (exit 2).
+        from vlaudit.errors import InputError
+
+        raise InputError(f"no family reached --min-cycles {minimum} in every split, so no cycles were written "
+                         f"(counts in {summary['paths']['failed']}); lower --min-cycles or use more images")
     for key in ("cycles", "captions", "meta"):
         typer.echo(f"wrote {summary['paths'][key]}")
-    if summary.get("cycles_written") == 0:
-        # An empty cycles file would only fail one command later; say why here and fail now.
-        typer.echo(f"error: no family reached --min-cycles {minimum} in every split, so the cycles "
-                   "file is empty; lower --min-cycles or use more images", err=True)
-        raise typer.Exit(1)
 
 
 def _print_audit(result: dict[str, Any], name: str) -> None:
