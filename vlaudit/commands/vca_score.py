@@ -37,10 +37,10 @@ def vca_score(
     strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), bf16, fp16 or fp32."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models."),
-    revision: str = typer.Option(None, "--revision", help="Model revision (hub branch, tag or commit)."),
-    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL)."),
-    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL)."),
+    device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models (default: none, one device)."),
+    revision: str = typer.Option(None, "--revision", help="Model revision: hub branch, tag or commit (default: main)."),
+    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."),
+    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repo code (off)."),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
@@ -56,7 +56,7 @@ def vca_score(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of a run with other arguments "
                                                              "in --out (its score cache is kept and reused)."),
     template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
-                                                           "{question} field (wording diagnostics, VCA §18)."),
+                                                           "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
     system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
                                                       "'You are a helpful assistant.', others none; '' for none)."),
 ) -> None:
