@@ -58,8 +58,12 @@ def main() -> None:
     except typer.TyperException as exc:  # click's usage errors: its own message and exit status (2)
         exc.show()  # type: ignore[attr-defined]
         sys.exit(exc.exit_code)
-    # standalone_mode=False: typer.Exit(n) returns n; a finished command returns its callback's value (None)
-    sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else EXIT_DONE)
+    # standalone_mode=False: typer.Exit(n) returns n (typer turns Ctrl-C into Exit(130)); a finished command
+    # returns its callback's value (None)
+    status = status if isinstance(status, int) and not isinstance(status, bool) else EXIT_DONE
+    if status == EXIT_INTERRUPTED:
+        _error_line("interrupted")
+    sys.exit(status)
 
 
 @contextlib.contextmanager
