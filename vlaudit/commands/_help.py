@@ -21,11 +21,21 @@ from typing import Any
 
 from vlaudit import settings
 
-# (option, default) → where the paper states that setting; the default shown is then annotated with it.
-PAPER_DEFAULTS: dict[tuple[str, Any], str] = {
-    ("--min-cycles", settings.MIN_CYCLES): "the cycle paper's minimum, §D.5",
-    ("--resamples", settings.BOOTSTRAP_RESAMPLES): "the papers' bootstrap count, VCA §19, cycle §D.5",
-    ("--seed", settings.BOOTSTRAP_SEED): "VCA §19",
+# (option, default) → where the paper states that setting, optionally only for the commands named (a path
+# like "data factorial"); the option's help then says so.
+PAPER_DEFAULTS: dict[tuple[str, Any], tuple[str, frozenset[str] | None]] = {
+    ("--min-cycles", settings.MIN_CYCLES): ("the cycle paper's minimum, §D.5", None),
+    ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the papers' bootstrap count, VCA §19, cycle §D.5", None),
+    ("--seed", settings.BOOTSTRAP_SEED): ("VCA §19", None),
+    ("--seed", settings.FACTORIAL_SEED): ("VCA §10", frozenset({"data factorial"})),
+    ("--stems", settings.FACTORIAL_STEMS): ("VCA §10", None),
+    ("--min-gap", settings.EDIT_MIN_GAP): ("VCA §17", None),
+    ("--max-iou", settings.EDIT_MAX_IOU): ("VCA §17", None),
+    ("--pad", settings.EDIT_PAD_PX): ("VCA §17", None),
+    ("--radius", settings.EDIT_INPAINT_RADIUS): ("VCA §17", None),
+    ("--feather", settings.EDIT_FEATHER_PX): ("VCA §17", None),
+    ("--repeat", settings.EDIT_REPEAT_FRACTION): ("VCA §17", None),
+    ("--primary", settings.FILTER_PRIMARY_COVERAGE): ("VCA §16", None),
 }
 
 _TYPE_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "file": "PATH",
@@ -44,11 +54,15 @@ def value_name(label: str) -> str:
     return _TYPE_NAMES.get(base, base.upper())
 
 
-def _paper_source(param: Any) -> str | None:
+def _paper_source(param: Any, path: str) -> str | None:
     default = param.default
     if isinstance(default, bool) or not isinstance(default, (int, float, str)):
         return None
-    return next((PAPER_DEFAULTS[(opt, default)] for opt in param.opts if (opt, default) in PAPER_DEFAULTS), None)
+    for opt in param.opts:
+        source, commands = PAPER_DEFAULTS.get((opt, default), (None, None))
+        if source is not None and (commands is None or path in commands):
+            return source
+    return None
 
 
 def _no_type_tag(ctx: Any) -> None:
@@ -59,10 +73,11 @@ def _is_option(param: Any) -> bool:
     return getattr(param, "param_type_name", "") == "option"
 
 
-def polish(command: Any) -> Any:
-    """Apply the help conventions above to every option of ``command`` and its subcommands, in place."""
-    for sub in getattr(command, "commands", {}).values():
-        polish(sub)
+def polish(command: Any, path: str = "") -> Any:
+    """Apply the help conventions above to every option of ``command`` and its subcommands, in place
+    (``path``: the command's words after ``vlaudit``, e.g. ``data factorial``)."""
+    for name, sub in getattr(command, "commands", {}).items():
+        polish(sub, f"{path} {name}".strip())
     ctx = type(command).context_class(command)
     for param in getattr(command, "params", ()):
         if getattr(param, "_vlaudit_polished", False):
@@ -81,7 +96,7 @@ def polish(command: Any) -> Any:
             continue
         if param.metavar is None:
             param.metavar = value_name(param.display_type(ctx))
-        source = _paper_source(param)
+        source = _paper_source(param, path)
         if source is not None:
             param.help = f"{help_text} Paper setting: {source}."
     return command
