@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 from pathlib import Path
 
 import pytest
@@ -66,34 +65,19 @@ def one_torch_thread():
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="session")
-def _ref_root(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("vlaudit-cache")
-
-
 @pytest.fixture
-def ref_cache(_ref_root, monkeypatch) -> Path:
-    """One folder of reference models for this session (built on first use, offline)."""
-    monkeypatch.setenv("VLAUDIT_CACHE", str(_ref_root))
+def reference_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """VLAUDIT_CACHE for the reference models, one folder per session (built on first use, offline)."""
+    root = tmp_path_factory.getbasetemp() / "vlaudit-reference-cache"
+    root.mkdir(exist_ok=True)
+    monkeypatch.setenv("VLAUDIT_CACHE", str(root))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return _ref_root
-
-
-def run_main(args: list[str], capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
-    """Run the real entry point ``vlaudit.cli.main`` in-process: (exit status, stdout, stderr)."""
-    from vlaudit.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["vlaudit", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return root
 
 
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch):
     """``cli(*args) -> (exit status, stdout, stderr)`` of the real entry point, in-process."""
+    from tests.cli_helpers import run_main
+
     return lambda *args: run_main([str(a) for a in args], capsys, monkeypatch)

@@ -13,6 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from tests.cli_helpers import run_main as _main
 from vlaudit.cli import app
 from vlaudit.commands._options import FILE, FOLDER
 from vlaudit.errors import InputError
@@ -105,10 +106,17 @@ def test_vca_score_out_file_is_one_line_and_no_model_is_loaded(tmp_path) -> None
 # ------------------------------------------------------------------------------------------------ vca score
 
 
-def _main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    from conftest import run_main
+@pytest.fixture(scope="session")
+def _ref_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("vlaudit-cache")
 
-    return run_main(args, capsys, monkeypatch)
+
+@pytest.fixture
+def ref_cache(_ref_root, monkeypatch) -> Path:
+    """One folder of reference models for this session (built on first use, offline)."""
+    monkeypatch.setenv("VLAUDIT_CACHE", str(_ref_root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return _ref_root
 
 
 def _bench(root: Path, n_images: int = 2, missing: int = 0) -> Path:

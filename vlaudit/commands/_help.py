@@ -8,11 +8,12 @@ walks the command tree typer built and
 * names a positional argument by its name (``CYCLES``) and drops typer's type tag after it;
 * names each option's value by its type (``TEXT``, ``INTEGER``, ``NUMBER``, ``PATH``, or the choices)
   instead of typer's ``<str>`` / ``<int>`` / ``<path>`` tags;
-* says the default of an on/off flag (``[default: off]``), which click leaves unsaid;
+* says the default of an on/off flag (``[default: off]``) and of an option left unset (``[default: none]``),
+  which click leaves unsaid, unless the help text already says what happens by default;
 * says which paper an option's default comes from when it is a paper setting (:data:`PAPER_DEFAULTS`).
 
-An option without a default value states in its help what happens when it is not given; a test checks
-that every option of every command says its default one way or the other.
+Where "none" says too little, the option's help states what happens when it is not given ("default: every
+image"); a test checks that every option of every command says its default one way or the other.
 """
 
 from __future__ import annotations
@@ -99,4 +100,6 @@ def polish(command: Any, path: str = "") -> Any:
         source = _paper_source(param, path)
         if source is not None:
             param.help = f"{help_text} Paper setting: {source}."
+        elif param.default in (None, "", ()) and not param.required and "default" not in help_text.lower():
+            param.help = f"{help_text}  [default: none]".lstrip()  # click shows no unset default
     return command

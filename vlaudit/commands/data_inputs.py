@@ -62,12 +62,12 @@ def _finish(result: Any, out: Path, title: str, **meta: Any) -> None:
 def data_vsr(
     split_file: Path = typer.Argument(..., help="VSR split (jsonl), random or zero-shot."),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
-    meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: adds meta_category (default: none)."),
+    meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: adds meta_category."),
     dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
     split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
-    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name (default: none)."),
+    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
-                                          help="COCO instances json: add boxes where each object is unique (default: none, no boxes)."),
+                                          help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
     """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
     from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_items
@@ -91,9 +91,9 @@ def data_vsr_inverse(
                                       "have no fields)."),
     dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
     split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
-    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name (default: none)."),
+    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
-                                          help="COCO instances json: add boxes where each object is unique (default: none, no boxes)."),
+                                          help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
     """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18)."""
     from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_inverse_items
@@ -112,9 +112,9 @@ def data_gsr_coco(
     two_obj: Path = typer.Argument(..., help="What's Up coco_qa_two_obj.json ([image_id, true, false] list)."),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
     instances: Path | None = typer.Option(None, "--instances",
-                                          help="COCO instances json: add boxes where each object is unique (default: none, no boxes)."),
+                                          help="COCO instances json: add boxes where each object is unique."),
     split: str | None = typer.Option(None, "--split", help="Split name (default: the file stem)."),
-    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix before val2017/{id:012d}.jpg (default: none)."),
+    image_prefix: str = typer.Option("", "--image-prefix", help="Prefix before val2017/{id:012d}.jpg."),
 ) -> None:
     """GSR-COCO (§11): 440 same-image true/false groups on the real file; unparsable captions reported."""
     from vlaudit.builders.benchmark_items import attach_coco_boxes, gsr_coco_items
@@ -133,8 +133,7 @@ def data_whatsup_controlled(
     split: str | None = typer.Option(None, "--split", help="Split name (default: the file stem)."),
     image_prefix: str = typer.Option("", "--image-prefix",
                                      help="Prefix added before each image_path (those of the released file start "
-                                          "with data/controlled_images/, so --images is the folder holding data/; "
-                                          "default: none)."),
+                                          "with data/controlled_images/, so --images is the folder holding data/)."),
 ) -> None:
     """What's Up Controlled-A/B: one group per image, the first caption option true, the others false."""
     from vlaudit.builders.benchmark_items import controlled_items

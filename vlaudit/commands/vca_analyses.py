@@ -34,9 +34,8 @@ def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list
 
 
 def _out_dir(out: Path) -> Path:
-    # created only once there is a result to write (a failed run leaves no empty folder); --out was checked
-    # as a folder target when parsed
-    out.mkdir(parents=True, exist_ok=True)
+    """``--out`` (checked as a folder target when parsed), not created here: the writers' atomic writes create
+    it with the first result, so a run that fails before writing leaves no empty folder behind."""
     return out
 
 
@@ -66,12 +65,13 @@ def vca_validity(
 
     settings = ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, folds=folds,
                                 repeats=repeats)
+    out = _out_dir(out)
     scores = _scores(runs, interface, settings.controls)
     joined = None
     if edits is not None:
         joined = join_edits(read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
     result = compute_validity(scores, joined, settings)
-    write_validity(_out_dir(out), result, plot=plot)
+    write_validity(out, result, plot=plot)
     print_validity(result)
     typer.echo(f"wrote {out / 'validity.json'} and CSV tables in {out}")
 
@@ -101,8 +101,9 @@ def vca_filter(
         raise typer.BadParameter("coverages are percentages in (0, 100]", param_hint="--coverage")
     settings = FilterSettings(coverages=coverages, primary=primary, n_resamples=n_resamples, seed=seed,
                               controls=parse_controls(controls))
+    out = _out_dir(out)
     result = compute_filter(_scores(runs, interface, settings.controls), settings)
-    write_filter(_out_dir(out), result, plot=plot)
+    write_filter(out, result, plot=plot)
     print_filter(result)
     typer.echo(f"wrote {out / 'filter.json'} and CSV tables in {out}")
 
@@ -134,11 +135,12 @@ def vca_proxies(
     from vlaudit.sources.vsr import read_meta_categories
 
     settings = ProxySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed)
+    out = _out_dir(out)
     scores = _scores(runs, interface, settings.controls)
     joined = None
     if edits is not None:
         joined = join_edits(read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
     result = compute_proxies(scores, joined, settings, read_meta_categories(meta) if meta else None)
-    write_proxies(_out_dir(out), result, plot=plot)
+    write_proxies(out, result, plot=plot)
     print_proxies(result)
     typer.echo(f"wrote {out / 'proxies.json'} and CSV tables in {out}")
