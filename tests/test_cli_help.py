@@ -27,7 +27,7 @@ def test_help_reads_whole_at_80_columns(path, command, cli, monkeypatch) -> None
     text = _help(path, cli, monkeypatch)
     too_wide = [line for line in text.splitlines() if len(line) > 80]
     assert not too_wide, too_wide
-    assert not TYPER_TAG.search(text), text
+    assert not TYPER_TAG.search(text) and "\\[" not in text, text
     words = set(text.split())
     for param in command.params:
         if not is_option(param):
@@ -79,3 +79,23 @@ def test_paper_settings_name_their_paper(cli, monkeypatch) -> None:
     flat = " ".join(_help(("vlaudit", "vca", "score"), cli, monkeypatch).split())
     assert "--strict Fail on any missing/corrupt image instead of recording it. [default: off]" in flat
     assert "--workers INTEGER" in flat and "--model TEXT" in flat and "--benchmark PATH" in flat
+
+
+def test_brackets_escaped_for_rich_show_plainly() -> None:
+    """A help string written for rich markup (``\\[@SPLIT]``) shows its brackets without the backslash."""
+    import typer
+
+    from vlaudit.commands._help import polish
+
+    demo = typer.Typer(rich_markup_mode=None)
+
+    @demo.command()
+    def read(source: str = typer.Argument(..., help=r"hf-dataset:NAME\[:CONFIG]\[@SPLIT]"),
+             extra: str = typer.Option("x", "--extra", help=r"pip install 'vlaudit\[ray]'")) -> None:
+        """Read \\[it]."""
+
+    command = polish(typer.main.get_command(demo))
+    ctx = type(command).context_class(command, info_name="read")
+    text = command.get_help(ctx)
+    assert "hf-dataset:NAME[:CONFIG][@SPLIT]" in text and "'vlaudit[ray]'" in text and "Read [it]." in text
+    assert "\\[" not in text

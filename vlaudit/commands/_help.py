@@ -5,6 +5,7 @@ flag name is never cut and a description wraps under it at full width, and a hel
 (``pip install 'vlaudit[ray]'``) shows as written, since nothing reads it as markup. :func:`polish` then
 walks the command tree typer built and
 
+* shows brackets escaped for rich markup (``\\[``) as plain brackets;
 * names a positional argument by its name (``CYCLES``) and drops typer's type tag after it;
 * names each option's value by its type (``TEXT``, ``INTEGER``, ``NUMBER``, ``PATH``, or the choices)
   instead of typer's ``<str>`` / ``<int>`` / ``<path>`` tags;
@@ -66,6 +67,11 @@ def _paper_source(param: Any, path: str) -> str | None:
     return None
 
 
+def _unescaped(text: str | None) -> str | None:
+    r"""Plain help shows text as written: a bracket escaped for rich markup (``\[@SPLIT]``) loses its ``\``."""
+    return None if text is None else text.replace("\\[", "[")
+
+
 def _no_type_tag(ctx: Any) -> None:
     return None
 
@@ -80,9 +86,11 @@ def polish(command: Any, path: str = "") -> Any:
     for name, sub in getattr(command, "commands", {}).items():
         polish(sub, f"{path} {name}".strip())
     ctx = type(command).context_class(command)
+    command.help = _unescaped(command.help)
     for param in getattr(command, "params", ()):
         if getattr(param, "_vlaudit_polished", False):
             continue
+        param.help = _unescaped(param.help)
         if not _is_option(param):  # a positional argument: named by its name, as in the usage line
             if param.metavar is None:
                 param.metavar = (param.name or "value").upper()
