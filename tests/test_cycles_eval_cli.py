@@ -205,10 +205,13 @@ def test_eval_withdraws_a_family_short_in_validation(tmp_path: Path) -> None:
     result, data = _eval(tmp_path, cycles, scores, "--split", "train", "--split", "test")
     assert set(data["families"]) == {"attribute"}
     assert data["unavailable"] == {"binding": {"train": 120, "test": 60, "val": 19}}
-    # nothing left: exit 1 with a message, the unavailable list still written
+    # nothing left: an InputError (exit 2 through the entry point), the unavailable list on the console and
+    # no eval.json that a later report would take for a result (issue 25)
+    (tmp_path / "eval.json").unlink()
     result, data = _eval(tmp_path, cycles, scores, "--min-cycles", "200")
-    assert result.exit_code == 1 and "no family reached --min-cycles 200" in result.output
-    assert data["families"] == {} and set(data["unavailable"]) == {"attribute", "binding"}
+    assert "no family reached --min-cycles 200" in str(result.exception) and "nothing was written" in str(
+        result.exception)
+    assert "unavailable: attribute" in result.output and data is None
 
 
 # ------------------------------------------------------------------------------------- precision and ids

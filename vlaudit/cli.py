@@ -6,7 +6,11 @@ import numpy/torch only inside the command bodies so that ``vlaudit --help`` sta
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
+
+import typer
 
 from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
     cycles_build,
@@ -48,19 +52,67 @@ def _warnings_as_one_line() -> None:
 
 
 def main() -> None:
-    """Entry point: run the app; print vlaudit's own errors as one red line and exit with status 2, and
-    every warning as one yellow line."""
-    from vlaudit.errors import VlauditError
+    """Entry point: run the app with polished help; exit with the status of the one table (README "Exit codes").
+
+    vlaudit's own errors print as one red line (``error: …``) and exit with their ``exit_code`` (2 bad input,
+    3 incomplete); click's usage errors exit 2; Ctrl-C exits 130 with one line, not click's "Aborted!" (1,
+    which is reserved for a failed audit or known-answer check).
+    """
+    from vlaudit.commands._help import polish
+    from vlaudit.errors import EXIT_DONE, EXIT_INTERRUPTED, VlauditError
 
     _warnings_as_one_line()
+    command = polish(typer.main.get_command(app))
     try:
-        app()
+        with _library_logs_as_warnings():
+            status = command.main(prog_name="vlaudit", standalone_mode=False)
     except VlauditError as exc:
-        from rich.console import Console
-        from rich.text import Text
+        _error_line(str(exc))
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
+        _error_line("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.TyperException as exc:  # click's usage errors: its own message and exit status (2)
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(exc.exit_code)
+    # standalone_mode=False: typer.Exit(n) returns n (typer turns Ctrl-C into Exit(130)); a finished command
+    # returns its callback's value (None)
+    status = status if isinstance(status, int) and not isinstance(status, bool) else EXIT_DONE
+    if status == EXIT_INTERRUPTED:
+        _error_line("interrupted")
+    sys.exit(status)
 
-        Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(str(exc)))
-        sys.exit(2)
+
+@contextlib.contextmanager
+def _library_logs_as_warnings() -> Iterator[None]:
+    """Print the warnings and errors that libraries log (open_clip, transformers, huggingface_hub…) as
+    vlaudit's own one-line ``warning:`` instead of Python's ``ERROR:root:`` lines."""
+    import logging
+
+    class OneLine(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            from rich.console import Console
+            from rich.text import Text
+
+            first = record.getMessage().strip().splitlines()[0] if record.getMessage().strip() else ""
+            source = "" if record.name == "root" else f"{record.name}: "
+            Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(source + first))
+
+    root = logging.getLogger()
+    handler = OneLine(level=logging.WARNING)
+    # a handler on the root logger also keeps logging.error() from installing basicConfig's stderr handler
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
+def _error_line(message: str) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(message))
 
 
 if __name__ == "__main__":

@@ -38,6 +38,15 @@ GQA_BINDING_VALIDATION_CYCLES = (18, 19)  # cycle §D.3 / Table 2: per seed, bel
 VSR_INVERSE_GROUPS = 504  # VCA §18 "Surface-Form Robustness": same-image inverse groups on VSR random_test
 VSR_INVERSE_EXCLUDED = 35  # VCA §18: candidates "without structured entities", excluded before scoring
 HL_RESAMPLES = 2000  # VCA §19: "semantic H–L intervals use 2,000" (vca validity's high-minus-low tertile CIs)
+FACTORIAL_STEMS = 50  # VCA §10: 50 stems per relation (left, right, above, below) → 200 groups
+FACTORIAL_SEED = 20260724  # VCA §10: deterministic object identities and layouts of the factorial scenes
+EDIT_MIN_GAP = 0.05  # VCA §17: post-swap centre gap ≥ 0.05 of the image extent
+EDIT_MAX_IOU = 0.20  # VCA §17: IoU of the two new boxes ≤ 0.20
+EDIT_PAD_PX = 4  # VCA §17: source patches removed with 4-pixel padding
+EDIT_INPAINT_RADIUS = 3  # VCA §17: Telea inpainting radius 3
+EDIT_FEATHER_PX = 3  # VCA §17: patches pasted with a 3-pixel feather
+EDIT_REPEAT_FRACTION = 0.10  # VCA §17: 10% repeated items measure within-annotator consistency
+FILTER_PRIMARY_COVERAGE = 50.0  # VCA §16: the primary leave-one-model-out coverage (percent)
 
 # --- 2×2 benchmarks as exact cycles (Winoground, NaturalBench, generic blocks) ---------------------------------
 TWO_BY_TWO_SPLIT = "test"  # these benchmarks are test sets: one split, never divided

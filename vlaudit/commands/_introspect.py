@@ -26,13 +26,15 @@ def is_option(param: Any) -> bool:
 
 
 def root_command() -> Command:
-    """The click group behind ``vlaudit`` with every command registered."""
+    """The click group behind ``vlaudit`` with every command registered, its help polished
+    (:func:`vlaudit.commands._help.polish`): what the ``vlaudit`` entry point runs."""
     import typer
 
     import vlaudit.cli  # noqa: F401  (registers the commands)
     from vlaudit.commands._apps import app
+    from vlaudit.commands._help import polish
 
-    return typer.main.get_command(app)
+    return polish(typer.main.get_command(app))
 
 
 def iter_commands(group: Command | None = None, prefix: tuple[str, ...] = ("vlaudit",)

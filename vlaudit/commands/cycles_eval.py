@@ -62,17 +62,19 @@ def cycles_eval(
                         "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
                         "store scores as float64 (Parquet double, or CSV/JSONL with shortest-repr text)")
     result.update({"cycles": str(cycles), "scores": str(scores), "warnings": warnings})
-    write_json(out, result)
     print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     print_unavailable(result["unavailable"], min_cycles)
     print_benchmark_tables(result["benchmarks"])
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
-    typer.echo(f"wrote {out}")
     if not result["families"]:
-        typer.secho(f"error: no family reached --min-cycles {min_cycles} (validation cycles) for splits "
-                    f"{result['splits']}; lower --min-cycles or restrict --split", fg="red", err=True)
-        raise typer.Exit(1)
+        # nothing evaluated: no eval.json that a report would take for a result (exit 2, README "Exit codes")
+        from vlaudit.errors import InputError
+
+        raise InputError(f"no family reached --min-cycles {min_cycles} (validation cycles) for splits "
+                         f"{result['splits']}, so nothing was written; lower --min-cycles or restrict --split")
+    write_json(out, result)
+    typer.echo(f"wrote {out}")
     if plot:
         from vlaudit.report.plots import plot_cycle_acc
 

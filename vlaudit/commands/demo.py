@@ -8,6 +8,7 @@ import typer
 
 from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.errors import EXIT_CHECK_FAILED
 
 
 def rich_bars(progress):  # type: ignore[no-untyped-def]
@@ -60,7 +61,7 @@ def demo(
     seed: int = typer.Option(0, "--seed", help="First demo seed (scenes, cycles, splits, probes)."),
     model: list[str] = typer.Option([], "--model", help="A model to audit beside the reference ones (repeatable): "
                                     "a dual encoder (open_clip:…, hf-clip:…) on the cycles, a multimodal LLM "
-                                    "(hf:…) in the VCA stage."),
+                                    "(hf:…) in the VCA stage (default: the reference models only)."),
 ) -> None:
     """Known-answer demo: synthetic controls, exact cycles on procedural scenes for the planted reference
     encoders (zero-shot, additive, rank-R probes, rank sweep), the VCA stage, checks, report. Exits 1 if a
@@ -101,5 +102,5 @@ def demo(
     failed = [row["check"] for row in summary["known_answers"] if not row["passed"]]
     if failed:
         console.print(f"[bold red]{len(failed)} known-answer check(s) failed:[/] " + "; ".join(failed))
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_CHECK_FAILED)
     console.print(f"[bold green]Demo finished: all {len(checks)} known-answer checks passed.[/]")

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import typer
 
-from vlaudit.commands._apps import data_app
+from vlaudit.commands._apps import data_app, group
 from vlaudit.commands._options import in_folder_option, out_folder_option
 
-edits_app = typer.Typer(help="Object-swap edits: build, blinded annotation export/import, analysis.",
-                        no_args_is_help=True)
+edits_app = group("Object-swap edits: build, blinded annotation export/import, analysis.")
 data_app.add_typer(edits_app, name="edits")
 
 _SEED = 20260724
@@ -40,7 +39,7 @@ def edits_build(
     pad: int = typer.Option(4, "--pad", help="Padding (px) of the inpainted source patches."),
     radius: int = typer.Option(3, "--radius", help="Telea inpainting radius."),
     feather: int = typer.Option(3, "--feather", help="Feather width (px) of the pasted patches."),
-    limit: int | None = typer.Option(None, "--limit", help="Stop after this many feasible edits."),
+    limit: int | None = typer.Option(None, "--limit", help="Stop after this many feasible edits (default: no limit)."),
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the feasibility audit."),
 ) -> None:
     """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
@@ -107,7 +106,7 @@ def edits_import(
     out: Path = out_folder_option(help="Output folder."),
     answers: list[str] = typer.Option([], "--answers",
                                       help="NAME=FILE for a filled batch; default: batches/NAME/tasks.csv."),
-    items_path: Path | None = typer.Option(None, "--items", help="Edits ITEMS table: writes accepted_items."),
+    items_path: Path | None = typer.Option(None, "--items", help="Edits ITEMS table: writes accepted_items (default: none, not written)."),
 ) -> None:
     """Majority consensus over the four fields → accepted/rejected/no-majority; pairwise and repeat agreement."""
     from vlaudit.builders.annotation import import_annotations, write_consensus

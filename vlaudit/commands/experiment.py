@@ -22,18 +22,22 @@ from vlaudit import settings as paper
 from vlaudit.commands._apps import experiment_app
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands.synthetic import parse_seeds
+from vlaudit.errors import EXIT_CHECK_FAILED
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
 _SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2); "
                                                                "each runs on its own cycle split.")
-_CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order.")
+_CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order "
+                                            "(default: none; give --cycles or --build).")
 _BUILD = typer.Option(None, "--build", help="Arguments of 'vlaudit cycles build …' (without --seed/--out), run once "
                                             "per seed, e.g. \"coco --instances I.json --captions C.json --splits "
-                                            "train=0.6,val=0.2,test=0.2\".")
-_FEATURES = typer.Option(None, "--features", help="Features folder (vlaudit features) covering every seed's cycles.")
-_MODEL = typer.Option(None, "--model", help="Dual encoder to extract the features here (instead of --features).")
-_IMAGES = typer.Option(None, "--images", help="Images folder (with --model).")
+                                            "train=0.6,val=0.2,test=0.2\" (default: none; give --cycles or --build).")
+_FEATURES = typer.Option(None, "--features", help="Features folder (vlaudit features) covering every seed's cycles "
+                                                  "(default: none; give --features or --model).")
+_MODEL = typer.Option(None, "--model", help="Dual encoder to extract the features here (default: none; give --features "
+                                            "or --model).")
+_IMAGES = typer.Option(None, "--images", help="Images folder (with --model; default: none).")
 _FAMILIES = typer.Option(None, "--families", help="Comma-separated families (default: all in the cycles).")
 _EPOCHS = typer.Option(paper.PROBE_EPOCHS, "--epochs", min=1, help="Interaction probe epochs (§E.3: 8).")
 _BATCH = typer.Option(paper.PROBE_BATCH_SIZE, "--batch-size", min=1,
@@ -172,7 +176,7 @@ def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[s
         Console(stderr=True).print(f"[bold red]ADDITIVE AUDIT FAILED: image-only/text-only/additive probes must score "
                                    f"exactly 0.5 with tie rate 1 on exact cycles; failures: {audit['failures'][:5]}. "
                                    "The cycles are not complete balanced blocks, or scores are not float64.[/]")
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_CHECK_FAILED)
 
 
 @experiment_app.command("diagnostics", context_settings=_CTX)

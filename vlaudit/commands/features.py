@@ -32,7 +32,7 @@ def features(
     batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
-    revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only)."),
+    revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only; default: main)."),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),
     workers: int = ray_workers_option(),

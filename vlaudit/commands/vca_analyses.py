@@ -35,7 +35,8 @@ def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list
 
 
 def _out_dir(out: Path) -> Path:
-    out.mkdir(parents=True, exist_ok=True)  # --out was checked as a folder target when parsed
+    """``--out`` (checked as a folder target when parsed), not created here: the writers' atomic writes create
+    it with the first result, so a run that fails before writing leaves no empty folder behind."""
     return out
 
 
@@ -44,9 +45,9 @@ def vca_validity(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (validity.json, CSV tables, validity.png)."),
     edits: Path | None = typer.Option(None, "--edits", help="edit_outcomes.csv of `vlaudit data edits analyze` "
-                                                            "(or its folder): adds the Swap rows."),
+                                                            "(or its folder): adds the Swap rows (default: none)."),
     edit_items: Path | None = typer.Option(None, "--edit-items", help="The edits build's items.jsonl, when the "
-                                                                      "outcomes carry no source_item_id."),
+                                                                      "outcomes carry no source_item_id (default: none)."),
     edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from "
                                                                            "(default: the one holding their sources)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
@@ -115,12 +116,13 @@ def vca_proxies(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (proxies.json, CSV tables, proxies.png)."),
     edits: Path | None = typer.Option(None, "--edits", help="edit_outcomes.csv of `vlaudit data edits analyze` "
-                                                            "(or its folder): adds the Swap columns."),
+                                                            "(or its folder): adds the Swap columns (default: none)."),
     edit_items: Path | None = typer.Option(None, "--edit-items", help="The edits build's items.jsonl, when the "
-                                                                      "outcomes carry no source_item_id."),
-    edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from."),
+                                                                      "outcomes carry no source_item_id (default: none)."),
+    edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from (default: the one holding their "
+                                                                           "sources)."),
     meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: relation families for "
-                                                          "runs without a meta_category column."),
+                                                          "runs without a meta_category column (default: none)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Cluster-bootstrap resamples."),

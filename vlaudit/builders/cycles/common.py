@@ -279,15 +279,32 @@ def jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(row, option=newline) for row in rows)
 
 
+def failure_report_path(out: str | Path) -> Path:
+    """``CYCLES.failed.json``: where a build that kept no family writes its Table-6 counts instead."""
+    out = Path(out)
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    return out.with_name(f"{stem}.failed.json")
+
+
 def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[str, dict[str, Any]],
                   meta: dict[str, Any]) -> dict[str, str]:
-    """Write CYCLES.jsonl, the captions table of the captions it uses, and the metadata (all atomically)."""
+    """Write CYCLES.jsonl, the captions table of the captions it uses, and the metadata (all atomically).
+
+    A build that kept no family (every one under ``min_cycles``, §D.5) writes no cycles, captions or metadata
+    file, which a later command would take for a result: only ``CYCLES.failed.json`` with the counts (a file
+    already at ``out`` is left as it was). A build that writes cycles removes a stale failure report.
+    """
     from vlaudit.tables import write_json
 
+    failed = failure_report_path(out)
+    if not rows:
+        write_json(failed, {**meta, "failed": "no family reached min_cycles in every split; no cycles written"})
+        return {"failed": str(failed)}
     captions_path, meta_path = sidecar_paths(out)
     used = sorted(set(map(itemgetter("caption_1"), rows)) | set(map(itemgetter("caption_2"), rows)))
     write_rows_jsonl(captions_path, map(captions.__getitem__, used))
     meta = {**meta, "cycles_file": str(out), "captions_file": str(captions_path)}
     write_json(meta_path, meta)
     write_rows_jsonl(out, rows)
+    failed.unlink(missing_ok=True)
     return {"cycles": str(out), "captions": str(captions_path), "meta": str(meta_path)}
