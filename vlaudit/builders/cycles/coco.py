@@ -6,7 +6,7 @@
 * ``coco-object-matched``: as coarse, but the two captions mention the same number (≥ 2) of categories and
   share one, so that the swap fails on a more specific object.
 * ``coco-object-text-neighbor``: coarse object cycles whose two captions are mutual TF-IDF nearest
-  neighbours (the rule: :mod:`vlaudit.builders.cycles.text_neighbor`).
+  neighbours among the captions one word away (the rule: :mod:`vlaudit.builders.cycles.text_neighbor`).
 * ``coco-box-relation``: generated captions ("a dog to the left of a chair") valid under the box rules;
   a swap is invalid by a missing object or a false relation.
 * ``coco-strict-left-right`` / ``-above-below`` / ``-size``: both images contain both categories with
@@ -88,7 +88,7 @@ def _object_blocks(index: CocoIndex, captions: CocoCaptions, rows: np.ndarray, m
         pick = np.floor(rng.random(len(rows)) * count).astype(np.int8)
         anchor = (mentions.cumsum(1, dtype=np.int8) > pick[:, None]).argmax(1)
         bucket = count * mentions.shape[1] + anchor
-    if family == TEXT_NEIGHBOR_FAMILY:  # mutual TF-IDF nearest neighbours (text_neighbor.py)
+    if family == TEXT_NEIGHBOR_FAMILY:  # mutual TF-IDF nearest neighbours one word apart (text_neighbor.py)
         pairs = mutual_neighbor_pairs([captions.texts[k] for k in rows.tolist()], image, check, rng, max_pairs)
     else:
         pairs = pair_candidates(rng, image, bucket, check, rounds=rounds, max_pairs=max_pairs)

@@ -28,7 +28,7 @@ bag with one word removed (an additive 64-bit multiset hash, so a key costs one 
 one word apart exactly when they share a key. Identical bags are scored once. The work is linear in the
 captions times their length, plus the pairs within a key. On the synthetic train2017-shaped benchmark at 20%
 scale (``benchmarks/cycle_build_scale.py --scale 0.2``, seed 0) the family has 80 train + 69 val blocks with
-the all-pairs rule and 2,437 + 622 with this one: the all-pairs neighbour of a caption was usually a verbatim
+the all-pairs rule and 254 + 107 with this one: the all-pairs neighbour of a caption was usually a verbatim
 duplicate from another image (cosine 1), whose swap is valid and so dropped, while a caption's best one-word
 edit that is not a duplicate often changes the object word.
 """
