@@ -97,9 +97,12 @@ def _bag_rows(tokens: np.ndarray, starts: np.ndarray, vocabulary: int) -> tuple[
     return bag.ravel(), unique_hash, h, row_key // vocabulary, row_key % vocabulary, count
 
 
-def one_word_edges(tokens: np.ndarray, starts: np.ndarray, vocabulary: int
+def one_word_edges(tokens: np.ndarray, starts: np.ndarray, vocabulary: int, copies: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Bag id of each caption and every (bag, other bag one word away or itself, TF-IDF cosine > 0) edge.
+    """Bag id of each text and every (bag, other bag one word away or itself, TF-IDF cosine > 0) edge.
+
+    ``copies[t]``: how many captions have text t (default one each); IDF counts captions, as if each were
+    tokenized.
 
     Keys: the bag's multiset hash H = Σ h[token], and H − h[t] for each distinct token t of the bag. Two distinct
     bags share a key exactly when one substitution or one insertion turns one into the other (up to a 64-bit
@@ -107,10 +110,11 @@ def one_word_edges(tokens: np.ndarray, starts: np.ndarray, vocabulary: int
     most one word, so a dot product of two members is ``|K|² + x_a + x_b`` (x: the added word's share), with
     no per-pair gather. TF-IDF as ``TfidfVectorizer``: raw counts × ``ln((1 + n) / (1 + df)) + 1``, l2 rows.
     """
-    n = len(starts) - 1
+    copies = np.ones(len(starts) - 1) if copies is None else np.asarray(copies, dtype=np.float64)
+    n = copies.sum()
     bag, bag_hash, h, owner, token, count = _bag_rows(tokens, starts, vocabulary)
     n_bags = len(bag_hash)
-    multiplicity = np.bincount(bag, minlength=n_bags).astype(np.float64)
+    multiplicity = np.bincount(bag, weights=copies, minlength=n_bags)
     df = np.bincount(token, weights=multiplicity[owner], minlength=vocabulary)
     w2 = (np.log((1.0 + n) / (1.0 + df)) + 1.0) ** 2  # squared IDF
     c = count.astype(np.float64)
@@ -181,8 +185,13 @@ def nearest_neighbors(texts: Sequence[str], image: np.ndarray, rng: np.random.Ge
     priority = rng.permutation(n).astype(np.int64)
     by_priority = np.empty(n, dtype=np.int64)
     by_priority[priority] = np.arange(n)
-    tokens, starts, vocabulary = tokenize(texts)
-    bag, src, dst, cosine = one_word_edges(tokens, starts, vocabulary)
+    # identical captions (common: short, formulaic) are tokenized once
+    distinct = {text: k for k, text in enumerate(dict.fromkeys(texts))}
+    text_of = np.fromiter(map(distinct.__getitem__, texts), dtype=np.int64, count=n)
+    tokens, starts, vocabulary = tokenize(list(distinct))
+    bag_of_text, src, dst, cosine = one_word_edges(tokens, starts, vocabulary,
+                                                   np.bincount(text_of, minlength=len(distinct)))
+    bag = bag_of_text[text_of]
     n_bags = int(bag.max()) + 1
     # a bag offers a caption of image g its lowest-priority member, or, when that one is of image g, its
     # lowest-priority member of another image ("second")
