@@ -21,6 +21,7 @@ import numpy as np
 
 DEFAULT_RESAMPLES = 5000
 DEFAULT_SEED = 20260719  # VCA §19
+_BINCOUNT_CELLS = 1 << 16  # bins counted at a time by resample_counts (512 KB of int64)
 CHUNK_CELLS = 1 << 22  # counts per block of resamples (32 MB float64): bounds the bootstrap's memory
 
 
@@ -41,12 +42,14 @@ def cluster_codes(clusters: Sequence[object] | np.ndarray) -> tuple[np.ndarray, 
     return codes.astype(np.int64), int(len(first))
 
 
-def resample_counts(indices: np.ndarray, n_units: int, *, chunk: int = 256) -> np.ndarray:
+def resample_counts(indices: np.ndarray, n_units: int, *, chunk: int | None = None) -> np.ndarray:
     """How often each unit is drawn in each resample: ``(n_resamples, n_units)`` float64 weights."""
     indices = np.asarray(indices, dtype=np.int64)
     n_resamples = indices.shape[0]
     out = np.empty((n_resamples, n_units), dtype=np.float64)
-    # one flat bincount per block of resamples (rows offset into their own bins), sized to stay in cache
+    # one flat bincount per block of resamples (rows offset into their own bins), sized so that the bins stay
+    # in cache: at 100k units one row at a time is 20x faster than 256
+    chunk = chunk or max(1, min(256, _BINCOUNT_CELLS // max(n_units, 1)))
     offsets = (np.arange(chunk, dtype=np.int64) * n_units)[:, None]
     for start in range(0, n_resamples, chunk):
         block = indices[start:start + chunk]
