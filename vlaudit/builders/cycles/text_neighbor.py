@@ -128,23 +128,20 @@ def one_word_edges(tokens: np.ndarray, starts: np.ndarray, vocabulary: int, copi
     key, member, extra, key_norm2 = key[order], member[order], extra[order], key_norm2[order]
     group_start = np.concatenate([[0], np.nonzero(key[1:] != key[:-1])[0] + 1]).astype(np.int64)
     size = np.diff(np.concatenate([group_start, [len(key)]]))
-    multi = size > 1
-    row_size = np.repeat(size * multi, size)  # rows of single-member groups pair with nobody
-    a = np.repeat(np.arange(len(key)), row_size)
-    block = np.repeat(np.cumsum(row_size) - row_size, row_size)
+    # each unordered pair within a group once: a row pairs with the rows after it in its group
     row_group_start = np.repeat(group_start, size)
-    b = np.repeat(row_group_start, row_size) + (np.arange(len(a)) - block)
-    a, b = a[a != b], b[a != b]
-    # |K|² from the group's first row, so that the two directions of a pair get the same cosine
-    dot = key_norm2[row_group_start[a]] + extra[a] + extra[b]
+    later = np.repeat(size, size) - 1 - (np.arange(len(key)) - row_group_start)
+    a = np.repeat(np.arange(len(key)), later)
+    b = a + 1 + (np.arange(len(a)) - np.repeat(np.cumsum(later) - later, later))
+    head_norm2 = key_norm2[row_group_start[a]]  # |K|² of the group's first row
     norm = np.sqrt(norm2)
-    src, dst = member[a], member[b]
+    pair_src, pair_dst = member[a], member[b]
     with np.errstate(invalid="ignore", divide="ignore"):
-        cosine = dot / (norm[src] * norm[dst])
+        pair_cosine = (head_norm2 + extra[a] + extra[b]) / (norm[pair_src] * norm[pair_dst])
     self_edge = np.nonzero(norm2 > 0)[0]
-    src = np.concatenate([self_edge, src])
-    dst = np.concatenate([self_edge, dst])
-    cosine = np.concatenate([np.ones(len(self_edge)), cosine])
+    src = np.concatenate([self_edge, pair_src, pair_dst])
+    dst = np.concatenate([self_edge, pair_dst, pair_src])
+    cosine = np.concatenate([np.ones(len(self_edge)), pair_cosine, pair_cosine])
     positive = cosine > 0
     return bag, src[positive], dst[positive], cosine[positive]
 
