@@ -23,14 +23,17 @@ away**, so that the swap changes little text and a probe cannot succeed on gross
 **Change of definition (issue 23).** Until then the neighbour was the most similar caption among *all* captions
 of other images, found by an all-pairs similarity (quadratic: 14.6 of a 16.1 s build at 20% of train2017).
 Restricting the candidates to one-word edits keeps the family's meaning — a neighbour one word away is the
-least text a swap can change — and finds them by a hash join instead: each bag is keyed by itself and by each
+least text a swap can change — and finds them exactly by a hash join: each bag is keyed by itself and by each
 bag with one word removed (an additive 64-bit multiset hash, so a key costs one subtraction), and two bags are
-one word apart exactly when they share a key. Identical bags are scored once. The work is linear in the
-captions times their length, plus the pairs within a key. On the synthetic train2017-shaped benchmark at 20%
-scale (``benchmarks/cycle_build_scale.py --scale 0.2``, seed 0) the family has 80 train + 69 val blocks with
-the all-pairs rule and 254 + 107 with this one: the all-pairs neighbour of a caption was usually a verbatim
-duplicate from another image (cosine 1), whose swap is valid and so dropped, while a caption's best one-word
-edit that is not a duplicate often changes the object word.
+one word apart exactly when they share a key. Identical captions are tokenized once and identical bags scored
+once. The work is linear in the captions times their length, plus the pairs within a key. A nearest-neighbour
+library was not used: the sparse-input search of scikit-learn is brute force (all pairs again) and the fast
+ones (pynndescent, faiss) are approximate or need dense vectors, so a seeded, exact, tie-aware answer would
+not be guaranteed. Block counts, before → after: on the synthetic train2017-shaped benchmark at 20% scale
+(``benchmarks/cycle_build_scale.py --scales 0.2``, seed 0) 80 train + 69 val → 254 + 107 (the all-pairs
+neighbour was usually a verbatim duplicate from another image, cosine 1, whose swap is valid and so dropped);
+on 120 rendered scenes (``data scenes``, seed 0, one split) 29 → 16 (templated captions whose nearest one-word
+edit is often a colour word, a valid swap).
 """
 
 from __future__ import annotations
