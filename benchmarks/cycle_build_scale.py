@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+from peak_memory import peak_gb, reset_peak
 
 N_IMAGES, N_INSTANCES, N_CAPTIONS = 118_287, 860_001, 591_753
 RUNS = 3
@@ -133,20 +133,20 @@ def measure(workdir: Path) -> None:
         del parsed
         gc.collect()
     parse_s = min(parse_times)
-    baseline_peak_gb = _peak_gb()
+    baseline_peak_gb = peak_gb()
     # the build gets the same best of RUNS runs (each from a fresh parse); its peak is reset after the
     # baseline where Linux allows it, so that the peak reported is the build's own
     build_times, build_cpu, peaks, build_seconds = [], [], [], []
     for run in range(RUNS):
-        reset = _reset_peak()
+        reset = reset_peak()
         start, cpu = time.perf_counter(), time.process_time()
         summary = build_coco_cycles(instances, captions, workdir / f"cycles_{run}.jsonl")
         build_times.append(time.perf_counter() - start)
         build_cpu.append(time.process_time() - cpu)
-        peaks.append(_peak_gb())
+        peaks.append(peak_gb())
         build_seconds.append(summary["seconds"])
         gc.collect()
-    build_s, peak_gb = min(build_times), max(peaks)
+    build_s, build_peak_gb = min(build_times), max(peaks)
     # the cycles and the captions table, byte for byte (the metadata names its own path, so it differs)
     same = all((workdir / f"cycles_{run}{kind}.jsonl").read_bytes() == (workdir / f"cycles_0{kind}.jsonl").read_bytes()
                for run in range(1, RUNS) for kind in ("", ".captions"))
@@ -162,30 +162,10 @@ def measure(workdir: Path) -> None:
     # CPU time is less disturbed by other load on a shared machine (it leaves out the build's fsync waits)
     print(f"cpu_ratio={min(build_cpu) / min(parse_cpu):.2f} (parse_cpu_s={min(parse_cpu):.2f} "
           f"build_cpu_s={min(build_cpu):.2f})")
-    print(f"ratio={build_s / parse_s:.2f} peak_gb={peak_gb:.2f}")
-    print("result=" + json.dumps({"build_s": build_s, "parse_s": parse_s, "peak_gb": peak_gb, "identical": same,
+    print(f"ratio={build_s / parse_s:.2f} peak_gb={build_peak_gb:.2f}")
+    print("result=" + json.dumps({"build_s": build_s, "parse_s": parse_s, "peak_gb": build_peak_gb, "identical": same,
                                   "cpu_ratio": min(build_cpu) / min(parse_cpu),
                                   "build_cpu_s": min(build_cpu)}), flush=True)
-
-
-def _peak_gb() -> float:
-    """Peak resident set size (VmHWM, resettable on Linux; else the process's ru_maxrss)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024 ** 2
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
-
-
-def _reset_peak() -> bool:
-    """Reset VmHWM to the current RSS (Linux ≥ 4.0: write 5 to /proc/self/clear_refs)."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
 
 
 def fitted_exponent(scales: list[float], seconds: list[float]) -> float:

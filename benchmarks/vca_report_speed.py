@@ -17,11 +17,10 @@ Goals: seconds < 10, ratio ≥ 20, the intervals equal (≤ 1e-12); large peak �
 from __future__ import annotations
 
 import argparse
-import resource
 import time
-from pathlib import Path
 
 import numpy as np
+from peak_memory import peak_gb, reset_peak
 
 from vlaudit.experiments.vca_report import (
     ReportSettings,
@@ -79,34 +78,14 @@ def loop_bootstrap(run: MarginRun, settings: ReportSettings) -> np.ndarray:
     return percentile_intervals(np.array(rows), settings.level)
 
 
-def _peak_gb() -> float:
-    """Peak resident set size (VmHWM, resettable on Linux; else the process's ru_maxrss)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024 ** 2
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
-
-
-def _reset_peak() -> bool:
-    """Reset VmHWM to the current RSS (Linux ≥ 4.0: write 5 to /proc/self/clear_refs)."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
 def large_case(n_items: int, settings: ReportSettings) -> tuple[float, float, bool]:
     """Seconds and peak GB of the full report on 8 runs × ``n_items`` (the peak counts the whole process,
     inputs included, from a reset after the small case where Linux allows it)."""
-    reset = _reset_peak()
+    reset = reset_peak()
     runs = synthetic_runs(1, n_items)
     start = time.perf_counter()
     compute_report(runs, settings)
-    return time.perf_counter() - start, _peak_gb(), reset
+    return time.perf_counter() - start, peak_gb(), reset
 
 
 def main() -> None:
