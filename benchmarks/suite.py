@@ -132,7 +132,7 @@ def main() -> None:
         figures, error, seconds = run(benchmark, args.full, log_dir)
         print(f"  done in {seconds:.0f} s", flush=True)
         if error is not None:
-            rows.append((name, error, "", "no"))
+            rows.append((name, error, "", "NO"))
             failed = True
             continue
         for goal in benchmark.goals:
