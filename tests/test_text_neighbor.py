@@ -130,3 +130,13 @@ def test_deterministic_for_a_seed(seed: int) -> None:
     image = np.arange(300) // 3
     first = nearest_neighbors(texts, image, np.random.default_rng(seed))
     assert (first == nearest_neighbors(texts, image, np.random.default_rng(seed))).all()
+
+
+def test_ties_running_past_the_spare_edges_are_all_considered() -> None:
+    """30 bags pairwise one word apart at one and the same cosine, two of them in one image: that image's
+    captions must weigh every tied edge, not the first few, and pick the seeded lowest priority."""
+    texts = [f"a w{k}" for k in range(30)]
+    image = np.array([0, 0, *range(1, 29)])
+    for seed in range(5):
+        got = nearest_neighbors(texts, image, np.random.default_rng(seed))
+        assert (got == reference_neighbors(texts, image, seed)).all()

@@ -67,6 +67,8 @@ def _words(texts: Sequence[str]) -> list[str]:
 
 def tokenize(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
     """Token ids of all captions, flat, and each caption's start offset (``n + 1`` offsets); vocabulary size."""
+    if len(texts) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), 0
     words = _words(texts)
     vocabulary = {word: k for k, word in enumerate(dict.fromkeys(words))}
     ids = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.int64, count=len(words))
@@ -175,6 +177,34 @@ def _ranges(start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return row, np.repeat(start - (np.cumsum(length) - length), length) + np.arange(len(row))
 
 
+def _bag_offers(bag: np.ndarray, image: np.ndarray, by_priority: np.ndarray, n_bags: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """What each bag offers a caption of image g: its lowest-priority member ("first"), or, when that one is of
+    image g, its lowest-priority member of another image ("second"; −1 if none)."""
+    ranked = by_priority[np.argsort(bag[by_priority], kind="stable")]  # by bag, then priority
+    head = _group_heads(bag[ranked])
+    first = np.full(n_bags, -1, dtype=np.int64)
+    first[bag[ranked][head]] = ranked[head]
+    other = ranked[image[ranked] != image[first[bag[ranked]]]]
+    second = np.full(n_bags, -1, dtype=np.int64)
+    other_head = _group_heads(bag[other])
+    second[bag[other][other_head]] = other[other_head]
+    return first, second
+
+
+def _clashes(bag: np.ndarray, image: np.ndarray, first: np.ndarray, edge_key: np.ndarray, n_bags: int
+             ) -> np.ndarray:
+    """Per caption, how many edges of its bag lead to a bag whose first member is of the caption's own image
+    (itself included): the edges whose offer changes for it. ``edge_key``: ``src * n_bags + dst``."""
+    firsts = first[np.argsort(image[first], kind="stable")]
+    lo = np.searchsorted(image[firsts], image, side="left")
+    who, at = _ranges(lo, np.searchsorted(image[firsts], image, side="right") - lo)
+    edge_key = np.sort(edge_key)
+    probe = bag[who] * n_bags + bag[firsts[at]]
+    found = edge_key[np.minimum(np.searchsorted(edge_key, probe), len(edge_key) - 1)] == probe
+    return np.bincount(who[found], minlength=len(bag))
+
+
 def nearest_neighbors(texts: Sequence[str], image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Index of each caption's TF-IDF cosine nearest neighbour among the captions of other images one word away
     (−1: none); see the module docstring for the definition."""
@@ -193,16 +223,7 @@ def nearest_neighbors(texts: Sequence[str], image: np.ndarray, rng: np.random.Ge
                                                    np.bincount(text_of, minlength=len(distinct)))
     bag = bag_of_text[text_of]
     n_bags = int(bag.max()) + 1
-    # a bag offers a caption of image g its lowest-priority member, or, when that one is of image g, its
-    # lowest-priority member of another image ("second")
-    ranked = by_priority[np.argsort(bag[by_priority], kind="stable")]  # by bag, then priority
-    head = _group_heads(bag[ranked])
-    first = np.full(n_bags, -1, dtype=np.int64)
-    first[bag[ranked][head]] = ranked[head]
-    other = ranked[image[ranked] != image[first[bag[ranked]]]]
-    second = np.full(n_bags, -1, dtype=np.int64)
-    other_head = _group_heads(bag[other])
-    second[bag[other][other_head]] = other[other_head]
+    first, second = _bag_offers(bag, image, by_priority, n_bags)
     out = np.full(n, -1, dtype=np.int64)
     if len(src) == 0:
         return out
@@ -216,17 +237,8 @@ def nearest_neighbors(texts: Sequence[str], image: np.ndarray, rng: np.random.Ge
     degree = np.diff(edge_start)
     generic = np.full(n_bags, -1, dtype=np.int64)
     _lowest_priority_tied(src, first[dst], cosine, priority, by_priority, generic)
-    # a caption is "special" when an edge of its bag leads to a bag whose first member is of its own image
-    # (itself included): count, per caption, the first members of its image that head a bag adjacent to its own
-    firsts = first[np.argsort(image[first], kind="stable")]
-    lo = np.searchsorted(image[firsts], image, side="left")
-    who, at = _ranges(lo, np.searchsorted(image[firsts], image, side="right") - lo)
-    mate = firsts[at]
-    edge_key = np.sort(src * n_bags + dst)
-    probe = bag[who] * n_bags + bag[mate]
-    found = edge_key[np.minimum(np.searchsorted(edge_key, probe), len(edge_key) - 1)] == probe
-    clashes = np.bincount(who[found], minlength=n)
-    plain = clashes == 0
+    clashes = _clashes(bag, image, first, src * n_bags + dst, n_bags)
+    plain = clashes == 0  # every offer of its bag's edges is of another image: the bag's answer is its own
     out[plain] = generic[bag[plain]]
     special = np.nonzero(~plain)[0]
     # a special caption loses at most `clashes` edges to its image, so its best cosine is at least the
