@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test lint docs docs-build setup clean
+.PHONY: demo test lint docs docs-build setup clean bench
 
 setup: $(STAMP)
 
@@ -33,6 +33,10 @@ docs: $(STAMP)
 
 test: $(STAMP) lint docs-build
 	$(VENV)/bin/python -m pytest
+
+# Every benchmark at a quick scale (a few minutes), one table of figures against their goals; FULL=1: full scale.
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/suite.py $(if $(FULL),--full,)
 
 clean:
 	rm -rf $(VENV) runs site .pytest_cache

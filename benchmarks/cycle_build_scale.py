@@ -5,28 +5,34 @@ segmentations sized so the file has train2017's ~520 bytes per instance, ~2.9 ca
 ~590k captions of ~10 words written from each image's categories with the synonym table), then, in a fresh
 process so that generation does not count:
 
-* baseline: ``orjson.loads`` of both files (the fastest JSON parser vlaudit uses), best of two runs, with
+* baseline: ``orjson.loads`` of both files (the fastest JSON parser vlaudit uses), best of ``RUNS`` (3) runs, with
   the same garbage-collector pause the builder uses;
 * build: ``build_coco_cycles`` with every COCO family and default options on the whole pool (parse,
-  validation, indexes, pairing, and writing the cycles, captions and metadata files), best of two runs
-  (both must write identical bytes).
+  validation, indexes, pairing, and writing the cycles, captions and metadata files), best of ``RUNS`` runs
+  (all must write identical bytes). The best of three, not two: the machine is shared, and a loaded moment
+  slows one run by half.
 
 The builder never reads masks, so it blanks well-formed "segmentation" values with one regex pass before
 parsing (most of an instances file's bytes); the baseline parses everything.
 
-Last line: ``ratio=<build / parse> peak_gb=<peak RSS during the build>`` (the peak is reset after the
-baseline where Linux allows it, since the baseline's full parse holds more memory than the build; the line
-before says whether it was, and gives the baseline's peak). Goal: ratio ≤ 2,
-peak ≤ 6 GB. ``--scale 0.05`` runs a 5% version in seconds.
+Each scale prints the build's time per stage and family (``seconds`` of the summary, the faster run). The
+default runs the scales 0.05, 0.2 and 1.0 (each generated and measured in its own processes) and fits the
+exponent of build time against size (least squares on log time vs log scale; 1 means linear).
 
-    .venv/bin/python benchmarks/cycle_build_scale.py [--scale 1.0] [--workdir DIR] [--seed 0]
+Last line: ``ratio=<build / parse at the largest scale> peak_gb=<peak RSS during that build> exponent=<fit>
+identical=<both runs wrote the same bytes at every scale>`` (the peak is reset after the baseline where Linux
+allows it, since the baseline's full parse holds more memory than the build; the scale's lines say whether it
+was, and give the baseline's peak). Goal: ratio ≤ 2, peak ≤ 6 GB, exponent ≤ 1.2 (issue 23).
+``--scales 0.05,0.2`` is the quick version (``make bench``).
+
+    .venv/bin/python benchmarks/cycle_build_scale.py [--scales 0.05,0.2,1.0] [--workdir DIR] [--seed 0]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import resource
+import json
 import subprocess
 import sys
 import tempfile
@@ -35,8 +41,10 @@ from pathlib import Path
 
 import numpy as np
 import orjson
+from peak_memory import peak_gb, reset_peak
 
 N_IMAGES, N_INSTANCES, N_CAPTIONS = 118_287, 860_001, 591_753
+RUNS = 3
 
 
 def generate(workdir: Path, scale: float, seed: int) -> tuple[Path, Path]:
@@ -112,10 +120,10 @@ def measure(workdir: Path) -> None:
     from vlaudit.builders.cycles.coco import build_coco_cycles
 
     instances, captions = workdir / "instances_synthetic.json", workdir / "captions_synthetic.json"
-    # the baseline gets the same garbage-collector pause the builder uses, and the best of two runs
+    # the baseline gets the same garbage-collector pause the builder uses, and the best of RUNS runs
     parse_times: list[float] = []
     parse_cpu: list[float] = []
-    for _ in range(2):
+    for _ in range(RUNS):
         gc.disable()
         start, cpu = time.perf_counter(), time.process_time()
         parsed = (orjson.loads(instances.read_bytes()), orjson.loads(captions.read_bytes()))
@@ -125,53 +133,64 @@ def measure(workdir: Path) -> None:
         del parsed
         gc.collect()
     parse_s = min(parse_times)
-    baseline_peak_gb = _peak_gb()
-    # the build gets the same best of two runs (each from a fresh parse); its peak is reset after the
+    baseline_peak_gb = peak_gb()
+    # the build gets the same best of RUNS runs (each from a fresh parse); its peak is reset after the
     # baseline where Linux allows it, so that the peak reported is the build's own
-    build_times, build_cpu, peaks = [], [], []
-    for run in range(2):
-        reset = _reset_peak()
+    build_times, build_cpu, peaks, build_seconds = [], [], [], []
+    for run in range(RUNS):
+        reset = reset_peak()
         start, cpu = time.perf_counter(), time.process_time()
         summary = build_coco_cycles(instances, captions, workdir / f"cycles_{run}.jsonl")
         build_times.append(time.perf_counter() - start)
         build_cpu.append(time.process_time() - cpu)
-        peaks.append(_peak_gb())
+        peaks.append(peak_gb())
+        build_seconds.append(summary["seconds"])
         gc.collect()
-    build_s, peak_gb = min(build_times), max(peaks)
-    same = (workdir / "cycles_0.jsonl").read_bytes() == (workdir / "cycles_1.jsonl").read_bytes()
-    print(f"images={summary['images_in_pool']} cycles={summary['cycles_written']} counts={summary['counts']}")
+    build_s, build_peak_gb = min(build_times), max(peaks)
+    # the cycles and the captions table, byte for byte (the metadata names its own path, so it differs)
+    same = all((workdir / f"cycles_{run}{kind}.jsonl").read_bytes() == (workdir / f"cycles_0{kind}.jsonl").read_bytes()
+               for run in range(1, RUNS) for kind in ("", ".captions"))
+    stages = build_seconds[int(np.argmin(build_times))]
+    print(f"images={summary['images_in_pool']} cycles={summary['cycles_written']} identical_outputs={same}")
     print(f"parse_s={parse_s:.2f} (runs: {', '.join(f'{t:.2f}' for t in parse_times)}) build_s={build_s:.2f} "
-          f"(runs: {', '.join(f'{t:.2f}' for t in build_times)}) identical_outputs={same} "
-          f"baseline_peak_gb={baseline_peak_gb:.2f} build_peak={'build only' if reset else 'whole process'}")
+          f"(runs: {', '.join(f'{t:.2f}' for t in build_times)})")
+    print(f"baseline_peak_gb={baseline_peak_gb:.2f} build_peak={'build only' if reset else 'whole process'}")
+    print(f"{'stage or family':34s} {'seconds':>8s} {'share':>6s} {'blocks':>7s}")
+    for stage, seconds in sorted(stages.items(), key=lambda kv: -kv[1]):
+        blocks = sum(summary["counts"].get(stage, {}).values()) if stage in summary["counts"] else ""
+        print(f"{stage:34s} {seconds:8.2f} {seconds / build_s:6.1%} {blocks!s:>7s}")
     # CPU time is less disturbed by other load on a shared machine (it leaves out the build's fsync waits)
     print(f"cpu_ratio={min(build_cpu) / min(parse_cpu):.2f} (parse_cpu_s={min(parse_cpu):.2f} "
           f"build_cpu_s={min(build_cpu):.2f})")
-    print(f"ratio={build_s / parse_s:.2f} peak_gb={peak_gb:.2f}")
+    print(f"ratio={build_s / parse_s:.2f} peak_gb={build_peak_gb:.2f}")
+    print("result=" + json.dumps({"build_s": build_s, "parse_s": parse_s, "peak_gb": build_peak_gb, "identical": same,
+                                  "cpu_ratio": min(build_cpu) / min(parse_cpu),
+                                  "build_cpu_s": min(build_cpu)}), flush=True)
 
 
-def _peak_gb() -> float:
-    """Peak resident set size (VmHWM, resettable on Linux; else the process's ru_maxrss)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024 ** 2
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
+def fitted_exponent(scales: list[float], seconds: list[float]) -> float:
+    """Least-squares slope of log(seconds) on log(scale): time ∝ scale^exponent."""
+    return float(np.polyfit(np.log(scales), np.log(seconds), 1)[0]) if len(scales) > 1 else float("nan")
 
 
-def _reset_peak() -> bool:
-    """Reset VmHWM to the current RSS (Linux ≥ 4.0: write 5 to /proc/self/clear_refs)."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
+def run_scale(scale: float, seed: int, workdir: Path | None) -> dict:
+    """Generate the files at ``scale``, then measure in a fresh process; its ``result=`` line, parsed."""
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        start = time.perf_counter()
+        instances, captions = generate(Path(tmp), scale, seed)
+        print(f"--- scale {scale:g}: generated {instances.stat().st_size / 1e6:.0f} MB + "
+              f"{captions.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - start:.1f}s", flush=True)
+        gc.collect()
+        done = subprocess.run([sys.executable, __file__, "--measure", tmp], check=True, capture_output=True,
+                              text=True)
+    lines = done.stdout.splitlines()
+    print("\n".join(line for line in lines if not line.startswith("result=")), flush=True)
+    return json.loads(next(line for line in lines if line.startswith("result="))[len("result="):])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=float, default=1.0, help="Fraction of the train2017 size.")
+    parser.add_argument("--scales", default="0.05,0.2,1.0", help="Fractions of the train2017 size, comma-separated.")
     parser.add_argument("--workdir", type=Path, default=None, help="Where to write the files (default: temp).")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--measure", type=Path, default=None, help=argparse.SUPPRESS)
@@ -179,13 +198,19 @@ def main() -> None:
     if args.measure is not None:
         measure(args.measure)
         return
-    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        start = time.perf_counter()
-        instances, captions = generate(Path(tmp), args.scale, args.seed)
-        print(f"generated {instances.stat().st_size / 1e6:.0f} MB + {captions.stat().st_size / 1e6:.0f} MB "
-              f"in {time.perf_counter() - start:.1f}s", flush=True)
-        gc.collect()
-        subprocess.run([sys.executable, __file__, "--measure", tmp], check=True)
+    scales = sorted(float(s) for s in args.scales.split(","))
+    results = [run_scale(scale, args.seed, args.workdir) for scale in scales]
+    build = [r["build_s"] for r in results]
+    cpu = [r["build_cpu_s"] for r in results]
+    print(f"{'scale':>6s} {'build_s':>8s} {'parse_s':>8s} {'ratio':>6s} {'cpu_ratio':>9s} {'peak_gb':>7s}")
+    for scale, r in zip(scales, results, strict=True):
+        print(f"{scale:6g} {r['build_s']:8.2f} {r['parse_s']:8.2f} {r['build_s'] / r['parse_s']:6.2f} "
+              f"{r['cpu_ratio']:9.2f} {r['peak_gb']:7.2f}")
+    print(f"exponent of build time vs scale: wall {fitted_exponent(scales, build):.2f}, "
+          f"cpu {fitted_exponent(scales, cpu):.2f}")
+    last = results[-1]
+    print(f"ratio={last['build_s'] / last['parse_s']:.2f} peak_gb={last['peak_gb']:.2f} "
+          f"exponent={fitted_exponent(scales, build):.2f} identical={all(r['identical'] for r in results)}")
 
 
 if __name__ == "__main__":

@@ -5,14 +5,22 @@ mismatch), labels, and on one dataset 500 true/false groups (cluster bootstrap b
 same count matrix per run (seed 20260719, 5,000 resamples) and must give identical intervals.
 
 Prints the time of the full vectorised report (``compute_report``), the time of the bootstrap stage done
-vectorised and as a readable loop over resamples, and ends with ``ratio=<loop/vectorised> seconds=<report>``.
+vectorised and as a readable loop over resamples; then the large case, the full report on 8 runs × 100,000
+items (``--large-items``) with its seconds and peak resident memory (the bootstrap redraws its count matrix in
+blocks of resamples, so the peak does not grow with resamples × items). Last line: ``ratio=<loop/vectorised>
+seconds=<report> max_ci_diff=<vectorised vs loop> large_s=<report> large_peak_gb=<peak RSS>``.
+Goals: seconds < 10, ratio ≥ 20, the intervals equal (≤ 1e-12); large peak ≤ 2 GB (issues 4 and 23).
+
+    .venv/bin/python benchmarks/vca_report_speed.py [--large-items 100000]
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
+from peak_memory import peak_gb, reset_peak
 
 from vlaudit.experiments.vca_report import (
     ReportSettings,
@@ -29,23 +37,23 @@ N_ITEMS = 1000
 N_RESAMPLES = 5000
 
 
-def synthetic_runs(seed: int = 0) -> list[MarginRun]:
+def synthetic_runs(seed: int = 0, n_items: int = N_ITEMS) -> list[MarginRun]:
     rng = np.random.default_rng(seed)
     runs = []
     for model in ("qwen", "internvl", "llava", "ministral"):
         for dataset in ("vsr", "gsr"):
-            labels = rng.random(N_ITEMS) < 0.5
-            signal = np.where(labels, 1.0, -1.0) * rng.gamma(2.0, 1.0, N_ITEMS)
-            prior = rng.normal(0.3, 1.0, N_ITEMS)
-            margins = {"original": signal + prior, "text": prior + rng.normal(0, 0.5, N_ITEMS),
-                       "blank": prior + rng.normal(0, 0.5, N_ITEMS),
-                       "mismatch": prior + rng.normal(0, 1.0, N_ITEMS)}
+            labels = rng.random(n_items) < 0.5
+            signal = np.where(labels, 1.0, -1.0) * rng.gamma(2.0, 1.0, n_items)
+            prior = rng.normal(0.3, 1.0, n_items)
+            margins = {"original": signal + prior, "text": prior + rng.normal(0, 0.5, n_items),
+                       "blank": prior + rng.normal(0, 0.5, n_items),
+                       "mismatch": prior + rng.normal(0, 1.0, n_items)}
             groups = statements = None
             if dataset == "gsr":
-                groups = np.array([f"p{i // 2}" for i in range(N_ITEMS)], dtype=object)
-                statements = np.arange(N_ITEMS) % 2 == 0
+                groups = np.array([f"p{i // 2}" for i in range(n_items)], dtype=object)
+                statements = np.arange(n_items) % 2 == 0
                 labels = statements.copy()
-            ids = np.array([f"{i:05d}" for i in range(N_ITEMS)], dtype=object)
+            ids = np.array([f"{i:05d}" for i in range(n_items)], dtype=object)
             runs.append(MarginRun(model, dataset, "yesno", ids, margins, labels, groups, statements))
     return runs
 
@@ -70,7 +78,20 @@ def loop_bootstrap(run: MarginRun, settings: ReportSettings) -> np.ndarray:
     return percentile_intervals(np.array(rows), settings.level)
 
 
+def large_case(n_items: int, settings: ReportSettings) -> tuple[float, float, bool]:
+    """Seconds and peak GB of the full report on 8 runs × ``n_items`` (the peak counts the whole process,
+    inputs included, from a reset after the small case where Linux allows it)."""
+    reset = reset_peak()
+    runs = synthetic_runs(1, n_items)
+    start = time.perf_counter()
+    compute_report(runs, settings)
+    return time.perf_counter() - start, peak_gb(), reset
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--large-items", type=int, default=100_000, help="Items per run of the large case.")
+    args = parser.parse_args()
     settings = ReportSettings(n_resamples=N_RESAMPLES)
     runs = synthetic_runs()
     start = time.perf_counter()
@@ -91,9 +112,14 @@ def main() -> None:
                 for i, name in enumerate(names) for j in (0, 1))
     print(f"runs={len(runs)} items/run={N_ITEMS} resamples={N_RESAMPLES}")
     print(f"full vectorised report: {report_seconds:.2f} s")
-    print(f"bootstrap stage: vectorised {vec_seconds:.3f} s, per-resample loop {loop_seconds:.2f} s, "
-          f"max |CI difference| = {worst:.2e}")
-    print(f"ratio={loop_seconds / vec_seconds:.1f} seconds={report_seconds:.2f}")
+    print(f"bootstrap stage: vectorised {vec_seconds:.3f} s, per-resample loop {loop_seconds:.2f} s")
+    print(f"max |CI difference| = {worst:.2e}")
+    large_seconds, large_peak, reset = large_case(args.large_items, settings)
+    print(f"large: runs={len(runs)} items/run={args.large_items} resamples={N_RESAMPLES}")
+    print(f"large report: {large_seconds:.1f} s, peak {large_peak:.2f} GB "
+          f"({'reset after the small case' if reset else 'whole process'})")
+    print(f"ratio={loop_seconds / vec_seconds:.1f} seconds={report_seconds:.2f} max_ci_diff={worst:.2e} "
+          f"large_s={large_seconds:.1f} large_peak_gb={large_peak:.2f}")
 
 
 if __name__ == "__main__":

@@ -6,19 +6,23 @@ weights each cluster by its count, which keeps all records of a cluster together
 
 :class:`ClusterBootstrap` turns the index matrix into a ``(n_resamples, n_clusters)`` count matrix once per
 run; every rate is then Σ counts·numerator / Σ counts·denominator over cluster sums, i.e. one matrix product
-for all quantities together, paired across quantities by construction. Defaults: 5,000 resamples, seed
+for all quantities together, paired across quantities by construction; the product runs over blocks of
+resamples redrawn from the seed, so memory does not grow with resamples × clusters. Defaults: 5,000 resamples, seed
 20260719 (VCA §19); the older helpers keep their ``seed=0`` default for the cycle metrics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 DEFAULT_RESAMPLES = 5000
 DEFAULT_SEED = 20260719  # VCA §19
+_BINCOUNT_CELLS = 1 << 16  # bins counted at a time by resample_counts (512 KB of int64)
+CHUNK_CELLS = 1 << 22  # counts per block of resamples (32 MB float64): bounds the bootstrap's memory
 
 
 def bootstrap_indices(n_units: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
@@ -38,12 +42,14 @@ def cluster_codes(clusters: Sequence[object] | np.ndarray) -> tuple[np.ndarray, 
     return codes.astype(np.int64), int(len(first))
 
 
-def resample_counts(indices: np.ndarray, n_units: int, *, chunk: int = 256) -> np.ndarray:
+def resample_counts(indices: np.ndarray, n_units: int, *, chunk: int | None = None) -> np.ndarray:
     """How often each unit is drawn in each resample: ``(n_resamples, n_units)`` float64 weights."""
     indices = np.asarray(indices, dtype=np.int64)
     n_resamples = indices.shape[0]
     out = np.empty((n_resamples, n_units), dtype=np.float64)
-    # one flat bincount per block of resamples (rows offset into their own bins), sized to stay in cache
+    # one flat bincount per block of resamples (rows offset into their own bins), sized so that the bins stay
+    # in cache: at 100k units one row at a time is 20x faster than 256
+    chunk = chunk or max(1, min(256, _BINCOUNT_CELLS // max(n_units, 1)))
     offsets = (np.arange(chunk, dtype=np.int64) * n_units)[:, None]
     for start in range(0, n_resamples, chunk):
         block = indices[start:start + chunk]
@@ -113,6 +119,18 @@ def percentile_intervals(samples: np.ndarray, level: float = 0.95) -> np.ndarray
     return out
 
 
+def count_chunks(n_units: int, n_resamples: int, seed: int, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(start, counts)`` blocks of at most ``rows`` resamples, in order, whose concatenation is
+    ``resample_counts(bootstrap_indices(n_units, n_resamples, seed), n_units)``: one generator drawn block by
+    block gives the same stream as one draw of the whole matrix."""
+    if n_units <= 0:
+        raise ValueError("cannot bootstrap an empty sample")
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_resamples, rows):
+        block = min(rows, n_resamples - start)
+        yield start, resample_counts(rng.integers(0, n_units, size=(block, n_units)), n_units)
+
+
 @dataclass(frozen=True)
 class ClusterBootstrap:
     """One seeded resampling plan shared by every quantity of a run (paired bootstrap, VCA §19).
@@ -121,10 +139,18 @@ class ClusterBootstrap:
     often cluster k is drawn in resample b. A resampled record-level mean is Σ_k counts·sums_k / Σ_k
     counts·sizes_k, i.e. the plain mean over the records of the drawn clusters, so every quantity computed
     from the same plan is paired with every other one.
+
+    The count matrix is never held whole by the resampling methods: they redraw it in blocks of resamples
+    (about :data:`CHUNK_CELLS` counts each) from the seed, so memory stays constant in resamples × clusters
+    and the result is the same as from the whole matrix. :attr:`counts` materialises it for the callers that
+    index it directly.
     """
 
     codes: np.ndarray
-    counts: np.ndarray
+    n_clusters: int
+    n_resamples: int
+    seed: int
+    chunk_cells: int = CHUNK_CELLS
 
     @classmethod
     def draw(
@@ -134,23 +160,32 @@ class ClusterBootstrap:
         clusters: Sequence[object] | np.ndarray | None = None,
         n_resamples: int = DEFAULT_RESAMPLES,
         seed: int = DEFAULT_SEED,
+        chunk_cells: int | None = None,
     ) -> ClusterBootstrap:
-        """Draw the ``(n_resamples, n_clusters)`` count matrix once (clusters in order of first appearance)."""
+        """The plan for ``(n_resamples, n_clusters)`` counts (clusters in order of first appearance), drawn in
+        blocks of about ``chunk_cells`` counts (default :data:`CHUNK_CELLS`)."""
         if clusters is None:
             codes, k = np.arange(n_records, dtype=np.int64), n_records
         else:
             codes, k = cluster_codes(clusters)
             if codes.size != n_records:
                 raise ValueError(f"{codes.size} cluster labels for {n_records} records")
-        return cls(codes, resample_counts(bootstrap_indices(k, n_resamples, seed), k))
+        if k <= 0:
+            raise ValueError("cannot bootstrap an empty sample")
+        return cls(codes, int(k), int(n_resamples), int(seed), CHUNK_CELLS if chunk_cells is None else chunk_cells)
 
-    @property
-    def n_resamples(self) -> int:
-        return int(self.counts.shape[0])
+    def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """``(start, counts[start:start + rows])`` blocks of the count matrix, in order."""
+        if "counts" in self.__dict__:  # already materialised: no need to redraw
+            yield 0, self.__dict__["counts"]
+            return
+        yield from count_chunks(self.n_clusters, self.n_resamples, self.seed,
+                                max(1, self.chunk_cells // self.n_clusters))
 
-    @property
-    def n_clusters(self) -> int:
-        return int(self.counts.shape[1])
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """The whole ``(n_resamples, n_clusters)`` float64 count matrix (memory grows with both)."""
+        return np.concatenate([block for _, block in self.chunks()])
 
     def cluster_sums(self, values: np.ndarray) -> np.ndarray:
         """Sum record-level values (``(n,)`` or ``(n, q)``) within each cluster: ``(k,)`` or ``(k, q)``."""
@@ -170,16 +205,20 @@ class ClusterBootstrap:
         Stack every numerator and denominator a run needs into one ``values`` matrix to resample them all
         with a single product (the fastest path; :meth:`means` and :meth:`ratios` are conveniences).
         """
-        return self.counts @ np.asarray(values, dtype=np.float64)
+        values = np.asarray(values, dtype=np.float64)
+        out = np.empty((self.n_resamples, *values.shape[1:]))
+        for start, block in self.chunks():
+            out[start:start + len(block)] = block @ values
+        return out
 
     def sums(self, values: np.ndarray) -> np.ndarray:
         """Resampled sums of record-level values: ``(n_resamples,)`` or ``(n_resamples, q)``."""
-        return self.counts @ self.cluster_sums(values)
+        return self.resample_cluster_values(self.cluster_sums(values))
 
     def means(self, values: np.ndarray) -> np.ndarray:
         """Resampled record-level means (NaN where a resample has no records)."""
         sums = self.sums(values)
-        sizes = self.counts @ self.cluster_sizes()
+        sizes = self.resample_cluster_values(self.cluster_sizes())
         with np.errstate(invalid="ignore", divide="ignore"):
             return sums / (sizes[:, None] if sums.ndim == 2 else sizes)
 
@@ -196,9 +235,9 @@ class ClusterBootstrap:
         values = np.asarray(values, dtype=np.float64)
         w = np.ones(self.n_clusters) if weights is None else np.asarray(weights, dtype=np.float64)
         weighted = values * (w[:, None] if values.ndim == 2 else w)
-        den = self.counts @ w
+        den = self.resample_cluster_values(w)
         with np.errstate(invalid="ignore", divide="ignore"):
-            num = self.counts @ weighted
+            num = self.resample_cluster_values(weighted)
             return num / (den[:, None] if num.ndim == 2 else den)
 
     def record_indices(self, resample: int) -> np.ndarray:

@@ -6,7 +6,7 @@
 * ``coco-object-matched``: as coarse, but the two captions mention the same number (≥ 2) of categories and
   share one, so that the swap fails on a more specific object.
 * ``coco-object-text-neighbor``: coarse object cycles whose two captions are mutual TF-IDF nearest
-  neighbours (the rule: :mod:`vlaudit.builders.cycles.text_neighbor`).
+  neighbours among the captions one word away (the rule: :mod:`vlaudit.builders.cycles.text_neighbor`).
 * ``coco-box-relation``: generated captions ("a dog to the left of a chair") valid under the box rules;
   a swap is invalid by a missing object or a false relation.
 * ``coco-strict-left-right`` / ``-above-below`` / ``-size``: both images contain both categories with
@@ -42,6 +42,7 @@ from vlaudit.builders.cycles.common import (
     rng_for,
     select_families,
     subsample,
+    timed,
     write_outputs,
 )
 from vlaudit.builders.cycles.rules import RELATIONS, GeometryRules, caption_text
@@ -87,7 +88,7 @@ def _object_blocks(index: CocoIndex, captions: CocoCaptions, rows: np.ndarray, m
         pick = np.floor(rng.random(len(rows)) * count).astype(np.int8)
         anchor = (mentions.cumsum(1, dtype=np.int8) > pick[:, None]).argmax(1)
         bucket = count * mentions.shape[1] + anchor
-    if family == TEXT_NEIGHBOR_FAMILY:  # mutual TF-IDF nearest neighbours (text_neighbor.py)
+    if family == TEXT_NEIGHBOR_FAMILY:  # mutual TF-IDF nearest neighbours one word apart (text_neighbor.py)
         pairs = mutual_neighbor_pairs([captions.texts[k] for k in rows.tolist()], image, check, rng, max_pairs)
     else:
         pairs = pair_candidates(rng, image, bucket, check, rounds=rounds, max_pairs=max_pairs)
@@ -196,45 +197,48 @@ class _GeneratedCaptions:
 
 def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray, split_of: np.ndarray,
                splits: Sequence[tuple[str, float]], families: Sequence[str], *, seed: int,
-               max_cycles_per_family: int | None, rounds: int = 4) -> BuildResult:
+               max_cycles_per_family: int | None, rounds: int = 4,
+               result: BuildResult | None = None) -> BuildResult:
     """Blocks of every requested family in every split (images of ``pool``; ``split_of`` per pool image)."""
-    result = BuildResult()
+    result = BuildResult() if result is None else result
     names = index.instances.category_names
     result.generated = _GeneratedCaptions(names, result)
     need_objects = any(f in OBJECT_FAMILIES for f in families)
     if need_objects and captions is None:
         raise InputError("object families need a captions file", field="captions")
     if need_objects:
-        in_pool = np.zeros(len(index.instances.image_ids), dtype=bool)
-        in_pool[pool] = True
-        matcher = MentionMatcher(names)
-        cap_image = captions.image.astype(np.int64)
-        sampled = np.nonzero(_sample_per_image(cap_image, in_pool, CAPTIONS_PER_IMAGE, rng_for(seed, "captions")))[0]
-        texts = captions.texts
-        mentions = matcher.matrix([texts[k] for k in sampled.tolist()])
-        n_mentioned = mentions.sum(1)
-        # a caption is usable only if every category it mentions is annotated in its own image
-        usable = ~(mentions & ~index.presence[cap_image[sampled]]).any(1)
+        with timed(result.seconds, "caption mentions"):
+            in_pool = np.zeros(len(index.instances.image_ids), dtype=bool)
+            in_pool[pool] = True
+            cap_image = captions.image.astype(np.int64)
+            sampled = np.nonzero(_sample_per_image(cap_image, in_pool, CAPTIONS_PER_IMAGE,
+                                                   rng_for(seed, "captions")))[0]
+            mentions = MentionMatcher(names).matrix([captions.texts[k] for k in sampled.tolist()])
+            n_mentioned = mentions.sum(1)
+            # a caption is usable only if every category it mentions is annotated in its own image
+            usable = ~(mentions & ~index.presence[cap_image[sampled]]).any(1)
     if any(f not in OBJECT_FAMILIES for f in families):
-        index.prepare_statements(pool, rng_for(seed, "statements"))
+        with timed(result.seconds, "relation statements"):
+            index.prepare_statements(pool, rng_for(seed, "statements"))
     for split_index, (split, _) in enumerate(splits):
         images = np.sort(pool[split_of == split_index])
         in_split = np.zeros(len(index.instances.image_ids), dtype=bool)
         in_split[images] = True
         for family in families:
             rng = rng_for(seed, family, split)
-            if family in OBJECT_FAMILIES:
-                minimum = 2 if family == "coco-object-matched" else 1
-                items = np.nonzero(in_split[cap_image[sampled]] & usable & (n_mentioned >= minimum))[0]
-                blocks = _object_blocks(index, captions, sampled[items], mentions[items], family, rng,
-                                        max_cycles_per_family, rounds, names)
-                for block in blocks:
-                    for k in ("1", "2"):
-                        cid = block[f"caption_{k}"]
-                        result.captions[cid] = {"caption_id": cid, "text": block[f"text_{k}"],
-                                                "image_id": block[f"image_{k}"], "source": "coco"}
-            else:
-                blocks = _relation_blocks(index, images, family, rng, max_cycles_per_family, rounds, result)
+            with timed(result.seconds, family):
+                if family in OBJECT_FAMILIES:
+                    minimum = 2 if family == "coco-object-matched" else 1
+                    items = np.nonzero(in_split[cap_image[sampled]] & usable & (n_mentioned >= minimum))[0]
+                    blocks = _object_blocks(index, captions, sampled[items], mentions[items], family, rng,
+                                            max_cycles_per_family, rounds, names)
+                    for block in blocks:
+                        for k in ("1", "2"):
+                            cid = block[f"caption_{k}"]
+                            result.captions[cid] = {"caption_id": cid, "text": block[f"text_{k}"],
+                                                    "image_id": block[f"image_{k}"], "source": "coco"}
+                else:
+                    blocks = _relation_blocks(index, images, family, rng, max_cycles_per_family, rounds, result)
             result.blocks[(family, split)] = blocks
     return result
 
@@ -246,22 +250,29 @@ def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | No
                       rules: GeometryRules | None = None, rounds: int = 4) -> dict[str, Any]:
     """Parse the official COCO files, build the cycle families and write CYCLES + captions + metadata.
 
-    Returns the summary (Table-6 counts per family and split, unavailable families, warnings, rules).
+    Returns the summary (Table-6 counts per family and split, unavailable families, warnings, rules) and
+    ``seconds``, the wall-clock time of each stage and family (not written to the metadata file).
     """
     rules = rules or GeometryRules()
     families = select_families(families, COCO_FAMILIES, "COCO")
     split_spec = parse_splits(splits)
+    result = BuildResult()
+    seconds = result.seconds
     with gc_paused():  # only acyclic containers are built here; see gc_paused
-        instances = parse_instances(instances_path)
+        with timed(seconds, "parse instances"):
+            instances = parse_instances(instances_path)
         needs_captions = any(f in OBJECT_FAMILIES for f in families)
-        captions = parse_captions(captions_path, instances) if (captions_path and needs_captions) else None
-        index = build_index(instances, rules)
-        pool = subsample(len(instances.image_ids), max_images, seed)
-        split_of = assign_splits(len(pool), split_spec, seed)
-        result = build_coco(index, captions, pool, split_of, split_spec, families, seed=seed,
-                            max_cycles_per_family=max_cycles_per_family, rounds=rounds)
-        rows, table = finalize(result, families=families, splits=split_spec, seed=seed, min_cycles=min_cycles,
-                               max_cycles_per_family=max_cycles_per_family, file_names={})
+        with timed(seconds, "parse captions"):
+            captions = parse_captions(captions_path, instances) if (captions_path and needs_captions) else None
+        with timed(seconds, "index"):
+            index = build_index(instances, rules)
+            pool = subsample(len(instances.image_ids), max_images, seed)
+            split_of = assign_splits(len(pool), split_spec, seed)
+        build_coco(index, captions, pool, split_of, split_spec, families, seed=seed,
+                   max_cycles_per_family=max_cycles_per_family, rounds=rounds, result=result)
+        with timed(seconds, "finalize"):
+            rows, table = finalize(result, families=families, splits=split_spec, seed=seed, min_cycles=min_cycles,
+                                   max_cycles_per_family=max_cycles_per_family, file_names={})
     warnings = Counter(instances.warnings) + (captions.warnings if captions else Counter()) + result.warnings
     meta = {"source": "coco", "instances": str(instances_path), "captions": None if captions_path is None
             else str(captions_path), "families": families, "seed": seed,
@@ -269,5 +280,6 @@ def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | No
             "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
             "images_in_pool": int(len(pool)), "rules": rules.as_dict(), "warnings": dict(sorted(warnings.items())),
             **table}
-    paths = write_outputs(out_path, rows, result.captions, meta)
-    return {**meta, "paths": paths, "cycles_written": len(rows)}
+    with timed(seconds, "write"):
+        paths = write_outputs(out_path, rows, result.captions, meta)
+    return {**meta, "paths": paths, "cycles_written": len(rows), "seconds": dict(seconds)}

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -169,6 +171,18 @@ class BuildResult:
     captions: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: Counter = field(default_factory=Counter)
     generated: Any = None  # builder-specific cache of generated captions
+    seconds: Counter = field(default_factory=Counter)  # wall-clock per stage or family (summed over splits)
+
+
+@contextmanager
+def timed(seconds: Counter, stage: str) -> Iterator[None]:
+    """Add the wall-clock time of the block to ``seconds[stage]`` (the build summary's ``seconds``, never written:
+    outputs stay identical across runs)."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[stage] += time.perf_counter() - start
 
 
 def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[tuple[str, float]], seed: int,
