@@ -43,7 +43,7 @@ def test_fresh_clone_runs_the_whole_setup(tmp_path: Path) -> None:
     steps = [line for line in plan.splitlines() if line.strip()]
     venv = next(i for i, s in enumerate(steps) if "-m venv .venv" in s)
     torch = next(i for i, s in enumerate(steps) if "torch==2.14.1" in s)
-    package = next(i for i, s in enumerate(steps) if '-e ".[dev,ray]"' in s)
+    package = next(i for i, s in enumerate(steps) if '-e ".[dev,ray,hf]"' in s)
     ruff = next(i for i, s in enumerate(steps) if "ruff check" in s)
     pytest_step = next(i for i, s in enumerate(steps) if "-m pytest" in s)
     assert venv < torch < package < ruff < pytest_step
