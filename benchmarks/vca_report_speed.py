@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from vlaudit.experiments.vca_report import (
+from vlaudit.analysis.vca.report import (
     ReportSettings,
     bootstrap_run,
     cluster_labels,

@@ -231,7 +231,7 @@ def test_pooled_interval_resamples_stems_with_all_models(analysed: tuple[dict, P
 
 
 def test_analysis_bad_input(analysed: tuple[dict, Path]) -> None:
-    from vlaudit.experiments.factorial_analysis import run_factorial_analysis
+    from vlaudit.analysis.vca.factorial import run_factorial_analysis
     from vlaudit.tables import read_records
 
     _, root = analysed

@@ -108,7 +108,7 @@ def test_run_lock_refuses_a_second_run(tmp_path) -> None:
 
 
 def test_confinement_is_lexical_and_follows_user_symlinks(tmp_path) -> None:
-    from vlaudit.scoring.paths import confine
+    from vlaudit.sources.image_paths import confine
 
     root = tmp_path / "images"
     (root / "sub").mkdir(parents=True)

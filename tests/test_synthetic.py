@@ -12,9 +12,9 @@ import torch
 from typer.testing import CliRunner
 
 import vlaudit.commands.synthetic  # noqa: F401  (registers the command)
+from vlaudit.analysis import synthetic_generators as gen
+from vlaudit.analysis.cycles.synthetic import RANKS, SyntheticConfig, run_synthetic
 from vlaudit.commands._apps import app
-from vlaudit.experiments import synthetic_generators as gen
-from vlaudit.experiments.synthetic import RANKS, SyntheticConfig, run_synthetic
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

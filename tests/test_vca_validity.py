@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 from vca_panel_fixtures import MODELS, edit_rows, panel_rows
 
+from vlaudit.analysis.vca.common import join_edits, run_scores
+from vlaudit.analysis.vca.validity import QUADRANTS, ValiditySettings, compute_validity, conditional_auroc
 from vlaudit.cli import app, main
-from vlaudit.experiments.vca_common import join_edits, run_scores
-from vlaudit.experiments.vca_validity import QUADRANTS, ValiditySettings, compute_validity, conditional_auroc
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.ranking import (
     auprc,
@@ -164,7 +164,7 @@ def test_validity_cli_without_source_ids_asks_for_the_edit_items(tmp_path, monke
 
 
 def test_edit_outcome_records_name_their_source_statement_for_the_join():
-    from vlaudit.experiments.edits_analysis import edit_outcomes
+    from vlaudit.analysis.vca.edits import edit_outcomes
 
     probes = [{"item_id": f"{e}-{p}", "edit_id": e, "probe": p, "source_item_id": f"{e}-t", "source_group_id": f"{e}-g"}
               for e in ("e1", "e2") for p in ("src-r", "src-inv", "edit-r", "edit-inv", "edit-subj", "edit-obj")]

@@ -34,14 +34,14 @@ _EXPORTS: dict[str, str] = {
     "extract_features": "vlaudit.api.cycles:extract_features",
     "features_from_arrays": "vlaudit.api.cycles:features_from_arrays",
     "zero_shot_scores": "vlaudit.api.cycles:zero_shot_scores",
-    "run_synthetic": "vlaudit.experiments.synthetic:run_synthetic",
-    "load_seed_inputs": "vlaudit.experiments.cycle_inputs:load_seed_inputs",
-    "run_diagnostics": "vlaudit.experiments.cycle_diagnostics:run_diagnostics",
-    "run_rank_sweep": "vlaudit.experiments.cycle_rank_sweep:run_rank_sweep",
-    "run_oe": "vlaudit.experiments.cycle_oe:run_oe",
-    "run_transfer": "vlaudit.experiments.cycle_transfer:run_transfer",
+    "run_synthetic": "vlaudit.analysis.cycles.synthetic:run_synthetic",
+    "load_seed_inputs": "vlaudit.analysis.cycles.inputs:load_seed_inputs",
+    "run_diagnostics": "vlaudit.analysis.cycles.diagnostics:run_diagnostics",
+    "run_rank_sweep": "vlaudit.analysis.cycles.rank_sweep:run_rank_sweep",
+    "run_oe": "vlaudit.analysis.cycles.oe:run_oe",
+    "run_transfer": "vlaudit.analysis.cycles.transfer:run_transfer",
     "audit_pairs": "vlaudit.metrics.pair_audit:audit_pairs",
-    "run_demo": "vlaudit.experiments.demo:run_demo",
+    "run_demo": "vlaudit.demo.pipeline:run_demo",
     "write_report": "vlaudit.report.html:write_report",
     "score_margins": "vlaudit.api.vca:score_margins",
     "vca_report": "vlaudit.api.vca:vca_report",
@@ -81,6 +81,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
+    from vlaudit.analysis.cycles.diagnostics import run_diagnostics
+    from vlaudit.analysis.cycles.inputs import load_seed_inputs
+    from vlaudit.analysis.cycles.oe import run_oe
+    from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
+    from vlaudit.analysis.cycles.synthetic import run_synthetic
+    from vlaudit.analysis.cycles.transfer import run_transfer
     from vlaudit.api.cycles import (
         build_cycles,
         evaluate_cycles,
@@ -91,14 +97,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     )
     from vlaudit.api.results import Result
     from vlaudit.api.vca import factorial, score_margins, vca_report
+    from vlaudit.demo.pipeline import run_demo
     from vlaudit.errors import InputError, VlauditError
-    from vlaudit.experiments.cycle_diagnostics import run_diagnostics
-    from vlaudit.experiments.cycle_inputs import load_seed_inputs
-    from vlaudit.experiments.cycle_oe import run_oe
-    from vlaudit.experiments.cycle_rank_sweep import run_rank_sweep
-    from vlaudit.experiments.cycle_transfer import run_transfer
-    from vlaudit.experiments.demo import run_demo
-    from vlaudit.experiments.synthetic import run_synthetic
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
     from vlaudit.report.html import write_report

@@ -85,7 +85,7 @@ def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_r
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
+    from vlaudit.analysis.vca.report import ReportSettings, compute_report
     from vlaudit.report.vca_tables import write_report_files
 
     report = compute_report(as_margin_runs(margins), ReportSettings(controls=tuple(controls),
@@ -104,7 +104,7 @@ def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, in
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
     ITEMS (default: from the first run's manifest). Writes ``factorial.json`` and two CSV files into ``out``.
     """
-    from vlaudit.experiments.factorial_analysis import csv_rows, run_factorial_analysis
+    from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis
 
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     data = run_factorial_analysis(paths, items=items, out_dir=out, interface=interface, n_resamples=n_resamples,

@@ -18,7 +18,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "hf": ("vlaudit.backends.hf_mllm:load_backend", "multimodal chat LLMs via transformers (yes/no margins)"),
     "hf-clip": ("vlaudit.backends.hf_clip:load_backend", "CLIP / SigLIP dual encoders via transformers"),
     "open_clip": ("vlaudit.backends.open_clip_backend:load_backend", "open_clip dual encoders"),
-    "ref": ("vlaudit.backends.reference:load_backend", "vlaudit's own small reference models"),
+    "ref": ("vlaudit.reference.models:load_backend", "vlaudit's own small reference models"),
 }
 
 
@@ -56,7 +56,7 @@ def backend_kind(spec: str) -> str:
     """``"yesno"`` for multimodal LLMs, ``"features"`` for dual encoders — known from the spec, before loading."""
     parsed = parse_spec(spec)
     if parsed.prefix == "ref":
-        from vlaudit.backends.reference import reference_kind
+        from vlaudit.reference.models import reference_kind
 
         return reference_kind(parsed.name) or "yesno"
     return "yesno" if parsed.prefix == "hf" else "features"

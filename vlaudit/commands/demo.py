@@ -68,7 +68,7 @@ def demo(
     from rich.console import Console
 
     from vlaudit.backends.registry import backend_kind
-    from vlaudit.experiments.demo import DemoConfig, run_demo
+    from vlaudit.demo.pipeline import DemoConfig, run_demo
     from vlaudit.report.console import print_table
 
     kinds = {spec: backend_kind(spec) for spec in model}  # an unknown prefix fails here, before any work

@@ -44,8 +44,8 @@ def edits_build(
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the feasibility audit."),
 ) -> None:
     """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
+    from vlaudit.analysis.vca.edits import feasibility_audit
     from vlaudit.builders.edits import EditParams, build_edits
-    from vlaudit.experiments.edits_analysis import feasibility_audit
     from vlaudit.report.console import print_table
     from vlaudit.sources.items import read_items, write_items
     from vlaudit.tables import write_json, write_table
@@ -164,7 +164,7 @@ def edits_analyze(
     seed: int = typer.Option(_SEED, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
-    from vlaudit.experiments.edits_analysis import edit_outcomes, feasibility_audit
+    from vlaudit.analysis.vca.edits import edit_outcomes, feasibility_audit
     from vlaudit.report.console import print_table
     from vlaudit.tables import read_records, write_json, write_table
 

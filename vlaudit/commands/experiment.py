@@ -1,6 +1,6 @@
 """``vlaudit experiment diagnostics|rank-sweep|oe|transfer``: the cycle-paper experiments (§5.2–5.6).
 
-Thin shells over :mod:`vlaudit.experiments.cycle_diagnostics`, ``cycle_rank_sweep``, ``cycle_oe`` and
+Thin shells over :mod:`vlaudit.analysis.cycles.diagnostics`, ``cycle_rank_sweep``, ``cycle_oe`` and
 ``cycle_transfer``. Inputs, shared by all four: one cycles file per seed (``--cycles``, repeated in ``--seeds``
 order) or a build command's arguments (``--build "coco --instances … --splits train=0.6,val=0.2,test=0.2"``,
 run once per seed with ``--seed S``), and frozen features (``--features DIR`` from ``vlaudit features``, or
@@ -79,7 +79,7 @@ def _build_cycles(build: str, seeds: list[int], out: Path) -> dict[int, Path]:
 def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, features: Path | None, model: str | None,
             images: Path | None, out: Path, *, marked: bool = False, marked_features: Path | None = None
             ) -> dict[int, Any]:
-    from vlaudit.experiments.cycle_inputs import add_marked_features, extract_seed_features, load_seed_inputs
+    from vlaudit.analysis.cycles.inputs import add_marked_features, extract_seed_features, load_seed_inputs
 
     if bool(cycles) == bool(build):
         raise typer.BadParameter("give either --cycles (one per seed) or --build")
@@ -105,7 +105,7 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
 
 def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str,
             min_cycles: int):
-    from vlaudit.experiments.cycle_common import ExperimentConfig
+    from vlaudit.analysis.cycles.common import ExperimentConfig
 
     if not lr > 0 or weight_decay < 0:
         raise typer.BadParameter(f"need --lr > 0 and --weight-decay ≥ 0, got {lr} and {weight_decay}")
@@ -135,7 +135,7 @@ def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
 
 
 def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
-    from vlaudit.experiments.cycle_common import unavailable_table
+    from vlaudit.analysis.cycles.common import unavailable_table
 
     _print(title, *table)
     if result.get("unavailable"):
@@ -163,8 +163,8 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     """Table 2/8: additive column (must be exactly 0.5), zero-shot cosine, diagonal, bilinear, rank-r probes."""
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
-    from vlaudit.experiments import cycle_diagnostics as exp
-    from vlaudit.experiments.synthetic import torch_threads
+    from vlaudit.analysis import cycle_diagnostics as exp
+    from vlaudit.analysis.cycles.synthetic import torch_threads
 
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
     with torch_threads(threads):
@@ -192,8 +192,8 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
     if not rank_list or min(rank_list) < 1:
         raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
     config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles)
-    from vlaudit.experiments import cycle_rank_sweep as exp
-    from vlaudit.experiments.synthetic import torch_threads
+    from vlaudit.analysis import cycle_rank_sweep as exp
+    from vlaudit.analysis.cycles.synthetic import torch_threads
 
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
     with torch_threads(threads):
@@ -216,8 +216,8 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
     """Tables 4 and 7: Shortcut OE (marked negatives, AUROC-selected) vs Cycle OE vs four-entry BCE vs text-only."""
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
-    from vlaudit.experiments import cycle_oe as exp
-    from vlaudit.experiments.synthetic import torch_threads
+    from vlaudit.analysis import cycle_oe as exp
+    from vlaudit.analysis.cycles.synthetic import torch_threads
 
     inputs = _inputs(seed_list, cycles, build, features, model, images, out, marked=True,
                      marked_features=marked_features)
@@ -238,9 +238,9 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
     """§5.6: rank-r probe trained on family i, exact CycleAcc on family j; alignment (val) vs transfer (test)."""
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
-    from vlaudit.experiments import cycle_transfer as exp
-    from vlaudit.experiments.cycle_common import mean_sd_text
-    from vlaudit.experiments.synthetic import torch_threads
+    from vlaudit.analysis import cycle_transfer as exp
+    from vlaudit.analysis.cycles.common import mean_sd_text
+    from vlaudit.analysis.cycles.synthetic import torch_threads
 
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
     with torch_threads(threads):

@@ -37,7 +37,7 @@ def vca_factorial(
     seed: int = typer.Option(20260724, "--seed", help="Bootstrap seed."),
 ) -> None:
     """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
-    from vlaudit.experiments.factorial_analysis import run_factorial_analysis
+    from vlaudit.analysis.vca.factorial import run_factorial_analysis
     from vlaudit.report.console import print_table
 
     first = run_dirs[0]

@@ -53,7 +53,7 @@ def models_list() -> None:
     print_table("model backends", ["spec", "serves"],
                 [(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()])
     typer.echo(f"tiny offline models: vlaudit models tiny --family {{{','.join(MLLM_FAMILIES + DUAL_FAMILIES)}}}")
-    from vlaudit.backends.reference import REFERENCE_MODELS, TRAINED_MODELS
+    from vlaudit.reference.models import REFERENCE_MODELS, TRAINED_MODELS
 
     typer.echo(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in REFERENCE_MODELS)}")
     typer.echo("trained reference models (weights shipped; `vlaudit models train-reference NAME` rebuilds one):")
@@ -99,8 +99,8 @@ def models_train_reference(
     short: bool = typer.Option(False, "--short", help="A seconds-long retrain (a smoke test, not the shipped one)."),
 ) -> None:
     """Retrain one planted reference model from its seed and log its training curve."""
-    from vlaudit.backends.reference import TRAINED_MODELS, WEIGHTS_DIR, resolve
     from vlaudit.errors import InputError
+    from vlaudit.reference.models import TRAINED_MODELS, WEIGHTS_DIR, resolve
 
     if name not in TRAINED_MODELS:
         raise InputError(f"unknown trained reference model {name!r}; available: {', '.join(TRAINED_MODELS)}",

@@ -54,7 +54,7 @@ def synthetic(
         raise typer.BadParameter(f"unknown option(s) {' '.join(stray)}")
     seed_list = parse_seeds(seeds, extra)
 
-    from vlaudit.experiments.synthetic import SyntheticConfig, run_synthetic, table_rows
+    from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic, table_rows
     from vlaudit.report.console import print_table
 
     try:

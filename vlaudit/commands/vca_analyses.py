@@ -20,7 +20,7 @@ _RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several
 def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list:
     """Read the runs and compute their events; print each run's exclusion warnings (items lacking a headline
     control are excluded from every quantity and counted, never silently)."""
-    from vlaudit.experiments.vca_common import load_runs, run_info, run_scores
+    from vlaudit.analysis.vca.common import load_runs, run_info, run_scores
     from vlaudit.sources.margins import normalize_interface
 
     scores = run_scores(load_runs(runs, normalize_interface(interface)), controls)
@@ -58,8 +58,8 @@ def vca_validity(
 ) -> None:
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L (SRC, Swap), confidence–VCA
     discordance, the shared-margin control and the edit-grouped incremental control."""
-    from vlaudit.experiments.vca_common import join_edits, read_edit_outcomes
-    from vlaudit.experiments.vca_validity import ValiditySettings, compute_validity
+    from vlaudit.analysis.vca.common import join_edits, read_edit_outcomes
+    from vlaudit.analysis.vca.validity import ValiditySettings, compute_validity
     from vlaudit.report.vca_analyses import print_validity, write_validity
 
     settings = ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, folds=folds,
@@ -89,7 +89,7 @@ def vca_filter(
 ) -> None:
     """Held-out benchmark filtering (VCA §16): Shortcut Score, VisNec-style, confidence and VCA panels built from
     the other models, evaluated on each held-out model (Acc, Blind Gap, Visual Gain, Dep)."""
-    from vlaudit.experiments.vca_filter import FilterSettings, compute_filter
+    from vlaudit.analysis.vca.heldout_filter import FilterSettings, compute_filter
     from vlaudit.report.vca_analyses import print_filter, write_filter
 
     try:
@@ -127,8 +127,8 @@ def vca_proxies(
     """Cached-context proxies and control robustness (VCA §18): Perceptual Score, permutation drop, VisNec-,
     FPVG-style, sufficiency/comprehensiveness vs the raw gap; control aggregation; control-set stability;
     relation families."""
-    from vlaudit.experiments.vca_common import join_edits, read_edit_outcomes
-    from vlaudit.experiments.vca_proxies import ProxySettings, compute_proxies
+    from vlaudit.analysis.vca.common import join_edits, read_edit_outcomes
+    from vlaudit.analysis.vca.proxies import ProxySettings, compute_proxies
     from vlaudit.report.vca_analyses import print_proxies, write_proxies
     from vlaudit.sources.vsr import read_meta_categories
 

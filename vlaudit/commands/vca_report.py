@@ -23,7 +23,7 @@ def vca_report(
 ) -> None:
     """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
+    from vlaudit.analysis.vca.report import ReportSettings, compute_report
     from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
     from vlaudit.sources.margins import read_margins
 

@@ -27,7 +27,7 @@ import numpy as np
 from vlaudit.tables import write_json, write_table
 
 if TYPE_CHECKING:
-    from vlaudit.experiments.demo import DemoConfig
+    from vlaudit.demo.pipeline import DemoConfig
 
 SPLITS = "train=0.6,val=0.2,test=0.2"
 REPORT_SPLIT = "test"

@@ -7,8 +7,8 @@ whose behaviour is known by construction. Stages:
 2. per demo seed: scenes → exact COCO and GQA cycle families → Table-5 audit (TV = 0, signed degree 0);
 3. every dual encoder (``ref:scene-clip-spatial``, ``ref:scene-clip-bag`` and each ``--model``) through the
    ordinary features path: zero-shot, additive and rank-R cycle-loss probe CycleAcc per family on the test
-   split, and the rank sweep (:mod:`vlaudit.experiments.demo_cycles`);
-4. the Visual Credit Audit stage of the yes/no reference models (``vlaudit.experiments.demo_vca``);
+   split, and the rank sweep (:mod:`vlaudit.demo.cycles`);
+4. the Visual Credit Audit stage of the yes/no reference models (``vlaudit.demo.vca``);
 5. the known-answer checks (``summary.json["known_answers"]``; the command exits non-zero if one fails);
 6. the HTML report (``vlaudit.report.html``).
 
@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vlaudit.experiments.demo_cycles import Bars, Log, model_slug
-from vlaudit.experiments.synthetic import SyntheticConfig
+from vlaudit.analysis.cycles.synthetic import SyntheticConfig
+from vlaudit.demo.cycles import Bars, Log, model_slug
 from vlaudit.tables import write_json
 
 REFERENCE_ENCODERS = ("ref:scene-clip-spatial", "ref:scene-clip-bag")
@@ -90,7 +90,7 @@ def _no_bars(description: str, total: int) -> Callable[[int], None]:
 
 def _cycle_stage(config: DemoConfig, out: Path, log: Log, bars: Bars, timings: dict[str, float]) -> dict[str, Any]:
     from vlaudit.backends.registry import load_backend, require_kind
-    from vlaudit.experiments.demo_cycles import (
+    from vlaudit.demo.cycles import (
         build_seed,
         plot_outputs,
         rank_sweep,
@@ -178,17 +178,17 @@ def cycle_checks(cycles: dict[str, Any], config: DemoConfig) -> list[dict[str, A
 
 
 def vca_stage_config(config: DemoConfig) -> Any:
-    """The VCA stage's own sizes (quick or full, :class:`vlaudit.experiments.demo_vca.VcaStageConfig`) on this
+    """The VCA stage's own sizes (quick or full, :class:`vlaudit.demo.vca.VcaStageConfig`) on this
     demo's seed and number of bootstrap resamples."""
-    from vlaudit.experiments.demo_vca import VcaStageConfig
+    from vlaudit.demo.vca import VcaStageConfig
 
     return replace(VcaStageConfig.quick() if config.quick else VcaStageConfig(), seed=config.seed,
                    n_resamples=config.n_resamples, extra_models=config.vca_models)
 
 
 def _vca_stage(out: Path, config: DemoConfig, log: Log) -> dict[str, Any]:
-    """The yes/no reference models' VCA stage (:mod:`vlaudit.experiments.demo_vca`), sized like this demo."""
-    from vlaudit.experiments.demo_vca import run_vca_stage
+    """The yes/no reference models' VCA stage (:mod:`vlaudit.demo.vca`), sized like this demo."""
+    from vlaudit.demo.vca import run_vca_stage
 
     return run_vca_stage(out / "vca", vca_stage_config(config), log)
 
@@ -202,8 +202,8 @@ def _report(out: Path) -> str:
 def _model_descriptions(config: DemoConfig) -> dict[str, str]:
     """What each audited model is: the planted references say whether they are trained models or calibration
     instruments (constructed mechanisms), so the report never passes one off as a real model."""
-    from vlaudit.backends.reference import TRAINED_MODELS
-    from vlaudit.experiments.demo_vca import VcaStageConfig
+    from vlaudit.demo.vca import VcaStageConfig
+    from vlaudit.reference.models import TRAINED_MODELS
 
     described = {}
     for spec in (*config.all_encoders, *VcaStageConfig().models, *config.vca_models):
@@ -238,7 +238,7 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
 
     ``bars(description, total)`` → ``advance(n)`` draws progress bars (the CLI passes rich ones).
     """
-    from vlaudit.experiments.synthetic import run_synthetic, torch_threads
+    from vlaudit.analysis.cycles.synthetic import run_synthetic, torch_threads
 
     config = config or DemoConfig()
     bars = bars or _no_bars

@@ -1,13 +1,13 @@
 """The demo's Visual Credit Audit stage with known answers (issue 12): planted yes/no models, audited.
 
 On held-out procedural scenes (seed ``config.seed``, disjoint from the training seeds of
-:mod:`vlaudit.backends.scene_vqa_train`) it builds
+:mod:`vlaudit.reference.scene_vqa_train`) it builds
 
 * ``vsr-like``: single spatial statements, one per scene, yes/no alternating (VCA §4's VSR shape);
 * ``gsr-like``: same-image true/false groups (:func:`vlaudit.builders.scene_items.scene_relation_items`,
   VCA §13's GSR-COCO shape);
 * ``vsr-like-prior-following`` / ``vsr-like-prior-violating``: the singles whose gold answer agrees /
-  disagrees with the planted category-pair prior (:func:`vlaudit.backends.scene_vqa.category_prior`);
+  disagrees with the planted category-pair prior (:func:`vlaudit.reference.scene_vqa.category_prior`);
 
 scores ``ref:scene-vqa-grounded``, ``ref:scene-vqa-prior`` and ``ref:scene-vqa-mixture`` under all seven
 contexts and both interfaces through the ordinary runner (the ``vca score`` code path, with its cache), writes
@@ -77,8 +77,8 @@ def _buildable(item: Any, images: Path, contexts: Sequence[str]) -> bool:
 
 def build_stage_items(scenes: Path, config: VcaStageConfig) -> list[Any]:
     """The four datasets of the module docstring (scenes split in halves: singles, then groups)."""
-    from vlaudit.backends.scene_vqa import category_prior
     from vlaudit.builders.scene_items import scene_relation_items
+    from vlaudit.reference.scene_vqa import category_prior
     from vlaudit.tables import read_json
 
     graphs = read_json(scenes / "scene_graphs.json")
@@ -188,11 +188,11 @@ def known_answers(runs: list[dict[str, Any]], planted: dict[str, float], factori
 
 def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log = print) -> dict[str, Any]:
     """Run the stage into ``out_dir`` (see the module docstring); returns {runs, known_answers, ...}."""
-    from vlaudit.backends.scene_vqa_mixture import load_backend as load_mixture
+    from vlaudit.analysis.vca.factorial import run_factorial_analysis
+    from vlaudit.analysis.vca.report import ReportSettings, compute_report
     from vlaudit.builders.factorial import build_factorial
     from vlaudit.builders.scenes import render_scenes
-    from vlaudit.experiments.factorial_analysis import run_factorial_analysis
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
+    from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
     from vlaudit.report.vca_tables import write_report_files
     from vlaudit.sources.items import write_items
     from vlaudit.sources.margins import read_margins

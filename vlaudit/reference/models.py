@@ -9,7 +9,7 @@ mean nothing about vision-language behaviour: the weights are random.
 
 *Trained* reference models (:data:`TRAINED_MODELS`) are different: small models trained here on procedural
 scenes, whose behaviour is planted by construction (e.g. ``ref:scene-clip-bag`` is position-blind in both
-towers). Their weights ship inside the package (``backends/weights/NAME.safetensors`` + ``NAME.json``) and
+towers). Their weights ship inside the package (``reference/weights/NAME.safetensors`` + ``NAME.json``) and
 ``vlaudit models train-reference NAME`` reproduces them with the registered trainer.
 """
 
@@ -63,29 +63,29 @@ class TrainedReference:
 # name -> how it is loaded and retrained
 TRAINED_MODELS: dict[str, TrainedReference] = {
     "scene-clip-spatial": TrainedReference(
-        "features", "vlaudit.backends.scene_clip:load_backend", "vlaudit.backends.scene_clip_train:train_reference",
+        "features", "vlaudit.reference.scene_clip:load_backend", "vlaudit.reference.scene_clip_train:train_reference",
         "dual encoder trained on procedural scenes; keeps position (region centres as coordinate channels, "
         "ordered text encoder)"),
     "scene-clip-bag": TrainedReference(
-        "features", "vlaudit.backends.scene_clip:load_backend", "vlaudit.backends.scene_clip_train:train_reference",
+        "features", "vlaudit.reference.scene_clip:load_backend", "vlaudit.reference.scene_clip_train:train_reference",
         "dual encoder trained on procedural scenes; position-blind by construction (set of regions without "
         "centres, bag of words)"),
     "scene-vqa-grounded": TrainedReference(
-        "yesno", "vlaudit.backends.scene_vqa:load_backend", "vlaudit.backends.scene_vqa_train:train_reference",
+        "yesno", "vlaudit.reference.scene_vqa:load_backend", "vlaudit.reference.scene_vqa_train:train_reference",
         "yes/no model that must look: a perception CNN trained on scene masks + fixed reading logic; no image, "
         "no evidence"),
     "scene-vqa-prior": TrainedReference(
-        "yesno", "vlaudit.backends.scene_vqa:load_backend", "vlaudit.backends.scene_vqa_train:train_reference",
+        "yesno", "vlaudit.reference.scene_vqa:load_backend", "vlaudit.reference.scene_vqa_train:train_reference",
         "yes/no model that never looks: answer counts per statement from prior-following training data"),
     "scene-vqa-mixture": TrainedReference(
-        "yesno", "vlaudit.backends.scene_vqa_mixture:load_backend", None,
+        "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
         "calibration instrument: a seeded 40% of statement types read from the image, the rest from the prior "
         "(the true credited fraction is known)"),
     "scene-vqa-reader": TrainedReference(
-        "yesno", "vlaudit.backends.scene_vqa_mixture:load_backend", None,
+        "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
         "calibration instrument: every statement read from the image (the mixture at fraction 1)"),
     "scene-vqa-prior-table": TrainedReference(
-        "yesno", "vlaudit.backends.scene_vqa_mixture:load_backend", None,
+        "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
         "calibration instrument: every statement answered from the prior table (the mixture at fraction 0)"),
 }
 

@@ -1,6 +1,6 @@
 """``ref:scene-clip-spatial`` and ``ref:scene-clip-bag``: two small dual encoders with planted behaviour.
 
-Both are trained contrastively on procedural-scene captions (:mod:`vlaudit.backends.scene_clip_train`) with the
+Both are trained contrastively on procedural-scene captions (:mod:`vlaudit.reference.scene_clip_train`) with the
 same data, objective, seed and budget; they differ only in what their architecture *can* represent.
 
 Image front end (shared, fixed, not learned): the picture is resized to 160×120 and cut into its foreground
@@ -251,7 +251,7 @@ def load_model(name: str, folder: Path | None = None) -> SceneClip:
     """The model ``NAME`` from ``folder`` (default: the weights shipped in the package)."""
     from safetensors.torch import load_file
 
-    from vlaudit.backends.reference import WEIGHTS_DIR
+    from vlaudit.reference.models import WEIGHTS_DIR
 
     folder = folder or WEIGHTS_DIR
     config_path, weights = folder / f"{name}.json", folder / f"{name}.safetensors"

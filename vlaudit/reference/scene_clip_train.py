@@ -16,7 +16,7 @@ batch text that is also true of another image is masked out of that image's nega
 term softplus(−(s(u, t) − s(u, f))) with t a valid relation statement of image u and f the same statement with
 subject and object exchanged (a strict cycle's swap) or with the inverse relation (a same-pair cycle's swap),
 kept only when the rules call f invalid in u. Both models get exactly the same data, objective, seed and
-budget; only the architecture differs (:mod:`vlaudit.backends.scene_clip`). For the bag model an exchanged
+budget; only the architecture differs (:mod:`vlaudit.reference.scene_clip`). For the bag model an exchanged
 statement embeds exactly like the true one, so part of that term is irreducible: it is the point.
 
 Deterministic from ``seed`` on CPU: the initialisation draws from torch's generator inside ``fork_rng`` (the
@@ -143,7 +143,7 @@ def build_training_data(scenes_dir: Path, *, log: Log = print) -> TrainingData:
     """Read a ``data scenes`` folder into :class:`TrainingData` (vocabulary = every word of every text)."""
     from PIL import Image
 
-    from vlaudit.backends.scene_clip import PAD, UNK, Vocabulary, region_features, words
+    from vlaudit.reference.scene_clip import PAD, UNK, Vocabulary, region_features, words
 
     instances = json.loads((scenes_dir / "instances.json").read_text(encoding="utf-8"))
     captions = json.loads((scenes_dir / "captions.json").read_text(encoding="utf-8"))
@@ -203,11 +203,11 @@ def _also_true(data: TrainingData, batch: np.ndarray, texts: list[int]) -> np.nd
 
 def train_model(kind: str, data: TrainingData, settings: TrainSettings, *, log: Log = print,
                 progress: Callable[[int, int], None] | None = None) -> tuple[Any, list[dict[str, float]]]:
-    """Train a :class:`~vlaudit.backends.scene_clip.SceneClip` of ``kind``; returns (model, per-epoch curve)."""
+    """Train a :class:`~vlaudit.reference.scene_clip.SceneClip` of ``kind``; returns (model, per-epoch curve)."""
     import torch
     from torch.nn import functional as F
 
-    from vlaudit.backends.scene_clip import SceneClip
+    from vlaudit.reference.scene_clip import SceneClip
 
     config = {"kind": kind, "version": VERSION, "dim": settings.dim, "width": settings.width,
               "region_width": settings.region_width, "code": settings.code,
@@ -277,10 +277,10 @@ def train_reference(name: str, out_dir: str | Path, *, log: Log = print, short: 
 
     Returns ``{"name", "curve", "files", "settings", "seconds"}``.
     """
-    from vlaudit.backends.scene_clip import save_model
+    from vlaudit.analysis.cycles.synthetic import torch_threads
     from vlaudit.builders.scenes import render_scenes
     from vlaudit.errors import InputError
-    from vlaudit.experiments.synthetic import torch_threads
+    from vlaudit.reference.scene_clip import save_model
 
     kinds = {"scene-clip-spatial": "spatial", "scene-clip-bag": "bag"}
     if name not in kinds:

@@ -4,11 +4,11 @@
 * :func:`prompt_text` — the literal prompt: the item's question, then "Answer yes or no:" (or "Answer true or
   false:"), with an image marker when there is an image (VCA §9's fixed answer interface);
 * :func:`image_tensor` — every image resized to 80×60 and normalised;
-* weights live in ``vlaudit/backends/weights/<name>.json`` (+ ``.safetensors``).
+* weights live in ``vlaudit/reference/weights/<name>.json`` (+ ``.safetensors``).
 
-The models: :mod:`vlaudit.backends.scene_vqa_reader` (grounded reader, count prior),
-:mod:`vlaudit.backends.scene_vqa_mixture` (the calibration mechanism), trainers in
-:mod:`vlaudit.backends.scene_vqa_train`.
+The models: :mod:`vlaudit.reference.scene_vqa_reader` (grounded reader, count prior),
+:mod:`vlaudit.reference.scene_vqa_mixture` (the calibration mechanism), trainers in
+:mod:`vlaudit.reference.scene_vqa_train`.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def save_model(net: Any, config: dict[str, Any], name: str, folder: Path | None 
 
 def load_backend(name: str, **options: Any) -> Any:
     """Load a shipped scene-VQA model (loader options of other backends, e.g. dtype, are ignored)."""
-    from vlaudit.backends.scene_vqa_reader import CountPrior, GroundedReader
+    from vlaudit.reference.scene_vqa_reader import CountPrior, GroundedReader
 
     if name not in VQA_MODELS:
         raise InputError(f"unknown scene-VQA model {name!r}; available: {', '.join(VQA_MODELS)}", field="model")

@@ -3,7 +3,7 @@
 A constructed mechanism model (issue 12): its behaviour is known exactly, so the audit's D-CC must recover
 it. Statement *types* are (relation, subject category) pairs; a seeded fraction :attr:`image_fraction` of
 the types is answered from the image and the rest from the text prior
-(:func:`vlaudit.backends.scene_vqa.category_prior`):
+(:func:`vlaudit.reference.scene_vqa.category_prior`):
 
 * image-read types: a **fixed reader of the scene images** — the image's pixel hash
   (:func:`vlaudit.hashing.pixels_sha256`) is looked up among the procedural scenes it was given
@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
-from vlaudit.backends.scene_vqa import PRIOR_CATEGORIES, category_prior, prompt_text
 from vlaudit.errors import InputError
 from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
+from vlaudit.reference.scene_vqa import PRIOR_CATEGORIES, category_prior, prompt_text
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
 
 MIXTURE_SEED = 20261202

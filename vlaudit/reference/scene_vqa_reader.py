@@ -1,6 +1,6 @@
 """Trained parts with fixed reading logic: the grounded reader and the count-based prior (issue 12).
 
-End-to-end training of a small yes/no model (:mod:`vlaudit.backends.scene_vqa`) did not leave chance in the
+End-to-end training of a small yes/no model (:mod:`vlaudit.reference.scene_vqa`) did not leave chance in the
 CPU minutes available here, so the two planted roles are built from parts that *do* train quickly, each
 documented as what it is:
 
@@ -13,8 +13,8 @@ documented as what it is:
   presence  m = κ_p · (presence − ½); colour  m = κ_c · (P(named colour at the object) − ½);
   text only m = 0 (no image, no evidence). It must look: the text alone gives it nothing.
 * ``ref:scene-vqa-prior`` — a **count-based text model**: trained by counting answers per statement key on
-  prior-skewed statements (:mod:`vlaudit.backends.scene_vqa_train` with the prior data: spatial truth follows
-  :func:`~vlaudit.backends.scene_vqa.category_prior` 85% of the time; the factorial note is usually right).
+  prior-skewed statements (:mod:`vlaudit.reference.scene_vqa_train` with the prior data: spatial truth follows
+  :func:`~vlaudit.reference.scene_vqa.category_prior` 85% of the time; the factorial note is usually right).
   m = log((n_yes + 1) / (n_no + 1)) of the statement's key, identical in every context: it never looks.
 
 NLLs are those of a two-way softmax with margin m: NLL(yes) = log(1 + e^−m), NLL(no) = log(1 + e^m).
@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
-from vlaudit.backends.scene_vqa import IMAGE_SIZE, WEIGHTS_DIR, prompt_text
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file, sha256_text
+from vlaudit.reference.scene_vqa import IMAGE_SIZE, WEIGHTS_DIR, prompt_text
 
 KAPPA_RELATION = 20.0
 KAPPA_PRESENCE = 10.0
@@ -49,8 +49,8 @@ def statement_key(question: str) -> tuple[str, ...] | None:
     ("note", "agree"|"disagree"|"none", relation) for a factorial note + query; ("relation", s, r, o);
     ("presence", x); ("colour", x, c); None when nothing is recognised.
     """
-    from vlaudit.backends.scene_vqa_mixture import parse_note, parse_statement
     from vlaudit.builders.scene_render import OBJECT_COLORS
+    from vlaudit.reference.scene_vqa_mixture import parse_note, parse_statement
     from vlaudit.relations import INVERSE_RELATIONS
 
     parsed = parse_statement(question)
@@ -146,7 +146,7 @@ class GroundedReader(_Base):
 
         One image per forward: a batched convolution may round differently with the batch's size, and a
         margin must not depend on which other requests share its chunk."""
-        from vlaudit.backends.scene_vqa import image_tensor
+        from vlaudit.reference.scene_vqa import image_tensor
 
         torch = self._torch
         with torch.inference_mode():
@@ -202,8 +202,8 @@ class GroundedReader(_Base):
         return 0.0
 
     def margins(self, requests: Sequence[YesNoRequest]) -> list[float]:
-        from vlaudit.backends.scene_vqa_mixture import parse_statement
         from vlaudit.hashing import pixels_sha256
+        from vlaudit.reference.scene_vqa_mixture import parse_statement
 
         out = [0.0] * len(requests)
         maps: dict[str | None, tuple[np.ndarray, np.ndarray]] = {}  # one forward per distinct image

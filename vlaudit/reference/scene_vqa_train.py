@@ -1,4 +1,4 @@
-"""Training the scene-VQA reference models (:mod:`vlaudit.backends.scene_vqa_reader`) on ``data scenes`` output.
+"""Training the scene-VQA reference models (:mod:`vlaudit.reference.scene_vqa_reader`) on ``data scenes`` output.
 
 Training data, deterministic from the seed (training scenes use seed :data:`TRAIN_SCENE_SEED` + seed, the
 factorial-style images :data:`TRAIN_FACTORIAL_SEED` + seed — never the demo's evaluation seeds 0 and 20260724):
@@ -11,7 +11,7 @@ factorial-style images :data:`TRAIN_FACTORIAL_SEED` + seed — never the demo's 
 
 ``grounded`` statements: every form true and false equally often and the factorial note independent of the
 image, so the text carries no prior. ``prior`` statements: spatial truth follows
-:func:`~vlaudit.backends.scene_vqa.category_prior` with probability :data:`PRIOR_FOLLOW` (and the factorial note
+:func:`~vlaudit.reference.scene_vqa.category_prior` with probability :data:`PRIOR_FOLLOW` (and the factorial note
 agrees with the image with that probability), so the text predicts the answer most of the time.
 
 * :func:`train_perception` — the grounded reader's CNN, trained on the object masks (per-cell shape and colour).
@@ -34,14 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.backends.scene_vqa import (
+from vlaudit.builders.benchmark_items import question_for, statement_text
+from vlaudit.reference.scene_vqa import (
     IMAGE_SIZE,
     WEIGHTS_DIR,
     category_prior,
     pixels_to_tensor,
     save_model,
 )
-from vlaudit.builders.benchmark_items import question_for, statement_text
 from vlaudit.relations import INVERSE_RELATIONS, relation_phrase
 
 TRAIN_SCENE_SEED = 7100
@@ -244,7 +244,7 @@ def train_perception(*, seed: int = 0, steps: int = 600, batch_images: int = 24,
     Returns (net, config, curve rows {step, loss, shape_acc, colour_acc} on the object cells of the batch)."""
     import torch
 
-    from vlaudit.backends.scene_vqa_reader import build_perception
+    from vlaudit.reference.scene_vqa_reader import build_perception
 
     data = data or build_training_set("grounded", seed=seed)
     torch.manual_seed(seed)
@@ -299,7 +299,7 @@ def train_perception(*, seed: int = 0, steps: int = 600, batch_images: int = 24,
 
 def count_prior(data: dict[str, Any]) -> dict[str, list[int]]:
     """{statement key: [n_yes, n_no]} over every training statement (keys: :func:`statement_key`)."""
-    from vlaudit.backends.scene_vqa_reader import statement_key
+    from vlaudit.reference.scene_vqa_reader import statement_key
 
     counts: dict[str, list[int]] = {}
     for group in data["statements"]:
@@ -321,8 +321,8 @@ def train_reference(name: str, out_dir: str | Path | None = None, *, seed: int =
     ``short``: a brief retrain (:data:`SHORT_STEPS`) for smoke tests."""
     if short and steps is None:
         steps = SHORT_STEPS
+    from vlaudit.analysis.cycles.synthetic import torch_threads
     from vlaudit.errors import InputError
-    from vlaudit.experiments.synthetic import torch_threads
     from vlaudit.tables import write_json
 
     folder = WEIGHTS_DIR if out_dir is None else Path(out_dir)

@@ -31,7 +31,7 @@ def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
     """
     if art.vca_reports or not art.margins or data.vca_runs(art):
         return []
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
+    from vlaudit.analysis.vca.report import ReportSettings, compute_report
     from vlaudit.sources.margins import read_margins
 
     items: list[dict[str, Any]] = []

@@ -28,7 +28,7 @@ robustness_controls.csv        alternate control sets against the headline, each
 robustness_aggregation.csv     control-aggregation variants against the headline
 robustness_interfaces.csv      ensemble and pair-centred checks per (model, dataset)
 macro.csv                      macro averages over models per (dataset, interface)
-items.csv, groups.csv          per-item and per-group events (see ``experiments.vca_report``)
+items.csv, groups.csv          per-item and per-group events (see ``analysis.vca.report``)
 gap_hist.png                   G_img histogram per run and D-CC/C-U bars
 =============================  ============================================================================
 """

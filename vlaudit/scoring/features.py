@@ -38,7 +38,7 @@ import numpy as np
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
-from vlaudit.scoring.paths import confine
+from vlaudit.sources.image_paths import confine
 from vlaudit.tables import read_json
 
 SCHEMA_VERSION = 1

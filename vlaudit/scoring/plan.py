@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from vlaudit.hashing import pixels_sha256, sha256_bytes
 from vlaudit.scoring.cache import cache_key
-from vlaudit.scoring.paths import confine
+from vlaudit.sources.image_paths import confine
 from vlaudit.sources.items import BenchmarkItem
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ Per seed (its own image-disjoint split) and family, all on the family's **test**
   validation cycles.
 
 A family with fewer than ``min_cycles`` cycles in any split of a seed is withdrawn there (§D.5,
-:func:`~vlaudit.experiments.cycle_common.select_families`) and reported as unavailable with its counts.
+:func:`~vlaudit.analysis.cycles.common.select_families`) and reported as unavailable with its counts.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from vlaudit.experiments.cycle_common import (
+from vlaudit.analysis.cycles.common import (
     UNAVAILABLE,
     ExperimentConfig,
     SeedInputs,
@@ -104,7 +104,7 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0,
     if out_dir is not None:
         from pathlib import Path
 
-        from vlaudit.report.experiment_plots import plot_family_bars
+        from vlaudit.analysis.cycles.plots import plot_family_bars
 
         result["files"] = {"plot": str(plot_family_bars(rows, Path(out_dir) / "diagnostics.png",
                                                         title=f"Exact-cycle diagnostics ({config.test_split} cycles)"))}

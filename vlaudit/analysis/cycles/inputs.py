@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from vlaudit.analysis.cycles.common import SeedInputs
+from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
 from vlaudit.errors import InputError
-from vlaudit.experiments.cycle_common import SeedInputs
-from vlaudit.experiments.cycle_oe import MARK_SUFFIX, caption_texts, marked_text
 
 
 def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str | Path) -> dict[int, SeedInputs]:

@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.errors import InputError
-from vlaudit.experiments.cycle_common import (
+from vlaudit.analysis.cycles.common import (
     ExperimentConfig,
     SeedInputs,
     aggregate,
@@ -45,6 +44,7 @@ from vlaudit.experiments.cycle_common import (
     split_cycle_eval,
     write_outputs,
 )
+from vlaudit.errors import InputError
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
 from vlaudit.records import Cycle
 
@@ -121,7 +121,7 @@ def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *
     """All seeds: rows per protocol (mean ± sd), per-seed Cycle − Shortcut differences; JSON + CSV + plot.
 
     Each :class:`SeedInputs` must hold the marked caption features under ``caption_id + MARK_SUFFIX``
-    (see :func:`vlaudit.experiments.cycle_inputs.add_marked_features`).
+    (see :func:`vlaudit.analysis.cycles.inputs.add_marked_features`).
     """
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
@@ -138,7 +138,7 @@ def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *
               "unavailable": unavailable, "rows": rows,
               "difference_cycle_minus_shortcut": {"per_seed": differences, "mean": mean, "sd": sd, "n_seeds": n}}
     if out_dir is not None:
-        from vlaudit.report.experiment_plots import plot_oe
+        from vlaudit.analysis.cycles.plots import plot_oe
 
         plot = plot_oe(rows, Path(out_dir) / "oe.png",
                        title=f"Shortcut-contaminated OE (rank {config.rank} + additive heads)")

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlaudit.experiments.cycle_common import (
+from vlaudit.analysis.cycles.common import (
     RANKS,
     UNAVAILABLE,
     ExperimentConfig,
@@ -76,7 +76,7 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
               "additive": additive, "min_cycles": config.min_cycles, "unavailable": unavailable,
               "additive_audit": {"ok": bool(additive) and not audit_failures, "failures": audit_failures}}
     if out_dir is not None:
-        from vlaudit.report.experiment_plots import plot_rank_sweep
+        from vlaudit.analysis.cycles.plots import plot_rank_sweep
 
         plot = plot_rank_sweep(result["rows"], Path(out_dir) / "rank_sweep.png",
                                title=f"Rank sweep: exact CycleAcc on {config.test_split} cycles")

@@ -2,7 +2,7 @@
 
 Four unblocked two-sample diagnostics, reported as test AUROC of probes trained with pair BCE on frozen
 synthetic features (generators and why their outcome follows from construction:
-:mod:`vlaudit.experiments.synthetic_generators`):
+:mod:`vlaudit.analysis.cycles.synthetic_generators`):
 
 1. ``pure_interaction`` — negatives recombine valid pairs, marginals identical: image-only, text-only and additive
    probes ≈ 0.5; a full bilinear interaction probe well above 0.5 (the paper omits the latter; we show it).
@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.experiments import synthetic_generators as gen
-from vlaudit.experiments.cycle_common import mean_sd
+from vlaudit.analysis import synthetic_generators as gen
+from vlaudit.analysis.cycles.common import mean_sd
 from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_acc
 from vlaudit.probes.trainer import (
     ProbeData,

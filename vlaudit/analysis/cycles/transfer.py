@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.experiments.cycle_common import (
+from vlaudit.analysis.cycles.common import (
     UNAVAILABLE,
     ExperimentConfig,
     SeedInputs,
@@ -112,7 +112,7 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
               "correlation": {"per_seed": correlations, "mean": mean, "sd": sd, "n_seeds": n,
                               "what": "Pearson r of alignment (val) with transfer CycleAcc (test), off-diagonal pairs"}}
     if out_dir is not None:
-        from vlaudit.report.experiment_plots import plot_transfer
+        from vlaudit.analysis.cycles.plots import plot_transfer
 
         names = list(dict.fromkeys(r["train_family"] for r in rows))
         cells = {(r["train_family"], r["test_family"]): r["cycle_acc"]["mean"] for r in rows}

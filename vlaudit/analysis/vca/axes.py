@@ -1,6 +1,6 @@
 """The optional axes of the VCA report, each on the headline items that have its context (VCA §18, §19).
 
-:func:`~vlaudit.experiments.vca_report.run_events` keeps the headline items (original + every control);
+:func:`~vlaudit.analysis.vca.report.run_events` keeps the headline items (original + every control);
 the functions here add, per run:
 
 * ``perm`` — matched image-permutation calibration on the items with a ``mismatch`` margin (Δ_DCC^perm is
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from vlaudit.metrics.vca import permutation, robustness, support
 
 if TYPE_CHECKING:
-    from vlaudit.experiments.vca_report import ReportSettings, RunEvents
+    from vlaudit.analysis.vca.report import ReportSettings, RunEvents
 
 AXIS_ROLES = {"mismatch": "permutation calibration, Dep+M, Strict+M", "mean": "mean-colour control set",
               "rele": "relation-region erasure", "irre": "irrelevant-region erasure",

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from vlaudit.analysis.vca.report import RunEvents, run_events
 from vlaudit.errors import InputError
-from vlaudit.experiments.vca_report import RunEvents, run_events
 from vlaudit.metrics.vca import proxies, support
 from vlaudit.sources.margins import MarginRun, read_margins
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from vlaudit.analysis.vca.common import RunScores, run_info
 from vlaudit.errors import InputError
-from vlaudit.experiments.vca_common import RunScores, run_info
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
 from vlaudit.stats.bootstrap import DEFAULT_SEED, ClusterBootstrap, percentile_intervals

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from vlaudit.analysis import vca_axes
 from vlaudit.errors import InputError
-from vlaudit.experiments import vca_axes
 from vlaudit.metrics.vca import permutation, relation, robustness, support
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals

@@ -14,7 +14,7 @@
   and the cross-validated increment of adding the gap to the true margin (repeated stratified K-fold
   logistic regression on standardized features; Δ = mean over repeats of AUROC(out-of-fold, margin + gap) −
   AUROC(out-of-fold, margin)), with a relation-pair bootstrap interval of the macro Δ.
-* **Edit-grouped incremental control**: :mod:`vlaudit.experiments.vca_incremental`.
+* **Edit-grouped incremental control**: :mod:`vlaudit.analysis.vca.incremental`.
 
 Every AUROC is computed within model; macro rows average models with equal weight (§19).
 """
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.experiments.vca_common import RunScores, fit_predict, ranking_rows, run_info, src_records
+from vlaudit.analysis.vca.common import RunScores, fit_predict, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import support
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, percentile_ranks, weighted_auroc
@@ -200,7 +200,7 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
 def compute_validity(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None,
                      settings: ValiditySettings | None = None) -> dict[str, Any]:
     """Every §15 table over the runs' scores and (optionally) the joined edit outcomes."""
-    from vlaudit.experiments.vca_incremental import incremental_rows
+    from vlaudit.analysis.vca.incremental import incremental_rows
 
     settings = settings or ValiditySettings()
     out: dict[str, Any] = {
