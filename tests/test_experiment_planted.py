@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 from experiment_planted import merge, planted_inputs
 
-from vlaudit.analysis import cycle_diagnostics, cycle_oe, cycle_rank_sweep, cycle_transfer
+from vlaudit.analysis.cycles import diagnostics as cycle_diagnostics
+from vlaudit.analysis.cycles import oe as cycle_oe
+from vlaudit.analysis.cycles import rank_sweep as cycle_rank_sweep
+from vlaudit.analysis.cycles import transfer as cycle_transfer
 from vlaudit.analysis.cycles.common import (
     ExperimentConfig,
     SeedInputs,

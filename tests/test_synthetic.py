@@ -12,7 +12,7 @@ import torch
 from typer.testing import CliRunner
 
 import vlaudit.commands.synthetic  # noqa: F401  (registers the command)
-from vlaudit.analysis import synthetic_generators as gen
+from vlaudit.analysis.cycles import synthetic_generators as gen
 from vlaudit.analysis.cycles.synthetic import RANKS, SyntheticConfig, run_synthetic
 from vlaudit.commands._apps import app
 

@@ -163,7 +163,7 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     """Table 2/8: additive column (must be exactly 0.5), zero-shot cosine, diagonal, bilinear, rank-r probes."""
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
-    from vlaudit.analysis import cycle_diagnostics as exp
+    from vlaudit.analysis.cycles import diagnostics as exp
     from vlaudit.analysis.cycles.synthetic import torch_threads
 
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
@@ -192,7 +192,7 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
     if not rank_list or min(rank_list) < 1:
         raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
     config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles)
-    from vlaudit.analysis import cycle_rank_sweep as exp
+    from vlaudit.analysis.cycles import rank_sweep as exp
     from vlaudit.analysis.cycles.synthetic import torch_threads
 
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
@@ -216,7 +216,7 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
     """Tables 4 and 7: Shortcut OE (marked negatives, AUROC-selected) vs Cycle OE vs four-entry BCE vs text-only."""
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
-    from vlaudit.analysis import cycle_oe as exp
+    from vlaudit.analysis.cycles import oe as exp
     from vlaudit.analysis.cycles.synthetic import torch_threads
 
     inputs = _inputs(seed_list, cycles, build, features, model, images, out, marked=True,
@@ -238,7 +238,7 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
     """§5.6: rank-r probe trained on family i, exact CycleAcc on family j; alignment (val) vs transfer (test)."""
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
-    from vlaudit.analysis import cycle_transfer as exp
+    from vlaudit.analysis.cycles import transfer as exp
     from vlaudit.analysis.cycles.common import mean_sd_text
     from vlaudit.analysis.cycles.synthetic import torch_threads
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis import synthetic_generators as gen
+from vlaudit.analysis.cycles import synthetic_generators as gen
 from vlaudit.analysis.cycles.common import mean_sd
 from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_acc
 from vlaudit.probes.trainer import (

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis import vca_axes
+from vlaudit.analysis.vca import axes as vca_axes
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import permutation, relation, robustness, support
 from vlaudit.sources.margins import MarginRun, describe_missing
