@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from vlaudit.version import __version__
 
 # public name -> "module:attribute"
 _EXPORTS: dict[str, str] = {

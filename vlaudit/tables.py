@@ -10,6 +10,7 @@ stays ``0001`` and an integer id ``139`` becomes ``"139"`` whether the file is C
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import math
 import os
@@ -18,6 +19,10 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+import orjson
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
 
@@ -75,8 +80,6 @@ def _ids_as_text(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _csv_header(path: Path) -> list[str]:
-    import csv
-
     with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         return next(csv.reader(handle), [])
 
@@ -95,8 +98,6 @@ def read_json(path: str | Path) -> Any:
 
     Raises :class:`InputError` naming the file: ``file not found``, ``cannot read: …`` (an OS error, e.g. a
     folder) or ``invalid JSON: …``. The value's shape is the caller's to check."""
-    import orjson
-
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", path=path)
@@ -175,9 +176,6 @@ def read_table(path: str | Path, *, required: Sequence[str] = (), text: Sequence
     as text instead of inferring their type, so the caller can report a bad value at its own row.
     """
     import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
-
     path = Path(path)
     fmt = table_format(path)
     if not path.exists():
@@ -322,8 +320,6 @@ def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
 
 def write_parquet(path: str | Path, table: pa.Table) -> Path:
     """Write an Arrow table as Parquet, atomically."""
-    import pyarrow.parquet as pq
-
     with atomic_write(path, "wb") as handle:
         pq.write_table(table, handle)
     return Path(path)
@@ -352,8 +348,6 @@ def write_table(path: str | Path, rows: list[dict[str, Any]] | pa.Table) -> Path
     table = rows if isinstance(rows, pa.Table) else rows_to_table(rows)
     if fmt == "parquet":
         return write_parquet(path, table)
-    import pyarrow.csv as pacsv
-
     with atomic_write(path, "wb") as handle:
         pacsv.write_csv(table, handle)
     return Path(path)

@@ -8,7 +8,16 @@ from typing import Any
 
 from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
 from vlaudit.api.results import Result, with_interval
+from vlaudit.backends.registry import load_backend
+from vlaudit.builders.cycles.coco import build_coco_cycles
+from vlaudit.builders.cycles.gqa import build_gqa_cycles
+from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
 from vlaudit.errors import InputError
+from vlaudit.metrics.cycles import evaluate_cycles as evaluate
+from vlaudit.scoring.features import Features, collect_inputs, read_features
+from vlaudit.scoring.features import extract_features as extract
+from vlaudit.scoring.features import zero_shot_scores as cosine
+from vlaudit.sources.cycle_tables import read_cycles
 
 
 class CycleEvaluation(Result):
@@ -45,8 +54,6 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
     Returns:
         A :class:`CycleEvaluation`; an additive score gives ``cycle_acc == 0.5`` and ``tie_rate == 1`` in every row.
     """
-    from vlaudit.metrics.cycles import evaluate_cycles as evaluate
-
     cycle_list = as_cycles(cycles)
     data = evaluate(cycle_list, as_scores(scores, cycle_list), splits=splits, min_cycles=min_cycles, tol=tol,
                     n_resamples=n_resamples, seed=seed)
@@ -67,10 +74,6 @@ def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, A
     Returns:
         The build summary: Table-6 counts per family and split, unavailable families, ``paths`` written.
     """
-    from vlaudit.builders.cycles.coco import build_coco_cycles
-    from vlaudit.builders.cycles.gqa import build_gqa_cycles
-    from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
-
     if source == "coco":
         return build_coco_cycles(options.pop("instances"), options.pop("captions", None), out, **options)
     if source == "gqa":
@@ -86,16 +89,12 @@ def load_model(spec: str, **options: Any) -> Any:
     Returns a backend with ``score(requests)`` (multimodal LLMs) or ``encode_images``/``encode_texts``
     (dual encoders); options (``dtype``, ``device``, ``batch_size``, ...) pass to the backend's loader.
     """
-    from vlaudit.backends.registry import load_backend
-
     return load_backend(spec, **options)
 
 
 def features_from_arrays(image_ids: Sequence[Any], image_embeddings: Any, caption_ids: Sequence[Any],
                          caption_embeddings: Any) -> Any:
     """Wrap embeddings you already hold (numpy arrays or torch tensors, one row per id) as features."""
-    from vlaudit.scoring.features import Features
-
     images = as_matrix(image_embeddings, what="image_embeddings")
     texts = as_matrix(caption_embeddings, what="caption_embeddings")
     if len(image_ids) != images.shape[0] or len(caption_ids) != texts.shape[0]:
@@ -110,10 +109,6 @@ def extract_features(model: Any, cycles: str | Path, *, images: str | Path, out:
 
     ``model`` is a spec (``open_clip:…``, ``hf-clip:…``, ``ref:…``) or a loaded dual-encoder backend.
     """
-    from vlaudit.scoring.features import collect_inputs, read_features
-    from vlaudit.scoring.features import extract_features as extract
-    from vlaudit.sources.cycle_tables import read_cycles
-
     backend = load_model(model) if isinstance(model, str) else model
     inputs = collect_inputs(read_cycles(cycles), Path(cycles), Path(images),
                             None if captions is None else Path(captions))
@@ -127,9 +122,6 @@ def zero_shot_scores(features: Any, cycles: Any) -> dict[tuple[str, str], float]
     ``features`` is a features folder path or the result of :func:`extract_features` /
     :func:`features_from_arrays`; the result feeds :func:`evaluate_cycles` directly.
     """
-    from vlaudit.scoring.features import read_features
-    from vlaudit.scoring.features import zero_shot_scores as cosine
-
     feats = read_features(features) if isinstance(features, (str, Path)) else features
     rows = cosine(feats, as_cycles(cycles))
     return {(r["image_id"], r["caption_id"]): r["score"] for r in rows}

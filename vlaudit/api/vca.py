@@ -7,8 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis
+from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.api._inputs import as_items, as_margin_runs
 from vlaudit.api.results import Result, with_interval
+from vlaudit.backends.registry import load_backend
+from vlaudit.report.vca_tables import write_report_files
+from vlaudit.scoring.runner import run_scoring
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -22,8 +29,6 @@ class Margins:
 
     def to_frame(self) -> Any:
         """The margins as a pandas DataFrame (schema: :mod:`vlaudit.sources.margins`)."""
-        import pyarrow.parquet as pq
-
         return pq.read_table(self.path).to_pandas()
 
 
@@ -44,9 +49,6 @@ def score_margins(model: Any, items: Any, *, images: str | Path, out: str | Path
         chunk_size: unique queries per atomic cache chunk.
         **backend_options: passed to the backend loader (``dtype``, ``device``, ...).
     """
-    from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.runner import run_scoring
-
     backend = load_backend(model, batch_size=batch_size, **backend_options) if isinstance(model, str) else model
     summary = run_scoring(backend, as_items(items), images_dir=images, out_dir=out, contexts=list(contexts),
                           interfaces=list(interfaces), seed=seed, chunk_size=chunk_size)
@@ -85,9 +87,6 @@ def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_r
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
-    from vlaudit.analysis.vca.report import ReportSettings, compute_report
-    from vlaudit.report.vca_tables import write_report_files
-
     report = compute_report(as_margin_runs(margins), ReportSettings(controls=tuple(controls),
                                                                     n_resamples=n_resamples, seed=seed, level=level))
     result = VcaResult(report.to_json(), _headline(report.runs), title="Visual Credit Audit",
@@ -104,8 +103,6 @@ def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, in
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
     ITEMS (default: from the first run's manifest). Writes ``factorial.json`` and two CSV files into ``out``.
     """
-    from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis
-
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     data = run_factorial_analysis(paths, items=items, out_dir=out, interface=interface, n_resamples=n_resamples,
                                   seed=seed)

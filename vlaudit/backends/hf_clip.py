@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
 
@@ -75,8 +76,6 @@ class HFDualBackend(BatchedDualEncoder):
 def load_backend(name: str, *, revision: str | None = None, dtype: str | None = None, device: str | None = None,
                  batch_size: int = 32, trust_remote_code: bool = False) -> HFDualBackend:
     """Load ``hf-clip:<name>`` (a hub id or a local directory) with AutoModel + AutoProcessor."""
-    from vlaudit.backends.model_source import check_model_source
-
     check_model_source("hf-clip", name, revision)
     import_torch()
     try:

@@ -20,12 +20,17 @@ position ids (see :mod:`vlaudit.backends.hf_prefix_cache`); other families fall 
 
 from __future__ import annotations
 
+import dataclasses
+import string
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoRequest, YesNoResult
+from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
+from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
+from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.verbalizers import (
     PROBE_QUESTION,
     Verbalizer,
@@ -33,16 +38,21 @@ from vlaudit.backends.verbalizers import (
     check_interface,
     resolve_verbalizers,
 )
+from vlaudit.backends.yesno_common import (
+    QUESTION_TEMPLATES,
+    check_interfaces,
+    load_config,
+    question_text,
+    yes_no_results,
+)
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
+from vlaudit.scoring.plan import ImageFailure, ImageStore
+from vlaudit.tables import read_json
 
 if TYPE_CHECKING:
     from PIL import Image
 
-QUESTION_TEMPLATES: dict[str, str] = {
-    "yesno": "{question} Answer yes or no.",
-    "truefalse": "{question} Answer true or false.",
-}
 GENERATION_PREFIX = "Answer:"
 QWEN_SYSTEM = "You are a helpful assistant."
 QWEN_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
@@ -50,13 +60,6 @@ QWEN_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 # Placeholder the family's template emits for one image; the prefix ends right after it.
 _IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
-
-
-def question_text(question: str, interface: str) -> str:
-    """The user text of one query: the question and the interface's answer instruction."""
-    positive, negative = check_interface(interface)
-    template = QUESTION_TEMPLATES.get(interface, f"{{question}} Answer {positive} or {negative}.")
-    return template.format(question=question)
 
 
 def template_fingerprint(question_templates: dict[str, str] | None = None,
@@ -74,8 +77,6 @@ def template_fingerprint(question_templates: dict[str, str] | None = None,
 def merge_question_templates(overrides: dict[str, Any] | None, *, path: str | Path | None = None) -> dict[str, str]:
     """The default :data:`QUESTION_TEMPLATES` with ``overrides`` (interface → template with one ``{question}``
     field) applied; an unknown interface or a template without exactly one ``{question}`` is an InputError."""
-    import string
-
     merged = dict(QUESTION_TEMPLATES)
     for interface, template in (overrides or {}).items():
         if interface not in QUESTION_TEMPLATES:
@@ -92,8 +93,6 @@ def merge_question_templates(overrides: dict[str, Any] | None, *, path: str | Pa
 def read_question_templates(path: str | Path) -> dict[str, str]:
     """A ``--template`` file: a JSON object interface → template with one ``{question}`` field, e.g.
     ``{"yesno": "{question} Please answer yes or no."}``; interfaces it omits keep their default template."""
-    from vlaudit.tables import read_json
-
     value = read_json(path)
     if not isinstance(value, dict) or not value:
         raise InputError("a template file must be a non-empty JSON object: interface -> template", path=path)
@@ -101,18 +100,8 @@ def read_question_templates(path: str | Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def check_interfaces(requests: Sequence[YesNoRequest], verbalizer_ids: dict[str, Any]) -> None:
-    """Every request's interface had its verbalizers resolved at load (a later one would read wrong ids)."""
-    for request in requests:
-        if request.interface not in verbalizer_ids:
-            raise InputError(f"interface {request.interface!r} was not validated at load "
-                             f"(loaded: {', '.join(verbalizer_ids)})", record=request.key)
-
-
 def _plain_size(size: Any) -> dict[str, Any] | None:
     """The image processor's size setting as a plain dict (transformers keeps a SizeDict dataclass)."""
-    import dataclasses
-
     if size is None:
         return None
     items = dataclasses.asdict(size) if dataclasses.is_dataclass(size) else dict(size)
@@ -246,9 +235,6 @@ class HFMLLMBackend:
         :func:`vlaudit.backends.hf_prefix_cache.prefix_cache_decision`): image-prefix and question-suffix
         token counts of the first item with a readable image, and queries per image = items per image file ×
         interfaces. Called by the runner before planning; the decision goes into ``describe()``."""
-        from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, split_prompt
-        from vlaudit.scoring.plan import ImageFailure, ImageStore
-
         supported = self.family in PREFIX_CACHE_FAMILIES
         per_image: dict[str, int] = {}
         for item in items:
@@ -337,8 +323,6 @@ class HFMLLMBackend:
         singles: list[YesNoRequest] = []
         for group in groups.values():
             if self.prefix_cache and len(group) > 1:
-                from vlaudit.backends.hf_prefix_cache import score_shared_prefix
-
                 for result in score_shared_prefix(self, group, _IMAGE_BLOCK_END[self.family]):
                     by_key[result.key] = result
             else:
@@ -347,20 +331,6 @@ class HFMLLMBackend:
             for result in self.score_full(singles):
                 by_key[result.key] = result
         return [by_key[r.key] for r in requests]
-
-
-def yes_no_results(requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
-                   n_tokens: Sequence[int], verbalizer_ids: dict[str, tuple[int, int]]) -> list[YesNoResult]:
-    """Both verbalizer NLLs from each row's last-position log-softmax; margin m = NLL(no) − NLL(yes) (VCA §9)."""
-    out = []
-    for request, prompt, row, n in zip(requests, prompts, logprobs, n_tokens, strict=True):
-        yes_id, no_id = verbalizer_ids[request.interface]
-        nll_yes = -float(row[yes_id])
-        nll_no = -float(row[no_id])
-        out.append(YesNoResult(key=request.key, nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes,
-                               yes_token_id=yes_id, no_token_id=no_id, prompt=prompt,
-                               prompt_hash=sha256_text(prompt), n_prompt_tokens=int(n)))
-    return out
 
 
 def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | None) -> None:
@@ -375,16 +345,6 @@ def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | 
     image_processor.size = SizeDict(
         shortest_edge=int(min_pixels) if min_pixels is not None else current["shortest_edge"],
         longest_edge=int(max_pixels) if max_pixels is not None else current["longest_edge"])
-
-
-def load_config(name: str, kwargs: dict[str, Any]) -> Any:
-    """The model's config alone (no weights)."""
-    import transformers
-
-    try:
-        return transformers.AutoConfig.from_pretrained(name, **kwargs)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
 
 
 def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
@@ -429,8 +389,6 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     :data:`QUESTION_TEMPLATES`) and ``system`` (the system message of every family; "" for none) replace the
     default wording.
     """
-    from vlaudit.backends.model_source import check_model_source
-
     merge_question_templates(question_templates)  # a bad template fails before the model loads
     check_model_source("hf", name, revision)  # a missing folder or uncached offline hub id: say so at once
     try:
@@ -457,8 +415,6 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
                "max_pixels": max_pixels, "trust_remote_code": trust_remote_code,
                "interfaces": list(interfaces), "prefix_cache": prefix_cache,
                "question_templates": question_templates, "system": system}
-    from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
-
     tekken = tekken_file(name, revision)
     if tekken is not None:  # Ministral: prompts and verbalizers through mistral-common (VCA §11)
         return load_mistral_common(name, tekken, model_kwargs=model_kwargs, device=device, device_map=device_map,

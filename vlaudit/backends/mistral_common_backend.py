@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoRequest, YesNoResult
 from vlaudit.backends.verbalizers import PROBE_QUESTION, Verbalizer, resolve_verbalizers
+from vlaudit.backends.yesno_common import check_interfaces, load_config, question_text, yes_no_results
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import sha256_text
 
@@ -88,8 +89,6 @@ class MistralCommonBackend:
         from mistral_common.protocol.instruct.chunk import ImageChunk, TextChunk
         from mistral_common.protocol.instruct.messages import AssistantMessage, UserMessage
         from mistral_common.protocol.instruct.request import ChatCompletionRequest
-
-        from vlaudit.backends.hf_mllm import question_text
 
         text = question_text(question, interface)
         content: Any = text if image is None else [ImageChunk(image=image), TextChunk(text=text)]
@@ -187,8 +186,6 @@ class MistralCommonBackend:
         """Score requests in the given order (batches of ``batch_size``, images and text-only apart)."""
         import torch
 
-        from vlaudit.backends.hf_mllm import check_interfaces, yes_no_results
-
         check_interfaces(requests, self.verbalizer_ids)
         by_key: dict[str, YesNoResult] = {}
         for with_image in (False, True):
@@ -236,8 +233,6 @@ def load_mistral_common(name: str, tekken: Path, *, model_kwargs: dict[str, Any]
                          "the tokenizer's image config", field="max_pixels")
     tokenizer = _tokenizer(str(tekken), tekken.stat().st_mtime_ns)
     if not weights:
-        from vlaudit.backends.hf_mllm import load_config
-
         config = load_config(name, {k: v for k, v in model_kwargs.items() if k in ("revision", "trust_remote_code")})
         return MistralCommonBackend(f"hf:{name}", None, tokenizer, tekken, options=options, config=config)
     try:

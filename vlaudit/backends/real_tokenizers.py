@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,6 @@ INTERNVL_SPECIAL_NAMES = {"start_image_token": "<img>", "end_image_token": "</im
 
 
 def _package_file(module: str, package: str, *parts: str) -> Path:
-    import importlib
-
     try:
         root = Path(importlib.import_module(module).__file__).parent  # type: ignore[arg-type]
     except ImportError as exc:

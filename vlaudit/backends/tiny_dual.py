@@ -10,10 +10,12 @@ real ones (safetensors weights, no pickle).
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
-from vlaudit.errors import MissingDependencyError
+from vlaudit.backends.real_tokenizers import clip_tokenizer, clip_vocab_merges
+from vlaudit.errors import InputError, MissingDependencyError
 
 FAMILIES = ("clip", "siglip", "open_clip")
 REAL_TOKENIZER_FAMILIES = ("clip", "open_clip")  # CLIP's BPE ships with open_clip; SigLIP's vocabulary does not
@@ -28,8 +30,6 @@ _CORPUS = [
 
 
 def _require(module: str, package: str) -> None:
-    import importlib
-
     try:
         importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - the packages are declared dependencies
@@ -94,8 +94,6 @@ def _build_clip(out_dir: Path, real: bool = False) -> None:
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
     if real:  # CLIP's own 49,408-token BPE from open_clip's bundled file, 77-token context
-        from vlaudit.backends.real_tokenizers import clip_tokenizer
-
         tokenizer = clip_tokenizer(77)
     else:
         tokenizer = _clip_tokenizer()
@@ -149,8 +147,6 @@ def _build_open_clip(out_dir: Path, real: bool = False) -> None:
 
     if real:
         # no hf_tokenizer_name: open_clip then uses its own SimpleTokenizer over the bundled CLIP BPE
-        from vlaudit.backends.real_tokenizers import clip_vocab_merges
-
         text_cfg = {"context_length": 77, "vocab_size": len(clip_vocab_merges()[0])}
     else:
         context_length = 16
@@ -191,8 +187,6 @@ def build_tiny_dual(family: str, out_dir: str | Path, seed: int = 0, tokenizer: 
         raise ValueError(f"unknown dual-encoder family {family!r}; expected one of {', '.join(FAMILIES)}")
     tokenizer = tokenizer or "local"
     if tokenizer not in ("local", "real") or tokenizer == "real" and family not in REAL_TOKENIZER_FAMILIES:
-        from vlaudit.errors import InputError
-
         raise InputError(f"tiny {family} has no {tokenizer!r} tokenizer (real: {', '.join(REAL_TOKENIZER_FAMILIES)})",
                          field="tokenizer")
     _require("torch", "torch")

@@ -24,6 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from vlaudit.backends import real_tokenizers
+from vlaudit.backends import real_tokenizers as rt
 from vlaudit.errors import InputError
 
 MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "ministral")
@@ -97,8 +99,6 @@ def _qwen_tokenizer(extra_specials: tuple[str, ...] = (), *, real: str | None = 
     from transformers import Qwen2Tokenizer
 
     if real is not None:
-        from vlaudit.backends import real_tokenizers
-
         if real == "llava-onevision":
             return real_tokenizers.qwen_tokenizer(real_tokenizers.LLAVA_OV_ADDED_TOKENS)
         added = real_tokenizers.QWEN_ADDED_TOKENS[:real_tokenizers.QWEN_ADDED_COUNT[real]]
@@ -247,8 +247,6 @@ def _build_internvl(out: Path, real: bool = False) -> None:
     import transformers as tf
 
     if real:
-        from vlaudit.backends import real_tokenizers as rt
-
         tokenizer = rt.qwen_tokenizer(rt.INTERNVL_ADDED_TOKENS, rt.INTERNVL_SPECIAL_NAMES)
     else:
         vocab, merges = _bpe_vocab()

@@ -17,6 +17,7 @@ seed), ties and n are summed.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +25,30 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vlaudit.tables import write_json, write_table
+from vlaudit.builders.cycles.audit import audit_cycles_file
+from vlaudit.builders.cycles.coco import build_coco_cycles
+from vlaudit.builders.cycles.gqa import build_gqa_cycles
+from vlaudit.builders.scenes import render_scenes
+from vlaudit.errors import InputError
+from vlaudit.metrics.cycles import (
+    DEFAULT_TOL,
+    block_scores,
+    cycle_contrast,
+    cycle_credit,
+    summarize_contrasts,
+)
+from vlaudit.probes.trainer import ProbeData, TrainConfig, cycle_scores, cycles_to_index, fit_probe
+from vlaudit.report.plots import plot_cycle_acc
+from vlaudit.scoring.features import (
+    FeatureInputs,
+    collect_inputs,
+    extract_features,
+    read_features,
+    zero_shot_scores,
+)
+from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
+from vlaudit.tables import atomic_write, write_json, write_table
 
 if TYPE_CHECKING:
     from vlaudit.demo.pipeline import DemoConfig
@@ -41,8 +65,6 @@ def model_slug(spec: str) -> str:
     """A folder name for a model spec ("ref:scene-clip-bag" → "ref_scene-clip-bag")."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")
     if len(slug) > 60:
-        import hashlib
-
         slug = f"{slug[:40]}-{hashlib.sha256(spec.encode()).hexdigest()[:12]}"
     return slug
 
@@ -54,11 +76,6 @@ def split_cycles(cycles: Sequence[Any], split: str) -> list[Any]:
 
 def build_seed(config: DemoConfig, seed: int, folder: Path, log: Log, bars: Bars) -> dict[str, Any]:
     """Render the scenes of ``seed`` and build + audit its COCO and GQA cycles under ``folder``."""
-    from vlaudit.builders.cycles.audit import audit_cycles_file
-    from vlaudit.builders.cycles.coco import build_coco_cycles
-    from vlaudit.builders.cycles.gqa import build_gqa_cycles
-    from vlaudit.builders.scenes import render_scenes
-
     scenes = folder / "scenes"
     advance = bars(f"seed {seed}: render scenes", config.n_scenes)
     render_scenes(scenes, config.n_scenes, seed=seed, progress=advance)
@@ -82,9 +99,6 @@ def build_seed(config: DemoConfig, seed: int, folder: Path, log: Log, bars: Bars
 
 def merge_inputs(parts: Sequence[tuple[Any, Path]]) -> Any:
     """One :class:`FeatureInputs` from several cycle files; an id defined two ways is an error naming the file."""
-    from vlaudit.errors import InputError
-    from vlaudit.scoring.features import FeatureInputs
-
     merged = FeatureInputs()
     for part, path in parts:
         for table, other, kind in ((merged.images, part.images, "image"), (merged.texts, part.texts, "caption")):
@@ -110,8 +124,6 @@ def _feature_bars(bars: Bars, prefix: str) -> Callable[[str, int, int], None]:
 def _probe_data(features: Any, index: tuple[dict[str, int], dict[str, int]], cycles: list[Any], name: str) -> Any:
     """:class:`ProbeData` holding only the feature rows these cycles use (the trainer converts every row it is
     given on each evaluation, so a family's probe should not carry the whole seed's features)."""
-    from vlaudit.probes.trainer import ProbeData, cycles_to_index
-
     rows = cycles_to_index(cycles, *index)
     images, image_rows = np.unique(rows[:, [0, 2]], return_inverse=True)
     texts, text_rows = np.unique(rows[:, [1, 3]], return_inverse=True)
@@ -127,11 +139,6 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
     Writes the features folders and ``contrasts.csv`` (cycle_id, family, scorer, s11, s22, s12, s21, delta)
     under ``folder``.
     """
-    from vlaudit.metrics.cycles import block_scores, cycle_contrast
-    from vlaudit.probes.trainer import TrainConfig, cycle_scores, fit_probe
-    from vlaudit.scoring.features import collect_inputs, extract_features, read_features, zero_shot_scores
-    from vlaudit.sources.cycle_tables import read_cycles
-
     out: dict[str, dict[str, np.ndarray]] = {}
     rows: list[dict[str, Any]] = []
 
@@ -183,9 +190,6 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
 
 def pooled_summary(deltas: dict[int, np.ndarray], config: DemoConfig) -> dict[str, Any]:
     """One family × scorer over seeds: ``{n, cycle_acc, ci, ties, tie_rate, per_seed}`` (see module docstring)."""
-    from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_credit, summarize_contrasts
-    from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
-
     per_seed = {seed: summarize_contrasts(d, tol=DEFAULT_TOL, n_resamples=config.n_resamples, seed=seed)
                 for seed, d in sorted(deltas.items()) if len(d)}
     if not per_seed:
@@ -233,8 +237,6 @@ def rank_sweep(encoders: dict[str, Any], ranks: Sequence[int]) -> list[dict[str,
 
 def plot_outputs(encoders: dict[str, Any], sweep: list[dict[str, Any]], out: Path, config: DemoConfig) -> dict:
     """``cycle_acc.png`` (headline scorers per encoder) and ``rank_sweep.png``; returns their paths."""
-    from vlaudit.report.plots import plot_cycle_acc
-
     evaluations = {}
     for spec, entry in encoders.items():
         for scorer in ("additive", "zero-shot", f"probe-rank-{config.probe_rank}"):
@@ -252,8 +254,6 @@ def _plot_rank_sweep(rows: list[dict[str, Any]], path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from vlaudit.tables import atomic_write
 
     models = list(dict.fromkeys(r["model"] for r in rows))
     families = sorted({r["family"] for r in rows})

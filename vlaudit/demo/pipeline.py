@@ -20,15 +20,33 @@ representation, so no probe recovers it); the spatial encoder's ≥ 0.75 with th
 
 from __future__ import annotations
 
+import platform
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vlaudit.analysis.cycles.synthetic import SyntheticConfig
-from vlaudit.demo.cycles import Bars, Log, model_slug
+import numpy
+
+from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic, torch_threads
+from vlaudit.backends.registry import load_backend, require_kind
+from vlaudit.demo.cycles import (
+    Bars,
+    Log,
+    build_seed,
+    model_slug,
+    plot_outputs,
+    rank_sweep,
+    score_encoder,
+    summarize_encoders,
+)
+from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
+from vlaudit.reference.models import TRAINED_MODELS
+from vlaudit.report.html import write_report
 from vlaudit.tables import write_json
+from vlaudit.version import __version__
 
 REFERENCE_ENCODERS = ("ref:scene-clip-spatial", "ref:scene-clip-bag")
 
@@ -89,15 +107,6 @@ def _no_bars(description: str, total: int) -> Callable[[int], None]:
 
 
 def _cycle_stage(config: DemoConfig, out: Path, log: Log, bars: Bars, timings: dict[str, float]) -> dict[str, Any]:
-    from vlaudit.backends.registry import load_backend, require_kind
-    from vlaudit.demo.cycles import (
-        build_seed,
-        plot_outputs,
-        rank_sweep,
-        score_encoder,
-        summarize_encoders,
-    )
-
     for spec in config.all_encoders:
         require_kind(spec, "features")
     start = time.perf_counter()
@@ -180,31 +189,22 @@ def cycle_checks(cycles: dict[str, Any], config: DemoConfig) -> list[dict[str, A
 def vca_stage_config(config: DemoConfig) -> Any:
     """The VCA stage's own sizes (quick or full, :class:`vlaudit.demo.vca.VcaStageConfig`) on this
     demo's seed and number of bootstrap resamples."""
-    from vlaudit.demo.vca import VcaStageConfig
-
     return replace(VcaStageConfig.quick() if config.quick else VcaStageConfig(), seed=config.seed,
                    n_resamples=config.n_resamples, extra_models=config.vca_models)
 
 
 def _vca_stage(out: Path, config: DemoConfig, log: Log) -> dict[str, Any]:
     """The yes/no reference models' VCA stage (:mod:`vlaudit.demo.vca`), sized like this demo."""
-    from vlaudit.demo.vca import run_vca_stage
-
     return run_vca_stage(out / "vca", vca_stage_config(config), log)
 
 
 def _report(out: Path) -> str:
-    from vlaudit.report.html import write_report
-
     return str(Path(write_report(out)).relative_to(out))
 
 
 def _model_descriptions(config: DemoConfig) -> dict[str, str]:
     """What each audited model is: the planted references say whether they are trained models or calibration
     instruments (constructed mechanisms), so the report never passes one off as a real model."""
-    from vlaudit.demo.vca import VcaStageConfig
-    from vlaudit.reference.models import TRAINED_MODELS
-
     described = {}
     for spec in (*config.all_encoders, *VcaStageConfig().models, *config.vca_models):
         name = spec.removeprefix("ref:")
@@ -214,21 +214,15 @@ def _model_descriptions(config: DemoConfig) -> dict[str, str]:
 
 
 def _versions() -> dict[str, Any]:
-    import platform
-    import subprocess
-
-    import numpy
     import torch
-
-    import vlaudit
 
     commit = None
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(vlaudit.__file__).parent, text=True,
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, text=True,
                                 capture_output=True, timeout=5, check=True).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         pass
-    return {"vlaudit": vlaudit.__version__, "python": platform.python_version(), "numpy": numpy.__version__,
+    return {"vlaudit": __version__, "python": platform.python_version(), "numpy": numpy.__version__,
             "torch": torch.__version__, "platform": platform.platform(), "commit": commit}
 
 
@@ -238,8 +232,6 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
 
     ``bars(description, total)`` → ``advance(n)`` draws progress bars (the CLI passes rich ones).
     """
-    from vlaudit.analysis.cycles.synthetic import run_synthetic, torch_threads
-
     config = config or DemoConfig()
     bars = bars or _no_bars
     out = Path(out_dir)

@@ -18,13 +18,29 @@ named uniquely in the scene (the report needs every context for every item; an a
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vlaudit.contexts.image_contexts import CONTEXTS
+from PIL import Image
+
+from vlaudit.analysis.vca.factorial import run_factorial_analysis
+from vlaudit.analysis.vca.report import ReportSettings, compute_report
+from vlaudit.backends.registry import load_backend
+from vlaudit.builders.factorial import build_factorial
+from vlaudit.builders.scene_items import scene_relation_items
+from vlaudit.builders.scenes import render_scenes
+from vlaudit.contexts.image_contexts import CONTEXTS, ContextUnavailable, render_context
+from vlaudit.reference.scene_vqa import category_prior
+from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
+from vlaudit.report.vca_tables import write_report_files
+from vlaudit.scoring.runner import run_scoring
+from vlaudit.sources.items import read_items, write_items
+from vlaudit.sources.margins import read_margins
+from vlaudit.tables import read_json, write_json
 
 Log = Callable[[str], None]
 
@@ -60,10 +76,6 @@ def _unique_names(graph: dict[str, Any]) -> set[str]:
 
 
 def _buildable(item: Any, images: Path, contexts: Sequence[str]) -> bool:
-    from PIL import Image
-
-    from vlaudit.contexts.image_contexts import ContextUnavailable, render_context
-
     with Image.open(images / item.image) as handle:
         image = handle.convert("RGB")
     try:
@@ -77,10 +89,6 @@ def _buildable(item: Any, images: Path, contexts: Sequence[str]) -> bool:
 
 def build_stage_items(scenes: Path, config: VcaStageConfig) -> list[Any]:
     """The four datasets of the module docstring (scenes split in halves: singles, then groups)."""
-    from vlaudit.builders.scene_items import scene_relation_items
-    from vlaudit.reference.scene_vqa import category_prior
-    from vlaudit.tables import read_json
-
     graphs = read_json(scenes / "scene_graphs.json")
     ordered = sorted(graphs, key=lambda k: (len(k), k))
     halves = (ordered[: len(ordered) // 2], ordered[len(ordered) // 2:])
@@ -116,9 +124,6 @@ def build_stage_items(scenes: Path, config: VcaStageConfig) -> list[Any]:
 
 def _score(spec: str, items: list[Any], images: Path, run_dir: Path, contexts: Sequence[str],
            interfaces: Sequence[str], seed: int, scenes: Path) -> dict[str, Any]:
-    from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.runner import run_scoring
-
     # the planted scene-VQA references read the demo's scenes; a user's model takes only ordinary options
     extra = {"scenes": str(scenes)} if spec.startswith("ref:scene-vqa") else {}
     backend = load_backend(spec, interfaces=list(interfaces), **extra)
@@ -129,8 +134,6 @@ def _score(spec: str, items: list[Any], images: Path, run_dir: Path, contexts: S
 
 def _slug(spec: str) -> str:
     """A folder name for a model spec (``hf:/models/qwen`` → ``models_qwen``)."""
-    import re
-
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec.split(":", 1)[1]).strip("_") or "model"
 
 
@@ -188,16 +191,6 @@ def known_answers(runs: list[dict[str, Any]], planted: dict[str, float], factori
 
 def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log = print) -> dict[str, Any]:
     """Run the stage into ``out_dir`` (see the module docstring); returns {runs, known_answers, ...}."""
-    from vlaudit.analysis.vca.factorial import run_factorial_analysis
-    from vlaudit.analysis.vca.report import ReportSettings, compute_report
-    from vlaudit.builders.factorial import build_factorial
-    from vlaudit.builders.scenes import render_scenes
-    from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
-    from vlaudit.report.vca_tables import write_report_files
-    from vlaudit.sources.items import write_items
-    from vlaudit.sources.margins import read_margins
-    from vlaudit.tables import write_json
-
     config = config or VcaStageConfig()
     out = Path(out_dir)
     timings: dict[str, float] = {}
@@ -230,8 +223,6 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
     t0 = time.perf_counter()
     fact = out / "factorial"
     build_factorial(fact / "inputs", n_per_relation=config.factorial_stems_per_relation)
-    from vlaudit.sources.items import read_items
-
     fact_items = read_items(fact / "inputs" / "items.jsonl")
     for spec in config.models[:2]:
         _score(spec, fact_items, fact / "inputs", fact / _slug(spec), ("original", "text", "blank"), ("yesno",),

@@ -22,9 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.stats import rankdata
 
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_acc, cycle_contrast
+from vlaudit.probes.losses import LOSSES, cycle_loss, four_entry_bce, pair_bce
+from vlaudit.probes.scorers import make_scorer
 from vlaudit.records import Cycle
 
 SELECTIONS = ("cycle_acc", "auroc", "last")
@@ -126,8 +129,6 @@ class TrainConfig:
     tol: float = DEFAULT_TOL
 
     def __post_init__(self) -> None:
-        from vlaudit.probes.losses import LOSSES
-
         if self.loss not in LOSSES:
             raise ValueError(f"unknown loss {self.loss!r}; expected one of {LOSSES}")
         if self.select not in SELECTIONS:
@@ -207,8 +208,6 @@ def rank_auroc(scores: np.ndarray, labels: np.ndarray) -> float:
     The Mann–Whitney form: equal to ``sklearn.metrics.roc_auc_score`` but without its per-call input
     validation, which dominated the synthetic controls (≈150 calls per seed). NaN when a class is empty.
     """
-    from scipy.stats import rankdata
-
     scores = np.asarray(scores, dtype=np.float64)
     positive = np.asarray(labels) == 1
     n_pos = int(positive.sum())
@@ -241,8 +240,6 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
     ``val.pairs``; ``last`` (or no ``val``) — the final epoch. Ties keep the earliest epoch.
     """
     import torch
-
-    from vlaudit.probes.losses import cycle_loss, four_entry_bce, pair_bce
 
     config = config or TrainConfig()
     device = config.device
@@ -303,8 +300,6 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
 def fit_probe(kind: str, train: ProbeData, val: ProbeData | None = None, config: TrainConfig | None = None,
               *, rank: int | None = None, additive_heads: bool = False) -> TrainResult:
     """:func:`make_scorer` (seeded by ``config.seed``) for the feature dims of ``train``, then :func:`train_probe`."""
-    from vlaudit.probes.scorers import make_scorer
-
     config = config or TrainConfig()
     scorer = make_scorer(kind, train.image_features.shape[1], train.text_features.shape[1], rank=rank,
                          additive_heads=additive_heads, seed=config.seed)

@@ -15,6 +15,7 @@ towers). Their weights ship inside the package (``reference/weights/NAME.safeten
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlaudit.backends.registry import load_backend as load_spec
 from vlaudit.errors import InputError
 
 REFERENCE_VERSION = 1
@@ -71,11 +73,11 @@ TRAINED_MODELS: dict[str, TrainedReference] = {
         "dual encoder trained on procedural scenes; position-blind by construction (set of regions without "
         "centres, bag of words)"),
     "scene-vqa-grounded": TrainedReference(
-        "yesno", "vlaudit.reference.scene_vqa:load_backend", "vlaudit.reference.scene_vqa_train:train_reference",
+        "yesno", "vlaudit.reference.scene_vqa_reader:load_backend", "vlaudit.reference.scene_vqa_train:train_reference",
         "yes/no model that must look: a perception CNN trained on scene masks + fixed reading logic; no image, "
         "no evidence"),
     "scene-vqa-prior": TrainedReference(
-        "yesno", "vlaudit.reference.scene_vqa:load_backend", "vlaudit.reference.scene_vqa_train:train_reference",
+        "yesno", "vlaudit.reference.scene_vqa_reader:load_backend", "vlaudit.reference.scene_vqa_train:train_reference",
         "yes/no model that never looks: answer counts per statement from prior-following training data"),
     "scene-vqa-mixture": TrainedReference(
         "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
@@ -92,8 +94,6 @@ TRAINED_MODELS: dict[str, TrainedReference] = {
 
 def resolve(target: str) -> Callable[..., Any]:
     """The function named by ``"module:function"``."""
-    import importlib
-
     module_name, function_name = target.split(":")
     return getattr(importlib.import_module(module_name), function_name)
 
@@ -161,8 +161,6 @@ def reference_spec(name: str, *, seed: int = 0, root: Path | None = None) -> str
 def load_backend(name: str, *, seed: int = 0, **options: Any) -> Any:
     """Load ``ref:<name>``: a trained reference through its loader, a tiny one through the ordinary backend of
     its family (options pass through)."""
-    from vlaudit.backends.registry import load_backend as load_spec
-
     if name in TRAINED_MODELS:
         backend = resolve(TRAINED_MODELS[name].loader)(name, **options)
         backend.spec = f"ref:{name}"

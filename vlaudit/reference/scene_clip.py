@@ -41,10 +41,14 @@ from typing import Any
 
 import numpy as np
 import torch
+from PIL import Image
+from scipy import ndimage
 from torch import nn
 from torch.nn import functional as F
 
 from vlaudit.errors import InputError
+from vlaudit.reference.models import WEIGHTS_DIR
+from vlaudit.tables import atomic_write, write_json
 
 IMAGE_WIDTH, IMAGE_HEIGHT = 160, 120
 MAX_TOKENS = 32
@@ -86,8 +90,6 @@ class Vocabulary:
 
 def image_array(image: Any) -> np.ndarray:
     """(120, 160, 3) uint8 of a PIL image resized to the scene size (bilinear)."""
-    from PIL import Image
-
     rgb = image.convert("RGB")
     if rgb.size != (IMAGE_WIDTH, IMAGE_HEIGHT):
         rgb = rgb.resize((IMAGE_WIDTH, IMAGE_HEIGHT), Image.Resampling.BILINEAR)
@@ -103,9 +105,6 @@ def region_features(image: Any) -> np.ndarray:
     SHAPE×SHAPE inside its own bounding box (SHAPE²), centre x, centre y (both in [−1, 1])]. Everything but the
     last two columns is unchanged by moving the region: the bag tower never reads those two.
     """
-    from PIL import Image
-    from scipy import ndimage
-
     pixels = image_array(image).astype(np.int16)
     border = np.concatenate([pixels[0], pixels[-1], pixels[:, 0], pixels[:, -1]])
     background = np.median(border, axis=0)
@@ -235,8 +234,6 @@ def save_model(model: SceneClip, out_dir: Path, name: str, extra: dict[str, Any]
     """Write ``NAME.safetensors`` (weights) and ``NAME.json`` (config + training record), atomically."""
     from safetensors.torch import save
 
-    from vlaudit.tables import atomic_write, write_json
-
     out_dir.mkdir(parents=True, exist_ok=True)
     weights = out_dir / f"{name}.safetensors"
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
@@ -250,8 +247,6 @@ def save_model(model: SceneClip, out_dir: Path, name: str, extra: dict[str, Any]
 def load_model(name: str, folder: Path | None = None) -> SceneClip:
     """The model ``NAME`` from ``folder`` (default: the weights shipped in the package)."""
     from safetensors.torch import load_file
-
-    from vlaudit.reference.models import WEIGHTS_DIR
 
     folder = folder or WEIGHTS_DIR
     config_path, weights = folder / f"{name}.json", folder / f"{name}.safetensors"

@@ -35,6 +35,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
+
+from vlaudit.analysis.cycles.synthetic import torch_threads
+from vlaudit.builders.cycles.gqa import GQA_FAMILIES
+from vlaudit.builders.cycles.gqa_rules import candidate_facts, fact_text
+from vlaudit.builders.cycles.rules import (
+    RELATION_TEXT,
+    RELATIONS,
+    GeometryRules,
+    caption_text,
+    inverse,
+    statement_verdict,
+)
+from vlaudit.builders.scenes import render_scenes
+from vlaudit.errors import InputError
+from vlaudit.reference.scene_clip import PAD, UNK, SceneClip, Vocabulary, region_features, save_model, words
+from vlaudit.sources.gqa import parse_scene_graphs
 
 TRAIN_SCENE_SEED = 1000
 VERSION = 1
@@ -84,15 +101,6 @@ def _coco_statements(instances: dict[str, Any]) -> dict[int, tuple[list[str], li
     relation (a same-pair cycle's swap); both are invalid exactly when the valid statement holds with the
     margin, and each pair is written in the COCO ("a dog …") and in the GQA ("the dog …") style.
     """
-    from vlaudit.builders.cycles.rules import (
-        RELATION_TEXT,
-        RELATIONS,
-        GeometryRules,
-        caption_text,
-        inverse,
-        statement_verdict,
-    )
-
     def gqa(subject: str, relation: str, obj: str) -> str:
         return f"the {subject} {RELATION_TEXT[relation]} the {obj}"
 
@@ -130,10 +138,6 @@ def _coco_statements(instances: dict[str, Any]) -> dict[int, tuple[list[str], li
 
 def _gqa_facts(graphs_path: Path) -> dict[str, list[list[str]]]:
     """Per image id: the stated facts of each GQA family, as cycle captions are written."""
-    from vlaudit.builders.cycles.gqa import GQA_FAMILIES
-    from vlaudit.builders.cycles.gqa_rules import candidate_facts, fact_text
-    from vlaudit.sources.gqa import parse_scene_graphs
-
     graphs = parse_scene_graphs(graphs_path)
     return {image_id: [[fact_text(f, fact) for fact in candidate_facts(image, f)] for f in GQA_FAMILIES]
             for image_id, image in graphs.images.items()}
@@ -141,10 +145,6 @@ def _gqa_facts(graphs_path: Path) -> dict[str, list[list[str]]]:
 
 def build_training_data(scenes_dir: Path, *, log: Log = print) -> TrainingData:
     """Read a ``data scenes`` folder into :class:`TrainingData` (vocabulary = every word of every text)."""
-    from PIL import Image
-
-    from vlaudit.reference.scene_clip import PAD, UNK, Vocabulary, region_features, words
-
     instances = json.loads((scenes_dir / "instances.json").read_text(encoding="utf-8"))
     captions = json.loads((scenes_dir / "captions.json").read_text(encoding="utf-8"))
     human: dict[int, list[str]] = {}
@@ -206,8 +206,6 @@ def train_model(kind: str, data: TrainingData, settings: TrainSettings, *, log: 
     """Train a :class:`~vlaudit.reference.scene_clip.SceneClip` of ``kind``; returns (model, per-epoch curve)."""
     import torch
     from torch.nn import functional as F
-
-    from vlaudit.reference.scene_clip import SceneClip
 
     config = {"kind": kind, "version": VERSION, "dim": settings.dim, "width": settings.width,
               "region_width": settings.region_width, "code": settings.code,
@@ -277,11 +275,6 @@ def train_reference(name: str, out_dir: str | Path, *, log: Log = print, short: 
 
     Returns ``{"name", "curve", "files", "settings", "seconds"}``.
     """
-    from vlaudit.analysis.cycles.synthetic import torch_threads
-    from vlaudit.builders.scenes import render_scenes
-    from vlaudit.errors import InputError
-    from vlaudit.reference.scene_clip import save_model
-
     kinds = {"scene-clip-spatial": "spatial", "scene-clip-bag": "bag"}
     if name not in kinds:
         raise InputError(f"{name!r} is not a scene-clip model; expected one of {', '.join(kinds)}", field="name")

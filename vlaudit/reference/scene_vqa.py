@@ -13,6 +13,9 @@ The models: :mod:`vlaudit.reference.scene_vqa_reader` (grounded reader, count pr
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -21,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vlaudit.backends.base import INTERFACES
-from vlaudit.errors import InputError
+from vlaudit.relations import PLANAR_RELATIONS, relation_phrase
+from vlaudit.tables import write_json
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -88,12 +92,7 @@ def weights_paths(name: str, folder: Path | None = None) -> tuple[Path, Path]:
 
 def save_model(net: Any, config: dict[str, Any], name: str, folder: Path | None = None) -> tuple[Path, Path]:
     """Write the config and the float32 weights (atomically) beside each other."""
-    import os
-    import tempfile
-
     from safetensors.torch import save_file
-
-    from vlaudit.tables import write_json
 
     cfg_path, weights_path = weights_paths(name, folder)
     weights_path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,12 +109,26 @@ def save_model(net: Any, config: dict[str, Any], name: str, folder: Path | None 
     return cfg_path, weights_path
 
 
-def load_backend(name: str, **options: Any) -> Any:
-    """Load a shipped scene-VQA model (loader options of other backends, e.g. dtype, are ignored)."""
-    from vlaudit.reference.scene_vqa_reader import CountPrior, GroundedReader
+_PHRASE = "|".join(re.escape(relation_phrase(r)) for r in PLANAR_RELATIONS)
+_STATEMENT = re.compile(rf"\bthe ([a-z ]+?) is ({_PHRASE}) the ([a-z ]+?)[.?\"]", re.IGNORECASE)
+_QUERY = re.compile(rf"\bis the ([a-z ]+?) ({_PHRASE}) the ([a-z ]+?)\?", re.IGNORECASE)
+_RELATION = {relation_phrase(r): r for r in PLANAR_RELATIONS}
 
-    if name not in VQA_MODELS:
-        raise InputError(f"unknown scene-VQA model {name!r}; available: {', '.join(VQA_MODELS)}", field="model")
-    folder = options.get("weights_dir")
-    cls = GroundedReader if name == "scene-vqa-grounded" else CountPrior
-    return cls(Path(folder) if folder else None, name)
+
+def parse_statement(question: str) -> tuple[str, str, str] | None:
+    """(subject, relation, object) of what ``question`` asks: a question "Is the X REL the Y?" (the factorial
+    query), else the first statement "The X is REL the Y."; None if there is none."""
+    match = _QUERY.search(question) or _STATEMENT.search(question)
+    if match is None:
+        return None
+    return match.group(1).lower(), _RELATION[match.group(2).lower()], match.group(3).lower()
+
+
+def parse_note(question: str) -> tuple[str, str, str] | None:
+    """The spatial statement of a factorial evidence note ("Note: the X is REL the Y."), if any."""
+    if not question.lower().startswith("note:"):
+        return None
+    match = _STATEMENT.search(question)
+    if match is None:
+        return None
+    return match.group(1).lower(), _RELATION[match.group(2).lower()], match.group(3).lower()

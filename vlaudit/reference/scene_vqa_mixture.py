@@ -27,18 +27,26 @@ margin m: NLL(yes) = log(1 + e^−m), NLL(no) = log(1 + e^m).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
+from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.errors import InputError
 from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
-from vlaudit.reference.scene_vqa import PRIOR_CATEGORIES, category_prior, prompt_text
-from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
+from vlaudit.reference.scene_vqa import (
+    PRIOR_CATEGORIES,
+    category_prior,
+    parse_note,
+    parse_statement,
+    prompt_text,
+)
+from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS
+from vlaudit.tables import read_json
 
 MIXTURE_SEED = 20261202
 IMAGE_FRACTION = 0.4
@@ -49,8 +57,6 @@ FACTORIAL_MARGIN = 0.05  # the factorial's relation rule: centres apart by more 
 
 def _colour_centre(image: Any, name: str) -> tuple[float, float] | None:
     """Centroid of the pixels within a small distance of the colour a name starts with ("red circle")."""
-    from vlaudit.builders.scene_render import OBJECT_COLORS
-
     colour = name.split(" ", 1)[0]
     if colour not in OBJECT_COLORS:
         return None
@@ -60,31 +66,6 @@ def _colour_centre(image: Any, name: str) -> tuple[float, float] | None:
         return None
     ys, xs = np.nonzero(close)
     return float(xs.mean()), float(ys.mean())
-_PHRASE = "|".join(re.escape(relation_phrase(r)) for r in PLANAR_RELATIONS)
-_STATEMENT = re.compile(rf"\bthe ([a-z ]+?) is ({_PHRASE}) the ([a-z ]+?)[.?\"]", re.IGNORECASE)
-_QUERY = re.compile(rf"\bis the ([a-z ]+?) ({_PHRASE}) the ([a-z ]+?)\?", re.IGNORECASE)
-_RELATION = {relation_phrase(r): r for r in PLANAR_RELATIONS}
-
-
-def parse_statement(question: str) -> tuple[str, str, str] | None:
-    """(subject, relation, object) of what ``question`` asks: a question "Is the X REL the Y?" (the factorial
-    query), else the first statement "The X is REL the Y."; None if there is none."""
-    match = _QUERY.search(question) or _STATEMENT.search(question)
-    if match is None:
-        return None
-    return match.group(1).lower(), _RELATION[match.group(2).lower()], match.group(3).lower()
-
-
-def parse_note(question: str) -> tuple[str, str, str] | None:
-    """The spatial statement of a factorial evidence note ("Note: the X is REL the Y."), if any."""
-    if not question.lower().startswith("note:"):
-        return None
-    match = _STATEMENT.search(question)
-    if match is None:
-        return None
-    return match.group(1).lower(), _RELATION[match.group(2).lower()], match.group(3).lower()
-
-
 def image_types(fraction: float = IMAGE_FRACTION, seed: int = MIXTURE_SEED) -> frozenset[tuple[str, str]]:
     """The seeded set of (relation, subject) types answered from the image: round(fraction · 32) of them."""
     types = [(r, c) for r in PLANAR_RELATIONS for c in PRIOR_CATEGORIES]
@@ -98,10 +79,6 @@ class SceneVqaMixture:
 
     def __init__(self, scenes_dir: str | Path, *, image_fraction: float = IMAGE_FRACTION,
                  seed: int = MIXTURE_SEED) -> None:
-        from PIL import Image
-
-        from vlaudit.tables import read_json
-
         folder = Path(scenes_dir)
         graphs_path = folder / "scene_graphs.json"
         if not graphs_path.is_file():

@@ -31,9 +31,20 @@ from typing import Any
 import numpy as np
 
 from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
+from vlaudit.builders.scene_render import OBJECT_COLORS
+from vlaudit.builders.scenes import DEFAULT_OBJECTS
 from vlaudit.errors import InputError
-from vlaudit.hashing import sha256_file, sha256_text
-from vlaudit.reference.scene_vqa import IMAGE_SIZE, WEIGHTS_DIR, prompt_text
+from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
+from vlaudit.reference.scene_vqa import (
+    IMAGE_SIZE,
+    VQA_MODELS,
+    WEIGHTS_DIR,
+    image_tensor,
+    parse_note,
+    parse_statement,
+    prompt_text,
+)
+from vlaudit.relations import INVERSE_RELATIONS
 
 KAPPA_RELATION = 20.0
 KAPPA_PRESENCE = 10.0
@@ -49,10 +60,6 @@ def statement_key(question: str) -> tuple[str, ...] | None:
     ("note", "agree"|"disagree"|"none", relation) for a factorial note + query; ("relation", s, r, o);
     ("presence", x); ("colour", x, c); None when nothing is recognised.
     """
-    from vlaudit.builders.scene_render import OBJECT_COLORS
-    from vlaudit.reference.scene_vqa_mixture import parse_note, parse_statement
-    from vlaudit.relations import INVERSE_RELATIONS
-
     parsed = parse_statement(question)
     if question.lower().startswith("note:") and parsed is not None:
         note = parse_note(question)
@@ -146,8 +153,6 @@ class GroundedReader(_Base):
 
         One image per forward: a batched convolution may round differently with the batch's size, and a
         margin must not depend on which other requests share its chunk."""
-        from vlaudit.reference.scene_vqa import image_tensor
-
         torch = self._torch
         with torch.inference_mode():
             f = self.net["trunk"](image_tensor([image]))
@@ -157,8 +162,6 @@ class GroundedReader(_Base):
 
     def _target(self, name: str, shape: np.ndarray, colour: np.ndarray) -> np.ndarray | None:
         """Per-cell probability that the cell belongs to the object ``name`` (category or "colour shape")."""
-        from vlaudit.builders.scenes import DEFAULT_OBJECTS
-
         if name in DEFAULT_OBJECTS:
             return shape[1 + self.shapes.index(DEFAULT_OBJECTS[name])]
         parts = name.split(" ")
@@ -202,9 +205,6 @@ class GroundedReader(_Base):
         return 0.0
 
     def margins(self, requests: Sequence[YesNoRequest]) -> list[float]:
-        from vlaudit.hashing import pixels_sha256
-        from vlaudit.reference.scene_vqa_mixture import parse_statement
-
         out = [0.0] * len(requests)
         maps: dict[str | None, tuple[np.ndarray, np.ndarray]] = {}  # one forward per distinct image
         for k, request in enumerate(requests):
@@ -246,3 +246,12 @@ class CountPrior(_Base):
             yes, no = self.counts.get(key, (0, 0)) if key is not None else (0, 0)
             out.append(float(np.log((yes + 1.0) / (no + 1.0))))
         return out
+
+
+def load_backend(name: str, **options: Any) -> Any:
+    """Load a shipped scene-VQA model (loader options of other backends, e.g. dtype, are ignored)."""
+    if name not in VQA_MODELS:
+        raise InputError(f"unknown scene-VQA model {name!r}; available: {', '.join(VQA_MODELS)}", field="model")
+    folder = options.get("weights_dir")
+    cls = GroundedReader if name == "scene-vqa-grounded" else CountPrior
+    return cls(Path(folder) if folder else None, name)

@@ -33,8 +33,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
+from vlaudit.analysis.cycles.synthetic import torch_threads
 from vlaudit.builders.benchmark_items import question_for, statement_text
+from vlaudit.builders.factorial import (
+    CANVAS,
+    STATES,
+    evidence_note,
+    make_stems,
+    query,
+    render_stem_image,
+    stem_boxes,
+)
+from vlaudit.builders.scene_render import OBJECT_COLORS, SHAPES
+from vlaudit.builders.scenes import DEFAULT_OBJECTS, SCENE_COLORS, render_scenes
+from vlaudit.errors import InputError
 from vlaudit.reference.scene_vqa import (
     IMAGE_SIZE,
     WEIGHTS_DIR,
@@ -42,7 +56,9 @@ from vlaudit.reference.scene_vqa import (
     pixels_to_tensor,
     save_model,
 )
+from vlaudit.reference.scene_vqa_reader import build_perception, statement_key
 from vlaudit.relations import INVERSE_RELATIONS, relation_phrase
+from vlaudit.tables import read_json, write_json
 
 TRAIN_SCENE_SEED = 7100
 TRAIN_FACTORIAL_SEED = 7200
@@ -54,8 +70,6 @@ ARCHITECTURES: dict[str, dict[str, Any]] = {"grounded": {"encoder": "cnn", "chan
 
 
 def _aux_vocab() -> tuple[list[str], list[str]]:
-    from vlaudit.builders.scene_render import OBJECT_COLORS, SHAPES
-
     return list(SHAPES), list(OBJECT_COLORS)
 
 
@@ -138,11 +152,6 @@ def scene_statements(graph: dict[str, Any], crowd: set[str], rng: np.random.Gene
 
 def _load_scenes(n: int, seed: int, rng: np.random.Generator, per_image: int,
                  prior_follow: float | None) -> tuple[np.ndarray, list[list[Statement]]]:
-    from PIL import Image
-
-    from vlaudit.builders.scenes import DEFAULT_OBJECTS, SCENE_COLORS, render_scenes
-    from vlaudit.tables import read_json
-
     with tempfile.TemporaryDirectory(prefix="vlaudit-vqa-train-") as tmp:
         render_scenes(tmp, n, seed=seed)
         graphs = read_json(Path(tmp) / "scene_graphs.json")
@@ -174,18 +183,6 @@ def _resized(image: Any) -> np.ndarray:
 def _load_factorial(n_per_relation: int, seed: int, rng: np.random.Generator,
                     prior_follow: float | None) -> tuple[np.ndarray, list[list[Statement]]]:
     """One image per (stem, visual state); statements: note + query with the note drawn per model kind."""
-    from PIL import Image
-
-    from vlaudit.builders.factorial import (
-        CANVAS,
-        STATES,
-        evidence_note,
-        make_stems,
-        query,
-        render_stem_image,
-        stem_boxes,
-    )
-
     pixels, statements, painted = [], [], []
     shapes, colours = _aux_vocab()
     for stem in make_stems(seed, n_per_relation):
@@ -244,8 +241,6 @@ def train_perception(*, seed: int = 0, steps: int = 600, batch_images: int = 24,
     Returns (net, config, curve rows {step, loss, shape_acc, colour_acc} on the object cells of the batch)."""
     import torch
 
-    from vlaudit.reference.scene_vqa_reader import build_perception
-
     data = data or build_training_set("grounded", seed=seed)
     torch.manual_seed(seed)
     rng = np.random.default_rng([seed, 12])
@@ -299,8 +294,6 @@ def train_perception(*, seed: int = 0, steps: int = 600, batch_images: int = 24,
 
 def count_prior(data: dict[str, Any]) -> dict[str, list[int]]:
     """{statement key: [n_yes, n_no]} over every training statement (keys: :func:`statement_key`)."""
-    from vlaudit.reference.scene_vqa_reader import statement_key
-
     counts: dict[str, list[int]] = {}
     for group in data["statements"]:
         for text, label, *_ in group:
@@ -321,10 +314,6 @@ def train_reference(name: str, out_dir: str | Path | None = None, *, seed: int =
     ``short``: a brief retrain (:data:`SHORT_STEPS`) for smoke tests."""
     if short and steps is None:
         steps = SHORT_STEPS
-    from vlaudit.analysis.cycles.synthetic import torch_threads
-    from vlaudit.errors import InputError
-    from vlaudit.tables import write_json
-
     folder = WEIGHTS_DIR if out_dir is None else Path(out_dir)
     if name == "scene-vqa-grounded":
         with torch_threads(1):

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
 
 def _fmt(value: Any, digits: int = 4) -> str:
     if value is None:
@@ -16,9 +19,6 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 4) -> None:
     """Print a simple rich table; floats are shown with ``digits`` decimals, None as an em dash."""
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title=title)
     for index, column in enumerate(columns):
         # fold, not ellipsis: a narrow terminal wraps a long name instead of hiding it
@@ -53,8 +53,6 @@ def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: 
 
 def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int) -> None:
     """Print :func:`unavailable_lines` (nothing when every family is available)."""
-    from rich.console import Console
-
     console = Console()
     for line in unavailable_lines(unavailable, min_cycles):
         console.print(line, style="yellow", markup=False, highlight=False)

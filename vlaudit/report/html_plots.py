@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from vlaudit.report.html_page import Safe, figure, interval, is_number
 
 PALETTE = {"dcc": "#3b8a5a", "cu": "#e3a13b", "dep": "#1d232b", "perm": "#8fb3d9", "chance": "#b3261e"}
@@ -102,8 +104,6 @@ def permutation(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
 
 def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None:
     """G_img per item, one panel per run; bars right of 0 are credited (Dep)."""
-    import numpy as np
-
     groups = [(name, np.asarray(values, dtype=float)) for name, values in groups if len(values)]
     if not groups:
         return None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.report.console import print_table
+from vlaudit.report.plots import save_png
 from vlaudit.tables import write_json, write_table
 
 
@@ -103,8 +104,6 @@ def interval_plot(path: Path, rows: Sequence[Mapping[str, Any]], key: str, panel
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from vlaudit.report.plots import save_png
-
     panels = list(dict.fromkeys(str(r[panel]) for r in rows))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 0.45 * max(
         sum(str(r[panel]) == p for r in rows) for p in panels) + 1.4), squeeze=False)
@@ -158,8 +157,6 @@ def _coverage_plot(path: Path, result: Mapping[str, Any]) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from vlaudit.report.plots import save_png
 
     datasets = result["datasets"]
     fig, axes = plt.subplots(len(datasets), 2, figsize=(9, 3.2 * len(datasets)), squeeze=False)

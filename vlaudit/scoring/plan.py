@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PIL import Image as PILImage
+from PIL import UnidentifiedImageError
+
+from vlaudit.contexts.image_contexts import ContextUnavailable, mismatch_donors, render_context
 from vlaudit.hashing import pixels_sha256, sha256_bytes
 from vlaudit.scoring.cache import cache_key
 from vlaudit.sources.image_paths import confine
@@ -52,9 +56,6 @@ class ImageStore:
         """(RGB image, sha256 of the file bytes); raises :class:`ImageFailure` with the reason."""
         if relative in self._cache:
             return self._cache[relative]
-        from PIL import Image as PILImage
-        from PIL import UnidentifiedImageError
-
         path = confined_path(self.images_dir, relative)
         if not path.is_file():
             raise ImageFailure(f"image file not found: {path}")
@@ -107,8 +108,6 @@ class Unit:
 
 def render(store: ImageStore, item: BenchmarkItem, context: str, donor: str | None, seed: int) -> Any:
     """The context image of one item (None for text); raises ImageFailure / ContextUnavailable."""
-    from vlaudit.contexts.image_contexts import ContextUnavailable, render_context
-
     if context == "text":
         return None
     if item.image is None:
@@ -129,8 +128,6 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
 
     ``fingerprint`` is the model fingerprint, or one per interface (see
     :func:`vlaudit.scoring.manifest.model_fingerprint`)."""
-    from vlaudit.contexts.image_contexts import ContextUnavailable, mismatch_donors
-
     ordered = sorted(items, key=lambda i: (i.image or "", i.item_id))  # items of one image together
     source: dict[str, tuple[str | None, str | None]] = {}  # item_id -> (file sha256, error)
     for item in ordered:

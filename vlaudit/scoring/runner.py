@@ -24,15 +24,20 @@ everything that determines a margin.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 from vlaudit.scoring.cache import ChunkCache
-from vlaudit.scoring.executors import IncompleteRunError, LocalExecutor, Shard, UnitTask
+from vlaudit.scoring.executors import LocalExecutor
 from vlaudit.scoring.manifest import (
     git_commit,
     local_weights_identity,
@@ -40,8 +45,9 @@ from vlaudit.scoring.manifest import (
     package_versions,
 )
 from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run
+from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import check_folder_target, write_json, write_jsonl
+from vlaudit.tables import check_folder_target, read_json, write_json, write_jsonl, write_parquet
 
 MARGIN_COLUMNS = (
     "model", "dataset", "item_id", "context", "interface", "nll_yes", "nll_no", "margin", "label", "group_id",
@@ -54,8 +60,6 @@ _STRING = ("model", "dataset", "item_id", "context", "interface", "label", "grou
 
 
 def margins_schema() -> Any:
-    import pyarrow as pa
-
     types = {name: pa.string() for name in _STRING}
     types.update({"nll_yes": pa.float64(), "nll_no": pa.float64(), "margin": pa.float64(),
                   "yes_token_id": pa.int64(), "no_token_id": pa.int64(), "n_prompt_tokens": pa.int64()})
@@ -94,8 +98,6 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
     the cache, the shards and ``margins.parquet`` are the same.
     With ``strict`` a failed record raises :class:`InputError` before any scoring.
     """
-    from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
-
     unknown = [c for c in contexts if c not in CONTEXTS]
     if unknown:
         raise InputError(f"unknown context(s) {unknown}; available: {', '.join(CONTEXTS)}", field="contexts")
@@ -147,8 +149,6 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
 @contextlib.contextmanager
 def run_lock(out: Path) -> Iterator[None]:
     """An exclusive lock on RUN_DIR (released by the OS even on kill -9): two runs never share a cache."""
-    import fcntl
-
     check_folder_target(out).mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "a+") as handle:
         try:
@@ -225,10 +225,6 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
                      "n_prompt_tokens": hit["n_prompt_tokens"], "image_sha256": record.image_sha256,
                      "status": "ok", "error": None})
     rows.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
-    import pyarrow as pa
-
-    from vlaudit.tables import write_parquet
-
     write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=margins_schema()))
     write_jsonl(out / "failures.jsonl", _problems(records, model))
     counts = problem_counts(records)
@@ -259,8 +255,6 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list
     Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
     operational arguments (:data:`OPERATIONAL_ARGUMENTS`) and arguments the old run did not record are
     not compared."""
-    from vlaudit.tables import read_json
-
     path = Path(out_dir) / "manifest.json"
     if not path.is_file():
         return []
@@ -278,8 +272,6 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list
 
 
 def _warn(message: str) -> None:
-    import warnings
-
     warnings.warn(message, stacklevel=3)
 
 

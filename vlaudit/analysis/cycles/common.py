@@ -40,6 +40,8 @@ from vlaudit.metrics.cycles import (
 )
 from vlaudit.probes.trainer import ProbeData, TrainConfig, cycles_to_index, fit_probe, score_index
 from vlaudit.records import Cycle
+from vlaudit.scoring.features import Features, zero_shot_scores
+from vlaudit.tables import write_json, write_table
 
 RANKS = (1, 2, 4, 8, 16, 32, 64)
 N_RESAMPLES = 1000  # bootstrap CIs of the per-seed test CycleAcc (descriptive; the headline is mean ± sd)
@@ -207,8 +209,6 @@ def scorer_scores(scorer: Any, inputs: SeedInputs, cycles: Sequence[Cycle], devi
 
 def cosine_scores(inputs: SeedInputs, cycles: Sequence[Cycle]) -> dict[tuple[str, str], float]:
     """Zero-shot cos(image, caption) in float64 via :func:`vlaudit.scoring.features.zero_shot_scores`."""
-    from vlaudit.scoring.features import Features, zero_shot_scores
-
     features = Features(inputs.image_ids, inputs.x, inputs.caption_ids, inputs.y, {})
     rows = zero_shot_scores(features, cycles, source=inputs.source)
     return {(r["image_id"], r["caption_id"]): r["score"] for r in rows}
@@ -323,8 +323,6 @@ def write_outputs(out_dir: str | Path | None, name: str, result: Mapping[str, An
         return {}
     if split is not None:
         csv_rows = [{"split": split, **row} for row in csv_rows]
-    from vlaudit.tables import write_json, write_table
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": str(out / f"{name}.json"), "csv": str(out / f"{name}.csv")}

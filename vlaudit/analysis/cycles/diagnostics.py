@@ -20,6 +20,7 @@ A family with fewer than ``min_cycles`` cycles in any split of a seed is withdra
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from vlaudit.analysis.cycles.common import (
@@ -39,6 +40,7 @@ from vlaudit.analysis.cycles.common import (
     withdrawn_everywhere,
     write_outputs,
 )
+from vlaudit.analysis.cycles.plots import plot_family_bars
 
 ADDITIVE_PROBES = ("image-only", "text-only", "additive")
 _KIND = {"image-only": "image", "text-only": "text", "additive": "additive", "diagonal": "diagonal",
@@ -102,10 +104,6 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0,
               "unavailable": unavailable,
               "additive_audit": additive_audit(per_seed)}
     if out_dir is not None:
-        from pathlib import Path
-
-        from vlaudit.analysis.cycles.plots import plot_family_bars
-
         result["files"] = {"plot": str(plot_family_bars(rows, Path(out_dir) / "diagnostics.png",
                                                         title=f"Exact-cycle diagnostics ({config.test_split} cycles)"))}
         result["files"].update(write_outputs(out_dir, "diagnostics", result,

@@ -18,7 +18,19 @@ import numpy as np
 
 from vlaudit.analysis.cycles.common import SeedInputs
 from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
+from vlaudit.backends.registry import load_backend, require_kind
+from vlaudit.builders.cycles.common import sidecar_paths
 from vlaudit.errors import InputError
+from vlaudit.hashing import sha256_text
+from vlaudit.scoring.features import (
+    MANIFEST_FILE,
+    FeatureInputs,
+    collect_inputs,
+    extract_features,
+    read_features,
+)
+from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.tables import read_json, read_table
 
 
 def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str | Path) -> dict[int, SeedInputs]:
@@ -27,11 +39,6 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
     The families a ``cycles build`` withdrew (``unavailable`` in the ``CYCLES.meta.json`` beside the file, when
     there is one) come along, so the experiments report them with the build's counts.
     """
-    from vlaudit.builders.cycles.common import sidecar_paths
-    from vlaudit.scoring.features import read_features
-    from vlaudit.sources.cycle_tables import read_cycles
-    from vlaudit.tables import read_json
-
     features = read_features(features_dir)
     out = {}
     images, captions = set(features.image_ids), set(features.caption_ids)
@@ -57,10 +64,6 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
 def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: str | Path, model: str,
                           out_dir: str | Path, *, marked: bool = False, **options: Any) -> Path:
     """Embed every image and caption of every seed's cycles once with ``model`` (plus the marked captions)."""
-    from vlaudit.backends.registry import load_backend, require_kind
-    from vlaudit.scoring.features import FeatureInputs, collect_inputs, extract_features
-    from vlaudit.sources.cycle_tables import read_cycles
-
     require_kind(model, "features")
     merged = FeatureInputs()
     for path in cycles_paths.values():
@@ -82,8 +85,6 @@ def add_marked_features(inputs: SeedInputs, marked_dir: str | Path | None = None
     Without ``marked_dir`` they must already be in the features (as :func:`extract_seed_features` writes them);
     with it, each is the row of ``marked_dir`` whose content hash is sha256(MARKER + text).
     """
-    from vlaudit.hashing import sha256_text
-
     texts = caption_texts(inputs.cycles)
     if marked_dir is None:
         missing = [k for k in texts if k + MARK_SUFFIX not in inputs.caption_row]
@@ -105,9 +106,6 @@ def add_marked_features(inputs: SeedInputs, marked_dir: str | Path | None = None
 
 
 def _rows_by_hash(folder: Path) -> dict[str, np.ndarray]:
-    from vlaudit.scoring.features import MANIFEST_FILE, read_features
-    from vlaudit.tables import read_json, read_table
-
     features = read_features(folder)
     manifest = read_json(folder / MANIFEST_FILE)
     hashes = read_table(folder / manifest["files"]["texts"], required=("content_hash",)).column("content_hash")

@@ -44,6 +44,7 @@ from vlaudit.analysis.cycles.common import (
     split_cycle_eval,
     write_outputs,
 )
+from vlaudit.analysis.cycles.plots import plot_oe
 from vlaudit.errors import InputError
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
 from vlaudit.records import Cycle
@@ -138,8 +139,6 @@ def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *
               "unavailable": unavailable, "rows": rows,
               "difference_cycle_minus_shortcut": {"per_seed": differences, "mean": mean, "sd": sd, "n_seeds": n}}
     if out_dir is not None:
-        from vlaudit.analysis.cycles.plots import plot_oe
-
         plot = plot_oe(rows, Path(out_dir) / "oe.png",
                        title=f"Shortcut-contaminated OE (rank {config.rank} + additive heads)")
         csv_rows = flat_rows(rows, ("protocol", "val_metric"), values)

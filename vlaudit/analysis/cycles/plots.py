@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from vlaudit.report.plots import save_png
 
 
@@ -98,8 +100,6 @@ def plot_oe(rows: Sequence[Mapping[str, Any]], path: str | Path, *, title: str) 
 def plot_transfer(families: Sequence[str], matrix: Sequence[Sequence[float | None]],
                   points: Sequence[tuple[float, float]], path: str | Path, *, title: str) -> Path:
     """Heatmap of mean transfer CycleAcc (train family i → test family j) and alignment-vs-transfer scatter."""
-    import numpy as np
-
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1.3, 1]})
     grid = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)

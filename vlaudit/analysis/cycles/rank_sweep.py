@@ -31,6 +31,7 @@ from vlaudit.analysis.cycles.common import (
     withdrawn_everywhere,
     write_outputs,
 )
+from vlaudit.analysis.cycles.plots import plot_rank_sweep
 
 
 def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequence[int], families: Sequence[str]
@@ -76,8 +77,6 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
               "additive": additive, "min_cycles": config.min_cycles, "unavailable": unavailable,
               "additive_audit": {"ok": bool(additive) and not audit_failures, "failures": audit_failures}}
     if out_dir is not None:
-        from vlaudit.analysis.cycles.plots import plot_rank_sweep
-
         plot = plot_rank_sweep(result["rows"], Path(out_dir) / "rank_sweep.png",
                                title=f"Rank sweep: exact CycleAcc on {config.test_split} cycles")
         result["files"] = {"plot": str(plot)}

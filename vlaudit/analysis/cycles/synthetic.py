@@ -42,6 +42,7 @@ from vlaudit.probes.trainer import (
     evaluate_cycle_acc,
     fit_probe,
 )
+from vlaudit.tables import write_json
 
 RANKS = (1, 2, 4, 8, 16)
 
@@ -231,8 +232,6 @@ def run_synthetic(seeds: Sequence[int] = (0, 1, 2), out_dir: Path | None = None,
     result = {"seeds": seeds, "config": asdict(config), "rows": rows, "checks": checks,
               "checks_per_seed": per_seed_checks}
     if out_dir is not None:
-        from vlaudit.tables import write_json
-
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         write_json(out_dir / "synthetic.json", result)

@@ -47,6 +47,7 @@ from vlaudit.analysis.cycles.common import (
     withdrawn_everywhere,
     write_outputs,
 )
+from vlaudit.analysis.cycles.plots import plot_transfer
 from vlaudit.records import Cycle
 
 
@@ -112,8 +113,6 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
               "correlation": {"per_seed": correlations, "mean": mean, "sd": sd, "n_seeds": n,
                               "what": "Pearson r of alignment (val) with transfer CycleAcc (test), off-diagonal pairs"}}
     if out_dir is not None:
-        from vlaudit.analysis.cycles.plots import plot_transfer
-
         names = list(dict.fromkeys(r["train_family"] for r in rows))
         cells = {(r["train_family"], r["test_family"]): r["cycle_acc"]["mean"] for r in rows}
         matrix = [[cells.get((i, j)) for j in names] for i in names]

@@ -37,6 +37,7 @@ from vlaudit.stats.ranking import (
     weighted_auroc,
     weighted_high_minus_low,
 )
+from vlaudit.tables import read_records
 
 HORIZONTAL = ("left of", "right of")
 VERTICAL = ("above", "below")
@@ -135,8 +136,6 @@ def read_edit_outcomes(path: str | Path, edit_items: str | Path | None = None) -
     Each row needs ``source_item_id``; older outcome tables lack it, and ``edit_items`` (the edits build's
     ``items.jsonl``) then maps each edit to the source item of its ``src-r`` probe.
     """
-    from vlaudit.tables import read_records
-
     path = Path(path)
     if path.is_dir():
         path = path / "edit_outcomes.csv"

@@ -34,12 +34,12 @@ import numpy as np
 
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca.support import image_gap
-from vlaudit.sources.items import BenchmarkItem
-from vlaudit.sources.margins import require_contexts
+from vlaudit.sources.items import BenchmarkItem, read_items
+from vlaudit.sources.margins import read_margins, require_contexts
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auroc
-from vlaudit.tables import read_json
+from vlaudit.tables import read_json, write_json, write_table
 
 STATES = ("pos", "neg", "none")
 SIGN = (1.0, -1.0)
@@ -305,10 +305,6 @@ def run_factorial_analysis(run_dir: str | Path | Sequence[str | Path], *, items:
     ``vlaudit vca score`` run per model, pooled as in VCA §10. The items come from ``items``, else from the
     first run's manifest. A (model, dataset, interface) run found in two inputs is an error.
     """
-    from vlaudit.sources.items import read_items
-    from vlaudit.sources.margins import read_margins
-    from vlaudit.tables import write_json, write_table
-
     run_paths = _run_paths(run_dir)
     if margins is not None and len(run_paths) > 1:
         raise InputError("--margins applies to a single RUN_DIR", path=margins, field="margins")

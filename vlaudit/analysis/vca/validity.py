@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.analysis.vca.common import RunScores, fit_predict, ranking_rows, run_info, src_records
+from vlaudit.analysis.vca.incremental import incremental_rows
 from vlaudit.metrics.vca import support
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, percentile_ranks, weighted_auroc
@@ -200,8 +201,6 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
 def compute_validity(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None,
                      settings: ValiditySettings | None = None) -> dict[str, Any]:
     """Every §15 table over the runs' scores and (optionally) the joined edit outcomes."""
-    from vlaudit.analysis.vca.incremental import incremental_rows
-
     settings = settings or ValiditySettings()
     out: dict[str, Any] = {
         "standalone": standalone_rows(scores, edits, settings),

@@ -25,8 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from vlaudit.errors import InputError
+from vlaudit.metrics.cycles import withdraw_small_families
+from vlaudit.tables import atomic_write, write_json
 
 CheckFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 BASE_COLUMNS = ("cycle_id", "family", "split", "image_1", "caption_1", "image_2", "caption_2", "text_1",
@@ -179,8 +182,6 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
     is withdrawn whole — no row of it is written — and listed under ``unavailable`` as ``{split: count}``.
     ``counts`` holds the families that are written.
     """
-    from vlaudit.metrics.cycles import withdraw_small_families
-
     kept: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for family in families:
         kept[family] = {}
@@ -244,8 +245,6 @@ def sidecar_paths(out: str | Path) -> tuple[Path, Path]:
 
 def write_rows_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
     """Compact JSONL via orjson (byte-stable for the same rows), written atomically."""
-    from vlaudit.tables import atomic_write
-
     rows = iter(rows)
     with atomic_write(path, "wb") as handle:
         while chunk := list(itertools.islice(rows, 10_000)):
@@ -260,8 +259,6 @@ def jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
     key and the pattern occurs exactly n − 1 times (each row boundary is one; a nested occurrence would
     make more), so anything else takes the one-call-per-row path.
     """
-    import orjson
-
     if not rows:
         return b""
     # all(rows) first: no row is empty, so next() below never raises inside map (which would end it early)
@@ -279,8 +276,6 @@ def jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
 def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[str, dict[str, Any]],
                   meta: dict[str, Any]) -> dict[str, str]:
     """Write CYCLES.jsonl, the captions table of the captions it uses, and the metadata (all atomically)."""
-    from vlaudit.tables import write_json
-
     captions_path, meta_path = sidecar_paths(out)
     used = sorted(set(map(itemgetter("caption_1"), rows)) | set(map(itemgetter("caption_2"), rows)))
     write_rows_jsonl(captions_path, map(captions.__getitem__, used))

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from vlaudit.errors import InputError
 from vlaudit.geometry import centre_relation_holds
 from vlaudit.relations import relation_phrase
 
@@ -48,8 +49,6 @@ class GeometryRules:
     def __post_init__(self) -> None:
         # a negative margin or a ratio under 1 would call a statement valid that the zero-margin rule calls
         # false, so a "valid" matched pair could be wrong
-        from vlaudit.errors import InputError
-
         for name, low, high in (("margin_x", 0.0, 1.0), ("margin_y", 0.0, 1.0), ("size_ratio", 1.0, float("inf")),
                                 ("min_area", 0.0, 1.0)):
             value = getattr(self, name)
