@@ -1,12 +1,16 @@
 """The ``vlaudit`` command line: a thin shell over the library.
 
 Each module in :mod:`vlaudit.commands` registers its commands on the groups of ``commands._apps``; they
-import numpy/torch only inside the command bodies so that ``vlaudit --help`` stays fast.
+reach the library through lazy module handles (:mod:`vlaudit.commands._lazy`), so that ``vlaudit --help``
+loads neither numpy nor torch.
 """
 
 from __future__ import annotations
 
 import sys
+
+from rich.console import Console
+from rich.text import Text
 
 from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
     cycles_build,
@@ -29,18 +33,14 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     vca_score_dual,
 )
 from vlaudit.commands._apps import app
+from vlaudit.errors import VlauditError
 
 
 def main() -> None:
     """Entry point: run the app; print vlaudit's own errors as one red line and exit with status 2."""
-    from vlaudit.errors import VlauditError
-
     try:
         app()
     except VlauditError as exc:
-        from rich.console import Console
-        from rich.text import Text
-
         Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(str(exc)))
         sys.exit(2)
 

@@ -11,6 +11,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import typer
+
+from vlaudit.commands._apps import app
+
 # typer ships its own copy of click (typer._click): recognise groups/options by shape, not by class.
 Command = Any
 
@@ -27,11 +31,6 @@ def is_option(param: Any) -> bool:
 
 def root_command() -> Command:
     """The click group behind ``vlaudit`` with every command registered."""
-    import typer
-
-    import vlaudit.cli  # noqa: F401  (registers the commands)
-    from vlaudit.commands._apps import app
-
     return typer.main.get_command(app)
 
 

@@ -7,7 +7,16 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
+from vlaudit.report.console import print_cycle_table, print_unavailable
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+metrics_cycles = lazy_module("vlaudit.metrics.cycles")
+np_lib = lazy_module("numpy")
+report_plots = lazy_module("vlaudit.report.plots")
+sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
+tables = lazy_module("vlaudit.tables")
 
 
 @cycles_app.command("eval")
@@ -29,25 +38,18 @@ def cycles_eval(
 ) -> None:
     """Exact CycleAcc (credit 1 if Δ > tol, ½ if |Δ| ≤ tol, 0 otherwise) per family and split, with ties and
     bootstrap CIs; splits are never pooled."""
-    import numpy as np
-
-    from vlaudit.metrics.cycles import evaluate_cycles, reduced_precision
-    from vlaudit.report.console import print_cycle_table, print_unavailable
-    from vlaudit.sources.cycle_tables import read_cycles, read_scores
-    from vlaudit.tables import write_json
-
-    cycle_list = read_cycles(cycles)
-    score_table = read_scores(scores)
-    result = evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
-                             n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
+    cycle_list = sources_cycle_tables.read_cycles(cycles)
+    score_table = sources_cycle_tables.read_scores(scores)
+    result = metrics_cycles.evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
+                                            n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
     warnings = []
-    precision = reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
+    precision = metrics_cycles.reduced_precision(np_lib.fromiter(score_table.values(), dtype=np_lib.float64, count=len(score_table)))
     if precision is not None:
         warnings.append(f"{scores}: {precision}: the scores carry less than float64 precision, so additive "
                         "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
                         "store scores as float64 (Parquet double, or CSV/JSONL with shortest-repr text)")
     result.update({"cycles": str(cycles), "scores": str(scores), "warnings": warnings})
-    write_json(out, result)
+    tables.write_json(out, result)
     print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     print_unavailable(result["unavailable"], min_cycles)
     for warning in warnings:
@@ -58,6 +60,4 @@ def cycles_eval(
                     f"{result['splits']}; lower --min-cycles or restrict --split", fg="red", err=True)
         raise typer.Exit(1)
     if plot:
-        from vlaudit.report.plots import plot_cycle_acc
-
-        typer.echo(f"wrote {plot_cycle_acc({scores.stem: result}, out.with_suffix('.png'))}")
+        typer.echo(f"wrote {report_plots.plot_cycle_acc({scores.stem: result}, out.with_suffix('.png'))}")

@@ -12,7 +12,17 @@ from typing import Any
 import typer
 
 from vlaudit.commands._apps import data_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
+from vlaudit.errors import InputError
+from vlaudit.report.console import print_table
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+builders_benchmark_items = lazy_module("vlaudit.builders.benchmark_items")
+sources_items = lazy_module("vlaudit.sources.items")
+sources_vsr = lazy_module("vlaudit.sources.vsr")
+sources_whatsup = lazy_module("vlaudit.sources.whatsup")
+tables = lazy_module("vlaudit.tables")
 
 
 def summary_path(out: Path) -> Path:
@@ -22,8 +32,6 @@ def summary_path(out: Path) -> Path:
 
 def print_build(title: str, summary: dict[str, Any]) -> None:
     """Rich table: kept counts, then every exclusion reason with its count."""
-    from vlaudit.report.console import print_table
-
     rows: list[list[Any]] = [["kept items", summary["n_items"], ""]]
     for key, value in summary.items():
         if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith("_"):
@@ -43,17 +51,12 @@ def print_build(title: str, summary: dict[str, Any]) -> None:
 
 
 def _finish(result: Any, out: Path, title: str, **meta: Any) -> None:
-    from vlaudit.sources.items import write_items
-    from vlaudit.tables import write_json
-
     summary = result.summary(**meta, out=str(out))
     if not result.items:
-        from vlaudit.errors import InputError
-
         print_build(title, summary)  # the exclusion reasons explain why nothing was kept
         raise InputError(f"nothing kept ({len(result.excluded)} excluded); no output written", path=meta.get("source"))
-    write_items(out, result.items)
-    write_json(summary_path(out), summary)
+    sources_items.write_items(out, result.items)
+    tables.write_json(summary_path(out), summary)
     print_build(title, summary)
     typer.echo(f"wrote {out} and {summary_path(out)}")
 
@@ -70,14 +73,11 @@ def data_vsr(
                                           help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
     """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
-    from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_items
-    from vlaudit.sources.vsr import read_meta_categories, read_vsr
-
-    default_dataset, default_split = split_from_stem(split_file.stem)
-    result = vsr_items(read_vsr(split_file), dataset=dataset or default_dataset, split=split or default_split,
-                       image_prefix=image_prefix, meta_categories=read_meta_categories(meta) if meta else None)
+    default_dataset, default_split = builders_benchmark_items.split_from_stem(split_file.stem)
+    result = builders_benchmark_items.vsr_items(sources_vsr.read_vsr(split_file), dataset=dataset or default_dataset, split=split or default_split,
+                                                image_prefix=image_prefix, meta_categories=sources_vsr.read_meta_categories(meta) if meta else None)
     if instances is not None:
-        result = attach_coco_boxes(result, instances)
+        result = builders_benchmark_items.attach_coco_boxes(result, instances)
     _finish(result, out, f"VSR — {split_file.name}", source=str(split_file))
 
 
@@ -96,14 +96,11 @@ def data_vsr_inverse(
                                           help="COCO instances json: add boxes where each object is unique."),
 ) -> None:
     """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18)."""
-    from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_inverse_items
-    from vlaudit.sources.vsr import read_vsr
-
-    default_dataset, default_split = split_from_stem(split_file.stem)
-    result = vsr_inverse_items(read_vsr(split_file), dataset=dataset or default_dataset,
-                               split=split or default_split, image_prefix=image_prefix, entities=entities)
+    default_dataset, default_split = builders_benchmark_items.split_from_stem(split_file.stem)
+    result = builders_benchmark_items.vsr_inverse_items(sources_vsr.read_vsr(split_file), dataset=dataset or default_dataset,
+                                                        split=split or default_split, image_prefix=image_prefix, entities=entities)
     if instances is not None:
-        result = attach_coco_boxes(result, instances)
+        result = builders_benchmark_items.attach_coco_boxes(result, instances)
     _finish(result, out, f"VSR inverse pairs — {split_file.name}", source=str(split_file), entities=entities)
 
 
@@ -117,12 +114,9 @@ def data_gsr_coco(
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix before val2017/{id:012d}.jpg."),
 ) -> None:
     """GSR-COCO (§11): 440 same-image true/false groups on the real file; unparsable captions reported."""
-    from vlaudit.builders.benchmark_items import attach_coco_boxes, gsr_coco_items
-    from vlaudit.sources.whatsup import read_two_obj
-
-    result = gsr_coco_items(read_two_obj(two_obj), split=split or two_obj.stem, image_prefix=image_prefix)
+    result = builders_benchmark_items.gsr_coco_items(sources_whatsup.read_two_obj(two_obj), split=split or two_obj.stem, image_prefix=image_prefix)
     if instances is not None:
-        result = attach_coco_boxes(result, instances)
+        result = builders_benchmark_items.attach_coco_boxes(result, instances)
     _finish(result, out, f"GSR-COCO — {two_obj.name}", source=str(two_obj))
 
 
@@ -136,9 +130,6 @@ def data_whatsup_controlled(
                                           "with data/controlled_images/, so --images is the folder holding data/)."),
 ) -> None:
     """What's Up Controlled-A/B: one group per image, the first caption option true, the others false."""
-    from vlaudit.builders.benchmark_items import controlled_items
-    from vlaudit.sources.whatsup import read_controlled
-
-    result = controlled_items(read_controlled(controlled), split=split or controlled.stem,
-                              image_prefix=image_prefix)
+    result = builders_benchmark_items.controlled_items(sources_whatsup.read_controlled(controlled), split=split or controlled.stem,
+                                                       image_prefix=image_prefix)
     _finish(result, out, f"What's Up controlled — {controlled.name}", source=str(controlled))

@@ -11,7 +11,12 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.report.console import print_table
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+vca_factorial_lib = lazy_module("vlaudit.analysis.vca.factorial")
 
 
 def _pct(value: float | None) -> str:
@@ -37,13 +42,10 @@ def vca_factorial(
     seed: int = typer.Option(20260724, "--seed", help="Bootstrap seed."),
 ) -> None:
     """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
-    from vlaudit.analysis.vca.factorial import run_factorial_analysis
-    from vlaudit.report.console import print_table
-
     first = run_dirs[0]
     out_dir = out if out is not None else (first if first.is_dir() else first.parent) / "factorial"
-    result = run_factorial_analysis(run_dirs, items=items, out_dir=out_dir, margins=margins,
-                                    interface=interface, n_resamples=n_resamples, seed=seed)
+    result = vca_factorial_lib.run_factorial_analysis(run_dirs, items=items, out_dir=out_dir, margins=margins,
+                                                      interface=interface, n_resamples=n_resamples, seed=seed)
     rows = []
     for entry in [*result["models"], {"model": "pooled", **result["pooled"]}]:
         rows.append([entry["model"], entry["correct"], entry["cu"],

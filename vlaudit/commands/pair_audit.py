@@ -8,7 +8,14 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.report.console import print_table
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+metrics_pair_audit = lazy_module("vlaudit.metrics.pair_audit")
+sources_labelled_pairs = lazy_module("vlaudit.sources.labelled_pairs")
+tables = lazy_module("vlaudit.tables")
 
 
 @cycles_app.command("audit-pairs")
@@ -20,18 +27,13 @@ def audit_pairs(
                                                      "whatsup-spatial or cycles (one for all files)."),
 ) -> None:
     """Image/caption/length TV between positives and negatives, signed-degree imbalance, exact-cycle completion."""
-    from vlaudit.metrics.pair_audit import audit_pairs as audit
-    from vlaudit.report.console import print_table
-    from vlaudit.sources.labelled_pairs import read_labelled_pairs
-    from vlaudit.tables import write_json, write_table
-
     rows = []
     for path in pairs:
-        detected, records = read_labelled_pairs(path, fmt)
-        rows.append({"file": path.name, "format": detected, **audit(records)})
+        detected, records = sources_labelled_pairs.read_labelled_pairs(path, fmt)
+        rows.append({"file": path.name, "format": detected, **metrics_pair_audit.audit_pairs(records)})
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "rows": rows})
-    write_table(out / "audit_pairs.csv", rows)
+    tables.write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "rows": rows})
+    tables.write_table(out / "audit_pairs.csv", rows)
 
     def cell(value: object) -> object:
         return "0" if value == 0 else value
