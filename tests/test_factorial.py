@@ -272,7 +272,8 @@ def test_several_run_dirs_pool_like_one_margins_file(analysed: tuple[dict, Path]
 
 def test_runner_plan_scores_15_unique_probes_per_stem(tmp_path: Path) -> None:
     """The scoring runner's own planning step deduplicates the shared text-only and blank probes (§10)."""
-    from vlaudit.scoring.plan import ImageStore, plan_run
+    from vlaudit.scoring.plan import plan_run
+    from vlaudit.sources.images import ImageStore
 
     fx.build_factorial(tmp_path / "fx", n_per_relation=1)
     items = read_items(tmp_path / "fx" / "items.jsonl")

@@ -18,16 +18,15 @@ import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, Any, TypeVar
 
+import numpy as np
 import orjson
+import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 # mkstemp creates files 0600; outputs should get the ordinary permissions the user's umask gives.
 _UMASK = os.umask(0o022)
@@ -85,12 +84,7 @@ def _csv_header(path: Path) -> list[str]:
 
 
 def _loads():
-    try:
-        import orjson
-
-        return orjson.loads
-    except ImportError:  # pragma: no cover - orjson is a declared dependency
-        return json.loads
+    return orjson.loads
 
 
 def read_json(path: str | Path) -> Any:
@@ -175,7 +169,6 @@ def read_table(path: str | Path, *, required: Sequence[str] = (), text: Sequence
     Id columns (:func:`is_id_column`) are strings in every format. ``text`` names further CSV columns to keep
     as text instead of inferring their type, so the caller can report a bad value at its own row.
     """
-    import pyarrow as pa
     path = Path(path)
     fmt = table_format(path)
     if not path.exists():
@@ -268,15 +261,10 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
 
 
 def _json_default(value: Any) -> Any:
-    try:
-        import numpy as np
-
-        if isinstance(value, np.generic):
-            return value.item()
-        if isinstance(value, np.ndarray):
-            return value.tolist()
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"cannot serialize {type(value).__name__} to JSON")
@@ -330,8 +318,6 @@ def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
 
     ``pa.Table.from_pylist`` alone takes its columns from the first row and silently drops the rest.
     """
-    import pyarrow as pa
-
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
@@ -340,8 +326,6 @@ def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
 
 def write_table(path: str | Path, rows: list[dict[str, Any]] | pa.Table) -> Path:
     """Write rows or an Arrow table in the format the suffix of ``path`` names, atomically."""
-    import pyarrow as pa
-
     fmt = table_format(path)
     if fmt == "jsonl":
         return write_jsonl(path, rows.to_pylist() if isinstance(rows, pa.Table) else rows)

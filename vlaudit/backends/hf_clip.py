@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import transformers
+from transformers import AutoModel, AutoProcessor
 
 from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
-from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.errors import InputError
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -46,8 +48,6 @@ class HFDualBackend(BatchedDualEncoder):
                        or getattr(text_config, "hidden_size", 0))
 
     def describe(self) -> dict[str, Any]:
-        import transformers
-
         return {**self._common_facts("hf-clip"), "model_type": self.model_type, "revision": self.revision,
                 "text_padding": self.text_padding, "max_text_length": self.max_text_length,
                 "transformers": transformers.__version__}
@@ -78,10 +78,6 @@ def load_backend(name: str, *, revision: str | None = None, dtype: str | None = 
     """Load ``hf-clip:<name>`` (a hub id or a local directory) with AutoModel + AutoProcessor."""
     check_model_source("hf-clip", name, revision)
     import_torch()
-    try:
-        from transformers import AutoModel, AutoProcessor
-    except ImportError as exc:  # pragma: no cover - transformers is a declared dependency
-        raise MissingDependencyError("the hf-clip: backend needs transformers: `pip install transformers`") from exc
     resolved_device, resolved_dtype = resolve_device_dtype(device, dtype)
     try:
         model = AutoModel.from_pretrained(name, revision=revision, dtype=resolved_dtype,

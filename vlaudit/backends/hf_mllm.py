@@ -27,6 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import torch
+import transformers
+from transformers.image_utils import SizeDict
+from transformers.utils import logging as hf_logging
+
 from vlaudit.backends.base import ANSWER_WORDS, YesNoRequest, YesNoResult
 from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
@@ -47,7 +52,7 @@ from vlaudit.backends.yesno_common import (
 )
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
-from vlaudit.scoring.plan import ImageFailure, ImageStore
+from vlaudit.sources.images import ImageFailure, ImageStore
 from vlaudit.tables import read_json
 
 if TYPE_CHECKING:
@@ -284,8 +289,6 @@ class HFMLLMBackend:
 
     def score_full(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """One batched full forward per ``batch_size`` requests (all with images, or all without)."""
-        import torch
-
         results: list[YesNoResult] = []
         for start in range(0, len(requests), self.batch_size):
             chunk = requests[start:start + self.batch_size]
@@ -340,16 +343,12 @@ def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | 
     if "longest_edge" not in current or "shortest_edge" not in current:
         raise InputError(f"--min-pixels/--max-pixels apply to Qwen-VL style image processors; "
                          f"{type(image_processor).__name__} has size {current}", field="max_pixels")
-    from transformers.image_utils import SizeDict
-
     image_processor.size = SizeDict(
         shortest_edge=int(min_pixels) if min_pixels is not None else current["shortest_edge"],
         longest_edge=int(max_pixels) if max_pixels is not None else current["longest_edge"])
 
 
 def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
-    import transformers
-
     try:
         return transformers.AutoProcessor.from_pretrained(name, **kwargs)
     except ImportError as exc:
@@ -359,8 +358,6 @@ def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
 
 
 def _resolve_dtype(dtype: str, device: str) -> Any:
-    import torch
-
     if dtype == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
     names = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "half": "float16", "float": "float32"}
@@ -391,14 +388,6 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     """
     merge_question_templates(question_templates)  # a bad template fails before the model loads
     check_model_source("hf", name, revision)  # a missing folder or uncached offline hub id: say so at once
-    try:
-        import torch
-        import transformers
-    except ImportError as exc:  # pragma: no cover - both are core dependencies
-        raise MissingDependencyError(f"the hf: backend needs torch and transformers ({exc}); "
-                                     "install them with: pip install torch transformers") from exc
-    from transformers.utils import logging as hf_logging
-
     hf_logging.disable_progress_bar()
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"

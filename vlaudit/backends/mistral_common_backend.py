@@ -21,16 +21,18 @@ import functools
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import torch
+import transformers
+from PIL import Image
+from transformers.utils import cached_file
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoRequest, YesNoResult
 from vlaudit.backends.verbalizers import PROBE_QUESTION, Verbalizer, resolve_verbalizers
 from vlaudit.backends.yesno_common import check_interfaces, load_config, question_text, yes_no_results
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import sha256_text
-
-if TYPE_CHECKING:
-    from PIL import Image
 
 TEKKEN_FILE = "tekken.json"
 
@@ -49,8 +51,6 @@ def tekken_file(name: str, revision: str | None = None) -> Path | None:
     local = Path(name)
     if local.is_dir():
         return local / TEKKEN_FILE if (local / TEKKEN_FILE).is_file() else None
-    from transformers.utils import cached_file
-
     try:
         found = cached_file(name, TEKKEN_FILE, revision=revision, _raise_exceptions_for_missing_entries=False,
                             _raise_exceptions_for_connection_errors=False)
@@ -107,8 +107,6 @@ class MistralCommonBackend:
         """The serialized prompt; the image block is shown for a one-patch image (its size varies per image)."""
         key = (question, interface, with_image)
         if key not in self._prompts:
-            from PIL import Image
-
             image = Image.new("RGB", (1, 1)) if with_image else None
             self._prompts[key] = self.tokenize(question, interface, image)[2]
         return self._prompts[key]
@@ -162,8 +160,6 @@ class MistralCommonBackend:
 
     def encode(self, tokens: Sequence[Sequence[int]], images: Sequence[Any]) -> dict[str, Any]:
         """Left-padded ids + mask, and (when there are images) zero-padded pixels with their true sizes."""
-        import torch
-
         width = max(len(t) for t in tokens)
         input_ids = torch.full((len(tokens), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(tokens), width), dtype=torch.long)
@@ -184,8 +180,6 @@ class MistralCommonBackend:
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """Score requests in the given order (batches of ``batch_size``, images and text-only apart)."""
-        import torch
-
         check_interfaces(requests, self.verbalizer_ids)
         by_key: dict[str, YesNoResult] = {}
         for with_image in (False, True):
@@ -206,8 +200,6 @@ class MistralCommonBackend:
 
 
 def _probe_image() -> Any:
-    from PIL import Image
-
     return Image.new("RGB", (32, 24), (128, 128, 128))
 
 
@@ -226,8 +218,6 @@ def load_mistral_common(name: str, tekken: Path, *, model_kwargs: dict[str, Any]
     """Load the tekken tokenizer with mistral-common and the model with AutoModelForImageTextToText
     (``weights=False``: its config only — prompts and verbalizers, no scoring)."""
     _mistral_common()
-    import transformers
-
     if options.get("min_pixels") is not None or options.get("max_pixels") is not None:
         raise InputError("--min-pixels/--max-pixels do not apply to Ministral: mistral-common sizes images by "
                          "the tokenizer's image config", field="max_pixels")

@@ -12,6 +12,8 @@ import os
 import re
 from pathlib import Path
 
+from huggingface_hub import constants, try_to_load_from_cache
+
 from vlaudit.errors import InputError
 
 # what the hub accepts as a repo id: "name" or "namespace/name" of letters, digits, '-', '_', '.'
@@ -26,8 +28,6 @@ def hub_offline() -> bool:
 
 def cached_on_hub(repo_id: str, revision: str | None = None) -> bool:
     """Whether ``repo_id`` (at ``revision``) has its config.json in the local Hugging Face cache."""
-    from huggingface_hub import try_to_load_from_cache
-
     try:
         found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
     except ValueError:  # not a valid repo id or revision: nothing of it can be cached
@@ -50,8 +50,6 @@ def check_model_source(prefix: str, name: str, revision: str | None = None) -> N
     if not _HUB_ID.match(name) or ".." in name or name.startswith("."):
         raise InputError(f"{spec}: the model folder does not exist", path=name, field="--model")
     if hub_offline() and not cached_on_hub(name, revision):
-        from huggingface_hub import constants
-
         at = f" at revision {revision!r}" if revision else ""
         raise InputError(f"{spec}: no folder {name!r} here, and hub model {name!r}{at} is not in the local "
                          f"Hugging Face cache ({constants.HF_HUB_CACHE}) while the hub is offline (HF_HUB_OFFLINE); "

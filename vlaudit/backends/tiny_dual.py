@@ -14,6 +14,22 @@ import importlib
 import json
 from pathlib import Path
 
+import torch
+from safetensors.torch import save_file
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import (
+    CLIPConfig,
+    CLIPImageProcessor,
+    CLIPModel,
+    CLIPProcessor,
+    CLIPTokenizer,
+    PreTrainedTokenizerFast,
+    SiglipConfig,
+    SiglipImageProcessor,
+    SiglipModel,
+    SiglipProcessor,
+)
+
 from vlaudit.backends.real_tokenizers import clip_tokenizer, clip_vocab_merges
 from vlaudit.errors import InputError, MissingDependencyError
 
@@ -37,15 +53,11 @@ def _require(module: str, package: str) -> None:
 
 
 def _byte_chars() -> list[str]:
-    from tokenizers import pre_tokenizers
-
     return sorted(pre_tokenizers.ByteLevel.alphabet())
 
 
 def _clip_tokenizer():
     """A CLIPTokenizer over a character-level byte vocabulary (every byte alone and as a word end)."""
-    from transformers import CLIPTokenizer
-
     vocab: dict[str, int] = {}
     for char in _byte_chars():
         vocab[char] = len(vocab)
@@ -61,8 +73,6 @@ def _bpe_tokenizer_json(vocab_size: int, *, bos: str, eos: str, pad: str) -> str
 
     The eos id is the highest so that argmax pooling (open_clip's default text pooling) finds the end token.
     """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-
     tokenizer = Tokenizer(models.BPE(unk_token=None))
     tokenizer.normalizer = normalizers.Lowercase()
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
@@ -81,9 +91,6 @@ def _bpe_tokenizer_json(vocab_size: int, *, bos: str, eos: str, pad: str) -> str
 
 
 def _fast_tokenizer(tokenizer_json: str, *, bos: str, eos: str, pad: str, max_length: int):
-    from tokenizers import Tokenizer
-    from transformers import PreTrainedTokenizerFast
-
     return PreTrainedTokenizerFast(
         tokenizer_object=Tokenizer.from_str(tokenizer_json), bos_token=bos, eos_token=eos, pad_token=pad,
         unk_token=None, model_max_length=max_length,
@@ -91,8 +98,6 @@ def _fast_tokenizer(tokenizer_json: str, *, bos: str, eos: str, pad: str, max_le
 
 
 def _build_clip(out_dir: Path, real: bool = False) -> None:
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
-
     if real:  # CLIP's own 49,408-token BPE from open_clip's bundled file, 77-token context
         tokenizer = clip_tokenizer(77)
     else:
@@ -118,8 +123,6 @@ def _build_clip(out_dir: Path, real: bool = False) -> None:
 
 
 def _build_siglip(out_dir: Path) -> None:
-    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
-
     max_length = 16
     tokenizer_json = _bpe_tokenizer_json(400, bos="<s>", eos="</s>", pad="<pad>")
     tokenizer = _fast_tokenizer(tokenizer_json, bos="<s>", eos="</s>", pad="<pad>", max_length=max_length)
@@ -143,8 +146,6 @@ def _build_siglip(out_dir: Path) -> None:
 def _build_open_clip(out_dir: Path, real: bool = False) -> None:
     _require("open_clip", "open_clip_torch")
     import open_clip
-    from safetensors.torch import save_file
-
     if real:
         # no hf_tokenizer_name: open_clip then uses its own SimpleTokenizer over the bundled CLIP BPE
         text_cfg = {"context_length": 77, "vocab_size": len(clip_vocab_merges()[0])}
@@ -191,8 +192,6 @@ def build_tiny_dual(family: str, out_dir: str | Path, seed: int = 0, tokenizer: 
                          field="tokenizer")
     _require("torch", "torch")
     _require("transformers", "transformers")
-    import torch
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng(devices=[]):

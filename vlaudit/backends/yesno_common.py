@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import transformers
+
 from vlaudit.backends.base import YesNoRequest, YesNoResult
 from vlaudit.backends.verbalizers import check_interface
 from vlaudit.errors import InputError
@@ -52,8 +54,6 @@ def yes_no_results(requests: Sequence[YesNoRequest], prompts: Sequence[str], log
 
 def load_config(name: str, kwargs: dict[str, Any]) -> Any:
     """The model's config alone (no weights)."""
-    import transformers
-
     try:
         return transformers.AutoConfig.from_pretrained(name, **kwargs)
     except (OSError, ValueError) as exc:

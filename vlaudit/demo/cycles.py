@@ -30,6 +30,7 @@ from vlaudit.builders.cycles.coco import build_coco_cycles
 from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.scenes import render_scenes
 from vlaudit.errors import InputError
+from vlaudit.figures import pyplot
 from vlaudit.metrics.cycles import (
     DEFAULT_TOL,
     block_scores,
@@ -250,10 +251,7 @@ def plot_outputs(encoders: dict[str, Any], sweep: list[dict[str, Any]], out: Pat
 
 
 def _plot_rank_sweep(rows: list[dict[str, Any]], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     models = list(dict.fromkeys(r["model"] for r in rows))
     families = sorted({r["family"] for r in rows})

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy
+import torch
 
 from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic, torch_threads
 from vlaudit.backends.registry import load_backend, require_kind
@@ -214,8 +215,6 @@ def _model_descriptions(config: DemoConfig) -> dict[str, str]:
 
 
 def _versions() -> dict[str, Any]:
-    import torch
-
     commit = None
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, text=True,

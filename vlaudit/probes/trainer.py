@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 from scipy.stats import rankdata
 
 from vlaudit.errors import InputError
@@ -148,8 +149,6 @@ class TrainResult:
 
 
 def _tensor(array: np.ndarray, device: str, dtype: Any = None) -> Any:
-    import torch
-
     if isinstance(array, np.ndarray) and not array.flags.writeable:
         array = array.copy()  # e.g. features read from Parquet; torch refuses to alias read-only memory
     return torch.as_tensor(array, device=device, dtype=dtype)
@@ -158,8 +157,6 @@ def _tensor(array: np.ndarray, device: str, dtype: Any = None) -> Any:
 def score_index(scorer: Any, x: np.ndarray, y: np.ndarray, image_idx: np.ndarray, caption_idx: np.ndarray,
                 *, device: str = "cpu") -> np.ndarray:
     """float64 logits s(x[image_idx], y[caption_idx]) from a float64 copy of ``scorer`` (§E.2)."""
-    import torch
-
     model = copy.deepcopy(scorer).to(device=device, dtype=torch.float64).eval()
     x64, y64 = _tensor(x, device, torch.float64), _tensor(y, device, torch.float64)
     out = np.empty(len(image_idx), dtype=np.float64)
@@ -239,8 +236,6 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
     Selection (``config.select``): ``cycle_acc`` — exact CycleAcc on ``val.cycles``; ``auroc`` — pair AUROC on
     ``val.pairs``; ``last`` (or no ``val``) — the final epoch. Ties keep the earliest epoch.
     """
-    import torch
-
     config = config or TrainConfig()
     device = config.device
     units = train.cycles if config.loss in ("cycle", "bce4") else train.pairs

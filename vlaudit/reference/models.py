@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.backends.registry import load_backend as load_spec
+from vlaudit.backends.tiny_dual import build_tiny_dual
+from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
 
 REFERENCE_VERSION = 1
@@ -130,12 +132,8 @@ def reference_dir(name: str, *, seed: int = 0, root: Path | None = None) -> Path
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         if kind == "mllm":
-            from vlaudit.backends.tiny_mllm import build_tiny_mllm
-
             build_tiny_mllm(family, staging, seed=seed)
         else:
-            from vlaudit.backends.tiny_dual import build_tiny_dual
-
             build_tiny_dual(family, staging, seed=seed)
         (staging / ".complete").write_text(f"{name} v{REFERENCE_VERSION} seed {seed}\n", encoding="utf-8")
         try:

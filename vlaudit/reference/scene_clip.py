@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 from PIL import Image
+from safetensors.torch import load_file, save
 from scipy import ndimage
 from torch import nn
 from torch.nn import functional as F
@@ -232,8 +233,6 @@ class SceneClip(nn.Module):
 
 def save_model(model: SceneClip, out_dir: Path, name: str, extra: dict[str, Any] | None = None) -> list[Path]:
     """Write ``NAME.safetensors`` (weights) and ``NAME.json`` (config + training record), atomically."""
-    from safetensors.torch import save
-
     out_dir.mkdir(parents=True, exist_ok=True)
     weights = out_dir / f"{name}.safetensors"
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
@@ -246,8 +245,6 @@ def save_model(model: SceneClip, out_dir: Path, name: str, extra: dict[str, Any]
 
 def load_model(name: str, folder: Path | None = None) -> SceneClip:
     """The model ``NAME`` from ``folder`` (default: the weights shipped in the package)."""
-    from safetensors.torch import load_file
-
     folder = folder or WEIGHTS_DIR
     config_path, weights = folder / f"{name}.json", folder / f"{name}.safetensors"
     if not config_path.is_file() or not weights.is_file():

@@ -35,7 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 from PIL import Image
+from safetensors.torch import save
+from torch.nn import functional as F
 
 from vlaudit.analysis.cycles.synthetic import torch_threads
 from vlaudit.builders.cycles.gqa import GQA_FAMILIES
@@ -204,9 +207,6 @@ def _also_true(data: TrainingData, batch: np.ndarray, texts: list[int]) -> np.nd
 def train_model(kind: str, data: TrainingData, settings: TrainSettings, *, log: Log = print,
                 progress: Callable[[int, int], None] | None = None) -> tuple[Any, list[dict[str, float]]]:
     """Train a :class:`~vlaudit.reference.scene_clip.SceneClip` of ``kind``; returns (model, per-epoch curve)."""
-    import torch
-    from torch.nn import functional as F
-
     config = {"kind": kind, "version": VERSION, "dim": settings.dim, "width": settings.width,
               "region_width": settings.region_width, "code": settings.code,
               "vocab": data.vocab}
@@ -287,8 +287,6 @@ def train_reference(name: str, out_dir: str | Path, *, log: Log = print, short: 
         data = build_training_data(scenes, log=log)
         model, curve = train_model(kinds[name], data, settings, log=log, progress=progress)
     seconds = round(time.perf_counter() - started, 1)
-    from safetensors.torch import save
-
     digest = hashlib.sha256(save({k: v.contiguous() for k, v in model.state_dict().items()})).hexdigest()
     extra = {"name": name, "weights_sha256": digest, "train": {**asdict(settings), "seconds": seconds},
              "curve": curve, "command": f"vlaudit models train-reference {name}"}

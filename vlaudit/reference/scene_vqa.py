@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
+from safetensors.torch import save_file
 
 from vlaudit.backends.base import INTERFACES
 from vlaudit.relations import PLANAR_RELATIONS, relation_phrase
@@ -78,8 +80,6 @@ def image_tensor(images: Sequence[Image.Image]) -> Any:
 
 def pixels_to_tensor(pixels: np.ndarray) -> Any:
     """uint8 (B, H, W, 3) → normalised float32 (B, 3, H, W)."""
-    import torch
-
     x = torch.from_numpy(np.ascontiguousarray(pixels)).permute(0, 3, 1, 2).float()
     return (x / 255.0 - 0.5) / 0.25
 
@@ -92,8 +92,6 @@ def weights_paths(name: str, folder: Path | None = None) -> tuple[Path, Path]:
 
 def save_model(net: Any, config: dict[str, Any], name: str, folder: Path | None = None) -> tuple[Path, Path]:
     """Write the config and the float32 weights (atomically) beside each other."""
-    from safetensors.torch import save_file
-
     cfg_path, weights_path = weights_paths(name, folder)
     weights_path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().float().contiguous() for k, v in net.state_dict().items()}

@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from safetensors.torch import load_file
+from torch import nn
 
 from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
 from vlaudit.builders.scene_render import OBJECT_COLORS
@@ -80,8 +83,6 @@ def statement_key(question: str) -> tuple[str, ...] | None:
 
 def build_perception(config: dict[str, Any]) -> Any:
     """The reader's CNN: three 3×3 conv layers (two 2× poolings) and per-cell shape and colour heads."""
-    from torch import nn
-
     ch = config["channels"]
     return nn.ModuleDict({
         "trunk": nn.Sequential(
@@ -123,9 +124,6 @@ class GroundedReader(_Base):
     """``ref:scene-vqa-grounded``: the trained perception CNN + the fixed reading logic (module docstring)."""
 
     def __init__(self, folder: Path | None = None, name: str = "scene-vqa-grounded") -> None:
-        import torch
-        from safetensors.torch import load_file
-
         base = folder or WEIGHTS_DIR
         cfg_path, weights_path = base / f"{name}.json", base / f"{name}.safetensors"
         if not cfg_path.is_file() or not weights_path.is_file():

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 from PIL import Image
 
 from vlaudit.analysis.cycles.synthetic import torch_threads
@@ -239,8 +240,6 @@ def train_perception(*, seed: int = 0, steps: int = 600, batch_images: int = 24,
     """Train the grounded reader's CNN on the object masks (per-cell shape and colour; blank → background).
 
     Returns (net, config, curve rows {step, loss, shape_acc, colour_acc} on the object cells of the batch)."""
-    import torch
-
     data = data or build_training_set("grounded", seed=seed)
     torch.manual_seed(seed)
     rng = np.random.default_rng([seed, 12])

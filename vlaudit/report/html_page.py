@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vlaudit.figures import pyplot
+
 
 class Safe(str):
     """An HTML fragment built by this module (already escaped); :func:`esc` passes it through unchanged."""
@@ -91,11 +93,9 @@ def data_uri(data: bytes, mime: str) -> str:
 
 def figure_png(fig: Any, dpi: int = 110) -> bytes:
     """PNG bytes of a matplotlib figure (closed afterwards); no metadata, so nothing names a web address."""
-    import matplotlib.pyplot as plt
-
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
-    plt.close(fig)
+    pyplot().close(fig)
     return buffer.getvalue()
 
 

@@ -45,8 +45,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from vlaudit.figures import pyplot, save_png
 from vlaudit.report.console import print_table
-from vlaudit.report.plots import save_png
 from vlaudit.tables import write_json, write_table
 
 RUN_KEYS = ("model", "dataset", "interface")
@@ -280,10 +280,7 @@ def print_axes(report: Any, *, console: Any = None) -> None:
 
 def plot_gaps(path: str | Path, report: Any) -> Path:
     """G_img histogram per run (left) and stacked D-CC / C-U bars per run (right); Agg backend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     runs = report.runs
     labels = [f"{r['model']}/{r['dataset']}/{r['interface']}" for r in runs]

@@ -47,8 +47,9 @@ from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_text
 from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
 from vlaudit.scoring.manifest import git_commit, package_versions
-from vlaudit.scoring.plan import ImageStore, plan_run, render
+from vlaudit.scoring.plan import plan_run, render
 from vlaudit.scoring.runner import margins_schema, run_lock
+from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.tables import write_json, write_jsonl, write_parquet
 

@@ -28,8 +28,8 @@ from PIL import Image
 
 from vlaudit.backends.registry import load_backend
 from vlaudit.errors import InputError, MissingDependencyError
-from vlaudit.scoring.plan import ImageStore
 from vlaudit.scoring.shards import Shard, ShardDone, ShardFailure, score_tasks
+from vlaudit.sources.images import ImageStore
 
 IN_FLIGHT_PER_WORKER = 2  # one shard running, one queued: an actor never waits for the driver
 

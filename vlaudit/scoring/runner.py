@@ -44,8 +44,9 @@ from vlaudit.scoring.manifest import (
     model_fingerprint,
     package_versions,
 )
-from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run
+from vlaudit.scoring.plan import Record, chunk_units, plan_run
 from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
+from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.tables import check_folder_target, read_json, write_json, write_jsonl, write_parquet
 
@@ -283,7 +284,7 @@ def _problems(records: Sequence[Record], model: str) -> list[dict[str, Any]]:
 
 
 def problem_counts(records: Sequence[Record]) -> dict[str, Any]:
-    """Failed records by reason (the fixed prefix of :class:`~vlaudit.scoring.plan.ImageFailure` messages) and
+    """Failed records by reason (the fixed prefix of :class:`~vlaudit.sources.images.ImageFailure` messages) and
     skipped records by context (their reasons are per-item details)."""
     by_reason: dict[str, int] = {}
     by_context: dict[str, int] = {}

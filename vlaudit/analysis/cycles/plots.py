@@ -1,4 +1,4 @@
-"""Plots of the cycle-paper experiments (PNG via :func:`vlaudit.report.plots.save_png`; matplotlib lazily).
+"""Plots of the cycle-paper experiments (PNG via :func:`vlaudit.figures.save_png`).
 
 Every plot shows mean ± sample sd across seeds and the chance line at ½ (where additive scores must sit).
 """
@@ -11,16 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.report.plots import save_png
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from vlaudit.figures import pyplot, save_png
 
 
 def _cell(row: Mapping[str, Any], value: str = "cycle_acc") -> tuple[float, float]:
@@ -30,7 +21,7 @@ def _cell(row: Mapping[str, Any], value: str = "cycle_acc") -> tuple[float, floa
 
 def plot_family_bars(rows: Sequence[Mapping[str, Any]], path: str | Path, *, title: str) -> Path:
     """Grouped horizontal bars: CycleAcc per family (rows) and probe (colours), sd error bars, ½ line."""
-    plt = _pyplot()
+    plt = pyplot()
     families = list(dict.fromkeys(r["family"] for r in rows))
     probes = list(dict.fromkeys(r["probe"] for r in rows))
     cells = {(r["family"], r["probe"]): r for r in rows}
@@ -60,7 +51,7 @@ def plot_family_bars(rows: Sequence[Mapping[str, Any]], path: str | Path, *, tit
 
 def plot_rank_sweep(rows: Sequence[Mapping[str, Any]], path: str | Path, *, title: str) -> Path:
     """CycleAcc against rank (log₂ axis), one line per family with sd bars; the additive line at ½ (Fig. 2)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     families = list(dict.fromkeys(r["family"] for r in rows))
     for family in families:
@@ -80,7 +71,7 @@ def plot_rank_sweep(rows: Sequence[Mapping[str, Any]], path: str | Path, *, titl
 
 def plot_oe(rows: Sequence[Mapping[str, Any]], path: str | Path, *, title: str) -> Path:
     """Two panels: validation metric and exact test CycleAcc per protocol (mean ± sd)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     names = [r["protocol"] for r in rows]
     for ax, value, label in ((axes[0], "val_value", "validation (AUROC or CycleAcc)"),
@@ -100,7 +91,7 @@ def plot_oe(rows: Sequence[Mapping[str, Any]], path: str | Path, *, title: str) 
 def plot_transfer(families: Sequence[str], matrix: Sequence[Sequence[float | None]],
                   points: Sequence[tuple[float, float]], path: str | Path, *, title: str) -> Path:
     """Heatmap of mean transfer CycleAcc (train family i → test family j) and alignment-vs-transfer scatter."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1.3, 1]})
     grid = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
     image = axes[0].imshow(grid, vmin=0.0, vmax=1.0, cmap="RdBu_r")

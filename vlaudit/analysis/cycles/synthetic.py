@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from vlaudit.analysis.cycles import synthetic_generators as gen
 from vlaudit.analysis.cycles.common import mean_sd
@@ -187,8 +188,6 @@ def torch_threads(n: int | None) -> Iterator[None]:
     if n is None:
         yield
         return
-    import torch
-
     previous = torch.get_num_threads()
     torch.set_num_threads(max(1, int(n)))
     try:

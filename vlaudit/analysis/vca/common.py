@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import sklearn
+from sklearn.linear_model import LogisticRegression
 
 from vlaudit.analysis.vca.report import RunEvents, run_events
 from vlaudit.errors import InputError
@@ -225,9 +227,6 @@ def within_model_ranks(values: np.ndarray, models: np.ndarray) -> np.ndarray:
 def fit_predict(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, ridge: float) -> np.ndarray:
     """P(y = 1) for ``test_x`` from an L2 logistic regression (scikit-learn, C = 1/ridge, Newton–Cholesky)
     fit on ``train_x`` standardized with the training means and standard deviations."""
-    import sklearn
-    from sklearn.linear_model import LogisticRegression
-
     mean, std = train_x.mean(axis=0), train_x.std(axis=0)
     std = np.where(std > 0, std, 1.0)
     # the checks sklearn repeats on every call dominate these small fits; inputs are finite by construction

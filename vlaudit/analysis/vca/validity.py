@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.model_selection import StratifiedKFold
 
 from vlaudit.analysis.vca.common import RunScores, fit_predict, ranking_rows, run_info, src_records
 from vlaudit.analysis.vca.incremental import incremental_rows
@@ -132,8 +133,6 @@ def repeated_oof(features: np.ndarray, target: np.ndarray, *, folds: int, repeat
                  ridge: float) -> np.ndarray | None:
     """Out-of-fold P(target) from repeated stratified K-fold: ``(repeats, n)``; None when a class has fewer
     than two members (no fold split can hold both classes)."""
-    from sklearn.model_selection import StratifiedKFold
-
     target = np.asarray(target, dtype=bool)
     minority = int(min(target.sum(), (~target).sum()))
     if minority < 2:
