@@ -66,3 +66,13 @@ class Cycle:
             (self.image_1, self.caption_2, 0),
             (self.image_2, self.caption_1, 0),
         )
+
+
+@dataclass(frozen=True)
+class LabelledPair:
+    """One benchmark entry: image id, caption key (id, or the text itself), label 1/0 and the text if known."""
+
+    image_id: str
+    caption: str
+    label: int
+    text: str | None = None

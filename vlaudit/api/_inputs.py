@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
-from vlaudit.metrics.cycles import score_lookup
 from vlaudit.records import Cycle
-from vlaudit.sources.cycle_tables import cycle_from_row, read_cycles, read_scores
+from vlaudit.sources.cycle_tables import cycle_from_row, read_cycles, read_scores, score_lookup
 from vlaudit.sources.items import BenchmarkItem, item_from_row, read_items
 from vlaudit.sources.margins import read_margins, runs_from_rows
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vlaudit.errors import InputError
-from vlaudit.metrics.pair_audit import LabelledPair
+from vlaudit.records import LabelledPair
 from vlaudit.sources.cycle_tables import _id, read_cycles
 from vlaudit.sources.sugarcrepe import is_sugarcrepe, read_sugarcrepe
 from vlaudit.sources.whatsup import read_controlled, read_two_obj
