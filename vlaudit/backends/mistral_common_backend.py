@@ -39,7 +39,7 @@ TEKKEN_FILE = "tekken.json"
 
 def _mistral_common() -> Any:
     try:
-        import mistral_common
+        import mistral_common  # optional extra [ministral]: a clear error without it
     except ImportError as exc:
         raise MissingDependencyError("Ministral models are scored through mistral-common: "
                                      "pip install 'vlaudit[ministral]' (or pip install mistral-common)") from exc
@@ -86,9 +86,9 @@ class MistralCommonBackend:
     # ------------------------------------------------------------------------------------------ prompts
 
     def _request(self, question: str, interface: str, image: Image.Image | None, answer: str | None = None) -> Any:
-        from mistral_common.protocol.instruct.chunk import ImageChunk, TextChunk
-        from mistral_common.protocol.instruct.messages import AssistantMessage, UserMessage
-        from mistral_common.protocol.instruct.request import ChatCompletionRequest
+        from mistral_common.protocol.instruct.chunk import ImageChunk, TextChunk  # optional extra [ministral]
+        from mistral_common.protocol.instruct.messages import AssistantMessage, UserMessage  # optional extra
+        from mistral_common.protocol.instruct.request import ChatCompletionRequest  # optional extra
 
         text = question_text(question, interface)
         content: Any = text if image is None else [ImageChunk(image=image), TextChunk(text=text)]
@@ -206,7 +206,7 @@ def _probe_image() -> Any:
 @functools.lru_cache(maxsize=4)
 def _tokenizer(path: str, mtime_ns: int) -> Any:
     """mistral-common's tokenizer of one tekken file (cached per process: building it takes seconds)."""
-    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # optional extra [ministral]
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)

@@ -43,7 +43,7 @@ def parse_open_clip_name(name: str) -> tuple[str, str | None]:
 
 def _import_open_clip() -> Any:
     try:
-        import open_clip
+        import open_clip  # optional at run time: a clear error without it
     except ImportError as exc:
         raise MissingDependencyError("the open_clip: backend needs open_clip: `pip install open_clip_torch`") from exc
     return open_clip
@@ -62,7 +62,7 @@ class OpenClipBackend(BatchedDualEncoder):
         self.dim = int(getattr(model, "embed_dim", 0) or model.text_projection.shape[-1])
 
     def describe(self) -> dict[str, Any]:
-        import open_clip
+        import open_clip  # optional at run time: a clear error without it
 
         return {**self._common_facts("open_clip"), "model_name": self.model_name, "pretrained": self.pretrained,
                 "open_clip": open_clip.__version__}

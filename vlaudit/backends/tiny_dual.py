@@ -145,7 +145,7 @@ def _build_siglip(out_dir: Path) -> None:
 
 def _build_open_clip(out_dir: Path, real: bool = False) -> None:
     _require("open_clip", "open_clip_torch")
-    import open_clip
+    import open_clip  # optional at run time (checked just above)
     if real:
         # no hf_tokenizer_name: open_clip then uses its own SimpleTokenizer over the bundled CLIP BPE
         text_cfg = {"context_length": 77, "vocab_size": len(clip_vocab_merges()[0])}

@@ -26,7 +26,7 @@ def write_tiny_tekken(out: Path) -> dict[str, int]:
     data = json.loads(tekken_path().read_text(encoding="utf-8"))
     data["image"] = dict(TINY_IMAGE)
     (out / "tekken.json").write_text(json.dumps(data), encoding="utf-8")
-    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer  # optional extra [ministral]
 
     tekken = Tekkenizer.from_file(out / "tekken.json")
     return {"vocab_size": tekken.n_words, "bos": tekken.bos_id, "eos": tekken.eos_id, "pad": tekken.pad_id,

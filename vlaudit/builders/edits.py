@@ -109,7 +109,7 @@ def feather_alpha(h: int, w: int, feather: int) -> np.ndarray:
 
 def render_swap(image: np.ndarray, subject: Box, obj: Box, params: EditParams = EditParams()) -> np.ndarray:
     """The edited image (uint8 HxWx3): inpaint both padded source patches, paste each at the other's centre."""
-    import cv2
+    import cv2  # OpenCV is heavy; only inpainting needs it
 
     height, width = image.shape[:2]
     new_boxes = swap_boxes(subject, obj)

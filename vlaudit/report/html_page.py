@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
 from vlaudit.figures import pyplot
 
 
@@ -109,8 +111,6 @@ def figure(fig: Any, caption: Any, *, alt: str = "plot") -> Safe:
 def thumbnail(path: str | Path, size: int = 180) -> str | None:
     """A JPEG data URI of the image at ``path`` fitted in ``size``×``size``; None when it cannot be read."""
     try:
-        from PIL import Image
-
         with Image.open(path) as image:
             image = image.convert("RGB")
             # upscale tiny renders with nearest-neighbour so they stay sharp; shrink large photos smoothly

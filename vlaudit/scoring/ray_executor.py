@@ -37,7 +37,7 @@ IN_FLIGHT_PER_WORKER = 2  # one shard running, one queued: an actor never waits 
 def import_ray() -> Any:
     """``ray``, or an error that says how to install it."""
     try:
-        import ray
+        import ray  # optional extra [ray]: a clear error without it
     except ImportError as exc:
         raise MissingDependencyError("--executor ray needs Ray: pip install 'vlaudit[ray]' "
                                      f"(or pip install 'ray[data]') ({exc})") from None
@@ -60,7 +60,7 @@ class ScoringWorker:
 
     def __init__(self, spec: str, load_options: dict[str, Any], threads: int | None) -> None:
         if threads:
-            import torch
+            import torch  # in the worker only; the driver may never need torch
 
             torch.set_num_threads(threads)
         self.backend = load_backend(spec, **load_options)
@@ -199,7 +199,7 @@ class FeatureWorker:
 
     def __init__(self, spec: str, load_options: dict[str, Any], threads: int | None) -> None:
         if threads:
-            import torch
+            import torch  # in the worker only; the driver may never need torch
 
             torch.set_num_threads(threads)
         self.backend = load_backend(spec, **load_options)

@@ -30,7 +30,7 @@ _CELLS = 8_000_000  # similarity entries held densely at a time (~64 MB float64)
 
 def nearest_neighbors(texts: Sequence[str], image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Index of each caption's TF-IDF cosine nearest neighbour among captions of other images (−1: none)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.feature_extraction.text import TfidfVectorizer  # heavy; only this family needs it
 
     n = len(texts)
     if n < 2:
