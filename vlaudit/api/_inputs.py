@@ -6,7 +6,7 @@ Every conversion goes through the same row validators as the file readers, so a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +41,6 @@ def as_cycles(cycles: Any) -> list[Any]:
     if rows is None:
         return read_cycles(cycles)
     return [cycle_from_row(row, path="<cycles>", record=f"row {i}") for i, row in enumerate(rows, start=1)]
-
-
-ScoreFn = Callable[[Sequence[str], Sequence[str]], Any]
 
 
 def as_scores(scores: Any, cycles: Sequence[Any]) -> dict[tuple[str, str], float]:

@@ -51,7 +51,6 @@ from vlaudit.records import Cycle
 
 MARKER = "this is an out of distribution negative example "
 MARK_SUFFIX = "::ood-marked"
-PROTOCOLS = ("Shortcut OE", "Cycle OE", "Four-entry BCE", "Text-only probe")
 
 
 def marked_text(text: str) -> str:

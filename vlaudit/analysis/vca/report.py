@@ -35,8 +35,6 @@ from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBoot
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
 
-ITEM_RATES = ("acc", "dep", "dcc", "cu", "wrong_dep", "strict")
-PERM_RATES = ("dep_perm", "dcc_perm", "delta_dcc", "cu_perm", "dep_m", "strict_m")
 GROUP_RATES = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
 
 

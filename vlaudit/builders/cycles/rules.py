@@ -34,7 +34,6 @@ from vlaudit.relations import relation_phrase
 RELATIONS = ("left of", "right of", "above", "below", "larger than", "smaller than")
 RELATION_CODE = {name: code for code, name in enumerate(RELATIONS)}
 RELATION_TEXT = {name: relation_phrase(name) for name in RELATIONS}
-AXES = ("left-right", "above-below", "size")
 
 
 @dataclass(frozen=True)
