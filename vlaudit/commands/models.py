@@ -11,8 +11,7 @@ import typer
 from vlaudit.backends.registry import BACKENDS, load_backend, parse_spec, require_kind
 
 # the builders' own family lists (both modules import nothing heavy at module level)
-from vlaudit.backends.tiny_dual import FAMILIES as DUAL_FAMILIES
-from vlaudit.backends.tiny_mllm import MLLM_FAMILIES
+from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES
 from vlaudit.commands._apps import models_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
