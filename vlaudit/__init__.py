@@ -1,8 +1,9 @@
 """vlaudit: does a vision-language model use the *pairing* of image and text, or only its parts?
 
-Data flow (one folder per stage):
+Data flow (one folder per stage; each imports only the stages before it, see docs/architecture.md):
 sources (file formats) → builders (cycles, pairs, factorial, edits) → contexts → backends (models)
-→ scoring (runner, cache) → metrics and stats → experiments → report. ``cli.py`` is a thin shell.
+→ scoring (runner, cache) → metrics and stats → analysis (the papers' experiments, the VCA report engine)
+→ report (rendering); reference (planted models), demo, api; ``cli.py`` is a thin shell.
 
 The public API below is imported lazily: ``import vlaudit`` loads neither numpy nor torch; each name loads its
 module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_credit`, :func:`cycle_acc`,

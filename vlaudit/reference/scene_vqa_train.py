@@ -309,7 +309,7 @@ SHORT_STEPS = 60  # ``vlaudit models train-reference NAME --short``: seconds, en
 def train_reference(name: str, out_dir: str | Path | None = None, *, seed: int = 0, steps: int | None = None,
                     log: Callable[[str], None] = print, short: bool = False) -> dict[str, Any]:
     """Rebuild ``scene-vqa-grounded`` (perception CNN) or ``scene-vqa-prior`` (answer counts) into ``out_dir``
-    (default: the package's ``backends/weights``); returns {name, files, curve}. Shipped: seed 0, defaults;
+    (default: the package's ``reference/weights``); returns {name, files, curve}. Shipped: seed 0, defaults;
     ``short``: a brief retrain (:data:`SHORT_STEPS`) for smoke tests."""
     if short and steps is None:
         steps = SHORT_STEPS
