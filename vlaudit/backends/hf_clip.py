@@ -6,7 +6,8 @@ cosine the model scores with (before its logit scale and bias). Inputs are batch
 
 Options: ``revision`` (hub ids), ``dtype`` (``auto`` = bfloat16 on CUDA, float32 on CPU; or ``float32``,
 ``bfloat16``, ``float16``), ``device`` (``auto`` = cuda when available), ``batch_size``,
-``trust_remote_code`` (off unless asked). Torch and transformers are imported inside the functions only.
+``trust_remote_code`` (off unless asked). The registry imports this module (torch, transformers) only when
+a spec names ``hf-clip:``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where a transformers model comes from — a local folder or a hub id — checked before torch is imported.
+"""Where a transformers model comes from — a local folder or a hub id — checked before any weights load.
 
 ``transformers.from_pretrained`` reports a missing folder as "Repo id must be in the form …" and, for a hub
 id that is not cached while offline, only after its retries. :func:`check_model_source` says what is wrong

@@ -8,7 +8,7 @@
   ``_encode_images``/``_encode_texts`` on one batch; this class splits inputs into ``batch_size`` batches and
   stacks float32 rows.
 
-Torch is imported inside the functions only.
+Imported only by the dual-encoder backends, which the registry loads by import path when a spec names them.
 """
 
 from __future__ import annotations
