@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,6 +81,18 @@ def test_no_import_circles_between_modules(graph: grimp.ImportGraph) -> None:
 def test_no_module_imports_the_package_root(graph: grimp.ImportGraph) -> None:
     """``vlaudit/__init__.py`` is the public facade; inside the package, modules import each other directly."""
     assert graph.find_modules_that_directly_import("vlaudit") == set()
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    """A new package or leaf module must be placed in the layers contract, or import-linter would not see it."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers")
+    placed = {name.strip() for layer in layers for name in re.split(r"[|:]", layer)}
+    top_level = {f"vlaudit.{path.stem}" for path in PACKAGE.glob("*.py") if path.stem != "__init__"}
+    top_level |= {f"vlaudit.{path.parent.name}" for path in PACKAGE.glob("*/__init__.py")}
+    assert top_level - placed == set()
+    assert placed - top_level == set()
 
 
 def in_function_imports(root: Path = PACKAGE) -> Iterator[tuple[str, int, str, str]]:

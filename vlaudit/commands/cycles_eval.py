@@ -13,7 +13,7 @@ from vlaudit.report.console import print_cycle_table, print_unavailable
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
 metrics_cycles = lazy_module("vlaudit.metrics.cycles")
-np_lib = lazy_module("numpy")
+np = lazy_module("numpy")
 report_plots = lazy_module("vlaudit.report.plots")
 sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
 tables = lazy_module("vlaudit.tables")
@@ -43,7 +43,7 @@ def cycles_eval(
     result = metrics_cycles.evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
                                             n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
     warnings = []
-    precision = metrics_cycles.reduced_precision(np_lib.fromiter(score_table.values(), dtype=np_lib.float64, count=len(score_table)))
+    precision = metrics_cycles.reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
     if precision is not None:
         warnings.append(f"{scores}: {precision}: the scores carry less than float64 precision, so additive "
                         "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
