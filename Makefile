@@ -15,7 +15,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q -c constraints.txt torch==2.14.1 torchvision==0.29.1
-	$(PIP) install -q -c constraints.txt -e ".[dev,ray]"
+	$(PIP) install -q -c constraints.txt -e ".[dev,ray,hf]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -69,3 +69,21 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def reference_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """VLAUDIT_CACHE for the reference models, one folder per session (built on first use, offline)."""
+    root = tmp_path_factory.getbasetemp() / "vlaudit-reference-cache"
+    root.mkdir(exist_ok=True)
+    monkeypatch.setenv("VLAUDIT_CACHE", str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return root
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch):
+    """``cli(*args) -> (exit status, stdout, stderr)`` of the real entry point, in-process."""
+    from tests.cli_helpers import run_main
+
+    return lambda *args: run_main([str(a) for a in args], capsys, monkeypatch)

@@ -13,6 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from tests.cli_helpers import run_main as _main
 from vlaudit.cli import app
 from vlaudit.commands._options import FILE, FOLDER
 from vlaudit.errors import InputError
@@ -116,20 +117,6 @@ def ref_cache(_ref_root, monkeypatch) -> Path:
     monkeypatch.setenv("VLAUDIT_CACHE", str(_ref_root))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     return _ref_root
-
-
-def _main(args: list[str], capsys, monkeypatch) -> tuple[int, str, str]:
-    """Run the real entry point in-process: (exit status, stdout, stderr)."""
-    from vlaudit.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["vlaudit", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _bench(root: Path, n_images: int = 2, missing: int = 0) -> Path:

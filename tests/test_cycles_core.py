@@ -166,8 +166,9 @@ def test_cycles_without_a_split_are_their_own_group() -> None:
     assert result["families"]["f"]["unsplit"]["cycle_acc"] == 0.5
 
 
-def test_a_family_short_in_any_split_is_withdrawn_whole() -> None:
-    # 120 / 19 / 60 cycles: the paper reports the family as unavailable, train and test included.
+def test_a_family_short_in_validation_is_withdrawn_whole() -> None:
+    # 120 / 19 / 60 cycles: the paper reports the family as unavailable, train and test included (§D.5 counts
+    # the validation split).
     parts = [_split_family("binding", s, n, 1.0) for s, n in (("train", 120), ("val", 19), ("test", 60))]
     parts.append(_split_family("attribute", "train", 30, 1.0, start=1000))
     parts.append(_split_family("attribute", "val", 30, 1.0, start=1000))
@@ -177,14 +178,32 @@ def test_a_family_short_in_any_split_is_withdrawn_whole() -> None:
     result = evaluate_cycles(cycles, scores, n_resamples=20)
     assert list(result["families"]) == ["attribute"]
     assert result["unavailable"] == {"binding": {"train": 120, "val": 19, "test": 60}}
-    # the rule applies to the requested splits only
+    # the validation count decides even when only train and test are evaluated
     result = evaluate_cycles(cycles, scores, splits=["train", "test"], n_resamples=20)
-    assert set(result["families"]) == {"attribute", "binding"} and result["unavailable"] == {}
-    assert set(result["families"]["binding"]) == {"train", "test"}
+    assert set(result["families"]) == {"attribute"}
+    assert result["unavailable"] == {"binding": {"train": 120, "test": 60, "val": 19}}
+    # without a validation split the minimum applies to every evaluated split
+    no_val = [c for c in cycles if c.split != "val"]
+    result = evaluate_cycles(no_val, scores, n_resamples=20, min_cycles=61)
+    assert result["unavailable"] == {"binding": {"train": 120, "test": 60}, "attribute": {"train": 30, "test": 30}}
     # a family absent from a split has 0 cycles there
     result = evaluate_cycles([c for c in cycles if not (c.family == "attribute" and c.split == "val")], scores,
                              n_resamples=20, min_cycles=10)
     assert result["unavailable"] == {"attribute": {"train": 30, "val": 0, "test": 30}}
+
+
+def test_minimum_counts_validation_cycles_only() -> None:
+    """§D.5 by hand: 30 validation cycles keep a family whatever its test count (≥ 1); 29 withdraw it."""
+    from vlaudit.metrics.cycles import withdraw_small_families
+
+    splits = ["train", "val", "test"]
+    counts = {"kept": {"train": 200, "val": 30, "test": 5}, "short": {"train": 500, "val": 29, "test": 90},
+              "no-train": {"val": 40, "test": 40}, "no-val": {"train": 100, "test": 100}}
+    assert withdraw_small_families(counts, splits, 30) == {
+        "short": {"train": 500, "val": 29, "test": 90}, "no-train": {"train": 0, "val": 40, "test": 40},
+        "no-val": {"train": 100, "val": 0, "test": 100}}
+    # a file without a validation split: every split must reach the minimum
+    assert withdraw_small_families({"a": {"test": 29}, "b": {"test": 30}}, ["test"], 30) == {"a": {"test": 29}}
 
 
 def test_reduced_precision_is_detected() -> None:

@@ -189,7 +189,7 @@ def test_eval_reports_each_split_never_pooled(tmp_path: Path) -> None:
     assert isinstance(result.exception, InputError) and "['dev'] not in the cycles" in str(result.exception)
 
 
-def test_eval_withdraws_a_family_short_in_any_split(tmp_path: Path) -> None:
+def test_eval_withdraws_a_family_short_in_validation(tmp_path: Path) -> None:
     cycles, scores = [], []
     for family, counts in (("binding", (120, 19, 60)), ("attribute", (30, 30, 30))):
         for split, n in zip(("train", "val", "test"), counts, strict=True):
@@ -201,13 +201,17 @@ def test_eval_withdraws_a_family_short_in_any_split(tmp_path: Path) -> None:
     assert list(data["families"]) == ["attribute"]
     assert data["unavailable"] == {"binding": {"train": 120, "val": 19, "test": 60}}
     assert "unavailable: binding" in result.output and "val 19" in result.output
-    # the rule counts the requested splits only
+    # the rule counts the validation split (§D.5) whether or not it is evaluated
     result, data = _eval(tmp_path, cycles, scores, "--split", "train", "--split", "test")
-    assert set(data["families"]) == {"attribute", "binding"} and data["unavailable"] == {}
-    # nothing left: exit 1 with a message, the unavailable list still written
+    assert set(data["families"]) == {"attribute"}
+    assert data["unavailable"] == {"binding": {"train": 120, "test": 60, "val": 19}}
+    # nothing left: an InputError (exit 2 through the entry point), the unavailable list on the console and
+    # no eval.json that a later report would take for a result (issue 25)
+    (tmp_path / "eval.json").unlink()
     result, data = _eval(tmp_path, cycles, scores, "--min-cycles", "200")
-    assert result.exit_code == 1 and "no family reached --min-cycles 200" in result.output
-    assert data["families"] == {} and set(data["unavailable"]) == {"attribute", "binding"}
+    assert "no family reached --min-cycles 200" in str(result.exception) and "nothing was written" in str(
+        result.exception)
+    assert "unavailable: attribute" in result.output and data is None
 
 
 # ------------------------------------------------------------------------------------- precision and ids

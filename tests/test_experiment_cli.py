@@ -77,7 +77,10 @@ def test_diagnostics_end_to_end(world: dict[str, Path]) -> None:
     header = (out / "diagnostics.csv").read_text().splitlines()[0]
     assert "cycle_acc_seed_0" in header and "cycle_acc_sd" in header
     assert (out / "diagnostics.png").stat().st_size > 0
-    assert "additive audit: 12 probe" in printed and "0.500" in printed
+    assert "additive audit: 12 probe" in printed and "0.50" in printed  # a narrow terminal folds "0.500 ± …"
+    assert "probe settings: interaction 3 epochs, lr 0.03 (cycle §E.3)" in printed
+    assert "shortcut 50 epochs, lr 0.01 (cycle §E.4)" in " ".join(printed.split())
+    assert set(result["probe_settings"]) == {"interaction", "additive", "shortcut"}
 
 
 def test_diagnostics_seeds_run_on_their_own_splits(world: dict[str, Path]) -> None:
@@ -177,7 +180,7 @@ def test_min_cycles_withdraws_a_family_per_seed_and_prints_its_counts(world: dic
     for item in expected:
         for row in (r for r in [*result["rows"], *result["additive"]] if r["family"] == item["family"]):
             assert row["cycle_acc"]["per_seed"][str(item["seed"])] is None  # never a number in that seed
-    assert "Unavailable: fewer than 10 cycles" in printed
+    assert "Unavailable: fewer than 10 validation cycles" in printed
     assert all(item["family"] in printed for item in expected)
 
 
@@ -187,7 +190,7 @@ def test_min_cycles_default_is_30_and_every_command_takes_it(world: dict[str, Pa
     result = CliRunner().invoke(app, ["experiment", "diagnostics", "--out", str(world["root"] / "default"),
                                       *_inputs(world), "--families", FAMILIES])
     # an InputError: the real entry point prints it as one red line and exits 2
-    assert isinstance(result.exception, InputError) and "no family has 30 cycles" in str(result.exception)
+    assert isinstance(result.exception, InputError) and "no family has 30 val cycles" in str(result.exception)
 
 
 def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dict[str, Path], tmp_path: Path) -> None:

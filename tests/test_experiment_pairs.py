@@ -38,9 +38,36 @@ def test_rewritten_negatives_leak_the_caption_marginal() -> None:
     assert result["tv_image"] == 0 and result["tv_caption"] == 1.0
     assert result["tv_caption_length"] == pytest.approx(0.5)  # lengths {4, 2} vs {4, 4}
     assert result["degree_imbalance"] == pytest.approx(0.5)  # images balanced, every caption one-sided
+    assert result["degree_imbalance_image"] == 0 and result["degree_imbalance_caption"] == 1.0
     assert result["positives_in_cycles"] == result["negatives_in_cycles"] == 0
     incomplete = audit_pairs([P("A", "a", 1), P("B", "b", 1), P("A", "b", 0)])  # one swap missing
-    assert incomplete["positives_in_cycles"] == 0 and incomplete["max_abs_signed_degree"] == 1
+    assert incomplete["positives_in_cycles"] == 0 and incomplete["max_abs_signed_degree"] == 0.5
+    assert audit_pairs([P("A", "a", 1), P("B", "b", 1), P("A", "b", 0)], "count")["max_abs_signed_degree"] == 1
+
+
+def test_degree_imbalance_weights_the_scored_comparison() -> None:
+    # One image with 1 positive and 3 negatives, a second with 1 positive and 3 negatives (What's Up style).
+    # mean weighting (+1/2 per positive, −1/6 per negative): deg(A) = 1/2 − 3/6 = 0, so the image side is
+    # balanced; captions: p1, p2 positive only (+1/2 each), n1..n3 negative only (−2/6 each, twice) →
+    # Σ|deg| = 1/2 + 1/2 + 3 · 2/6 = 2 over mass 2 → caption imbalance 1.
+    pairs = [P("A", "p1", 1), P("A", "n1", 0), P("A", "n2", 0), P("A", "n3", 0),
+             P("B", "p2", 1), P("B", "n1", 0), P("B", "n2", 0), P("B", "n3", 0)]
+    mean = audit_pairs(pairs)
+    assert mean["weighting"] == "mean"
+    assert mean["degree_imbalance_image"] == 0 and mean["images_imbalanced"] == 0
+    assert mean["degree_imbalance_caption"] == 1.0 and mean["degree_imbalance"] == 0.5
+    # count weighting (±1): deg(A) = 1 − 3 = −2, deg(B) = −2 → Σ|deg| = 4 over 8 entries = 0.5; captions:
+    # 1 + 1 + 2 + 2 + 2 = 8 over 8 = 1.
+    count = audit_pairs(pairs, "count")
+    assert count["weighting"] == "count"
+    assert count["degree_imbalance_image"] == 0.5 and count["degree_imbalance_caption"] == 1.0
+    assert count["degree_imbalance"] == 0.75 and count["max_abs_signed_degree"] == 2
+    # A caption used once on each side of a 1:3 table: mean weighting leaves 1/2 − 1/6 = 1/3 unbalanced.
+    shared = audit_pairs([P("A", "x", 1), P("B", "y", 1), P("A", "y", 0), P("A", "z", 0), P("A", "w", 0),
+                          P("B", "x", 0), P("B", "z", 0), P("B", "w", 0)])
+    assert shared["degree_imbalance_image"] == 0
+    # x, y: +1/2 − 1/6 = 1/3 each; z, w: −2/6 each → Σ = 4/3 over mass 2 = 2/3
+    assert shared["degree_imbalance_caption"] == pytest.approx(2 / 3)
 
 
 def test_sugarcrepe_and_whatsup_samples(shared_data: Path, tmp_path: Path) -> None:
@@ -65,8 +92,19 @@ def test_sugarcrepe_and_whatsup_samples(shared_data: Path, tmp_path: Path) -> No
     assert (row["format"], row["positives"], row["negatives"]) == ("whatsup-controlled", 412, 1236)
     assert row["tv_image"] == 0 and row["tv_caption"] < 0.01 and row["tv_caption_length"] == 0
     assert row["positives_in_cycles"] == 412 and row["negatives_in_cycles"] >= 1230
-    assert row["degree_imbalance"] == pytest.approx(0.5, abs=0.01)
+    # Mean-difference weighting: 1/412 − 3/1236 = 0 for every image, so additive image scores cancel in the
+    # pooled positive − negative comparison; ±1 weights only restate the 1:3 ratio (0.5).
+    assert row["weighting"] == "mean" and row["degree_imbalance_image"] == 0 and row["images_imbalanced"] == 0
+    assert row["degree_imbalance_caption"] == pytest.approx(row["tv_caption"])
+    assert row["degree_imbalance_caption"] < 0.01
     assert (tmp_path / "audit_pairs.csv").exists()
+    assert json.loads((tmp_path / "audit_pairs.json").read_text())["weighting"] == "mean"
+    result = CliRunner().invoke(app, ["cycles", "audit-pairs", str(controlled), "--weighting", "count", "--out",
+                                      str(tmp_path / "count")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads((tmp_path / "count" / "audit_pairs.json").read_text())["rows"]
+    assert row["weighting"] == "count" and row["degree_imbalance_image"] == 0.5
+    assert row["degree_imbalance"] == pytest.approx(0.5, abs=0.01)
 
 
 def test_exact_cycle_output_audits_to_zero(tmp_path: Path) -> None:

@@ -286,3 +286,32 @@ def test_runner_plan_scores_15_unique_probes_per_stem(tmp_path: Path) -> None:
         if unit.context != "original":  # one shared control per (stem, text state), used by its 3 visual states
             assert {r.item.extra["text_control_id"] for r in unit.records} == {unit.item.extra["text_control_id"]}
             assert len(unit.records) == 3
+
+
+# VCA §10 / Table 8: the answer each cell's relation sources support, worked out by hand for all nine cells
+# (the image decides where it states a relation; with the aligned image the note decides; nothing → no).
+HAND_LABELS = {
+    ("pos", "pos"): "yes", ("pos", "neg"): "yes", ("pos", "none"): "yes",
+    ("neg", "pos"): "no", ("neg", "neg"): "no", ("neg", "none"): "no",
+    ("none", "pos"): "yes", ("none", "neg"): "no", ("none", "none"): "no",
+}
+
+
+def test_one_cell_label_for_builder_and_nested_validation(full: tuple[Path, dict]) -> None:
+    from vlaudit.analysis.vca.factorial import nested_validation
+
+    for (v, t), label in HAND_LABELS.items():
+        assert fx.cell_label(v, t) == label, (v, t)
+    out, _ = full
+    items = read_items(out / "items.jsonl")
+    assert all(i.label == HAND_LABELS[(i.extra["visual_state"], i.extra["text_state"])] for i in items)
+    assert Counter(i.extra["label_source"] for i in items) == {"image": 1200, "text": 400, "none": 200}
+    # a model whose original margin gives every cell's label (+1 yes, −1 no) is correct on all nested cells,
+    # including the (V∅, T+) text-source cell that an image-only label would call "no"
+    states = fx.STATES
+    labelled = np.array([[[1.0 if fx.cell_label(v, t) == "yes" else -1.0 for t in states] for v in states]] * 3)
+    nested = nested_validation({"original": labelled, "text": np.zeros_like(labelled),
+                                "blank": np.zeros_like(labelled)})
+    assert (nested["n_correct_image"], nested["n_correct_text"]) == (6, 6)
+    with pytest.raises(ValueError, match="unknown factorial state"):
+        fx.cell_label("pos", "maybe")

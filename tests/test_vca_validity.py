@@ -12,7 +12,13 @@ from typer.testing import CliRunner
 from vca_panel_fixtures import MODELS, edit_rows, panel_rows
 
 from vlaudit.analysis.vca.common import join_edits, run_scores
-from vlaudit.analysis.vca.validity import QUADRANTS, ValiditySettings, compute_validity, conditional_auroc
+from vlaudit.analysis.vca.validity import (
+    QUADRANTS,
+    ValiditySettings,
+    compute_validity,
+    conditional_auroc,
+    confidence_high,
+)
 from vlaudit.cli import app, main
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.ranking import (
@@ -81,6 +87,37 @@ def test_discordance_quadrants_partition_the_records_and_join_the_edits():
     # every statement here is credited; confidence σ(|m_o|) rises with v, so the high half holds v > ½
     high = d["rows"][0]
     assert high["n"] == 12 * len(MODELS) and high["flip_vis"] == 1.0 and d["rows"][2]["flip_vis"] == 0.0
+    assert d["n_high"] == d["rows"][0]["n"] + d["rows"][1]["n"] and d["n_low"] == d["n"] - d["n_high"]
+    assert all(r["n_high"] + r["n_low"] == r["n"] for r in d["per_run"])
+
+
+def test_confidence_split_puts_median_ties_in_the_high_stratum():
+    # hand-worked: median 0.5 and three records tie with it → 4 high; even n without ties → n/2 high
+    assert confidence_high(np.array([0.1, 0.5, 0.5, 0.5, 0.9])).tolist() == [False, True, True, True, True]
+    assert confidence_high(np.array([0.4, 0.1, 0.3, 0.2])).tolist() == [True, False, True, False]
+    assert confidence_high(np.array([0.3, 0.1, 0.2])).sum() == 2  # odd n: the median record is high
+
+
+# VCA §15 "Confidence–VCA discordance": 3,715 + 573 high and 1,821 + 2,407 low of 8,516 records, split within
+# each of 8 runs (4 models × VSR 1,249 and GSR-COCO 880 records).
+PAPER_HIGH, PAPER_LOW, PAPER_RUNS = 3715 + 573, 1821 + 2407, [1249] * 4 + [880] * 4
+
+
+def test_paper_split_sizes_need_the_ties_high_rule():
+    assert PAPER_HIGH + PAPER_LOW == sum(PAPER_RUNS) == 8516
+    # strictly above the median holds at most ⌊n/2⌋ per run: 4,256 < 4,288, so the paper's rule is ≥ median
+    assert sum(n // 2 for n in PAPER_RUNS) == 4256 < PAPER_HIGH
+    # ≥ median holds at least ⌈n/2⌉ per run (4,260); the 28 more are records tied at a median
+    assert sum(-(-n // 2) for n in PAPER_RUNS) == 4260 <= PAPER_HIGH
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=40))
+def test_confidence_high_holds_at_least_half(values):
+    confidence = np.array(values, dtype=float)
+    high = confidence_high(confidence)
+    assert high.sum() >= -(-len(values) // 2)
+    assert confidence[high].min() >= confidence[~high].max(initial=-1.0)
 
 
 def _gap_beyond_confidence(model, v, s):
@@ -131,10 +168,12 @@ def test_validity_cli_writes_json_csv_and_plot(tmp_path):
     out = tmp_path / "val"
     result = CliRunner().invoke(app, ["vca", "validity", str(tmp_path / "a.parquet"), str(tmp_path / "b.csv"),
                                       "--edits", str(tmp_path / "edit_outcomes.csv"), "--out", str(out),
-                                      "--resamples", "100", "--repeats", "2"])
+                                      "--resamples", "100", "--hl-resamples", "60", "--repeats", "2"])
     assert result.exit_code == 0, result.output
     data = json.loads((out / "validity.json").read_text())
     assert data["edits"] == {"dataset": "gsr", "records": 40, "edits": 10}
+    assert (data["settings"]["n_resamples"], data["settings"]["hl_resamples"]) == (100, 60)
+    assert "strata (confidence ≥ median within run): high n = " in result.output
     assert {tuple(r["splits"]) for r in data["runs"]} == {("test",)}
     assert "split test" in result.output
     for name in ("standalone", "discordance", "discordance_runs", "shared_margin", "incremental"):
@@ -174,3 +213,33 @@ def test_edit_outcome_records_name_their_source_statement_for_the_join():
                "joint": True} for e in ("e1", "e2")]
     records = edit_outcomes(probes, ["e1", "e2"], preds, items, groups, n_resamples=20)["records"]
     assert [(r["source_item_id"], r["source_group_id"]) for r in records] == [("e1-t", "e1-g"), ("e2-t", "e2-g")]
+
+
+def _two_model_ranking(**kw):
+    from vlaudit.analysis.vca.common import ranking_rows
+
+    # model a: 4 records, 3 successes (base rate 0.75); model b: 8 records, 2 successes (0.25)
+    scores = np.array([4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)
+    target = np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0], dtype=bool)
+    models = np.array(["a"] * 4 + ["b"] * 8, dtype=object)
+    clusters = np.array([f"g{i % 4}" for i in range(12)], dtype=object)
+    return ranking_rows(scores, target, models, clusters, seed=7, **kw)
+
+
+def test_macro_base_rate_averages_the_models_and_pooling_weights_records():
+    rows = {r["model"]: r for r in _two_model_ranking(n_resamples=50)}
+    assert rows["a"]["base_rate"] == 0.75 and rows["b"]["base_rate"] == 0.25
+    assert rows["Macro (2 models)"]["base_rate"] == 0.5  # as the paper's SRC macro 53.01 = mean of 4 models
+    assert rows["Rank-pooled"]["base_rate"] == pytest.approx(5 / 12)
+
+
+def test_hl_intervals_use_their_own_resample_count():
+    from vlaudit.settings import HL_RESAMPLES
+
+    assert ValiditySettings().hl_resamples == HL_RESAMPLES == 2000
+    mixed = _two_model_ranking(n_resamples=300, hl_resamples=100)
+    same_count = _two_model_ranking(n_resamples=300)
+    hl_only = _two_model_ranking(n_resamples=100)
+    for m, s, h in zip(mixed, same_count, hl_only, strict=True):
+        assert (m["auroc_lo"], m["auroc_hi"], m["auprc_lo"]) == (s["auroc_lo"], s["auroc_hi"], s["auprc_lo"])
+        assert (m["hl_lo"], m["hl_hi"]) == (h["hl_lo"], h["hl_hi"])

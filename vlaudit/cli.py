@@ -1,19 +1,22 @@
 """The ``vlaudit`` command line: a thin shell over the library.
 
 Each module in :mod:`vlaudit.commands` registers its commands on the groups of ``commands._apps``; they
-reach the library through lazy module handles (:mod:`vlaudit.commands._lazy`), so that ``vlaudit --help``
-loads neither numpy nor torch.
+import numpy/torch only inside the command bodies so that ``vlaudit --help`` stays fast.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 
+import typer
 from rich.console import Console
 from rich.text import Text
 
 from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
     cycles_build,
+    cycles_build_2x2,
     cycles_eval,
     cycles_score_mllm,
     data_inputs,
@@ -33,16 +36,76 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     vca_score_dual,
 )
 from vlaudit.commands._apps import app
-from vlaudit.errors import VlauditError
+from vlaudit.commands._help import polish
+from vlaudit.commands._lazy import lazy_module
+from vlaudit.errors import EXIT_DONE, EXIT_INTERRUPTED, VlauditError
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+logging_lib = lazy_module("logging")
+warnings_lib = lazy_module("warnings")
+
+
+def _warnings_as_one_line() -> None:
+    """Show every Python warning as one ``warning: …`` line on stderr: never a source line or a file path."""
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
+             line: str | None = None) -> None:
+        Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
+                                                   + Text(" ".join(str(message).split())))
+
+    warnings_lib.showwarning = show
 
 
 def main() -> None:
-    """Entry point: run the app; print vlaudit's own errors as one red line and exit with status 2."""
+    """Entry point: run the app with polished help; exit with the status of the one table (README "Exit codes").
+
+    vlaudit's own errors print as one red line (``error: …``) and exit with their ``exit_code`` (2 bad input,
+    3 incomplete); click's usage errors exit 2; Ctrl-C exits 130 with one line, not click's "Aborted!" (1,
+    which is reserved for a failed audit or known-answer check).
+    """
+    _warnings_as_one_line()
+    command = polish(typer.main.get_command(app))
     try:
-        app()
+        with _library_logs_as_warnings():
+            status = command.main(prog_name="vlaudit", standalone_mode=False)
     except VlauditError as exc:
-        Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(str(exc)))
-        sys.exit(2)
+        _error_line(str(exc))
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
+        _error_line("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.TyperException as exc:  # click's usage errors: its own message and exit status (2)
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(exc.exit_code)
+    # standalone_mode=False: typer.Exit(n) returns n (typer turns Ctrl-C into Exit(130)); a finished command
+    # returns its callback's value (None)
+    status = status if isinstance(status, int) and not isinstance(status, bool) else EXIT_DONE
+    if status == EXIT_INTERRUPTED:
+        _error_line("interrupted")
+    sys.exit(status)
+
+
+@contextlib.contextmanager
+def _library_logs_as_warnings() -> Iterator[None]:
+    """Print the warnings and errors that libraries log (open_clip, transformers, huggingface_hub…) as
+    vlaudit's own one-line ``warning:`` instead of Python's ``ERROR:root:`` lines."""
+    class OneLine(logging_lib.Handler):
+        def emit(self, record: logging_lib.LogRecord) -> None:
+            first = record.getMessage().strip().splitlines()[0] if record.getMessage().strip() else ""
+            source = "" if record.name == "root" else f"{record.name}: "
+            Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(source + first))
+
+    root = logging_lib.getLogger()
+    handler = OneLine(level=logging_lib.WARNING)
+    # a handler on the root logger also keeps logging.error() from installing basicConfig's stderr handler
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
+def _error_line(message: str) -> None:
+    Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(message))
 
 
 if __name__ == "__main__":

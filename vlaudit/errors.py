@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# The exit status of every ``vlaudit`` command (README "Exit codes"; docs/cli.md).
+EXIT_DONE = 0  # the command did what it was asked
+EXIT_CHECK_FAILED = 1  # an audit or known-answer check failed: results are written and say what failed
+EXIT_BAD_INPUT = 2  # bad input, a usage error, or nothing to do: nothing written that reads as a result
+EXIT_INCOMPLETE = 3  # part of the work failed; the finished part is cached, the same command resumes
+EXIT_INTERRUPTED = 130  # stopped by Ctrl-C (128 + SIGINT); a resumable command resumes when rerun
+
 
 class VlauditError(Exception):
-    """Base class of every error vlaudit raises on purpose; the CLI prints it without a traceback."""
+    """Base class of every error vlaudit raises on purpose; the CLI prints it without a traceback and exits
+    with its ``exit_code``."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class InputError(VlauditError, ValueError):

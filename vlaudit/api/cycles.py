@@ -12,16 +12,44 @@ from vlaudit.backends.registry import load_backend
 from vlaudit.builders.cycles.coco import build_coco_cycles
 from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
+from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
+from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
 from vlaudit.scoring.features import Features, collect_inputs, read_features
 from vlaudit.scoring.features import extract_features as extract
 from vlaudit.scoring.features import zero_shot_scores as cosine
+from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
 from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.sources.two_by_two import BENCHMARKS
 
 
 class CycleEvaluation(Result):
-    """CycleAcc per (family, split) — ``rows``: family, split, n, cycle_acc (+ interval), ties, tie_rate."""
+    """CycleAcc per (family, split) — ``rows``: family, split, n, cycle_acc (+ interval), ties, tie_rate.
+
+    When the cycles come from a 2×2 benchmark (``cycles build winoground|naturalbench|blocks``),
+    ``data["benchmarks"]`` holds its own metrics and :attr:`benchmarks` their rows.
+    """
+
+    @property
+    def benchmarks(self) -> Result:
+        """The 2×2 benchmarks' own metrics beside CycleAcc: one row per benchmark, split, tag and metric."""
+        return Result(self.data.get("benchmarks", {}), benchmark_rows(self.data.get("benchmarks", {})),
+                      title="2×2 benchmark metrics beside CycleAcc", interval_columns=("value",))
+
+
+def benchmark_rows(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flat rows (benchmark, split, tag, metric, n, value + interval, ties) of ``data["benchmarks"]``."""
+    rows = []
+    for name, entry in benchmarks.items():
+        for split, tags in entry["splits"].items():
+            for tag, cell in tags.items():
+                for metric in ("cycle_acc", *metric_names(entry["metrics"])):
+                    row = {"benchmark": name, "split": split, "tag": tag, "metric": METRIC_LABELS[metric],
+                           "n": cell["n"], "value": cell[metric]}
+                    with_interval(row, "value", cell[f"{metric}_ci"])
+                    rows.append(row | {"ties": cell[f"{metric}_ties"]})
+    return rows
 
 
 def _evaluation_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -35,7 +63,8 @@ def _evaluation_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = None, min_cycles: int = 30,
-                    tol: float = 1e-9, n_resamples: int = 5000, seed: int = 0) -> CycleEvaluation:
+                    tol: float = 1e-9, n_resamples: int = 5000, seed: int = 0,
+                    yes_threshold: float = NATURALBENCH_YES_THRESHOLD) -> CycleEvaluation:
     """Exact CycleAcc per (family, split), never pooled across splits (cycle paper §2.1, §D.5).
 
     Args:
@@ -45,18 +74,23 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
             mapping ``(image_id, caption_id) → score``, or a scorer callable ``s(image_ids, caption_ids)``
             returning one score per pair.
         splits: evaluate only these splits (default: every split present; no split → ``"unsplit"``).
-        min_cycles: a family with fewer cycles than this in any evaluated split is withdrawn whole and listed
-            under ``data["unavailable"]``.
+        min_cycles: a family with fewer validation cycles than this (cycle paper §D.5; every evaluated split
+            when the cycles have no ``val`` split) is withdrawn whole and listed under ``data["unavailable"]``.
         tol: the fixed absolute tie tolerance (credit ½ when |Δ| ≤ tol).
         n_resamples: bootstrap resamples over cycles for each interval.
         seed: bootstrap seed.
+        yes_threshold: NaturalBench blocks answer Yes iff the score exceeds this (0 for a yes/no log-odds).
 
     Returns:
         A :class:`CycleEvaluation`; an additive score gives ``cycle_acc == 0.5`` and ``tie_rate == 1`` in every row.
+        Cycles from a 2×2 benchmark also get the benchmark's own metrics (:attr:`CycleEvaluation.benchmarks`).
     """
     cycle_list = as_cycles(cycles)
-    data = evaluate(cycle_list, as_scores(scores, cycle_list), splits=splits, min_cycles=min_cycles, tol=tol,
+    score_table = as_scores(scores, cycle_list)
+    data = evaluate(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
                     n_resamples=n_resamples, seed=seed)
+    data["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=data["splits"], min_cycles=min_cycles,
+                                           tol=tol, n_resamples=n_resamples, seed=seed, threshold=yes_threshold)
     return CycleEvaluation(data, _evaluation_rows(data), title="CycleAcc per family and split",
                            interval_columns=("cycle_acc",))
 
@@ -65,8 +99,9 @@ def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, A
     """Build exact cycles from annotations and write the cycles table (cycle paper §4, §D).
 
     Args:
-        source: ``"coco"`` (options ``instances``, ``captions``), ``"gqa"`` (``scene_graphs``) or ``"jsonl"``
-            (``pairs``: the bring-your-own format).
+        source: ``"coco"`` (options ``instances``, ``captions``), ``"gqa"`` (``scene_graphs``), ``"jsonl"``
+            (``pairs``: the bring-your-own format), or a 2×2 benchmark — ``"winoground"``, ``"naturalbench"``,
+            ``"blocks"`` (options ``examples``, ``images``; one cycle per example, split ``test``).
         out: the cycles file to write (a captions table and a metadata file are written beside it).
         **options: the builder's keyword options (``families``, ``seed``, ``splits``, ``min_cycles``,
             ``max_images``, ...), as on the command line.
@@ -74,13 +109,16 @@ def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, A
     Returns:
         The build summary: Table-6 counts per family and split, unavailable families, ``paths`` written.
     """
+    if source in BENCHMARKS:
+        return build_benchmark_cycles(source, options.pop("examples"), out, **options)
     if source == "coco":
         return build_coco_cycles(options.pop("instances"), options.pop("captions", None), out, **options)
     if source == "gqa":
         return build_gqa_cycles(options.pop("scene_graphs"), out, **options)
     if source == "jsonl":
         return build_jsonl_cycles(options.pop("pairs"), out, **options)
-    raise InputError(f"unknown cycle source {source!r}; use coco, gqa or jsonl", field="source")
+    raise InputError(f"unknown cycle source {source!r}; use coco, gqa, jsonl, winoground, naturalbench or blocks",
+                     field="source")
 
 
 def load_model(spec: str, **options: Any) -> Any:

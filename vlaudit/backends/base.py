@@ -2,7 +2,7 @@
 
 * :class:`YesNoBackend` — a multimodal chat LLM read through its literal verbalizers: for each request it
   returns the NLL of the "yes" and the "no" continuation from **one** forward pass, and the margin
-  m = NLL(no) − NLL(yes) (VCA §9 answer-interface protocol).
+  m = NLL(no) − NLL(yes) (VCA §3; the fixed answer interface of §3 and §9).
 * :class:`FeatureBackend` — a dual encoder (CLIP, SigLIP, open_clip) returning image and text embeddings.
 
 Every backend also reports ``describe()``: the facts that change its outputs (model id, revision, dtype,
@@ -41,7 +41,7 @@ class YesNoRequest:
 
 @dataclass(frozen=True)
 class YesNoResult:
-    """Both verbalizer NLLs of one request and their margin m = NLL(no) − NLL(yes) (VCA §9)."""
+    """Both verbalizer NLLs of one request and their margin m = NLL(no) − NLL(yes) (VCA §3)."""
 
     key: str
     nll_yes: float

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from huggingface_hub import constants
 
+from vlaudit.backends.library_logs import held_log_records
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
 
@@ -37,7 +39,7 @@ def parse_open_clip_name(name: str) -> tuple[str, str | None]:
         return name, None
     arch, sep, pretrained = name.partition("/")
     if not arch:
-        raise InputError(f"open_clip spec {name!r} has no architecture", field="model")
+        raise InputError(f"open_clip spec {name!r} has no architecture", field="--model")
     return arch, (pretrained or None) if sep else None
 
 
@@ -47,6 +49,31 @@ def _import_open_clip() -> Any:
     except ImportError as exc:
         raise MissingDependencyError("the open_clip: backend needs open_clip: `pip install open_clip_torch`") from exc
     return open_clip
+
+
+def load_error(open_clip: Any, name: str, model_name: str, pretrained: str | None, exc: Exception) -> InputError:
+    """What is missing, said plainly: the architecture, the pretrained tag, a checkpoint file, or the
+    weights of a known tag that are not in the local cache (offline) — and how to provide them."""
+    spec = f"open_clip:{name}"
+    if not model_name.startswith(_SCHEMAS) and model_name not in open_clip.list_models():
+        return InputError(f"{spec}: unknown open_clip architecture {model_name!r}; available include "
+                          f"{', '.join(open_clip.list_models()[:8])}, … (open_clip.list_models())", field="--model")
+    if pretrained is None:
+        return InputError(f"cannot load {spec}: {exc}", field="--model")
+    if not open_clip.get_pretrained_cfg(model_name, pretrained):
+        if "/" in pretrained or Path(pretrained).suffix:
+            return InputError(f"{spec}: checkpoint file {pretrained!r} not found", field="--model")
+        tags = open_clip.list_pretrained_tags_by_model(model_name)
+        return InputError(f"{spec}: {model_name} has no pretrained tag {pretrained!r}; its tags: "
+                          f"{', '.join(tags) or 'none'} (or give a checkpoint file: {model_name}//PATH)",
+                          field="--model")
+    offline = constants.HF_HUB_OFFLINE
+    where = (f"not in the local cache ({constants.HF_HUB_CACHE}) and downloads are off (HF_HUB_OFFLINE=1)"
+             if offline else f"not in the local cache ({constants.HF_HUB_CACHE}) and could not be downloaded")
+    return InputError(f"{spec}: the weights of {model_name} {pretrained!r} are {where}; provide them by running "
+                      "once online to fill the cache, by pointing HF_HOME at a cache that holds them, or by "
+                      f"giving a local checkpoint: --model open_clip:{model_name}//PATH/TO/WEIGHTS.bin",
+                      field="--model")
 
 
 class OpenClipBackend(BatchedDualEncoder):
@@ -91,22 +118,20 @@ def load_backend(name: str, *, revision: str | None = None, dtype: str | None = 
     model_name, pretrained = parse_open_clip_name(name)
     if model_name.startswith("local-dir:") and not Path(model_name.removeprefix("local-dir:")).is_dir():
         raise InputError("open_clip local-dir: folder not found", path=model_name.removeprefix("local-dir:"),
-                         field="model")
+                         field="--model")
     resolved_device, resolved_dtype = resolve_device_dtype(device, dtype)
     precision = {"float32": "fp32", "bfloat16": "pure_bf16", "float16": "pure_fp16"}[
         str(resolved_dtype).removeprefix("torch.")
     ]
-    try:
-        model, _, preprocess = open_clip.create_model_and_transforms(
-            model_name, pretrained=pretrained, precision=precision, device=resolved_device
-        )
-        tokenizer = open_clip.get_tokenizer(model_name)
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise InputError(
-            f"cannot load open_clip model {name!r}: {exc}; available architectures include "
-            f"{', '.join(open_clip.list_models()[:8])}, ...",
-            field="model",
-        ) from exc
+    with held_log_records() as held:  # open_clip logs its failures on the root logger before raising
+        try:
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                model_name, pretrained=pretrained, precision=precision, device=resolved_device
+            )
+            tokenizer = open_clip.get_tokenizer(model_name)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise load_error(open_clip, name, model_name, pretrained, exc) from exc
+    held.release()  # loaded: its warnings, if any, go on to whoever listens
     model.eval()
     return OpenClipBackend(f"open_clip:{name}", model, preprocess, tokenizer, device=resolved_device,
                            dtype=resolved_dtype, batch_size=batch_size, model_name=model_name,

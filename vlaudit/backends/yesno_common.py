@@ -40,7 +40,7 @@ def check_interfaces(requests: Sequence[YesNoRequest], verbalizer_ids: dict[str,
 
 def yes_no_results(requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
                    n_tokens: Sequence[int], verbalizer_ids: dict[str, tuple[int, int]]) -> list[YesNoResult]:
-    """Both verbalizer NLLs from each row's last-position log-softmax; margin m = NLL(no) − NLL(yes) (VCA §9)."""
+    """Both verbalizer NLLs from each row's last-position log-softmax; margin m = NLL(no) − NLL(yes) (VCA §3)."""
     out = []
     for request, prompt, row, n in zip(requests, prompts, logprobs, n_tokens, strict=True):
         yes_id, no_id = verbalizer_ids[request.interface]

@@ -11,10 +11,11 @@ which already has that form. The yes/no (or true/false) verbalizers are added by
 * **GSR-COCO** (VCA §11 "GSR-COCO Pairing"): each COCO-Spatial two-object row is one same-image group: the
   true caption (option 0) → ``statement = true``/label yes, its paired alternative (option 1) → ``false``/no.
   No rebalancing, no model-based filtering; a row with an unparsable caption is excluded and reported.
-* **VSR inverse pairs** (VCA §18 surface-form robustness): each positive VSR item in left/right, above/below,
-  front/behind with structured subject and object fields → a group of the original query (true) and the
-  inverse relation on the same image and object pair (false). Candidates without structured entities are
-  excluded before scoring (the paper's rule; caption-template entities only with ``entities="any"``).
+* **VSR inverse pairs** (VCA §18 "Surface-Form Robustness"): each positive VSR item in left/right,
+  above/below, front/behind — in any of VSR's phrasings (:data:`vlaudit.relations.VSR_STRICT_RELATIONS`) —
+  with structured subject and object → a group of the original query (true) and the inverse relation on the
+  same image and object pair (false). Candidates without structured entities are excluded before scoring and
+  counted by reason; the summary counts candidates, groups and exclusions per relation.
 * **What's Up Controlled-A/B**: one group per image, option 0 true, the other options false.
 """
 
@@ -28,14 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.errors import InputError
-from vlaudit.relations import INVERSE_RELATIONS, relation_phrase
+from vlaudit.relations import VSR_STRICT_RELATIONS, relation_family, relation_phrase
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.sources.vsr import VsrRow
+from vlaudit.sources.vsr import VsrRow, duplicate_rows
 from vlaudit.sources.whatsup import ControlledRow, TwoObjRow, parse_spatial_caption
 from vlaudit.tables import read_json
 
 QUESTION_TEMPLATE = 'Is the following statement true for this image? "{statement}"'
-ENTITY_POLICIES = ("any", "fields")
+ENTITY_POLICIES = ("structured", "fields", "any")
 
 
 def question_for(statement: str) -> str:
@@ -48,12 +49,6 @@ def statement_text(subject: str, phrase: str, obj: str) -> str:
     return f"The {subject} is {phrase} the {obj}."
 
 
-def relation_family(relation: str | None) -> str:
-    """left/right, above/below, front/behind or other (the axis a relation is stated on)."""
-    return {"left of": "left/right", "right of": "left/right", "above": "above/below", "below": "above/below",
-            "under": "above/below", "in front of": "front/behind", "behind": "front/behind"}.get(relation or "", "other")
-
-
 @dataclass
 class BuildResult:
     """Items kept, candidates excluded (``{"record", "reason"}``), and counts for the summary."""
@@ -62,12 +57,14 @@ class BuildResult:
     excluded: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)
     notes: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self, **extra: Any) -> dict[str, Any]:
-        """JSON summary: counts, exclusion reasons (counted and listed), notes."""
+        """JSON summary: counts, exclusion reasons (counted and listed), notes and one-line warnings."""
         reasons = Counter(entry["reason"] for entry in self.excluded)
         return {**extra, "n_items": len(self.items), **self.counts, "n_excluded": len(self.excluded),
-                "excluded_by_reason": dict(reasons), "excluded": self.excluded, "notes": self.notes}
+                "excluded_by_reason": dict(reasons), "excluded": self.excluded, "notes": self.notes,
+                "warnings": self.warnings}
 
 
 def coco_image_id(image: str) -> int | None:
@@ -82,6 +79,16 @@ def split_from_stem(stem: str) -> tuple[str, str]:
         if stem.startswith(kind + "_"):
             return f"vsr-{kind}", stem[len(kind) + 1:]
     return "vsr", stem
+
+
+def duplicate_warnings(rows: Sequence[VsrRow], *, shown: int = 3) -> list[str]:
+    """One line naming the VSR rows that repeat an earlier row's image and caption (none when there are none)."""
+    repeats = duplicate_rows(list(rows))
+    if not repeats:
+        return []
+    named = ", ".join(f"line {line} repeats line {first}" for line, first in repeats[:shown])
+    more = f" and {len(repeats) - shown} more" if len(repeats) > shown else ""
+    return [f"{len(repeats)} duplicate row(s) (same image and caption), each counted as an item: {named}{more}"]
 
 
 def vsr_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix: str = "",
@@ -111,39 +118,39 @@ def vsr_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix:
     }
     if meta_categories is not None:
         counts["meta_category"] = dict(Counter(item.extra["meta_category"] for item in items))
-    return BuildResult(items=items, counts=counts, notes=notes)
+    return BuildResult(items=items, counts=counts, notes=notes, warnings=duplicate_warnings(rows))
 
 
 def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix: str = "",
-                      entities: str = "fields") -> BuildResult:
+                      entities: str = "structured") -> BuildResult:
     """Original/inverse same-image groups from positive VSR rows in the six strict families (VCA §18).
 
-    ``entities="fields"`` (the default, the paper's rule) accepts only rows whose own structured
-    ``subj``/``obj`` fields give the entities (zero-shot splits; a field truncated upstream is excluded and
-    counted); ``"any"`` also accepts entities parsed from the caption template (random splits have no fields).
+    Candidates: positive rows whose relation is one of VSR's phrasings of the six directions
+    (:data:`vlaudit.relations.VSR_STRICT_RELATIONS`, e.g. "at the left side of", "under", "on top of"); the
+    inverse query states the inverse phrasing on the same image and object pair. Entity policies:
+    ``"structured"`` (default) takes the row's own ``subj``/``obj`` fields where it has them and the caption
+    template's slots where it has none (random splits: VSR generated each caption from that template);
+    ``"fields"`` accepts only rows with their own fields; ``"any"`` also keeps fields repaired from the
+    caption. A candidate without entities under the policy is excluded with its reason, before scoring.
     """
     if entities not in ENTITY_POLICIES:
         raise InputError(f"unknown entity policy '{entities}' (expected one of {ENTITY_POLICIES})",
                          field="entities")
     items: list[BenchmarkItem] = []
     excluded: list[dict[str, Any]] = []
-    n_candidates = 0
+    candidates: Counter[str] = Counter()
+    kept: Counter[str] = Counter()
     families: Counter[str] = Counter()
     for row in rows:
-        if row.label != "yes" or row.relation not in INVERSE_RELATIONS:
+        if row.label != "yes" or row.relation not in VSR_STRICT_RELATIONS:
             continue
-        n_candidates += 1
-        record = f"line {row.line}"
-        if row.entity_source is None:
-            excluded.append({"record": record, "reason": f"no structured entities ({row.entity_issue})"})
-            continue
-        if entities == "fields" and row.entity_source != "fields":
-            reason = ("truncated structured entity" if row.entity_source == "fields-repaired"
-                      else "no structured subj/obj fields (--entities any takes them from the caption)")
-            excluded.append({"record": record, "reason": reason})
+        candidates[row.relation] += 1
+        reason = _entity_exclusion(row, entities)
+        if reason is not None:
+            excluded.append({"record": f"line {row.line}", "relation": row.relation, "reason": reason})
             continue
         subject, obj = str(row.subject), str(row.object)
-        inverse = INVERSE_RELATIONS[row.relation]
+        inverse = VSR_STRICT_RELATIONS[row.relation][1]
         group = f"{dataset}-inv-{split}-{row.line:05d}"
         common = {"dataset": dataset, "split": split, "group_id": group, "subject": subject, "object": obj,
                   "image": image_prefix + row.image}
@@ -155,9 +162,24 @@ def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image
         items.append(BenchmarkItem(item_id=f"{group}-i", question=question_for(
             statement_text(subject, inverse, obj)), label="no", statement="false", relation=inverse,
             extra={**base_extra, "query": "inverse"}, **common))
+        kept[row.relation] += 1
         families[relation_family(row.relation)] += 1
-    counts = {"n_candidates": n_candidates, "n_groups": len(items) // 2, "groups_by_family": dict(families)}
-    return BuildResult(items=items, excluded=excluded, counts=counts)
+    counts = {"n_candidates": sum(candidates.values()), "n_groups": len(items) // 2,
+              "groups_by_family": dict(families),
+              "by_relation": [{"relation": r, "family": relation_family(r), "inverse": VSR_STRICT_RELATIONS[r][1],
+                               "candidates": n, "groups": kept[r]} for r, n in candidates.most_common()]}
+    return BuildResult(items=items, excluded=excluded, counts=counts, warnings=duplicate_warnings(rows))
+
+
+def _entity_exclusion(row: VsrRow, entities: str) -> str | None:
+    """Why a candidate has no entities under the policy (None: it has them)."""
+    if row.entity_source is None:
+        return f"no structured entities ({row.entity_issue})"
+    if row.entity_source == "fields-repaired" and entities != "any":
+        return "truncated structured entity"
+    if entities == "fields" and row.entity_source == "caption":
+        return "no structured subj/obj fields (the default takes them from the caption template)"
+    return None
 
 
 def gsr_coco_items(rows: Sequence[TwoObjRow], *, split: str, dataset: str = "gsr-coco",

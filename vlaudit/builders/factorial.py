@@ -23,8 +23,10 @@ probes once, and the column ``text_control_id`` names the shared control of each
 
 **items.jsonl** (ITEMS schema of :mod:`vlaudit.sources.items`): ``item_id`` = ``<stem_id>-V<v>-T<t>`` with
 v, t ∈ {p, m, n} (+, −, ∅); ``image`` = ``images/<stem_id>_V<v>.png`` (relative to DIR); ``question`` = the
-complete text; ``label`` = what the pixels show (yes for visual +, no for visual − and for the aligned
-neutral image, where r does not hold); ``dataset`` = factorial; ``relation``/``subject``/``object``;
+complete text; ``label`` = :func:`cell_label`, the answer the cell's relation sources support (VCA §10,
+Table 8): the visual source's where it states a relation (yes for V+, no for V−, whatever the text says),
+else the textual source's (the nested text-source cells: yes for (V∅, T+), no for (V∅, T−)), and no for
+(V∅, T∅), where nothing supports r; ``label_source`` names which source gave it; ``dataset`` = factorial; ``relation``/``subject``/``object``;
 ``boxes`` {subject, object} in pixels. Extra columns: ``stem_id``, ``visual_state``, ``text_state``
 (``pos``/``neg``/``none`` for +/−/∅), ``queried_relation``, ``cell`` (e.g. ``V+T-``), ``agreement`` (both
 sources + or both −: the 400 agreement decisions), ``evidence_note``, ``query``, ``text_control_id``.
@@ -149,6 +151,29 @@ def stem_boxes(stem: Stem, visual_state: str) -> dict[str, list[float]]:
     return {"subject": box(subj_c, stem.sides[0]), "object": box(obj_c, stem.sides[1])}
 
 
+def cell_label(visual_state: str, text_state: str) -> str:
+    """The answer a factorial cell's relation sources support (VCA §10, Table 8 nested source-only cells).
+
+    The visual source decides where it states a relation (V+ yes, V− no); with the relation-neutral aligned
+    image (V∅) the textual source decides (T+ yes, T− no); with neither (V∅, T∅) nothing supports the
+    queried relation: no. One definition for the builder's labels and ``nested_validation``.
+    """
+    if visual_state not in STATES or text_state not in STATES:
+        raise ValueError(f"unknown factorial state ({visual_state!r}, {text_state!r}); expected {STATES}")
+    source = visual_state if visual_state != "none" else text_state
+    return "yes" if source == "pos" else "no"
+
+
+def label_source(visual_state: str, text_state: str) -> str:
+    """Which source gives :func:`cell_label`: image, text, or none."""
+    return "image" if visual_state != "none" else "text" if text_state != "none" else "none"
+
+
+#: Table 8's nested source-only cells: the image alone states a relation, or the text alone does
+IMAGE_SOURCE_CELLS = (("pos", "none"), ("neg", "none"))
+TEXT_SOURCE_CELLS = (("none", "pos"), ("none", "neg"))
+
+
 def evidence_note(stem: Stem, text_state: str) -> str:
     subj, obj = stem.subject_name, stem.object_name
     if text_state == "none":
@@ -181,10 +206,11 @@ def factorial_items(stems: Sequence[Stem], image_paths: dict[tuple[str, str], st
                 note = evidence_note(stem, t)
                 items.append(BenchmarkItem(
                     item_id=f"{stem.stem_id}-V{SLUG[v]}-T{SLUG[t]}", image=image_paths[(stem.stem_id, v)],
-                    question=f"{note} {query(stem)}", label="yes" if v == "pos" else "no",
+                    question=f"{note} {query(stem)}", label=cell_label(v, t),
                     dataset="factorial", split="test", relation=stem.relation, subject=stem.subject_name,
                     object=stem.object_name, boxes=boxes,
                     extra={"stem_id": stem.stem_id, "visual_state": v, "text_state": t,
+                           "label_source": label_source(v, t),
                            "queried_relation": stem.relation, "cell": f"V{SYMBOL[v]}T{SYMBOL[t]}",
                            "agreement": v == t and v != "none", "evidence_note": note, "query": query(stem),
                            "text_control_id": f"{stem.stem_id}-T{SLUG[t]}"}))

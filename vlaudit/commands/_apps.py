@@ -1,24 +1,31 @@
-"""The command groups. Command modules register on these; keep imports here light (no numpy/torch)."""
+"""The command groups. Command modules register on these; keep imports here light (no numpy/torch).
+
+Help is plain text (``rich_markup_mode=None``): it reads whole at 80 columns and shows brackets as written
+(see :mod:`vlaudit.commands._help`).
+"""
 
 from __future__ import annotations
 
 import typer
 
-app = typer.Typer(
-    name="vlaudit",
-    help="Does a vision-language model use the pairing of image and text, or only its parts?",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-cycles_app = typer.Typer(help="Counterfactual pairing cycles: build, audit, evaluate.", no_args_is_help=True)
-cycles_build_app = typer.Typer(help="Build exact cycles from annotations.", no_args_is_help=True)
-vca_app = typer.Typer(help="Visual Credit Audit: score yes/no margins and report credit.", no_args_is_help=True)
-data_app = typer.Typer(help="Benchmarks and controlled inputs (items tables, scenes, factorial, edits).",
-                       no_args_is_help=True)
-experiment_app = typer.Typer(help="Cycle-paper experiments on frozen features: diagnostics, rank sweep, OE, "
-                                    "transfer.", no_args_is_help=True)
-models_app = typer.Typer(help="Model helpers (tiny offline models, registry listing).", no_args_is_help=True)
+PLAIN = None  # typer's markup mode for plain-text help
+
+app = typer.Typer(name="vlaudit", help="Does a vision-language model use the pairing of image and text, or only its "
+                  "parts?", no_args_is_help=True, rich_markup_mode=PLAIN, add_completion=False,
+                  pretty_exceptions_enable=False)
+
+
+def group(help: str) -> typer.Typer:
+    """A command group with vlaudit's help conventions."""
+    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=PLAIN)
+
+
+cycles_app = group("Counterfactual pairing cycles: build, audit, evaluate.")
+cycles_build_app = group("Build exact cycles from annotations.")
+vca_app = group("Visual Credit Audit: score yes/no margins and report credit.")
+data_app = group("Benchmarks and controlled inputs (items tables, scenes, factorial, edits).")
+experiment_app = group("Cycle-paper experiments on frozen features: diagnostics, rank sweep, OE, transfer.")
+models_app = group("Model helpers (tiny offline models, registry listing).")
 
 cycles_app.add_typer(cycles_build_app, name="build")
 app.add_typer(cycles_app, name="cycles")

@@ -14,6 +14,7 @@ from typing import Any
 import typer
 
 from vlaudit.commands._apps import app
+from vlaudit.commands._help import polish
 
 # typer ships its own copy of click (typer._click): recognise groups/options by shape, not by class.
 Command = Any
@@ -30,8 +31,9 @@ def is_option(param: Any) -> bool:
 
 
 def root_command() -> Command:
-    """The click group behind ``vlaudit`` with every command registered."""
-    return typer.main.get_command(app)
+    """The click group behind ``vlaudit`` with every command registered, its help polished
+    (:func:`vlaudit.commands._help.polish`): what the ``vlaudit`` entry point runs."""
+    return polish(typer.main.get_command(app))
 
 
 def iter_commands(group: Command | None = None, prefix: tuple[str, ...] = ("vlaudit",)

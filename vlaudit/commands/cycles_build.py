@@ -13,9 +13,11 @@ from rich.table import Table
 from vlaudit.commands._apps import cycles_app, cycles_build_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
-from vlaudit.report.console import print_table, unavailable_lines
+from vlaudit.errors import EXIT_CHECK_FAILED, InputError
+from vlaudit.settings import MIN_CYCLES
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 cycles_audit = lazy_module("vlaudit.builders.cycles.audit")
 cycles_coco = lazy_module("vlaudit.builders.cycles.coco")
 cycles_gqa = lazy_module("vlaudit.builders.cycles.gqa")
@@ -41,23 +43,22 @@ def _print_counts(summary: dict[str, Any]) -> None:
     for family, counts in summary["unavailable"].items():
         rows.append([f"{family} (unavailable)",
                      *[f"— ({counts[s]}{' < ' + str(minimum) if counts[s] < minimum else ''})" for s in splits]])
-    print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
+    report_console.print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
                 rows)
-    for line in unavailable_lines(summary["unavailable"], minimum):
+    for line in report_console.unavailable_lines(summary["unavailable"], minimum):
         typer.echo(line)
     if summary.get("swap_reasons"):
-        print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
+        report_console.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
                     ["family", *cycles_gqa_rules.REASONS],
                     [[family, *[counts.get(r, 0) for r in cycles_gqa_rules.REASONS]] for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
         typer.echo(f"warning: {name}: {count}")
+    if summary.get("cycles_written") == 0:
+        # No empty cycles file that a later command would take for a result: fail now, saying why (exit 2).
+        raise InputError(f"no family reached --min-cycles {minimum} in every split, so no cycles were written "
+                         f"(counts in {summary['paths']['failed']}); lower --min-cycles or use more images")
     for key in ("cycles", "captions", "meta"):
         typer.echo(f"wrote {summary['paths'][key]}")
-    if summary.get("cycles_written") == 0:
-        # An empty cycles file would only fail one command later; say why here and fail now.
-        typer.echo(f"error: no family reached --min-cycles {minimum} in every split, so the cycles "
-                   "file is empty; lower --min-cycles or use more images", err=True)
-        raise typer.Exit(1)
 
 
 def _print_audit(result: dict[str, Any], name: str) -> None:
@@ -85,10 +86,12 @@ def _print_audit(result: dict[str, Any], name: str) -> None:
 _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata go beside it.")
 _FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
 _SEED = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing.")
-_MAX_IMAGES = typer.Option(None, "--max-images", help="Seeded subsample of the image pool.")
-_MIN_CYCLES = typer.Option(30, "--min-cycles", help="A family with fewer cycles in any split is unavailable: "
-                                                    "withdrawn whole (written nowhere, listed with its counts).")
-_MAX_CYCLES = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split.")
+_MAX_IMAGES = typer.Option(None, "--max-images", help="Seeded subsample of the image pool (default: every image).")
+_MIN_CYCLES = typer.Option(MIN_CYCLES, "--min-cycles",
+                           help="A family with fewer val cycles (every split without a val split), or with none in "
+                                "another split, is unavailable (§D.5): withdrawn whole (written nowhere, listed "
+                                "with its counts).")
+_MAX_CYCLES = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split (default: no cap).")
 _MARGIN_X = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b).")
 _MARGIN_Y = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b).")
 _SIZE_RATIO = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(a) >= ratio*area(b).")
@@ -112,7 +115,7 @@ _COCO_HELP = (
 @cycles_build_app.command("coco", help=_COCO_HELP)
 def build_coco(
     instances: Path = typer.Option(..., "--instances", help="Official COCO instances_*.json."),
-    captions: Path = typer.Option(None, "--captions", help="Official COCO captions_*.json (object families)."),
+    captions: Path = typer.Option(None, "--captions", help="Official COCO captions_*.json (default: none, so no object families)."),
     out: Path = _OUT,
     families: str = _FAMILIES,
     seed: int = _SEED,
@@ -188,4 +191,4 @@ def audit(
     typer.echo(f"wrote {out}")
     if result["validity_violations"] or result["max_abs_signed_degree"]:
         typer.echo("audit FAILED: violations or nonzero signed degree", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_CHECK_FAILED)

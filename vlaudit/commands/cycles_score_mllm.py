@@ -19,9 +19,9 @@ from vlaudit.commands._options import (
     ray_workers_option,
 )
 from vlaudit.errors import InputError
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 scoring_executors = lazy_module("vlaudit.scoring.executors")
 scoring_features = lazy_module("vlaudit.scoring.features")
 scoring_mllm_cycle_scores = lazy_module("vlaudit.scoring.mllm_cycle_scores")
@@ -50,9 +50,9 @@ def cycles_score_mllm(
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), bf16, fp16 or fp32."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    revision: str = typer.Option(None, "--revision", help="Model revision (hub branch, tag or commit)."),
-    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL)."),
-    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL)."),
+    revision: str = typer.Option(None, "--revision", help="Model revision: hub branch, tag or commit (default: main)."),
+    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."),
+    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),
@@ -88,7 +88,7 @@ def cycles_score_mllm(
     rows = scoring_mllm_cycle_scores.scores_from_margins(run / "margins.parquet", items, source=cycles)
     tables.write_table(out, rows)
     scores = [row["score"] for row in rows]
-    print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
+    report_console.print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
                                                   "mean", "max"],
                 [[len(cycle_list), len(rows), summary["n_units_scored_now"], summary["n_units_from_cache"],
                   min(scores), sum(scores) / len(scores), max(scores)]])

@@ -1,7 +1,9 @@
 """``vlaudit data vsr|gsr-coco|vsr-inverse|whatsup-controlled``: real benchmarks → the ITEMS table.
 
 Each command prints what it kept and what it excluded (and why), writes ITEMS (JSONL or Parquet by suffix)
-and a JSON summary beside it (``ITEMS.summary.json``).
+and a JSON summary beside it (``ITEMS.summary.json``). Each benchmark argument is the benchmark's own file or a
+Hugging Face dataset (``hf-dataset:NAME[:CONFIG][@SPLIT]``, a ``save_to_disk`` folder or its Parquet export;
+:mod:`vlaudit.sources.rows`), whose images are written once, named by content, into ``--hf-images``.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from vlaudit.commands._apps import data_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
 from vlaudit.errors import InputError
-from vlaudit.report.console import print_table
+from vlaudit.settings import VSR_INVERSE_EXCLUDED, VSR_INVERSE_GROUPS
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 builders_benchmark_items = lazy_module("vlaudit.builders.benchmark_items")
 sources_items = lazy_module("vlaudit.sources.items")
+sources_rows = lazy_module("vlaudit.sources.rows")
 sources_vsr = lazy_module("vlaudit.sources.vsr")
 sources_whatsup = lazy_module("vlaudit.sources.whatsup")
 tables = lazy_module("vlaudit.tables")
@@ -47,23 +51,49 @@ def print_build(title: str, summary: dict[str, Any]) -> None:
         rows.append(["excluded", 0, "—"])
     if summary["notes"]:
         rows.append(["notes (kept)", len(summary["notes"]), summary["notes"][0].get("note", "")])
-    print_table(title, ["what", "n", "why"], rows)
+    report_console.print_table(title, ["what", "n", "why"], rows)
 
 
-def _finish(result: Any, out: Path, title: str, **meta: Any) -> None:
+# rich would read "[@SPLIT]" as markup and drop it: brackets are escaped
+_SOURCE_HELP = r" Or a Hugging Face dataset: hf-dataset:NAME\[:CONFIG]\[@SPLIT], a save_to_disk folder, or .parquet."
+
+
+def hf_images_option() -> Any:
+    """``--hf-images``: where a dataset's image column is written (content-addressed; the scoring --images)."""
+    return typer.Option(None, "--hf-images", help="Where a dataset's images are written, named by content "
+                                                  "(default $VLAUDIT_HF_IMAGES, else ~/.cache/vlaudit/hf-images); "
+                                                  "the --images of scoring.")
+
+
+def _image_folder(folder: Path | None) -> Any:
+    return sources_rows.ImageFolder(folder if folder is not None else sources_rows.default_images_dir())
+
+
+def _stem(source: Path) -> str:
+    return sources_rows.source_stem(source)
+
+
+def _finish(result: Any, out: Path, title: str, *, images: Any = None, **meta: Any) -> None:
     summary = result.summary(**meta, out=str(out))
     if not result.items:
         print_build(title, summary)  # the exclusion reasons explain why nothing was kept
         raise InputError(f"nothing kept ({len(result.excluded)} excluded); no output written", path=meta.get("source"))
+    if images is not None and images.written + images.reused:
+        summary["hf_images"] = {"folder": str(images.folder), "written": images.written, "reused": images.reused}
     sources_items.write_items(out, result.items)
     tables.write_json(summary_path(out), summary)
     print_build(title, summary)
+    for warning in summary.get("warnings", []):
+        typer.secho(f"warning: {meta.get('source')}: {warning}", fg="yellow", err=True)
+    if "hf_images" in summary:
+        typer.echo(f"images: {images.written} written, {images.reused} already in {images.folder} "
+                   "(give it as --images)")
     typer.echo(f"wrote {out} and {summary_path(out)}")
 
 
 @data_app.command("vsr")
 def data_vsr(
-    split_file: Path = typer.Argument(..., help="VSR split (jsonl), random or zero-shot."),
+    split_file: Path = typer.Argument(..., help="VSR split (jsonl), random or zero-shot." + _SOURCE_HELP),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
     meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: adds meta_category."),
     dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
@@ -71,42 +101,70 @@ def data_vsr(
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
+    hf_images: Path | None = hf_images_option(),
 ) -> None:
     """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
-    default_dataset, default_split = builders_benchmark_items.split_from_stem(split_file.stem)
-    result = builders_benchmark_items.vsr_items(sources_vsr.read_vsr(split_file), dataset=dataset or default_dataset, split=split or default_split,
+    default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
+    images = _image_folder(hf_images)
+    result = builders_benchmark_items.vsr_items(sources_vsr.read_vsr(split_file, images=images), dataset=dataset or default_dataset, split=split or default_split,
                                                 image_prefix=image_prefix, meta_categories=sources_vsr.read_meta_categories(meta) if meta else None)
     if instances is not None:
         result = builders_benchmark_items.attach_coco_boxes(result, instances)
-    _finish(result, out, f"VSR — {split_file.name}", source=str(split_file))
+    _finish(result, out, f"VSR — {split_file.name}", images=images, source=str(split_file))
 
 
 @data_app.command("vsr-inverse")
 def data_vsr_inverse(
-    split_file: Path = typer.Argument(..., help="VSR split (jsonl)."),
+    split_file: Path = typer.Argument(..., help="VSR split (jsonl)." + _SOURCE_HELP),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
-    entities: str = typer.Option("fields", "--entities",
-                                 help="'fields' (default, VCA §18): only rows whose structured subj/obj fields "
-                                      "give the entities; 'any': also the caption template (random splits "
-                                      "have no fields)."),
+    entities: str = typer.Option("structured", "--entities",
+                                 help="'structured' (default, VCA §18): a row's own subj/obj fields, else "
+                                      "its caption template's slots (random splits have no fields); "
+                                      "'fields': only rows with their own fields; 'any': also fields "
+                                      "repaired from the caption."),
+    meta: Path | None = typer.Option(None, "--meta",
+                                     help="rel_meta_category_dict.txt: check the family mapping against "
+                                          "VSR's relation list and show each relation's meta-category."),
     dataset: str | None = typer.Option(None, "--dataset", help="Dataset name (default from the file name)."),
     split: str | None = typer.Option(None, "--split", help="Split name (default from the file name)."),
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
+    hf_images: Path | None = hf_images_option(),
 ) -> None:
-    """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18)."""
-    default_dataset, default_split = builders_benchmark_items.split_from_stem(split_file.stem)
-    result = builders_benchmark_items.vsr_inverse_items(sources_vsr.read_vsr(split_file), dataset=dataset or default_dataset,
+    """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18).
+
+    Prints candidates, groups and exclusions per relation and by reason (the paper: 504 groups, 35 excluded).
+    """
+    categories = sources_vsr.check_strict_mapping(sources_vsr.read_meta_categories(meta), meta) if meta else None
+    default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
+    images = _image_folder(hf_images)
+    result = builders_benchmark_items.vsr_inverse_items(sources_vsr.read_vsr(split_file, images=images), dataset=dataset or default_dataset,
                                                         split=split or default_split, image_prefix=image_prefix, entities=entities)
     if instances is not None:
         result = builders_benchmark_items.attach_coco_boxes(result, instances)
-    _finish(result, out, f"VSR inverse pairs — {split_file.name}", source=str(split_file), entities=entities)
+    print_relations(result.counts["by_relation"], categories)
+    _finish(result, out, f"VSR inverse pairs — {split_file.name}", images=images, source=str(split_file),
+            entities=entities)
+
+
+def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | None) -> None:
+    """Per VSR relation: family, inverse, candidates and groups (and meta-category with ``--meta``)."""
+    columns = ["relation", "family", "inverse", "candidates", "groups"]
+    table = [[r["relation"], r["family"], r["inverse"], r["candidates"], r["groups"]] for r in rows]
+    if categories is not None:
+        columns.insert(1, "meta")
+        for row, r in zip(table, rows, strict=True):
+            row.insert(1, categories.get(r["relation"], "—"))
+    report_console.print_table("Strict-family candidates per VSR relation", columns, table)
+    typer.echo(f"VCA §18 on VSR random_test: {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
+               f"= {VSR_INVERSE_GROUPS + VSR_INVERSE_EXCLUDED} candidates")
 
 
 @data_app.command("gsr-coco")
 def data_gsr_coco(
-    two_obj: Path = typer.Argument(..., help="What's Up coco_qa_two_obj.json ([image_id, true, false] list)."),
+    two_obj: Path = typer.Argument(..., help="What's Up coco_qa_two_obj.json ([image_id, true, false] list)."
+                                             + _SOURCE_HELP),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
@@ -114,7 +172,7 @@ def data_gsr_coco(
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix before val2017/{id:012d}.jpg."),
 ) -> None:
     """GSR-COCO (§11): 440 same-image true/false groups on the real file; unparsable captions reported."""
-    result = builders_benchmark_items.gsr_coco_items(sources_whatsup.read_two_obj(two_obj), split=split or two_obj.stem, image_prefix=image_prefix)
+    result = builders_benchmark_items.gsr_coco_items(sources_whatsup.read_two_obj(two_obj), split=split or _stem(two_obj), image_prefix=image_prefix)
     if instances is not None:
         result = builders_benchmark_items.attach_coco_boxes(result, instances)
     _finish(result, out, f"GSR-COCO — {two_obj.name}", source=str(two_obj))
@@ -122,14 +180,16 @@ def data_gsr_coco(
 
 @data_app.command("whatsup-controlled")
 def data_whatsup_controlled(
-    controlled: Path = typer.Argument(..., help="What's Up controlled_images_dataset.json."),
+    controlled: Path = typer.Argument(..., help="What's Up controlled_images_dataset.json." + _SOURCE_HELP),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
     split: str | None = typer.Option(None, "--split", help="Split name (default: the file stem)."),
     image_prefix: str = typer.Option("", "--image-prefix",
                                      help="Prefix added before each image_path (those of the released file start "
                                           "with data/controlled_images/, so --images is the folder holding data/)."),
+    hf_images: Path | None = hf_images_option(),
 ) -> None:
     """What's Up Controlled-A/B: one group per image, the first caption option true, the others false."""
-    result = builders_benchmark_items.controlled_items(sources_whatsup.read_controlled(controlled), split=split or controlled.stem,
+    images = _image_folder(hf_images)
+    result = builders_benchmark_items.controlled_items(sources_whatsup.read_controlled(controlled, images=images), split=split or _stem(controlled),
                                                        image_prefix=image_prefix)
-    _finish(result, out, f"What's Up controlled — {controlled.name}", source=str(controlled))
+    _finish(result, out, f"What's Up controlled — {controlled.name}", images=images, source=str(controlled))

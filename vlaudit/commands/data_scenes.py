@@ -9,9 +9,9 @@ import typer
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 builders_factorial = lazy_module("vlaudit.builders.factorial")
 builders_scenes = lazy_module("vlaudit.builders.scenes")
 
@@ -37,7 +37,7 @@ def data_scenes(
                                             max_objects=max_objects, p_small=p_small, p_crowd=p_crowd)
     keys = ("images", "instances", "main_objects", "small_objects", "crowd_groups", "captions",
             "images_per_second")
-    print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
+    report_console.print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
     for name, path in summary["files"].items():
         typer.echo(f"wrote {name}: {path}")
 
@@ -54,5 +54,5 @@ def data_factorial(
     rows += [["groups (stems)", summary["stems"]], ["inputs (items)", summary["items"]]]
     rows += [[f"unique probes: {k}", v] for k, v in summary["probes"].items()]
     rows += [[f"check passed: {c}", "yes"] for c in summary["checks"]]
-    print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
+    report_console.print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
     typer.echo(f"wrote {summary['items_path']} ({summary['seconds']:.2f} s)")

@@ -22,9 +22,10 @@ from vlaudit.backends.registry import backend_kind
 from vlaudit.commands._apps import app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
-from vlaudit.report.console import print_table
+from vlaudit.errors import EXIT_CHECK_FAILED
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 demo_pipeline = lazy_module("vlaudit.demo.pipeline")
 
 
@@ -66,7 +67,7 @@ def demo(
     seed: int = typer.Option(0, "--seed", help="First demo seed (scenes, cycles, splits, probes)."),
     model: list[str] = typer.Option([], "--model", help="A model to audit beside the reference ones (repeatable): "
                                     "a dual encoder (open_clip:…, hf-clip:…) on the cycles, a multimodal LLM "
-                                    "(hf:…) in the VCA stage."),
+                                    "(hf:…) in the VCA stage (default: the reference models only)."),
 ) -> None:
     """Known-answer demo: synthetic controls, exact cycles on procedural scenes for the planted reference
     encoders (zero-shot, additive, rank-R probes, rank sweep), the VCA stage, checks, report. Exits 1 if a
@@ -89,15 +90,15 @@ def demo(
             rows.append([spec.removeprefix("ref:"), family] + [
                 scorers.get(s, {}).get("families", {}).get(family, {}).get("test", {}).get("cycle_acc")
                 for s in ("additive", "zero-shot", probe)])
-    print_table("Exact CycleAcc, test split (mean over seeds)", ["encoder", "family", "additive", "zero-shot",
+    report_console.print_table("Exact CycleAcc, test split (mean over seeds)", ["encoder", "family", "additive", "zero-shot",
                                                                   probe], rows)
     checks = [[row["check"], row["expected"], row["observed"], "pass" if row["passed"] else "FAIL"]
               for row in summary["known_answers"]]
-    print_table("Known answers", ["check", "expected", "observed", "result"], checks)
+    report_console.print_table("Known answers", ["check", "expected", "observed", "result"], checks)
     console.print(f"\nResults are in [bold]{out}[/]: summary.json" +
                   "".join(f", {p}" for p in summary["files"].values()))
     failed = [row["check"] for row in summary["known_answers"] if not row["passed"]]
     if failed:
         console.print(f"[bold red]{len(failed)} known-answer check(s) failed:[/] " + "; ".join(failed))
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_CHECK_FAILED)
     console.print(f"[bold green]Demo finished: all {len(checks)} known-answer checks passed.[/]")

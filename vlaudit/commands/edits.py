@@ -13,21 +13,20 @@ from pathlib import Path
 
 import typer
 
-from vlaudit.commands._apps import data_app
+from vlaudit.commands._apps import data_app, group
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_folder_option
 from vlaudit.errors import InputError
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 builders_annotation = lazy_module("vlaudit.builders.annotation")
 builders_edits = lazy_module("vlaudit.builders.edits")
 sources_items = lazy_module("vlaudit.sources.items")
 tables = lazy_module("vlaudit.tables")
 vca_edits = lazy_module("vlaudit.analysis.vca.edits")
 
-edits_app = typer.Typer(help="Object-swap edits: build, blinded annotation export/import, analysis.",
-                        no_args_is_help=True)
+edits_app = group("Object-swap edits: build, blinded annotation export/import, analysis.")
 data_app.add_typer(edits_app, name="edits")
 
 _SEED = 20260724
@@ -50,7 +49,7 @@ def edits_build(
     pad: int = typer.Option(4, "--pad", help="Padding (px) of the inpainted source patches."),
     radius: int = typer.Option(3, "--radius", help="Telea inpainting radius."),
     feather: int = typer.Option(3, "--feather", help="Feather width (px) of the pasted patches."),
-    limit: int | None = typer.Option(None, "--limit", help="Stop after this many feasible edits."),
+    limit: int | None = typer.Option(None, "--limit", help="Stop after this many feasible edits (default: no limit)."),
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the feasibility audit."),
 ) -> None:
     """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
@@ -72,8 +71,8 @@ def edits_build(
     rows = [["positive groups (shuffled)", summary["n_candidates"], ""], ["feasible", n_feasible, ""],
             ["edits rendered", result["n_edits"], f"{len(result['items'])} probes"]]
     rows += [["excluded", n, reason] for reason, n in result["excluded"].items()]
-    print_table(f"Object-swap edits — {items_path.name}", ["what", "n", "why"], rows)
-    print_table("Feasibility-selection audit (VCA §17, % of extent/area)",
+    report_console.print_table(f"Object-swap edits — {items_path.name}", ["what", "n", "why"], rows)
+    report_console.print_table("Feasibility-selection audit (VCA §17, % of extent/area)",
                 ["characteristic", "feasible", "excluded", "difference", "95% CI"],
                 [[a["characteristic"], a["feasible"], a["excluded"], a["difference"], _fmt_ci(a["ci"])]
                  for a in audit], digits=2)
@@ -96,7 +95,7 @@ def edits_export(
     names = [a.strip() for a in annotators.split(",") if a.strip()]
     summary = builders_annotation.export_batches(edits, build_dir / "images", out, names, repeat_fraction=repeat, seed=seed)
     tables.write_json(out / "export_summary.json", summary)
-    print_table("Annotation export", ["annotator", "tasks", "repeats"],
+    report_console.print_table("Annotation export", ["annotator", "tasks", "repeats"],
                 [[a, summary["tasks_per_annotator"], summary["n_repeat_per_annotator"]] for a in names])
     typer.echo(f"wrote {out}/batches/ (send these) and {out}/key.csv (keep private)")
 
@@ -107,7 +106,7 @@ def edits_import(
     out: Path = out_folder_option(help="Output folder."),
     answers: list[str] = typer.Option([], "--answers",
                                       help="NAME=FILE for a filled batch; default: batches/NAME/tasks.csv."),
-    items_path: Path | None = typer.Option(None, "--items", help="Edits ITEMS table: writes accepted_items."),
+    items_path: Path | None = typer.Option(None, "--items", help="Edits ITEMS table: writes accepted_items (default: none, not written)."),
 ) -> None:
     """Majority consensus over the four fields → accepted/rejected/no-majority; pairwise and repeat agreement."""
     key = export_dir / "key.csv"
@@ -132,9 +131,9 @@ def edits_import(
     tables.write_json(out / "summary.json", summary)
     n = max(result["n_edits"], 1)
     rows = [[d, c, 100.0 * c / n] for d, c in result["counts"].items()]
-    print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result["n_edits"],
+    report_console.print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result["n_edits"],
                                                                           100.0]] + rows, digits=2)
-    print_table("Agreement", ["pair / annotator", "n", "agreement %"],
+    report_console.print_table("Agreement", ["pair / annotator", "n", "agreement %"],
                 [[f"pairwise {p}", v["n_edits"], None if v["agreement"] is None else 100 * v["agreement"]]
                  for p, v in result["pairwise"].items()]
                 + [[f"repeat {a}", v["n_repeats"], None if v["agreement"] is None else 100 * v["agreement"]]
@@ -177,20 +176,24 @@ def edits_analyze(
                                              "pooled_cu": result["pooled_cu"], "pooled_dcc": result["pooled_dcc"],
                                              "feasibility_audit": audit})
     title = f"Edited outcomes of {len(accepted)} accepted edits (%)"
-    print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
+    report_console.print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
                 [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result["table"]],
                 digits=2)
     cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "n_cu", "cu", "n_dcc", "dcc"]
-    print_table("Flip+visibility by source audit stratum (%)",
+    report_console.print_table("Flip+visibility by source audit stratum (%)",
                 ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "C-U n", "C-U", "D-CC n", "D-CC"],
                 [[row.get(c) for c in cols] for row in result["table"]], digits=2)
 
     def ci(row: dict, name: str) -> str:
         return f"{row[name]:+.2f} [{row[f'{name}_lo']:+.2f}, {row[f'{name}_hi']:+.2f}]"
 
-    print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
+    report_console.print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
                 ["model", "Joint − overall", "Δ PairD = Joint − Rel_o"],
                 [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result["table"]])
+    report_console.print_table("Relation-only success within Joint (%; 95% edit-cluster bootstrap CI, VCA §15)",
+                ["model", "Rel. overall", "Rel. in Joint", "Joint − overall"],
+                [[row["model"], f"{row['rel']:.2f}", ci(row, "rel_joint").replace("+", ""),
+                  ci(row, "rel_joint_minus_overall")] for row in result["table"]])
     cu = result["pooled_cu"]
     typer.echo(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
     typer.echo(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

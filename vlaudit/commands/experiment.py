@@ -5,12 +5,15 @@ Thin shells over :mod:`vlaudit.analysis.cycles.diagnostics`, ``cycle_rank_sweep`
 order) or a build command's arguments (``--build "coco --instances … --splits train=0.6,val=0.2,test=0.2"``,
 run once per seed with ``--seed S``), and frozen features (``--features DIR`` from ``vlaudit features``, or
 ``--model SPEC --images DIR`` to extract them here once for all seeds). ``--min-cycles`` (default 30) applies the
-per-family minimum of §D.5 to each seed's train/val/test cycles.
+per-family minimum of §D.5 to each seed's validation cycles. Probe settings per kind default to the paper's
+(:mod:`vlaudit.settings`: §E.3 interaction probes, §E.4 additive audit and shortcut probes) and are written to
+the run's JSON as ``probe_settings``.
 """
 
 from __future__ import annotations
 
 import shlex
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +22,12 @@ from rich.console import Console
 from rich.table import Table
 from typer.main import get_command
 
+from vlaudit import settings as paper
 from vlaudit.commands._apps import app, experiment_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands.synthetic import parse_seeds
+from vlaudit.errors import EXIT_CHECK_FAILED
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
 cycles_common = lazy_module("vlaudit.analysis.cycles.common")
@@ -37,25 +42,40 @@ _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
 _SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2); "
                                                                "each runs on its own cycle split.")
-_CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order.")
+_CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order "
+                                            "(default: none; give --cycles or --build).")
 _BUILD = typer.Option(None, "--build", help="Arguments of 'vlaudit cycles build …' (without --seed/--out), run once "
                                             "per seed, e.g. \"coco --instances I.json --captions C.json --splits "
-                                            "train=0.6,val=0.2,test=0.2\".")
-_FEATURES = typer.Option(None, "--features", help="Features folder (vlaudit features) covering every seed's cycles.")
-_MODEL = typer.Option(None, "--model", help="Dual encoder to extract the features here (instead of --features).")
-_IMAGES = typer.Option(None, "--images", help="Images folder (with --model).")
+                                            "train=0.6,val=0.2,test=0.2\" (default: none; give --cycles or --build).")
+_FEATURES = typer.Option(None, "--features", help="Features folder (vlaudit features) covering every seed's cycles "
+                                                  "(default: none; give --features or --model).")
+_MODEL = typer.Option(None, "--model", help="Dual encoder to extract the features here (default: none; give --features "
+                                            "or --model).")
+_IMAGES = typer.Option(None, "--images", help="Images folder (with --model; default: none).")
 _FAMILIES = typer.Option(None, "--families", help="Comma-separated families (default: all in the cycles).")
-_EPOCHS = typer.Option(8, "--epochs", min=1, help="Probe epochs (§E.3: 8).")
-_BATCH = typer.Option(512, "--batch-size", min=1, help="Cycles or pairs per step (§E.3: 512).")
-_LR = typer.Option(1e-3, "--lr", help="AdamW learning rate (§E.3: 1e-3).")
-_WD = typer.Option(1e-4, "--weight-decay", help="AdamW weight decay (§E.3: 1e-4).")
-_RANK = typer.Option(64, "--rank", min=1, help="Rank of the low-rank bilinear probe (§5: 64).")
+_EPOCHS = typer.Option(paper.PROBE_EPOCHS, "--epochs", min=1, help="Interaction probe epochs (§E.3: 8).")
+_BATCH = typer.Option(paper.PROBE_BATCH_SIZE, "--batch-size", min=1,
+                      help="Cycles or pairs per step (§E.3: 512); smaller on a small training set so a probe takes "
+                           "--min-steps steps.")
+_LR = typer.Option(paper.PROBE_LR, "--lr", help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
+_WD = typer.Option(paper.PROBE_WEIGHT_DECAY, "--weight-decay", help="AdamW weight decay (§E.3: 1e-4).")
+_RANK = typer.Option(paper.PROBE_RANK, "--rank", min=1, help="Rank of the low-rank bilinear probe (§5: 64).")
+_ADDITIVE_EPOCHS = typer.Option(paper.ADDITIVE_PROBE_EPOCHS, "--additive-epochs", min=1,
+                                help="Epochs of the additive audit probe (§E.4: 5).")
+_SHORTCUT_EPOCHS = typer.Option(paper.SHORTCUT_PROBE_EPOCHS, "--shortcut-epochs", min=1,
+                                help="Epochs of the text-only and image-only shortcut probes (§E.4: 50).")
+_SHORTCUT_LR = typer.Option(paper.SHORTCUT_PROBE_LR, "--shortcut-lr",
+                            help="Learning rate of the shortcut probes (§E.4: 1e-2).")
+_MIN_STEPS = typer.Option(paper.MIN_OPTIMISER_STEPS, "--min-steps", min=0,
+                          help="Fewest optimiser steps per probe: a smaller training set gets a smaller batch "
+                               "(vlaudit's, not a paper setting; 0 = always --batch-size).")
 _THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest).")
 _DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed).")
 _SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits.")
-_MIN_CYCLES = typer.Option(30, "--min-cycles", min=1,
-                           help="Per seed, a family with fewer cycles than this in any of train/val/test is withdrawn "
-                                "whole and reported as unavailable with its counts (cycle paper §D.5: 30).")
+_MIN_CYCLES = typer.Option(paper.MIN_CYCLES, "--min-cycles", min=1,
+                           help="Per seed, a family with fewer validation cycles than this (or no train or test "
+                                "cycle) is withdrawn whole and reported as unavailable with its counts (cycle paper "
+                                "§D.5: 30).")
 
 
 def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:
@@ -110,15 +130,16 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
 
 
 def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str,
-            min_cycles: int):
-    if not lr > 0 or weight_decay < 0:
-        raise typer.BadParameter(f"need --lr > 0 and --weight-decay ≥ 0, got {lr} and {weight_decay}")
+            min_cycles: int, **probe_kinds: Any):
+    if not lr > 0 or weight_decay < 0 or not probe_kinds.get("shortcut_lr", 1.0) > 0:
+        raise typer.BadParameter(f"need --lr > 0, --shortcut-lr > 0 and --weight-decay ≥ 0, got {lr}, "
+                                 f"{probe_kinds.get('shortcut_lr')} and {weight_decay}")
     names = [s.strip() for s in split_names.split(",")]
     if len(names) != 3 or not all(names) or len(set(names)) != 3:
         raise typer.BadParameter("--split-names takes three distinct names: train,val,test")
     return cycles_common.ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
                                           device=device, train_split=names[0], val_split=names[1], test_split=names[2],
-                                          min_cycles=min_cycles)
+                                          min_cycles=min_cycles, **probe_kinds)
 
 
 def _families(value: str | None) -> list[str] | None:
@@ -138,8 +159,13 @@ def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
 def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
     _print(title, *table)
     if result.get("unavailable"):
-        _print(f"Unavailable: fewer than {result['min_cycles']} cycles in a split (withdrawn in that seed, §D.5)",
-               *cycles_common.unavailable_table(result))
+        _print(f"Unavailable: fewer than {result['min_cycles']} validation cycles, or none in train or test "
+               "(withdrawn in that seed, §D.5)", *cycles_common.unavailable_table(result))
+    settings = result.get("probe_settings", {})
+    lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
+                                            for kind, v in settings.items())] if settings else []
+    for line in [*lines, *cycles_common.probe_notes_summary(result.get("probe_notes", []))]:
+        typer.echo(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
         typer.echo(f"wrote {name}: {path}")
     audit = result.get("additive_audit")
@@ -147,7 +173,7 @@ def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[s
         Console(stderr=True).print(f"[bold red]ADDITIVE AUDIT FAILED: image-only/text-only/additive probes must score "
                                    f"exactly 0.5 with tie rate 1 on exact cycles; failures: {audit['failures'][:5]}. "
                                    "The cycles are not complete balanced blocks, or scores are not float64.[/]")
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_CHECK_FAILED)
 
 
 @experiment_app.command("diagnostics", context_settings=_CTX)
@@ -156,10 +182,14 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
                 images: Path | None = _IMAGES, families: str | None = _FAMILIES, epochs: int = _EPOCHS,
                 batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD, rank: int = _RANK,
                 threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
-                min_cycles: int = _MIN_CYCLES) -> None:
+                min_cycles: int = _MIN_CYCLES, additive_epochs: int = _ADDITIVE_EPOCHS,
+                shortcut_epochs: int = _SHORTCUT_EPOCHS, shortcut_lr: float = _SHORTCUT_LR,
+                min_steps: int = _MIN_STEPS) -> None:
     """Table 2/8: additive column (must be exactly 0.5), zero-shot cosine, diagonal, bilinear, rank-r probes."""
     seed_list = _seeds(ctx, seeds)
-    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
+                     additive_epochs=additive_epochs, shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr,
+                     min_steps=min_steps)
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
     with cycles_synthetic.torch_threads(threads):
         result = cycles_diagnostics.run_diagnostics(inputs, seed_list, config=config, families=_families(families), out_dir=out)
@@ -176,7 +206,8 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
                ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks."),
                epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD,
                threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
-               min_cycles: int = _MIN_CYCLES) -> None:
+               min_cycles: int = _MIN_CYCLES, additive_epochs: int = _ADDITIVE_EPOCHS,
+               min_steps: int = _MIN_STEPS) -> None:
     """Table 3 / Fig. 2: CycleAcc of rank-r bilinear probes per family; the additive line at exactly ½."""
     seed_list = _seeds(ctx, seeds)
     try:
@@ -185,7 +216,8 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
         raise typer.BadParameter(f"ranks must be integers, got {ranks!r}", param_hint="--ranks") from None
     if not rank_list or min(rank_list) < 1:
         raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
-    config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles)
+    config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles,
+                     additive_epochs=additive_epochs, min_steps=min_steps)
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
     with cycles_synthetic.torch_threads(threads):
         result = cycles_rank_sweep.run_rank_sweep(inputs, seed_list, ranks=rank_list, config=config, families=_families(families),
@@ -203,10 +235,12 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
                                            "sha256 of MARKER + caption); default: in --features, or encoded by --model."),
        families: str | None = _FAMILIES, epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR,
        weight_decay: float = _WD, rank: int = _RANK, threads: int = _THREADS, device: str = _DEVICE,
-       split_names: str = _SPLITS, min_cycles: int = _MIN_CYCLES) -> None:
+       split_names: str = _SPLITS, min_cycles: int = _MIN_CYCLES, shortcut_epochs: int = _SHORTCUT_EPOCHS,
+       shortcut_lr: float = _SHORTCUT_LR, min_steps: int = _MIN_STEPS) -> None:
     """Tables 4 and 7: Shortcut OE (marked negatives, AUROC-selected) vs Cycle OE vs four-entry BCE vs text-only."""
     seed_list = _seeds(ctx, seeds)
-    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
+                     shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr, min_steps=min_steps)
     inputs = _inputs(seed_list, cycles, build, features, model, images, out, marked=True,
                      marked_features=marked_features)
     with cycles_synthetic.torch_threads(threads):
@@ -222,10 +256,11 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
              images: Path | None = _IMAGES, families: str | None = _FAMILIES, epochs: int = _EPOCHS,
              batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD, rank: int = _RANK,
              threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
-             min_cycles: int = _MIN_CYCLES) -> None:
+             min_cycles: int = _MIN_CYCLES, min_steps: int = _MIN_STEPS) -> None:
     """§5.6: rank-r probe trained on family i, exact CycleAcc on family j; alignment (val) vs transfer (test)."""
     seed_list = _seeds(ctx, seeds)
-    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles)
+    config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
+                     min_steps=min_steps)
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
     with cycles_synthetic.torch_threads(threads):
         result = cycles_transfer.run_transfer(inputs, seed_list, config=config, families=_families(families), out_dir=out)

@@ -13,9 +13,9 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 vca_factorial_lib = lazy_module("vlaudit.analysis.vca.factorial")
 
 
@@ -53,7 +53,7 @@ def vca_factorial(
                      f"{_pct(entry['responsive_rate'])} {_ci(entry['responsive_rate_ci'])}",
                      f"{_pct(entry['neutral_exceed_rate'])} {_ci(entry['neutral_exceed_rate_ci'])}",
                      f"{_pct(entry['flip_rate'])} {_ci(entry['flip_rate_ci'])}"])
-    print_table(f"Evidence-source factorial ({result['stems']} stems, {interface})",
+    report_console.print_table(f"Evidence-source factorial ({result['stems']} stems, {interface})",
                 ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
     effect_rows = []
     for entry in result["models"]:
@@ -61,7 +61,7 @@ def vca_factorial(
         effect_rows.append([entry["model"], e["delta_v_pos"]["mean"], e["delta_v_neg"]["mean"],
                             e["delta_v_none"]["mean"], e["interaction"]["mean"], nested["image_tpr"],
                             nested["text_fpr"], nested["auroc_vca_correct"], nested["auroc_confidence_correct"]])
-    print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
+    report_console.print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
                                                          "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
     for path in result["files"]:
         typer.echo(f"wrote {path}")

@@ -27,9 +27,9 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 scoring_executors = lazy_module("vlaudit.scoring.executors")
 scoring_features = lazy_module("vlaudit.scoring.features")
 sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
@@ -49,7 +49,7 @@ def features(
     batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
-    revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only)."),
+    revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only; default: main)."),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),
     workers: int = ray_workers_option(),
@@ -81,7 +81,7 @@ def features(
             if feature_executor is not None:
                 feature_executor.shutdown()
     counts = manifest["counts"]
-    print_table(f"features — {model}", ["what", "ids", "distinct contents"],
+    report_console.print_table(f"features — {model}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],
                  ["captions", counts["caption_ids"], counts["unique_texts"]]])
     typer.echo(f"wrote {out} (dim {manifest['dim']}, {manifest['seconds']} s)")
@@ -99,7 +99,7 @@ def zero_shot(
     rows = scoring_features.zero_shot_scores(feats, cycle_list, source=cycles)
     tables.write_table(out, rows)
     scores = [row["score"] for row in rows]
-    print_table(f"zero-shot scores — {feats.manifest['model'].get('spec', '?')}",
+    report_console.print_table(f"zero-shot scores — {feats.manifest['model'].get('spec', '?')}",
                 ["cycles", "pairs", "min", "mean", "max"],
                 [[len(cycle_list), len(rows), min(scores), sum(scores) / len(scores), max(scores)]])
     typer.echo(f"wrote {out}")

@@ -16,9 +16,9 @@ from vlaudit.commands._apps import models_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.errors import InputError
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 backends_tiny_dual = lazy_module("vlaudit.backends.tiny_dual")
 backends_tiny_mllm = lazy_module("vlaudit.backends.tiny_mllm")
 reference_models = lazy_module("vlaudit.reference.models")
@@ -50,7 +50,7 @@ def models_tiny(
 @models_app.command("list")
 def models_list() -> None:
     """List the model spec prefixes the registry serves."""
-    print_table("model backends", ["spec", "serves"],
+    report_console.print_table("model backends", ["spec", "serves"],
                 [(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()])
     typer.echo(f"tiny offline models: vlaudit models tiny --family {{{','.join(MLLM_FAMILIES + DUAL_FAMILIES)}}}")
     typer.echo(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in reference_models.REFERENCE_MODELS)}")
@@ -80,7 +80,7 @@ def models_verbalizers(
             rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])
         else:
             rows.extend((name, None, None, token_id, None) for token_id in backend.verbalizer_ids[name])
-    print_table(f"verbalizers — {backend.spec} ({getattr(backend, 'tokenizer_kind', 'AutoProcessor')})",
+    report_console.print_table(f"verbalizers — {backend.spec} ({getattr(backend, 'tokenizer_kind', 'AutoProcessor')})",
                 ["interface", "word", "continuation", "token id", "piece"], rows)
     ids = "/".join(str(token_id) for name in interfaces for token_id in backend.verbalizer_ids[name])
     typer.echo(f"token ids ({', '.join(interfaces)}): {ids}")
@@ -104,6 +104,6 @@ def models_train_reference(
     curve = result.get("curve", [])
     if curve:
         columns = list(curve[0])
-        print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
+        report_console.print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
     for path in result.get("files", []):
         typer.echo(f"wrote {path}")

@@ -3,6 +3,7 @@ signed degrees, completable cycles; :mod:`vlaudit.metrics.pair_audit`)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import typer
@@ -10,9 +11,9 @@ import typer
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 metrics_pair_audit = lazy_module("vlaudit.metrics.pair_audit")
 sources_labelled_pairs = lazy_module("vlaudit.sources.labelled_pairs")
 tables = lazy_module("vlaudit.tables")
@@ -25,26 +26,45 @@ def audit_pairs(
     out: Path = out_folder_option(help="Folder for audit_pairs.json and audit_pairs.csv."),
     fmt: str = typer.Option("auto", "--format", help="auto, table, sugarcrepe, whatsup-controlled, "
                                                      "whatsup-spatial or cycles (one for all files)."),
+    weighting: str = typer.Option("mean", "--weighting", help="Signed weights of the degrees: mean (+1/n_pos, "
+                                                              "−1/n_neg: the pooled positive-mean minus "
+                                                              "negative-mean comparison, Theorem 1) or count (±1)."),
 ) -> None:
-    """Image/caption/length TV between positives and negatives, signed-degree imbalance, exact-cycle completion."""
+    """Image/caption/length TV between positives and negatives, signed-degree imbalance per side, exact-cycle
+    completion."""
+    if weighting not in metrics_pair_audit.WEIGHTINGS:
+        raise typer.BadParameter(f"expected one of {', '.join(metrics_pair_audit.WEIGHTINGS)}, got {weighting!r}",
+                                 param_hint="--weighting")
     rows = []
+    warnings: list[str] = []
     for path in pairs:
-        detected, records = sources_labelled_pairs.read_labelled_pairs(path, fmt)
-        rows.append({"file": path.name, "format": detected, **metrics_pair_audit.audit_pairs(records)})
+        detected, records = sources_labelled_pairs.read_labelled_pairs(path, fmt, warnings=warnings)
+        row = {"file": path.name, "format": detected, **metrics_pair_audit.audit_pairs(records, weighting)}
+        if row["labelled_both_ways"]:
+            warnings.append(f"{path}: {row['labelled_both_ways']} (image, caption) pair(s) labelled both positive "
+                            "and negative")
+        rows.append(row)
     out.mkdir(parents=True, exist_ok=True)
-    tables.write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "rows": rows})
+    tables.write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "weighting": weighting, "rows": rows,
+                                                 "warnings": warnings})
     tables.write_table(out / "audit_pairs.csv", rows)
 
     def cell(value: object) -> object:
         return "0" if value == 0 else value
 
-    print_table("Pair audit: positives vs negatives (exact cycles: TVs 0, imbalance 0, all in cycles)",
-                ["file", "+ / −", "TV img", "TV cap", "TV len", "deg imb", "+ in cyc", "− in cyc"],
+    report_console.print_table(f"Pair audit: positives vs negatives ({weighting} weighting; exact cycles: all 0)",
+                ["file", "+ / −", "TV img", "TV cap", "TV len", "imb img", "imb cap"],
                 [[Path(r["file"]).stem, f"{r['positives']}/{r['negatives']}", cell(r["tv_image"]), cell(r["tv_caption"]),
-                  cell(r["tv_caption_length"]), cell(r["degree_imbalance"]),
-                  f"{r['positives_in_cycles']}/{r['distinct_positives']}",
-                  f"{r['negatives_in_cycles']}/{r['distinct_negatives']}"] for r in rows], digits=3)
-    typer.echo("+ / −: positive and negative entries; TV: total variation of the image, caption and caption-length "
-               "marginals; deg imb: signed-degree imbalance (0 = balanced, 1 = no image or caption on both sides); "
-               "in cyc: distinct pairs that lie in an exact cycle of the table")
+                  cell(r["tv_caption_length"]), cell(r["degree_imbalance_image"]), cell(r["degree_imbalance_caption"])]
+                 for r in rows], digits=3)
+    typer.echo(textwrap.fill(
+        "+ / −: positive and negative entries; TV: total variation of the image, caption and caption-length "
+        f"marginals; imb img / imb cap: signed-degree imbalance of the images / captions, {weighting} weighting "
+        "(0: additive scores of that side cancel; 1: none on both sides)", width=80))
+    report_console.print_table("Exact-cycle completion (exact cycles: every distinct pair)",
+                ["file", "positives in cycles", "negatives in cycles"],
+                [[Path(r["file"]).stem, f"{r['positives_in_cycles']}/{r['distinct_positives']}",
+                  f"{r['negatives_in_cycles']}/{r['distinct_negatives']}"] for r in rows])
+    for warning in warnings:
+        typer.secho(f"warning: {warning}", fg="yellow", err=True)
     typer.echo(f"wrote {out / 'audit_pairs.json'} and {out / 'audit_pairs.csv'}")

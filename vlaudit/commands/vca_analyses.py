@@ -13,6 +13,7 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option, parse_controls
+from vlaudit.settings import HL_RESAMPLES
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
 report_vca_analyses = lazy_module("vlaudit.report.vca_analyses")
@@ -41,7 +42,8 @@ def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list
 
 
 def _out_dir(out: Path) -> Path:
-    out.mkdir(parents=True, exist_ok=True)  # --out was checked as a folder target when parsed
+    """``--out`` (checked as a folder target when parsed), not created here: the writers' atomic writes create
+    it with the first result, so a run that fails before writing leaves no empty folder behind."""
     return out
 
 
@@ -50,14 +52,16 @@ def vca_validity(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (validity.json, CSV tables, validity.png)."),
     edits: Path | None = typer.Option(None, "--edits", help="edit_outcomes.csv of `vlaudit data edits analyze` "
-                                                            "(or its folder): adds the Swap rows."),
+                                                            "(or its folder): adds the Swap rows (default: none)."),
     edit_items: Path | None = typer.Option(None, "--edit-items", help="The edits build's items.jsonl, when the "
-                                                                      "outcomes carry no source_item_id."),
+                                                                      "outcomes carry no source_item_id (default: none)."),
     edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from "
                                                                            "(default: the one holding their sources)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Cluster-bootstrap resamples."),
+    hl_resamples: int = typer.Option(HL_RESAMPLES, "--hl-resamples", min=1,
+                                     help="Resamples of the H–L (high-minus-low tertile) intervals (VCA §19)."),
     seed: int = typer.Option(20260719, "--seed", help="Seed of the bootstrap and the CV folds."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the shared-margin CV increment."),
     repeats: int = typer.Option(10, "--repeats", min=1, help="Repeats of the shared-margin CV increment."),
@@ -65,8 +69,8 @@ def vca_validity(
 ) -> None:
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L (SRC, Swap), confidence–VCA
     discordance, the shared-margin control and the edit-grouped incremental control."""
-    settings = vca_validity_lib.ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, folds=folds,
-                                                 repeats=repeats)
+    settings = vca_validity_lib.ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples,
+                                                 hl_resamples=hl_resamples, seed=seed, folds=folds, repeats=repeats)
     out = _out_dir(out)
     scores = _scores(runs, interface, settings.controls)
     joined = None
@@ -112,12 +116,13 @@ def vca_proxies(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (proxies.json, CSV tables, proxies.png)."),
     edits: Path | None = typer.Option(None, "--edits", help="edit_outcomes.csv of `vlaudit data edits analyze` "
-                                                            "(or its folder): adds the Swap columns."),
+                                                            "(or its folder): adds the Swap columns (default: none)."),
     edit_items: Path | None = typer.Option(None, "--edit-items", help="The edits build's items.jsonl, when the "
-                                                                      "outcomes carry no source_item_id."),
-    edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from."),
+                                                                      "outcomes carry no source_item_id (default: none)."),
+    edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from (default: the one holding their "
+                                                                           "sources)."),
     meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: relation families for "
-                                                          "runs without a meta_category column."),
+                                                          "runs without a meta_category column (default: none)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Cluster-bootstrap resamples."),

@@ -23,12 +23,13 @@ from vlaudit.commands._options import (
     ray_workers_option,
 )
 from vlaudit.errors import InputError
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 backends_hf_mllm = lazy_module("vlaudit.backends.hf_mllm")
 contexts_image_contexts = lazy_module("vlaudit.contexts.image_contexts")
 scoring_executors = lazy_module("vlaudit.scoring.executors")
+scoring_run_arguments = lazy_module("vlaudit.scoring.run_arguments")
 scoring_runner = lazy_module("vlaudit.scoring.runner")
 sources_items = lazy_module("vlaudit.sources.items")
 
@@ -52,10 +53,10 @@ def vca_score(
     strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), bf16, fp16 or fp32."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models."),
-    revision: str = typer.Option(None, "--revision", help="Model revision (hub branch, tag or commit)."),
-    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL)."),
-    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL)."),
+    device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models (default: none, one device)."),
+    revision: str = typer.Option(None, "--revision", help="Model revision: hub branch, tag or commit (default: main)."),
+    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."),
+    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repo code (off)."),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
@@ -71,7 +72,7 @@ def vca_score(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the results of a run with other arguments "
                                                              "in --out (its score cache is kept and reused)."),
     template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
-                                                           "{question} field (wording diagnostics, VCA §18)."),
+                                                           "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
     system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
                                                       "'You are a helpful assistant.', others none; '' for none)."),
 ) -> None:
@@ -85,21 +86,16 @@ def vca_score(
                              field=name)
     require_kind(model, "yesno")
     templates = None if template is None else backends_hf_mllm.read_question_templates(template)
-    arguments = {"model": model, "benchmark": str(benchmark), "images": str(images), "out": str(out),
-                 "contexts": context_list, "interface": interfaces, "batch_size": batch_size, "seed": seed,
-                 "strict": strict, "dtype": dtype, "device": device, "device_map": device_map,
-                 "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
-                 "trust_remote_code": trust_remote_code, "model_name": model_name, "chunk_size": chunk_size,
-                 "prefix_cache": prefix_cache, "executor": executor, "address": address, "workers": workers,
-                 "gpus_per_worker": gpus_per_worker, "threads_per_worker": threads_per_worker,
-                 "template": None if template is None else str(template), "question_templates": templates,
-                 "system": system}
-    changed = [] if overwrite else scoring_runner.changed_arguments(out, arguments)
-    if changed:
-        raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
-                         "its results (the score cache is kept and reused) or choose another --out",
-                         path=out, field="--out")
     items = sources_items.read_items(benchmark)
+    arguments = scoring_run_arguments.score_arguments(
+        model=model, items=items, benchmark=benchmark, images=images, out=out, contexts=context_list,
+        interfaces=interfaces, seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
+        model_name=model_name, template=template, question_templates=templates, executor=executor,
+        address=address, workers=workers, gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker,
+        dtype=dtype, device=device, device_map=device_map, revision=revision, min_pixels=min_pixels,
+        max_pixels=max_pixels, trust_remote_code=trust_remote_code, prefix_cache=prefix_cache, system=system)
+    if not overwrite:
+        scoring_runner.refuse_other_run(out, arguments)
     load_options = {"dtype": dtype, "device": device, "device_map": device_map, "batch_size": batch_size,
                     "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                     "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache,
@@ -132,7 +128,7 @@ def vca_score(
             if runner_executor is not None:
                 runner_executor.shutdown()
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
-    print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    report_console.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
     typer.echo(f"records not scored: {scoring_runner.failure_line(summary)} — listed in {out / 'failures.jsonl'}")
     decision = backend.describe().get("prefix_cache_decision")
     if decision:

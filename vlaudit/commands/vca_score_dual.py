@@ -10,9 +10,9 @@ from vlaudit.backends.registry import load_backend, require_kind
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_folder_option
-from vlaudit.report.console import print_table
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
 scoring_dual_margins = lazy_module("vlaudit.scoring.dual_margins")
 sources_items = lazy_module("vlaudit.sources.items")
 
@@ -49,5 +49,5 @@ def vca_score_dual(
                                               source=benchmark)
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
     shown += [(f"rows: {c}", n) for c, n in summary["contexts"].items()]
-    print_table(f"vca score-dual — {summary['model']}", ["field", "value"], shown)
+    report_console.print_table(f"vca score-dual — {summary['model']}", ["field", "value"], shown)
     typer.echo(f"wrote {out / 'margins.parquet'}")

@@ -6,7 +6,7 @@ context    construction                                                         
 original   the unmodified RGB image                                                           primary support
 text       no image at all (``render_context`` returns None; no placeholder in the prompt)   primary control
 blank      same-size canvas filled with the fixed mid-gray ``BLANK_RGB`` = (128, 128, 128)    primary control
-mean       same-size canvas filled with the image's own mean colour (VCA §16 robustness)      robustness
+mean       same-size canvas filled with the image's own mean colour (VCA §18 robustness)      robustness
 mismatch   a donor image of the same split (seeded derangement of the split's images)         robustness only
 rele       padded subject–object box union filled with the image mean (relation-erased)       box stress test
 irre       distant grid tiles outside the protected union filled with the image mean         box stress test
@@ -204,6 +204,31 @@ def irre_tiles(union: Box, width: int, height: int) -> list[Box]:
         chosen.append(tile)
         area += (tile[2] - tile[0]) * (tile[3] - tile[1])
     return chosen
+
+
+def _area(box: Box) -> int:
+    return max(0, box[2] - box[0]) * max(0, box[3] - box[1])
+
+
+def _overlap(a: Box, b: Box) -> int:
+    return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
+
+
+def erasure_geometry(boxes: Mapping[str, Sequence[float]] | None, width: int, height: int) -> dict[str, float | None]:
+    """How much of the image one item's erasure views remove, in % of the image area (VCA §11 "Erasure
+    Geometry", Table 11).
+
+    ``union_pct``: the padded subject–object union; ``rele_erased_pct``: what RelE fills (the union);
+    ``irre_erased_pct``: what IrrE fills and ``irre_erased_in_union_pct``: the part of it inside the protected
+    union (zero for every view built here, by construction) — both None when IrrE is unavailable (no tile
+    outside the union). Raises :class:`ContextUnavailable` without usable boxes, like the views themselves.
+    """
+    union = protected_union(boxes, width, height)
+    total = 100.0 / (width * height)
+    tiles = irre_tiles(union, width, height)
+    return {"union_pct": _area(union) * total, "rele_erased_pct": _area(union) * total,
+            "irre_erased_pct": sum(_area(t) for t in tiles) * total if tiles else None,
+            "irre_erased_in_union_pct": sum(_overlap(t, union) for t in tiles) * total if tiles else None}
 
 
 def _fill(image: Image.Image, regions: Sequence[Box], colour: tuple[int, int, int]) -> Image.Image:

@@ -137,11 +137,13 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
                   bars: Bars) -> dict[str, dict[str, np.ndarray]]:
     """Cycle contrasts Δ of the test cycles, ``{scorer: {family: Δ array}}``, for one encoder and one seed.
 
-    Writes the features folders and ``contrasts.csv`` (cycle_id, family, scorer, s11, s22, s12, s21, delta)
-    under ``folder``.
+    Writes the features folders, ``contrasts.csv`` (cycle_id, family, scorer, s11, s22, s12, s21, delta) and
+    ``probe_notes.json`` (each probe's small-set batch and below-chance notes, :class:`TrainResult`) under
+    ``folder``.
     """
     out: dict[str, dict[str, np.ndarray]] = {}
     rows: list[dict[str, Any]] = []
+    notes: list[dict[str, str]] = []
 
     def keep(scorer: str, family: str, test: list[Any], block: np.ndarray) -> None:
         delta = cycle_contrast(block[:, 0], block[:, 1], block[:, 2], block[:, 3])
@@ -177,6 +179,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
         additive = fit_probe("additive", train_data, None,
                              TrainConfig(epochs=5, batch_size=64, lr=1e-2, seed=seed, loss="bce4", select="last"))
         keep("additive", family, test, cycle_scores(additive.scorer, test_data))
+        notes.extend({"family": family, "scorer": "additive", "note": n} for n in additive.notes)
         advance(1)
         val_data = _probe_data(features, index, val, f"{family}/val") if val else None
         for rank in config.ranks:
@@ -184,8 +187,10 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
                               TrainConfig(epochs=config.probe_epochs, batch_size=config.probe_batch,
                                           lr=config.probe_lr, seed=seed), rank=rank)
             keep(f"probe-rank-{rank}", family, test, cycle_scores(probe.scorer, test_data))
+            notes.extend({"family": family, "scorer": f"probe-rank-{rank}", "note": n} for n in probe.notes)
             advance(1)
     write_table(folder / "contrasts.csv", rows)
+    write_json(folder / "probe_notes.json", notes)
     return out
 
 

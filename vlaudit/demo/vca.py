@@ -5,7 +5,7 @@ On held-out procedural scenes (seed ``config.seed``, disjoint from the training 
 
 * ``vsr-like``: single spatial statements, one per scene, yes/no alternating (VCA §4's VSR shape);
 * ``gsr-like``: same-image true/false groups (:func:`vlaudit.builders.scene_items.scene_relation_items`,
-  VCA §13's GSR-COCO shape);
+  VCA §11's GSR-COCO shape);
 * ``vsr-like-prior-following`` / ``vsr-like-prior-violating``: the singles whose gold answer agrees /
   disagrees with the planted category-pair prior (:func:`vlaudit.reference.scene_vqa.category_prior`);
 

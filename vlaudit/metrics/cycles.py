@@ -25,10 +25,12 @@ import numpy as np
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
+from vlaudit.settings import CYCLE_TIE_TOL, MIN_CYCLES
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap_means, percentile_interval
 
-DEFAULT_TOL = 1e-9
-DEFAULT_MIN_CYCLES = 30  # §D.5: smaller families are reported as unavailable, not as an unstable number
+DEFAULT_TOL = CYCLE_TIE_TOL
+DEFAULT_MIN_CYCLES = MIN_CYCLES  # §D.5: smaller families are reported as unavailable, not as an unstable number
+VALIDATION_SPLIT = "val"  # the split §D.5's minimum is counted on
 UNSPLIT = "unsplit"
 _SHORT_DIGITS = 9  # float64 needs up to 17 significant digits; 9 round-trips every float32
 
@@ -127,13 +129,22 @@ def cycle_counts(cycles: Sequence[Cycle]) -> dict[str, dict[str, int]]:
     return counts
 
 
-def withdraw_small_families(counts: Mapping[str, Mapping[str, int]], splits: Sequence[str], min_cycles: int
-                            ) -> dict[str, dict[str, int]]:
-    """The minimum-cycle rule (cycle paper §D.5): a family with fewer than ``min_cycles`` cycles in ANY of
-    ``splits`` is withdrawn whole: returned here as ``{family: {split: count}}``, its cycles reported nowhere.
-    (GQA binding with 18–19 validation cycles is "reported as unavailable", train and test included.)"""
+def withdraw_small_families(counts: Mapping[str, Mapping[str, int]], splits: Sequence[str], min_cycles: int,
+                            validation_split: str | None = VALIDATION_SPLIT) -> dict[str, dict[str, int]]:
+    """The minimum-cycle rule (cycle paper §D.5, §D.3): a family with fewer than ``min_cycles`` cycles in the
+    *validation* split (GQA binding: 18–19 validation cycles per seed, "reported as unavailable") — or with no
+    cycle at all in another of ``splits`` (nothing to train on or to report) — is withdrawn whole: returned
+    here as ``{family: {split: count}}``, its cycles reported nowhere. When ``validation_split`` is None or not
+    among ``splits`` (a file without a validation split, a test-only evaluation) the minimum applies to every
+    split of ``splits`` instead."""
+    if validation_split in splits:
+        def small(cells: Mapping[str, int]) -> bool:
+            return cells.get(validation_split, 0) < min_cycles or any(cells.get(s, 0) == 0 for s in splits)
+    else:
+        def small(cells: Mapping[str, int]) -> bool:
+            return any(cells.get(split, 0) < min_cycles for split in splits)
     return {family: {split: int(cells.get(split, 0)) for split in splits}
-            for family, cells in counts.items() if any(cells.get(split, 0) < min_cycles for split in splits)}
+            for family, cells in counts.items() if small(cells)}
 
 
 def reduced_precision(values: np.ndarray | Sequence[float]) -> str | None:
@@ -148,7 +159,9 @@ def reduced_precision(values: np.ndarray | Sequence[float]) -> str | None:
     values = values[np.isfinite(values)]
     if values.size == 0:
         return None
-    if np.array_equal(values.astype(np.float32).astype(np.float64), values):
+    with np.errstate(over="ignore"):  # a value beyond float32's range is simply not a float32 value
+        as_float32 = values.astype(np.float32).astype(np.float64)
+    if np.array_equal(as_float32, values):
         return "every score is exactly representable in float32"
     digits = 0
     for value in values.tolist():  # repr is the shortest text that round-trips; stops at the first long one
@@ -173,11 +186,14 @@ def evaluate_cycles(
     """CycleAcc per (family, split), never pooled across splits (cycle paper §5, §D.5).
 
     Returns ``{"families": {family: {split: {"n", "cycle_acc", "ties", "tie_rate", "ci"}}},
-    "unavailable": {family: {split: count}}, "splits": [...], "min_cycles", "tol", "n_resamples", "seed"}``.
+    "unavailable": {family: {split: count}}, "splits": [...], "min_cycles", "tol", "n_resamples", "seed",
+    "warnings": [...]}`` (``warnings``: one-line notes, also issued as :class:`RuntimeWarning`). A contrast
+    that overflows float64 (scores near ±1e308) is an :class:`InputError` naming the scores file and the
+    first such block: counted as a tie or a win it would be a made-up credit.
     ``splits`` restricts to the named splits (default: every split of ``cycles``, first-appearance order;
-    cycles without a split are the split ``"unsplit"``). A family with fewer than ``min_cycles`` cycles in any
-    of those splits is withdrawn whole: it is listed under ``"unavailable"`` with its counts and needs no
-    scores. Only the evaluated cycles need scores, so a test-only scores file serves ``splits=["test"]``.
+    cycles without a split are the split ``"unsplit"``). The minimum-cycle rule (:func:`withdraw_small_families`)
+    counts the validation split of ``cycles`` when it has one — evaluated or not — else every evaluated split:
+    a withdrawn family is listed under ``"unavailable"`` with its counts and needs no scores. Only the evaluated cycles need scores, so a test-only scores file serves ``splits=["test"]``.
     ``source`` and ``cycles_source`` name the scores and cycles files in errors.
     """
     present = list(dict.fromkeys(split_of(c) for c in cycles))
@@ -190,17 +206,31 @@ def evaluate_cycles(
             raise InputError(f"split(s) {unknown} not in the cycles; they have {present}", path=cycles_source,
                              field="split")
     counts = cycle_counts([c for c in cycles if split_of(c) in requested])
-    unavailable = withdraw_small_families(counts, requested, min_cycles)
+    if VALIDATION_SPLIT in present:
+        all_counts = cycle_counts(cycles)
+        gated = withdraw_small_families({f: all_counts[f] for f in counts}, [VALIDATION_SPLIT], min_cycles)
+        unavailable = {f: {s: int(all_counts[f].get(s, 0)) for s in dict.fromkeys([*requested, VALIDATION_SPLIT])}
+                       for f in gated}
+    else:
+        unavailable = withdraw_small_families(counts, requested, min_cycles)
     kept = [c for c in cycles if split_of(c) in requested and c.family not in unavailable]
     matrix = block_scores(kept, scores, source=source)
-    rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
+    notes = []
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, naming the block
+        rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
+        delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
+    overflowed = np.nonzero(~np.isfinite(delta))[0]
+    if len(overflowed):
+        first = kept[int(overflowed[0])]
+        raise InputError(
+            f"the cycle contrast of {len(overflowed)} block(s) overflows float64, first cycle '{first.cycle_id}' "
+            f"(family '{first.family}'; scores reach {np.abs(matrix).max():.3g}); rescale the scores",
+            path=source, record=first.cycle_id, field="score")
     if rounding > tol:
-        warnings.warn(
-            f"scores reach {np.abs(matrix).max():.3g}: float64 rounding of the cycle contrast (~{rounding:.1e}) "
-            f"exceeds tol={tol:g}, so additive scores may not tie exactly; rescale the scores",
-            RuntimeWarning, stacklevel=2,
-        )
-    delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
+        notes.append(f"scores reach {np.abs(matrix).max():.3g}: float64 rounding of the cycle contrast "
+                     f"(~{rounding:.1e}) exceeds tol={tol:g}, so additive scores may not tie exactly; rescale "
+                     "the scores")
+        warnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
     cells = np.array([f"{c.family}\x00{split_of(c)}" for c in kept], dtype=object)
     families: dict[str, dict[str, object]] = {}
     for family in sorted(counts):
@@ -213,4 +243,4 @@ def evaluate_cycles(
                 families[family][split] = summarize_contrasts(
                     delta[mask], tol=tol, n_resamples=n_resamples, seed=seed).to_dict()
     return {"families": families, "unavailable": dict(sorted(unavailable.items())), "splits": requested,
-            "min_cycles": min_cycles, "tol": tol, "n_resamples": n_resamples, "seed": seed}
+            "min_cycles": min_cycles, "tol": tol, "n_resamples": n_resamples, "seed": seed, "warnings": notes}

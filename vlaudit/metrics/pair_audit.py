@@ -10,10 +10,16 @@ same caption). Quantities, positives against negatives:
   positive — SugarCrepe's replaced/swapped/added captions — puts its whole mass on one side, so tv_caption = 1:
   a caption-only score can tell negatives from positives without looking at the image;
 * ``tv_caption_length`` — the same over caption word counts (None when a caption has no text);
-* signed degrees (Theorem 1): weight +1 per positive and −1 per negative entry; ``max_abs_signed_degree`` and
-  ``degree_imbalance`` = (Σ_images |deg| + Σ_captions |deg|) / (2 · entries), which is 0 iff every image and
-  caption appears equally often on both sides (additive scores then cancel in the positive − negative
-  contrast) and 1 when none appears on both;
+* signed degrees (Theorem 1): deg(u) = Σ of the signed weights w of the entries of image u (caption v alike).
+  Theorem 1's condition is about the comparison the benchmark scores, so the weights are that comparison's:
+  ``weighting="mean"`` (default) — the pooled matched-vs-mismatched comparison, mean score of positives minus
+  mean of negatives: w = +1/n_pos per positive, −1/n_neg per negative; ``weighting="count"`` — a sum over
+  entries, w = ±1. Per side, ``degree_imbalance_image`` = Σ_images |deg| / Σ |w| (caption side alike), 0 iff
+  additive image-only (caption-only) scores cancel in the comparison, 1 when no image (caption) appears on
+  both sides; ``degree_imbalance`` = the mean of the two sides. Under ``"mean"`` a side's imbalance equals its
+  marginal TV (Σ_u |p(u) − q(u)| / 2), so What's Up Controlled-A — 1 positive and 3 negatives per image — is
+  balanced on the image side (0), where ±1 weights give 0.5, which only restates the 1:3 ratio.
+  ``max_abs_signed_degree`` is in the chosen weighting. Degrees are summed as exact fractions, so 0 is 0;
 * exact-cycle completion — a positive (u₁, v₁) and a positive (u₂, v₂), u₁ ≠ u₂, v₁ ≠ v₂, whose swaps (u₁, v₂)
   and (u₂, v₁) are both labelled negatives in the table form an exact cycle; ``positives_in_cycles`` /
   ``negatives_in_cycles`` count the entries that lie in at least one such block.
@@ -26,9 +32,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
 
 from vlaudit.metrics.audits import signed_degrees, total_variation
 from vlaudit.records import LabelledPair
+
+WEIGHTINGS = ("mean", "count")
 
 
 def cycle_completions(pairs: Iterable[LabelledPair]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
@@ -55,8 +64,43 @@ def cycle_completions(pairs: Iterable[LabelledPair]) -> tuple[set[tuple[str, str
     return in_pos, in_neg
 
 
-def audit_pairs(pairs: Sequence[LabelledPair]) -> dict[str, object]:
-    """All quantities of the module docstring for one labelled pair table."""
+def signed_weights(labels: Sequence[int], weighting: str = "mean") -> list[Fraction]:
+    """The signed weight of each entry in the scored comparison (Theorem 1): ``"mean"`` +1/n_pos, −1/n_neg;
+    ``"count"`` ±1."""
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"unknown weighting {weighting!r}; expected one of {WEIGHTINGS}")
+    n_pos = sum(1 for label in labels if label)
+    n_neg = len(labels) - n_pos
+    if weighting == "count":
+        return [Fraction(1 if label else -1) for label in labels]
+    return [Fraction(1, n_pos) if label else Fraction(-1, n_neg) for label in labels]
+
+
+def degree_imbalance(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[str, object]:
+    """Signed degrees of images and captions under ``weighting`` and the imbalance per side (module docstring)."""
+    weights = signed_weights([p.label for p in pairs], weighting)
+    degrees_image, degrees_caption = signed_degrees(
+        (p.image_id, p.caption, w) for p, w in zip(pairs, weights, strict=True))
+    mass = sum(abs(w) for w in weights)
+
+    def side(degrees: dict[str, Fraction]) -> float:
+        return float(sum(abs(d) for d in degrees.values()) / mass) if mass else 0.0
+
+    image, caption = side(degrees_image), side(degrees_caption)  # type: ignore[arg-type]
+    absolute = [abs(d) for d in (*degrees_image.values(), *degrees_caption.values())]
+    return {
+        "weighting": weighting,
+        "degree_imbalance": (image + caption) / 2, "degree_imbalance_image": image,
+        "degree_imbalance_caption": caption, "max_abs_signed_degree": float(max(absolute, default=0)),
+        "images": len(degrees_image), "captions": len(degrees_caption),
+        "images_imbalanced": sum(1 for d in degrees_image.values() if d != 0),
+        "captions_imbalanced": sum(1 for d in degrees_caption.values() if d != 0),
+    }
+
+
+def audit_pairs(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[str, object]:
+    """All quantities of the module docstring for one labelled pair table; ``weighting`` of the signed degrees:
+    ``"mean"`` (the pooled mean-difference comparison) or ``"count"`` (±1 per entry)."""
     sides: dict[int, dict[str, Counter]] = {1: defaultdict(Counter), 0: defaultdict(Counter)}  # type: ignore[dict-item]
     texts_known = True
     for pair in pairs:
@@ -67,22 +111,18 @@ def audit_pairs(pairs: Sequence[LabelledPair]) -> dict[str, object]:
             texts_known = False
         else:
             side["length"][len(pair.text.split())] += 1
-    degrees_image, degrees_caption = signed_degrees((p.image_id, p.caption, 1 if p.label else -1) for p in pairs)
-    absolute = [abs(d) for d in (*degrees_image.values(), *degrees_caption.values())]
+    degrees = degree_imbalance(pairs, weighting)
     in_pos, in_neg = cycle_completions(pairs)
     positive_keys = {(p.image_id, p.caption) for p in pairs if p.label}
     negative_keys = {(p.image_id, p.caption) for p in pairs if not p.label}
     n_pos, n_neg = sum(sides[1]["image"].values()), sum(sides[0]["image"].values())
     return {
         "pairs": len(pairs), "positives": n_pos, "negatives": n_neg,
-        "images": len(degrees_image), "captions": len(degrees_caption),
+        "images": degrees.pop("images"), "captions": degrees.pop("captions"),
         "tv_image": total_variation(sides[1]["image"], sides[0]["image"]),
         "tv_caption": total_variation(sides[1]["caption"], sides[0]["caption"]),
         "tv_caption_length": total_variation(sides[1]["length"], sides[0]["length"]) if texts_known else None,
-        "max_abs_signed_degree": max(absolute, default=0),
-        "degree_imbalance": sum(absolute) / (2 * len(pairs)) if pairs else 0.0,
-        "images_imbalanced": sum(1 for d in degrees_image.values() if d != 0),
-        "captions_imbalanced": sum(1 for d in degrees_caption.values() if d != 0),
+        **degrees,
         "distinct_positives": len(positive_keys), "distinct_negatives": len(negative_keys),
         "positives_in_cycles": len(in_pos), "negatives_in_cycles": len(in_neg),
         "labelled_both_ways": len(positive_keys & negative_keys),

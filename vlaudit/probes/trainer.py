@@ -7,7 +7,15 @@ into them and/or independent pairs (image, caption) with 0/1 labels.
 Training uses float32 logits; evaluation (model selection and reported metrics) recomputes the logits of a
 float64 copy of the model on float64 features and forms the cycle contrast in float64 (§E.2), so additive,
 image-only and text-only probes give Δ = 0 up to ~1e-15 — far inside the fixed tolerance 1e-9 — and hence
-CycleAcc exactly ½ (Table 8). Defaults follow §E.3: 8 epochs, batch 512, lr 1e-3, weight decay 1e-4 (AdamW).
+CycleAcc exactly ½ (Table 8). Defaults follow §E.3: 8 epochs, batch 512, lr 1e-3, weight decay 1e-4 (AdamW);
+the other probe kinds' settings (§E.4, §E.5) are in :mod:`vlaudit.settings`.
+
+Small training sets: batch 512 is one optimiser step per epoch on a few hundred cycles, so a probe would barely
+move. When ``epochs × ⌈n / batch⌉`` falls short of ``TrainConfig.min_steps``
+(:data:`vlaudit.settings.MIN_OPTIMISER_STEPS`, not a paper setting), the batch shrinks to
+``⌈n / ⌈min_steps / epochs⌉⌉`` — same epochs, same data per epoch, more steps — and :attr:`TrainResult.notes`
+says so. A probe whose final weights score below chance on its own training units (CycleAcc < ½ on the
+training cycles, AUROC < ½ on the training pairs) gets a warning there too.
 
 Determinism: initialisation and shuffling draw only from explicit ``torch.Generator``s seeded by
 ``TrainConfig.seed``; no global RNG is read or set. On CPU the same seed gives bit-identical weights; on a GPU
@@ -30,6 +38,7 @@ from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_acc, cycle_contrast
 from vlaudit.probes.losses import LOSSES, cycle_loss, four_entry_bce, pair_bce
 from vlaudit.probes.scorers import make_scorer
 from vlaudit.records import Cycle
+from vlaudit.settings import MIN_OPTIMISER_STEPS, PROBE_BATCH_SIZE, PROBE_EPOCHS, PROBE_LR, PROBE_WEIGHT_DECAY
 
 SELECTIONS = ("cycle_acc", "auroc", "last")
 _EVAL_CHUNK = 65536
@@ -117,35 +126,51 @@ def cycles_to_index(
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Optimisation settings; defaults from §E.3. ``loss`` ∈ {cycle, bce4, pair_bce}; ``select`` ∈ SELECTIONS."""
+    """Optimisation settings; defaults from §E.3. ``loss`` ∈ {cycle, bce4, pair_bce}; ``select`` ∈ SELECTIONS;
+    ``min_steps``: the fewest optimiser steps a run takes (the batch shrinks to reach it; 0 = never)."""
 
-    epochs: int = 8
-    batch_size: int = 512
-    lr: float = 1e-3
-    weight_decay: float = 1e-4
+    epochs: int = PROBE_EPOCHS
+    batch_size: int = PROBE_BATCH_SIZE
+    lr: float = PROBE_LR
+    weight_decay: float = PROBE_WEIGHT_DECAY
     seed: int = 0
     loss: str = "cycle"
     select: str = "cycle_acc"
     device: str = "cpu"
     tol: float = DEFAULT_TOL
+    min_steps: int = MIN_OPTIMISER_STEPS
 
     def __post_init__(self) -> None:
         if self.loss not in LOSSES:
             raise ValueError(f"unknown loss {self.loss!r}; expected one of {LOSSES}")
         if self.select not in SELECTIONS:
             raise ValueError(f"unknown selection {self.select!r}; expected one of {SELECTIONS}")
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError("epochs and batch_size must be ≥ 1")
+        if self.epochs < 1 or self.batch_size < 1 or self.min_steps < 0:
+            raise ValueError("epochs and batch_size must be ≥ 1, min_steps ≥ 0")
+
+
+def effective_batch_size(n_units: int, config: TrainConfig) -> int:
+    """The batch of a run on ``n_units``: ``config.batch_size``, or smaller so that ``epochs`` epochs take at least
+    ``min_steps`` optimiser steps (⌈n / ⌈min_steps / epochs⌉⌉; never below 1)."""
+    per_epoch = -(-config.min_steps // config.epochs)
+    if n_units <= 0 or -(-n_units // config.batch_size) >= per_epoch:
+        return config.batch_size
+    return max(1, -(-n_units // per_epoch))
 
 
 @dataclass
 class TrainResult:
-    """The trained scorer (weights of the selected epoch loaded) and the per-epoch history."""
+    """The trained scorer (weights of the selected epoch loaded), the per-epoch history, the batch and steps
+    actually used, the final training-set metric (CycleAcc or AUROC) and notes (small-set batch, below chance)."""
 
     scorer: Any
     best_epoch: int
     best_value: float | None
     history: list[dict[str, float]] = field(default_factory=list)
+    batch_size: int | None = None
+    steps: int = 0
+    train_value: float | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def _tensor(array: np.ndarray, device: str, dtype: Any = None) -> Any:
@@ -254,6 +279,12 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
         return TrainResult(scorer=scorer, best_epoch=0, best_value=value, history=[])
     optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     generator = torch.Generator().manual_seed(int(config.seed))
+    batch_size = effective_batch_size(len(units), config)
+    notes = []
+    if batch_size != config.batch_size:
+        notes.append(f"small training set ({len(units)} units): batch {batch_size} instead of {config.batch_size}, "
+                     f"so {config.epochs} epochs take ≥ {config.min_steps} optimiser steps")
+    steps = 0
 
     best_value: float | None = None
     best_epoch = config.epochs
@@ -263,8 +294,8 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
         scorer.train()
         order = torch.randperm(len(units), generator=generator).to(device)
         total, count = 0.0, 0
-        for start in range(0, len(units), config.batch_size):
-            batch = order[start:start + config.batch_size]
+        for start in range(0, len(units), batch_size):
+            batch = order[start:start + batch_size]
             rows = index[batch]
             if config.loss == "pair_bce":
                 loss = pair_bce(scorer(x[rows[:, 0]], y[rows[:, 1]]), labels[batch])
@@ -276,6 +307,7 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+            steps += 1
             total += float(loss.detach()) * len(rows)
             count += len(rows)
         record = {"epoch": epoch, "train_loss": total / count}
@@ -289,7 +321,22 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
     if best_state is not None:
         scorer.load_state_dict(best_state)
     scorer.eval()
-    return TrainResult(scorer=scorer, best_epoch=best_epoch, best_value=best_value, history=history)
+    train_value = _training_value(scorer, train, config)
+    if train_value is not None and train_value < 0.5:
+        metric = "AUROC" if config.loss == "pair_bce" else "CycleAcc"
+        notes.append(f"warning: below chance on its own training {'pairs' if metric == 'AUROC' else 'cycles'} "
+                     f"({metric} {train_value:.3f} < 0.5): the probe did not learn; do not read its test value")
+    return TrainResult(scorer=scorer, best_epoch=best_epoch, best_value=best_value, history=history,
+                       batch_size=batch_size, steps=steps, train_value=train_value, notes=notes)
+
+
+def _training_value(scorer: Any, train: ProbeData, config: TrainConfig) -> float | None:
+    """CycleAcc on the training cycles (cycle losses) or AUROC on the training pairs (pair BCE)."""
+    if config.loss == "pair_bce":
+        if train.labels is None or len(np.unique(train.labels)) < 2:
+            return None
+        return evaluate_auroc(scorer, train, device=config.device)
+    return evaluate_cycle_acc(scorer, train, tol=config.tol, device=config.device)
 
 
 def fit_probe(kind: str, train: ProbeData, val: ProbeData | None = None, config: TrainConfig | None = None,

@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
+
+from vlaudit.metrics.two_by_two import METRIC_LABELS, metric_names
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -17,15 +22,57 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 4) -> None:
-    """Print a simple rich table; floats are shown with ``digits`` decimals, None as an em dash."""
-    table = Table(title=title)
-    for index, column in enumerate(columns):
-        # fold, not ellipsis: a narrow terminal wraps a long name instead of hiding it
-        table.add_column(column, justify="left" if index == 0 else "right", overflow="fold")
-    for row in rows:
-        table.add_row(*(_fmt(v, digits) for v in row))
-    Console().print(table)
+def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 4, *,
+                identifiers: int = 1, droppable: Sequence[str] = ()) -> None:
+    """Print a table whose identifiers stay whole at any terminal width (80 columns included).
+
+    Floats are shown with ``digits`` decimals, None as an em dash; cells and title are plain text (a name
+    with brackets is not read as rich markup). The first ``identifiers`` columns (names, splits) never wrap
+    or shorten. When the table is wider than the terminal, the ``droppable`` columns (numbers another column
+    implies, e.g. a count beside its rate) are left out first, and a table still too wide is printed as one
+    block per row, ``name`` first then ``column value`` pairs, so nothing is cut. The data behind every table
+    is also written to a file.
+    """
+    console = Console()
+    cells = [[_fmt(v, digits) for v in row] for row in rows]
+    keep = list(range(len(columns)))
+    table = _rich_table(title, columns, cells, keep, identifiers)
+    for name in droppable:
+        if _fits(console, table) or name not in columns:
+            continue
+        keep.remove(list(columns).index(name))
+        table = _rich_table(title, columns, cells, keep, identifiers)
+    if _fits(console, table):
+        console.print(table)
+    else:
+        _print_vertically(console, title, columns, cells, identifiers)
+
+
+def _rich_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]], keep: Sequence[int],
+                identifiers: int) -> Any:
+    table = Table(title=Text(title), box=box.SIMPLE_HEAD, pad_edge=False)
+    for index in keep:
+        whole = index < identifiers
+        table.add_column(Text(columns[index]), justify="left" if whole else "right", no_wrap=whole,
+                         overflow="fold", min_width=max([len(row[index]) for row in cells] or [0]) if whole else None)
+    for row in cells:
+        table.add_row(*(Text(row[index]) for index in keep))
+    return table
+
+
+def _fits(console: Any, table: Any) -> bool:
+    """Whether ``table`` prints at its natural width (no cell wraps) in ``console``."""
+    unbounded = console.options.update_width(10**6)  # console.measure clamps to the terminal's width
+    return Measurement.get(console, unbounded, table).maximum <= console.width
+
+
+def _print_vertically(console: Any, title: str, columns: Sequence[str], cells: Sequence[Sequence[str]],
+                      identifiers: int) -> None:
+    console.print(Text(title, style="italic"), soft_wrap=True)
+    for row in cells:
+        console.print(Text(" / ".join(row[:identifiers]) or "—", style="bold"), soft_wrap=True)
+        pairs = [f"{columns[i]} {row[i]}" for i in range(identifiers, len(columns))]
+        console.print(Text("  " + " · ".join(pairs)), soft_wrap=False, overflow="fold")
 
 
 def print_cycle_table(result: Mapping[str, Any], title: str = "CycleAcc") -> None:
@@ -41,12 +88,13 @@ def print_cycle_table(result: Mapping[str, Any], title: str = "CycleAcc") -> Non
                          f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]"])
     splits = ", ".join(result.get("splits", []))
     print_table(f"{title} (split: {splits})" if splits else title,
-                ["family", "split", "n", "CycleAcc", "ties", "tie rate", "95% CI"], rows)
+                ["family", "split", "n", "CycleAcc", "ties", "tie rate", "95% CI"], rows, identifiers=2,
+                droppable=("ties",))
 
 
 def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int) -> list[str]:
     """One line per withdrawn family with its per-split counts (the minimum-cycle rule, cycle paper §D.5)."""
-    return [f"unavailable: {family} (fewer than {min_cycles} cycles in a split: "
+    return [f"unavailable: {family} (fewer than {min_cycles} validation cycles, or a split without any: "
             + ", ".join(f"{split} {count}" for split, count in counts.items()) + ")"
             for family, counts in unavailable.items()]
 
@@ -56,3 +104,22 @@ def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: 
     console = Console()
     for line in unavailable_lines(unavailable, min_cycles):
         console.print(line, style="yellow", markup=False, highlight=False)
+
+
+def print_benchmark_tables(benchmarks: Mapping[str, Any]) -> None:
+    """One table per 2×2 benchmark and split: per tag, CycleAcc then the benchmark's own metrics, each with n,
+    value, 95% interval and ties (a withheld CycleAcc — fewer blocks than --min-cycles — shows as —)."""
+    for name, entry in benchmarks.items():
+        metrics = ("cycle_acc", *metric_names(entry["metrics"]))
+        for split, tags in entry["splits"].items():
+            rows = []
+            for tag, cell in tags.items():
+                for index, metric in enumerate(metrics):
+                    ci = cell[f"{metric}_ci"]
+                    rows.append([tag if index == 0 else "", METRIC_LABELS[metric], cell["n"], cell[metric],
+                                 "—" if ci is None else f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]",
+                                 cell[f"{metric}_ties"]])
+            rule = ("strict >, a tie loses" if entry["metrics"] == "winoground"
+                    else f"Yes iff score > {entry.get('threshold', 0.0):g}")
+            print_table(f"{name} — split {split} ({rule})",
+                        ["tag", "metric", "n", "value", "95% CI", "ties"], rows)

@@ -1,7 +1,7 @@
 """The report's plots (matplotlib, Agg), each returned as an embedded PNG figure, or None without its data.
 
 Quantities are read from the audit outputs, never recomputed here: Acc = D-CC + C-U and Dep (VCA §3), the
-permutation calibration D-CC vs D-CC_perm with Δ_DCC^perm (VCA §9), G_img = r_o − max r_c per item (VCA §3),
+permutation calibration D-CC vs D-CC_perm with Δ_DCC^perm (VCA §18), G_img = r_o − max r_c per item (VCA §3),
 exact CycleAcc with its bootstrap CI (cycle paper §2.1), the probe rank sweep and the factorial's
 responsiveness (VCA §10).
 """

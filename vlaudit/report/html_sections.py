@@ -150,11 +150,31 @@ def vca(runs: Sequence[Mapping[str, Any]], gaps: Sequence[tuple[str, Sequence[fl
                       "Acc = D-CC + C-U; Dep = share of items whose image raises the answer beyond the no-image "
                       "controls (G_img > 0).")]
         body += [plots.decomposition(runs) or "", plots.permutation(runs) or ""]
+    geometry = erasure_geometry_table(runs)
+    if geometry is not None:
+        body += [Safe("<h3>Erasure geometry (VCA Table 11)</h3>"), geometry]
     if gaps:
         body += [Safe("<h3>G_img per item</h3>"), plots.gap_histograms(gaps) or ""]
     return section("vca", "Visual Credit Audit", body,
                    lead="Is a correct answer credited to the image? G_img = r_o − max(r_text, r_blank) compares the "
                         "margin with the real image against no-image controls (VCA §3).")
+
+
+def erasure_geometry_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
+    """Table 11 per benchmark (the geometry does not depend on the model); None without geometry."""
+    seen: dict[str, Mapping[str, Any]] = {}
+    for r in runs:
+        if isinstance(r.get("erasure_geometry"), Mapping):
+            seen.setdefault(str(r.get("dataset")), r["erasure_geometry"])
+    if not seen:
+        return None
+    keys = ("rele_erased_pct", "union_pct", "irre_erased_pct", "irre_zero_overlap_pct")
+    rows = [[dataset, _value(g.get("n_rele")), _value(g.get("n_irre"))] + [num(g.get(k), digits=2) for k in keys]
+            for dataset, g in seen.items()]
+    return Safe(str(table(["Benchmark", "RelE n", "IrrE n", "RelE erased", "Padded union", "IrrE erased",
+                           "IrrE zero overlap"], rows, numeric_from=1))
+                + str(note("Percent of image area, averaged over the views each erasure has; zero overlap is "
+                           "the percent of IrrE views with no erased pixel inside the protected union.")))
 
 
 def factorial(models: Sequence[Mapping[str, Any]]) -> Section | None:

@@ -71,6 +71,7 @@ def print_validity(result: Mapping[str, Any]) -> None:
                 [[r["quadrant"], r["n"], pct(r["share"]), pct(r["acc"]), r.get("swap_n"), pct(r.get("flip_vis")),
                   pct(r.get("strict"))] for r in d["rows"]], digits=2)
     lo, hi = d["high_conf_uncredited_range"]
+    print(f"strata (confidence ≥ median within run): high n = {d['n_high']}, low n = {d['n_low']}")
     print(f"high-confidence uncredited share per (model, dataset): {100 * lo:.2f}–{100 * hi:.2f}%")
     print_table("Direct shared-margin control (macro AUROC within model, %)",
                 ["dataset", "target", "model", "N", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],

@@ -22,13 +22,16 @@ permutation.csv                runs with a mismatch context: n, D-CC and D-CC_pe
 sensitivity.csv                VCA Table 28: Dep, Strict T/B (headline items), Dep+M, Strict+M (mismatch items,
                                n_m) with CIs, headline Dep on the mismatch items, mean G_img
 erasure.csv                    rele/irre views: n, decision survival, support drop r_o − r_c
+erasure_geometry.csv           VCA Table 11 per run (the benchmark's items scored with rele/irre): RelE and
+                               IrrE erased area, padded-union area (% of image), % IrrE views with zero
+                               erased pixels inside the protected union, with n_rele / n_irre
 stress.csv                     blur/patch-shuffle stress probes (never controls): the same columns
 relation.csv                   runs with groups: Rel_c, PairCredit, PairD, Joint, mean H_c, mean G_int
 robustness_controls.csv        alternate control sets against the headline, each on its own items (n)
 robustness_aggregation.csv     control-aggregation variants against the headline
 robustness_interfaces.csv      ensemble and pair-centred checks per (model, dataset)
 macro.csv                      macro averages over models per (dataset, interface)
-items.csv, groups.csv          per-item and per-group events (see ``analysis.vca.report``)
+items.csv, groups.csv          per-item and per-group events (see ``experiments.vca_report``)
 gap_hist.png                   G_img histogram per run and D-CC/C-U bars
 =============================  ============================================================================
 """
@@ -134,6 +137,10 @@ def erasure_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [_head(run) | entry for run in runs for entry in run["erasure"]]
 
 
+def geometry_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_head(run) | run["erasure_geometry"] for run in runs if run.get("erasure_geometry")]
+
+
 def stress_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [_head(run) | entry for run in runs for entry in run.get("stress", [])]
 
@@ -164,7 +171,7 @@ def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -
     tables = {
         "headline.csv": headline_rows(runs), "coverage.csv": coverage_rows(runs),
         "sensitivity.csv": sensitivity_rows(runs), "erasure.csv": erasure_rows(runs),
-        "stress.csv": stress_rows(runs),
+        "stress.csv": stress_rows(runs), "erasure_geometry.csv": geometry_rows(runs),
         "taxonomy.csv": taxonomy_rows(runs),
         "stratified.csv": stratified_rows(runs), "balanced.csv": balanced_rows(runs),
         "survival.csv": survival_rows(runs), "gaps.csv": gap_rows(runs),
@@ -251,8 +258,8 @@ def print_headline(
 
 def print_axes(report: Any, *, console: Any = None) -> None:
     """After the headline: warnings (items excluded for a missing headline control); the n and excluded
-    count of every quantity whenever a run has an exclusion or an optional context (VCA §19: each quantity on
-    the items that have its contexts); the Table 28 sensitivity columns for runs with a mismatch context."""
+    count of every quantity whenever a run has an exclusion or an optional context (each quantity on the items
+    that have its contexts); VCA Table 11 for runs with erasure geometry; the Table 28 sensitivity columns for runs with a mismatch context."""
     console = console or Console()
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
@@ -271,11 +278,25 @@ def print_axes(report: Any, *, console: Any = None) -> None:
     def pct(value: float | None) -> float | None:
         return None if value is None else 100.0 * value
 
+    print_geometry(report.runs)
     rows = [[name(run), s["n"], pct(s["dep"]), pct(s["strict"]), s["n_m"], pct(s["dep_m"]), pct(s["strict_m"]),
              s["gap_mean"]] for run in report.runs if (s := run["sensitivity"])["n_m"]]
     if rows:
         print_table("Stricter definitions (%, VCA Table 28; not headline scores)",
                     ["run", "n", "Dep", "Strict T/B", "n_M", "Dep+M", "Strict+M", "mean G"], rows, digits=2)
+
+
+def print_geometry(runs: Sequence[Mapping[str, Any]]) -> None:
+    """VCA Table 11, one row per benchmark (the geometry does not depend on the model)."""
+    seen: dict[str, Mapping[str, Any]] = {}
+    for run in runs:
+        if run.get("erasure_geometry"):
+            seen.setdefault(run["dataset"], run["erasure_geometry"])
+    if seen:
+        print_table("Erasure geometry (% of image area, VCA Table 11)",
+                    ["benchmark", "RelE n", "RelE", "union", "IrrE n", "IrrE", "zero overlap"],
+                    [[dataset, g["n_rele"], g["rele_erased_pct"], g["union_pct"], g["n_irre"],
+                      g["irre_erased_pct"], g["irre_zero_overlap_pct"]] for dataset, g in seen.items()], digits=2)
 
 
 def plot_gaps(path: str | Path, report: Any) -> Path:

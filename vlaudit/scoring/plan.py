@@ -14,7 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from vlaudit.contexts.image_contexts import ContextUnavailable, mismatch_donors, render_context
+from vlaudit.contexts.image_contexts import (
+    ContextUnavailable,
+    erasure_geometry,
+    mismatch_donors,
+    render_context,
+)
 from vlaudit.hashing import pixels_sha256
 from vlaudit.scoring.cache import cache_key
 from vlaudit.sources.images import ImageFailure, ImageStore
@@ -37,6 +42,7 @@ class Record:
     donor_image: str | None = None
     status: str = "ok"
     error: str | None = None
+    geometry: dict[str, float | None] | None = None  # the item's erasure geometry (Table 11), with rele/irre
 
 
 @dataclass
@@ -68,6 +74,18 @@ def render(store: ImageStore, item: BenchmarkItem, context: str, donor: str | No
     return render_context(context, image, boxes=item.boxes, donor=donor_image, seed=seed)
 
 
+def item_geometry(store: ImageStore, item: BenchmarkItem) -> dict[str, float | None] | None:
+    """The item's erasure geometry (:func:`~vlaudit.contexts.image_contexts.erasure_geometry`), None without
+    an image or usable boxes."""
+    if item.image is None or not item.boxes:
+        return None
+    width, height = store.load(item.image)[0].size
+    try:
+        return erasure_geometry(item.boxes, width, height)
+    except ContextUnavailable:
+        return None
+
+
 def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequence[str],
              interfaces: Sequence[str], seed: int, fingerprint: str | Mapping[str, str],
              prompt_of: Callable[[str, str, bool], str]) -> tuple[list[Record], list[Unit]]:
@@ -94,8 +112,10 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
     records: list[Record] = []
     units: dict[str, Unit] = {}
     hashes: dict[tuple[Any, ...], str | None] = {}
+    erasing = any(c in ("rele", "irre") for c in contexts)
     for item in ordered:
         source_sha, item_error = source[item.item_id]
+        geometry = item_geometry(store, item) if erasing and item_error is None else None
         for context in contexts:
             donor = donors.get(item.item_id) if context == "mismatch" else None
             failed = skipped = None
@@ -117,13 +137,14 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
             for interface in interfaces:
                 if failed or skipped:
                     records.append(Record(item, context, interface, source_sha256=source_sha, donor_image=donor,
-                                          status="failed" if failed else "skipped", error=failed or skipped))
+                                          status="failed" if failed else "skipped", error=failed or skipped,
+                                          geometry=geometry))
                     continue
                 prompt = prompt_of(item.question, interface, context != "text")
                 model_key = fingerprint if isinstance(fingerprint, str) else fingerprint[interface]
                 key = cache_key(model_key, prompt, image_sha, interface)
                 record = Record(item, context, interface, key=key, image_sha256=image_sha,
-                                source_sha256=source_sha, donor_image=donor)
+                                source_sha256=source_sha, donor_image=donor, geometry=geometry)
                 records.append(record)
                 unit = units.get(key)
                 if unit is None:

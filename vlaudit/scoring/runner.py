@@ -6,10 +6,12 @@ Outputs in RUN_DIR (all written atomically):
   (dataset, item_id, context, interface) so that the file does not depend on scoring order. Only scored rows
   (``status == "ok"``); the VCA report reads it (schema: :mod:`vlaudit.sources.margins`).
   ``image_sha256`` is the sha256 of the context image's pixels as the model received them (null for text);
-  ``source_sha256`` that of the item's image file; ``donor_image`` the mismatch donor's path.
+  ``source_sha256`` that of the item's image file; ``donor_image`` the mismatch donor's path;
+  :data:`GEOMETRY_COLUMNS` the item's erasure geometry (VCA Table 11) when the run has ``rele``/``irre``.
 * ``failures.jsonl`` — failed (missing/corrupt/out-of-tree image) and skipped (context unavailable) records
   with the reason. When no record at all can be scored, the run stops with an :class:`InputError` giving
-  the counts by reason, after writing only the manifest and ``failures.jsonl``.
+  the counts by reason and leaves no run behind: no manifest, no margins, no lock (see
+  :func:`_refuse_empty_run`).
 * ``manifest.json`` — see :mod:`vlaudit.scoring.manifest`; ``summary.json`` — counts, failures, items/s.
 * ``cache/`` — the chunk cache (:mod:`vlaudit.scoring.cache`); a restarted run with the same arguments
   reuses it and produces a bit-identical ``margins.parquet``.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -50,10 +53,14 @@ from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.tables import check_folder_target, read_json, write_json, write_jsonl, write_parquet
 
+#: the item's erasure geometry in % of the image area (VCA Table 11), on every row of an item scored with
+#: rele or irre and boxes; null elsewhere (see :func:`vlaudit.contexts.image_contexts.erasure_geometry`)
+GEOMETRY_COLUMNS = ("union_pct", "rele_erased_pct", "irre_erased_pct", "irre_erased_in_union_pct")
 MARGIN_COLUMNS = (
     "model", "dataset", "item_id", "context", "interface", "nll_yes", "nll_no", "margin", "label", "group_id",
     "statement", "relation", "subject", "object", "split", "prompt_hash", "yes_token_id", "no_token_id",
     "n_prompt_tokens", "image_sha256", "source_sha256", "donor_image", "status", "error",
+    *GEOMETRY_COLUMNS,
 )
 _STRING = ("model", "dataset", "item_id", "context", "interface", "label", "group_id", "statement", "relation",
            "subject", "object", "split", "prompt_hash", "image_sha256", "source_sha256", "donor_image", "status",
@@ -63,7 +70,8 @@ _STRING = ("model", "dataset", "item_id", "context", "interface", "label", "grou
 def margins_schema() -> Any:
     types = {name: pa.string() for name in _STRING}
     types.update({"nll_yes": pa.float64(), "nll_no": pa.float64(), "margin": pa.float64(),
-                  "yes_token_id": pa.int64(), "no_token_id": pa.int64(), "n_prompt_tokens": pa.int64()})
+                  "yes_token_id": pa.int64(), "no_token_id": pa.int64(), "n_prompt_tokens": pa.int64()}
+                 | dict.fromkeys(GEOMETRY_COLUMNS, pa.float64()))
     return pa.schema([(name, types[name]) for name in MARGIN_COLUMNS])
 
 
@@ -74,7 +82,8 @@ def _item_fields(record: Record, model: str) -> dict[str, Any]:
             "statement": item.statement, "relation": None if item.relation is None else str(item.relation),
             "subject": None if item.subject is None else str(item.subject),
             "object": None if item.object is None else str(item.object), "split": item.split,
-            "donor_image": record.donor_image, "source_sha256": record.source_sha256}
+            "donor_image": record.donor_image, "source_sha256": record.source_sha256,
+            **{name: (record.geometry or {}).get(name) for name in GEOMETRY_COLUMNS}}
 
 
 def example_prompts(prompt_of: Callable[[str, str, bool], str], interfaces: Sequence[str],
@@ -133,33 +142,66 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
         "prefix_cache": describe.get("prefix_cache_decision"),
     }
+    if not any(r.status == "ok" for r in records):
+        _refuse_empty_run(records, model, out, images_dir)
     with run_lock(out):
         _remove_partial_outputs(out)
         write_json(out / "manifest.json", manifest)
-        if not any(r.status == "ok" for r in records):
-            # nothing to score: the failures say why; no empty margins.parquet that reads as a finished run
-            write_jsonl(out / "failures.jsonl", _problems(records, model))
-            counts = problem_counts(records)
-            raise InputError(f"no record could be scored: {failure_line(counts)}; see {out / 'failures.jsonl'}",
-                             path=images_dir if counts["n_failed"] else None)
         return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
                                 store=store, seed=seed, chunk_size=chunk_size, on_plan=on_plan,
                                 on_progress=on_progress, on_warning=on_warning or _warn, executor=executor)
 
 
+def _refuse_empty_run(records: Sequence[Record], model: str, out: Path, images_dir: str | Path) -> None:
+    """Nothing to score: raise an :class:`InputError` with the counts by reason, leaving no run to protect.
+
+    No manifest (a corrected rerun into the same folder must not be refused as "other arguments"), no
+    margins and no lock. The failures go to ``failures.jsonl`` when the folder holds no run; a run already
+    there is left exactly as it was (its ``failures.jsonl`` belongs to its margins), and the message names
+    the first failure instead.
+    """
+    counts = problem_counts(records)
+    problems = _problems(records, model)
+    if (out / "manifest.json").is_file():
+        where = f"first: {problems[0]['item_id']}: {problems[0]['error']}; the run in {out} is left as it was"
+    else:
+        with run_lock(out):
+            write_jsonl(out / "failures.jsonl", problems)
+        where = f"see {out / 'failures.jsonl'}"
+    raise InputError(f"no record could be scored: {failure_line(counts)}; {where}",
+                     path=images_dir if counts["n_failed"] else None)
+
+
 @contextlib.contextmanager
 def run_lock(out: Path) -> Iterator[None]:
-    """An exclusive lock on RUN_DIR (released by the OS even on kill -9): two runs never share a cache."""
+    """An exclusive lock on RUN_DIR (released by the OS even on kill -9): two runs never share a cache.
+
+    The lock file ``.lock`` is removed on every exit path of the ``with`` block. Because a run that ends
+    removes it, a run that opened the old file just before may lock an unlinked file: it then retries on
+    the path's current file, so two live runs never both hold "the" lock.
+    """
     check_folder_target(out).mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as handle:
+    path = out / ".lock"
+    while True:
+        handle = open(path, "a+")  # noqa: SIM115 (held across the yield, closed below)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
+            handle.close()
             raise InputError("another vca score run is using this directory", path=out) from exc
         try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        handle.close()  # a finishing run removed the file we locked: lock the new one
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)  # removed while still held, so no other run can lock it in between
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
 
 
 OUTPUT_FILES = ("manifest.json", "margins.parquet", "failures.jsonl", "summary.json")
@@ -248,6 +290,9 @@ OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", 
                                    "strict", "executor", "address", "workers", "gpus_per_worker",
                                    "threads_per_worker"})
 _UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
+# A file argument whose content is recorded beside it: compared by that content when both runs recorded it
+# (the same items read from another path, or given as rows by the API, are the same run).
+_COMPARED_BY_CONTENT = {"benchmark": "items_sha256", "template": "question_templates"}
 
 
 def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list[str]:
@@ -255,7 +300,8 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list
 
     Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
     operational arguments (:data:`OPERATIONAL_ARGUMENTS`) and arguments the old run did not record are
-    not compared."""
+    not compared. Paths are compared as recorded, resolved (:mod:`vlaudit.scoring.run_arguments`), and a
+    file whose content was recorded by its content."""
     path = Path(out_dir) / "manifest.json"
     if not path.is_file():
         return []
@@ -267,9 +313,28 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list
     def canonical(name: str, value: Any) -> Any:
         return sorted(value) if name in _UNORDERED_ARGUMENTS and isinstance(value, list) else value
 
-    return [f"{name}: {previous[name]!r} → {value!r}" for name, value in arguments.items()
-            if name in previous and name not in OPERATIONAL_ARGUMENTS
+    def shown(name: str, value: Any) -> str:
+        return f"{value[:12]}…" if name.endswith("_sha256") and isinstance(value, str) else repr(value)
+
+    def by_content(name: str) -> bool:
+        field = _COMPARED_BY_CONTENT.get(name)
+        return field is not None and field in previous and field in arguments
+
+    return [f"{name}: {shown(name, previous[name])} → {shown(name, value)}" for name, value in arguments.items()
+            if name in previous and name not in OPERATIONAL_ARGUMENTS and not by_content(name)
             and canonical(name, previous[name]) != canonical(name, value)]
+
+
+def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any]) -> None:
+    """Raise an :class:`InputError` naming the differing arguments when ``out_dir`` holds a run with others.
+
+    Both front doors call it before any model loads (``vlaudit vca score`` unless ``--overwrite``,
+    :func:`vlaudit.score_margins` unless ``overwrite=True``)."""
+    changed = changed_arguments(out_dir, arguments)
+    if changed:
+        raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
+                         "its results (the score cache is kept and reused) or choose another --out",
+                         path=out_dir, field="--out")
 
 
 def _warn(message: str) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vlaudit.backends.base import YesNoRequest
-from vlaudit.errors import VlauditError
+from vlaudit.errors import EXIT_INCOMPLETE, VlauditError
 from vlaudit.scoring.plan import render
 
 
@@ -53,6 +53,8 @@ class ShardFailure:
 
 class IncompleteRunError(VlauditError):
     """Some shards failed: every finished shard is in the cache; rerunning the same command scores the rest."""
+
+    exit_code = EXIT_INCOMPLETE
 
 
 ShardDone = Callable[[Shard, list[dict[str, Any]]], None]

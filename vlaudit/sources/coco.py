@@ -31,6 +31,7 @@ import numpy as np
 import orjson
 
 from vlaudit.errors import InputError
+from vlaudit.sources.rows import dataset_rows, is_dataset_source
 
 BOX_TOLERANCE = 1.0
 
@@ -352,12 +353,29 @@ def _checked_boxes(path: Path, bbox: np.ndarray, width: np.ndarray, height: np.n
     return np.ascontiguousarray(bbox, dtype=np.float64)
 
 
+def _caption_row(number: int, row: dict) -> dict:
+    """A dataset row as a captions annotation: ``image_id`` and ``caption`` as given, ``id`` the row number
+    when the dataset has none (ids read as text are turned back into integers where they are digits)."""
+    record = dict(row)
+    record.setdefault("id", number)
+    for name in ("id", "image_id"):
+        value = record.get(name)
+        if isinstance(value, str) and value.isdigit():
+            record[name] = int(value)
+    return record
+
+
 def parse_captions(path: str | Path, instances: CocoInstances) -> CocoCaptions:
-    """Parse and validate an official ``captions_*.json`` file against its instances file."""
+    """Parse and validate an official ``captions_*.json`` file against its instances file.
+
+    ``path`` may also be a dataset source (:mod:`vlaudit.sources.rows`) with one caption per row: columns
+    ``image_id``, ``caption`` and, optionally, ``id``."""
     path = Path(path)
-    data = _load(path, ("annotations",))
+    if is_dataset_source(path):
+        records = [_caption_row(number, row) for number, row in dataset_rows(path)]
+    else:
+        records = _load(path, ("annotations",))["annotations"]
     warnings: Counter = Counter()
-    records = data["annotations"]
     cols = _columns(path, "annotations", records, _CAPTION_SPEC)
     ids = cols["id"]
     dup = _first_duplicate(ids)

@@ -3,13 +3,14 @@
 Official shape: ``{imageId: {width, height, location?, weather?, objects: {objId: {name, x, y, w, h,
 attributes: [..], relations: [{name, object}, ...]}}}}``. Relations may also be given as a dict keyed by
 relation id (``{relId: {name, object}}``); both are read. Names and attributes are lower-cased and
-whitespace-normalised. A relation to an object id absent from the image is dropped and counted as a
-warning; everything else that is missing or mistyped is an :class:`InputError` naming the file, the image
-(and object) and the field.
+whitespace-normalised. Anything missing or mistyped is an :class:`InputError` naming the file, the image
+(and object) and the field — among them a relation to an object id absent from the image (a dangling edge
+would silently drop a relation the scene asserts) and a box with a negative or non-finite width or height.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,9 +97,13 @@ def parse_scene_graphs(path: str | Path) -> SceneGraphs:
             if not isinstance(obj.get("name"), str) or not obj["name"].strip():
                 raise InputError("missing or empty name", path=path, record=where, field="name")
             for name in ("x", "y", "w", "h"):
-                if not _num(obj.get(name)):
+                if not _num(obj.get(name)) or not math.isfinite(obj[name]):
                     raise InputError(f"expected a number, got {obj.get(name)!r}", path=path, record=where,
                                      field=name)
+            for name in ("w", "h"):
+                if obj[name] < 0:
+                    raise InputError(f"box size must not be negative, got {obj[name]!r}", path=path,
+                                     record=where, field=name)
             attributes = obj.get("attributes", [])
             if not isinstance(attributes, list) or not all(isinstance(a, str) for a in attributes):
                 raise InputError("expected a list of strings", path=path, record=where, field="attributes")
@@ -108,11 +113,11 @@ def parse_scene_graphs(path: str | Path) -> SceneGraphs:
                 attributes=tuple(sorted({norm_name(a) for a in attributes if a.strip()})),
                 relations=tuple(_relations(path, where, obj.get("relations"))),
             )
-        for object_id, obj in list(objects.items()):
-            kept = tuple(r for r in obj.relations if r[1] in objects)
-            if len(kept) != len(obj.relations):
-                warnings["relations to unknown objects dropped"] += len(obj.relations) - len(kept)
-                objects[object_id] = GqaObject(obj.object_id, obj.name, obj.box, obj.attributes, kept)
+        for object_id, obj in objects.items():
+            for name, target in obj.relations:
+                if target not in objects:
+                    raise InputError(f"relation '{name}' points to object '{target}', which is not in the image",
+                                     path=path, record=f"image {image_id}, object {object_id}", field="relations")
         images[str(image_id)] = GqaImage(str(image_id), float(graph["width"]), float(graph["height"]), objects)
     if not images:
         raise InputError("no scene graphs in file", path=path)

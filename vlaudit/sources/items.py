@@ -24,6 +24,8 @@ Any other column is carried along in :attr:`BenchmarkItem.extra`.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -83,6 +85,27 @@ class BenchmarkItem:
         return {**row, **extra}
 
 
+def _checked_boxes(boxes: object, *, path: str | Path | None, record: object) -> Mapping | None:
+    """``{name: [x, y, w, h]}`` with finite numbers and non-negative sizes, else :class:`InputError`."""
+    if boxes is None:
+        return None
+    if not isinstance(boxes, Mapping):
+        raise InputError("boxes must be an object {name: [x, y, w, h]}", path=path, record=record, field="boxes")
+    for name, box in boxes.items():
+        if box is None:  # Parquet gives every row every box key; a missing box is null
+            continue
+        values = box.tolist() if hasattr(box, "tolist") else box  # a numpy array from a DataFrame row
+        if not (isinstance(values, (list, tuple)) and len(values) == 4
+                and all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+                        for v in values)):
+            raise InputError(f"box '{name}' must be [x, y, w, h] of finite numbers, got {box!r:.60}", path=path,
+                             record=record, field="boxes")
+        if values[2] < 0 or values[3] < 0:
+            raise InputError(f"box '{name}' has a negative width or height: {list(values)}", path=path,
+                             record=record, field="boxes")
+    return boxes
+
+
 def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, record: object = None,
                   default_dataset: str | None = None) -> BenchmarkItem:
     """Validate one ITEMS row (required fields, label, statement) and build a :class:`BenchmarkItem`."""
@@ -96,9 +119,14 @@ def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, rec
     if statement is not None:
         statement = parse_yes_no(statement, path=path, record=record, field="statement")
         statement = {"yes": "true", "no": "false"}[statement]
-    boxes = row.get("boxes")
-    if boxes is not None and not isinstance(boxes, Mapping):
-        raise InputError("boxes must be an object {name: [x, y, w, h]}", path=path, record=record, field="boxes")
+    if isinstance(row.get("image"), float) and math.isnan(row["image"]):  # pandas writes a missing image as NaN
+        row = {**row, "image": None}
+    for name in ("question", "image"):
+        # a number would be scored as its Python text ("3.5"): not what the row means
+        if row.get(name) is not None and not isinstance(row[name], str):
+            raise InputError(f"expected a string, got {type(row[name]).__name__} {row[name]!r:.40}", path=path,
+                             record=record, field=name)
+    boxes = _checked_boxes(row.get("boxes"), path=path, record=record)
     image = row.get("image")
     return BenchmarkItem(
         item_id=str(row["item_id"]),

@@ -21,6 +21,7 @@ from pathlib import Path
 from vlaudit.errors import InputError
 from vlaudit.records import LabelledPair
 from vlaudit.sources.cycle_tables import _id, read_cycles
+from vlaudit.sources.rows import dataset_rows, is_dataset_source
 from vlaudit.sources.sugarcrepe import is_sugarcrepe, read_sugarcrepe
 from vlaudit.sources.whatsup import read_controlled, read_two_obj
 from vlaudit.tables import read_json, read_records
@@ -33,6 +34,12 @@ _FALSE = {"0", "false", "no", "n", "f"}
 def detect_format(path: str | Path) -> str:
     """The format of ``path`` from its content (JSON shapes) or its first row (cycles vs. pair table)."""
     path = Path(path)
+    if is_dataset_source(path):
+        columns = set(next(dataset_rows(path))[1])
+        for fmt, needed in _DATASET_COLUMNS:
+            if needed <= columns:
+                return fmt
+        return "table"
     if not path.exists():
         raise InputError("file not found", path=path)
     if path.suffix.lower() == ".json":
@@ -51,6 +58,11 @@ def detect_format(path: str | Path) -> str:
     return "table"
 
 
+# the columns that tell a dataset's format (a dataset row per JSON entry); anything else is a pair table
+_DATASET_COLUMNS = (("sugarcrepe", {"caption", "negative_caption"}), ("whatsup-controlled", {"caption_options"}),
+                    ("whatsup-spatial", {"true_caption", "false_caption"}))
+
+
 def _label(value: object, path: Path, index: int) -> int:
     text = str(value).strip().lower()
     if isinstance(value, bool):
@@ -66,7 +78,15 @@ def read_pair_table(path: str | Path) -> list[LabelledPair]:
     """The ``table`` format (see the module docstring)."""
     path = Path(path)
     pairs = []
-    for index, row in enumerate(read_records(path, required=("image_id", "label")), start=1):
+    if is_dataset_source(path):
+        rows = [row for _, row in dataset_rows(path, image_field="image_id")]
+        for index, row in enumerate(rows, start=1):
+            for name in ("image_id", "label"):
+                if row.get(name) is None:
+                    raise InputError("missing required field", path=path, record=f"row {index}", field=name)
+    else:
+        rows = read_records(path, required=("image_id", "label"))
+    for index, row in enumerate(rows, start=1):
         text = row.get("caption", row.get("text"))
         key = row.get("caption_id")
         if key is None and not isinstance(text, str):
@@ -79,13 +99,15 @@ def read_pair_table(path: str | Path) -> list[LabelledPair]:
     return pairs
 
 
-def read_labelled_pairs(path: str | Path, fmt: str = "auto") -> tuple[str, list[LabelledPair]]:
-    """(format, pairs) of ``path`` in ``fmt`` (one of :data:`FORMATS`)."""
+def read_labelled_pairs(path: str | Path, fmt: str = "auto", *, warnings: list[str] | None = None
+                        ) -> tuple[str, list[LabelledPair]]:
+    """(format, pairs) of ``path`` in ``fmt`` (one of :data:`FORMATS`); ``path`` may be a dataset source
+    (:mod:`vlaudit.sources.rows`, images named by content). One-line warnings are appended to ``warnings``."""
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}", field="--format")
     fmt = detect_format(path) if fmt == "auto" else fmt
     if fmt == "sugarcrepe":
-        return fmt, read_sugarcrepe(path)
+        return fmt, read_sugarcrepe(path, warnings=warnings if warnings is not None else [])
     if fmt == "whatsup-controlled":
         return fmt, [LabelledPair(row.image_path, option, int(k == 0), option)
                      for row in read_controlled(path) for k, option in enumerate(row.caption_options)]

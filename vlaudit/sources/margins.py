@@ -28,7 +28,9 @@ Under the ``truefalse`` interface the same columns hold the aligned True/False m
 "true" and "no" for "false" (m = NLL(false) − NLL(true)), so both interfaces share one decision rule and the
 mean-margin ensemble of VCA §18 can average them per context.
 
-Any other column is carried along (values from the ``original`` row) in :attr:`MarginRun.extra`.
+Any other column is carried along (values from the ``original`` row) in :attr:`MarginRun.extra` — among
+them the erasure geometry ``union_pct``, ``rele_erased_pct``, ``irre_erased_pct``,
+``irre_erased_in_union_pct`` (% of the image area, VCA Table 11) that ``vca score`` writes with ``rele``/``irre``.
 When ``margin`` and the ``nll_*`` pair are both given they must agree (tolerance 1e-4 of the NLL scale).
 
 Validation errors name the file, the 1-based row and the field: a duplicate key, an item without an

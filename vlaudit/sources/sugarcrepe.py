@@ -12,26 +12,50 @@ from pathlib import Path
 
 from vlaudit.errors import InputError
 from vlaudit.records import LabelledPair
+from vlaudit.sources.rows import ImageFolder, dataset_rows, is_dataset_source
 from vlaudit.tables import read_json
 
 
-def read_sugarcrepe(path: str | Path) -> list[LabelledPair]:
-    """Two labelled pairs per entry: (filename, caption, 1) and (filename, negative_caption, 0)."""
+def read_sugarcrepe(path: str | Path, *, images: ImageFolder | None = None, warnings: list[str] | None = None
+                    ) -> list[LabelledPair]:
+    """Two labelled pairs per entry: (filename, caption, 1) and (filename, negative_caption, 0).
+
+    An entry whose negative caption equals its caption (whitespace aside) is left out with a one-line message
+    appended to ``warnings``; without a ``warnings`` list it is an :class:`InputError`.
+
+    A dataset source (:mod:`vlaudit.sources.rows`) gives one entry per row (keys ``"0"``, ``"1"``, … in row
+    order) with the columns ``filename`` (or an image column), ``caption`` and ``negative_caption``."""
     path = Path(path)
-    data = read_json(path)
+    if is_dataset_source(path):
+        data = {str(number - 1): row for number, row in dataset_rows(path, images=images, image_field="filename")}
+    else:
+        data = read_json(path)
     if not isinstance(data, dict) or not data:
         raise InputError('expected a non-empty JSON object {"0": {filename, caption, negative_caption}, ...}',
                          path=path)
     pairs = []
+    skipped: list[str] = []
     for key, entry in data.items():
         if not isinstance(entry, dict):
             raise InputError("expected an object", path=path, record=f"entry {key}")
         for field in ("filename", "caption", "negative_caption"):
             if not isinstance(entry.get(field), str) or not entry[field].strip():
                 raise InputError("missing or empty", path=path, record=f"entry {key}", field=field)
+        if " ".join(entry["negative_caption"].split()) == " ".join(entry["caption"].split()):
+            skipped.append(str(key))
+            continue
         image = entry["filename"]
         pairs.append(LabelledPair(image, entry["caption"], 1, entry["caption"]))
         pairs.append(LabelledPair(image, entry["negative_caption"], 0, entry["negative_caption"]))
+    if skipped:
+        shown = ", ".join(skipped[:3]) + (f" and {len(skipped) - 3} more" if len(skipped) > 3 else "")
+        message = (f"{path}: entry {shown}: field 'negative_caption' equals 'caption' (a pair cannot be both "
+                   f"positive and negative); {len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} left out")
+        if warnings is None:
+            raise InputError(message)
+        warnings.append(message)
+    if not pairs:
+        raise InputError("no entry left with a negative caption unlike its caption", path=path)
     return pairs
 
 

@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.relations import VSR_NOT_STRICT, VSR_STRICT_RELATIONS
 from vlaudit.sources.items import parse_yes_no
-from vlaudit.tables import iter_jsonl
+from vlaudit.sources.rows import ImageFolder, benchmark_rows
 
 _REQUIRED = ("image", "caption", "label", "relation")
 
@@ -95,22 +96,53 @@ def resolve_entities(subj_field: object, obj_field: object, parsed: tuple[str, s
     return s, o, "fields-repaired" if "repaired" in (s_issue, o_issue) else "fields", None
 
 
-def read_vsr(path: str | Path) -> list[VsrRow]:
-    """Read a VSR jsonl split (either row shape); bad rows raise :class:`InputError` naming line and field."""
+def _check_row(record: dict, *, path: Path, record_label: str) -> None:
+    """Required fields present; text fields strings (a list caption or a numeric relation would be read as
+    its Python text, ``"['a', 'b']"`` or ``"5"``, and silently change the question)."""
+    for name in _REQUIRED:
+        if record.get(name) is None or str(record.get(name)).strip() == "":
+            raise InputError("missing required field", path=path, record=record_label, field=name)
+    for name in ("image", "caption", "relation"):
+        if not isinstance(record[name], str):
+            raise InputError(f"expected a string, got {type(record[name]).__name__} {record[name]!r:.40}",
+                             path=path, record=record_label, field=name)
+    for name in ("subj", "obj"):
+        if record.get(name) is not None and not isinstance(record[name], str):
+            raise InputError(f"expected a string or null, got {type(record[name]).__name__}", path=path,
+                             record=record_label, field=name)
+
+
+def duplicate_rows(rows: list[VsrRow]) -> list[tuple[int, int]]:
+    """``(line, first_line)`` for each row that repeats an earlier row's image and caption (the same query:
+    counted twice, it inflates n and narrows every interval)."""
+    first: dict[tuple[str, str], int] = {}
+    repeats = []
+    for row in rows:
+        key = (row.image, " ".join(row.caption.split()))
+        if key in first:
+            repeats.append((row.line, first[key]))
+        else:
+            first[key] = row.line
+    return repeats
+
+
+def read_vsr(path: str | Path, *, images: ImageFolder | None = None) -> list[VsrRow]:
+    """Read a VSR split (either row shape); bad rows raise :class:`InputError` naming line and field.
+
+    ``path`` is a jsonl split or a dataset source (:mod:`vlaudit.sources.rows`; ``images`` receives the
+    dataset's images)."""
     path = Path(path)
     rows: list[VsrRow] = []
-    for line, record in iter_jsonl(path):
-        for name in _REQUIRED:
-            if record.get(name) is None or str(record.get(name)).strip() == "":
-                raise InputError("missing required field", path=path, record=f"line {line}", field=name)
+    for line, record in benchmark_rows(path, images=images, image_field="image"):
+        _check_row(record, path=path, record_label=f"line {line}")
         label = parse_yes_no(record["label"], path=path, record=f"line {line}")
-        caption = str(record["caption"]).strip()
-        relation = str(record["relation"]).strip()
+        caption = record["caption"].strip()
+        relation = record["relation"].strip()
         parsed = parse_vsr_caption(caption, relation)
         has_fields = "subj" in record or "obj" in record
         subj, obj, source, issue = resolve_entities(record.get("subj"), record.get("obj"), parsed)
         rows.append(VsrRow(
-            line=line, image=str(record["image"]), caption=caption, label=label or "no", relation=relation,
+            line=line, image=record["image"], caption=caption, label=label or "no", relation=relation,
             subject=subj, object=obj, entity_source=source, entity_issue=issue, has_fields=has_fields,
             image_link=record.get("image_link"), annotator_id=record.get("annotator_id"),
             reference_frame=record.get("reference_frame"),
@@ -129,7 +161,15 @@ def read_meta_categories(path: str | Path) -> dict[str, str]:
     if not path.exists():
         raise InputError("file not found", path=path)
     mapping: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError("not UTF-8 text", path=path, record=f"line {line}") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         if ":" not in line:
@@ -140,3 +180,27 @@ def read_meta_categories(path: str | Path) -> dict[str, str]:
             if relation:
                 mapping.setdefault(relation, category.strip())
     return mapping
+
+
+#: the meta-categories that hold VSR's direction relations (``rel_meta_category_dict.txt``)
+DIRECTION_CATEGORIES = ("Projective", "Adjacency")
+
+
+def check_strict_mapping(categories: dict[str, str], path: str | Path = "<meta>") -> dict[str, str]:
+    """Check :data:`~vlaudit.relations.VSR_STRICT_RELATIONS` against VSR's relation list and return it.
+
+    Every mapped relation (and its inverse phrasing) must be a VSR relation of a direction meta-category,
+    and every relation of those categories must be either mapped or listed in
+    :data:`~vlaudit.relations.VSR_NOT_STRICT` with its reason; anything else is a one-line error.
+    """
+    for relation, (_, inverse) in VSR_STRICT_RELATIONS.items():
+        for name in (relation, inverse):
+            if categories.get(name) not in DIRECTION_CATEGORIES:
+                raise InputError(f"strict-family relation '{name}' is not a Projective/Adjacency VSR relation "
+                                 f"({categories.get(name, 'absent')})", path=path)
+    for relation, category in categories.items():
+        if category in DIRECTION_CATEGORIES and relation not in VSR_STRICT_RELATIONS \
+                and relation not in VSR_NOT_STRICT:
+            raise InputError(f"{category} relation '{relation}' is neither mapped to a strict family nor "
+                             "listed as not strict", path=path)
+    return categories

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.sources.rows import ImageFolder, dataset_rows, is_dataset_source
 from vlaudit.tables import read_json
 
 #: relation phrase as written → canonical relation (longest phrases first so the regex prefers them)
@@ -77,9 +78,16 @@ class TwoObjRow:
 
 
 def read_two_obj(path: str | Path) -> list[TwoObjRow]:
-    """Read ``coco_qa_two_obj.json`` (or ``coco_qa_one_obj.json``): ``[[image_id, true, false], ...]``."""
+    """Read ``coco_qa_two_obj.json`` (or ``coco_qa_one_obj.json``): ``[[image_id, true, false], ...]``.
+
+    A dataset source (:mod:`vlaudit.sources.rows`) gives one row per entry with the columns
+    ``image_id, true_caption, false_caption``."""
     path = Path(path)
-    data = read_json(path)
+    if is_dataset_source(path):
+        data = [[row.get("image_id"), row.get("true_caption"), row.get("false_caption")]
+                for _, row in dataset_rows(path)]
+    else:
+        data = read_json(path)
     if not isinstance(data, list):
         raise InputError("expected a JSON list of [image_id, true_caption, false_caption]", path=path)
     rows = []
@@ -87,11 +95,12 @@ def read_two_obj(path: str | Path) -> list[TwoObjRow]:
         if not isinstance(entry, list) or len(entry) != 3:
             raise InputError("expected [image_id, true_caption, false_caption]", path=path, record=f"entry {index}")
         image_id, true_caption, false_caption = entry
-        try:
+        # int(3.7) and int(True) would quietly name another image
+        if isinstance(image_id, str) and image_id.strip().isdigit():
             image_id = int(image_id)
-        except (TypeError, ValueError) as exc:
+        if not isinstance(image_id, int) or isinstance(image_id, bool):
             raise InputError(f"image id {image_id!r} is not an integer", path=path, record=f"entry {index}",
-                             field="image_id") from exc
+                             field="image_id")
         for name, value in (("true_caption", true_caption), ("false_caption", false_caption)):
             if not isinstance(value, str) or not value.strip():
                 raise InputError("caption must be a non-empty string", path=path, record=f"entry {index}",
@@ -112,10 +121,14 @@ class ControlledRow:
     caption_options: tuple[str, ...]
 
 
-def read_controlled(path: str | Path) -> list[ControlledRow]:
-    """Read ``controlled_images_dataset.json`` (What's Up Controlled-A/B)."""
+def read_controlled(path: str | Path, *, images: ImageFolder | None = None) -> list[ControlledRow]:
+    """Read ``controlled_images_dataset.json`` (What's Up Controlled-A/B), or a dataset source with the
+    columns ``image_path`` (or an image column) and ``caption_options`` (:mod:`vlaudit.sources.rows`)."""
     path = Path(path)
-    data = read_json(path)
+    if is_dataset_source(path):
+        data = [row for _, row in dataset_rows(path, images=images, image_field="image_path")]
+    else:
+        data = read_json(path)
     if not isinstance(data, list):
         raise InputError("expected a JSON list of {image_path, caption_options}", path=path)
     rows = []

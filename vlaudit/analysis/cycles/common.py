@@ -6,9 +6,10 @@ their ``split``: train / val / test by default) and the frozen features they ind
 split, are selected on the val split, and every reported CycleAcc is on the test split.
 
 The minimum-cycle rule (§D.5) is applied per seed by :func:`select_families`: a family with fewer than
-``min_cycles`` (default 30) cycles in any of train / val / test of that seed is withdrawn whole there — no probe
-is trained on it and no number is reported for it in that seed; it is listed under ``unavailable`` with its
-per-split counts.
+``min_cycles`` (default 30) *validation* cycles in that seed — or with no train or test cycle — is withdrawn
+whole there: no probe is trained on it and no number is reported for it in that seed; it is listed under
+``unavailable`` with its per-split counts. A family kept in some seeds and not others is reported with its
+test n per seed and mean ± sd over the seeds it has (``n_seeds``; the table says "(2/3 seeds)").
 
 Reported numbers per seed are aggregated by :func:`aggregate`: mean and *sample* standard deviation (ddof = 1)
 across the seeds where the quantity exists (``n_seeds`` says how many; sd is None for one seed).
@@ -41,6 +42,17 @@ from vlaudit.metrics.cycles import (
 from vlaudit.probes.trainer import ProbeData, TrainConfig, cycles_to_index, fit_probe, score_index
 from vlaudit.records import Cycle
 from vlaudit.scoring.features import Features, zero_shot_scores
+from vlaudit.settings import (
+    ADDITIVE_PROBE_EPOCHS,
+    MIN_OPTIMISER_STEPS,
+    PROBE_BATCH_SIZE,
+    PROBE_EPOCHS,
+    PROBE_LR,
+    PROBE_RANK,
+    PROBE_WEIGHT_DECAY,
+    SHORTCUT_PROBE_EPOCHS,
+    SHORTCUT_PROBE_LR,
+)
 from vlaudit.tables import write_json, write_table
 
 RANKS = (1, 2, 4, 8, 16, 32, 64)
@@ -49,15 +61,21 @@ N_RESAMPLES = 1000  # bootstrap CIs of the per-seed test CycleAcc (descriptive; 
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """Probe optimisation (§E.3 defaults: 8 epochs, batch 512, lr 1e-3, wd 1e-4), split names and the
-    per-family minimum of cycles in each of train / val / test (§D.5: 30)."""
+    """Probe optimisation per probe kind (:data:`PROBE_KINDS`; defaults in :mod:`vlaudit.settings`): interaction
+    probes §E.3 (8 epochs, batch 512, lr 1e-3, wd 1e-4), additive audit probes §E.4 (5 epochs), text-only and
+    image-only shortcut probes §E.4 (50 epochs, lr 1e-2); the fewest optimiser steps of a probe on a small
+    training set (vlaudit's, not the paper's); split names and the per-family minimum of validation cycles
+    (§D.5: 30)."""
 
-    epochs: int = 8
-    batch_size: int = 512
-    lr: float = 1e-3
-    weight_decay: float = 1e-4
-    rank: int = 64
-    additive_epochs: int = 5          # §E.4: the additive audit probes train for 5 epochs
+    epochs: int = PROBE_EPOCHS
+    batch_size: int = PROBE_BATCH_SIZE
+    lr: float = PROBE_LR
+    weight_decay: float = PROBE_WEIGHT_DECAY
+    rank: int = PROBE_RANK
+    additive_epochs: int = ADDITIVE_PROBE_EPOCHS
+    shortcut_epochs: int = SHORTCUT_PROBE_EPOCHS
+    shortcut_lr: float = SHORTCUT_PROBE_LR
+    min_steps: int = MIN_OPTIMISER_STEPS
     train_split: str = "train"
     val_split: str = "val"
     test_split: str = "test"
@@ -73,14 +91,27 @@ class ExperimentConfig:
     def splits(self) -> tuple[str, str, str]:
         return (self.train_split, self.val_split, self.test_split)
 
-    def train(self, seed: int, loss: str = "cycle", select: str = "cycle_acc", epochs: int | None = None
+    def train(self, seed: int, loss: str = "cycle", select: str = "cycle_acc", kind: str = "interaction"
               ) -> TrainConfig:
-        return TrainConfig(epochs=epochs or self.epochs, batch_size=self.batch_size, lr=self.lr,
+        """The optimiser settings of one probe of ``kind`` (one of :data:`PROBE_KINDS`)."""
+        settings = self.probe_settings()[kind]
+        return TrainConfig(epochs=settings["epochs"], batch_size=self.batch_size, lr=settings["lr"],
                            weight_decay=self.weight_decay, seed=seed, loss=loss, select=select, device=self.device,
-                           tol=self.tol)
+                           tol=self.tol, min_steps=self.min_steps)
+
+    def probe_settings(self) -> dict[str, dict[str, Any]]:
+        """Per probe kind: epochs, lr, batch, weight decay and the section stating them (the run's JSON)."""
+        common = {"batch_size": self.batch_size, "weight_decay": self.weight_decay, "min_steps": self.min_steps}
+        return {"interaction": {"epochs": self.epochs, "lr": self.lr, **common, "paper": "cycle §E.3"},
+                "additive": {"epochs": self.additive_epochs, "lr": self.lr, **common, "paper": "cycle §E.4"},
+                "shortcut": {"epochs": self.shortcut_epochs, "lr": self.shortcut_lr, **common,
+                             "paper": "cycle §E.4"}}
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+PROBE_KINDS = ("interaction", "additive", "shortcut")  # §E.3 probes; §E.4 additive audit; §E.4 image/text-only
 
 
 @dataclass
@@ -159,8 +190,8 @@ def select_families(inputs: Mapping[int, SeedInputs], seeds: Sequence[int], conf
     """Per seed, the families that pass the minimum-cycle rule (§D.5), and the withdrawn ones.
 
     A family (``wanted``, default every family of any seed's cycles or build withdrawals) with fewer than
-    ``config.min_cycles`` cycles in any of the train / val / test splits of a seed (:func:`withdraw_small_families`
-    over :func:`cycle_counts`) is withdrawn whole in that seed: returned as ``{"family", "seed", "cycles":
+    ``config.min_cycles`` cycles in the validation split of a seed, or none in its train or test split
+    (:func:`withdraw_small_families` over :func:`cycle_counts`), is withdrawn whole in that seed: returned as ``{"family", "seed", "cycles":
     {split: count}, "withdrawn_by": "experiment"}`` and given no number there. A family the cycles build already
     withdrew (absent from the file, in :attr:`SeedInputs.built_unavailable`) is listed with the build's counts and
     ``"withdrawn_by": "build"``. A wanted family unknown to every seed, or no family left in any seed, is an
@@ -179,7 +210,8 @@ def select_families(inputs: Mapping[int, SeedInputs], seeds: Sequence[int], conf
     unavailable: list[dict[str, Any]] = []
     for seed in seeds:
         counts = cycle_counts([c for c in inputs[seed].cycles if c.split in splits and c.family in names])
-        withdrawn = withdraw_small_families({f: counts.get(f, {}) for f in names}, splits, config.min_cycles)
+        withdrawn = withdraw_small_families({f: counts.get(f, {}) for f in names}, splits, config.min_cycles,
+                                            validation_split=config.val_split)
         kept[seed] = [f for f in names if f not in withdrawn]
         for family in (f for f in names if f in withdrawn):
             built = inputs[seed].built_unavailable.get(family) if family not in counts else None
@@ -188,7 +220,8 @@ def select_families(inputs: Mapping[int, SeedInputs], seeds: Sequence[int], conf
                                 {split: int(built.get(split, 0)) for split in splits},
                                 "withdrawn_by": "experiment" if built is None else "build"})
     if not any(kept.values()):
-        raise InputError(f"no family has {config.min_cycles} cycles in each of {', '.join(splits)} in any seed "
+        raise InputError(f"no family has {config.min_cycles} {config.val_split} cycles (and some in "
+                         f"{config.train_split} and {config.test_split}) in any seed "
                          f"(cycle paper §D.5; lower --min-cycles for small inputs): "
                          + "; ".join(f"{u['family']} seed {u['seed']} {u['cycles']}" for u in unavailable),
                          path=inputs[seeds[0]].source, field="min_cycles")
@@ -222,12 +255,29 @@ def family_splits(inputs: SeedInputs, family: str | Sequence[str], config: Exper
 
 
 def train_on(inputs: SeedInputs, kind: str, train: Sequence[Cycle], val: Sequence[Cycle], config: TrainConfig, *,
-             rank: int | None = None, additive_heads: bool = False, name: str = "") -> Any:
-    """:func:`fit_probe` on the index arrays of ``train`` / ``val`` cycles; returns the fitted scorer."""
+             rank: int | None = None, additive_heads: bool = False, name: str = "",
+             notes: list[dict[str, Any]] | None = None) -> Any:
+    """:func:`fit_probe` on the index arrays of ``train`` / ``val`` cycles; returns the fitted scorer and
+    appends the run's notes (small-set batch, below chance) to ``notes`` as ``{"probe": name, "note"}``."""
     result = fit_probe(kind, inputs.probe_data(train, f"{name}/train"),
                        inputs.probe_data(val, f"{name}/val") if val else None, config, rank=rank,
                        additive_heads=additive_heads)
+    if notes is not None:
+        notes.extend({"probe": name, "note": note} for note in result.notes)
     return result.scorer
+
+
+def probe_notes_summary(notes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Console paragraphs for a run's probe notes: how many probes ran with a smaller batch, and which ended
+    below chance on their own training data (every note is in ``probe_notes`` of the JSON)."""
+    small = sum(1 for n in notes if n["note"].startswith("small training set"))
+    below = [n["probe"] for n in notes if n["note"].startswith("warning")]
+    lines = [f"{small} probe(s) had small training sets: a smaller batch, so each takes the minimum number of "
+             "optimiser steps (probe_notes in the JSON)."] if small else []
+    if below:
+        lines.append(f"warning: {len(below)} probe(s) ended below chance on their own training data — they did not "
+                     f"learn; do not read their test values: {', '.join(below)}.")
+    return lines
 
 
 # ------------------------------------------------------------------------------------------ aggregation
@@ -290,6 +340,11 @@ def mean_sd_text(cell: Mapping[str, Any], digits: int = 4) -> str:
     text = text if cell["sd"] is None else f"{text} ± {cell['sd']:.{digits}f}"
     total = len(cell.get("per_seed", {}))
     return text if cell["n_seeds"] >= total else f"{text} ({cell['n_seeds']}/{total} seeds)"
+
+
+def per_seed_n_text(cell: Mapping[str, Any]) -> str:
+    """'40/—/38': the n of an :func:`aggregate` cell per seed, "—" for a seed without it (withdrawn there)."""
+    return "/".join("—" if v is None else str(int(v)) for v in cell["per_seed"].values())
 
 
 UNAVAILABLE = "unavailable"

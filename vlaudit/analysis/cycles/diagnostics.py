@@ -4,7 +4,8 @@ Table 2 and Table 8 layout).
 Per seed (its own image-disjoint split) and family, all on the family's **test** cycles:
 
 * the additive column — image-only a(x), text-only b(y) and additive a(x) + b(y) probes, trained with the
-  four-entry BCE (which, unlike the cycle loss, gives them gradient) for ``additive_epochs`` (§E.4: 5). By
+  four-entry BCE (which, unlike the cycle loss, gives them gradient); §E.4's settings per kind: the additive
+  audit probe 5 epochs, the text-only and image-only shortcut probes 50 epochs at lr 1e-2. By
   Theorem 1 their contrast Δ is 0 up to float64 rounding on every retained complete block, so CycleAcc must be
   exactly 0.5 with tie rate 1. This is an implementation audit of the construction and filtering pipeline:
   any other value is flagged (``additive_audit.ok`` false, and the command exits non-zero);
@@ -13,7 +14,7 @@ Per seed (its own image-disjoint split) and family, all on the family's **test**
   defaults (8 epochs, batch 512, lr 1e-3, wd 1e-4), the epoch selected by exact CycleAcc on the family's
   validation cycles.
 
-A family with fewer than ``min_cycles`` cycles in any split of a seed is withdrawn there (§D.5,
+A family with fewer than ``min_cycles`` validation cycles in a seed is withdrawn there (§D.5,
 :func:`~vlaudit.analysis.cycles.common.select_families`) and reported as unavailable with its counts.
 """
 
@@ -33,6 +34,7 @@ from vlaudit.analysis.cycles.common import (
     family_splits,
     flat_rows,
     mean_sd_text,
+    per_seed_n_text,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -51,9 +53,10 @@ def probe_names(config: ExperimentConfig) -> tuple[str, ...]:
     return (*ADDITIVE_PROBES, "zero-shot cosine", "diagonal", "bilinear", f"rank-{config.rank}")
 
 
-def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str]) -> list[dict[str, Any]]:
+def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
+                     notes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Rows {family, probe, n, cycle_acc, ties, tie_rate} of one seed over ``families`` (those that passed
-    :func:`select_families` in this seed)."""
+    :func:`select_families` in this seed); probe notes go to ``notes``."""
     rows: list[dict[str, Any]] = []
     square = inputs.x.shape[1] == inputs.y.shape[1]
     for family in families:
@@ -68,12 +71,13 @@ def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Seq
                 if probe == "diagonal" and not square:
                     continue
                 if probe in ADDITIVE_PROBES:
-                    train_config = config.train(inputs.seed, loss="bce4", select="last", epochs=config.additive_epochs)
+                    train_config = config.train(inputs.seed, loss="bce4", select="last",
+                                                kind="additive" if probe == "additive" else "shortcut")
                 else:
                     train_config = config.train(inputs.seed)
                 kind = _KIND.get(probe, "lowrank")
                 scorer = train_on(inputs, kind, train, val, train_config,
-                                  rank=config.rank if kind == "lowrank" else None, name=name)
+                                  rank=config.rank if kind == "lowrank" else None, name=name, notes=notes)
                 scores = scorer_scores(scorer, inputs, test, config.device)
             summary = split_cycle_eval(test, scores, config.test_split, tol=config.tol, seed=inputs.seed)[family]
             rows.append({"family": family, "probe": probe, "n": summary["n"], "cycle_acc": summary["cycle_acc"],
@@ -97,9 +101,11 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0,
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
     kept, unavailable = select_families(inputs, seeds, config, families)
-    per_seed = {seed: seed_diagnostics(inputs[seed], config, kept[seed]) for seed in seeds}
+    notes: list[dict[str, Any]] = []
+    per_seed = {seed: seed_diagnostics(inputs[seed], config, kept[seed], notes) for seed in seeds}
     rows = aggregate(per_seed, ("family", "probe"), ("cycle_acc", "tie_rate", "n"))
     result = {"experiment": "diagnostics", "split": config.test_split, "seeds": seeds, "config": config.as_dict(),
+              "probe_settings": config.probe_settings(), "probe_notes": notes,
               "probes": list(probe_names(config)), "rows": rows, "min_cycles": config.min_cycles,
               "unavailable": unavailable,
               "additive_audit": additive_audit(per_seed)}
@@ -121,8 +127,7 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     out = []
     for family in families:
         first = next(r for r in result["rows"] if r["family"] == family)
-        n = "/".join("—" if v is None else str(int(v)) for v in first["n"]["per_seed"].values())
-        out.append([family, n, *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
+        out.append([family, per_seed_n_text(first["n"]), *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
                                  for p in probes]])
     unavailable = withdrawn_everywhere(result)
     out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)] for family in unavailable]

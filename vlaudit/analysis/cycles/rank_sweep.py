@@ -5,7 +5,7 @@ Per seed and family: rank-r bilinear probes s = (Ux)ᵀ(Vy) + c for r in ``ranks
 reported on its test cycles. If a relation is present but spread over several directions, CycleAcc rises with
 r; if the representation does not expose it, no rank helps. The additive probe a(x) + b(y) (four-entry BCE)
 is run alongside as the reference line: exactly ½ with tie rate 1 at any rank, by Theorem 1. A family with
-fewer than ``min_cycles`` cycles in any split of a seed is withdrawn there (§D.5) and reported as unavailable.
+fewer than ``min_cycles`` validation cycles in a seed is withdrawn there (§D.5) and reported as unavailable.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from vlaudit.analysis.cycles.common import (
     family_splits,
     flat_rows,
     mean_sd_text,
+    per_seed_n_text,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -34,20 +35,21 @@ from vlaudit.analysis.cycles.common import (
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
 
 
-def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequence[int], families: Sequence[str]
-                    ) -> list[dict[str, Any]]:
+def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequence[int], families: Sequence[str],
+                    notes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Rows {family, rank ('additive' for the reference probe), n, cycle_acc, tie_rate} of one seed over
-    ``families`` (those that passed :func:`select_families` in this seed)."""
+    ``families`` (those that passed :func:`select_families` in this seed); probe notes go to ``notes``."""
     rows: list[dict[str, Any]] = []
     for family in families:
         train, val, test = family_splits(inputs, family, config)
         for rank in (*ranks, "additive"):
             if rank == "additive":
                 scorer = train_on(inputs, "additive", train, val,
-                                  config.train(inputs.seed, "bce4", "last", config.additive_epochs))
+                                  config.train(inputs.seed, "bce4", "last", kind="additive"),
+                                  name=f"seed {inputs.seed}/{family}/additive", notes=notes)
             else:
                 scorer = train_on(inputs, "lowrank", train, val, config.train(inputs.seed), rank=int(rank),
-                                  name=f"seed {inputs.seed}/{family}/rank {rank}")
+                                  name=f"seed {inputs.seed}/{family}/rank {rank}", notes=notes)
             summary = split_cycle_eval(test, scorer_scores(scorer, inputs, test, config.device), config.test_split,
                                        tol=config.tol, seed=inputs.seed)[family]
             rows.append({"family": family, "rank": rank, "n": summary["n"], "cycle_acc": summary["cycle_acc"],
@@ -65,7 +67,8 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
     if not ranks or min(ranks) < 1:
         raise ValueError(f"ranks must be ≥ 1, got {ranks}")
     kept, unavailable = select_families(inputs, seeds, config, families)
-    per_seed = {seed: seed_rank_sweep(inputs[seed], config, ranks, kept[seed]) for seed in seeds}
+    notes: list[dict[str, Any]] = []
+    per_seed = {seed: seed_rank_sweep(inputs[seed], config, ranks, kept[seed], notes) for seed in seeds}
     rows = aggregate(per_seed, ("family", "rank"), ("cycle_acc", "tie_rate", "n"))
     additive = [r for r in rows if r["rank"] == "additive"]
     audit_failures = [{"seed": s, "family": r["family"], "cycle_acc": v}
@@ -73,7 +76,8 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
     audit_failures += [{"seed": s, "family": r["family"], "tie_rate": v}
                        for r in additive for s, v in r["tie_rate"]["per_seed"].items() if v is not None and v != 1.0]
     result = {"experiment": "rank-sweep", "split": config.test_split, "seeds": seeds, "ranks": ranks,
-              "config": config.as_dict(), "rows": [r for r in rows if r["rank"] != "additive"],
+              "config": config.as_dict(), "probe_settings": config.probe_settings(), "probe_notes": notes,
+              "rows": [r for r in rows if r["rank"] != "additive"],
               "additive": additive, "min_cycles": config.min_cycles, "unavailable": unavailable,
               "additive_audit": {"ok": bool(additive) and not audit_failures, "failures": audit_failures}}
     if out_dir is not None:
@@ -88,12 +92,14 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """Table 3 layout: one row per family, one column per rank, then the additive reference (mean ± sd); a
-    family withdrawn in every seed reads "unavailable" throughout."""
+    """Table 3 layout: one row per family, its test n per seed ("—" where withdrawn), one column per rank, then
+    the additive reference (mean ± sd); a family withdrawn in every seed reads "unavailable" throughout."""
     cells = {(r["family"], r["rank"]): r for r in [*result["rows"], *result["additive"]]}
     families = list(dict.fromkeys(r["family"] for r in result["rows"]))
     columns = [*result["ranks"], "additive"]
-    out = [[family, *[mean_sd_text(cells[(family, k)]["cycle_acc"], 3) if (family, k) in cells else "—"
-                      for k in columns]] for family in families]
-    out += [[family, *[UNAVAILABLE] * len(columns)] for family in withdrawn_everywhere(result)]
-    return ["family", *[f"r={k}" if k != "additive" else "additive" for k in columns]], out
+    out = [[family, per_seed_n_text(cells[(family, result["ranks"][0])]["n"]),
+            *[mean_sd_text(cells[(family, k)]["cycle_acc"], 3) if (family, k) in cells else "—" for k in columns]]
+           for family in families]
+    out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(columns)]
+            for family in withdrawn_everywhere(result)]
+    return ["family", "n test", *[f"r={k}" if k != "additive" else "additive" for k in columns]], out

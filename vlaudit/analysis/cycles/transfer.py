@@ -18,7 +18,7 @@ correlation between A(i, j) and the transfer CycleAcc over the ordered off-diago
 report gives it per seed and as mean ± sample sd across seeds. The pairs share families and probes, so the
 correlation is descriptive, not a test.
 
-A family with fewer than ``min_cycles`` cycles in any split of a seed is withdrawn there (§D.5): it is neither
+A family with fewer than ``min_cycles`` validation cycles in a seed is withdrawn there (§D.5): it is neither
 trained on nor tested on in that seed, and is reported as unavailable.
 """
 
@@ -40,6 +40,7 @@ from vlaudit.analysis.cycles.common import (
     flat_rows,
     mean_sd,
     mean_sd_text,
+    per_seed_n_text,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -74,7 +75,8 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     return float(np.corrcoef(a, b)[0, 1])
 
 
-def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str]) -> list[dict[str, Any]]:
+def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
+                  notes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Rows {train_family, test_family, off_diagonal, cycle_acc, alignment, n} of one seed over ``families``
     (those that passed :func:`select_families` in this seed)."""
     available = [(family, *family_splits(inputs, family, config)) for family in families]
@@ -82,7 +84,7 @@ def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequen
     rows = []
     for family_i, train, val, _ in available:
         scorer = train_on(inputs, "lowrank", train, val, config.train(inputs.seed), rank=config.rank,
-                          name=f"seed {inputs.seed}/{family_i}")
+                          name=f"seed {inputs.seed}/{family_i}", notes=notes)
         for family_j, _, _, test in available:
             summary = split_cycle_eval(test, scorer_scores(scorer, inputs, test, config.device), config.test_split,
                                        tol=config.tol, seed=inputs.seed)[family_j]
@@ -101,14 +103,16 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
     kept, unavailable = select_families(inputs, seeds, config, families)
     per_seed: dict[int, list[dict[str, Any]]] = {}
     correlations: dict[str, float | None] = {}
+    notes: list[dict[str, Any]] = []
     for seed in seeds:
-        per_seed[seed] = seed_transfer(inputs[seed], config, kept[seed])
+        per_seed[seed] = seed_transfer(inputs[seed], config, kept[seed], notes)
         off = [r for r in per_seed[seed] if r["off_diagonal"] and r["alignment"] is not None]
         correlations[str(seed)] = pearson([r["alignment"] for r in off], [r["cycle_acc"] for r in off])
     rows = aggregate(per_seed, ("train_family", "test_family", "off_diagonal"), ("cycle_acc", "alignment", "n"))
     mean, sd, n = mean_sd(correlations.values())
     result = {"experiment": "transfer", "split": config.test_split, "alignment_split": config.val_split,
-              "seeds": seeds, "config": config.as_dict(), "rows": rows, "min_cycles": config.min_cycles,
+              "seeds": seeds, "config": config.as_dict(), "probe_settings": config.probe_settings(),
+              "probe_notes": notes, "rows": rows, "min_cycles": config.min_cycles,
               "unavailable": unavailable,
               "correlation": {"per_seed": correlations, "mean": mean, "sd": sd, "n_seeds": n,
                               "what": "Pearson r of alignment (val) with transfer CycleAcc (test), off-diagonal pairs"}}
@@ -130,9 +134,10 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """One row per ordered pair: train → test family, transfer CycleAcc and alignment (mean ± sd); a family
-    withdrawn in every seed gets one row reading "unavailable"."""
-    out = [[r["train_family"], r["test_family"] + ("" if r["off_diagonal"] else " (same)"),
+    """One row per ordered pair: train → test family, the test family's n per seed ("—" where withdrawn),
+    transfer CycleAcc and alignment (mean ± sd); a family withdrawn in every seed gets one row reading
+    "unavailable"."""
+    out = [[r["train_family"], r["test_family"] + ("" if r["off_diagonal"] else " (same)"), per_seed_n_text(r["n"]),
             mean_sd_text(r["cycle_acc"], 3), mean_sd_text(r["alignment"], 3)] for r in result["rows"]]
-    out += [[family, "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
-    return ["train family", "test family", "transfer CycleAcc (test)", "alignment (val)"], out
+    out += [[family, "—", "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
+    return ["train family", "test family", "n test", "transfer CycleAcc (test)", "alignment (val)"], out

@@ -1,4 +1,4 @@
-"""The optional axes of the VCA report, each on the headline items that have its context (VCA §18, §19).
+"""The optional axes of the VCA report (VCA §11, §18), each on the headline items that have its context.
 
 :func:`~vlaudit.analysis.vca.report.run_events` keeps the headline items (original + every control);
 the functions here add, per run:
@@ -11,6 +11,9 @@ the functions here add, per run:
 * ``robustness.control_sets`` — alternate control sets (text+mean is the mean-colour axis), each on the
   items that have its contexts, with the headline Dep and D-CC on the same items;
 * ``erasure`` — ``rele``/``irre`` decision survival and support drop on the items that have each view;
+* ``erasure_geometry`` — Table 11: RelE and IrrE erased area, padded-union area (% of the image) and the %
+  of IrrE views with zero erased pixels inside the protected union, from the geometry columns ``vca score``
+  writes with the erasure contexts (None for a run without them);
 * ``stress`` — the same two numbers for the stress probes ``blur`` and ``patch-shuffle`` (VCA §18: they retain
   or degrade content, so they never enter G_img, Dep or any control set; own rows, own n);
 * ``coverage`` — n and excluded count of every quantity above (also ``coverage.csv``).
@@ -19,6 +22,8 @@ the functions here add, per run:
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from vlaudit.metrics.vca import permutation, robustness, support
 
@@ -95,6 +100,20 @@ def erasure_rows(ev: RunEvents, contexts: tuple[str, ...] = ERASURES) -> list[di
         rows.append({"context": context, "n": int(have.sum()), "n_excluded": int((~have).sum())}
                     | robustness.erasure_effect(m, context, ev.dep[have]))
     return rows
+
+
+GEOMETRY = ("union_pct", "rele_erased_pct", "irre_erased_pct", "irre_erased_in_union_pct")
+
+
+def erasure_geometry(ev: RunEvents) -> dict[str, Any] | None:
+    """Table 11 over the run's headline items (see the module docstring); None without geometry columns."""
+    if not all(name in ev.run.extra for name in GEOMETRY):
+        return None
+
+    def column(name: str) -> np.ndarray:
+        return np.array([np.nan if v is None else float(v) for v in ev.run.extra[name]], dtype=np.float64)
+
+    return robustness.erasure_geometry_summary(*(column(name) for name in GEOMETRY))
 
 
 def coverage_rows(ev: RunEvents, settings: ReportSettings) -> list[dict[str, Any]]:

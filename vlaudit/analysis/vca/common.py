@@ -252,25 +252,36 @@ METRICS = (("auroc", auroc, weighted_auroc), ("auprc", auprc, weighted_auprc),
 
 
 def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clusters: np.ndarray, *,
-                 n_resamples: int, seed: int, level: float = 0.95, pooled: bool = True) -> list[dict[str, Any]]:
+                 n_resamples: int, seed: int, level: float = 0.95, pooled: bool = True,
+                 hl_resamples: int | None = None) -> list[dict[str, Any]]:
     """AUROC, AUPRC and H–L of ``scores`` for the boolean ``target`` per model, macro over models and (with
     ``pooled``) rank-pooled, each with a percentile interval from one cluster bootstrap (``clusters``: relation
-    pairs for SRC, edit ids for Swap; a drawn cluster brings the records of every model, §19)."""
+    pairs for SRC, edit ids for Swap; a drawn cluster brings the records of every model, §19).
+
+    ``hl_resamples``: the H–L intervals' own number of resamples (VCA §19: "semantic H–L intervals use
+    2,000"), drawn with the same seed; None uses ``n_resamples`` for all three metrics.
+    """
     scores, target = np.asarray(scores, dtype=np.float64), np.asarray(target, dtype=bool)
     models = np.asarray(models, dtype=object).astype(str)
-    plan = ClusterBootstrap.draw(scores.size, clusters=np.asarray(clusters, dtype=object), n_resamples=n_resamples,
-                                 seed=seed)
-    weights = plan.counts[:, plan.codes]
+    weights_of: dict[int, np.ndarray] = {}
+    for count in {n_resamples, hl_resamples or n_resamples}:
+        plan = ClusterBootstrap.draw(scores.size, clusters=np.asarray(clusters, dtype=object), n_resamples=count,
+                                     seed=seed)
+        weights_of[count] = plan.counts[:, plan.codes]
+    metric_weights = {name: weights_of[hl_resamples or n_resamples if name == "hl" else n_resamples]
+                      for name, _, _ in METRICS}
     rows, per_model = [], {name: [] for name, _, _ in METRICS}
     for model in sorted(set(models.tolist())):
         mask = models == model
         row: dict[str, Any] = {"model": model, "n": int(mask.sum()), "base_rate": float(target[mask].mean())}
         for name, point, weighted in METRICS:
-            samples = weighted(scores[mask], target[mask], weights[:, mask])
+            samples = weighted(scores[mask], target[mask], metric_weights[name][:, mask])
             per_model[name].append((point(scores[mask], target[mask]), samples))
             row |= _ci_fields(name, per_model[name][-1][0], samples, level)
         rows.append(row)
-    macro: dict[str, Any] = {"model": f"Macro ({len(rows)} models)", "n": int(scores.size), "base_rate": None}
+    # the macro base rate averages the per-model base rates, like every macro metric (SRC macro 53.01, §15)
+    macro: dict[str, Any] = {"model": f"Macro ({len(rows)} models)", "n": int(scores.size),
+                             "base_rate": float(np.mean([r["base_rate"] for r in rows]))}
     for name, _, _ in METRICS:
         points = [p for p, _ in per_model[name] if not np.isnan(p)]
         with warnings.catch_warnings():
@@ -282,7 +293,7 @@ def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clu
         ranks = within_model_ranks(scores, models)
         row = {"model": "Rank-pooled", "n": int(scores.size), "base_rate": float(target.mean())}
         for name, point, weighted in METRICS:
-            row |= _ci_fields(name, point(ranks, target), weighted(ranks, target, weights), level)
+            row |= _ci_fields(name, point(ranks, target), weighted(ranks, target, metric_weights[name]), level)
         rows.append(row)
     return rows
 

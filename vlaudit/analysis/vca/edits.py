@@ -12,17 +12,20 @@ statement) and per-group ``groups.csv`` (Rel_o, Pair D, Joint of the source grou
 
 * Joint − overall = rate(+Vis. | Joint) − rate(+Vis.)             (total Joint enrichment, §15)
 * Δ_PairD         = rate(+Vis. | Joint) − rate(+Vis. | Rel_o)     (§15 table: Qwen 78.48 − 71.58 = +6.90)
+* relation-only within Joint = rate(Rel. | Joint), and its Joint − overall = rate(Rel. | Joint) − rate(Rel.)
+  (§15 "Independent edit outcomes by audit stratum": macro 69.47% vs 54.63%, +14.84)
 
 Joint = Rel_o ∧ Pair D, so Δ_PairD is the Pair D stratum measured against all of Rel_o (not against
 Rel_o ∧ ¬Pair D). The macro row averages the per-model values (macro Δ_PairD = macro Joint − macro Rel_o).
 
 Intervals (§19): one edit-cluster bootstrap over ALL accepted edit ids, each drawn edit carrying every model
 record it holds; per-model and macro Joint − overall and Δ_PairD, and the pooled C-U and D-CC rates, are all
-read from the same resamples.
+read from the same resamples, as are the relation-only rate within Joint and its Joint − overall.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -186,6 +189,7 @@ def _stratum_row(model: str, records: Sequence[Mapping[str, Any]]) -> dict[str, 
         "strict": _rate(records, "strict"), "n_rel_o": len(rel_o), "rel_o": rate_rel_o,
         "n_joint": len(joint), "joint": rate_joint,
         "joint_minus_overall": rate_joint - overall, "delta_pair_d": rate_joint - rate_rel_o,
+        "rel_joint": _rate(joint, "rel"), "rel_joint_minus_overall": _rate(joint, "rel") - _rate(records, "rel"),
         "n_cu": len(cu), "cu": _rate(cu, "flip_vis"), "n_dcc": len(dcc), "dcc": _rate(dcc, "flip_vis"),
     }
 
@@ -196,7 +200,8 @@ def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples:
 
     One plan resamples every accepted edit id with replacement; a drawn edit brings all of its model records
     (so strata with few records, e.g. C-U, are resampled as they fall in the drawn edits, not on their own).
-    Returns ``{model: {"joint_minus_overall": (lo, hi), "delta_pair_d": (lo, hi)}}`` for every model and
+    Returns ``{model: {"joint_minus_overall" | "delta_pair_d" | "rel_joint" | "rel_joint_minus_overall":
+    (lo, hi)}}`` for every model and
     ``"Macro"`` (the mean of the per-model values within each resample), and ``"pooled"``: the pooled C-U and
     D-CC flip+visibility rates ``{"n", "rate", "ci"}`` over all models' records.
     """
@@ -210,36 +215,43 @@ def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples:
         return np.array([r[key] == 1 for r in records], dtype=np.float64)
 
     joint, rel_o, cu, dcc = flag("joint"), flag("rel_o"), flag("cu"), flag("dcc")
-    # denominators per model: all records, Joint records, Rel_o records; then the pooled C-U and D-CC strata
-    dens = []
+    rel = np.array([r["rel"] for r in records], dtype=np.float64)
+    # per model, (success, stratum) columns: +Vis. overall, in Joint, in Rel_o; Rel. overall, in Joint;
+    # then the pooled C-U and D-CC strata
+    nums, dens = [], []
     for model in models:
         mine = np.array([r["model"] == model for r in records], dtype=np.float64)
-        dens += [mine, mine * joint, mine * rel_o]
+        for success, stratum in ((vis, mine), (vis, mine * joint), (vis, mine * rel_o), (rel, mine),
+                                 (rel, mine * joint)):
+            nums.append(success * stratum)
+            dens.append(stratum)
+    nums += [vis * cu, vis * dcc]
     dens += [cu, dcc]
-    den = np.column_stack(dens)
     plan = ClusterBootstrap.draw(len(records), clusters=[str(r["edit_id"]) for r in records],
                                  n_resamples=n_resamples, seed=seed)
-    rates = 100.0 * plan.ratios(den * vis[:, None], den)
+    rates = 100.0 * plan.ratios(np.column_stack(nums), np.column_stack(dens))
     out: dict[str, Any] = {}
     per_model = []
+    names = ("joint_minus_overall", "delta_pair_d", "rel_joint", "rel_joint_minus_overall")
     for k in range(len(models)):
-        overall, in_joint, in_rel_o = rates[:, 3 * k], rates[:, 3 * k + 1], rates[:, 3 * k + 2]
-        per_model.append(np.column_stack([in_joint - overall, in_joint - in_rel_o]))
-    stacked = np.stack(per_model)  # (models, resamples, 2)
-    with np.errstate(invalid="ignore"):
+        overall, in_joint, in_rel_o, rel_overall, rel_joint = (rates[:, 5 * k + j] for j in range(5))
+        per_model.append(np.column_stack([in_joint - overall, in_joint - in_rel_o, rel_joint,
+                                          rel_joint - rel_overall]))
+    stacked = np.stack(per_model)  # (models, resamples, quantities)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
         # a resample with no Joint (or Rel_o) record of some model has no macro value: NaN, ignored below
+        warnings.simplefilter("ignore", RuntimeWarning)
         macro = stacked.mean(axis=0)
     for model, samples in (*zip(models, stacked, strict=True), ("Macro", macro)):
         ci = percentile_intervals(samples, level)
-        out[model] = {"joint_minus_overall": (float(ci[0, 0]), float(ci[0, 1])),
-                      "delta_pair_d": (float(ci[1, 0]), float(ci[1, 1]))}
+        out[model] = {name: (float(ci[j, 0]), float(ci[j, 1])) for j, name in enumerate(names)}
     pooled = {}
     for j, (name, stratum) in enumerate((("cu", cu), ("dcc", dcc))):
         n = int(stratum.sum())
         if n == 0:
             pooled[name] = {"n": 0, "rate": None, "ci": [None, None]}
             continue
-        lo, hi = percentile_intervals(rates[:, 3 * len(models) + j], level)[0]
+        lo, hi = percentile_intervals(rates[:, 5 * len(models) + j], level)[0]
         pooled[name] = {"n": n, "rate": 100.0 * float((vis * stratum).sum() / n), "ci": [float(lo), float(hi)]}
     out["pooled"] = pooled
     return out

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from vlaudit.builders.factorial import IMAGE_SOURCE_CELLS, STATES, TEXT_SOURCE_CELLS, cell_label
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca.support import image_gap
 from vlaudit.sources.items import BenchmarkItem, read_items
@@ -41,7 +42,6 @@ from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auroc
 from vlaudit.tables import read_json, write_json, write_table
 
-STATES = ("pos", "neg", "none")
 SIGN = (1.0, -1.0)
 DEFAULT_SEED = 20260724
 MAGNITUDES = (0.1, 0.5, 1.0)
@@ -141,9 +141,14 @@ def source_effects(m: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def nested_validation(m: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """Image-source (±, ∅) vs text-source (∅, ±) cells: credit TPR/FPR and source AUROC (Table 8)."""
+    """Image-source (±, ∅) vs text-source (∅, ±) cells: credit TPR/FPR and source AUROC (Table 8).
+
+    A decision is correct when it gives the cell's label, :func:`vlaudit.builders.factorial.cell_label`.
+    """
     o, t, b = m["original"], m["text"], m["blank"]
-    cells = [(0, 2, 1.0, True), (1, 2, -1.0, True), (2, 0, 1.0, False), (2, 1, -1.0, False)]
+    # (visual index, text index, sign of the supported answer, image source?) from the builder's definition
+    cells = [(STATES.index(v), STATES.index(tx), 1.0 if cell_label(v, tx) == "yes" else -1.0, image)
+             for image, group in ((True, IMAGE_SOURCE_CELLS), (False, TEXT_SOURCE_CELLS)) for v, tx in group]
     mo = np.concatenate([o[:, v, j] for v, j, _, _ in cells])
     gap = image_gap({"original": mo, "text": np.concatenate([t[:, v, j] for v, j, _, _ in cells]),
                      "blank": np.concatenate([b[:, v, j] for v, j, _, _ in cells])})

@@ -6,9 +6,9 @@ cluster-bootstrap CIs, taxonomy, strata, decision survival, raw-gap distribution
 relation axis and robustness — plus cross-interface checks and macro averages within model, and the per-item
 and per-group rows that other analyses read (``items.csv``, ``groups.csv``).
 
-Partial contexts (§19: "a quantity needing an optional context is computed on the items that have it"):
-the headline (original + controls) uses every item that has all headline controls; an item missing one is
-excluded from everything with a warning and counted. Relation groups need all their members in the headline.
+Partial contexts (vlaudit's rule; the paper scores every item in every context): the headline (original +
+controls) uses every item that has all headline controls; an item missing one is excluded from everything
+with a warning and counted. Relation groups need all their members in the headline.
 Each optional axis uses the headline items that have its context, with its own n and excluded count:
 ``mismatch`` (permutation calibration, Dep+M, Strict+M), ``mean`` (the text+mean control set), ``rele`` and
 ``irre`` (box-erasure diagnostics). ``coverage`` in each run lists every such n.
@@ -265,6 +265,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
         out["relation"] = rel
     out["robustness"] = run_robustness(ev, settings)
     out["erasure"] = vca_axes.erasure_rows(ev)
+    out["erasure_geometry"] = vca_axes.erasure_geometry(ev)
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
     out["warnings"] = list(ev.warnings)

@@ -5,9 +5,12 @@
   strict, Swap flip+visibility): AUROC, AUPRC and the high-minus-low tertile difference per model, macro over
   models, and rank-pooled over models after within-model percentile ranks. Intervals: SRC resamples relation
   pairs, Swap resamples edit ids (each drawn edit brings all of its model records).
-* **Confidence–VCA discordance**: σ(|m_o|) split at its median within each (model, dataset) run (high =
-  strictly above the median) crossed with Dep = G_img > 0; per quadrant the share of all records, the
-  accuracy, and the joined edit outcomes (flip+visibility, strict) of the edits whose source item falls in it.
+* **Confidence–VCA discordance** ("Confidence–VCA discordance", §15): σ(|m_o|) split at its median within
+  each (model, dataset) run — high = confidence ≥ median, so records tied at the median are high (the
+  paper's 4,288 high of 8,516: strictly-above could hold at most 4,256, see :func:`confidence_high`) —
+  crossed with Dep = G_img > 0; per quadrant the share of all records, the accuracy, and the joined edit
+  outcomes (flip+visibility, strict) of the edits whose source item falls in it; both strata's n overall
+  and per run.
 * **Direct shared-margin control**: the true statement's original margin m_o(q+) against the gap as rankers
   of Rel_o; the false-only target (Rel_o among groups whose true statement is accepted); the conditional gap
   (AUROC within true-margin quantile bins, averaged with bin-size weights over bins holding both classes);
@@ -31,6 +34,7 @@ from sklearn.model_selection import StratifiedKFold
 from vlaudit.analysis.vca.common import RunScores, fit_predict, ranking_rows, run_info, src_records
 from vlaudit.analysis.vca.incremental import incremental_rows
 from vlaudit.metrics.vca import support
+from vlaudit.settings import HL_RESAMPLES
 from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, percentile_ranks, weighted_auroc
 
@@ -39,10 +43,12 @@ QUADRANTS = ("high conf, credited", "high conf, uncredited", "low conf, credited
 
 @dataclass(frozen=True)
 class ValiditySettings:
-    """Prespecified options of ``vlaudit vca validity`` (defaults: 5,000 resamples, seed of §19)."""
+    """Prespecified options of ``vlaudit vca validity`` (defaults: 5,000 resamples, 2,000 for the H–L
+    intervals, seed of §19)."""
 
     controls: tuple[str, ...] = support.DEFAULT_CONTROLS
     n_resamples: int = DEFAULT_RESAMPLES
+    hl_resamples: int = HL_RESAMPLES
     seed: int = DEFAULT_SEED
     level: float = 0.95
     folds: int = 5
@@ -56,7 +62,8 @@ def standalone_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray]
                     settings: ValiditySettings) -> list[dict[str, Any]]:
     """The "Standalone predictive validity" table: SRC per dataset with groups, Swap strict and flip+vis."""
     rows: list[dict[str, Any]] = []
-    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level}
+    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
+          "hl_resamples": settings.hl_resamples}
     if edits is not None and len(edits["model"]):
         for check, target in (("Swap strict", "strict"), ("Swap flip+vis.", "flip_vis")):
             rows += [{"check": check, "dataset": str(edits["dataset"][0])} | r
@@ -77,13 +84,22 @@ def _rate(values: np.ndarray) -> float | None:
     return float(np.mean(values)) if len(values) else None
 
 
+def confidence_high(confidence: np.ndarray) -> np.ndarray:
+    """The high-confidence stratum of one run: confidence ≥ its median (VCA §15, ties at the median high).
+
+    With n records and no ties the high stratum holds ⌈n/2⌉; each record tied at the median joins it.
+    """
+    confidence = np.asarray(confidence, dtype=np.float64)
+    return confidence >= np.median(confidence)
+
+
 def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None) -> dict[str, Any]:
     """Confidence (median split within run) × Dep quadrants, pooled over runs, with joined edit outcomes."""
     quadrant_of: dict[tuple[str, str, str], str] = {}
     records = []
     per_run = []
     for s in scores:
-        high = s.confidence > np.median(s.confidence)
+        high = confidence_high(s.confidence)
         dep = s.events.dep
         names = np.where(high, np.where(dep, QUADRANTS[0], QUADRANTS[1]), np.where(dep, QUADRANTS[2], QUADRANTS[3]))
         for item, q in zip(s.run.item_ids, names, strict=True):
@@ -91,6 +107,7 @@ def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | N
         correct = s.events.correct
         records.append((names, correct))
         per_run.append({"model": s.run.model, "dataset": s.run.dataset, "n": s.run.n,
+                        "n_high": int(high.sum()), "n_low": int((~high).sum()),
                         "median_confidence": float(np.median(s.confidence))}
                        | {q: float((names == q).mean()) for q in QUADRANTS})
     names = np.concatenate([n for n, _ in records])
@@ -111,7 +128,9 @@ def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | N
                     "strict": _rate(edits["strict"][sel])}
         rows.append(row)
     hcu = [r[QUADRANTS[1]] for r in per_run]
-    return {"rows": rows, "per_run": per_run, "n": int(names.size),
+    n_high = sum(r["n_high"] for r in per_run)
+    return {"rows": rows, "per_run": per_run, "n": int(names.size), "n_high": n_high,
+            "n_low": int(names.size) - n_high, "split_rule": "high = confidence >= median within run",
             "high_conf_uncredited_range": [float(min(hcu)), float(max(hcu))]}
 
 
@@ -184,8 +203,9 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
                     row |= {"cv_delta_lo": float(lo), "cv_delta_hi": float(hi)}
                     deltas.append(samples)
                 per_model.append(row)
+            base_rates = [r["base_rate"] for r in per_model if r["base_rate"] is not None]
             macro = {"model": f"Macro ({len(per_model)} models)", "n": sum(r["n"] for r in per_model),
-                     "base_rate": None}
+                     "base_rate": float(np.mean(base_rates)) if base_rates else None}
             for key in ("true_margin_auroc", "gap_auroc", "conditional_gap_auroc", "cv_base_auroc",
                         "cv_aug_auroc", "cv_delta"):
                 values = [r[key] for r in per_model if r.get(key) is not None and not np.isnan(r[key])]

@@ -2,8 +2,9 @@
 
 Construction principle (cycle paper §D.1): both matched pairs satisfy the family predicate, both exchanged
 pairs violate it, and every block reuses its two images and two captions on both sides, so the matched and
-swapped marginals are identical (§4, §A.5). A family with fewer than ``min_cycles`` blocks in any split is
-withdrawn whole: reported as unavailable with its per-split counts and not emitted (§D.5).
+swapped marginals are identical (§4, §A.5). A family with fewer than ``min_cycles`` blocks in the validation
+split (every split when there is none), or with none in another split, is withdrawn whole: reported as
+unavailable with its per-split counts and not emitted (§D.5).
 
 Pairing never compares all images with all images: candidates (one or more per image) carry a *bucket*
 key, are shuffled within buckets with a seeded generator and paired with their neighbour (or, with a
@@ -178,8 +179,10 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Cap, dedup and id the blocks; withdraw families under ``min_cycles``; return rows and the Table-6 counts.
 
-    The minimum-cycle rule is per family (§D.5): a family with fewer than ``min_cycles`` blocks in ANY split
-    is withdrawn whole — no row of it is written — and listed under ``unavailable`` as ``{split: count}``.
+    The minimum-cycle rule is per family (§D.5, :func:`~vlaudit.metrics.cycles.withdraw_small_families`): a
+    family with fewer than ``min_cycles`` blocks in the ``val`` split (or in every split when there is no
+    ``val``), or with none in another split, is withdrawn whole — no row of it is written — and listed under
+    ``unavailable`` as ``{split: count}``.
     ``counts`` holds the families that are written.
     """
     kept: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -273,13 +276,30 @@ def jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(row, option=newline) for row in rows)
 
 
+def failure_report_path(out: str | Path) -> Path:
+    """``CYCLES.failed.json``: where a build that kept no family writes its Table-6 counts instead."""
+    out = Path(out)
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    return out.with_name(f"{stem}.failed.json")
+
+
 def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[str, dict[str, Any]],
                   meta: dict[str, Any]) -> dict[str, str]:
-    """Write CYCLES.jsonl, the captions table of the captions it uses, and the metadata (all atomically)."""
+    """Write CYCLES.jsonl, the captions table of the captions it uses, and the metadata (all atomically).
+
+    A build that kept no family (every one under ``min_cycles``, §D.5) writes no cycles, captions or metadata
+    file, which a later command would take for a result: only ``CYCLES.failed.json`` with the counts (a file
+    already at ``out`` is left as it was). A build that writes cycles removes a stale failure report.
+    """
+    failed = failure_report_path(out)
+    if not rows:
+        write_json(failed, {**meta, "failed": "no family reached min_cycles in every split; no cycles written"})
+        return {"failed": str(failed)}
     captions_path, meta_path = sidecar_paths(out)
     used = sorted(set(map(itemgetter("caption_1"), rows)) | set(map(itemgetter("caption_2"), rows)))
     write_rows_jsonl(captions_path, map(captions.__getitem__, used))
     meta = {**meta, "cycles_file": str(out), "captions_file": str(captions_path)}
     write_json(meta_path, meta)
     write_rows_jsonl(out, rows)
+    failed.unlink(missing_ok=True)
     return {"cycles": str(out), "captions": str(captions_path), "meta": str(meta_path)}

@@ -13,7 +13,9 @@ docstring of ``gqa_rules``:
   ``noun-absent`` when no car or no bus, ``relation-false`` when every (car, bus) pair is stated in the
   opposite relation (car "to the right of" bus, or bus "to the left of" car);
 * binding "the red car next to the blue bus": valid iff a red car → blue bus edge exists; invalid when "the
-  red car" or "the blue bus" is (``noun-absent`` before ``attribute-mismatch``).
+  red car" or "the blue bus" is (``noun-absent`` before ``attribute-mismatch``); and a binding block must be
+  an attribute-binding swap (§D.3): the same subject noun, relation and object noun in both facts, the two
+  (different) attributes exchanged between the objects — re-checked here field by field.
 """
 
 from __future__ import annotations
@@ -101,10 +103,28 @@ def _nouns(family: str, fact: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(noun_key(n) for n in names)
 
 
+def binding_swap_violation(fact_1: Mapping[str, str], fact_2: Mapping[str, str]) -> str | None:
+    """Why two binding facts are not an attribute-binding swap (a₁ N₁ r a₂ N₂ / a₂ N₁ r a₁ N₂), or None."""
+    if noun_key(fact_1["subject"]) != noun_key(fact_2["subject"]) or noun_key(fact_1["object"]) != noun_key(
+            fact_2["object"]):
+        return "not a binding swap: the two facts name different objects"
+    if noun_key(fact_1["subject"]) == noun_key(fact_1["object"]):
+        return "not a binding swap: subject and object are the same noun"
+    if fact_1["relation"] != fact_2["relation"]:
+        return (f"not a binding swap: the relation changes ({fact_1['relation']!r} / "
+                f"{fact_2['relation']!r})")
+    first = (attribute_key(fact_1["subject_attribute"]), attribute_key(fact_1["object_attribute"]))
+    second = (attribute_key(fact_2["subject_attribute"]), attribute_key(fact_2["object_attribute"]))
+    if first[0] == first[1] or second != first[::-1]:
+        return f"not a binding swap: attributes {first} / {second} are not exchanged between the objects"
+    return None
+
+
 def block_violation(cycle: Cycle, images: Mapping[str, GqaImage]) -> str | None:
     """Why a GQA block fails its family, or None: both matched facts valid, both swaps invalid by the
     family's own reason (any reason for a cross-noun family) and equal to the reason the block records,
-    the two facts naming the same nouns (named families) or different nouns (cross-noun families)."""
+    the two facts naming the same nouns (named families) or different nouns (cross-noun families), and a
+    binding block an attribute-binding swap (:func:`binding_swap_violation`)."""
     if cycle.family not in FACT_KIND:
         return f"unknown family '{cycle.family}'"
     extra: Mapping[str, Any] = cycle.extra
@@ -118,6 +138,10 @@ def block_violation(cycle: Cycle, images: Mapping[str, GqaImage]) -> str | None:
         cross = cycle.family.endswith("-cross-noun")
         if (_nouns(cycle.family, facts["1"]) != _nouns(cycle.family, facts["2"])) != cross:
             return "the two facts name different nouns" if not cross else "the two facts name the same nouns"
+        if FACT_KIND[cycle.family] == "binding":
+            swap = binding_swap_violation(facts["1"], facts["2"])
+            if swap is not None:
+                return swap
         for k, image in (("1", cycle.image_1), ("2", cycle.image_2)):
             if status(images[image], cycle.family, facts[k]) != "valid":
                 return f"caption_{k} is not valid for image {image}"

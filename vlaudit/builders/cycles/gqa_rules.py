@@ -14,6 +14,12 @@ when the graph rules it out:
   only the exclusive spatial pairs of ``OPPOSITE_RELATIONS`` can be false with both nouns present;
 * "the red car next to the blue bus" is invalid when "the red car" or "the blue bus" is invalid.
 
+The binding family (§D.3: "whether an attribute remains bound to the correct object when multiple objects are
+present") pairs only *attribute-binding swaps* (:func:`is_binding_swap`): the same two nouns in the same
+relation, with the two attributes exchanged between the objects — "the red cup to the left of the blue
+plate" / "the blue cup to the left of the red plate". Both objects are present in both images, and each
+caption is false on the other image because there the attributes are bound to the other objects.
+
 A fact is *valid* when the graph states it (an object with the attribute; an edge with that name between
 objects with those nouns and attributes). Anything else is unverifiable and never used in a block.
 
@@ -165,10 +171,32 @@ def fact_status(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
 
 
 def fact_nouns(family: str, fact: dict[str, str]) -> tuple[str, ...]:
-    """The noun keys a fact names (its bucket: a named family pairs facts with the same nouns only)."""
+    """The noun keys a fact names (a named family pairs facts with the same nouns only)."""
     if FACT_KIND[family] == "attribute":
         return (noun_key(fact["object"]),)
     return (noun_key(fact["subject"]), noun_key(fact["object"]))
+
+
+def fact_bucket(family: str, fact: dict[str, str]) -> tuple[str, ...]:
+    """The pairing bucket of a fact: its nouns, and for the binding family also its relation and its
+    unordered attribute pair, so that only :func:`is_binding_swap` partners share a bucket."""
+    nouns = fact_nouns(family, fact)
+    if FACT_KIND[family] != "binding":
+        return nouns
+    attributes = sorted((attribute_key(fact["subject_attribute"]), attribute_key(fact["object_attribute"])))
+    return (*nouns, fact["relation"], *attributes)
+
+
+def is_binding_swap(fact_1: dict[str, str], fact_2: dict[str, str]) -> bool:
+    """True iff the two binding facts keep the nouns and the relation and exchange two different attributes
+    between the objects: (a₁ N₁ r a₂ N₂) and (a₂ N₁ r a₁ N₂), a₁ ≠ a₂, N₁ ≠ N₂ (cycle paper §D.3)."""
+    s1, s2 = attribute_key(fact_1["subject_attribute"]), attribute_key(fact_2["subject_attribute"])
+    o1, o2 = attribute_key(fact_1["object_attribute"]), attribute_key(fact_2["object_attribute"])
+    return (noun_key(fact_1["subject"]) == noun_key(fact_2["subject"])
+            and noun_key(fact_1["object"]) == noun_key(fact_2["object"])
+            and noun_key(fact_1["subject"]) != noun_key(fact_1["object"])
+            and fact_1["relation"] == fact_2["relation"]
+            and s1 == o2 and o1 == s2 and s1 != o1)
 
 
 def candidate_facts(image: GqaImage, family: str) -> Iterable[dict[str, str]]:

@@ -137,3 +137,26 @@ def erasure_effect(
         dep = np.asarray(dep, dtype=bool)
         out["same_dep"] = float(same[dep].mean()) if dep.any() else nan
     return out
+
+
+def erasure_geometry_summary(union_pct: np.ndarray, rele_pct: np.ndarray, irre_pct: np.ndarray,
+                             irre_in_union_pct: np.ndarray) -> dict[str, float | int | None]:
+    """Table 11 (VCA §11 "Erasure Geometry") over one benchmark's items, in % of image area.
+
+    Per-item inputs are NaN where the view does not exist (no boxes; IrrE without a free tile). Returns the
+    mean RelE erased area and padded-union area over the RelE views (``n_rele``), the mean IrrE erased area
+    over the IrrE views (``n_irre``) and ``irre_zero_overlap_pct``, the % of IrrE views with no erased pixel
+    inside the protected union. None where a view has no item.
+    """
+    def mean(values: np.ndarray) -> float | None:
+        values = np.asarray(values, dtype=np.float64)
+        values = values[~np.isnan(values)]
+        return float(values.mean()) if values.size else None
+
+    rele = ~np.isnan(np.asarray(rele_pct, dtype=np.float64))
+    irre_in = np.asarray(irre_in_union_pct, dtype=np.float64)
+    irre = ~np.isnan(irre_in)
+    return {"n_rele": int(rele.sum()), "rele_erased_pct": mean(rele_pct),
+            "union_pct": mean(np.asarray(union_pct, dtype=np.float64)[rele]),
+            "n_irre": int(irre.sum()), "irre_erased_pct": mean(irre_pct),
+            "irre_zero_overlap_pct": float(100.0 * np.mean(irre_in[irre] == 0.0)) if irre.any() else None}

@@ -1,0 +1,106 @@
+"""One exit-code table for every command (issue 25): 0 done, 1 an audit or known-answer check failed, 2 bad input
+or nothing to do, 3 part of the work failed (resumable), 130 interrupted. Each command's bad-input path is run
+through the real entry point in an empty temp folder: exit 2, an error line, and nothing left on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vlaudit import errors
+from vlaudit.commands._introspect import is_group, is_option, iter_commands, root_command
+
+REPO = Path(__file__).resolve().parents[1]
+LEAVES = [(path[1:], command) for path, command in iter_commands(root_command()) if not is_group(command)]
+# positional arguments that name something rather than a file
+_NAMES = {"name": "no-such-reference", "spec": "no-such-spec"}
+
+
+def _bad_input(command, root: Path) -> list[str]:
+    """Every required parameter given a value that does not exist (an unknown input file or folder, an
+    unknown name); ``--out`` a fresh path. A command that requires no input gets an option it does not have."""
+    args: list[str] = []
+    for param in command.params:
+        if not param.required:
+            continue
+        if not is_option(param):
+            args.append(_NAMES.get(param.name, str(root / "missing-input.jsonl")))
+            continue
+        name = param.opts[0]
+        if name == "--out":
+            value = str(root / ("out.json" if param.metavar == "FILE" else "out"))
+        elif name == "--model":
+            value = "ref:tiny-open-clip"  # never loaded: a missing input is refused first
+        elif param.metavar in ("PATH", "FOLDER"):
+            value = str(root / f"missing{name}")
+        else:
+            value = "no-such-value"
+        args += [name, value]
+    # nothing to get wrong but --out (or nothing at all): an option the command does not have
+    return args if [a for a in args if a.startswith("--")] != ["--out"] and args else [*args, "--no-such-option"]
+
+
+@pytest.mark.parametrize(("path", "command"), LEAVES, ids=lambda value: " ".join(value)
+                         if isinstance(value, tuple) else "")
+def test_bad_input_exits_2_and_leaves_nothing(path, command, tmp_path, cli, monkeypatch) -> None:
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code, out, err = cli(*path, *_bad_input(command, work))
+    assert code == errors.EXIT_BAD_INPUT, (out, err)
+    assert "Traceback" not in out + err
+    lines = err.strip().splitlines()
+    assert lines and (lines[0].startswith("error: ") or lines[-1].startswith("Error: ")), err
+    assert list(work.iterdir()) == [], "a failed command left files behind"
+
+
+def _raising(exception: BaseException):
+    def run(*args, **kwargs):
+        raise exception
+
+    return run
+
+
+@pytest.mark.parametrize(("exception", "status", "line"), [
+    (errors.InputError("bad row", path="items.jsonl", record=3, field="question"), 2,
+     "error: items.jsonl, record 3, field 'question': bad row"),
+    (__import__("vlaudit.scoring.executors", fromlist=["IncompleteRunError"]).IncompleteRunError(
+        "1 of 4 shards failed; rerun the same command to score the rest"), 3,
+     "error: 1 of 4 shards failed; rerun the same command to score the rest"),
+    (KeyboardInterrupt(), 130, "error: interrupted"),
+])
+def test_each_kind_of_failure_has_its_exit_status(exception, status, line, cli, monkeypatch) -> None:
+    import vlaudit.report.console as console
+
+    monkeypatch.setattr(console, "print_table", _raising(exception))
+    code, _, err = cli("models", "list")
+    assert code == status and err.strip().splitlines() == [line], err
+
+
+def test_a_failed_check_exits_1_with_its_results_written(tmp_path, cli, monkeypatch) -> None:
+    """``cycles audit`` finding a violation: the audit JSON is written (it says what failed) and the exit is 1.
+    (The audit itself is tested on tampered blocks in test_cycles_build_*; here only the status.)"""
+    import json
+
+    import vlaudit.builders.cycles.audit as audit
+
+    result = {"rows": [], "validity_violations": 1, "max_abs_signed_degree": 0}
+    monkeypatch.setattr(audit, "audit_cycles_file", lambda cycles, annotations: result)
+    (tmp_path / "c.jsonl").write_text("")
+    code, _, err = cli("cycles", "audit", tmp_path / "c.jsonl", "--annotations", tmp_path / "a.json", "--out",
+                       tmp_path / "audit.json")
+    assert code == errors.EXIT_CHECK_FAILED and "audit FAILED" in err
+    assert json.loads((tmp_path / "audit.json").read_text())["validity_violations"] == 1
+
+
+def test_the_table_is_in_the_readme_and_the_docs() -> None:
+    """Written once, in the README; the docs' CLI reference includes that section."""
+    rows = [(errors.EXIT_DONE, "done"), (errors.EXIT_CHECK_FAILED, "check failed"),
+            (errors.EXIT_BAD_INPUT, "bad input"), (errors.EXIT_INCOMPLETE, "incomplete"),
+            (errors.EXIT_INTERRUPTED, "interrupted")]
+    table = (REPO / "README.md").read_text().split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    for status, word in rows:
+        assert f"| {status} | {word}" in table, status
+    assert "<!-- readme: Exit codes -->" in (REPO / "docs" / "reference" / "cli.md").read_text()

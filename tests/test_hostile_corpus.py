@@ -1,0 +1,141 @@
+"""The hostile corpus (issues 22 and 25): every command that reads a file, run on the nastiest inputs found.
+
+``tests/data/hostile/<reader>__<case>.<ext>`` holds one small file per case. Each file is run through every
+command that reads that kind of file, in a temporary folder, through the real entry point. The bar: no
+traceback and no Python warning text; a refused input exits 2 with one ``error:`` line naming the file (and
+the field, where the case names one) and leaves nothing in the output folder; an input that can still mean
+what it says exits 0 with one ``warning:`` line naming the records.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import files_under, run_main
+
+CORPUS = Path(__file__).parent / "data" / "hostile"
+
+# reader → the commands that read its files; {f} is the corpus file, companions are written by _companions
+COMMANDS: dict[str, list[list[str]]] = {
+    "vsr": [["data", "vsr", "{f}", "--out", "out/items.jsonl"],
+            ["data", "vsr-inverse", "{f}", "--entities", "any", "--out", "out/inverse.jsonl"]],
+    "meta": [["data", "vsr", "vsr.jsonl", "--meta", "{f}", "--out", "out/items.jsonl"]],
+    "items": [["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", "{f}", "--images", "images",
+               "--out", "out/run"],
+              ["vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", "{f}", "--images", "images",
+               "--out", "out/run"]],
+    "gqa": [["cycles", "build", "gqa", "--scene-graphs", "{f}", "--out", "out/cycles.jsonl"]],
+    "pairs": [["cycles", "build", "jsonl", "--pairs", "{f}", "--out", "out/cycles.jsonl"]],
+    "coco_instances": [["cycles", "build", "coco", "--instances", "{f}", "--out", "out/cycles.jsonl"]],
+    "sugarcrepe": [["cycles", "audit-pairs", "{f}", "--out", "out/audit"]],
+    "labelled_table": [["cycles", "audit-pairs", "{f}", "--out", "out/audit"]],
+    "whatsup_spatial": [["data", "gsr-coco", "{f}", "--out", "out/items.jsonl"],
+                        ["cycles", "audit-pairs", "{f}", "--out", "out/audit"]],
+    "whatsup_controlled": [["data", "whatsup-controlled", "{f}", "--out", "out/items.jsonl"],
+                           ["cycles", "audit-pairs", "{f}", "--out", "out/audit"]],
+    "scores": [["cycles", "eval", "--cycles", "cycles.jsonl", "--scores", "{f}", "--min-cycles", "1",
+                "--resamples", "10", "--no-plot", "--out", "out/eval.json"]],
+    "cycles": [["cycles", "eval", "--cycles", "{f}", "--scores", "scores.csv", "--min-cycles", "1",
+                "--resamples", "10", "--no-plot", "--out", "out/eval.json"],
+               ["cycles", "audit-pairs", "{f}", "--format", "cycles", "--out", "out/audit"]],
+    "margins": [["vca", "report", "{f}", "--resamples", "10", "--no-plot", "--out", "out/report"]],
+}
+
+# what each refused case's one line must also say (the record or the field); every other case names the file
+ERROR_DETAIL = {
+    "vsr__caption_list": "field 'caption': expected a string, got list",
+    "vsr__relation_number": "field 'relation': expected a string, got int",
+    "vsr__truncated": "record line 2",
+    "vsr__not_utf8": "record line 1",
+    "vsr__empty": "no rows",
+    "vsr__label_two": "unparsable label 2",
+    "meta__no_colon": "record line 2",
+    "items__question_number": "record row 2, field 'question': expected a string, got float 3.5",
+    "items__negative_box": "negative width or height",
+    "items__duplicate_id": "duplicate item_id",
+    "gqa__dangling_relation": "object 1, field 'relations': relation 'to the left of' points to object '777'",
+    "gqa__negative_width": "object 1, field 'w'",
+    "pairs__box_outside": "field 'box'",
+    "coco_instances__negative_bbox": "field 'bbox'",
+    "sugarcrepe__caption_null": "record entry 1, field 'caption'",
+    "labelled_table__label_maybe": "record row 2, field 'label'",
+    "whatsup_spatial__float_image_id": "record entry 1, field 'image_id'",
+    "whatsup_controlled__option_number": "field 'caption_options'",
+    "scores__edge_of_float64": "overflows float64, first cycle 'c1'",
+    "scores__nan": "record row 1, field 'score'",
+    "cycles__same_images": "two different images",
+    "margins__nan_margin": "field 'margin'",
+}
+# cases that still mean something: exit 0 and this one warning line
+WARNING = {
+    "vsr__duplicate_rows": "2 duplicate row(s) (same image and caption), each counted as an item: line 3 "
+                           "repeats line 1, line 4 repeats line 2",
+    "sugarcrepe__negative_equals_caption": "entry 1: field 'negative_caption' equals 'caption'",
+    "scores__rounding_exceeds_tol": "scores reach 2e+09: float64 rounding of the cycle contrast",
+}
+CASES = sorted(p.name for p in CORPUS.iterdir() if "__" in p.name)
+RUNS = [(name, k) for name in CASES for k in range(len(COMMANDS[name.split("__")[0]]))]
+
+
+def _companions(root: Path) -> None:
+    """The valid files a command needs beside the hostile one."""
+    row = {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1, "relation": "left of"}
+    (root / "vsr.jsonl").write_text(json.dumps(row) + "\n")
+    (root / "cycles.jsonl").write_text("".join(json.dumps(
+        {"cycle_id": f"c{k}", "family": "f", "image_1": f"u{2 * k - 1}", "caption_1": f"v{2 * k - 1}",
+         "image_2": f"u{2 * k}", "caption_2": f"v{2 * k}"}) + "\n" for k in (1, 2)))
+    (root / "scores.csv").write_text("image_id,caption_id,score\n" + "".join(
+        f"u{i},v{j},{0.5 if i == j else 0.25}\n" for i in (1, 2) for j in (1, 2)))
+    (root / "images").mkdir()
+
+
+def test_every_reader_of_the_corpus_has_its_commands() -> None:
+    assert CASES, "the corpus is empty"
+    assert {name.split("__")[0] for name in CASES} <= set(COMMANDS)
+    assert set(ERROR_DETAIL) | set(WARNING) == {name.rsplit(".", 1)[0] for name in CASES}
+
+
+@pytest.mark.parametrize(("name", "k"), RUNS, ids=[f"{n.rsplit('.', 1)[0]}-{k}" for n, k in RUNS])
+def test_hostile_file_gives_one_line_and_no_traceback(name, k, tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("VLAUDIT_HF_IMAGES", str(tmp_path / "hf-images"))
+    monkeypatch.setenv("COLUMNS", "80")
+    _companions(tmp_path)
+    shutil.copy(CORPUS / name, tmp_path / name)
+    args = [a.replace("{f}", name) for a in COMMANDS[name.split("__")[0]][k]]
+    code, out, err = run_main(args, capsys, monkeypatch)
+    assert "Traceback" not in out + err and "Warning:" not in err and "warnings.warn" not in err, err
+    case = name.rsplit(".", 1)[0]
+    lines = err.strip().splitlines()
+    if case in WARNING:
+        assert code == 0, err
+        assert len(lines) == 1 and lines[0].startswith("warning: ") and WARNING[case] in lines[0], err
+        assert name in lines[0]
+        # the warning is also kept with the result, in the JSON the command writes
+        kept = [w for path in (tmp_path / "out").rglob("*.json")
+                for w in json.loads(path.read_text()).get("warnings", [])]
+        assert any(WARNING[case] in w for w in kept), kept
+    else:
+        assert code == 2, (code, out, err)
+        assert len(lines) == 1 and lines[0].startswith("error: "), err
+        assert name in lines[0] and ERROR_DETAIL[case] in lines[0], lines[0]
+        assert not (tmp_path / "out").exists() or files_under(tmp_path / "out") == []
+    assert not (tmp_path / "cache").exists()  # refused before any model was built or loaded
+
+
+def test_a_python_warning_prints_as_one_line(capsys) -> None:
+    """No Python warning text (category, source file, source line) reaches the terminal through the CLI."""
+    import warnings
+
+    from vlaudit.cli import _warnings_as_one_line
+
+    with warnings.catch_warnings():  # restores the default printer afterwards
+        warnings.simplefilter("always")
+        _warnings_as_one_line()
+        warnings.warn("overflow encountered\n  in add", RuntimeWarning, stacklevel=1)
+    assert capsys.readouterr().err == "warning: overflow encountered in add\n"

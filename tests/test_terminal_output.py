@@ -1,0 +1,138 @@
+"""What a terminal shows (issue 25): tables keep identifiers whole at 80 columns, library log records reach the
+user as vlaudit's own one-line warnings, and a missing open_clip checkpoint offline says what is missing and how
+to provide it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+FAMILIES = ("coco-object-matched", "gqa-attribute-cross-noun", "coco-strict-above-below")
+
+
+def _cycles_and_scores(root: Path) -> tuple[Path, Path]:
+    cycles, scores = [], []
+    for family in FAMILIES:
+        for split in ("train", "val", "test"):
+            for k in range(2):
+                u1, u2, v1, v2 = (f"{family}{split}{k}-{x}" for x in ("u1", "u2", "v1", "v2"))
+                cycles.append({"cycle_id": f"{family}/{split}/{k}", "family": family, "split": split,
+                               "image_1": u1, "caption_1": v1, "image_2": u2, "caption_2": v2})
+                scores += [{"image_id": u1, "caption_id": v1, "score": 1.0 + k},
+                           *({"image_id": u, "caption_id": v, "score": 0.0} for u, v in ((u2, v2), (u1, v2), (u2, v1)))]
+    (root / "cycles.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cycles))
+    (root / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores))
+    return root / "cycles.jsonl", root / "scores.jsonl"
+
+
+def test_cycles_eval_table_keeps_family_names_whole_at_80_columns(tmp_path, cli, monkeypatch) -> None:
+    cycles, scores = _cycles_and_scores(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = cli("cycles", "eval", "--cycles", cycles, "--scores", scores, "--out", tmp_path / "eval.json",
+                         "--min-cycles", "1", "--resamples", "50", "--no-plot")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80
+    for family in FAMILIES:
+        rows = [line for line in lines if family in line.split()]
+        assert len(rows) == 3, (family, out)  # one whole row per split, never "coco-object-matche / d"
+        for split, row in zip(("train", "val", "test"), rows, strict=True):
+            assert row.split()[1] == split and row.rstrip().endswith("]")  # the CI is whole on the same row
+
+
+def test_a_table_too_wide_for_the_terminal_prints_one_block_per_row(capsys, monkeypatch) -> None:
+    from vlaudit.report.console import print_table
+
+    monkeypatch.setenv("COLUMNS", "80")
+    columns = ["name", *(f"a-long-column-header-{i}" for i in range(6))]
+    print_table("wide [bold]title[/bold]", columns, [["id-[with]-brackets", *range(6)]], droppable=("absent",))
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) <= 80
+    flat = " ".join(out.split())
+    assert "wide [bold]title[/bold]" in flat and "id-[with]-brackets" in out.splitlines()[1]
+    assert all(f"a-long-column-header-{i} {i}" in flat for i in range(6))
+
+
+def test_library_log_records_print_as_one_line_warnings(capsys) -> None:
+    """A library's ``logging.error`` (open_clip logs this way) reaches the terminal as a vlaudit ``warning:``
+    line, not Python's ``ERROR:root:``; the handler is gone afterwards."""
+    import logging
+
+    from vlaudit.cli import _library_logs_as_warnings
+
+    before = list(logging.getLogger().handlers)
+    with _library_logs_as_warnings():
+        logging.error("Model config for ViT-X not found\nsecond line")
+        logging.getLogger("open_clip.factory").warning("weights missing")
+        logging.getLogger("open_clip.factory").info("not shown")
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["warning: Model config for ViT-X not found",
+                                "warning: open_clip.factory: weights missing"]
+    assert logging.getLogger().handlers == before
+
+
+def test_held_log_records_drop_on_failure_and_pass_on_success(capsys) -> None:
+    import logging
+
+    from vlaudit.backends.library_logs import held_log_records
+    from vlaudit.cli import _library_logs_as_warnings
+
+    with _library_logs_as_warnings():
+        with held_log_records():
+            logging.error("Failed to download weights")  # the load's InputError says it instead
+        with held_log_records() as held:
+            logging.warning("a loaded model's note")
+        held.release()
+    assert capsys.readouterr().err.splitlines() == ["warning: a loaded model's note"]
+    assert not logging.getLogger().filters
+
+
+@pytest.fixture
+def empty_hub_cache(tmp_path, monkeypatch) -> Path:
+    """An empty Hugging Face cache, offline: no checkpoint of any tag is there."""
+    pytest.importorskip("open_clip")
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "hub"
+
+
+def _features(cli, root: Path, model: str) -> tuple[int, str, str]:
+    from PIL import Image
+
+    (root / "images").mkdir(exist_ok=True)
+    for name in ("a.png", "b.png"):
+        Image.new("RGB", (8, 8), (10, 200, 30)).save(root / "images" / name)
+    (root / "cycles.jsonl").write_text(json.dumps({"cycle_id": "c", "family": "toy", "image_1": "a.png",
+                                                   "image_2": "b.png", "caption_1": "a", "caption_2": "b",
+                                                   "text_1": "a dog", "text_2": "a cat"}) + "\n")
+    return cli("features", "--cycles", root / "cycles.jsonl", "--images", root / "images", "--out",
+               root / "feats", "--model", model)
+
+
+def test_open_clip_weights_missing_offline_say_what_and_how(tmp_path, empty_hub_cache, cli, no_network) -> None:
+    """The architecture exists, only the weights are missing: the error says so (not "available
+    architectures …"), names the cache and the offline switch, and how to provide the weights."""
+    code, out, err = _features(cli, tmp_path, "open_clip:ViT-B-32/laion2b_s34b_b79k")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    flat = " ".join(err.split())
+    assert "ERROR:root" not in flat and "available" not in flat
+    assert "the weights of ViT-B-32 'laion2b_s34b_b79k' are not in the local cache" in flat
+    assert str(empty_hub_cache) in flat and "HF_HUB_OFFLINE=1" in flat and "HF_HOME" in flat
+    assert "--model open_clip:ViT-B-32//PATH/TO/WEIGHTS.bin" in flat
+    assert not (tmp_path / "feats").exists()
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    ("open_clip:ViT-B-32/no-such-tag", "ViT-B-32 has no pretrained tag 'no-such-tag'; its tags: openai, "),
+    ("open_clip:ViT-B-32//no/such/ckpt.pt", "checkpoint file '/no/such/ckpt.pt' not found"),
+    ("open_clip:ViT-Nope-1", "unknown open_clip architecture 'ViT-Nope-1'; available include "),
+])
+def test_open_clip_load_errors_name_what_is_missing(model, message, tmp_path, empty_hub_cache, cli) -> None:
+    code, _, err = _features(cli, tmp_path, model)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert message in " ".join(err.split()) and "ERROR:root" not in err

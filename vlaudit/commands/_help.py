@@ -1,0 +1,113 @@
+"""``--help`` that reads whole in an 80-column terminal (issue 25; issue 21 item 7).
+
+The groups in :mod:`vlaudit.commands._apps` render help as plain text (click's formatter, no rich panels): a
+flag name is never cut and a description wraps under it at full width, and a help string with brackets
+(``pip install 'vlaudit[ray]'``) shows as written, since nothing reads it as markup. :func:`polish` then
+walks the command tree typer built and
+
+* shows brackets escaped for rich markup (``\\[``) as plain brackets;
+* names a positional argument by its name (``CYCLES``) and drops typer's type tag after it;
+* names each option's value by its type (``TEXT``, ``INTEGER``, ``NUMBER``, ``PATH``, or the choices)
+  instead of typer's ``<str>`` / ``<int>`` / ``<path>`` tags;
+* says the default of an on/off flag (``[default: off]``) and of an option left unset (``[default: none]``),
+  which click leaves unsaid, unless the help text already says what happens by default;
+* says which paper an option's default comes from when it is a paper setting (:data:`PAPER_DEFAULTS`).
+
+Where "none" says too little, the option's help states what happens when it is not given ("default: every
+image"); a test checks that every option of every command says its default one way or the other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vlaudit import settings
+
+# (option, default) → where the paper states that setting, optionally only for the commands named (a path
+# like "data factorial"); the option's help then says so.
+PAPER_DEFAULTS: dict[tuple[str, Any], tuple[str, frozenset[str] | None]] = {
+    ("--min-cycles", settings.MIN_CYCLES): ("the cycle paper's minimum, §D.5", None),
+    ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the papers' bootstrap count, VCA §19, cycle §D.5", None),
+    ("--seed", settings.BOOTSTRAP_SEED): ("VCA §19", None),
+    ("--seed", settings.FACTORIAL_SEED): ("VCA §10", frozenset({"data factorial"})),
+    ("--stems", settings.FACTORIAL_STEMS): ("VCA §10", None),
+    ("--min-gap", settings.EDIT_MIN_GAP): ("VCA §17", None),
+    ("--max-iou", settings.EDIT_MAX_IOU): ("VCA §17", None),
+    ("--pad", settings.EDIT_PAD_PX): ("VCA §17", None),
+    ("--radius", settings.EDIT_INPAINT_RADIUS): ("VCA §17", None),
+    ("--feather", settings.EDIT_FEATHER_PX): ("VCA §17", None),
+    ("--repeat", settings.EDIT_REPEAT_FRACTION): ("VCA §17", None),
+    ("--primary", settings.FILTER_PRIMARY_COVERAGE): ("VCA §16", None),
+}
+
+_TYPE_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "file": "PATH",
+               "directory": "FOLDER", "bool": "BOOLEAN"}
+
+
+def value_name(label: str) -> str:
+    """The metavar of an option's value from typer's type label (``<int range>`` → ``INTEGER``; a choice
+    ``<a|b>`` lists its choices; ``<list[str]>`` of a repeatable option → ``TEXT``)."""
+    label = label.strip("<>")
+    if label.startswith("list[") and label.endswith("]"):
+        label = label[5:-1]
+    if "|" in label:
+        return label
+    base = label.split()[0] if label else "str"
+    return _TYPE_NAMES.get(base, base.upper())
+
+
+def _paper_source(param: Any, path: str) -> str | None:
+    default = param.default
+    if isinstance(default, bool) or not isinstance(default, (int, float, str)):
+        return None
+    for opt in param.opts:
+        source, commands = PAPER_DEFAULTS.get((opt, default), (None, None))
+        if source is not None and (commands is None or path in commands):
+            return source
+    return None
+
+
+def _unescaped(text: str | None) -> str | None:
+    r"""Plain help shows text as written: a bracket escaped for rich markup (``\[@SPLIT]``) loses its ``\``."""
+    return None if text is None else text.replace("\\[", "[")
+
+
+def _no_type_tag(ctx: Any) -> None:
+    return None
+
+
+def _is_option(param: Any) -> bool:
+    return getattr(param, "param_type_name", "") == "option"
+
+
+def polish(command: Any, path: str = "") -> Any:
+    """Apply the help conventions above to every option of ``command`` and its subcommands, in place
+    (``path``: the command's words after ``vlaudit``, e.g. ``data factorial``)."""
+    for name, sub in getattr(command, "commands", {}).items():
+        polish(sub, f"{path} {name}".strip())
+    ctx = type(command).context_class(command)
+    command.help = _unescaped(command.help)
+    for param in getattr(command, "params", ()):
+        if getattr(param, "_vlaudit_polished", False):
+            continue
+        param.help = _unescaped(param.help)
+        if not _is_option(param):  # a positional argument: named by its name, as in the usage line
+            if param.metavar is None:
+                param.metavar = (param.name or "value").upper()
+            param.display_type_rich = _no_type_tag  # the help row: "CYCLES  help", not "CYCLES <path>  help"
+            param._vlaudit_polished = True
+            continue
+        param._vlaudit_polished = True
+        help_text = (param.help or "").rstrip()
+        if param.is_flag and not param.secondary_opts and not param.count:
+            if param.default in (False, None) and "--help" not in param.opts:
+                param.help = f"{help_text}  [default: off]".lstrip()
+            continue
+        if param.metavar is None:
+            param.metavar = value_name(param.display_type(ctx))
+        source = _paper_source(param, path)
+        if source is not None:
+            param.help = f"{help_text} Paper setting: {source}."
+        elif param.default in (None, "", ()) and not param.required and "default" not in help_text.lower():
+            param.help = f"{help_text}  [default: none]".lstrip()  # click shows no unset default
+    return command
