@@ -12,26 +12,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
-    cycles_build,
-    cycles_eval,
-    cycles_score_mllm,
-    data_inputs,
-    data_scenes,
-    demo,
-    edits,
-    experiment,
-    factorial,
-    features,
-    models,
-    pair_audit,
-    report,
-    synthetic,
-    vca_analyses,
-    vca_report,
-    vca_score,
-    vca_score_dual,
-)
+from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.errors import VlauditError
 
