@@ -1,48 +1,26 @@
 """The ``vlaudit`` command line: a thin shell over the library.
 
 Each module in :mod:`vlaudit.commands` registers its commands on the groups of ``commands._apps``; they
-import numpy/torch only inside the command bodies so that ``vlaudit --help`` stays fast.
+reach the library through lazy module handles (:mod:`vlaudit.commands._lazy`), so that ``vlaudit --help``
+loads neither numpy nor torch.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
+import warnings
 from collections.abc import Iterator
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
-    cycles_build,
-    cycles_build_2x2,
-    cycles_eval,
-    cycles_score_mllm,
-    data_inputs,
-    data_scenes,
-    demo,
-    edits,
-    experiment,
-    factorial,
-    features,
-    models,
-    pair_audit,
-    report,
-    synthetic,
-    vca_analyses,
-    vca_report,
-    vca_score,
-    vca_score_dual,
-)
+from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.commands._help import polish
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.errors import EXIT_DONE, EXIT_INTERRUPTED, VlauditError
-
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-logging_lib = lazy_module("logging")
-warnings_lib = lazy_module("warnings")
 
 
 def _warnings_as_one_line() -> None:
@@ -52,7 +30,7 @@ def _warnings_as_one_line() -> None:
         Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
                                                    + Text(" ".join(str(message).split())))
 
-    warnings_lib.showwarning = show
+    warnings.showwarning = show
 
 
 def main() -> None:
@@ -88,14 +66,14 @@ def main() -> None:
 def _library_logs_as_warnings() -> Iterator[None]:
     """Print the warnings and errors that libraries log (open_clip, transformers, huggingface_hub…) as
     vlaudit's own one-line ``warning:`` instead of Python's ``ERROR:root:`` lines."""
-    class OneLine(logging_lib.Handler):
-        def emit(self, record: logging_lib.LogRecord) -> None:
+    class OneLine(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
             first = record.getMessage().strip().splitlines()[0] if record.getMessage().strip() else ""
             source = "" if record.name == "root" else f"{record.name}: "
             Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(source + first))
 
-    root = logging_lib.getLogger()
-    handler = OneLine(level=logging_lib.WARNING)
+    root = logging.getLogger()
+    handler = OneLine(level=logging.WARNING)
     # a handler on the root logger also keeps logging.error() from installing basicConfig's stderr handler
     root.addHandler(handler)
     try:

@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.commands._help import polish
 

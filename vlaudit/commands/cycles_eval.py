@@ -17,7 +17,7 @@ from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
 report_console = lazy_module("vlaudit.report.console")
 metrics_cycles = lazy_module("vlaudit.metrics.cycles")
 metrics_two_by_two = lazy_module("vlaudit.metrics.two_by_two")
-np_lib = lazy_module("numpy")
+np = lazy_module("numpy")
 report_plots = lazy_module("vlaudit.report.plots")
 sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
 tables = lazy_module("vlaudit.tables")
@@ -59,7 +59,7 @@ def cycles_eval(
     notes = list(result["warnings"])
     notes += [text for text in (" ".join(str(w.message).split()) for w in caught) if text not in notes]
     warnings = [f"{scores}: {note}" for note in notes]
-    precision = metrics_cycles.reduced_precision(np_lib.fromiter(score_table.values(), dtype=np_lib.float64, count=len(score_table)))
+    precision = metrics_cycles.reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
     if precision is not None:
         warnings.append(f"{scores}: {precision}: the scores carry less than float64 precision, so additive "
                         "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
