@@ -21,8 +21,10 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(VENV)/bin/vlaudit demo --out runs/demo
 
+# ruff, then the import layering (pyproject.toml [tool.importlinter], docs/architecture.md)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check vlaudit tests benchmarks
+	$(VENV)/bin/lint-imports
 
 # The docs build strictly (a broken link, reference or docstring fails the test run).
 docs-build: $(STAMP)

@@ -93,7 +93,8 @@ def prepare_floor(backend: Any, items: list, images_dir: Path, interfaces: list[
     """Every unique context image's prefix inputs and its question suffix ids, all as tensors, untimed."""
     from vlaudit.backends.hf_mllm import _IMAGE_BLOCK_END
     from vlaudit.backends.hf_prefix_cache import split_prompt
-    from vlaudit.scoring.plan import ImageStore, plan_run, render
+    from vlaudit.scoring.plan import plan_run, render
+    from vlaudit.sources.images import ImageStore
 
     store = ImageStore(images_dir)
     _, units = plan_run(items, store, CONTEXTS, interfaces, 0, "floor", backend.prompt)
@@ -197,7 +198,8 @@ def measure(model_dir: Path, bench: Path, root: Path, interfaces: list[str], lab
 
 
 def _record_units(backend: Any, items: list, images_dir: Path, interfaces: list[str]):
-    from vlaudit.scoring.plan import ImageStore, plan_run
+    from vlaudit.scoring.plan import plan_run
+    from vlaudit.sources.images import ImageStore
 
     records, _ = plan_run(items, ImageStore(images_dir), CONTEXTS, interfaces, 0, "floor", backend.prompt)
     for record in records:

@@ -21,7 +21,7 @@ def main() -> None:
 
     import torch
 
-    from vlaudit.experiments.synthetic import run_synthetic
+    from vlaudit.analysis.cycles.synthetic import run_synthetic
 
     default_threads = torch.get_num_threads()
     timings, results = {}, {}

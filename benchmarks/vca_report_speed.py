@@ -22,7 +22,7 @@ import time
 import numpy as np
 from peak_memory import peak_gb, reset_peak
 
-from vlaudit.experiments.vca_report import (
+from vlaudit.analysis.vca.report import (
     ReportSettings,
     bootstrap_run,
     cluster_labels,

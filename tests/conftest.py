@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
+import transformers.utils.logging as transformers_logging
 from hypothesis import HealthCheck, settings
 
 # Deterministic property tests (same examples every run) with no per-example deadline: a shared 2-core
@@ -19,6 +20,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 # Tiny models on a shared 2-core machine: thread hand-off costs far more than it saves.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# transformers binds its log handler to the sys.stderr of the moment it is first imported. Bind it to the real
+# one here: imported first inside a CliRunner (which swaps sys.stderr for a buffer it then closes), its later
+# warnings would land in whatever command output is being captured at that time.
+transformers_logging.get_logger("vlaudit")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

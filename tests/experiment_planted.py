@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from vlaudit.experiments import synthetic_generators as gen
-from vlaudit.experiments.cycle_common import SeedInputs
-from vlaudit.experiments.cycle_oe import MARK_SUFFIX
+from vlaudit.analysis.cycles import synthetic_generators as gen
+from vlaudit.analysis.cycles.common import SeedInputs
+from vlaudit.analysis.cycles.oe import MARK_SUFFIX
 from vlaudit.records import Cycle
 
 SPLITS = (("train", 600), ("val", 200), ("test", 400))  # cycles per split

@@ -20,10 +20,10 @@ from vlaudit.metrics.cycles import (
     cycle_contrast,
     cycle_credit,
     evaluate_cycles,
-    score_lookup,
     summarize_contrasts,
 )
 from vlaudit.records import Cycle
+from vlaudit.sources.cycle_tables import score_lookup
 
 finite = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vlaudit.cli import app
-from vlaudit.experiments.demo import DemoConfig, cycle_checks
+from vlaudit.demo.pipeline import DemoConfig, cycle_checks
 
 
 @pytest.mark.slow
@@ -68,7 +68,7 @@ def test_cycle_checks_flag_a_missed_known_answer() -> None:
 
 
 def test_demo_exits_non_zero_when_a_check_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import vlaudit.experiments.demo as demo
+    import vlaudit.demo.pipeline as demo
 
     def fake_run_demo(out_dir, config, *, log, bars):  # type: ignore[no-untyped-def]
         return {"cycles": {"encoders": {}}, "files": {},
@@ -81,7 +81,7 @@ def test_demo_exits_non_zero_when_a_check_fails(tmp_path: Path, monkeypatch: pyt
 
 
 def test_demo_models_go_where_they_can_be_audited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import vlaudit.experiments.demo as demo
+    import vlaudit.demo.pipeline as demo
     from vlaudit.backends.registry import UnknownBackendError
 
     seen = {}
@@ -104,7 +104,7 @@ def test_demo_models_go_where_they_can_be_audited(tmp_path: Path, monkeypatch: p
 def test_a_users_yes_no_model_is_audited_in_the_vca_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
-    from vlaudit.experiments.demo_vca import VcaStageConfig, run_vca_stage
+    from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 
     monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
     config = replace(VcaStageConfig.quick(), n_scenes=30, factorial_stems_per_relation=1, n_resamples=50,
@@ -120,8 +120,8 @@ def test_a_users_yes_no_model_is_audited_in_the_vca_stage(tmp_path: Path, monkey
 def test_vca_stage_gets_its_own_config_sized_like_the_demo() -> None:
     from dataclasses import replace
 
-    from vlaudit.experiments.demo import vca_stage_config
-    from vlaudit.experiments.demo_vca import VcaStageConfig
+    from vlaudit.demo.pipeline import vca_stage_config
+    from vlaudit.demo.vca import VcaStageConfig
 
     quick = DemoConfig.quick_config().with_seed(7)
     assert vca_stage_config(quick) == replace(VcaStageConfig.quick(), seed=7, n_resamples=quick.n_resamples)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from PIL import Image
 from typer.testing import CliRunner
 
+from vlaudit.analysis.vca.edits import edit_outcomes, feasibility_audit
 from vlaudit.builders.annotation import FIELDS, TASK_COLUMNS, export_batches, import_annotations
 from vlaudit.builders.edits import (
     EditParams,
@@ -26,7 +27,6 @@ from vlaudit.builders.edits import (
 )
 from vlaudit.cli import app
 from vlaudit.errors import InputError
-from vlaudit.experiments.edits_analysis import edit_outcomes, feasibility_audit
 from vlaudit.sources.items import BenchmarkItem, read_items, write_items
 
 

@@ -83,8 +83,9 @@ def test_summary_by_hand() -> None:
 
 
 def test_plan_carries_each_items_geometry(tmp_path) -> None:
-    from vlaudit.scoring.plan import ImageStore, plan_run
+    from vlaudit.scoring.plan import plan_run
     from vlaudit.scoring.runner import GEOMETRY_COLUMNS, _item_fields
+    from vlaudit.sources.images import ImageStore
     from vlaudit.sources.items import BenchmarkItem
 
     Image.new("RGB", (80, 80), (10, 20, 30)).save(tmp_path / "a.png")

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 from experiment_planted import merge, planted_inputs
 
-from vlaudit.errors import InputError
-from vlaudit.experiments import cycle_diagnostics, cycle_oe, cycle_rank_sweep, cycle_transfer
-from vlaudit.experiments.cycle_common import (
+from vlaudit.analysis.cycles import diagnostics as cycle_diagnostics
+from vlaudit.analysis.cycles import oe as cycle_oe
+from vlaudit.analysis.cycles import rank_sweep as cycle_rank_sweep
+from vlaudit.analysis.cycles import transfer as cycle_transfer
+from vlaudit.analysis.cycles.common import (
     ExperimentConfig,
     SeedInputs,
     aggregate,
@@ -20,6 +22,7 @@ from vlaudit.experiments.cycle_common import (
     split_cycle_eval,
     unavailable_table,
 )
+from vlaudit.errors import InputError
 from vlaudit.records import Cycle
 
 # The planted problems are small: a larger step than §E.3's lr 1e-3 converges in a few hundred updates. Their

@@ -231,7 +231,7 @@ def test_pooled_interval_resamples_stems_with_all_models(analysed: tuple[dict, P
 
 
 def test_analysis_bad_input(analysed: tuple[dict, Path]) -> None:
-    from vlaudit.experiments.factorial_analysis import run_factorial_analysis
+    from vlaudit.analysis.vca.factorial import run_factorial_analysis
     from vlaudit.tables import read_records
 
     _, root = analysed
@@ -272,7 +272,8 @@ def test_several_run_dirs_pool_like_one_margins_file(analysed: tuple[dict, Path]
 
 def test_runner_plan_scores_15_unique_probes_per_stem(tmp_path: Path) -> None:
     """The scoring runner's own planning step deduplicates the shared text-only and blank probes (§10)."""
-    from vlaudit.scoring.plan import ImageStore, plan_run
+    from vlaudit.scoring.plan import plan_run
+    from vlaudit.sources.images import ImageStore
 
     fx.build_factorial(tmp_path / "fx", n_per_relation=1)
     items = read_items(tmp_path / "fx" / "items.jsonl")
@@ -297,7 +298,7 @@ HAND_LABELS = {
 
 
 def test_one_cell_label_for_builder_and_nested_validation(full: tuple[Path, dict]) -> None:
-    from vlaudit.experiments.factorial_analysis import nested_validation
+    from vlaudit.analysis.vca.factorial import nested_validation
 
     for (v, t), label in HAND_LABELS.items():
         assert fx.cell_label(v, t) == label, (v, t)

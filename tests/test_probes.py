@@ -150,7 +150,7 @@ def test_marginal_scorers_have_cycle_acc_exactly_half(seed: int, kind: str, scal
 
 def test_trained_marginal_probes_are_exactly_half_on_synthetic_cycles() -> None:
     """Trained with pair BCE on data with a strong text shortcut, still exactly ½ on exact cycles."""
-    from vlaudit.experiments import synthetic_generators as gen
+    from vlaudit.analysis.cycles import synthetic_generators as gen
 
     rng = np.random.default_rng(0)
     a = gen.coupling(rng, 8, np.full(3, 0.6))

@@ -67,7 +67,7 @@ def test_ray_margins_are_byte_identical_to_a_local_run(local_ray, tmp_path, tmp_
 
 def test_a_killed_worker_is_reported_and_a_rerun_redoes_only_its_shards(local_ray, tmp_path,
                                                                         tmp_path_factory) -> None:
-    from vlaudit.scoring.executors import IncompleteRunError
+    from vlaudit.scoring.shards import IncompleteRunError
 
     model = tiny_model("qwen2-vl", tmp_path_factory)
     bench = tmp_path / "bench"

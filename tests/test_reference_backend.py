@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from vlaudit.backends.reference import reference_dir
 from vlaudit.backends.registry import UnknownBackendError, load_backend, parse_spec
 from vlaudit.errors import InputError
+from vlaudit.reference.models import reference_dir
 
 
 def test_reference_dual_encoder_is_built_once_and_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

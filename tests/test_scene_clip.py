@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from vlaudit.backends.reference import TRAINED_MODELS, WEIGHTS_DIR
 from vlaudit.backends.registry import backend_kind, load_backend
+from vlaudit.reference.models import TRAINED_MODELS, WEIGHTS_DIR
 
 NAMES = ("scene-clip-spatial", "scene-clip-bag")
 
@@ -59,7 +59,7 @@ def test_spatial_encoder_sees_order_and_position(one_torch_thread: None) -> None
 
 
 def test_short_retrain_lowers_the_loss(tmp_path: Path, one_torch_thread: None) -> None:
-    from vlaudit.backends.reference import resolve
+    from vlaudit.reference.models import resolve
 
     trainer = resolve(TRAINED_MODELS["scene-clip-bag"].trainer)
     result = trainer("scene-clip-bag", tmp_path, log=lambda message: None, short=True)
@@ -73,9 +73,9 @@ def test_short_retrain_lowers_the_loss(tmp_path: Path, one_torch_thread: None) -
 def test_train_reference_rejects_unknown_names(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from vlaudit.backends.scene_clip_train import train_reference
     from vlaudit.cli import app
     from vlaudit.errors import InputError
+    from vlaudit.reference.scene_clip_train import train_reference
 
     result = CliRunner().invoke(app, ["models", "train-reference", "no-such-model", "--out", str(tmp_path)])
     assert isinstance(result.exception, InputError)  # the CLI entry point prints it as one line, exit 2

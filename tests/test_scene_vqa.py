@@ -18,7 +18,7 @@ def _scene(tmp_path, n=12, seed=5):
 
 
 def test_category_prior_is_antisymmetric_and_inverse_consistent():
-    from vlaudit.backends.scene_vqa import PRIOR_CATEGORIES, category_prior
+    from vlaudit.reference.scene_vqa import PRIOR_CATEGORIES, category_prior
 
     for a in PRIOR_CATEGORIES:
         for b in PRIOR_CATEGORIES:
@@ -58,7 +58,7 @@ def test_shipped_models_score_literal_margins(name, tmp_path):
 
 
 def test_shipped_weights_are_small():
-    from vlaudit.backends.scene_vqa import WEIGHTS_DIR
+    from vlaudit.reference.scene_vqa import WEIGHTS_DIR
 
     total = sum(p.stat().st_size for p in WEIGHTS_DIR.iterdir() if p.is_file())
     assert 0 < total <= 4 * 2**20
@@ -68,8 +68,8 @@ def test_mixture_mechanism_is_exact(tmp_path):
     from PIL import Image
 
     from vlaudit.backends.registry import load_backend
-    from vlaudit.backends.scene_vqa import category_prior
-    from vlaudit.backends.scene_vqa_mixture import IMAGE_MARGIN, PRIOR_MARGIN, image_types, parse_statement
+    from vlaudit.reference.scene_vqa import category_prior
+    from vlaudit.reference.scene_vqa_mixture import IMAGE_MARGIN, PRIOR_MARGIN, image_types, parse_statement
 
     scenes, graphs = _scene(tmp_path)
     mixture = load_backend("ref:scene-vqa-mixture", scenes=str(scenes))
@@ -115,8 +115,8 @@ def test_training_statements_carry_no_prior_for_grounded():
     from collections import Counter
     from pathlib import Path
 
-    from vlaudit.backends.scene_vqa_train import scene_statements
     from vlaudit.builders.scenes import DEFAULT_OBJECTS, SCENE_COLORS, render_scenes
+    from vlaudit.reference.scene_vqa_train import scene_statements
     from vlaudit.tables import read_json
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,8 +132,8 @@ def test_training_statements_carry_no_prior_for_grounded():
                                                        or "below" in q else "colour")
             counts[(form, label)] += 1
             if form == "relation":
-                from vlaudit.backends.scene_vqa import category_prior
-                from vlaudit.backends.scene_vqa_mixture import parse_statement
+                from vlaudit.reference.scene_vqa import category_prior
+                from vlaudit.reference.scene_vqa_mixture import parse_statement
 
                 s, r, o = parse_statement(q)
                 prior_hits.append(category_prior(s, o, r) == label)
@@ -144,7 +144,7 @@ def test_training_statements_carry_no_prior_for_grounded():
 
 
 def test_short_retrain_moves_in_the_right_direction():
-    from vlaudit.backends.scene_vqa_train import build_training_set, train_perception
+    from vlaudit.reference.scene_vqa_train import build_training_set, train_perception
 
     data = build_training_set("grounded", seed=3, n_scenes=40, per_image=4, factorial_per_relation=2)
     _, config, curve = train_perception(seed=3, steps=60, batch_images=8, data=data, log=lambda _: None,
@@ -156,8 +156,8 @@ def test_short_retrain_moves_in_the_right_direction():
 
 def test_count_prior_learns_the_planted_prior():
     """Counted on prior statements, the prior model's answer follows the category-pair prior."""
-    from vlaudit.backends.scene_vqa import category_prior
-    from vlaudit.backends.scene_vqa_train import PRIOR_FOLLOW, build_training_set, count_prior
+    from vlaudit.reference.scene_vqa import category_prior
+    from vlaudit.reference.scene_vqa_train import PRIOR_FOLLOW, build_training_set, count_prior
 
     counts = count_prior(build_training_set("prior", seed=4, n_scenes=60, per_image=8, factorial_per_relation=2))
     agree = total = 0
@@ -172,7 +172,7 @@ def test_count_prior_learns_the_planted_prior():
 
 
 def test_demo_vca_stage_known_answers(tmp_path):
-    from vlaudit.experiments.demo_vca import VcaStageConfig, run_vca_stage
+    from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 
     result = run_vca_stage(tmp_path / "vca", VcaStageConfig.quick(), log=lambda _: None)
     failed = [row for row in result["known_answers"] if not row["passed"]]
@@ -187,7 +187,7 @@ def test_demo_vca_stage_known_answers(tmp_path):
 
 
 def test_perception_training_is_deterministic_from_its_seed():
-    from vlaudit.backends.scene_vqa_train import build_training_set, train_perception
+    from vlaudit.reference.scene_vqa_train import build_training_set, train_perception
 
     data = build_training_set("grounded", seed=2, n_scenes=12, per_image=2, factorial_per_relation=1)
     nets = [train_perception(seed=2, steps=4, batch_images=4, data=data, log=lambda _: None)[0] for _ in range(2)]

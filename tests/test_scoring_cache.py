@@ -87,7 +87,7 @@ def test_chunk_plan_is_a_deterministic_partition(spec, size) -> None:
 
 @pytest.mark.parametrize("relative", ["../secret.png", "a/../../secret.png", "/etc/passwd"])
 def test_image_paths_are_confined(tmp_path, relative) -> None:
-    from vlaudit.scoring.plan import ImageFailure, confined_path
+    from vlaudit.sources.images import ImageFailure, confined_path
 
     (tmp_path / "images").mkdir()
     with pytest.raises(ImageFailure, match="outside"):
@@ -108,7 +108,7 @@ def test_run_lock_refuses_a_second_run(tmp_path) -> None:
 
 
 def test_confinement_is_lexical_and_follows_user_symlinks(tmp_path) -> None:
-    from vlaudit.scoring.paths import confine
+    from vlaudit.sources.image_paths import confine
 
     root = tmp_path / "images"
     (root / "sub").mkdir(parents=True)

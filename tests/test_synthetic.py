@@ -12,9 +12,9 @@ import torch
 from typer.testing import CliRunner
 
 import vlaudit.commands.synthetic  # noqa: F401  (registers the command)
+from vlaudit.analysis.cycles import synthetic_generators as gen
+from vlaudit.analysis.cycles.synthetic import RANKS, SyntheticConfig, rank_peak_shape, run_synthetic
 from vlaudit.commands._apps import app
-from vlaudit.experiments import synthetic_generators as gen
-from vlaudit.experiments.synthetic import RANKS, SyntheticConfig, rank_peak_shape, run_synthetic
 from vlaudit.settings import SYNTHETIC_RANK_EPOCHS, SYNTHETIC_RANK_PEAK
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

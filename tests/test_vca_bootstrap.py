@@ -14,7 +14,7 @@ from vca_fixtures import (
     rows_from_arrays,
 )
 
-from vlaudit.experiments.vca_report import ReportSettings, bootstrap_run, cluster_labels, run_events
+from vlaudit.analysis.vca.report import ReportSettings, bootstrap_run, cluster_labels, run_events
 from vlaudit.metrics.vca import relation, support
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.bootstrap import (

@@ -80,7 +80,7 @@ def make_groups(root: Path, n: int = 8) -> Path:
 
 
 def _report(margins: Path):
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
+    from vlaudit.analysis.vca.report import ReportSettings, compute_report
     from vlaudit.sources.margins import read_margins
 
     return compute_report(read_margins(margins), ReportSettings(n_resamples=100)).runs[0]

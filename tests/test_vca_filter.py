@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 from vca_panel_fixtures import MODELS, SCALES
 
+from vlaudit.analysis.vca.common import run_scores
+from vlaudit.analysis.vca.heldout_filter import FilterSettings, compute_filter, select
 from vlaudit.cli import app
-from vlaudit.experiments.vca_common import run_scores
-from vlaudit.experiments.vca_filter import FilterSettings, compute_filter, select
 from vlaudit.metrics.vca import proxies
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.tables import write_table

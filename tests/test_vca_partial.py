@@ -18,14 +18,14 @@ from vca_fixtures import (
     rows_from_arrays,
 )
 
-from vlaudit.cli import app
-from vlaudit.experiments.vca_report import (
+from vlaudit.analysis.vca.report import (
     ReportSettings,
     bootstrap_run,
     cluster_labels,
     compute_report,
     run_events,
 )
+from vlaudit.cli import app
 from vlaudit.metrics.vca import permutation, support
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from vca_fixtures import rows_from_arrays
 
-from vlaudit.experiments.vca_report import ReportSettings, compute_report, run_events
+from vlaudit.analysis.vca.report import ReportSettings, compute_report, run_events
 from vlaudit.metrics.vca import permutation, support
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.tables import dumps_json

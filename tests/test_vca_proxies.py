@@ -11,9 +11,9 @@ from scipy.special import expit
 from typer.testing import CliRunner
 from vca_panel_fixtures import MODELS, edit_rows, panel_rows
 
+from vlaudit.analysis.vca.common import join_edits, run_scores
+from vlaudit.analysis.vca.proxies import ProxySettings, compute_proxies
 from vlaudit.cli import app
-from vlaudit.experiments.vca_common import join_edits, run_scores
-from vlaudit.experiments.vca_proxies import ProxySettings, compute_proxies
 from vlaudit.metrics.vca import proxies
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.tables import write_table

@@ -127,7 +127,7 @@ def test_bad_inputs_fail_with_input_errors(tmp_path) -> None:
 def test_headline_keeps_long_names_readable_in_80_columns() -> None:
     from rich.console import Console
 
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
+    from vlaudit.analysis.vca.report import ReportSettings, compute_report
     from vlaudit.report.vca_tables import print_headline
     from vlaudit.sources.margins import runs_from_rows
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from vca_fixtures import rows_from_arrays
 
-from vlaudit.experiments.vca_report import ReportSettings, compute_report
+from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.report.vca_tables import sensitivity_rows
 from vlaudit.sources.margins import runs_from_rows
 

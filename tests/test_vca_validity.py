@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 from vca_panel_fixtures import MODELS, edit_rows, panel_rows
 
-from vlaudit.cli import app, main
-from vlaudit.experiments.vca_common import join_edits, run_scores
-from vlaudit.experiments.vca_validity import (
+from vlaudit.analysis.vca.common import join_edits, run_scores
+from vlaudit.analysis.vca.validity import (
     QUADRANTS,
     ValiditySettings,
     compute_validity,
     conditional_auroc,
     confidence_high,
 )
+from vlaudit.cli import app, main
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.ranking import (
     auprc,
@@ -203,7 +203,7 @@ def test_validity_cli_without_source_ids_asks_for_the_edit_items(tmp_path, monke
 
 
 def test_edit_outcome_records_name_their_source_statement_for_the_join():
-    from vlaudit.experiments.edits_analysis import edit_outcomes
+    from vlaudit.analysis.vca.edits import edit_outcomes
 
     probes = [{"item_id": f"{e}-{p}", "edit_id": e, "probe": p, "source_item_id": f"{e}-t", "source_group_id": f"{e}-g"}
               for e in ("e1", "e2") for p in ("src-r", "src-inv", "edit-r", "edit-inv", "edit-subj", "edit-obj")]
@@ -216,7 +216,7 @@ def test_edit_outcome_records_name_their_source_statement_for_the_join():
 
 
 def _two_model_ranking(**kw):
-    from vlaudit.experiments.vca_common import ranking_rows
+    from vlaudit.analysis.vca.common import ranking_rows
 
     # model a: 4 records, 3 successes (base rate 0.75); model b: 8 records, 2 successes (0.25)
     scores = np.array([4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)

@@ -1,8 +1,9 @@
 """vlaudit: does a vision-language model use the *pairing* of image and text, or only its parts?
 
-Data flow (one folder per stage):
+Data flow (one folder per stage; each imports only the stages before it, see docs/architecture.md):
 sources (file formats) → builders (cycles, pairs, factorial, edits) → contexts → backends (models)
-→ scoring (runner, cache) → metrics and stats → experiments → report. ``cli.py`` is a thin shell.
+→ scoring (runner, cache) → metrics and stats → analysis (the papers' experiments, the VCA report engine)
+→ report (rendering); reference (planted models), demo, api; ``cli.py`` is a thin shell.
 
 The public API below is imported lazily: ``import vlaudit`` loads neither numpy nor torch; each name loads its
 module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_credit`, :func:`cycle_acc`,
@@ -20,7 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from vlaudit.version import __version__
 
 # public name -> "module:attribute"
 _EXPORTS: dict[str, str] = {
@@ -34,14 +35,14 @@ _EXPORTS: dict[str, str] = {
     "extract_features": "vlaudit.api.cycles:extract_features",
     "features_from_arrays": "vlaudit.api.cycles:features_from_arrays",
     "zero_shot_scores": "vlaudit.api.cycles:zero_shot_scores",
-    "run_synthetic": "vlaudit.experiments.synthetic:run_synthetic",
-    "load_seed_inputs": "vlaudit.experiments.cycle_inputs:load_seed_inputs",
-    "run_diagnostics": "vlaudit.experiments.cycle_diagnostics:run_diagnostics",
-    "run_rank_sweep": "vlaudit.experiments.cycle_rank_sweep:run_rank_sweep",
-    "run_oe": "vlaudit.experiments.cycle_oe:run_oe",
-    "run_transfer": "vlaudit.experiments.cycle_transfer:run_transfer",
+    "run_synthetic": "vlaudit.analysis.cycles.synthetic:run_synthetic",
+    "load_seed_inputs": "vlaudit.analysis.cycles.inputs:load_seed_inputs",
+    "run_diagnostics": "vlaudit.analysis.cycles.diagnostics:run_diagnostics",
+    "run_rank_sweep": "vlaudit.analysis.cycles.rank_sweep:run_rank_sweep",
+    "run_oe": "vlaudit.analysis.cycles.oe:run_oe",
+    "run_transfer": "vlaudit.analysis.cycles.transfer:run_transfer",
     "audit_pairs": "vlaudit.metrics.pair_audit:audit_pairs",
-    "run_demo": "vlaudit.experiments.demo:run_demo",
+    "run_demo": "vlaudit.demo.pipeline:run_demo",
     "write_report": "vlaudit.report.html:write_report",
     "score_margins": "vlaudit.api.vca:score_margins",
     "vca_report": "vlaudit.api.vca:vca_report",
@@ -81,6 +82,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
+    from vlaudit.analysis.cycles.diagnostics import run_diagnostics
+    from vlaudit.analysis.cycles.inputs import load_seed_inputs
+    from vlaudit.analysis.cycles.oe import run_oe
+    from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
+    from vlaudit.analysis.cycles.synthetic import run_synthetic
+    from vlaudit.analysis.cycles.transfer import run_transfer
     from vlaudit.api.cycles import (
         build_cycles,
         evaluate_cycles,
@@ -91,14 +98,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     )
     from vlaudit.api.results import Result
     from vlaudit.api.vca import factorial, score_margins, vca_report
+    from vlaudit.demo.pipeline import run_demo
     from vlaudit.errors import InputError, VlauditError
-    from vlaudit.experiments.cycle_diagnostics import run_diagnostics
-    from vlaudit.experiments.cycle_inputs import load_seed_inputs
-    from vlaudit.experiments.cycle_oe import run_oe
-    from vlaudit.experiments.cycle_rank_sweep import run_rank_sweep
-    from vlaudit.experiments.cycle_transfer import run_transfer
-    from vlaudit.experiments.demo import run_demo
-    from vlaudit.experiments.synthetic import run_synthetic
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
     from vlaudit.report.html import write_report

@@ -1,50 +1,32 @@
 """The ``vlaudit`` command line: a thin shell over the library.
 
 Each module in :mod:`vlaudit.commands` registers its commands on the groups of ``commands._apps``; they
-import numpy/torch only inside the command bodies so that ``vlaudit --help`` stays fast.
+reach the library through lazy module handles (:mod:`vlaudit.commands._lazy`), so that ``vlaudit --help``
+loads neither numpy nor torch.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
+import warnings
 from collections.abc import Iterator
 
 import typer
+from rich.console import Console
+from rich.text import Text
 
-from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
-    cycles_build,
-    cycles_build_2x2,
-    cycles_eval,
-    cycles_score_mllm,
-    data_inputs,
-    data_scenes,
-    demo,
-    edits,
-    experiment,
-    factorial,
-    features,
-    models,
-    pair_audit,
-    report,
-    synthetic,
-    vca_analyses,
-    vca_report,
-    vca_score,
-    vca_score_dual,
-)
+from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
+from vlaudit.commands._help import polish
+from vlaudit.errors import EXIT_DONE, EXIT_INTERRUPTED, VlauditError
 
 
 def _warnings_as_one_line() -> None:
     """Show every Python warning as one ``warning: …`` line on stderr: never a source line or a file path."""
-    import warnings
-
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
              line: str | None = None) -> None:
-        from rich.console import Console
-        from rich.text import Text
-
         Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
                                                    + Text(" ".join(str(message).split())))
 
@@ -58,9 +40,6 @@ def main() -> None:
     3 incomplete); click's usage errors exit 2; Ctrl-C exits 130 with one line, not click's "Aborted!" (1,
     which is reserved for a failed audit or known-answer check).
     """
-    from vlaudit.commands._help import polish
-    from vlaudit.errors import EXIT_DONE, EXIT_INTERRUPTED, VlauditError
-
     _warnings_as_one_line()
     command = polish(typer.main.get_command(app))
     try:
@@ -87,13 +66,8 @@ def main() -> None:
 def _library_logs_as_warnings() -> Iterator[None]:
     """Print the warnings and errors that libraries log (open_clip, transformers, huggingface_hub…) as
     vlaudit's own one-line ``warning:`` instead of Python's ``ERROR:root:`` lines."""
-    import logging
-
     class OneLine(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            from rich.console import Console
-            from rich.text import Text
-
             first = record.getMessage().strip().splitlines()[0] if record.getMessage().strip() else ""
             source = "" if record.name == "root" else f"{record.name}: "
             Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(source + first))
@@ -109,9 +83,6 @@ def _library_logs_as_warnings() -> Iterator[None]:
 
 
 def _error_line(message: str) -> None:
-    from rich.console import Console
-    from rich.text import Text
-
     Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(message))
 
 

@@ -1,4 +1,4 @@
-"""Typed records passed between stages of the cycle pipeline (cycle paper §2.1).
+"""Typed records passed between stages: exact cycles (cycle paper §2.1) and labelled benchmark pairs (§2.2).
 
 Identifiers are strings everywhere (COCO's integer ids are written as their decimal text), so that ids
 read from JSONL, CSV and Parquet compare equal whatever type the file stored.
@@ -9,35 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-
-@dataclass(frozen=True, slots=True)
-class ImageRecord:
-    """An image known by id; ``file_name`` is relative to the user's image folder."""
-
-    image_id: str
-    file_name: str | None = None
-    width: int | None = None
-    height: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CaptionRecord:
-    """A caption known by id; ``image_id`` is the image it was written for, when it has one."""
-
-    caption_id: str
-    text: str
-    image_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredPair:
-    """A model's score s(u, v) for image u and caption v; ``label`` is 1 for a valid pair, 0 for a swap."""
-
-    image_id: str
-    caption_id: str
-    score: float
-    label: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,3 +37,13 @@ class Cycle:
             (self.image_1, self.caption_2, 0),
             (self.image_2, self.caption_1, 0),
         )
+
+
+@dataclass(frozen=True)
+class LabelledPair:
+    """One benchmark entry: image id, caption key (id, or the text itself), label 1/0 and the text if known."""
+
+    image_id: str
+    caption: str
+    label: int
+    text: str | None = None

@@ -10,6 +10,7 @@ stays ``0001`` and an integer id ``139`` becomes ``"139"`` whether the file is C
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import math
 import os
@@ -17,12 +18,15 @@ import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, Any, TypeVar
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 # mkstemp creates files 0600; outputs should get the ordinary permissions the user's umask gives.
 _UMASK = os.umask(0o022)
@@ -75,19 +79,12 @@ def _ids_as_text(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _csv_header(path: Path) -> list[str]:
-    import csv
-
     with path.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         return next(csv.reader(handle), [])
 
 
 def _loads():
-    try:
-        import orjson
-
-        return orjson.loads
-    except ImportError:  # pragma: no cover - orjson is a declared dependency
-        return json.loads
+    return orjson.loads
 
 
 def read_json(path: str | Path) -> Any:
@@ -95,8 +92,6 @@ def read_json(path: str | Path) -> Any:
 
     Raises :class:`InputError` naming the file: ``file not found``, ``cannot read: …`` (an OS error, e.g. a
     folder) or ``invalid JSON: …``. The value's shape is the caller's to check."""
-    import orjson
-
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", path=path)
@@ -174,10 +169,6 @@ def read_table(path: str | Path, *, required: Sequence[str] = (), text: Sequence
     Id columns (:func:`is_id_column`) are strings in every format. ``text`` names further CSV columns to keep
     as text instead of inferring their type, so the caller can report a bad value at its own row.
     """
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
-
     path = Path(path)
     fmt = table_format(path)
     if not path.exists():
@@ -270,15 +261,10 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
 
 
 def _json_default(value: Any) -> Any:
-    try:
-        import numpy as np
-
-        if isinstance(value, np.generic):
-            return value.item()
-        if isinstance(value, np.ndarray):
-            return value.tolist()
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"cannot serialize {type(value).__name__} to JSON")
@@ -322,8 +308,6 @@ def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
 
 def write_parquet(path: str | Path, table: pa.Table) -> Path:
     """Write an Arrow table as Parquet, atomically."""
-    import pyarrow.parquet as pq
-
     with atomic_write(path, "wb") as handle:
         pq.write_table(table, handle)
     return Path(path)
@@ -334,8 +318,6 @@ def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
 
     ``pa.Table.from_pylist`` alone takes its columns from the first row and silently drops the rest.
     """
-    import pyarrow as pa
-
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
@@ -344,16 +326,12 @@ def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
 
 def write_table(path: str | Path, rows: list[dict[str, Any]] | pa.Table) -> Path:
     """Write rows or an Arrow table in the format the suffix of ``path`` names, atomically."""
-    import pyarrow as pa
-
     fmt = table_format(path)
     if fmt == "jsonl":
         return write_jsonl(path, rows.to_pylist() if isinstance(rows, pa.Table) else rows)
     table = rows if isinstance(rows, pa.Table) else rows_to_table(rows)
     if fmt == "parquet":
         return write_parquet(path, table)
-    import pyarrow.csv as pacsv
-
     with atomic_write(path, "wb") as handle:
         pacsv.write_csv(table, handle)
     return Path(path)

@@ -6,11 +6,17 @@ Every conversion goes through the same row validators as the file readers, so a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from vlaudit.errors import InputError
+from vlaudit.records import Cycle
+from vlaudit.sources.cycle_tables import cycle_from_row, read_cycles, read_scores, score_lookup
+from vlaudit.sources.items import BenchmarkItem, item_from_row, read_items
+from vlaudit.sources.margins import read_margins, runs_from_rows
 
 
 def rows_of(data: Any, *, what: str) -> list[dict[str, Any]] | None:
@@ -29,9 +35,6 @@ def rows_of(data: Any, *, what: str) -> list[dict[str, Any]] | None:
 
 def as_cycles(cycles: Any) -> list[Any]:
     """A list of :class:`~vlaudit.records.Cycle` from a cycles path, table, frame, row list or Cycle list."""
-    from vlaudit.records import Cycle
-    from vlaudit.sources.cycle_tables import cycle_from_row, read_cycles
-
     if isinstance(cycles, Sequence) and cycles and all(isinstance(c, Cycle) for c in cycles):
         return list(cycles)
     rows = rows_of(cycles, what="cycles")
@@ -40,20 +43,12 @@ def as_cycles(cycles: Any) -> list[Any]:
     return [cycle_from_row(row, path="<cycles>", record=f"row {i}") for i, row in enumerate(rows, start=1)]
 
 
-ScoreFn = Callable[[Sequence[str], Sequence[str]], Any]
-
-
 def as_scores(scores: Any, cycles: Sequence[Any]) -> dict[tuple[str, str], float]:
     """(image_id, caption_id) → score from a scores path/table/frame/mapping, or a callable scorer.
 
     A callable is called once, ``s(image_ids, caption_ids)``, with the distinct pairs the cycles use
     (matched pairs and swaps), and must return one score per pair (list, numpy array or torch tensor).
     """
-    import numpy as np
-
-    from vlaudit.metrics.cycles import score_lookup
-    from vlaudit.sources.cycle_tables import read_scores
-
     if callable(scores) and not isinstance(scores, Mapping):
         pairs = list(dict.fromkeys((u, v) for c in cycles for u, v, _ in c.entries()))
         values = scores([u for u, _ in pairs], [v for _, v in pairs])
@@ -78,8 +73,6 @@ def as_scores(scores: Any, cycles: Sequence[Any]) -> dict[tuple[str, str], float
 
 def as_items(items: Any) -> list[Any]:
     """A list of :class:`~vlaudit.sources.items.BenchmarkItem` from a path, table, frame or rows."""
-    from vlaudit.sources.items import BenchmarkItem, item_from_row, read_items
-
     if isinstance(items, Sequence) and items and all(isinstance(i, BenchmarkItem) for i in items):
         return list(items)
     rows = rows_of(items, what="items")
@@ -91,8 +84,6 @@ def as_items(items: Any) -> list[Any]:
 def as_margin_runs(margins: Any) -> list[Any]:
     """Validated :class:`~vlaudit.sources.margins.MarginRun` list from a margins path, table, frame or rows
     (or a :class:`~vlaudit.api.vca.Margins` result)."""
-    from vlaudit.sources.margins import read_margins, runs_from_rows
-
     path = getattr(margins, "path", None)
     if path is not None:
         margins = path
@@ -104,8 +95,6 @@ def as_margin_runs(margins: Any) -> list[Any]:
 
 def as_matrix(values: Any, *, what: str) -> Any:
     """A float32 numpy matrix from a numpy array, torch tensor or nested list."""
-    import numpy as np
-
     if hasattr(values, "detach"):
         values = values.detach().cpu().numpy()
     matrix = np.asarray(values, dtype=np.float32)

@@ -8,8 +8,20 @@ from typing import Any
 
 from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
 from vlaudit.api.results import Result, with_interval
+from vlaudit.backends.registry import load_backend
+from vlaudit.builders.cycles.coco import build_coco_cycles
+from vlaudit.builders.cycles.gqa import build_gqa_cycles
+from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
+from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
+from vlaudit.metrics.cycles import evaluate_cycles as evaluate
+from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
+from vlaudit.scoring.features import Features, collect_inputs, read_features
+from vlaudit.scoring.features import extract_features as extract
+from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
+from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.sources.two_by_two import BENCHMARKS
 
 
 class CycleEvaluation(Result):
@@ -28,8 +40,6 @@ class CycleEvaluation(Result):
 
 def benchmark_rows(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
     """Flat rows (benchmark, split, tag, metric, n, value + interval, ties) of ``data["benchmarks"]``."""
-    from vlaudit.metrics.two_by_two import METRIC_LABELS, metric_names
-
     rows = []
     for name, entry in benchmarks.items():
         for split, tags in entry["splits"].items():
@@ -75,9 +85,6 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
         A :class:`CycleEvaluation`; an additive score gives ``cycle_acc == 0.5`` and ``tie_rate == 1`` in every row.
         Cycles from a 2×2 benchmark also get the benchmark's own metrics (:attr:`CycleEvaluation.benchmarks`).
     """
-    from vlaudit.metrics.cycles import evaluate_cycles as evaluate
-    from vlaudit.metrics.two_by_two import benchmark_metrics
-
     cycle_list = as_cycles(cycles)
     score_table = as_scores(scores, cycle_list)
     data = evaluate(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
@@ -102,12 +109,6 @@ def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, A
     Returns:
         The build summary: Table-6 counts per family and split, unavailable families, ``paths`` written.
     """
-    from vlaudit.builders.cycles.coco import build_coco_cycles
-    from vlaudit.builders.cycles.gqa import build_gqa_cycles
-    from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
-    from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
-    from vlaudit.sources.two_by_two import BENCHMARKS
-
     if source in BENCHMARKS:
         return build_benchmark_cycles(source, options.pop("examples"), out, **options)
     if source == "coco":
@@ -126,16 +127,12 @@ def load_model(spec: str, **options: Any) -> Any:
     Returns a backend with ``score(requests)`` (multimodal LLMs) or ``encode_images``/``encode_texts``
     (dual encoders); options (``dtype``, ``device``, ``batch_size``, ...) pass to the backend's loader.
     """
-    from vlaudit.backends.registry import load_backend
-
     return load_backend(spec, **options)
 
 
 def features_from_arrays(image_ids: Sequence[Any], image_embeddings: Any, caption_ids: Sequence[Any],
                          caption_embeddings: Any) -> Any:
     """Wrap embeddings you already hold (numpy arrays or torch tensors, one row per id) as features."""
-    from vlaudit.scoring.features import Features
-
     images = as_matrix(image_embeddings, what="image_embeddings")
     texts = as_matrix(caption_embeddings, what="caption_embeddings")
     if len(image_ids) != images.shape[0] or len(caption_ids) != texts.shape[0]:
@@ -150,10 +147,6 @@ def extract_features(model: Any, cycles: str | Path, *, images: str | Path, out:
 
     ``model`` is a spec (``open_clip:…``, ``hf-clip:…``, ``ref:…``) or a loaded dual-encoder backend.
     """
-    from vlaudit.scoring.features import collect_inputs, read_features
-    from vlaudit.scoring.features import extract_features as extract
-    from vlaudit.sources.cycle_tables import read_cycles
-
     backend = load_model(model) if isinstance(model, str) else model
     inputs = collect_inputs(read_cycles(cycles), Path(cycles), Path(images),
                             None if captions is None else Path(captions))
@@ -167,9 +160,6 @@ def zero_shot_scores(features: Any, cycles: Any) -> dict[tuple[str, str], float]
     ``features`` is a features folder path or the result of :func:`extract_features` /
     :func:`features_from_arrays`; the result feeds :func:`evaluate_cycles` directly.
     """
-    from vlaudit.scoring.features import read_features
-    from vlaudit.scoring.features import zero_shot_scores as cosine
-
     feats = read_features(features) if isinstance(features, (str, Path)) else features
     rows = cosine(feats, as_cycles(cycles))
     return {(r["image_id"], r["caption_id"]): r["score"] for r in rows}

@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from vlaudit.tables import write_json, write_table
+
 
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
@@ -37,14 +41,10 @@ class Result:
 
     def to_frame(self) -> Any:
         """The headline rows as a pandas DataFrame (one row per cell, intervals as ``*_lo``/``*_hi``)."""
-        import pandas as pd
-
         return pd.DataFrame(self.rows)
 
     def save(self, directory: str | Path) -> list[Path]:
         """Write the result into ``directory`` (created): ``result.json`` + ``rows.csv``, or the CLI's files."""
-        from vlaudit.tables import write_json, write_table
-
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
         if self.writer is not None:

@@ -7,8 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis
+from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.api._inputs import as_items, as_margin_runs
 from vlaudit.api.results import Result, with_interval
+from vlaudit.backends.registry import load_backend
+from vlaudit.report.vca_tables import write_report_files
+from vlaudit.scoring.run_arguments import score_arguments
+from vlaudit.scoring.runner import refuse_other_run, run_scoring
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -22,8 +30,6 @@ class Margins:
 
     def to_frame(self) -> Any:
         """The margins as a pandas DataFrame (schema: :mod:`vlaudit.sources.margins`)."""
-        import pyarrow.parquet as pq
-
         return pq.read_table(self.path).to_pandas()
 
 
@@ -49,10 +55,6 @@ def score_margins(model: Any, items: Any, *, images: str | Path, out: str | Path
     The manifest records the arguments ``vlaudit vca score`` records for the same run, and a folder holding
     a run with other arguments (from either) is refused with the same :class:`~vlaudit.errors.InputError`.
     """
-    from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.run_arguments import score_arguments
-    from vlaudit.scoring.runner import refuse_other_run, run_scoring
-
     item_list = as_items(items)
     spec = model if isinstance(model, str) else model.spec
     arguments = score_arguments(model=spec, items=item_list,
@@ -99,9 +101,6 @@ def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_r
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
-    from vlaudit.report.vca_tables import write_report_files
-
     report = compute_report(as_margin_runs(margins), ReportSettings(controls=tuple(controls),
                                                                     n_resamples=n_resamples, seed=seed, level=level))
     result = VcaResult(report.to_json(), _headline(report.runs), title="Visual Credit Audit",
@@ -118,8 +117,6 @@ def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, in
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
     ITEMS (default: from the first run's manifest). Writes ``factorial.json`` and two CSV files into ``out``.
     """
-    from vlaudit.experiments.factorial_analysis import csv_rows, run_factorial_analysis
-
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     data = run_factorial_analysis(paths, items=items, out_dir=out, interface=interface, n_resamples=n_resamples,
                                   seed=seed)

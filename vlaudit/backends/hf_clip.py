@@ -6,7 +6,8 @@ cosine the model scores with (before its logit scale and bias). Inputs are batch
 
 Options: ``revision`` (hub ids), ``dtype`` (``auto`` = bfloat16 on CUDA, float32 on CPU; or ``float32``,
 ``bfloat16``, ``float16``), ``device`` (``auto`` = cuda when available), ``batch_size``,
-``trust_remote_code`` (off unless asked). Torch and transformers are imported inside the functions only.
+``trust_remote_code`` (off unless asked). The registry imports this module (torch, transformers) only when
+a spec names ``hf-clip:``.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import transformers
+from transformers import AutoModel, AutoProcessor
 
+from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
-from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.errors import InputError
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -45,8 +49,6 @@ class HFDualBackend(BatchedDualEncoder):
                        or getattr(text_config, "hidden_size", 0))
 
     def describe(self) -> dict[str, Any]:
-        import transformers
-
         return {**self._common_facts("hf-clip"), "model_type": self.model_type, "revision": self.revision,
                 "text_padding": self.text_padding, "max_text_length": self.max_text_length,
                 "transformers": transformers.__version__}
@@ -75,14 +77,8 @@ class HFDualBackend(BatchedDualEncoder):
 def load_backend(name: str, *, revision: str | None = None, dtype: str | None = None, device: str | None = None,
                  batch_size: int = 32, trust_remote_code: bool = False) -> HFDualBackend:
     """Load ``hf-clip:<name>`` (a hub id or a local directory) with AutoModel + AutoProcessor."""
-    from vlaudit.backends.model_source import check_model_source
-
     check_model_source("hf-clip", name, revision)
     import_torch()
-    try:
-        from transformers import AutoModel, AutoProcessor
-    except ImportError as exc:  # pragma: no cover - transformers is a declared dependency
-        raise MissingDependencyError("the hf-clip: backend needs transformers: `pip install transformers`") from exc
     resolved_device, resolved_dtype = resolve_device_dtype(device, dtype)
     try:
         model = AutoModel.from_pretrained(name, revision=revision, dtype=resolved_dtype,

@@ -20,12 +20,22 @@ position ids (see :mod:`vlaudit.backends.hf_prefix_cache`); other families fall 
 
 from __future__ import annotations
 
+import dataclasses
+import string
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import torch
+import transformers
+from transformers.image_utils import SizeDict
+from transformers.utils import logging as hf_logging
+
 from vlaudit.backends.base import ANSWER_WORDS, YesNoRequest, YesNoResult
+from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
+from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
+from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.verbalizers import (
     PROBE_QUESTION,
     Verbalizer,
@@ -33,16 +43,21 @@ from vlaudit.backends.verbalizers import (
     check_interface,
     resolve_verbalizers,
 )
+from vlaudit.backends.yesno_common import (
+    QUESTION_TEMPLATES,
+    check_interfaces,
+    load_config,
+    question_text,
+    yes_no_results,
+)
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
+from vlaudit.sources.images import ImageFailure, ImageStore
+from vlaudit.tables import read_json
 
 if TYPE_CHECKING:
     from PIL import Image
 
-QUESTION_TEMPLATES: dict[str, str] = {
-    "yesno": "{question} Answer yes or no.",
-    "truefalse": "{question} Answer true or false.",
-}
 GENERATION_PREFIX = "Answer:"
 QWEN_SYSTEM = "You are a helpful assistant."
 QWEN_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
@@ -50,13 +65,6 @@ QWEN_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 # Placeholder the family's template emits for one image; the prefix ends right after it.
 _IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
-
-
-def question_text(question: str, interface: str) -> str:
-    """The user text of one query: the question and the interface's answer instruction."""
-    positive, negative = check_interface(interface)
-    template = QUESTION_TEMPLATES.get(interface, f"{{question}} Answer {positive} or {negative}.")
-    return template.format(question=question)
 
 
 def template_fingerprint(question_templates: dict[str, str] | None = None,
@@ -74,8 +82,6 @@ def template_fingerprint(question_templates: dict[str, str] | None = None,
 def merge_question_templates(overrides: dict[str, Any] | None, *, path: str | Path | None = None) -> dict[str, str]:
     """The default :data:`QUESTION_TEMPLATES` with ``overrides`` (interface → template with one ``{question}``
     field) applied; an unknown interface or a template without exactly one ``{question}`` is an InputError."""
-    import string
-
     merged = dict(QUESTION_TEMPLATES)
     for interface, template in (overrides or {}).items():
         if interface not in QUESTION_TEMPLATES:
@@ -92,8 +98,6 @@ def merge_question_templates(overrides: dict[str, Any] | None, *, path: str | Pa
 def read_question_templates(path: str | Path) -> dict[str, str]:
     """A ``--template`` file: a JSON object interface → template with one ``{question}`` field, e.g.
     ``{"yesno": "{question} Please answer yes or no."}``; interfaces it omits keep their default template."""
-    from vlaudit.tables import read_json
-
     value = read_json(path)
     if not isinstance(value, dict) or not value:
         raise InputError("a template file must be a non-empty JSON object: interface -> template", path=path)
@@ -101,18 +105,8 @@ def read_question_templates(path: str | Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def check_interfaces(requests: Sequence[YesNoRequest], verbalizer_ids: dict[str, Any]) -> None:
-    """Every request's interface had its verbalizers resolved at load (a later one would read wrong ids)."""
-    for request in requests:
-        if request.interface not in verbalizer_ids:
-            raise InputError(f"interface {request.interface!r} was not validated at load "
-                             f"(loaded: {', '.join(verbalizer_ids)})", record=request.key)
-
-
 def _plain_size(size: Any) -> dict[str, Any] | None:
     """The image processor's size setting as a plain dict (transformers keeps a SizeDict dataclass)."""
-    import dataclasses
-
     if size is None:
         return None
     items = dataclasses.asdict(size) if dataclasses.is_dataclass(size) else dict(size)
@@ -246,9 +240,6 @@ class HFMLLMBackend:
         :func:`vlaudit.backends.hf_prefix_cache.prefix_cache_decision`): image-prefix and question-suffix
         token counts of the first item with a readable image, and queries per image = items per image file ×
         interfaces. Called by the runner before planning; the decision goes into ``describe()``."""
-        from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, split_prompt
-        from vlaudit.scoring.plan import ImageFailure, ImageStore
-
         supported = self.family in PREFIX_CACHE_FAMILIES
         per_image: dict[str, int] = {}
         for item in items:
@@ -298,8 +289,6 @@ class HFMLLMBackend:
 
     def score_full(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """One batched full forward per ``batch_size`` requests (all with images, or all without)."""
-        import torch
-
         results: list[YesNoResult] = []
         for start in range(0, len(requests), self.batch_size):
             chunk = requests[start:start + self.batch_size]
@@ -337,8 +326,6 @@ class HFMLLMBackend:
         singles: list[YesNoRequest] = []
         for group in groups.values():
             if self.prefix_cache and len(group) > 1:
-                from vlaudit.backends.hf_prefix_cache import score_shared_prefix
-
                 for result in score_shared_prefix(self, group, _IMAGE_BLOCK_END[self.family]):
                     by_key[result.key] = result
             else:
@@ -349,20 +336,6 @@ class HFMLLMBackend:
         return [by_key[r.key] for r in requests]
 
 
-def yes_no_results(requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
-                   n_tokens: Sequence[int], verbalizer_ids: dict[str, tuple[int, int]]) -> list[YesNoResult]:
-    """Both verbalizer NLLs from each row's last-position log-softmax; margin m = NLL(no) − NLL(yes) (VCA §3)."""
-    out = []
-    for request, prompt, row, n in zip(requests, prompts, logprobs, n_tokens, strict=True):
-        yes_id, no_id = verbalizer_ids[request.interface]
-        nll_yes = -float(row[yes_id])
-        nll_no = -float(row[no_id])
-        out.append(YesNoResult(key=request.key, nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes,
-                               yes_token_id=yes_id, no_token_id=no_id, prompt=prompt,
-                               prompt_hash=sha256_text(prompt), n_prompt_tokens=int(n)))
-    return out
-
-
 def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | None) -> None:
     """Set the Qwen-VL style pixel budget (shortest_edge/longest_edge are pixel counts there)."""
     image_processor = getattr(processor, "image_processor", None)
@@ -370,26 +343,12 @@ def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | 
     if "longest_edge" not in current or "shortest_edge" not in current:
         raise InputError(f"--min-pixels/--max-pixels apply to Qwen-VL style image processors; "
                          f"{type(image_processor).__name__} has size {current}", field="max_pixels")
-    from transformers.image_utils import SizeDict
-
     image_processor.size = SizeDict(
         shortest_edge=int(min_pixels) if min_pixels is not None else current["shortest_edge"],
         longest_edge=int(max_pixels) if max_pixels is not None else current["longest_edge"])
 
 
-def load_config(name: str, kwargs: dict[str, Any]) -> Any:
-    """The model's config alone (no weights)."""
-    import transformers
-
-    try:
-        return transformers.AutoConfig.from_pretrained(name, **kwargs)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
-
-
 def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
-    import transformers
-
     try:
         return transformers.AutoProcessor.from_pretrained(name, **kwargs)
     except ImportError as exc:
@@ -399,8 +358,6 @@ def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
 
 
 def _resolve_dtype(dtype: str, device: str) -> Any:
-    import torch
-
     if dtype == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
     names = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "half": "float16", "float": "float32"}
@@ -429,18 +386,8 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     :data:`QUESTION_TEMPLATES`) and ``system`` (the system message of every family; "" for none) replace the
     default wording.
     """
-    from vlaudit.backends.model_source import check_model_source
-
     merge_question_templates(question_templates)  # a bad template fails before the model loads
     check_model_source("hf", name, revision)  # a missing folder or uncached offline hub id: say so at once
-    try:
-        import torch
-        import transformers
-    except ImportError as exc:  # pragma: no cover - both are core dependencies
-        raise MissingDependencyError(f"the hf: backend needs torch and transformers ({exc}); "
-                                     "install them with: pip install torch transformers") from exc
-    from transformers.utils import logging as hf_logging
-
     hf_logging.disable_progress_bar()
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -457,8 +404,6 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
                "max_pixels": max_pixels, "trust_remote_code": trust_remote_code,
                "interfaces": list(interfaces), "prefix_cache": prefix_cache,
                "question_templates": question_templates, "system": system}
-    from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
-
     tekken = tekken_file(name, revision)
     if tekken is not None:  # Ministral: prompts and verbalizers through mistral-common (VCA §11)
         return load_mistral_common(name, tekken, model_kwargs=model_kwargs, device=device, device_map=device_map,

@@ -16,6 +16,8 @@ import copy
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from vlaudit.backends.base import YesNoRequest, YesNoResult
 
 if TYPE_CHECKING:
@@ -66,8 +68,6 @@ def split_prompt(prompt: str, block_end: str) -> tuple[str, str]:
 def score_shared_prefix(backend: HFMLLMBackend, requests: Sequence[YesNoRequest],
                         block_end: str) -> list[YesNoResult]:
     """Score requests that share one image (and hence one prefix) with one prefix forward."""
-    import torch
-
     prompts = [backend.prompt(r.question, r.interface, True) for r in requests]
     parts = [split_prompt(p, block_end) for p in prompts]
     by_prefix: dict[str, list[int]] = {}

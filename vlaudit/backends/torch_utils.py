@@ -1,6 +1,6 @@
 """Helpers shared by the dual-encoder backends (``hf-clip:`` and ``open_clip:``).
 
-* :func:`import_torch` — torch, or a :class:`MissingDependencyError` naming what to install;
+* :func:`import_torch` — the torch module (the backends that call it need it);
 * :func:`resolve_device_dtype` — the user's ``device``/``dtype`` options (``auto``: bf16 on CUDA, fp32 on CPU);
 * :func:`l2_normalise` — float32 rows ``x / ||x||₂`` (the normalisation CLIP, SigLIP and open_clip apply before
   their similarity), so a dot product of two rows is the model's cosine;
@@ -8,7 +8,7 @@
   ``_encode_images``/``_encode_texts`` on one batch; this class splits inputs into ``batch_size`` batches and
   stacks float32 rows.
 
-Torch is imported inside the functions only.
+Imported only by the dual-encoder backends, which the registry loads by import path when a spec names them.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 
-from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.errors import InputError
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -27,11 +28,7 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
 def import_torch() -> Any:
-    """Import torch or raise :class:`MissingDependencyError` naming what to install."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is a declared dependency
-        raise MissingDependencyError("dual-encoder backends need torch: `pip install torch torchvision`") from exc
+    """The torch module (a declared dependency, imported with this module)."""
     return torch
 
 

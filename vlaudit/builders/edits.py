@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from vlaudit.builders.benchmark_items import question_for, statement_text
 from vlaudit.errors import InputError
@@ -108,7 +109,7 @@ def feather_alpha(h: int, w: int, feather: int) -> np.ndarray:
 
 def render_swap(image: np.ndarray, subject: Box, obj: Box, params: EditParams = EditParams()) -> np.ndarray:
     """The edited image (uint8 HxWx3): inpaint both padded source patches, paste each at the other's centre."""
-    import cv2
+    import cv2  # OpenCV is heavy; only inpainting needs it
 
     height, width = image.shape[:2]
     new_boxes = swap_boxes(subject, obj)
@@ -201,8 +202,6 @@ def build_edits(items: Sequence[BenchmarkItem], images_dir: str | Path, out_dir:
     paths are relative to ``out_dir/images``. With ``limit``, only the first ``limit`` feasible groups (in
     shuffled order) are rendered; later feasible groups stay marked feasible, without an ``edit_id``.
     """
-    from PIL import Image
-
     images_dir, out_dir = Path(images_dir), Path(out_dir)
     groups = positive_groups(items)
     order = np.random.default_rng(seed).permutation(len(groups))

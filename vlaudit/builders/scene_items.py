@@ -15,15 +15,12 @@ stand-in for GSR-COCO in the demo; on procedural scenes the relation is exact by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from vlaudit.builders.benchmark_items import question_for, statement_text
-from vlaudit.errors import InputError
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import read_json
 
 # scene-graph relation name -> canonical relation
 _CANONICAL = {relation_phrase(r): r for r in PLANAR_RELATIONS}
@@ -68,13 +65,4 @@ def scene_relation_items(
     return items
 
 
-def scene_items_from_file(scene_graphs_path: str | Path, **options: object) -> list[BenchmarkItem]:
-    """Read a GQA-format scene-graph file and build its true/false groups (see :func:`scene_relation_items`)."""
-    path = Path(scene_graphs_path)
-    graphs = read_json(path)
-    if not isinstance(graphs, dict):
-        raise InputError("expected a JSON object {imageId: scene graph}", path=path)
-    return scene_relation_items(graphs, **options)  # type: ignore[arg-type]
-
-
-__all__: Sequence[str] = ("scene_relation_items", "scene_items_from_file")
+__all__: Sequence[str] = ("scene_relation_items",)

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from PIL import Image, ImageDraw
 
 Color = tuple[int, int, int]
 
@@ -133,8 +134,6 @@ def draw_polygons(canvas: np.ndarray | Color, polygons: Sequence[tuple[np.ndarra
                   size: tuple[int, int] | None = None):
     """Fill each (vertices, colour) polygon in order onto ``canvas`` (an (h, w, 3) array, or a plain colour
     with ``size`` = (w, h)); returns a PIL RGB image."""
-    from PIL import Image, ImageDraw
-
     if isinstance(canvas, np.ndarray):
         image = Image.fromarray(canvas, mode="RGB")
     else:

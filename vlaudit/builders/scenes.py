@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image, ImageDraw
 
 from vlaudit.builders.scene_render import (
     BACKGROUND_CLASH,
@@ -238,8 +239,6 @@ def _rle(mask: np.ndarray) -> dict[str, Any]:
 
 def render_scene(scene: Scene, shapes: dict[str, str], seed: int, index: int):
     """Pixels of ``scene`` (PIL image) and, per object, its COCO segmentation, area and bbox."""
-    from PIL import Image, ImageDraw
-
     rng = np.random.default_rng([seed, index, 1])
     canvas = background(scene.width, scene.height, BACKGROUND_COLORS[scene.background], scene.texture, rng)
     polygons, segs = [], []

@@ -11,6 +11,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import typer
+
+from vlaudit.commands import _all  # noqa: F401  (registers every command)
+from vlaudit.commands._apps import app
+from vlaudit.commands._help import polish
+
 # typer ships its own copy of click (typer._click): recognise groups/options by shape, not by class.
 Command = Any
 
@@ -28,12 +34,6 @@ def is_option(param: Any) -> bool:
 def root_command() -> Command:
     """The click group behind ``vlaudit`` with every command registered, its help polished
     (:func:`vlaudit.commands._help.polish`): what the ``vlaudit`` entry point runs."""
-    import typer
-
-    import vlaudit.cli  # noqa: F401  (registers the commands)
-    from vlaudit.commands._apps import app
-    from vlaudit.commands._help import polish
-
     return polish(typer.main.get_command(app))
 
 

@@ -14,6 +14,13 @@ from typing import Any
 
 import typer
 
+from vlaudit.commands._lazy import lazy_module
+from vlaudit.errors import InputError
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+sources_margins = lazy_module("vlaudit.sources.margins")
+tables = lazy_module("vlaudit.tables")
+
 FOLDER, FILE = "FOLDER", "FILE"
 
 
@@ -23,24 +30,18 @@ def _name(param: typer.CallbackParam) -> str:
 
 def _out_folder(param: typer.CallbackParam, value: Path | None) -> Path | None:
     if value is not None:
-        from vlaudit.tables import check_folder_target
-
-        check_folder_target(value, field=_name(param))
+        tables.check_folder_target(value, field=_name(param))
     return value
 
 
 def _out_file(param: typer.CallbackParam, value: Path | None) -> Path | None:
     if value is not None:
-        from vlaudit.tables import check_file_target
-
-        check_file_target(value, field=_name(param))
+        tables.check_file_target(value, field=_name(param))
     return value
 
 
 def _in_folder(param: typer.CallbackParam, value: Path | None) -> Path | None:
     if value is not None and not value.is_dir():
-        from vlaudit.errors import InputError
-
         what = "is not a folder" if value.exists() else "folder not found"
         raise InputError(what, path=value, field=_name(param))
     return value
@@ -66,8 +67,6 @@ def in_folder_option(name: str, default: Any = ..., *, help: str) -> Any:
 
 def _executor_choice(param: typer.CallbackParam, value: str) -> str:
     if value not in ("local", "ray"):
-        from vlaudit.errors import InputError
-
         raise InputError(f"unknown executor {value!r}; use local or ray", field=_name(param))
     return value
 
@@ -99,11 +98,8 @@ def ray_threads_option() -> Any:
 
 def parse_controls(text: str) -> tuple[str, ...]:
     """``--controls`` (comma list) → normalised control contexts; 'original' or none is a usage error."""
-    from vlaudit.errors import InputError
-    from vlaudit.sources.margins import normalize_context
-
     try:
-        controls = tuple(normalize_context(c) for c in text.split(",") if c.strip())
+        controls = tuple(sources_margins.normalize_context(c) for c in text.split(",") if c.strip())
     except InputError as error:
         raise typer.BadParameter(str(error), param_hint="--controls") from None
     if not controls or "original" in controls:

@@ -6,11 +6,25 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
 
 from vlaudit.commands._apps import cycles_app, cycles_build_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
-from vlaudit.errors import EXIT_CHECK_FAILED
+from vlaudit.errors import EXIT_CHECK_FAILED, InputError
 from vlaudit.settings import MIN_CYCLES
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+cycles_audit = lazy_module("vlaudit.builders.cycles.audit")
+cycles_coco = lazy_module("vlaudit.builders.cycles.coco")
+cycles_gqa = lazy_module("vlaudit.builders.cycles.gqa")
+cycles_gqa_rules = lazy_module("vlaudit.builders.cycles.gqa_rules")
+cycles_jsonl = lazy_module("vlaudit.builders.cycles.jsonl")
+cycles_rules = lazy_module("vlaudit.builders.cycles.rules")
+tables = lazy_module("vlaudit.tables")
 
 _FAMILIES_HELP = "Comma-separated family names (default: all of this source)."
 _SPLITS_HELP = "Image-disjoint seeded splits 'name=fraction,...'; one name takes the whole pool (e.g. 'test')."
@@ -23,30 +37,24 @@ def _families(value: str | None) -> list[str] | None:
 def _print_counts(summary: dict[str, Any]) -> None:
     """Table 6: cycles per family and split of the written families; each withdrawn family (fewer than
     --min-cycles cycles in some split, §D.5) is a row of '—' cells carrying its counts, and a line below."""
-    from vlaudit.report.console import print_table, unavailable_lines
-
     splits = list(summary["splits"])
     minimum = summary["min_cycles"]
     rows = [[family, *[counts.get(s, 0) for s in splits]] for family, counts in summary["counts"].items()]
     for family, counts in summary["unavailable"].items():
         rows.append([f"{family} (unavailable)",
                      *[f"— ({counts[s]}{' < ' + str(minimum) if counts[s] < minimum else ''})" for s in splits]])
-    print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
+    report_console.print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
                 rows)
-    for line in unavailable_lines(summary["unavailable"], minimum):
+    for line in report_console.unavailable_lines(summary["unavailable"], minimum):
         typer.echo(line)
     if summary.get("swap_reasons"):
-        from vlaudit.builders.cycles.gqa_rules import REASONS
-
-        print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
-                    ["family", *REASONS],
-                    [[family, *[counts.get(r, 0) for r in REASONS]] for family, counts in summary["swap_reasons"].items()])
+        report_console.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
+                    ["family", *cycles_gqa_rules.REASONS],
+                    [[family, *[counts.get(r, 0) for r in cycles_gqa_rules.REASONS]] for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
         typer.echo(f"warning: {name}: {count}")
     if summary.get("cycles_written") == 0:
         # No empty cycles file that a later command would take for a result: fail now, saying why (exit 2).
-        from vlaudit.errors import InputError
-
         raise InputError(f"no family reached --min-cycles {minimum} in every split, so no cycles were written "
                          f"(counts in {summary['paths']['failed']}); lower --min-cycles or use more images")
     for key in ("cycles", "captions", "meta"):
@@ -55,10 +63,6 @@ def _print_counts(summary: dict[str, Any]) -> None:
 
 def _print_audit(result: dict[str, Any], name: str) -> None:
     """Table 5, compact enough for 80 columns; an exact zero is shown as 0, anything else with 4 decimals."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
     def cell(value: Any) -> str:
         return "0" if value == 0 else f"{value:.4f}" if isinstance(value, float) else str(value)
 
@@ -95,9 +99,7 @@ _MIN_AREA = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least
 
 
 def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float):
-    from vlaudit.builders.cycles.rules import GeometryRules
-
-    return GeometryRules(margin_x=margin_x, margin_y=margin_y, size_ratio=size_ratio, min_area=min_area)
+    return cycles_rules.GeometryRules(margin_x=margin_x, margin_y=margin_y, size_ratio=size_ratio, min_area=min_area)
 
 
 _COCO_HELP = (
@@ -127,11 +129,9 @@ def build_coco(
     min_area: float = _MIN_AREA,
 ) -> None:
     """Exact cycles from COCO instances and captions (8 families; Table 6 counts)."""
-    from vlaudit.builders.cycles.coco import build_coco_cycles
-
-    summary = build_coco_cycles(instances, captions, out, families=_families(families), seed=seed,
-                                splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
-                                max_images=max_images, rules=_rules(margin_x, margin_y, size_ratio, min_area))
+    summary = cycles_coco.build_coco_cycles(instances, captions, out, families=_families(families), seed=seed,
+                                            splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
+                                            max_images=max_images, rules=_rules(margin_x, margin_y, size_ratio, min_area))
     _print_counts(summary)
 
 
@@ -149,11 +149,9 @@ def build_gqa(
                                       help="Image file name from its id (COCO-style: '{image_id:0>12}.jpg')."),
 ) -> None:
     """Exact cycles from GQA scene graphs (attribute, relation-object, binding; cross-noun blocks apart)."""
-    from vlaudit.builders.cycles.gqa import build_gqa_cycles
-
-    summary = build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,
-                               min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
-                               image_pattern=image_pattern)
+    summary = cycles_gqa.build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,
+                                          min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
+                                          image_pattern=image_pattern)
     _print_counts(summary)
 
 
@@ -173,11 +171,9 @@ def build_jsonl(
     min_area: float = _MIN_AREA,
 ) -> None:
     """Exact cycles from your own image–caption pairs with structured facts."""
-    from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
-
-    summary = build_jsonl_cycles(pairs, out, families=_families(families), seed=seed, splits=splits,
-                                 min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
-                                 rules=_rules(margin_x, margin_y, size_ratio, min_area))
+    summary = cycles_jsonl.build_jsonl_cycles(pairs, out, families=_families(families), seed=seed, splits=splits,
+                                              min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
+                                              rules=_rules(margin_x, margin_y, size_ratio, min_area))
     _print_counts(summary)
 
 
@@ -189,11 +185,8 @@ def audit(
     out: Path = out_file_option(help="Where to write the audit JSON."),
 ) -> None:
     """Table 5: marginal TVs (must be 0), max |signed degree| (0) and re-checked validity violations (0)."""
-    from vlaudit.builders.cycles.audit import audit_cycles_file
-    from vlaudit.tables import write_json
-
-    result = audit_cycles_file(cycles, annotations)
-    write_json(out, result)
+    result = cycles_audit.audit_cycles_file(cycles, annotations)
+    tables.write_json(out, result)
     _print_audit(result, cycles.name)
     typer.echo(f"wrote {out}")
     if result["validity_violations"] or result["max_abs_signed_degree"]:

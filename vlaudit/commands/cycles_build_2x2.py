@@ -7,7 +7,12 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_build_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_file_option
+from vlaudit.commands.cycles_build import _print_counts
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+api_cycles = lazy_module("vlaudit.api.cycles")
 
 _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata go beside it.")
 _IMAGES = in_folder_option("--images", help="Folder the benchmark's image files are in (every file must exist); "
@@ -16,10 +21,7 @@ _DATASET = " Or a Hugging Face dataset: hf-dataset:NAME[:CONFIG][@SPLIT] or a sa
 
 
 def _build(benchmark: str, examples: Path, images: Path, out: Path) -> None:
-    from vlaudit.api.cycles import build_cycles
-    from vlaudit.commands.cycles_build import _print_counts
-
-    _print_counts(build_cycles(benchmark, out=out, examples=examples, images=images))
+    _print_counts(api_cycles.build_cycles(benchmark, out=out, examples=examples, images=images))
 
 
 @cycles_build_app.command("winoground")

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import typer
 
+from vlaudit.backends.registry import require_kind
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
     executor_option,
     in_folder_option,
@@ -16,6 +18,16 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+from vlaudit.errors import InputError
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+scoring_executors = lazy_module("vlaudit.scoring.executors")
+scoring_features = lazy_module("vlaudit.scoring.features")
+scoring_mllm_cycle_scores = lazy_module("vlaudit.scoring.mllm_cycle_scores")
+scoring_runner = lazy_module("vlaudit.scoring.runner")
+sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
+tables = lazy_module("vlaudit.tables")
 
 
 def default_run_dir(out: Path) -> Path:
@@ -50,49 +62,33 @@ def cycles_score_mllm(
 ) -> None:
     """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
     cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
-    from vlaudit.backends.registry import require_kind
-    from vlaudit.errors import InputError
-    from vlaudit.report.console import print_table
-    from vlaudit.scoring.executors import open_backend
-    from vlaudit.scoring.features import collect_inputs
-    from vlaudit.scoring.mllm_cycle_scores import (
-        CYCLE_QUERY,
-        INTERFACE,
-        check_query,
-        cycle_pair_items,
-        scores_from_margins,
-    )
-    from vlaudit.scoring.runner import run_scoring
-    from vlaudit.sources.cycle_tables import read_cycles
-    from vlaudit.tables import write_table
-
-    query = check_query(CYCLE_QUERY if query is None else query)
+    query = scoring_mllm_cycle_scores.check_query(scoring_mllm_cycle_scores.CYCLE_QUERY if query is None else query)
     if not images.is_dir():
         raise InputError("images folder not found", path=images, field="--images")
     require_kind(model, "yesno")
-    cycle_list = read_cycles(cycles)
-    inputs = collect_inputs(cycle_list, cycles, images, captions)
-    items = cycle_pair_items(cycle_list, inputs, images, query=query, dataset=cycles.stem)
+    cycle_list = sources_cycle_tables.read_cycles(cycles)
+    inputs = scoring_features.collect_inputs(cycle_list, cycles, images, captions)
+    items = scoring_mllm_cycle_scores.cycle_pair_items(cycle_list, inputs, images, query=query, dataset=cycles.stem)
     run = run_dir or default_run_dir(out)
     load_options = {"dtype": dtype, "device": device, "batch_size": batch_size, "revision": revision,
-                    "min_pixels": min_pixels, "max_pixels": max_pixels, "interfaces": [INTERFACE]}
-    backend, ray_executor = open_backend(model, load_options, executor=executor, workers=workers, address=address,
-                                         gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
+                    "min_pixels": min_pixels, "max_pixels": max_pixels, "interfaces": [scoring_mllm_cycle_scores.INTERFACE]}
+    backend, ray_executor = scoring_executors.open_backend(model, load_options, executor=executor, workers=workers, address=address,
+                                                           gpus_per_worker=gpus_per_worker, threads=threads_per_worker)
     arguments = {"command": "cycles score-mllm", "model": model, "cycles": str(cycles), "images": str(images),
                  "out": str(out), "captions": None if captions is None else str(captions), "query": query,
                  "batch_size": batch_size, "dtype": dtype, "device": device, "revision": revision,
                  "min_pixels": min_pixels, "max_pixels": max_pixels, "chunk_size": chunk_size}
     try:
-        summary = run_scoring(backend, items, images_dir=images, out_dir=run, contexts=["original"],
-                              interfaces=[INTERFACE], strict=True, chunk_size=chunk_size, arguments=arguments,
-                              executor=ray_executor)
+        summary = scoring_runner.run_scoring(backend, items, images_dir=images, out_dir=run, contexts=["original"],
+                                             interfaces=[scoring_mllm_cycle_scores.INTERFACE], strict=True, chunk_size=chunk_size, arguments=arguments,
+                                             executor=ray_executor)
     finally:
         if ray_executor is not None:
             ray_executor.shutdown()
-    rows = scores_from_margins(run / "margins.parquet", items, source=cycles)
-    write_table(out, rows)
+    rows = scoring_mllm_cycle_scores.scores_from_margins(run / "margins.parquet", items, source=cycles)
+    tables.write_table(out, rows)
     scores = [row["score"] for row in rows]
-    print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
+    report_console.print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
                                                   "mean", "max"],
                 [[len(cycle_list), len(rows), summary["n_units_scored_now"], summary["n_units_from_cache"],
                   min(scores), sum(scores) / len(scores), max(scores)]])

@@ -14,8 +14,19 @@ from typing import Any
 import typer
 
 from vlaudit.commands._apps import data_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
+from vlaudit.errors import InputError
 from vlaudit.settings import VSR_INVERSE_EXCLUDED, VSR_INVERSE_GROUPS
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+builders_benchmark_items = lazy_module("vlaudit.builders.benchmark_items")
+sources_items = lazy_module("vlaudit.sources.items")
+sources_rows = lazy_module("vlaudit.sources.rows")
+sources_vsr = lazy_module("vlaudit.sources.vsr")
+sources_whatsup = lazy_module("vlaudit.sources.whatsup")
+tables = lazy_module("vlaudit.tables")
 
 
 def summary_path(out: Path) -> Path:
@@ -25,8 +36,6 @@ def summary_path(out: Path) -> Path:
 
 def print_build(title: str, summary: dict[str, Any]) -> None:
     """Rich table: kept counts, then every exclusion reason with its count."""
-    from vlaudit.report.console import print_table
-
     rows: list[list[Any]] = [["kept items", summary["n_items"], ""]]
     for key, value in summary.items():
         if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith("_"):
@@ -42,7 +51,7 @@ def print_build(title: str, summary: dict[str, Any]) -> None:
         rows.append(["excluded", 0, "—"])
     if summary["notes"]:
         rows.append(["notes (kept)", len(summary["notes"]), summary["notes"][0].get("note", "")])
-    print_table(title, ["what", "n", "why"], rows)
+    report_console.print_table(title, ["what", "n", "why"], rows)
 
 
 # rich would read "[@SPLIT]" as markup and drop it: brackets are escaped
@@ -57,31 +66,22 @@ def hf_images_option() -> Any:
 
 
 def _image_folder(folder: Path | None) -> Any:
-    from vlaudit.sources.rows import ImageFolder, default_images_dir
-
-    return ImageFolder(folder if folder is not None else default_images_dir())
+    return sources_rows.ImageFolder(folder if folder is not None else sources_rows.default_images_dir())
 
 
 def _stem(source: Path) -> str:
-    from vlaudit.sources.rows import source_stem
-
-    return source_stem(source)
+    return sources_rows.source_stem(source)
 
 
 def _finish(result: Any, out: Path, title: str, *, images: Any = None, **meta: Any) -> None:
-    from vlaudit.sources.items import write_items
-    from vlaudit.tables import write_json
-
     summary = result.summary(**meta, out=str(out))
     if not result.items:
-        from vlaudit.errors import InputError
-
         print_build(title, summary)  # the exclusion reasons explain why nothing was kept
         raise InputError(f"nothing kept ({len(result.excluded)} excluded); no output written", path=meta.get("source"))
     if images is not None and images.written + images.reused:
         summary["hf_images"] = {"folder": str(images.folder), "written": images.written, "reused": images.reused}
-    write_items(out, result.items)
-    write_json(summary_path(out), summary)
+    sources_items.write_items(out, result.items)
+    tables.write_json(summary_path(out), summary)
     print_build(title, summary)
     for warning in summary.get("warnings", []):
         typer.secho(f"warning: {meta.get('source')}: {warning}", fg="yellow", err=True)
@@ -104,15 +104,12 @@ def data_vsr(
     hf_images: Path | None = hf_images_option(),
 ) -> None:
     """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
-    from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_items
-    from vlaudit.sources.vsr import read_meta_categories, read_vsr
-
-    default_dataset, default_split = split_from_stem(_stem(split_file))
+    default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
     images = _image_folder(hf_images)
-    result = vsr_items(read_vsr(split_file, images=images), dataset=dataset or default_dataset, split=split or default_split,
-                       image_prefix=image_prefix, meta_categories=read_meta_categories(meta) if meta else None)
+    result = builders_benchmark_items.vsr_items(sources_vsr.read_vsr(split_file, images=images), dataset=dataset or default_dataset, split=split or default_split,
+                                                image_prefix=image_prefix, meta_categories=sources_vsr.read_meta_categories(meta) if meta else None)
     if instances is not None:
-        result = attach_coco_boxes(result, instances)
+        result = builders_benchmark_items.attach_coco_boxes(result, instances)
     _finish(result, out, f"VSR — {split_file.name}", images=images, source=str(split_file))
 
 
@@ -139,16 +136,13 @@ def data_vsr_inverse(
 
     Prints candidates, groups and exclusions per relation and by reason (the paper: 504 groups, 35 excluded).
     """
-    from vlaudit.builders.benchmark_items import attach_coco_boxes, split_from_stem, vsr_inverse_items
-    from vlaudit.sources.vsr import check_strict_mapping, read_meta_categories, read_vsr
-
-    categories = check_strict_mapping(read_meta_categories(meta), meta) if meta else None
-    default_dataset, default_split = split_from_stem(_stem(split_file))
+    categories = sources_vsr.check_strict_mapping(sources_vsr.read_meta_categories(meta), meta) if meta else None
+    default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
     images = _image_folder(hf_images)
-    result = vsr_inverse_items(read_vsr(split_file, images=images), dataset=dataset or default_dataset,
-                               split=split or default_split, image_prefix=image_prefix, entities=entities)
+    result = builders_benchmark_items.vsr_inverse_items(sources_vsr.read_vsr(split_file, images=images), dataset=dataset or default_dataset,
+                                                        split=split or default_split, image_prefix=image_prefix, entities=entities)
     if instances is not None:
-        result = attach_coco_boxes(result, instances)
+        result = builders_benchmark_items.attach_coco_boxes(result, instances)
     print_relations(result.counts["by_relation"], categories)
     _finish(result, out, f"VSR inverse pairs — {split_file.name}", images=images, source=str(split_file),
             entities=entities)
@@ -156,15 +150,13 @@ def data_vsr_inverse(
 
 def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | None) -> None:
     """Per VSR relation: family, inverse, candidates and groups (and meta-category with ``--meta``)."""
-    from vlaudit.report.console import print_table
-
     columns = ["relation", "family", "inverse", "candidates", "groups"]
     table = [[r["relation"], r["family"], r["inverse"], r["candidates"], r["groups"]] for r in rows]
     if categories is not None:
         columns.insert(1, "meta")
         for row, r in zip(table, rows, strict=True):
             row.insert(1, categories.get(r["relation"], "—"))
-    print_table("Strict-family candidates per VSR relation", columns, table)
+    report_console.print_table("Strict-family candidates per VSR relation", columns, table)
     typer.echo(f"VCA §18 on VSR random_test: {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
                f"= {VSR_INVERSE_GROUPS + VSR_INVERSE_EXCLUDED} candidates")
 
@@ -180,12 +172,9 @@ def data_gsr_coco(
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix before val2017/{id:012d}.jpg."),
 ) -> None:
     """GSR-COCO (§11): 440 same-image true/false groups on the real file; unparsable captions reported."""
-    from vlaudit.builders.benchmark_items import attach_coco_boxes, gsr_coco_items
-    from vlaudit.sources.whatsup import read_two_obj
-
-    result = gsr_coco_items(read_two_obj(two_obj), split=split or _stem(two_obj), image_prefix=image_prefix)
+    result = builders_benchmark_items.gsr_coco_items(sources_whatsup.read_two_obj(two_obj), split=split or _stem(two_obj), image_prefix=image_prefix)
     if instances is not None:
-        result = attach_coco_boxes(result, instances)
+        result = builders_benchmark_items.attach_coco_boxes(result, instances)
     _finish(result, out, f"GSR-COCO — {two_obj.name}", source=str(two_obj))
 
 
@@ -200,10 +189,7 @@ def data_whatsup_controlled(
     hf_images: Path | None = hf_images_option(),
 ) -> None:
     """What's Up Controlled-A/B: one group per image, the first caption option true, the others false."""
-    from vlaudit.builders.benchmark_items import controlled_items
-    from vlaudit.sources.whatsup import read_controlled
-
     images = _image_folder(hf_images)
-    result = controlled_items(read_controlled(controlled, images=images), split=split or _stem(controlled),
-                              image_prefix=image_prefix)
+    result = builders_benchmark_items.controlled_items(sources_whatsup.read_controlled(controlled, images=images), split=split or _stem(controlled),
+                                                       image_prefix=image_prefix)
     _finish(result, out, f"What's Up controlled — {controlled.name}", images=images, source=str(controlled))

@@ -7,7 +7,13 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import data_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+builders_factorial = lazy_module("vlaudit.builders.factorial")
+builders_scenes = lazy_module("vlaudit.builders.scenes")
 
 
 @data_app.command("scenes")
@@ -25,16 +31,13 @@ def data_scenes(
                                   help="Probability of an iscrowd=1 group (RLE segmentation)."),
 ) -> None:
     """Render simple scenes with known boxes in the official COCO format (+ GQA scene graphs)."""
-    from vlaudit.builders.scenes import render_scenes
-    from vlaudit.report.console import print_table
-
     if max_objects < min_objects:
         raise typer.BadParameter("--max-objects must be ≥ --min-objects")
-    summary = render_scenes(out, images, seed, width=width, height=height, min_objects=min_objects,
-                            max_objects=max_objects, p_small=p_small, p_crowd=p_crowd)
+    summary = builders_scenes.render_scenes(out, images, seed, width=width, height=height, min_objects=min_objects,
+                                            max_objects=max_objects, p_small=p_small, p_crowd=p_crowd)
     keys = ("images", "instances", "main_objects", "small_objects", "crowd_groups", "captions",
             "images_per_second")
-    print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
+    report_console.print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
     for name, path in summary["files"].items():
         typer.echo(f"wrote {name}: {path}")
 
@@ -46,13 +49,10 @@ def data_factorial(
     stems: int = typer.Option(50, "--stems", min=1, help="Stems per relation (left/right/above/below)."),
 ) -> None:
     """The 3×3 visual × textual evidence-source factorial (VCA §10); the build fails if a check fails."""
-    from vlaudit.builders.factorial import build_factorial
-    from vlaudit.report.console import print_table
-
-    summary = build_factorial(out, seed=seed, n_per_relation=stems)
+    summary = builders_factorial.build_factorial(out, seed=seed, n_per_relation=stems)
     rows = [[f"stems: {rel}", n] for rel, n in summary["stems_per_relation"].items()]
     rows += [["groups (stems)", summary["stems"]], ["inputs (items)", summary["items"]]]
     rows += [[f"unique probes: {k}", v] for k, v in summary["probes"].items()]
     rows += [[f"check passed: {c}", "yes"] for c in summary["checks"]]
-    print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
+    report_console.print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
     typer.echo(f"wrote {summary['items_path']} ({summary['seconds']:.2f} s)")

@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
+from vlaudit.backends.registry import backend_kind
 from vlaudit.commands._apps import app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.errors import EXIT_CHECK_FAILED
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+demo_pipeline = lazy_module("vlaudit.demo.pipeline")
 
 
 def rich_bars(progress):  # type: ignore[no-untyped-def]
     """``bars(description, total)`` → ``advance(n)`` on a rich Progress; a finished bar becomes one log line."""
-    import time
-
     def bars(description: str, total: int):  # type: ignore[no-untyped-def]
         task = progress.add_task(description, total=max(1, total))
         started = time.perf_counter()
@@ -36,16 +52,6 @@ def rich_bars(progress):  # type: ignore[no-untyped-def]
 
 def progress_display(console):  # type: ignore[no-untyped-def]
     """A rich Progress with description, bar, done/total, items/s and elapsed time."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-    from rich.text import Text
-
     class Speed(ProgressColumn):
         def render(self, task):  # type: ignore[no-untyped-def]
             return Text(f"{task.speed:.1f} items/s" if task.speed else "", style="cyan")
@@ -66,24 +72,16 @@ def demo(
     """Known-answer demo: synthetic controls, exact cycles on procedural scenes for the planted reference
     encoders (zero-shot, additive, rank-R probes, rank sweep), the VCA stage, checks, report. Exits 1 if a
     known-answer check fails."""
-    from rich.console import Console
-
-    from vlaudit.backends.registry import backend_kind
-    from vlaudit.experiments.demo import DemoConfig, run_demo
-    from vlaudit.report.console import print_table
-
     kinds = {spec: backend_kind(spec) for spec in model}  # an unknown prefix fails here, before any work
     console = Console()
-    config = DemoConfig.quick_config() if quick else DemoConfig()
+    config = demo_pipeline.DemoConfig.quick_config() if quick else demo_pipeline.DemoConfig()
     config = config.with_seed(seed)
     if model:
-        import dataclasses
-
         config = dataclasses.replace(config, models=tuple(s for s in model if kinds[s] == "features"),
                                      vca_models=tuple(s for s in model if kinds[s] == "yesno"))
     with progress_display(console) as progress:
-        summary = run_demo(out, config, log=lambda message: progress.console.print(f"[bold cyan]›[/] {message}"),
-                           bars=rich_bars(progress))
+        summary = demo_pipeline.run_demo(out, config, log=lambda message: progress.console.print(f"[bold cyan]›[/] {message}"),
+                                         bars=rich_bars(progress))
     probe = f"probe-rank-{config.probe_rank}"
     rows = []
     for spec, entry in summary["cycles"]["encoders"].items():
@@ -92,11 +90,11 @@ def demo(
             rows.append([spec.removeprefix("ref:"), family] + [
                 scorers.get(s, {}).get("families", {}).get(family, {}).get("test", {}).get("cycle_acc")
                 for s in ("additive", "zero-shot", probe)])
-    print_table("Exact CycleAcc, test split (mean over seeds)", ["encoder", "family", "additive", "zero-shot",
+    report_console.print_table("Exact CycleAcc, test split (mean over seeds)", ["encoder", "family", "additive", "zero-shot",
                                                                   probe], rows)
     checks = [[row["check"], row["expected"], row["observed"], "pass" if row["passed"] else "FAIL"]
               for row in summary["known_answers"]]
-    print_table("Known answers", ["check", "expected", "observed", "result"], checks)
+    report_console.print_table("Known answers", ["check", "expected", "observed", "result"], checks)
     console.print(f"\nResults are in [bold]{out}[/]: summary.json" +
                   "".join(f", {p}" for p in summary["files"].values()))
     failed = [row["check"] for row in summary["known_answers"] if not row["passed"]]

@@ -14,7 +14,17 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import data_app, group
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_folder_option
+from vlaudit.errors import InputError
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+builders_annotation = lazy_module("vlaudit.builders.annotation")
+builders_edits = lazy_module("vlaudit.builders.edits")
+sources_items = lazy_module("vlaudit.sources.items")
+tables = lazy_module("vlaudit.tables")
+vca_edits = lazy_module("vlaudit.analysis.vca.edits")
 
 edits_app = group("Object-swap edits: build, blinded annotation export/import, analysis.")
 data_app.add_typer(edits_app, name="edits")
@@ -43,15 +53,9 @@ def edits_build(
     resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the feasibility audit."),
 ) -> None:
     """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
-    from vlaudit.builders.edits import EditParams, build_edits
-    from vlaudit.experiments.edits_analysis import feasibility_audit
-    from vlaudit.report.console import print_table
-    from vlaudit.sources.items import read_items, write_items
-    from vlaudit.tables import write_json, write_table
-
-    params = EditParams(min_gap=min_gap, max_iou=max_iou, pad=pad, radius=radius, feather=feather)
-    result = build_edits(read_items(items_path), images, out, seed=seed, params=params, limit=limit)
-    audit = feasibility_audit(result["candidates"], n_resamples=resamples, seed=seed)
+    params = builders_edits.EditParams(min_gap=min_gap, max_iou=max_iou, pad=pad, radius=radius, feather=feather)
+    result = builders_edits.build_edits(sources_items.read_items(items_path), images, out, seed=seed, params=params, limit=limit)
+    audit = vca_edits.feasibility_audit(result["candidates"], n_resamples=resamples, seed=seed)
     n_feasible = sum(bool(c.get("feasible")) for c in result["candidates"])
     summary = {
         "items": str(items_path), "seed": seed, "params": params.__dict__,
@@ -60,15 +64,15 @@ def edits_build(
         "n_probes": len(result["items"]), "excluded_by_reason": result["excluded"], "feasibility_audit": audit,
     }
     if result["items"]:
-        write_items(out / "items.jsonl", result["items"])
-        write_table(out / "edits.csv", result["edits"])
-    write_table(out / "candidates.csv", result["candidates"])
-    write_json(out / "summary.json", summary)
+        sources_items.write_items(out / "items.jsonl", result["items"])
+        tables.write_table(out / "edits.csv", result["edits"])
+    tables.write_table(out / "candidates.csv", result["candidates"])
+    tables.write_json(out / "summary.json", summary)
     rows = [["positive groups (shuffled)", summary["n_candidates"], ""], ["feasible", n_feasible, ""],
             ["edits rendered", result["n_edits"], f"{len(result['items'])} probes"]]
     rows += [["excluded", n, reason] for reason, n in result["excluded"].items()]
-    print_table(f"Object-swap edits — {items_path.name}", ["what", "n", "why"], rows)
-    print_table("Feasibility-selection audit (VCA §17, % of extent/area)",
+    report_console.print_table(f"Object-swap edits — {items_path.name}", ["what", "n", "why"], rows)
+    report_console.print_table("Feasibility-selection audit (VCA §17, % of extent/area)",
                 ["characteristic", "feasible", "excluded", "difference", "95% CI"],
                 [[a["characteristic"], a["feasible"], a["excluded"], a["difference"], _fmt_ci(a["ci"])]
                  for a in audit], digits=2)
@@ -87,15 +91,11 @@ def edits_export(
     seed: int = typer.Option(_SEED, "--seed", help="Seed of the per-annotator shuffles."),
 ) -> None:
     """Shuffled, blinded batches (CSV + images) per annotator; model outputs and sample ids hidden."""
-    from vlaudit.builders.annotation import export_batches
-    from vlaudit.report.console import print_table
-    from vlaudit.tables import read_records, write_json
-
-    edits = read_records(build_dir / "edits.csv", required=("edit_id", "source_image", "edited_image"))
+    edits = tables.read_records(build_dir / "edits.csv", required=("edit_id", "source_image", "edited_image"))
     names = [a.strip() for a in annotators.split(",") if a.strip()]
-    summary = export_batches(edits, build_dir / "images", out, names, repeat_fraction=repeat, seed=seed)
-    write_json(out / "export_summary.json", summary)
-    print_table("Annotation export", ["annotator", "tasks", "repeats"],
+    summary = builders_annotation.export_batches(edits, build_dir / "images", out, names, repeat_fraction=repeat, seed=seed)
+    tables.write_json(out / "export_summary.json", summary)
+    report_console.print_table("Annotation export", ["annotator", "tasks", "repeats"],
                 [[a, summary["tasks_per_annotator"], summary["n_repeat_per_annotator"]] for a in names])
     typer.echo(f"wrote {out}/batches/ (send these) and {out}/key.csv (keep private)")
 
@@ -109,12 +109,6 @@ def edits_import(
     items_path: Path | None = typer.Option(None, "--items", help="Edits ITEMS table: writes accepted_items (default: none, not written)."),
 ) -> None:
     """Majority consensus over the four fields → accepted/rejected/no-majority; pairwise and repeat agreement."""
-    from vlaudit.builders.annotation import import_annotations, write_consensus
-    from vlaudit.errors import InputError
-    from vlaudit.report.console import print_table
-    from vlaudit.sources.items import read_items, write_items
-    from vlaudit.tables import read_records, write_json
-
     key = export_dir / "key.csv"
     files: dict[str, Path] = {}
     for spec in answers:
@@ -123,23 +117,23 @@ def edits_import(
         name, path = spec.split("=", 1)
         files[name] = Path(path)
     if not files:
-        names = sorted({str(r["annotator"]) for r in read_records(key, required=("annotator",))})
+        names = sorted({str(r["annotator"]) for r in tables.read_records(key, required=("annotator",))})
         files = {name: export_dir / "batches" / name / "tasks.csv" for name in names}
-    result = import_annotations(key, files)
-    write_consensus(out / "consensus.csv", result["rows"])
+    result = builders_annotation.import_annotations(key, files)
+    builders_annotation.write_consensus(out / "consensus.csv", result["rows"])
     summary = {k: v for k, v in result.items() if k != "rows"}
     if items_path is not None:
         accepted = {r["edit_id"] for r in result["rows"] if r["decision"] == "accepted"}
-        kept = [i for i in read_items(items_path) if i.extra.get("edit_id") in accepted]
+        kept = [i for i in sources_items.read_items(items_path) if i.extra.get("edit_id") in accepted]
         if kept:
-            write_items(out / "accepted_items.jsonl", kept)
+            sources_items.write_items(out / "accepted_items.jsonl", kept)
         summary["n_accepted_probes"] = len(kept)
-    write_json(out / "summary.json", summary)
+    tables.write_json(out / "summary.json", summary)
     n = max(result["n_edits"], 1)
     rows = [[d, c, 100.0 * c / n] for d, c in result["counts"].items()]
-    print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result["n_edits"],
+    report_console.print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result["n_edits"],
                                                                           100.0]] + rows, digits=2)
-    print_table("Agreement", ["pair / annotator", "n", "agreement %"],
+    report_console.print_table("Agreement", ["pair / annotator", "n", "agreement %"],
                 [[f"pairwise {p}", v["n_edits"], None if v["agreement"] is None else 100 * v["agreement"]]
                  for p, v in result["pairwise"].items()]
                 + [[f"repeat {a}", v["n_repeats"], None if v["agreement"] is None else 100 * v["agreement"]]
@@ -163,44 +157,40 @@ def edits_analyze(
     seed: int = typer.Option(_SEED, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
-    from vlaudit.experiments.edits_analysis import edit_outcomes, feasibility_audit
-    from vlaudit.report.console import print_table
-    from vlaudit.tables import read_records, write_json, write_table
-
-    accepted = [str(r["edit_id"]) for r in read_records(consensus, required=("edit_id", "decision"))
+    accepted = [str(r["edit_id"]) for r in tables.read_records(consensus, required=("edit_id", "decision"))
                 if r["decision"] == "accepted"]
-    probes = read_records(build_dir / "items.jsonl", required=("item_id", "edit_id", "probe"))
-    source_items = read_records(report / "items.csv", required=("item_id",))
-    source_groups = read_records(report / "groups.csv", required=("group_id",))
-    edit_items = read_records((edit_report or report) / "items.csv", required=("item_id", "pred"))
-    result = edit_outcomes(probes, accepted, edit_items, source_items, source_groups, interface=interface,
-                           n_resamples=resamples, seed=seed, source_path=report / "items.csv")
+    probes = tables.read_records(build_dir / "items.jsonl", required=("item_id", "edit_id", "probe"))
+    source_items = tables.read_records(report / "items.csv", required=("item_id",))
+    source_groups = tables.read_records(report / "groups.csv", required=("group_id",))
+    edit_items = tables.read_records((edit_report or report) / "items.csv", required=("item_id", "pred"))
+    result = vca_edits.edit_outcomes(probes, accepted, edit_items, source_items, source_groups, interface=interface,
+                                     n_resamples=resamples, seed=seed, source_path=report / "items.csv")
     dcc: dict[str, dict[str, float]] = {}
     for row in source_items:
         if row.get("dcc") is not None and row.get("interface", interface) == interface:
             dcc.setdefault(str(row.get("model", "model")), {})[str(row["item_id"])] = float(bool(row["dcc"]))
-    audit = feasibility_audit(read_records(build_dir / "candidates.csv"), source_dcc=dcc,
-                              n_resamples=resamples, seed=seed)
-    write_table(out / "edit_outcomes.csv", result["records"])
-    write_json(out / "summary.json", {"n_accepted": len(accepted), "table": result["table"],
-                                      "pooled_cu": result["pooled_cu"], "pooled_dcc": result["pooled_dcc"],
-                                      "feasibility_audit": audit})
+    audit = vca_edits.feasibility_audit(tables.read_records(build_dir / "candidates.csv"), source_dcc=dcc,
+                                        n_resamples=resamples, seed=seed)
+    tables.write_table(out / "edit_outcomes.csv", result["records"])
+    tables.write_json(out / "summary.json", {"n_accepted": len(accepted), "table": result["table"],
+                                             "pooled_cu": result["pooled_cu"], "pooled_dcc": result["pooled_dcc"],
+                                             "feasibility_audit": audit})
     title = f"Edited outcomes of {len(accepted)} accepted edits (%)"
-    print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
+    report_console.print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
                 [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result["table"]],
                 digits=2)
     cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "n_cu", "cu", "n_dcc", "dcc"]
-    print_table("Flip+visibility by source audit stratum (%)",
+    report_console.print_table("Flip+visibility by source audit stratum (%)",
                 ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "C-U n", "C-U", "D-CC n", "D-CC"],
                 [[row.get(c) for c in cols] for row in result["table"]], digits=2)
 
     def ci(row: dict, name: str) -> str:
         return f"{row[name]:+.2f} [{row[f'{name}_lo']:+.2f}, {row[f'{name}_hi']:+.2f}]"
 
-    print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
+    report_console.print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
                 ["model", "Joint − overall", "Δ PairD = Joint − Rel_o"],
                 [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result["table"]])
-    print_table("Relation-only success within Joint (%; 95% edit-cluster bootstrap CI, VCA §15)",
+    report_console.print_table("Relation-only success within Joint (%; 95% edit-cluster bootstrap CI, VCA §15)",
                 ["model", "Rel. overall", "Rel. in Joint", "Joint − overall"],
                 [[row["model"], f"{row['rel']:.2f}", ci(row, "rel_joint").replace("+", ""),
                   ci(row, "rel_joint_minus_overall")] for row in result["table"]])

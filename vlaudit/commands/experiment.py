@@ -1,6 +1,6 @@
 """``vlaudit experiment diagnostics|rank-sweep|oe|transfer``: the cycle-paper experiments (§5.2–5.6).
 
-Thin shells over :mod:`vlaudit.experiments.cycle_diagnostics`, ``cycle_rank_sweep``, ``cycle_oe`` and
+Thin shells over :mod:`vlaudit.analysis.cycles.diagnostics`, ``cycle_rank_sweep``, ``cycle_oe`` and
 ``cycle_transfer``. Inputs, shared by all four: one cycles file per seed (``--cycles``, repeated in ``--seeds``
 order) or a build command's arguments (``--build "coco --instances … --splits train=0.6,val=0.2,test=0.2"``,
 run once per seed with ``--seed S``), and frozen features (``--features DIR`` from ``vlaudit features``, or
@@ -12,17 +12,31 @@ the run's JSON as ``probe_settings``.
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
+from rich.table import Table
+from typer.main import get_command
 
 from vlaudit import settings as paper
-from vlaudit.commands._apps import experiment_app
+from vlaudit.commands._apps import app, experiment_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands.synthetic import parse_seeds
 from vlaudit.errors import EXIT_CHECK_FAILED
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+cycles_common = lazy_module("vlaudit.analysis.cycles.common")
+cycles_diagnostics = lazy_module("vlaudit.analysis.cycles.diagnostics")
+cycles_inputs = lazy_module("vlaudit.analysis.cycles.inputs")
+cycles_oe = lazy_module("vlaudit.analysis.cycles.oe")
+cycles_rank_sweep = lazy_module("vlaudit.analysis.cycles.rank_sweep")
+cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
+cycles_transfer = lazy_module("vlaudit.analysis.cycles.transfer")
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
@@ -74,12 +88,6 @@ def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:
 
 def _build_cycles(build: str, seeds: list[int], out: Path) -> dict[int, Path]:
     """Run the named ``cycles build`` command once per seed into OUT/cycles/seedS.jsonl."""
-    import shlex
-
-    from typer.main import get_command
-
-    from vlaudit.commands._apps import app
-
     args = shlex.split(build)
     if any(a in ("--seed", "--out") or a.startswith(("--seed=", "--out=")) for a in args):
         raise typer.BadParameter("--build must not set --seed or --out (the experiment sets them per seed)")
@@ -99,8 +107,6 @@ def _build_cycles(build: str, seeds: list[int], out: Path) -> dict[int, Path]:
 def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, features: Path | None, model: str | None,
             images: Path | None, out: Path, *, marked: bool = False, marked_features: Path | None = None
             ) -> dict[int, Any]:
-    from vlaudit.experiments.cycle_inputs import add_marked_features, extract_seed_features, load_seed_inputs
-
     if bool(cycles) == bool(build):
         raise typer.BadParameter("give either --cycles (one per seed) or --build")
     if cycles:
@@ -114,28 +120,26 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
     if model is not None:
         if images is None:
             raise typer.BadParameter("--model needs --images")
-        features = extract_seed_features(paths, images, model, out / "features",
-                                         marked=marked and marked_features is None)
+        features = cycles_inputs.extract_seed_features(paths, images, model, out / "features",
+                                                       marked=marked and marked_features is None)
         typer.echo(f"wrote features {features}")
-    inputs = load_seed_inputs(paths, features)  # type: ignore[arg-type]
+    inputs = cycles_inputs.load_seed_inputs(paths, features)  # type: ignore[arg-type]
     if marked:
-        inputs = {s: add_marked_features(v, marked_features) for s, v in inputs.items()}
+        inputs = {s: cycles_inputs.add_marked_features(v, marked_features) for s, v in inputs.items()}
     return inputs
 
 
 def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str,
             min_cycles: int, **probe_kinds: Any):
-    from vlaudit.experiments.cycle_common import ExperimentConfig
-
     if not lr > 0 or weight_decay < 0 or not probe_kinds.get("shortcut_lr", 1.0) > 0:
         raise typer.BadParameter(f"need --lr > 0, --shortcut-lr > 0 and --weight-decay ≥ 0, got {lr}, "
                                  f"{probe_kinds.get('shortcut_lr')} and {weight_decay}")
     names = [s.strip() for s in split_names.split(",")]
     if len(names) != 3 or not all(names) or len(set(names)) != 3:
         raise typer.BadParameter("--split-names takes three distinct names: train,val,test")
-    return ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
-                            device=device, train_split=names[0], val_split=names[1], test_split=names[2],
-                            min_cycles=min_cycles, **probe_kinds)
+    return cycles_common.ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
+                                          device=device, train_split=names[0], val_split=names[1], test_split=names[2],
+                                          min_cycles=min_cycles, **probe_kinds)
 
 
 def _families(value: str | None) -> list[str] | None:
@@ -144,9 +148,6 @@ def _families(value: str | None) -> list[str] | None:
 
 def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
     """A rich table whose first column (family / protocol names) never wraps; cells are preformatted text."""
-    from rich.console import Console
-    from rich.table import Table
-
     table = Table(title=title)
     for index, column in enumerate(columns):
         table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0, overflow="fold")
@@ -156,23 +157,19 @@ def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
 
 
 def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
-    from vlaudit.experiments.cycle_common import probe_notes_summary, unavailable_table
-
     _print(title, *table)
     if result.get("unavailable"):
         _print(f"Unavailable: fewer than {result['min_cycles']} validation cycles, or none in train or test "
-               "(withdrawn in that seed, §D.5)", *unavailable_table(result))
+               "(withdrawn in that seed, §D.5)", *cycles_common.unavailable_table(result))
     settings = result.get("probe_settings", {})
     lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
                                             for kind, v in settings.items())] if settings else []
-    for line in [*lines, *probe_notes_summary(result.get("probe_notes", []))]:
+    for line in [*lines, *cycles_common.probe_notes_summary(result.get("probe_notes", []))]:
         typer.echo(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
         typer.echo(f"wrote {name}: {path}")
     audit = result.get("additive_audit")
     if audit is not None and not audit["ok"]:
-        from rich.console import Console
-
         Console(stderr=True).print(f"[bold red]ADDITIVE AUDIT FAILED: image-only/text-only/additive probes must score "
                                    f"exactly 0.5 with tie rate 1 on exact cycles; failures: {audit['failures'][:5]}. "
                                    "The cycles are not complete balanced blocks, or scores are not float64.[/]")
@@ -193,15 +190,12 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      additive_epochs=additive_epochs, shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr,
                      min_steps=min_steps)
-    from vlaudit.experiments import cycle_diagnostics as exp
-    from vlaudit.experiments.synthetic import torch_threads
-
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with torch_threads(threads):
-        result = exp.run_diagnostics(inputs, seed_list, config=config, families=_families(families), out_dir=out)
+    with cycles_synthetic.torch_threads(threads):
+        result = cycles_diagnostics.run_diagnostics(inputs, seed_list, config=config, families=_families(families), out_dir=out)
     audit = result["additive_audit"]
     _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
-            f"{', '.join(map(str, seed_list))}", exp.table_rows(result), result)
+            f"{', '.join(map(str, seed_list))}", cycles_diagnostics.table_rows(result), result)
     typer.echo(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
 
 
@@ -224,15 +218,12 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
         raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
     config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles,
                      additive_epochs=additive_epochs, min_steps=min_steps)
-    from vlaudit.experiments import cycle_rank_sweep as exp
-    from vlaudit.experiments.synthetic import torch_threads
-
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with torch_threads(threads):
-        result = exp.run_rank_sweep(inputs, seed_list, ranks=rank_list, config=config, families=_families(families),
-                                    out_dir=out)
+    with cycles_synthetic.torch_threads(threads):
+        result = cycles_rank_sweep.run_rank_sweep(inputs, seed_list, ranks=rank_list, config=config, families=_families(families),
+                                                  out_dir=out)
     _finish(f"Rank sweep — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
-            f"{', '.join(map(str, seed_list))}", exp.table_rows(result), result)
+            f"{', '.join(map(str, seed_list))}", cycles_rank_sweep.table_rows(result), result)
 
 
 @experiment_app.command("oe", context_settings=_CTX)
@@ -250,16 +241,13 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr, min_steps=min_steps)
-    from vlaudit.experiments import cycle_oe as exp
-    from vlaudit.experiments.synthetic import torch_threads
-
     inputs = _inputs(seed_list, cycles, build, features, model, images, out, marked=True,
                      marked_features=marked_features)
-    with torch_threads(threads):
-        result = exp.run_oe(inputs, seed_list, config=config, families=_families(families), out_dir=out)
-    _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *exp.seed_table_rows(result))
+    with cycles_synthetic.torch_threads(threads):
+        result = cycles_oe.run_oe(inputs, seed_list, config=config, families=_families(families), out_dir=out)
+    _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *cycles_oe.seed_table_rows(result))
     _finish(f"Shortcut-contaminated OE (Table 4) — rank {rank} + additive heads, mean ± sd over seeds",
-            exp.table_rows(result), result)
+            cycles_oe.table_rows(result), result)
 
 
 @experiment_app.command("transfer", context_settings=_CTX)
@@ -273,15 +261,11 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      min_steps=min_steps)
-    from vlaudit.experiments import cycle_transfer as exp
-    from vlaudit.experiments.cycle_common import mean_sd_text
-    from vlaudit.experiments.synthetic import torch_threads
-
     inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with torch_threads(threads):
-        result = exp.run_transfer(inputs, seed_list, config=config, families=_families(families), out_dir=out)
+    with cycles_synthetic.torch_threads(threads):
+        result = cycles_transfer.run_transfer(inputs, seed_list, config=config, families=_families(families), out_dir=out)
     _finish(f"Transfer — rank-{rank} probes, CycleAcc on {config.test_split} cycles; alignment on "
-            f"{config.val_split} cycles", exp.table_rows(result), result)
+            f"{config.val_split} cycles", cycles_transfer.table_rows(result), result)
     corr = result["correlation"]
     per_seed = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}" for s, v in corr["per_seed"].items())
-    typer.echo(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {mean_sd_text(corr, 3)}")
+    typer.echo(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {cycles_common.mean_sd_text(corr, 3)}")

@@ -11,7 +11,12 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+vca_factorial_lib = lazy_module("vlaudit.analysis.vca.factorial")
 
 
 def _pct(value: float | None) -> str:
@@ -37,13 +42,10 @@ def vca_factorial(
     seed: int = typer.Option(20260724, "--seed", help="Bootstrap seed."),
 ) -> None:
     """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
-    from vlaudit.experiments.factorial_analysis import run_factorial_analysis
-    from vlaudit.report.console import print_table
-
     first = run_dirs[0]
     out_dir = out if out is not None else (first if first.is_dir() else first.parent) / "factorial"
-    result = run_factorial_analysis(run_dirs, items=items, out_dir=out_dir, margins=margins,
-                                    interface=interface, n_resamples=n_resamples, seed=seed)
+    result = vca_factorial_lib.run_factorial_analysis(run_dirs, items=items, out_dir=out_dir, margins=margins,
+                                                      interface=interface, n_resamples=n_resamples, seed=seed)
     rows = []
     for entry in [*result["models"], {"model": "pooled", **result["pooled"]}]:
         rows.append([entry["model"], entry["correct"], entry["cu"],
@@ -51,7 +53,7 @@ def vca_factorial(
                      f"{_pct(entry['responsive_rate'])} {_ci(entry['responsive_rate_ci'])}",
                      f"{_pct(entry['neutral_exceed_rate'])} {_ci(entry['neutral_exceed_rate_ci'])}",
                      f"{_pct(entry['flip_rate'])} {_ci(entry['flip_rate_ci'])}"])
-    print_table(f"Evidence-source factorial ({result['stems']} stems, {interface})",
+    report_console.print_table(f"Evidence-source factorial ({result['stems']} stems, {interface})",
                 ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
     effect_rows = []
     for entry in result["models"]:
@@ -59,7 +61,7 @@ def vca_factorial(
         effect_rows.append([entry["model"], e["delta_v_pos"]["mean"], e["delta_v_neg"]["mean"],
                             e["delta_v_none"]["mean"], e["interaction"]["mean"], nested["image_tpr"],
                             nested["text_fpr"], nested["auroc_vca_correct"], nested["auroc_confidence_correct"]])
-    print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
+    report_console.print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
                                                          "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
     for path in result["files"]:
         typer.echo(f"wrote {path}")

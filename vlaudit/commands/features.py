@@ -5,8 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
+from vlaudit.backends.registry import require_kind
 from vlaudit.commands._apps import app, cycles_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
     executor_option,
     in_folder_option,
@@ -17,6 +27,13 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+scoring_executors = lazy_module("vlaudit.scoring.executors")
+scoring_features = lazy_module("vlaudit.scoring.features")
+sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
+tables = lazy_module("vlaudit.tables")
 
 
 @app.command("features")
@@ -40,38 +57,23 @@ def features(
     threads_per_worker: int | None = ray_threads_option(),
 ) -> None:
     """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from vlaudit.backends.registry import require_kind
-    from vlaudit.report.console import print_table
-    from vlaudit.scoring.executors import open_backend
-    from vlaudit.scoring.features import collect_inputs, extract_features
-    from vlaudit.sources.cycle_tables import read_cycles
-
     require_kind(model, "features")
-    cycle_list = read_cycles(cycles)
-    inputs = collect_inputs(cycle_list, cycles, images, captions)
+    cycle_list = sources_cycle_tables.read_cycles(cycles)
+    inputs = scoring_features.collect_inputs(cycle_list, cycles, images, captions)
     options: dict[str, object] = {"batch_size": batch_size, "device": device, "dtype": dtype}
     if revision is not None:
         options["revision"] = revision
-    backend, feature_executor = open_backend(model, options, executor=executor, features=True, workers=workers,
-                                             address=address, gpus_per_worker=gpus_per_worker,
-                                             threads=threads_per_worker)
+    backend, feature_executor = scoring_executors.open_backend(model, options, executor=executor, features=True, workers=workers,
+                                                               address=address, gpus_per_worker=gpus_per_worker,
+                                                               threads=threads_per_worker)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), transient=True) as bar:
         tasks = {"images": bar.add_task("images", total=None), "texts": bar.add_task("texts", total=None)}
         try:
-            manifest = extract_features(
+            manifest = scoring_features.extract_features(
                 backend, inputs, out,
                 provenance={"cycles": str(cycles), "images_dir": str(images),
-                            "captions": None if captions is None else str(captions)},
+                                             "captions": None if captions is None else str(captions)},
                 progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total),
                 executor=feature_executor,
             )
@@ -79,7 +81,7 @@ def features(
             if feature_executor is not None:
                 feature_executor.shutdown()
     counts = manifest["counts"]
-    print_table(f"features — {model}", ["what", "ids", "distinct contents"],
+    report_console.print_table(f"features — {model}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],
                  ["captions", counts["caption_ids"], counts["unique_texts"]]])
     typer.echo(f"wrote {out} (dim {manifest['dim']}, {manifest['seconds']} s)")
@@ -92,17 +94,12 @@ def zero_shot(
     out: Path = out_file_option(help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
 ) -> None:
     """Cosine image–caption scores for every pair the cycles use, in the `cycles eval` scores format."""
-    from vlaudit.report.console import print_table
-    from vlaudit.scoring.features import read_features, zero_shot_scores
-    from vlaudit.sources.cycle_tables import read_cycles
-    from vlaudit.tables import write_table
-
-    cycle_list = read_cycles(cycles)
-    feats = read_features(features_dir)
-    rows = zero_shot_scores(feats, cycle_list, source=cycles)
-    write_table(out, rows)
+    cycle_list = sources_cycle_tables.read_cycles(cycles)
+    feats = scoring_features.read_features(features_dir)
+    rows = scoring_features.zero_shot_scores(feats, cycle_list, source=cycles)
+    tables.write_table(out, rows)
     scores = [row["score"] for row in rows]
-    print_table(f"zero-shot scores — {feats.manifest['model'].get('spec', '?')}",
+    report_console.print_table(f"zero-shot scores — {feats.manifest['model'].get('spec', '?')}",
                 ["cycles", "pairs", "min", "mean", "max"],
                 [[len(cycle_list), len(rows), min(scores), sum(scores) / len(scores), max(scores)]])
     typer.echo(f"wrote {out}")

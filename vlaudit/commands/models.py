@@ -8,11 +8,20 @@ from pathlib import Path
 
 import typer
 
+from vlaudit.backends.registry import BACKENDS, load_backend, parse_spec, require_kind
+
 # the builders' own family lists (both modules import nothing heavy at module level)
-from vlaudit.backends.tiny_dual import FAMILIES as DUAL_FAMILIES
-from vlaudit.backends.tiny_mllm import MLLM_FAMILIES
+from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES
 from vlaudit.commands._apps import models_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.errors import InputError
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+backends_tiny_dual = lazy_module("vlaudit.backends.tiny_dual")
+backends_tiny_mllm = lazy_module("vlaudit.backends.tiny_mllm")
+reference_models = lazy_module("vlaudit.reference.models")
 
 
 @models_app.command("tiny")
@@ -26,17 +35,11 @@ def models_tiny(
                                        "real for ministral."),
 ) -> None:
     """Write a tiny random model built from config (no network); load it with hf:DIR etc."""
-    from vlaudit.errors import InputError
-
     if family in DUAL_FAMILIES:
-        from vlaudit.backends.tiny_dual import build_tiny_dual
-
-        path = build_tiny_dual(family, out, seed=seed, tokenizer=tokenizer)
+        path = backends_tiny_dual.build_tiny_dual(family, out, seed=seed, tokenizer=tokenizer)
         prefix = "open_clip:local-dir:" if family == "open_clip" else "hf-clip:"
     elif family in MLLM_FAMILIES:
-        from vlaudit.backends.tiny_mllm import build_tiny_mllm
-
-        path = build_tiny_mllm(family, out, seed=seed, tokenizer=tokenizer)
+        path = backends_tiny_mllm.build_tiny_mllm(family, out, seed=seed, tokenizer=tokenizer)
         prefix = "hf:"
     else:
         raise InputError(f"unknown family {family!r}; available: {', '.join(MLLM_FAMILIES + DUAL_FAMILIES)}",
@@ -47,17 +50,12 @@ def models_tiny(
 @models_app.command("list")
 def models_list() -> None:
     """List the model spec prefixes the registry serves."""
-    from vlaudit.backends.registry import BACKENDS
-    from vlaudit.report.console import print_table
-
-    print_table("model backends", ["spec", "serves"],
+    report_console.print_table("model backends", ["spec", "serves"],
                 [(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()])
     typer.echo(f"tiny offline models: vlaudit models tiny --family {{{','.join(MLLM_FAMILIES + DUAL_FAMILIES)}}}")
-    from vlaudit.backends.reference import REFERENCE_MODELS, TRAINED_MODELS
-
-    typer.echo(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in REFERENCE_MODELS)}")
+    typer.echo(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in reference_models.REFERENCE_MODELS)}")
     typer.echo("trained reference models (weights shipped; `vlaudit models train-reference NAME` rebuilds one):")
-    for name, entry in TRAINED_MODELS.items():
+    for name, entry in reference_models.TRAINED_MODELS.items():
         typer.echo(f"  ref:{name}  {entry.description}")
 
 
@@ -70,9 +68,6 @@ def models_verbalizers(
     """Print the verbalizer token ids the backend reads after its real scoring prompt (VCA §11).
 
     For hf: specs only the model's config and tokenizer/processor are loaded, not its weights."""
-    from vlaudit.backends.registry import load_backend, parse_spec, require_kind
-    from vlaudit.report.console import print_table
-
     interfaces = [part.strip() for part in interface.split(",") if part.strip()]
     require_kind(spec, "yesno", field="SPEC")
     # hf: specs load config + tokenizer only; other yes/no backends (ref:, tiny) load as they are
@@ -85,7 +80,7 @@ def models_verbalizers(
             rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])
         else:
             rows.extend((name, None, None, token_id, None) for token_id in backend.verbalizer_ids[name])
-    print_table(f"verbalizers — {backend.spec} ({getattr(backend, 'tokenizer_kind', 'AutoProcessor')})",
+    report_console.print_table(f"verbalizers — {backend.spec} ({getattr(backend, 'tokenizer_kind', 'AutoProcessor')})",
                 ["interface", "word", "continuation", "token id", "piece"], rows)
     ids = "/".join(str(token_id) for name in interfaces for token_id in backend.verbalizer_ids[name])
     typer.echo(f"token ids ({', '.join(interfaces)}): {ids}")
@@ -99,21 +94,16 @@ def models_train_reference(
     short: bool = typer.Option(False, "--short", help="A seconds-long retrain (a smoke test, not the shipped one)."),
 ) -> None:
     """Retrain one planted reference model from its seed and log its training curve."""
-    from vlaudit.backends.reference import TRAINED_MODELS, WEIGHTS_DIR, resolve
-    from vlaudit.errors import InputError
-
-    if name not in TRAINED_MODELS:
-        raise InputError(f"unknown trained reference model {name!r}; available: {', '.join(TRAINED_MODELS)}",
+    if name not in reference_models.TRAINED_MODELS:
+        raise InputError(f"unknown trained reference model {name!r}; available: {', '.join(reference_models.TRAINED_MODELS)}",
                          field="NAME")
-    from vlaudit.report.console import print_table
-
-    if TRAINED_MODELS[name].trainer is None:
+    if reference_models.TRAINED_MODELS[name].trainer is None:
         raise InputError(f"ref:{name} is a constructed mechanism with nothing to train", field="NAME")
     options = {"short": True} if short else {}
-    result = resolve(str(TRAINED_MODELS[name].trainer))(name, out or WEIGHTS_DIR, log=typer.echo, **options)
+    result = reference_models.resolve(str(reference_models.TRAINED_MODELS[name].trainer))(name, out or reference_models.WEIGHTS_DIR, log=typer.echo, **options)
     curve = result.get("curve", [])
     if curve:
         columns = list(curve[0])
-        print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
+        report_console.print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
     for path in result.get("files", []):
         typer.echo(f"wrote {path}")

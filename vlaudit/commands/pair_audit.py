@@ -9,7 +9,14 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+metrics_pair_audit = lazy_module("vlaudit.metrics.pair_audit")
+sources_labelled_pairs = lazy_module("vlaudit.sources.labelled_pairs")
+tables = lazy_module("vlaudit.tables")
 
 
 @cycles_app.command("audit-pairs")
@@ -25,33 +32,27 @@ def audit_pairs(
 ) -> None:
     """Image/caption/length TV between positives and negatives, signed-degree imbalance per side, exact-cycle
     completion."""
-    from vlaudit.metrics.pair_audit import WEIGHTINGS
-    from vlaudit.metrics.pair_audit import audit_pairs as audit
-    from vlaudit.report.console import print_table
-    from vlaudit.sources.labelled_pairs import read_labelled_pairs
-    from vlaudit.tables import write_json, write_table
-
-    if weighting not in WEIGHTINGS:
-        raise typer.BadParameter(f"expected one of {', '.join(WEIGHTINGS)}, got {weighting!r}",
+    if weighting not in metrics_pair_audit.WEIGHTINGS:
+        raise typer.BadParameter(f"expected one of {', '.join(metrics_pair_audit.WEIGHTINGS)}, got {weighting!r}",
                                  param_hint="--weighting")
     rows = []
     warnings: list[str] = []
     for path in pairs:
-        detected, records = read_labelled_pairs(path, fmt, warnings=warnings)
-        row = {"file": path.name, "format": detected, **audit(records, weighting)}
+        detected, records = sources_labelled_pairs.read_labelled_pairs(path, fmt, warnings=warnings)
+        row = {"file": path.name, "format": detected, **metrics_pair_audit.audit_pairs(records, weighting)}
         if row["labelled_both_ways"]:
             warnings.append(f"{path}: {row['labelled_both_ways']} (image, caption) pair(s) labelled both positive "
                             "and negative")
         rows.append(row)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "weighting": weighting, "rows": rows,
-                                          "warnings": warnings})
-    write_table(out / "audit_pairs.csv", rows)
+    tables.write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "weighting": weighting, "rows": rows,
+                                                 "warnings": warnings})
+    tables.write_table(out / "audit_pairs.csv", rows)
 
     def cell(value: object) -> object:
         return "0" if value == 0 else value
 
-    print_table(f"Pair audit: positives vs negatives ({weighting} weighting; exact cycles: all 0)",
+    report_console.print_table(f"Pair audit: positives vs negatives ({weighting} weighting; exact cycles: all 0)",
                 ["file", "+ / −", "TV img", "TV cap", "TV len", "imb img", "imb cap"],
                 [[Path(r["file"]).stem, f"{r['positives']}/{r['negatives']}", cell(r["tv_image"]), cell(r["tv_caption"]),
                   cell(r["tv_caption_length"]), cell(r["degree_imbalance_image"]), cell(r["degree_imbalance_caption"])]
@@ -60,7 +61,7 @@ def audit_pairs(
         "+ / −: positive and negative entries; TV: total variation of the image, caption and caption-length "
         f"marginals; imb img / imb cap: signed-degree imbalance of the images / captions, {weighting} weighting "
         "(0: additive scores of that side cancel; 1: none on both sides)", width=80))
-    print_table("Exact-cycle completion (exact cycles: every distinct pair)",
+    report_console.print_table("Exact-cycle completion (exact cycles: every distinct pair)",
                 ["file", "positives in cycles", "negatives in cycles"],
                 [[Path(r["file"]).stem, f"{r['positives_in_cycles']}/{r['distinct_positives']}",
                   f"{r['negatives_in_cycles']}/{r['distinct_negatives']}"] for r in rows])

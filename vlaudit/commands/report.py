@@ -7,6 +7,10 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import app
+from vlaudit.commands._lazy import lazy_module
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_html = lazy_module("vlaudit.report.html")
 
 
 @app.command("report")
@@ -16,6 +20,4 @@ def report(
 ) -> None:
     """Write RUN_DIR/report.html: tables with intervals, plots, galleries and the run manifest, in one file
     that opens offline in any browser (images embedded, no scripts, no network)."""
-    from vlaudit.report.html import write_report
-
-    typer.echo(f"wrote {write_report(run_dir)}")
+    typer.echo(f"wrote {report_html.write_report(run_dir)}")

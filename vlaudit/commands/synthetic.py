@@ -7,8 +7,13 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.settings import SYNTHETIC_RANK_EPOCHS
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
 
 DEFAULT_SEEDS = "0,1,2"
 
@@ -58,17 +63,14 @@ def synthetic(
         raise typer.BadParameter(f"unknown option(s) {' '.join(stray)}")
     seed_list = parse_seeds(seeds, extra)
 
-    from vlaudit.experiments.synthetic import SyntheticConfig, run_synthetic, table_rows
-    from vlaudit.report.console import print_table
-
     try:
-        config = SyntheticConfig(n_train=n_train, n_val=max(2, n_test // 2), n_test=n_test, epochs=epochs,
-                                 rank_epochs=rank_epochs)
+        config = cycles_synthetic.SyntheticConfig(n_train=n_train, n_val=max(2, n_test // 2), n_test=n_test, epochs=epochs,
+                                                  rank_epochs=rank_epochs)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    result = run_synthetic(seed_list, out, config, num_threads=threads)
-    print_table(f"Synthetic controls — seeds {', '.join(map(str, seed_list))}",
-                ["diagnostic", "probe", "metric", "mean", "sd", "expected"], table_rows(result))
+    result = cycles_synthetic.run_synthetic(seed_list, out, config, num_threads=threads)
+    report_console.print_table(f"Synthetic controls — seeds {', '.join(map(str, seed_list))}",
+                ["diagnostic", "probe", "metric", "mean", "sd", "expected"], cycles_synthetic.table_rows(result))
     failed = []
     for name, ok in result["checks"].items():
         if not ok:

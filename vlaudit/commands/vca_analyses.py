@@ -11,8 +11,18 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option, parse_controls
 from vlaudit.settings import HL_RESAMPLES
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_vca_analyses = lazy_module("vlaudit.report.vca_analyses")
+sources_margins = lazy_module("vlaudit.sources.margins")
+sources_vsr = lazy_module("vlaudit.sources.vsr")
+vca_common = lazy_module("vlaudit.analysis.vca.common")
+vca_heldout_filter = lazy_module("vlaudit.analysis.vca.heldout_filter")
+vca_proxies_lib = lazy_module("vlaudit.analysis.vca.proxies")
+vca_validity_lib = lazy_module("vlaudit.analysis.vca.validity")
 
 _RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several models; one run per model "
                                  "and dataset).")
@@ -21,11 +31,8 @@ _RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several
 def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list:
     """Read the runs and compute their events; print each run's exclusion warnings (items lacking a headline
     control are excluded from every quantity and counted, never silently)."""
-    from vlaudit.experiments.vca_common import load_runs, run_info, run_scores
-    from vlaudit.sources.margins import normalize_interface
-
-    scores = run_scores(load_runs(runs, normalize_interface(interface)), controls)
-    infos = [run_info(s) for s in scores]
+    scores = vca_common.run_scores(vca_common.load_runs(runs, sources_margins.normalize_interface(interface)), controls)
+    infos = [vca_common.run_info(s) for s in scores]
     typer.echo("runs: " + "; ".join(f"{i['model']} on {i['dataset']} (n={i['n']}, split {'+'.join(i['splits'])})"
                                     for i in infos))
     for s in scores:
@@ -62,20 +69,16 @@ def vca_validity(
 ) -> None:
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L (SRC, Swap), confidence–VCA
     discordance, the shared-margin control and the edit-grouped incremental control."""
-    from vlaudit.experiments.vca_common import join_edits, read_edit_outcomes
-    from vlaudit.experiments.vca_validity import ValiditySettings, compute_validity
-    from vlaudit.report.vca_analyses import print_validity, write_validity
-
-    settings = ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples,
-                                hl_resamples=hl_resamples, seed=seed, folds=folds, repeats=repeats)
+    settings = vca_validity_lib.ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples,
+                                                 hl_resamples=hl_resamples, seed=seed, folds=folds, repeats=repeats)
     out = _out_dir(out)
     scores = _scores(runs, interface, settings.controls)
     joined = None
     if edits is not None:
-        joined = join_edits(read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
-    result = compute_validity(scores, joined, settings)
-    write_validity(out, result, plot=plot)
-    print_validity(result)
+        joined = vca_common.join_edits(vca_common.read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
+    result = vca_validity_lib.compute_validity(scores, joined, settings)
+    report_vca_analyses.write_validity(out, result, plot=plot)
+    report_vca_analyses.print_validity(result)
     typer.echo(f"wrote {out / 'validity.json'} and CSV tables in {out}")
 
 
@@ -93,21 +96,18 @@ def vca_filter(
 ) -> None:
     """Held-out benchmark filtering (VCA §16): Shortcut Score, VisNec-style, confidence and VCA panels built from
     the other models, evaluated on each held-out model (Acc, Blind Gap, Visual Gain, Dep)."""
-    from vlaudit.experiments.vca_filter import FilterSettings, compute_filter
-    from vlaudit.report.vca_analyses import print_filter, write_filter
-
     try:
         coverages = tuple(float(c) for c in coverage.split(",") if c.strip())
     except ValueError:
         raise typer.BadParameter(f"not a list of numbers: {coverage!r}", param_hint="--coverage") from None
     if not coverages or any(not 0 < c <= 100 for c in coverages) or not 0 < primary <= 100:
         raise typer.BadParameter("coverages are percentages in (0, 100]", param_hint="--coverage")
-    settings = FilterSettings(coverages=coverages, primary=primary, n_resamples=n_resamples, seed=seed,
-                              controls=parse_controls(controls))
+    settings = vca_heldout_filter.FilterSettings(coverages=coverages, primary=primary, n_resamples=n_resamples, seed=seed,
+                                                 controls=parse_controls(controls))
     out = _out_dir(out)
-    result = compute_filter(_scores(runs, interface, settings.controls), settings)
-    write_filter(out, result, plot=plot)
-    print_filter(result)
+    result = vca_heldout_filter.compute_filter(_scores(runs, interface, settings.controls), settings)
+    report_vca_analyses.write_filter(out, result, plot=plot)
+    report_vca_analyses.print_filter(result)
     typer.echo(f"wrote {out / 'filter.json'} and CSV tables in {out}")
 
 
@@ -132,18 +132,13 @@ def vca_proxies(
     """Cached-context proxies and control robustness (VCA §18): Perceptual Score, permutation drop, VisNec-,
     FPVG-style, sufficiency/comprehensiveness vs the raw gap; control aggregation; control-set stability;
     relation families."""
-    from vlaudit.experiments.vca_common import join_edits, read_edit_outcomes
-    from vlaudit.experiments.vca_proxies import ProxySettings, compute_proxies
-    from vlaudit.report.vca_analyses import print_proxies, write_proxies
-    from vlaudit.sources.vsr import read_meta_categories
-
-    settings = ProxySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed)
+    settings = vca_proxies_lib.ProxySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed)
     out = _out_dir(out)
     scores = _scores(runs, interface, settings.controls)
     joined = None
     if edits is not None:
-        joined = join_edits(read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
-    result = compute_proxies(scores, joined, settings, read_meta_categories(meta) if meta else None)
-    write_proxies(out, result, plot=plot)
-    print_proxies(result)
+        joined = vca_common.join_edits(vca_common.read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
+    result = vca_proxies_lib.compute_proxies(scores, joined, settings, sources_vsr.read_meta_categories(meta) if meta else None)
+    report_vca_analyses.write_proxies(out, result, plot=plot)
+    report_vca_analyses.print_proxies(result)
     typer.echo(f"wrote {out / 'proxies.json'} and CSV tables in {out}")

@@ -7,7 +7,13 @@ from pathlib import Path
 import typer
 
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option, parse_controls
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_vca_tables = lazy_module("vlaudit.report.vca_tables")
+sources_margins = lazy_module("vlaudit.sources.margins")
+vca_report_lib = lazy_module("vlaudit.analysis.vca.report")
 
 
 @vca_app.command("report")
@@ -23,15 +29,11 @@ def vca_report(
 ) -> None:
     """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
-    from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
-    from vlaudit.sources.margins import read_margins
-
     control_set = parse_controls(controls)
-    runs = read_margins(margins)
-    report = compute_report(runs, ReportSettings(controls=control_set, n_resamples=n_resamples, seed=seed,
-                                                 level=level))
-    write_report_files(out, report, plot=plot)
-    print_headline(report.runs, title=f"Visual Credit Audit — {margins.name}")
-    print_axes(report)
+    runs = sources_margins.read_margins(margins)
+    report = vca_report_lib.compute_report(runs, vca_report_lib.ReportSettings(controls=control_set, n_resamples=n_resamples, seed=seed,
+                                                                               level=level))
+    report_vca_tables.write_report_files(out, report, plot=plot)
+    report_vca_tables.print_headline(report.runs, title=f"Visual Credit Audit — {margins.name}")
+    report_vca_tables.print_axes(report)
     typer.echo(f"wrote {out / 'vca.json'} and CSV tables in {out}")

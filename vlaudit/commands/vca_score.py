@@ -5,8 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
+from vlaudit.backends.base import INTERFACES
+from vlaudit.backends.registry import require_kind
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
     executor_option,
     in_folder_option,
@@ -16,6 +22,16 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+from vlaudit.errors import InputError
+
+# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+report_console = lazy_module("vlaudit.report.console")
+backends_hf_mllm = lazy_module("vlaudit.backends.hf_mllm")
+contexts_image_contexts = lazy_module("vlaudit.contexts.image_contexts")
+scoring_executors = lazy_module("vlaudit.scoring.executors")
+scoring_run_arguments = lazy_module("vlaudit.scoring.run_arguments")
+scoring_runner = lazy_module("vlaudit.scoring.runner")
+sources_items = lazy_module("vlaudit.sources.items")
 
 
 def _csv(value: str) -> list[str]:
@@ -61,32 +77,17 @@ def vca_score(
                                                       "'You are a helpful assistant.', others none; '' for none)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    from rich.text import Text
-
-    from vlaudit.backends.base import INTERFACES
-    from vlaudit.backends.hf_mllm import read_question_templates
-    from vlaudit.backends.registry import require_kind
-    from vlaudit.contexts.image_contexts import CONTEXTS
-    from vlaudit.errors import InputError
-    from vlaudit.report.console import print_table
-    from vlaudit.scoring.executors import open_backend
-    from vlaudit.scoring.run_arguments import score_arguments
-    from vlaudit.scoring.runner import failure_line, refuse_other_run, run_scoring
-    from vlaudit.sources.items import read_items
-
     context_list, interfaces = _csv(contexts), _csv(interface)
     # checked before the (possibly many-GB) model loads
-    for name, given, known in (("contexts", context_list, CONTEXTS), ("interface", interfaces, INTERFACES)):
+    for name, given, known in (("contexts", context_list, contexts_image_contexts.CONTEXTS), ("interface", interfaces, INTERFACES)):
         unknown = [value for value in given if value not in known]
         if unknown or not given:
             raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
                              field=name)
     require_kind(model, "yesno")
-    templates = None if template is None else read_question_templates(template)
-    items = read_items(benchmark)
-    arguments = score_arguments(
+    templates = None if template is None else backends_hf_mllm.read_question_templates(template)
+    items = sources_items.read_items(benchmark)
+    arguments = scoring_run_arguments.score_arguments(
         model=model, items=items, benchmark=benchmark, images=images, out=out, contexts=context_list,
         interfaces=interfaces, seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
         model_name=model_name, template=template, question_templates=templates, executor=executor,
@@ -94,14 +95,14 @@ def vca_score(
         dtype=dtype, device=device, device_map=device_map, revision=revision, min_pixels=min_pixels,
         max_pixels=max_pixels, trust_remote_code=trust_remote_code, prefix_cache=prefix_cache, system=system)
     if not overwrite:
-        refuse_other_run(out, arguments)
+        scoring_runner.refuse_other_run(out, arguments)
     load_options = {"dtype": dtype, "device": device, "device_map": device_map, "batch_size": batch_size,
                     "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
                     "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache,
                     "question_templates": templates, "system": system}
-    backend, runner_executor = open_backend(model, load_options, executor=executor, workers=workers,
-                                            address=address, gpus_per_worker=gpus_per_worker,
-                                            threads=threads_per_worker)
+    backend, runner_executor = scoring_executors.open_backend(model, load_options, executor=executor, workers=workers,
+                                                              address=address, gpus_per_worker=gpus_per_worker,
+                                                              threads=threads_per_worker)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
@@ -117,18 +118,18 @@ def vca_score(
             progress.update(task, rate=f"{speed:.1f} queries/s" if speed else "")
 
         try:
-            summary = run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
-                                  interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
-                                  chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
-                                  on_progress=on_progress, executor=runner_executor,
-                                  on_warning=lambda message: console.print(
-                                      Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
+            summary = scoring_runner.run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
+                                                 interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
+                                                 chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
+                                                 on_progress=on_progress, executor=runner_executor,
+                                                 on_warning=lambda message: console.print(
+                                                     Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
         finally:
             if runner_executor is not None:
                 runner_executor.shutdown()
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
-    print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
-    typer.echo(f"records not scored: {failure_line(summary)} — listed in {out / 'failures.jsonl'}")
+    report_console.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    typer.echo(f"records not scored: {scoring_runner.failure_line(summary)} — listed in {out / 'failures.jsonl'}")
     decision = backend.describe().get("prefix_cache_decision")
     if decision:
         typer.echo(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")

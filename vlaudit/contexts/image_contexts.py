@@ -44,6 +44,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from PIL import Image as PILImage
+from PIL import ImageFilter
 
 from vlaudit.errors import VlauditError
 from vlaudit.geometry import pixel_rect
@@ -233,8 +235,6 @@ def _fill(image: Image.Image, regions: Sequence[Box], colour: tuple[int, int, in
     pixels = np.array(image.convert("RGB"), dtype=np.uint8)
     for x0, y0, x1, y1 in regions:
         pixels[y0:y1, x0:x1] = colour
-    from PIL import Image as PILImage
-
     return PILImage.fromarray(pixels, mode="RGB")
 
 
@@ -249,8 +249,6 @@ def patch_permutation(grid: int = PATCH_GRID, seed: int = PATCH_SHUFFLE_SEED) ->
 
 def patch_shuffle(image: Image.Image, grid: int = PATCH_GRID, seed: int = PATCH_SHUFFLE_SEED) -> Image.Image:
     """Move the equal tiles of a ``grid × grid`` cut by :func:`patch_permutation` (see the module doc)."""
-    from PIL import Image as PILImage
-
     pixels = np.array(image.convert("RGB"), dtype=np.uint8)
     height, width = pixels.shape[:2]
     th, tw = height // grid, width // grid
@@ -266,8 +264,6 @@ def patch_shuffle(image: Image.Image, grid: int = PATCH_GRID, seed: int = PATCH_
 
 def blur(image: Image.Image) -> Image.Image:
     """Strong Gaussian blur, radius ``max(1, BLUR_FRACTION · max(W, H))`` pixels (see the module doc)."""
-    from PIL import ImageFilter
-
     rgb = image.convert("RGB")
     return rgb.filter(ImageFilter.GaussianBlur(radius=max(1.0, BLUR_FRACTION * max(rgb.size))))
 
@@ -288,8 +284,6 @@ def render_context(
     seed); the constructions above are deterministic and do not consume it (the mismatch seed acts through
     the donor). Never mutates its inputs.
     """
-    from PIL import Image as PILImage
-
     if context not in CONTEXTS:
         raise ValueError(f"unknown context {context!r}; expected one of {', '.join(CONTEXTS)}")
     if context == "text":

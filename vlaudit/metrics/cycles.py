@@ -18,7 +18,7 @@ alone to exceed ``tol`` (rescale such scores, or raise ``tol`` for every model a
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,27 +95,6 @@ def summarize_contrasts(
         return CycleSummary(0, float("nan"), 0, (float("nan"), float("nan")))
     ci = percentile_interval(bootstrap_means(credit, n_resamples=n_resamples, seed=seed), level)
     return CycleSummary(int(delta.size), float(credit.mean()), int((np.abs(delta) <= tol).sum()), ci)
-
-
-def score_lookup(
-    rows: Iterable[tuple[str, str, float]], *, source: str | None = None
-) -> dict[tuple[str, str], float]:
-    """Map (image_id, caption_id) → score. The same pair twice with two different values is an error."""
-    table: dict[tuple[str, str], float] = {}
-    for index, (image_id, caption_id, score) in enumerate(rows, start=1):
-        key = (str(image_id), str(caption_id))
-        value = float(score)
-        if not np.isfinite(value):
-            raise InputError(f"score {value!r} is not finite", path=source, record=f"row {index} {key}",
-                             field="score")
-        previous = table.get(key)
-        if previous is not None and previous != value:
-            raise InputError(
-                f"duplicated (image_id, caption_id) = {key} with two different scores {previous!r} and {value!r}",
-                path=source, record=f"row {index}", field="score",
-            )
-        table[key] = value
-    return table
 
 
 def block_scores(

@@ -32,22 +32,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 from vlaudit.metrics.audits import signed_degrees, total_variation
+from vlaudit.records import LabelledPair
 
 WEIGHTINGS = ("mean", "count")
-
-
-@dataclass(frozen=True)
-class LabelledPair:
-    """One benchmark entry: image id, caption key (id, or the text itself), label 1/0 and the text if known."""
-
-    image_id: str
-    caption: str
-    label: int
-    text: str | None = None
 
 
 def cycle_completions(pairs: Iterable[LabelledPair]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:

@@ -13,10 +13,8 @@ pairs first, then the swaps, with labels 1, 1, 0, 0 (the column order of :meth:`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # torch is heavy: imported inside the functions that need it
-    import torch
+import torch
+from torch.nn import functional as F
 
 BLOCK_LABELS = (1.0, 1.0, 0.0, 0.0)
 
@@ -34,16 +32,11 @@ def block_contrast(blocks: torch.Tensor) -> torch.Tensor:
 
 def cycle_loss(blocks: torch.Tensor) -> torch.Tensor:
     """Mean softplus(−Δ_cyc) over blocks (§3): the logistic loss of preferring the matched assignment."""
-    from torch.nn import functional as F
-
     return F.softplus(-block_contrast(blocks)).mean()
 
 
 def four_entry_bce(blocks: torch.Tensor) -> torch.Tensor:
     """Mean binary cross-entropy of the four block logits against labels 1, 1, 0, 0."""
-    import torch
-    from torch.nn import functional as F
-
     _check_blocks(blocks)
     labels = torch.tensor(BLOCK_LABELS, dtype=blocks.dtype, device=blocks.device).expand_as(blocks)
     return F.binary_cross_entropy_with_logits(blocks, labels)
@@ -53,8 +46,6 @@ def pair_bce(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Mean binary cross-entropy of independent pair logits (n,) against 0/1 labels (n,)."""
     if logits.shape != labels.shape:
         raise ValueError(f"logits {tuple(logits.shape)} and labels {tuple(labels.shape)} differ in shape")
-    from torch.nn import functional as F
-
     return F.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
 
 

@@ -30,9 +30,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
+from scipy.stats import rankdata
 
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_acc, cycle_contrast
+from vlaudit.probes.losses import LOSSES, cycle_loss, four_entry_bce, pair_bce
+from vlaudit.probes.scorers import make_scorer
 from vlaudit.records import Cycle
 from vlaudit.settings import MIN_OPTIMISER_STEPS, PROBE_BATCH_SIZE, PROBE_EPOCHS, PROBE_LR, PROBE_WEIGHT_DECAY
 
@@ -137,8 +141,6 @@ class TrainConfig:
     min_steps: int = MIN_OPTIMISER_STEPS
 
     def __post_init__(self) -> None:
-        from vlaudit.probes.losses import LOSSES
-
         if self.loss not in LOSSES:
             raise ValueError(f"unknown loss {self.loss!r}; expected one of {LOSSES}")
         if self.select not in SELECTIONS:
@@ -172,8 +174,6 @@ class TrainResult:
 
 
 def _tensor(array: np.ndarray, device: str, dtype: Any = None) -> Any:
-    import torch
-
     if isinstance(array, np.ndarray) and not array.flags.writeable:
         array = array.copy()  # e.g. features read from Parquet; torch refuses to alias read-only memory
     return torch.as_tensor(array, device=device, dtype=dtype)
@@ -182,8 +182,6 @@ def _tensor(array: np.ndarray, device: str, dtype: Any = None) -> Any:
 def score_index(scorer: Any, x: np.ndarray, y: np.ndarray, image_idx: np.ndarray, caption_idx: np.ndarray,
                 *, device: str = "cpu") -> np.ndarray:
     """float64 logits s(x[image_idx], y[caption_idx]) from a float64 copy of ``scorer`` (§E.2)."""
-    import torch
-
     model = copy.deepcopy(scorer).to(device=device, dtype=torch.float64).eval()
     x64, y64 = _tensor(x, device, torch.float64), _tensor(y, device, torch.float64)
     out = np.empty(len(image_idx), dtype=np.float64)
@@ -232,8 +230,6 @@ def rank_auroc(scores: np.ndarray, labels: np.ndarray) -> float:
     The Mann–Whitney form: equal to ``sklearn.metrics.roc_auc_score`` but without its per-call input
     validation, which dominated the synthetic controls (≈150 calls per seed). NaN when a class is empty.
     """
-    from scipy.stats import rankdata
-
     scores = np.asarray(scores, dtype=np.float64)
     positive = np.asarray(labels) == 1
     n_pos = int(positive.sum())
@@ -265,10 +261,6 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
     Selection (``config.select``): ``cycle_acc`` — exact CycleAcc on ``val.cycles``; ``auroc`` — pair AUROC on
     ``val.pairs``; ``last`` (or no ``val``) — the final epoch. Ties keep the earliest epoch.
     """
-    import torch
-
-    from vlaudit.probes.losses import cycle_loss, four_entry_bce, pair_bce
-
     config = config or TrainConfig()
     device = config.device
     units = train.cycles if config.loss in ("cycle", "bce4") else train.pairs
@@ -350,8 +342,6 @@ def _training_value(scorer: Any, train: ProbeData, config: TrainConfig) -> float
 def fit_probe(kind: str, train: ProbeData, val: ProbeData | None = None, config: TrainConfig | None = None,
               *, rank: int | None = None, additive_heads: bool = False) -> TrainResult:
     """:func:`make_scorer` (seeded by ``config.seed``) for the feature dims of ``train``, then :func:`train_probe`."""
-    from vlaudit.probes.scorers import make_scorer
-
     config = config or TrainConfig()
     scorer = make_scorer(kind, train.image_features.shape[1], train.text_features.shape[1], rank=rank,
                          additive_heads=additive_heads, seed=config.seed)

@@ -5,6 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from vlaudit.metrics.two_by_two import METRIC_LABELS, metric_names
+
 
 def _fmt(value: Any, digits: int = 4) -> str:
     if value is None:
@@ -25,8 +33,6 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
     block per row, ``name`` first then ``column value`` pairs, so nothing is cut. The data behind every table
     is also written to a file.
     """
-    from rich.console import Console
-
     console = Console()
     cells = [[_fmt(v, digits) for v in row] for row in rows]
     keep = list(range(len(columns)))
@@ -44,10 +50,6 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
 def _rich_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]], keep: Sequence[int],
                 identifiers: int) -> Any:
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(title=Text(title), box=box.SIMPLE_HEAD, pad_edge=False)
     for index in keep:
         whole = index < identifiers
@@ -60,16 +62,12 @@ def _rich_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[str
 
 def _fits(console: Any, table: Any) -> bool:
     """Whether ``table`` prints at its natural width (no cell wraps) in ``console``."""
-    from rich.measure import Measurement
-
     unbounded = console.options.update_width(10**6)  # console.measure clamps to the terminal's width
     return Measurement.get(console, unbounded, table).maximum <= console.width
 
 
 def _print_vertically(console: Any, title: str, columns: Sequence[str], cells: Sequence[Sequence[str]],
                       identifiers: int) -> None:
-    from rich.text import Text
-
     console.print(Text(title, style="italic"), soft_wrap=True)
     for row in cells:
         console.print(Text(" / ".join(row[:identifiers]) or "—", style="bold"), soft_wrap=True)
@@ -103,8 +101,6 @@ def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: 
 
 def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int) -> None:
     """Print :func:`unavailable_lines` (nothing when every family is available)."""
-    from rich.console import Console
-
     console = Console()
     for line in unavailable_lines(unavailable, min_cycles):
         console.print(line, style="yellow", markup=False, highlight=False)
@@ -113,8 +109,6 @@ def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: 
 def print_benchmark_tables(benchmarks: Mapping[str, Any]) -> None:
     """One table per 2×2 benchmark and split: per tag, CycleAcc then the benchmark's own metrics, each with n,
     value, 95% interval and ties (a withheld CycleAcc — fewer blocks than --min-cycles — shows as —)."""
-    from vlaudit.metrics.two_by_two import METRIC_LABELS, metric_names
-
     for name, entry in benchmarks.items():
         metrics = ("cycle_acc", *metric_names(entry["metrics"]))
         for split, tags in entry["splits"].items():

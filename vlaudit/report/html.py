@@ -14,11 +14,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vlaudit.analysis.vca.report import ReportSettings, compute_report
+from vlaudit.errors import InputError
 from vlaudit.report import html_data as data
 from vlaudit.report import html_gallery as gallery
 from vlaudit.report import html_sections as sections
 from vlaudit.report.html_discover import Artifacts, discover
 from vlaudit.report.html_page import Safe, esc, note, page, section, table
+from vlaudit.sources.margins import read_margins
+from vlaudit.tables import atomic_write
+from vlaudit.version import __version__
 
 REPORT_NAME = "report.html"
 COMPUTED_RESAMPLES = 1000
@@ -31,9 +36,6 @@ def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
     """
     if art.vca_reports or not art.margins or data.vca_runs(art):
         return []
-    from vlaudit.experiments.vca_report import ReportSettings, compute_report
-    from vlaudit.sources.margins import read_margins
-
     items: list[dict[str, Any]] = []
     for path in art.margins:
         try:
@@ -131,8 +133,6 @@ def build_html(run_dir: str | Path) -> str:
             "No audit output was found in this folder. The report reads a demo summary.json, `vlaudit vca "
             "report` or `vca score` outputs, `cycles eval` JSON, cycles and scores tables and factorial.json.")]))
     found.append(_guard("Run manifest", lambda: manifest(art)))
-    from vlaudit import __version__
-
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     title = "vlaudit report"
     subtitle = f"{art.root.name} · {_headline(summary, runs)}"
@@ -153,9 +153,6 @@ def _headline(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> 
 
 def write_report(run_dir: str | Path) -> Path:
     """Write ``RUN_DIR/report.html`` (atomically) and return its path."""
-    from vlaudit.errors import InputError
-    from vlaudit.tables import atomic_write
-
     root = Path(run_dir)
     if not root.is_dir():
         raise InputError("run folder not found (expected a folder of audit outputs)", path=root)

@@ -16,6 +16,7 @@ from typing import Any
 
 from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import is_number
+from vlaudit.sources.cycle_tables import read_cycles
 
 
 def scorer_rank(name: str) -> tuple[int, str]:
@@ -80,8 +81,6 @@ def _eval_split(result: Mapping[str, Any]) -> str:
     path = result.get("cycles")
     if isinstance(path, str) and Path(path).is_file():
         try:
-            from vlaudit.sources.cycle_tables import read_cycles
-
             families = set(result.get("families", {}))
             splits = sorted({c.split or "unsplit" for c in read_cycles(path) if c.family in families})
             if splits:

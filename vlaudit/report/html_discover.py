@@ -14,11 +14,14 @@ A file that cannot be read is listed in :attr:`Artifacts.problems` and otherwise
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pyarrow.parquet as pq
 
 SKIP_DIRS = {"cache", "__pycache__", "node_modules", "images"}
 MAX_JSON_BYTES = 64 * 2**20
@@ -66,16 +69,12 @@ def _columns(path: Path) -> set[str]:
     """Column names of a JSONL, CSV or Parquet table from its first record / header only."""
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         return set(pq.read_schema(path).names)
     with path.open("r", encoding="utf-8", errors="replace") as handle:
         first = handle.readline()
     if suffix == ".jsonl":
         row = json.loads(first) if first.strip() else {}
         return set(row) if isinstance(row, dict) else set()
-    import csv
-
     return {c.strip() for c in next(csv.reader([first]), [])}
 
 

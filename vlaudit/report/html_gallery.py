@@ -12,15 +12,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow.parquet as pq
+
+from vlaudit.metrics.cycles import DEFAULT_TOL, block_scores, cycle_contrast
 from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import Safe, esc, img, is_number, thumbnail
+from vlaudit.sources.cycle_tables import read_cycles, read_scores
+from vlaudit.sources.items import read_items
+from vlaudit.sources.margins import CONTEXTS
+from vlaudit.tables import read_table
 
 TRUE = {True, "true", "True", "1"}
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    from vlaudit.tables import read_table
-
     return read_table(path).to_pylist()
 
 
@@ -60,8 +66,6 @@ def _find_image(name: Any, dirs: Sequence[Path]) -> Path | None:
 
 def _benchmark_items(art: Artifacts) -> dict[str, tuple[Any, Path]]:
     """item_id → (BenchmarkItem, its table's folder) over every benchmark items table found."""
-    from vlaudit.sources.items import read_items
-
     out: dict[str, tuple[Any, Path]] = {}
     for path in art.benchmarks:
         try:
@@ -74,8 +78,6 @@ def _benchmark_items(art: Artifacts) -> dict[str, tuple[Any, Path]]:
 
 def _margins(art: Artifacts, wanted: set[tuple[str, str, str, str]]) -> dict[tuple, dict[str, float]]:
     """(model, dataset, interface, item_id) → {context: margin} for the wanted items only."""
-    import pyarrow.parquet as pq
-
     out: dict[tuple, dict[str, float]] = {}
     ids = {key[3] for key in wanted}
     for path in art.margins:
@@ -100,8 +102,6 @@ def _margins(art: Artifacts, wanted: set[tuple[str, str, str, str]]) -> dict[tup
 
 
 def _margin_table(margins: Mapping[str, float]) -> Safe:
-    from vlaudit.sources.margins import CONTEXTS
-
     order = [c for c in CONTEXTS if c in margins] + sorted(c for c in margins if c not in CONTEXTS)
     rows = "".join(f'<tr><td>{esc(c)}</td><td class="num">{margins[c]:+.4f}</td></tr>' for c in order)
     return Safe(f'<table><thead><tr><th>context</th><th class="num">margin</th></tr></thead>'
@@ -157,11 +157,6 @@ def _cycle_pairs(art: Artifacts) -> list[tuple[Path, Path]]:
 
 def failed_cycles(art: Artifacts, per_family: int = 3, max_cards: int = 24) -> list[tuple[str, Safe]]:
     """(heading, cards): strict-family test cycles with Δ < −tol, most negative first, per scores table."""
-    import numpy as np
-
-    from vlaudit.metrics.cycles import DEFAULT_TOL, block_scores, cycle_contrast
-    from vlaudit.sources.cycle_tables import read_cycles, read_scores
-
     cache: dict[Path, Any] = {}
 
     def load(path: Path, reader: Any) -> Any:

@@ -15,6 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
+from vlaudit.figures import pyplot
+
 
 class Safe(str):
     """An HTML fragment built by this module (already escaped); :func:`esc` passes it through unchanged."""
@@ -91,11 +95,9 @@ def data_uri(data: bytes, mime: str) -> str:
 
 def figure_png(fig: Any, dpi: int = 110) -> bytes:
     """PNG bytes of a matplotlib figure (closed afterwards); no metadata, so nothing names a web address."""
-    import matplotlib.pyplot as plt
-
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
-    plt.close(fig)
+    pyplot().close(fig)
     return buffer.getvalue()
 
 
@@ -109,8 +111,6 @@ def figure(fig: Any, caption: Any, *, alt: str = "plot") -> Safe:
 def thumbnail(path: str | Path, size: int = 180) -> str | None:
     """A JPEG data URI of the image at ``path`` fitted in ``size``×``size``; None when it cannot be read."""
     try:
-        from PIL import Image
-
         with Image.open(path) as image:
             image = image.convert("RGB")
             # upscale tiny renders with nearest-neighbour so they stay sharp; shrink large photos smoothly

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from vlaudit.figures import pyplot
 from vlaudit.report.html_page import Safe, figure, interval, is_number
 
 PALETTE = {"dcc": "#3b8a5a", "cu": "#e3a13b", "dep": "#1d232b", "perm": "#8fb3d9", "chance": "#b3261e"}
@@ -19,11 +22,7 @@ SERIES = ("#2f5d8a", "#e3a13b", "#3b8a5a", "#9b5fb4", "#c2523c", "#5aa6a6", "#7a
 
 
 def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
                          "axes.grid": True, "grid.color": "#e6e8eb", "grid.linewidth": 0.7,
                          "axes.axisbelow": True, "axes.edgecolor": "#9aa3ad", "legend.frameon": False})
@@ -102,8 +101,6 @@ def permutation(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
 
 def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None:
     """G_img per item, one panel per run; bars right of 0 are credited (Dep)."""
-    import numpy as np
-
     groups = [(name, np.asarray(values, dtype=float)) for name, values in groups if len(values)]
     if not groups:
         return None

@@ -1,4 +1,4 @@
-"""Plots users can look at (PNG, matplotlib's Agg backend; matplotlib is imported only when plotting)."""
+"""Plots users can look at (PNG through :mod:`vlaudit.figures`: matplotlib's Agg backend, loaded when drawing)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vlaudit.tables import atomic_write
+from vlaudit.figures import pyplot, save_png
 
 
 def plot_cycle_acc(evaluations: Mapping[str, Mapping[str, Any]], path: str | Path) -> Path:
@@ -16,10 +16,7 @@ def plot_cycle_acc(evaluations: Mapping[str, Mapping[str, Any]], path: str | Pat
     (``{"families": {family: {split: summary}}}``); a name of the form ``"source / scorer"`` groups the same
     scorer across sources under one colour. Every row label names its split; splits are never pooled.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     scorers: list[str] = []
     cells: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -53,14 +50,3 @@ def plot_cycle_acc(evaluations: Mapping[str, Mapping[str, Any]], path: str | Pat
     ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     fig.tight_layout()
     return save_png(fig, path)
-
-
-def save_png(fig: Any, path: str | Path, dpi: int = 110) -> Path:
-    """Write a matplotlib figure as PNG atomically and close it."""
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    with atomic_write(path, "wb") as handle:
-        fig.savefig(handle, format="png", dpi=dpi)
-    plt.close(fig)
-    return path

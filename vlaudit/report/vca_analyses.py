@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vlaudit.figures import pyplot, save_png
 from vlaudit.report.console import print_table
 from vlaudit.tables import write_json, write_table
 
@@ -99,12 +100,7 @@ def write_validity(out: Path, result: Mapping[str, Any], *, plot: bool = True) -
 def interval_plot(path: Path, rows: Sequence[Mapping[str, Any]], key: str, panel: str, title: str,
                   label: str = "model") -> Path:
     """One horizontal point-and-interval panel per value of ``panel``; a dashed line at chance (½)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from vlaudit.report.plots import save_png
+    plt = pyplot()
 
     panels = list(dict.fromkeys(str(r[panel]) for r in rows))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 0.45 * max(
@@ -155,12 +151,7 @@ def write_filter(out: Path, result: Mapping[str, Any], *, plot: bool = True) -> 
 
 def _coverage_plot(path: Path, result: Mapping[str, Any]) -> Path:
     """Visual Gain and Acc against coverage, one line per panel (macro over held-out models)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from vlaudit.report.plots import save_png
+    plt = pyplot()
 
     datasets = result["datasets"]
     fig, axes = plt.subplots(len(datasets), 2, figsize=(9, 3.2 * len(datasets)), squeeze=False)

@@ -42,6 +42,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from vlaudit.figures import pyplot, save_png
+from vlaudit.report.console import print_table
 from vlaudit.tables import write_json, write_table
 
 RUN_KEYS = ("model", "dataset", "interface")
@@ -184,8 +192,6 @@ def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -
             written.append(write_table(out / name, _uniform(rows)))
         elif name in empty_columns:
             # a header-only file, so readers of items/groups never have to special-case a missing file
-            import pyarrow as pa
-
             written.append(write_table(out / name, pa.table({c: pa.array([], pa.string())
                                                              for c in empty_columns[name]})))
     if plot:
@@ -227,10 +233,6 @@ def print_headline(
     One small table per (model, dataset) titled with the full names, one row per interface, so long model
     names are never truncated in an 80-column terminal.
     """
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
     console = console or Console()
     level = runs[0].get("bootstrap", {}).get("level", 0.95) if runs else 0.95
     console.print(f"[bold]{title}[/bold]")
@@ -258,10 +260,6 @@ def print_axes(report: Any, *, console: Any = None) -> None:
     """After the headline: warnings (items excluded for a missing headline control); the n and excluded
     count of every quantity whenever a run has an exclusion or an optional context (each quantity on the items
     that have its contexts); VCA Table 11 for runs with erasure geometry; the Table 28 sensitivity columns for runs with a mismatch context."""
-    from rich.console import Console
-
-    from vlaudit.report.console import print_table
-
     console = console or Console()
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
@@ -290,8 +288,6 @@ def print_axes(report: Any, *, console: Any = None) -> None:
 
 def print_geometry(runs: Sequence[Mapping[str, Any]]) -> None:
     """VCA Table 11, one row per benchmark (the geometry does not depend on the model)."""
-    from vlaudit.report.console import print_table
-
     seen: dict[str, Mapping[str, Any]] = {}
     for run in runs:
         if run.get("erasure_geometry"):
@@ -305,12 +301,7 @@ def print_geometry(runs: Sequence[Mapping[str, Any]]) -> None:
 
 def plot_gaps(path: str | Path, report: Any) -> Path:
     """G_img histogram per run (left) and stacked D-CC / C-U bars per run (right); Agg backend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
+    plt = pyplot()
 
     runs = report.runs
     labels = [f"{r['model']}/{r['dataset']}/{r['interface']}" for r in runs]
@@ -343,6 +334,4 @@ def plot_gaps(path: str | Path, report: Any) -> Path:
     ax_bar.set_title("Accuracy split into D-CC and C-U")
     ax_bar.legend(fontsize=7)
     fig.tight_layout()
-    from vlaudit.report.plots import save_png
-
     return save_png(fig, path)

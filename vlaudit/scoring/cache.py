@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from vlaudit.hashing import sha256_bytes, sha256_json
 from vlaudit.tables import atomic_write, jsonl_line
 
@@ -40,8 +42,6 @@ class DamagedChunk(Exception):
 
 def read_chunk(path: Path) -> list[dict[str, Any]]:
     """The records of one sealed chunk file; raises :class:`DamagedChunk` unless it is exactly as written."""
-    import orjson
-
     data = path.read_bytes()
     if not data:
         raise DamagedChunk("empty file")

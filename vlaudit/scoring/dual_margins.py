@@ -39,9 +39,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
+from vlaudit.builders.benchmark_items import QUESTION_TEMPLATE
+from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
+from vlaudit.hashing import sha256_text
+from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
+from vlaudit.scoring.manifest import git_commit, package_versions
+from vlaudit.scoring.plan import plan_run, render
+from vlaudit.scoring.runner import margins_schema, run_lock
+from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
+from vlaudit.tables import write_json, write_jsonl, write_parquet
 
 NO_IMAGE = ("mean-image", "zero")
 INTERFACE = "yesno"
@@ -49,8 +59,6 @@ INTERFACE = "yesno"
 
 def statement_of(item: BenchmarkItem, text_field: str | None = None) -> str:
     """The text the text tower embeds: ``text_field`` of the item, or its question without the ITEMS wrapper."""
-    from vlaudit.builders.benchmark_items import QUESTION_TEMPLATE
-
     if text_field:
         value = item.extra.get(text_field)
         if not isinstance(value, str) or not value:
@@ -97,16 +105,6 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
     Records are planned exactly as by ``vca score`` (:func:`vlaudit.scoring.plan.plan_run`: same contexts,
     donors, skips and failures); a (group, context) in which any member is not ``ok`` is skipped for every
     member, since its margins need all the group's cosines."""
-    import pyarrow as pa
-
-    from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
-    from vlaudit.hashing import sha256_text
-    from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
-    from vlaudit.scoring.manifest import git_commit, package_versions
-    from vlaudit.scoring.plan import ImageStore, plan_run, render
-    from vlaudit.scoring.runner import margins_schema, run_lock
-    from vlaudit.tables import write_json, write_jsonl, write_parquet
-
     if no_image not in NO_IMAGE:
         raise InputError(f"unknown --no-image {no_image!r}; available: {', '.join(NO_IMAGE)}", field="no_image")
     unknown = [c for c in contexts if c not in CONTEXTS]
@@ -195,8 +193,6 @@ def _base(record: Any, model: str) -> dict[str, Any]:
 
 
 def _row(record: Any, model: str, text: str, cosine: float, margin: float) -> dict[str, Any]:
-    from vlaudit.hashing import sha256_text
-
     return {**_base(record, model), "nll_yes": None, "nll_no": None, "margin": margin, "cosine": cosine,
             "prompt_hash": sha256_text(text), "yes_token_id": None, "no_token_id": None, "n_prompt_tokens": None,
             "image_sha256": record.image_sha256, "status": "ok", "error": None}

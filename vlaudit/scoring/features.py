@@ -34,12 +34,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+from PIL import Image, UnidentifiedImageError
 
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
-from vlaudit.scoring.paths import confine
-from vlaudit.tables import read_json
+from vlaudit.sources.cycle_tables import _id
+from vlaudit.sources.image_paths import confine
+from vlaudit.tables import check_folder_target, read_json, read_records, read_table, write_json, write_parquet
+from vlaudit.version import __version__
 
 SCHEMA_VERSION = 1
 IMAGE_FILE, TEXT_FILE, MANIFEST_FILE = "images.parquet", "texts.parquet", "manifest.json"
@@ -95,9 +99,6 @@ def captions_table_path(cycles_path: Path) -> Path:
 
 def read_caption_table(path: Path) -> dict[str, str]:
     """caption_id → text from a captions table (``caption_id`` or ``id``; ``text`` or ``caption``)."""
-    from vlaudit.sources.cycle_tables import _id
-    from vlaudit.tables import read_records
-
     texts: dict[str, str] = {}
     for index, row in enumerate(read_records(path), start=1):
         key = row.get("caption_id", row.get("id"))
@@ -149,8 +150,6 @@ def collect_inputs(cycles: Sequence[Cycle], cycles_path: Path, images_dir: Path,
 
 def _open_rgb(path: Path, image_id: str, inputs: FeatureInputs) -> Any:
     """The RGB image of ``image_id``; a file that does not decode is an error at the cycles record using it."""
-    from PIL import Image, UnidentifiedImageError
-
     try:
         with Image.open(path) as image:
             return image.convert("RGB")
@@ -161,8 +160,6 @@ def _open_rgb(path: Path, image_id: str, inputs: FeatureInputs) -> Any:
 
 
 def _embedding_table(id_name: str, ids: list[str], hashes: list[str], matrix: np.ndarray) -> Any:
-    import pyarrow as pa
-
     dim = matrix.shape[1]
     flat = pa.array(np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1), type=pa.float32())
     return pa.table({
@@ -204,8 +201,6 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
     ``executor``: a :class:`~vlaudit.scoring.ray_executor.RayFeatureExecutor` encodes the same chunks on Ray
     actors (``backend`` is then its proxy), giving the same embeddings.
     """
-    from vlaudit.tables import check_folder_target, write_json, write_parquet
-
     started = time.perf_counter()
     out = check_folder_target(out_dir)
     chunk = chunk or int(getattr(backend, "batch_size", 32))
@@ -253,8 +248,6 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
     (out / MANIFEST_FILE).unlink(missing_ok=True)
     write_parquet(out / IMAGE_FILE, _embedding_table("image_id", image_ids, image_hashes, image_matrix))
     write_parquet(out / TEXT_FILE, _embedding_table("caption_id", caption_ids, text_hashes, text_matrix))
-    import vlaudit
-
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "model": backend.describe(),
@@ -265,7 +258,7 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
         "normalized": "l2",
         "counts": {"image_ids": len(image_ids), "unique_images": len(image_rows),
                    "caption_ids": len(caption_ids), "unique_texts": len(text_rows)},
-        "vlaudit": vlaudit.__version__,
+        "vlaudit": __version__,
         "seconds": round(time.perf_counter() - started, 3),
     }
     write_json(out / MANIFEST_FILE, manifest)
@@ -293,8 +286,6 @@ class Features:
 
 
 def _read_embeddings(path: Path, id_name: str) -> tuple[list[str], np.ndarray]:
-    from vlaudit.tables import read_table
-
     table = read_table(path, required=(id_name, "embedding"))
     column = table.column("embedding").combine_chunks()
     dim = getattr(column.type, "list_size", None)

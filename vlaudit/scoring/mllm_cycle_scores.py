@@ -20,9 +20,12 @@ prior scores CycleAcc exactly ½, as a dual encoder's image-only plus text-only 
 from __future__ import annotations
 
 import json
+import string
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
@@ -35,8 +38,6 @@ INTERFACE = "yesno"
 
 def check_query(query: str) -> str:
     """The query must hold exactly one ``{caption}`` field and nothing else to format."""
-    import string
-
     fields = [name for _, name, _, _ in string.Formatter().parse(query) if name is not None]
     if fields != ["caption"]:
         raise InputError(f"the query needs exactly one {{caption}} field and no other; got fields {fields}",
@@ -73,8 +74,6 @@ def scores_from_margins(margins_path: str | Path, items: Sequence[BenchmarkItem]
 
     A pair without a scored margin (its image failed; see the run's ``failures.jsonl``) is an error: a
     cycle needs all four of its scores."""
-    import pyarrow.parquet as pq
-
     table = pq.read_table(margins_path, columns=["item_id", "context", "margin"])
     margin_of = {item_id: margin for item_id, context, margin in zip(
         table.column("item_id").to_pylist(), table.column("context").to_pylist(),

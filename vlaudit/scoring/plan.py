@@ -10,70 +10,23 @@ contexts that cannot be built for an item (no boxes for rele/irre, no donor, a t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vlaudit.hashing import pixels_sha256, sha256_bytes
+from vlaudit.contexts.image_contexts import (
+    ContextUnavailable,
+    erasure_geometry,
+    mismatch_donors,
+    render_context,
+)
+from vlaudit.hashing import pixels_sha256
 from vlaudit.scoring.cache import cache_key
-from vlaudit.scoring.paths import confine
+from vlaudit.sources.images import ImageFailure, ImageStore
 from vlaudit.sources.items import BenchmarkItem
 
 if TYPE_CHECKING:
-    from PIL import Image
-
-
-class ImageFailure(Exception):
-    """An item's image cannot be used (missing, corrupt, or outside the images directory).
-
-    Messages read ``<reason>: <details>`` with a fixed reason (``image file not found``, ``corrupt or
-    unreadable image``, ``image outside --images``) that the run summary counts by."""
-
-
-def confined_path(images_dir: Path, relative: str) -> Path:
-    """``images_dir / relative``, refusing a path that leaves ``images_dir`` (``..``, absolute); see paths.py."""
-    candidate = confine(images_dir, relative)
-    if candidate is None:
-        raise ImageFailure(f"image outside --images: {relative!r} leaves {str(images_dir)!r}")
-    return candidate
-
-
-class ImageStore:
-    """Loads and verifies images under one directory, remembering the last few decoded ones."""
-
-    def __init__(self, images_dir: str | Path, capacity: int = 64) -> None:
-        self.images_dir = Path(images_dir)
-        self.capacity = capacity
-        self._cache: dict[str, tuple[Image.Image, str]] = {}
-
-    def load(self, relative: str) -> tuple[Image.Image, str]:
-        """(RGB image, sha256 of the file bytes); raises :class:`ImageFailure` with the reason."""
-        if relative in self._cache:
-            return self._cache[relative]
-        from PIL import Image as PILImage
-        from PIL import UnidentifiedImageError
-
-        path = confined_path(self.images_dir, relative)
-        if not path.is_file():
-            raise ImageFailure(f"image file not found: {path}")
-        data = path.read_bytes()
-        try:
-            import io
-
-            with PILImage.open(io.BytesIO(data)) as handle:
-                handle.load()
-                image = handle.convert("RGB")
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-            # PIL names the in-memory buffer by its address; drop it so that failures.jsonl is reproducible
-            detail = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the file", str(exc))
-            raise ImageFailure(f"corrupt or unreadable image: {path}: {type(exc).__name__}: {detail}") from exc
-        entry = (image, sha256_bytes(data))
-        if len(self._cache) >= self.capacity:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[relative] = entry
-        return entry
+    pass
 
 
 @dataclass(frozen=True)
@@ -108,8 +61,6 @@ class Unit:
 
 def render(store: ImageStore, item: BenchmarkItem, context: str, donor: str | None, seed: int) -> Any:
     """The context image of one item (None for text); raises ImageFailure / ContextUnavailable."""
-    from vlaudit.contexts.image_contexts import ContextUnavailable, render_context
-
     if context == "text":
         return None
     if item.image is None:
@@ -126,8 +77,6 @@ def render(store: ImageStore, item: BenchmarkItem, context: str, donor: str | No
 def item_geometry(store: ImageStore, item: BenchmarkItem) -> dict[str, float | None] | None:
     """The item's erasure geometry (:func:`~vlaudit.contexts.image_contexts.erasure_geometry`), None without
     an image or usable boxes."""
-    from vlaudit.contexts.image_contexts import ContextUnavailable, erasure_geometry
-
     if item.image is None or not item.boxes:
         return None
     width, height = store.load(item.image)[0].size
@@ -144,8 +93,6 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
 
     ``fingerprint`` is the model fingerprint, or one per interface (see
     :func:`vlaudit.scoring.manifest.model_fingerprint`)."""
-    from vlaudit.contexts.image_contexts import ContextUnavailable, mismatch_donors
-
     ordered = sorted(items, key=lambda i: (i.image or "", i.item_id))  # items of one image together
     source: dict[str, tuple[str | None, str | None]] = {}  # item_id -> (file sha256, error)
     for item in ordered:

@@ -7,7 +7,7 @@ How a run scales (``vlaudit vca score … --executor ray``):
   decision of :meth:`prepare` and every serialized prompt — comes from the first actor in a few round trips
   (:class:`RemoteBackend`), so the driver never loads the weights.
 * Each actor (:class:`ScoringWorker`) loads the model once and scores whole shards with
-  :func:`vlaudit.scoring.executors.score_tasks`, the function a local run uses; it reads the images from
+  :func:`vlaudit.scoring.shards.score_tasks`, the function a local run uses; it reads the images from
   ``--images``, which must be visible at the same path on every node (shared storage).
 * The driver appends each finished shard to the run's cache as one atomic chunk — the local layout — and
   writes ``margins.parquet`` at the end: byte-identical to a local run with the same dtype, threads and
@@ -24,8 +24,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
+from vlaudit.backends.registry import load_backend
 from vlaudit.errors import InputError, MissingDependencyError
-from vlaudit.scoring.executors import Shard, ShardDone, ShardFailure, score_tasks
+from vlaudit.scoring.shards import Shard, ShardDone, ShardFailure, score_tasks
+from vlaudit.sources.images import ImageStore
 
 IN_FLIGHT_PER_WORKER = 2  # one shard running, one queued: an actor never waits for the driver
 
@@ -33,7 +37,7 @@ IN_FLIGHT_PER_WORKER = 2  # one shard running, one queued: an actor never waits 
 def import_ray() -> Any:
     """``ray``, or an error that says how to install it."""
     try:
-        import ray
+        import ray  # optional extra [ray]: a clear error without it
     except ImportError as exc:
         raise MissingDependencyError("--executor ray needs Ray: pip install 'vlaudit[ray]' "
                                      f"(or pip install 'ray[data]') ({exc})") from None
@@ -56,11 +60,9 @@ class ScoringWorker:
 
     def __init__(self, spec: str, load_options: dict[str, Any], threads: int | None) -> None:
         if threads:
-            import torch
+            import torch  # in the worker only; the driver may never need torch
 
             torch.set_num_threads(threads)
-        from vlaudit.backends.registry import load_backend
-
         self.backend = load_backend(spec, **load_options)
         self._stores: dict[str, Any] = {}
 
@@ -76,8 +78,6 @@ class ScoringWorker:
         return [self.backend.prompt(*query) for query in queries]
 
     def score_shard(self, shard: Shard, images_dir: str, seed: int) -> list[dict[str, Any]]:
-        from vlaudit.scoring.plan import ImageStore
-
         store = self._stores.get(images_dir)
         if store is None:
             store = self._stores[images_dir] = ImageStore(images_dir)
@@ -199,11 +199,9 @@ class FeatureWorker:
 
     def __init__(self, spec: str, load_options: dict[str, Any], threads: int | None) -> None:
         if threads:
-            import torch
+            import torch  # in the worker only; the driver may never need torch
 
             torch.set_num_threads(threads)
-        from vlaudit.backends.registry import load_backend
-
         self.backend = load_backend(spec, **load_options)
 
     def describe(self) -> dict[str, Any]:
@@ -211,8 +209,6 @@ class FeatureWorker:
                 "batch_size": getattr(self.backend, "batch_size", None)}
 
     def encode_images(self, entries: Sequence[tuple[str, str]]) -> Any:
-        from PIL import Image
-
         images = []
         for image_id, path in entries:
             try:

@@ -26,24 +26,32 @@ everything that determines a margin.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
+from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 from vlaudit.scoring.cache import ChunkCache
-from vlaudit.scoring.executors import IncompleteRunError, LocalExecutor, Shard, UnitTask
+from vlaudit.scoring.executors import LocalExecutor
 from vlaudit.scoring.manifest import (
     git_commit,
     local_weights_identity,
     model_fingerprint,
     package_versions,
 )
-from vlaudit.scoring.plan import ImageStore, Record, chunk_units, plan_run
+from vlaudit.scoring.plan import Record, chunk_units, plan_run
+from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
+from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import check_folder_target, write_json, write_jsonl
+from vlaudit.tables import check_folder_target, read_json, write_json, write_jsonl, write_parquet
 
 #: the item's erasure geometry in % of the image area (VCA Table 11), on every row of an item scored with
 #: rele or irre and boxes; null elsewhere (see :func:`vlaudit.contexts.image_contexts.erasure_geometry`)
@@ -60,8 +68,6 @@ _STRING = ("model", "dataset", "item_id", "context", "interface", "label", "grou
 
 
 def margins_schema() -> Any:
-    import pyarrow as pa
-
     types = {name: pa.string() for name in _STRING}
     types.update({"nll_yes": pa.float64(), "nll_no": pa.float64(), "margin": pa.float64(),
                   "yes_token_id": pa.int64(), "no_token_id": pa.int64(), "n_prompt_tokens": pa.int64()}
@@ -102,8 +108,6 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
     the cache, the shards and ``margins.parquet`` are the same.
     With ``strict`` a failed record raises :class:`InputError` before any scoring.
     """
-    from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
-
     unknown = [c for c in contexts if c not in CONTEXTS]
     if unknown:
         raise InputError(f"unknown context(s) {unknown}; available: {', '.join(CONTEXTS)}", field="contexts")
@@ -176,9 +180,6 @@ def run_lock(out: Path) -> Iterator[None]:
     removes it, a run that opened the old file just before may lock an unlinked file: it then retries on
     the path's current file, so two live runs never both hold "the" lock.
     """
-    import fcntl
-    import os
-
     check_folder_target(out).mkdir(parents=True, exist_ok=True)
     path = out / ".lock"
     while True:
@@ -267,10 +268,6 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
                      "n_prompt_tokens": hit["n_prompt_tokens"], "image_sha256": record.image_sha256,
                      "status": "ok", "error": None})
     rows.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
-    import pyarrow as pa
-
-    from vlaudit.tables import write_parquet
-
     write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=margins_schema()))
     write_jsonl(out / "failures.jsonl", _problems(records, model))
     counts = problem_counts(records)
@@ -305,8 +302,6 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list
     operational arguments (:data:`OPERATIONAL_ARGUMENTS`) and arguments the old run did not record are
     not compared. Paths are compared as recorded, resolved (:mod:`vlaudit.scoring.run_arguments`), and a
     file whose content was recorded by its content."""
-    from vlaudit.tables import read_json
-
     path = Path(out_dir) / "manifest.json"
     if not path.is_file():
         return []
@@ -343,8 +338,6 @@ def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any]) -> None:
 
 
 def _warn(message: str) -> None:
-    import warnings
-
     warnings.warn(message, stacklevel=3)
 
 
@@ -356,7 +349,7 @@ def _problems(records: Sequence[Record], model: str) -> list[dict[str, Any]]:
 
 
 def problem_counts(records: Sequence[Record]) -> dict[str, Any]:
-    """Failed records by reason (the fixed prefix of :class:`~vlaudit.scoring.plan.ImageFailure` messages) and
+    """Failed records by reason (the fixed prefix of :class:`~vlaudit.sources.images.ImageFailure` messages) and
     skipped records by context (their reasons are per-item details)."""
     by_reason: dict[str, int] = {}
     by_context: dict[str, int] = {}

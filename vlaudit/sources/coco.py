@@ -28,6 +28,7 @@ from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
+import orjson
 
 from vlaudit.errors import InputError
 from vlaudit.sources.rows import dataset_rows, is_dataset_source
@@ -109,8 +110,6 @@ def _load(path: str | Path, keys: tuple[str, ...], *, skip_segmentation: bool = 
     the builders never read masks, and polygons are most of the bytes (and of the parse time) of an instances
     file. Inside a JSON string the quotes would be escaped, so the pattern only ever matches the key; a value
     it does not recognise is left as it is and parsed normally."""
-    import orjson
-
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", path=path)

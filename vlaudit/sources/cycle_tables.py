@@ -11,11 +11,13 @@ stays ``0001``); scores are read as float64 exactly as stored (CSV and JSONL tex
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from vlaudit.errors import InputError
-from vlaudit.metrics.cycles import score_lookup
 from vlaudit.records import Cycle
 from vlaudit.tables import id_text, iter_jsonl, read_table, read_unique_records, table_format
 
@@ -96,3 +98,24 @@ def read_scores(path: str | Path) -> dict[tuple[str, str], float]:
                 raise InputError("missing value", path=path, record=f"row {index}", field=field)
         rows.append((_id(u), _id(v), _score_value(s, path=path, index=index)))
     return score_lookup(rows, source=str(path))
+
+
+def score_lookup(
+    rows: Iterable[tuple[str, str, float]], *, source: str | None = None
+) -> dict[tuple[str, str], float]:
+    """Map (image_id, caption_id) → score. The same pair twice with two different values is an error."""
+    table: dict[tuple[str, str], float] = {}
+    for index, (image_id, caption_id, score) in enumerate(rows, start=1):
+        key = (str(image_id), str(caption_id))
+        value = float(score)
+        if not np.isfinite(value):
+            raise InputError(f"score {value!r} is not finite", path=source, record=f"row {index} {key}",
+                             field="score")
+        previous = table.get(key)
+        if previous is not None and previous != value:
+            raise InputError(
+                f"duplicated (image_id, caption_id) = {key} with two different scores {previous!r} and {value!r}",
+                path=source, record=f"row {index}", field="score",
+            )
+        table[key] = value
+    return table

@@ -19,8 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from vlaudit.errors import InputError
-from vlaudit.metrics.pair_audit import LabelledPair
+from vlaudit.records import LabelledPair
+from vlaudit.sources.cycle_tables import _id, read_cycles
 from vlaudit.sources.rows import dataset_rows, is_dataset_source
+from vlaudit.sources.sugarcrepe import is_sugarcrepe, read_sugarcrepe
+from vlaudit.sources.whatsup import read_controlled, read_two_obj
+from vlaudit.tables import read_json, read_records
 
 FORMATS = ("auto", "table", "sugarcrepe", "whatsup-controlled", "whatsup-spatial", "cycles")
 _TRUE = {"1", "true", "yes", "y", "t"}
@@ -29,9 +33,6 @@ _FALSE = {"0", "false", "no", "n", "f"}
 
 def detect_format(path: str | Path) -> str:
     """The format of ``path`` from its content (JSON shapes) or its first row (cycles vs. pair table)."""
-    from vlaudit.sources.sugarcrepe import is_sugarcrepe
-    from vlaudit.tables import read_json, read_records
-
     path = Path(path)
     if is_dataset_source(path):
         columns = set(next(dataset_rows(path))[1])
@@ -75,9 +76,6 @@ def _label(value: object, path: Path, index: int) -> int:
 
 def read_pair_table(path: str | Path) -> list[LabelledPair]:
     """The ``table`` format (see the module docstring)."""
-    from vlaudit.sources.cycle_tables import _id
-    from vlaudit.tables import read_records
-
     path = Path(path)
     pairs = []
     if is_dataset_source(path):
@@ -105,10 +103,6 @@ def read_labelled_pairs(path: str | Path, fmt: str = "auto", *, warnings: list[s
                         ) -> tuple[str, list[LabelledPair]]:
     """(format, pairs) of ``path`` in ``fmt`` (one of :data:`FORMATS`); ``path`` may be a dataset source
     (:mod:`vlaudit.sources.rows`, images named by content). One-line warnings are appended to ``warnings``."""
-    from vlaudit.sources.cycle_tables import read_cycles
-    from vlaudit.sources.sugarcrepe import read_sugarcrepe
-    from vlaudit.sources.whatsup import read_controlled, read_two_obj
-
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}", field="--format")
     fmt = detect_format(path) if fmt == "auto" else fmt

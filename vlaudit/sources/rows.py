@@ -35,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import sha256_bytes
 from vlaudit.tables import _ids_as_text, atomic_write, iter_jsonl
@@ -156,8 +159,6 @@ def _is_image_value(value: object) -> bool:
 
 
 def _image_columns(schema: Any) -> list[str]:
-    import pyarrow as pa
-
     def holds_image(kind: pa.DataType) -> bool:
         if pa.types.is_struct(kind):
             return {kind.field(i).name for i in range(kind.num_fields)} == {"bytes", "path"}
@@ -178,7 +179,7 @@ def _replace_images(value: Any, images: ImageFolder, **where: str) -> Any:
 
 def _load_datasets() -> Any:
     try:
-        import datasets
+        import datasets  # optional extra [hf]: a clear error without it
     except ImportError as exc:
         raise MissingDependencyError("reading a Hugging Face dataset needs the 'datasets' package: "
                                      "pip install 'vlaudit[hf]'") from exc
@@ -206,9 +207,6 @@ def _pick_split(loaded: Any, spec: HfSpec, source: str) -> Any:
 
 def _arrow_batches(source: str) -> Iterator[Any]:
     """Arrow record batches of the dataset ``source`` names, in row order."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     spec = parse_hf_spec(source)
     local = spec.local
     if local is not None and (local.suffix.lower() in _PARQUET or (

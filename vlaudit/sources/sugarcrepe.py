@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vlaudit.errors import InputError
-from vlaudit.metrics.pair_audit import LabelledPair
+from vlaudit.records import LabelledPair
 from vlaudit.sources.rows import ImageFolder, dataset_rows, is_dataset_source
 from vlaudit.tables import read_json
 

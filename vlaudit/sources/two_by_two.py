@@ -36,6 +36,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vlaudit.errors import InputError
+from vlaudit.sources.rows import HF_PREFIX, ImageFolder, dataset_rows
+from vlaudit.tables import iter_jsonl, read_table, table_format
 
 WINOGROUND = "winoground"
 NATURALBENCH = "naturalbench"
@@ -256,9 +258,6 @@ def file_rows(path: str | Path, images: str | Path | None = None
     """The rows of a JSONL (numbered by line) or Parquet file (numbered by row), or of a Hugging Face dataset
     (``hf-dataset:…``, a ``save_to_disk`` folder), and that noun. A dataset's image columns are written once,
     content-addressed, into ``images`` (:func:`vlaudit.sources.rows.dataset_rows`)."""
-    from vlaudit.sources.rows import HF_PREFIX, ImageFolder, dataset_rows
-    from vlaudit.tables import iter_jsonl, read_table, table_format
-
     if str(path).startswith(HF_PREFIX) or Path(path).is_dir():
         return dataset_rows(path, images=ImageFolder(images)), "row"
     path = Path(path)

@@ -25,7 +25,7 @@ def _prepare(scores: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def auroc(scores: np.ndarray, target: np.ndarray) -> float:
     """Area under the ROC curve of ``scores`` for the boolean ``target`` (NaN with one class)."""
-    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import roc_auc_score  # sklearn is heavy; only AUROC needs it
 
     scores, target = _prepare(scores, target)
     if target.all() or not target.any():
@@ -35,7 +35,7 @@ def auroc(scores: np.ndarray, target: np.ndarray) -> float:
 
 def auprc(scores: np.ndarray, target: np.ndarray) -> float:
     """Average precision (area under the precision–recall curve); NaN without positives."""
-    from sklearn.metrics import average_precision_score
+    from sklearn.metrics import average_precision_score  # sklearn is heavy; only AP needs it
 
     scores, target = _prepare(scores, target)
     if not target.any():

@@ -19,10 +19,19 @@ from typing import Any
 
 import numpy as np
 
+from vlaudit.builders.cycles.common import sidecar_paths
+from vlaudit.builders.cycles.gqa_audit import block_violation
+from vlaudit.builders.cycles.jsonl import caption_verdict
 from vlaudit.builders.cycles.rules import GeometryRules, statement_verdict
+from vlaudit.builders.cycles.synonyms import MentionMatcher
 from vlaudit.errors import InputError
 from vlaudit.metrics.audits import audit_cycles
+from vlaudit.metrics.cycles import split_of
 from vlaudit.records import Cycle
+from vlaudit.sources.coco import parse_instances
+from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.sources.gqa import parse_scene_graphs
+from vlaudit.sources.pairs_jsonl import parse_pairs
 from vlaudit.tables import read_json
 
 
@@ -30,8 +39,6 @@ class _CocoImages:
     """Instances of the referenced COCO images: name → [(box, eligible)], plus the image size."""
 
     def __init__(self, instances: Any, wanted: set[str], rules: GeometryRules) -> None:
-        from vlaudit.builders.cycles.synonyms import MentionMatcher
-
         self.matcher = MentionMatcher(instances.category_names)
         self.images: dict[str, tuple[float, float, dict[str, list]]] = {}
         position = {i: k for k, i in enumerate(instances.image_ids) if i in wanted}
@@ -68,10 +75,6 @@ def _coco_pair_ok(db: _CocoImages, family: str, image: str, text: str, relation:
 
 def _load_annotations(paths: Sequence[str | Path], wanted: set[str], rules: GeometryRules) -> dict[str, Any]:
     """Detect each file's format (COCO instances, GQA scene graphs, pairs JSONL) and index what is needed."""
-    from vlaudit.sources.coco import parse_instances
-    from vlaudit.sources.gqa import parse_scene_graphs
-    from vlaudit.sources.pairs_jsonl import parse_pairs
-
     out: dict[str, Any] = {"coco": [], "gqa": {}, "pairs": {}}
     for path in paths:
         path = Path(path)
@@ -93,9 +96,6 @@ def _load_annotations(paths: Sequence[str | Path], wanted: set[str], rules: Geom
 
 def _violation(cycle: Cycle, annotations: dict[str, Any], rules: GeometryRules) -> str | None:
     """Why the block fails the family predicate, or None when both matched pairs are valid and both swaps invalid."""
-    from vlaudit.builders.cycles.gqa_audit import block_violation
-    from vlaudit.builders.cycles.jsonl import caption_verdict
-
     extra = cycle.extra
     family = cycle.family
     if family.startswith("gqa-"):
@@ -124,8 +124,6 @@ def _violation(cycle: Cycle, annotations: dict[str, Any], rules: GeometryRules) 
 
 def rules_from_meta(cycles_path: str | Path) -> GeometryRules:
     """The rule values written beside a cycles file by the builder (defaults when there is no metadata)."""
-    from vlaudit.builders.cycles.common import sidecar_paths
-
     meta_path = sidecar_paths(cycles_path)[1]
     if not meta_path.exists():
         return GeometryRules()
@@ -137,9 +135,6 @@ def audit_cycles_file(cycles_path: str | Path, annotations: Sequence[str | Path]
                       rules: GeometryRules | None = None) -> dict[str, Any]:
     """Table 5 per family and split (split "unsplit" for cycles without one, as in ``cycles eval``); validity
     re-checked from ``annotations``."""
-    from vlaudit.metrics.cycles import split_of
-    from vlaudit.sources.cycle_tables import read_cycles
-
     cycles = read_cycles(cycles_path)
     rules = rules or rules_from_meta(cycles_path)
     wanted = {u for c in cycles for u in (c.image_1, c.image_2)}

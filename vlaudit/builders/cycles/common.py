@@ -28,8 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from vlaudit.errors import InputError
+from vlaudit.metrics.cycles import withdraw_small_families
+from vlaudit.tables import atomic_write, write_json
 
 CheckFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 BASE_COLUMNS = ("cycle_id", "family", "split", "image_1", "caption_1", "image_2", "caption_2", "text_1",
@@ -196,8 +199,6 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
     ``unavailable`` as ``{split: count}``.
     ``counts`` holds the families that are written.
     """
-    from vlaudit.metrics.cycles import withdraw_small_families
-
     kept: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for family in families:
         kept[family] = {}
@@ -261,8 +262,6 @@ def sidecar_paths(out: str | Path) -> tuple[Path, Path]:
 
 def write_rows_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
     """Compact JSONL via orjson (byte-stable for the same rows), written atomically."""
-    from vlaudit.tables import atomic_write
-
     rows = iter(rows)
     with atomic_write(path, "wb") as handle:
         while chunk := list(itertools.islice(rows, 10_000)):
@@ -277,8 +276,6 @@ def jsonl_bytes(rows: list[dict[str, Any]]) -> bytes:
     key and the pattern occurs exactly n − 1 times (each row boundary is one; a nested occurrence would
     make more), so anything else takes the one-call-per-row path.
     """
-    import orjson
-
     if not rows:
         return b""
     # all(rows) first: no row is empty, so next() below never raises inside map (which would end it early)
@@ -308,8 +305,6 @@ def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[st
     file, which a later command would take for a result: only ``CYCLES.failed.json`` with the counts (a file
     already at ``out`` is left as it was). A build that writes cycles removes a stale failure report.
     """
-    from vlaudit.tables import write_json
-
     failed = failure_report_path(out)
     if not rows:
         write_json(failed, {**meta, "failed": "no family reached min_cycles in every split; no cycles written"})

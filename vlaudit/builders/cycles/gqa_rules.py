@@ -170,12 +170,6 @@ def fact_status(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
                                  fact["object_attribute"], fact["object"])
 
 
-def fact_verdict(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
-    """``"valid"``, ``"invalid"`` or ``"unverifiable"``: :func:`fact_status` without the reason."""
-    status = fact_status(facts, family, fact)
-    return "invalid" if status in REASONS else status
-
-
 def fact_nouns(family: str, fact: dict[str, str]) -> tuple[str, ...]:
     """The noun keys a fact names (a named family pairs facts with the same nouns only)."""
     if FACT_KIND[family] == "attribute":

@@ -27,13 +27,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from vlaudit.errors import InputError
 from vlaudit.geometry import centre_relation_holds
 from vlaudit.relations import relation_phrase
 
 RELATIONS = ("left of", "right of", "above", "below", "larger than", "smaller than")
 RELATION_CODE = {name: code for code, name in enumerate(RELATIONS)}
 RELATION_TEXT = {name: relation_phrase(name) for name in RELATIONS}
-AXES = ("left-right", "above-below", "size")
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,6 @@ class GeometryRules:
     def __post_init__(self) -> None:
         # a negative margin or a ratio under 1 would call a statement valid that the zero-margin rule calls
         # false, so a "valid" matched pair could be wrong
-        from vlaudit.errors import InputError
-
         for name, low, high in (("margin_x", 0.0, 1.0), ("margin_y", 0.0, 1.0), ("size_ratio", 1.0, float("inf")),
                                 ("min_area", 0.0, 1.0)):
             value = getattr(self, name)

@@ -63,11 +63,6 @@ def correctness(direction: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return (np.asarray(direction) > 0) == np.asarray(labels, dtype=bool)
 
 
-def control_predictions(margins: Mapping[str, np.ndarray], controls: Sequence[str]) -> dict[str, np.ndarray]:
-    """The binary decision (+1/−1, zero → yes) of each control context."""
-    return {c: prediction_direction(margins[c]) for c in controls}
-
-
 def strict_isolation(margins: Mapping[str, np.ndarray], controls: Sequence[str] = DEFAULT_CONTROLS) -> np.ndarray:
     """Strict: every control's decision is the opposite of the original one (VCA §12; implies Dep)."""
     d = prediction_direction(margins["original"])

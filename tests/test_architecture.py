@@ -1,0 +1,167 @@
+"""The package's structure, checked: no import circles, imports at the top of modules, lazy handles that resolve.
+
+The layering rule itself (each package imports only from the layers below it) is import-linter's contract in
+pyproject.toml, run by ``make lint``; docs/architecture.md explains both.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import grimp
+import pytest
+
+from vlaudit.commands._lazy import LazyModule, lazy_module
+
+PACKAGE = Path(__file__).resolve().parents[1] / "vlaudit"
+# Imported inside a function body only: optional extras (a clear error when missing) and heavy libraries that
+# a module needs for one rarely used function. Everything else is imported at the top of its module.
+DEFERRABLE = {"torch", "transformers", "open_clip", "ray", "playwright", "cv2", "matplotlib", "sklearn",
+              "mistral_common", "datasets"}
+MAX_IN_FUNCTION_IMPORTS = 40
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    """Every import of the package, function bodies included (``if TYPE_CHECKING:`` blocks never run)."""
+    return grimp.build_graph("vlaudit", cache_dir=None, exclude_type_checking_imports=True)
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components with more than one member: the import circles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_circle_finder_finds_a_planted_circle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert strongly_connected(edges) == [["a", "b", "c"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circles_between_modules(graph: grimp.ImportGraph) -> None:
+    edges = {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+    assert strongly_connected(edges) == []
+
+
+def test_no_module_imports_the_package_root(graph: grimp.ImportGraph) -> None:
+    """``vlaudit/__init__.py`` is the public facade; inside the package, modules import each other directly."""
+    assert graph.find_modules_that_directly_import("vlaudit") == set()
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    """A new package or leaf module must be placed in the layers contract, or import-linter would not see it."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers")
+    placed = {name.strip() for layer in layers for name in re.split(r"[|:]", layer)}
+    top_level = {f"vlaudit.{path.stem}" for path in PACKAGE.glob("*.py") if path.stem != "__init__"}
+    top_level |= {f"vlaudit.{path.parent.name}" for path in PACKAGE.glob("*/__init__.py")}
+    assert top_level - placed == set()
+    assert placed - top_level == set()
+
+
+def in_function_imports(root: Path = PACKAGE) -> Iterator[tuple[str, int, str, str]]:
+    """(file, line, imported module, source line) of every import statement inside a function body."""
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        lines = source.splitlines()
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = ["." * node.level + (node.module or "")]
+                else:
+                    continue
+                for name in names:
+                    yield str(path.relative_to(root.parent)), node.lineno, name, lines[node.lineno - 1]
+
+
+def test_imports_inside_functions_are_few_deferrable_and_explained() -> None:
+    found = list(in_function_imports())
+    # a nested function is walked twice (as itself and inside its parent): count each statement once
+    statements = {(path, line) for path, line, _, _ in found}
+    assert len(statements) <= MAX_IN_FUNCTION_IMPORTS, sorted(statements)
+    not_deferrable = [(path, line, name) for path, line, name, _ in found if name.split(".")[0] not in DEFERRABLE]
+    assert not_deferrable == []
+    unexplained = [(path, line) for path, line, _, text in found if "#" not in text]
+    assert unexplained == []
+
+
+def test_the_in_function_import_scan_sees_a_planted_one(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "m.py").write_text("import os\n\n\ndef f():\n    import torch  # heavy\n\n    def g():\n"
+                                  "        from .sibling import x\n        return x\n    return torch, g\n")
+    found = sorted({(path, line, name) for path, line, name, _ in in_function_imports(package)})
+    assert found == [("pkg/m.py", 5, "torch"), ("pkg/m.py", 8, ".sibling")]
+
+
+def lazy_handles() -> Iterator[tuple[str, str]]:
+    """(command module, target module) of every ``lazy_module("...")`` handle in the command layer."""
+    for path in sorted((PACKAGE / "commands").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_module"
+                    and node.args and isinstance(node.args[0], ast.Constant)):
+                yield path.name, node.args[0].value
+
+
+def test_every_lazy_handle_names_a_module_that_exists() -> None:
+    handles = list(lazy_handles())
+    assert handles, "the command modules reach the library through lazy handles"
+    missing = []
+    for command, target in handles:
+        if target.startswith("vlaudit."):
+            relative = Path(*target.split(".")[1:])
+            exists = (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
+        else:
+            exists = importlib.util.find_spec(target) is not None
+        if not exists:
+            missing.append((command, target))
+    assert missing == []
+
+
+def test_a_lazy_handle_imports_on_first_use_only() -> None:
+    handle = lazy_module("json")
+    assert isinstance(handle, LazyModule) and "lazy" in repr(handle)
+    assert handle.dumps({"a": 1}) == '{"a": 1}'
+    with pytest.raises(ModuleNotFoundError):
+        lazy_module("vlaudit.no_such_module").anything  # noqa: B018  (the attribute access is the test)

@@ -1,0 +1,135 @@
+"""``vlaudit experiment diagnostics``: frozen-feature exact-cycle diagnostics per family (cycle paper §5.2,
+Table 2 and Table 8 layout).
+
+Per seed (its own image-disjoint split) and family, all on the family's **test** cycles:
+
+* the additive column — image-only a(x), text-only b(y) and additive a(x) + b(y) probes, trained with the
+  four-entry BCE (which, unlike the cycle loss, gives them gradient); §E.4's settings per kind: the additive
+  audit probe 5 epochs, the text-only and image-only shortcut probes 50 epochs at lr 1e-2. By
+  Theorem 1 their contrast Δ is 0 up to float64 rounding on every retained complete block, so CycleAcc must be
+  exactly 0.5 with tie rate 1. This is an implementation audit of the construction and filtering pipeline:
+  any other value is flagged (``additive_audit.ok`` false, and the command exits non-zero);
+* zero-shot cosine cos(x, y) of the frozen features (§E.2);
+* trained diagonal, full bilinear and rank-r (default 64) bilinear probes: cycle loss softplus(−Δ), §E.3
+  defaults (8 epochs, batch 512, lr 1e-3, wd 1e-4), the epoch selected by exact CycleAcc on the family's
+  validation cycles.
+
+A family with fewer than ``min_cycles`` validation cycles in a seed is withdrawn there (§D.5,
+:func:`~vlaudit.analysis.cycles.common.select_families`) and reported as unavailable with its counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from vlaudit.analysis.cycles.common import (
+    UNAVAILABLE,
+    ExperimentConfig,
+    SeedInputs,
+    aggregate,
+    check_seeds,
+    cosine_scores,
+    family_splits,
+    flat_rows,
+    mean_sd_text,
+    per_seed_n_text,
+    scorer_scores,
+    select_families,
+    split_cycle_eval,
+    train_on,
+    withdrawn_everywhere,
+    write_outputs,
+)
+from vlaudit.analysis.cycles.plots import plot_family_bars
+
+ADDITIVE_PROBES = ("image-only", "text-only", "additive")
+_KIND = {"image-only": "image", "text-only": "text", "additive": "additive", "diagonal": "diagonal",
+         "bilinear": "bilinear"}
+
+
+def probe_names(config: ExperimentConfig) -> tuple[str, ...]:
+    return (*ADDITIVE_PROBES, "zero-shot cosine", "diagonal", "bilinear", f"rank-{config.rank}")
+
+
+def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
+                     notes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Rows {family, probe, n, cycle_acc, ties, tie_rate} of one seed over ``families`` (those that passed
+    :func:`select_families` in this seed); probe notes go to ``notes``."""
+    rows: list[dict[str, Any]] = []
+    square = inputs.x.shape[1] == inputs.y.shape[1]
+    for family in families:
+        train, val, test = family_splits(inputs, family, config)
+        for probe in probe_names(config):
+            name = f"seed {inputs.seed}/{family}/{probe}"
+            if probe == "zero-shot cosine":
+                if not square:
+                    continue
+                scores = cosine_scores(inputs, test)
+            else:
+                if probe == "diagonal" and not square:
+                    continue
+                if probe in ADDITIVE_PROBES:
+                    train_config = config.train(inputs.seed, loss="bce4", select="last",
+                                                kind="additive" if probe == "additive" else "shortcut")
+                else:
+                    train_config = config.train(inputs.seed)
+                kind = _KIND.get(probe, "lowrank")
+                scorer = train_on(inputs, kind, train, val, train_config,
+                                  rank=config.rank if kind == "lowrank" else None, name=name, notes=notes)
+                scores = scorer_scores(scorer, inputs, test, config.device)
+            summary = split_cycle_eval(test, scores, config.test_split, tol=config.tol, seed=inputs.seed)[family]
+            rows.append({"family": family, "probe": probe, "n": summary["n"], "cycle_acc": summary["cycle_acc"],
+                         "ties": summary["ties"], "tie_rate": summary["tie_rate"]})
+    return rows
+
+
+def additive_audit(per_seed: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """ok iff every additive-column probe has CycleAcc exactly 0.5 and tie rate exactly 1 on every seed/family."""
+    failures = [{"seed": seed, **{k: row[k] for k in ("family", "probe", "cycle_acc", "tie_rate")}}
+                for seed, rows in per_seed.items() for row in rows
+                if row["probe"] in ADDITIVE_PROBES and (row["cycle_acc"] != 0.5 or row["tie_rate"] != 1.0)]
+    checked = sum(1 for rows in per_seed.values() for row in rows if row["probe"] in ADDITIVE_PROBES)
+    return {"ok": not failures and checked > 0, "checked": checked, "failures": failures}
+
+
+def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *,
+                    config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
+                    out_dir: Any = None) -> dict[str, Any]:
+    """Run :func:`seed_diagnostics` for every seed; aggregate mean ± sample sd; write JSON + CSV (+ plot)."""
+    config = config or ExperimentConfig()
+    seeds = check_seeds(seeds, inputs)
+    kept, unavailable = select_families(inputs, seeds, config, families)
+    notes: list[dict[str, Any]] = []
+    per_seed = {seed: seed_diagnostics(inputs[seed], config, kept[seed], notes) for seed in seeds}
+    rows = aggregate(per_seed, ("family", "probe"), ("cycle_acc", "tie_rate", "n"))
+    result = {"experiment": "diagnostics", "split": config.test_split, "seeds": seeds, "config": config.as_dict(),
+              "probe_settings": config.probe_settings(), "probe_notes": notes,
+              "probes": list(probe_names(config)), "rows": rows, "min_cycles": config.min_cycles,
+              "unavailable": unavailable,
+              "additive_audit": additive_audit(per_seed)}
+    if out_dir is not None:
+        result["files"] = {"plot": str(plot_family_bars(rows, Path(out_dir) / "diagnostics.png",
+                                                        title=f"Exact-cycle diagnostics ({config.test_split} cycles)"))}
+        result["files"].update(write_outputs(out_dir, "diagnostics", result,
+                                             flat_rows(rows, ("family", "probe"), ("cycle_acc", "tie_rate", "n")),
+                                             split=config.test_split))
+    return result
+
+
+def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Table 2 layout: one row per family, one column per probe (mean ± sd over seeds), test n per seed ("—"
+    for a seed that withdrew the family); a family withdrawn in every seed reads "unavailable" throughout."""
+    probes = result["probes"]
+    cells = {(r["family"], r["probe"]): r for r in result["rows"]}
+    families = list(dict.fromkeys(r["family"] for r in result["rows"]))
+    out = []
+    for family in families:
+        first = next(r for r in result["rows"] if r["family"] == family)
+        out.append([family, per_seed_n_text(first["n"]), *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
+                                 for p in probes]])
+    unavailable = withdrawn_everywhere(result)
+    out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)] for family in unavailable]
+    short = {"image-only": "image", "text-only": "text", "zero-shot cosine": "cosine", "diagonal": "diag."}
+    return ["family", "n test", *[short.get(p, p) for p in probes]], out

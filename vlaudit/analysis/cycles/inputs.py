@@ -1,0 +1,112 @@
+"""Inputs of the cycle-paper experiments: one cycles file per seed + frozen features → :class:`SeedInputs`.
+
+Features come from a features folder written by ``vlaudit features`` (it must hold every image and caption id
+of every seed's cycles) or are extracted here, once for the union of all seeds, with a dual encoder
+(:func:`extract_seed_features`). For the OE test the marked captions (``MARKER + text``) are needed too:
+extracted here with the same encoder under the ids ``caption_id + MARK_SUFFIX``, or looked up in a second
+features folder **by content**: a row whose ``content_hash`` is sha256(MARKER + text) (so any
+``vlaudit features`` run that embedded those texts serves, whatever ids it used).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlaudit.analysis.cycles.common import SeedInputs
+from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
+from vlaudit.backends.registry import load_backend, require_kind
+from vlaudit.builders.cycles.common import sidecar_paths
+from vlaudit.errors import InputError
+from vlaudit.hashing import sha256_text
+from vlaudit.scoring.features import (
+    MANIFEST_FILE,
+    FeatureInputs,
+    collect_inputs,
+    extract_features,
+    read_features,
+)
+from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.tables import read_json, read_table
+
+
+def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str | Path) -> dict[int, SeedInputs]:
+    """Read each seed's cycles and one features folder; an id without features is an InputError.
+
+    The families a ``cycles build`` withdrew (``unavailable`` in the ``CYCLES.meta.json`` beside the file, when
+    there is one) come along, so the experiments report them with the build's counts.
+    """
+    features = read_features(features_dir)
+    out = {}
+    images, captions = set(features.image_ids), set(features.caption_ids)
+    for seed, path in cycles_paths.items():
+        cycles = read_cycles(path)
+        for cycle in cycles:
+            for image_id, caption_id, _ in cycle.entries():
+                if image_id not in images:
+                    raise InputError(f"image id {image_id!r} has no features in {features_dir}", path=path,
+                                     record=cycle.cycle_id, field="image_id")
+                if caption_id not in captions:
+                    raise InputError(f"caption id {caption_id!r} has no features in {features_dir}", path=path,
+                                     record=cycle.cycle_id, field="caption_id")
+        meta = sidecar_paths(path)[1]
+        built = read_json(meta).get("unavailable", {}) if meta.exists() else {}
+        if not isinstance(built, dict) or not all(isinstance(c, dict) for c in built.values()):
+            raise InputError("expected {family: {split: count}}", path=meta, field="unavailable")
+        out[int(seed)] = SeedInputs.from_features(int(seed), cycles, features, source=str(path),
+                                                  built_unavailable=built)
+    return out
+
+
+def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: str | Path, model: str,
+                          out_dir: str | Path, *, marked: bool = False, **options: Any) -> Path:
+    """Embed every image and caption of every seed's cycles once with ``model`` (plus the marked captions)."""
+    require_kind(model, "features")
+    merged = FeatureInputs()
+    for path in cycles_paths.values():
+        cycles = read_cycles(path)
+        part = collect_inputs(cycles, Path(path), Path(images_dir))
+        merged.images.update(part.images)
+        merged.texts.update(part.texts)
+        if marked:
+            merged.texts.update({k + MARK_SUFFIX: marked_text(t) for k, t in caption_texts(cycles).items()})
+    backend = load_backend(model, **options)
+    extract_features(backend, merged, out_dir, provenance={"cycles": {str(s): str(p) for s, p in cycles_paths.items()},
+                                                           "images_dir": str(images_dir), "oe_marked": marked})
+    return Path(out_dir)
+
+
+def add_marked_features(inputs: SeedInputs, marked_dir: str | Path | None = None) -> SeedInputs:
+    """``inputs`` with the marked-caption rows under ``caption_id + MARK_SUFFIX``.
+
+    Without ``marked_dir`` they must already be in the features (as :func:`extract_seed_features` writes them);
+    with it, each is the row of ``marked_dir`` whose content hash is sha256(MARKER + text).
+    """
+    texts = caption_texts(inputs.cycles)
+    if marked_dir is None:
+        missing = [k for k in texts if k + MARK_SUFFIX not in inputs.caption_row]
+        if missing:
+            raise InputError(f"no marked-caption features for {len(missing)} captions (e.g. {missing[0]!r}); give "
+                             "--marked-features or --model", path=inputs.source, field="marked features")
+        return inputs
+    by_hash = _rows_by_hash(Path(marked_dir))
+    extra: dict[str, np.ndarray] = {}
+    for caption_id, text in texts.items():
+        row = by_hash.get(sha256_text(marked_text(text)))
+        if row is None:
+            raise InputError(f"no embedding of the marked caption {marked_text(text)!r} (caption {caption_id!r})",
+                             path=marked_dir, field="content_hash")
+        extra[caption_id + MARK_SUFFIX] = row
+    if extra and next(iter(extra.values())).shape[0] != inputs.y.shape[1]:
+        raise InputError("marked features have another dimension than the caption features", path=marked_dir)
+    return inputs.with_texts(extra)
+
+
+def _rows_by_hash(folder: Path) -> dict[str, np.ndarray]:
+    features = read_features(folder)
+    manifest = read_json(folder / MANIFEST_FILE)
+    hashes = read_table(folder / manifest["files"]["texts"], required=("content_hash",)).column("content_hash")
+    return {str(h): features.texts[k] for k, h in enumerate(hashes.to_pylist())}

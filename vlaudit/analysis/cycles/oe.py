@@ -1,0 +1,179 @@
+"""``vlaudit experiment oe``: the shortcut-contaminated outlier-exposure stress test (cycle paper §5.5,
+Tables 4 and 7, §E.3).
+
+Model (§E.3): rank-r (default 64) bilinear score with additive image-only and caption-only heads,
+s(x, y) = (Ux)ᵀ(Vy) + αᵀx + βᵀy + c; 8 epochs, batch 512, lr 1e-3, wd 1e-4. Per seed (own split), over the
+chosen families' cycles pooled within each split:
+
+* **Shortcut OE** — pair BCE; positives the matched pairs (u, v) of the training cycles, negatives the same
+  image with its own caption prefixed by :data:`MARKER` (a clean text-marginal shortcut: the prefix alone
+  separates the classes). Selected on the same construction over validation cycles by AUROC.
+* **Cycle OE** — cycle loss softplus(−Δ) on the training cycles, selected by exact CycleAcc on validation cycles.
+* **Four-entry BCE** — BCE of the four block logits against 1, 1, 0, 0 on the training cycles, selected by
+  validation CycleAcc.
+* **Text-only probe** — b(y) trained on the Shortcut OE data with §E.4's shortcut-probe settings (50 epochs,
+  lr 1e-2): it solves the marked validation task (AUROC ≈ 1) and, by Theorem 1, is exactly ½ on every exact
+  cycle.
+
+Reported per seed: the marked-validation AUROC of every protocol, its selection value, the exact test CycleAcc
+on the original unmarked captions, and the per-seed difference Cycle OE − Shortcut OE (Table 7); mean ± sample
+sd across seeds (Table 4).
+
+The pool of a seed holds only the families that pass the minimum-cycle rule there (§D.5: at least
+``min_cycles`` validation cycles, and some train and test cycles); the withdrawn ones are listed as unavailable with their
+counts, and a seed left with none reports no number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlaudit.analysis.cycles.common import (
+    ExperimentConfig,
+    SeedInputs,
+    aggregate,
+    check_seeds,
+    flat_rows,
+    mean_sd,
+    mean_sd_text,
+    scorer_scores,
+    select_families,
+    split_cycle_eval,
+    write_outputs,
+)
+from vlaudit.analysis.cycles.plots import plot_oe
+from vlaudit.errors import InputError
+from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
+from vlaudit.records import Cycle
+
+MARKER = "this is an out of distribution negative example "
+MARK_SUFFIX = "::ood-marked"
+
+
+def marked_text(text: str) -> str:
+    """The marked negative caption of §5.5: the marker prefixed to the true caption."""
+    return MARKER + text
+
+
+def caption_texts(cycles: Sequence[Cycle]) -> dict[str, str]:
+    """caption_id → text from the cycles' ``text_1`` / ``text_2`` (what the marked captions are built from)."""
+    texts: dict[str, str] = {}
+    for cycle in cycles:
+        for k, caption_id in (("1", cycle.caption_1), ("2", cycle.caption_2)):
+            text = cycle.extra.get(f"text_{k}")
+            if not isinstance(text, str):
+                raise InputError("the OE marker needs the caption text", record=cycle.cycle_id, field=f"text_{k}")
+            texts[caption_id] = text
+    return texts
+
+
+def marked_pairs(inputs: SeedInputs, cycles: Sequence[Cycle], name: str) -> ProbeData:
+    """Positives: each matched (image, caption) once; negatives: (image, marked caption)."""
+    matched = list(dict.fromkeys((u, v) for c in cycles for u, v, label in c.entries() if label))
+    rows = [(inputs.image_row[u], inputs.caption_row[v], 1.0) for u, v in matched]
+    missing = [v for _, v in matched if v + MARK_SUFFIX not in inputs.caption_row]
+    if missing:
+        raise InputError(f"no marked-caption features for caption {missing[0]!r} (and {len(missing) - 1} more)",
+                         path=inputs.source, field="marked features")
+    rows += [(inputs.image_row[u], inputs.caption_row[v + MARK_SUFFIX], 0.0) for u, v in matched]
+    array = np.array(rows)
+    return ProbeData(inputs.x, inputs.y, pairs=array[:, :2].astype(np.int64), labels=array[:, 2], name=name)
+
+
+def seed_oe(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
+            notes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Rows {protocol, val_metric, val_value, val_auroc, test_cycle_acc, test_tie_rate, n_test} of one seed, on
+    the cycles of ``families`` (those that passed :func:`select_families` in this seed; none: no rows)."""
+    if not families:
+        return []
+    train, val, test = (inputs.select(split, families) for split in config.splits)
+    seed = inputs.seed
+    pairs_train = marked_pairs(inputs, train, f"seed {seed}/shortcut/train")
+    pairs_val = marked_pairs(inputs, val, f"seed {seed}/shortcut/val")
+    cycles_train = inputs.probe_data(train, f"seed {seed}/cycles/train")
+    cycles_val = inputs.probe_data(val, f"seed {seed}/cycles/val")
+    runs = {
+        "Shortcut OE": ("lowrank", pairs_train, pairs_val, config.train(seed, "pair_bce", "auroc"), "AUROC"),
+        "Cycle OE": ("lowrank", cycles_train, cycles_val, config.train(seed, "cycle", "cycle_acc"), "CycleAcc"),
+        "Four-entry BCE": ("lowrank", cycles_train, cycles_val, config.train(seed, "bce4", "cycle_acc"), "CycleAcc"),
+        "Text-only probe": ("text", pairs_train, pairs_val, config.train(seed, "pair_bce", "auroc", "shortcut"),
+                            "AUROC"),
+    }
+    rows = []
+    for protocol, (kind, train_data, val_data, train_config, metric) in runs.items():
+        lowrank = kind == "lowrank"
+        fitted = fit_probe(kind, train_data, val_data, train_config, rank=config.rank if lowrank else None,
+                           additive_heads=lowrank)
+        if notes is not None:
+            notes.extend({"probe": f"seed {seed}/{protocol}", "note": note} for note in fitted.notes)
+        summary = split_cycle_eval(test, scorer_scores(fitted.scorer, inputs, test, config.device), config.test_split,
+                                   tol=config.tol, seed=seed)["overall"]
+        rows.append({"protocol": protocol, "val_metric": metric, "val_value": fitted.best_value,
+                     "best_epoch": fitted.best_epoch,
+                     "val_auroc": evaluate_auroc(fitted.scorer, pairs_val, device=config.device),
+                     "test_cycle_acc": summary["cycle_acc"], "test_tie_rate": summary["tie_rate"],
+                     "n_test": summary["n"]})
+    return rows
+
+
+def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *,
+           config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
+           out_dir: str | Path | None = None) -> dict[str, Any]:
+    """All seeds: rows per protocol (mean ± sd), per-seed Cycle − Shortcut differences; JSON + CSV + plot.
+
+    Each :class:`SeedInputs` must hold the marked caption features under ``caption_id + MARK_SUFFIX``
+    (see :func:`vlaudit.analysis.cycles.inputs.add_marked_features`).
+    """
+    config = config or ExperimentConfig()
+    seeds = check_seeds(seeds, inputs)
+    kept, unavailable = select_families(inputs, seeds, config, families)
+    notes: list[dict[str, Any]] = []
+    per_seed = {seed: seed_oe(inputs[seed], config, kept[seed], notes) for seed in seeds}
+    values = ("val_value", "val_auroc", "test_cycle_acc", "test_tie_rate", "n_test")
+    rows = aggregate(per_seed, ("protocol", "val_metric"), values)
+    test = {s: {r["protocol"]: r["test_cycle_acc"] for r in per_seed[s]} for s in seeds}
+    differences = {str(s): (test[s]["Cycle OE"] - test[s]["Shortcut OE"] if test[s] else None) for s in seeds}
+    mean, sd, n = mean_sd(differences.values())
+    result = {"experiment": "oe", "split": config.test_split, "val_split": config.val_split, "seeds": seeds,
+              "marker": MARKER, "config": config.as_dict(), "probe_settings": config.probe_settings(),
+              "probe_notes": notes, "families": families,
+              "families_per_seed": {str(s): kept[s] for s in seeds}, "min_cycles": config.min_cycles,
+              "unavailable": unavailable, "rows": rows,
+              "difference_cycle_minus_shortcut": {"per_seed": differences, "mean": mean, "sd": sd, "n_seeds": n}}
+    if out_dir is not None:
+        plot = plot_oe(rows, Path(out_dir) / "oe.png",
+                       title=f"Shortcut-contaminated OE (rank {config.rank} + additive heads)")
+        csv_rows = flat_rows(rows, ("protocol", "val_metric"), values)
+        csv_rows.append({"protocol": "Cycle OE − Shortcut OE", "val_metric": "test CycleAcc difference",
+                         **{f"test_cycle_acc_seed_{s}": v for s, v in differences.items()},
+                         "test_cycle_acc_mean": mean, "test_cycle_acc_sd": sd, "test_cycle_acc_n_seeds": n})
+        result["files"] = {"plot": str(plot)}
+        result["files"].update(write_outputs(out_dir, "oe", result, csv_rows))
+    return result
+
+
+def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Table 4 layout: per protocol its selection value, marked-validation AUROC and test CycleAcc (mean ± sd)."""
+    rows = [[r["protocol"], f"{r['val_metric']} {mean_sd_text(r['val_value'], 3)}", mean_sd_text(r["val_auroc"], 3),
+             mean_sd_text(r["test_cycle_acc"], 3)] for r in result["rows"]]
+    return ["protocol", "selection (val)", "marked AUROC", "test CycleAcc"], rows
+
+
+def seed_table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Table 7 layout: per seed the test CycleAcc of Shortcut OE and Cycle OE and their difference."""
+    cells = {r["protocol"]: r["test_cycle_acc"]["per_seed"] for r in result["rows"]}
+    diff = result["difference_cycle_minus_shortcut"]
+    rows = [[s, _fmt(cells["Shortcut OE"][s]), _fmt(cells["Cycle OE"][s]), _fmt(diff["per_seed"][s])]
+            for s in map(str, result["seeds"])]
+    means = {r["protocol"]: r["test_cycle_acc"] for r in result["rows"]}
+    rows.append(["mean ± sd", mean_sd_text(means["Shortcut OE"], 3), mean_sd_text(means["Cycle OE"], 3),
+                 mean_sd_text(diff, 3)])
+    return ["seed", "Shortcut OE", "Cycle OE", "Cycle − Shortcut"], rows
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"

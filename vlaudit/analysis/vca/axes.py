@@ -1,0 +1,134 @@
+"""The optional axes of the VCA report (VCA §11, §18), each on the headline items that have its context.
+
+:func:`~vlaudit.analysis.vca.report.run_events` keeps the headline items (original + every control);
+the functions here add, per run:
+
+* ``perm`` — matched image-permutation calibration on the items with a ``mismatch`` margin (Δ_DCC^perm is
+  D-CC − D-CC_perm on those same items);
+* ``sensitivity`` — Table 28: Dep and Strict T/B on the headline items, Dep+M (mismatch added to the
+  maximum-support controls) and Strict+M (opposite-answer isolation under every control and the mismatch)
+  on the mismatch items, with headline Dep on those items for a paired reading, and mean G_img;
+* ``robustness.control_sets`` — alternate control sets (text+mean is the mean-colour axis), each on the
+  items that have its contexts, with the headline Dep and D-CC on the same items;
+* ``erasure`` — ``rele``/``irre`` decision survival and support drop on the items that have each view;
+* ``erasure_geometry`` — Table 11: RelE and IrrE erased area, padded-union area (% of the image) and the %
+  of IrrE views with zero erased pixels inside the protected union, from the geometry columns ``vca score``
+  writes with the erasure contexts (None for a run without them);
+* ``stress`` — the same two numbers for the stress probes ``blur`` and ``patch-shuffle`` (VCA §18: they retain
+  or degrade content, so they never enter G_img, Dep or any control set; own rows, own n);
+* ``coverage`` — n and excluded count of every quantity above (also ``coverage.csv``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vlaudit.metrics.vca import permutation, robustness, support
+
+if TYPE_CHECKING:
+    from vlaudit.analysis.vca.report import ReportSettings, RunEvents
+
+AXIS_ROLES = {"mismatch": "permutation calibration, Dep+M, Strict+M", "mean": "mean-colour control set",
+              "rele": "relation-region erasure", "irre": "irrelevant-region erasure",
+              "blur": "stress probe (never a control)", "patch-shuffle": "stress probe (never a control)"}
+ERASURES = ("rele", "irre")
+STRESS = ("blur", "patch-shuffle")
+
+
+def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
+    return list(cis[name]) if name in cis else None
+
+
+def mismatch_axes(ev: RunEvents, cis: dict[str, tuple[float, float]]) -> dict[str, Any]:
+    """``perm`` and ``sensitivity`` entries of the run summary (see the module docstring)."""
+    out: dict[str, Any] = {}
+    n = ev.run.n
+    sensitivity: dict[str, Any] = {
+        "n": n, "dep": float(ev.dep.mean()), "strict": float(ev.strict.mean()), "gap_mean": float(ev.gap.mean()),
+        "ci_dep": _ci(cis, "dep"), "ci_strict": _ci(cis, "strict"),
+        "n_m": 0, "n_m_excluded": n, "dep_m": None, "strict_m": None, "dep_on_m_items": None,
+        "ci_dep_m": None, "ci_strict_m": None,
+    }
+    if ev.has_mismatch is not None:
+        has = ev.has_mismatch
+        n_m = int(has.sum())
+        correct = None if ev.correct is None else ev.correct[has]
+        perm = permutation.permutation_summary(ev.dep[has], ev.dep_perm[has], correct)
+        out["perm"] = {"n": n_m, "n_excluded": n - n_m,
+                       "dcc": None if correct is None else float((correct & ev.dep[has]).mean())} | perm | {
+            "ci_delta_dcc": _ci(cis, "delta_dcc"), "ci_dcc_perm": _ci(cis, "dcc_perm"),
+            "ci_dep_perm": _ci(cis, "dep_perm")}
+        sensitivity |= {"n_m": n_m, "n_m_excluded": n - n_m, "dep_m": float(ev.dep_m[has].mean()),
+                        "strict_m": float(ev.strict_m[has].mean()), "dep_on_m_items": float(ev.dep[has].mean()),
+                        "ci_dep_m": _ci(cis, "dep_m"), "ci_strict_m": _ci(cis, "strict_m")}
+    out["sensitivity"] = sensitivity
+    return out
+
+
+def control_set_rows(ev: RunEvents, settings: ReportSettings) -> list[dict[str, Any]]:
+    """Alternate control sets against the headline gap, each on the items that have its contexts (§18)."""
+    margins = ev.run.margins
+    rows = []
+    for controls in settings.control_sets:
+        if not all(c in margins for c in controls):
+            continue
+        have = ev.run.available(*controls)
+        if not have.any():
+            continue
+        m = {c: margins[c][have] for c in dict.fromkeys(("original", *controls))}
+        alt = support.image_gap(m, controls)
+        correct = None if ev.correct is None else ev.correct[have]
+        reference = support.decomposition(ev.dep[have], correct)
+        rows.append({"control_set": "+".join(controls), "n": int(have.sum()), "n_excluded": int((~have).sum()),
+                     "dep_reference": reference["dep"], "dcc_reference": reference["dcc"]}
+                    | robustness.compare_gaps(ev.gap[have], alt, correct)
+                    | {"strict": float(support.strict_isolation(m, controls).mean())})
+    return rows
+
+
+def erasure_rows(ev: RunEvents, contexts: tuple[str, ...] = ERASURES) -> list[dict[str, Any]]:
+    """Box-erasure (or, with ``contexts=STRESS``, stress-probe) diagnostics per view on the items that have it
+    (never part of Dep, §11, §18)."""
+    rows = []
+    for context in contexts:
+        have = ev.run.available(context)
+        if not have.any():
+            continue
+        m = {c: ev.run.margins[c][have] for c in ("original", context)}
+        rows.append({"context": context, "n": int(have.sum()), "n_excluded": int((~have).sum())}
+                    | robustness.erasure_effect(m, context, ev.dep[have]))
+    return rows
+
+
+GEOMETRY = ("union_pct", "rele_erased_pct", "irre_erased_pct", "irre_erased_in_union_pct")
+
+
+def erasure_geometry(ev: RunEvents) -> dict[str, Any] | None:
+    """Table 11 over the run's headline items (see the module docstring); None without geometry columns."""
+    if not all(name in ev.run.extra for name in GEOMETRY):
+        return None
+
+    def column(name: str) -> np.ndarray:
+        return np.array([np.nan if v is None else float(v) for v in ev.run.extra[name]], dtype=np.float64)
+
+    return robustness.erasure_geometry_summary(*(column(name) for name in GEOMETRY))
+
+
+def coverage_rows(ev: RunEvents, settings: ReportSettings) -> list[dict[str, Any]]:
+    """n and excluded count of the headline, the relation groups and every optional axis of the run."""
+    rows = [{"quantity": "headline", "contexts": "+".join(("original", *settings.controls)), "n": ev.run.n,
+             "n_excluded": ev.n_total - ev.run.n,
+             "missing": ", ".join(f"{c}: {len(ids)}" for c, ids in ev.excluded.items())}]
+    if ev.run.has_groups:
+        n_groups = 0 if ev.groups is None else ev.groups.n_groups
+        rows.append({"quantity": "relation groups", "contexts": "+".join(("original", *settings.controls)),
+                     "n": n_groups, "n_excluded": ev.groups_excluded, "missing": "a member" if ev.groups_excluded else ""})
+    for context, role in AXIS_ROLES.items():
+        if context in settings.controls or context not in ev.run.margins:
+            continue
+        n = int(ev.run.available(context).sum())
+        rows.append({"quantity": role, "contexts": context, "n": n, "n_excluded": ev.run.n - n,
+                     "missing": f"{context}: {ev.run.n - n}" if n < ev.run.n else ""})
+    return rows

@@ -1,0 +1,393 @@
+"""The Visual Credit Audit report over a MARGINS table (VCA §3, §9, §12, §13, §18, §19).
+
+:func:`compute_report` turns validated :class:`~vlaudit.sources.margins.MarginRun` objects into a
+:class:`VcaReport`: one summary per (model, dataset, interface) run — headline rates with paired
+cluster-bootstrap CIs, taxonomy, strata, decision survival, raw-gap distribution, permutation calibration,
+relation axis and robustness — plus cross-interface checks and macro averages within model, and the per-item
+and per-group rows that other analyses read (``items.csv``, ``groups.csv``).
+
+Partial contexts (vlaudit's rule; the paper scores every item in every context): the headline (original +
+controls) uses every item that has all headline controls; an item missing one is excluded from everything
+with a warning and counted. Relation groups need all their members in the headline.
+Each optional axis uses the headline items that have its context, with its own n and excluded count:
+``mismatch`` (permutation calibration, Dep+M, Strict+M), ``mean`` (the text+mean control set), ``rele`` and
+``irre`` (box-erasure diagnostics). ``coverage`` in each run lists every such n.
+
+Statistics (§19): one ``(n_resamples, n_clusters)`` count matrix per run, drawn once with the seed and reused
+by every quantity (so differences such as Δ_DCC^perm are paired); clusters are ``group_id`` when the run has
+relation groups (ungrouped items form their own clusters), else ``item_id``. A rate over an axis subset is
+Σ numerator / Σ subset indicator over the drawn clusters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from vlaudit.analysis.vca import axes as vca_axes
+from vlaudit.errors import InputError
+from vlaudit.metrics.vca import permutation, relation, robustness, support
+from vlaudit.sources.margins import MarginRun, describe_missing
+from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
+from vlaudit.stats.intervals import wilson_interval
+from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
+
+GROUP_RATES = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """Prespecified report options; the defaults are the paper's (§19)."""
+
+    controls: tuple[str, ...] = support.DEFAULT_CONTROLS
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    level: float = 0.95
+    control_sets: tuple[tuple[str, ...], ...] = robustness.ALTERNATE_CONTROL_SETS
+
+
+@dataclass
+class RunEvents:
+    """Per-item events of one run under the headline controls (the inputs of every run-level quantity).
+
+    ``run`` holds the headline items only (see the module docstring); ``n_total`` counts the run's items
+    before exclusion and ``excluded`` maps each headline control to the ids of the items that lack it.
+    ``has_mismatch`` marks the headline items with a ``mismatch`` margin: ``dep_perm`` (Dep_perm),
+    ``dep_m`` (Dep+M) and ``strict_m`` (Strict+M) are meaningful there only (False elsewhere).
+    """
+
+    run: MarginRun
+    direction: np.ndarray
+    gap: np.ndarray
+    dep: np.ndarray
+    correct: np.ndarray | None
+    strict: np.ndarray
+    n_total: int = 0
+    excluded: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    has_mismatch: np.ndarray | None = None
+    dep_perm: np.ndarray | None = None
+    dep_m: np.ndarray | None = None
+    strict_m: np.ndarray | None = None
+    groups: relation.RelationGroups | None = None
+    groups_excluded: int = 0
+
+
+@dataclass
+class VcaReport:
+    """Everything ``vlaudit vca report`` writes: :meth:`to_json` is ``vca.json``."""
+
+    runs: list[dict[str, Any]]
+    interfaces: list[dict[str, Any]]
+    macro: list[dict[str, Any]]
+    settings: dict[str, Any]
+    items: list[dict[str, Any]] = field(default_factory=list)
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    gaps: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "interfaces": self.interfaces, "macro": self.macro, "settings": self.settings,
+                "warnings": self.warnings}
+
+
+def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROLS) -> RunEvents:
+    """d, G_img, Dep, correctness, strict isolation, the mismatch axis and relation groups of one run, on the
+    items that have every headline control (the others are excluded, named in ``warnings``)."""
+    missing = [c for c in controls if c not in run.margins]
+    if missing:
+        raise InputError(f"run (model={run.model!r}, dataset={run.dataset!r}, interface={run.interface!r}) has "
+                         f"no {missing} context; it has {list(run.contexts)}", path=run.source, field="context")
+    keep = run.available(*controls)
+    excluded = {c: [str(i) for i in run.item_ids[~run.available(c)]] for c in controls}
+    excluded = {c: ids for c, ids in excluded.items() if ids}
+    warnings = []
+    if not keep.all():
+        lacking = "; ".join(describe_missing(run, c, ids) for c, ids in excluded.items())
+        warnings.append(f"{int((~keep).sum())} of {run.n} items of {run.name} lack a headline control and are "
+                        f"excluded from every quantity ({lacking})")
+    if not keep.any():
+        raise InputError(f"no item of {run.name} has every headline control {list(controls)}", path=run.source,
+                         field="context")
+    sub = run.subset(keep) if not keep.all() else run
+    d = support.prediction_direction(sub.margins["original"])
+    gap = support.image_gap(sub.margins, controls)
+    dep = support.dependence(gap)
+    correct = None if sub.labels is None else support.correctness(d, sub.labels)
+    events = RunEvents(sub, d, gap, dep, correct, support.strict_isolation(sub.margins, controls),
+                       n_total=run.n, excluded=excluded, warnings=warnings)
+    if "mismatch" in sub.margins and "mismatch" not in controls:
+        has = sub.available("mismatch")
+        if has.any():
+            m = {c: sub.margins[c][has] for c in ("original", "mismatch", *controls)}
+            events.has_mismatch = has
+            for name, values in (("dep_perm", permutation.permutation_dependence(m, controls)),
+                                 ("dep_m", support.dependence(support.image_gap(m, (*controls, "mismatch")))),
+                                 ("strict_m", support.strict_isolation(m, (*controls, "mismatch")))):
+                full = np.zeros(sub.n, dtype=bool)
+                full[has] = values
+                setattr(events, name, full)
+    if sub.has_groups:
+        group_ids, events.groups_excluded = complete_groups(run.group_ids, sub.group_ids)
+        if any(g is not None for g in group_ids):
+            grouped = np.array([g is not None for g in group_ids])
+            # rel_t and rel_b are part of the report contract even under other headline controls
+            extra = [c for c in ("text", "blank") if c in sub.margins and sub.available(c)[grouped].all()]
+            events.groups = relation.relation_groups(group_ids, sub.statements, sub.margins, dep, controls,
+                                                     extra_contexts=extra)
+    return events
+
+
+def complete_groups(all_ids: np.ndarray, kept_ids: np.ndarray) -> tuple[list[object], int]:
+    """Kept items' group ids with None for a group that lost a member to exclusion, and how many groups did."""
+    sizes: dict[object, int] = {}
+    for g in all_ids:
+        if g is not None:
+            sizes[g] = sizes.get(g, 0) + 1
+    kept: dict[object, int] = {}
+    for g in kept_ids:
+        if g is not None:
+            kept[g] = kept.get(g, 0) + 1
+    broken = {g for g, k in sizes.items() if kept.get(g, 0) != k}
+    return [None if g in broken else g for g in kept_ids], len(broken)
+
+
+def item_matrix(ev: RunEvents) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Record-level numerator and denominator columns whose ratios are the bootstrapped rates (float64).
+
+    Headline rates have denominator 1 on every item; credited precision D-CC / Dep; the mismatch-axis rates
+    the ``has_mismatch`` indicator (the items that have a mismatch margin).
+    """
+    ones = np.ones(ev.run.n)
+    cols: dict[str, tuple[np.ndarray, np.ndarray]] = {"dep": (ev.dep, ones), "strict": (ev.strict, ones)}
+    if ev.correct is not None:
+        c = ev.correct
+        cols |= {"acc": (c, ones), "dcc": (c & ev.dep, ones), "cu": (c & ~ev.dep, ones),
+                 "wrong_dep": (~c & ev.dep, ones), "credited_precision": (c & ev.dep, ev.dep)}
+    if ev.has_mismatch is not None:
+        has = ev.has_mismatch.astype(np.float64)
+        cols |= {"dep_perm": (ev.dep_perm, has), "dep_m": (ev.dep_m, has), "strict_m": (ev.strict_m, has),
+                 "dep_on_m": (ev.dep & ev.has_mismatch, has)}
+        if ev.correct is not None:
+            dcc_perm = ev.correct & ev.dep_perm
+            cols |= {"dcc_perm": (dcc_perm, has), "cu_perm": (ev.correct & ~ev.dep_perm & ev.has_mismatch, has),
+                     "delta_dcc": (((ev.correct & ev.dep).astype(np.float64) - dcc_perm) * has, has)}
+    names = list(cols)
+    num = np.column_stack([np.asarray(cols[k][0], dtype=np.float64) for k in names])
+    den = np.column_stack([np.asarray(cols[k][1], dtype=np.float64) for k in names])
+    return names, num, den
+
+
+def cluster_labels(run: MarginRun) -> np.ndarray | None:
+    """group_id when the run has groups (an ungrouped item is its own cluster), else None (items)."""
+    if not run.has_groups:
+        return None
+    return np.array([f"g:{g}" if g is not None else f"i:{i}" for g, i in zip(run.group_ids, run.item_ids,
+                                                                               strict=True)], dtype=object)
+
+
+def bootstrap_run(ev: RunEvents, settings: ReportSettings) -> dict[str, tuple[float, float]]:
+    """Paired cluster-bootstrap percentile CIs for every rate of the run, from one shared count matrix."""
+    plan = ClusterBootstrap.draw(ev.run.n, clusters=cluster_labels(ev.run), n_resamples=settings.n_resamples,
+                                 seed=settings.seed)
+    names, num, den = item_matrix(ev)
+    # every numerator and denominator of the run as cluster-level columns, resampled by one matrix product
+    q = num.shape[1]
+    columns = [plan.cluster_sums(num), plan.cluster_sums(den)]
+    n_group_cols = 0
+    if ev.groups is not None:
+        g = ev.groups
+        cluster_of_group = plan.codes[g.true_index]
+        values = np.column_stack([g.rel["original"], g.pair_credit, g.pair_d, g.joint, g.g_int]).astype(np.float64)
+        per_cluster = np.zeros((plan.n_clusters, values.shape[1] + 1))
+        per_cluster[cluster_of_group, :-1] = values
+        per_cluster[cluster_of_group, -1] = 1.0  # group clusters only: ungrouped items carry no group value
+        columns.append(per_cluster)
+        n_group_cols = values.shape[1] + 1
+    sums = plan.resample_cluster_values(np.column_stack(columns))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        samples = [sums[:, :q] / sums[:, q:2 * q]]
+        if n_group_cols:
+            names.extend(GROUP_RATES)
+            samples.append(sums[:, -n_group_cols:-1] / sums[:, -1:])
+    intervals = percentile_intervals(np.column_stack(samples), settings.level)
+    return {name: (float(lo), float(hi)) for name, (lo, hi) in zip(names, intervals, strict=True)}
+
+
+def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
+    return list(cis[name]) if name in cis else None
+
+
+def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
+    """The ``vca.json`` object of one run (see the issue's contract; fractions in [0, 1])."""
+    run, controls = ev.run, settings.controls
+    rates = support.decomposition(ev.dep, ev.correct)
+    cis = bootstrap_run(ev, settings)
+    out: dict[str, Any] = {
+        "model": run.model, "dataset": run.dataset, "interface": run.interface, "n": run.n,
+        "n_total": ev.n_total, "n_excluded": ev.n_total - run.n,
+        "excluded_items": sorted({i for ids in ev.excluded.values() for i in ids}),
+        "labelled": ev.correct is not None, "contexts": list(run.contexts), "controls": list(controls),
+        **{k: rates[k] for k in ("acc", "dep", "dcc", "cu", "wrong_dep")},
+        "strict": float(ev.strict.mean()),
+        "ci": {k: _ci(cis, k) for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict")},
+    }
+    n_dep = int(ev.dep.sum())
+    taxonomy = {"correct_dep": rates["dcc"], "correct_nodep": rates["cu"], "wrong_dep": rates["wrong_dep"],
+                "wrong_nodep": rates["wrong_nodep"], "credited_precision": rates["credited_precision"],
+                "ci_credited_precision": _ci(cis, "credited_precision"), "wilson_credited_precision": None}
+    if ev.correct is not None:
+        taxonomy["wilson_credited_precision"] = list(
+            wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
+    out["taxonomy"] = taxonomy
+    strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
+    out["stratified"] = strata
+    out["balanced"] = {by: support.balanced(s) for by, s in strata.items()} if ev.correct is not None else {}
+    survival = support.decision_survival(run.margins, ev.dep, controls)
+    survival["wilson"] = {k: list(wilson_interval(int(round(v * n_dep)), n_dep, settings.level))
+                          for k, v in survival.items() if k.endswith("_same") and n_dep}
+    out["survival"] = survival
+    out["gap"] = support.gap_summary(ev.gap)
+    out |= vca_axes.mismatch_axes(ev, cis)
+    if ev.groups is not None:
+        rel = relation.relation_summary(ev.groups) | {"groups_excluded": ev.groups_excluded}
+        rel["ci_g_int_mean"] = _ci(cis, "g_int_mean")
+        rel["ci"] = {k: _ci(cis, k) for k in GROUP_RATES}
+        # how well the true statement's G_img ranks Rel_o: an internal check of the ranking statistics (§15
+        # metrics), not the paper's external SRC/Swap targets, which need edited images
+        true_gap, rel_o = ev.gap[ev.groups.true_index], ev.groups.rel["original"]
+        rel["gap_ranks_rel_o"] = {"auroc": auroc(true_gap, rel_o), "auprc": auprc(true_gap, rel_o),
+                                  "high_minus_low": high_minus_low(true_gap, rel_o),
+                                  "base_rate": float(rel_o.mean())}
+        out["relation"] = rel
+    out["robustness"] = run_robustness(ev, settings)
+    out["erasure"] = vca_axes.erasure_rows(ev)
+    out["erasure_geometry"] = vca_axes.erasure_geometry(ev)
+    out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
+    out["coverage"] = vca_axes.coverage_rows(ev, settings)
+    out["warnings"] = list(ev.warnings)
+    out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
+                        "cluster": "group_id" if run.has_groups else "item_id"}
+    return out
+
+
+def run_robustness(ev: RunEvents, settings: ReportSettings) -> dict[str, list[dict[str, Any]]]:
+    """Alternate control sets and control-aggregation variants against the headline gap (VCA §18)."""
+    variants = [{"variant": name} | robustness.compare_gaps(ev.gap, gap, ev.correct)
+                for name, gap in robustness.aggregation_gaps(ev.run.margins, settings.controls).items()]
+    return {"control_sets": vca_axes.control_set_rows(ev, settings), "aggregation": variants}
+
+
+def interface_checks(events: Sequence[RunEvents], settings: ReportSettings) -> list[dict[str, Any]]:
+    """For each (model, dataset) with both interfaces: the mean-margin ensemble against canonical Yes/No, and
+    pair-centred stability of Dep and PairCredit across interfaces (VCA §18)."""
+    by_key = {ev.run.key: ev for ev in events}
+    out = []
+    for (model, dataset, interface), yn in sorted(by_key.items()):
+        tf = by_key.get((model, dataset, "truefalse"))
+        if interface != "yesno" or tf is None:
+            continue
+        common, ia, ib = np.intersect1d(yn.run.item_ids.astype(str), tf.run.item_ids.astype(str),
+                                        return_indices=True)
+        contexts = [c for c in ("original", *settings.controls) if c in yn.run.margins and c in tf.run.margins]
+        row: dict[str, Any] = {"model": model, "dataset": dataset, "n": int(common.size)}
+        if len(contexts) < 1 + len(settings.controls) or not common.size:
+            out.append(row | {"note": "interfaces share no items or contexts"})
+            continue
+        ens = robustness.ensemble_margins({c: yn.run.margins[c][ia] for c in contexts},
+                                          {c: tf.run.margins[c][ib] for c in contexts})
+        d_e = support.prediction_direction(ens["original"])
+        dep_e = support.dependence(support.image_gap(ens, settings.controls))
+        labels = None if yn.run.labels is None else yn.run.labels[ia]
+        corr_e = None if labels is None else support.correctness(d_e, labels)
+        corr_yn = None if yn.correct is None else yn.correct[ia]
+        corr_tf = None if tf.correct is None else tf.correct[ib]
+        rates = support.decomposition(dep_e, corr_e)
+        row |= {f"ensemble_{k}": rates[k] for k in ("acc", "dep", "dcc", "cu")}
+        row |= {f"ensemble_{k}": v for k, v in robustness.interface_agreement(
+            yn.direction[ia], yn.dep[ia], d_e, dep_e, corr_yn, corr_e).items()}
+        row |= {f"truefalse_{k}": v for k, v in robustness.interface_agreement(
+            yn.direction[ia], yn.dep[ia], tf.direction[ib], tf.dep[ib], corr_yn, corr_tf).items()}
+        if yn.groups is not None and tf.groups is not None and common.size == yn.run.n == tf.run.n:
+            pos = {g: i for i, g in enumerate(tf.groups.group_ids)}
+            order = np.array([pos.get(g, -1) for g in yn.groups.group_ids])
+            if (order >= 0).all() and order.size == tf.groups.n_groups:
+                grouped = yn.groups.codes >= 0
+                row |= {"groups": yn.groups.n_groups} | robustness.pair_stability(
+                    yn.dep[ia][grouped[ia]], tf.dep[ib][grouped[ia]],
+                    yn.groups.pair_credit, tf.groups.pair_credit[order])
+        out.append(row)
+    return out
+
+
+def item_rows(ev: RunEvents) -> list[dict[str, Any]]:
+    """``items.csv`` rows: model, dataset, interface, item_id, group_id, label, pred, correct, g_img, dep, dcc,
+    cu, wrong_dep (label-dependent fields empty without labels), then statement and relation."""
+    run, rows = ev.run, []
+    for i in range(run.n):
+        c = None if ev.correct is None else bool(ev.correct[i])
+        dep = bool(ev.dep[i])
+        rows.append({
+            "model": run.model, "dataset": run.dataset, "interface": run.interface,
+            "item_id": str(run.item_ids[i]), "group_id": None if run.group_ids is None else run.group_ids[i],
+            "label": None if run.labels is None else ("yes" if run.labels[i] else "no"),
+            "pred": "yes" if ev.direction[i] > 0 else "no", "correct": c, "g_img": float(ev.gap[i]),
+            "dep": dep, "dcc": None if c is None else c and dep, "cu": None if c is None else c and not dep,
+            "wrong_dep": None if c is None else (not c) and dep,
+            "statement": None if run.group_ids is None or run.group_ids[i] is None
+            else ("true" if run.statements[i] else "false"),
+            "relation": None if run.relations is None else run.relations[i],
+        })
+    return rows
+
+
+def group_rows(ev: RunEvents) -> list[dict[str, Any]]:
+    """``groups.csv`` rows: model, dataset, interface, group_id, h_o, h_t, h_b, g_int, rel_o, pair_credit,
+    pair_d, joint (h_t/h_b empty when text/blank is not a control)."""
+    g, run = ev.groups, ev.run
+    if g is None:
+        return []
+    nan = np.full(g.n_groups, np.nan)
+    h_t, h_b = g.h.get("text", nan), g.h.get("blank", nan)
+    return [{"model": run.model, "dataset": run.dataset, "interface": run.interface,
+             "group_id": str(g.group_ids[k]), "h_o": float(g.h["original"][k]), "h_t": float(h_t[k]),
+             "h_b": float(h_b[k]), "g_int": float(g.g_int[k]), "rel_o": bool(g.rel["original"][k]),
+             "pair_credit": bool(g.pair_credit[k]), "pair_d": bool(g.pair_d[k]), "joint": bool(g.joint[k])}
+            for k in range(g.n_groups)]
+
+
+def macro_rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Unweighted means over models of rates computed within model, per (dataset, interface) (§19)."""
+    keys = ("acc", "dep", "dcc", "cu", "wrong_dep")
+    out = []
+    for dataset, interface in sorted({(s["dataset"], s["interface"]) for s in summaries}):
+        rows = [s | {"delta_dcc": (s.get("perm") or {}).get("delta_dcc")} for s in summaries
+                if s["dataset"] == dataset and s["interface"] == interface]
+        out.append({"dataset": dataset, "interface": interface, "models": len({r["model"] for r in rows})}
+                   | macro_average(rows, (*keys, "delta_dcc")))
+    return out
+
+
+def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = None) -> VcaReport:
+    """Compute the whole VCA report for validated runs (see the module docstring)."""
+    settings = settings or ReportSettings()
+    if not runs:
+        raise InputError("no runs to report")
+    stress = [c for c in settings.controls if c in vca_axes.STRESS]
+    if stress:
+        raise InputError(f"{stress} are stress probes that retain or degrade the image's content, never controls "
+                         f"(VCA §18); they are reported in stress.csv", field="controls")
+    events = [run_events(run, settings.controls) for run in runs]
+    summaries = [summarize_run(ev, settings) for ev in events]
+    return VcaReport(
+        runs=summaries, interfaces=interface_checks(events, settings), macro=macro_rows(summaries),
+        settings={"controls": list(settings.controls), "n_resamples": settings.n_resamples, "seed": settings.seed,
+                  "level": settings.level, "control_sets": ["+".join(s) for s in settings.control_sets]},
+        items=[row for ev in events for row in item_rows(ev)],
+        groups=[row for ev in events for row in group_rows(ev)],
+        gaps={ev.run.key: ev.gap for ev in events},
+        warnings=[w for ev in events for w in ev.warnings],
+    )

@@ -1,0 +1,8 @@
+"""The families of tiny offline models ``vlaudit models tiny`` builds: names only (no torch), so the command
+line can list them in its help without loading the builders (:mod:`vlaudit.backends.tiny_dual`,
+:mod:`vlaudit.backends.tiny_mllm`)."""
+
+from __future__ import annotations
+
+DUAL_FAMILIES = ("clip", "siglip", "open_clip")
+MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "ministral")

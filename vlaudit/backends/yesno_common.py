@@ -1,0 +1,60 @@
+"""What the yes/no backends of multimodal LLMs share: the question text, the interface check, the results read
+from one log-softmax row, and the model config (VCA §9, §11).
+
+:mod:`vlaudit.backends.hf_mllm` (transformers prompts) and :mod:`vlaudit.backends.mistral_common_backend`
+(mistral-common prompts) both build on these, so neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import transformers
+
+from vlaudit.backends.base import YesNoRequest, YesNoResult
+from vlaudit.backends.verbalizers import check_interface
+from vlaudit.errors import InputError
+from vlaudit.hashing import sha256_text
+
+QUESTION_TEMPLATES: dict[str, str] = {
+    "yesno": "{question} Answer yes or no.",
+    "truefalse": "{question} Answer true or false.",
+}
+
+
+def question_text(question: str, interface: str) -> str:
+    """The user text of one query: the question and the interface's answer instruction."""
+    positive, negative = check_interface(interface)
+    template = QUESTION_TEMPLATES.get(interface, f"{{question}} Answer {positive} or {negative}.")
+    return template.format(question=question)
+
+
+def check_interfaces(requests: Sequence[YesNoRequest], verbalizer_ids: dict[str, Any]) -> None:
+    """Every request's interface had its verbalizers resolved at load (a later one would read wrong ids)."""
+    for request in requests:
+        if request.interface not in verbalizer_ids:
+            raise InputError(f"interface {request.interface!r} was not validated at load "
+                             f"(loaded: {', '.join(verbalizer_ids)})", record=request.key)
+
+
+def yes_no_results(requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
+                   n_tokens: Sequence[int], verbalizer_ids: dict[str, tuple[int, int]]) -> list[YesNoResult]:
+    """Both verbalizer NLLs from each row's last-position log-softmax; margin m = NLL(no) − NLL(yes) (VCA §3)."""
+    out = []
+    for request, prompt, row, n in zip(requests, prompts, logprobs, n_tokens, strict=True):
+        yes_id, no_id = verbalizer_ids[request.interface]
+        nll_yes = -float(row[yes_id])
+        nll_no = -float(row[no_id])
+        out.append(YesNoResult(key=request.key, nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes,
+                               yes_token_id=yes_id, no_token_id=no_id, prompt=prompt,
+                               prompt_hash=sha256_text(prompt), n_prompt_tokens=int(n)))
+    return out
+
+
+def load_config(name: str, kwargs: dict[str, Any]) -> Any:
+    """The model's config alone (no weights)."""
+    try:
+        return transformers.AutoConfig.from_pretrained(name, **kwargs)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc

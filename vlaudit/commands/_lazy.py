@@ -1,0 +1,34 @@
+"""Lazy module handles: how the command modules reach the library without loading it at start-up.
+
+``vlaudit --help`` imports every command module (typer needs their signatures) but must not load numpy,
+pyarrow or torch. So a command module names the library modules it calls at module level, as handles::
+
+    scoring_runner = lazy_module("vlaudit.scoring.runner")
+
+and a command body calls ``scoring_runner.run_plan(...)``: the module is imported, the ordinary way, on that
+first attribute access. This is the only place vlaudit defers an import for weight; below the command layer
+imports sit at the top of their module (docs/architecture.md). ``tests/test_architecture.py`` checks that
+every handle names a module that exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+
+class LazyModule(ModuleType):
+    """Stands for the module of the same name; every attribute is read from that module, imported on demand."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        # only called for names the handle itself lacks, i.e. every name of the real module
+        return getattr(importlib.import_module(self.__name__), attribute)
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self.__name__!r}>"
+
+
+def lazy_module(name: str) -> ModuleType:
+    """A handle on module ``name``, imported on first attribute access (nothing is imported now)."""
+    return LazyModule(name)
