@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -163,5 +164,9 @@ def test_a_lazy_handle_imports_on_first_use_only() -> None:
     handle = lazy_module("json")
     assert isinstance(handle, LazyModule) and "lazy" in repr(handle)
     assert handle.dumps({"a": 1}) == '{"a": 1}'
+    # setting a name through a handle sets it on the real module
+    handle.planted_by_test_architecture = 1
+    assert sys.modules["json"].planted_by_test_architecture == 1
+    del sys.modules["json"].planted_by_test_architecture
     with pytest.raises(ModuleNotFoundError):
         lazy_module("vlaudit.no_such_module").anything  # noqa: B018  (the attribute access is the test)

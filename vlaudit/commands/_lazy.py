@@ -25,6 +25,10 @@ class LazyModule(ModuleType):
         # only called for names the handle itself lacks, i.e. every name of the real module
         return getattr(importlib.import_module(self.__name__), attribute)
 
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        # a handle holds nothing of its own: setting a name sets it on the real module (as monkeypatch expects)
+        setattr(importlib.import_module(self.__name__), attribute, value)
+
     def __repr__(self) -> str:
         return f"<lazy module {self.__name__!r}>"
 
