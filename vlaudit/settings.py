@@ -28,8 +28,8 @@ SHORTCUT_PROBE_EPOCHS = 50  # cycle §E.4: the text-only and image-only shortcut
 SHORTCUT_PROBE_LR = 1e-2  # cycle §E.4
 SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; AUROC peaks at rank 8 (Table 1)
 # Not a paper setting: the paper's batch of 512 gives one optimiser step per epoch on a few hundred cycles, so
-# a probe on a small training set would barely move. vlaudit raises the epochs until a probe takes at least
-# this many steps (said in the output; the paper's scale — thousands of cycles — is untouched).
+# a probe on a small training set would barely move. vlaudit shrinks the batch (same epochs) until a probe
+# takes at least this many steps (said in the output; the paper's scale — thousands of cycles — is untouched).
 MIN_OPTIMISER_STEPS = 50
 SYNTHETIC_RANK_PEAK = {1: 0.6725, 8: 0.7658, 16: 0.7575}  # cycle §5.1, Table 1: AUROC by rank (peak at 8)
 GQA_BINDING_VALIDATION_CYCLES = (18, 19)  # cycle §D.3 / Table 2: per seed, below MIN_CYCLES → unavailable
