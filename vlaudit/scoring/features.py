@@ -203,7 +203,7 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
     """
     started = time.perf_counter()
     out = check_folder_target(out_dir)
-    chunk = chunk or int(getattr(backend, "batch_size", 32))
+    chunk = chunk or int(backend.batch_size)
     image_ids = list(inputs.images)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         image_hashes = list(pool.map(sha256_file, (inputs.images[i] for i in image_ids)))
