@@ -184,10 +184,10 @@ def check_backend(backend: Any, images: Sequence[Image.Image], *, questions: Seq
     encoder encodes ``images`` and ``texts``.
     """
     if isinstance(backend, FeatureBackend) and not isinstance(backend, YesNoBackend):
-        for check in FEATURE_CHECKS.values():
-            check(backend, images, texts)
+        for feature_check in FEATURE_CHECKS.values():
+            feature_check(backend, images, texts)
         return list(FEATURE_CHECKS)
     requests = yes_no_requests(images, questions, interfaces)
-    for check in YES_NO_CHECKS.values():
-        check(backend, requests)
+    for yes_no_check in YES_NO_CHECKS.values():
+        yes_no_check(backend, requests)
     return list(YES_NO_CHECKS)
