@@ -3,8 +3,8 @@ scikit-learn's ``check_estimator``): protocol, describe, shapes/dtypes, determin
 and — for yes/no backends — the verbalizer ids that ``vlaudit models verbalizers`` reports.
 
 The registry's prefixes are reached through the reference models (``ref:tiny-*`` load through ``hf:``,
-``hf-clip:`` and ``open_clip:``; the planted ones through their own loaders), plus a tiny Ministral folder for
-the mistral-common path of ``hf:``. All offline: tiny models are built from config into a temporary cache.
+``hf-clip:`` and ``open_clip:``; the planted ones through their own loaders), plus ``hf:`` folders of the tiny
+families no reference model uses (Gemma 3, InternVL, and Ministral: the mistral-common path of ``hf:``). All offline: tiny models are built from config into a temporary cache.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from PIL import Image
 from vlaudit.backends.base import FeatureBackend, YesNoBackend
 from vlaudit.backends.conformance import FEATURE_CHECKS, YES_NO_CHECKS, check_backend, yes_no_requests
 from vlaudit.backends.registry import BACKENDS, backend_kind, load_backend, parse_spec
+from vlaudit.backends.tiny_families import MLLM_FAMILIES
 from vlaudit.reference.models import REFERENCE_MODELS, all_reference_names, reference_spec
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -26,8 +27,10 @@ INTERFACES = ("yesno", "truefalse")
 QUESTIONS = ("Is the red circle to the left of the blue square?", "Is the dog above the chair?")
 TEXTS = ("a red circle left of a blue square", "a dog above a chair", "a cat", "two people on a bench")
 MIXTURES = ("scene-vqa-mixture", "scene-vqa-reader", "scene-vqa-prior-table")
-#: every registered backend: the reference models, and hf: of a tiny Ministral (the mistral-common path)
-CASES = [f"ref:{name}" for name in all_reference_names()] + ["hf:tiny-ministral"]
+#: every tiny MLLM family no reference model reaches (Ministral: the mistral-common path of hf:)
+HF_ONLY_FAMILIES = [f for f in MLLM_FAMILIES if f not in {family for _, family in REFERENCE_MODELS.values()}]
+#: every registered backend: the reference models, and hf: of the other tiny families
+CASES = [f"ref:{name}" for name in all_reference_names()] + [f"hf:tiny-{f}" for f in HF_ONLY_FAMILIES]
 
 
 @pytest.fixture(scope="module")
@@ -58,13 +61,15 @@ _LOADED: dict[str, object] = {}
 
 def _spec_and_options(case: str, cache: Path, scenes: Path) -> tuple[str, dict[str, object]]:
     """The spec to load and its loader options (a tiny folder or the mixture's scenes where needed)."""
-    if case == "hf:tiny-ministral":
-        pytest.importorskip("mistral_common", reason="the [ministral] extra is not installed")
+    if case.startswith("hf:tiny-"):
+        family = case.removeprefix("hf:tiny-")
+        if family == "ministral":
+            pytest.importorskip("mistral_common", reason="the [ministral] extra is not installed")
         from vlaudit.backends.tiny_mllm import build_tiny_mllm
 
-        folder = cache / "tiny-ministral"
+        folder = cache / case.removeprefix("hf:")
         if not folder.is_dir():
-            build_tiny_mllm("ministral", folder, seed=0)
+            build_tiny_mllm(family, folder, seed=0)
         return f"hf:{folder}", {"interfaces": list(INTERFACES), "device": "cpu"}
     name = case.removeprefix("ref:")
     options: dict[str, object] = {"interfaces": list(INTERFACES), "device": "cpu"}
@@ -115,7 +120,7 @@ def test_feature_backend_conforms(backend: FeatureBackend, check: str, images: l
 def test_verbalizer_ids_are_what_models_verbalizers_reports(backend: YesNoBackend, cli, module_cache: Path,
                                                             scenes: Path, monkeypatch: pytest.MonkeyPatch,
                                                             images: list[Image.Image]) -> None:
-    spec = backend.spec  # for the tiny Ministral: hf:FOLDER
+    spec = backend.spec  # hf:FOLDER for a tiny family
     monkeypatch.setenv("VLAUDIT_MIXTURE_SCENES", str(scenes))
     code, out, err = cli("models", "verbalizers", spec, "--interface", ",".join(INTERFACES))
     assert code == 0, err
