@@ -131,7 +131,7 @@ class _Counting:
     """Counts what reaches the backend (the real backend still does the work)."""
 
     def __init__(self, backend: FeatureBackend) -> None:
-        self.backend, self.spec = backend, backend.spec
+        self.backend, self.spec, self.batch_size = backend, backend.spec, backend.batch_size
         self.images = self.texts = 0
 
     def describe(self) -> dict:

@@ -15,6 +15,8 @@ import pytest
 from test_hf_mllm import _direct_nll
 from test_hf_tiny_models import make_benchmark, tiny_model  # noqa: F401  (session fixture)
 
+from vlaudit.backends.base import YesNoBackendBase
+
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 REPO = Path(__file__).resolve().parents[1]
@@ -218,8 +220,9 @@ def test_kill_during_the_final_write_resumes(tmp_path, tmp_path_factory, no_netw
     class Killed(BaseException):
         pass
 
-    class DiesWhenScoring:  # the model process dies before the first new chunk is written
+    class DiesWhenScoring(YesNoBackendBase):  # the model process dies before the first new chunk is written
         spec, describe, prompt = backend.spec, backend.describe, backend.prompt
+        verbalizer_ids = backend.verbalizer_ids
 
         def score(self, requests):
             raise Killed

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from vlaudit.backends.base import YesNoBackendBase
 from vlaudit.cli import app
 from vlaudit.contexts.image_contexts import (
     PATCH_GRID,
@@ -114,10 +115,11 @@ def test_stress_contexts_are_refused_as_controls(tmp_path: Path) -> None:
         assert result.exit_code != 0 and "stress probes" in str(result.exception)
 
 
-class _BrightnessBackend:
+class _BrightnessBackend(YesNoBackendBase):
     """A fake yes/no model: margin = mean pixel value / 255 − ½ (text-only: 0)."""
 
     spec = "fake:bright"
+    verbalizer_ids = {"yesno": (1, 2)}
 
     def describe(self) -> dict:
         return {"spec": self.spec}

@@ -1,9 +1,13 @@
-"""The one small backend protocol (two capabilities) and the records it exchanges.
+"""The backend protocols (two capabilities), their base classes and the records they exchange.
 
 * :class:`YesNoBackend` — a multimodal chat LLM read through its literal verbalizers: for each request it
   returns the NLL of the "yes" and the "no" continuation from **one** forward pass, and the margin
   m = NLL(no) − NLL(yes) (VCA §3; the fixed answer interface of §3 and §9).
 * :class:`FeatureBackend` — a dual encoder (CLIP, SigLIP, open_clip) returning image and text embeddings.
+
+Each protocol lists every member the scoring runner, the executors and the commands use, so a caller never
+probes with ``hasattr``. :class:`YesNoBackendBase` supplies the optional steps as no-ops (``prepare``,
+``prefetch_prompts``); a yes/no backend subclasses it and overrides what it needs.
 
 Every backend also reports ``describe()``: the facts that change its outputs (model id, revision, dtype,
 pixel budget, template hash, ...) which go into run manifests and cache keys.
@@ -11,9 +15,12 @@ pixel budget, template hash, ...) which go into run manifests and cache keys.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from vlaudit.errors import InputError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,23 +63,83 @@ class YesNoResult:
 
 @runtime_checkable
 class YesNoBackend(Protocol):
-    """A model that scores literal yes/no continuations."""
+    """A model that scores literal yes/no continuations (VCA §3, §9, §11).
+
+    ``verbalizer_ids``: interface → (yes id, no id), resolved at load for every interface the backend
+    accepts; ``models verbalizers`` prints them and every :class:`YesNoResult` carries them.
+    ``prompt(question, interface, with_image)``: the exact serialized prompt (hashed into the cache keys).
+    ``prepare(items, images_dir, interfaces)``: run-shape decisions taken before planning (e.g. prefix
+    reuse), which ``describe()`` then records; may return the decision. ``prefetch_prompts(items,
+    interfaces)``: render every prompt the run needs at once (a remote backend's one round trip).
+    ``score(requests)``: one result per request, in request order.
+    """
 
     spec: str
+    batch_size: int
+    verbalizer_ids: dict[str, tuple[int, int]]
 
     def describe(self) -> dict[str, Any]: ...
+
+    def prompt(self, question: str, interface: str, with_image: bool) -> str: ...
+
+    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any] | None: ...
+
+    def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None: ...
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]: ...
 
 
-@runtime_checkable
-class FeatureBackend(Protocol):
-    """A dual encoder returning float32 embeddings, normalised as the model normalises them."""
+class YesNoBackendBase:
+    """The optional steps of :class:`YesNoBackend` as no-ops, and the defaults of what a backend may omit.
+
+    ``verbalizers`` holds the resolution details (word, continuation, piece) where a backend resolved them
+    from a tokenizer; ``tokenizer_kind`` names how its prompts are tokenized (``models verbalizers``).
+    """
 
     spec: str
+    batch_size: int = 1
+    verbalizer_ids: dict[str, tuple[int, int]]
+    verbalizers: Mapping[str, Any] = MappingProxyType({})
+    tokenizer_kind: str = "AutoProcessor"
+
+    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any] | None:
+        """No run-shape decision to take."""
+        return None
+
+    def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None:
+        """Prompts are rendered locally on demand; nothing to fetch."""
+        return None
+
+
+@runtime_checkable
+class FeatureBackend(Protocol):
+    """A dual encoder returning float32 embeddings ``(n, dim)``, normalised as the model normalises them.
+
+    ``batch_size`` is how many inputs one forward pass takes (the feature extractor's default chunk).
+    """
+
+    spec: str
+    batch_size: int
 
     def describe(self) -> dict[str, Any]: ...
 
     def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray: ...
 
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def protocol_gaps(backend: object, protocol: type) -> list[str]:
+    """The members of ``protocol`` that ``backend`` lacks (empty when it conforms)."""
+    members = {*protocol.__annotations__,
+               *(name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_"))}
+    return sorted(name for name in members if not hasattr(backend, name))
+
+
+def require_protocol(backend: object, protocol: type, *, field: str = "model") -> None:
+    """Raise a one-line error naming the missing members when ``backend`` does not satisfy ``protocol``."""
+    missing = protocol_gaps(backend, protocol)
+    if missing:
+        hint = " (subclass vlaudit.backends.base.YesNoBackendBase for the no-op defaults)" \
+            if protocol is YesNoBackend else ""
+        raise InputError(f"{type(backend).__name__} is not a {protocol.__name__}: it lacks "
+                         f"{', '.join(missing)}{hint}", field=field)

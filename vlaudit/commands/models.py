@@ -73,14 +73,14 @@ def models_verbalizers(
     # hf: specs load config + tokenizer only; other yes/no backends (ref:, tiny) load as they are
     light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
     backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
-    resolved = getattr(backend, "verbalizers", {})  # a backend without resolution details: ids only
+    resolved = backend.verbalizers  # empty for a backend without resolution details: ids only
     rows = []
     for name in interfaces:
         if name in resolved:
             rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])
         else:
             rows.extend((name, None, None, token_id, None) for token_id in backend.verbalizer_ids[name])
-    report_console.print_table(f"verbalizers — {backend.spec} ({getattr(backend, 'tokenizer_kind', 'AutoProcessor')})",
+    report_console.print_table(f"verbalizers — {backend.spec} ({backend.tokenizer_kind})",
                 ["interface", "word", "continuation", "token id", "piece"], rows)
     ids = "/".join(str(token_id) for name in interfaces for token_id in backend.verbalizer_ids[name])
     typer.echo(f"token ids ({', '.join(interfaces)}): {ids}")

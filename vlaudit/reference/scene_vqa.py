@@ -66,6 +66,10 @@ def category_prior(subject: str, obj: str, relation: str) -> bool | None:
     return None
 
 
+#: the symbolic verbalizer ids every scene-VQA model reports: it reads no tokenizer, so "yes" is 0 and "no" 1
+VERBALIZER_IDS: dict[str, tuple[int, int]] = dict.fromkeys(INTERFACES, (0, 1))
+
+
 def prompt_text(question: str, interface: str, with_image: bool) -> str:
     """The exact prompt: an image marker (when there is an image), the question, the answer instruction."""
     positive, negative = (v.strip() for v in INTERFACES[interface])

@@ -34,12 +34,13 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
+from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.errors import InputError
 from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
 from vlaudit.reference.scene_vqa import (
     PRIOR_CATEGORIES,
+    VERBALIZER_IDS,
     category_prior,
     parse_note,
     parse_statement,
@@ -74,7 +75,7 @@ def image_types(fraction: float = IMAGE_FRACTION, seed: int = MIXTURE_SEED) -> f
     return frozenset(types[int(k)] for k in chosen)
 
 
-class SceneVqaMixture:
+class SceneVqaMixture(YesNoBackendBase):
     """The mechanism described in the module docstring, over the scenes in ``scenes_dir``."""
 
     def __init__(self, scenes_dir: str | Path, *, image_fraction: float = IMAGE_FRACTION,
@@ -85,6 +86,7 @@ class SceneVqaMixture:
             raise InputError("the mixture reference model needs the scenes it reads (scene_graphs.json)",
                              path=graphs_path, field="scenes")
         self.spec = "ref:scene-vqa-mixture"
+        self.verbalizer_ids = VERBALIZER_IDS
         self.image_fraction = image_fraction
         self.seed = seed
         self.types = image_types(image_fraction, seed)
@@ -157,7 +159,7 @@ class SceneVqaMixture:
                 "revision": None, "dtype": "float64", "device": "cpu", "image_fraction": self.image_fraction,
                 "seed": self.seed, "scenes_sha256": self.graphs_sha256, "image_margin": IMAGE_MARGIN,
                 "prior_margin": PRIOR_MARGIN, "template": sha256_text(prompt_text("{question}", "yesno", True)),
-                "verbalizer_ids": {k: [0, 1] for k in INTERFACES}}
+                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}}
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         out = []

@@ -33,13 +33,14 @@ import torch
 from safetensors.torch import load_file
 from torch import nn
 
-from vlaudit.backends.base import INTERFACES, YesNoRequest, YesNoResult
+from vlaudit.backends.base import INTERFACES, YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.builders.scenes import DEFAULT_OBJECTS
 from vlaudit.errors import InputError
 from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
 from vlaudit.reference.scene_vqa import (
     IMAGE_SIZE,
+    VERBALIZER_IDS,
     VQA_MODELS,
     WEIGHTS_DIR,
     image_tensor,
@@ -98,8 +99,9 @@ def _nll(margin: float) -> tuple[float, float]:
     return float(np.logaddexp(0.0, -margin)), float(np.logaddexp(0.0, margin))
 
 
-class _Base:
+class _Base(YesNoBackendBase):
     spec: str
+    verbalizer_ids = VERBALIZER_IDS
 
     def prompt(self, question: str, interface: str, with_image: bool) -> str:
         return prompt_text(question, interface, with_image)
@@ -144,7 +146,7 @@ class GroundedReader(_Base):
                 "reading": {"kappa_relation": KAPPA_RELATION, "kappa_presence": KAPPA_PRESENCE,
                             "kappa_colour": KAPPA_COLOUR, "relation_margin": RELATION_MARGIN},
                 "template": sha256_text(prompt_text("{question}", "yesno", True)),
-                "verbalizer_ids": {k: [0, 1] for k in INTERFACES}}
+                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}}
 
     def class_maps(self, image: Any) -> tuple[np.ndarray, np.ndarray]:
         """Per-cell shape and colour probabilities (classes, h, w) of one image.
@@ -235,7 +237,7 @@ class CountPrior(_Base):
         return {"spec": self.spec, "family": "scene-vqa-count-prior", "model_class": "CountPrior",
                 "revision": None, "dtype": "float64", "device": "cpu", "counts_sha256": self.sha256,
                 "template": sha256_text(prompt_text("{question}", "yesno", True)),
-                "verbalizer_ids": {k: [0, 1] for k in INTERFACES}}
+                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}}
 
     def margins(self, requests: Sequence[YesNoRequest]) -> list[float]:
         out = []

@@ -37,6 +37,7 @@ import numpy as np
 import pyarrow as pa
 from PIL import Image, UnidentifiedImageError
 
+from vlaudit.backends.base import FeatureBackend, require_protocol
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
@@ -190,7 +191,7 @@ def _encode_unique(keys: list[str], encode_part: Callable[[Sequence[str]], np.nd
     return rows
 
 
-def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *,
+def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: str | Path, *,
                      provenance: Mapping[str, Any] | None = None, chunk: int | None = None,
                      progress: Progress | None = None, workers: int = 4, executor: Any = None) -> dict[str, Any]:
     """Embed every image and caption of ``inputs`` once per distinct content; write the features folder.
@@ -201,9 +202,10 @@ def extract_features(backend: Any, inputs: FeatureInputs, out_dir: str | Path, *
     ``executor``: a :class:`~vlaudit.scoring.ray_executor.RayFeatureExecutor` encodes the same chunks on Ray
     actors (``backend`` is then its proxy), giving the same embeddings.
     """
+    require_protocol(backend, FeatureBackend)
     started = time.perf_counter()
     out = check_folder_target(out_dir)
-    chunk = chunk or int(getattr(backend, "batch_size", 32))
+    chunk = chunk or int(backend.batch_size)
     image_ids = list(inputs.images)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         image_hashes = list(pool.map(sha256_file, (inputs.images[i] for i in image_ids)))

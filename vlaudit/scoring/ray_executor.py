@@ -26,6 +26,7 @@ from typing import Any
 
 from PIL import Image
 
+from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.registry import load_backend
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.scoring.shards import Shard, ShardDone, ShardFailure, score_tasks
@@ -68,11 +69,10 @@ class ScoringWorker:
 
     def describe(self) -> dict[str, Any]:
         return {"spec": self.backend.spec, "describe": self.backend.describe(),
-                "batch_size": getattr(self.backend, "batch_size", None)}
+                "batch_size": self.backend.batch_size, "verbalizer_ids": self.backend.verbalizer_ids}
 
     def prepare(self, items: Sequence[Any], images_dir: str, interfaces: Sequence[str]) -> dict[str, Any] | None:
-        prepare = getattr(self.backend, "prepare", None)
-        return prepare(items, images_dir, list(interfaces)) if prepare else None
+        return self.backend.prepare(items, images_dir, list(interfaces))
 
     def prompts(self, queries: Sequence[tuple[str, str, bool]]) -> list[str]:
         return [self.backend.prompt(*query) for query in queries]
@@ -84,14 +84,16 @@ class ScoringWorker:
         return score_tasks(self.backend, store, shard.tasks, seed)
 
 
-class RemoteBackend:
+class RemoteBackend(YesNoBackendBase):
     """The driver's stand-in for the model during planning: answers from the first actor, in bulk; the
-    run-shape decision (:meth:`prepare`) runs on every replica so that all of them decide alike."""
+    run-shape decision (:meth:`prepare`) runs on every replica so that all of them decide alike. It scores
+    nothing itself: the actors score the shards."""
 
     def __init__(self, executor: RayExecutor, info: dict[str, Any]) -> None:
         self._ray, self._actors = executor.ray, executor.actors
         self.spec = info["spec"]
         self.batch_size = info["batch_size"]
+        self.verbalizer_ids = info["verbalizer_ids"]
         self._describe = info["describe"]
         self._prompts: dict[tuple[str, str, bool], str] = {}
 
@@ -114,6 +116,9 @@ class RemoteBackend:
         if key not in self._prompts:
             self._prompts[key] = self._ray.get(self._actors[0].prompts.remote([key]))[0]
         return self._prompts[key]
+
+    def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
+        raise NotImplementedError("the Ray actors score the shards; the driver's stand-in only plans")
 
 
 class RayExecutor:
@@ -206,7 +211,7 @@ class FeatureWorker:
 
     def describe(self) -> dict[str, Any]:
         return {"spec": self.backend.spec, "describe": self.backend.describe(),
-                "batch_size": getattr(self.backend, "batch_size", None)}
+                "batch_size": self.backend.batch_size}
 
     def encode_images(self, entries: Sequence[tuple[str, str]]) -> Any:
         images = []
@@ -232,6 +237,12 @@ class FeatureProxy:
 
     def describe(self) -> dict[str, Any]:
         return self._describe
+
+    def encode_images(self, images: Sequence[Image.Image]) -> Any:
+        raise NotImplementedError("the Ray actors encode the chunks; the driver's stand-in only describes")
+
+    def encode_texts(self, texts: Sequence[str]) -> Any:
+        raise NotImplementedError("the Ray actors encode the chunks; the driver's stand-in only describes")
 
 
 class RayFeatureExecutor:

@@ -36,6 +36,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from vlaudit.backends.base import YesNoBackend, require_protocol
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
@@ -93,7 +94,7 @@ def example_prompts(prompt_of: Callable[[str, str, bool], str], interfaces: Sequ
             for interface in interfaces for with_image in (True, False)}
 
 
-def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str | Path, out_dir: str | Path,
+def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images_dir: str | Path, out_dir: str | Path,
                 contexts: Sequence[str], interfaces: Sequence[str], seed: int = 0, strict: bool = False,
                 model_name: str | None = None, chunk_size: int = 64, arguments: dict[str, Any] | None = None,
                 on_plan: Callable[[int, int], None] | None = None,
@@ -113,16 +114,16 @@ def run_scoring(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str
         raise InputError(f"unknown context(s) {unknown}; available: {', '.join(CONTEXTS)}", field="contexts")
     out = Path(out_dir)
     model = model_name or backend.spec
-    if hasattr(backend, "prepare"):  # run-shape decisions (e.g. prefix reuse) that describe() then records
-        backend.prepare(items, images_dir, list(interfaces))
+    require_protocol(backend, YesNoBackend)
+    # run-shape decisions (e.g. prefix reuse) that describe() then records
+    backend.prepare(items, images_dir, list(interfaces))
     describe = backend.describe()
     spec_name = backend.spec.partition(":")[2]
     weights = local_weights_identity(spec_name)
     fingerprint = model_fingerprint(describe, weights)
     per_interface = {interface: model_fingerprint(describe, weights, interface) for interface in interfaces}
     store = ImageStore(images_dir)
-    if hasattr(backend, "prefetch_prompts"):  # a remote backend renders every prompt in one round trip
-        backend.prefetch_prompts(items, interfaces)
+    backend.prefetch_prompts(items, interfaces)  # a remote backend renders every prompt in one round trip
     records, units = plan_run(items, store, contexts, interfaces, seed, per_interface, backend.prompt)
     failed = [r for r in records if r.status == "failed"]
     if strict and failed:
