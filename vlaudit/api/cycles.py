@@ -16,11 +16,9 @@ from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
-from vlaudit.scoring.features import Features, collect_inputs, read_features
-from vlaudit.scoring.features import extract_features as extract
+from vlaudit.scoring.features import Features, read_features
 from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
-from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.two_by_two import BENCHMARKS
 
 
@@ -141,23 +139,10 @@ def features_from_arrays(image_ids: Sequence[Any], image_embeddings: Any, captio
                     {"source": "in-memory arrays"})
 
 
-def extract_features(model: Any, cycles: str | Path, *, images: str | Path, out: str | Path,
-                     captions: str | Path | None = None) -> Any:
-    """Embed every image and caption of a cycles file once with a dual encoder; write and return the features.
-
-    ``model`` is a spec (``open_clip:…``, ``hf-clip:…``, ``ref:…``) or a loaded dual-encoder backend.
-    """
-    backend = load_model(model) if isinstance(model, str) else model
-    inputs = collect_inputs(read_cycles(cycles), Path(cycles), Path(images),
-                            None if captions is None else Path(captions))
-    extract(backend, inputs, out, provenance={"cycles": str(cycles), "images": str(images)})
-    return read_features(out)
-
-
 def zero_shot_scores(features: Any, cycles: Any) -> dict[tuple[str, str], float]:
     """Cosine scores s(u, v) = cos(f(u), g(v)) in float64 for every pair the cycles use (cycle paper §5).
 
-    ``features`` is a features folder path or the result of :func:`extract_features` /
+    ``features`` is a features folder path or the result of :func:`vlaudit.extract_features` /
     :func:`features_from_arrays`; the result feeds :func:`evaluate_cycles` directly.
     """
     feats = read_features(features) if isinstance(features, (str, Path)) else features

@@ -91,12 +91,12 @@ class ScoreSpec:
 
     def recorded(self, items: Sequence[Any], question_templates: Any = None) -> dict[str, Any]:
         """The manifest's ``arguments`` (``items``: the rows read; ``question_templates``: ``template`` read)."""
-        return score_arguments(
+        return {"command": self.COMMAND, **score_arguments(
             model=self.model, items=items, benchmark=self.benchmark_path(), images=self.images, out=self.out,
             contexts=self.contexts, interfaces=self.interfaces, seed=self.seed, batch_size=self.batch_size,
             chunk_size=self.chunk_size, strict=self.strict, model_name=self.model_name, template=self.template,
             question_templates=question_templates, **{k: getattr(self, k) for k in _RAY},
-            **self.backend_arguments(), **self.backend_options)
+            **self.backend_arguments(), **self.backend_options)}
 
     def load_options(self, question_templates: Any = None) -> dict[str, Any]:
         """Keywords of the backend loader (:func:`vlaudit.backends.registry.load_backend`)."""
