@@ -261,7 +261,8 @@ def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(tmp_pa
     code, _, err = _main([*args, "--cycles", str(good), "--out", str(tmp_path / "feats")], capsys, monkeypatch)
     assert code == 0, err
     before = {p.name: p.read_bytes() for p in (tmp_path / "feats").iterdir()}
-    code, _, err = _main([*args, "--cycles", str(bad), "--out", str(tmp_path / "feats")], capsys, monkeypatch)
+    code, _, err = _main([*args, "--cycles", str(bad), "--out", str(tmp_path / "feats"), "--overwrite"], capsys,
+                         monkeypatch)  # other cycles: without --overwrite, a refusal before any image is read
     assert code == 2 and "cycle c2" in err
     assert {p.name: p.read_bytes() for p in (tmp_path / "feats").iterdir()} == before  # the old run is intact
 

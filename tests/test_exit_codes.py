@@ -66,7 +66,7 @@ def _raising(exception: BaseException):
 @pytest.mark.parametrize(("exception", "status", "line"), [
     (errors.InputError("bad row", path="items.jsonl", record=3, field="question"), 2,
      "error: items.jsonl, record 3, field 'question': bad row"),
-    (__import__("vlaudit.scoring.executors", fromlist=["IncompleteRunError"]).IncompleteRunError(
+    (__import__("vlaudit.scoring.shards", fromlist=["IncompleteRunError"]).IncompleteRunError(
         "1 of 4 shards failed; rerun the same command to score the rest"), 3,
      "error: 1 of 4 shards failed; rerun the same command to score the rest"),
     (KeyboardInterrupt(), 130, "error: interrupted"),

@@ -37,7 +37,8 @@ def check_rerun(spec: Any, recorded: Mapping[str, Any], folder: str | Path, *, o
     into ``folder`` when it holds a run with another spec; nothing when it holds none, the same spec, or
     ``overwrite`` is given. Called before any model loads."""
     if not overwrite:
-        refuse_other_run(folder, recorded, operational=spec.OPERATIONAL)
+        refuse_other_run(folder, recorded, operational=spec.OPERATIONAL, field=spec.FOLDER_OPTION,
+                         cached=spec.CACHED)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class ScoreSpec:
     ``backend_options`` passes further keywords to the backend loader (API only; recorded by their text).
     """
 
+    FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
+    CACHED: ClassVar[bool] = True  # a replacing run reuses the folder's score cache
     COMMAND: ClassVar[str] = "vca score"
     OPERATIONAL: ClassVar[frozenset[str]] = OPERATIONAL_ARGUMENTS
 
@@ -111,6 +114,8 @@ class ScoreSpec:
 class DualScoreSpec:
     """``vca score-dual`` / :func:`vlaudit.score_dual_margins`: cosine-decision margins of a dual encoder."""
 
+    FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
+    CACHED: ClassVar[bool] = False  # a replacing run reuses the folder's score cache
     COMMAND: ClassVar[str] = "vca score-dual"
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"out", "batch_size", "device"})
 
@@ -139,6 +144,8 @@ class DualScoreSpec:
 class FeaturesSpec:
     """``features`` / :func:`vlaudit.extract_features`: dual-encoder embeddings of a cycles table's inputs."""
 
+    FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
+    CACHED: ClassVar[bool] = False  # a replacing run reuses the folder's score cache
     COMMAND: ClassVar[str] = "features"
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"out", "batch_size", "device", *_RAY})
 
@@ -175,6 +182,8 @@ class CycleScoreSpec:
     """``cycles score-mllm`` / :func:`vlaudit.score_cycles_mllm`: cycle scores of a generative MLLM as the
     yes/no margin of a fixed query. The run (cache, margins, manifest) lives in :meth:`run_folder`."""
 
+    FOLDER_OPTION: ClassVar[str] = "--run-dir"  # the option naming the run folder, in a refusal
+    CACHED: ClassVar[bool] = True  # a replacing run reuses the folder's score cache
     COMMAND: ClassVar[str] = "cycles score-mllm"
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"out", "run_dir", "batch_size", "device", "chunk_size",
                                                        *_RAY})

@@ -324,16 +324,18 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
 
 
 def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any],
-                     operational: frozenset[str] = OPERATIONAL_ARGUMENTS) -> None:
+                     operational: frozenset[str] = OPERATIONAL_ARGUMENTS, *, field: str = "--out",
+                     cached: bool = True) -> None:
     """Raise an :class:`InputError` naming the differing arguments when ``out_dir`` holds a run with others.
 
     Both front doors reach it through :func:`vlaudit.scoring.run_spec.check_rerun` before any model loads
-    (the CLI unless ``--overwrite``, the API unless ``overwrite=True``)."""
+    (the CLI unless ``--overwrite``, the API unless ``overwrite=True``). ``field`` names the option that chose
+    the folder; ``cached``: the run keeps a score cache that a replacing run reuses."""
     changed = changed_arguments(out_dir, arguments, operational)
     if changed:
+        kept = " (the score cache is kept and reused)" if cached else ""
         raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
-                         "its results (the score cache is kept and reused) or choose another --out",
-                         path=out_dir, field="--out")
+                         f"its results{kept} or choose another {field}", path=out_dir, field=field)
 
 
 def _warn(message: str) -> None:
