@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import one_error_line
+from tests.cli_helpers import one_error_line, toy_items
 
 pytestmark = pytest.mark.usefixtures("reference_cache")
 
@@ -28,22 +28,6 @@ def _files(folder: Path, *, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
 
 def _refusal(code: int, out: str, err: str) -> str:
     return " ".join(one_error_line(code, out, err).split())
-
-
-def _bench(root: Path, n_images: int = 2) -> Path:
-    """ITEMS with one same-image true/false group per image (what both `vca score` and `score-dual` take)."""
-    from PIL import Image
-
-    (root / "images").mkdir(parents=True)
-    rows = []
-    for i in range(n_images):
-        Image.new("RGB", (32 + 8 * i, 24), (40 * i, 90, 200)).save(root / "images" / f"img{i}.png")
-        for j, label in enumerate(("yes", "no")):
-            rows.append({"item_id": f"i{i}_{j}", "image": f"img{i}.png", "question": f"Is the cat left {j}?",
-                         "label": label, "group_id": f"g{i}", "dataset": "toy", "split": "test"})
-    path = root / "items.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def _cycles(root: Path) -> Path:
@@ -142,7 +126,7 @@ def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(fun
 def test_score_dual_api_then_cli_then_api(tmp_path, cli) -> None:
     import vlaudit
 
-    items = _bench(tmp_path / "bench")
+    items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
     vlaudit.score_dual_margins("ref:tiny-open-clip", items, images=images, out=run, contexts=("original", "text"))
     manifest = json.loads((run / "manifest.json").read_text())
@@ -225,7 +209,7 @@ def _same_bytes(api_run, cli_run, folder: Path, *, skip: tuple[str, ...] = ()) -
 def test_score_margins_writes_what_vca_score_writes(tmp_path, cli) -> None:
     import vlaudit
 
-    items = _bench(tmp_path / "bench")
+    items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
     _same_bytes(lambda: vlaudit.score_margins("ref:tiny-qwen2-vl", items, images=images, out=run, seed=1),
                 lambda: cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", items, "--images",
@@ -236,7 +220,7 @@ def test_score_margins_writes_what_vca_score_writes(tmp_path, cli) -> None:
 def test_score_dual_margins_writes_what_vca_score_dual_writes(tmp_path, cli) -> None:
     import vlaudit
 
-    items = _bench(tmp_path / "bench")
+    items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
     _same_bytes(lambda: vlaudit.score_dual_margins("ref:tiny-open-clip", items, images=images, out=run),
                 lambda: cli("vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", items,

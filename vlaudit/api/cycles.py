@@ -97,8 +97,9 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
     scores_name = str(scores) if isinstance(scores, (str, Path)) else "<scores>"
     with catch_warnings(record=True) as caught:  # every warning lands in data["warnings"] (eval.json)
         simplefilter("always")
-        data = evaluate(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
-                        n_resamples=n_resamples, seed=seed, source=scores_name, cycles_source=cycles_name)
+        data: dict[str, Any] = evaluate(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
+                                        n_resamples=n_resamples, seed=seed, source=scores_name,
+                                        cycles_source=cycles_name)
         data["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=data["splits"],
                                                min_cycles=min_cycles, tol=tol, n_resamples=n_resamples, seed=seed,
                                                threshold=yes_threshold, source=scores_name)

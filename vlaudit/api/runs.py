@@ -38,7 +38,7 @@ from vlaudit.sources.items import read_items
 from vlaudit.tables import write_table
 
 
-def _spec(kind: type, first: Any, given: dict[str, Any], extra: str | None = None) -> Any:
+def _spec(kind: Any, first: Any, given: dict[str, Any], extra: str | None = None) -> Any:
     """``first`` when it already is a spec of ``kind``; else one built from the keyword arguments (those that
     are not fields go to ``extra`` when the spec has such a field, else they are an error)."""
     if isinstance(first, kind):
