@@ -215,6 +215,10 @@ def test_score_margins_writes_what_vca_score_writes(tmp_path, cli) -> None:
                 lambda: cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", items, "--images",
                             images, "--out", run, "--seed", "1"),
                 run, skip=("summary.json",))  # summary.json holds timings
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["schema_version"] == 1 and manifest["command"] == "vca score"
+    assert manifest["arguments"]["command"] == "vca score" and manifest["arguments"]["seed"] == 1
+    assert manifest["arguments"]["benchmark"] == str(items.resolve()) and len(manifest["arguments"]["items_sha256"]) == 64
 
 
 def test_score_dual_margins_writes_what_vca_score_dual_writes(tmp_path, cli) -> None:
