@@ -10,6 +10,7 @@ import pytest
 
 from vlaudit import errors
 from vlaudit.commands._introspect import is_group, is_option, iter_commands, root_command
+from vlaudit.scoring.shards import IncompleteRunError
 
 REPO = Path(__file__).resolve().parents[1]
 LEAVES = [(path[1:], command) for path, command in iter_commands(root_command()) if not is_group(command)]
@@ -66,7 +67,7 @@ def _raising(exception: BaseException):
 @pytest.mark.parametrize(("exception", "status", "line"), [
     (errors.InputError("bad row", path="items.jsonl", record=3, field="question"), 2,
      "error: items.jsonl, record 3, field 'question': bad row"),
-    (__import__("vlaudit.scoring.shards", fromlist=["IncompleteRunError"]).IncompleteRunError(
+    (IncompleteRunError(
         "1 of 4 shards failed; rerun the same command to score the rest"), 3,
      "error: 1 of 4 shards failed; rerun the same command to score the rest"),
     (KeyboardInterrupt(), 130, "error: interrupted"),
