@@ -167,12 +167,12 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
         write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=schema))
         problems.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"]))
         write_jsonl(out / "failures.jsonl", problems)
-        record = {"model": model, "spec": backend.spec, "backend": backend.describe(), "kind": "dual-encoder",
-                  "decision": "m_c(s) = cos(x_c, s) - max over the group's other statements of cos(x_c, s')",
-                  "no_image": no_image, "text_field": text_field, "contexts": list(contexts),
-                  "interfaces": [INTERFACE], "context_parameters": context_parameters(), "seed": seed,
-                  "n_items": len(items), "n_groups": len(groups)}
-        write_manifest(out, RunManifest(command="vca score-dual", arguments=dict(arguments or {}), record=record))
+        described = {"model": model, "spec": backend.spec, "backend": backend.describe(), "kind": "dual-encoder",
+                     "decision": "m_c(s) = cos(x_c, s) - max over the group's other statements of cos(x_c, s')",
+                     "no_image": no_image, "text_field": text_field, "contexts": list(contexts),
+                     "interfaces": [INTERFACE], "context_parameters": context_parameters(), "seed": seed,
+                     "n_items": len(items), "n_groups": len(groups)}
+        write_manifest(out, RunManifest(command="vca score-dual", arguments=dict(arguments or {}), record=described))
         summary = {"model": model, "n_items": len(items), "n_groups": len(groups), "n_scored_rows": len(rows),
                    "n_not_scored": len(problems), "n_distinct_images": len(inputs.images),
                    "n_distinct_texts": len(inputs.texts),
