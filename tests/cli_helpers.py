@@ -35,3 +35,23 @@ def one_error_line(code: int, out: str, err: str) -> str:
 def files_under(root: Path) -> list[str]:
     """Every file below ``root`` as a sorted list of relative paths."""
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def toy_items(root: Path, n_images: int = 2, missing: int = 0) -> Path:
+    """ROOT/items.jsonl and ROOT/images/: per image one same-image yes/no group of two items (``missing``
+    more images are named by items but have no file). What `vca score` and `vca score-dual` both take."""
+    import json
+
+    from PIL import Image
+
+    (root / "images").mkdir(parents=True)
+    rows = []
+    for i in range(n_images + missing):
+        if i < n_images:
+            Image.new("RGB", (32 + 8 * i, 24), (40 * i, 90, 200)).save(root / "images" / f"img{i}.png")
+        for j, label in enumerate(("yes", "no")):
+            rows.append({"item_id": f"i{i}_{j}", "image": f"img{i}.png", "question": f"Is the cat left {j}?",
+                         "label": label, "group_id": f"g{i}", "dataset": "toy", "split": "test"})
+    path = root / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path

@@ -12,7 +12,9 @@ module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_
 :func:`load_seed_inputs` → :func:`run_diagnostics`, :func:`run_rank_sweep`, :func:`run_oe`, :func:`run_transfer`;
 :func:`audit_pairs` for any benchmark's negatives. The demo and report: :func:`run_demo`, :func:`write_report`.
 Visual Credit Audit:
-:func:`load_model`, :func:`score_margins`, :func:`vca_report`, :func:`factorial`. Errors:
+:func:`load_model`, :func:`score_margins`, :func:`score_dual_margins`, :func:`vca_report`, :func:`factorial`.
+Run specs, shared with the CLI: :class:`ScoreSpec`, :class:`DualScoreSpec`, :class:`FeaturesSpec`,
+:class:`CycleScoreSpec` (:func:`score_cycles_mllm` takes the last). Errors:
 :class:`InputError` (bad input, naming file, record and field), :class:`VlauditError`.
 """
 
@@ -32,7 +34,7 @@ _EXPORTS: dict[str, str] = {
     "build_cycles": "vlaudit.api.cycles:build_cycles",
     "read_cycles": "vlaudit.sources.cycle_tables:read_cycles",
     "load_model": "vlaudit.api.cycles:load_model",
-    "extract_features": "vlaudit.api.cycles:extract_features",
+    "extract_features": "vlaudit.api.runs:extract_features",
     "features_from_arrays": "vlaudit.api.cycles:features_from_arrays",
     "zero_shot_scores": "vlaudit.api.cycles:zero_shot_scores",
     "run_synthetic": "vlaudit.analysis.cycles.synthetic:run_synthetic",
@@ -44,7 +46,13 @@ _EXPORTS: dict[str, str] = {
     "audit_pairs": "vlaudit.metrics.pair_audit:audit_pairs",
     "run_demo": "vlaudit.demo.pipeline:run_demo",
     "write_report": "vlaudit.report.html:write_report",
-    "score_margins": "vlaudit.api.vca:score_margins",
+    "score_margins": "vlaudit.api.runs:score_margins",
+    "score_dual_margins": "vlaudit.api.runs:score_dual_margins",
+    "score_cycles_mllm": "vlaudit.api.runs:score_cycles_mllm",
+    "ScoreSpec": "vlaudit.scoring.run_spec:ScoreSpec",
+    "DualScoreSpec": "vlaudit.scoring.run_spec:DualScoreSpec",
+    "FeaturesSpec": "vlaudit.scoring.run_spec:FeaturesSpec",
+    "CycleScoreSpec": "vlaudit.scoring.run_spec:CycleScoreSpec",
     "vca_report": "vlaudit.api.vca:vca_report",
     "factorial": "vlaudit.api.vca:factorial",
     "Result": "vlaudit.api.results:Result",
@@ -74,6 +82,12 @@ __all__ = [
     "run_demo",
     "write_report",
     "score_margins",
+    "score_dual_margins",
+    "score_cycles_mllm",
+    "ScoreSpec",
+    "DualScoreSpec",
+    "FeaturesSpec",
+    "CycleScoreSpec",
     "vca_report",
     "factorial",
     "Result",
@@ -91,18 +105,19 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.cycles import (
         build_cycles,
         evaluate_cycles,
-        extract_features,
         features_from_arrays,
         load_model,
         zero_shot_scores,
     )
     from vlaudit.api.results import Result
-    from vlaudit.api.vca import factorial, score_margins, vca_report
+    from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
+    from vlaudit.api.vca import factorial, vca_report
     from vlaudit.demo.pipeline import run_demo
     from vlaudit.errors import InputError, VlauditError
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
     from vlaudit.report.html import write_report
+    from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from warnings import catch_warnings, simplefilter
+
+import numpy as np
 
 from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
 from vlaudit.api.results import Result, with_interval
@@ -15,13 +18,14 @@ from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
 from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
+from vlaudit.metrics.cycles import reduced_precision
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
-from vlaudit.scoring.features import Features, collect_inputs, read_features
-from vlaudit.scoring.features import extract_features as extract
+from vlaudit.report.plots import plot_cycle_acc
+from vlaudit.scoring.features import Features, read_features
 from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
-from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.two_by_two import BENCHMARKS
+from vlaudit.tables import write_json
 
 
 class CycleEvaluation(Result):
@@ -82,17 +86,50 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
         yes_threshold: NaturalBench blocks answer Yes iff the score exceeds this (0 for a yes/no log-odds).
 
     Returns:
-        A :class:`CycleEvaluation`; an additive score gives ``cycle_acc == 0.5`` and ``tie_rate == 1`` in every row.
+        A :class:`CycleEvaluation` holding what ``vlaudit cycles eval`` writes (``.save(dir)`` writes
+        ``dir/eval.json`` and ``dir/eval.png`` byte for byte as ``cycles eval --out dir/eval.json`` does);
+        warnings are collected in ``data["warnings"]``, not issued. An additive score gives ``cycle_acc == 0.5`` and ``tie_rate == 1`` in every row.
         Cycles from a 2×2 benchmark also get the benchmark's own metrics (:attr:`CycleEvaluation.benchmarks`).
     """
     cycle_list = as_cycles(cycles)
     score_table = as_scores(scores, cycle_list)
-    data = evaluate(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
-                    n_resamples=n_resamples, seed=seed)
-    data["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=data["splits"], min_cycles=min_cycles,
-                                           tol=tol, n_resamples=n_resamples, seed=seed, threshold=yes_threshold)
+    cycles_name = str(cycles) if isinstance(cycles, (str, Path)) else "<cycles>"
+    scores_name = str(scores) if isinstance(scores, (str, Path)) else "<scores>"
+    with catch_warnings(record=True) as caught:  # every warning lands in data["warnings"] (eval.json)
+        simplefilter("always")
+        data: dict[str, Any] = evaluate(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
+                                        n_resamples=n_resamples, seed=seed, source=scores_name,
+                                        cycles_source=cycles_name)
+        data["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=data["splits"],
+                                               min_cycles=min_cycles, tol=tol, n_resamples=n_resamples, seed=seed,
+                                               threshold=yes_threshold, source=scores_name)
+    notes = list(data["warnings"])
+    notes += [text for text in (" ".join(str(w.message).split()) for w in caught) if text not in notes]
+    warnings = [f"{scores_name}: {note}" for note in notes]
+    precision = reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
+    if precision is not None:
+        warnings.append(f"{scores_name}: {precision}: the scores carry less than float64 precision, so additive "
+                        "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
+                        "store scores as float64 (Parquet double, or CSV/JSONL with shortest-repr text)")
+    data.update({"cycles": cycles_name, "scores": scores_name, "warnings": warnings})
     return CycleEvaluation(data, _evaluation_rows(data), title="CycleAcc per family and split",
-                           interval_columns=("cycle_acc",))
+                           interval_columns=("cycle_acc",),
+                           writer=lambda out, result: save_evaluation(out / "eval.json", result.data))
+
+
+def save_evaluation(path: str | Path, data: dict[str, Any], *, plot: bool = True) -> list[Path]:
+    """Write an evaluation as ``vlaudit cycles eval --out PATH`` does: PATH (JSON) and, with ``plot``, PATH's
+    ``.png`` (CycleAcc per family and split with CIs). ``CycleEvaluation.save(dir)`` writes ``dir/eval.json``
+    this way. An evaluation in which no family reached the minimum writes nothing (a later command must not
+    take it for a result) and raises :class:`~vlaudit.errors.InputError`."""
+    path = Path(path)
+    if not data["families"]:
+        raise InputError(f"no family reached --min-cycles {data['min_cycles']} (validation cycles) for splits "
+                         f"{data['splits']}, so nothing was written; lower --min-cycles or restrict --split")
+    written = [write_json(path, data)]
+    if plot:
+        written.append(plot_cycle_acc({Path(data["scores"]).stem: data}, path.with_suffix(".png")))
+    return written
 
 
 def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, Any]:
@@ -141,23 +178,10 @@ def features_from_arrays(image_ids: Sequence[Any], image_embeddings: Any, captio
                     {"source": "in-memory arrays"})
 
 
-def extract_features(model: Any, cycles: str | Path, *, images: str | Path, out: str | Path,
-                     captions: str | Path | None = None) -> Any:
-    """Embed every image and caption of a cycles file once with a dual encoder; write and return the features.
-
-    ``model`` is a spec (``open_clip:…``, ``hf-clip:…``, ``ref:…``) or a loaded dual-encoder backend.
-    """
-    backend = load_model(model) if isinstance(model, str) else model
-    inputs = collect_inputs(read_cycles(cycles), Path(cycles), Path(images),
-                            None if captions is None else Path(captions))
-    extract(backend, inputs, out, provenance={"cycles": str(cycles), "images": str(images)})
-    return read_features(out)
-
-
 def zero_shot_scores(features: Any, cycles: Any) -> dict[tuple[str, str], float]:
     """Cosine scores s(u, v) = cos(f(u), g(v)) in float64 for every pair the cycles use (cycle paper §5).
 
-    ``features`` is a features folder path or the result of :func:`extract_features` /
+    ``features`` is a features folder path or the result of :func:`vlaudit.extract_features` /
     :func:`features_from_arrays`; the result feeds :func:`evaluate_cycles` directly.
     """
     feats = read_features(features) if isinstance(features, (str, Path)) else features

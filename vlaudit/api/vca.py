@@ -11,12 +11,9 @@ import pyarrow.parquet as pq
 
 from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
-from vlaudit.api._inputs import as_items, as_margin_runs
+from vlaudit.api._inputs import as_margin_runs
 from vlaudit.api.results import Result, with_interval
-from vlaudit.backends.registry import load_backend
 from vlaudit.report.vca_tables import write_report_files
-from vlaudit.scoring.run_arguments import score_arguments
-from vlaudit.scoring.runner import refuse_other_run, run_scoring
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -31,42 +28,6 @@ class Margins:
     def to_frame(self) -> Any:
         """The margins as a pandas DataFrame (schema: :mod:`vlaudit.sources.margins`)."""
         return pq.read_table(self.path).to_pandas()
-
-
-def score_margins(model: Any, items: Any, *, images: str | Path, out: str | Path,
-                  contexts: Sequence[str] = ("original", "text", "blank"), interfaces: Sequence[str] = ("yesno",),
-                  seed: int = 0, batch_size: int = 8, chunk_size: int = 64, overwrite: bool = False,
-                  **backend_options: Any) -> Margins:
-    """Literal yes/no margins m = NLL(no) − NLL(yes) of every item under each context (VCA §3, §9, §11).
-
-    Args:
-        model: a model spec (``hf:…``, ``ref:…``) or a loaded yes/no backend.
-        items: an ITEMS file, DataFrame, pyarrow Table, list of rows or of ``BenchmarkItem``.
-        images: the folder the items' image paths are relative to.
-        out: the run folder (resumable: the same call after an interruption continues from its cache).
-        contexts: from ``original, text, blank, mean, mismatch, rele, irre`` (VCA Table 10).
-        interfaces: ``yesno`` and/or ``truefalse``.
-        seed: seed of the mismatch derangement.
-        batch_size: sequences per forward pass (a spec's backend only).
-        chunk_size: unique queries per atomic cache chunk.
-        overwrite: replace the results of a run with other arguments in ``out`` (as ``--overwrite``).
-        **backend_options: passed to the backend loader (``dtype``, ``device``, ...).
-
-    The manifest records the arguments ``vlaudit vca score`` records for the same run, and a folder holding
-    a run with other arguments (from either) is refused with the same :class:`~vlaudit.errors.InputError`.
-    """
-    item_list = as_items(items)
-    spec = model if isinstance(model, str) else model.spec
-    arguments = score_arguments(model=spec, items=item_list,
-                                benchmark=items if isinstance(items, (str, Path)) else None, images=images,
-                                out=out, contexts=contexts, interfaces=interfaces, seed=seed,
-                                batch_size=batch_size, chunk_size=chunk_size, **backend_options)
-    if not overwrite:
-        refuse_other_run(out, arguments)
-    backend = load_backend(model, batch_size=batch_size, **backend_options) if isinstance(model, str) else model
-    summary = run_scoring(backend, item_list, images_dir=images, out_dir=out, contexts=list(contexts),
-                          interfaces=list(interfaces), seed=seed, chunk_size=chunk_size, arguments=arguments)
-    return Margins(Path(out) / "margins.parquet", summary)
 
 
 class VcaResult(Result):

@@ -21,10 +21,8 @@ position ids (see :mod:`vlaudit.backends.hf_prefix_cache`); other families fall 
 from __future__ import annotations
 
 import dataclasses
-import string
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -38,13 +36,14 @@ from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_
 from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.verbalizers import (
     PROBE_QUESTION,
+    QUESTION_TEMPLATES,
     Verbalizer,
     VerbalizerError,
     check_interface,
+    merge_question_templates,
     resolve_verbalizers,
 )
 from vlaudit.backends.yesno_common import (
-    QUESTION_TEMPLATES,
     check_interfaces,
     load_config,
     question_text,
@@ -53,7 +52,6 @@ from vlaudit.backends.yesno_common import (
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
 from vlaudit.sources.images import ImageFailure, ImageStore
-from vlaudit.tables import read_json
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -77,32 +75,6 @@ def template_fingerprint(question_templates: dict[str, str] | None = None,
     if system is not None:
         out["system"] = system
     return out
-
-
-def merge_question_templates(overrides: dict[str, Any] | None, *, path: str | Path | None = None) -> dict[str, str]:
-    """The default :data:`QUESTION_TEMPLATES` with ``overrides`` (interface → template with one ``{question}``
-    field) applied; an unknown interface or a template without exactly one ``{question}`` is an InputError."""
-    merged = dict(QUESTION_TEMPLATES)
-    for interface, template in (overrides or {}).items():
-        if interface not in QUESTION_TEMPLATES:
-            raise InputError(f"unknown interface {interface!r}; templates exist for {', '.join(QUESTION_TEMPLATES)}",
-                             path=path, field=str(interface))
-        fields = [name for _, name, _, _ in string.Formatter().parse(template)] if isinstance(template, str) else None
-        if fields is None or [f for f in fields if f is not None] != ["question"]:
-            raise InputError("a template must be a string with exactly one {question} field and no other",
-                             path=path, field=str(interface))
-        merged[interface] = template
-    return merged
-
-
-def read_question_templates(path: str | Path) -> dict[str, str]:
-    """A ``--template`` file: a JSON object interface → template with one ``{question}`` field, e.g.
-    ``{"yesno": "{question} Please answer yes or no."}``; interfaces it omits keep their default template."""
-    value = read_json(path)
-    if not isinstance(value, dict) or not value:
-        raise InputError("a template file must be a non-empty JSON object: interface -> template", path=path)
-    merge_question_templates(value, path=path)
-    return {str(k): str(v) for k, v in value.items()}
 
 
 def _plain_size(size: Any) -> dict[str, Any] | None:

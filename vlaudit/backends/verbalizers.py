@@ -15,14 +15,23 @@ otherwise the verbalizer is refused with the model, the continuation and the pie
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from vlaudit.backends.base import ANSWER_WORDS
 from vlaudit.errors import InputError
+from vlaudit.tables import read_json
 
 # A question used only to render the scoring prompt whose tail the verbalizers follow.
 PROBE_QUESTION = "Is the cat to the left of the dog?"
+# The question templates of the answer interfaces; ``--template`` overrides them (:func:`read_question_templates`).
+QUESTION_TEMPLATES: dict[str, str] = {
+    "yesno": "{question} Answer yes or no.",
+    "truefalse": "{question} Answer true or false.",
+}
 
 
 class VerbalizerError(InputError):
@@ -80,3 +89,29 @@ def resolve_verbalizers(model: str, interface: str, *, after_text: bool,
             f"model {model}: interface {interface!r} needs single-token verbalizers after the scoring prompt, "
             f"but the tokenizer splits {'; '.join(bad)}", field="interface")
     return out[0], out[1]
+
+
+def merge_question_templates(overrides: dict[str, Any] | None, *, path: str | Path | None = None) -> dict[str, str]:
+    """The default :data:`QUESTION_TEMPLATES` with ``overrides`` (interface → template with one ``{question}``
+    field) applied; an unknown interface or a template without exactly one ``{question}`` is an InputError."""
+    merged = dict(QUESTION_TEMPLATES)
+    for interface, template in (overrides or {}).items():
+        if interface not in QUESTION_TEMPLATES:
+            raise InputError(f"unknown interface {interface!r}; templates exist for {', '.join(QUESTION_TEMPLATES)}",
+                             path=path, field=str(interface))
+        fields = [name for _, name, _, _ in string.Formatter().parse(template)] if isinstance(template, str) else None
+        if fields is None or [f for f in fields if f is not None] != ["question"]:
+            raise InputError("a template must be a string with exactly one {question} field and no other",
+                             path=path, field=str(interface))
+        merged[interface] = template
+    return merged
+
+
+def read_question_templates(path: str | Path) -> dict[str, str]:
+    """A ``--template`` file: a JSON object interface → template with one ``{question}`` field, e.g.
+    ``{"yesno": "{question} Please answer yes or no."}``; interfaces it omits keep their default template."""
+    value = read_json(path)
+    if not isinstance(value, dict) or not value:
+        raise InputError("a template file must be a non-empty JSON object: interface -> template", path=path)
+    merge_question_templates(value, path=path)
+    return {str(k): str(v) for k, v in value.items()}

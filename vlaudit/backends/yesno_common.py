@@ -13,14 +13,9 @@ from typing import Any
 import transformers
 
 from vlaudit.backends.base import YesNoRequest, YesNoResult
-from vlaudit.backends.verbalizers import check_interface
+from vlaudit.backends.verbalizers import QUESTION_TEMPLATES, check_interface
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_text
-
-QUESTION_TEMPLATES: dict[str, str] = {
-    "yesno": "{question} Answer yes or no.",
-    "truefalse": "{question} Answer true or false.",
-}
 
 
 def question_text(question: str, interface: str) -> str:

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from warnings import catch_warnings, simplefilter
 
 import typer
 
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
-from vlaudit.errors import InputError
 from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+api_cycles = lazy_module("vlaudit.api.cycles")
 report_console = lazy_module("vlaudit.report.console")
-metrics_cycles = lazy_module("vlaudit.metrics.cycles")
-metrics_two_by_two = lazy_module("vlaudit.metrics.two_by_two")
-np = lazy_module("numpy")
-report_plots = lazy_module("vlaudit.report.plots")
-sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
-tables = lazy_module("vlaudit.tables")
 
 
 @cycles_app.command("eval")
@@ -47,34 +40,13 @@ def cycles_eval(
     bootstrap CIs; splits are never pooled. Cycles from a 2×2 benchmark (`cycles build winoground|naturalbench|
     blocks`) also get the benchmark's own metrics (Winoground text/image/group; NaturalBench Acc, Q-Acc, I-Acc,
     G-Acc) per tag, with intervals, beside CycleAcc."""
-    cycle_list = sources_cycle_tables.read_cycles(cycles)
-    score_table = sources_cycle_tables.read_scores(scores)
-    with catch_warnings(record=True) as caught:  # every warning lands in eval.json and prints as one line
-        simplefilter("always")
-        result = metrics_cycles.evaluate_cycles(cycle_list, score_table, splits=split or None, min_cycles=min_cycles, tol=tol,
-                                                n_resamples=n_resamples, seed=seed, source=str(scores), cycles_source=str(cycles))
-        result["benchmarks"] = metrics_two_by_two.benchmark_metrics(cycle_list, score_table, splits=result["splits"],
-                                                                    min_cycles=min_cycles, tol=tol, n_resamples=n_resamples, seed=seed,
-                                                                    threshold=yes_threshold, source=str(scores))
-    notes = list(result["warnings"])
-    notes += [text for text in (" ".join(str(w.message).split()) for w in caught) if text not in notes]
-    warnings = [f"{scores}: {note}" for note in notes]
-    precision = metrics_cycles.reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
-    if precision is not None:
-        warnings.append(f"{scores}: {precision}: the scores carry less than float64 precision, so additive "
-                        "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
-                        "store scores as float64 (Parquet double, or CSV/JSONL with shortest-repr text)")
-    result.update({"cycles": str(cycles), "scores": str(scores), "warnings": warnings})
+    result = api_cycles.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles, tol=tol,
+                                        n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold).data
     report_console.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     report_console.print_unavailable(result["unavailable"], min_cycles)
     report_console.print_benchmark_tables(result["benchmarks"])
-    for warning in warnings:
+    for warning in result["warnings"]:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
-    if not result["families"]:
-        # nothing evaluated: no eval.json that a report would take for a result (exit 2, README "Exit codes")
-        raise InputError(f"no family reached --min-cycles {min_cycles} (validation cycles) for splits "
-                         f"{result['splits']}, so nothing was written; lower --min-cycles or restrict --split")
-    tables.write_json(out, result)
-    typer.echo(f"wrote {out}")
-    if plot:
-        typer.echo(f"wrote {report_plots.plot_cycle_acc({scores.stem: result}, out.with_suffix('.png'))}")
+    written = api_cycles.save_evaluation(out, result, plot=plot)
+    for path in written:
+        typer.echo(f"wrote {path}")

@@ -14,7 +14,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from vlaudit.backends.registry import require_kind
 from vlaudit.commands._apps import app, cycles_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
@@ -29,8 +28,9 @@ from vlaudit.commands._options import (
 )
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+api_runs = lazy_module("vlaudit.api.runs")
 report_console = lazy_module("vlaudit.report.console")
-scoring_executors = lazy_module("vlaudit.scoring.executors")
+scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
 scoring_features = lazy_module("vlaudit.scoring.features")
 sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
 tables = lazy_module("vlaudit.tables")
@@ -55,31 +55,19 @@ def features(
     workers: int = ray_workers_option(),
     gpus_per_worker: float = ray_gpus_option(),
     threads_per_worker: int | None = ray_threads_option(),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace features of other arguments in --out."),
 ) -> None:
     """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
-    require_kind(model, "features")
-    cycle_list = sources_cycle_tables.read_cycles(cycles)
-    inputs = scoring_features.collect_inputs(cycle_list, cycles, images, captions)
-    options: dict[str, object] = {"batch_size": batch_size, "device": device, "dtype": dtype}
-    if revision is not None:
-        options["revision"] = revision
-    backend, feature_executor = scoring_executors.open_backend(model, options, executor=executor, features=True, workers=workers,
-                                                               address=address, gpus_per_worker=gpus_per_worker,
-                                                               threads=threads_per_worker)
+    spec = scoring_run_spec.FeaturesSpec(
+        model=model, cycles=cycles, images=images, out=out, captions=captions, batch_size=batch_size, device=device,
+        dtype=dtype, revision=revision, executor=executor, address=address, workers=workers,
+        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), transient=True) as bar:
         tasks = {"images": bar.add_task("images", total=None), "texts": bar.add_task("texts", total=None)}
-        try:
-            manifest = scoring_features.extract_features(
-                backend, inputs, out,
-                provenance={"cycles": str(cycles), "images_dir": str(images),
-                                             "captions": None if captions is None else str(captions)},
-                progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total),
-                executor=feature_executor,
-            )
-        finally:
-            if feature_executor is not None:
-                feature_executor.shutdown()
+        manifest = api_runs.extract_features(
+            spec, overwrite=overwrite,
+            progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total)).manifest
     counts = manifest["counts"]
     report_console.print_table(f"features — {model}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],

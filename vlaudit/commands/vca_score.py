@@ -9,8 +9,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from vlaudit.backends.base import INTERFACES
-from vlaudit.backends.registry import require_kind
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
@@ -22,16 +20,13 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
-from vlaudit.errors import InputError
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+api_runs = lazy_module("vlaudit.api.runs")
 report_console = lazy_module("vlaudit.report.console")
-backends_hf_mllm = lazy_module("vlaudit.backends.hf_mllm")
-contexts_image_contexts = lazy_module("vlaudit.contexts.image_contexts")
-scoring_executors = lazy_module("vlaudit.scoring.executors")
-scoring_run_arguments = lazy_module("vlaudit.scoring.run_arguments")
+scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
 scoring_runner = lazy_module("vlaudit.scoring.runner")
-sources_items = lazy_module("vlaudit.sources.items")
+tables = lazy_module("vlaudit.tables")
 
 
 def _csv(value: str) -> list[str]:
@@ -77,32 +72,13 @@ def vca_score(
                                                       "'You are a helpful assistant.', others none; '' for none)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
-    context_list, interfaces = _csv(contexts), _csv(interface)
-    # checked before the (possibly many-GB) model loads
-    for name, given, known in (("contexts", context_list, contexts_image_contexts.CONTEXTS), ("interface", interfaces, INTERFACES)):
-        unknown = [value for value in given if value not in known]
-        if unknown or not given:
-            raise InputError(f"unknown or empty {name} {unknown or given}; available: {', '.join(known)}",
-                             field=name)
-    require_kind(model, "yesno")
-    templates = None if template is None else backends_hf_mllm.read_question_templates(template)
-    items = sources_items.read_items(benchmark)
-    arguments = scoring_run_arguments.score_arguments(
-        model=model, items=items, benchmark=benchmark, images=images, out=out, contexts=context_list,
-        interfaces=interfaces, seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
-        model_name=model_name, template=template, question_templates=templates, executor=executor,
-        address=address, workers=workers, gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker,
-        dtype=dtype, device=device, device_map=device_map, revision=revision, min_pixels=min_pixels,
-        max_pixels=max_pixels, trust_remote_code=trust_remote_code, prefix_cache=prefix_cache, system=system)
-    if not overwrite:
-        scoring_runner.refuse_other_run(out, arguments)
-    load_options = {"dtype": dtype, "device": device, "device_map": device_map, "batch_size": batch_size,
-                    "revision": revision, "min_pixels": min_pixels, "max_pixels": max_pixels,
-                    "trust_remote_code": trust_remote_code, "interfaces": interfaces, "prefix_cache": prefix_cache,
-                    "question_templates": templates, "system": system}
-    backend, runner_executor = scoring_executors.open_backend(model, load_options, executor=executor, workers=workers,
-                                                              address=address, gpus_per_worker=gpus_per_worker,
-                                                              threads=threads_per_worker)
+    spec = scoring_run_spec.ScoreSpec(
+        model=model, benchmark=benchmark, images=images, out=out, contexts=tuple(_csv(contexts)),
+        interfaces=tuple(_csv(interface)), seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
+        model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,
+        revision=revision, min_pixels=min_pixels, max_pixels=max_pixels, trust_remote_code=trust_remote_code,
+        prefix_cache=prefix_cache, system=system, executor=executor, address=address, workers=workers,
+        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
@@ -117,20 +93,14 @@ def vca_score(
             speed = progress.tasks[0].speed
             progress.update(task, rate=f"{speed:.1f} queries/s" if speed else "")
 
-        try:
-            summary = scoring_runner.run_scoring(backend, items, images_dir=images, out_dir=out, contexts=context_list,
-                                                 interfaces=interfaces, seed=seed, strict=strict, model_name=model_name,
-                                                 chunk_size=chunk_size, arguments=arguments, on_plan=on_plan,
-                                                 on_progress=on_progress, executor=runner_executor,
-                                                 on_warning=lambda message: console.print(
-                                                     Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
-        finally:
-            if runner_executor is not None:
-                runner_executor.shutdown()
+        margins = api_runs.score_margins(spec, overwrite=overwrite, on_plan=on_plan, on_progress=on_progress,
+                                         on_warning=lambda message: console.print(
+                                             Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
+    summary = margins.summary
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
     report_console.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
     typer.echo(f"records not scored: {scoring_runner.failure_line(summary)} — listed in {out / 'failures.jsonl'}")
-    decision = backend.describe().get("prefix_cache_decision")
+    decision = tables.read_json(out / "manifest.json").get("prefix_cache")
     if decision:
         typer.echo(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
     typer.echo(f"wrote {out / 'margins.parquet'}")

@@ -6,15 +6,14 @@ from pathlib import Path
 
 import typer
 
-from vlaudit.backends.registry import load_backend, require_kind
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_folder_option
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
+api_runs = lazy_module("vlaudit.api.runs")
 report_console = lazy_module("vlaudit.report.console")
-scoring_dual_margins = lazy_module("vlaudit.scoring.dual_margins")
-sources_items = lazy_module("vlaudit.sources.items")
+scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
 
 
 @vca_app.command("score-dual")
@@ -35,18 +34,14 @@ def vca_score_dual(
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in --out."),
 ) -> None:
     """m_c(s) = cos(x_c, s) − max over the group's other statements, per context; read by `vca report`."""
-    context_list = [c.strip() for c in contexts.split(",") if c.strip()]
-    require_kind(model, "features")
-    items = sources_items.read_items(benchmark)
-    backend = load_backend(model, batch_size=batch_size, device=device, dtype=dtype)
-    arguments = {"command": "vca score-dual", "model": model, "benchmark": str(benchmark), "images": str(images),
-                 "out": str(out), "contexts": context_list, "no_image": no_image, "text_field": text_field,
-                 "batch_size": batch_size, "seed": seed, "device": device, "dtype": dtype, "model_name": model_name}
-    summary = scoring_dual_margins.score_dual(backend, items, images_dir=images, out_dir=out, contexts=context_list, no_image=no_image,
-                                              text_field=text_field, seed=seed, model_name=model_name, arguments=arguments,
-                                              source=benchmark)
+    spec = scoring_run_spec.DualScoreSpec(
+        model=model, benchmark=benchmark, images=images, out=out,
+        contexts=tuple(c.strip() for c in contexts.split(",") if c.strip()), no_image=no_image,
+        text_field=text_field, batch_size=batch_size, seed=seed, device=device, dtype=dtype, model_name=model_name)
+    summary = api_runs.score_dual_margins(spec, overwrite=overwrite).summary
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
     shown += [(f"rows: {c}", n) for c, n in summary["contexts"].items()]
     report_console.print_table(f"vca score-dual — {summary['model']}", ["field", "value"], shown)

@@ -46,7 +46,7 @@ from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_text
 from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
-from vlaudit.scoring.manifest import git_commit, package_versions
+from vlaudit.scoring.manifest import RunManifest, write_manifest
 from vlaudit.scoring.plan import plan_run, render
 from vlaudit.scoring.runner import margins_schema, run_lock
 from vlaudit.sources.images import ImageStore
@@ -167,13 +167,12 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
         write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=schema))
         problems.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"]))
         write_jsonl(out / "failures.jsonl", problems)
-        manifest = {"model": model, "spec": backend.spec, "backend": backend.describe(), "kind": "dual-encoder",
-                    "decision": "m_c(s) = cos(x_c, s) - max over the group's other statements of cos(x_c, s')",
-                    "no_image": no_image, "text_field": text_field, "contexts": list(contexts),
-                    "interfaces": [INTERFACE], "context_parameters": context_parameters(), "seed": seed,
-                    "arguments": arguments or {}, "packages": package_versions(), "git_commit": git_commit(),
-                    "n_items": len(items), "n_groups": len(groups)}
-        write_json(out / "manifest.json", manifest)
+        described = {"model": model, "spec": backend.spec, "backend": backend.describe(), "kind": "dual-encoder",
+                     "decision": "m_c(s) = cos(x_c, s) - max over the group's other statements of cos(x_c, s')",
+                     "no_image": no_image, "text_field": text_field, "contexts": list(contexts),
+                     "interfaces": [INTERFACE], "context_parameters": context_parameters(), "seed": seed,
+                     "n_items": len(items), "n_groups": len(groups)}
+        write_manifest(out, RunManifest(command="vca score-dual", arguments=dict(arguments or {}), record=described))
         summary = {"model": model, "n_items": len(items), "n_groups": len(groups), "n_scored_rows": len(rows),
                    "n_not_scored": len(problems), "n_distinct_images": len(inputs.images),
                    "n_distinct_texts": len(inputs.texts),

@@ -13,7 +13,8 @@ incomplete):
 * ``images.parquet`` — ``image_id`` (string), ``content_hash`` (sha256 of the file bytes),
   ``embedding`` (fixed-size list<float32>[D]);
 * ``texts.parquet`` — ``caption_id`` (string), ``content_hash`` (sha256 of the UTF-8 text), ``embedding``;
-* ``manifest.json`` — the backend's ``describe()``, inputs, counts, dimension, schema version.
+* ``manifest.json`` — a :class:`~vlaudit.scoring.manifest.RunManifest`: schema version, the run spec, the
+  backend's ``describe()``, inputs, counts, dimension.
 
 Deduplication: every id is embedded once, and ids whose content hashes agree share one forward pass (the
 same picture stored under two ids, the same caption text under two caption ids). Embeddings are float32
@@ -41,13 +42,13 @@ from vlaudit.backends.base import FeatureBackend, require_protocol
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
+from vlaudit.scoring.manifest import MANIFEST_FILE, RunManifest, write_manifest
 from vlaudit.sources.cycle_tables import _id
 from vlaudit.sources.image_paths import confine
-from vlaudit.tables import check_folder_target, read_json, read_records, read_table, write_json, write_parquet
+from vlaudit.tables import check_folder_target, read_json, read_records, read_table, write_parquet
 from vlaudit.version import __version__
 
-SCHEMA_VERSION = 1
-IMAGE_FILE, TEXT_FILE, MANIFEST_FILE = "images.parquet", "texts.parquet", "manifest.json"
+IMAGE_FILE, TEXT_FILE = "images.parquet", "texts.parquet"
 _IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp")
 
 Progress = Callable[[str, int, int], None]  # (task name, items done in this step, total items of the task)
@@ -193,7 +194,8 @@ def _encode_unique(keys: list[str], encode_part: Callable[[Sequence[str]], np.nd
 
 def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: str | Path, *,
                      provenance: Mapping[str, Any] | None = None, chunk: int | None = None,
-                     progress: Progress | None = None, workers: int = 4, executor: Any = None) -> dict[str, Any]:
+                     progress: Progress | None = None, workers: int = 4, executor: Any = None,
+                     command: str = "features", arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Embed every image and caption of ``inputs`` once per distinct content; write the features folder.
 
     ``chunk`` (default: the backend's batch size) is how many distinct items are decoded and handed to the
@@ -250,8 +252,7 @@ def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: st
     (out / MANIFEST_FILE).unlink(missing_ok=True)
     write_parquet(out / IMAGE_FILE, _embedding_table("image_id", image_ids, image_hashes, image_matrix))
     write_parquet(out / TEXT_FILE, _embedding_table("caption_id", caption_ids, text_hashes, text_matrix))
-    manifest = {
-        "schema_version": SCHEMA_VERSION,
+    record = {
         "model": backend.describe(),
         **dict(provenance or {}),
         "files": {"images": IMAGE_FILE, "texts": TEXT_FILE},
@@ -263,8 +264,9 @@ def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: st
         "vlaudit": __version__,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    write_json(out / MANIFEST_FILE, manifest)
-    return manifest
+    manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
+    write_manifest(out, manifest)
+    return manifest.to_dict()
 
 
 # ------------------------------------------------------------------------------------------------ reading

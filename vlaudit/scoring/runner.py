@@ -42,12 +42,7 @@ from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.executors import LocalExecutor
-from vlaudit.scoring.manifest import (
-    git_commit,
-    local_weights_identity,
-    model_fingerprint,
-    package_versions,
-)
+from vlaudit.scoring.manifest import RunManifest, local_weights_identity, model_fingerprint, write_manifest
 from vlaudit.scoring.plan import Record, chunk_units, plan_run
 from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
 from vlaudit.sources.images import ImageStore
@@ -99,7 +94,8 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
                 model_name: str | None = None, chunk_size: int = 64, arguments: dict[str, Any] | None = None,
                 on_plan: Callable[[int, int], None] | None = None,
                 on_progress: Callable[[int], None] | None = None,
-                on_warning: Callable[[str], None] | None = None, executor: Any = None) -> dict[str, Any]:
+                on_warning: Callable[[str], None] | None = None, executor: Any = None,
+                command: str = "vca score") -> dict[str, Any]:
     """Score every (item, context, interface) with ``backend`` and write the run directory; returns the summary.
 
     ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar;
@@ -131,7 +127,7 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         raise InputError(f"{first.error} ({len(failed)} failed record(s); --strict)", record=first.item.item_id,
                          field="image")
     template = {"template": describe.get("template"), "chat_template_sha256": describe.get("chat_template_sha256")}
-    manifest = {
+    record = {
         "model": model, "spec": backend.spec, "backend": describe, "model_fingerprint": fingerprint,
         "model_fingerprint_by_interface": per_interface,
         "revision": describe.get("revision"), "dtype": describe.get("dtype"),
@@ -139,15 +135,15 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         "prompt_template_sha256": sha256_json(template),
         "example_prompts": example_prompts(backend.prompt, interfaces, items[0].question),
         "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
-        "seed": seed, "arguments": arguments or {}, "packages": package_versions(), "git_commit": git_commit(),
-        "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
+        "seed": seed, "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
         "prefix_cache": describe.get("prefix_cache_decision"),
     }
+    manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
     if not any(r.status == "ok" for r in records):
         _refuse_empty_run(records, model, out, images_dir)
     with run_lock(out):
         _remove_partial_outputs(out)
-        write_json(out / "manifest.json", manifest)
+        write_manifest(out, manifest)
         return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
                                 store=store, seed=seed, chunk_size=chunk_size, on_plan=on_plan,
                                 on_progress=on_progress, on_warning=on_warning or _warn, executor=executor)
@@ -293,15 +289,17 @@ OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", 
 _UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
 # A file argument whose content is recorded beside it: compared by that content when both runs recorded it
 # (the same items read from another path, or given as rows by the API, are the same run).
-_COMPARED_BY_CONTENT = {"benchmark": "items_sha256", "template": "question_templates"}
+_COMPARED_BY_CONTENT = {"benchmark": "items_sha256", "template": "question_templates",
+                        "cycles": "cycles_sha256", "captions": "captions_sha256"}
 
 
-def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list[str]:
+def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
+                      operational: frozenset[str] = OPERATIONAL_ARGUMENTS) -> list[str]:
     """``name: old → new`` for each argument of the run already in ``out_dir`` that ``arguments`` changes.
 
     Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
-    operational arguments (:data:`OPERATIONAL_ARGUMENTS`) and arguments the old run did not record are
-    not compared. Paths are compared as recorded, resolved (:mod:`vlaudit.scoring.run_arguments`), and a
+    operational arguments (``operational``, by default those of ``vca score``) and arguments the old run
+    did not record are not compared. Paths are compared as recorded, resolved (:mod:`vlaudit.scoring.run_arguments`), and a
     file whose content was recorded by its content."""
     path = Path(out_dir) / "manifest.json"
     if not path.is_file():
@@ -322,20 +320,23 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any]) -> list
         return field is not None and field in previous and field in arguments
 
     return [f"{name}: {shown(name, previous[name])} → {shown(name, value)}" for name, value in arguments.items()
-            if name in previous and name not in OPERATIONAL_ARGUMENTS and not by_content(name)
+            if name in previous and name not in operational and not by_content(name)
             and canonical(name, previous[name]) != canonical(name, value)]
 
 
-def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any]) -> None:
+def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any],
+                     operational: frozenset[str] = OPERATIONAL_ARGUMENTS, *, field: str = "--out",
+                     cached: bool = True) -> None:
     """Raise an :class:`InputError` naming the differing arguments when ``out_dir`` holds a run with others.
 
-    Both front doors call it before any model loads (``vlaudit vca score`` unless ``--overwrite``,
-    :func:`vlaudit.score_margins` unless ``overwrite=True``)."""
-    changed = changed_arguments(out_dir, arguments)
+    Both front doors reach it through :func:`vlaudit.scoring.run_spec.check_rerun` before any model loads
+    (the CLI unless ``--overwrite``, the API unless ``overwrite=True``). ``field`` names the option that chose
+    the folder; ``cached``: the run keeps a score cache that a replacing run reuses."""
+    changed = changed_arguments(out_dir, arguments, operational)
     if changed:
+        kept = " (the score cache is kept and reused)" if cached else ""
         raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
-                         "its results (the score cache is kept and reused) or choose another --out",
-                         path=out_dir, field="--out")
+                         f"its results{kept} or choose another {field}", path=out_dir, field=field)
 
 
 def _warn(message: str) -> None:
