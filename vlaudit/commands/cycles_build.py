@@ -45,8 +45,7 @@ def _print_counts(summary: dict[str, Any]) -> None:
                      *[f"— ({counts[s]}{' < ' + str(minimum) if counts[s] < minimum else ''})" for s in splits]])
     report_console.print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
                 rows)
-    for line in report_console.unavailable_lines(summary["unavailable"], minimum):
-        typer.echo(line)
+    report_console.print_unavailable(summary["unavailable"], minimum)
     if summary.get("swap_reasons"):
         report_console.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
                     ["family", *cycles_gqa_rules.REASONS],
@@ -55,7 +54,7 @@ def _print_counts(summary: dict[str, Any]) -> None:
         typer.echo(f"warning: {name}: {count}")
     if summary.get("cycles_written") == 0:
         # No empty cycles file that a later command would take for a result: fail now, saying why (exit 2).
-        raise InputError(f"no family reached --min-cycles {minimum} in every split, so no cycles were written "
+        raise InputError(f"no family reached --min-cycles {minimum} (validation cycles), so no cycles were written "
                          f"(counts in {summary['paths']['failed']}); lower --min-cycles or use more images")
     for key in ("cycles", "captions", "meta"):
         typer.echo(f"wrote {summary['paths'][key]}")
