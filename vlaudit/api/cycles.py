@@ -16,6 +16,7 @@ from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
+from vlaudit.results.cycles import CycleEvaluationResult
 from vlaudit.scoring.features import Features, collect_inputs, read_features
 from vlaudit.scoring.features import extract_features as extract
 from vlaudit.scoring.features import zero_shot_scores as cosine
@@ -91,8 +92,9 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
                     n_resamples=n_resamples, seed=seed)
     data["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=data["splits"], min_cycles=min_cycles,
                                            tol=tol, n_resamples=n_resamples, seed=seed, threshold=yes_threshold)
-    return CycleEvaluation(data, _evaluation_rows(data), title="CycleAcc per family and split",
-                           interval_columns=("cycle_acc",))
+    typed = CycleEvaluationResult.from_dict(data)
+    return CycleEvaluation.of(typed, _evaluation_rows(data), title="CycleAcc per family and split",
+                              interval_columns=("cycle_acc",))
 
 
 def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Typed results with one face: ``.to_dict()``, ``.to_frame()``, ``.save(dir)`` and a Jupyter table.
 
-A result keeps the full nested record (``data``, what the CLI writes as JSON) and its headline rows
+A result keeps its typed, versioned record (``result``, a :class:`~vlaudit.results.base.VersionedResult`;
+``data`` is its ``to_dict()``, what the CLI writes as JSON, ``schema_version`` included) and its headline rows
 (``rows``, one per family × split or per model × dataset × interface). Interval columns are stored as
 ``NAME_lo`` / ``NAME_hi`` beside ``NAME`` so that the frame stays flat and numeric.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from vlaudit.results.base import VersionedResult
 from vlaudit.tables import write_json, write_table
 
 
@@ -27,16 +29,30 @@ def _fmt(value: Any) -> str:
 
 @dataclass
 class Result:
-    """A result: the nested record ``data``, flat headline ``rows`` and the columns that carry intervals."""
+    """A result: the nested record ``data``, flat headline ``rows`` and the columns that carry intervals.
+
+    ``result`` is the typed record (``data == result.to_dict()``); a view of part of a record (such as
+    :attr:`CycleEvaluation.benchmarks`) has none."""
 
     data: dict[str, Any]
     rows: list[dict[str, Any]]
     title: str = "vlaudit result"
     interval_columns: Sequence[str] = ()
     writer: Callable[[Path, Result], list[Path]] | None = field(default=None, repr=False)
+    result: VersionedResult | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, result: VersionedResult, rows: list[dict[str, Any]], **options: Any) -> Any:
+        """A result of a typed record: ``data`` is ``result.to_dict()``."""
+        return cls(result.to_dict(), rows, result=result, **options)
+
+    @property
+    def schema_version(self) -> int | None:
+        """The version of the typed record's JSON shape (None for a view of part of a record)."""
+        return None if self.result is None else self.result.schema_version
 
     def to_dict(self) -> dict[str, Any]:
-        """The full nested record (JSON-serialisable, as the CLI writes it)."""
+        """The full nested record (JSON-serialisable, as the CLI writes it, with ``schema_version``)."""
         return self.data
 
     def to_frame(self) -> Any:

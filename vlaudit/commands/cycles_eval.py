@@ -20,6 +20,7 @@ metrics_two_by_two = lazy_module("vlaudit.metrics.two_by_two")
 np = lazy_module("numpy")
 report_plots = lazy_module("vlaudit.report.plots")
 sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
+results_cycles = lazy_module("vlaudit.results.cycles")
 tables = lazy_module("vlaudit.tables")
 
 
@@ -74,7 +75,7 @@ def cycles_eval(
         # nothing evaluated: no eval.json that a report would take for a result (exit 2, README "Exit codes")
         raise InputError(f"no family reached --min-cycles {min_cycles} (validation cycles) for splits "
                          f"{result['splits']}, so nothing was written; lower --min-cycles or restrict --split")
-    tables.write_json(out, result)
+    tables.write_result(out, results_cycles.CycleEvaluationResult.from_dict(result))
     typer.echo(f"wrote {out}")
     if plot:
         typer.echo(f"wrote {report_plots.plot_cycle_acc({scores.stem: result}, out.with_suffix('.png'))}")
