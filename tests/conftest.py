@@ -87,3 +87,28 @@ def cli(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch):
     from tests.cli_helpers import run_main
 
     return lambda *args: run_main([str(a) for a in args], capsys, monkeypatch)
+
+
+@pytest.fixture
+def versioned_outputs():
+    """``check(root, expected={name: ResultType}, skip=())``: every JSON file a command wrote under ``root``
+    carries ``schema_version`` (run manifests and the files in ``skip`` aside), and each file named in
+    ``expected`` reads back with its typed result's ``from_dict`` and writes the same keys again."""
+    import json
+
+    def check(root: Path, expected: dict | None = None, skip: tuple[str, ...] = ()) -> list[Path]:
+        found = []
+        for path in sorted(Path(root).rglob("*.json")):
+            if path.name == "manifest.json" or path.name in skip:
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+            assert isinstance(data, dict) and isinstance(data.get("schema_version"), int), path
+            kind = (expected or {}).get(path.name)
+            if kind is not None:
+                assert kind.from_dict(data, path=path).to_dict() == data, path
+            found.append(path)
+        missing = set(expected or {}) - {p.name for p in found}
+        assert not missing, f"expected outputs not written: {sorted(missing)}"
+        return found
+
+    return check

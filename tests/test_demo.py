@@ -10,10 +10,19 @@ from typer.testing import CliRunner
 
 from vlaudit.cli import app
 from vlaudit.demo.pipeline import DemoConfig, cycle_checks
+from vlaudit.results.cycles import SyntheticResult
+from vlaudit.results.demo import (
+    DemoCycleAudits,
+    DemoCycleEvaluation,
+    DemoSummary,
+    DemoVcaKnownAnswers,
+    ProbeNotes,
+)
+from vlaudit.results.vca import FactorialResult, VcaReportResult
 
 
 @pytest.mark.slow
-def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None) -> None:
+def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None, versioned_outputs) -> None:
     out = tmp_path / "demo"
     result = CliRunner().invoke(app, ["demo", "--out", str(out), "--quick"])
     assert result.exit_code == 0, result.output
@@ -42,6 +51,12 @@ def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None) -
     # the report names every model for what it is: a planted calibration instrument is never a real model
     assert summary["models"]["ref:scene-vqa-mixture"].startswith("calibration instrument")
     assert "known-answer checks passed" in result.output
+    # every JSON the demo writes is a typed result (model configs under models/ are the reference weights')
+    versioned_outputs(out, {"summary.json": DemoSummary, "eval.json": DemoCycleEvaluation,
+                            "audit.json": DemoCycleAudits, "probe_notes.json": ProbeNotes,
+                            "known_answers.json": DemoVcaKnownAnswers, "synthetic.json": SyntheticResult,
+                            "vca.json": VcaReportResult, "factorial.json": FactorialResult},
+                      skip=tuple(p.name for p in out.rglob("*.json") if "models" in p.relative_to(out).parts))
 
 
 def _summary(left_right: float) -> dict:

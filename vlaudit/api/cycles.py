@@ -16,7 +16,7 @@ from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
-from vlaudit.results.cycles import CycleEvaluationResult
+from vlaudit.results.cycles import BenchmarkMetricsResult, CycleEvaluationResult
 from vlaudit.scoring.features import Features, collect_inputs, read_features
 from vlaudit.scoring.features import extract_features as extract
 from vlaudit.scoring.features import zero_shot_scores as cosine
@@ -35,8 +35,9 @@ class CycleEvaluation(Result):
     @property
     def benchmarks(self) -> Result:
         """The 2×2 benchmarks' own metrics beside CycleAcc: one row per benchmark, split, tag and metric."""
-        return Result(self.data.get("benchmarks", {}), benchmark_rows(self.data.get("benchmarks", {})),
-                      title="2×2 benchmark metrics beside CycleAcc", interval_columns=("value",))
+        metrics = self.data.get("benchmarks", {})
+        return Result.of(BenchmarkMetricsResult(benchmarks=metrics), benchmark_rows(metrics),
+                         title="2×2 benchmark metrics beside CycleAcc", interval_columns=("value",))
 
 
 def benchmark_rows(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from vlaudit.results.base import VersionedResult
-from vlaudit.tables import write_json, write_table
+from vlaudit.tables import write_json, write_result, write_table
 
 
 def _fmt(value: Any) -> str:
@@ -31,8 +31,8 @@ def _fmt(value: Any) -> str:
 class Result:
     """A result: the nested record ``data``, flat headline ``rows`` and the columns that carry intervals.
 
-    ``result`` is the typed record (``data == result.to_dict()``); a view of part of a record (such as
-    :attr:`CycleEvaluation.benchmarks`) has none."""
+    ``result`` is the typed record (``data == result.to_dict()``); every result the API returns has one
+    (a Result built by hand without one saves ``data`` as it is)."""
 
     data: dict[str, Any]
     rows: list[dict[str, Any]]
@@ -48,7 +48,7 @@ class Result:
 
     @property
     def schema_version(self) -> int | None:
-        """The version of the typed record's JSON shape (None for a view of part of a record)."""
+        """The version of the typed record's JSON shape (None for a Result built by hand without one)."""
         return None if self.result is None else self.result.schema_version
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,7 +65,9 @@ class Result:
         out.mkdir(parents=True, exist_ok=True)
         if self.writer is not None:
             return self.writer(out, self)
-        return [write_json(out / "result.json", self.data), write_table(out / "rows.csv", self.rows)]
+        record = write_json(out / "result.json", self.data) if self.result is None else \
+            write_result(out / "result.json", self.result)
+        return [record, write_table(out / "rows.csv", self.rows)]
 
     def _repr_html_(self) -> str:
         """A compact table: each interval column shown as ``value [lo, hi]``; every cell HTML-escaped."""

@@ -8,6 +8,7 @@ import inspect
 from vlaudit.results.base import VersionedResult, field_types
 from vlaudit.results.columns import TABLES, TableSchema
 from vlaudit.results.cycles import (
+    BenchmarkMetricsResult,
     CycleAudit,
     CycleBuildFailure,
     CycleBuildMeta,
@@ -39,7 +40,8 @@ from vlaudit.results.vca import (
 )
 
 RESULT_TYPES: tuple[type[VersionedResult], ...] = (
-    CycleBuildMeta, CycleBuildFailure, CycleAudit, CycleEvaluationResult, CycleExperimentResult, PairAuditResult,
+    CycleBuildMeta, CycleBuildFailure, CycleAudit, CycleEvaluationResult, BenchmarkMetricsResult,
+    CycleExperimentResult, PairAuditResult,
     SyntheticResult, ItemsBuildSummary, ScoringSummary, DualScoringSummary, VcaReportResult, VcaValidityResult,
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,
@@ -54,7 +56,7 @@ def _summary(cls: type) -> str:
 
 def result_markdown(cls: type[VersionedResult]) -> str:
     """One result type as a Markdown section: file, writers, version, definition and fields."""
-    lines = [f"### `{cls.__name__}` (version {cls.schema_version})", "",
+    lines = [f"#### `{cls.__name__}` (version {cls.schema_version})", "",
              f"`{cls.file_name}`, written by `{cls.written_by}`. {_summary(cls)}", "",
              "| key | type |", "|---|---|", "| `schema_version` | int |"]
     lines += [f"| `{name}` | {kind} |" for name, kind in field_types(cls).items()]
@@ -63,7 +65,7 @@ def result_markdown(cls: type[VersionedResult]) -> str:
 
 def table_markdown(table: TableSchema) -> str:
     """One table schema as a Markdown section: its files and every column."""
-    lines = [f"### {table.name}", "", f"{table.files}.", "", "| column | dtype | required | meaning |",
+    lines = [f"#### {table.name}", "", f"{table.files}.", "", "| column | dtype | required | meaning |",
              "|---|---|---|---|"]
     for column, written in [(c, True) for c in table.columns] + [(c, False) for c in table.input_only]:
         note = "" if written else " (accepted on input, never written)"
@@ -78,9 +80,9 @@ def render_markdown() -> str:
              "`vlaudit.results`); `from_dict()` reads it back. The declared keys below are always present; a "
              "file may hold further keys (optional sections). `schema_version` is bumped when a declared key is "
              "renamed, removed or changes meaning; a file without one (written before versioning) reads as 1.",
-             "", "## JSON results", ""]
+             "", "### JSON results", ""]
     parts += [result_markdown(cls) + "\n" for cls in RESULT_TYPES]
-    parts += ["## Tables", "", "Column order is the order written; a reader needs the required columns, "
+    parts += ["### Tables", "", "Column order is the order written; a reader needs the required columns, "
               "interprets the others listed and carries any further column along.", ""]
     parts += [table_markdown(table) + "\n" for table in TABLES]
     return "\n".join(parts).rstrip() + "\n"

@@ -119,3 +119,14 @@ class PairAuditResult(VersionedResult):
     weighting: str
     rows: list[dict[str, Any]]
     warnings: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchmarkMetricsResult(VersionedResult):
+    """A 2×2 benchmark's own metrics beside CycleAcc (Winoground text/image/group; NaturalBench Acc, Q-Acc,
+    I-Acc, G-Acc) per split and tag, with intervals: the ``benchmarks`` part of a cycles evaluation."""
+
+    file_name = "result.json (CycleEvaluation.benchmarks.save)"
+    written_by = "vlaudit.evaluate_cycles(...).benchmarks"
+
+    benchmarks: dict[str, Any]
