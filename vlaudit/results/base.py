@@ -17,7 +17,6 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -82,15 +81,18 @@ class VersionedResult:
         return self.extra.get(key, default)
 
 
-@cache
 def declared_fields(cls: type[VersionedResult]) -> tuple[str, ...]:
     """The JSON keys a result type always writes, in order (every dataclass field but ``extra``)."""
     return tuple(f.name for f in fields(cls) if f.name != "extra")
 
 
-@cache
+_TYPES: dict[type, dict[str, Any]] = {}  # resolved annotations per result type (get_type_hints is slow)
+
+
 def _field_types(cls: type[VersionedResult]) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    if cls not in _TYPES:
+        _TYPES[cls] = typing.get_type_hints(cls)
+    return _TYPES[cls]
 
 
 def field_types(cls: type[VersionedResult]) -> dict[str, str]:
