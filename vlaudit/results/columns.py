@@ -59,6 +59,14 @@ def _cols(*specs: tuple[str, str, bool, str]) -> tuple[Column, ...]:
     return tuple(Column(*spec) for spec in specs)
 
 
+#: an item's relation group and facts, the same columns in ITEMS and in the margins scored from them
+_RELATION_FACTS = (
+    ("group_id", "string", False, "same-image true/false relation group (VCA §13)"),
+    ("statement", "string", False, "true or false within a group (exactly one true)"),
+    ("relation", "string", False, "relation phrase"),
+    ("subject", "string", False, "subject object name"),
+    ("object", "string", False, "object name"),
+)
 GEOMETRY_COLUMNS = ("union_pct", "rele_erased_pct", "irre_erased_pct", "irre_erased_in_union_pct")
 
 MARGINS = TableSchema(
@@ -74,11 +82,7 @@ MARGINS = TableSchema(
         ("nll_no", "float64", False, "NLL of the no token"),
         ("margin", "float64", False, "m = NLL(no) − NLL(yes) (VCA §3)"),
         ("label", "string", False, "gold yes/no"),
-        ("group_id", "string", False, "same-image relation group (VCA §13)"),
-        ("statement", "string", False, "true/false within the group"),
-        ("relation", "string", False, "relation phrase"),
-        ("subject", "string", False, "subject object name"),
-        ("object", "string", False, "object name"),
+        *_RELATION_FACTS,
         ("split", "string", False, "split name"),
         ("prompt_hash", "string", False, "sha256 of the prompt sent"),
         ("yes_token_id", "int64", False, "tokenizer id of the yes verbalizer"),
@@ -136,33 +140,26 @@ ITEMS = TableSchema(
         ("label", "string", False, "gold yes/no (true/false, 1/0 accepted)"),
         ("dataset", "string", False, "benchmark name; defaults to the file stem"),
         ("split", "string", False, "split; the mismatch context permutes images within it"),
-        ("group_id", "string", False, "same-image true/false relation group (VCA §13)"),
-        ("statement", "string", False, "true or false within a group"),
-        ("relation", "string", False, "relation phrase"),
-        ("subject", "string", False, "subject object name"),
-        ("object", "string", False, "object name"),
+        *_RELATION_FACTS,
         ("boxes", "any", False, '{"subject": [x, y, w, h], "object": [...]} in pixels'),
     ),
 )
 
-FEATURE_IMAGES = TableSchema(
-    name="features: images",
-    files="FEATS/images.parquet (features); read by cycles zero-shot, experiments",
-    columns=_cols(
-        ("image_id", "string", True, "image id"),
-        ("content_hash", "string", False, "sha256 of the image file's bytes"),
-        ("embedding", "list<float32>", True, "L2-normalised embedding, fixed size D"),
-    ),
-)
 
-FEATURE_TEXTS = TableSchema(
-    name="features: texts",
-    files="FEATS/texts.parquet (features); read by cycles zero-shot, experiments",
-    columns=_cols(
-        ("caption_id", "string", True, "caption id"),
-        ("content_hash", "string", False, "sha256 of the caption's UTF-8 text"),
-        ("embedding", "list<float32>", True, "L2-normalised embedding, fixed size D"),
-    ),
-)
+
+def _features(id_name: str, file: str, hashed: str) -> TableSchema:
+    return TableSchema(
+        name=f"features: {file}",
+        files=f"FEATS/{file}.parquet (features); read by cycles zero-shot, experiments",
+        columns=_cols(
+            (id_name, "string", True, f"{id_name.split('_')[0]} id"),
+            ("content_hash", "string", False, f"sha256 of the {hashed}"),
+            ("embedding", "list<float32>", True, "L2-normalised embedding, fixed size D"),
+        ),
+    )
+
+
+FEATURE_IMAGES = _features("image_id", "images", "image file's bytes")
+FEATURE_TEXTS = _features("caption_id", "texts", "caption's UTF-8 text")
 
 TABLES = (MARGINS, CYCLES, SCORES, ITEMS, FEATURE_IMAGES, FEATURE_TEXTS)
