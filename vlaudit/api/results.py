@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pandas as pd
 
@@ -42,7 +42,7 @@ class Result:
     result: VersionedResult | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, result: VersionedResult, rows: list[dict[str, Any]], **options: Any) -> Any:
+    def of(cls, result: VersionedResult, rows: list[dict[str, Any]], **options: Any) -> Self:
         """A result of a typed record: ``data`` is ``result.to_dict()``."""
         return cls(result.to_dict(), rows, result=result, **options)
 
