@@ -91,24 +91,27 @@ def cli(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch):
 
 @pytest.fixture
 def versioned_outputs():
-    """``check(root, expected={name: ResultType}, skip=())``: every JSON file a command wrote under ``root``
-    carries ``schema_version`` (run manifests and the files in ``skip`` aside), and each file named in
-    ``expected`` reads back with its typed result's ``from_dict`` and writes the same keys again."""
+    """``check(root, expected={pattern: ResultType}, skip=(pattern, ...))``: every JSON file a command wrote
+    under ``root`` carries ``schema_version`` (run manifests and files matching ``skip`` aside), and each file
+    whose path relative to ``root`` matches a pattern of ``expected`` (``fnmatch``) reads back with that typed
+    result's ``from_dict`` and writes the same keys again; every pattern must match a file."""
     import json
+    from fnmatch import fnmatch
 
     def check(root: Path, expected: dict | None = None, skip: tuple[str, ...] = ()) -> list[Path]:
-        found = []
+        expected, found, matched = expected or {}, [], set()
         for path in sorted(Path(root).rglob("*.json")):
-            if path.name == "manifest.json" or path.name in skip:
+            relative = path.relative_to(root).as_posix()
+            if path.name == "manifest.json" or any(fnmatch(relative, pattern) for pattern in skip):
                 continue
             data = json.loads(path.read_text(encoding="utf-8"))
             assert isinstance(data, dict) and isinstance(data.get("schema_version"), int), path
-            kind = (expected or {}).get(path.name)
-            if kind is not None:
-                assert kind.from_dict(data, path=path).to_dict() == data, path
+            for pattern, kind in expected.items():
+                if fnmatch(relative, pattern):
+                    assert kind.from_dict(data, path=path).to_dict() == data, path
+                    matched.add(pattern)
             found.append(path)
-        missing = set(expected or {}) - {p.name for p in found}
-        assert not missing, f"expected outputs not written: {sorted(missing)}"
+        assert matched == set(expected), f"expected outputs not written: {sorted(set(expected) - matched)}"
         return found
 
     return check

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from vlaudit.cli import app
 from vlaudit.demo.pipeline import DemoConfig, cycle_checks
-from vlaudit.results.cycles import SyntheticResult
+from vlaudit.results.cycles import CycleBuildMeta, SyntheticResult
 from vlaudit.results.demo import (
     DemoCycleAudits,
     DemoCycleEvaluation,
@@ -18,7 +18,7 @@ from vlaudit.results.demo import (
     DemoVcaKnownAnswers,
     ProbeNotes,
 )
-from vlaudit.results.vca import FactorialResult, VcaReportResult
+from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
 
 
 @pytest.mark.slow
@@ -51,12 +51,13 @@ def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None, v
     # the report names every model for what it is: a planted calibration instrument is never a real model
     assert summary["models"]["ref:scene-vqa-mixture"].startswith("calibration instrument")
     assert "known-answer checks passed" in result.output
-    # every JSON the demo writes is a typed result (model configs under models/ are the reference weights')
-    versioned_outputs(out, {"summary.json": DemoSummary, "eval.json": DemoCycleEvaluation,
-                            "audit.json": DemoCycleAudits, "probe_notes.json": ProbeNotes,
-                            "known_answers.json": DemoVcaKnownAnswers, "synthetic.json": SyntheticResult,
-                            "vca.json": VcaReportResult, "factorial.json": FactorialResult},
-                      skip=tuple(p.name for p in out.rglob("*.json") if "models" in p.relative_to(out).parts))
+    # every JSON the demo writes is a typed result (the scenes are COCO/GQA-format inputs, not results)
+    versioned_outputs(out, {"summary.json": DemoSummary, "cycles/eval.json": DemoCycleEvaluation,
+                            "cycles/*/audit.json": DemoCycleAudits, "*.meta.json": CycleBuildMeta,
+                            "*/probe_notes.json": ProbeNotes, "vca/known_answers.json": DemoVcaKnownAnswers,
+                            "synthetic/synthetic.json": SyntheticResult, "vca/*/vca.json": VcaReportResult,
+                            "vca/*/factorial.json": FactorialResult, "vca/*/summary.json": ScoringSummary},
+                      skip=("*/scenes/*",))
 
 
 def _summary(left_right: float) -> dict:
