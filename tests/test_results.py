@@ -234,3 +234,12 @@ def test_output_schemas_are_generated_into_the_docs() -> None:
     page = (REPO / "docs" / "reference" / "schemas.md").read_text(encoding="utf-8")
     assert hook.SCHEMAS_MARKER in page
     assert text in hook.on_page_markdown(page, None, None, None)
+
+
+def test_a_typed_result_reads_like_the_dict_it_is_written_as() -> None:
+    result = PairAuditResult(files=["a.csv"], weighting="pair", rows=[], warnings=[], extra={"note": "x"})
+    assert (result["files"], result["note"], result["schema_version"]) == (["a.csv"], "x", 1)
+    assert result.get("absent", 7) == 7
+    with pytest.raises(KeyError):
+        result["absent"]
+

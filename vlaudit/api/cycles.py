@@ -16,7 +16,7 @@ from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
-from vlaudit.results.cycles import BenchmarkMetricsResult, CycleEvaluationResult
+from vlaudit.results.cycles import BenchmarkMetricsResult, CycleBuildSummary, CycleEvaluationResult
 from vlaudit.scoring.features import Features, collect_inputs, read_features
 from vlaudit.scoring.features import extract_features as extract
 from vlaudit.scoring.features import zero_shot_scores as cosine
@@ -98,7 +98,7 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
                               interval_columns=("cycle_acc",))
 
 
-def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, Any]:
+def build_cycles(source: str, *, out: str | Path, **options: Any) -> CycleBuildSummary:
     """Build exact cycles from annotations and write the cycles table (cycle paper §4, §D).
 
     Args:
@@ -110,16 +110,18 @@ def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, A
             ``max_images``, ...), as on the command line.
 
     Returns:
-        The build summary: Table-6 counts per family and split, unavailable families, ``paths`` written.
+        The typed build summary: Table-6 counts per family and split, unavailable families, ``paths`` written
+        (``summary["counts"]`` reads like the dict it is written as; ``.to_dict()`` gives that dict).
     """
     if source in BENCHMARKS:
-        return build_benchmark_cycles(source, options.pop("examples"), out, **options)
+        return CycleBuildSummary.from_dict(build_benchmark_cycles(source, options.pop("examples"), out, **options))
     if source == "coco":
-        return build_coco_cycles(options.pop("instances"), options.pop("captions", None), out, **options)
+        return CycleBuildSummary.from_dict(build_coco_cycles(options.pop("instances"), options.pop("captions", None),
+                                                             out, **options))
     if source == "gqa":
-        return build_gqa_cycles(options.pop("scene_graphs"), out, **options)
+        return CycleBuildSummary.from_dict(build_gqa_cycles(options.pop("scene_graphs"), out, **options))
     if source == "jsonl":
-        return build_jsonl_cycles(options.pop("pairs"), out, **options)
+        return CycleBuildSummary.from_dict(build_jsonl_cycles(options.pop("pairs"), out, **options))
     raise InputError(f"unknown cycle source {source!r}; use coco, gqa, jsonl, winoground, naturalbench or blocks",
                      field="source")
 

@@ -80,6 +80,14 @@ class VersionedResult:
             return getattr(self, key)
         return self.extra.get(key, default)
 
+    def __getitem__(self, key: str) -> Any:
+        """``result["counts"]``: read access by JSON key, so code written for the plain dict keeps working."""
+        if key in declared_fields(type(self)):
+            return getattr(self, key)
+        if key == SCHEMA_VERSION_KEY:
+            return self.schema_version
+        return self.extra[key]
+
 
 def declared_fields(cls: type[VersionedResult]) -> tuple[str, ...]:
     """The JSON keys a result type always writes, in order (every dataclass field but ``extra``)."""

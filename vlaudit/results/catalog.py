@@ -12,6 +12,7 @@ from vlaudit.results.cycles import (
     CycleAudit,
     CycleBuildFailure,
     CycleBuildMeta,
+    CycleBuildSummary,
     CycleEvaluationResult,
     CycleExperimentResult,
     PairAuditResult,
@@ -40,7 +41,7 @@ from vlaudit.results.vca import (
 )
 
 RESULT_TYPES: tuple[type[VersionedResult], ...] = (
-    CycleBuildMeta, CycleBuildFailure, CycleAudit, CycleEvaluationResult, BenchmarkMetricsResult,
+    CycleBuildMeta, CycleBuildSummary, CycleBuildFailure, CycleAudit, CycleEvaluationResult, BenchmarkMetricsResult,
     CycleExperimentResult, PairAuditResult,
     SyntheticResult, ItemsBuildSummary, ScoringSummary, DualScoringSummary, VcaReportResult, VcaValidityResult,
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,

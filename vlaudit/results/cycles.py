@@ -34,6 +34,21 @@ class CycleBuildMeta(VersionedResult):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CycleBuildSummary(VersionedResult):
+    """What :func:`vlaudit.build_cycles` returns: the metadata (as in ``CYCLES.meta.json``), the ``paths`` written
+    (``{"failed": …}`` when no family was kept) and the number of cycles written."""
+
+    file_name = "— (returned, printed as the Table-6 counts)"
+    written_by = "vlaudit.build_cycles"
+
+    source: str
+    counts: dict[str, Any]
+    unavailable: dict[str, Any]
+    paths: dict[str, str]
+    cycles_written: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class CycleBuildFailure(VersionedResult):
     """What a build that kept no family writes instead of a cycles file: its settings, counts and why."""
 
