@@ -243,3 +243,11 @@ def test_a_typed_result_reads_like_the_dict_it_is_written_as() -> None:
     with pytest.raises(KeyError):
         result["absent"]
 
+
+
+def test_numpy_numbers_fit_number_fields_and_bools_do_not() -> None:
+    base = {"families": {}, "unavailable": {}, "splits": [], "min_cycles": np.int64(30), "tol": np.float64(1e-9),
+            "n_resamples": 5000, "seed": 0, "warnings": []}
+    assert CycleEvaluationResult.from_dict(base).min_cycles == 30
+    with pytest.raises(InputError, match="expected int, found bool"):
+        CycleEvaluationResult.from_dict(base | {"seed": True})

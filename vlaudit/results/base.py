@@ -13,6 +13,7 @@ meaning is unknown to this vlaudit.
 
 from __future__ import annotations
 
+import numbers
 import types
 import typing
 from collections.abc import Mapping
@@ -130,10 +131,11 @@ def _matches(value: Any, hint: Any) -> bool:
     origin = typing.get_origin(hint) or hint
     if origin is type(None):
         return value is None
-    if origin is float:  # JSON writes 1.0 as 1 in some writers; an int is a valid float
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # an int is a valid float (JSON may write 1.0 as 1); numpy scalars count as numbers; a bool is not one
+    if origin is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
     if origin is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if origin in (list, tuple):
         return isinstance(value, (list, tuple))
     if origin in (dict, Mapping):

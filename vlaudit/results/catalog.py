@@ -60,7 +60,8 @@ def result_markdown(cls: type[VersionedResult]) -> str:
     lines = [f"#### `{cls.__name__}` (version {cls.schema_version})", "",
              f"`{cls.file_name}`, written by `{cls.written_by}`. {_summary(cls)}", "",
              "| key | type |", "|---|---|", "| `schema_version` | int |"]
-    lines += [f"| `{name}` | {kind} |" for name, kind in field_types(cls).items()]
+    # a union's "|" would split the Markdown table cell
+    lines += [f"| `{name}` | {kind.replace(' | ', ' or ')} |" for name, kind in field_types(cls).items()]
     return "\n".join(lines)
 
 
