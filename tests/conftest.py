@@ -87,3 +87,31 @@ def cli(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch):
     from tests.cli_helpers import run_main
 
     return lambda *args: run_main([str(a) for a in args], capsys, monkeypatch)
+
+
+@pytest.fixture
+def versioned_outputs():
+    """``check(root, expected={pattern: ResultType}, skip=(pattern, ...))``: every JSON file a command wrote
+    under ``root`` carries ``schema_version`` (run manifests and files matching ``skip`` aside), and each file
+    whose path relative to ``root`` matches a pattern of ``expected`` (``fnmatch``) reads back with that typed
+    result's ``from_dict`` and writes the same keys again; every pattern must match a file."""
+    import json
+    from fnmatch import fnmatch
+
+    def check(root: Path, expected: dict | None = None, skip: tuple[str, ...] = ()) -> list[Path]:
+        expected, found, matched = expected or {}, [], set()
+        for path in sorted(Path(root).rglob("*.json")):
+            relative = path.relative_to(root).as_posix()
+            if path.name == "manifest.json" or any(fnmatch(relative, pattern) for pattern in skip):
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+            assert isinstance(data, dict) and isinstance(data.get("schema_version"), int), path
+            for pattern, kind in expected.items():
+                if fnmatch(relative, pattern):
+                    assert kind.from_dict(data, path=path).to_dict() == data, path
+                    matched.add(pattern)
+            found.append(path)
+        assert matched == set(expected), f"expected outputs not written: {sorted(set(expected) - matched)}"
+        return found
+
+    return check

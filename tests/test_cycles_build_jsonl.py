@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from vlaudit.api.cycles import build_cycles
 from vlaudit.builders.cycles import audit_cycles_file, build_jsonl_cycles
 from vlaudit.builders.cycles.rules import RELATIONS
 from vlaudit.errors import InputError
+from vlaudit.results.cycles import CycleBuildMeta, CycleBuildSummary
 from vlaudit.sources import pairs_jsonl
 
 
@@ -51,6 +53,16 @@ def test_pairs_build_and_audit(tmp_path: Path) -> None:
     assert rows["pairs-object"]["image_1"] in {"a", "b", "c"}
     audit = audit_cycles_file(out, [path])
     assert audit["validity_violations"] == 0 and audit["max_abs_signed_degree"] == 0
+
+
+
+def test_the_api_returns_the_typed_build_summary_and_writes_typed_metadata(tmp_path: Path) -> None:
+    summary = build_cycles("jsonl", out=tmp_path / "c.jsonl", pairs=write(tmp_path, pairs_rows()), splits="test",
+                           min_cycles=1)
+    assert isinstance(summary, CycleBuildSummary) and summary.cycles_written == 2
+    assert summary["counts"]["pairs-relation"]["test"] == 1  # reads like the dict it was
+    meta = CycleBuildMeta.from_dict(json.loads(Path(summary.paths["meta"]).read_text()))
+    assert meta.counts == summary.counts and meta.cycles_file == str(tmp_path / "c.jsonl")
 
 
 @pytest.mark.parametrize(("mutate", "field", "record"), [

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from vlaudit.cli import app
 from vlaudit.errors import InputError
+from vlaudit.results.cycles import CycleEvaluationResult
 from vlaudit.sources.cycle_tables import read_cycles, read_scores
 from vlaudit.tables import write_jsonl, write_table
 
@@ -38,7 +39,7 @@ def _scores() -> list[dict]:
 
 
 @pytest.mark.parametrize("scores_name", ["scores.csv", "scores.jsonl", "scores.parquet"])
-def test_cycles_eval_hand_computed(tmp_path: Path, scores_name: str) -> None:
+def test_cycles_eval_hand_computed(tmp_path: Path, scores_name: str, versioned_outputs) -> None:
     write_jsonl(tmp_path / "cycles.jsonl", CYCLES)
     write_table(tmp_path / scores_name, _scores())
     out = tmp_path / "out.json"
@@ -58,6 +59,7 @@ def test_cycles_eval_hand_computed(tmp_path: Path, scores_name: str) -> None:
     assert "overall" not in data and data["splits"] == ["unsplit"] and data["unavailable"] == {}
     assert "CycleAcc" in result.output and "unsplit" in result.output
     assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+    versioned_outputs(tmp_path, {"out.json": CycleEvaluationResult})
 
 
 def test_tighter_tolerance_breaks_the_near_tie(tmp_path: Path) -> None:

@@ -10,10 +10,19 @@ from typer.testing import CliRunner
 
 from vlaudit.cli import app
 from vlaudit.demo.pipeline import DemoConfig, cycle_checks
+from vlaudit.results.cycles import CycleBuildMeta, SyntheticResult
+from vlaudit.results.demo import (
+    DemoCycleAudits,
+    DemoCycleEvaluation,
+    DemoSummary,
+    DemoVcaKnownAnswers,
+    ProbeNotes,
+)
+from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
 
 
 @pytest.mark.slow
-def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None) -> None:
+def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None, versioned_outputs) -> None:
     out = tmp_path / "demo"
     result = CliRunner().invoke(app, ["demo", "--out", str(out), "--quick"])
     assert result.exit_code == 0, result.output
@@ -42,6 +51,13 @@ def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None) -
     # the report names every model for what it is: a planted calibration instrument is never a real model
     assert summary["models"]["ref:scene-vqa-mixture"].startswith("calibration instrument")
     assert "known-answer checks passed" in result.output
+    # every JSON the demo writes is a typed result (the scenes are COCO/GQA-format inputs, not results)
+    versioned_outputs(out, {"summary.json": DemoSummary, "cycles/eval.json": DemoCycleEvaluation,
+                            "cycles/*/audit.json": DemoCycleAudits, "*.meta.json": CycleBuildMeta,
+                            "*/probe_notes.json": ProbeNotes, "vca/known_answers.json": DemoVcaKnownAnswers,
+                            "synthetic/synthetic.json": SyntheticResult, "vca/*/vca.json": VcaReportResult,
+                            "vca/*/factorial.json": FactorialResult, "vca/*/summary.json": ScoringSummary},
+                      skip=("*/scenes/*",))
 
 
 def _summary(left_right: float) -> dict:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli_helpers import files_under, one_error_line, run_main
+from vlaudit.results.cycles import PairAuditResult
+from vlaudit.results.demo import ItemsBuildSummary
 
 datasets = pytest.importorskip("datasets")
 
@@ -56,7 +58,8 @@ def _vsr_jsonl(root: Path) -> Path:
     return path
 
 
-def test_data_vsr_on_a_saved_dataset_gives_the_items_of_its_jsonl(tmp_path, capsys, monkeypatch) -> None:
+def test_data_vsr_on_a_saved_dataset_gives_the_items_of_its_jsonl(tmp_path, capsys, monkeypatch,
+                                                                   versioned_outputs) -> None:
     jsonl = _vsr_jsonl(tmp_path)
     dataset = datasets.Dataset.from_json(str(jsonl))
     dataset.save_to_disk(str(tmp_path / "saved" / "zeroshot_test"))
@@ -73,6 +76,8 @@ def test_data_vsr_on_a_saved_dataset_gives_the_items_of_its_jsonl(tmp_path, caps
     assert [i["item_id"] for i in items] == [f"vsr-zeroshot-test-0000{k}" for k in (1, 2, 3, 4)]
     assert items[2]["subject"] == "horse" and items[2]["entity_source"] == "fields-repaired"
     assert not (tmp_path / "default-images").exists()  # no image column: nothing written
+    for name in results:
+        assert ItemsBuildSummary.from_dict(json.loads((tmp_path / f"{name}.summary.json").read_text())).n_items == 4
 
 
 def test_an_image_column_is_written_once_by_content(tmp_path, capsys, monkeypatch) -> None:
@@ -138,7 +143,7 @@ def test_hf_spec_parsing() -> None:
     assert source_stem("random_test.jsonl") == "random_test"
 
 
-def test_audit_pairs_reads_a_sugarcrepe_dataset_with_images(tmp_path, capsys, monkeypatch) -> None:
+def test_audit_pairs_reads_a_sugarcrepe_dataset_with_images(tmp_path, capsys, monkeypatch, versioned_outputs) -> None:
     features = datasets.Features({"image": datasets.Image(), "caption": datasets.Value("string"),
                                   "negative_caption": datasets.Value("string")})
     red, blue = _png((255, 0, 0)), _png((0, 0, 255))
@@ -152,6 +157,7 @@ def test_audit_pairs_reads_a_sugarcrepe_dataset_with_images(tmp_path, capsys, mo
     # each caption is positive for one image and negative for the other: an exact cycle, written as pairs
     assert row["format"] == "sugarcrepe" and row["tv_caption"] == 0 and row["positives_in_cycles"] == 2
     assert not (tmp_path / "default-images").exists()  # labels need no image files
+    versioned_outputs(tmp_path / "audit", {"audit_pairs.json": PairAuditResult})
 
 
 def test_coco_captions_from_a_dataset_equal_the_official_file(tmp_path) -> None:

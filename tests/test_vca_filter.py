@@ -13,6 +13,7 @@ from vlaudit.analysis.vca.common import run_scores
 from vlaudit.analysis.vca.heldout_filter import FilterSettings, compute_filter, select
 from vlaudit.cli import app
 from vlaudit.metrics.vca import proxies
+from vlaudit.results.vca import VcaFilterResult
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.tables import write_table
 
@@ -88,7 +89,7 @@ def test_shortcut_score_is_t_minus_v():
     assert proxies.visnec_style(margins, labels) == pytest.approx(np.log(g_o) - np.log(g_t))
 
 
-def test_filter_cli_writes_files(tmp_path):
+def test_filter_cli_writes_files(tmp_path, versioned_outputs):
     write_table(tmp_path / "m.parquet", necessary_rows())
     out = tmp_path / "f"
     result = CliRunner().invoke(app, ["vca", "filter", str(tmp_path / "m.parquet"), "--coverage", "25,50",
@@ -100,6 +101,7 @@ def test_filter_cli_writes_files(tmp_path):
         assert (out / f"{name}.csv").exists()
     assert (out / "filter.png").stat().st_size > 0
     assert "Held-out filtering" in result.output
+    versioned_outputs(out, {"filter.json": VcaFilterResult})
     bad = CliRunner().invoke(app, ["vca", "filter", str(tmp_path / "m.parquet"), "--coverage", "0,50",
                                    "--out", str(out)])
     assert bad.exit_code != 0

@@ -15,6 +15,7 @@ from vlaudit.analysis.vca.common import join_edits, run_scores
 from vlaudit.analysis.vca.proxies import ProxySettings, compute_proxies
 from vlaudit.cli import app
 from vlaudit.metrics.vca import proxies
+from vlaudit.results.vca import VcaProxiesResult
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.tables import write_table
 
@@ -111,7 +112,7 @@ def test_relation_families_follow_the_meta_category_map():
     assert all(r["dep"] == 1.0 for r in rows)
 
 
-def test_proxies_cli_writes_files(tmp_path):
+def test_proxies_cli_writes_files(tmp_path, versioned_outputs):
     write_table(tmp_path / "m.parquet", panel_rows(8, extra=_contexts))
     write_table(tmp_path / "edit_outcomes.csv", edit_rows(8))
     meta = tmp_path / "meta.txt"
@@ -127,6 +128,7 @@ def test_proxies_cli_writes_files(tmp_path):
         assert (out / f"{name}.csv").exists()
     assert (out / "proxies.png").stat().st_size > 0
     assert "Cached-context proxies" in result.output
+    versioned_outputs(out, {"proxies.json": VcaProxiesResult})
 
 
 @pytest.mark.skipif(not hasattr(__import__("vlaudit.sources.margins", fromlist=["MarginRun"]).MarginRun, "available"),

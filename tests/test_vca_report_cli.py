@@ -19,6 +19,7 @@ from vca_fixtures import (
 
 from vlaudit.cli import app
 from vlaudit.errors import InputError
+from vlaudit.results.vca import VcaReportResult
 from vlaudit.tables import write_table
 
 ITEM_COLUMNS = ["model", "dataset", "interface", "item_id", "group_id", "label", "pred", "correct", "g_img", "dep",
@@ -49,7 +50,7 @@ def _csv(path):
         return list(csv.DictReader(handle))
 
 
-def test_report_end_to_end(tmp_path) -> None:
+def test_report_end_to_end(tmp_path, versioned_outputs) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["vca", "report", str(_table(tmp_path)), "--out", str(out), "--resamples", "200"])
     assert result.exit_code == 0, result.output
@@ -92,6 +93,7 @@ def test_report_end_to_end(tmp_path) -> None:
         assert _csv(out / f"{name}.csv"), name
     assert (out / "gap_hist.png").read_bytes()[:4] == b"\x89PNG"
     assert not list(out.glob(".*.tmp"))
+    versioned_outputs(out, {"vca.json": VcaReportResult})
 
 
 def test_label_free_table_and_controls_option(tmp_path) -> None:

@@ -20,6 +20,7 @@ from vlaudit.analysis.vca.validity import (
     confidence_high,
 )
 from vlaudit.cli import app, main
+from vlaudit.results.vca import VcaValidityResult
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.ranking import (
     auprc,
@@ -159,7 +160,7 @@ def test_conditional_auroc_is_the_size_weighted_mean_over_bins_with_both_classes
     assert conditional_auroc(scores, target, condition, 3) == pytest.approx(2 / 3)
 
 
-def test_validity_cli_writes_json_csv_and_plot(tmp_path):
+def test_validity_cli_writes_json_csv_and_plot(tmp_path, versioned_outputs):
     rows = panel_rows(10, split="test")
     write_table(tmp_path / "a.parquet", [r for r in rows if r["model"] in ("alpha", "beta")])
     write_table(tmp_path / "b.csv", [r for r in rows if r["model"] in ("gamma", "delta")])
@@ -180,6 +181,7 @@ def test_validity_cli_writes_json_csv_and_plot(tmp_path):
         assert (out / f"{name}.csv").exists()
     assert (out / "validity.png").stat().st_size > 0
     assert "Standalone predictive validity" in result.output
+    versioned_outputs(out, {"validity.json": VcaValidityResult})
 
 
 def test_validity_cli_without_source_ids_asks_for_the_edit_items(tmp_path, monkeypatch):

@@ -27,6 +27,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
+from vlaudit.results.base import VersionedResult
 
 # mkstemp creates files 0600; outputs should get the ordinary permissions the user's umask gives.
 _UMASK = os.umask(0o022)
@@ -291,6 +292,11 @@ def write_json(path: str | Path, obj: Any) -> Path:
         handle.write(dumps_json(obj))
         handle.write("\n")
     return Path(path)
+
+
+def write_result(path: str | Path, result: VersionedResult) -> Path:
+    """Write a typed result as its JSON file: ``result.to_dict()`` (with ``schema_version``), atomically."""
+    return write_json(path, result.to_dict())
 
 
 def jsonl_line(row: dict[str, Any]) -> str:

@@ -1,6 +1,7 @@
 """MkDocs hook: pages filled from the live code, so nothing hand-copied can drift.
 
 * ``<!-- cli-reference -->`` → the CLI reference rendered from the command tree;
+* ``<!-- output-schemas -->`` → every typed JSON result and table schema (:mod:`vlaudit.results.catalog`);
 * ``<!-- docstring: MODULE -->`` → that module's docstring (the documented schemas live there), verbatim;
 * ``<!-- readme: HEADING -->`` → the README section under that heading (to the next heading of its level or
   above; ``readme-intro:`` stops at its first subheading), so a worked example is written once, in the README,
@@ -14,6 +15,7 @@ import re
 from pathlib import Path
 
 CLI_MARKER = "<!-- cli-reference -->"
+SCHEMAS_MARKER = "<!-- output-schemas -->"
 DOCSTRING = re.compile(r"<!-- docstring: ([\w.]+) -->")
 README_SECTION = re.compile(r"<!-- readme(-intro)?: (.+?) -->")
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -52,5 +54,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ANN001
         from vlaudit.commands._introspect import render_markdown
 
         markdown = markdown.replace(CLI_MARKER, render_markdown())
+    if SCHEMAS_MARKER in markdown:
+        from vlaudit.results.catalog import render_markdown as render_schemas
+
+        markdown = markdown.replace(SCHEMAS_MARKER, render_schemas())
     markdown = README_SECTION.sub(_readme_section, markdown)
     return DOCSTRING.sub(_module_docstring, markdown)

@@ -21,11 +21,12 @@ from vlaudit.metrics.cycles import evaluate_cycles as evaluate
 from vlaudit.metrics.cycles import reduced_precision
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
 from vlaudit.report.plots import plot_cycle_acc
+from vlaudit.results.cycles import BenchmarkMetricsResult, CycleBuildSummary, CycleEvaluationResult
 from vlaudit.scoring.features import Features, read_features
 from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
 from vlaudit.sources.two_by_two import BENCHMARKS
-from vlaudit.tables import write_json
+from vlaudit.tables import write_result
 
 
 class CycleEvaluation(Result):
@@ -38,8 +39,9 @@ class CycleEvaluation(Result):
     @property
     def benchmarks(self) -> Result:
         """The 2×2 benchmarks' own metrics beside CycleAcc: one row per benchmark, split, tag and metric."""
-        return Result(self.data.get("benchmarks", {}), benchmark_rows(self.data.get("benchmarks", {})),
-                      title="2×2 benchmark metrics beside CycleAcc", interval_columns=("value",))
+        metrics = self.data.get("benchmarks", {})
+        return Result.of(BenchmarkMetricsResult(benchmarks=metrics), benchmark_rows(metrics),
+                         title="2×2 benchmark metrics beside CycleAcc", interval_columns=("value",))
 
 
 def benchmark_rows(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
@@ -112,9 +114,9 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
                         "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
                         "store scores as float64 (Parquet double, or CSV/JSONL with shortest-repr text)")
     data.update({"cycles": cycles_name, "scores": scores_name, "warnings": warnings})
-    return CycleEvaluation(data, _evaluation_rows(data), title="CycleAcc per family and split",
-                           interval_columns=("cycle_acc",),
-                           writer=lambda out, result: save_evaluation(out / "eval.json", result.data))
+    return CycleEvaluation.of(CycleEvaluationResult.from_dict(data), _evaluation_rows(data),
+                              title="CycleAcc per family and split", interval_columns=("cycle_acc",),
+                              writer=lambda out, result: save_evaluation(out / "eval.json", result.data))
 
 
 def save_evaluation(path: str | Path, data: dict[str, Any], *, plot: bool = True) -> list[Path]:
@@ -126,13 +128,15 @@ def save_evaluation(path: str | Path, data: dict[str, Any], *, plot: bool = True
     if not data["families"]:
         raise InputError(f"no family reached --min-cycles {data['min_cycles']} (validation cycles) for splits "
                          f"{data['splits']}, so nothing was written; lower --min-cycles or restrict --split")
-    written = [write_json(path, data)]
+    written = [write_result(path, CycleEvaluationResult.from_dict(data))]
     if plot:
         written.append(plot_cycle_acc({Path(data["scores"]).stem: data}, path.with_suffix(".png")))
     return written
 
 
-def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, Any]:
+
+
+def build_cycles(source: str, *, out: str | Path, **options: Any) -> CycleBuildSummary:
     """Build exact cycles from annotations and write the cycles table (cycle paper §4, §D).
 
     Args:
@@ -144,16 +148,18 @@ def build_cycles(source: str, *, out: str | Path, **options: Any) -> dict[str, A
             ``max_images``, ...), as on the command line.
 
     Returns:
-        The build summary: Table-6 counts per family and split, unavailable families, ``paths`` written.
+        The typed build summary: Table-6 counts per family and split, unavailable families, ``paths`` written
+        (``summary["counts"]`` reads like the dict it is written as; ``.to_dict()`` gives that dict).
     """
     if source in BENCHMARKS:
-        return build_benchmark_cycles(source, options.pop("examples"), out, **options)
+        return CycleBuildSummary.from_dict(build_benchmark_cycles(source, options.pop("examples"), out, **options))
     if source == "coco":
-        return build_coco_cycles(options.pop("instances"), options.pop("captions", None), out, **options)
+        return CycleBuildSummary.from_dict(build_coco_cycles(options.pop("instances"), options.pop("captions", None),
+                                                             out, **options))
     if source == "gqa":
-        return build_gqa_cycles(options.pop("scene_graphs"), out, **options)
+        return CycleBuildSummary.from_dict(build_gqa_cycles(options.pop("scene_graphs"), out, **options))
     if source == "jsonl":
-        return build_jsonl_cycles(options.pop("pairs"), out, **options)
+        return CycleBuildSummary.from_dict(build_jsonl_cycles(options.pop("pairs"), out, **options))
     raise InputError(f"unknown cycle source {source!r}; use coco, gqa, jsonl, winoground, naturalbench or blocks",
                      field="source")
 

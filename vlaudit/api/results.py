@@ -1,6 +1,7 @@
 """Typed results with one face: ``.to_dict()``, ``.to_frame()``, ``.save(dir)`` and a Jupyter table.
 
-A result keeps the full nested record (``data``, what the CLI writes as JSON) and its headline rows
+A result keeps its typed, versioned record (``result``, a :class:`~vlaudit.results.base.VersionedResult`;
+``data`` is its ``to_dict()``, what the CLI writes as JSON, ``schema_version`` included) and its headline rows
 (``rows``, one per family × split or per model × dataset × interface). Interval columns are stored as
 ``NAME_lo`` / ``NAME_hi`` beside ``NAME`` so that the frame stays flat and numeric.
 """
@@ -12,11 +13,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pandas as pd
 
-from vlaudit.tables import write_json, write_table
+from vlaudit.results.base import VersionedResult
+from vlaudit.tables import write_json, write_result, write_table
 
 
 def _fmt(value: Any) -> str:
@@ -27,16 +29,30 @@ def _fmt(value: Any) -> str:
 
 @dataclass
 class Result:
-    """A result: the nested record ``data``, flat headline ``rows`` and the columns that carry intervals."""
+    """A result: the nested record ``data``, flat headline ``rows`` and the columns that carry intervals.
+
+    ``result`` is the typed record (``data == result.to_dict()``); every result the API returns has one
+    (a Result built by hand without one saves ``data`` as it is)."""
 
     data: dict[str, Any]
     rows: list[dict[str, Any]]
     title: str = "vlaudit result"
     interval_columns: Sequence[str] = ()
     writer: Callable[[Path, Result], list[Path]] | None = field(default=None, repr=False)
+    result: VersionedResult | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, result: VersionedResult, rows: list[dict[str, Any]], **options: Any) -> Self:
+        """A result of a typed record: ``data`` is ``result.to_dict()``."""
+        return cls(result.to_dict(), rows, result=result, **options)
+
+    @property
+    def schema_version(self) -> int | None:
+        """The version of the typed record's JSON shape (None for a Result built by hand without one)."""
+        return None if self.result is None else self.result.schema_version
 
     def to_dict(self) -> dict[str, Any]:
-        """The full nested record (JSON-serialisable, as the CLI writes it)."""
+        """The full nested record (JSON-serialisable, as the CLI writes it, with ``schema_version``)."""
         return self.data
 
     def to_frame(self) -> Any:
@@ -49,7 +65,9 @@ class Result:
         out.mkdir(parents=True, exist_ok=True)
         if self.writer is not None:
             return self.writer(out, self)
-        return [write_json(out / "result.json", self.data), write_table(out / "rows.csv", self.rows)]
+        record = write_json(out / "result.json", self.data) if self.result is None else \
+            write_result(out / "result.json", self.result)
+        return [record, write_table(out / "rows.csv", self.rows)]
 
     def _repr_html_(self) -> str:
         """A compact table: each interval column shown as ``value [lo, hi]``; every cell HTML-escaped."""

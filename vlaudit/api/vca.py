@@ -14,16 +14,28 @@ from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.api._inputs import as_margin_runs
 from vlaudit.api.results import Result, with_interval
 from vlaudit.report.vca_tables import write_report_files
+from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
 
 @dataclass
 class Margins:
-    """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts."""
+    """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts (``summary.json``,
+    typed as :attr:`result`)."""
 
     path: Path
     summary: dict[str, Any]
+
+    @property
+    def result(self) -> ScoringSummary:
+        """The run's counts as the typed record ``summary.json`` holds."""
+        return ScoringSummary.from_dict(self.summary)
+
+    @property
+    def schema_version(self) -> int:
+        """The version of ``summary.json``'s shape."""
+        return ScoringSummary.schema_version
 
     def to_frame(self) -> Any:
         """The margins as a pandas DataFrame (schema: :mod:`vlaudit.sources.margins`)."""
@@ -64,9 +76,9 @@ def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_r
     """
     report = compute_report(as_margin_runs(margins), ReportSettings(controls=tuple(controls),
                                                                     n_resamples=n_resamples, seed=seed, level=level))
-    result = VcaResult(report.to_json(), _headline(report.runs), title="Visual Credit Audit",
-                       interval_columns=HEADLINE,
-                       writer=lambda out, res: write_report_files(out, res.report))
+    result = VcaResult.of(VcaReportResult.from_dict(report.to_json()), _headline(report.runs),
+                          title="Visual Credit Audit", interval_columns=HEADLINE,
+                          writer=lambda out, res: write_report_files(out, res.report))
     result.report = report
     return result
 
@@ -81,4 +93,4 @@ def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, in
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     data = run_factorial_analysis(paths, items=items, out_dir=out, interface=interface, n_resamples=n_resamples,
                                   seed=seed)
-    return Result(data, csv_rows(data)[0], title="Evidence-source factorial")
+    return Result.of(FactorialResult.from_dict(data), csv_rows(data)[0], title="Evidence-source factorial")

@@ -24,6 +24,7 @@ cycles_gqa = lazy_module("vlaudit.builders.cycles.gqa")
 cycles_gqa_rules = lazy_module("vlaudit.builders.cycles.gqa_rules")
 cycles_jsonl = lazy_module("vlaudit.builders.cycles.jsonl")
 cycles_rules = lazy_module("vlaudit.builders.cycles.rules")
+results_cycles = lazy_module("vlaudit.results.cycles")
 tables = lazy_module("vlaudit.tables")
 
 _FAMILIES_HELP = "Comma-separated family names (default: all of this source)."
@@ -185,7 +186,7 @@ def audit(
 ) -> None:
     """Table 5: marginal TVs (must be 0), max |signed degree| (0) and re-checked validity violations (0)."""
     result = cycles_audit.audit_cycles_file(cycles, annotations)
-    tables.write_json(out, result)
+    tables.write_result(out, results_cycles.CycleAudit.from_dict(result))
     _print_audit(result, cycles.name)
     typer.echo(f"wrote {out}")
     if result["validity_violations"] or result["max_abs_signed_degree"]:

@@ -26,6 +26,7 @@ sources_items = lazy_module("vlaudit.sources.items")
 sources_rows = lazy_module("vlaudit.sources.rows")
 sources_vsr = lazy_module("vlaudit.sources.vsr")
 sources_whatsup = lazy_module("vlaudit.sources.whatsup")
+results_demo = lazy_module("vlaudit.results.demo")
 tables = lazy_module("vlaudit.tables")
 
 
@@ -81,7 +82,7 @@ def _finish(result: Any, out: Path, title: str, *, images: Any = None, **meta: A
     if images is not None and images.written + images.reused:
         summary["hf_images"] = {"folder": str(images.folder), "written": images.written, "reused": images.reused}
     sources_items.write_items(out, result.items)
-    tables.write_json(summary_path(out), summary)
+    tables.write_result(summary_path(out), results_demo.ItemsBuildSummary.from_dict(summary))
     print_build(title, summary)
     for warning in summary.get("warnings", []):
         typer.secho(f"warning: {meta.get('source')}: {warning}", fg="yellow", err=True)

@@ -23,6 +23,7 @@ report_console = lazy_module("vlaudit.report.console")
 builders_annotation = lazy_module("vlaudit.builders.annotation")
 builders_edits = lazy_module("vlaudit.builders.edits")
 sources_items = lazy_module("vlaudit.sources.items")
+results_vca = lazy_module("vlaudit.results.vca")
 tables = lazy_module("vlaudit.tables")
 vca_edits = lazy_module("vlaudit.analysis.vca.edits")
 
@@ -67,7 +68,7 @@ def edits_build(
         sources_items.write_items(out / "items.jsonl", result["items"])
         tables.write_table(out / "edits.csv", result["edits"])
     tables.write_table(out / "candidates.csv", result["candidates"])
-    tables.write_json(out / "summary.json", summary)
+    tables.write_result(out / "summary.json", results_vca.EditBuildSummary.from_dict(summary))
     rows = [["positive groups (shuffled)", summary["n_candidates"], ""], ["feasible", n_feasible, ""],
             ["edits rendered", result["n_edits"], f"{len(result['items'])} probes"]]
     rows += [["excluded", n, reason] for reason, n in result["excluded"].items()]
@@ -94,7 +95,7 @@ def edits_export(
     edits = tables.read_records(build_dir / "edits.csv", required=("edit_id", "source_image", "edited_image"))
     names = [a.strip() for a in annotators.split(",") if a.strip()]
     summary = builders_annotation.export_batches(edits, build_dir / "images", out, names, repeat_fraction=repeat, seed=seed)
-    tables.write_json(out / "export_summary.json", summary)
+    tables.write_result(out / "export_summary.json", results_vca.AnnotationExportSummary.from_dict(summary))
     report_console.print_table("Annotation export", ["annotator", "tasks", "repeats"],
                 [[a, summary["tasks_per_annotator"], summary["n_repeat_per_annotator"]] for a in names])
     typer.echo(f"wrote {out}/batches/ (send these) and {out}/key.csv (keep private)")
@@ -128,7 +129,7 @@ def edits_import(
         if kept:
             sources_items.write_items(out / "accepted_items.jsonl", kept)
         summary["n_accepted_probes"] = len(kept)
-    tables.write_json(out / "summary.json", summary)
+    tables.write_result(out / "summary.json", results_vca.AnnotationConsensusSummary.from_dict(summary))
     n = max(result["n_edits"], 1)
     rows = [[d, c, 100.0 * c / n] for d, c in result["counts"].items()]
     report_console.print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result["n_edits"],
@@ -172,9 +173,9 @@ def edits_analyze(
     audit = vca_edits.feasibility_audit(tables.read_records(build_dir / "candidates.csv"), source_dcc=dcc,
                                         n_resamples=resamples, seed=seed)
     tables.write_table(out / "edit_outcomes.csv", result["records"])
-    tables.write_json(out / "summary.json", {"n_accepted": len(accepted), "table": result["table"],
-                                             "pooled_cu": result["pooled_cu"], "pooled_dcc": result["pooled_dcc"],
-                                             "feasibility_audit": audit})
+    tables.write_result(out / "summary.json", results_vca.EditOutcomesSummary(
+        n_accepted=len(accepted), table=result["table"], pooled_cu=result["pooled_cu"],
+        pooled_dcc=result["pooled_dcc"], feasibility_audit=audit))
     title = f"Edited outcomes of {len(accepted)} accepted edits (%)"
     report_console.print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
                 [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result["table"]],

@@ -16,6 +16,7 @@ from vlaudit.commands._options import out_folder_option
 report_console = lazy_module("vlaudit.report.console")
 metrics_pair_audit = lazy_module("vlaudit.metrics.pair_audit")
 sources_labelled_pairs = lazy_module("vlaudit.sources.labelled_pairs")
+results_cycles = lazy_module("vlaudit.results.cycles")
 tables = lazy_module("vlaudit.tables")
 
 
@@ -45,8 +46,8 @@ def audit_pairs(
                             "and negative")
         rows.append(row)
     out.mkdir(parents=True, exist_ok=True)
-    tables.write_json(out / "audit_pairs.json", {"files": [str(p) for p in pairs], "weighting": weighting, "rows": rows,
-                                                 "warnings": warnings})
+    tables.write_result(out / "audit_pairs.json", results_cycles.PairAuditResult(
+        files=[str(p) for p in pairs], weighting=weighting, rows=rows, warnings=warnings))
     tables.write_table(out / "audit_pairs.csv", rows)
 
     def cell(value: object) -> object:

@@ -40,6 +40,7 @@ from vlaudit.metrics.cycles import (
 )
 from vlaudit.probes.trainer import ProbeData, TrainConfig, cycle_scores, cycles_to_index, fit_probe
 from vlaudit.report.plots import plot_cycle_acc
+from vlaudit.results.demo import DemoCycleAudits, ProbeNotes
 from vlaudit.scoring.features import (
     FeatureInputs,
     collect_inputs,
@@ -49,7 +50,7 @@ from vlaudit.scoring.features import (
 )
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
-from vlaudit.tables import atomic_write, write_json, write_table
+from vlaudit.tables import atomic_write, write_result, write_table
 
 if TYPE_CHECKING:
     from vlaudit.demo.pipeline import DemoConfig
@@ -90,7 +91,7 @@ def build_seed(config: DemoConfig, seed: int, folder: Path, log: Log, bars: Bars
     audit = {name: audit_cycles_file(cycles_dir / f"{name}.jsonl",
                                      [scenes / ("instances.json" if name == "coco" else "scene_graphs.json")])
              for name in SOURCES}
-    write_json(cycles_dir / "audit.json", audit)
+    write_result(cycles_dir / "audit.json", DemoCycleAudits.from_dict(audit))
     counts = {name: b.get("counts", {}) for name, b in built.items()}
     log(f"seed {seed}: {sum(sum(c.values()) for cs in counts.values() for c in cs.values())} cycles in "
         f"{sum(len(cs) for cs in counts.values())} families")
@@ -190,7 +191,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
             notes.extend({"family": family, "scorer": f"probe-rank-{rank}", "note": n} for n in probe.notes)
             advance(1)
     write_table(folder / "contrasts.csv", rows)
-    write_json(folder / "probe_notes.json", notes)
+    write_result(folder / "probe_notes.json", ProbeNotes(notes=notes))
     return out
 
 

@@ -46,7 +46,8 @@ from vlaudit.demo.cycles import (
 from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 from vlaudit.reference.models import TRAINED_MODELS
 from vlaudit.report.html import write_report
-from vlaudit.tables import write_json
+from vlaudit.results.demo import DemoCycleEvaluation, DemoSummary
+from vlaudit.tables import write_result
 from vlaudit.version import __version__
 
 REFERENCE_ENCODERS = ("ref:scene-clip-spatial", "ref:scene-clip-bag")
@@ -138,7 +139,7 @@ def _cycle_stage(config: DemoConfig, out: Path, log: Log, bars: Bars, timings: d
         "rank_sweep": sweep,
         "files": {name: str(path.relative_to(out)) for name, path in files.items()},
     }
-    write_json(out / "cycles" / "eval.json", result)
+    write_result(out / "cycles" / "eval.json", DemoCycleEvaluation.from_dict(result))
     return result
 
 
@@ -270,8 +271,8 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
         "files": {"synthetic": "synthetic/synthetic.json", "cycles": "cycles/eval.json",
                   **cycles["files"]},
     }
-    write_json(out / "summary.json", summary)
+    write_result(out / "summary.json", DemoSummary.from_dict(summary))
     summary["files"]["report"] = stage("report", lambda: _report(out))
     timings["total"] = round(time.perf_counter() - started, 2)
-    write_json(out / "summary.json", summary)
+    write_result(out / "summary.json", DemoSummary.from_dict(summary))
     return summary

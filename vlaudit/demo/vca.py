@@ -37,10 +37,11 @@ from vlaudit.contexts.image_contexts import CONTEXTS, ContextUnavailable, render
 from vlaudit.reference.scene_vqa import category_prior
 from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
 from vlaudit.report.vca_tables import write_report_files
+from vlaudit.results.demo import DemoVcaKnownAnswers
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.sources.items import read_items, write_items
 from vlaudit.sources.margins import read_margins
-from vlaudit.tables import read_json, write_json
+from vlaudit.tables import read_json, write_result
 
 Log = Callable[[str], None]
 
@@ -241,7 +242,7 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
               "seconds": timings,
               "notes": ["ref:scene-vqa-mixture is a constructed mechanism (a fixed reader of the scene images "
                         "and a text-prior table): a calibration instrument for D-CC, not a stand-in for a model."]}
-    write_json(out / "known_answers.json", result)
+    write_result(out / "known_answers.json", DemoVcaKnownAnswers.from_dict(result))
     for row in answers:
         log(f"  [{'PASS' if row['passed'] else 'FAIL'}] {row['check']}: {row['observed']} (expected {row['expected']})")
     return result

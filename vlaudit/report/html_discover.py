@@ -23,11 +23,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from vlaudit.results.columns import CYCLES, SCORES
+
 SKIP_DIRS = {"cache", "__pycache__", "node_modules", "images"}
 MAX_JSON_BYTES = 64 * 2**20
 MAX_FILES = 20000
-CYCLE_COLUMNS = {"cycle_id", "family", "image_1", "caption_1", "image_2", "caption_2"}
-SCORE_COLUMNS = {"image_id", "caption_id", "score"}
+CYCLE_COLUMNS = set(CYCLES.required)
+SCORE_COLUMNS = set(SCORES.names)
 VCA_ITEM_COLUMNS = {"model", "dataset", "interface", "item_id", "g_img"}
 MARGIN_COLUMNS = {"model", "item_id", "context", "margin"}
 
@@ -95,8 +97,8 @@ def _classify_json(art: Artifacts, path: Path, obj: Any) -> None:
         art.factorials.append((path, obj))
     elif _is_eval(obj):
         art.cycle_evals.append((path, str(obj.get("name") or Path(str(obj.get("scores") or path)).stem), obj))
-    elif obj and all(_is_eval(v) for v in obj.values()):
-        art.cycle_evals.extend((path, str(name), result) for name, result in obj.items())
+    elif (named := {k: v for k, v in obj.items() if k != "schema_version"}) and all(map(_is_eval, named.values())):
+        art.cycle_evals.extend((path, str(name), result) for name, result in named.items())
     elif path.name.endswith(".meta.json") and "families" in obj:
         art.cycle_meta.append((path, obj))
     elif path.name == "manifest.json" and any(k in obj for k in ("model", "backend", "packages", "git_commit")):

@@ -13,7 +13,9 @@ from typing import Any
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.report.console import print_table
-from vlaudit.tables import write_json, write_table
+from vlaudit.results.base import VersionedResult
+from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
+from vlaudit.tables import write_result, write_table
 
 
 def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -30,9 +32,14 @@ def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: row.get(k) for k in columns} for row in flat]
 
 
+#: the typed result each analysis writes as ``<name>.json``
+RESULT_TYPES: dict[str, type[VersionedResult]] = {"validity": VcaValidityResult, "filter": VcaFilterResult,
+                                                  "proxies": VcaProxiesResult}
+
+
 def write_tables(out: Path, name: str, result: Mapping[str, Any], tables: Mapping[str, Sequence[Mapping]]) -> list[Path]:
-    """``out/<name>.json`` and ``out/<table>.csv`` for every non-empty table."""
-    paths = [write_json(out / f"{name}.json", result)]
+    """``out/<name>.json`` (typed: :data:`RESULT_TYPES`) and ``out/<table>.csv`` for every non-empty table."""
+    paths = [write_result(out / f"{name}.json", RESULT_TYPES[name].from_dict(result))]
     for table, rows in tables.items():
         if rows:
             paths.append(write_table(out / f"{table}.csv", _flat(rows)))

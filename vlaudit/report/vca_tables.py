@@ -50,7 +50,8 @@ from rich.table import Table
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.report.console import print_table
-from vlaudit.tables import write_json, write_table
+from vlaudit.results.vca import VcaReportResult
+from vlaudit.tables import write_result, write_table
 
 RUN_KEYS = ("model", "dataset", "interface")
 
@@ -167,7 +168,7 @@ def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     runs = report.runs
-    written = [write_json(out / "vca.json", report.to_json())]
+    written = [write_result(out / "vca.json", VcaReportResult.from_dict(report.to_json()))]
     tables = {
         "headline.csv": headline_rows(runs), "coverage.csv": coverage_rows(runs),
         "sensitivity.csv": sensitivity_rows(runs), "erasure.csv": erasure_rows(runs),

@@ -45,13 +45,14 @@ from vlaudit.builders.benchmark_items import QUESTION_TEMPLATE
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_text
+from vlaudit.results.vca import DualScoringSummary
 from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
 from vlaudit.scoring.manifest import RunManifest, write_manifest
 from vlaudit.scoring.plan import plan_run, render
 from vlaudit.scoring.runner import margins_schema, run_lock
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import write_json, write_jsonl, write_parquet
+from vlaudit.tables import write_jsonl, write_parquet, write_result
 
 NO_IMAGE = ("mean-image", "zero")
 INTERFACE = "yesno"
@@ -177,7 +178,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
                    "n_not_scored": len(problems), "n_distinct_images": len(inputs.images),
                    "n_distinct_texts": len(inputs.texts),
                    "contexts": {c: sum(1 for r in rows if r["context"] == c) for c in contexts}}
-        write_json(out / "summary.json", summary)
+        write_result(out / "summary.json", DualScoringSummary.from_dict(summary))
     return summary
 
 

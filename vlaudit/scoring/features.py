@@ -42,6 +42,7 @@ from vlaudit.backends.base import FeatureBackend, require_protocol
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
+from vlaudit.results.columns import FEATURE_IMAGES, FEATURE_TEXTS, SCORES, TableSchema
 from vlaudit.scoring.manifest import MANIFEST_FILE, RunManifest, write_manifest
 from vlaudit.sources.cycle_tables import _id
 from vlaudit.sources.image_paths import confine
@@ -161,13 +162,14 @@ def _open_rgb(path: Path, image_id: str, inputs: FeatureInputs) -> Any:
                          path=inputs.source, record=record, field=field_name) from exc
 
 
-def _embedding_table(id_name: str, ids: list[str], hashes: list[str], matrix: np.ndarray) -> Any:
+def _embedding_table(schema: TableSchema, ids: list[str], hashes: list[str], matrix: np.ndarray) -> Any:
     dim = matrix.shape[1]
     flat = pa.array(np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1), type=pa.float32())
+    id_name, hash_name, embedding_name = schema.names
     return pa.table({
         id_name: pa.array(ids, type=pa.string()),
-        "content_hash": pa.array(hashes, type=pa.string()),
-        "embedding": pa.FixedSizeListArray.from_arrays(flat, dim),
+        hash_name: pa.array(hashes, type=pa.string()),
+        embedding_name: pa.FixedSizeListArray.from_arrays(flat, dim),
     })
 
 
@@ -250,8 +252,8 @@ def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: st
     text_matrix = np.stack([text_rows[h] for h in text_hashes]) if caption_ids else np.zeros((0, dim), np.float32)
     # a previous run's manifest must not vouch for the new files while they are being replaced
     (out / MANIFEST_FILE).unlink(missing_ok=True)
-    write_parquet(out / IMAGE_FILE, _embedding_table("image_id", image_ids, image_hashes, image_matrix))
-    write_parquet(out / TEXT_FILE, _embedding_table("caption_id", caption_ids, text_hashes, text_matrix))
+    write_parquet(out / IMAGE_FILE, _embedding_table(FEATURE_IMAGES, image_ids, image_hashes, image_matrix))
+    write_parquet(out / TEXT_FILE, _embedding_table(FEATURE_TEXTS, caption_ids, text_hashes, text_matrix))
     record = {
         "model": backend.describe(),
         **dict(provenance or {}),
@@ -289,8 +291,9 @@ class Features:
         return {key: row for row, key in enumerate(self.caption_ids)}
 
 
-def _read_embeddings(path: Path, id_name: str) -> tuple[list[str], np.ndarray]:
-    table = read_table(path, required=(id_name, "embedding"))
+def _read_embeddings(path: Path, schema: TableSchema) -> tuple[list[str], np.ndarray]:
+    id_name = schema.names[0]
+    table = read_table(path, required=schema.required)
     column = table.column("embedding").combine_chunks()
     dim = getattr(column.type, "list_size", None)
     if dim is None:
@@ -306,8 +309,8 @@ def read_features(feats_dir: str | Path) -> Features:
     if not manifest_path.is_file():
         raise InputError("not a complete features folder (no manifest.json); run `vlaudit features`", path=folder)
     manifest = read_json(manifest_path)
-    image_ids, images = _read_embeddings(folder / manifest["files"]["images"], "image_id")
-    caption_ids, texts = _read_embeddings(folder / manifest["files"]["texts"], "caption_id")
+    image_ids, images = _read_embeddings(folder / manifest["files"]["images"], FEATURE_IMAGES)
+    caption_ids, texts = _read_embeddings(folder / manifest["files"]["texts"], FEATURE_TEXTS)
     return Features(image_ids, images, caption_ids, texts, manifest)
 
 
@@ -334,7 +337,7 @@ def zero_shot_scores(features: Features, cycles: Iterable[Cycle], *, source: str
     keys = list(pairs)
     scores = pair_cosines(features.images[[image_index[u] for u, _ in keys]],
                           features.texts[[caption_index[v] for _, v in keys]])
-    return [{"image_id": u, "caption_id": v, "score": float(s)} for (u, v), s in zip(keys, scores, strict=True)]
+    return [dict(zip(SCORES.names, (u, v, float(s)), strict=True)) for (u, v), s in zip(keys, scores, strict=True)]
 
 
 def pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:

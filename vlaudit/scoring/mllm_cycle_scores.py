@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
+from vlaudit.results.columns import SCORES
 from vlaudit.scoring.features import FeatureInputs
 from vlaudit.sources.items import BenchmarkItem
 
@@ -83,6 +84,6 @@ def scores_from_margins(margins_path: str | Path, items: Sequence[BenchmarkItem]
         if item.item_id not in margin_of:
             raise InputError(f"pair {item.item_id} has no score (its image failed; see failures.jsonl beside "
                              f"{str(margins_path)!r})", path=source, record=item.item_id, field="image")
-        rows.append({"image_id": item.extra["image_id"], "caption_id": item.extra["caption_id"],
-                     "score": float(margin_of[item.item_id])})
+        rows.append(dict(zip(SCORES.names, (item.extra["image_id"], item.extra["caption_id"],
+                                            float(margin_of[item.item_id])), strict=True)))
     return rows

@@ -40,6 +40,8 @@ from vlaudit.backends.base import YesNoBackend, require_protocol
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
+from vlaudit.results import columns
+from vlaudit.results.vca import ScoringSummary
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.executors import LocalExecutor
 from vlaudit.scoring.manifest import RunManifest, local_weights_identity, model_fingerprint, write_manifest
@@ -47,28 +49,24 @@ from vlaudit.scoring.plan import Record, chunk_units, plan_run
 from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import check_folder_target, read_json, write_json, write_jsonl, write_parquet
+from vlaudit.tables import (
+    check_folder_target,
+    read_json,
+    write_jsonl,
+    write_parquet,
+    write_result,
+)
 
 #: the item's erasure geometry in % of the image area (VCA Table 11), on every row of an item scored with
 #: rele or irre and boxes; null elsewhere (see :func:`vlaudit.contexts.image_contexts.erasure_geometry`)
-GEOMETRY_COLUMNS = ("union_pct", "rele_erased_pct", "irre_erased_pct", "irre_erased_in_union_pct")
-MARGIN_COLUMNS = (
-    "model", "dataset", "item_id", "context", "interface", "nll_yes", "nll_no", "margin", "label", "group_id",
-    "statement", "relation", "subject", "object", "split", "prompt_hash", "yes_token_id", "no_token_id",
-    "n_prompt_tokens", "image_sha256", "source_sha256", "donor_image", "status", "error",
-    *GEOMETRY_COLUMNS,
-)
-_STRING = ("model", "dataset", "item_id", "context", "interface", "label", "group_id", "statement", "relation",
-           "subject", "object", "split", "prompt_hash", "image_sha256", "source_sha256", "donor_image", "status",
-           "error")
+GEOMETRY_COLUMNS = columns.GEOMETRY_COLUMNS
+#: the margins table's columns in the order written (one definition: :data:`vlaudit.results.columns.MARGINS`)
+MARGIN_COLUMNS = columns.MARGINS.names
 
 
 def margins_schema() -> Any:
-    types = {name: pa.string() for name in _STRING}
-    types.update({"nll_yes": pa.float64(), "nll_no": pa.float64(), "margin": pa.float64(),
-                  "yes_token_id": pa.int64(), "no_token_id": pa.int64(), "n_prompt_tokens": pa.int64()}
-                 | dict.fromkeys(GEOMETRY_COLUMNS, pa.float64()))
-    return pa.schema([(name, types[name]) for name in MARGIN_COLUMNS])
+    """The Arrow schema of ``margins.parquet`` (:data:`vlaudit.results.columns.MARGINS`)."""
+    return columns.MARGINS.arrow_schema()
 
 
 def _item_fields(record: Record, model: str) -> dict[str, Any]:
@@ -278,7 +276,7 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
         "failures_by_reason": counts["failures_by_reason"], "skipped_by_context": counts["skipped_by_context"],
         "contexts": {c: sum(1 for r in rows if r["context"] == c) for c in contexts},
     }
-    write_json(out / "summary.json", summary)
+    write_result(out / "summary.json", ScoringSummary.from_dict(summary))
     return summary
 
 

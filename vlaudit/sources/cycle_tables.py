@@ -19,10 +19,12 @@ import numpy as np
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
+from vlaudit.results.columns import CYCLES, SCORES
 from vlaudit.tables import id_text, iter_jsonl, read_table, read_unique_records, table_format
 
-CYCLE_COLUMNS = ("cycle_id", "family", "image_1", "caption_1", "image_2", "caption_2")
-SCORE_COLUMNS = ("image_id", "caption_id", "score")
+#: the columns a cycles row must have and a scores table's columns (:mod:`vlaudit.results.columns`)
+CYCLE_COLUMNS = CYCLES.required
+SCORE_COLUMNS = SCORES.names
 
 
 def _id(value: object) -> str:

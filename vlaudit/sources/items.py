@@ -32,12 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.errors import InputError
+from vlaudit.results.columns import ITEMS
 from vlaudit.tables import read_unique_records, write_table
 
-ITEM_COLUMNS = (
-    "item_id", "image", "question", "label", "dataset", "split", "group_id", "statement",
-    "relation", "subject", "object", "boxes",
-)
+#: the ITEMS columns in the order written (:data:`vlaudit.results.columns.ITEMS`)
+ITEM_COLUMNS = ITEMS.names
 _YES = {"yes", "true", "1", "y", "t"}
 _NO = {"no", "false", "0", "n", "f"}
 

@@ -59,15 +59,18 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.results.columns import MARGINS
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.tables import read_table
 
 CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
 INTERFACES = ("yesno", "truefalse")
-KEY_COLUMNS = ("model", "dataset", "item_id", "context")
+KEY_COLUMNS = MARGINS.required
+#: the columns the pivot reads itself (a subset of :data:`~vlaudit.results.columns.MARGINS`' known columns);
+#: the original row's other columns are carried along in :attr:`MarginRun.extra`
 SCHEMA_COLUMNS = (
-    "model", "dataset", "item_id", "context", "interface", "margin", "nll_yes", "nll_no", "logp_yes",
-    "logp_no", "label", "group_id", "statement", "relation", "status",
+    *KEY_COLUMNS, "interface", "margin", "nll_yes", "nll_no", "logp_yes", "logp_no", "label", "group_id",
+    "statement", "relation", "status",
 )
 _CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "textonly": "text", "t": "text",
                     "b": "blank", "gray": "blank", "grey": "blank", "mean_color": "mean", "meancolor": "mean",

@@ -41,6 +41,7 @@ from vlaudit.metrics.cycles import (
 )
 from vlaudit.probes.trainer import ProbeData, TrainConfig, cycles_to_index, fit_probe, score_index
 from vlaudit.records import Cycle
+from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.scoring.features import Features, zero_shot_scores
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
@@ -53,7 +54,7 @@ from vlaudit.settings import (
     SHORTCUT_PROBE_EPOCHS,
     SHORTCUT_PROBE_LR,
 )
-from vlaudit.tables import write_json, write_table
+from vlaudit.tables import write_result, write_table
 
 RANKS = (1, 2, 4, 8, 16, 32, 64)
 N_RESAMPLES = 1000  # bootstrap CIs of the per-seed test CycleAcc (descriptive; the headline is mean ± sd)
@@ -382,7 +383,7 @@ def write_outputs(out_dir: str | Path | None, name: str, result: Mapping[str, An
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": str(out / f"{name}.json"), "csv": str(out / f"{name}.csv")}
     write_table(paths["csv"], list(csv_rows))
-    write_json(paths["json"], {**result, "files": {**result.get("files", {}), **paths}})
+    write_result(paths["json"], CycleExperimentResult.from_dict({**result, "files": {**result.get("files", {}), **paths}}))
     return paths
 
 

@@ -45,8 +45,9 @@ from vlaudit.probes.trainer import (
     evaluate_cycle_acc,
     fit_probe,
 )
+from vlaudit.results.cycles import SyntheticResult
 from vlaudit.settings import SYNTHETIC_RANK_EPOCHS
-from vlaudit.tables import write_json
+from vlaudit.tables import write_result
 
 RANKS = (1, 2, 4, 8, 16)
 
@@ -252,7 +253,7 @@ def run_synthetic(seeds: Sequence[int] = (0, 1, 2), out_dir: Path | None = None,
     if out_dir is not None:
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_json(out_dir / "synthetic.json", result)
+        write_result(out_dir / "synthetic.json", SyntheticResult.from_dict(result))
     return result
 
 

@@ -35,12 +35,13 @@ import numpy as np
 from vlaudit.builders.factorial import IMAGE_SOURCE_CELLS, STATES, TEXT_SOURCE_CELLS, cell_label
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca.support import image_gap
+from vlaudit.results.vca import FactorialResult
 from vlaudit.sources.items import BenchmarkItem, read_items
 from vlaudit.sources.margins import read_margins, require_contexts
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auroc
-from vlaudit.tables import read_json, write_json, write_table
+from vlaudit.tables import read_json, write_result, write_table
 
 SIGN = (1.0, -1.0)
 DEFAULT_SEED = 20260724
@@ -339,7 +340,7 @@ def run_factorial_analysis(run_dir: str | Path | Sequence[str | Path], *, items:
     result["interface"] = interface
     out = Path(out_dir)
     model_rows, effect_rows = csv_rows(result)
-    write_json(out / "factorial.json", result)
+    write_result(out / "factorial.json", FactorialResult.from_dict(result))
     write_table(out / "factorial_models.csv", model_rows)
     write_table(out / "factorial_effects.csv", effect_rows)
     result["files"] = [str(out / n) for n in ("factorial.json", "factorial_models.csv", "factorial_effects.csv")]

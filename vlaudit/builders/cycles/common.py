@@ -32,11 +32,12 @@ import orjson
 
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import withdraw_small_families
-from vlaudit.tables import atomic_write, write_json
+from vlaudit.results.columns import CYCLES
+from vlaudit.results.cycles import CycleBuildFailure, CycleBuildMeta
+from vlaudit.tables import atomic_write, write_result
 
 CheckFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
-BASE_COLUMNS = ("cycle_id", "family", "split", "image_1", "caption_1", "image_2", "caption_2", "text_1",
-                "text_2", "file_name_1", "file_name_2")
+BASE_COLUMNS = CYCLES.names  # the written column order (vlaudit.results.columns.CYCLES)
 
 
 def rng_for(seed: int, *names: str) -> np.random.Generator:
@@ -307,13 +308,14 @@ def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[st
     """
     failed = failure_report_path(out)
     if not rows:
-        write_json(failed, {**meta, "failed": "no family reached min_cycles in every split; no cycles written"})
+        write_result(failed, CycleBuildFailure.from_dict(
+            {**meta, "failed": "no family reached min_cycles in every split; no cycles written"}))
         return {"failed": str(failed)}
     captions_path, meta_path = sidecar_paths(out)
     used = sorted(set(map(itemgetter("caption_1"), rows)) | set(map(itemgetter("caption_2"), rows)))
     write_rows_jsonl(captions_path, map(captions.__getitem__, used))
     meta = {**meta, "cycles_file": str(out), "captions_file": str(captions_path)}
-    write_json(meta_path, meta)
+    write_result(meta_path, CycleBuildMeta.from_dict(meta))
     write_rows_jsonl(out, rows)
     failed.unlink(missing_ok=True)
     return {"cycles": str(out), "captions": str(captions_path), "meta": str(meta_path)}
