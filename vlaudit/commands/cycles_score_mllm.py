@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,14 +21,24 @@ from vlaudit.commands._options import (
 )
 from vlaudit.errors import InputError
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-scoring_executors = lazy_module("vlaudit.scoring.executors")
-scoring_features = lazy_module("vlaudit.scoring.features")
-scoring_mllm_cycle_scores = lazy_module("vlaudit.scoring.mllm_cycle_scores")
-scoring_runner = lazy_module("vlaudit.scoring.runner")
-sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
-tables = lazy_module("vlaudit.tables")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.report.console as report_console
+    import vlaudit.scoring.executors as scoring_executors
+    import vlaudit.scoring.features as scoring_features
+    import vlaudit.scoring.mllm_cycle_scores as scoring_mllm_cycle_scores
+    import vlaudit.scoring.runner as scoring_runner
+    import vlaudit.sources.cycle_tables as sources_cycle_tables
+    from vlaudit import tables
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    scoring_executors = lazy_module("vlaudit.scoring.executors")
+    scoring_features = lazy_module("vlaudit.scoring.features")
+    scoring_mllm_cycle_scores = lazy_module("vlaudit.scoring.mllm_cycle_scores")
+    scoring_runner = lazy_module("vlaudit.scoring.runner")
+    sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
+    tables = lazy_module("vlaudit.tables")
 
 
 def default_run_dir(out: Path) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -24,9 +25,14 @@ from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.errors import EXIT_CHECK_FAILED
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-demo_pipeline = lazy_module("vlaudit.demo.pipeline")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.demo.pipeline as demo_pipeline
+    import vlaudit.report.console as report_console
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    demo_pipeline = lazy_module("vlaudit.demo.pipeline")
 
 
 def rich_bars(progress):  # type: ignore[no-untyped-def]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -24,14 +25,24 @@ from vlaudit.commands._options import (
 )
 from vlaudit.errors import InputError
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-backends_hf_mllm = lazy_module("vlaudit.backends.hf_mllm")
-contexts_image_contexts = lazy_module("vlaudit.contexts.image_contexts")
-scoring_executors = lazy_module("vlaudit.scoring.executors")
-scoring_run_arguments = lazy_module("vlaudit.scoring.run_arguments")
-scoring_runner = lazy_module("vlaudit.scoring.runner")
-sources_items = lazy_module("vlaudit.sources.items")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.backends.hf_mllm as backends_hf_mllm
+    import vlaudit.contexts.image_contexts as contexts_image_contexts
+    import vlaudit.report.console as report_console
+    import vlaudit.scoring.executors as scoring_executors
+    import vlaudit.scoring.run_arguments as scoring_run_arguments
+    import vlaudit.scoring.runner as scoring_runner
+    import vlaudit.sources.items as sources_items
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    backends_hf_mllm = lazy_module("vlaudit.backends.hf_mllm")
+    contexts_image_contexts = lazy_module("vlaudit.contexts.image_contexts")
+    scoring_executors = lazy_module("vlaudit.scoring.executors")
+    scoring_run_arguments = lazy_module("vlaudit.scoring.run_arguments")
+    scoring_runner = lazy_module("vlaudit.scoring.runner")
+    sources_items = lazy_module("vlaudit.sources.items")
 
 
 def _csv(value: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,10 +12,16 @@ from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_folder_option
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-scoring_dual_margins = lazy_module("vlaudit.scoring.dual_margins")
-sources_items = lazy_module("vlaudit.sources.items")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.report.console as report_console
+    import vlaudit.scoring.dual_margins as scoring_dual_margins
+    import vlaudit.sources.items as sources_items
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    scoring_dual_margins = lazy_module("vlaudit.scoring.dual_margins")
+    sources_items = lazy_module("vlaudit.sources.items")
 
 
 @vca_app.command("score-dual")
