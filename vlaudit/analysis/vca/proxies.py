@@ -193,7 +193,7 @@ def control_set_stability(scores: Sequence[RunScores], settings: ProxySettings) 
     needed = sorted({c for cs in sets for c in cs})
     deps: list[list[np.ndarray]] = [[] for _ in sets]
     cus: list[list[np.ndarray]] = [[] for _ in sets]
-    per_run = []
+    per_run: list[dict[str, Any]] = []
     for s in scores:
         if s.events.correct is None:
             continue

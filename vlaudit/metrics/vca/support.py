@@ -69,7 +69,7 @@ def strict_isolation(margins: Mapping[str, np.ndarray], controls: Sequence[str] 
     return np.all(np.stack([prediction_direction(margins[c]) != d for c in controls]), axis=0)
 
 
-def decomposition(dep: np.ndarray, correct: np.ndarray | None) -> dict[str, float]:
+def decomposition(dep: np.ndarray, correct: np.ndarray | None) -> dict[str, float | None]:
     """Run-level rates: dep always; with labels acc, dcc, cu (= acc − dcc), wrong_dep, wrong_nodep and
     credited_precision = D-CC / Dep (VCA §12, the four-cell taxonomy). Empty input gives NaNs."""
     dep = np.asarray(dep, dtype=bool)
