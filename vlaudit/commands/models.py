@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -82,7 +82,7 @@ def models_verbalizers(
     light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
     backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
     resolved = getattr(backend, "verbalizers", {})  # a backend without resolution details: ids only
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for name in interfaces:
         if name in resolved:
             rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])

@@ -74,7 +74,7 @@ def decomposition(dep: np.ndarray, correct: np.ndarray | None) -> dict[str, floa
     credited_precision = D-CC / Dep (VCA §12, the four-cell taxonomy). Empty input gives NaNs."""
     dep = np.asarray(dep, dtype=bool)
     nan = float("nan")
-    out = {"n": int(dep.size), "dep": float(dep.mean()) if dep.size else nan}
+    out: dict[str, float | None] = {"n": int(dep.size), "dep": float(dep.mean()) if dep.size else nan}
     if correct is None:
         return out | {"acc": None, "dcc": None, "cu": None, "wrong_dep": None, "wrong_nodep": None,
                       "credited_precision": None}
@@ -98,7 +98,7 @@ def stratified(
     correct: np.ndarray | None,
     strict: np.ndarray,
     labels: np.ndarray | None,
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> dict[str, dict[str, dict[str, float | None]]]:
     """Rates within original-prediction strata and (with labels) gold-answer strata (VCA §12).
 
     Each stratum holds n, acc, dep, dcc, cu and strict (strict isolation rate within the stratum).
@@ -108,7 +108,7 @@ def stratified(
     if labels is not None:
         labels = np.asarray(labels, dtype=bool)
         by["gold"] = {"yes": labels, "no": ~labels}
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
     for name, strata in by.items():
         out[name] = {}
         for stratum, mask in strata.items():
