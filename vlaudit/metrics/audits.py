@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
@@ -86,7 +86,7 @@ def marginal_tv(cycles: Sequence[Cycle], caption_text: Mapping[str, str] | None 
     return result
 
 
-def audit_cycles(cycles: Sequence[Cycle], caption_text: Mapping[str, str] | None = None) -> dict[str, object]:
+def audit_cycles(cycles: Sequence[Cycle], caption_text: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Table 5 audit of one cycle set: counts, marginal TVs and the maximum |signed degree|."""
     images = {u for c in cycles for u in (c.image_1, c.image_2)}
     captions = {v for c in cycles for v in (c.caption_1, c.caption_2)}
