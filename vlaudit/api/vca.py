@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow.parquet as pq
 
@@ -105,7 +105,8 @@ def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_r
                                                                     n_resamples=n_resamples, seed=seed, level=level))
     result = VcaResult(report.to_json(), _headline(report.runs), title="Visual Credit Audit",
                        interval_columns=HEADLINE,
-                       writer=lambda out, res: write_report_files(out, res.report))
+                       # the writer is called with this result, a VcaResult
+                       writer=lambda out, res: write_report_files(out, cast(VcaResult, res).report))
     result.report = report
     return result
 

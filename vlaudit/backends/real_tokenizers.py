@@ -78,8 +78,8 @@ def _qwen_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
     ranks: dict[bytes, int] = {}
     for line in qwen_tiktoken_path().read_bytes().splitlines():
         if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+            encoded, rank_text = line.split()
+            ranks[base64.b64decode(encoded)] = int(rank_text)
     byte_char = bytes_to_unicode()
 
     def text(piece: bytes) -> str:
@@ -106,7 +106,8 @@ def qwen_tokenizer(added_tokens: tuple[str, ...], extra_special_tokens: dict[str
     vocab, merges = _qwen_vocab_merges()
     # placed in the vocabulary at their real ids first, so registering them as specials keeps those ids
     full = dict(vocab) | {token: 151643 + index for index, token in enumerate(added_tokens)}
-    tokenizer = Qwen2Tokenizer(vocab=full, merges=list(merges), unk_token=None, bos_token=None,
+    # transformers annotates merges as list[str] and unk_token as str; its BPE takes merge pairs and no unk
+    tokenizer = Qwen2Tokenizer(vocab=full, merges=list(merges), unk_token=None, bos_token=None,  # type: ignore[arg-type]
                                eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                extra_special_tokens=extra_special_tokens or {})
     tokenizer.add_tokens([AddedToken(t, special=True, normalized=False) for t in added_tokens], special_tokens=True)
@@ -130,6 +131,6 @@ def clip_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
 def clip_tokenizer(max_length: int = 77) -> Any:
     """The real CLIP tokenizer as a transformers ``CLIPTokenizer`` (49,408 tokens)."""
     vocab, merges = clip_vocab_merges()
-    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges)
+    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges)  # type: ignore[arg-type]  # (merge pairs, as above)
     tokenizer.model_max_length = max_length
     return tokenizer

@@ -118,11 +118,11 @@ def stratified(
     return out
 
 
-def balanced(strata: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+def balanced(strata: Mapping[str, Mapping[str, float | None]]) -> dict[str, float]:
     """Equal-weight average of the yes and no strata: acc, dcc and cu = balanced acc − balanced dcc (§12)."""
     def avg(key: str) -> float:
-        values = [strata[s][key] for s in ("yes", "no")]
-        if any(v is None for v in values):
+        values = [v for s in ("yes", "no") if (v := strata[s][key]) is not None]
+        if len(values) < 2:  # a stratum without labels has no rate
             return float("nan")
         return float(np.mean(values))
 
