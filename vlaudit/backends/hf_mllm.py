@@ -323,6 +323,7 @@ class HFMLLMBackend:
                 by_key[result.key] = result
         groups: dict[str, list[YesNoRequest]] = {}
         for request in with_image:
+            # with_image: every request here has an image, so a hash
             groups.setdefault(pixels_sha256(request.image), []).append(request)  # type: ignore[arg-type]
         singles: list[YesNoRequest] = []
         for group in groups.values():

@@ -46,6 +46,7 @@ INTERNVL_SPECIAL_NAMES = {"start_image_token": "<img>", "end_image_token": "</im
 
 def _package_file(module: str, package: str, *parts: str) -> Path:
     try:
+        # a package that ships data files is a regular package: it has a __file__
         root = Path(importlib.import_module(module).__file__).parent  # type: ignore[arg-type]
     except ImportError as exc:
         raise MissingDependencyError(
@@ -121,11 +122,11 @@ def qwen_tokenizer(added_tokens: tuple[str, ...], extra_special_tokens: dict[str
 def clip_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
     """CLIP's vocabulary and merges, built from open_clip's BPE file exactly as its SimpleTokenizer does."""
     lines = gzip.decompress(clip_bpe_path().read_bytes()).decode("utf-8").split("\n")
-    merges = [tuple(line.split()) for line in lines[1:49152 - 256 - 2 + 1]]
+    merges = [(a, b) for a, b in (line.split() for line in lines[1:49152 - 256 - 2 + 1])]  # each line: one pair
     alphabet = list(bytes_to_unicode().values())
     tokens = alphabet + [c + "</w>" for c in alphabet] + ["".join(m) for m in merges]
     tokens += ["<|startoftext|>", "<|endoftext|>"]
-    return {t: i for i, t in enumerate(tokens)}, merges  # type: ignore[return-value]
+    return {t: i for i, t in enumerate(tokens)}, merges
 
 
 def clip_tokenizer(max_length: int = 77) -> Any:

@@ -94,8 +94,9 @@ def _bpe_vocab(extra_words: tuple[str, ...] = ()) -> tuple[dict[str, int], list[
     bare = [f"{w}:{w.capitalize()}" for w in _VERBALIZERS]
     tok.train_from_iterator([words] * 4 + [verbal] * 8 + bare * 8, trainer)
     state = json.loads(tok.to_str())
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in state["model"]["merges"]]
-    return dict(state["model"]["vocab"]), merges  # type: ignore[return-value]
+    # a merge is a pair of pieces, written "a b" or ["a", "b"] depending on the tokenizers version
+    merges = [(a, b) for a, b in (m.split(" ") if isinstance(m, str) else m for m in state["model"]["merges"])]
+    return dict(state["model"]["vocab"]), merges
 
 
 def _qwen_tokenizer(extra_specials: tuple[str, ...] = (), *, real: str | None = None) -> Any:

@@ -133,7 +133,8 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
         features = cycles_inputs.extract_seed_features(paths, images, model, out / "features",
                                                        marked=marked and marked_features is None)
         typer.echo(f"wrote features {features}")
-    inputs = cycles_inputs.load_seed_inputs(paths, features)  # type: ignore[arg-type]
+    assert features is not None  # --features, or the folder --model just wrote (one of the two is required)
+    inputs = cycles_inputs.load_seed_inputs(paths, features)
     if marked:
         inputs = {s: cycles_inputs.add_marked_features(v, marked_features) for s, v in inputs.items()}
     return inputs

@@ -160,6 +160,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
                 if context == "text":
                     v = np.broadcast_to(no_image_vector, t.shape)
                 else:
+                    # a record with an image context that scored ok has its image's hash
                     v = feats.images[[image_row[r.image_sha256] for r in recs]]  # type: ignore[index]
                 cos = pair_cosines(v, t)
                 for record, c, m in zip(recs, cos, group_margins(cos), strict=True):

@@ -158,7 +158,7 @@ def aggregation_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray
                      settings: ProxySettings) -> list[dict[str, Any]]:
     """Control-aggregation variants against the headline gap, summarized over runs (VCA §18)."""
     variants: dict[str, dict[tuple[str, str], np.ndarray]] = {k: {} for k in VARIANT_NAMES}
-    per_run: dict[str, list[dict[str, float]]] = {k: [] for k in VARIANT_NAMES}
+    per_run: dict[str, list[dict[str, Any]]] = {k: [] for k in VARIANT_NAMES}
     for s in scores:
         gaps = robustness.aggregation_gaps(s.run.margins, settings.controls)
         gaps["min_js"] = proxies.min_js(s.run.margins, settings.controls)
