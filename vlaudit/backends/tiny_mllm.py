@@ -251,8 +251,8 @@ def _build_internvl(out: Path, real: bool = False) -> None:
         tokenizer = real_tokenizers.qwen_tokenizer(real_tokenizers.INTERNVL_ADDED_TOKENS, real_tokenizers.INTERNVL_SPECIAL_NAMES)
     else:
         vocab, merges = _bpe_vocab()
-        # transformers annotates merges as list[str] and unk_token as str; its BPE takes merge pairs and no unk
         tokenizer = tf.Qwen2Tokenizer(
+            # transformers annotates merges as list[str] and unk_token as str; its BPE takes pairs and no unk
             vocab=vocab, merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",  # type: ignore[arg-type]
             pad_token="<|endoftext|>",
             extra_special_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
