@@ -21,10 +21,12 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(VENV)/bin/vlaudit demo --out runs/demo
 
-# ruff, then the import layering (pyproject.toml [tool.importlinter], docs/architecture.md)
+# ruff, then the import layering (pyproject.toml [tool.importlinter], docs/architecture.md), then the types
+# (pyproject.toml [tool.mypy]: zero errors over vlaudit/)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check vlaudit tests benchmarks
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 # The docs build strictly (a broken link, reference or docstring fails the test run).
 docs-build: $(STAMP)

@@ -52,6 +52,7 @@ def main() -> None:
         _error_line("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except typer.TyperException as exc:  # click's usage errors: its own message and exit status (2)
+        # every TyperException is typer's click ClickException, which has show(); typer exports only the base
         exc.show()  # type: ignore[attr-defined]
         sys.exit(exc.exit_code)
     # standalone_mode=False: typer.Exit(n) returns n (typer turns Ctrl-C into Exit(130)); a finished command

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -48,6 +48,18 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+@overload
+def pixels_sha256(image: Image.Image) -> str: ...
+
+
+@overload
+def pixels_sha256(image: None) -> None: ...
+
+
+@overload
+def pixels_sha256(image: Image.Image | None) -> str | None: ...
 
 
 def pixels_sha256(image: Image.Image | None) -> str | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 import transformers
@@ -81,7 +81,7 @@ def _plain_size(size: Any) -> dict[str, Any] | None:
     """The image processor's size setting as a plain dict (transformers keeps a SizeDict dataclass)."""
     if size is None:
         return None
-    items = dataclasses.asdict(size) if dataclasses.is_dataclass(size) else dict(size)
+    items = dataclasses.asdict(size) if dataclasses.is_dataclass(size) and not isinstance(size, type) else dict(size)
     return {k: v for k, v in items.items() if v is not None}
 
 
@@ -265,7 +265,8 @@ class HFMLLMBackend(YesNoBackendBase):
         for start in range(0, len(requests), self.batch_size):
             chunk = requests[start:start + self.batch_size]
             prompts = [self.prompt(r.question, r.interface, r.image is not None) for r in chunk]
-            images = [r.image for r in chunk] if chunk[0].image is not None else None
+            # a chunk is all with images or all without (the runner groups requests by context)
+            images = cast("list[Image.Image]", [r.image for r in chunk]) if chunk[0].image is not None else None
             batch = self.encode(prompts, images)
             with torch.inference_mode():
                 logits = self._last_logits(batch)
@@ -294,6 +295,7 @@ class HFMLLMBackend(YesNoBackendBase):
                 by_key[result.key] = result
         groups: dict[str, list[YesNoRequest]] = {}
         for request in with_image:
+            # with_image: every request here has an image, so a hash
             groups.setdefault(pixels_sha256(request.image), []).append(request)  # type: ignore[arg-type]
         singles: list[YesNoRequest] = []
         for group in groups.values():
@@ -312,7 +314,7 @@ def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | 
     """Set the Qwen-VL style pixel budget (shortest_edge/longest_edge are pixel counts there)."""
     image_processor = getattr(processor, "image_processor", None)
     current = _plain_size(getattr(image_processor, "size", None)) or {}
-    if "longest_edge" not in current or "shortest_edge" not in current:
+    if image_processor is None or "longest_edge" not in current or "shortest_edge" not in current:
         raise InputError(f"--min-pixels/--max-pixels apply to Qwen-VL style image processors; "
                          f"{type(image_processor).__name__} has size {current}", field="max_pixels")
     image_processor.size = SizeDict(
@@ -393,6 +395,7 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     if min_pixels is not None or max_pixels is not None:
         _set_pixel_budget(processor, min_pixels, max_pixels)
     if not device_map:
-        model = model.to(device)
+        # functools.wraps on PreTrainedModel.to hides its bound self from mypy
+        model = model.to(device)  # type: ignore[arg-type]
     model.eval()
     return HFMLLMBackend(f"hf:{name}", model, processor, options=options)

@@ -78,6 +78,7 @@ def score_shared_prefix(backend: HFMLLMBackend, requests: Sequence[YesNoRequest]
     tokenizer = backend.tokenizer
     pad_id = int(tokenizer.pad_token_id)
     for prefix, members in by_prefix.items():
+        # only requests with an image share a prefix cache (the caller groups them by image)
         batch = backend.encode([prefix], [requests[members[0]].image])  # type: ignore[list-item]
         with torch.inference_mode():
             out = model(**batch, use_cache=True, logits_to_keep=1)

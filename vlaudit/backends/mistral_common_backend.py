@@ -230,6 +230,7 @@ def load_mistral_common(name: str, tekken: Path, *, model_kwargs: dict[str, Any]
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
     if not device_map:
-        model = model.to(device)
+        # functools.wraps on PreTrainedModel.to hides its bound self from mypy
+        model = model.to(device)  # type: ignore[arg-type]
     model.eval()
     return MistralCommonBackend(f"hf:{name}", model, tokenizer, tekken, options=options)

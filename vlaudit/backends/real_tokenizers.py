@@ -46,6 +46,7 @@ INTERNVL_SPECIAL_NAMES = {"start_image_token": "<img>", "end_image_token": "</im
 
 def _package_file(module: str, package: str, *parts: str) -> Path:
     try:
+        # a package that ships data files is a regular package: it has a __file__
         root = Path(importlib.import_module(module).__file__).parent  # type: ignore[arg-type]
     except ImportError as exc:
         raise MissingDependencyError(
@@ -78,8 +79,8 @@ def _qwen_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
     ranks: dict[bytes, int] = {}
     for line in qwen_tiktoken_path().read_bytes().splitlines():
         if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+            encoded, rank_text = line.split()
+            ranks[base64.b64decode(encoded)] = int(rank_text)
     byte_char = bytes_to_unicode()
 
     def text(piece: bytes) -> str:
@@ -106,7 +107,8 @@ def qwen_tokenizer(added_tokens: tuple[str, ...], extra_special_tokens: dict[str
     vocab, merges = _qwen_vocab_merges()
     # placed in the vocabulary at their real ids first, so registering them as specials keeps those ids
     full = dict(vocab) | {token: 151643 + index for index, token in enumerate(added_tokens)}
-    tokenizer = Qwen2Tokenizer(vocab=full, merges=list(merges), unk_token=None, bos_token=None,
+    # transformers annotates merges as list[str] and unk_token as str; its BPE takes merge pairs and no unk
+    tokenizer = Qwen2Tokenizer(vocab=full, merges=list(merges), unk_token=None, bos_token=None,  # type: ignore[arg-type]
                                eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                extra_special_tokens=extra_special_tokens or {})
     tokenizer.add_tokens([AddedToken(t, special=True, normalized=False) for t in added_tokens], special_tokens=True)
@@ -120,16 +122,16 @@ def qwen_tokenizer(added_tokens: tuple[str, ...], extra_special_tokens: dict[str
 def clip_vocab_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
     """CLIP's vocabulary and merges, built from open_clip's BPE file exactly as its SimpleTokenizer does."""
     lines = gzip.decompress(clip_bpe_path().read_bytes()).decode("utf-8").split("\n")
-    merges = [tuple(line.split()) for line in lines[1:49152 - 256 - 2 + 1]]
+    merges = [(a, b) for a, b in (line.split() for line in lines[1:49152 - 256 - 2 + 1])]  # each line: one pair
     alphabet = list(bytes_to_unicode().values())
     tokens = alphabet + [c + "</w>" for c in alphabet] + ["".join(m) for m in merges]
     tokens += ["<|startoftext|>", "<|endoftext|>"]
-    return {t: i for i, t in enumerate(tokens)}, merges  # type: ignore[return-value]
+    return {t: i for i, t in enumerate(tokens)}, merges
 
 
 def clip_tokenizer(max_length: int = 77) -> Any:
     """The real CLIP tokenizer as a transformers ``CLIPTokenizer`` (49,408 tokens)."""
     vocab, merges = clip_vocab_merges()
-    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges)
+    tokenizer = CLIPTokenizer(vocab=vocab, merges=merges)  # type: ignore[arg-type]  # (merge pairs, as above)
     tokenizer.model_max_length = max_length
     return tokenizer

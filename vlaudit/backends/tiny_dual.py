@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors.torch import save_file
@@ -147,6 +148,7 @@ def _build_siglip(out_dir: Path) -> None:
 def _build_open_clip(out_dir: Path, real: bool = False) -> None:
     _require("open_clip", "open_clip_torch")
     import open_clip  # optional at run time (checked just above)
+    text_cfg: dict[str, Any]
     if real:
         # no hf_tokenizer_name: open_clip then uses its own SimpleTokenizer over the bundled CLIP BPE
         text_cfg = {"context_length": 77, "vocab_size": len(clip_vocab_merges()[0])}
@@ -159,7 +161,7 @@ def _build_open_clip(out_dir: Path, real: bool = False) -> None:
         # the tokenizer lives beside the config; open_clip loads it from the local dir when this is set
         text_cfg = {"context_length": context_length, "vocab_size": len(tokenizer), "hf_tokenizer_name": "local-dir",
                     "pad_id": tokenizer.pad_token_id, "pool_type": "argmax"}
-    model_cfg = {
+    model_cfg: dict[str, Any] = {
         "embed_dim": 16,
         "vision_cfg": {"image_size": 32, "layers": 2, "width": 32, "head_width": 16, "patch_size": 8},
         "text_cfg": {**text_cfg, "width": 32, "heads": 2, "layers": 2},

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import transformers as tf
@@ -94,8 +94,9 @@ def _bpe_vocab(extra_words: tuple[str, ...] = ()) -> tuple[dict[str, int], list[
     bare = [f"{w}:{w.capitalize()}" for w in _VERBALIZERS]
     tok.train_from_iterator([words] * 4 + [verbal] * 8 + bare * 8, trainer)
     state = json.loads(tok.to_str())
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in state["model"]["merges"]]
-    return dict(state["model"]["vocab"]), merges  # type: ignore[return-value]
+    # a merge is a pair of pieces, written "a b" or ["a", "b"] depending on the tokenizers version
+    merges = [(a, b) for a, b in (m.split(" ") if isinstance(m, str) else m for m in state["model"]["merges"])]
+    return dict(state["model"]["vocab"]), merges
 
 
 def _qwen_tokenizer(extra_specials: tuple[str, ...] = (), *, real: str | None = None) -> Any:
@@ -106,7 +107,8 @@ def _qwen_tokenizer(extra_specials: tuple[str, ...] = (), *, real: str | None = 
         added = real_tokenizers.QWEN_ADDED_TOKENS[:real_tokenizers.QWEN_ADDED_COUNT[real]]
         return real_tokenizers.qwen_tokenizer(added + extra_specials)
     vocab, merges = _bpe_vocab()
-    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, bos_token=None,
+    # transformers annotates merges as list[str] and unk_token as str; its BPE takes merge pairs and no unk
+    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, bos_token=None,  # type: ignore[arg-type]
                                eos_token="<|im_end|>", pad_token="<|endoftext|>")
     tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS + extra_specials)})
     for word in _VERBALIZERS:
@@ -126,7 +128,7 @@ def _text_config(tokenizer: Any, **extra: Any) -> dict[str, Any]:
                 pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"), **extra)
 
 
-def _qwen_ids(tokenizer: Any) -> dict[str, int]:
+def _qwen_ids(tokenizer: Any) -> dict[str, Any]:
     ids = {name: tokenizer.convert_tokens_to_ids(tok) for name, tok in (
         ("image_token_id", "<|image_pad|>"), ("video_token_id", "<|video_pad|>"),
         ("vision_start_token_id", "<|vision_start|>"), ("vision_end_token_id", "<|vision_end|>"))}
@@ -137,6 +139,9 @@ def _build_qwen(family: str, out: Path, real: bool = False) -> None:
     tokenizer = _qwen_tokenizer(real=family if real else None)
     rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 3, 3]}
     budget = {"shortest_edge": 56 * 56, "longest_edge": 112 * 112}
+    config: tf.PreTrainedConfig
+    model: tf.PreTrainedModel
+    processor: tf.ProcessorMixin
     if family == "qwen2-vl":
         config = tf.Qwen2VLConfig(
             text_config=_text_config(tokenizer, rope_parameters=rope),
@@ -213,7 +218,10 @@ def _build_gemma3(out: Path) -> None:
         extra_special_tokens={"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
                               "image_token": "<image_soft_token>"})
     tokenizer.add_special_tokens({"additional_special_tokens": ["<start_of_turn>", "<end_of_turn>"]})
-    ids = tokenizer.convert_tokens_to_ids
+
+    def ids(token: str) -> int:
+        return cast(int, tokenizer.convert_tokens_to_ids(token))  # one token in, one id out
+
     config = tf.Gemma3Config(
         text_config=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=16,
@@ -244,7 +252,8 @@ def _build_internvl(out: Path, real: bool = False) -> None:
     else:
         vocab, merges = _bpe_vocab()
         tokenizer = tf.Qwen2Tokenizer(
-            vocab=vocab, merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",
+            # transformers annotates merges as list[str] and unk_token as str; its BPE takes pairs and no unk
+            vocab=vocab, merges=merges, unk_token=None, bos_token=None, eos_token="<|im_end|>",  # type: ignore[arg-type]
             pad_token="<|endoftext|>",
             extra_special_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
                                   "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"})

@@ -155,9 +155,9 @@ def import_annotations(key_path: str | Path, answer_files: Mapping[str, str | Pa
     key_path = Path(key_path)
     key_rows = _read_csv(key_path)
     keys: dict[str, dict[str, tuple[str, int]]] = {}
-    for number, row in enumerate(key_rows, start=2):
+    for number, key_row in enumerate(key_rows, start=2):
         try:
-            keys.setdefault(row["annotator"], {})[row["task"]] = (row["edit_id"], int(row["repeat"]))
+            keys.setdefault(key_row["annotator"], {})[key_row["task"]] = (key_row["edit_id"], int(key_row["repeat"]))
         except (KeyError, ValueError) as exc:
             raise InputError(f"bad key row: {exc}", path=key_path, record=f"line {number}") from exc
     unknown = set(answer_files) - set(keys)

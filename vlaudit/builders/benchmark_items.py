@@ -152,8 +152,8 @@ def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image
         subject, obj = str(row.subject), str(row.object)
         inverse = VSR_STRICT_RELATIONS[row.relation][1]
         group = f"{dataset}-inv-{split}-{row.line:05d}"
-        common = {"dataset": dataset, "split": split, "group_id": group, "subject": subject, "object": obj,
-                  "image": image_prefix + row.image}
+        common: dict[str, Any] = {"dataset": dataset, "split": split, "group_id": group, "subject": subject, "object": obj,
+                                  "image": image_prefix + row.image}
         base_extra = {"image_id": coco_image_id(row.image), "source_line": row.line,
                       "entity_source": row.entity_source, "family": relation_family(row.relation)}
         items.append(BenchmarkItem(item_id=f"{group}-o", question=question_for(
@@ -218,7 +218,7 @@ def gsr_coco_items(rows: Sequence[TwoObjRow], *, split: str, dataset: str = "gsr
                        "family": relation_family(parsed_true.relation)},
             ))
         by_relation[parsed_true.relation] += 1
-    families = Counter()
+    families: Counter[str] = Counter()
     for relation, n in by_relation.items():
         families[relation_family(relation)] += n
     counts = {"n_rows": len(rows), "n_groups": len(items) // 2, "n_statements": len(items),

@@ -145,7 +145,8 @@ def _box(item: BenchmarkItem, role: str) -> Box | None:
     value = boxes.get(role)
     if value is None or len(value) != 4:
         return None
-    return tuple(float(v) for v in value)  # type: ignore[return-value]
+    x, y, w, h = (float(v) for v in value)
+    return x, y, w, h
 
 
 def positive_groups(items: Sequence[BenchmarkItem]) -> list[BenchmarkItem]:

@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -217,12 +217,12 @@ def factorial_items(stems: Sequence[Stem], image_paths: dict[tuple[str, str], st
     return items
 
 
-def _relation_holds(boxes: dict[str, list[float]], relation: str) -> bool:
+def _relation_holds(boxes: Mapping[str, list[float]], relation: str) -> bool:
     m = MARGIN * CANVAS
     return centre_relation_holds(boxes["subject"], boxes["object"], relation, m, m)
 
 
-def _aligned(boxes: dict[str, list[float]], relation: str) -> bool:
+def _aligned(boxes: Mapping[str, list[float]], relation: str) -> bool:
     s, o = boxes["subject"], boxes["object"]
     axis = 0 if _horizontal(relation) else 1
     return abs(box_centre(s)[axis] - box_centre(o)[axis]) < 1e-9
@@ -257,7 +257,7 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
         if len(relations) != 1 or next(iter(relations)) not in RELATIONS:
             problems.append(f"{stem_id}: queried relation not unique/known: {sorted(map(str, relations))}")
             continue
-        relation = next(iter(relations))
+        relation = cast(str, next(iter(relations)))  # the one member, checked to be in RELATIONS above
         relation_counts[relation] += 1
         cell = {(r.extra["visual_state"], r.extra["text_state"]): r for r in rows}
         for t in STATES:
@@ -272,7 +272,7 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
             if len(paths) != 1 or None in paths:
                 problems.append(f"{stem_id}: V{SYMBOL[v]} does not reuse one image file across text states")
             images[v] = next(iter(paths))
-        keys = [image_hashes.get(p, p) if image_hashes else p for p in images.values()]
+        keys = [image_hashes.get(p, p) if image_hashes and p is not None else p for p in images.values()]
         if len(set(keys)) != 3:
             problems.append(f"{stem_id}: the three visual states do not have three distinct images")
         for v in STATES:
@@ -308,7 +308,8 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
                                 f"{side_counts[(axis, kind, True)]} vs {side_counts[(axis, kind, False)]}")
     if agreement_labels["yes"] != agreement_labels["no"]:
         problems.append(f"direction balance: agreement labels {dict(agreement_labels)}")
-    original = {(i.question, image_hashes.get(i.image, i.image) if image_hashes else i.image) for i in items}
+    original = {(i.question, image_hashes.get(i.image, i.image) if image_hashes and i.image is not None else i.image)
+                for i in items}
     texts = {i.question for i in items}
     controls = {str(i.extra.get("text_control_id")) for i in items}
     if len(controls) != len(texts) or len(texts) != 3 * len(by_stem):

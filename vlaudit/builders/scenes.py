@@ -42,6 +42,7 @@ from vlaudit.builders.scene_render import (
     BACKGROUND_COLORS,
     OBJECT_COLORS,
     TEXTURES,
+    Color,
     ImageDirWriter,
     background,
     draw_polygons,
@@ -241,7 +242,9 @@ def render_scene(scene: Scene, shapes: dict[str, str], seed: int, index: int):
     """Pixels of ``scene`` (PIL image) and, per object, its COCO segmentation, area and bbox."""
     rng = np.random.default_rng([seed, index, 1])
     canvas = background(scene.width, scene.height, BACKGROUND_COLORS[scene.background], scene.texture, rng)
-    polygons, segs = [], []
+    polygons: list[tuple[np.ndarray, Color]] = []
+    # per object: its segmentation (an RLE for a crowd, else one polygon), area and bbox
+    segs: list[tuple[dict[str, Any] | list[list[float]], float, list[float]]] = []
     for obj in scene.objects:
         members = obj.parts if obj.kind == "crowd" else (obj.box,)
         pts = [shape_polygon(shapes[obj.category], b) for b in members]

@@ -10,16 +10,21 @@ Keep this module light: it is imported by every command module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.errors import InputError
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-sources_margins = lazy_module("vlaudit.sources.margins")
-tables = lazy_module("vlaudit.tables")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.sources.margins as sources_margins
+    from vlaudit import tables
+else:
+    sources_margins = lazy_module("vlaudit.sources.margins")
+    tables = lazy_module("vlaudit.tables")
 
 FOLDER, FILE = "FOLDER", "FILE"
 

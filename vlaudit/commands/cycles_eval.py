@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,9 +12,14 @@ from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
 from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-api_cycles = lazy_module("vlaudit.api.cycles")
-report_console = lazy_module("vlaudit.report.console")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.api.cycles as api_cycles
+    import vlaudit.report.console as report_console
+else:
+    api_cycles = lazy_module("vlaudit.api.cycles")
+    report_console = lazy_module("vlaudit.report.console")
 
 
 @cycles_app.command("eval")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -10,10 +11,16 @@ from vlaudit.commands._apps import data_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-builders_factorial = lazy_module("vlaudit.builders.factorial")
-builders_scenes = lazy_module("vlaudit.builders.scenes")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.builders.factorial as builders_factorial
+    import vlaudit.builders.scenes as builders_scenes
+    import vlaudit.report.console as report_console
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    builders_factorial = lazy_module("vlaudit.builders.factorial")
+    builders_scenes = lazy_module("vlaudit.builders.scenes")
 
 
 @data_app.command("scenes")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -13,6 +15,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -24,14 +27,19 @@ from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.errors import EXIT_CHECK_FAILED
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-demo_pipeline = lazy_module("vlaudit.demo.pipeline")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.demo.pipeline as demo_pipeline
+    import vlaudit.report.console as report_console
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    demo_pipeline = lazy_module("vlaudit.demo.pipeline")
 
 
-def rich_bars(progress):  # type: ignore[no-untyped-def]
+def rich_bars(progress: Progress) -> Callable[[str, int], Callable[[int], None]]:
     """``bars(description, total)`` → ``advance(n)`` on a rich Progress; a finished bar becomes one log line."""
-    def bars(description: str, total: int):  # type: ignore[no-untyped-def]
+    def bars(description: str, total: int) -> Callable[[int], None]:
         task = progress.add_task(description, total=max(1, total))
         started = time.perf_counter()
         done = [0]
@@ -50,10 +58,10 @@ def rich_bars(progress):  # type: ignore[no-untyped-def]
     return bars
 
 
-def progress_display(console):  # type: ignore[no-untyped-def]
+def progress_display(console: Console) -> Progress:
     """A rich Progress with description, bar, done/total, items/s and elapsed time."""
     class Speed(ProgressColumn):
-        def render(self, task):  # type: ignore[no-untyped-def]
+        def render(self, task: Task) -> Text:
             return Text(f"{task.speed:.1f} items/s" if task.speed else "", style="cyan")
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Speed(),

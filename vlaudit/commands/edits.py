@@ -10,6 +10,7 @@ analyze → ``DIR/edit_outcomes.csv``, ``DIR/summary.json``: flip+visibility by 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -18,14 +19,24 @@ from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_folder_option
 from vlaudit.errors import InputError
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-builders_annotation = lazy_module("vlaudit.builders.annotation")
-builders_edits = lazy_module("vlaudit.builders.edits")
-sources_items = lazy_module("vlaudit.sources.items")
-results_vca = lazy_module("vlaudit.results.vca")
-tables = lazy_module("vlaudit.tables")
-vca_edits = lazy_module("vlaudit.analysis.vca.edits")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.analysis.vca.edits as vca_edits
+    import vlaudit.builders.annotation as builders_annotation
+    import vlaudit.builders.edits as builders_edits
+    import vlaudit.report.console as report_console
+    import vlaudit.results.vca as results_vca
+    import vlaudit.sources.items as sources_items
+    import vlaudit.tables as tables
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    builders_annotation = lazy_module("vlaudit.builders.annotation")
+    builders_edits = lazy_module("vlaudit.builders.edits")
+    sources_items = lazy_module("vlaudit.sources.items")
+    results_vca = lazy_module("vlaudit.results.vca")
+    tables = lazy_module("vlaudit.tables")
+    vca_edits = lazy_module("vlaudit.analysis.vca.edits")
 
 edits_app = group("Object-swap edits: build, blinded annotation export/import, analysis.")
 data_app.add_typer(edits_app, name="edits")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import shlex
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -29,14 +29,24 @@ from vlaudit.commands._options import out_folder_option
 from vlaudit.commands.synthetic import parse_seeds
 from vlaudit.errors import EXIT_CHECK_FAILED
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-cycles_common = lazy_module("vlaudit.analysis.cycles.common")
-cycles_diagnostics = lazy_module("vlaudit.analysis.cycles.diagnostics")
-cycles_inputs = lazy_module("vlaudit.analysis.cycles.inputs")
-cycles_oe = lazy_module("vlaudit.analysis.cycles.oe")
-cycles_rank_sweep = lazy_module("vlaudit.analysis.cycles.rank_sweep")
-cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
-cycles_transfer = lazy_module("vlaudit.analysis.cycles.transfer")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.analysis.cycles.common as cycles_common
+    import vlaudit.analysis.cycles.diagnostics as cycles_diagnostics
+    import vlaudit.analysis.cycles.inputs as cycles_inputs
+    import vlaudit.analysis.cycles.oe as cycles_oe
+    import vlaudit.analysis.cycles.rank_sweep as cycles_rank_sweep
+    import vlaudit.analysis.cycles.synthetic as cycles_synthetic
+    import vlaudit.analysis.cycles.transfer as cycles_transfer
+else:
+    cycles_common = lazy_module("vlaudit.analysis.cycles.common")
+    cycles_diagnostics = lazy_module("vlaudit.analysis.cycles.diagnostics")
+    cycles_inputs = lazy_module("vlaudit.analysis.cycles.inputs")
+    cycles_oe = lazy_module("vlaudit.analysis.cycles.oe")
+    cycles_rank_sweep = lazy_module("vlaudit.analysis.cycles.rank_sweep")
+    cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
+    cycles_transfer = lazy_module("vlaudit.analysis.cycles.transfer")
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
@@ -123,7 +133,8 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
         features = cycles_inputs.extract_seed_features(paths, images, model, out / "features",
                                                        marked=marked and marked_features is None)
         typer.echo(f"wrote features {features}")
-    inputs = cycles_inputs.load_seed_inputs(paths, features)  # type: ignore[arg-type]
+    assert features is not None  # --features, or the folder --model just wrote (one of the two is required)
+    inputs = cycles_inputs.load_seed_inputs(paths, features)
     if marked:
         inputs = {s: cycles_inputs.add_marked_features(v, marked_features) for s, v in inputs.items()}
     return inputs

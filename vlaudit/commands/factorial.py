@@ -7,6 +7,7 @@ pooled rows whose stem bootstrap keeps every model's records of a drawn stem.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -14,9 +15,14 @@ from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-vca_factorial_lib = lazy_module("vlaudit.analysis.vca.factorial")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.analysis.vca.factorial as vca_factorial_lib
+    import vlaudit.report.console as report_console
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    vca_factorial_lib = lazy_module("vlaudit.analysis.vca.factorial")
 
 
 def _pct(value: float | None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import (
@@ -27,13 +28,22 @@ from vlaudit.commands._options import (
     ray_workers_option,
 )
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-api_runs = lazy_module("vlaudit.api.runs")
-report_console = lazy_module("vlaudit.report.console")
-scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
-scoring_features = lazy_module("vlaudit.scoring.features")
-sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
-tables = lazy_module("vlaudit.tables")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.api.runs as api_runs
+    import vlaudit.report.console as report_console
+    import vlaudit.scoring.features as scoring_features
+    import vlaudit.scoring.run_spec as scoring_run_spec
+    import vlaudit.sources.cycle_tables as sources_cycle_tables
+    import vlaudit.tables as tables
+else:
+    api_runs = lazy_module("vlaudit.api.runs")
+    report_console = lazy_module("vlaudit.report.console")
+    scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
+    scoring_features = lazy_module("vlaudit.scoring.features")
+    sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
+    tables = lazy_module("vlaudit.tables")
 
 
 @app.command("features")

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -17,11 +18,18 @@ from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.errors import InputError
 
-# The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
-report_console = lazy_module("vlaudit.report.console")
-backends_tiny_dual = lazy_module("vlaudit.backends.tiny_dual")
-backends_tiny_mllm = lazy_module("vlaudit.backends.tiny_mllm")
-reference_models = lazy_module("vlaudit.reference.models")
+# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
+# (see commands/_lazy.py).
+if TYPE_CHECKING:
+    import vlaudit.backends.tiny_dual as backends_tiny_dual
+    import vlaudit.backends.tiny_mllm as backends_tiny_mllm
+    import vlaudit.reference.models as reference_models
+    import vlaudit.report.console as report_console
+else:
+    report_console = lazy_module("vlaudit.report.console")
+    backends_tiny_dual = lazy_module("vlaudit.backends.tiny_dual")
+    backends_tiny_mllm = lazy_module("vlaudit.backends.tiny_mllm")
+    reference_models = lazy_module("vlaudit.reference.models")
 
 
 @models_app.command("tiny")
@@ -74,7 +82,7 @@ def models_verbalizers(
     light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
     backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
     resolved = backend.verbalizers  # empty for a backend without resolution details: ids only
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for name in interfaces:
         if name in resolved:
             rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])

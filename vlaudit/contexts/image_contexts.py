@@ -145,7 +145,8 @@ def image_mean_rgb(image: Image.Image) -> tuple[int, int, int]:
     counts = np.asarray(rgb.histogram(), dtype=np.int64).reshape(3, 256)
     n_pixels = rgb.width * rgb.height
     mean = (counts @ np.arange(256, dtype=np.int64)) / n_pixels
-    return tuple(int(math.floor(value + 0.5)) for value in mean)  # type: ignore[return-value]
+    red, green, blue = (int(math.floor(value + 0.5)) for value in mean)
+    return red, green, blue
 
 
 def _clip_box(box: Sequence[float], width: int, height: int, name: str) -> Box:

@@ -161,11 +161,12 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
                      provenance={"model": spec, "cycles": [str(built["cycles"][s]) for s in SOURCES]})
     features = read_features(folder / "features")
     index = (features.image_index(), features.caption_index())
-    jobs = []
+    jobs: list[tuple[str, list[Any], list[Any], list[Any]]] = []
     for source in SOURCES:
         for family in sorted({c.family for c in cycles_of[source]}):
             members = [c for c in cycles_of[source] if c.family == family]
-            jobs.append((family, *(split_cycles(members, s) for s in ("train", "val", REPORT_SPLIT))))
+            jobs.append((family, split_cycles(members, "train"), split_cycles(members, "val"),
+                         split_cycles(members, REPORT_SPLIT)))
     trainable = [job for job in jobs if job[1] and job[3]]
     advance = bars(f"seed {seed}: {spec} probes", len(trainable) * (1 + len(config.ranks)))
     for family, train, val, test in jobs:

@@ -99,13 +99,13 @@ def build_stage_items(scenes: Path, config: VcaStageConfig) -> list[Any]:
         items = scene_relation_items(chosen, seed=config.seed, dataset=dataset, split="test")
         keep = []
         for item in items:
-            image_id = item.group_id.rsplit("-", 1)[1]
+            image_id = str(item.group_id).rsplit("-", 1)[1]  # every scene item has a group (its image)
             names = _unique_names(graphs[image_id])
             if item.subject in names and item.object in names and _buildable(item, scenes, config.contexts):
                 keep.append(item)
         groups: dict[str, list[Any]] = {}
         for item in keep:
-            groups.setdefault(item.group_id, []).append(item)
+            groups.setdefault(str(item.group_id), []).append(item)
         complete = [members for members in groups.values() if len(members) == 2]
         if dataset == "gsr-like":
             out.extend(i for members in complete for i in members)

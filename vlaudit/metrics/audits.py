@@ -15,17 +15,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
+from typing import Any, TypeVar
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
 
+# a weight is ±1 for cycles, a float or an exact Fraction for labelled pairs; degrees keep its type
+Weight = TypeVar("Weight", int, float, Fraction)
+
 
 def signed_degrees(
-    entries: Iterable[tuple[str, str, float]],
-) -> tuple[dict[str, float], dict[str, float]]:
+    entries: Iterable[tuple[str, str, Weight]],
+) -> tuple[dict[str, Weight], dict[str, Weight]]:
     """Signed degree of every image and caption in a comparison set of (image, caption, weight)."""
-    image_degree: dict[str, float] = {}
-    caption_degree: dict[str, float] = {}
+    image_degree: dict[str, Weight] = {}
+    caption_degree: dict[str, Weight] = {}
     for image_id, caption_id, weight in entries:
         image_degree[image_id] = image_degree.get(image_id, 0) + weight
         caption_degree[caption_id] = caption_degree.get(caption_id, 0) + weight
@@ -82,7 +86,7 @@ def marginal_tv(cycles: Sequence[Cycle], caption_text: Mapping[str, str] | None 
     return result
 
 
-def audit_cycles(cycles: Sequence[Cycle], caption_text: Mapping[str, str] | None = None) -> dict[str, object]:
+def audit_cycles(cycles: Sequence[Cycle], caption_text: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Table 5 audit of one cycle set: counts, marginal TVs and the maximum |signed degree|."""
     images = {u for c in cycles for u in (c.image_1, c.image_2)}
     captions = {v for c in cycles for v in (c.caption_1, c.caption_2)}

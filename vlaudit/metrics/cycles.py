@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class CycleSummary:
     def tie_rate(self) -> float:
         return self.ties / self.n if self.n else float("nan")
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, Any]:
         return {"n": self.n, "cycle_acc": self.cycle_acc, "ties": self.ties, "tie_rate": self.tie_rate,
                 "ci": list(self.ci)}
 
@@ -137,7 +138,7 @@ def withdraw_small_families(counts: Mapping[str, Mapping[str, int]], splits: Seq
     here as ``{family: {split: count}}``, its cycles reported nowhere. When ``validation_split`` is None or not
     among ``splits`` (a file without a validation split, a test-only evaluation) the minimum applies to every
     split of ``splits`` instead."""
-    if validation_split in splits:
+    if validation_split is not None and validation_split in splits:
         def small(cells: Mapping[str, int]) -> bool:
             return cells.get(validation_split, 0) < min_cycles or any(cells.get(s, 0) == 0 for s in splits)
     else:
@@ -155,16 +156,16 @@ def reduced_precision(values: np.ndarray | Sequence[float]) -> str | None:
     storage rounding, which can exceed ``tol``, so "additive ⇒ CycleAcc exactly ½" (Proposition 1) no longer
     holds exactly. Simple values (0.5, 1.0) also trip this check; it is a warning, not an error.
     """
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0:
         return None
     with np.errstate(over="ignore"):  # a value beyond float32's range is simply not a float32 value
-        as_float32 = values.astype(np.float32).astype(np.float64)
-    if np.array_equal(as_float32, values):
+        as_float32 = finite.astype(np.float32).astype(np.float64)
+    if np.array_equal(as_float32, finite):
         return "every score is exactly representable in float32"
     digits = 0
-    for value in values.tolist():  # repr is the shortest text that round-trips; stops at the first long one
+    for value in finite.tolist():  # repr is the shortest text that round-trips; stops at the first long one
         digits = max(digits, len(repr(value).lstrip("-").split("e")[0].replace(".", "").strip("0")))
         if digits > _SHORT_DIGITS:
             return None
@@ -182,7 +183,7 @@ def evaluate_cycles(
     seed: int = 0,
     source: str | None = None,
     cycles_source: str | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """CycleAcc per (family, split), never pooled across splits (cycle paper §5, §D.5).
 
     Returns ``{"families": {family: {split: {"n", "cycle_acc", "ties", "tie_rate", "ci"}}},
@@ -232,7 +233,7 @@ def evaluate_cycles(
                      "the scores")
         warnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
     cells = np.array([f"{c.family}\x00{split_of(c)}" for c in kept], dtype=object)
-    families: dict[str, dict[str, object]] = {}
+    families: dict[str, dict[str, Any]] = {}
     for family in sorted(counts):
         if family in unavailable:
             continue

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from typing import Any
 
 from vlaudit.metrics.audits import signed_degrees, total_variation
 from vlaudit.records import LabelledPair
@@ -76,7 +77,7 @@ def signed_weights(labels: Sequence[int], weighting: str = "mean") -> list[Fract
     return [Fraction(1, n_pos) if label else Fraction(-1, n_neg) for label in labels]
 
 
-def degree_imbalance(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[str, object]:
+def degree_imbalance(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[str, Any]:
     """Signed degrees of images and captions under ``weighting`` and the imbalance per side (module docstring)."""
     weights = signed_weights([p.label for p in pairs], weighting)
     degrees_image, degrees_caption = signed_degrees(
@@ -86,7 +87,7 @@ def degree_imbalance(pairs: Sequence[LabelledPair], weighting: str = "mean") -> 
     def side(degrees: dict[str, Fraction]) -> float:
         return float(sum(abs(d) for d in degrees.values()) / mass) if mass else 0.0
 
-    image, caption = side(degrees_image), side(degrees_caption)  # type: ignore[arg-type]
+    image, caption = side(degrees_image), side(degrees_caption)
     absolute = [abs(d) for d in (*degrees_image.values(), *degrees_caption.values())]
     return {
         "weighting": weighting,
@@ -98,10 +99,10 @@ def degree_imbalance(pairs: Sequence[LabelledPair], weighting: str = "mean") -> 
     }
 
 
-def audit_pairs(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[str, object]:
+def audit_pairs(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[str, Any]:
     """All quantities of the module docstring for one labelled pair table; ``weighting`` of the signed degrees:
     ``"mean"`` (the pooled mean-difference comparison) or ``"count"`` (±1 per entry)."""
-    sides: dict[int, dict[str, Counter]] = {1: defaultdict(Counter), 0: defaultdict(Counter)}  # type: ignore[dict-item]
+    sides: dict[int, dict[str, Counter]] = {1: defaultdict(Counter), 0: defaultdict(Counter)}
     texts_known = True
     for pair in pairs:
         side = sides[1 if pair.label else 0]

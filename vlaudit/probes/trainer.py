@@ -243,9 +243,10 @@ def rank_auroc(scores: np.ndarray, labels: np.ndarray) -> float:
 def evaluate_auroc(scorer: Any, data: ProbeData, *, device: str = "cpu") -> float:
     """AUROC of pair logits against pair labels (an unblocked two-sample diagnostic, Table 1)."""
     scores = pair_scores(scorer, data, device=device)
-    if len(np.unique(data.labels)) < 2:  # type: ignore[arg-type]
+    labels = data.labels
+    if labels is None or len(np.unique(labels)) < 2:
         raise InputError("AUROC needs pairs with both labels 0 and 1", path=data.name, field="labels")
-    return rank_auroc(scores, data.labels)  # type: ignore[arg-type]
+    return rank_auroc(scores, labels)
 
 
 def _selection_value(scorer: Any, val: ProbeData, config: TrainConfig) -> float:
@@ -272,10 +273,13 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
     x = _tensor(train.image_features, device, torch.float32)
     y = _tensor(train.text_features, device, torch.float32)
     index = _tensor(units, device, torch.long)
-    labels = _tensor(train.labels, device, torch.float32) if config.loss == "pair_bce" else None
+    labels = None
+    if config.loss == "pair_bce":
+        assert train.labels is not None  # ProbeData refuses pairs without labels
+        labels = _tensor(train.labels, device, torch.float32)
     params = [p for p in scorer.parameters() if p.requires_grad]
     if not params:  # e.g. fixed-temperature cosine: nothing to fit, only evaluate
-        value = None if select == "last" else _selection_value(scorer.eval(), val, config)  # type: ignore[arg-type]
+        value = None if select == "last" or val is None else _selection_value(scorer.eval(), val, config)
         return TrainResult(scorer=scorer, best_epoch=0, best_value=value, history=[])
     optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     generator = torch.Generator().manual_seed(int(config.seed))
@@ -298,6 +302,7 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
             batch = order[start:start + batch_size]
             rows = index[batch]
             if config.loss == "pair_bce":
+                assert labels is not None  # set above for this loss
                 loss = pair_bce(scorer(x[rows[:, 0]], y[rows[:, 1]]), labels[batch])
             else:
                 images = torch.cat([rows[:, 0], rows[:, 2], rows[:, 0], rows[:, 2]])
@@ -311,8 +316,8 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
             total += float(loss.detach()) * len(rows)
             count += len(rows)
         record = {"epoch": epoch, "train_loss": total / count}
-        if select != "last":
-            value = _selection_value(scorer, val, config)  # type: ignore[arg-type]
+        if select != "last" and val is not None:  # select is "last" whenever val is None
+            value = _selection_value(scorer, val, config)
             record[f"val_{select}"] = value
             if best_value is None or value > best_value:
                 best_value, best_epoch = value, epoch

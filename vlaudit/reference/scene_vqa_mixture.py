@@ -96,7 +96,7 @@ class SceneVqaMixture(YesNoBackendBase):
             path = folder / "images" / f"{int(image_id):012d}.jpg"
             if path.is_file():
                 with Image.open(path) as handle:
-                    self._scenes[pixels_sha256(handle.convert("RGB"))] = graph  # type: ignore[index]
+                    self._scenes[pixels_sha256(handle.convert("RGB"))] = graph
 
     def reads_image(self, question: str) -> bool:
         """True when the statement's type is answered from the image (the planted credit of the item)."""
@@ -130,7 +130,7 @@ class SceneVqaMixture(YesNoBackendBase):
 
     def _read(self, image: Any, subject: str, relation: str, obj: str) -> bool | None:
         """Does the relation hold in ``image``? None when the image is not one the reader can read."""
-        graph = self._scenes.get(pixels_sha256(image))  # type: ignore[arg-type]
+        graph = self._scenes.get(pixels_sha256(image))
         if graph is not None:
             named: dict[str, list[dict[str, Any]]] = {}
             for o in graph["objects"].values():
@@ -142,10 +142,10 @@ class SceneVqaMixture(YesNoBackendBase):
             margin = (0.0, 0.0)
         else:
             # a plain-background image of named colours (the factorial): centroids of each colour's pixels
-            found = [_colour_centre(image, name) for name in (subject, obj)]
-            if found[0] is None or found[1] is None:
+            a_centre, b_centre = (_colour_centre(image, name) for name in (subject, obj))
+            if a_centre is None or b_centre is None:
                 return None
-            centres = found  # type: ignore[assignment]
+            centres = [a_centre, b_centre]
             margin = (FACTORIAL_MARGIN * image.size[0], FACTORIAL_MARGIN * image.size[1])
         (ax, ay), (bx, by) = centres
         return {"left of": ax + margin[0] < bx, "right of": bx + margin[0] < ax,

@@ -183,7 +183,7 @@ class GroundedReader(_Base):
         """The margin the reading logic gives statement ``key`` on one image's class maps."""
         if key[0] in ("relation", "note"):
             subject, relation, obj = key[1:4] if key[0] == "relation" else (None, key[2], None)
-            if subject is None:
+            if subject is None or obj is None:  # a note names no objects
                 return 0.0
             s_map, o_map = self._target(subject, shape, colour), self._target(obj, shape, colour)
             if s_map is None or o_map is None:

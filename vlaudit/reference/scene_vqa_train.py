@@ -74,7 +74,7 @@ def _aux_vocab() -> tuple[list[str], list[str]]:
     return list(SHAPES), list(OBJECT_COLORS)
 
 
-Painted = list[tuple[tuple[float, float, float, float], int, int]]  # (normalised box, shape id, colour id)
+Painted = list[tuple[tuple[float, ...], int, int]]  # (normalised box x0 y0 x1 y1, shape id, colour id)
 
 
 def _article(word: str) -> str:
@@ -152,7 +152,7 @@ def scene_statements(graph: dict[str, Any], crowd: set[str], rng: np.random.Gene
 
 
 def _load_scenes(n: int, seed: int, rng: np.random.Generator, per_image: int,
-                 prior_follow: float | None) -> tuple[np.ndarray, list[list[Statement]]]:
+                 prior_follow: float | None) -> tuple[np.ndarray, list[list[Statement]], list[Painted]]:
     with tempfile.TemporaryDirectory(prefix="vlaudit-vqa-train-") as tmp:
         render_scenes(tmp, n, seed=seed)
         graphs = read_json(Path(tmp) / "scene_graphs.json")
@@ -162,7 +162,9 @@ def _load_scenes(n: int, seed: int, rng: np.random.Generator, per_image: int,
         for ann in instances["annotations"]:
             if ann["iscrowd"]:
                 crowd.setdefault(str(ann["image_id"]), set()).add(names[ann["category_id"]])
-        pixels, statements, painted = [], [], []
+        pixels: list[np.ndarray] = []
+        statements: list[list[Statement]] = []
+        painted: list[Painted] = []
         shapes, colours = _aux_vocab()
         for image in instances["images"]:
             with Image.open(Path(tmp) / "images" / image["file_name"]) as handle:
@@ -182,9 +184,11 @@ def _resized(image: Any) -> np.ndarray:
 
 
 def _load_factorial(n_per_relation: int, seed: int, rng: np.random.Generator,
-                    prior_follow: float | None) -> tuple[np.ndarray, list[list[Statement]]]:
+                    prior_follow: float | None) -> tuple[np.ndarray, list[list[Statement]], list[Painted]]:
     """One image per (stem, visual state); statements: note + query with the note drawn per model kind."""
-    pixels, statements, painted = [], [], []
+    pixels: list[np.ndarray] = []
+    statements: list[list[Statement]] = []
+    painted: list[Painted] = []
     shapes, colours = _aux_vocab()
     for stem in make_stems(seed, n_per_relation):
         for v in STATES:

@@ -54,8 +54,8 @@ def _kv(pairs: Mapping[str, Any]) -> Safe:
 
 
 def _manifest_row(art: Artifacts, path: Path, m: Mapping[str, Any]) -> list[Any]:
-    backend = m.get("backend") if isinstance(m.get("backend"), Mapping) else {}
-    provenance = m.get("provenance") if isinstance(m.get("provenance"), Mapping) else {}
+    backend = m["backend"] if isinstance(m.get("backend"), Mapping) else {}
+    provenance = m["provenance"] if isinstance(m.get("provenance"), Mapping) else {}
     model = m.get("model") or m.get("spec") or provenance.get("model")
     revision = m.get("revision") or backend.get("revision")
     commit = backend.get("commit_hash") or m.get("commit_hash")
@@ -141,7 +141,7 @@ def build_html(run_dir: str | Path) -> str:
 
 
 def _headline(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str:
-    rows = summary.get("known_answers") if isinstance(summary.get("known_answers"), list) else []
+    rows = summary["known_answers"] if isinstance(summary.get("known_answers"), list) else []
     parts = []
     if rows:
         parts.append(f"{sum(r.get('passed') is True for r in rows if isinstance(r, Mapping))}/{len(rows)} "

@@ -93,7 +93,7 @@ def _eval_split(result: Mapping[str, Any]) -> str:
 def cycle_cells(art: Artifacts) -> list[dict[str, Any]]:
     """One row per (encoder, scorer, family, split): n, cycle_acc, ci, tie_rate, source."""
     summary = art.summary or {}
-    cycles = summary.get("cycles") if isinstance(summary.get("cycles"), Mapping) else {}
+    cycles = summary["cycles"] if isinstance(summary.get("cycles"), Mapping) else {}
     cells: list[dict[str, Any]] = []
     encoders = cycles.get("encoders")
     if isinstance(encoders, Mapping):
@@ -106,7 +106,7 @@ def cycle_cells(art: Artifacts) -> list[dict[str, Any]]:
                                  for split, v in _split_entries(splits, "not recorded"))
         if cells:
             return cells
-    config = summary.get("config") if isinstance(summary.get("config"), Mapping) else {}
+    config = summary["config"] if isinstance(summary.get("config"), Mapping) else {}
     # today's demo evaluates the test split only and names the encoder in its config
     demo_split = "test" if "cycle_acc" in cycles else None
     for path, name, result in art.cycle_evals:

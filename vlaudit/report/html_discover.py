@@ -158,7 +158,7 @@ def discover(run_dir: str | Path) -> Artifacts:
             except Exception as exc:  # noqa: BLE001  (one unreadable file never blocks the report)
                 art.problems.append(f"{art.rel(path)}: {type(exc).__name__}: {exc}")
     for _, manifest in art.manifests:
-        args = manifest.get("arguments") if isinstance(manifest.get("arguments"), dict) else {}
+        args = manifest["arguments"] if isinstance(manifest.get("arguments"), dict) else {}
         images = args.get("images")
         if isinstance(images, str) and Path(images).is_dir():
             art.image_dirs.append(Path(images))

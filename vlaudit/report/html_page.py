@@ -13,7 +13,7 @@ import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from PIL import Image
 
@@ -33,7 +33,7 @@ def esc(value: Any) -> Safe:
     return Safe(html.escape(str(value), quote=True))
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -111,8 +111,8 @@ def figure(fig: Any, caption: Any, *, alt: str = "plot") -> Safe:
 def thumbnail(path: str | Path, size: int = 180) -> str | None:
     """A JPEG data URI of the image at ``path`` fitted in ``size``×``size``; None when it cannot be read."""
     try:
-        with Image.open(path) as image:
-            image = image.convert("RGB")
+        with Image.open(path) as opened:
+            image = opened.convert("RGB")
             # upscale tiny renders with nearest-neighbour so they stay sharp; shrink large photos smoothly
             scale = size / max(image.size)
             resample = Image.Resampling.NEAREST if scale > 1 else Image.Resampling.LANCZOS

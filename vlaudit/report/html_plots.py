@@ -101,14 +101,14 @@ def permutation(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
 
 def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None:
     """G_img per item, one panel per run; bars right of 0 are credited (Dep)."""
-    groups = [(name, np.asarray(values, dtype=float)) for name, values in groups if len(values)]
-    if not groups:
+    arrays = [(name, np.asarray(values, dtype=float)) for name, values in groups if len(values)]
+    if not arrays:
         return None
     plt = _plt()
-    cols = min(3, len(groups))
-    rows = -(-len(groups) // cols)
+    cols = min(3, len(arrays))
+    rows = -(-len(arrays) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.6, 2.5 * rows + 0.4), squeeze=False)
-    for ax, (name, gap) in zip(axes.flat, groups, strict=False):
+    for ax, (name, gap) in zip(axes.flat, arrays, strict=False):
         gap = gap[np.isfinite(gap)]
         edges = np.histogram_bin_edges(gap, bins=min(30, max(8, gap.size // 3))) if gap.size else [0, 1]
         ax.hist(gap[gap <= 0], bins=edges, color=PALETTE["cu"], label="G_img ≤ 0")
@@ -117,7 +117,7 @@ def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None
         share = float((gap > 0).mean()) if gap.size else float("nan")
         ax.set_title(f"{name}\nDep = {share:.1%} of {gap.size}", fontsize=8)
         ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(groups):]:
+    for ax in list(axes.flat)[len(arrays):]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
@@ -178,8 +178,8 @@ def rank_sweep(rows: Sequence[Mapping[str, Any]]) -> Safe | None:
             xs, ys = [p[0] for p in pts], [p[1] for p in pts]
             ax.plot(xs, ys, marker="os^D"[k // len(SERIES) % 4], markersize=3.5, color=SERIES[k % len(SERIES)],
                     label=family)
-            bounds = [interval(p[2]) for p in pts]
-            if all(bounds):
+            bounds = [b for p in pts if (b := interval(p[2])) is not None]
+            if len(bounds) == len(pts):
                 ax.fill_between(xs, [b[0] for b in bounds], [b[1] for b in bounds], color=SERIES[k % len(SERIES)],
                                 alpha=0.12, linewidth=0)
         ax.axhline(0.5, color=PALETTE["chance"], linestyle="--", linewidth=1)

@@ -99,7 +99,7 @@ def cycles(cells: Sequence[Mapping[str, Any]], sweep: Sequence[Mapping[str, Any]
                                   "the interval lies above/below ½. Ties count ½ (their share is shown when any). "
                                   "Probes of lower rank are in the rank sweep.")]
         body.append(plots.cycle_families(cells, scorers) or "")
-    cyc = summary.get("cycles") if isinstance(summary.get("cycles"), Mapping) else {}
+    cyc = summary["cycles"] if isinstance(summary.get("cycles"), Mapping) else {}
     degree = cyc.get("audit_max_abs_signed_degree")
     if is_number(degree):
         body.append(note(f"Cycle audit: the largest |signed degree| of any image or caption is {degree:g} "
@@ -115,7 +115,7 @@ def cycles(cells: Sequence[Mapping[str, Any]], sweep: Sequence[Mapping[str, Any]
 def synthetic(summary: Mapping[str, Any]) -> Section | None:
     syn = summary.get("synthetic")
     rows = syn.get("rows") if isinstance(syn, Mapping) else None
-    if not rows:
+    if not rows or not isinstance(syn, Mapping):
         return None
     body = [table(["Diagnostic", "Probe", "Metric", "Mean", "Expected"],
                   [[r.get("diagnostic"), r.get("probe"), r.get("metric"), _value(r.get("mean")),
@@ -138,11 +138,11 @@ def vca(runs: Sequence[Mapping[str, Any]], gaps: Sequence[tuple[str, Sequence[fl
         headers += ["Δ D-CC perm"] if has_perm else []
         rows = []
         for r in runs:
-            ci = r.get("ci") if isinstance(r.get("ci"), Mapping) else {}
+            ci = r["ci"] if isinstance(r.get("ci"), Mapping) else {}
             row = [r.get("model"), r.get("dataset"), r.get("interface"), _value(r.get("n"))]
             row += [num(r.get(k), ci.get(k), pct=True) for k in ("acc", "dep", "dcc", "cu")]
             if has_perm:
-                perm = r.get("perm") if isinstance(r.get("perm"), Mapping) else {}
+                perm = r["perm"] if isinstance(r.get("perm"), Mapping) else {}
                 row.append(num(perm.get("delta_dcc"), perm.get("ci_delta_dcc"), pct=True))
             rows.append(row)
         body += [table(headers, rows, numeric_from=3),

@@ -126,21 +126,23 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
         rendered.mkdir(parents=True, exist_ok=True)
         inputs = FeatureInputs()
         for record in records:
-            if record.status != "ok" or record.context == "text" or record.image_sha256 in inputs.images:
+            if (record.status != "ok" or record.context == "text" or record.image_sha256 is None
+                    or record.image_sha256 in inputs.images):
                 continue
             path = rendered / f"{record.image_sha256}.png"
             if not path.is_file():
                 image = render(store, record.item, record.context, record.donor_image, seed)
                 image.save(path.with_suffix(".tmp.png"))
                 path.with_suffix(".tmp.png").replace(path)
-            inputs.images[record.image_sha256] = path  # type: ignore[index]
+            inputs.images[record.image_sha256] = path
         for text in texts.values():
             inputs.texts.setdefault(sha256_text(text), text)
         extract_features(backend, inputs, out / "features", provenance={"benchmark": str(source),
                                                                         "images_dir": str(images_dir)})
         feats = read_features(out / "features")
         image_row, text_row = feats.image_index(), feats.caption_index()
-        originals = sorted({r.image_sha256 for r in records if r.context == "original" and r.status == "ok"})
+        originals = sorted({r.image_sha256 for r in records
+                            if r.context == "original" and r.status == "ok" and r.image_sha256 is not None})
         if no_image == "zero" or not originals:
             no_image_vector = np.zeros(feats.images.shape[1], dtype=np.float64)
         else:
@@ -159,6 +161,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
                 if context == "text":
                     v = np.broadcast_to(no_image_vector, t.shape)
                 else:
+                    # a record with an image context that scored ok has its image's hash
                     v = feats.images[[image_row[r.image_sha256] for r in recs]]  # type: ignore[index]
                 cos = pair_cosines(v, t)
                 for record, c, m in zip(recs, cos, group_margins(cos), strict=True):

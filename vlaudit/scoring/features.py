@@ -223,10 +223,12 @@ def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: st
 
         def prefetched(parts: list[list[str]]) -> Iterable[np.ndarray]:
             """Decode the next chunk's images on a helper thread while this chunk's forward pass runs."""
+            if not parts:
+                return
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlaudit-decode") as ahead:
-                upcoming = ahead.submit(load, parts[0]) if parts else None
+                upcoming = ahead.submit(load, parts[0])
                 for position, _ in enumerate(parts):
-                    images = upcoming.result()  # type: ignore[union-attr]
+                    images = upcoming.result()
                     if position + 1 < len(parts):
                         upcoming = ahead.submit(load, parts[position + 1])
                     yield backend.encode_images(images)

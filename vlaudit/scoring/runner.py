@@ -255,7 +255,7 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
     for record in records:
         if record.status != "ok":
             continue
-        hit = cache.records[record.key]  # type: ignore[index]
+        hit = cache.records[record.key]  # type: ignore[index]  # an ok record has its cache key
         nll_yes, nll_no = float(hit["nll_yes"]), float(hit["nll_no"])
         rows.append({**_item_fields(record, model), "nll_yes": nll_yes, "nll_no": nll_no,
                      "margin": nll_no - nll_yes, "prompt_hash": hit["prompt_hash"],

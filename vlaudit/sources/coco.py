@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -196,14 +197,14 @@ def _int_column(values: list, name: str) -> np.ndarray:
 
 
 def _fast_columns(records: list, spec: dict[str, tuple], optional: tuple[str, ...] = ()
-                  ) -> dict[str, np.ndarray] | None:
+                  ) -> dict[str, Any] | None:
     """Columns for every spec field (and the ``optional`` fields when every record has them, as raw
     tuples), or None when a record is malformed (then the slow pass names it)."""
     try:
-        columns: dict[str, np.ndarray] = {}
+        columns: dict[str, Any] = {}  # numpy columns, and the optional fields as raw lists
         for name in optional:
             with contextlib.suppress(KeyError):
-                columns[name] = list(map(itemgetter(name), records))  # type: ignore[assignment]
+                columns[name] = list(map(itemgetter(name), records))
         for name, (check, _) in spec.items():
             # one C-level pass per field (measured faster than one pass building tuples of all fields)
             values = list(map(itemgetter(name), records))
@@ -228,7 +229,7 @@ def _fast_columns(records: list, spec: dict[str, tuple], optional: tuple[str, ..
                 # exact types, checked in C; anything else (rare) goes through the check itself
                 if not (set(map(type, values)) <= {str} if check is _is_str else all(map(check, values))):
                     return None
-                columns[name] = list(values)  # type: ignore[assignment]
+                columns[name] = list(values)
         return columns
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

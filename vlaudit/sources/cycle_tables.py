@@ -68,9 +68,11 @@ def _score_columns(path: Path) -> tuple[list[Any], list[Any], list[Any]]:
             for field in SCORE_COLUMNS:
                 if field not in row:
                     raise InputError("missing required field", path=path, record=f"row {index}", field=field)
-        return tuple([row[f] for row in rows] for f in SCORE_COLUMNS)  # type: ignore[return-value]
+        image_ids, caption_ids, scores = ([row[f] for row in rows] for f in SCORE_COLUMNS)
+        return image_ids, caption_ids, scores
     table = read_table(path, required=SCORE_COLUMNS, text=("score",))
-    return tuple(table.column(f).to_pylist() for f in SCORE_COLUMNS)  # type: ignore[return-value]
+    image_ids, caption_ids, scores = (table.column(f).to_pylist() for f in SCORE_COLUMNS)
+    return image_ids, caption_ids, scores
 
 
 def _score_value(value: Any, *, path: Path, index: int) -> float:

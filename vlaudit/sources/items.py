@@ -116,8 +116,9 @@ def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, rec
                          field="image")
     statement = row.get("statement")
     if statement is not None:
-        statement = parse_yes_no(statement, path=path, record=record, field="statement")
-        statement = {"yes": "true", "no": "false"}[statement]
+        answer = parse_yes_no(statement, path=path, record=record, field="statement")
+        # an empty statement is a missing one, as for labels (it used to raise a KeyError)
+        statement = None if answer is None else {"yes": "true", "no": "false"}[answer]
     if isinstance(row.get("image"), float) and math.isnan(row["image"]):  # pandas writes a missing image as NaN
         row = {**row, "image": None}
     for name in ("question", "image"):

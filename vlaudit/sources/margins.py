@@ -166,11 +166,11 @@ def _is_null(value: object) -> bool:
     return value is None or value == "" or (isinstance(value, float) and math.isnan(value))
 
 
-def _number(value: object, *, path: str | Path, record: str, name: str) -> float | None:
+def _number(value: Any, *, path: str | Path, record: str, name: str) -> float | None:
     if _is_null(value):
         return None
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError):
         raise InputError(f"not a number: {value!r}", path=path, record=record, field=name) from None
     if not math.isfinite(number):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from vlaudit.errors import InputError
 from vlaudit.sources.gqa import norm_name
@@ -57,7 +58,7 @@ class PairCaption:
     triples: tuple[tuple[str, str, str], ...]
 
 
-def _num(value: object) -> bool:
+def _num(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

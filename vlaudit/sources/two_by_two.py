@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal, overload
 
 from vlaudit.errors import InputError
 from vlaudit.sources.rows import HF_PREFIX, ImageFolder, dataset_rows
@@ -97,6 +97,12 @@ class _Row:
 
     def error(self, message: str, name: str | None = None) -> InputError:
         return InputError(message, path=self.source, record=self.record, field=name)
+
+    @overload
+    def text(self, name: str, *, required: Literal[True] = True, ids: bool = False) -> str: ...
+
+    @overload
+    def text(self, name: str, *, required: bool, ids: bool = False) -> str | None: ...
 
     def text(self, name: str, *, required: bool = True, ids: bool = False) -> str | None:
         """A non-empty string (an integer too where ``ids``); None for an absent optional field."""
@@ -180,7 +186,7 @@ def winoground_blocks(rows: Rows, *, source: str, noun: str = "line") -> ParsedB
         collapsed = tags.get("collapsed_tag")
         family = f"{WINOGROUND}-{slug(str(collapsed))}" if collapsed not in (None, "") else WINOGROUND
         blocks.append(_block(row, benchmark=WINOGROUND, metrics=WINOGROUND, example_id=str(example_id),
-                             family=family, images=images, texts=texts,  # type: ignore[arg-type]
+                             family=family, images=images, texts=texts,
                              fields=("image_0", "image_1", "caption_0", "caption_1"), tags=tags))
     return ParsedBenchmark(_unique(blocks, source), Counter())
 
@@ -194,7 +200,8 @@ def _question_type(row: _Row) -> str:
 
 def naturalbench_blocks(rows: Rows, *, source: str, noun: str = "line") -> ParsedBenchmark:
     """NaturalBench rows → one block per yes/no sample (multiple-choice samples are skipped and counted)."""
-    blocks, skipped = [], Counter()
+    blocks: list[TwoByTwoBlock] = []
+    skipped: Counter[str] = Counter()
     for number, raw in rows:
         row = _Row(raw, source, f"{noun} {number}")
         kind = _question_type(row)
@@ -223,7 +230,7 @@ def naturalbench_blocks(rows: Rows, *, source: str, noun: str = "line") -> Parse
         source_tag = row.tag_value("Source")
         family = f"{NATURALBENCH}-{slug(str(source_tag))}" if source_tag not in (None, "") else NATURALBENCH
         blocks.append(_block(row, benchmark=NATURALBENCH, metrics=NATURALBENCH, example_id=example_id,
-                             family=family, images=images, texts=texts,  # type: ignore[arg-type]
+                             family=family, images=images, texts=texts,
                              fields=("Image_0", "Image_1", "Question_0", "Question_1"),
                              tags={"Source": source_tag, "Question_Type": kind,
                                    "questions_swapped": answers[0] is False}))
@@ -244,8 +251,8 @@ def generic_blocks(rows: Rows, *, source: str, noun: str = "line") -> ParsedBenc
             raise row.error(f"unknown answers {answers!r}; use compare (default) or yes-no", "answers")
         family = f"{BLOCKS}-{slug(str(tag))}" if tag not in (None, "") else BLOCKS
         blocks.append(_block(row, benchmark=BLOCKS, metrics=NATURALBENCH if answers == "yes-no" else WINOGROUND,
-                             example_id=str(example_id), family=family, images=images,  # type: ignore[arg-type]
-                             texts=texts, fields=("image_1", "image_2", "text_1", "text_2"),  # type: ignore[arg-type]
+                             example_id=str(example_id), family=family, images=images,
+                             texts=texts, fields=("image_1", "image_2", "text_1", "text_2"),
                              tags={} if tag is None else {"tag": tag}))
     return ParsedBenchmark(_unique(blocks, source), Counter())
 

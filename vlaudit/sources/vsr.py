@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from vlaudit.errors import InputError
 from vlaudit.relations import VSR_NOT_STRICT, VSR_STRICT_RELATIONS
@@ -55,8 +56,9 @@ class VsrRow:
     entity_issue: str | None
     has_fields: bool
     image_link: str | None = None
-    annotator_id: object = None
-    reference_frame: object = None
+    # Any, not object: the field `object` above shadows the builtin inside this class body
+    annotator_id: Any = None
+    reference_frame: Any = None
 
 
 def parse_vsr_caption(caption: str, relation: str) -> tuple[str, str] | None:
@@ -86,7 +88,7 @@ def resolve_entities(subj_field: object, obj_field: object, parsed: tuple[str, s
         if parsed is None:
             return None, None, None, "caption does not fit the VSR template"
         return parsed[0], parsed[1], "caption", None
-    subj, obj = fields
+    subj, obj = cast(list[str], fields)  # both non-empty strings: all(fields) above
     if parsed is None:
         return subj, obj, "fields", "caption does not fit the VSR template (structured subj/obj used unchecked)"
     (s, s_issue), (o, o_issue) = _resolve(subj, parsed[0]), _resolve(obj, parsed[1])
@@ -167,8 +169,8 @@ def read_meta_categories(path: str | Path) -> dict[str, str]:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=path) from exc
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError("not UTF-8 text", path=path, record=f"line {line}") from exc
+        bad_line = raw[:exc.start].count(b"\n") + 1
+        raise InputError("not UTF-8 text", path=path, record=f"line {bad_line}") from exc
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

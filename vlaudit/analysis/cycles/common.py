@@ -178,8 +178,7 @@ def split_cycle_eval(cycles: Sequence[Cycle], scores: Mapping[tuple[str, str], f
         return {}
     result = evaluate_cycles(chosen, scores, splits=[split], min_cycles=1, tol=tol, n_resamples=N_RESAMPLES,
                              seed=seed)
-    out: dict[str, dict[str, Any]] = {family: cells[split]  # type: ignore[index]
-                                      for family, cells in result["families"].items()}  # type: ignore[union-attr]
+    out: dict[str, dict[str, Any]] = {family: cells[split] for family, cells in result["families"].items()}
     matrix = block_scores(chosen, scores)
     delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
     out["overall"] = summarize_contrasts(delta, tol=tol, n_resamples=N_RESAMPLES, seed=seed).to_dict()

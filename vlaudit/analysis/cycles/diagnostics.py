@@ -104,7 +104,7 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0,
     notes: list[dict[str, Any]] = []
     per_seed = {seed: seed_diagnostics(inputs[seed], config, kept[seed], notes) for seed in seeds}
     rows = aggregate(per_seed, ("family", "probe"), ("cycle_acc", "tie_rate", "n"))
-    result = {"experiment": "diagnostics", "split": config.test_split, "seeds": seeds, "config": config.as_dict(),
+    result: dict[str, Any] = {"experiment": "diagnostics", "split": config.test_split, "seeds": seeds, "config": config.as_dict(),
               "probe_settings": config.probe_settings(), "probe_notes": notes,
               "probes": list(probe_names(config)), "rows": rows, "min_cycles": config.min_cycles,
               "unavailable": unavailable,

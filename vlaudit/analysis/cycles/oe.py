@@ -138,7 +138,7 @@ def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *
     test = {s: {r["protocol"]: r["test_cycle_acc"] for r in per_seed[s]} for s in seeds}
     differences = {str(s): (test[s]["Cycle OE"] - test[s]["Shortcut OE"] if test[s] else None) for s in seeds}
     mean, sd, n = mean_sd(differences.values())
-    result = {"experiment": "oe", "split": config.test_split, "val_split": config.val_split, "seeds": seeds,
+    result: dict[str, Any] = {"experiment": "oe", "split": config.test_split, "val_split": config.val_split, "seeds": seeds,
               "marker": MARKER, "config": config.as_dict(), "probe_settings": config.probe_settings(),
               "probe_notes": notes, "families": families,
               "families_per_seed": {str(s): kept[s] for s in seeds}, "min_cycles": config.min_cycles,

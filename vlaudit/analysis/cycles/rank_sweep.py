@@ -42,7 +42,8 @@ def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequenc
     rows: list[dict[str, Any]] = []
     for family in families:
         train, val, test = family_splits(inputs, family, config)
-        for rank in (*ranks, "additive"):
+        sweep: tuple[int | str, ...] = (*ranks, "additive")
+        for rank in sweep:
             if rank == "additive":
                 scorer = train_on(inputs, "additive", train, val,
                                   config.train(inputs.seed, "bce4", "last", kind="additive"),
@@ -75,7 +76,7 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 
                       for r in additive for s, v in r["cycle_acc"]["per_seed"].items() if v is not None and v != 0.5]
     audit_failures += [{"seed": s, "family": r["family"], "tie_rate": v}
                        for r in additive for s, v in r["tie_rate"]["per_seed"].items() if v is not None and v != 1.0]
-    result = {"experiment": "rank-sweep", "split": config.test_split, "seeds": seeds, "ranks": ranks,
+    result: dict[str, Any] = {"experiment": "rank-sweep", "split": config.test_split, "seeds": seeds, "ranks": ranks,
               "config": config.as_dict(), "probe_settings": config.probe_settings(), "probe_notes": notes,
               "rows": [r for r in rows if r["rank"] != "additive"],
               "additive": additive, "min_cycles": config.min_cycles, "unavailable": unavailable,

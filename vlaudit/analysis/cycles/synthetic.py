@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -107,7 +107,7 @@ def _splits(make: Callable[[int], gen.PairSample], config: SyntheticConfig, name
             _probe_data(make(config.n_test), f"{name}/test"))
 
 
-def _auroc(kind: str, data: tuple[ProbeData, ProbeData, ProbeData], config: SyntheticConfig, seed: int, rank: int | None = None,
+def _auroc(kind: str, data: Sequence[ProbeData], config: SyntheticConfig, seed: int, rank: int | None = None,
            *, rank_control: bool = False) -> tuple[float, Any]:
     train, val, test = data
     result = fit_probe(kind, train, val, _config_for(config, seed, "auroc", rank_control=rank_control), rank=rank)
@@ -134,7 +134,8 @@ def seed_results(seed: int, config: SyntheticConfig | None = None) -> list[dict[
         add("pure_interaction", label, "auroc", value, "> 0.5" if kind == "bilinear" else "≈ 0.5")
 
     shortcut = tuple(
-        _probe_data(gen.inject_shortcut(gen.PairSample(d.image_features, d.text_features, d.labels), marker,
+        # pair data from _probe_data always carries its labels
+        _probe_data(gen.inject_shortcut(gen.PairSample(d.image_features, d.text_features, cast(np.ndarray, d.labels)), marker,
                                         config.shortcut_delta), d.name.replace("pure_interaction", "shortcut"))
         for d in clean
     )
@@ -166,8 +167,10 @@ def seed_results(seed: int, config: SyntheticConfig | None = None) -> list[dict[
     # 4: the same bilinear probe on bag versus pair-aware features of the same kind of scenes.
     rng = np.random.default_rng([seed, 4])
     for representation, expected in (("bag", "≈ 0.5"), ("pair", "> 0.5")):
-        data = _splits(lambda n, r=representation: gen.binding_scenes(rng, n, noise=config.binding_noise,
-                                                                     representation=r), config, "binding")
+        def scenes(n: int, r: str = representation) -> gen.PairSample:
+            return gen.binding_scenes(rng, n, noise=config.binding_noise, representation=r)
+
+        data = _splits(scenes, config, "binding")
         value, _ = _auroc("bilinear", data, config, seed)
         add("binding", f"{representation}{'-aware' if representation == 'pair' else ''}", "auroc", value,
             expected)

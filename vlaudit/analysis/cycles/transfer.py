@@ -55,6 +55,7 @@ from vlaudit.records import Cycle
 def difference_operator(inputs: SeedInputs, cycles: Sequence[Cycle]) -> np.ndarray:
     """M = mean (x₁ − x₂)(y₁ − y₂)ᵀ over ``cycles``, float64 (d_x, d_y)."""
     index = inputs.probe_data(cycles, "alignment").cycles
+    assert index is not None  # probe_data always indexes the cycles it is given
     x, y = inputs.x.astype(np.float64), inputs.y.astype(np.float64)
     dx = x[index[:, 0]] - x[index[:, 2]]
     dy = y[index[:, 1]] - y[index[:, 3]]
@@ -110,7 +111,7 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1,
         correlations[str(seed)] = pearson([r["alignment"] for r in off], [r["cycle_acc"] for r in off])
     rows = aggregate(per_seed, ("train_family", "test_family", "off_diagonal"), ("cycle_acc", "alignment", "n"))
     mean, sd, n = mean_sd(correlations.values())
-    result = {"experiment": "transfer", "split": config.test_split, "alignment_split": config.val_split,
+    result: dict[str, Any] = {"experiment": "transfer", "split": config.test_split, "alignment_split": config.val_split,
               "seeds": seeds, "config": config.as_dict(), "probe_settings": config.probe_settings(),
               "probe_notes": notes, "rows": rows, "min_cycles": config.min_cycles,
               "unavailable": unavailable,

@@ -52,6 +52,8 @@ def mismatch_axes(ev: RunEvents, cis: dict[str, tuple[float, float]]) -> dict[st
         "ci_dep_m": None, "ci_strict_m": None,
     }
     if ev.has_mismatch is not None:
+        # the mismatch axis sets its indicator and its three event columns together (report.run_events)
+        assert ev.dep_perm is not None and ev.dep_m is not None and ev.strict_m is not None
         has = ev.has_mismatch
         n_m = int(has.sum())
         correct = None if ev.correct is None else ev.correct[has]

@@ -270,7 +270,8 @@ def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clu
         weights_of[count] = plan.counts[:, plan.codes]
     metric_weights = {name: weights_of[hl_resamples or n_resamples if name == "hl" else n_resamples]
                       for name, _, _ in METRICS}
-    rows, per_model = [], {name: [] for name, _, _ in METRICS}
+    rows: list[dict[str, Any]] = []
+    per_model: dict[str, list[tuple[float, np.ndarray]]] = {name: [] for name, _, _ in METRICS}
     for model in sorted(set(models.tolist())):
         mask = models == model
         row: dict[str, Any] = {"model": model, "n": int(mask.sum()), "base_rate": float(target[mask].mean())}

@@ -115,7 +115,7 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
     preds = _by_model(edit_report_items, "item_id", interface)
     src_items = _by_model(source_items, "item_id", interface)
     src_groups = _by_model(source_groups, "group_id", interface)
-    records = []
+    records: list[dict[str, Any]] = []
     for model, model_preds in sorted(preds.items()):
         if not any(item in model_preds for edit in accepted for item in by_edit.get(edit, {}).values()):
             continue  # the edit report holds other runs too; a model without edit probes is skipped
@@ -124,14 +124,15 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
             if ids is None:
                 raise InputError(f"accepted edit '{edit_id}' has no probes in the edits ITEMS table",
                                  field="edit_id")
-            z = {}
+            z: dict[str, int] = {}
             for probe, item_id in ids.items():
                 if item_id not in model_preds:
                     raise InputError(f"model '{model}' has no prediction for probe '{item_id}'", field="pred")
-                z[probe] = _flag(model_preds[item_id].get("pred"))
-                if z[probe] is None:
+                flag = _flag(model_preds[item_id].get("pred"))
+                if flag is None:
                     raise InputError(f"model '{model}' has an empty prediction for probe '{item_id}'",
                                      record=item_id, field="pred")
+                z[probe] = flag
             rel = (1 - z["edit-r"]) * z["edit-inv"]
             flip_vis = rel * z["edit-subj"] * z["edit-obj"]
             source_item = probes[ids["src-r"]]["source_item_id"]
@@ -157,7 +158,7 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
         raise InputError("no model in the edit report has predictions for the accepted edits", field="item_id")
     table = [_stratum_row(model, [r for r in records if r["model"] == model])
              for model in sorted({r["model"] for r in records})]
-    macro = {"model": "Macro"}
+    macro: dict[str, Any] = {"model": "Macro"}
     for key in table[0]:
         if key == "model":
             continue
@@ -245,7 +246,7 @@ def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples:
     for model, samples in (*zip(models, stacked, strict=True), ("Macro", macro)):
         ci = percentile_intervals(samples, level)
         out[model] = {name: (float(ci[j, 0]), float(ci[j, 1])) for j, name in enumerate(names)}
-    pooled = {}
+    pooled: dict[str, dict[str, Any]] = {}
     for j, (name, stratum) in enumerate((("cu", cu), ("dcc", dcc))):
         n = int(stratum.sum())
         if n == 0:

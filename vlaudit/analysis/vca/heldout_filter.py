@@ -78,7 +78,8 @@ def model_tables(scores: Sequence[RunScores], controls: Sequence[str]) -> tuple[
     if not common:
         raise InputError(f"the runs of dataset {scores[0].run.dataset!r} share no items", field="item_id")
     dropped = max(s.run.n for s in scores) - len(common)
-    tables, groups = [], None
+    tables: list[ModelTable] = []
+    groups: np.ndarray | None = None
     for s in scores:
         run = s.run
         if run.labels is None:
@@ -106,6 +107,7 @@ def model_tables(scores: Sequence[RunScores], controls: Sequence[str]) -> tuple[
             correct=np.asarray(s.events.correct)[take],
             correct_text=support.correctness(support.prediction_direction(m["text"]), labels),
             dep=s.events.dep[take]))
+    assert groups is not None  # set by the first run; there is one (the intersection above needs it)
     return tables, np.array(common, dtype=object), groups, dropped
 
 

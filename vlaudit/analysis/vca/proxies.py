@@ -158,7 +158,7 @@ def aggregation_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray
                      settings: ProxySettings) -> list[dict[str, Any]]:
     """Control-aggregation variants against the headline gap, summarized over runs (VCA §18)."""
     variants: dict[str, dict[tuple[str, str], np.ndarray]] = {k: {} for k in VARIANT_NAMES}
-    per_run: dict[str, list[dict[str, float]]] = {k: [] for k in VARIANT_NAMES}
+    per_run: dict[str, list[dict[str, Any]]] = {k: [] for k in VARIANT_NAMES}
     for s in scores:
         gaps = robustness.aggregation_gaps(s.run.margins, settings.controls)
         gaps["min_js"] = proxies.min_js(s.run.margins, settings.controls)
@@ -193,7 +193,7 @@ def control_set_stability(scores: Sequence[RunScores], settings: ProxySettings) 
     needed = sorted({c for cs in sets for c in cs})
     deps: list[list[np.ndarray]] = [[] for _ in sets]
     cus: list[list[np.ndarray]] = [[] for _ in sets]
-    per_run = []
+    per_run: list[dict[str, Any]] = []
     for s in scores:
         if s.events.correct is None:
             continue

@@ -131,6 +131,8 @@ def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROL
                 full[has] = values
                 setattr(events, name, full)
     if sub.has_groups:
+        # a run with groups carries group ids and statements, and so does every subset of it
+        assert run.group_ids is not None and sub.group_ids is not None and sub.statements is not None
         group_ids, events.groups_excluded = complete_groups(run.group_ids, sub.group_ids)
         if any(g is not None for g in group_ids):
             grouped = np.array([g is not None for g in group_ids])
@@ -168,6 +170,8 @@ def item_matrix(ev: RunEvents) -> tuple[list[str], np.ndarray, np.ndarray]:
         cols |= {"acc": (c, ones), "dcc": (c & ev.dep, ones), "cu": (c & ~ev.dep, ones),
                  "wrong_dep": (~c & ev.dep, ones), "credited_precision": (c & ev.dep, ev.dep)}
     if ev.has_mismatch is not None:
+        # the mismatch axis sets its indicator and its three event columns together (run_events)
+        assert ev.dep_perm is not None and ev.dep_m is not None and ev.strict_m is not None
         has = ev.has_mismatch.astype(np.float64)
         cols |= {"dep_perm": (ev.dep_perm, has), "dep_m": (ev.dep_m, has), "strict_m": (ev.strict_m, has),
                  "dep_on_m": (ev.dep & ev.has_mismatch, has)}
@@ -183,7 +187,7 @@ def item_matrix(ev: RunEvents) -> tuple[list[str], np.ndarray, np.ndarray]:
 
 def cluster_labels(run: MarginRun) -> np.ndarray | None:
     """group_id when the run has groups (an ungrouped item is its own cluster), else None (items)."""
-    if not run.has_groups:
+    if not run.has_groups or run.group_ids is None:
         return None
     return np.array([f"g:{g}" if g is not None else f"i:{i}" for g, i in zip(run.group_ids, run.item_ids,
                                                                                strict=True)], dtype=object)
@@ -246,14 +250,14 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
     strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
     out["stratified"] = strata
     out["balanced"] = {by: support.balanced(s) for by, s in strata.items()} if ev.correct is not None else {}
-    survival = support.decision_survival(run.margins, ev.dep, controls)
+    survival: dict[str, Any] = support.decision_survival(run.margins, ev.dep, controls)
     survival["wilson"] = {k: list(wilson_interval(int(round(v * n_dep)), n_dep, settings.level))
                           for k, v in survival.items() if k.endswith("_same") and n_dep}
     out["survival"] = survival
     out["gap"] = support.gap_summary(ev.gap)
     out |= vca_axes.mismatch_axes(ev, cis)
     if ev.groups is not None:
-        rel = relation.relation_summary(ev.groups) | {"groups_excluded": ev.groups_excluded}
+        rel: dict[str, Any] = relation.relation_summary(ev.groups) | {"groups_excluded": ev.groups_excluded}
         rel["ci_g_int_mean"] = _ci(cis, "g_int_mean")
         rel["ci"] = {k: _ci(cis, k) for k in GROUP_RATES}
         # how well the true statement's G_img ranks Rel_o: an internal check of the ranking statistics (§15
@@ -337,7 +341,7 @@ def item_rows(ev: RunEvents) -> list[dict[str, Any]]:
             "pred": "yes" if ev.direction[i] > 0 else "no", "correct": c, "g_img": float(ev.gap[i]),
             "dep": dep, "dcc": None if c is None else c and dep, "cu": None if c is None else c and not dep,
             "wrong_dep": None if c is None else (not c) and dep,
-            "statement": None if run.group_ids is None or run.group_ids[i] is None
+            "statement": None if run.group_ids is None or run.group_ids[i] is None or run.statements is None
             else ("true" if run.statements[i] else "false"),
             "relation": None if run.relations is None else run.relations[i],
         })

@@ -62,15 +62,15 @@ def standalone_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray]
                     settings: ValiditySettings) -> list[dict[str, Any]]:
     """The "Standalone predictive validity" table: SRC per dataset with groups, Swap strict and flip+vis."""
     rows: list[dict[str, Any]] = []
-    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
-          "hl_resamples": settings.hl_resamples}
+    kw: dict[str, Any] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
+                          "hl_resamples": settings.hl_resamples}
     if edits is not None and len(edits["model"]):
         for check, target in (("Swap strict", "strict"), ("Swap flip+vis.", "flip_vis")):
             rows += [{"check": check, "dataset": str(edits["dataset"][0])} | r
                      for r in ranking_rows(edits["gap"], edits[target], edits["model"], edits["edit_id"], **kw)]
     for dataset in sorted({s.run.dataset for s in scores}):
-        src = [(s.run.model, src_records(s)) for s in scores if s.run.dataset == dataset]
-        src = [(m, r) for m, r in src if r is not None]
+        src = [(s.run.model, r) for s in scores
+               if s.run.dataset == dataset and (r := src_records(s)) is not None]
         if not src:
             continue
         cat = {k: np.concatenate([r[k] for _, r in src]) for k in ("gap", "rel_o", "group_id")}
@@ -97,7 +97,7 @@ def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | N
     """Confidence (median split within run) × Dep quadrants, pooled over runs, with joined edit outcomes."""
     quadrant_of: dict[tuple[str, str, str], str] = {}
     records = []
-    per_run = []
+    per_run: list[dict[str, Any]] = []
     for s in scores:
         high = confidence_high(s.confidence)
         dep = s.events.dep
@@ -122,7 +122,7 @@ def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | N
         mask = names == q
         row: dict[str, Any] = {"quadrant": q, "n": int(mask.sum()), "share": float(mask.mean()),
                                "acc": _rate(correct[mask]) if correct is not None else None}
-        if swap_q is not None:
+        if swap_q is not None and edits is not None:
             sel = swap_q == q
             row |= {"swap_n": int(sel.sum()), "flip_vis": _rate(edits["flip_vis"][sel]),
                     "strict": _rate(edits["strict"][sel])}
@@ -168,8 +168,8 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
     """The "Direct shared-margin control" table per dataset with groups: rows Rel_o and false-only."""
     rows = []
     for dataset in sorted({s.run.dataset for s in scores}):
-        src = [(s.run.model, src_records(s)) for s in scores if s.run.dataset == dataset]
-        src = [(m, r) for m, r in src if r is not None]
+        src = [(s.run.model, r) for s in scores
+               if s.run.dataset == dataset and (r := src_records(s)) is not None]
         if not src:
             continue
         clusters = np.concatenate([r["group_id"].astype(str) for _, r in src])
@@ -178,7 +178,8 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
         weights = plan.counts[:, plan.codes]
         offsets = np.cumsum([0] + [len(r["gap"]) for _, r in src])
         for target_name in ("rel_o", "false_only"):
-            per_model, deltas = [], []
+            per_model: list[dict[str, Any]] = []
+            deltas: list[np.ndarray] = []
             for k, (model, r) in enumerate(src):
                 mask = np.ones(len(r["gap"]), dtype=bool) if target_name == "rel_o" else r["true_accepted"]
                 y, gap, margin = r["rel_o"][mask], r["gap"][mask], r["true_margin"][mask]
@@ -186,8 +187,8 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
                 row = {"model": model, "n": int(mask.sum()), "base_rate": _rate(y),
                        "true_margin_auroc": auroc(margin, y), "gap_auroc": auroc(gap, y),
                        "conditional_gap_auroc": conditional_auroc(gap, y, margin, settings.bins)}
-                kw = {"folds": settings.folds, "repeats": settings.repeats, "seed": settings.seed,
-                      "ridge": settings.ridge}
+                kw: dict[str, Any] = {"folds": settings.folds, "repeats": settings.repeats,
+                                      "seed": settings.seed, "ridge": settings.ridge}
                 base = repeated_oof(margin[:, None], y, **kw)
                 aug = repeated_oof(np.column_stack([margin, gap]), y, **kw)
                 if base is None or aug is None:

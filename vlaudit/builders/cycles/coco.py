@@ -62,7 +62,7 @@ def _sample_per_image(image: np.ndarray, in_pool: np.ndarray, k: int, rng: np.ra
     """Bool mask: a seeded random subset of at most ``k`` captions per pool image."""
     order = np.argsort(image + rng.random(len(image)), kind="stable")
     sorted_image = image[order]
-    first = np.concatenate([[0], np.nonzero(sorted_image[1:] != sorted_image[:-1])[0] + 1]) if len(image) else []
+    first: np.ndarray | list[int] = np.concatenate([[0], np.nonzero(sorted_image[1:] != sorted_image[:-1])[0] + 1]) if len(image) else []
     rank = np.arange(len(image)) - np.repeat(first, np.diff(np.concatenate([first, [len(image)]])).astype(np.int64))
     mask = np.zeros(len(image), dtype=bool)
     mask[order[rank < k]] = True
@@ -181,7 +181,8 @@ class _GeneratedCaptions:
     """Caption id, text and relation of a statement (cached: few distinct statements, many blocks)."""
 
     def __init__(self, names: list[str], result: BuildResult) -> None:
-        self.names, self.result, self.cache = names, result, {}
+        self.names, self.result = names, result
+        self.cache: dict[tuple[int, int, int], tuple[str, str, dict[str, str]]] = {}
 
     def __call__(self, statement: tuple[int, int, int]) -> tuple[str, str, dict[str, str]]:
         hit = self.cache.get(statement)
@@ -204,9 +205,9 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
     names = index.instances.category_names
     result.generated = _GeneratedCaptions(names, result)
     need_objects = any(f in OBJECT_FAMILIES for f in families)
-    if need_objects and captions is None:
-        raise InputError("object families need a captions file", field="captions")
     if need_objects:
+        if captions is None:
+            raise InputError("object families need a captions file", field="captions")
         with timed(result.seconds, "caption mentions"):
             in_pool = np.zeros(len(index.instances.image_ids), dtype=bool)
             in_pool[pool] = True
@@ -230,6 +231,7 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
                 if family in OBJECT_FAMILIES:
                     minimum = 2 if family == "coco-object-matched" else 1
                     items = np.nonzero(in_split[cap_image[sampled]] & usable & (n_mentioned >= minimum))[0]
+                    assert captions is not None  # object families need captions: refused above otherwise
                     blocks = _object_blocks(index, captions, sampled[items], mentions[items], family, rng,
                                             max_cycles_per_family, rounds, names)
                     for block in blocks:

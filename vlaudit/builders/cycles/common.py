@@ -19,7 +19,7 @@ import hashlib
 import itertools
 import time
 import zlib
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -175,11 +175,12 @@ class BuildResult:
     captions: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: Counter = field(default_factory=Counter)
     generated: Any = None  # builder-specific cache of generated captions
-    seconds: Counter = field(default_factory=Counter)  # wall-clock per stage or family (summed over splits)
+    # wall-clock per stage or family (summed over splits)
+    seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
 
 @contextmanager
-def timed(seconds: Counter, stage: str) -> Iterator[None]:
+def timed(seconds: defaultdict[str, float], stage: str) -> Iterator[None]:
     """Add the wall-clock time of the block to ``seconds[stage]`` (the build summary's ``seconds``, never written:
     outputs stay identical across runs)."""
     start = time.perf_counter()

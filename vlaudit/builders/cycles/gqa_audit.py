@@ -128,9 +128,12 @@ def block_violation(cycle: Cycle, images: Mapping[str, GqaImage]) -> str | None:
     if cycle.family not in FACT_KIND:
         return f"unknown family '{cycle.family}'"
     extra: Mapping[str, Any] = cycle.extra
-    facts = {k: extra.get(f"fact_{k}") for k in ("1", "2")}
-    if not all(isinstance(f, Mapping) for f in facts.values()):
-        return "the block has no fact_1/fact_2"
+    facts: dict[str, Mapping[str, str]] = {}
+    for k in ("1", "2"):
+        fact = extra.get(f"fact_{k}")
+        if not isinstance(fact, Mapping):
+            return "the block has no fact_1/fact_2"
+        facts[k] = fact
     for image in (cycle.image_1, cycle.image_2):
         if image not in images:
             return f"image {image} not in the annotations"

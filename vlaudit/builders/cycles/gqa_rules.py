@@ -207,7 +207,7 @@ def candidate_facts(image: GqaImage, family: str) -> Iterable[dict[str, str]]:
     for obj in objects.values():
         if kind == "attribute":
             for attr in obj.attributes:
-                key = (noun_key(obj.name), attribute_key(attr))
+                key: tuple[str, ...] = (noun_key(obj.name), attribute_key(attr))
                 if attribute_group(attr) is not None and key not in seen:
                     seen.add(key)
                     yield {"object": obj.name, "attribute": attr}

@@ -59,6 +59,8 @@ def relation_verdict(image: PairImage, triples: Sequence[Sequence[str]], rules: 
 
 
 def caption_verdict(family: str, image: PairImage, caption: PairCaption | dict, rules: GeometryRules) -> str:
+    mentions: Sequence[str]
+    triples: Sequence[Sequence[str]]
     if isinstance(caption, dict):
         mentions, triples = caption.get("mentions", []), [tuple(t) for t in caption.get("triples", [])]
     else:
@@ -105,8 +107,8 @@ def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families
                 for c in (c1, c2):
                     result.captions[c.caption_id] = {"caption_id": c.caption_id, "text": c.text,
                                                      "image_id": c.image_id, "source": "pairs"}
-                block = {"image_1": c1.image_id, "caption_1": c1.caption_id, "image_2": c2.image_id,
-                         "caption_2": c2.caption_id, "text_1": c1.text, "text_2": c2.text}
+                block: dict[str, Any] = {"image_1": c1.image_id, "caption_1": c1.caption_id, "image_2": c2.image_id,
+                                         "caption_2": c2.caption_id, "text_1": c1.text, "text_2": c2.text}
                 if family == "pairs-object":
                     block.update(categories_1=list(c1.mentions), categories_2=list(c2.mentions))
                 else:

@@ -86,8 +86,8 @@ class MentionMatcher:
         self._max_words = max((len(p.split()) for p in self._multi), default=1)
         self._lookup: _Vocabulary | None = None
         lengths: dict[bytes, set[int]] = {}
-        for phrase in self._multi:
-            lengths.setdefault(phrase.split()[0], set()).add(len(phrase.split()))
+        for encoded in self._multi:
+            lengths.setdefault(encoded.split()[0], set()).add(len(encoded.split()))
         self._start_lengths = {word: sorted(n, reverse=True) for word, n in lengths.items()}
 
     @staticmethod
@@ -100,12 +100,12 @@ class MentionMatcher:
         single, multi, starts = self._single, self._multi, self._starts
         if starts.isdisjoint(tokens):
             # no multi-word phrase can start here: whole-word lookups suffice (the common, fast case)
-            found = {single[w] for w in self._single_keys.intersection(tokens)}
+            found: set[int] = {single[w] for w in self._single_keys.intersection(tokens)}
             if not self._conditional.keys().isdisjoint(tokens):
                 found |= self._in_context(set(tokens), set(tokens))
             return tuple(sorted(found - {_BLOCKED}))
         # longest match first, so the words of "hot dog" or "bus stop" are not read as "dog" or "bus"
-        found: set[int] = set()
+        found = set()
         unmatched: set[bytes] = set()  # words not inside a multi-word phrase: candidates for a conditional mention
         i, n = 0, len(tokens)
         while i < n:

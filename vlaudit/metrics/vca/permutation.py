@@ -25,11 +25,12 @@ def permutation_dependence(
     return dependence(image_gap(margins, controls, original=margins[context]))
 
 
-def permutation_summary(dep: np.ndarray, dep_perm: np.ndarray, correct: np.ndarray | None) -> dict[str, float]:
+def permutation_summary(dep: np.ndarray, dep_perm: np.ndarray,
+                        correct: np.ndarray | None) -> dict[str, float | None]:
     """dep_perm always; with labels dcc, dcc_perm, delta_dcc, cu_perm, orig_only and perm_only shares."""
     dep = np.asarray(dep, dtype=bool)
     dep_perm = np.asarray(dep_perm, dtype=bool)
-    out: dict[str, float] = {"dep_perm": float(dep_perm.mean())}
+    out: dict[str, float | None] = {"dep_perm": float(dep_perm.mean())}
     if correct is None:
         return out | dict.fromkeys(("dcc_perm", "delta_dcc", "cu_perm", "orig_only", "perm_only"))
     correct = np.asarray(correct, dtype=bool)

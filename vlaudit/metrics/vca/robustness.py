@@ -74,7 +74,7 @@ def aggregation_gaps(
 
 def compare_gaps(
     reference_gap: np.ndarray, gap: np.ndarray, correct: np.ndarray | None = None
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """A variant gap against the reference: its Dep rate (and D-CC, C-U), per-item Dep agreement, Spearman ρ
     of the gaps and, with labels, the C-U Jaccard with the reference C-U set."""
     dep_ref, dep = np.asarray(reference_gap) > 0, np.asarray(gap) > 0
@@ -86,7 +86,7 @@ def compare_gaps(
         correct = np.asarray(correct, dtype=bool)
         out |= {"dcc": float((correct & dep).mean()), "cu": float((correct & ~dep).mean()),
                 "cu_jaccard": jaccard(correct & ~dep_ref, correct & ~dep)}
-    return out  # type: ignore[return-value]
+    return out
 
 
 def interface_agreement(

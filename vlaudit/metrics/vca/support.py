@@ -69,12 +69,12 @@ def strict_isolation(margins: Mapping[str, np.ndarray], controls: Sequence[str] 
     return np.all(np.stack([prediction_direction(margins[c]) != d for c in controls]), axis=0)
 
 
-def decomposition(dep: np.ndarray, correct: np.ndarray | None) -> dict[str, float]:
+def decomposition(dep: np.ndarray, correct: np.ndarray | None) -> dict[str, float | None]:
     """Run-level rates: dep always; with labels acc, dcc, cu (= acc − dcc), wrong_dep, wrong_nodep and
     credited_precision = D-CC / Dep (VCA §12, the four-cell taxonomy). Empty input gives NaNs."""
     dep = np.asarray(dep, dtype=bool)
     nan = float("nan")
-    out = {"n": int(dep.size), "dep": float(dep.mean()) if dep.size else nan}
+    out: dict[str, float | None] = {"n": int(dep.size), "dep": float(dep.mean()) if dep.size else nan}
     if correct is None:
         return out | {"acc": None, "dcc": None, "cu": None, "wrong_dep": None, "wrong_nodep": None,
                       "credited_precision": None}
@@ -98,7 +98,7 @@ def stratified(
     correct: np.ndarray | None,
     strict: np.ndarray,
     labels: np.ndarray | None,
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> dict[str, dict[str, dict[str, float | None]]]:
     """Rates within original-prediction strata and (with labels) gold-answer strata (VCA §12).
 
     Each stratum holds n, acc, dep, dcc, cu and strict (strict isolation rate within the stratum).
@@ -108,7 +108,7 @@ def stratified(
     if labels is not None:
         labels = np.asarray(labels, dtype=bool)
         by["gold"] = {"yes": labels, "no": ~labels}
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
     for name, strata in by.items():
         out[name] = {}
         for stratum, mask in strata.items():
@@ -118,11 +118,11 @@ def stratified(
     return out
 
 
-def balanced(strata: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+def balanced(strata: Mapping[str, Mapping[str, float | None]]) -> dict[str, float]:
     """Equal-weight average of the yes and no strata: acc, dcc and cu = balanced acc − balanced dcc (§12)."""
     def avg(key: str) -> float:
-        values = [strata[s][key] for s in ("yes", "no")]
-        if any(v is None for v in values):
+        values = [v for s in ("yes", "no") if (v := strata[s][key]) is not None]
+        if len(values) < 2:  # a stratum without labels has no rate
             return float("nan")
         return float(np.mean(values))
 
