@@ -87,7 +87,8 @@ def test_a_failed_check_exits_1_with_its_results_written(tmp_path, cli, monkeypa
 
     import vlaudit.builders.cycles.audit as audit
 
-    result = {"rows": [], "validity_violations": 1, "max_abs_signed_degree": 0}
+    result = {"cycles": "c.jsonl", "annotations": ["a.json"], "rules": {}, "rows": [], "validity_violations": 1,
+              "max_abs_signed_degree": 0}
     monkeypatch.setattr(audit, "audit_cycles_file", lambda cycles, annotations: result)
     (tmp_path / "c.jsonl").write_text("")
     code, _, err = cli("cycles", "audit", tmp_path / "c.jsonl", "--annotations", tmp_path / "a.json", "--out",
