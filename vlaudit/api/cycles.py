@@ -19,7 +19,13 @@ from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_
 from vlaudit.scoring.features import Features, collect_inputs, read_features
 from vlaudit.scoring.features import extract_features as extract
 from vlaudit.scoring.features import zero_shot_scores as cosine
-from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    CYCLE_BOOTSTRAP_SEED,
+    CYCLE_TIE_TOL,
+    MIN_CYCLES,
+    NATURALBENCH_YES_THRESHOLD,
+)
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.two_by_two import BENCHMARKS
 
@@ -62,8 +68,9 @@ def _evaluation_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = None, min_cycles: int = 30,
-                    tol: float = 1e-9, n_resamples: int = 5000, seed: int = 0,
+def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = None, min_cycles: int = MIN_CYCLES,
+                    tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int = CYCLE_BOOTSTRAP_SEED,
                     yes_threshold: float = NATURALBENCH_YES_THRESHOLD) -> CycleEvaluation:
     """Exact CycleAcc per (family, split), never pooled across splits (cycle paper §2.1, §D.5).
 

@@ -17,6 +17,7 @@ from vlaudit.backends.registry import load_backend
 from vlaudit.report.vca_tables import write_report_files
 from vlaudit.scoring.run_arguments import score_arguments
 from vlaudit.scoring.runner import refuse_other_run, run_scoring
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, FACTORIAL_BOOTSTRAP_SEED
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -87,8 +88,8 @@ def _headline(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_resamples: int = 5000,
-               seed: int = 20260719, level: float = 0.95) -> VcaResult:
+def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_resamples: int = BOOTSTRAP_RESAMPLES,
+               seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.
 
@@ -111,7 +112,7 @@ def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_r
 
 
 def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, interface: str = "yesno",
-              n_resamples: int = 5000, seed: int = 20260724) -> Result:
+              n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = FACTORIAL_BOOTSTRAP_SEED) -> Result:
     """The 3×3 evidence-source factorial (VCA §10): C-U, responsiveness, answer flips and source effects.
 
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
