@@ -14,6 +14,7 @@ from typing import Any
 
 import typer
 
+from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.errors import InputError
 
@@ -63,6 +64,16 @@ def in_folder_option(name: str, default: Any = ..., *, help: str) -> Any:
 
 
 # ----------------------------------------------------------------------------------- where forward passes run
+
+
+def _dtype_choice(param: typer.CallbackParam, value: str) -> str:
+    return parse_dtype(value, field=_name(param))
+
+
+def dtype_option() -> Any:
+    """``--dtype``: one vocabulary for every backend (:mod:`vlaudit.backends.dtypes`), checked as parsed and
+    passed on by its canonical name (``bf16`` → ``bfloat16``), so two spellings make the same run."""
+    return typer.Option("auto", "--dtype", callback=_dtype_choice, help=DTYPE_HELP)
 
 
 def _executor_choice(param: typer.CallbackParam, value: str) -> str:
