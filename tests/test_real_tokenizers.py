@@ -173,6 +173,7 @@ def test_a_verbalizer_that_splits_is_refused_naming_model_and_pieces(tmp_path_fa
     assert "'z" in message  # the pieces it split into are named
 
 
+@pytest.mark.slow  # 10–20 s per family: a full `vca score` run
 @pytest.mark.parametrize("family", list(PAPER_IDS))
 def test_vca_score_end_to_end_with_the_real_tokenizer(make_benchmark, family, tmp_path, tmp_path_factory, no_network) -> None:
     """`vca score` on each real-tokenizer model: margins schema with the paper's ids, then a resume that scores

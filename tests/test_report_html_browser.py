@@ -28,6 +28,7 @@ def _chromium() -> str:
                 "which .ci/run does)")
 
 
+@pytest.mark.slow  # launches headless chromium
 def test_report_renders_in_headless_chromium(build_run_folder, hostile, tmp_path: Path) -> None:
     executable = _chromium()
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the dev extra)")

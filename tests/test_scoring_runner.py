@@ -143,6 +143,7 @@ def _score_cmd(model: Path, bench: Path, out: Path) -> list[str]:
             "--chunk-size", "4", "--model-name", "tiny-qwen2-vl", "--prefix-cache"]
 
 
+@pytest.mark.slow  # ~40 s: scores, kills and resumes a run several times
 def test_kill_and_resume_is_bit_identical(make_benchmark, tiny_model, tmp_path, tmp_path_factory) -> None:
     model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"

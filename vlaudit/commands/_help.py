@@ -29,7 +29,10 @@ PAPER_DEFAULTS: dict[tuple[str, Any], tuple[str, frozenset[str] | None]] = {
     ("--min-cycles", settings.MIN_CYCLES): ("the cycle paper's minimum, §D.5", None),
     ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the papers' bootstrap count, VCA §19, cycle §D.5", None),
     ("--seed", settings.BOOTSTRAP_SEED): ("VCA §19", None),
-    ("--seed", settings.FACTORIAL_SEED): ("VCA §10", frozenset({"data factorial"})),
+    # one value, two settings: the factorial scenes' seed (§10) and its stem bootstrap's seed (§19)
+    ("--seed", settings.FACTORIAL_SEED): ("VCA §10 (scenes), §19 (stem bootstrap)",
+                                          frozenset({"data factorial", "vca factorial"})),
+    ("--level", settings.CONFIDENCE_LEVEL): ("two-sided 95% intervals, VCA §19", None),
     ("--stems", settings.FACTORIAL_STEMS): ("VCA §10", None),
     ("--min-gap", settings.EDIT_MIN_GAP): ("VCA §17", None),
     ("--max-iou", settings.EDIT_MAX_IOU): ("VCA §17", None),
