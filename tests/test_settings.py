@@ -27,6 +27,7 @@ def test_the_papers_values() -> None:
     assert settings.HL_RESAMPLES == 2000
     assert settings.FACTORIAL_BOOTSTRAP_SEED == settings.FACTORIAL_SEED == 20260724  # VCA §10, §19
     assert settings.CONFIDENCE_LEVEL == 0.95
+    assert settings.PRIMARY_CONTROLS == ("text", "blank")  # VCA §3: the primary no-image controls
     assert settings.FACTORIAL_STEMS == 50  # VCA §10
     assert settings.FILTER_COVERAGES == (25.0, 50.0, 75.0) and settings.FILTER_PRIMARY_COVERAGE == 50.0  # §16
     # VCA §17: gap ≥ 0.05, IoU ≤ 0.20, 4-px padding, Telea radius 3, 3-px feather, 10% repeats
@@ -64,6 +65,7 @@ PAPER_LITERALS: list[tuple[str, set[object]]] = [
     (r"stems|n_per_relation", {50}),
     (r"ranks$", {(1, 2, 4, 8, 16), (1, 2, 4, 8, 16, 32, 64)}),
     (r"min_gap|max_iou|(^|_)pad$|radius|feather|repeat", {0.05, 0.20, 4, 3, 0.10}),
+    (r"controls", {("text", "blank"), "text,blank"}),
 ]
 # Probe optimisation (cycle §E.3–§E.5) outside the reference models, whose own trainers are vlaudit's.
 PROBE_LITERALS: list[tuple[str, set[object]]] = [
@@ -165,6 +167,8 @@ def test_the_scan_finds_a_planted_copy(tmp_path: Path) -> None:
     (("vca", "factorial"), "--seed", settings.FACTORIAL_BOOTSTRAP_SEED),
     (("vca", "validity"), "--hl-resamples", settings.HL_RESAMPLES),
     (("experiment", "oe"), "--epochs", settings.PROBE_EPOCHS),
+    (("vca", "report"), "--controls", ",".join(settings.PRIMARY_CONTROLS)),
+    (("vca", "filter"), "--coverage", "25,50,75"),
 ])
 def test_option_defaults_read_the_settings(command: tuple[str, ...], option: str, setting: object) -> None:
     import typer.main

@@ -17,7 +17,13 @@ from vlaudit.backends.registry import load_backend
 from vlaudit.report.vca_tables import write_report_files
 from vlaudit.scoring.run_arguments import score_arguments
 from vlaudit.scoring.runner import refuse_other_run, run_scoring
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, FACTORIAL_BOOTSTRAP_SEED
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CONFIDENCE_LEVEL,
+    FACTORIAL_BOOTSTRAP_SEED,
+    PRIMARY_CONTROLS,
+)
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -88,7 +94,7 @@ def _headline(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_resamples: int = BOOTSTRAP_RESAMPLES,
+def vca_report(margins: Any, *, controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.

@@ -19,6 +19,7 @@ from vlaudit.settings import (
     FILTER_COVERAGES,
     FILTER_PRIMARY_COVERAGE,
     HL_RESAMPLES,
+    PRIMARY_CONTROLS,
 )
 
 # The library, loaded on first use so that `vlaudit --help` stays light (see commands/_lazy.py).
@@ -64,10 +65,10 @@ def vca_validity(
     edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from "
                                                                            "(default: the one holding their sources)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
+    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Cluster-bootstrap resamples."),
     hl_resamples: int = typer.Option(HL_RESAMPLES, "--hl-resamples", min=1,
-                                     help="Resamples of the H–L (high-minus-low tertile) intervals (VCA §19)."),
+                                     help="Resamples of the H–L (high-minus-low tertile) intervals."),
     seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Seed of the bootstrap and the CV folds."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the shared-margin CV increment."),
     repeats: int = typer.Option(10, "--repeats", min=1, help="Repeats of the shared-margin CV increment."),
@@ -95,7 +96,7 @@ def vca_filter(
     coverage: str = typer.Option(",".join(f"{c:g}" for c in FILTER_COVERAGES), "--coverage", help="Kept shares of groups (percent), comma-separated."),
     primary: float = typer.Option(FILTER_PRIMARY_COVERAGE, "--primary", help="Coverage (percent) of the bootstrap differences."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
+    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Relation-group bootstrap resamples."),
     seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write filter.png."),
@@ -130,7 +131,7 @@ def vca_proxies(
     meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: relation families for "
                                                           "runs without a meta_category column (default: none)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
+    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Cluster-bootstrap resamples."),
     seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write proxies.png."),
