@@ -120,19 +120,19 @@ def cli(capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> Calla
     return lambda *args: _run_main([str(a) for a in args], capsys, monkeypatch)
 
 
-def _one_error_line(code: int, out: str, err: str) -> str:
-    assert code == 2, (code, out, err)
-    assert "Traceback" not in out + err, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
-
-
 @pytest.fixture(scope="session")
 def one_error_line() -> Callable[[int, str, str], str]:
     """``one_error_line(code, out, err)``: the single ``error: …`` line of a refused command (exit 2, nothing
     else on stderr, no traceback)."""
-    return _one_error_line
+
+    def line(code: int, out: str, err: str) -> str:
+        assert code == 2, (code, out, err)
+        assert "Traceback" not in out + err, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), err
+        return lines[0]
+
+    return line
 
 
 @pytest.fixture(scope="session")

@@ -112,8 +112,10 @@ def _defaults(tree: ast.Module) -> Iterator[tuple[str, object, int]]:
 
 
 def _same(value: object, wanted: set[object]) -> bool:
-    return any(type(value) is type(w) and value == w or (isinstance(value, float) and isinstance(w, int)
-               and value == w) for w in wanted if not isinstance(value, bool))
+    try:
+        return not isinstance(value, bool) and value in wanted  # 30 == 30.0; a flag's True is not a 1
+    except TypeError:  # an unhashable default (a dict): no paper setting is one
+        return False
 
 
 def literal_copies(package: Path = PACKAGE) -> list[str]:
