@@ -132,10 +132,36 @@ def test_mixture_model_takes_auto_only(tmp_path: Path, monkeypatch: pytest.Monke
         load_backend("ref:scene-vqa-mixture", dtype="bf16")
 
 
-@pytest.mark.parametrize("command", [("vca", "score"), ("vca", "score-dual"), ("features",),
-                                     ("cycles", "score-mllm")])
-def test_every_dtype_option_is_the_one_vocabulary(command: tuple[str, ...], cli) -> None:
-    code, out, err = cli(*command, "--help")
-    assert code == 0 and "bfloat16 (bf16)" in " ".join(out.split())
+def _dtype_options() -> dict[str, object]:
+    """Every ``--dtype`` option of the command tree, by command path."""
+    import typer.main
+
+    from vlaudit.cli import app
+
+    found = {}
+
+    def walk(command: object, path: str) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}".strip())
+        for param in getattr(command, "params", ()):
+            if "--dtype" in getattr(param, "opts", ()):
+                found[path] = param
+
+    walk(typer.main.get_command(app), "")
+    return found
+
+
+def test_every_dtype_option_is_the_one_vocabulary() -> None:
+    from vlaudit.backends.dtypes import DTYPE_HELP
+
+    options = _dtype_options()
+    assert {"vca score", "vca score-dual", "features", "cycles score-mllm"} <= set(options)
+    for path, param in options.items():
+        assert param.default == "auto" and (param.help or "").startswith(DTYPE_HELP.rstrip(".")), path
+        assert param.process_value(None, "BF16") == "bfloat16", path  # canonical: one run for two spellings
+
+
+@pytest.mark.parametrize("command", [("vca", "score"), ("features",)])
+def test_a_bad_dtype_is_one_error_line_before_anything_loads(command: tuple[str, ...], cli) -> None:
     code, out, err = cli(*command, "--dtype", "float8")
     assert code == 2 and "unknown dtype 'float8'" in err and "Traceback" not in err
