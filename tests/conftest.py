@@ -2,7 +2,7 @@
 
 Every helper more than one test module uses lives here as a fixture (no test module imports another): the
 real entry point in-process (``cli``, ``one_error_line``, ``files_under``), tiny MLLMs and a small benchmark
-(``tiny_model``, ``make_benchmark``, ``direct_nll``), a toy cycles dataset for the dual encoders
+(``tiny_model``, ``make_benchmark``, ``toy_items``, ``direct_nll``), a toy cycles dataset for the dual encoders
 (``write_dual_dataset``) and a fabricated run folder for the report tests (``build_run_folder``, ``hostile``).
 """
 
@@ -211,6 +211,28 @@ def direct_nll() -> Callable[..., tuple[float, int, int]]:
     """``direct_nll(backend, prompt, image, verbalizer) -> (nll, verbalizer id, prompt length)``: lmms-eval
     style, one unbatched forward of prompt + verbalizer with the prompt tokens masked."""
     return _direct_nll
+
+
+def _toy_items(root: Path, n_images: int = 2, missing: int = 0) -> Path:
+    (root / "images").mkdir(parents=True)
+    rows = []
+    for i in range(n_images + missing):
+        if i < n_images:
+            Image.new("RGB", (32 + 8 * i, 24), (40 * i, 90, 200)).save(root / "images" / f"img{i}.png")
+        for j, label in enumerate(("yes", "no")):
+            rows.append({"item_id": f"i{i}_{j}", "image": f"img{i}.png", "question": f"Is the cat left {j}?",
+                         "label": label, "group_id": f"g{i}", "dataset": "toy", "split": "test"})
+    path = root / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(scope="session")
+def toy_items() -> Callable[..., Path]:
+    """``toy_items(root, n_images=2, missing=0)``: ROOT/items.jsonl and ROOT/images/, per image one same-image
+    yes/no group of two items (``missing`` more images are named by items but have no file); what `vca score`
+    and `vca score-dual` both take."""
+    return _toy_items
 
 
 # ------------------------------------------------------------------------ a toy dataset for dual encoders
