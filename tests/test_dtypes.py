@@ -152,13 +152,16 @@ def _dtype_options() -> dict[str, object]:
 
 
 def test_every_dtype_option_is_the_one_vocabulary() -> None:
+    """Every --dtype in the command tree: the same help and the same check (a new command cannot drift)."""
     from vlaudit.backends.dtypes import DTYPE_HELP
 
     options = _dtype_options()
     assert {"vca score", "vca score-dual", "features", "cycles score-mllm"} <= set(options)
     for path, param in options.items():
         assert param.default == "auto" and (param.help or "").startswith(DTYPE_HELP.rstrip(".")), path
-        assert param.process_value(None, "BF16") == "bfloat16", path  # canonical: one run for two spellings
+        assert param.process_value(None, "BF16") == "BF16", path  # checked, passed on as the API takes it
+        with pytest.raises(InputError, match="unknown dtype 'float8'"):
+            param.process_value(None, "float8")
 
 
 @pytest.mark.parametrize("command", [("vca", "score"), ("features",)])

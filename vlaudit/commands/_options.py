@@ -67,12 +67,12 @@ def in_folder_option(name: str, default: Any = ..., *, help: str) -> Any:
 
 
 def _dtype_choice(param: typer.CallbackParam, value: str) -> str:
-    return parse_dtype(value, field=_name(param))
+    parse_dtype(value, field=_name(param))  # an unknown spelling fails here, before anything loads
+    return value  # as written: the run records what the API would be given (the backend resolves it)
 
 
 def dtype_option() -> Any:
-    """``--dtype``: one vocabulary for every backend (:mod:`vlaudit.backends.dtypes`), checked as parsed and
-    passed on by its canonical name (``bf16`` → ``bfloat16``), so two spellings make the same run."""
+    """``--dtype``: one vocabulary for every backend (:mod:`vlaudit.backends.dtypes`), checked as parsed."""
     return typer.Option("auto", "--dtype", callback=_dtype_choice, help=DTYPE_HELP)
 
 
