@@ -118,24 +118,8 @@ def ref_cache(_ref_root, monkeypatch) -> Path:
     return _ref_root
 
 
-def _bench(root: Path, n_images: int = 2, missing: int = 0) -> Path:
-    from PIL import Image
-
-    (root / "images").mkdir(parents=True)
-    rows = []
-    for i in range(n_images + missing):
-        if i < n_images:
-            Image.new("RGB", (32 + 8 * i, 24), (40 * i, 90, 200)).save(root / "images" / f"img{i}.png")
-        for j, label in enumerate(("yes", "no")):
-            rows.append({"item_id": f"i{i}_{j}", "image": f"img{i}.png", "question": f"Is the cat left {j}?",
-                         "label": label, "group_id": f"g{i}", "dataset": "toy", "split": "test"})
-    path = root / "items.jsonl"
-    path.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
-    return path
-
-
-def test_vca_score_missing_images_folder_is_refused_before_the_model_loads(tmp_path) -> None:
-    _bench(tmp_path)
+def test_vca_score_missing_images_folder_is_refused_before_the_model_loads(toy_items, tmp_path) -> None:
+    toy_items(tmp_path)
     cache = tmp_path / "vlaudit-cache"
     line = _one_red_line(_cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", "items.jsonl",
                               "--images", "no/such/images", "--out", "run", cwd=tmp_path,
@@ -144,9 +128,9 @@ def test_vca_score_missing_images_folder_is_refused_before_the_model_loads(tmp_p
     assert not cache.exists() and not (tmp_path / "run").exists()
 
 
-def test_vca_score_where_every_record_fails_exits_nonzero_with_counts(cli, tmp_path, ref_cache, capsys,
+def test_vca_score_where_every_record_fails_exits_nonzero_with_counts(toy_items, cli, tmp_path, ref_cache, capsys,
                                                                      monkeypatch) -> None:
-    items = _bench(tmp_path / "bench", n_images=2)
+    items = toy_items(tmp_path / "bench", n_images=2)
     empty = tmp_path / "elsewhere"
     empty.mkdir()  # an existing folder without the images: every record fails
     run = tmp_path / "run"
@@ -161,9 +145,9 @@ def test_vca_score_where_every_record_fails_exits_nonzero_with_counts(cli, tmp_p
     assert len((run / "failures.jsonl").read_text().splitlines()) == 8
 
 
-def test_vca_score_always_prints_failures_by_reason_and_their_file(cli, tmp_path, ref_cache, capsys,
+def test_vca_score_always_prints_failures_by_reason_and_their_file(toy_items, cli, tmp_path, ref_cache, capsys,
                                                                   monkeypatch) -> None:
-    items = _bench(tmp_path / "bench", n_images=2, missing=1)
+    items = toy_items(tmp_path / "bench", n_images=2, missing=1)
     run = tmp_path / "run"
     code, out, err = cli(*["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
                             str(tmp_path / "bench" / "images"), "--out", str(run), "--contexts",
@@ -181,9 +165,9 @@ def test_vca_score_always_prints_failures_by_reason_and_their_file(cli, tmp_path
 
 
 @pytest.mark.parametrize("command", ["vca score", "features"])
-def test_a_missing_model_folder_is_named_not_a_repo_id_error(cli, command, tmp_path, capsys, monkeypatch,
+def test_a_missing_model_folder_is_named_not_a_repo_id_error(toy_items, cli, command, tmp_path, capsys, monkeypatch,
                                                             no_network) -> None:
-    items = _bench(tmp_path / "bench")
+    items = toy_items(tmp_path / "bench")
     (tmp_path / "cycles.jsonl").write_text('{"cycle_id": "c", "family": "toy", "image_1": "img0.png", "image_2": "img1.png", '
                                            '"caption_1": "a", "caption_2": "b", "text_1": "x", "text_2": "y"}\n')
     args = (["vca", "score", "--benchmark", str(items), "--model", "hf:/no/such/dir"] if command == "vca score"
@@ -194,8 +178,8 @@ def test_a_missing_model_folder_is_named_not_a_repo_id_error(cli, command, tmp_p
     assert "Repo id" not in err and not (tmp_path / "o").exists()
 
 
-def test_an_uncached_hub_id_offline_is_refused_at_once(cli, tmp_path, capsys, monkeypatch, no_network) -> None:
-    items = _bench(tmp_path / "bench")
+def test_an_uncached_hub_id_offline_is_refused_at_once(toy_items, cli, tmp_path, capsys, monkeypatch, no_network) -> None:
+    items = toy_items(tmp_path / "bench")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, _, err = cli(*["vca", "score", "--model", "hf:vlaudit-tests/never-downloaded", "--benchmark", str(items),
                           "--images", str(tmp_path / "bench" / "images"), "--out", str(tmp_path / "o")])
@@ -243,9 +227,9 @@ def _cycles(path: Path, rows: list[tuple[str, str, str]]) -> Path:
     return path
 
 
-def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(cli, tmp_path, ref_cache, capsys,
+def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(toy_items, cli, tmp_path, ref_cache, capsys,
                                                                           monkeypatch) -> None:
-    _bench(tmp_path / "bench", n_images=3)
+    toy_items(tmp_path / "bench", n_images=3)
     images = tmp_path / "bench" / "images"
     (images / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
     good = _cycles(tmp_path / "good.jsonl", [("c1", "img0.png", "img1.png"), ("c2", "img1.png", "img2.png")])
@@ -266,10 +250,10 @@ def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(cli, t
 # ------------------------------------------------------------------------------------------------ reruns
 
 
-def test_vca_score_rerun_with_other_arguments_needs_overwrite(cli, tmp_path, ref_cache, capsys, monkeypatch) -> None:
+def test_vca_score_rerun_with_other_arguments_needs_overwrite(toy_items, cli, tmp_path, ref_cache, capsys, monkeypatch) -> None:
     import json
 
-    items = _bench(tmp_path / "bench", n_images=2)
+    items = toy_items(tmp_path / "bench", n_images=2)
     run = tmp_path / "run"
     base = ["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
             str(tmp_path / "bench" / "images"), "--out", str(run)]
@@ -292,12 +276,12 @@ def test_vca_score_rerun_with_other_arguments_needs_overwrite(cli, tmp_path, ref
     assert summary["contexts"] == {"original": 4, "text": 4}
 
 
-def test_vca_score_survives_damaged_cache_chunks_bit_identically(cli, tmp_path, ref_cache, capsys, monkeypatch) -> None:
+def test_vca_score_survives_damaged_cache_chunks_bit_identically(toy_items, cli, tmp_path, ref_cache, capsys, monkeypatch) -> None:
     """A finished run whose cache was damaged (one chunk truncated, one with a changed digit) reruns with a
     warning naming each chunk, rescores just those, and writes byte-identical margins.parquet."""
     import json
 
-    items = _bench(tmp_path / "bench", n_images=4)
+    items = toy_items(tmp_path / "bench", n_images=4)
     run = tmp_path / "run"
     command = ["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
                str(tmp_path / "bench" / "images"), "--out", str(run), "--contexts", "original,text,blank",

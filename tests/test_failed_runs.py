@@ -66,28 +66,13 @@ def test_cycles_build_with_no_family_left_writes_no_cycles_file(one_error, tmp_p
 # ------------------------------------------------------------------------------------------ vca score
 
 
-def _bench(root: Path, n_images: int = 2) -> Path:
-    from PIL import Image
-
-    (root / "images").mkdir(parents=True)
-    rows = []
-    for i in range(n_images):
-        Image.new("RGB", (32 + 8 * i, 24), (40 * i, 90, 200)).save(root / "images" / f"img{i}.png")
-        for j, label in enumerate(("yes", "no")):
-            rows.append({"item_id": f"i{i}_{j}", "image": f"img{i}.png", "question": f"Is the cat left {j}?",
-                         "label": label, "group_id": f"g{i}", "dataset": "toy", "split": "test"})
-    path = root / "items.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 def _score(cli, items: Path | str, images: Path | str, out: Path | str, *extra: str) -> tuple[int, str, str]:
     return cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", items, "--images", images,
                "--out", out, "--contexts", "original,text", *extra)
 
 
-def test_vca_score_that_scored_nothing_leaves_no_run_and_no_lock(one_error, tmp_path, reference_cache, cli) -> None:
-    items = _bench(tmp_path / "bench")
+def test_vca_score_that_scored_nothing_leaves_no_run_and_no_lock(toy_items, one_error, tmp_path, reference_cache, cli) -> None:
+    items = toy_items(tmp_path / "bench")
     empty = tmp_path / "empty"
     empty.mkdir()
     run = tmp_path / "run"
@@ -106,9 +91,9 @@ def test_vca_score_that_scored_nothing_leaves_no_run_and_no_lock(one_error, tmp_
     assert _files(run) == before
 
 
-def test_vca_score_rerun_compares_what_paths_mean_not_their_spelling(one_error, tmp_path, reference_cache, cli,
+def test_vca_score_rerun_compares_what_paths_mean_not_their_spelling(toy_items, one_error, tmp_path, reference_cache, cli,
                                                                        monkeypatch) -> None:
-    _bench(tmp_path / "bench")
+    toy_items(tmp_path / "bench")
     monkeypatch.chdir(tmp_path)
     code, _, err = _score(cli, "bench/items.jsonl", "bench/images", "run")
     assert code == 0, err
@@ -131,10 +116,10 @@ def test_vca_score_rerun_compares_what_paths_mean_not_their_spelling(one_error, 
     assert not (tmp_path / "run" / ".lock").exists()
 
 
-def test_api_then_cli_into_one_folder_agree_on_arguments(one_error, tmp_path, reference_cache, cli) -> None:
+def test_api_then_cli_into_one_folder_agree_on_arguments(toy_items, one_error, tmp_path, reference_cache, cli) -> None:
     import vlaudit
 
-    items = _bench(tmp_path / "bench")
+    items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
     vlaudit.score_margins("ref:tiny-qwen2-vl", items, images=images, out=run, contexts=("original", "text"))
     recorded = json.loads((run / "manifest.json").read_text())["arguments"]
