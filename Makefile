@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test lint docs docs-build setup clean bench
+.PHONY: demo test test-fast lint docs docs-build setup clean bench
 
 setup: $(STAMP)
 
@@ -37,6 +37,11 @@ docs: $(STAMP)
 
 test: $(STAMP) lint docs-build
 	$(VENV)/bin/python -m pytest
+
+# The suite without the tests marked slow (the demo, the docs build, Ray, the end-to-end scoring runs): the
+# quick loop while editing. `make test` still runs everything.
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest -m "not slow"
 
 # Every benchmark at a quick scale (a few minutes), one table of figures against their goals; FULL=1: full scale.
 bench: $(STAMP)

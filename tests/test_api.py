@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_hf_tiny_models import make_benchmark, tiny_model  # noqa: F401  (session fixture)
 from vca_fixtures import SUPPORT_LABELS, SUPPORT_MARGINS, rows_from_arrays
 
 import vlaudit
@@ -118,10 +117,10 @@ def test_html_repr_escapes_data_text() -> None:
 
 
 @pytest.mark.usefixtures("one_torch_thread")
-def test_score_margins_then_report_on_a_tiny_model(tmp_path: Path, tmp_path_factory, no_network) -> None:
+def test_score_margins_then_report_on_a_tiny_model(make_benchmark, tiny_model, tmp_path: Path, tmp_path_factory, no_network) -> None:
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=2, questions=2)
-    model = tiny_model("qwen2-vl", tmp_path_factory)
+    model = tiny_model("qwen2-vl")
     margins = vlaudit.score_margins(f"hf:{model}", bench / "items.jsonl", images=bench / "images",
                                     out=tmp_path / "run", max_pixels=56 * 56 * 4)
     frame = margins.to_frame()

@@ -13,8 +13,6 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from tests.cli_helpers import run_main as _main
-from tests.cli_helpers import toy_items
 from vlaudit.cli import app
 from vlaudit.commands._options import FILE, FOLDER
 from vlaudit.errors import InputError
@@ -120,7 +118,7 @@ def ref_cache(_ref_root, monkeypatch) -> Path:
     return _ref_root
 
 
-def test_vca_score_missing_images_folder_is_refused_before_the_model_loads(tmp_path) -> None:
+def test_vca_score_missing_images_folder_is_refused_before_the_model_loads(toy_items, tmp_path) -> None:
     toy_items(tmp_path)
     cache = tmp_path / "vlaudit-cache"
     line = _one_red_line(_cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", "items.jsonl",
@@ -130,14 +128,14 @@ def test_vca_score_missing_images_folder_is_refused_before_the_model_loads(tmp_p
     assert not cache.exists() and not (tmp_path / "run").exists()
 
 
-def test_vca_score_where_every_record_fails_exits_nonzero_with_counts(tmp_path, ref_cache, capsys,
+def test_vca_score_where_every_record_fails_exits_nonzero_with_counts(toy_items, cli, tmp_path, ref_cache, capsys,
                                                                      monkeypatch) -> None:
     items = toy_items(tmp_path / "bench", n_images=2)
     empty = tmp_path / "elsewhere"
     empty.mkdir()  # an existing folder without the images: every record fails
     run = tmp_path / "run"
-    code, _, err = _main(["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
-                          str(empty), "--out", str(run), "--contexts", "original,text"], capsys, monkeypatch)
+    code, _, err = cli(*["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
+                          str(empty), "--out", str(run), "--contexts", "original,text"])
     assert code == 2 and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err
     line = err.strip()
@@ -147,13 +145,13 @@ def test_vca_score_where_every_record_fails_exits_nonzero_with_counts(tmp_path, 
     assert len((run / "failures.jsonl").read_text().splitlines()) == 8
 
 
-def test_vca_score_always_prints_failures_by_reason_and_their_file(tmp_path, ref_cache, capsys,
+def test_vca_score_always_prints_failures_by_reason_and_their_file(toy_items, cli, tmp_path, ref_cache, capsys,
                                                                   monkeypatch) -> None:
     items = toy_items(tmp_path / "bench", n_images=2, missing=1)
     run = tmp_path / "run"
-    code, out, err = _main(["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
+    code, out, err = cli(*["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
                             str(tmp_path / "bench" / "images"), "--out", str(run), "--contexts",
-                            "original,text,irre"], capsys, monkeypatch)
+                            "original,text,irre"])
     assert code == 0, err
     flat = " ".join(out.split())
     assert "records not scored: 6 failed (image file not found: 6), 4 skipped (context irre: 4)" in flat
@@ -167,26 +165,24 @@ def test_vca_score_always_prints_failures_by_reason_and_their_file(tmp_path, ref
 
 
 @pytest.mark.parametrize("command", ["vca score", "features"])
-def test_a_missing_model_folder_is_named_not_a_repo_id_error(command, tmp_path, capsys, monkeypatch,
+def test_a_missing_model_folder_is_named_not_a_repo_id_error(toy_items, cli, command, tmp_path, capsys, monkeypatch,
                                                             no_network) -> None:
     items = toy_items(tmp_path / "bench")
     (tmp_path / "cycles.jsonl").write_text('{"cycle_id": "c", "family": "toy", "image_1": "img0.png", "image_2": "img1.png", '
                                            '"caption_1": "a", "caption_2": "b", "text_1": "x", "text_2": "y"}\n')
     args = (["vca", "score", "--benchmark", str(items), "--model", "hf:/no/such/dir"] if command == "vca score"
             else ["features", "--cycles", str(tmp_path / "cycles.jsonl"), "--model", "hf-clip:/no/such/dir"])
-    code, _, err = _main([*args, "--images", str(tmp_path / "bench" / "images"), "--out", str(tmp_path / "o")],
-                         capsys, monkeypatch)
+    code, _, err = cli(*[*args, "--images", str(tmp_path / "bench" / "images"), "--out", str(tmp_path / "o")])
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "/no/such/dir" in err and "'--model'" in err and "folder does not exist" in err
     assert "Repo id" not in err and not (tmp_path / "o").exists()
 
 
-def test_an_uncached_hub_id_offline_is_refused_at_once(tmp_path, capsys, monkeypatch, no_network) -> None:
+def test_an_uncached_hub_id_offline_is_refused_at_once(toy_items, cli, tmp_path, capsys, monkeypatch, no_network) -> None:
     items = toy_items(tmp_path / "bench")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    code, _, err = _main(["vca", "score", "--model", "hf:vlaudit-tests/never-downloaded", "--benchmark", str(items),
-                          "--images", str(tmp_path / "bench" / "images"), "--out", str(tmp_path / "o")],
-                         capsys, monkeypatch)
+    code, _, err = cli(*["vca", "score", "--model", "hf:vlaudit-tests/never-downloaded", "--benchmark", str(items),
+                          "--images", str(tmp_path / "bench" / "images"), "--out", str(tmp_path / "o")])
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "'vlaudit-tests/never-downloaded' is not in the local Hugging Face cache" in err
     assert "HF_HUB_OFFLINE" in err and not (tmp_path / "o").exists()
@@ -231,7 +227,7 @@ def _cycles(path: Path, rows: list[tuple[str, str, str]]) -> Path:
     return path
 
 
-def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(tmp_path, ref_cache, capsys,
+def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(toy_items, cli, tmp_path, ref_cache, capsys,
                                                                           monkeypatch) -> None:
     toy_items(tmp_path / "bench", n_images=3)
     images = tmp_path / "bench" / "images"
@@ -239,15 +235,15 @@ def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(tmp_pa
     good = _cycles(tmp_path / "good.jsonl", [("c1", "img0.png", "img1.png"), ("c2", "img1.png", "img2.png")])
     bad = _cycles(tmp_path / "bad.jsonl", [("c1", "img0.png", "img1.png"), ("c2", "broken.png", "img2.png")])
     args = ["features", "--model", "ref:tiny-open-clip", "--images", str(images), "--batch-size", "2"]
-    code, _, err = _main([*args, "--cycles", str(bad), "--out", str(tmp_path / "new")], capsys, monkeypatch)
+    code, _, err = cli(*[*args, "--cycles", str(bad), "--out", str(tmp_path / "new")])
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"{bad}, record row 2 (cycle c2), field 'image_1'" in err and "'broken.png'" in err
     assert not (tmp_path / "new").exists()  # no empty or half-written features folder
-    code, _, err = _main([*args, "--cycles", str(good), "--out", str(tmp_path / "feats")], capsys, monkeypatch)
+    code, _, err = cli(*[*args, "--cycles", str(good), "--out", str(tmp_path / "feats")])
     assert code == 0, err
     before = {p.name: p.read_bytes() for p in (tmp_path / "feats").iterdir()}
-    code, _, err = _main([*args, "--cycles", str(bad), "--out", str(tmp_path / "feats"), "--overwrite"], capsys,
-                         monkeypatch)  # other cycles: without --overwrite, a refusal before any image is read
+    code, _, err = cli(*[*args, "--cycles", str(bad), "--out", str(tmp_path / "feats"), "--overwrite"])
+    # other cycles: without --overwrite, a refusal before any image is read
     assert code == 2 and "cycle c2" in err
     assert {p.name: p.read_bytes() for p in (tmp_path / "feats").iterdir()} == before  # the old run is intact
 
@@ -255,33 +251,33 @@ def test_features_corrupt_image_names_its_cycle_and_leaves_nothing_behind(tmp_pa
 # ------------------------------------------------------------------------------------------------ reruns
 
 
-def test_vca_score_rerun_with_other_arguments_needs_overwrite(tmp_path, ref_cache, capsys, monkeypatch) -> None:
+def test_vca_score_rerun_with_other_arguments_needs_overwrite(toy_items, cli, tmp_path, ref_cache, capsys, monkeypatch) -> None:
     import json
 
     items = toy_items(tmp_path / "bench", n_images=2)
     run = tmp_path / "run"
     base = ["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
             str(tmp_path / "bench" / "images"), "--out", str(run)]
-    code, _, err = _main([*base, "--contexts", "original,text,blank"], capsys, monkeypatch)
+    code, _, err = cli(*[*base, "--contexts", "original,text,blank"])
     assert code == 0, err
     margins = (run / "margins.parquet").read_bytes()
     # the same run again (another batch size: operational only; context order: rows are sorted) is a resume
-    code, _, err = _main([*base, "--contexts", "blank,original,text", "--batch-size", "3"], capsys, monkeypatch)
+    code, _, err = cli(*[*base, "--contexts", "blank,original,text", "--batch-size", "3"])
     assert code == 0, err
     assert (run / "margins.parquet").read_bytes() == margins
-    code, _, err = _main([*base, "--contexts", "original,text", "--seed", "4"], capsys, monkeypatch)
+    code, _, err = cli(*[*base, "--contexts", "original,text", "--seed", "4"])
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"{run}, field '--out': holds a run with other arguments" in err and "--overwrite" in err
     assert "contexts: ['blank', 'original', 'text'] → ['original', 'text']" in err and "seed: 0 → 4" in err
     assert (run / "margins.parquet").read_bytes() == margins  # nothing replaced
-    code, _, err = _main([*base, "--contexts", "original,text", "--overwrite"], capsys, monkeypatch)
+    code, _, err = cli(*[*base, "--contexts", "original,text", "--overwrite"])
     assert code == 0, err
     summary = json.loads((run / "summary.json").read_text())
     assert summary["n_units_scored_now"] == 0 and summary["n_units_from_cache"] == summary["n_unique_units"]
     assert summary["contexts"] == {"original": 4, "text": 4}
 
 
-def test_vca_score_survives_damaged_cache_chunks_bit_identically(tmp_path, ref_cache, capsys, monkeypatch) -> None:
+def test_vca_score_survives_damaged_cache_chunks_bit_identically(toy_items, cli, tmp_path, ref_cache, capsys, monkeypatch) -> None:
     """A finished run whose cache was damaged (one chunk truncated, one with a changed digit) reruns with a
     warning naming each chunk, rescores just those, and writes byte-identical margins.parquet."""
     import json
@@ -291,7 +287,7 @@ def test_vca_score_survives_damaged_cache_chunks_bit_identically(tmp_path, ref_c
     command = ["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
                str(tmp_path / "bench" / "images"), "--out", str(run), "--contexts", "original,text,blank",
                "--interface", "yesno,truefalse", "--batch-size", "3", "--chunk-size", "4"]
-    code, _, err = _main(command, capsys, monkeypatch)
+    code, _, err = cli(*command)
     assert code == 0, err
     reference = {name: (run / name).read_bytes() for name in ("margins.parquet", "failures.jsonl")}
     chunks = sorted((run / "cache").glob("chunk-*.jsonl"))
@@ -302,7 +298,7 @@ def test_vca_score_survives_damaged_cache_chunks_bit_identically(tmp_path, ref_c
     text = chunks[3].read_text()
     nll = str(json.loads(text.splitlines()[0])["nll_yes"])
     chunks[3].write_text(text.replace(nll, nll[:-1] + ("1" if nll[-1] != "1" else "2"), 1))
-    code, out, err = _main(command, capsys, monkeypatch)
+    code, out, err = cli(*command)
     assert code == 0, err
     assert "Traceback" not in err and "invalid JSON" not in err
     for path in (chunks[1], chunks[3]):

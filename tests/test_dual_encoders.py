@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -92,41 +91,6 @@ def test_open_clip_spec_forms() -> None:
 # ------------------------------------------------------------------------------------------------ features
 
 
-def _write_dataset(root: Path, *, with_text: bool = True, with_file_names: bool = True,
-                   padded: bool = False) -> tuple[Path, Path]:
-    """Four image ids (``d`` is a byte copy of ``a``) and four caption ids (``c4`` repeats ``c1``'s text);
-    ``padded``: COCO-style zero-padded numeric ids instead (``000000000001``, caption ``0001``)."""
-    images_dir = root / "images"
-    images_dir.mkdir(parents=True)
-    for image_id, image in zip(("a", "b", "c"), _images(3), strict=True):
-        image.save(images_dir / f"{image_id}.png")
-    shutil.copy(images_dir / "a.png", images_dir / "d.png")
-    texts = {"c1": "a dog to the left of a chair", "c2": "a cat above a table", "c3": "a red car next to a bus",
-             "c4": "a dog to the left of a chair"}
-    blocks = [("k1", "a", "c1", "b", "c2"), ("k2", "b", "c2", "c", "c3"), ("k3", "d", "c4", "c", "c3")]
-    if padded:
-        ids = {"a": "000000000001", "b": "000000000002", "c": "000000000003", "d": "000000000004",
-               "c1": "0001", "c2": "0002", "c3": "0003", "c4": "0004"}
-        texts = {ids[k]: v for k, v in texts.items()}
-        for name in ("a", "b", "c", "d"):
-            (images_dir / f"{name}.png").rename(images_dir / f"{ids[name]}.png")
-        blocks = [(k, *(ids[x] for x in rest)) for k, *rest in blocks]
-    rows = []
-    for cycle_id, u1, v1, u2, v2 in blocks:
-        row = {"cycle_id": cycle_id, "family": "toy", "split": "test", "image_1": u1, "caption_1": v1,
-               "image_2": u2, "caption_2": v2}
-        if with_text:
-            row.update(text_1=texts[v1], text_2=texts[v2])
-        if with_file_names:
-            row.update(file_name_1=f"{u1}.png", file_name_2=f"{u2}.png")
-        rows.append(row)
-    cycles_path = root / "cycles.jsonl"
-    write_jsonl(cycles_path, rows)
-    if not with_text:
-        write_jsonl(root / "cycles.captions.jsonl", [{"caption_id": k, "text": v} for k, v in texts.items()])
-    return cycles_path, images_dir
-
-
 class _Counting:
     """Counts what reaches the backend (the real backend still does the work)."""
 
@@ -146,8 +110,8 @@ class _Counting:
         return self.backend.encode_texts(texts)
 
 
-def test_features_deduplicate_and_are_deterministic(tmp_path: Path, tiny_dirs: dict[str, Path]) -> None:
-    cycles_path, images_dir = _write_dataset(tmp_path, with_text=False, with_file_names=False)
+def test_features_deduplicate_and_are_deterministic(write_dual_dataset, tmp_path: Path, tiny_dirs: dict[str, Path]) -> None:
+    cycles_path, images_dir = write_dual_dataset(tmp_path, with_text=False, with_file_names=False)
     cycles = read_cycles(cycles_path)
     inputs = collect_inputs(cycles, cycles_path, images_dir)  # ids resolved as ID.png, texts from the sidecar
     assert list(inputs.images) == ["a", "b", "c", "d"] and len(inputs.texts) == 4
@@ -164,8 +128,8 @@ def test_features_deduplicate_and_are_deterministic(tmp_path: Path, tiny_dirs: d
         assert (tmp_path / "f1" / name).read_bytes() == (tmp_path / "f2" / name).read_bytes()
 
 
-def test_zero_shot_scores_are_the_direct_cosine(tmp_path: Path, tiny_dirs: dict[str, Path]) -> None:
-    cycles_path, images_dir = _write_dataset(tmp_path)
+def test_zero_shot_scores_are_the_direct_cosine(write_dual_dataset, tmp_path: Path, tiny_dirs: dict[str, Path]) -> None:
+    cycles_path, images_dir = write_dual_dataset(tmp_path)
     cycles = read_cycles(cycles_path)
     backend = load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", device="cpu")
     extract_features(backend, collect_inputs(cycles, cycles_path, images_dir), tmp_path / "feats")
@@ -181,8 +145,8 @@ def test_zero_shot_scores_are_the_direct_cosine(tmp_path: Path, tiny_dirs: dict[
         assert row["score"] == pytest.approx(direct, abs=1e-6)
 
 
-def test_bad_feature_inputs(tmp_path: Path) -> None:
-    cycles_path, images_dir = _write_dataset(tmp_path, with_text=False)
+def test_bad_feature_inputs(write_dual_dataset, tmp_path: Path) -> None:
+    cycles_path, images_dir = write_dual_dataset(tmp_path, with_text=False)
     rows = [json.loads(line) for line in cycles_path.read_text().splitlines()]
     (tmp_path / "cycles.captions.jsonl").unlink()
     with pytest.raises(InputError, match="captions table"):
@@ -204,7 +168,7 @@ def test_bad_feature_inputs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("padded", [False, True])
-def test_cli_features_zero_shot_eval(tmp_path: Path, tiny_dirs: dict[str, Path], no_network: None,
+def test_cli_features_zero_shot_eval(write_dual_dataset, tmp_path: Path, tiny_dirs: dict[str, Path], no_network: None,
                                      padded: bool) -> None:
     """The documented chain features → cycles zero-shot (CSV) → cycles eval, also on zero-padded COCO-style ids
     (a CSV reader that parsed ``0001`` as the integer 1 broke the last step)."""
@@ -212,7 +176,7 @@ def test_cli_features_zero_shot_eval(tmp_path: Path, tiny_dirs: dict[str, Path],
     import vlaudit.commands.features  # noqa: F401
     from vlaudit.commands._apps import app
 
-    cycles_path, images_dir = _write_dataset(tmp_path, padded=padded)
+    cycles_path, images_dir = write_dual_dataset(tmp_path, padded=padded)
     runner = CliRunner()
     result = runner.invoke(app, ["features", "--model", f"open_clip:local-dir:{tiny_dirs['open_clip']}",
                                  "--cycles", str(cycles_path), "--images", str(images_dir),

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import one_error_line, toy_items
-
 
 def _files(folder: Path) -> dict[str, bytes]:
     """Every file under ``folder`` (hidden ones included) → its bytes."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def _one_error(code: int, out: str, err: str) -> str:
-    """The one ``error:`` line of a refused command (exit 2), whitespace normalised."""
-    return " ".join(one_error_line(code, out, err).split())
+@pytest.fixture
+def one_error(one_error_line):
+    """``one_error(code, out, err)``: the one ``error:`` line of a refused command (exit 2), whitespace
+    normalised."""
+    return lambda code, out, err: " ".join(one_error_line(code, out, err).split())
 
 
 # ------------------------------------------------------------------------------------------ cycles build
@@ -39,11 +39,11 @@ def _pairs(path: Path) -> Path:
     return path
 
 
-def test_cycles_build_with_no_family_left_writes_no_cycles_file(tmp_path, cli) -> None:
+def test_cycles_build_with_no_family_left_writes_no_cycles_file(one_error, tmp_path, cli) -> None:
     pairs = _pairs(tmp_path / "pairs.jsonl")
     out = tmp_path / "c.jsonl"
     code, stdout, err = cli("cycles", "build", "jsonl", "--pairs", pairs, "--out", out, "--splits", "test")
-    line = _one_error(code, stdout, err)
+    line = one_error(code, stdout, err)
     assert "no family reached --min-cycles 30 (validation cycles), so no cycles were written" in line
     assert str(tmp_path / "c.failed.json") in line
     assert "pairs-relation (unavailable)" in stdout  # the Table-6 report is on the console
@@ -58,7 +58,7 @@ def test_cycles_build_with_no_family_left_writes_no_cycles_file(tmp_path, cli) -
                                                           "pairs.jsonl"]
     # failing again leaves that earlier build exactly as it was
     before = _files(tmp_path)
-    _one_error(*cli("cycles", "build", "jsonl", "--pairs", pairs, "--out", out, "--splits", "test"))
+    one_error(*cli("cycles", "build", "jsonl", "--pairs", pairs, "--out", out, "--splits", "test"))
     after = _files(tmp_path)
     assert after.pop("c.failed.json") and after == before
 
@@ -71,12 +71,12 @@ def _score(cli, items: Path | str, images: Path | str, out: Path | str, *extra: 
                "--out", out, "--contexts", "original,text", *extra)
 
 
-def test_vca_score_that_scored_nothing_leaves_no_run_and_no_lock(tmp_path, reference_cache, cli) -> None:
+def test_vca_score_that_scored_nothing_leaves_no_run_and_no_lock(toy_items, one_error, tmp_path, reference_cache, cli) -> None:
     items = toy_items(tmp_path / "bench")
     empty = tmp_path / "empty"
     empty.mkdir()
     run = tmp_path / "run"
-    line = _one_error(*_score(cli, items, empty, run))
+    line = one_error(*_score(cli, items, empty, run))
     assert "no record could be scored: 8 failed (image file not found: 8)" in line
     assert sorted(_files(run)) == ["failures.jsonl"]  # no manifest, no margins, no .lock
     # the corrected rerun into the same --out is not refused as "other arguments"
@@ -86,12 +86,12 @@ def test_vca_score_that_scored_nothing_leaves_no_run_and_no_lock(tmp_path, refer
     assert ".lock" not in _files(run)
     # a run already there is left exactly as it was when a rerun scores nothing, even with --overwrite
     before = _files(run)
-    line = _one_error(*_score(cli, items, empty, run, "--overwrite"))
+    line = one_error(*_score(cli, items, empty, run, "--overwrite"))
     assert f"the run in {run} is left as it was" in line and "first: i0_0: image file not found" in line
     assert _files(run) == before
 
 
-def test_vca_score_rerun_compares_what_paths_mean_not_their_spelling(tmp_path, reference_cache, cli,
+def test_vca_score_rerun_compares_what_paths_mean_not_their_spelling(toy_items, one_error, tmp_path, reference_cache, cli,
                                                                        monkeypatch) -> None:
     toy_items(tmp_path / "bench")
     monkeypatch.chdir(tmp_path)
@@ -110,13 +110,13 @@ def test_vca_score_rerun_compares_what_paths_mean_not_their_spelling(tmp_path, r
     # the same path with other content is another run
     items = tmp_path / "bench" / "items.jsonl"
     items.write_text(items.read_text().replace("Is the cat left 0?", "Is the dog left 0?"))
-    line = _one_error(*_score(cli, "bench/items.jsonl", "bench/images", "run"))
+    line = one_error(*_score(cli, "bench/items.jsonl", "bench/images", "run"))
     assert "holds a run with other arguments (items_sha256: " in line and "--overwrite" in line
     assert (tmp_path / "run" / "margins.parquet").read_bytes() == margins
     assert not (tmp_path / "run" / ".lock").exists()
 
 
-def test_api_then_cli_into_one_folder_agree_on_arguments(tmp_path, reference_cache, cli) -> None:
+def test_api_then_cli_into_one_folder_agree_on_arguments(toy_items, one_error, tmp_path, reference_cache, cli) -> None:
     import vlaudit
 
     items = toy_items(tmp_path / "bench")
@@ -126,7 +126,7 @@ def test_api_then_cli_into_one_folder_agree_on_arguments(tmp_path, reference_cac
     assert recorded["model"] == "ref:tiny-qwen2-vl" and recorded["images"] == str(images.resolve())
     assert recorded["contexts"] == ["original", "text"] and recorded["dtype"] == "auto"
     api_files = _files(run)
-    line = _one_error(*_score(cli, items, images, run, "--seed", "3"))
+    line = one_error(*_score(cli, items, images, run, "--seed", "3"))
     assert f"{run}, field '--out': holds a run with other arguments (seed: 0 → 3)" in line
     assert _files(run) == api_files  # the API's run is untouched
     code, _, err = _score(cli, items, images, run)  # the same arguments: a resume, not a refusal

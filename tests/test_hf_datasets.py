@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import files_under, one_error_line, run_main
 from vlaudit.results.cycles import PairAuditResult
 from vlaudit.results.demo import ItemsBuildSummary
 
@@ -58,7 +57,7 @@ def _vsr_jsonl(root: Path) -> Path:
     return path
 
 
-def test_data_vsr_on_a_saved_dataset_gives_the_items_of_its_jsonl(tmp_path, capsys, monkeypatch,
+def test_data_vsr_on_a_saved_dataset_gives_the_items_of_its_jsonl(cli, tmp_path, capsys, monkeypatch,
                                                                    versioned_outputs) -> None:
     jsonl = _vsr_jsonl(tmp_path)
     dataset = datasets.Dataset.from_json(str(jsonl))
@@ -68,7 +67,7 @@ def test_data_vsr_on_a_saved_dataset_gives_the_items_of_its_jsonl(tmp_path, caps
     results = {}
     for name, source in (("jsonl", str(jsonl)), ("disk", "hf-dataset:saved/zeroshot_test"),
                          ("parquet", "zeroshot_test.parquet"), ("folder", "saved/zeroshot_test")):
-        code, out, err = run_main(["data", "vsr", source, "--out", f"{name}.jsonl"], capsys, monkeypatch)
+        code, out, err = cli(*["data", "vsr", source, "--out", f"{name}.jsonl"])
         assert code == 0 and err == "", err  # no progress bars or library logs
         results[name] = (tmp_path / f"{name}.jsonl").read_text()
     assert results["disk"] == results["jsonl"] == results["parquet"] == results["folder"]
@@ -80,7 +79,7 @@ def test_data_vsr_on_a_saved_dataset_gives_the_items_of_its_jsonl(tmp_path, caps
         assert ItemsBuildSummary.from_dict(json.loads((tmp_path / f"{name}.summary.json").read_text())).n_items == 4
 
 
-def test_an_image_column_is_written_once_by_content(tmp_path, capsys, monkeypatch) -> None:
+def test_an_image_column_is_written_once_by_content(cli, files_under, tmp_path, capsys, monkeypatch) -> None:
     red, blue = _png((255, 0, 0)), _png((0, 0, 255))
     features = datasets.Features({"image": datasets.Image(),
                                   "caption_options": datasets.Sequence(datasets.Value("string"))})
@@ -91,7 +90,7 @@ def test_an_image_column_is_written_once_by_content(tmp_path, capsys, monkeypatc
          "caption_options": [options] * 3}, features=features)
     dataset.save_to_disk(str(tmp_path / "controlled"))
     args = ["data", "whatsup-controlled", "hf-dataset:controlled", "--hf-images", "imgs"]
-    code, out, err = run_main([*args, "--out", "a.jsonl"], capsys, monkeypatch)
+    code, out, err = cli(*[*args, "--out", "a.jsonl"])
     assert code == 0, err
     assert "images: 2 written, 1 already in imgs" in out
     import hashlib
@@ -101,34 +100,31 @@ def test_an_image_column_is_written_once_by_content(tmp_path, capsys, monkeypatc
     assert (tmp_path / "imgs" / (hashlib.sha256(red).hexdigest() + ".png")).read_bytes() == red
     items = _items(tmp_path / "a.jsonl")
     assert [i["image"] for i in items[::4]] == [hashlib.sha256(b).hexdigest() + ".png" for b in (red, blue, red)]
-    code, out, err = run_main([*args, "--out", "b.jsonl"], capsys, monkeypatch)  # a rerun writes nothing
+    code, out, err = cli(*[*args, "--out", "b.jsonl"])  # a rerun writes nothing
     assert code == 0 and "images: 0 written, 3 already in imgs" in out
     assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
     summary = json.loads((tmp_path / "b.summary.json").read_text())
     assert summary["hf_images"] == {"folder": "imgs", "written": 0, "reused": 3}
 
 
-def test_a_dataset_dict_needs_its_split_named(tmp_path, capsys, monkeypatch) -> None:
+def test_a_dataset_dict_needs_its_split_named(cli, one_error_line, tmp_path, capsys, monkeypatch) -> None:
     rows = datasets.Dataset.from_list([{"image_id": 139, "true_caption": "A photo of a cup to the left of a dog",
                                         "false_caption": "A photo of a cup to the right of a dog"}])
     datasets.DatasetDict({"test": rows, "validation": rows}).save_to_disk(str(tmp_path / "spatial"))
-    line = one_error_line(*run_main(["data", "gsr-coco", "hf-dataset:spatial", "--out", "g.jsonl"], capsys,
-                                    monkeypatch))
+    line = one_error_line(*cli(*["data", "gsr-coco", "hf-dataset:spatial", "--out", "g.jsonl"]))
     assert "splits ['test', 'validation']" in line and "@SPLIT" in line
-    line = one_error_line(*run_main(["data", "gsr-coco", "hf-dataset:spatial@train", "--out", "g.jsonl"], capsys,
-                                    monkeypatch))
+    line = one_error_line(*cli(*["data", "gsr-coco", "hf-dataset:spatial@train", "--out", "g.jsonl"]))
     assert "no split 'train'" in line
     assert not (tmp_path / "g.jsonl").exists()
-    code, out, err = run_main(["data", "gsr-coco", "hf-dataset:spatial@test", "--out", "g.jsonl"], capsys,
-                              monkeypatch)
+    code, out, err = cli(*["data", "gsr-coco", "hf-dataset:spatial@test", "--out", "g.jsonl"])
     assert code == 0, err
     item = _items(tmp_path / "g.jsonl")[0]
     assert item["image"] == "val2017/000000000139.jpg" and item["split"] == "spatial" and item["label"] == "yes"
 
 
-def test_an_uncached_hub_dataset_offline_is_one_line(tmp_path, capsys, monkeypatch, no_network) -> None:
-    line = one_error_line(*run_main(["data", "vsr", "hf-dataset:nobody/no-such-vsr:default@test", "--out",
-                                     "v.jsonl"], capsys, monkeypatch))
+def test_an_uncached_hub_dataset_offline_is_one_line(cli, one_error_line, tmp_path, capsys, monkeypatch, no_network) -> None:
+    line = one_error_line(*cli(*["data", "vsr", "hf-dataset:nobody/no-such-vsr:default@test", "--out",
+                                     "v.jsonl"]))
     assert "hf-dataset:nobody/no-such-vsr:default@test" in line and "cannot load" in line
     assert not (tmp_path / "v.jsonl").exists()
 
@@ -143,7 +139,8 @@ def test_hf_spec_parsing() -> None:
     assert source_stem("random_test.jsonl") == "random_test"
 
 
-def test_audit_pairs_reads_a_sugarcrepe_dataset_with_images(tmp_path, capsys, monkeypatch, versioned_outputs) -> None:
+def test_audit_pairs_reads_a_sugarcrepe_dataset_with_images(cli, tmp_path, capsys, monkeypatch,
+                                                            versioned_outputs) -> None:
     features = datasets.Features({"image": datasets.Image(), "caption": datasets.Value("string"),
                                   "negative_caption": datasets.Value("string")})
     red, blue = _png((255, 0, 0)), _png((0, 0, 255))
@@ -151,7 +148,7 @@ def test_audit_pairs_reads_a_sugarcrepe_dataset_with_images(tmp_path, capsys, mo
                                 "caption": ["a red square", "a blue square"],
                                 "negative_caption": ["a blue square", "a red square"]},
                                features=features).to_parquet(str(tmp_path / "swap.parquet"))
-    code, out, err = run_main(["cycles", "audit-pairs", "swap.parquet", "--out", "audit"], capsys, monkeypatch)
+    code, out, err = cli(*["cycles", "audit-pairs", "swap.parquet", "--out", "audit"])
     assert code == 0, err
     row = json.loads((tmp_path / "audit" / "audit_pairs.json").read_text())["rows"][0]
     # each caption is positive for one image and negative for the other: an exact cycle, written as pairs
@@ -177,13 +174,13 @@ def test_coco_captions_from_a_dataset_equal_the_official_file(tmp_path) -> None:
     assert from_dataset.image.tolist() == official.image.tolist()
 
 
-def test_real_vsr_split_and_coco_captions_as_datasets_give_the_same_outputs(shared_data, tmp_path, capsys,
+def test_real_vsr_split_and_coco_captions_as_datasets_give_the_same_outputs(cli, shared_data, tmp_path, capsys,
                                                                              monkeypatch) -> None:
     """The real sample files, made into datasets the way a user would, give byte-identical outputs."""
     split = shared_data / "vsr" / "zeroshot_test.jsonl"
     datasets.Dataset.from_json(str(split)).save_to_disk(str(tmp_path / "zeroshot_test"))
     for name, source in (("file", str(split)), ("dataset", "hf-dataset:zeroshot_test")):
-        code, _, err = run_main(["data", "vsr", source, "--out", f"vsr_{name}.jsonl"], capsys, monkeypatch)
+        code, _, err = cli(*["data", "vsr", source, "--out", f"vsr_{name}.jsonl"])
         assert code == 0, err
     assert (tmp_path / "vsr_file.jsonl").read_text() == (tmp_path / "vsr_dataset.jsonl").read_text()
     assert len(_items(tmp_path / "vsr_dataset.jsonl")) == 1222
@@ -193,10 +190,9 @@ def test_real_vsr_split_and_coco_captions_as_datasets_give_the_same_outputs(shar
     datasets.Dataset.from_list(captions).to_parquet(str(tmp_path / "captions.parquet"))
     for name, source in (("file", str(annotations / "captions_val2017_subset20.json")),
                          ("dataset", "captions.parquet")):
-        code, _, err = run_main(["cycles", "build", "coco", "--instances",
+        code, _, err = cli(*["cycles", "build", "coco", "--instances",
                                  str(annotations / "instances_val2017_subset20.json"), "--captions", source,
-                                 "--min-cycles", "1", "--splits", "test=1.0", "--out", f"c_{name}.jsonl"],
-                                capsys, monkeypatch)
+                                 "--min-cycles", "1", "--splits", "test=1.0", "--out", f"c_{name}.jsonl"])
         assert code == 0, err
     for suffix in (".jsonl", ".captions.jsonl"):
         assert (tmp_path / f"c_file{suffix}").read_text() == (tmp_path / f"c_dataset{suffix}").read_text()

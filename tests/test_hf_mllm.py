@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from test_hf_tiny_models import tiny_model  # noqa: F401  (session fixture)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -19,30 +18,12 @@ def _images():
             Image.fromarray(rng.integers(0, 256, size=(70, 40, 3), dtype=np.uint8))]
 
 
-def _direct_nll(backend, prompt: str, image, verbalizer: str) -> tuple[float, int, int]:
-    """lmms-eval style: one unbatched forward of prompt + verbalizer, prompt tokens masked."""
-    import torch
-
-    text = prompt + verbalizer
-    kwargs = {"text": [text], "return_tensors": "pt"}
-    if image is not None:
-        kwargs["images"] = [image] if backend.family.startswith("qwen") else [[image]]
-    inputs = backend.processor(**kwargs)
-    ids = inputs["input_ids"][0]
-    with torch.no_grad():
-        logits = backend.model(**inputs).logits[0]
-    labels = ids.clone()
-    labels[:-1] = -100  # mask the prompt: only the continuation token counts
-    loss = torch.nn.functional.cross_entropy(logits[:-1].double(), labels[1:], ignore_index=-100)
-    return float(loss), int(ids[-1]), len(ids) - 1
-
-
 @pytest.mark.parametrize("family", FAMILIES)
-def test_margins_equal_unbatched_full_forward(family, tmp_path_factory, no_network) -> None:
+def test_margins_equal_unbatched_full_forward(direct_nll, tiny_model, family, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.base import INTERFACES, YesNoRequest
     from vlaudit.backends.registry import load_backend
 
-    backend = load_backend(f"hf:{tiny_model(family, tmp_path_factory)}", batch_size=3)
+    backend = load_backend(f"hf:{tiny_model(family)}", batch_size=3)
     images = _images()
     questions = ["Is the cat left of the dog?", "Is the dog above the cat?", "Is the car near the table?"]
     requests = [YesNoRequest(f"{q}|{k}|{interface}", question, image, interface)
@@ -55,8 +36,8 @@ def test_margins_equal_unbatched_full_forward(family, tmp_path_factory, no_netwo
         prompt = backend.prompt(request.question, request.interface, request.image is not None)
         assert result.prompt == prompt
         yes, no = INTERFACES[request.interface]
-        nll_yes, yes_id, n_prompt = _direct_nll(backend, prompt, request.image, yes)
-        nll_no, no_id, _ = _direct_nll(backend, prompt, request.image, no)
+        nll_yes, yes_id, n_prompt = direct_nll(backend, prompt, request.image, yes)
+        nll_no, no_id, _ = direct_nll(backend, prompt, request.image, no)
         assert (result.yes_token_id, result.no_token_id) == (yes_id, no_id)
         assert result.n_prompt_tokens == n_prompt
         assert result.nll_yes == pytest.approx(nll_yes, abs=1e-4)
@@ -65,12 +46,12 @@ def test_margins_equal_unbatched_full_forward(family, tmp_path_factory, no_netwo
         assert result.margin == result.nll_no - result.nll_yes
 
 
-def test_prefix_cache_matches_full_forwards(tmp_path_factory, no_network) -> None:
+def test_prefix_cache_matches_full_forwards(tiny_model, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.base import YesNoRequest
     from vlaudit.backends.hf_prefix_cache import expected_prompt_ids
     from vlaudit.backends.registry import load_backend
 
-    path = tiny_model("qwen2-vl", tmp_path_factory)
+    path = tiny_model("qwen2-vl")
     shared = load_backend(f"hf:{path}", batch_size=4)
     full = load_backend(f"hf:{path}", batch_size=1, prefix_cache=False)
     assert shared.prefix_cache and not full.prefix_cache
@@ -86,10 +67,10 @@ def test_prefix_cache_matches_full_forwards(tmp_path_factory, no_network) -> Non
 
 
 @pytest.mark.parametrize("family", ["qwen2-vl", "llava-onevision", "gemma3"])
-def test_text_only_prompt_has_no_image_tokens(family, tmp_path_factory, no_network) -> None:
+def test_text_only_prompt_has_no_image_tokens(tiny_model, family, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.registry import load_backend
 
-    backend = load_backend(f"hf:{tiny_model(family, tmp_path_factory)}")
+    backend = load_backend(f"hf:{tiny_model(family)}")
     image_id = backend.model.config.image_token_id if hasattr(backend.model.config, "image_token_id") \
         else backend.model.config.image_token_index
     text_prompt = backend.prompt("Is the cat left of the dog?", "yesno", False)
@@ -104,21 +85,21 @@ def test_text_only_prompt_has_no_image_tokens(family, tmp_path_factory, no_netwo
     assert text_prompt.count("Is the cat") == 1
 
 
-def test_non_single_token_verbalizer_is_rejected(tmp_path_factory, monkeypatch, no_network) -> None:
+def test_non_single_token_verbalizer_is_rejected(tiny_model, tmp_path_factory, monkeypatch, no_network) -> None:
     from vlaudit.backends import base
     from vlaudit.backends.hf_mllm import VerbalizerError
     from vlaudit.backends.registry import load_backend
 
     monkeypatch.setitem(base.ANSWER_WORDS, "maybe", ("definitely", "no"))
     with pytest.raises(VerbalizerError, match="definitely") as info:
-        load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno", "maybe"])
+        load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["yesno", "maybe"])
     assert "single-token" in str(info.value)
 
 
-def test_describe_records_pixel_budget_and_options(tmp_path_factory, no_network) -> None:
+def test_describe_records_pixel_budget_and_options(tiny_model, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.registry import load_backend
 
-    backend = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", max_pixels=56 * 56 * 4,
+    backend = load_backend(f"hf:{tiny_model('qwen2-vl')}", max_pixels=56 * 56 * 4,
                            dtype="fp32", interfaces=["yesno"])
     facts = backend.describe()
     assert facts["pixel_budget"]["max_pixels"] == 56 * 56 * 4
@@ -138,14 +119,14 @@ def test_unknown_model_dir_is_an_input_error(tmp_path, no_network) -> None:
 
 
 @pytest.mark.parametrize("family", ["qwen2-vl", "llava-onevision"])
-def test_bf16_scores_close_to_fp32(family, tmp_path_factory, no_network) -> None:
+def test_bf16_scores_close_to_fp32(tiny_model, family, tmp_path_factory, no_network) -> None:
     """The GPU default dtype (bf16) runs the same path: pixel tensors follow the model's dtype."""
     from PIL import Image
 
     from vlaudit.backends.base import YesNoRequest
     from vlaudit.backends.registry import load_backend
 
-    folder = tiny_model(family, tmp_path_factory)
+    folder = tiny_model(family)
     requests = [YesNoRequest("img", "Is the cat left of the dog?", Image.new("RGB", (64, 48), (10, 200, 30))),
                 YesNoRequest("txt", "Is the cat left of the dog?", None)]
     full = load_backend(f"hf:{folder}", dtype="fp32", device="cpu").score(requests)

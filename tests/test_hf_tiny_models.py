@@ -1,60 +1,19 @@
 """Tiny MLLMs built from config (the fixtures of the hf: and scoring tests) and the ``models`` commands.
 
-``tiny_model(family, factory)`` builds each family once per test session (other test modules import it).
+``tiny_model(family)`` (a session fixture in conftest.py) builds each family once per test session.
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-_BUILT: dict[str, Path] = {}
-
-
-def tiny_model(family: str, factory: pytest.TempPathFactory) -> Path:
-    """The directory of a tiny ``family`` model, built on first use in this session."""
-    if family not in _BUILT:
-        from vlaudit.backends.tiny_mllm import build_tiny_mllm
-
-        _BUILT[family] = build_tiny_mllm(family, factory.mktemp(f"tiny-{family}"), seed=0)
-    return _BUILT[family]
-
-
-def make_benchmark(root: Path, n_images: int = 4, questions: int = 2, extra: tuple[dict, ...] = ()) -> Path:
-    """A small real-format benchmark: PNG images of different sizes and an ITEMS JSONL (2 questions each)."""
-    import numpy as np
-    from PIL import Image
-
-    images = root / "images"
-    images.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(0)
-    rows = []
-    relations = ["left of", "right of", "above", "below"]
-    for i in range(n_images):
-        pixels = rng.integers(0, 256, size=(40 + 8 * (i % 3), 56 + 8 * i, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(images / f"img{i}.png")
-        for j in range(questions):
-            relation = relations[(i + j) % 4]
-            rows.append({"item_id": f"q{i:02d}_{j}", "image": f"img{i}.png",
-                         "question": f"Is the cat {relation} the dog?", "label": "yes" if j == 0 else "no",
-                         "group_id": f"g{i}", "statement": "true" if j == 0 else "false", "relation": relation,
-                         "subject": "cat", "object": "dog", "split": "val",
-                         "boxes": {"subject": [2, 2, 10, 10], "object": [20, 20, 12, 12]}})
-    rows.extend(extra)
-    path = root / "items.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def test_tiny_builder_is_deterministic_and_loads(tmp_path_factory, no_network) -> None:
+def test_tiny_builder_is_deterministic_and_loads(tiny_model, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.registry import load_backend
     from vlaudit.backends.tiny_mllm import build_tiny_mllm
 
-    first = tiny_model("qwen2-vl", tmp_path_factory)
+    first = tiny_model("qwen2-vl")
     again = build_tiny_mllm("qwen2-vl", tmp_path_factory.mktemp("again"), seed=0)
     assert (first / "model.safetensors").read_bytes() == (again / "model.safetensors").read_bytes()
     other = build_tiny_mllm("qwen2-vl", tmp_path_factory.mktemp("other"), seed=1)

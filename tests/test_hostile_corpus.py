@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import files_under, run_main
-
 CORPUS = Path(__file__).parent / "data" / "hostile"
 
 # reader → the commands that read its files; {f} is the corpus file, companions are written by _companions
@@ -100,7 +98,7 @@ def test_every_reader_of_the_corpus_has_its_commands() -> None:
 
 
 @pytest.mark.parametrize(("name", "k"), RUNS, ids=[f"{n.rsplit('.', 1)[0]}-{k}" for n, k in RUNS])
-def test_hostile_file_gives_one_line_and_no_traceback(name, k, tmp_path, capsys, monkeypatch) -> None:
+def test_hostile_file_gives_one_line_and_no_traceback(cli, files_under, name, k, tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("VLAUDIT_HF_IMAGES", str(tmp_path / "hf-images"))
@@ -108,7 +106,7 @@ def test_hostile_file_gives_one_line_and_no_traceback(name, k, tmp_path, capsys,
     _companions(tmp_path)
     shutil.copy(CORPUS / name, tmp_path / name)
     args = [a.replace("{f}", name) for a in COMMANDS[name.split("__")[0]][k]]
-    code, out, err = run_main(args, capsys, monkeypatch)
+    code, out, err = cli(*args)
     assert "Traceback" not in out + err and "Warning:" not in err and "warnings.warn" not in err, err
     case = name.rsplit(".", 1)[0]
     lines = err.strip().splitlines()

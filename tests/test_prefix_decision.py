@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_hf_tiny_models import make_benchmark, tiny_model  # noqa: F401  (session fixture)
 
 from vlaudit.backends.hf_prefix_cache import CALL_OVERHEAD_TOKENS, prefix_cache_decision
 
@@ -40,7 +39,7 @@ def test_one_query_per_image_never_reuses_and_overrides_win() -> None:
     assert not unsupported["enabled"]
 
 
-def test_the_run_records_its_decision_and_margins_do_not_depend_on_it(tmp_path, tmp_path_factory,
+def test_the_run_records_its_decision_and_margins_do_not_depend_on_it(make_benchmark, tiny_model, tmp_path, tmp_path_factory,
                                                                      no_network) -> None:
     import pyarrow.parquet as pq
 
@@ -51,7 +50,7 @@ def test_the_run_records_its_decision_and_margins_do_not_depend_on_it(tmp_path, 
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=3, questions=3)
     items = read_items(bench / "items.jsonl")
-    model = tiny_model("qwen2-vl", tmp_path_factory)
+    model = tiny_model("qwen2-vl")
     margins = {}
     for name, override in (("auto", None), ("on", True), ("off", False)):
         backend = load_backend(f"hf:{model}", batch_size=4, prefix_cache=override)

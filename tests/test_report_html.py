@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from test_report_html_fixture import HOSTILE, build_run_folder
 from typer.testing import CliRunner
 
 from vlaudit.cli import app
@@ -19,7 +18,7 @@ DATA_URI = re.compile(r"data:[a-z]+/[a-z+.-]+;base64,[A-Za-z0-9+/=]+")
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> str:
+def report(build_run_folder, tmp_path_factory: pytest.TempPathFactory) -> str:
     root = build_run_folder(tmp_path_factory.mktemp("report") / "run")
     return write_report(root).read_text(encoding="utf-8")
 
@@ -52,9 +51,9 @@ def test_plots_and_galleries_are_present(report: str) -> None:
     assert "abc123" in report and "0123456789abcdef" in report  # manifest: revision and commit
 
 
-def test_text_from_data_is_escaped(report: str) -> None:
+def test_text_from_data_is_escaped(hostile, report: str) -> None:
     assert "<script" not in report.lower()
-    assert esc(HOSTILE) in report
+    assert esc(hostile) in report
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt; &amp; &quot;quoted&quot;" in report
 
 
@@ -85,7 +84,7 @@ def test_missing_folder_is_an_input_error(tmp_path: Path) -> None:
         write_report(tmp_path / "nope")
 
 
-def test_a_broken_file_is_listed_and_the_rest_is_reported(tmp_path: Path) -> None:
+def test_a_broken_file_is_listed_and_the_rest_is_reported(build_run_folder, tmp_path: Path) -> None:
     root = build_run_folder(tmp_path / "run")
     (root / "broken.json").write_text("{not json")
     (root / "cycles" / "scores_coco_zero-shot.csv").write_text("image_id,caption_id,score\n0,c0,notanumber\n")
@@ -124,7 +123,7 @@ def test_margins_alone_get_a_computed_vca_section(tmp_path: Path) -> None:
     assert 'id="vca"' in text and "G_img per item" in text
 
 
-def test_cli_report_writes_the_file(tmp_path: Path) -> None:
+def test_cli_report_writes_the_file(build_run_folder, tmp_path: Path) -> None:
     root = build_run_folder(tmp_path / "run")
     result = CliRunner().invoke(app, ["report", str(root)])
     assert result.exit_code == 0, result.output

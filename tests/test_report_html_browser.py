@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_report_html_fixture import HOSTILE, build_run_folder
 
 from vlaudit.report.html import write_report
 
@@ -29,7 +28,8 @@ def _chromium() -> str:
                 "which .ci/run does)")
 
 
-def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+@pytest.mark.slow  # launches headless chromium
+def test_report_renders_in_headless_chromium(build_run_folder, hostile, tmp_path: Path) -> None:
     executable = _chromium()
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the dev extra)")
     report = write_report(build_run_folder(tmp_path / "run"))
@@ -57,6 +57,6 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert [url for url in requests if not url.startswith(("file:", "data:"))] == []
     assert len(images) >= 10
     assert [alt for alt, complete, width in images if not complete or width <= 0] == []
-    assert HOSTILE in body  # shown as text, tag and all
+    assert hostile in body  # shown as text, tag and all
     assert pwned is None and scripts == 0
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

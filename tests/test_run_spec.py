@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import one_error_line, toy_items
-
 pytestmark = pytest.mark.usefixtures("reference_cache")
 
 
@@ -26,8 +24,10 @@ def _files(folder: Path, *, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
             if p.is_file() and str(p.relative_to(folder)) not in skip}
 
 
-def _refusal(code: int, out: str, err: str) -> str:
-    return " ".join(one_error_line(code, out, err).split())
+@pytest.fixture
+def refusal(one_error_line):
+    """The one refusal line of a command, whitespace folded."""
+    return lambda code, out, err: " ".join(one_error_line(code, out, err).split())
 
 
 def _cycles(root: Path) -> Path:
@@ -123,7 +123,7 @@ def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(fun
 # ------------------------------------------------------------------------------- reruns, both front doors
 
 
-def test_score_dual_api_then_cli_then_api(tmp_path, cli) -> None:
+def test_score_dual_api_then_cli_then_api(tmp_path, cli, refusal, toy_items) -> None:
     import vlaudit
 
     items = toy_items(tmp_path / "bench")
@@ -135,7 +135,7 @@ def test_score_dual_api_then_cli_then_api(tmp_path, cli) -> None:
     api_files = _files(run)
     args = ["vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", items, "--images", images,
             "--out", run, "--contexts", "original,text"]
-    line = _refusal(*cli(*args, "--no-image", "zero"))
+    line = refusal(*cli(*args, "--no-image", "zero"))
     assert f"{run}, field '--out': holds a run with other arguments (no_image: 'mean-image' → 'zero')" in line
     assert _files(run) == api_files  # the API's run is untouched
     code, _, err = cli(*args, "--batch-size", "5")  # the same spec (batch size is operational): a rerun
@@ -152,7 +152,7 @@ def test_score_dual_api_then_cli_then_api(tmp_path, cli) -> None:
     assert json.loads((run / "manifest.json").read_text())["no_image"] == "zero"
 
 
-def test_score_mllm_cli_then_api_then_cli(tmp_path, cli) -> None:
+def test_score_mllm_cli_then_api_then_cli(tmp_path, cli, refusal) -> None:
     import vlaudit
 
     cycles = _cycles(tmp_path / "data")
@@ -171,11 +171,11 @@ def test_score_mllm_cli_then_api_then_cli(tmp_path, cli) -> None:
     result = vlaudit.score_cycles_mllm("ref:tiny-qwen2-vl", cycles, images=images, out=out)
     assert result["summary"]["n_units_scored_now"] == 0  # the same spec resumes from the cache
     assert _files(run, skip=("summary.json",)) == cli_files and out.read_bytes() == scores
-    line = _refusal(*cli(*args, "--min-pixels", "64"))
+    line = refusal(*cli(*args, "--min-pixels", "64"))
     assert f"{run}, field '--run-dir': holds a run with other arguments (min_pixels: None → 64)" in line
 
 
-def test_features_api_then_cli(tmp_path, cli) -> None:
+def test_features_api_then_cli(tmp_path, cli, refusal) -> None:
     import vlaudit
 
     cycles = _cycles(tmp_path / "data")
@@ -184,7 +184,7 @@ def test_features_api_then_cli(tmp_path, cli) -> None:
     api_files = _files(feats)
     assert json.loads((feats / "manifest.json").read_text())["arguments"]["cycles_sha256"]
     args = ["features", "--model", "ref:tiny-open-clip", "--cycles", cycles, "--images", images, "--out", feats]
-    line = _refusal(*cli(*args, "--dtype", "float32"))
+    line = refusal(*cli(*args, "--dtype", "float32"))
     assert f"{feats}, field '--out': holds a run with other arguments (dtype: 'auto' → 'float32')" in line
     assert _files(feats) == api_files
     code, _, err = cli(*args)
@@ -206,7 +206,7 @@ def _same_bytes(api_run, cli_run, folder: Path, *, skip: tuple[str, ...] = ()) -
         assert _files(folder, skip=skip)[name] == data, name
 
 
-def test_score_margins_writes_what_vca_score_writes(tmp_path, cli) -> None:
+def test_score_margins_writes_what_vca_score_writes(tmp_path, cli, toy_items) -> None:
     import vlaudit
 
     items = toy_items(tmp_path / "bench")
@@ -221,7 +221,7 @@ def test_score_margins_writes_what_vca_score_writes(tmp_path, cli) -> None:
     assert manifest["arguments"]["benchmark"] == str(items.resolve()) and len(manifest["arguments"]["items_sha256"]) == 64
 
 
-def test_score_dual_margins_writes_what_vca_score_dual_writes(tmp_path, cli) -> None:
+def test_score_dual_margins_writes_what_vca_score_dual_writes(tmp_path, cli, toy_items) -> None:
     import vlaudit
 
     items = toy_items(tmp_path / "bench")
@@ -307,3 +307,23 @@ def test_build_cycles_writes_what_cycles_build_writes(tmp_path, cli) -> None:
                                           "--splits", "test", "--min-cycles", "1"))[1],
                 out)
     assert (out / "c.jsonl").read_text()
+
+
+@pytest.mark.parametrize("spec", ["ScoreSpec", "DualScoreSpec", "FeaturesSpec", "CycleScoreSpec"])
+def test_every_spelling_of_a_dtype_is_one_run(spec, tmp_path) -> None:
+    """fp32 and float32 (half and float16, bf16 and bfloat16) name one dtype, so one recorded run; an unknown
+    spelling is refused when the spec is built, before anything loads."""
+    import dataclasses
+
+    import vlaudit.scoring.run_spec as run_spec
+    from vlaudit.errors import InputError
+
+    kind = getattr(run_spec, spec)
+    required = {f.name: tmp_path / f.name for f in dataclasses.fields(kind)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    required["model"] = "ref:tiny-open-clip"
+    for spellings, canonical in ((("fp32", "float32", "FP32"), "float32"), (("half", "fp16", "float16"), "float16"),
+                                 (("bf16", "bfloat16"), "bfloat16"), (("auto", None), "auto")):
+        assert {kind(**required, dtype=s).dtype for s in spellings} == {canonical}
+    with pytest.raises(InputError, match="unknown dtype 'float64'"):
+        kind(**required, dtype="float64")

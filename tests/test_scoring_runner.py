@@ -12,8 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from test_hf_mllm import _direct_nll
-from test_hf_tiny_models import make_benchmark, tiny_model  # noqa: F401  (session fixture)
 
 from vlaudit.backends.base import YesNoBackendBase
 
@@ -29,7 +27,7 @@ def _read(path: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("family", ["qwen2-vl", "llava-onevision"])
-def test_runner_margins_equal_direct_unbatched_forward(family, tmp_path, tmp_path_factory, no_network) -> None:
+def test_runner_margins_equal_direct_unbatched_forward(direct_nll, make_benchmark, tiny_model, family, tmp_path, tmp_path_factory, no_network) -> None:
     from PIL import Image
 
     from vlaudit.backends.base import INTERFACES
@@ -40,7 +38,7 @@ def test_runner_margins_equal_direct_unbatched_forward(family, tmp_path, tmp_pat
 
     items_path = make_benchmark(tmp_path / "bench", n_images=3, questions=2)
     items = read_items(items_path)
-    backend = load_backend(f"hf:{tiny_model(family, tmp_path_factory)}", batch_size=4)
+    backend = load_backend(f"hf:{tiny_model(family)}", batch_size=4)
     summary = run_scoring(backend, items, images_dir=tmp_path / "bench" / "images", out_dir=tmp_path / "run",
                           contexts=["original", "text", "blank", "mismatch"], interfaces=list(INTERFACES),
                           chunk_size=5)
@@ -63,8 +61,8 @@ def test_runner_margins_equal_direct_unbatched_forward(family, tmp_path, tmp_pat
         assert (row["image_sha256"] is None) == (row["context"] == "text")
         prompt = backend.prompt(item.question, row["interface"], image is not None)
         yes, no = INTERFACES[row["interface"]]
-        nll_yes, yes_id, n_prompt = _direct_nll(backend, prompt, image, yes)
-        nll_no, no_id, _ = _direct_nll(backend, prompt, image, no)
+        nll_yes, yes_id, n_prompt = direct_nll(backend, prompt, image, yes)
+        nll_no, no_id, _ = direct_nll(backend, prompt, image, no)
         assert row["margin"] == pytest.approx(nll_no - nll_yes, abs=1e-4)
         assert row["nll_yes"] == pytest.approx(nll_yes, abs=1e-4)
         assert (row["yes_token_id"], row["no_token_id"], row["n_prompt_tokens"]) == (yes_id, no_id, n_prompt)
@@ -74,7 +72,7 @@ def test_runner_margins_equal_direct_unbatched_forward(family, tmp_path, tmp_pat
     assert manifest["seed"] == 0 and manifest["packages"]["transformers"]
 
 
-def test_failed_images_are_recorded_and_strict_is_fatal(tmp_path, tmp_path_factory, no_network) -> None:
+def test_failed_images_are_recorded_and_strict_is_fatal(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.registry import load_backend
     from vlaudit.errors import InputError
     from vlaudit.scoring.runner import run_scoring
@@ -93,7 +91,7 @@ def test_failed_images_are_recorded_and_strict_is_fatal(tmp_path, tmp_path_facto
 
     Image.new("RGB", (32, 32), (1, 2, 3)).save(outside)
     items = read_items(items_path)
-    backend = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno"])
+    backend = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["yesno"])
     summary = run_scoring(backend, items, images_dir=bench / "images", out_dir=tmp_path / "run",
                           contexts=["original", "text", "blank"], interfaces=["yesno"])
     assert summary["n_failed"] == 4 * 3 and summary["n_skipped"] == 2  # text-only item: no original/blank
@@ -109,7 +107,7 @@ def test_failed_images_are_recorded_and_strict_is_fatal(tmp_path, tmp_path_facto
     assert not (tmp_path / "strict" / "margins.parquet").exists()
 
 
-def test_cache_reused_only_for_identical_model_and_prompt(tmp_path, tmp_path_factory, monkeypatch,
+def test_cache_reused_only_for_identical_model_and_prompt(make_benchmark, tiny_model, tmp_path, tmp_path_factory, monkeypatch,
                                                           no_network) -> None:
     from vlaudit.backends import hf_mllm
     from vlaudit.backends.registry import load_backend
@@ -120,7 +118,7 @@ def test_cache_reused_only_for_identical_model_and_prompt(tmp_path, tmp_path_fac
     items = read_items(make_benchmark(tmp_path / "bench", n_images=2, questions=2))
     kwargs = {"images_dir": tmp_path / "bench" / "images", "out_dir": tmp_path / "run",
               "contexts": ["original", "text"], "interfaces": ["yesno"]}
-    first = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno"])
+    first = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["yesno"])
     s1 = run_scoring(first, items, **kwargs)
     before = (tmp_path / "run" / "margins.parquet").read_bytes()
     s2 = run_scoring(first, items, **kwargs)
@@ -128,9 +126,9 @@ def test_cache_reused_only_for_identical_model_and_prompt(tmp_path, tmp_path_fac
     assert (tmp_path / "run" / "margins.parquet").read_bytes() == before
     other_dir = build_tiny_mllm("qwen2-vl", tmp_path / "other", seed=7)  # same family, other weights
     other = load_backend(f"hf:{other_dir}", interfaces=["yesno"])
-    s3 = run_scoring(other, items, **{**kwargs, "model_name": "hf:" + str(tiny_model("qwen2-vl", tmp_path_factory))})
+    s3 = run_scoring(other, items, **{**kwargs, "model_name": "hf:" + str(tiny_model("qwen2-vl"))})
     assert s3["n_units_from_cache"] == 0
-    both = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}")  # yesno and truefalse
+    both = load_backend(f"hf:{tiny_model('qwen2-vl')}")  # yesno and truefalse
     s_both = run_scoring(both, items, **{**kwargs, "interfaces": ["yesno", "truefalse"]})
     assert s_both["n_units_from_cache"] == s1["n_unique_units"]  # adding an interface keeps the yesno margins
     assert s_both["n_units_scored_now"] == s1["n_unique_units"]
@@ -147,8 +145,9 @@ def _score_cmd(model: Path, bench: Path, out: Path) -> list[str]:
             "--chunk-size", "4", "--model-name", "tiny-qwen2-vl", "--prefix-cache"]
 
 
-def test_kill_and_resume_is_bit_identical(tmp_path, tmp_path_factory) -> None:
-    model = tiny_model("qwen2-vl", tmp_path_factory)
+@pytest.mark.slow  # ~40 s: scores, kills and resumes a run several times
+def test_kill_and_resume_is_bit_identical(make_benchmark, tiny_model, tmp_path, tmp_path_factory) -> None:
+    model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=10, questions=3)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -191,7 +190,7 @@ def test_kill_and_resume_is_bit_identical(tmp_path, tmp_path_factory) -> None:
     assert (resumed / "failures.jsonl").read_bytes() == (tmp_path / "full" / "failures.jsonl").read_bytes()
 
 
-def test_kill_during_the_final_write_resumes(tmp_path, tmp_path_factory, no_network) -> None:
+def test_kill_during_the_final_write_resumes(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
     """What kill -9 leaves after the last chunk: temp files of the final writes (never renamed), some results
     written and others not. A rerun rebuilds all from the cache, bit-identical, scores nothing again and
     leaves no temporary file. A rerun with other arguments that dies mid-run leaves no stale results."""
@@ -200,7 +199,7 @@ def test_kill_during_the_final_write_resumes(tmp_path, tmp_path_factory, no_netw
     from vlaudit.sources.items import read_items
 
     items = read_items(make_benchmark(tmp_path / "bench", n_images=3, questions=2))
-    backend = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno"])
+    backend = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["yesno"])
     kwargs = {"images_dir": tmp_path / "bench" / "images", "out_dir": tmp_path / "run",
               "contexts": ["original", "text", "blank"], "interfaces": ["yesno"], "chunk_size": 4}
     first = run_scoring(backend, items, **kwargs)
@@ -235,14 +234,14 @@ def test_kill_during_the_final_write_resumes(tmp_path, tmp_path_factory, no_netw
     assert (run / "margins.parquet").read_bytes() == reference["margins.parquet"]
 
 
-def test_manifest_states_everything_that_determines_the_margins(tmp_path, tmp_path_factory, no_network) -> None:
+def test_manifest_states_everything_that_determines_the_margins(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.registry import load_backend
     from vlaudit.scoring.manifest import git_commit
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     items = read_items(make_benchmark(tmp_path / "bench", n_images=2, questions=1))
-    backend = load_backend(f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}", interfaces=["yesno"],
+    backend = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["yesno"],
                            max_pixels=56 * 56 * 2, revision=None)
     run_scoring(backend, items, images_dir=tmp_path / "bench" / "images", out_dir=tmp_path / "run",
                 contexts=["original", "text"], interfaces=["yesno"], seed=5, arguments={"seed": 5, "x": "y"})
@@ -258,7 +257,7 @@ def test_manifest_states_everything_that_determines_the_margins(tmp_path, tmp_pa
     assert summary["n_scored_rows"] == 4 and summary["n_failed"] == 0 and "units_per_second" in summary
 
 
-def test_vca_score_cli_output_reads_as_margins(tmp_path, tmp_path_factory, no_network) -> None:
+def test_vca_score_cli_output_reads_as_margins(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
     from typer.testing import CliRunner
 
     from vlaudit.commands import vca_score  # noqa: F401  (registers the command)
@@ -267,7 +266,7 @@ def test_vca_score_cli_output_reads_as_margins(tmp_path, tmp_path_factory, no_ne
 
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=3, questions=2)
-    model = tiny_model("qwen2-vl", tmp_path_factory)
+    model = tiny_model("qwen2-vl")
     result = CliRunner().invoke(app, ["vca", "score", "--model", f"hf:{model}", "--benchmark",
                                       str(bench / "items.jsonl"), "--images", str(bench / "images"), "--out",
                                       str(tmp_path / "run"), "--contexts", "original,text,blank,mean,rele,irre",
@@ -281,7 +280,7 @@ def test_vca_score_cli_output_reads_as_margins(tmp_path, tmp_path_factory, no_ne
     assert manifest["arguments"]["contexts"] == ["original", "text", "blank", "mean", "rele", "irre"]
 
 
-def test_real_coco_jpegs_score_under_all_box_free_contexts(shared_data, tmp_path, tmp_path_factory,
+def test_real_coco_jpegs_score_under_all_box_free_contexts(tiny_model, shared_data, tmp_path, tmp_path_factory,
                                                           no_network) -> None:
     """Real COCO val2017 JPEGs (full size, varied aspect) through two families and the mismatch derangement."""
     from vlaudit.backends.registry import load_backend
@@ -295,7 +294,7 @@ def test_real_coco_jpegs_score_under_all_box_free_contexts(shared_data, tmp_path
                            label="yes" if j == 0 else "no", dataset="coco-sample", split="val2017")
              for name in names for j, obj in enumerate(["person", "giraffe"])]
     for family in ("qwen2-vl", "gemma3"):
-        backend = load_backend(f"hf:{tiny_model(family, tmp_path_factory)}", interfaces=["yesno"])
+        backend = load_backend(f"hf:{tiny_model(family)}", interfaces=["yesno"])
         summary = run_scoring(backend, items, images_dir=images_dir, out_dir=tmp_path / family,
                               contexts=["original", "text", "blank", "mean", "mismatch"], interfaces=["yesno"])
         assert summary["n_failed"] == 0 and summary["n_scored_rows"] == len(items) * 5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -18,8 +19,6 @@ from vlaudit.analysis.vca.report import ReportSettings, bootstrap_run, cluster_l
 from vlaudit.metrics.vca import relation, support
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.bootstrap import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
     ClusterBootstrap,
     bootstrap_indices,
     bootstrap_mean_ci,
@@ -31,9 +30,9 @@ from vlaudit.stats.bootstrap import (
 from vlaudit.stats.intervals import wilson_interval
 
 
-def test_defaults() -> None:
-    assert DEFAULT_RESAMPLES == 5000
-    assert DEFAULT_SEED == 20260719
+def test_defaults_are_the_papers() -> None:
+    assert inspect.signature(ClusterBootstrap.draw).parameters["n_resamples"].default == 5000  # VCA §19
+    assert inspect.signature(ClusterBootstrap.draw).parameters["seed"].default == 20260719  # VCA §19
 
 
 def test_resample_counts_matches_add_at() -> None:

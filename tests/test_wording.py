@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from test_hf_tiny_models import make_benchmark, tiny_model  # noqa: F401  (session fixture)
 from typer.testing import CliRunner
 
 from vlaudit.cli import app
@@ -29,11 +28,11 @@ def test_default_wording_is_unchanged() -> None:
     assert merged["yesno"] == PARAPHRASE["yesno"] and merged["truefalse"] == hf_mllm.QUESTION_TEMPLATES["truefalse"]
 
 
-def test_backend_wording_options(tmp_path_factory) -> None:
+def test_backend_wording_options(tiny_model, tmp_path_factory) -> None:
     from vlaudit.backends.hf_mllm import QWEN_SYSTEM
     from vlaudit.backends.registry import load_backend
 
-    model = f"hf:{tiny_model('qwen2-vl', tmp_path_factory)}"
+    model = f"hf:{tiny_model('qwen2-vl')}"
     default = load_backend(model, interfaces=["yesno"])
     assert [m["role"] for m in default.messages("Is it?", "yesno", True)] == ["system", "user"]
     assert QWEN_SYSTEM in default.prompt("Is it?", "yesno", True)
@@ -52,11 +51,11 @@ def _score(model: Path, bench: Path, out: Path, *extra: str):
                                "--batch-size", "4", *extra])
 
 
-def test_cli_template_and_system_enter_manifest_and_cache_key(tmp_path, tmp_path_factory, no_network) -> None:
+def test_cli_template_and_system_enter_manifest_and_cache_key(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
     from vlaudit.hashing import sha256_text
     from vlaudit.tables import read_records
 
-    model = tiny_model("qwen2-vl", tmp_path_factory)
+    model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=2, questions=2)
     run = tmp_path / "run"
@@ -96,7 +95,7 @@ def test_cli_template_and_system_enter_manifest_and_cache_key(tmp_path, tmp_path
     ('{"maybe": "{question}?"}', "unknown interface 'maybe'"),
     ('["{question}"]', "non-empty JSON object"),
 ])
-def test_bad_template_files_name_file_and_field(tmp_path, content, message) -> None:
+def test_bad_template_files_name_file_and_field(make_benchmark, tmp_path, content, message) -> None:
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=2, questions=1)
     template = tmp_path / "t.json"

@@ -24,7 +24,13 @@ from vlaudit.report.plots import plot_cycle_acc
 from vlaudit.results.cycles import BenchmarkMetricsResult, CycleBuildSummary, CycleEvaluationResult
 from vlaudit.scoring.features import Features, read_features
 from vlaudit.scoring.features import zero_shot_scores as cosine
-from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    CYCLE_BOOTSTRAP_SEED,
+    CYCLE_TIE_TOL,
+    MIN_CYCLES,
+    NATURALBENCH_YES_THRESHOLD,
+)
 from vlaudit.sources.two_by_two import BENCHMARKS
 from vlaudit.tables import write_result
 
@@ -68,8 +74,9 @@ def _evaluation_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = None, min_cycles: int = 30,
-                    tol: float = 1e-9, n_resamples: int = 5000, seed: int = 0,
+def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = None, min_cycles: int = MIN_CYCLES,
+                    tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
+                    seed: int = CYCLE_BOOTSTRAP_SEED,
                     yes_threshold: float = NATURALBENCH_YES_THRESHOLD) -> CycleEvaluation:
     """Exact CycleAcc per (family, split), never pooled across splits (cycle paper §2.1, §D.5).
 

@@ -15,6 +15,13 @@ from vlaudit.api._inputs import as_margin_runs
 from vlaudit.api.results import Result, with_interval
 from vlaudit.report.vca_tables import write_report_files
 from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CONFIDENCE_LEVEL,
+    FACTORIAL_BOOTSTRAP_SEED,
+    PRIMARY_CONTROLS,
+)
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -60,8 +67,8 @@ def _headline(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_resamples: int = 5000,
-               seed: int = 20260719, level: float = 0.95) -> VcaResult:
+def vca_report(margins: Any, *, controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
+               seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.
 
@@ -84,7 +91,7 @@ def vca_report(margins: Any, *, controls: Sequence[str] = ("text", "blank"), n_r
 
 
 def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, interface: str = "yesno",
-              n_resamples: int = 5000, seed: int = 20260724) -> Result:
+              n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = FACTORIAL_BOOTSTRAP_SEED) -> Result:
     """The 3×3 evidence-source factorial (VCA §10): C-U, responsiveness, answer flips and source effects.
 
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial

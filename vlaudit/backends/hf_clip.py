@@ -4,8 +4,8 @@ Embeddings are the model's projected pooled features, L2-normalised in float32 e
 own forward normalises them before the similarity (``x / ||x||₂``), so a dot product of two rows is the
 cosine the model scores with (before its logit scale and bias). Inputs are batched (``batch_size``).
 
-Options: ``revision`` (hub ids), ``dtype`` (``auto`` = bfloat16 on CUDA, float32 on CPU; or ``float32``,
-``bfloat16``, ``float16``), ``device`` (``auto`` = cuda when available), ``batch_size``,
+Options: ``revision`` (hub ids), ``dtype`` (a spelling of :mod:`vlaudit.backends.dtypes`: ``auto`` =
+bfloat16 on CUDA, float32 on CPU; ``float32``/``fp32``, ``float16``/``fp16``/``half``, ``bfloat16``/``bf16``), ``device`` (``auto`` = cuda when available), ``batch_size``,
 ``trust_remote_code`` (off unless asked). The registry imports this module (torch, transformers) only when
 a spec names ``hf-clip:``.
 """

@@ -31,6 +31,7 @@ from transformers.image_utils import SizeDict
 from transformers.utils import logging as hf_logging
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.dtypes import resolve_dtype
 from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 from vlaudit.backends.model_source import check_model_source
@@ -331,16 +332,6 @@ def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
         raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
 
 
-def _resolve_dtype(dtype: str, device: str) -> Any:
-    if dtype == "auto":
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    names = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "half": "float16", "float": "float32"}
-    value = getattr(torch, names.get(dtype, dtype), None)
-    if not isinstance(value, torch.dtype):
-        raise InputError(f"unknown dtype {dtype!r} (use auto, bf16, fp16 or fp32)", field="dtype")
-    return value
-
-
 def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device_map: str | None = None,
                  batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
                  max_pixels: int | None = None, trust_remote_code: bool = False,
@@ -349,7 +340,7 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
                  question_templates: dict[str, str] | None = None, system: str | None = None) -> Any:
     """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
 
-    ``dtype`` auto is bf16 on a GPU and fp32 on the CPU; ``min_pixels``/``max_pixels`` set the image
+    ``dtype``: a spelling of :mod:`vlaudit.backends.dtypes` (auto: bf16 on a GPU, fp32 on the CPU); ``min_pixels``/``max_pixels`` set the image
     processor's pixel budget (Qwen-VL families) and are recorded in :meth:`HFMLLMBackend.describe`.
     Verbalizers of every interface in ``interfaces`` are checked to be single tokens before returning.
     A model folder with a ``tekken.json`` (Ministral) is served by
@@ -365,7 +356,7 @@ def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device
     hf_logging.disable_progress_bar()
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch_dtype = _resolve_dtype(dtype, device)
+    torch_dtype = getattr(torch, resolve_dtype(dtype, device))
     processor_kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
     model_kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code,
                                     "dtype": torch_dtype}

@@ -10,7 +10,8 @@ Spec forms (the part after ``open_clip:``):
 * ``hf-hub:ORG/REPO`` — an open_clip hub repository.
 
 Embeddings: ``model.encode_image/encode_text(..., normalize=True)`` — open_clip's own L2 normalisation —
-returned as float32 rows, batched. Options: ``dtype`` (``auto`` = bfloat16 on CUDA, float32 on CPU),
+returned as float32 rows, batched. Options: ``dtype`` (:mod:`vlaudit.backends.dtypes`; ``auto`` = bfloat16 on CUDA,
+float32 on CPU),
 ``device``, ``batch_size``, ``revision`` (not supported by open_clip; must stay unset).
 """
 

@@ -1,7 +1,8 @@
 """Helpers shared by the dual-encoder backends (``hf-clip:`` and ``open_clip:``).
 
 * :func:`import_torch` — the torch module (the backends that call it need it);
-* :func:`resolve_device_dtype` — the user's ``device``/``dtype`` options (``auto``: bf16 on CUDA, fp32 on CPU);
+* :func:`resolve_device_dtype` — the user's ``device``/``dtype`` options (the vocabulary of
+  :mod:`vlaudit.backends.dtypes`; ``auto``: bf16 on CUDA, fp32 on CPU);
 * :func:`l2_normalise` — float32 rows ``x / ||x||₂`` (the normalisation CLIP, SigLIP and open_clip apply before
   their similarity), so a dot product of two rows is the model's cosine;
 * :class:`BatchedDualEncoder` — the batching half of the FeatureBackend protocol: subclasses implement
@@ -19,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from vlaudit.backends.dtypes import resolve_dtype
 from vlaudit.errors import InputError
 
 if TYPE_CHECKING:
     from PIL import Image
-
-DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
 def import_torch() -> Any:
@@ -39,12 +39,7 @@ def resolve_device_dtype(device: str | None, dtype: str | None) -> tuple[Any, An
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     resolved_device = torch.device(device)
-    dtype = dtype or "auto"
-    if dtype not in DTYPES:
-        raise InputError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}", field="dtype")
-    if dtype == "auto":
-        dtype = "bfloat16" if resolved_device.type == "cuda" else "float32"
-    return resolved_device, getattr(torch, dtype)
+    return resolved_device, getattr(torch, resolve_dtype(dtype, resolved_device.type))
 
 
 def l2_normalise(features: Any) -> np.ndarray:

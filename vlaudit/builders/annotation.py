@@ -30,6 +30,7 @@ import numpy as np
 
 from vlaudit.builders.edits import copy_atomic
 from vlaudit.errors import InputError
+from vlaudit.settings import EDIT_REPEAT_FRACTION, EDIT_SEED
 from vlaudit.tables import atomic_write
 
 FIELDS = ("original_relation_valid", "edited_relation_flipped", "both_objects_visible", "no_blocking_artifacts")
@@ -67,8 +68,8 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def export_batches(edits: Sequence[Mapping[str, Any]], images_root: str | Path, out_dir: str | Path,
-                   annotators: Sequence[str], *, repeat_fraction: float = 0.10,
-                   seed: int = 20260724) -> dict[str, Any]:
+                   annotators: Sequence[str], *, repeat_fraction: float = EDIT_REPEAT_FRACTION,
+                   seed: int = EDIT_SEED) -> dict[str, Any]:
     """Write one blinded batch per annotator and the private key; returns the export summary.
 
     ``edits``: rows with ``edit_id, source_image, edited_image, original_statement, edited_statement,

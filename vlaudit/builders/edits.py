@@ -35,6 +35,14 @@ from vlaudit.builders.benchmark_items import question_for, statement_text
 from vlaudit.errors import InputError
 from vlaudit.geometry import box_centre, box_iou, pixel_rect
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
+from vlaudit.settings import (
+    EDIT_FEATHER_PX,
+    EDIT_INPAINT_RADIUS,
+    EDIT_MAX_IOU,
+    EDIT_MIN_GAP,
+    EDIT_PAD_PX,
+    EDIT_SEED,
+)
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.tables import atomic_write
 
@@ -46,11 +54,11 @@ Box = tuple[float, float, float, float]  # x, y, w, h (COCO xywh, pixels)
 class EditParams:
     """The fixed edit rule (VCA §17); values are set before any model is scored."""
 
-    min_gap: float = 0.05
-    max_iou: float = 0.20
-    pad: int = 4
-    radius: int = 3
-    feather: int = 3
+    min_gap: float = EDIT_MIN_GAP
+    max_iou: float = EDIT_MAX_IOU
+    pad: int = EDIT_PAD_PX
+    radius: int = EDIT_INPAINT_RADIUS
+    feather: int = EDIT_FEATHER_PX
 
 
 def swap_boxes(subject: Box, obj: Box) -> tuple[Box, Box]:
@@ -195,7 +203,7 @@ def edit_probes(edit_id: str, source: BenchmarkItem, source_image: str, edited_i
 
 
 def build_edits(items: Sequence[BenchmarkItem], images_dir: str | Path, out_dir: str | Path, *,
-                seed: int = 20260724, params: EditParams = EditParams(),
+                seed: int = EDIT_SEED, params: EditParams = EditParams(),
                 limit: int | None = None) -> dict[str, Any]:
     """Shuffle positive groups (seeded), check geometry, render feasible swaps; returns items and candidates.
 

@@ -58,10 +58,10 @@ from vlaudit.errors import VlauditError
 from vlaudit.geometry import box_centre, centre_relation_holds
 from vlaudit.hashing import sha256_bytes
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
+from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
 from vlaudit.sources.items import BenchmarkItem, write_items
 from vlaudit.tables import write_json
 
-DEFAULT_SEED = 20260724
 RELATIONS = PLANAR_RELATIONS
 STATES = ("pos", "neg", "none")
 SLUG = {"pos": "p", "neg": "m", "none": "n"}
@@ -98,7 +98,7 @@ class Stem:
         return " ".join(self.object)
 
 
-def make_stems(seed: int = DEFAULT_SEED, n_per_relation: int = 50) -> list[Stem]:
+def make_stems(seed: int = FACTORIAL_SEED, n_per_relation: int = FACTORIAL_STEMS) -> list[Stem]:
     """Deterministic stems: ``n_per_relation`` per relation; aligned-image sides alternate (balanced per axis)."""
     stems = []
     used: set[tuple[int, ...]] = set()
@@ -326,7 +326,7 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
                        "exact reuse of no-image controls"]}
 
 
-def build_factorial(out_dir: str | Path, *, seed: int = DEFAULT_SEED, n_per_relation: int = 50) -> dict[str, Any]:
+def build_factorial(out_dir: str | Path, *, seed: int = FACTORIAL_SEED, n_per_relation: int = FACTORIAL_STEMS) -> dict[str, Any]:
     """Render the images, check the invariants, then write DIR/items.jsonl and DIR/manifest.json."""
     start = time.perf_counter()
     out = Path(out_dir)

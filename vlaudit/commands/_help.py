@@ -23,13 +23,17 @@ from typing import Any
 
 from vlaudit import settings
 
-# (option, default) → where the paper states that setting, optionally only for the commands named (a path
-# like "data factorial"); the option's help then says so.
-PAPER_DEFAULTS: dict[tuple[str, Any], tuple[str, frozenset[str] | None]] = {
+# (option, default) → where the paper states that setting: one (source, commands) entry, or several, each for
+# the commands named (a path like "data factorial"; None: every command); the option's help then says so.
+_Source = tuple[str, frozenset[str] | None]
+PAPER_DEFAULTS: dict[tuple[str, Any], _Source | list[_Source]] = {
     ("--min-cycles", settings.MIN_CYCLES): ("the cycle paper's minimum, §D.5", None),
     ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the papers' bootstrap count, VCA §19, cycle §D.5", None),
     ("--seed", settings.BOOTSTRAP_SEED): ("VCA §19", None),
-    ("--seed", settings.FACTORIAL_SEED): ("VCA §10", frozenset({"data factorial"})),
+    # one value, two settings: the factorial scenes' seed (§10) and the seed of its stem bootstrap (§19)
+    ("--seed", settings.FACTORIAL_SEED): [("VCA §10", frozenset({"data factorial"})),
+                                          ("VCA §19", frozenset({"vca factorial"}))],
+    ("--level", settings.CONFIDENCE_LEVEL): ("two-sided 95% intervals, VCA §19", None),
     ("--stems", settings.FACTORIAL_STEMS): ("VCA §10", None),
     ("--min-gap", settings.EDIT_MIN_GAP): ("VCA §17", None),
     ("--max-iou", settings.EDIT_MAX_IOU): ("VCA §17", None),
@@ -38,6 +42,9 @@ PAPER_DEFAULTS: dict[tuple[str, Any], tuple[str, frozenset[str] | None]] = {
     ("--feather", settings.EDIT_FEATHER_PX): ("VCA §17", None),
     ("--repeat", settings.EDIT_REPEAT_FRACTION): ("VCA §17", None),
     ("--primary", settings.FILTER_PRIMARY_COVERAGE): ("VCA §16", None),
+    ("--controls", ",".join(settings.PRIMARY_CONTROLS)): ("the primary controls, VCA §3", None),
+    ("--coverage", ",".join(f"{c:g}" for c in settings.FILTER_COVERAGES)): ("VCA §16", None),
+    ("--hl-resamples", settings.HL_RESAMPLES): ("VCA §19", None),
 }
 
 _TYPE_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "file": "PATH",
@@ -61,9 +68,10 @@ def _paper_source(param: Any, path: str) -> str | None:
     if isinstance(default, bool) or not isinstance(default, (int, float, str)):
         return None
     for opt in param.opts:
-        source, commands = PAPER_DEFAULTS.get((opt, default), (None, None))
-        if source is not None and (commands is None or path in commands):
-            return source
+        entries = PAPER_DEFAULTS.get((opt, default), [])
+        for source, commands in entries if isinstance(entries, list) else [entries]:
+            if commands is None or path in commands:
+                return source
     return None
 
 

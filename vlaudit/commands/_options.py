@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.errors import InputError
 
@@ -68,6 +69,16 @@ def in_folder_option(name: str, default: Any = ..., *, help: str) -> Any:
 
 
 # ----------------------------------------------------------------------------------- where forward passes run
+
+
+def _dtype_choice(param: typer.CallbackParam, value: str) -> str:
+    parse_dtype(value, field=_name(param))  # an unknown spelling fails here, before anything loads
+    return value  # as written: the run records what the API would be given (the backend resolves it)
+
+
+def dtype_option() -> Any:
+    """``--dtype``: one vocabulary for every backend (:mod:`vlaudit.backends.dtypes`), checked as parsed."""
+    return typer.Option("auto", "--dtype", callback=_dtype_choice, help=DTYPE_HELP)
 
 
 def _executor_choice(param: typer.CallbackParam, value: str) -> str:

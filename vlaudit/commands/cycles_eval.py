@@ -10,7 +10,13 @@ import typer
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
-from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    CYCLE_BOOTSTRAP_SEED,
+    CYCLE_TIE_TOL,
+    MIN_CYCLES,
+    NATURALBENCH_YES_THRESHOLD,
+)
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -30,12 +36,12 @@ def cycles_eval(
     split: list[str] = typer.Option(None, "--split", help="Evaluate only this split (repeatable; cycles without a "
                                                           "split are 'unsplit'). Default: every split, each "
                                                           "reported on its own."),
-    min_cycles: int = typer.Option(30, "--min-cycles", min=0,
+    min_cycles: int = typer.Option(MIN_CYCLES, "--min-cycles", min=0,
                                    help="A family with fewer val cycles than this (§D.5; every evaluated split when "
                                         "the cycles have no val split) is withdrawn whole (listed as unavailable)."),
-    tol: float = typer.Option(1e-9, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
-    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples over cycles."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
+    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples over cycles."),
+    seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
     yes_threshold: float = typer.Option(NATURALBENCH_YES_THRESHOLD, "--yes-threshold",
                                         help="NaturalBench blocks: the model answers Yes iff its score exceeds "
                                              "this (0 for the yes/no log-odds of `cycles score-mllm`)."),

@@ -10,6 +10,7 @@ import typer
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
+    dtype_option,
     executor_option,
     in_folder_option,
     out_file_option,
@@ -44,7 +45,7 @@ def cycles_score_mllm(
     query: str = typer.Option(None, "--query", help="Question with one {caption} field (default: "
                                                     "'Does the caption \"{caption}\" describe the image?')."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), bf16, fp16 or fp32."),
+    dtype: str = dtype_option(),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     revision: str = typer.Option(None, "--revision", help="Model revision: hub branch, tag or commit (default: main)."),
     min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."),

@@ -10,6 +10,7 @@ import typer
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -52,8 +53,8 @@ def data_scenes(
 @data_app.command("factorial")
 def data_factorial(
     out: Path = out_folder_option(help="Folder for items.jsonl, manifest.json and images/."),
-    seed: int = typer.Option(20260724, "--seed", help="Seed of object identities and layouts."),
-    stems: int = typer.Option(50, "--stems", min=1, help="Stems per relation (left/right/above/below)."),
+    seed: int = typer.Option(FACTORIAL_SEED, "--seed", help="Seed of object identities and layouts."),
+    stems: int = typer.Option(FACTORIAL_STEMS, "--stems", min=1, help="Stems per relation (left/right/above/below)."),
 ) -> None:
     """The 3×3 visual × textual evidence-source factorial (VCA §10); the build fails if a check fails."""
     summary = builders_factorial.build_factorial(out, seed=seed, n_per_relation=stems)

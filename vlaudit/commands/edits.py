@@ -18,6 +18,16 @@ from vlaudit.commands._apps import data_app, group
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_folder_option
 from vlaudit.errors import InputError
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    EDIT_FEATHER_PX,
+    EDIT_INPAINT_RADIUS,
+    EDIT_MAX_IOU,
+    EDIT_MIN_GAP,
+    EDIT_PAD_PX,
+    EDIT_REPEAT_FRACTION,
+    EDIT_SEED,
+)
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -41,8 +51,6 @@ else:
 edits_app = group("Object-swap edits: build, blinded annotation export/import, analysis.")
 data_app.add_typer(edits_app, name="edits")
 
-_SEED = 20260724
-
 
 def _fmt_ci(ci: list) -> str:
     if ci is None or ci[0] is None or ci[0] != ci[0]:
@@ -55,14 +63,14 @@ def edits_build(
     items_path: Path = typer.Argument(..., metavar="ITEMS", help="ITEMS table with relation groups and boxes."),
     images: Path = in_folder_option("--images", help="Folder the ITEMS image paths are relative to."),
     out: Path = out_folder_option(help="Output folder."),
-    seed: int = typer.Option(_SEED, "--seed", help="Seed of the shuffle of positive groups."),
-    min_gap: float = typer.Option(0.05, "--min-gap", help="Post-swap centre gap (fraction of the extent)."),
-    max_iou: float = typer.Option(0.20, "--max-iou", help="Largest IoU of the two new boxes."),
-    pad: int = typer.Option(4, "--pad", help="Padding (px) of the inpainted source patches."),
-    radius: int = typer.Option(3, "--radius", help="Telea inpainting radius."),
-    feather: int = typer.Option(3, "--feather", help="Feather width (px) of the pasted patches."),
+    seed: int = typer.Option(EDIT_SEED, "--seed", help="Seed of the shuffle of positive groups."),
+    min_gap: float = typer.Option(EDIT_MIN_GAP, "--min-gap", help="Post-swap centre gap (fraction of the extent)."),
+    max_iou: float = typer.Option(EDIT_MAX_IOU, "--max-iou", help="Largest IoU of the two new boxes."),
+    pad: int = typer.Option(EDIT_PAD_PX, "--pad", help="Padding (px) of the inpainted source patches."),
+    radius: int = typer.Option(EDIT_INPAINT_RADIUS, "--radius", help="Telea inpainting radius."),
+    feather: int = typer.Option(EDIT_FEATHER_PX, "--feather", help="Feather width (px) of the pasted patches."),
     limit: int | None = typer.Option(None, "--limit", help="Stop after this many feasible edits (default: no limit)."),
-    resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the feasibility audit."),
+    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", help="Bootstrap resamples of the feasibility audit."),
 ) -> None:
     """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
     params = builders_edits.EditParams(min_gap=min_gap, max_iou=max_iou, pad=pad, radius=radius, feather=feather)
@@ -99,8 +107,8 @@ def edits_export(
     build_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits build`."),
     out: Path = out_folder_option(help="Output folder (batches/ and the private key.csv)."),
     annotators: str = typer.Option("a1,a2,a3", "--annotators", help="Comma-separated annotator names."),
-    repeat: float = typer.Option(0.10, "--repeat", help="Fraction of repeated items per batch."),
-    seed: int = typer.Option(_SEED, "--seed", help="Seed of the per-annotator shuffles."),
+    repeat: float = typer.Option(EDIT_REPEAT_FRACTION, "--repeat", help="Fraction of repeated items per batch."),
+    seed: int = typer.Option(EDIT_SEED, "--seed", help="Seed of the per-annotator shuffles."),
 ) -> None:
     """Shuffled, blinded batches (CSV + images) per annotator; model outputs and sample ids hidden."""
     edits = tables.read_records(build_dir / "edits.csv", required=("edit_id", "source_image", "edited_image"))
@@ -165,8 +173,8 @@ def edits_analyze(
                                             help="`vlaudit vca report` folder of the edit probes (default: --report)."),
     out: Path = out_folder_option(help="Output folder."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    resamples: int = typer.Option(5000, "--resamples", help="Bootstrap resamples of the outcome intervals."),
-    seed: int = typer.Option(_SEED, "--seed", help="Bootstrap seed."),
+    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", help="Bootstrap resamples of the outcome intervals."),
+    seed: int = typer.Option(EDIT_SEED, "--seed", help="Bootstrap seed."),
 ) -> None:
     """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
     accepted = [str(r["edit_id"]) for r in tables.read_records(consensus, required=("edit_id", "decision"))

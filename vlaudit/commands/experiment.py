@@ -84,8 +84,7 @@ _DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-determi
 _SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits.")
 _MIN_CYCLES = typer.Option(paper.MIN_CYCLES, "--min-cycles", min=1,
                            help="Per seed, a family with fewer validation cycles than this (or no train or test "
-                                "cycle) is withdrawn whole and reported as unavailable with its counts (cycle paper "
-                                "§D.5: 30).")
+                                "cycle) is withdrawn whole and reported as unavailable with its counts.")
 
 
 def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:

@@ -14,6 +14,7 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -44,8 +45,8 @@ def vca_factorial(
     margins: Path = typer.Option(None, "--margins",
                                  help="Margins table of a single RUN_DIR (default RUN_DIR/margins.parquet)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Stem-id bootstrap resamples."),
-    seed: int = typer.Option(20260724, "--seed", help="Bootstrap seed."),
+    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Stem-id bootstrap resamples."),
+    seed: int = typer.Option(FACTORIAL_BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
 ) -> None:
     """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
     first = run_dirs[0]

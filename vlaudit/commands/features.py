@@ -18,6 +18,7 @@ from rich.progress import (
 from vlaudit.commands._apps import app, cycles_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
+    dtype_option,
     executor_option,
     in_folder_option,
     out_file_option,
@@ -58,7 +59,7 @@ def features(
                                                                    "the rows' text_1/text_2, else CYCLES.captions.jsonl."),
     batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
+    dtype: str = dtype_option(),
     revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only; default: main)."),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),

@@ -10,7 +10,7 @@ import typer
 from vlaudit.commands._apps import app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
-from vlaudit.settings import SYNTHETIC_RANK_EPOCHS
+from vlaudit.settings import CYCLE_SEEDS, SYNTHETIC_RANK_EPOCHS
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -21,7 +21,7 @@ else:
     report_console = lazy_module("vlaudit.report.console")
     cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
 
-DEFAULT_SEEDS = "0,1,2"
+DEFAULT_SEEDS = ",".join(map(str, CYCLE_SEEDS))
 
 
 def parse_seeds(first: str | None, extra: list[str]) -> list[int]:

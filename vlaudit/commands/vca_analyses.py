@@ -14,7 +14,14 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option, parse_controls
-from vlaudit.settings import HL_RESAMPLES
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    FILTER_COVERAGES,
+    FILTER_PRIMARY_COVERAGE,
+    HL_RESAMPLES,
+    PRIMARY_CONTROLS,
+)
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -69,11 +76,11 @@ def vca_validity(
     edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from "
                                                                            "(default: the one holding their sources)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
-    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Cluster-bootstrap resamples."),
+    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
+    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Cluster-bootstrap resamples."),
     hl_resamples: int = typer.Option(HL_RESAMPLES, "--hl-resamples", min=1,
-                                     help="Resamples of the H–L (high-minus-low tertile) intervals (VCA §19)."),
-    seed: int = typer.Option(20260719, "--seed", help="Seed of the bootstrap and the CV folds."),
+                                     help="Resamples of the H–L (high-minus-low tertile) intervals."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Seed of the bootstrap and the CV folds."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the shared-margin CV increment."),
     repeats: int = typer.Option(10, "--repeats", min=1, help="Repeats of the shared-margin CV increment."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write validity.png."),
@@ -97,12 +104,12 @@ def vca_validity(
 def vca_filter(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (filter.json, CSV tables, filter.png)."),
-    coverage: str = typer.Option("25,50,75", "--coverage", help="Kept shares of groups (percent), comma-separated."),
-    primary: float = typer.Option(50.0, "--primary", help="Coverage (percent) of the bootstrap differences."),
+    coverage: str = typer.Option(",".join(f"{c:g}" for c in FILTER_COVERAGES), "--coverage", help="Kept shares of groups (percent), comma-separated."),
+    primary: float = typer.Option(FILTER_PRIMARY_COVERAGE, "--primary", help="Coverage (percent) of the bootstrap differences."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
-    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Relation-group bootstrap resamples."),
-    seed: int = typer.Option(20260719, "--seed", help="Bootstrap seed."),
+    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
+    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Relation-group bootstrap resamples."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write filter.png."),
 ) -> None:
     """Held-out benchmark filtering (VCA §16): Shortcut Score, VisNec-style, confidence and VCA panels built from
@@ -135,9 +142,9 @@ def vca_proxies(
     meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: relation families for "
                                                           "runs without a meta_category column (default: none)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts."),
-    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Cluster-bootstrap resamples."),
-    seed: int = typer.Option(20260719, "--seed", help="Bootstrap seed."),
+    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
+    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Cluster-bootstrap resamples."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write proxies.png."),
 ) -> None:
     """Cached-context proxies and control robustness (VCA §18): Perceptual Score, permutation drop, VisNec-,

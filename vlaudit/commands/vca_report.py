@@ -10,6 +10,7 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option, parse_controls
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PRIMARY_CONTROLS
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -28,10 +29,10 @@ def vca_report(
     margins: Path = typer.Argument(..., help="MARGINS table (Parquet, CSV or JSONL); schema in "
                                              "vlaudit.sources.margins."),
     out: Path = out_folder_option(help="Output folder (vca.json, CSV tables, items/groups, plot)."),
-    controls: str = typer.Option("text,blank", "--controls", help="Headline control contexts, comma-separated."),
-    n_resamples: int = typer.Option(5000, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),
-    seed: int = typer.Option(20260719, "--seed", help="Bootstrap seed."),
-    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
+    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts, comma-separated."),
+    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
+    level: float = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write gap_hist.png."),
 ) -> None:
     """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U

@@ -13,6 +13,7 @@ from rich.text import Text
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
+    dtype_option,
     executor_option,
     in_folder_option,
     out_folder_option,
@@ -55,7 +56,7 @@ def vca_score(
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), bf16, fp16 or fp32."),
+    dtype: str = dtype_option(),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models (default: none, one device)."),
     revision: str = typer.Option(None, "--revision", help="Model revision: hub branch, tag or commit (default: main)."),

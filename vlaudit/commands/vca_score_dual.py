@@ -9,7 +9,7 @@ import typer
 
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
-from vlaudit.commands._options import in_folder_option, out_folder_option
+from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -39,7 +39,7 @@ def vca_score_dual(
     batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16 on GPU, fp32 on CPU), float32, bfloat16, float16."),
+    dtype: str = dtype_option(),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in --out."),
 ) -> None:

@@ -47,6 +47,7 @@ from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 from vlaudit.reference.models import TRAINED_MODELS
 from vlaudit.report.html import write_report
 from vlaudit.results.demo import DemoCycleEvaluation, DemoSummary
+from vlaudit.settings import CYCLE_SEEDS, DEMO_RESAMPLES, MIN_CYCLES, PROBE_BATCH_SIZE, PROBE_RANK
 from vlaudit.tables import write_result
 from vlaudit.version import __version__
 
@@ -67,22 +68,22 @@ class DemoConfig:
     """Sizes of the demo; :meth:`quick` is the small version the tests run."""
 
     seed: int = 0
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = CYCLE_SEEDS
     quick: bool = False
-    synthetic_seeds: tuple[int, ...] = (0, 1, 2)
+    synthetic_seeds: tuple[int, ...] = CYCLE_SEEDS
     # smaller than `vlaudit synthetic`'s defaults (same checks, all pass): the demo has a time budget
     synthetic: SyntheticConfig = field(default_factory=lambda: SyntheticConfig(n_train=800, n_val=300, n_test=600))
     n_scenes: int = 800
-    min_cycles: int = 30
-    n_resamples: int = 2000
+    min_cycles: int = MIN_CYCLES
+    n_resamples: int = DEMO_RESAMPLES
     encoders: tuple[str, ...] = REFERENCE_ENCODERS
     models: tuple[str, ...] = ()  # users' dual encoders (`--model`), audited on the cycles beside the references
     vca_models: tuple[str, ...] = ()  # users' yes/no models (`--model`), audited in the VCA stage
-    probe_rank: int = 64
+    probe_rank: int = PROBE_RANK
     ranks: tuple[int, ...] = (1, 4, 16, 64)
     # full-batch steps: a few hundred train cycles per family, so one step per epoch (selection on val each epoch)
     probe_epochs: int = 20
-    probe_batch: int = 512
+    probe_batch: int = PROBE_BATCH_SIZE
     probe_lr: float = 3e-2
     stored_scorers: tuple[str, ...] = ("additive", "zero-shot", "probe-rank-64")
     torch_threads: int | None = 1

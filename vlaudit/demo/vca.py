@@ -39,6 +39,7 @@ from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
 from vlaudit.report.vca_tables import write_report_files
 from vlaudit.results.demo import DemoVcaKnownAnswers
 from vlaudit.scoring.runner import run_scoring
+from vlaudit.settings import DEMO_RESAMPLES
 from vlaudit.sources.items import read_items, write_items
 from vlaudit.sources.margins import read_margins
 from vlaudit.tables import read_json, write_result
@@ -55,7 +56,7 @@ class VcaStageConfig:
     contexts: tuple[str, ...] = CONTEXTS
     interfaces: tuple[str, ...] = ("yesno", "truefalse")
     factorial_stems_per_relation: int = 10
-    n_resamples: int = 2000
+    n_resamples: int = DEMO_RESAMPLES
     scenes_dir: Path | None = None  # reuse scenes rendered by the demo (else rendered here with ``seed``)
     grounded: str = "ref:scene-vqa-grounded"
     prior: str = "ref:scene-vqa-prior"

@@ -26,8 +26,14 @@ import numpy as np
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
-from vlaudit.settings import CYCLE_TIE_TOL, MIN_CYCLES
-from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, bootstrap_means, percentile_interval
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    CONFIDENCE_LEVEL,
+    CYCLE_BOOTSTRAP_SEED,
+    CYCLE_TIE_TOL,
+    MIN_CYCLES,
+)
+from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
 
 DEFAULT_TOL = CYCLE_TIE_TOL
 DEFAULT_MIN_CYCLES = MIN_CYCLES  # §D.5: smaller families are reported as unavailable, not as an unstable number
@@ -85,9 +91,9 @@ def summarize_contrasts(
     delta: np.ndarray,
     *,
     tol: float = DEFAULT_TOL,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-    level: float = 0.95,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = CYCLE_BOOTSTRAP_SEED,
+    level: float = CONFIDENCE_LEVEL,
 ) -> CycleSummary:
     """CycleAcc, tie count (|Δ| ≤ tol) and a seeded percentile-bootstrap CI resampling cycles."""
     delta = np.asarray(delta, dtype=np.float64)
@@ -179,8 +185,8 @@ def evaluate_cycles(
     splits: Sequence[str] | None = None,
     min_cycles: int = DEFAULT_MIN_CYCLES,
     tol: float = DEFAULT_TOL,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = CYCLE_BOOTSTRAP_SEED,
     source: str | None = None,
     cycles_source: str | None = None,
 ) -> dict[str, Any]:

@@ -37,7 +37,7 @@ import numpy as np
 
 from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, split_of
 from vlaudit.records import Cycle
-from vlaudit.settings import NATURALBENCH_YES_THRESHOLD
+from vlaudit.settings import CONFIDENCE_LEVEL, NATURALBENCH_YES_THRESHOLD
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 
 ALL_TAGS = "all"
@@ -81,7 +81,7 @@ def metric_names(kind: str) -> tuple[str, ...]:
 
 
 def summarize_blocks(scores: np.ndarray, kind: str, *, tol: float, min_cycles: int, n_resamples: int, seed: int,
-                     threshold: float = NATURALBENCH_YES_THRESHOLD, level: float = 0.95) -> dict[str, Any]:
+                     threshold: float = NATURALBENCH_YES_THRESHOLD, level: float = CONFIDENCE_LEVEL) -> dict[str, Any]:
     """CycleAcc and the benchmark's metrics of one set of blocks, each with its percentile interval and ties.
 
     CycleAcc is withheld (None) under ``min_cycles`` blocks (cycle paper §D.5); the benchmark's own metrics are

@@ -47,6 +47,7 @@ from scipy import ndimage
 from torch import nn
 from torch.nn import functional as F
 
+from vlaudit.backends.dtypes import check_supported
 from vlaudit.errors import InputError
 from vlaudit.reference.models import WEIGHTS_DIR
 from vlaudit.tables import atomic_write, write_json
@@ -313,7 +314,9 @@ class SceneClipBackend:
 
 
 def load_backend(name: str, *, batch_size: int = 64, weights_dir: str | Path | None = None,
-                 **_ignored: Any) -> SceneClipBackend:
-    """``ref:scene-clip-spatial`` / ``ref:scene-clip-bag`` from the shipped weights (or ``weights_dir``)."""
+                 dtype: str | None = None, **_ignored: Any) -> SceneClipBackend:
+    """``ref:scene-clip-spatial`` / ``ref:scene-clip-bag`` from the shipped weights (or ``weights_dir``); they
+    run float32 on the CPU (``dtype`` auto or float32; another is refused, naming these)."""
+    check_supported(dtype, ("float32",), f"ref:{name}")
     return SceneClipBackend(name, load_model(name, Path(weights_dir) if weights_dir else None),
                             batch_size=batch_size)

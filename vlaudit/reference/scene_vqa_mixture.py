@@ -35,6 +35,7 @@ import numpy as np
 from PIL import Image
 
 from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.dtypes import check_supported
 from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.errors import InputError
 from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
@@ -181,7 +182,8 @@ def load_backend(name: str = "scene-vqa-mixture", **options: Any) -> SceneVqaMix
     ``image_fraction``, ``mixture_seed``. Other backends' loader options are ignored.
 
     ``scene-vqa-reader`` (every type from the image) and ``scene-vqa-prior-table`` (every type from the
-    prior) are the two pure mechanisms the mixture blends."""
+    prior) are the two pure mechanisms the mixture blends. They compute in float64: ``dtype`` auto only."""
+    check_supported(options.get("dtype"), (), f"ref:{name}")
     scenes = options.get("scenes") or os.environ.get("VLAUDIT_MIXTURE_SCENES")
     if not scenes:
         raise InputError("ref:scene-vqa-mixture reads procedural scenes: set VLAUDIT_MIXTURE_SCENES to a "

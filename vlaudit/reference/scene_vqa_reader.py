@@ -34,6 +34,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from vlaudit.backends.base import INTERFACES, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.dtypes import check_supported
 from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.builders.scenes import DEFAULT_OBJECTS
 from vlaudit.errors import InputError
@@ -249,9 +250,13 @@ class CountPrior(_Base):
 
 
 def load_backend(name: str, **options: Any) -> Any:
-    """Load a shipped scene-VQA model (loader options of other backends, e.g. dtype, are ignored)."""
+    """Load a shipped scene-VQA model (loader options of other backends, e.g. device, are ignored).
+
+    ``dtype``: the grounded reader runs float32 (auto or float32); the count prior is a float64 table that
+    takes auto only. Another dtype is refused with what the model supports."""
     if name not in VQA_MODELS:
         raise InputError(f"unknown scene-VQA model {name!r}; available: {', '.join(VQA_MODELS)}", field="model")
+    check_supported(options.get("dtype"), ("float32",) if name == "scene-vqa-grounded" else (), f"ref:{name}")
     folder = options.get("weights_dir")
     cls = GroundedReader if name == "scene-vqa-grounded" else CountPrior
     return cls(Path(folder) if folder else None, name)

@@ -21,12 +21,12 @@ from vlaudit.report import html_gallery as gallery
 from vlaudit.report import html_sections as sections
 from vlaudit.report.html_discover import Artifacts, discover
 from vlaudit.report.html_page import Safe, esc, note, page, section, table
+from vlaudit.settings import REPORT_PREVIEW_RESAMPLES
 from vlaudit.sources.margins import read_margins
 from vlaudit.tables import atomic_write
 from vlaudit.version import __version__
 
 REPORT_NAME = "report.html"
-COMPUTED_RESAMPLES = 1000
 
 
 def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
@@ -39,7 +39,7 @@ def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for path in art.margins:
         try:
-            report = compute_report(read_margins(path), ReportSettings(n_resamples=COMPUTED_RESAMPLES))
+            report = compute_report(read_margins(path), ReportSettings(n_resamples=REPORT_PREVIEW_RESAMPLES))
         except Exception as exc:  # noqa: BLE001  (e.g. a run without the control contexts)
             art.problems.append(f"{art.rel(path)}: no VCA report computed: {exc}")
             continue

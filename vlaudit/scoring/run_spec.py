@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from vlaudit.backends.dtypes import parse_dtype
 from vlaudit.hashing import sha256_file
 from vlaudit.scoring.run_arguments import resolved_model_spec, resolved_path, score_arguments
 from vlaudit.scoring.runner import OPERATIONAL_ARGUMENTS, refuse_other_run
@@ -82,6 +83,10 @@ class ScoreSpec:
     threads_per_worker: int | None = None
     backend_options: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
+        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+
     def benchmark_path(self) -> Path | None:
         return Path(self.benchmark) if isinstance(self.benchmark, (str, Path)) else None
 
@@ -132,6 +137,10 @@ class DualScoreSpec:
     dtype: str = "auto"
     model_name: str | None = None
 
+    def __post_init__(self) -> None:
+        # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
+        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+
     def recorded(self) -> dict[str, Any]:
         fields = asdict(self)
         return {"command": self.COMMAND, **fields, "model": resolved_model_spec(self.model),
@@ -163,6 +172,10 @@ class FeaturesSpec:
     workers: int = 1
     gpus_per_worker: float = 0.0
     threads_per_worker: int | None = None
+
+    def __post_init__(self) -> None:
+        # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
+        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
 
     def recorded(self) -> dict[str, Any]:
         return {"command": self.COMMAND, **asdict(self), "model": resolved_model_spec(self.model),
@@ -207,6 +220,10 @@ class CycleScoreSpec:
     workers: int = 1
     gpus_per_worker: float = 0.0
     threads_per_worker: int | None = None
+
+    def __post_init__(self) -> None:
+        # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
+        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
 
     def run_folder(self) -> Path:
         """``--run-dir``, or ``OUT.run`` beside the scores table."""

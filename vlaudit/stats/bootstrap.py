@@ -8,7 +8,7 @@ weights each cluster by its count, which keeps all records of a cluster together
 run; every rate is then Σ counts·numerator / Σ counts·denominator over cluster sums, i.e. one matrix product
 for all quantities together, paired across quantities by construction; the product runs over blocks of
 resamples redrawn from the seed, so memory does not grow with resamples × clusters. Defaults: 5,000 resamples, seed
-20260719 (VCA §19); the older helpers keep their ``seed=0`` default for the cycle metrics.
+20260719 (VCA §19; :mod:`vlaudit.settings`); the older helpers keep their ``seed=0`` default for the cycle metrics.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from functools import cached_property
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 5000
-DEFAULT_SEED = 20260719  # VCA §19
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
+
 _BINCOUNT_CELLS = 1 << 16  # bins counted at a time by resample_counts (512 KB of int64)
 CHUNK_CELLS = 1 << 22  # counts per block of resamples (32 MB float64): bounds the bootstrap's memory
 
 
-def bootstrap_indices(n_units: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
+def bootstrap_indices(n_units: int, n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> np.ndarray:
     """A ``(n_resamples, n_units)`` matrix of indices drawn uniformly with replacement (numpy PCG64)."""
     if n_units <= 0:
         raise ValueError("cannot bootstrap an empty sample")
@@ -62,7 +62,7 @@ def resample_counts(indices: np.ndarray, n_units: int, *, chunk: int | None = No
 def bootstrap_means(
     values: np.ndarray,
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
     clusters: Sequence[object] | np.ndarray | None = None,
 ) -> np.ndarray:
@@ -82,7 +82,7 @@ def bootstrap_means(
     return (weights @ sums) / (weights @ sizes)
 
 
-def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+def percentile_interval(samples: np.ndarray, level: float = CONFIDENCE_LEVEL) -> tuple[float, float]:
     """Two-sided percentile interval of a bootstrap distribution (NaNs ignored)."""
     alpha = (1.0 - level) / 2.0
     lo, hi = np.nanquantile(np.asarray(samples, dtype=np.float64), [alpha, 1.0 - alpha])
@@ -92,9 +92,9 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> tuple[float
 def bootstrap_mean_ci(
     values: np.ndarray,
     *,
-    n_resamples: int = DEFAULT_RESAMPLES,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
-    level: float = 0.95,
+    level: float = CONFIDENCE_LEVEL,
     clusters: Sequence[object] | np.ndarray | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean of ``values``."""
@@ -103,7 +103,7 @@ def bootstrap_mean_ci(
     )
 
 
-def percentile_intervals(samples: np.ndarray, level: float = 0.95) -> np.ndarray:
+def percentile_intervals(samples: np.ndarray, level: float = CONFIDENCE_LEVEL) -> np.ndarray:
     """Column-wise percentile intervals of a ``(n_resamples, q)`` matrix: a ``(q, 2)`` array (NaNs ignored).
 
     A column that is NaN in every resample (e.g. a rate over an empty stratum) gives ``[nan, nan]``.
@@ -158,8 +158,8 @@ class ClusterBootstrap:
         n_records: int,
         *,
         clusters: Sequence[object] | np.ndarray | None = None,
-        n_resamples: int = DEFAULT_RESAMPLES,
-        seed: int = DEFAULT_SEED,
+        n_resamples: int = BOOTSTRAP_RESAMPLES,
+        seed: int = BOOTSTRAP_SEED,
         chunk_cells: int | None = None,
     ) -> ClusterBootstrap:
         """The plan for ``(n_resamples, n_clusters)`` counts (clusters in order of first appearance), drawn in

@@ -6,8 +6,10 @@ import math
 
 from scipy.stats import norm
 
+from vlaudit.settings import CONFIDENCE_LEVEL
 
-def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+
+def wilson_interval(successes: int, n: int, level: float = CONFIDENCE_LEVEL) -> tuple[float, float]:
     """Two-sided Wilson score interval for a binomial proportion successes/n (NaNs when n = 0).
 
     centre = (p̂ + z²/2n) / (1 + z²/n), half-width = z·sqrt(p̂(1−p̂)/n + z²/4n²) / (1 + z²/n).

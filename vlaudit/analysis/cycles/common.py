@@ -45,19 +45,21 @@ from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.scoring.features import Features, zero_shot_scores
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
+    CYCLE_EXPERIMENT_RESAMPLES,
     MIN_OPTIMISER_STEPS,
     PROBE_BATCH_SIZE,
     PROBE_EPOCHS,
     PROBE_LR,
     PROBE_RANK,
     PROBE_WEIGHT_DECAY,
+    RANK_SWEEP,
     SHORTCUT_PROBE_EPOCHS,
     SHORTCUT_PROBE_LR,
 )
 from vlaudit.tables import write_result, write_table
 
-RANKS = (1, 2, 4, 8, 16, 32, 64)
-N_RESAMPLES = 1000  # bootstrap CIs of the per-seed test CycleAcc (descriptive; the headline is mean ± sd)
+RANKS = RANK_SWEEP
+N_RESAMPLES = CYCLE_EXPERIMENT_RESAMPLES  # per-seed test CycleAcc CIs (descriptive; headline: mean ± sd)
 
 
 @dataclass(frozen=True)

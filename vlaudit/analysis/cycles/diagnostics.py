@@ -43,6 +43,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_family_bars
+from vlaudit.settings import CYCLE_SEEDS
 
 ADDITIVE_PROBES = ("image-only", "text-only", "additive")
 _KIND = {"image-only": "image", "text-only": "text", "additive": "additive", "diagonal": "diagonal",
@@ -94,7 +95,7 @@ def additive_audit(per_seed: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[
     return {"ok": not failures and checked > 0, "checked": checked, "failures": failures}
 
 
-def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *,
+def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
                     config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
                     out_dir: Any = None) -> dict[str, Any]:
     """Run :func:`seed_diagnostics` for every seed; aggregate mean ± sample sd; write JSON + CSV (+ plot)."""

@@ -49,6 +49,7 @@ from vlaudit.analysis.cycles.plots import plot_oe
 from vlaudit.errors import InputError
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
 from vlaudit.records import Cycle
+from vlaudit.settings import CYCLE_SEEDS
 
 MARKER = "this is an out of distribution negative example "
 MARK_SUFFIX = "::ood-marked"
@@ -120,7 +121,7 @@ def seed_oe(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str
     return rows
 
 
-def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *,
+def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
            config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
            out_dir: str | Path | None = None) -> dict[str, Any]:
     """All seeds: rows per protocol (mean ± sd), per-seed Cycle − Shortcut differences; JSON + CSV + plot.

@@ -33,6 +33,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
+from vlaudit.settings import CYCLE_SEEDS
 
 
 def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequence[int], families: Sequence[str],
@@ -58,7 +59,7 @@ def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequenc
     return rows
 
 
-def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *,
+def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
                    ranks: Sequence[int] = RANKS, config: ExperimentConfig | None = None,
                    families: Sequence[str] | None = None, out_dir: str | Path | None = None) -> dict[str, Any]:
     """All seeds; rows per (family, rank) with per-seed values and mean ± sample sd; JSON + CSV + plot."""

@@ -50,6 +50,7 @@ from vlaudit.analysis.cycles.common import (
 )
 from vlaudit.analysis.cycles.plots import plot_transfer
 from vlaudit.records import Cycle
+from vlaudit.settings import CYCLE_SEEDS
 
 
 def difference_operator(inputs: SeedInputs, cycles: Sequence[Cycle]) -> np.ndarray:
@@ -95,7 +96,7 @@ def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequen
     return rows
 
 
-def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = (0, 1, 2), *,
+def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
                  config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
                  out_dir: str | Path | None = None) -> dict[str, Any]:
     """All seeds; per-pair rows (mean ± sd), within-seed correlation of alignment with transfer; JSON/CSV/heatmap."""

@@ -28,6 +28,7 @@ from sklearn.linear_model import LogisticRegression
 from vlaudit.analysis.vca.report import RunEvents, run_events
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import proxies, support
+from vlaudit.settings import CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, read_margins
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import (
@@ -252,7 +253,7 @@ METRICS = (("auroc", auroc, weighted_auroc), ("auprc", auprc, weighted_auprc),
 
 
 def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clusters: np.ndarray, *,
-                 n_resamples: int, seed: int, level: float = 0.95, pooled: bool = True,
+                 n_resamples: int, seed: int, level: float = CONFIDENCE_LEVEL, pooled: bool = True,
                  hl_resamples: int | None = None) -> list[dict[str, Any]]:
     """AUROC, AUPRC and H–L of ``scores`` for the boolean ``target`` per model, macro over models and (with
     ``pooled``) rank-pooled, each with a percentile interval from one cluster bootstrap (``clusters``: relation

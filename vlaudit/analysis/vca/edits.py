@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, CONFIDENCE_LEVEL, EDIT_SEED
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 
@@ -58,7 +59,7 @@ def _diff_ci(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> tuple
 
 def feasibility_audit(candidates: Sequence[Mapping[str, Any]], *,
                       source_dcc: Mapping[str, Mapping[str, float]] | None = None,
-                      n_resamples: int = 5000, seed: int = 20260724) -> list[dict[str, Any]]:
+                      n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED) -> list[dict[str, Any]]:
     """Feasible vs excluded source pairs (with geometry) on the §17 characteristics, in percent.
 
     ``source_dcc``: model → source_item_id → D-CC (0/1) adds one "source D-CC" row per model. No model
@@ -102,7 +103,7 @@ def _by_model(rows: Sequence[Mapping[str, Any]], key: str, interface: str | None
 def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[str],
                   edit_report_items: Sequence[Mapping[str, Any]],
                   source_items: Sequence[Mapping[str, Any]], source_groups: Sequence[Mapping[str, Any]], *,
-                  interface: str | None = "yesno", n_resamples: int = 5000, seed: int = 20260724,
+                  interface: str | None = "yesno", n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED,
                   source_path: str | Path | None = None) -> dict[str, Any]:
     """Per-record outcomes and the by-stratum table (see module docstring).
 
@@ -195,8 +196,8 @@ def _stratum_row(model: str, records: Sequence[Mapping[str, Any]]) -> dict[str, 
     }
 
 
-def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples: int = 5000,
-                           seed: int = 20260724, level: float = 0.95) -> dict[str, Any]:
+def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples: int = BOOTSTRAP_RESAMPLES,
+                           seed: int = EDIT_SEED, level: float = CONFIDENCE_LEVEL) -> dict[str, Any]:
     """Edit-cluster percentile intervals (VCA §19), in percentage points.
 
     One plan resamples every accepted edit id with replacement; a drawn edit brings all of its model records

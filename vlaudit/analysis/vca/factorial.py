@@ -36,6 +36,7 @@ from vlaudit.builders.factorial import IMAGE_SOURCE_CELLS, STATES, TEXT_SOURCE_C
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca.support import image_gap
 from vlaudit.results.vca import FactorialResult
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
 from vlaudit.sources.items import BenchmarkItem, read_items
 from vlaudit.sources.margins import read_margins, require_contexts
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -44,7 +45,6 @@ from vlaudit.stats.ranking import auroc
 from vlaudit.tables import read_json, write_result, write_table
 
 SIGN = (1.0, -1.0)
-DEFAULT_SEED = 20260724
 MAGNITUDES = (0.1, 0.5, 1.0)
 # (name, numerator key, denominator key) of the conditional proportions reported per model and pooled
 PROPORTIONS = (
@@ -182,8 +182,8 @@ def _proportions(counts: Mapping[str, int]) -> dict[str, Any]:
     return out
 
 
-def analyze_factorial(runs: Sequence[Any], items: Sequence[BenchmarkItem], *, n_resamples: int = 5000,
-                      seed: int = DEFAULT_SEED, items_path: str | Path = "<items>",
+def analyze_factorial(runs: Sequence[Any], items: Sequence[BenchmarkItem], *, n_resamples: int = BOOTSTRAP_RESAMPLES,
+                      seed: int = FACTORIAL_BOOTSTRAP_SEED, items_path: str | Path = "<items>",
                       margins_path: str | Path = "<margins>",
                       run_paths: Sequence[str | Path] | None = None) -> dict[str, Any]:
     """Every factorial quantity per model and pooled over models (see the module docstring).
@@ -304,7 +304,7 @@ def _run_paths(run_dir: str | Path | Sequence[str | Path]) -> list[Path]:
 
 def run_factorial_analysis(run_dir: str | Path | Sequence[str | Path], *, items: str | Path | None = None,
                            out_dir: str | Path, margins: str | Path | None = None, interface: str = "yesno",
-                           n_resamples: int = 5000, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+                           n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = FACTORIAL_BOOTSTRAP_SEED) -> dict[str, Any]:
     """Read the margins of one or several runs and the items, analyse, write factorial.json + two CSV files.
 
     ``run_dir`` is a scoring run folder (its ``margins.parquet``) or a margins file, or a list of them: one

@@ -38,7 +38,14 @@ from vlaudit.analysis.vca.common import RunScores, run_info
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
-from vlaudit.stats.bootstrap import DEFAULT_SEED, ClusterBootstrap, percentile_intervals
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    CONFIDENCE_LEVEL,
+    FILTER_COVERAGES,
+    FILTER_PRIMARY_COVERAGE,
+)
+from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import percentile_ranks
 
 PANELS = ("shortcut", "visnec", "confidence", "vca", "prob_gap")
@@ -52,11 +59,11 @@ METRICS = ("acc", "blind_gap", "visual_gain", "dep")
 class FilterSettings:
     """Options of ``vlaudit vca filter`` (the paper's: 25/50/75% coverage, 50% primary, 5,000 resamples)."""
 
-    coverages: tuple[float, ...] = (25.0, 50.0, 75.0)
-    primary: float = 50.0
-    n_resamples: int = 5000
-    seed: int = DEFAULT_SEED
-    level: float = 0.95
+    coverages: tuple[float, ...] = FILTER_COVERAGES
+    primary: float = FILTER_PRIMARY_COVERAGE
+    n_resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = BOOTSTRAP_SEED
+    level: float = CONFIDENCE_LEVEL
     controls: tuple[str, ...] = support.DEFAULT_CONTROLS
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from vlaudit.analysis.vca.common import RunScores, has_context, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
-from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 
 Signal = Callable[[RunScores], np.ndarray]
 
@@ -58,9 +58,9 @@ VARIANT_NAMES = {"r_o-r_t": "r_o − r_t", "r_o-r_b": "r_o − r_b", "r_o-mean":
 @dataclass(frozen=True)
 class ProxySettings:
     controls: tuple[str, ...] = support.DEFAULT_CONTROLS
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    level: float = 0.95
+    n_resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = BOOTSTRAP_SEED
+    level: float = CONFIDENCE_LEVEL
     control_sets: tuple[tuple[str, ...], ...] = robustness.ALTERNATE_CONTROL_SETS
 
 

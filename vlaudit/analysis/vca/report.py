@@ -30,8 +30,9 @@ import numpy as np
 from vlaudit.analysis.vca import axes as vca_axes
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import permutation, relation, robustness, support
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, describe_missing
-from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
+from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
 
@@ -43,9 +44,9 @@ class ReportSettings:
     """Prespecified report options; the defaults are the paper's (§19)."""
 
     controls: tuple[str, ...] = support.DEFAULT_CONTROLS
-    n_resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
-    level: float = 0.95
+    n_resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = BOOTSTRAP_SEED
+    level: float = CONFIDENCE_LEVEL
     control_sets: tuple[tuple[str, ...], ...] = robustness.ALTERNATE_CONTROL_SETS
 
 

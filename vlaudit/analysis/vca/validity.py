@@ -34,8 +34,8 @@ from sklearn.model_selection import StratifiedKFold
 from vlaudit.analysis.vca.common import RunScores, fit_predict, ranking_rows, run_info, src_records
 from vlaudit.analysis.vca.incremental import incremental_rows
 from vlaudit.metrics.vca import support
-from vlaudit.settings import HL_RESAMPLES
-from vlaudit.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap, percentile_intervals
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HL_RESAMPLES
+from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, percentile_ranks, weighted_auroc
 
 QUADRANTS = ("high conf, credited", "high conf, uncredited", "low conf, credited", "low conf, uncredited")
@@ -47,10 +47,10 @@ class ValiditySettings:
     intervals, seed of §19)."""
 
     controls: tuple[str, ...] = support.DEFAULT_CONTROLS
-    n_resamples: int = DEFAULT_RESAMPLES
+    n_resamples: int = BOOTSTRAP_RESAMPLES
     hl_resamples: int = HL_RESAMPLES
-    seed: int = DEFAULT_SEED
-    level: float = 0.95
+    seed: int = BOOTSTRAP_SEED
+    level: float = CONFIDENCE_LEVEL
     folds: int = 5
     repeats: int = 10
     ridge: float = 1.0

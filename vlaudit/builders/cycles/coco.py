@@ -49,6 +49,7 @@ from vlaudit.builders.cycles.rules import RELATIONS, GeometryRules, caption_text
 from vlaudit.builders.cycles.synonyms import MentionMatcher
 from vlaudit.builders.cycles.text_neighbor import TEXT_NEIGHBOR_FAMILY, mutual_neighbor_pairs
 from vlaudit.errors import InputError
+from vlaudit.settings import MIN_CYCLES
 from vlaudit.sources.coco import CocoCaptions, gc_paused, parse_captions, parse_instances
 
 OBJECT_FAMILIES = ("coco-object-coarse", "coco-object-matched", TEXT_NEIGHBOR_FAMILY)
@@ -247,7 +248,7 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
 
 def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | None, out_path: str | Path, *,
                       families: Sequence[str] | None = None, seed: int = 0,
-                      splits: str | Sequence[tuple[str, float]] = "train=0.8,val=0.2", min_cycles: int = 30,
+                      splits: str | Sequence[tuple[str, float]] = "train=0.8,val=0.2", min_cycles: int = MIN_CYCLES,
                       max_cycles_per_family: int | None = None, max_images: int | None = None,
                       rules: GeometryRules | None = None, rounds: int = 4) -> dict[str, Any]:
     """Parse the official COCO files, build the cycle families and write CYCLES + captions + metadata.

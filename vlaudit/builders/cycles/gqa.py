@@ -55,6 +55,7 @@ from vlaudit.builders.cycles.gqa_rules import (
     fact_text,
     is_binding_swap,
 )
+from vlaudit.settings import MIN_CYCLES
 from vlaudit.sources.gqa import SceneGraphs, parse_scene_graphs
 
 GQA_FAMILIES = ("gqa-attribute", "gqa-relation-object", "gqa-binding", "gqa-attribute-cross-noun",
@@ -139,7 +140,7 @@ def build_gqa(graphs: SceneGraphs, image_ids: list[str], pool: np.ndarray, split
 
 def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, families: Sequence[str] | None = None,
                      seed: int = 0, splits: str | Sequence[tuple[str, float]] = DEFAULT_GQA_SPLITS,
-                     min_cycles: int = 30, max_cycles_per_family: int | None = None,
+                     min_cycles: int = MIN_CYCLES, max_cycles_per_family: int | None = None,
                      max_images: int | None = None, rounds: int = 4,
                      image_pattern: str = "{image_id}.jpg") -> dict[str, Any]:
     """Parse a GQA scene-graph file, build the GQA families and write CYCLES + captions + metadata.

@@ -28,6 +28,7 @@ from vlaudit.builders.cycles.common import (
     write_outputs,
 )
 from vlaudit.builders.cycles.rules import GeometryRules, statement_verdict
+from vlaudit.settings import MIN_CYCLES
 from vlaudit.sources.pairs_jsonl import PairCaption, PairImage, parse_pairs
 
 JSONL_FAMILIES = ("pairs-object", "pairs-relation")
@@ -72,7 +73,7 @@ def caption_verdict(family: str, image: PairImage, caption: PairCaption | dict, 
 
 def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families: Sequence[str] | None = None,
                        seed: int = 0, splits: str | Sequence[tuple[str, float]] = "train=0.8,val=0.2",
-                       min_cycles: int = 30, max_cycles_per_family: int | None = None,
+                       min_cycles: int = MIN_CYCLES, max_cycles_per_family: int | None = None,
                        max_images: int | None = None, rules: GeometryRules | None = None,
                        rounds: int = 4) -> dict[str, Any]:
     """Build the pairs families from a pairs JSONL and write CYCLES + captions + metadata."""

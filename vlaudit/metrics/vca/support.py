@@ -18,7 +18,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-DEFAULT_CONTROLS: tuple[str, ...] = ("text", "blank")
+from vlaudit.settings import PRIMARY_CONTROLS
+
+DEFAULT_CONTROLS: tuple[str, ...] = PRIMARY_CONTROLS
 NEAR_ZERO = (0.01, 0.1)
 GAP_QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
