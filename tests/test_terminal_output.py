@@ -53,6 +53,9 @@ def test_a_table_too_wide_for_the_terminal_prints_one_block_per_row(capsys, monk
     flat = " ".join(out.split())
     assert "wide [bold]title[/bold]" in flat and "id-[with]-brackets" in out.splitlines()[1]
     assert all(f"a-long-column-header-{i} {i}" in flat for i in range(6))
+    # the block breaks only between whole "column value" pairs
+    assert all(f"a-long-column-header-{i} {i}" in out for i in range(6))
+    assert all(line.startswith("  a-long-column-header-") for line in out.splitlines()[2:] if line.strip())
 
 
 def test_library_log_records_print_as_one_line_warnings(capsys) -> None:

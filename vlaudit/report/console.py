@@ -72,7 +72,22 @@ def _print_vertically(console: Any, title: str, columns: Sequence[str], cells: S
     for row in cells:
         console.print(Text(" / ".join(row[:identifiers]) or "—", style="bold"), soft_wrap=True)
         pairs = [f"{columns[i]} {row[i]}" for i in range(identifiers, len(columns))]
-        console.print(Text("  " + " · ".join(pairs)), soft_wrap=False, overflow="fold")
+        for line in _pair_lines(pairs, console.width):
+            console.print(Text(line), soft_wrap=False, overflow="fold")
+
+
+def _pair_lines(pairs: Sequence[str], width: int) -> list[str]:
+    """``column value`` pairs joined by `` · `` into indented lines of at most ``width`` characters, breaking
+    only between pairs (a pair never splits, so a value is never read under the wrong column)."""
+    lines: list[str] = []
+    line = ""
+    for pair in pairs:
+        joined = f"{line} · {pair}" if line else f"  {pair}"
+        if line and len(joined) > width:
+            lines.append(line)
+            joined = f"  {pair}"
+        line = joined
+    return [*lines, line] if line else lines
 
 
 def print_cycle_table(result: Mapping[str, Any], title: str = "CycleAcc") -> None:
