@@ -310,7 +310,7 @@ def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[st
     failed = failure_report_path(out)
     if not rows:
         write_result(failed, CycleBuildFailure.from_dict(
-            {**meta, "failed": "no family reached min_cycles in every split; no cycles written"}))
+            {**meta, "failed": "no family reached min_cycles (validation cycles); no cycles written"}))
         return {"failed": str(failed)}
     captions_path, meta_path = sidecar_paths(out)
     used = sorted(set(map(itemgetter("caption_1"), rows)) | set(map(itemgetter("caption_2"), rows)))
