@@ -143,3 +143,24 @@ def test_vca_stage_gets_its_own_config_sized_like_the_demo() -> None:
     assert vca_stage_config(quick) == replace(VcaStageConfig.quick(), seed=7, n_resamples=quick.n_resamples)
     full = DemoConfig().with_seed(3)
     assert vca_stage_config(full) == replace(VcaStageConfig(), seed=3, n_resamples=full.n_resamples)
+
+
+def test_run_demo_returns_the_typed_summary_it_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_demo returns the versioned DemoSummary that summary.json holds (stages faked: the wiring, not the
+    models, is under test here; the quick demo test runs them)."""
+    import vlaudit.demo.pipeline as demo
+    from vlaudit.results.cycles import SyntheticResult
+
+    synthetic = SyntheticResult(seeds=[0], config={}, rows=[], checks={"planted": True}, checks_per_seed={})
+    monkeypatch.setattr(demo, "run_synthetic", lambda *args, **kwargs: synthetic)
+    monkeypatch.setattr(demo, "_cycle_stage", lambda *args: {"encoders": {}, "files": {"plot": "cycles/p.png"}})
+    monkeypatch.setattr(demo, "cycle_checks", lambda cycles, config: [])
+    monkeypatch.setattr(demo, "_vca_stage", lambda *args: {"known_answers": [], "runs": []})
+    monkeypatch.setattr(demo, "_report", lambda out: "report.html")
+    summary = demo.run_demo(tmp_path, DemoConfig.quick_config(), log=lambda message: None)
+    assert isinstance(summary, DemoSummary) and summary.schema_version == 1
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert saved == json.loads(json.dumps(summary.to_dict()))  # JSON turns the config's tuples into lists
+    assert DemoSummary.from_dict(saved).to_dict() == saved
+    assert summary["passed"] and summary["files"]["report"] == "report.html"
+    assert [row["check"] for row in summary["known_answers"]] == ["synthetic control: planted"]

@@ -352,7 +352,8 @@ def build_factorial(out_dir: str | Path, *, seed: int = FACTORIAL_SEED, n_per_re
     record = {"seed": seed, "n_per_relation": n_per_relation, "canvas": [CANVAS, CANVAS],
               "relations": list(RELATIONS), "states": {s: SYMBOL[s] for s in STATES}, **accounting,
               "image_sha256": dict(sorted(hashes.items()))}
-    arguments = {"out": str(out.resolve()), "seed": seed, "stems": n_per_relation}
+    # not `out`: the same seed gives byte-identical files wherever they are written (`data factorial --seed`)
+    arguments = {"seed": seed, "stems": n_per_relation}
     write_manifest(out, RunManifest(command=FACTORIAL_COMMAND, arguments=arguments, record=record))
     return {"out": str(out), "items_path": str(out / "items.jsonl"), **accounting,
             "seconds": round(time.perf_counter() - start, 3)}
