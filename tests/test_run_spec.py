@@ -309,6 +309,35 @@ def test_build_cycles_writes_what_cycles_build_writes(tmp_path, cli) -> None:
     assert (out / "c.jsonl").read_text()
 
 
+def test_factorial_save_writes_what_vca_factorial_writes(tmp_path, cli) -> None:
+    import vlaudit
+    from vlaudit.builders.factorial import build_factorial
+    from vlaudit.sources.items import read_items
+    from vlaudit.tables import write_table
+
+    build_factorial(tmp_path / "fx", n_per_relation=2)
+    items = tmp_path / "fx" / "items.jsonl"
+    sign = {"pos": 1.0, "neg": -1.0, "none": 0.0}
+    rows = []
+    for item in read_items(items):  # a model that follows the image, then the text
+        image, text = sign[item.extra["visual_state"]], sign[item.extra["text_state"]]
+        for context, margin in (("original", 2 * image + text), ("text", text), ("blank", text - 0.5)):
+            rows.append({"model": "m", "dataset": "factorial", "item_id": item.item_id, "context": context,
+                         "interface": "yesno", "nll_yes": 1.0, "nll_no": 1.0 + margin, "margin": margin,
+                         "label": item.label})
+    write_table(tmp_path / "run" / "margins.parquet", rows)
+    first, out = tmp_path / "api_out", tmp_path / "saved"
+    result = vlaudit.factorial(tmp_path / "run", items=items, out=first, n_resamples=50, seed=3)
+    assert result.schema_version == 1 and result.data["models"][0]["model"] == "m"
+    _same_bytes(lambda: result.save(out),
+                lambda: cli("vca", "factorial", tmp_path / "run", "--items", items, "--out", out, "--resamples",
+                            "50", "--seed", "3"),
+                out)
+    assert sorted(p.name for p in out.iterdir()) == ["factorial.json", "factorial_effects.csv",
+                                                     "factorial_models.csv"]
+    assert _files(first) == _files(out)  # the folder the API wrote as it ran holds the same bytes
+
+
 @pytest.mark.parametrize("spec", ["ScoreSpec", "DualScoreSpec", "FeaturesSpec", "CycleScoreSpec"])
 def test_every_spelling_of_a_dtype_is_one_run(spec, tmp_path) -> None:
     """fp32 and float32 (half and float16, bf16 and bfloat16) name one dtype, so one recorded run; an unknown
