@@ -280,6 +280,8 @@ def dumps_json(obj: Any, *, indent: int | None = 2) -> str:
 def _nan_to_none(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
+    if isinstance(obj, VersionedResult):  # a typed record the API returned, nested in what a caller writes
+        obj = obj.to_dict()
     if isinstance(obj, dict):
         return {key: _nan_to_none(value) for key, value in obj.items()}
     if isinstance(obj, (list, tuple)):
