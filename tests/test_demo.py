@@ -51,6 +51,13 @@ def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None, v
     # the report names every model for what it is: a planted calibration instrument is never a real model
     assert summary["models"]["ref:scene-vqa-mixture"].startswith("calibration instrument")
     assert "known-answer checks passed" in result.output
+    # every run folder and built dataset carries the one manifest type with the arguments it was made with
+    manifests = sorted(out.rglob("manifest.json"))
+    assert manifests
+    for path in manifests:
+        data = json.loads(path.read_text())
+        assert data["schema_version"] == 1 and data["arguments"], path
+        assert data["command"] in ("vca score", "features", "data factorial"), path
     # every JSON the demo writes is a typed result (the scenes are COCO/GQA-format inputs, not results)
     versioned_outputs(out, {"summary.json": DemoSummary, "cycles/eval.json": DemoCycleEvaluation,
                             "cycles/*/audit.json": DemoCycleAudits, "*.meta.json": CycleBuildMeta,
@@ -143,3 +150,69 @@ def test_vca_stage_gets_its_own_config_sized_like_the_demo() -> None:
     assert vca_stage_config(quick) == replace(VcaStageConfig.quick(), seed=7, n_resamples=quick.n_resamples)
     full = DemoConfig().with_seed(3)
     assert vca_stage_config(full) == replace(VcaStageConfig(), seed=3, n_resamples=full.n_resamples)
+
+
+def test_run_demo_returns_the_typed_summary_it_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_demo returns the versioned DemoSummary that summary.json holds (stages faked: the wiring, not the
+    models, is under test here; the quick demo test runs them)."""
+    import vlaudit.demo.pipeline as demo
+    from vlaudit.results.cycles import SyntheticResult
+
+    synthetic = SyntheticResult(seeds=[0], config={}, rows=[], checks={"planted": True}, checks_per_seed={})
+    monkeypatch.setattr(demo, "run_synthetic", lambda *args, **kwargs: synthetic)
+    monkeypatch.setattr(demo, "_cycle_stage", lambda *args: {"encoders": {}, "files": {"plot": "cycles/p.png"}})
+    monkeypatch.setattr(demo, "cycle_checks", lambda cycles, config: [])
+    monkeypatch.setattr(demo, "_vca_stage", lambda *args: {"known_answers": [], "runs": []})
+    monkeypatch.setattr(demo, "_report", lambda out: "report.html")
+    summary = demo.run_demo(tmp_path, DemoConfig.quick_config(), log=lambda message: None)
+    assert isinstance(summary, DemoSummary) and summary.schema_version == 1
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert saved == json.loads(json.dumps(summary.to_dict()))  # JSON turns the config's tuples into lists
+    assert DemoSummary.from_dict(saved).to_dict() == saved
+    assert summary["passed"] and summary["files"]["report"] == "report.html"
+    assert [row["check"] for row in summary["known_answers"]] == ["synthetic control: planted"]
+
+
+@pytest.mark.usefixtures("reference_cache", "one_torch_thread")
+def test_a_demo_scoring_run_records_the_spec_vca_score_records(tmp_path: Path, cli, toy_items) -> None:
+    """The demo's VCA run folders carry the one manifest type with the run's spec under ``arguments`` (they
+    recorded a hand-made dict before), so ``vca score`` with the same options resumes such a run."""
+    from vlaudit.demo.vca import _score
+    from vlaudit.results.manifest import RunManifest
+    from vlaudit.sources.items import read_items
+
+    items = toy_items(tmp_path / "bench")
+    images, run = tmp_path / "bench" / "images", tmp_path / "run"
+    _score("ref:tiny-qwen2-vl", read_items(items), images, run, ("original", "text", "blank"), ("yesno",), 1,
+           tmp_path / "scenes")
+    manifest = RunManifest.from_dict(json.loads((run / "manifest.json").read_text()))
+    arguments = manifest.arguments
+    assert manifest.schema_version == 1 and manifest.command == "vca score" == arguments["command"]
+    assert arguments["seed"] == 1 and arguments["contexts"] == ["original", "text", "blank"]
+    assert arguments["images"] == str(images.resolve()) and len(arguments["items_sha256"]) == 64
+    margins = (run / "margins.parquet").read_bytes()
+    code, _, err = cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", items, "--images", images,
+                       "--out", run, "--seed", "1")
+    assert code == 0, err  # the same spec: resumed from the cache, not refused
+    assert (run / "margins.parquet").read_bytes() == margins
+
+
+def test_a_demo_features_folder_records_the_spec_features_records(tmp_path: Path) -> None:
+    """The demo embeds two cycles files (COCO and GQA) into one features folder: its manifest's arguments are
+    what ``vlaudit features`` records, with both files and their fingerprints."""
+    import hashlib
+
+    from vlaudit.demo.cycles import features_arguments
+    from vlaudit.scoring.run_spec import FeaturesSpec
+
+    files = [tmp_path / "coco.jsonl", tmp_path / "gqa.jsonl"]
+    for n, path in enumerate(files):
+        path.write_text(f'{{"cycle_id": "c{n}"}}\n')
+    arguments = features_arguments("ref:scene-clip-bag", files, tmp_path / "images", tmp_path / "features", 16)
+    single = FeaturesSpec(model="ref:scene-clip-bag", cycles=files[0], images=tmp_path / "images",
+                          out=tmp_path / "features", batch_size=16).recorded()
+    assert arguments["command"] == "features" and arguments["batch_size"] == 16
+    assert arguments["cycles"] == [str(p.resolve()) for p in files]
+    assert arguments["cycles_sha256"] == [hashlib.sha256(p.read_bytes()).hexdigest() for p in files]
+    assert {k: v for k, v in arguments.items() if not k.startswith("cycles")} == \
+        {k: v for k, v in single.items() if not k.startswith("cycles")}

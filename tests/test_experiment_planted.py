@@ -231,3 +231,27 @@ def test_split_cycle_eval_is_per_split_and_overall_pools_families_not_splits() -
     assert out["overall"]["ties"] == 30
     assert split_cycle_eval(cycles, scores, "train")["overall"]["cycle_acc"] == 1.0
     assert split_cycle_eval(cycles, scores, "val") == {}
+
+
+def test_each_experiment_returns_the_typed_record_its_json_file_holds(tmp_path: Path) -> None:
+    """run_diagnostics / run_rank_sweep / run_oe / run_transfer return a CycleExperimentResult (versioned, read
+    like the dict it writes) that round-trips through NAME.json: the file read back equals the returned record."""
+    from vlaudit.results.cycles import CycleExperimentResult
+
+    inputs = {0: planted_inputs(0, marker_delta=6.0)}
+    quick = replace(FAST, epochs=2)
+    runs = {"diagnostics": lambda out: cycle_diagnostics.run_diagnostics(inputs, (0,), config=quick, out_dir=out),
+            "rank_sweep": lambda out: cycle_rank_sweep.run_rank_sweep(inputs, (0,), ranks=(1,), config=quick,
+                                                                      out_dir=out),
+            "oe": lambda out: cycle_oe.run_oe(inputs, (0,), config=quick, out_dir=out),
+            "transfer": lambda out: cycle_transfer.run_transfer(inputs, (0,), config=quick, out_dir=out)}
+    for name, run in runs.items():
+        result = run(tmp_path / name)
+        assert isinstance(result, CycleExperimentResult) and result.schema_version == 1, name
+        saved = json.loads((tmp_path / name / f"{name}.json").read_text())
+        assert CycleExperimentResult.from_dict(saved) == result, name
+        assert result.to_dict() == saved and result["experiment"] == name.replace("_", "-"), name
+        assert result["files"]["json"] == str(tmp_path / name / f"{name}.json") and "rows" in result
+        assert dict(result) == saved and result.get("no such key", 7) == 7  # the dict its callers used to get
+    unsaved = cycle_transfer.run_transfer(inputs, (0,), config=quick)
+    assert unsaved["files"] == {} and CycleExperimentResult.from_dict(unsaved.to_dict()) == unsaved

@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import hashlib
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -92,6 +93,27 @@ def test_same_seed_identical_bytes(tmp_path: Path) -> None:
     for name in ("items.jsonl", "manifest.json", "images/fx-left-001_Vn.png"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert (tmp_path / "a/items.jsonl").read_bytes() != (tmp_path / "c/items.jsonl").read_bytes()
+
+
+def test_data_factorial_writes_what_build_factorial_writes_with_a_run_manifest(tmp_path: Path) -> None:
+    """`data factorial` and the library's build_factorial write the same bytes; manifest.json is the one
+    manifest type (versioned, with the command and its arguments) and keeps the design at its top level."""
+    from vlaudit.results.manifest import RunManifest
+
+    out = tmp_path / "fx"
+    fx.build_factorial(out, seed=7, n_per_relation=1)
+    built = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    shutil.rmtree(out)
+    result = CliRunner().invoke(app, ["data", "factorial", "--out", str(out), "--seed", "7", "--stems", "1"])
+    assert result.exit_code == 0, result.output
+    assert {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == built
+    data = json.loads((out / "manifest.json").read_text())
+    manifest = RunManifest.from_dict(data)
+    assert manifest.schema_version == 1 and manifest.command == "data factorial" == fx.FACTORIAL_COMMAND
+    assert manifest.arguments == {"seed": 7, "stems": 1}  # not the folder: same seed, same bytes anywhere
+    assert manifest.to_dict() == data and list(data)[:2] == ["schema_version", "command"]
+    assert data["seed"] == 7 and data["n_per_relation"] == 1 and data["stems"] == 4
+    assert len(data["image_sha256"]) == 12 and "packages" in data and "git_commit" in data
 
 
 def _small_items() -> list:

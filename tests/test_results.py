@@ -108,8 +108,7 @@ def test_extra_keys_survive_and_declared_keys_win(extra: dict) -> None:
 def test_every_json_writer_goes_through_a_typed_result() -> None:
     """``write_json`` is called directly only for run manifests and the reference models' configs (not results);
     every other JSON file is ``write_result(path, typed)``."""
-    allowed = {"vlaudit/tables.py", "vlaudit/api/results.py", "vlaudit/scoring/manifest.py",
-               "vlaudit/builders/factorial.py",
+    allowed = {"vlaudit/tables.py", "vlaudit/api/results.py",  # write_result; write_manifest (one writer)
                "vlaudit/reference/scene_vqa_train.py", "vlaudit/reference/scene_vqa.py",
                "vlaudit/reference/scene_clip.py"}
     direct = set()
@@ -251,3 +250,20 @@ def test_numpy_numbers_fit_number_fields_and_bools_do_not() -> None:
     assert CycleEvaluationResult.from_dict(base).min_cycles == 30
     with pytest.raises(InputError, match="expected int, found bool"):
         CycleEvaluationResult.from_dict(base | {"seed": True})
+
+
+def test_a_typed_record_reads_as_the_mapping_its_file_holds(tmp_path: Path) -> None:
+    """Key access, ``in``, ``get``, iteration in file order and ``dict()`` give what ``to_dict()`` gives, so
+    callers of the API functions that returned plain dicts keep working; nested in a dict it writes as JSON."""
+    from vlaudit.results.cycles import SyntheticResult
+    from vlaudit.tables import write_json
+
+    record = SyntheticResult(seeds=[0], config={"n": 2}, rows=[], checks={"ok": True}, checks_per_seed={},
+                             extra={"note": float("nan")})
+    assert dict(record) == record.to_dict() and list(record)[:2] == ["schema_version", "seeds"]
+    assert record["schema_version"] == record.get("schema_version") == 1 and len(record) == 7
+    assert "note" in record and "absent" not in record and record.get("absent", 3) == 3
+    with pytest.raises(KeyError):
+        record["absent"]
+    written = json.loads(write_json(tmp_path / "x.json", {"synthetic": record}).read_text())
+    assert written == {"synthetic": {**record.to_dict(), "note": None}}  # NaN as null, as everywhere

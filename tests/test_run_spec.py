@@ -170,6 +170,8 @@ def test_score_mllm_cli_then_api_then_cli(tmp_path, cli, refusal) -> None:
     assert _files(run, skip=("summary.json",)) == cli_files and out.read_bytes() == scores
     result = vlaudit.score_cycles_mllm("ref:tiny-qwen2-vl", cycles, images=images, out=out)
     assert result["summary"]["n_units_scored_now"] == 0  # the same spec resumes from the cache
+    assert result.schema_version == 1 and result["run_dir"] == str(run) and result["n_cycles"] == 2
+    assert type(result).from_dict(json.loads(json.dumps(result.to_dict()))) == result  # a typed round trip
     assert _files(run, skip=("summary.json",)) == cli_files and out.read_bytes() == scores
     line = refusal(*cli(*args, "--min-pixels", "64"))
     assert f"{run}, field '--run-dir': holds a run with other arguments (min_pixels: None → 64)" in line
@@ -307,6 +309,35 @@ def test_build_cycles_writes_what_cycles_build_writes(tmp_path, cli) -> None:
                                           "--splits", "test", "--min-cycles", "1"))[1],
                 out)
     assert (out / "c.jsonl").read_text()
+
+
+def test_factorial_save_writes_what_vca_factorial_writes(tmp_path, cli) -> None:
+    import vlaudit
+    from vlaudit.builders.factorial import build_factorial
+    from vlaudit.sources.items import read_items
+    from vlaudit.tables import write_table
+
+    build_factorial(tmp_path / "fx", n_per_relation=2)
+    items = tmp_path / "fx" / "items.jsonl"
+    sign = {"pos": 1.0, "neg": -1.0, "none": 0.0}
+    rows = []
+    for item in read_items(items):  # a model that follows the image, then the text
+        image, text = sign[item.extra["visual_state"]], sign[item.extra["text_state"]]
+        for context, margin in (("original", 2 * image + text), ("text", text), ("blank", text - 0.5)):
+            rows.append({"model": "m", "dataset": "factorial", "item_id": item.item_id, "context": context,
+                         "interface": "yesno", "nll_yes": 1.0, "nll_no": 1.0 + margin, "margin": margin,
+                         "label": item.label})
+    write_table(tmp_path / "run" / "margins.parquet", rows)
+    first, out = tmp_path / "api_out", tmp_path / "saved"
+    result = vlaudit.factorial(tmp_path / "run", items=items, out=first, n_resamples=50, seed=3)
+    assert result.schema_version == 1 and result.data["models"][0]["model"] == "m"
+    _same_bytes(lambda: result.save(out),
+                lambda: cli("vca", "factorial", tmp_path / "run", "--items", items, "--out", out, "--resamples",
+                            "50", "--seed", "3"),
+                out)
+    assert sorted(p.name for p in out.iterdir()) == ["factorial.json", "factorial_effects.csv",
+                                                     "factorial_models.csv"]
+    assert _files(first) == _files(out)  # the folder the API wrote as it ran holds the same bytes
 
 
 @pytest.mark.parametrize("spec", ["ScoreSpec", "DualScoreSpec", "FeaturesSpec", "CycleScoreSpec"])

@@ -76,8 +76,8 @@ def default_run(tmp_path_factory):
 def test_run_synthetic_writes_rows_per_seed(default_run) -> None:
     out, result = default_run
     written = json.loads((out / "synthetic.json").read_text())
-    assert written.pop("schema_version") == 1  # the typed result's version, first in the file
-    assert written == json.loads(json.dumps(result))
+    assert next(iter(written)) == "schema_version" and written["schema_version"] == result.schema_version == 1
+    assert written == json.loads(json.dumps(result.to_dict()))  # the returned record is what the file holds
     assert written["seeds"] == [0, 1, 2] and written["config"] == json.loads(json.dumps(asdict(SyntheticConfig())))
     keys = Counter((r["diagnostic"], r["probe"], r["metric"]) for r in result["rows"])
     assert max(keys.values()) == 1
@@ -155,6 +155,18 @@ def test_run_synthetic_is_deterministic() -> None:
     a = run_synthetic([3], None, TINY)
     b = run_synthetic([3], None, TINY)
     assert a == b
+
+
+def test_run_synthetic_returns_the_typed_record_it_writes(tmp_path) -> None:
+    """The return value is the versioned SyntheticResult that synthetic.json holds, and reads like a dict."""
+    from vlaudit.results.cycles import SyntheticResult
+
+    result = run_synthetic([3], tmp_path, TINY, num_threads=1)
+    assert isinstance(result, SyntheticResult) and result.schema_version == 1
+    saved = json.loads((tmp_path / "synthetic.json").read_text())
+    assert saved == json.loads(json.dumps(result.to_dict()))  # JSON turns the config's tuples into lists
+    assert SyntheticResult.from_dict(saved).to_dict() == saved
+    assert result["seeds"] == [3] and "checks" in result and list(result)[0] == "schema_version"
     with pytest.raises(ValueError):
         run_synthetic([], None, TINY)
 

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
 from vlaudit.results.base import VersionedResult
+from vlaudit.results.manifest import MANIFEST_FILE, RunManifest
 
 # mkstemp creates files 0600; outputs should get the ordinary permissions the user's umask gives.
 _UMASK = os.umask(0o022)
@@ -279,6 +280,8 @@ def dumps_json(obj: Any, *, indent: int | None = 2) -> str:
 def _nan_to_none(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
+    if isinstance(obj, VersionedResult):  # a typed record the API returned, nested in what a caller writes
+        obj = obj.to_dict()
     if isinstance(obj, dict):
         return {key: _nan_to_none(value) for key, value in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -297,6 +300,11 @@ def write_json(path: str | Path, obj: Any) -> Path:
 def write_result(path: str | Path, result: VersionedResult) -> Path:
     """Write a typed result as its JSON file: ``result.to_dict()`` (with ``schema_version``), atomically."""
     return write_json(path, result.to_dict())
+
+
+def write_manifest(folder: str | Path, manifest: RunManifest) -> Path:
+    """Write ``FOLDER/manifest.json`` atomically: the one writer of every manifest (runs and built datasets)."""
+    return write_json(Path(folder) / MANIFEST_FILE, manifest.to_dict())
 
 
 def jsonl_line(row: dict[str, Any]) -> str:

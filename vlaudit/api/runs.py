@@ -20,6 +20,7 @@ from vlaudit.backends.registry import require_kind
 from vlaudit.backends.verbalizers import read_question_templates
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError
+from vlaudit.results.cycles import MllmCycleScores
 from vlaudit.scoring.dual_margins import score_dual
 from vlaudit.scoring.executors import open_backend
 from vlaudit.scoring.features import collect_inputs, read_features
@@ -155,14 +156,15 @@ def extract_features(model: Any, cycles: Any = None, *, overwrite: bool = False,
 
 
 def score_cycles_mllm(model: Any, cycles: Any = None, *, overwrite: bool = False,
-                      **options: Any) -> dict[str, Any]:
+                      **options: Any) -> MllmCycleScores:
     """Cycle scores of a generative MLLM: s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query.
 
     ``score_cycles_mllm(CycleScoreSpec(...))`` or ``score_cycles_mllm(model, cycles, images=..., out=...,
     **fields)`` (:class:`~vlaudit.scoring.run_spec.CycleScoreSpec`). Writes the scores table ``out`` (the
     ``cycles eval`` scores format) and the run folder (``run_dir``, default ``OUT.run``; resumable).
 
-    Returns ``{"rows": score rows, "summary": the run's summary, "n_cycles": …, "run_dir": Path}``.
+    Returns the typed :class:`~vlaudit.results.cycles.MllmCycleScores` (``result["rows"]``: the score rows,
+    ``["summary"]``: the run's summary, ``["n_cycles"]``, ``["run_dir"]``: the run folder as text).
     """
     spec = _spec(CycleScoreSpec, model, {"model": model, "cycles": cycles, **options})
     query = check_query(CYCLE_QUERY if spec.query is None else spec.query)
@@ -189,4 +191,4 @@ def score_cycles_mllm(model: Any, cycles: Any = None, *, overwrite: bool = False
             executor.shutdown()
     rows = scores_from_margins(run / "margins.parquet", items, source=cycles_path)
     write_table(spec.out, rows)
-    return {"rows": rows, "summary": summary, "n_cycles": len(cycle_list), "run_dir": run}
+    return MllmCycleScores(rows=rows, summary=summary, n_cycles=len(cycle_list), run_dir=str(run))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis
+from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, write_factorial_files
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.api._inputs import as_margin_runs
 from vlaudit.api.results import Result, with_interval
@@ -95,9 +95,11 @@ def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, in
     """The 3×3 evidence-source factorial (VCA §10): C-U, responsiveness, answer flips and source effects.
 
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
-    ITEMS (default: from the first run's manifest). Writes ``factorial.json`` and two CSV files into ``out``.
+    ITEMS (default: from the first run's manifest). Writes ``factorial.json`` and two CSV files into ``out``,
+    as ``vlaudit vca factorial RUN... --out OUT`` does; ``.save(dir)`` writes the same three files into ``dir``.
     """
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     data = run_factorial_analysis(paths, items=items, out_dir=out, interface=interface, n_resamples=n_resamples,
                                   seed=seed)
-    return Result.of(FactorialResult.from_dict(data), csv_rows(data)[0], title="Evidence-source factorial")
+    return Result.of(FactorialResult.from_dict(data), csv_rows(data)[0], title="Evidence-source factorial",
+                     writer=lambda folder, result: write_factorial_files(folder, result.data))

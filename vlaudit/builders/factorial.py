@@ -58,11 +58,13 @@ from vlaudit.errors import VlauditError
 from vlaudit.geometry import box_centre, centre_relation_holds
 from vlaudit.hashing import sha256_bytes
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
+from vlaudit.results.manifest import RunManifest
 from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
 from vlaudit.sources.items import BenchmarkItem, write_items
-from vlaudit.tables import write_json
+from vlaudit.tables import write_manifest
 
 RELATIONS = PLANAR_RELATIONS
+FACTORIAL_COMMAND = "data factorial"
 STATES = ("pos", "neg", "none")
 SLUG = {"pos": "p", "neg": "m", "none": "n"}
 SYMBOL = {"pos": "+", "neg": "-", "none": "0"}
@@ -327,7 +329,9 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
 
 
 def build_factorial(out_dir: str | Path, *, seed: int = FACTORIAL_SEED, n_per_relation: int = FACTORIAL_STEMS) -> dict[str, Any]:
-    """Render the images, check the invariants, then write DIR/items.jsonl and DIR/manifest.json."""
+    """Render the images, check the invariants, then write DIR/items.jsonl and DIR/manifest.json (a
+    :class:`~vlaudit.results.manifest.RunManifest`: the arguments, and the design, accounting and image hashes
+    at its top level)."""
     start = time.perf_counter()
     out = Path(out_dir)
     stems = make_stems(seed, n_per_relation)
@@ -345,9 +349,11 @@ def build_factorial(out_dir: str | Path, *, seed: int = FACTORIAL_SEED, n_per_re
         items = factorial_items(stems, paths)
         accounting = check_factorial(items, hashes)
     write_items(out / "items.jsonl", items)
-    manifest = {"seed": seed, "n_per_relation": n_per_relation, "canvas": [CANVAS, CANVAS],
-                "relations": list(RELATIONS), "states": {s: SYMBOL[s] for s in STATES}, **accounting,
-                "image_sha256": dict(sorted(hashes.items()))}
-    write_json(out / "manifest.json", manifest)
+    record = {"seed": seed, "n_per_relation": n_per_relation, "canvas": [CANVAS, CANVAS],
+              "relations": list(RELATIONS), "states": {s: SYMBOL[s] for s in STATES}, **accounting,
+              "image_sha256": dict(sorted(hashes.items()))}
+    # not `out`: the same seed gives byte-identical files wherever they are written (`data factorial --seed`)
+    arguments = {"seed": seed, "stems": n_per_relation}
+    write_manifest(out, RunManifest(command=FACTORIAL_COMMAND, arguments=arguments, record=record))
     return {"out": str(out), "items_path": str(out / "items.jsonl"), **accounting,
             "seconds": round(time.perf_counter() - start, 3)}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,7 +167,7 @@ def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
     Console().print(table)
 
 
-def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
+def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: Mapping[str, Any]) -> None:
     _print(title, *table)
     if result.get("unavailable"):
         _print(f"Unavailable: fewer than {result['min_cycles']} validation cycles, or none in train or test "

@@ -48,6 +48,7 @@ from vlaudit.scoring.features import (
     read_features,
     zero_shot_scores,
 )
+from vlaudit.scoring.run_spec import FeaturesSpec
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
 from vlaudit.tables import atomic_write, write_result, write_table
@@ -111,6 +112,15 @@ def merge_inputs(parts: Sequence[tuple[Any, Path]]) -> Any:
     return merged
 
 
+def features_arguments(model: str, cycles: Sequence[Path], images: Path, out: Path, batch_size: int
+                       ) -> dict[str, Any]:
+    """The manifest's ``arguments`` of a demo features folder: the spec ``vlaudit features`` records
+    (:class:`~vlaudit.scoring.run_spec.FeaturesSpec`), over the several cycles files the folder embeds."""
+    recorded = [FeaturesSpec(model=model, cycles=path, images=images, out=out, batch_size=batch_size).recorded()
+                for path in cycles]
+    return {**recorded[0], **{key: [r[key] for r in recorded] for key in ("cycles", "cycles_sha256")}}
+
+
 def _feature_bars(bars: Bars, prefix: str) -> Callable[[str, int, int], None]:
     """Adapt ``extract_features``' progress(task, done, total) to one bar per task."""
     advance: dict[str, Callable[[int], None]] = {}
@@ -158,7 +168,10 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
     inputs = merge_inputs([(collect_inputs(cycles_of[s], built["cycles"][s], built["scenes"] / "images"),
                             built["cycles"][s]) for s in SOURCES])
     extract_features(backend, inputs, folder / "features", progress=_feature_bars(bars, f"seed {seed}: {spec}"),
-                     provenance={"model": spec, "cycles": [str(built["cycles"][s]) for s in SOURCES]})
+                     provenance={"model": spec, "cycles": [str(built["cycles"][s]) for s in SOURCES]},
+                     arguments=features_arguments(spec, [built["cycles"][s] for s in SOURCES],
+                                                  built["scenes"] / "images", folder / "features",
+                                                  int(backend.batch_size)))
     features = read_features(folder / "features")
     index = (features.image_index(), features.caption_index())
     jobs: list[tuple[str, list[Any], list[Any], list[Any]]] = []

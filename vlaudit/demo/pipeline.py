@@ -228,8 +228,9 @@ def _versions() -> dict[str, Any]:
 
 
 def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log = print,
-             bars: Bars | None = None) -> dict[str, Any]:
-    """Run every stage into ``out_dir`` and write ``out_dir/summary.json``; returns the summary.
+             bars: Bars | None = None) -> DemoSummary:
+    """Run every stage into ``out_dir`` and write ``out_dir/summary.json``; returns the summary (the typed
+    record the file holds, read like the dict it writes).
 
     ``bars(description, total)`` → ``advance(n)`` draws progress bars (the CLI passes rich ones).
     """
@@ -275,5 +276,6 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
     write_result(out / "summary.json", DemoSummary.from_dict(summary))
     summary["files"]["report"] = stage("report", lambda: _report(out))
     timings["total"] = round(time.perf_counter() - started, 2)
-    write_result(out / "summary.json", DemoSummary.from_dict(summary))
-    return summary
+    result = DemoSummary.from_dict(summary)
+    write_result(out / "summary.json", result)
+    return result

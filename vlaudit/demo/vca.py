@@ -38,6 +38,7 @@ from vlaudit.reference.scene_vqa import category_prior
 from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
 from vlaudit.report.vca_tables import write_report_files
 from vlaudit.results.demo import DemoVcaKnownAnswers
+from vlaudit.scoring.run_spec import ScoreSpec
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.settings import DEMO_RESAMPLES
 from vlaudit.sources.items import read_items, write_items
@@ -129,9 +130,12 @@ def _score(spec: str, items: list[Any], images: Path, run_dir: Path, contexts: S
     # the planted scene-VQA references read the demo's scenes; a user's model takes only ordinary options
     extra = {"scenes": str(scenes)} if spec.startswith("ref:scene-vqa") else {}
     backend = load_backend(spec, interfaces=list(interfaces), **extra)
+    # the manifest records the spec `vca score` would take for this run, so the run reads (and resumes) as one
+    run_spec = ScoreSpec(model=spec, benchmark=items, images=images, out=run_dir, contexts=tuple(contexts),
+                         interfaces=tuple(interfaces), seed=seed, batch_size=int(backend.batch_size),
+                         backend_options=extra)
     return run_scoring(backend, items, images_dir=images, out_dir=run_dir, contexts=list(contexts),
-                       interfaces=list(interfaces), seed=seed,
-                       arguments={"model": spec, "images": str(images), "demo": "vca"})
+                       interfaces=list(interfaces), seed=seed, arguments=run_spec.recorded(items))
 
 
 def _slug(spec: str) -> str:

@@ -6,7 +6,7 @@
   JSON file a command writes;
 * :mod:`vlaudit.results.columns` — one definition of each table's columns (margins, cycles, scores, ITEMS,
   features) that writers and readers import;
-* :mod:`vlaudit.results.catalog` — every result type and table, and their Markdown for the docs.
-
-Run manifests are not here (:mod:`vlaudit.scoring.manifest`).
+* :mod:`vlaudit.results.catalog` — every result type and table, and their Markdown for the docs;
+* :mod:`vlaudit.results.manifest` — :class:`RunManifest`, the one ``manifest.json`` type of run folders and
+  built datasets (written by :func:`vlaudit.tables.write_manifest`).
 """

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numbers
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -29,8 +29,12 @@ R = TypeVar("R", bound="VersionedResult")
 
 
 @dataclass(frozen=True, kw_only=True)
-class VersionedResult:
-    """A JSON result: declared top-level fields, ``extra`` keys, and the class's ``schema_version``."""
+class VersionedResult(Mapping[str, Any]):
+    """A JSON result: declared top-level fields, ``extra`` keys, and the class's ``schema_version``.
+
+    It reads as the read-only mapping ``to_dict()`` (``result["rows"]``, ``result.get(...)``, ``in``,
+    ``items()``), so code written for the plain dicts the API used to return keeps working; ``==`` compares
+    two results of one type field by field."""
 
     #: bumped whenever a declared field is renamed, removed or changes meaning (adding one is not a bump)
     schema_version: ClassVar[int] = 1
@@ -75,12 +79,6 @@ class VersionedResult:
         declared = set(values) | {SCHEMA_VERSION_KEY}
         return cls(**values, extra={k: v for k, v in data.items() if k not in declared})
 
-    def get(self, key: str, default: Any = None) -> Any:
-        """The value of a top-level JSON key (declared or extra), as ``to_dict().get(key, default)``."""
-        if key in declared_fields(type(self)):
-            return getattr(self, key)
-        return self.extra.get(key, default)
-
     def __getitem__(self, key: str) -> Any:
         """``result["counts"]``: read access by JSON key, so code written for the plain dict keeps working."""
         if key in declared_fields(type(self)):
@@ -88,6 +86,13 @@ class VersionedResult:
         if key == SCHEMA_VERSION_KEY:
             return self.schema_version
         return self.extra[key]
+
+    def __iter__(self) -> Iterator[str]:
+        """The JSON keys in the order :meth:`to_dict` writes them."""
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
 
 
 def declared_fields(cls: type[VersionedResult]) -> tuple[str, ...]:

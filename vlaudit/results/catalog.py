@@ -15,6 +15,7 @@ from vlaudit.results.cycles import (
     CycleBuildSummary,
     CycleEvaluationResult,
     CycleExperimentResult,
+    MllmCycleScores,
     PairAuditResult,
     SyntheticResult,
 )
@@ -42,7 +43,7 @@ from vlaudit.results.vca import (
 
 RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     CycleBuildMeta, CycleBuildSummary, CycleBuildFailure, CycleAudit, CycleEvaluationResult, BenchmarkMetricsResult,
-    CycleExperimentResult, PairAuditResult,
+    CycleExperimentResult, PairAuditResult, MllmCycleScores,
     SyntheticResult, ItemsBuildSummary, ScoringSummary, DualScoringSummary, VcaReportResult, VcaValidityResult,
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,

@@ -62,6 +62,21 @@ class CycleBuildFailure(VersionedResult):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MllmCycleScores(VersionedResult):
+    """What :func:`vlaudit.score_cycles_mllm` returns: the score rows it wrote to the scores table (the
+    ``cycles eval`` format, s = NLL(no) − NLL(yes) of the fixed query), the run's summary (as the run folder's
+    ``summary.json``), the number of cycles and the run folder."""
+
+    file_name = "— (returned; the rows are OUT, the summary OUT.run/summary.json)"
+    written_by = "vlaudit.score_cycles_mllm"
+
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+    n_cycles: int
+    run_dir: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class CycleAudit(VersionedResult):
     """Table 5 of the cycle paper: per (family, split) marginal TVs, max |signed degree| and validity violations
     re-checked against the annotations; all three must be 0 for exact cycles (§2.1, Theorem 1)."""

@@ -103,7 +103,8 @@ class FactorialResult(VersionedResult):
     file_name = "factorial.json"
     written_by = "vca factorial; vlaudit.factorial"
 
-    items: str
+    # the JSON key "items" (the ITEMS file) hides Mapping.items() on this type: read it as result["items"]
+    items: str  # type: ignore[assignment]
     margins: str
     stems: int
     n_resamples: int
@@ -122,7 +123,7 @@ class EditBuildSummary(VersionedResult):
     file_name = "summary.json (edits build folder)"
     written_by = "edits build"
 
-    items: str
+    items: str  # type: ignore[assignment]  # hides Mapping.items(), as in FactorialResult
     seed: int
     params: dict[str, Any]
     n_candidates: int

@@ -384,8 +384,13 @@ def write_outputs(out_dir: str | Path | None, name: str, result: Mapping[str, An
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": str(out / f"{name}.json"), "csv": str(out / f"{name}.csv")}
     write_table(paths["csv"], list(csv_rows))
-    write_result(paths["json"], CycleExperimentResult.from_dict({**result, "files": {**result.get("files", {}), **paths}}))
+    write_result(paths["json"], experiment_result({**result, "files": {**result.get("files", {}), **paths}}))
     return paths
+
+
+def experiment_result(result: Mapping[str, Any]) -> CycleExperimentResult:
+    """The typed record an experiment returns, as ``OUT/NAME.json`` holds it (no file written: ``files`` {})."""
+    return CycleExperimentResult.from_dict({**result, "files": result.get("files", {})})
 
 
 def check_seeds(seeds: Sequence[int], inputs: Mapping[int, SeedInputs]) -> list[int]:

@@ -31,6 +31,7 @@ from vlaudit.analysis.cycles.common import (
     aggregate,
     check_seeds,
     cosine_scores,
+    experiment_result,
     family_splits,
     flat_rows,
     mean_sd_text,
@@ -43,6 +44,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_family_bars
+from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 
 ADDITIVE_PROBES = ("image-only", "text-only", "additive")
@@ -97,8 +99,11 @@ def additive_audit(per_seed: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[
 
 def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
                     config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
-                    out_dir: Any = None) -> dict[str, Any]:
-    """Run :func:`seed_diagnostics` for every seed; aggregate mean ± sample sd; write JSON + CSV (+ plot)."""
+                    out_dir: Any = None) -> CycleExperimentResult:
+    """Run :func:`seed_diagnostics` for every seed; aggregate mean ± sample sd; write JSON + CSV (+ plot).
+
+    Returns the typed record ``diagnostics.json`` holds (:class:`~vlaudit.results.cycles.CycleExperimentResult`;
+    ``files`` is empty without ``out_dir``)."""
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
     kept, unavailable = select_families(inputs, seeds, config, families)
@@ -116,7 +121,7 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYC
         result["files"].update(write_outputs(out_dir, "diagnostics", result,
                                              flat_rows(rows, ("family", "probe"), ("cycle_acc", "tie_rate", "n")),
                                              split=config.test_split))
-    return result
+    return experiment_result(result)
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:

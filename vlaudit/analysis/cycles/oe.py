@@ -37,6 +37,7 @@ from vlaudit.analysis.cycles.common import (
     SeedInputs,
     aggregate,
     check_seeds,
+    experiment_result,
     flat_rows,
     mean_sd,
     mean_sd_text,
@@ -49,6 +50,7 @@ from vlaudit.analysis.cycles.plots import plot_oe
 from vlaudit.errors import InputError
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
 from vlaudit.records import Cycle
+from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 
 MARKER = "this is an out of distribution negative example "
@@ -123,11 +125,12 @@ def seed_oe(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str
 
 def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
            config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
-           out_dir: str | Path | None = None) -> dict[str, Any]:
+           out_dir: str | Path | None = None) -> CycleExperimentResult:
     """All seeds: rows per protocol (mean ± sd), per-seed Cycle − Shortcut differences; JSON + CSV + plot.
 
     Each :class:`SeedInputs` must hold the marked caption features under ``caption_id + MARK_SUFFIX``
-    (see :func:`vlaudit.analysis.cycles.inputs.add_marked_features`).
+    (see :func:`vlaudit.analysis.cycles.inputs.add_marked_features`). Returns the typed record ``oe.json``
+    holds (:class:`~vlaudit.results.cycles.CycleExperimentResult`; ``files`` is empty without ``out_dir``).
     """
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
@@ -154,7 +157,7 @@ def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS,
                          "test_cycle_acc_mean": mean, "test_cycle_acc_sd": sd, "test_cycle_acc_n_seeds": n})
         result["files"] = {"plot": str(plot)}
         result["files"].update(write_outputs(out_dir, "oe", result, csv_rows))
-    return result
+    return experiment_result(result)
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:

@@ -21,6 +21,7 @@ from vlaudit.analysis.cycles.common import (
     SeedInputs,
     aggregate,
     check_seeds,
+    experiment_result,
     family_splits,
     flat_rows,
     mean_sd_text,
@@ -33,6 +34,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
+from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 
 
@@ -61,8 +63,11 @@ def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequenc
 
 def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
                    ranks: Sequence[int] = RANKS, config: ExperimentConfig | None = None,
-                   families: Sequence[str] | None = None, out_dir: str | Path | None = None) -> dict[str, Any]:
-    """All seeds; rows per (family, rank) with per-seed values and mean ± sample sd; JSON + CSV + plot."""
+                   families: Sequence[str] | None = None, out_dir: str | Path | None = None) -> CycleExperimentResult:
+    """All seeds; rows per (family, rank) with per-seed values and mean ± sample sd; JSON + CSV + plot.
+
+    Returns the typed record ``rank_sweep.json`` holds (:class:`~vlaudit.results.cycles.CycleExperimentResult`;
+    ``files`` is empty without ``out_dir``)."""
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
     ranks = [int(r) for r in ranks]
@@ -90,7 +95,7 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCL
                                              flat_rows([{**r, "rank": str(r["rank"])} for r in rows], ("family", "rank"),
                                                        ("cycle_acc", "tie_rate", "n")),
                                              split=config.test_split))
-    return result
+    return experiment_result(result)
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:

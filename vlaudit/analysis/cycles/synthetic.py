@@ -25,7 +25,7 @@ Every random draw comes from ``numpy.random.default_rng([seed, diagnostic])`` an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -227,10 +227,11 @@ def torch_threads(n: int | None) -> Iterator[None]:
 
 
 def run_synthetic(seeds: Sequence[int] = CYCLE_SEEDS, out_dir: Path | None = None,
-                  config: SyntheticConfig | None = None, *, num_threads: int | None = None) -> dict[str, Any]:
+                  config: SyntheticConfig | None = None, *, num_threads: int | None = None) -> SyntheticResult:
     """Run every diagnostic for every seed; return (and write ``out_dir/synthetic.json``) per-row results.
 
-    Result: ``{"seeds", "config", "rows": [{diagnostic, probe, metric, expected, per_seed: {seed: value},
+    Result (typed, :class:`~vlaudit.results.cycles.SyntheticResult`, read like the dict it writes):
+    ``{"seeds", "config", "rows": [{diagnostic, probe, metric, expected, per_seed: {seed: value},
     mean, sd}], "checks": {name: bool}, "checks_per_seed": {seed: {name: bool}}}``; ``sd`` is the sample sd
     across seeds (None for one seed); a check is true only when it holds on the mean and on every seed.
 
@@ -258,16 +259,16 @@ def run_synthetic(seeds: Sequence[int] = CYCLE_SEEDS, out_dir: Path | None = Non
     mean_checks = _checks({tuple(r[k] for k in key): r["mean"] for r in rows})
     # A check passes only if it holds for the mean *and* for every seed on its own.
     checks = {name: ok and all(c[name] for c in per_seed_checks.values()) for name, ok in mean_checks.items()}
-    result = {"seeds": seeds, "config": asdict(config), "rows": rows, "checks": checks,
-              "checks_per_seed": per_seed_checks}
+    result = SyntheticResult(seeds=seeds, config=asdict(config), rows=rows, checks=checks,
+                             checks_per_seed=per_seed_checks)
     if out_dir is not None:
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_result(out_dir / "synthetic.json", SyntheticResult.from_dict(result))
+        write_result(out_dir / "synthetic.json", result)
     return result
 
 
-def table_rows(result: dict[str, Any]) -> list[list[Any]]:
+def table_rows(result: Mapping[str, Any]) -> list[list[Any]]:
     """Rows for the console table: diagnostic, probe, metric, mean, sd, expected."""
     short = {"auroc": "AUROC", "cycle_acc": "CycleAcc", "tie_rate": "ties"}
     return [[r["diagnostic"], r["probe"], short.get(r["metric"], r["metric"]), r["mean"], r["sd"], r["expected"]]

@@ -36,6 +36,7 @@ from vlaudit.analysis.cycles.common import (
     SeedInputs,
     aggregate,
     check_seeds,
+    experiment_result,
     family_splits,
     flat_rows,
     mean_sd,
@@ -50,6 +51,7 @@ from vlaudit.analysis.cycles.common import (
 )
 from vlaudit.analysis.cycles.plots import plot_transfer
 from vlaudit.records import Cycle
+from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 
 
@@ -98,8 +100,11 @@ def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequen
 
 def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
                  config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
-                 out_dir: str | Path | None = None) -> dict[str, Any]:
-    """All seeds; per-pair rows (mean ± sd), within-seed correlation of alignment with transfer; JSON/CSV/heatmap."""
+                 out_dir: str | Path | None = None) -> CycleExperimentResult:
+    """All seeds; per-pair rows (mean ± sd), within-seed correlation of alignment with transfer; JSON/CSV/heatmap.
+
+    Returns the typed record ``transfer.json`` holds (:class:`~vlaudit.results.cycles.CycleExperimentResult`;
+    ``files`` is empty without ``out_dir``)."""
     config = config or ExperimentConfig()
     seeds = check_seeds(seeds, inputs)
     kept, unavailable = select_families(inputs, seeds, config, families)
@@ -132,7 +137,7 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_
                                              flat_rows(rows, ("train_family", "test_family", "off_diagonal"),
                                                        ("cycle_acc", "alignment", "n")),
                                              split=f"{config.test_split} (alignment: {config.val_split})"))
-    return result
+    return experiment_result(result)
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:

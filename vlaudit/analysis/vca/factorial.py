@@ -338,10 +338,16 @@ def run_factorial_analysis(run_dir: str | Path | Sequence[str | Path], *, items:
     result = analyze_factorial(runs, item_list, n_resamples=n_resamples, seed=seed, items_path=items_path,
                                margins_path=margins_label, run_paths=paths)
     result["interface"] = interface
-    out = Path(out_dir)
-    model_rows, effect_rows = csv_rows(result)
-    write_result(out / "factorial.json", FactorialResult.from_dict(result))
-    write_table(out / "factorial_models.csv", model_rows)
-    write_table(out / "factorial_effects.csv", effect_rows)
-    result["files"] = [str(out / n) for n in ("factorial.json", "factorial_models.csv", "factorial_effects.csv")]
+    result["files"] = [str(path) for path in write_factorial_files(out_dir, result)]
     return result
+
+
+def write_factorial_files(out_dir: str | Path, result: Mapping[str, Any]) -> list[Path]:
+    """``OUT/factorial.json`` (the :class:`FactorialResult`; the returned ``files`` list is not part of it)
+    and the two CSV tables, ``factorial_models.csv`` and ``factorial_effects.csv``, each atomically: what
+    ``vca factorial`` writes and ``vlaudit.factorial(...).save(OUT)`` writes."""
+    out = Path(out_dir)
+    record = FactorialResult.from_dict({k: v for k, v in result.items() if k != "files"})
+    model_rows, effect_rows = csv_rows(result)
+    return [write_result(out / "factorial.json", record), write_table(out / "factorial_models.csv", model_rows),
+            write_table(out / "factorial_effects.csv", effect_rows)]

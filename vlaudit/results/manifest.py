@@ -1,0 +1,80 @@
+"""The run manifest: one type for every ``manifest.json`` vlaudit writes (a leaf module).
+
+A run folder (``vca score``, ``vca score-dual``, ``cycles score-mllm``, ``features``) and a built dataset
+(``data factorial``) describe themselves with one :class:`RunManifest`: the schema version, the command, its
+arguments as recorded (for a run, its spec: resolved paths and content fingerprints,
+:mod:`vlaudit.scoring.run_spec`), what the command adds (model id, revision, dtype, pixel budget, prompt
+template hash, context constants, counts, a dataset's image hashes, ...), the package versions and the git
+commit of vlaudit. It is written by one writer, :func:`vlaudit.tables.write_manifest`. It lives here, below
+``builders/`` and ``scoring/``, so that both can write it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+MANIFEST_FILE = "manifest.json"
+#: 1: the fields of :class:`RunManifest` (earlier manifests carry no ``schema_version``)
+MANIFEST_SCHEMA_VERSION = 1
+_OWN_KEYS = ("schema_version", "command", "arguments", "packages", "git_commit")
+
+PACKAGES = ("vlaudit", "torch", "transformers", "tokenizers", "pillow", "numpy", "pyarrow", "open_clip_torch")
+
+
+def package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_commit() -> str | None:
+    """HEAD of the checkout vlaudit runs from (None outside a git checkout)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        done = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+@dataclass(frozen=True)
+class RunManifest:
+    """A run folder's ``manifest.json``.
+
+    ``record`` holds what the command adds; its keys are written at the top level beside the common ones
+    (the readers of a run — the factorial analysis, the HTML report, ``read_features`` — read them there).
+    """
+
+    command: str
+    arguments: dict[str, Any]
+    record: dict[str, Any] = field(default_factory=dict)
+    packages: dict[str, str | None] = field(default_factory=package_versions)
+    git_commit: str | None = field(default_factory=git_commit)
+    schema_version: int = MANIFEST_SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        clash = sorted(set(self.record) & set(_OWN_KEYS))
+        if clash:
+            raise ValueError(f"a manifest record may not redefine {clash}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, "command": self.command, **self.record,
+                "arguments": self.arguments, "packages": self.packages, "git_commit": self.git_commit}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunManifest:
+        """Read a manifest back (one written before ``schema_version`` existed reads as version 0)."""
+        return cls(command=str(data.get("command") or (data.get("arguments") or {}).get("command") or ""),
+                   arguments=dict(data.get("arguments") or {}),
+                   record={k: v for k, v in data.items() if k not in _OWN_KEYS},
+                   packages=dict(data.get("packages") or {}), git_commit=data.get("git_commit"),
+                   schema_version=int(data.get("schema_version", 0)))
