@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from vlaudit.backends.library_logs import library_logs_to, one_line
 from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.commands._help import polish
@@ -65,22 +66,17 @@ def main() -> None:
 
 @contextlib.contextmanager
 def _library_logs_as_warnings() -> Iterator[None]:
-    """Print the warnings and errors that libraries log (open_clip, transformers, huggingface_hub…) as
-    vlaudit's own one-line ``warning:`` instead of Python's ``ERROR:root:`` lines."""
+    """Print the warnings and errors that libraries log (transformers, huggingface_hub, datasets, open_clip, the
+    root logger) as vlaudit's own one-line ``warning:``, instead of Python's ``ERROR:root:`` lines and
+    transformers' ``[transformers] …`` blocks (``backends/library_logs.py`` routes them here)."""
     class OneLine(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            first = record.getMessage().strip().splitlines()[0] if record.getMessage().strip() else ""
             source = "" if record.name == "root" else f"{record.name}: "
-            Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(source + first))
+            Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
+                                                       + Text(source + one_line(record.getMessage())))
 
-    root = logging.getLogger()
-    handler = OneLine(level=logging.WARNING)
-    # a handler on the root logger also keeps logging.error() from installing basicConfig's stderr handler
-    root.addHandler(handler)
-    try:
+    with library_logs_to(OneLine(level=logging.WARNING)):
         yield
-    finally:
-        root.removeHandler(handler)
 
 
 def _error_line(message: str) -> None:
