@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 FAMILIES = ("coco-object-matched", "gqa-attribute-cross-noun", "coco-strict-above-below")
 
@@ -193,3 +195,13 @@ def test_open_clip_load_errors_name_what_is_missing(model, message, tmp_path, em
     code, _, err = _features(cli, tmp_path, model)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert message in " ".join(err.split()) and "ERROR:root" not in err
+
+
+@given(st.text())
+def test_one_line_never_breaks_a_line_and_keeps_every_plain_word(text) -> None:
+    from vlaudit.backends.library_logs import one_line
+
+    folded = one_line(text)
+    assert len(folded.splitlines()) <= 1
+    plain = [word for word in text.split() if word.isalnum()]
+    assert all(word in folded for word in plain)

@@ -52,9 +52,8 @@ def main() -> None:
     except (KeyboardInterrupt, typer.Abort):
         _error_line("interrupted")
         sys.exit(EXIT_INTERRUPTED)
-    except typer.TyperException as exc:  # click's usage errors: its own message and exit status (2)
-        # every TyperException is typer's click ClickException, which has show(); typer exports only the base
-        exc.show()  # type: ignore[attr-defined]
+    except typer.TyperException as exc:  # click's usage errors: one line, click's exit status (2)
+        _error_line(_click_message(exc))
         sys.exit(exc.exit_code)
     # standalone_mode=False: typer.Exit(n) returns n (typer turns Ctrl-C into Exit(130)); a finished command
     # returns its callback's value (None)
@@ -79,8 +78,20 @@ def _library_logs_as_warnings() -> Iterator[None]:
         yield
 
 
+def _click_message(exc: typer.TyperException) -> str:
+    """click's usage error as one line (click prints the usage, a hint and ``Error: …`` on three): its message
+    and where the command's options are listed."""
+    # every TyperException is typer's click ClickException, which has format_message(); typer exports the base
+    message: str = exc.format_message()
+    context = getattr(exc, "ctx", None)
+    if context is not None and context.command.get_help_option(context) is not None:
+        message += f" (see '{context.command_path} --help')"
+    return message
+
+
 def _error_line(message: str) -> None:
-    Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(message))
+    """vlaudit's one error line: a message that spans lines (a library's exception text) is folded."""
+    Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(one_line(message)))
 
 
 if __name__ == "__main__":

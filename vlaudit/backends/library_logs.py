@@ -22,19 +22,26 @@ from collections.abc import Iterator
 LIBRARY_LOGGERS = ("transformers", "huggingface_hub", "datasets", "open_clip")
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_TABLE_RULE = re.compile(r"^[\s\-+|=─━┼]*$")
+_TABLE_RULE = re.compile(r"^[\s\-+|=─━┼]+$")
 _ROUTES: list[logging.Handler] = []  # the handlers library_logs_to installed, innermost last
 
 
 def one_line(message: str) -> str:
-    """A log message as one line: terminal colour codes dropped, each line's whitespace collapsed, a text
-    table's rules dropped and its cells joined by spaces, the lines joined by ``; `` (transformers' load
-    report is a multi-line table whose rows name the missing weights: they must not be cut off)."""
+    """A message as one line: terminal colour codes dropped, each line's whitespace collapsed, the lines joined
+    by ``; `` (by a space after a line that ends in a colon), a bullet's ``- `` dropped. A text table (a
+    message with a rule line such as ``----+----``) loses its rules and has its cells joined by spaces:
+    transformers' load report is such a table, and its rows name the missing weights."""
+    lines = _ANSI.sub("", message).splitlines()
+    table = any(_TABLE_RULE.match(line) and "-" in line for line in lines)
     pieces: list[str] = []
-    for line in _ANSI.sub("", message).splitlines():
-        if _TABLE_RULE.match(line):
+    for line in lines:
+        if table and _TABLE_RULE.match(line):
             continue
-        text = " ".join(" ".join(line.split("|")).split()).removeprefix("- ")
+        text = " ".join((line.replace("|", " ") if table else line).split())
+        if not text:
+            continue
+        if pieces:
+            text = text.removeprefix("- ")
         if pieces and pieces[-1].endswith(":"):
             pieces[-1] += " " + text
         else:
