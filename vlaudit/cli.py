@@ -81,7 +81,6 @@ def _library_logs_as_warnings() -> Iterator[None]:
 def _click_message(exc: typer.TyperException) -> str:
     """click's usage error as one line (click prints the usage, a hint and ``Error: …`` on three): its message
     and where the command's options are listed."""
-    # every TyperException is typer's click ClickException, which has format_message(); typer exports the base
     message: str = exc.format_message()
     context = getattr(exc, "ctx", None)
     if context is not None and context.command.get_help_option(context) is not None:

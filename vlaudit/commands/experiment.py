@@ -26,6 +26,7 @@ from vlaudit import settings as paper
 from vlaudit.commands._apps import app, experiment_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._say import say
 from vlaudit.commands.synthetic import parse_seeds
 from vlaudit.errors import EXIT_CHECK_FAILED
 
@@ -131,7 +132,7 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
             raise typer.BadParameter("--model needs --images")
         features = cycles_inputs.extract_seed_features(paths, images, model, out / "features",
                                                        marked=marked and marked_features is None)
-        typer.echo(f"wrote features {features}")
+        say(f"wrote features {features}")
     assert features is not None  # --features, or the folder --model just wrote (one of the two is required)
     inputs = cycles_inputs.load_seed_inputs(paths, features)
     if marked:
@@ -175,9 +176,9 @@ def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[s
     lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
                                             for kind, v in settings.items())] if settings else []
     for line in [*lines, *cycles_common.probe_notes_summary(result.get("probe_notes", []))]:
-        typer.echo(textwrap.fill(line, width=80))
+        say(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
-        typer.echo(f"wrote {name}: {path}")
+        say(f"wrote {name}: {path}")
     audit = result.get("additive_audit")
     if audit is not None and not audit["ok"]:
         Console(stderr=True).print(f"[bold red]ADDITIVE AUDIT FAILED: image-only/text-only/additive probes must score "
@@ -206,7 +207,7 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     audit = result["additive_audit"]
     _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
             f"{', '.join(map(str, seed_list))}", cycles_diagnostics.table_rows(result), result)
-    typer.echo(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
+    say(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
 
 
 @experiment_app.command("rank-sweep", context_settings=_CTX)
@@ -278,4 +279,4 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
             f"{config.val_split} cycles", cycles_transfer.table_rows(result), result)
     corr = result["correlation"]
     per_seed = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}" for s, v in corr["per_seed"].items())
-    typer.echo(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {cycles_common.mean_sd_text(corr, 3)}")
+    say(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {cycles_common.mean_sd_text(corr, 3)}")
