@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from typer.main import get_command
 
 from vlaudit import settings as paper
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     import vlaudit.analysis.cycles.rank_sweep as cycles_rank_sweep
     import vlaudit.analysis.cycles.synthetic as cycles_synthetic
     import vlaudit.analysis.cycles.transfer as cycles_transfer
+    import vlaudit.report.console as report_console
 else:
     cycles_common = lazy_module("vlaudit.analysis.cycles.common")
     cycles_diagnostics = lazy_module("vlaudit.analysis.cycles.diagnostics")
@@ -48,6 +48,7 @@ else:
     cycles_rank_sweep = lazy_module("vlaudit.analysis.cycles.rank_sweep")
     cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
     cycles_transfer = lazy_module("vlaudit.analysis.cycles.transfer")
+    report_console = lazy_module("vlaudit.report.console")
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
@@ -158,13 +159,10 @@ def _families(value: str | None) -> list[str] | None:
 
 
 def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
-    """A rich table whose first column (family / protocol names) never wraps; cells are preformatted text."""
-    table = Table(title=title)
-    for index, column in enumerate(columns):
-        table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0, overflow="fold")
-    for row in rows:
-        table.add_row(*("—" if v is None else str(v) for v in row))
-    Console().print(table)
+    """The shared console table (``report.console.print_table``): the first column (family / protocol names)
+    stays whole and a value never breaks across rows; a table too wide for the terminal prints one block per
+    row. Cells are preformatted text."""
+    report_console.print_table(title, columns, rows)
 
 
 def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: dict[str, Any]) -> None:
