@@ -205,3 +205,17 @@ def test_one_line_never_breaks_a_line_and_keeps_every_plain_word(text) -> None:
     assert len(folded.splitlines()) <= 1
     plain = [word for word in text.split() if word.isalnum()]
     assert all(word in folded for word in plain)
+
+
+def test_report_prose_wraps_between_words_at_80_columns(capsys, monkeypatch) -> None:
+    """The analyses' summary lines (e.g. ``vca proxies``' control-set stability) wrap at the terminal's width,
+    never inside a number or a range, and keep brackets as text."""
+    from vlaudit.report.console import print_wrapped
+
+    monkeypatch.setenv("COLUMNS", "80")
+    text = ("stable across all sets: 498/558 (89.25%); C-U intersection 152, union 209; headline C-U in the "
+            "intersection: 100.00%; per-run stable 77.17–100.00%, C-U retention [100.00–100.00%]")
+    print_wrapped(text)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) > 1 and max(map(len, lines)) <= 80
+    assert all(line.startswith("  ") for line in lines[1:]) and " ".join(" ".join(lines).split()) == text

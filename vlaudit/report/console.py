@@ -79,10 +79,19 @@ def _print_vertically(console: Any, title: str, columns: Sequence[str], cells: S
             console.print(Text(line), soft_wrap=False, overflow="fold")
 
 
-def _whole_words(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken only at spaces: a name (a family, a path) is
-    never cut, even where it alone is wider than the terminal."""
-    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]
+def _whole_words(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken only at spaces (continuations start with
+    ``indent``): a name (a family, a path) is never cut, even where it alone is wider than the terminal."""
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [text]
+
+
+def print_wrapped(text: str) -> None:
+    """Print a line of prose at the terminal's width, wrapped between words, continuations indented two
+    spaces (plain text: brackets are not rich markup)."""
+    console = Console()
+    for line in _whole_words(text, console.width, indent="  "):
+        console.print(Text(line), soft_wrap=True)
 
 
 def _pair_lines(pairs: Sequence[str], width: int) -> list[str]:
