@@ -53,7 +53,7 @@ def test_bad_input_exits_2_and_leaves_nothing(path, command, tmp_path, cli, monk
     assert code == errors.EXIT_BAD_INPUT, (out, err)
     assert "Traceback" not in out + err
     lines = err.strip().splitlines()
-    assert lines and (lines[0].startswith("error: ") or lines[-1].startswith("Error: ")), err
+    assert len(lines) == 1 and lines[0].startswith("error: "), err  # click's usage errors too: one line
     assert list(work.iterdir()) == [], "a failed command left files behind"
 
 
@@ -71,6 +71,9 @@ def _raising(exception: BaseException):
         "1 of 4 shards failed; rerun the same command to score the rest"), 3,
      "error: 1 of 4 shards failed; rerun the same command to score the rest"),
     (KeyboardInterrupt(), 130, "error: interrupted"),
+    # a library's multi-line exception text inside vlaudit's error: folded onto the one line
+    (errors.InputError("cannot load hf:m: Error(s) in loading state_dict:\n\tsize mismatch for w\n\tand b"), 2,
+     "error: cannot load hf:m: Error(s) in loading state_dict: size mismatch for w; and b"),
 ])
 def test_each_kind_of_failure_has_its_exit_status(exception, status, line, cli, monkeypatch) -> None:
     import vlaudit.report.console as console
@@ -78,6 +81,21 @@ def test_each_kind_of_failure_has_its_exit_status(exception, status, line, cli, 
     monkeypatch.setattr(console, "print_table", _raising(exception))
     code, _, err = cli("models", "list")
     assert code == status and err.strip().splitlines() == [line], err
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (("models", "verbalizers", "nosuch:thing"), "error: unknown model spec 'nosuch:thing'; expected PREFIX:NAME "
+     "with PREFIX one of hf:, hf-clip:, open_clip:, ref: ('vlaudit models list' says what each serves)"),
+    (("vca", "score", "--modl", "x"), "error: No such option: --modl (Possible options: --model, --model-name) "
+     "(see 'vlaudit vca score --help')"),
+    (("vca", "reprt"), "error: No such command 'reprt'. Did you mean 'report'? (see 'vlaudit vca --help')"),
+    (("vca", "report"), "error: Missing argument 'MARGINS'. (see 'vlaudit vca report --help')"),
+])
+def test_usage_and_spec_errors_are_one_line(args, line, cli) -> None:
+    """An unknown model spec names the spec and the registered prefixes; click's usage errors (usage, hint and
+    ``Error:`` on three lines) are one line that says where the options are listed."""
+    code, out, err = cli(*args)
+    assert code == errors.EXIT_BAD_INPUT and err.strip().splitlines() == [line], err
 
 
 def test_a_failed_check_exits_1_with_its_results_written(tmp_path, cli, monkeypatch) -> None:

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 FAMILIES = ("coco-object-matched", "gqa-attribute-cross-noun", "coco-strict-above-below")
 
@@ -71,9 +73,59 @@ def test_library_log_records_print_as_one_line_warnings(capsys) -> None:
         logging.getLogger("open_clip.factory").warning("weights missing")
         logging.getLogger("open_clip.factory").info("not shown")
     err = capsys.readouterr().err
-    assert err.splitlines() == ["warning: Model config for ViT-X not found",
+    assert err.splitlines() == ["warning: Model config for ViT-X not found; second line",
                                 "warning: open_clip.factory: weights missing"]
     assert logging.getLogger().handlers == before
+
+
+def test_transformers_records_print_as_one_line_warnings_and_its_logger_is_restored(capsys) -> None:
+    """transformers' logger has its own stderr handler and does not propagate: inside the block its records
+    are vlaudit's one-line warnings (a multi-line table folded, colour codes dropped), never ``[transformers]``
+    lines; huggingface_hub's propagating logger prints once; afterwards both loggers are as they were."""
+    import logging
+
+    from transformers.utils import logging as hf_logging
+
+    from vlaudit.cli import _library_logs_as_warnings
+
+    library = hf_logging.get_logger("transformers")  # configures it: own handler, no propagation
+    before = (list(library.handlers), library.propagate, [list(h.filters) for h in library.handlers])
+    with _library_logs_as_warnings():
+        hf_logging.get_logger("transformers.modeling_utils").warning(
+            "\x1b[1mToy LOAD REPORT\x1b[0m from: /m\nKey    | Status  | \n-------+---------+-\nw.bias | MISSING | \n"
+            "\nNotes:\n- MISSING:\tnewly initialized")
+        hf_logging.get_logger("transformers.x").info("not shown")
+        logging.getLogger("huggingface_hub.file_download").warning("offline: using the cached copy")
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: transformers.modeling_utils: Toy LOAD REPORT from: /m; Key Status; w.bias MISSING; "
+        "Notes: MISSING: newly initialized",
+        "warning: huggingface_hub.file_download: offline: using the cached copy"]
+    assert (list(library.handlers), library.propagate, [list(h.filters) for h in library.handlers]) == before
+
+
+def test_a_tiny_model_load_warning_reaches_the_terminal_as_one_line(tmp_path, tiny_model, make_benchmark, cli,
+                                                                    monkeypatch, no_network) -> None:
+    """A checkpoint that lacks one weight: transformers logs its multi-line LOAD REPORT; ``vca score`` shows it
+    as one ``warning:`` line that names the missing weight, and scores."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model("qwen2-vl"), model)
+    weights = load_file(model / "model.safetensors")
+    del weights["model.layers.0.input_layernorm.weight"]
+    save_file(weights, model / "model.safetensors", metadata={"format": "pt"})
+    items = make_benchmark(tmp_path / "bench", n_images=2, questions=1)
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = cli("vca", "score", "--model", f"hf:{model}", "--benchmark", items, "--images",
+                         tmp_path / "bench" / "images", "--out", tmp_path / "run")
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: transformers."), err
+    assert "LOAD REPORT" in lines[0] and "layers.0.input_layernorm.weight MISSING" in lines[0]
+    assert "\x1b" not in err and "[transformers]" not in err + out
+    assert (tmp_path / "run" / "margins.parquet").is_file()
 
 
 def test_held_log_records_drop_on_failure_and_pass_on_success(capsys) -> None:
@@ -85,10 +137,14 @@ def test_held_log_records_drop_on_failure_and_pass_on_success(capsys) -> None:
     with _library_logs_as_warnings():
         with held_log_records():
             logging.error("Failed to download weights")  # the load's InputError says it instead
+            logging.getLogger("huggingface_hub.file_download").warning("cannot reach the hub")
+            logging.getLogger("transformers.modeling_utils").warning("no such file")
         with held_log_records() as held:
             logging.warning("a loaded model's note")
+            logging.getLogger("transformers.modeling_utils").warning("a library's note")
         held.release()
-    assert capsys.readouterr().err.splitlines() == ["warning: a loaded model's note"]
+    assert capsys.readouterr().err.splitlines() == ["warning: a loaded model's note",
+                                                    "warning: transformers.modeling_utils: a library's note"]
     assert not logging.getLogger().filters
 
 
@@ -139,3 +195,27 @@ def test_open_clip_load_errors_name_what_is_missing(model, message, tmp_path, em
     code, _, err = _features(cli, tmp_path, model)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert message in " ".join(err.split()) and "ERROR:root" not in err
+
+
+@given(st.text())
+def test_one_line_never_breaks_a_line_and_keeps_every_plain_word(text) -> None:
+    from vlaudit.backends.library_logs import one_line
+
+    folded = one_line(text)
+    assert len(folded.splitlines()) <= 1
+    plain = [word for word in text.split() if word.isalnum()]
+    assert all(word in folded for word in plain)
+
+
+def test_report_prose_wraps_between_words_at_80_columns(capsys, monkeypatch) -> None:
+    """The analyses' summary lines (e.g. ``vca proxies``' control-set stability) wrap at the terminal's width,
+    never inside a number or a range, and keep brackets as text."""
+    from vlaudit.report.console import print_wrapped
+
+    monkeypatch.setenv("COLUMNS", "80")
+    text = ("stable across all sets: 498/558 (89.25%); C-U intersection 152, union 209; headline C-U in the "
+            "intersection: 100.00%; per-run stable 77.17–100.00%, C-U retention [100.00–100.00%]")
+    print_wrapped(text)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) > 1 and max(map(len, lines)) <= 80
+    assert all(line.startswith("  ") for line in lines[1:]) and " ".join(" ".join(lines).split()) == text

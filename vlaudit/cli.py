@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from vlaudit.backends.library_logs import library_logs_to, one_line
 from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.commands._help import polish
@@ -51,9 +52,8 @@ def main() -> None:
     except (KeyboardInterrupt, typer.Abort):
         _error_line("interrupted")
         sys.exit(EXIT_INTERRUPTED)
-    except typer.TyperException as exc:  # click's usage errors: its own message and exit status (2)
-        # every TyperException is typer's click ClickException, which has show(); typer exports only the base
-        exc.show()  # type: ignore[attr-defined]
+    except typer.TyperException as exc:  # click's usage errors: one line, click's exit status (2)
+        _error_line(_click_message(exc))
         sys.exit(exc.exit_code)
     # standalone_mode=False: typer.Exit(n) returns n (typer turns Ctrl-C into Exit(130)); a finished command
     # returns its callback's value (None)
@@ -65,26 +65,32 @@ def main() -> None:
 
 @contextlib.contextmanager
 def _library_logs_as_warnings() -> Iterator[None]:
-    """Print the warnings and errors that libraries log (open_clip, transformers, huggingface_hub…) as
-    vlaudit's own one-line ``warning:`` instead of Python's ``ERROR:root:`` lines."""
+    """Print the warnings and errors that libraries log (transformers, huggingface_hub, datasets, open_clip, the
+    root logger) as vlaudit's own one-line ``warning:``, instead of Python's ``ERROR:root:`` lines and
+    transformers' ``[transformers] …`` blocks (``backends/library_logs.py`` routes them here)."""
     class OneLine(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            first = record.getMessage().strip().splitlines()[0] if record.getMessage().strip() else ""
             source = "" if record.name == "root" else f"{record.name}: "
-            Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow") + Text(source + first))
+            Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
+                                                       + Text(source + one_line(record.getMessage())))
 
-    root = logging.getLogger()
-    handler = OneLine(level=logging.WARNING)
-    # a handler on the root logger also keeps logging.error() from installing basicConfig's stderr handler
-    root.addHandler(handler)
-    try:
+    with library_logs_to(OneLine(level=logging.WARNING)):
         yield
-    finally:
-        root.removeHandler(handler)
+
+
+def _click_message(exc: typer.TyperException) -> str:
+    """click's usage error as one line (click prints the usage, a hint and ``Error: …`` on three): its message
+    and where the command's options are listed."""
+    message: str = exc.format_message()
+    context = getattr(exc, "ctx", None)
+    if context is not None and context.command.get_help_option(context) is not None:
+        message += f" (see '{context.command_path} --help')"
+    return message
 
 
 def _error_line(message: str) -> None:
-    Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(message))
+    """vlaudit's one error line: a message that spans lines (a library's exception text) is folded."""
+    Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(one_line(message)))
 
 
 if __name__ == "__main__":

@@ -41,8 +41,8 @@ class ModelSpec:
 
 
 def available_backends() -> str:
-    """One line per prefix: ``prefix:  description``."""
-    return "\n".join(f"  {prefix}:<name>  {desc}" for prefix, (_, desc) in BACKENDS.items())
+    """The registered prefixes on one line: ``hf:, hf-clip:, open_clip:, ref:``."""
+    return ", ".join(f"{prefix}:" for prefix in BACKENDS)
 
 
 def parse_spec(spec: str) -> ModelSpec:
@@ -50,7 +50,8 @@ def parse_spec(spec: str) -> ModelSpec:
     prefix, sep, name = spec.partition(":")
     if not sep or prefix not in BACKENDS or not name:
         raise UnknownBackendError(
-            f"unknown model spec {spec!r}; expected PREFIX:NAME with one of these prefixes:\n{available_backends()}"
+            f"unknown model spec {spec!r}; expected PREFIX:NAME with PREFIX one of {available_backends()} "
+            "('vlaudit models list' says what each serves)"
         )
     return ModelSpec(prefix, name)
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from vlaudit.commands._apps import cycles_app, cycles_build_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
+from vlaudit.commands._say import say
 from vlaudit.errors import EXIT_CHECK_FAILED, InputError
 from vlaudit.settings import MIN_CYCLES
 
@@ -64,13 +65,13 @@ def _print_counts(summary: dict[str, Any] | results_cycles.CycleBuildSummary) ->
                     ["family", *cycles_gqa_rules.REASONS],
                     [[family, *[counts.get(r, 0) for r in cycles_gqa_rules.REASONS]] for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
-        typer.echo(f"warning: {name}: {count}")
+        say(f"warning: {name}: {count}")
     if summary.get("cycles_written") == 0:
         # No empty cycles file that a later command would take for a result: fail now, saying why (exit 2).
         raise InputError(f"no family reached --min-cycles {minimum} (validation cycles), so no cycles were written "
                          f"(counts in {summary['paths']['failed']}); lower --min-cycles or use more images")
     for key in ("cycles", "captions", "meta"):
-        typer.echo(f"wrote {summary['paths'][key]}")
+        say(f"wrote {summary['paths'][key]}")
 
 
 def _print_audit(result: dict[str, Any], name: str) -> None:
@@ -200,7 +201,7 @@ def audit(
     result = cycles_audit.audit_cycles_file(cycles, annotations)
     tables.write_result(out, results_cycles.CycleAudit.from_dict(result))
     _print_audit(result, cycles.name)
-    typer.echo(f"wrote {out}")
+    say(f"wrote {out}")
     if result["validity_violations"] or result["max_abs_signed_degree"]:
-        typer.echo("audit FAILED: violations or nonzero signed degree", err=True)
+        say("audit FAILED: violations or nonzero signed degree", err=True)
         raise typer.Exit(EXIT_CHECK_FAILED)

@@ -10,6 +10,7 @@ import typer
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
+from vlaudit.commands._say import say
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     CYCLE_BOOTSTRAP_SEED,
@@ -61,4 +62,4 @@ def cycles_eval(
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
     written = api_cycles.save_evaluation(out, result, plot=plot)
     for path in written:
-        typer.echo(f"wrote {path}")
+        say(f"wrote {path}")

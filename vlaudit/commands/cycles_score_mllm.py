@@ -19,6 +19,7 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+from vlaudit.commands._say import say
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -73,4 +74,4 @@ def cycles_score_mllm(
                                                   "mean", "max"],
                 [[scored["n_cycles"], len(rows), summary["n_units_scored_now"], summary["n_units_from_cache"],
                   min(scores), sum(scores) / len(scores), max(scores)]])
-    typer.echo(f"wrote {out} (run folder {run})")
+    say(f"wrote {out} (run folder {run})")

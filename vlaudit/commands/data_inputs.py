@@ -16,6 +16,7 @@ import typer
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
+from vlaudit.commands._say import say
 from vlaudit.errors import InputError
 from vlaudit.settings import VSR_INVERSE_EXCLUDED, VSR_INVERSE_GROUPS
 
@@ -98,9 +99,9 @@ def _finish(result: Any, out: Path, title: str, *, images: Any = None, **meta: A
     for warning in summary.get("warnings", []):
         typer.secho(f"warning: {meta.get('source')}: {warning}", fg="yellow", err=True)
     if "hf_images" in summary:
-        typer.echo(f"images: {images.written} written, {images.reused} already in {images.folder} "
+        say(f"images: {images.written} written, {images.reused} already in {images.folder} "
                    "(give it as --images)")
-    typer.echo(f"wrote {out} and {summary_path(out)}")
+    say(f"wrote {out} and {summary_path(out)}")
 
 
 @data_app.command("vsr")
@@ -169,7 +170,7 @@ def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | Non
         for row, r in zip(table, rows, strict=True):
             row.insert(1, categories.get(r["relation"], "—"))
     report_console.print_table("Strict-family candidates per VSR relation", columns, table)
-    typer.echo(f"VCA §18 on VSR random_test: {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
+    say(f"VCA §18 on VSR random_test: {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
                f"= {VSR_INVERSE_GROUPS + VSR_INVERSE_EXCLUDED} candidates")
 
 

@@ -10,6 +10,7 @@ import typer
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._say import say
 from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
@@ -47,7 +48,7 @@ def data_scenes(
             "images_per_second")
     report_console.print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
     for name, path in summary["files"].items():
-        typer.echo(f"wrote {name}: {path}")
+        say(f"wrote {name}: {path}")
 
 
 @data_app.command("factorial")
@@ -63,4 +64,4 @@ def data_factorial(
     rows += [[f"unique probes: {k}", v] for k, v in summary["probes"].items()]
     rows += [[f"check passed: {c}", "yes"] for c in summary["checks"]]
     report_console.print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
-    typer.echo(f"wrote {summary['items_path']} ({summary['seconds']:.2f} s)")
+    say(f"wrote {summary['items_path']} ({summary['seconds']:.2f} s)")

@@ -17,6 +17,7 @@ import typer
 from vlaudit.commands._apps import data_app, group
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_folder_option
+from vlaudit.commands._say import say
 from vlaudit.errors import InputError
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -97,9 +98,9 @@ def edits_build(
                 [[a["characteristic"], a["feasible"], a["excluded"], a["difference"], _fmt_ci(a["ci"])]
                  for a in audit], digits=2)
     if result["items"]:
-        typer.echo(f"wrote {out}/items.jsonl, edits.csv, candidates.csv, summary.json")
+        say(f"wrote {out}/items.jsonl, edits.csv, candidates.csv, summary.json")
     else:
-        typer.echo(f"no feasible edits: wrote only {out}/candidates.csv and summary.json")
+        say(f"no feasible edits: wrote only {out}/candidates.csv and summary.json")
 
 
 @edits_app.command("export")
@@ -117,7 +118,7 @@ def edits_export(
     tables.write_result(out / "export_summary.json", results_vca.AnnotationExportSummary.from_dict(summary))
     report_console.print_table("Annotation export", ["annotator", "tasks", "repeats"],
                 [[a, summary["tasks_per_annotator"], summary["n_repeat_per_annotator"]] for a in names])
-    typer.echo(f"wrote {out}/batches/ (send these) and {out}/key.csv (keep private)")
+    say(f"wrote {out}/batches/ (send these) and {out}/key.csv (keep private)")
 
 
 @edits_app.command("import")
@@ -160,8 +161,8 @@ def edits_import(
                    for a, v in result["repeat"].items()], digits=2)
     for annotator, n_missing in result["missing_tasks"].items():
         if n_missing:
-            typer.echo(f"warning: {annotator} left {n_missing} task(s) unanswered; those edits lack that vote")
-    typer.echo(f"wrote {out}/consensus.csv and {out}/summary.json")
+            say(f"warning: {annotator} left {n_missing} task(s) unanswered; those edits lack that vote")
+    say(f"wrote {out}/consensus.csv and {out}/summary.json")
 
 
 @edits_app.command("analyze")
@@ -215,5 +216,5 @@ def edits_analyze(
                 [[row["model"], f"{row['rel']:.2f}", ci(row, "rel_joint").replace("+", ""),
                   ci(row, "rel_joint_minus_overall")] for row in result["table"]])
     cu = result["pooled_cu"]
-    typer.echo(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
-    typer.echo(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")
+    say(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
+    say(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

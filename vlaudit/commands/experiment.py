@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from typer.main import get_command
 
 from vlaudit import settings as paper
 from vlaudit.commands._apps import app, experiment_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._say import say
 from vlaudit.commands.synthetic import parse_seeds
 from vlaudit.errors import EXIT_CHECK_FAILED
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import vlaudit.analysis.cycles.rank_sweep as cycles_rank_sweep
     import vlaudit.analysis.cycles.synthetic as cycles_synthetic
     import vlaudit.analysis.cycles.transfer as cycles_transfer
+    import vlaudit.report.console as report_console
 else:
     cycles_common = lazy_module("vlaudit.analysis.cycles.common")
     cycles_diagnostics = lazy_module("vlaudit.analysis.cycles.diagnostics")
@@ -48,6 +49,7 @@ else:
     cycles_rank_sweep = lazy_module("vlaudit.analysis.cycles.rank_sweep")
     cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
     cycles_transfer = lazy_module("vlaudit.analysis.cycles.transfer")
+    report_console = lazy_module("vlaudit.report.console")
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
@@ -132,7 +134,7 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
             raise typer.BadParameter("--model needs --images")
         features = cycles_inputs.extract_seed_features(paths, images, model, out / "features",
                                                        marked=marked and marked_features is None)
-        typer.echo(f"wrote features {features}")
+        say(f"wrote features {features}")
     assert features is not None  # --features, or the folder --model just wrote (one of the two is required)
     inputs = cycles_inputs.load_seed_inputs(paths, features)
     if marked:
@@ -158,13 +160,10 @@ def _families(value: str | None) -> list[str] | None:
 
 
 def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
-    """A rich table whose first column (family / protocol names) never wraps; cells are preformatted text."""
-    table = Table(title=title)
-    for index, column in enumerate(columns):
-        table.add_column(column, justify="left" if index == 0 else "right", no_wrap=index == 0, overflow="fold")
-    for row in rows:
-        table.add_row(*("—" if v is None else str(v) for v in row))
-    Console().print(table)
+    """The shared console table (``report.console.print_table``): the first column (family / protocol names)
+    stays whole and a value never breaks across rows; a table too wide for the terminal prints one block per
+    row. Cells are preformatted text."""
+    report_console.print_table(title, columns, rows)
 
 
 def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: Mapping[str, Any]) -> None:
@@ -176,9 +175,9 @@ def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: Mappin
     lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
                                             for kind, v in settings.items())] if settings else []
     for line in [*lines, *cycles_common.probe_notes_summary(result.get("probe_notes", []))]:
-        typer.echo(textwrap.fill(line, width=80))
+        say(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
-        typer.echo(f"wrote {name}: {path}")
+        say(f"wrote {name}: {path}")
     audit = result.get("additive_audit")
     if audit is not None and not audit["ok"]:
         Console(stderr=True).print(f"[bold red]ADDITIVE AUDIT FAILED: image-only/text-only/additive probes must score "
@@ -207,7 +206,7 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     audit = result["additive_audit"]
     _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
             f"{', '.join(map(str, seed_list))}", cycles_diagnostics.table_rows(result), result)
-    typer.echo(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
+    say(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
 
 
 @experiment_app.command("rank-sweep", context_settings=_CTX)
@@ -279,4 +278,4 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
             f"{config.val_split} cycles", cycles_transfer.table_rows(result), result)
     corr = result["correlation"]
     per_seed = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}" for s, v in corr["per_seed"].items())
-    typer.echo(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {cycles_common.mean_sd_text(corr, 3)}")
+    say(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {cycles_common.mean_sd_text(corr, 3)}")

@@ -14,6 +14,7 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._say import say
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
@@ -71,4 +72,4 @@ def vca_factorial(
     report_console.print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
                                                          "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
     for path in result["files"]:
-        typer.echo(f"wrote {path}")
+        say(f"wrote {path}")

@@ -28,6 +28,7 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+from vlaudit.commands._say import say
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -83,7 +84,7 @@ def features(
     report_console.print_table(f"features — {model}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],
                  ["captions", counts["caption_ids"], counts["unique_texts"]]])
-    typer.echo(f"wrote {out} (dim {manifest['dim']}, {manifest['seconds']} s)")
+    say(f"wrote {out} (dim {manifest['dim']}, {manifest['seconds']} s)")
 
 
 @cycles_app.command("zero-shot")
@@ -101,4 +102,4 @@ def zero_shot(
     report_console.print_table(f"zero-shot scores — {feats.manifest['model'].get('spec', '?')}",
                 ["cycles", "pairs", "min", "mean", "max"],
                 [[len(cycle_list), len(rows), min(scores), sum(scores) / len(scores), max(scores)]])
-    typer.echo(f"wrote {out}")
+    say(f"wrote {out}")

@@ -16,6 +16,7 @@ from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES
 from vlaudit.commands._apps import models_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._say import say
 from vlaudit.errors import InputError
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
@@ -52,7 +53,7 @@ def models_tiny(
     else:
         raise InputError(f"unknown family {family!r}; available: {', '.join(MLLM_FAMILIES + DUAL_FAMILIES)}",
                          field="family")
-    typer.echo(f"wrote tiny {family} model to {path}  (load it as {prefix}{path})")
+    say(f"wrote tiny {family} model to {path}  (load it as {prefix}{path})")
 
 
 @models_app.command("list")
@@ -60,11 +61,11 @@ def models_list() -> None:
     """List the model spec prefixes the registry serves."""
     report_console.print_table("model backends", ["spec", "serves"],
                 [(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()])
-    typer.echo(f"tiny offline models: vlaudit models tiny --family {{{','.join(MLLM_FAMILIES + DUAL_FAMILIES)}}}")
-    typer.echo(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in reference_models.REFERENCE_MODELS)}")
-    typer.echo("trained reference models (weights shipped; `vlaudit models train-reference NAME` rebuilds one):")
+    say(f"tiny offline models: vlaudit models tiny --family FAMILY, one of {', '.join(MLLM_FAMILIES + DUAL_FAMILIES)}")
+    say(f"reference models (built offline on first use): {', '.join(f'ref:{n}' for n in reference_models.REFERENCE_MODELS)}")
+    say("trained reference models (weights shipped; `vlaudit models train-reference NAME` rebuilds one):")
     for name, entry in reference_models.TRAINED_MODELS.items():
-        typer.echo(f"  ref:{name}  {entry.description}")
+        say(f"  ref:{name}  {entry.description}")
 
 
 
@@ -91,7 +92,7 @@ def models_verbalizers(
     report_console.print_table(f"verbalizers — {backend.spec} ({backend.tokenizer_kind})",
                 ["interface", "word", "continuation", "token id", "piece"], rows)
     ids = "/".join(str(token_id) for name in interfaces for token_id in backend.verbalizer_ids[name])
-    typer.echo(f"token ids ({', '.join(interfaces)}): {ids}")
+    say(f"token ids ({', '.join(interfaces)}): {ids}")
 
 
 @models_app.command("train-reference")
@@ -114,4 +115,4 @@ def models_train_reference(
         columns = list(curve[0])
         report_console.print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
     for path in result.get("files", []):
-        typer.echo(f"wrote {path}")
+        say(f"wrote {path}")

@@ -12,6 +12,7 @@ import typer
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._say import say
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -67,7 +68,7 @@ def audit_pairs(
                 [[Path(r["file"]).stem, f"{r['positives']}/{r['negatives']}", cell(r["tv_image"]), cell(r["tv_caption"]),
                   cell(r["tv_caption_length"]), cell(r["degree_imbalance_image"]), cell(r["degree_imbalance_caption"])]
                  for r in rows], digits=3)
-    typer.echo(textwrap.fill(
+    say(textwrap.fill(
         "+ / −: positive and negative entries; TV: total variation of the image, caption and caption-length "
         f"marginals; imb img / imb cap: signed-degree imbalance of the images / captions, {weighting} weighting "
         "(0: additive scores of that side cancel; 1: none on both sides)", width=80))
@@ -77,4 +78,4 @@ def audit_pairs(
                   f"{r['negatives_in_cycles']}/{r['distinct_negatives']}"] for r in rows])
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
-    typer.echo(f"wrote {out / 'audit_pairs.json'} and {out / 'audit_pairs.csv'}")
+    say(f"wrote {out / 'audit_pairs.json'} and {out / 'audit_pairs.csv'}")

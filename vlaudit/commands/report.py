@@ -9,6 +9,7 @@ import typer
 
 from vlaudit.commands._apps import app
 from vlaudit.commands._lazy import lazy_module
+from vlaudit.commands._say import say
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -25,4 +26,4 @@ def report(
 ) -> None:
     """Write RUN_DIR/report.html: tables with intervals, plots, galleries and the run manifest, in one file
     that opens offline in any browser (images embedded, no scripts, no network)."""
-    typer.echo(f"wrote {report_html.write_report(run_dir)}")
+    say(f"wrote {report_html.write_report(run_dir)}")

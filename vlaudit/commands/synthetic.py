@@ -10,6 +10,7 @@ import typer
 from vlaudit.commands._apps import app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._say import say
 from vlaudit.settings import CYCLE_SEEDS, SYNTHETIC_RANK_EPOCHS
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
@@ -82,6 +83,6 @@ def synthetic(
         if not ok:
             seeds_failing = [s for s, checks in result["checks_per_seed"].items() if not checks[name]]
             failed.append(f"{name} (seeds {', '.join(seeds_failing)})" if seeds_failing else f"{name} (mean)")
-    typer.echo("all checks pass on the mean and on every seed" if not failed
+    say("all checks pass on the mean and on every seed" if not failed
                else f"checks not met: {'; '.join(failed)}")
-    typer.echo(f"wrote {out / 'synthetic.json'}")
+    say(f"wrote {out / 'synthetic.json'}")

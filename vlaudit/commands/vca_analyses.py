@@ -14,6 +14,7 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option, parse_controls
+from vlaudit.commands._say import say
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -51,11 +52,11 @@ def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list
     control are excluded from every quantity and counted, never silently)."""
     scores = vca_common.run_scores(vca_common.load_runs(runs, sources_margins.normalize_interface(interface)), controls)
     infos = [vca_common.run_info(s) for s in scores]
-    typer.echo("runs: " + "; ".join(f"{i['model']} on {i['dataset']} (n={i['n']}, split {'+'.join(i['splits'])})"
+    say("runs: " + "; ".join(f"{i['model']} on {i['dataset']} (n={i['n']}, split {'+'.join(i['splits'])})"
                                     for i in infos))
     for s in scores:
         for warning in getattr(s.events, "warnings", []):
-            typer.echo(f"warning: {warning}", err=True)
+            say(f"warning: {warning}", err=True)
     return scores
 
 
@@ -97,7 +98,7 @@ def vca_validity(
     result = vca_validity_lib.compute_validity(scores, joined, settings)
     report_vca_analyses.write_validity(out, result, plot=plot)
     report_vca_analyses.print_validity(result)
-    typer.echo(f"wrote {out / 'validity.json'} and CSV tables in {out}")
+    say(f"wrote {out / 'validity.json'} and CSV tables in {out}")
 
 
 @vca_app.command("filter")
@@ -126,7 +127,7 @@ def vca_filter(
     result = vca_heldout_filter.compute_filter(_scores(runs, interface, settings.controls), settings)
     report_vca_analyses.write_filter(out, result, plot=plot)
     report_vca_analyses.print_filter(result)
-    typer.echo(f"wrote {out / 'filter.json'} and CSV tables in {out}")
+    say(f"wrote {out / 'filter.json'} and CSV tables in {out}")
 
 
 @vca_app.command("proxies")
@@ -159,4 +160,4 @@ def vca_proxies(
     result = vca_proxies_lib.compute_proxies(scores, joined, settings, sources_vsr.read_meta_categories(meta) if meta else None)
     report_vca_analyses.write_proxies(out, result, plot=plot)
     report_vca_analyses.print_proxies(result)
-    typer.echo(f"wrote {out / 'proxies.json'} and CSV tables in {out}")
+    say(f"wrote {out / 'proxies.json'} and CSV tables in {out}")

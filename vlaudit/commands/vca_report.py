@@ -10,6 +10,7 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option, parse_controls
+from vlaudit.commands._say import say
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PRIMARY_CONTROLS
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
@@ -44,4 +45,4 @@ def vca_report(
     report_vca_tables.write_report_files(out, report, plot=plot)
     report_vca_tables.print_headline(report.runs, title=f"Visual Credit Audit — {margins.name}")
     report_vca_tables.print_axes(report)
-    typer.echo(f"wrote {out / 'vca.json'} and CSV tables in {out}")
+    say(f"wrote {out / 'vca.json'} and CSV tables in {out}")

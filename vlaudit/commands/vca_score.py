@@ -22,6 +22,7 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+from vlaudit.commands._say import say
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -109,8 +110,8 @@ def vca_score(
     summary = margins.summary
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
     report_console.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
-    typer.echo(f"records not scored: {scoring_runner.failure_line(summary)} — listed in {out / 'failures.jsonl'}")
+    say(f"records not scored: {scoring_runner.failure_line(summary)} — listed in {out / 'failures.jsonl'}")
     decision = tables.read_json(out / "manifest.json").get("prefix_cache")
     if decision:
-        typer.echo(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
-    typer.echo(f"wrote {out / 'margins.parquet'}")
+        say(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
+    say(f"wrote {out / 'margins.parquet'}")

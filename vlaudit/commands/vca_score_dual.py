@@ -10,6 +10,7 @@ import typer
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
+from vlaudit.commands._say import say
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -52,4 +53,4 @@ def vca_score_dual(
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
     shown += [(f"rows: {c}", n) for c, n in summary["contexts"].items()]
     report_console.print_table(f"vca score-dual — {summary['model']}", ["field", "value"], shown)
-    typer.echo(f"wrote {out / 'margins.parquet'}")
+    say(f"wrote {out / 'margins.parquet'}")

@@ -213,7 +213,8 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
     for dataset in sorted({i.dataset for i in items}):
         chosen = [i for i in items if i.dataset == dataset]
         planted[dataset] = sum(mixture.reads_image(i.question) for i in chosen) / len(chosen)
-    log(f"vca: {len(items)} items; planted credited fractions {planted}")
+    log(f"vca: {len(items)} items; planted credited fractions "
+        + ", ".join(f"{dataset} {fraction:.4f}" for dataset, fraction in planted.items()))
     runs: list[dict[str, Any]] = []
     settings = ReportSettings(n_resamples=config.n_resamples)
     for spec in dict.fromkeys((*config.models, *config.extra_models)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -68,12 +69,29 @@ def _fits(console: Any, table: Any) -> bool:
 
 def _print_vertically(console: Any, title: str, columns: Sequence[str], cells: Sequence[Sequence[str]],
                       identifiers: int) -> None:
-    console.print(Text(title, style="italic"), soft_wrap=True)
+    for line in _whole_words(title, console.width):
+        console.print(Text(line, style="italic"), soft_wrap=True)
     for row in cells:
-        console.print(Text(" / ".join(row[:identifiers]) or "—", style="bold"), soft_wrap=True)
+        for line in _whole_words(" / ".join(row[:identifiers]) or "—", console.width):
+            console.print(Text(line, style="bold"), soft_wrap=True)
         pairs = [f"{columns[i]} {row[i]}" for i in range(identifiers, len(columns))]
         for line in _pair_lines(pairs, console.width):
             console.print(Text(line), soft_wrap=False, overflow="fold")
+
+
+def _whole_words(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken only at spaces (continuations start with
+    ``indent``): a name (a family, a path) is never cut, even where it alone is wider than the terminal."""
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [text]
+
+
+def print_wrapped(text: str) -> None:
+    """Print a line of prose at the terminal's width, wrapped between words, continuations indented two
+    spaces (plain text: brackets are not rich markup)."""
+    console = Console()
+    for line in _whole_words(text, console.width, indent="  "):
+        console.print(Text(line), soft_wrap=True)
 
 
 def _pair_lines(pairs: Sequence[str], width: int) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.figures import pyplot, save_png
-from vlaudit.report.console import print_table
+from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.base import VersionedResult
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
 from vlaudit.tables import write_result, write_table
@@ -78,8 +78,8 @@ def print_validity(result: Mapping[str, Any]) -> None:
                 [[r["quadrant"], r["n"], pct(r["share"]), pct(r["acc"]), r.get("swap_n"), pct(r.get("flip_vis")),
                   pct(r.get("strict"))] for r in d["rows"]], digits=2)
     lo, hi = d["high_conf_uncredited_range"]
-    print(f"strata (confidence ≥ median within run): high n = {d['n_high']}, low n = {d['n_low']}")
-    print(f"high-confidence uncredited share per (model, dataset): {100 * lo:.2f}–{100 * hi:.2f}%")
+    print_wrapped(f"strata (confidence ≥ median within run): high n = {d['n_high']}, low n = {d['n_low']}")
+    print_wrapped(f"high-confidence uncredited share per (model, dataset): {100 * lo:.2f}–{100 * hi:.2f}%")
     print_table("Direct shared-margin control (macro AUROC within model, %)",
                 ["dataset", "target", "model", "N", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
                 [[r["dataset"], r["target"], r["model"], r["n"], pct(r["true_margin_auroc"]), pct(r["gap_auroc"]),
@@ -203,12 +203,12 @@ def print_proxies(result: Mapping[str, Any]) -> None:
                     [[r["control_set"], pct(r["credit"]), pct(r["cu"]), pct(r["agreement"]), pct(r["cu_jaccard"])]
                      for r in cs["sets"]], digits=2)
         retained = cs["headline_cu_retained"]
-        print(f"stable across all sets: {cs['stable_n']}/{cs['n']} ({100 * cs['stable']:.2f}%); C-U intersection "
+        print_wrapped(f"stable across all sets: {cs['stable_n']}/{cs['n']} ({100 * cs['stable']:.2f}%); C-U intersection "
               f"{cs['cu_intersection']}, union {cs['cu_union']}; headline C-U in the intersection: "
               f"{'—' if retained is None else f'{100 * retained:.2f}%'}; per-run stable "
               f"{_range(cs['stable_range'])}, C-U retention {_range(cs['cu_retention_range'])}")
         if cs.get("unavailable_sets"):
-            print(f"control sets without their contexts: {', '.join(cs['unavailable_sets'])}")
+            print_wrapped(f"control sets without their contexts: {', '.join(cs['unavailable_sets'])}")
     if result["families"]:
         print_table("Per relation family (Table 19 layout; % except N and mean gap)",
                     ["model", "dataset", "family", "N", "Acc", "Dep", "D-CC", "C-U", "strict", "mean gap"],

@@ -273,8 +273,7 @@ def print_axes(report: Any, *, console: Any = None) -> None:
             parts = [f"{e['quantity']} ({e['contexts']}) n={e['n']}"
                      + (f", {e['n_excluded']} excluded ({e['missing']} missing)" if e["n_excluded"] else "")
                      for e in run["coverage"]]
-            console.print(f"[dim]n per quantity[/dim] {name(run)}: " + " · ".join(parts), highlight=False,
-                          soft_wrap=True)
+            console.print(f"[dim]n per quantity[/dim] {name(run)}: " + " · ".join(parts), highlight=False)
 
     def pct(value: float | None) -> float | None:
         return None if value is None else 100.0 * value

@@ -1,0 +1,26 @@
+"""One line of a command's console output, wrapped to the terminal's width (issue 25: everything printed reads
+whole at 80 columns)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import typer
+
+
+def say(message: str, *, err: bool = False) -> None:
+    """Print ``message``, each of its lines wrapped at the terminal's width (``COLUMNS``, else the terminal,
+    else 80) between words, continuations indented two spaces past the line's own indent. A word is never
+    cut: a path or a name wider than the terminal stays whole on a line of its own. ``error:`` and
+    ``warning:`` lines stay whole (a terminal soft-wraps them)."""
+    width = shutil.get_terminal_size().columns
+    lines: list[str] = []
+    for line in message.splitlines() or [""]:
+        if len(line) <= width or line.startswith(("error:", "warning:")):
+            lines.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        lines += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                               break_on_hyphens=False)
+    typer.echo("\n".join(lines), err=err)
