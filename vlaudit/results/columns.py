@@ -142,6 +142,9 @@ ITEMS = TableSchema(
         ("split", "string", False, "split; the mismatch context permutes images within it"),
         *_RELATION_FACTS,
         ("boxes", "any", False, '{"subject": [x, y, w, h], "object": [...]} in pixels'),
+        ("options", "any", False, "multiple choice: option texts, lettered A, B, ...; label is the letter"),
+        ("hint", "string", False, "multiple choice: the benchmark's hint, shown before the question"),
+        ("category", "string", False, "the benchmark's own category (POPE, MMStar, MMBench, ...)"),
     ),
 )
 

@@ -17,7 +17,15 @@ relation      no         relation phrase (e.g. ``left of``)
 subject       no         subject object name
 object        no         object name
 boxes         no         ``{"subject": [x, y, w, h], "object": [x, y, w, h]}`` in pixels (COCO xywh)
+options       no         multiple-choice items: the option texts in order, lettered A, B, C, ...; the label
+                         is then the gold option's letter
+hint          no         multiple-choice items: the benchmark's hint/context text, shown before the question
+category      no         the benchmark's own category (POPE's random/popular/adversarial, MMStar's category)
 ============  =========  ===================================================================================
+
+A yes/no item has no ``options``; a multiple-choice item has two or more, and its label (when known) must be
+one of their letters. ``options``, ``hint`` and ``category`` are written only when set, so a yes/no ITEMS
+file has the columns above ``options`` and nothing more.
 
 Any other column is carried along in :attr:`BenchmarkItem.extra`.
 """
@@ -75,13 +83,64 @@ class BenchmarkItem:
     subject: str | None = None
     object: str | None = None
     boxes: Mapping[str, list[float]] | None = None
+    options: tuple[str, ...] | None = None
+    hint: str | None = None
+    category: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def letters(self) -> tuple[str, ...]:
+        """The option letters of a multiple-choice item (A, B, ...); empty for a yes/no item."""
+        return option_letters(len(self.options or ()))
+
     def to_row(self) -> dict[str, Any]:
-        """A flat row for the ITEMS table (extra columns after the schema's)."""
+        """A flat row for the ITEMS table (extra columns after the schema's; unset optional MCQ fields omitted)."""
         row = asdict(self)
         extra = row.pop("extra")
+        for name in _OPTIONAL_WRITTEN:
+            if row[name] is None:
+                del row[name]
+        if row.get("options") is not None:
+            row["options"] = list(row["options"])
         return {**row, **extra}
+
+
+#: the ITEMS columns written only when set (multiple-choice and category fields)
+_OPTIONAL_WRITTEN = ("options", "hint", "category")
+
+
+def option_letters(k: int) -> tuple[str, ...]:
+    """The first ``k`` option letters, ``A`` .. (at most 26)."""
+    if not 0 <= k <= 26:
+        raise ValueError(f"at most 26 options are lettered, got {k}")
+    return tuple(chr(ord("A") + i) for i in range(k))
+
+
+def _checked_options(row: Mapping[str, Any], *, path: str | Path | None,
+                     record: object) -> tuple[tuple[str, ...] | None, str | None]:
+    """``(options, label letter)`` of a multiple-choice row, ``(None, None)`` for a yes/no row.
+
+    The label must be the letter of one of the options (or null): an answer outside the options is an error,
+    never a guess."""
+    raw = row.get("options")
+    if raw is None:
+        return None, None
+    values = raw.tolist() if hasattr(raw, "tolist") else raw
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+        raise InputError(f"options must be a list of strings, got {raw!r:.60}", path=path, record=record,
+                         field="options")
+    if not 2 <= len(values) <= 26:
+        raise InputError(f"a multiple-choice item needs 2 to 26 options, got {len(values)}", path=path,
+                         record=record, field="options")
+    letters = option_letters(len(values))
+    label = row.get("label")
+    if label is None or (isinstance(label, str) and label.strip() == ""):
+        return tuple(values), None
+    letter = str(label).strip().upper()
+    if letter not in letters:
+        raise InputError(f"answer {label!r} is not one of the options' letters {', '.join(letters)}", path=path,
+                         record=record, field="label")
+    return tuple(values), letter
 
 
 def _checked_boxes(boxes: object, *, path: str | Path | None, record: object) -> Mapping | None:
@@ -127,12 +186,13 @@ def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, rec
             raise InputError(f"expected a string, got {type(row[name]).__name__} {row[name]!r:.40}", path=path,
                              record=record, field=name)
     boxes = _checked_boxes(row.get("boxes"), path=path, record=record)
+    options, letter = _checked_options(row, path=path, record=record)
     image = row.get("image")
     return BenchmarkItem(
         item_id=str(row["item_id"]),
         image=None if image in (None, "") else str(image),
         question=str(row["question"]),
-        label=parse_yes_no(row.get("label"), path=path, record=record),
+        label=letter if options is not None else parse_yes_no(row.get("label"), path=path, record=record),
         dataset=str(row.get("dataset") or default_dataset) if (row.get("dataset") or default_dataset) else None,
         split=None if row.get("split") is None else str(row["split"]),
         group_id=None if row.get("group_id") is None else str(row["group_id"]),
@@ -141,6 +201,9 @@ def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, rec
         subject=row.get("subject"),
         object=row.get("object"),
         boxes=boxes,
+        options=options,
+        hint=None if row.get("hint") in (None, "") else str(row["hint"]),
+        category=None if row.get("category") in (None, "") else str(row["category"]),
         extra={k: v for k, v in row.items() if k not in ITEM_COLUMNS},
     )
 
