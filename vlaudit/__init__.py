@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "CycleScoreSpec": "vlaudit.scoring.run_spec:CycleScoreSpec",
     "vca_report": "vlaudit.api.vca:vca_report",
     "factorial": "vlaudit.api.vca:factorial",
+    "measure_stability": "vlaudit.api.stability:measure_stability",
     "Result": "vlaudit.api.results:Result",
     "InputError": "vlaudit.errors:InputError",
     "VlauditError": "vlaudit.errors:VlauditError",
@@ -90,6 +91,7 @@ __all__ = [
     "CycleScoreSpec",
     "vca_report",
     "factorial",
+    "measure_stability",
     "Result",
     "InputError",
     "VlauditError",
@@ -110,6 +112,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
         zero_shot_scores,
     )
     from vlaudit.api.results import Result
+    from vlaudit.api.stability import measure_stability
     from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
     from vlaudit.api.vca import factorial, vca_report
     from vlaudit.demo.pipeline import run_demo

@@ -15,7 +15,8 @@ pixel budget, template hash, ...) which go into run manifests and cache keys.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -109,6 +110,60 @@ class YesNoBackendBase:
     def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None:
         """Prompts are rendered locally on demand; nothing to fetch."""
         return None
+
+    def perturbations(self) -> dict[str, str]:
+        """The math-preserving perturbations this backend re-scores under (name → what changes), the
+        capability of :class:`PerturbableBackend`. Every backend that batches can score one request per
+        forward; a backend adds what else it can change without changing the mathematics."""
+        return {BATCH_ONE: f"batch size 1 instead of {self.batch_size}"} if self.batch_size > 1 else {}
+
+    @contextlib.contextmanager
+    def perturbed(self, name: str) -> Iterator[YesNoBackend]:
+        """The backend to score with under perturbation ``name`` (restored on exit)."""
+        if name != BATCH_ONE or BATCH_ONE not in self.perturbations():
+            raise InputError(f"{type(self).__name__} does not support perturbation {name!r}; it supports "
+                             f"{', '.join(self.perturbations()) or 'none'}", field="perturbations")
+        saved = self.batch_size
+        self.batch_size = 1
+        try:
+            yield self  # type: ignore[misc]  # a subclass that scores is a YesNoBackend
+        finally:
+            self.batch_size = saved
+
+
+#: the perturbation every batching backend supports: one request per forward pass
+BATCH_ONE = "batch-1"
+
+
+@runtime_checkable
+class PerturbableBackend(Protocol):
+    """A yes/no backend that can re-score under perturbations leaving the mathematics unchanged (batch
+    size, padding side, dtype, attention kernel, prefix cache): the noise-floor measurement's capability."""
+
+    def perturbations(self) -> dict[str, str]: ...
+
+    def perturbed(self, name: str) -> contextlib.AbstractContextManager[YesNoBackend]: ...
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """Greedy decoding of one request: the generated text (special tokens removed) and its token count."""
+
+    key: str
+    text: str
+    n_new_tokens: int
+
+
+@runtime_checkable
+class GeneratingBackend(Protocol):
+    """A yes/no backend that can also decode greedily under the same prompt (``generate-check``).
+
+    ``generate(requests, max_new_tokens, answer_prefix)``: one result per request, in order; with
+    ``answer_prefix`` False the prompt ends at the chat template's generation prompt, without the scoring
+    prefix ("Answer:")."""
+
+    def generate(self, requests: Sequence[YesNoRequest], max_new_tokens: int,
+                 answer_prefix: bool = True) -> list[GenerationResult]: ...
 
 
 @runtime_checkable

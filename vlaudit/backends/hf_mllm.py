@@ -35,6 +35,7 @@ from vlaudit.backends.dtypes import resolve_dtype
 from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 from vlaudit.backends.model_source import check_model_source
+from vlaudit.backends.torch_perturbations import TorchPerturbations
 from vlaudit.backends.verbalizers import (
     PROBE_QUESTION,
     QUESTION_TEMPLATES,
@@ -86,8 +87,10 @@ def _plain_size(size: Any) -> dict[str, Any] | None:
     return {k: v for k, v in items.items() if v is not None}
 
 
-class HFMLLMBackend(YesNoBackendBase):
+class HFMLLMBackend(TorchPerturbations, YesNoBackendBase):
     """A transformers image-text-to-text model read through its literal yes/no verbalizers."""
+
+    prefix_cache_families = PREFIX_CACHE_FAMILIES
 
     def __init__(self, spec: str, model: Any, processor: Any, *, options: dict[str, Any],
                  config: Any = None) -> None:
@@ -277,7 +280,12 @@ class HFMLLMBackend(YesNoBackendBase):
         return results
 
     def _last_logits(self, batch: dict[str, Any]) -> Any:
-        """Logits at the last position (left padding: every row's prompt end)."""
+        """Logits at each row's prompt end: the last position with left padding, the last real token with
+        right padding (the ``padding-right`` perturbation of :mod:`vlaudit.backends.torch_perturbations`)."""
+        if self.tokenizer.padding_side == "right":
+            logits = self.model(**batch, use_cache=False).logits
+            last = batch["attention_mask"].sum(dim=1) - 1
+            return logits[torch.arange(logits.shape[0], device=logits.device), last.to(logits.device)]
         if self._logits_to_keep:
             try:
                 return self.model(**batch, use_cache=False, logits_to_keep=1).logits[:, -1, :]

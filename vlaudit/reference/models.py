@@ -88,6 +88,10 @@ TRAINED_MODELS: dict[str, TrainedReference] = {
     "scene-vqa-reader": TrainedReference(
         "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
         "calibration instrument: every statement read from the image (the mixture at fraction 1)"),
+    "batch-noise": TrainedReference(
+        "yesno", "vlaudit.reference.batch_noise:load_backend", None,
+        "calibration instrument for vca stability: margins plus noise of a known scale that depends on the "
+        "batch a request is scored in (batch 1 is exact)"),
     "scene-vqa-prior-table": TrainedReference(
         "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
         "calibration instrument: every statement answered from the prior table (the mixture at fraction 0)"),

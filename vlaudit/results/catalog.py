@@ -34,7 +34,9 @@ from vlaudit.results.vca import (
     EditBuildSummary,
     EditOutcomesSummary,
     FactorialResult,
+    GenerateCheckResult,
     ScoringSummary,
+    StabilityResult,
     VcaFilterResult,
     VcaProxiesResult,
     VcaReportResult,
@@ -47,7 +49,7 @@ RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     SyntheticResult, ItemsBuildSummary, ScoringSummary, DualScoringSummary, VcaReportResult, VcaValidityResult,
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,
-    ProbeNotes, DemoVcaKnownAnswers,
+    ProbeNotes, DemoVcaKnownAnswers, StabilityResult, GenerateCheckResult,
 )
 
 

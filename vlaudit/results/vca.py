@@ -176,3 +176,38 @@ class EditOutcomesSummary(VersionedResult):
     pooled_cu: Any
     pooled_dcc: Any
     feasibility_audit: Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class StabilityResult(VersionedResult):
+    """The backend's numerical noise floor on a run (``vca stability``): per math-preserving perturbation and
+    context the median / p99 / max |Δ margin|, margin and G_img sign flips, and τ (VCA §3 decisions)."""
+
+    file_name = "stability.json (run folder)"
+    written_by = "vca stability; vlaudit.measure_stability"
+
+    model: str
+    spec: str
+    run: str
+    sample: dict[str, Any]
+    perturbations: list[dict[str, Any]]
+    noise_floor: float
+    floor_definition: str
+    forwards: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerateCheckResult(VersionedResult):
+    """Likelihood against generation on a run (``vca generate-check``): per context and prompt form the
+    agreement of the margin's decision with the greedily generated answer, the confusion table, the
+    unparseable rate and the disagreements."""
+
+    file_name = "generate_check.json (run folder)"
+    written_by = "vca generate-check; vlaudit.generate_check"
+
+    model: str
+    spec: str
+    run: str
+    sample: dict[str, Any]
+    max_new_tokens: int
+    checks: list[dict[str, Any]]

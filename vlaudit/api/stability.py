@@ -1,0 +1,112 @@
+"""Is a decision above the noise? The noise floor of a scored run, and likelihood against generation.
+
+:func:`measure_stability` (``vlaudit vca stability``) re-scores a seeded sample of a ``vca score`` run under
+math-preserving perturbations and writes the floor τ to the run's ``stability.json``, which ``vca report``
+then reads (:mod:`vlaudit.metrics.vca.noise`). Both functions read the run's manifest for everything the run
+was scored with (model, backend options, contexts, interfaces, items, images) and load the same model;
+a model whose fingerprint differs from the run's is refused in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from vlaudit.api._inputs import as_items
+from vlaudit.errors import InputError
+from vlaudit.results.vca import StabilityResult
+from vlaudit.scoring.executors import open_backend
+from vlaudit.scoring.stability import STABILITY_FILE, run_stability
+from vlaudit.sources.items import read_items
+from vlaudit.tables import read_json
+
+_LOADER_OPTIONS = ("dtype", "device", "device_map", "revision", "min_pixels", "max_pixels", "trust_remote_code",
+                   "prefix_cache", "system")
+
+
+def read_run_manifest(run: str | Path) -> dict[str, Any]:
+    """The ``manifest.json`` of a ``vca score`` run folder (one-line error for anything else)."""
+    path = Path(run) / "manifest.json"
+    if not path.is_file():
+        raise InputError("not a vca score run folder (no manifest.json)", path=run)
+    manifest = read_json(path)
+    if not isinstance(manifest, dict) or manifest.get("command") != "vca score" \
+            or not isinstance(manifest.get("model_fingerprint_by_interface"), dict):
+        raise InputError(f"not a vca score run (manifest command {manifest.get('command')!r})", path=path,
+                         field="command")
+    return manifest
+
+
+def run_items(manifest: Mapping[str, Any], items: Any, run: str | Path) -> list[Any]:
+    """The items the run scored: ``items`` when given, else the ITEMS file its manifest names."""
+    if items is not None:
+        return as_items(items)
+    benchmark = (manifest.get("arguments") or {}).get("benchmark")
+    if not benchmark:
+        raise InputError("the run's items were given in memory, not as a file: pass them as items=",
+                         path=run, field="benchmark")
+    return read_items(benchmark)
+
+
+def open_run_backend(manifest: Mapping[str, Any], model: Any, *, device: str | None,
+                     batch_size: int | None) -> Any:
+    """The run's model loaded with its recorded options (``model``: a loaded backend, or a spec to load
+    instead of the recorded one — refused later if its fingerprint differs)."""
+    if model is not None and not isinstance(model, str):
+        return model
+    arguments = manifest.get("arguments") or {}
+    options = {k: arguments[k] for k in _LOADER_OPTIONS if k in arguments}
+    options |= dict(arguments.get("other_backend_options") or {})
+    if arguments.get("question_templates") is not None:
+        options["question_templates"] = arguments["question_templates"]
+    options["interfaces"] = list(manifest["interfaces"])
+    options["batch_size"] = int(batch_size or arguments.get("batch_size") or 8)
+    if device is not None:
+        options["device"] = device
+    backend, _ = open_backend(model or arguments.get("model") or manifest["spec"], options)
+    return backend
+
+
+def _refuse_other_stability(out: Path, run: Path, spec: str) -> None:
+    path = out / STABILITY_FILE
+    if not path.is_file() or out.resolve() == run.resolve():
+        return
+    previous = read_json(path)
+    if isinstance(previous, dict) and (previous.get("run"), previous.get("spec")) != (str(run.resolve()), spec):
+        raise InputError(f"holds the stability of another run ({previous.get('run')}, {previous.get('spec')}); "
+                         "choose another --out", path=out, field="--out")
+
+
+def measure_stability(run: str | Path, *, out: str | Path | None = None, sample: int = 200, seed: int = 0,
+                      perturbations: Sequence[str] | None = None, model: Any = None, items: Any = None,
+                      device: str | None = None, batch_size: int | None = None, chunk_size: int = 64,
+                      on_progress: Callable[[str, int, int], None] | None = None) -> StabilityResult:
+    """The backend's noise floor τ on the ``vca score`` run in ``run`` (VCA §3 decisions).
+
+    Re-scores ``sample`` seeded items (all their contexts and interfaces) under every math-preserving
+    perturbation the backend supports (or ``perturbations``); the unperturbed margins are the run's own,
+    read from its cache. Writes ``stability.json`` into ``out`` (default: the run folder) and the run folder,
+    where ``vca report`` reads τ. Resumable: perturbed scores are cached in ``OUT/stability-cache``.
+
+    Args:
+        run: the run folder. out: the output folder. sample: items to re-score. seed: the sample's seed.
+        perturbations: names (``batch-1``, ``padding-right``, ``dtype``, ``attention``, ``prefix-cache``).
+        model: a loaded backend or a model spec (default: the run's). items: the run's items when its
+            manifest names no ITEMS file. device, batch_size: where and how wide the run's batches are
+            (default: as recorded). chunk_size: units per cache chunk.
+    """
+    if sample < 1:
+        raise InputError(f"the sample must be at least one item, not {sample}", field="--sample")
+    run_dir = Path(run)
+    manifest = read_run_manifest(run_dir)
+    out_dir = Path(out) if out is not None else run_dir
+    item_list = run_items(manifest, items, run_dir)
+    images = (manifest.get("arguments") or {}).get("images")
+    if not images:
+        raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
+    backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
+    _refuse_other_stability(out_dir, run_dir, backend.spec)
+    return run_stability(backend, item_list, manifest, run_dir=run_dir, images_dir=images, out_dir=out_dir,
+                         sample=sample, seed=seed, perturbations=perturbations, chunk_size=chunk_size,
+                         on_progress=on_progress)

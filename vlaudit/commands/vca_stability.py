@@ -1,0 +1,51 @@
+"""``vlaudit vca stability``: the backend's numerical noise floor on a scored run (is a decision above it?)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+import vlaudit
+from vlaudit.commands._apps import vca_app
+from vlaudit.commands._say import say
+
+
+def _csv(value: str | None) -> list[str] | None:
+    return None if value is None else [part.strip() for part in value.split(",") if part.strip()]
+
+
+@vca_app.command("stability")
+def vca_stability(
+    run: Path = typer.Argument(..., help="Run folder of vca score (manifest.json, cache/)."),
+    out: Path = typer.Option(None, "--out", help="Output folder (stability.json, stability-cache/); default: RUN. "
+                                                 "stability.json is also written into RUN for vca report."),
+    sample: int = typer.Option(200, "--sample", min=1, help="Items re-scored (seeded), each with all its contexts."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the item sample."),
+    perturbations: str = typer.Option(None, "--perturbations",
+                                      help="Comma list of batch-1, padding-right, dtype, attention, prefix-cache "
+                                           "(default: every one the backend supports)."),
+    model: str = typer.Option(None, "--model", help="Model spec to load instead of the run's (refused unless its "
+                                                    "fingerprint is the run's)."),
+    device: str = typer.Option(None, "--device", help="auto, cpu, cuda, ... (default: as the run)."),
+) -> None:
+    """Re-score a seeded sample of the run under perturbations that leave the mathematics unchanged (batch
+    size 1, padding side, dtype, attention kernel, prefix cache); write the noise floor τ (p99 |Δ margin|)."""
+    result = vlaudit.measure_stability(run, out=out, sample=sample, seed=seed,
+                                       perturbations=_csv(perturbations), model=model, device=device)
+    say(f"noise floor of {result.spec} on {result.sample['n_items']} items "
+        f"({result.sample['n_records']} records): tau = {result.noise_floor:.3g}")
+    for row in result.perturbations:
+        total = row["all"]
+        say(f"  {row['perturbation']}: median |d| {_g(total['median'])}, p99 {_g(total['p99'])}, max "
+            f"{_g(total['max'])}; {total['sign_flips']} margin and {row['g_img']['sign_flips']} G_img sign flips")
+        for context, stats in row["contexts"].items():
+            say(f"    {context}: n {stats['n']}, p99 {_g(stats['p99'])}, max {_g(stats['max'])}, "
+                f"{stats['sign_flips']} flips")
+    say(f"forwards: {result.forwards['total_perturbed']} re-scored units "
+        f"({result.forwards['scored_now']} now), baseline read from the run's cache")
+    say(f"wrote {(out or run) / 'stability.json'}")
+
+
+def _g(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"

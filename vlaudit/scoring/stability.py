@@ -1,0 +1,184 @@
+"""``vca stability``: re-score a seeded sample of a run's (item, context) units under math-preserving
+perturbations and measure the backend's noise floor τ (:mod:`vlaudit.metrics.vca.noise`).
+
+The run is read from its folder: ``manifest.json`` (contexts, interfaces, seed, the model fingerprint per
+interface), the run's score cache and the ITEMS it scored. The sample is ``sample`` items drawn without
+replacement with ``numpy.random.default_rng(seed)`` from the run's items that have a scored record, each
+with every context and interface of the run. The run is re-planned over *all* its items (mismatch donors
+depend on the whole set), so every sampled unit has the run's cache key and its **unperturbed margin is read
+from the run's cache**, never recomputed: the cost is exactly one re-scored unit per (perturbation, sampled
+unit), in batches of the run's batch size (of 1 under ``batch-1``).
+
+Perturbed scores are cached in ``OUT/stability-cache/`` (:class:`~vlaudit.scoring.cache.ChunkCache`, keyed
+by sha256(perturbation, unit key)), one sealed chunk per scored shard, under an exclusive lock on OUT: a
+killed run resumes and rescores nothing it finished. ``stability.json`` is written atomically into OUT and
+into the run folder, where ``vca report`` reads the floor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlaudit.backends.base import PerturbableBackend, require_protocol
+from vlaudit.errors import InputError
+from vlaudit.hashing import sha256_json
+from vlaudit.metrics.vca import noise, support
+from vlaudit.results.vca import StabilityResult
+from vlaudit.scoring.cache import ChunkCache
+from vlaudit.scoring.manifest import local_weights_identity, model_fingerprint
+from vlaudit.scoring.plan import Record, Unit, plan_run
+from vlaudit.scoring.runner import run_lock
+from vlaudit.scoring.shards import UnitTask, render_requests
+from vlaudit.settings import PRIMARY_CONTROLS
+from vlaudit.sources.images import ImageStore
+from vlaudit.sources.items import BenchmarkItem
+from vlaudit.tables import write_result
+
+STABILITY_FILE = "stability.json"
+CACHE_DIR = "stability-cache"
+FLOOR_DEFINITION = ("tau = max over perturbations of the 0.99 quantile (numpy linear) of |margin_perturbed - "
+                    "margin_run| over every re-scored record of the sample (all contexts and interfaces)")
+
+
+def check_same_model(backend: Any, manifest: Mapping[str, Any], interfaces: Sequence[str], run_dir: Path) -> None:
+    """Refuse (one line) a backend whose fingerprint differs from the one the run was scored with."""
+    describe = backend.describe()
+    weights = local_weights_identity(backend.spec.partition(":")[2])
+    recorded = manifest.get("model_fingerprint_by_interface") or {}
+    for interface in interfaces:
+        if recorded.get(interface) != model_fingerprint(describe, weights, interface):
+            raise InputError(f"the run was scored by {manifest.get('spec')!r} with other settings or weights than "
+                             f"{backend.spec!r} (model fingerprint differs for interface {interface!r})",
+                             path=run_dir, field="--model")
+
+
+def sample_item_ids(item_ids: Sequence[str], n: int, seed: int) -> list[str]:
+    """``n`` of ``item_ids`` (all when fewer), drawn without replacement by ``default_rng(seed)``; sorted."""
+    pool = sorted(set(item_ids))
+    if n >= len(pool):
+        return pool
+    chosen = np.random.default_rng(seed).choice(len(pool), size=n, replace=False)
+    return sorted(pool[int(i)] for i in chosen)
+
+
+def _perturbed_key(name: str, unit_key: str) -> str:
+    return sha256_json({"perturbation": name, "unit": unit_key})
+
+
+def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mapping[str, Any], *, run_dir: str | Path,
+                  images_dir: str | Path, out_dir: str | Path, sample: int, seed: int,
+                  perturbations: Sequence[str] | None = None, chunk_size: int = 64,
+                  on_progress: Callable[[str, int, int], None] | None = None) -> StabilityResult:
+    """Measure the noise floor of the run in ``run_dir`` (see the module docstring); returns the result.
+
+    ``perturbations``: names from ``backend.perturbations()`` (default: all it supports).
+    ``on_progress(perturbation, done, total)`` hears of every scored shard."""
+    require_protocol(backend, PerturbableBackend)
+    run, out = Path(run_dir), Path(out_dir)
+    contexts, interfaces = list(manifest["contexts"]), list(manifest["interfaces"])
+    backend.prepare(items, images_dir, interfaces)
+    check_same_model(backend, manifest, interfaces, run)
+    supported = backend.perturbations()
+    names = list(supported) if perturbations is None else list(perturbations)
+    unknown = [n for n in names if n not in supported]
+    if unknown or not names:
+        raise InputError(f"{backend.spec} supports the perturbations {', '.join(supported) or 'none'}; "
+                         f"asked {unknown or names}", field="--perturbations")
+    fingerprints = manifest["model_fingerprint_by_interface"]
+    store = ImageStore(images_dir)
+    records, units = plan_run(items, store, contexts, interfaces, int(manifest.get("seed", 0)), fingerprints,
+                              backend.prompt)
+    ok = [r for r in records if r.status == "ok"]
+    chosen = set(sample_item_ids([r.item.item_id for r in ok], sample, seed))
+    sampled = [r for r in ok if r.item.item_id in chosen]
+    keys = {r.key for r in sampled}
+    sampled_units = [u for u in units if u.key in keys]
+    baseline = ChunkCache(run / "cache").load()
+    missing = [u.key for u in sampled_units if u.key not in baseline]
+    if missing:
+        raise InputError(f"the run's cache lacks {len(missing)} of the {len(sampled_units)} sampled units; rerun "
+                         "the run's vca score command to complete it", path=run / "cache")
+    base = {u.key: float(baseline[u.key]["nll_no"]) - float(baseline[u.key]["nll_yes"]) for u in sampled_units}
+    with run_lock(out):
+        cache = ChunkCache(out / CACHE_DIR)
+        cache.load()
+        scored_now = _score_perturbations(backend, names, sampled_units, cache, store, int(manifest.get("seed", 0)),
+                                          chunk_size, on_progress)
+        rows = [_perturbation_row(name, supported[name], sampled, base, cache) for name in names]
+        floor = noise.noise_floor({row["perturbation"]: np.asarray(row.pop("_abs_deltas")) for row in rows})
+        result = StabilityResult(
+            model=str(manifest.get("model") or backend.spec), spec=backend.spec, run=str(run.resolve()),
+            sample={"n_items": len(chosen), "seed": seed, "requested": sample, "n_units": len(sampled_units),
+                    "n_records": len(sampled), "contexts": contexts, "interfaces": interfaces},
+            perturbations=rows, noise_floor=floor, floor_definition=FLOOR_DEFINITION,
+            forwards={"baseline_from_run_cache": len(sampled_units), "scored_now": scored_now,
+                      "total_perturbed": len(names) * len(sampled_units),
+                      "per_sampled_item": len(names) * len(sampled_units) / max(len(chosen), 1)})
+        write_result(out / STABILITY_FILE, result)
+    if out.resolve() != run.resolve():
+        with run_lock(run):
+            write_result(run / STABILITY_FILE, result)
+    return result
+
+
+def _score_perturbations(backend: Any, names: Sequence[str], units: Sequence[Unit], cache: ChunkCache, store: Any,
+                         seed: int, chunk_size: int, on_progress: Callable[[str, int, int], None] | None) -> int:
+    """Score every (perturbation, unit) not yet in ``cache``, one sealed chunk per shard; returns how many."""
+    scored = 0
+    ordered = sorted(units, key=lambda u: (u.image_sha256 or "", u.key))  # one image's units together
+    for name in names:
+        todo = [u for u in ordered if _perturbed_key(name, u.key) not in cache.records]
+        if not todo:
+            continue
+        with backend.perturbed(name) as perturbed:
+            for start in range(0, len(todo), chunk_size):
+                chunk = todo[start:start + chunk_size]
+                results = perturbed.score(render_requests(store, [UnitTask.of(u) for u in chunk], seed))
+                cache.append([{"key": _perturbed_key(name, r.key), "unit": r.key, "perturbation": name,
+                               "nll_yes": r.nll_yes, "nll_no": r.nll_no} for r in results])
+                scored += len(chunk)
+                if on_progress:
+                    on_progress(name, start + len(chunk), len(todo))
+    return scored
+
+
+def _perturbation_row(name: str, description: str, records: Sequence[Record], base: Mapping[str, float],
+                      cache: ChunkCache) -> dict[str, Any]:
+    """Per-context and overall |Δ| statistics and the G_img sign flips of one perturbation."""
+    def perturbed(key: str) -> float:
+        hit = cache.records[_perturbed_key(name, key)]
+        return float(hit["nll_no"]) - float(hit["nll_yes"])
+
+    by_context: dict[str, tuple[list[float], list[float]]] = {}
+    for record in records:
+        key = str(record.key)
+        before, after = by_context.setdefault(record.context, ([], []))
+        before.append(base[key])
+        after.append(perturbed(key))
+    contexts = {c: noise.delta_summary(np.asarray(b), np.asarray(a)) for c, (b, a) in sorted(by_context.items())}
+    all_before = np.concatenate([np.asarray(b) for b, _ in by_context.values()]) if by_context else np.zeros(0)
+    all_after = np.concatenate([np.asarray(a) for _, a in by_context.values()]) if by_context else np.zeros(0)
+    return {"perturbation": name, "description": description, "contexts": contexts,
+            "all": noise.delta_summary(all_before, all_after), "g_img": _gap_flips(records, base, perturbed),
+            "_abs_deltas": np.abs(all_after - all_before).tolist()}
+
+
+def _gap_flips(records: Sequence[Record], base: Mapping[str, float],
+               perturbed: Callable[[str], float]) -> dict[str, Any]:
+    """Items (per interface) with original and the headline controls whose Dep = [G_img > 0] changes sign."""
+    by_item: dict[tuple[str, str], dict[str, str]] = {}
+    for record in records:
+        by_item.setdefault((record.item.item_id, record.interface), {})[record.context] = str(record.key)
+    needed = ("original", *PRIMARY_CONTROLS)
+    complete = [contexts for contexts in by_item.values() if all(c in contexts for c in needed)]
+    if not complete:
+        return {"n": 0, "controls": list(PRIMARY_CONTROLS), "sign_flips": 0}
+    before = {c: np.array([base[k[c]] for k in complete]) for c in needed}
+    after = {c: np.array([perturbed(k[c]) for k in complete]) for c in needed}
+    flips = support.dependence(support.image_gap(before, PRIMARY_CONTROLS)) != \
+        support.dependence(support.image_gap(after, PRIMARY_CONTROLS))
+    return {"n": len(complete), "controls": list(PRIMARY_CONTROLS), "sign_flips": int(flips.sum())}
