@@ -150,6 +150,9 @@ def vca(runs: Sequence[Mapping[str, Any]], gaps: Sequence[tuple[str, Sequence[fl
                       "Acc = D-CC + C-U; Dep = share of items whose image raises the answer beyond the no-image "
                       "controls (G_img > 0).")]
         body += [plots.decomposition(runs) or "", plots.permutation(runs) or ""]
+    noise = noise_table(runs)
+    if noise is not None:
+        body += [Safe("<h3>Decisions above the noise</h3>"), noise]
     geometry = erasure_geometry_table(runs)
     if geometry is not None:
         body += [Safe("<h3>Erasure geometry (VCA Table 11)</h3>"), geometry]
@@ -158,6 +161,44 @@ def vca(runs: Sequence[Mapping[str, Any]], gaps: Sequence[tuple[str, Sequence[fl
     return section("vca", "Visual Credit Audit", body,
                    lead="Is a correct answer credited to the image? G_img = r_o − max(r_text, r_blank) compares the "
                         "margin with the real image against no-image controls (VCA §3).")
+
+
+def noise_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
+    """Per run: the noise floor τ of ``vca stability``, the decisions and credits inside it and the noise
+    band of Acc, Dep and D-CC (every flagged decision set both ways); "not measured" without a floor."""
+    if not runs:
+        return None
+    rows = []
+    for r in runs:
+        n = r["noise"] if isinstance(r.get("noise"), Mapping) else {}
+        band = n["band"] if isinstance(n.get("band"), Mapping) else {}
+        if not n.get("measured"):
+            rows.append([r.get("model"), r.get("dataset"), r.get("interface"), "not measured", "—", "—", "—", "—",
+                         "—"])
+            continue
+        rows.append([r.get("model"), r.get("dataset"), r.get("interface"), num(n.get("tau"), digits=4),
+                     _value(n.get("n_decision")), _value(n.get("n_credit"))]
+                    + [num(r.get(k), band.get(k), pct=True) for k in ("acc", "dep", "dcc")])
+    return Safe(str(table(["Model", "Dataset", "Interface", "τ", "Decisions |m_o| ≤ τ", "Credits |G_img| ≤ 2τ",
+                           "Acc (noise band)", "Dep (noise band)", "D-CC (noise band)"], rows, numeric_from=3))
+                + str(note("τ: the backend's noise floor from vca stability (p99 |Δ margin| under math-preserving "
+                           "perturbations); below each value the range with every flagged decision set both "
+                           "ways. Without stability.json in the run folder the floor is not measured.")))
+
+
+def generation_table(checks: Sequence[Mapping[str, Any]]) -> Safe | None:
+    """Per run, context and prompt form: agreement of the margin's decision with greedy generation."""
+    rows = []
+    for check in checks:
+        for row in check.get("checks") or []:
+            if isinstance(row, Mapping):
+                rows.append([check.get("model"), row.get("context"), row.get("prompt"), _value(row.get("n")),
+                             num(row.get("agreement"), pct=True), num(row.get("unparseable_rate"), pct=True),
+                             _value(len(row.get("disagreements") or []))])
+    if not rows:
+        return None
+    return Safe(str(table(["Model", "Context", "Prompt", "n", "Agreement", "Unparseable", "Disagreements"], rows,
+                          numeric_from=3)))
 
 
 def erasure_geometry_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:

@@ -49,7 +49,7 @@ from rich.console import Console
 from rich.table import Table
 
 from vlaudit.figures import pyplot, save_png
-from vlaudit.report.console import print_table
+from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.vca import VcaReportResult
 from vlaudit.tables import write_result, write_table
 
@@ -71,6 +71,11 @@ def headline_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict"):
             row[k] = run[k]
             _with_ci(row, k, run["ci"].get(k))
+        noise = run.get("noise") or {}
+        row["noise_tau"] = noise.get("tau")
+        row["n_decision_in_noise"], row["n_credit_in_noise"] = noise.get("n_decision"), noise.get("n_credit")
+        for k in ("acc", "dep", "dcc"):
+            _with_ci(row, f"{k}_noise", (noise.get("band") or {}).get(k))
         rows.append(row)
     return rows
 
@@ -278,12 +283,39 @@ def print_axes(report: Any, *, console: Any = None) -> None:
     def pct(value: float | None) -> float | None:
         return None if value is None else 100.0 * value
 
+    for line in noise_lines(report.runs):
+        print_wrapped(line)
     print_geometry(report.runs)
     rows = [[name(run), s["n"], pct(s["dep"]), pct(s["strict"]), s["n_m"], pct(s["dep_m"]), pct(s["strict_m"]),
              s["gap_mean"]] for run in report.runs if (s := run["sensitivity"])["n_m"]]
     if rows:
         print_table("Stricter definitions (%, VCA Table 28; not headline scores)",
                     ["run", "n", "Dep", "Strict T/B", "n_M", "Dep+M", "Strict+M", "mean G"], rows, digits=2)
+
+
+def noise_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per run: τ, the decisions and credits inside the noise and the noise band of Acc, Dep and
+    D-CC beside the bootstrap interval (percent); "noise floor not measured" without a floor."""
+    lines = []
+    for run in runs:
+        noise = run.get("noise") or {}
+        name = f"{run['model']} · {run['dataset']} · {run['interface']}"
+        if not noise.get("measured"):
+            lines.append(f"{name}: {noise.get('note', 'noise floor not measured')}")
+            continue
+        band = noise["band"]
+        parts = []
+        for key, label in (("acc", "Acc"), ("dep", "Dep"), ("dcc", "D-CC")):
+            if band.get(key) is None or run.get(key) is None:
+                continue
+            ci = run["ci"].get(key)
+            interval = "" if ci is None else f", CI {100 * ci[0]:.1f}–{100 * ci[1]:.1f}"
+            parts.append(f"{label} {100 * run[key]:.1f} (noise {100 * band[key][0]:.1f}–{100 * band[key][1]:.1f}"
+                         f"{interval})")
+        lines.append(f"{name}: noise floor τ = {noise['tau']:.3g}; {noise['n_decision']} decisions "
+                     f"(|m_o| ≤ τ) and {noise['n_credit']} credits (|G_img| ≤ 2τ) inside the noise; "
+                     + "; ".join(parts))
+    return lines
 
 
 def print_geometry(runs: Sequence[Mapping[str, Any]]) -> None:

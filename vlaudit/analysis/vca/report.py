@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
+from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import permutation, relation, robustness, support
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
@@ -273,6 +274,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
     out["erasure_geometry"] = vca_axes.erasure_geometry(ev)
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
+    out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
                         "cluster": "group_id" if run.has_groups else "item_id"}
