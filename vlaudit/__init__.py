@@ -112,8 +112,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
         zero_shot_scores,
     )
     from vlaudit.api.results import Result
-    from vlaudit.api.stability import measure_stability
     from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
+    from vlaudit.api.stability import measure_stability
     from vlaudit.api.vca import factorial, vca_report
     from vlaudit.demo.pipeline import run_demo
     from vlaudit.errors import InputError, VlauditError

@@ -29,6 +29,7 @@ from PIL import Image
 from transformers.utils import cached_file
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.torch_perturbations import TorchPerturbations
 from vlaudit.backends.verbalizers import PROBE_QUESTION, Verbalizer, resolve_verbalizers
 from vlaudit.backends.yesno_common import check_interfaces, load_config, question_text, yes_no_results
 from vlaudit.errors import InputError, MissingDependencyError
@@ -59,8 +60,10 @@ def tekken_file(name: str, revision: str | None = None) -> Path | None:
     return Path(found) if found else None
 
 
-class MistralCommonBackend(YesNoBackendBase):
+class MistralCommonBackend(TorchPerturbations, YesNoBackendBase):
     """A Mistral3 model whose prompts, image arrays and verbalizers come from mistral-common."""
+
+    pads_by_side = False  # its own left padding (:meth:`encode`), no tokenizer padding side
 
     generation_prefix = ""  # the answer opens the assistant turn right after [/INST]
     tokenizer_kind = "mistral-common"

@@ -1,0 +1,61 @@
+"""`vca stability` end to end on every tiny family (`models tiny`): real float32 vs bfloat16 and batch 1 vs 8
+on the CPU. The floors printed here are real figures about transformers on the CPU (random tiny weights)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import vlaudit
+from vlaudit.backends.tiny_families import MLLM_FAMILIES
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "no_network")
+
+#: batch composition and padding only reorder float32 sums: far below bfloat16's rounding of the weights
+EXACT_BOUND = 1e-5
+
+
+def _items(root: Path) -> Path:
+    from PIL import Image
+
+    (root / "images").mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(4):
+        Image.fromarray(rng.integers(0, 256, (40 + 8 * i, 56, 3), dtype=np.uint8)).save(root / "images" / f"{i}.png")
+        rows += [{"item_id": f"q{i}_{j}", "image": f"{i}.png", "question": f"Is the cat left of the dog {j}?",
+                  "label": "yes" if j == 0 else "no", "dataset": "toy"} for j in range(2)]
+    (root / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return root / "items.jsonl"
+
+
+def _run(tiny_model, family: str, tmp_path: Path) -> Path:
+    items = _items(tmp_path / "bench")
+    vlaudit.score_margins(f"hf:{tiny_model(family)}", items, images=items.parent / "images", out=tmp_path / "run",
+                          batch_size=8, device="cpu", dtype="float32")
+    return tmp_path / "run"
+
+
+@pytest.mark.parametrize("family", MLLM_FAMILIES)
+def test_float32_vs_bfloat16_and_batch_1_vs_8_on_every_tiny_family(tiny_model, family: str, tmp_path: Path) -> None:
+    if family == "ministral":
+        pytest.importorskip("mistral_common", reason="the [ministral] extra is not installed")
+    result = vlaudit.measure_stability(_run(tiny_model, family, tmp_path), perturbations=["batch-1", "dtype"])
+    rows = {row["perturbation"]: row for row in result.perturbations}
+    assert "float32" in rows["dtype"]["description"] and "bfloat16" in rows["dtype"]["description"]
+    assert rows["batch-1"]["all"]["p99"] < EXACT_BOUND
+    assert EXACT_BOUND < rows["dtype"]["all"]["p99"] == result.noise_floor < 0.5
+    assert result.sample["n_records"] == 8 * 3 and result.forwards["scored_now"] == 2 * result.sample["n_units"]
+    print(f"\n{family}: tau = {result.noise_floor:.3g} (dtype p99 {rows['dtype']['all']['p99']:.3g}, "
+          f"batch-1 p99 {rows['batch-1']['all']['p99']:.3g})")
+
+
+def test_padding_attention_and_prefix_cache_leave_qwen2_vl_margins_to_rounding(tiny_model, tmp_path: Path) -> None:
+    result = vlaudit.measure_stability(_run(tiny_model, "qwen2-vl", tmp_path),
+                                       perturbations=["padding-right", "attention", "prefix-cache"])
+    assert [row["perturbation"] for row in result.perturbations] == ["padding-right", "attention", "prefix-cache"]
+    assert all(row["all"]["max"] < EXACT_BOUND and row["all"]["n"] == 24 for row in result.perturbations)
+    assert result.noise_floor < EXACT_BOUND
