@@ -56,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "vca_report": "vlaudit.api.vca:vca_report",
     "factorial": "vlaudit.api.vca:factorial",
     "measure_stability": "vlaudit.api.stability:measure_stability",
+    "generate_check": "vlaudit.api.stability:generate_check",
     "Result": "vlaudit.api.results:Result",
     "InputError": "vlaudit.errors:InputError",
     "VlauditError": "vlaudit.errors:VlauditError",
@@ -92,6 +93,7 @@ __all__ = [
     "vca_report",
     "factorial",
     "measure_stability",
+    "generate_check",
     "Result",
     "InputError",
     "VlauditError",
@@ -113,7 +115,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     )
     from vlaudit.api.results import Result
     from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
-    from vlaudit.api.stability import measure_stability
+    from vlaudit.api.stability import generate_check, measure_stability
     from vlaudit.api.vca import factorial, vca_report
     from vlaudit.demo.pipeline import run_demo
     from vlaudit.errors import InputError, VlauditError

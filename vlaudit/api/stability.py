@@ -15,8 +15,9 @@ from typing import Any
 
 from vlaudit.api._inputs import as_items
 from vlaudit.errors import InputError
-from vlaudit.results.vca import StabilityResult
+from vlaudit.results.vca import GenerateCheckResult, StabilityResult
 from vlaudit.scoring.executors import open_backend
+from vlaudit.scoring.generate_check import run_generate_check
 from vlaudit.scoring.stability import STABILITY_FILE, run_stability
 from vlaudit.sources.items import read_items
 from vlaudit.tables import read_json
@@ -110,3 +111,32 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
     return run_stability(backend, item_list, manifest, run_dir=run_dir, images_dir=images, out_dir=out_dir,
                          sample=sample, seed=seed, perturbations=perturbations, chunk_size=chunk_size,
                          on_progress=on_progress)
+
+
+def generate_check(run: str | Path, *, out: str | Path | None = None, sample: int | None = 200, seed: int = 0,
+                   max_new_tokens: int = 8, model: Any = None, items: Any = None, device: str | None = None,
+                   batch_size: int | None = None, chunk_size: int = 64,
+                   on_progress: Callable[[str, int, int], None] | None = None) -> GenerateCheckResult:
+    """Likelihood against generation on the ``vca score`` run in ``run``: greedy decoding under the run's
+    prompt, with and without the "Answer:" scoring prefix, for ``sample`` seeded items (None: every item)
+    and all their contexts; the first answer word is parsed with the interface's answer words and compared
+    with the margin's decision (VCA §3: yes iff m_o ≥ 0).
+
+    Writes ``generate_check.json`` (per context, interface and prompt form: agreement, confusion table,
+    unparseable rate, disagreements) and ``generations.jsonl`` (every raw text) into ``out`` (default: the
+    run folder), ``generate_check.json`` also into the run folder. Resumable (``OUT/generate-cache``).
+    """
+    if sample is not None and sample < 1:
+        raise InputError(f"the sample must be at least one item, not {sample}", field="--sample")
+    if max_new_tokens < 1:
+        raise InputError(f"max_new_tokens must be at least 1, not {max_new_tokens}", field="--max-new-tokens")
+    run_dir = Path(run)
+    manifest = read_run_manifest(run_dir)
+    item_list = run_items(manifest, items, run_dir)
+    images = (manifest.get("arguments") or {}).get("images")
+    if not images:
+        raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
+    backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
+    return run_generate_check(backend, item_list, manifest, run_dir=run_dir, images_dir=images,
+                              out_dir=Path(out) if out is not None else run_dir, sample=sample, seed=seed,
+                              max_new_tokens=max_new_tokens, chunk_size=chunk_size, on_progress=on_progress)

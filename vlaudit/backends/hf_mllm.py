@@ -32,6 +32,7 @@ from transformers.utils import logging as hf_logging
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.dtypes import resolve_dtype
+from vlaudit.backends.hf_generate import GreedyGeneration
 from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 from vlaudit.backends.model_source import check_model_source
@@ -87,10 +88,11 @@ def _plain_size(size: Any) -> dict[str, Any] | None:
     return {k: v for k, v in items.items() if v is not None}
 
 
-class HFMLLMBackend(TorchPerturbations, YesNoBackendBase):
+class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
     """A transformers image-text-to-text model read through its literal yes/no verbalizers."""
 
     prefix_cache_families = PREFIX_CACHE_FAMILIES
+    generation_prefix = GENERATION_PREFIX
 
     def __init__(self, spec: str, model: Any, processor: Any, *, options: dict[str, Any],
                  config: Any = None) -> None:

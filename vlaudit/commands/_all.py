@@ -23,6 +23,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     report,
     synthetic,
     vca_analyses,
+    vca_generate_check,
     vca_report,
     vca_score,
     vca_score_dual,

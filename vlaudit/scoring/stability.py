@@ -65,6 +65,27 @@ def sample_item_ids(item_ids: Sequence[str], n: int, seed: int) -> list[str]:
     return sorted(pool[int(i)] for i in chosen)
 
 
+def plan_sample(backend: Any, items: Sequence[BenchmarkItem], manifest: Mapping[str, Any], store: ImageStore,
+                run: Path, sample: int, seed: int) -> tuple[set[str], list[Record], list[Unit], dict[str, float]]:
+    """(sampled item ids, their ok records, their units, each unit's margin read from the run's cache): the
+    run re-planned over all its items so that every unit has the run's cache key."""
+    records, units = plan_run(items, store, list(manifest["contexts"]), list(manifest["interfaces"]),
+                              int(manifest.get("seed", 0)), manifest["model_fingerprint_by_interface"],
+                              backend.prompt)
+    ok = [r for r in records if r.status == "ok"]
+    chosen = set(sample_item_ids([r.item.item_id for r in ok], sample, seed))
+    sampled = [r for r in ok if r.item.item_id in chosen]
+    keys = {r.key for r in sampled}
+    sampled_units = [u for u in units if u.key in keys]
+    baseline = ChunkCache(run / "cache").load()
+    missing = [u.key for u in sampled_units if u.key not in baseline]
+    if missing:
+        raise InputError(f"the run's cache lacks {len(missing)} of the {len(sampled_units)} sampled units; rerun "
+                         "the run's vca score command to complete it", path=run / "cache")
+    base = {u.key: float(baseline[u.key]["nll_no"]) - float(baseline[u.key]["nll_yes"]) for u in sampled_units}
+    return chosen, sampled, sampled_units, base
+
+
 def _perturbed_key(name: str, unit_key: str) -> str:
     return sha256_json({"perturbation": name, "unit": unit_key})
 
@@ -88,21 +109,8 @@ def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mappin
     if unknown or not names:
         raise InputError(f"{backend.spec} supports the perturbations {', '.join(supported) or 'none'}; "
                          f"asked {unknown or names}", field="--perturbations")
-    fingerprints = manifest["model_fingerprint_by_interface"]
     store = ImageStore(images_dir)
-    records, units = plan_run(items, store, contexts, interfaces, int(manifest.get("seed", 0)), fingerprints,
-                              backend.prompt)
-    ok = [r for r in records if r.status == "ok"]
-    chosen = set(sample_item_ids([r.item.item_id for r in ok], sample, seed))
-    sampled = [r for r in ok if r.item.item_id in chosen]
-    keys = {r.key for r in sampled}
-    sampled_units = [u for u in units if u.key in keys]
-    baseline = ChunkCache(run / "cache").load()
-    missing = [u.key for u in sampled_units if u.key not in baseline]
-    if missing:
-        raise InputError(f"the run's cache lacks {len(missing)} of the {len(sampled_units)} sampled units; rerun "
-                         "the run's vca score command to complete it", path=run / "cache")
-    base = {u.key: float(baseline[u.key]["nll_no"]) - float(baseline[u.key]["nll_yes"]) for u in sampled_units}
+    chosen, sampled, sampled_units, base = plan_sample(backend, items, manifest, store, run, sample, seed)
     with run_lock(out):
         cache = ChunkCache(out / CACHE_DIR)
         cache.load()
