@@ -93,7 +93,8 @@ def manifest(art: Artifacts) -> tuple[str, str, Safe]:
              "per-item VCA tables": len(art.vca_items), "margins tables": len(art.margins),
              "cycles eval results": len(art.cycle_evals), "cycles tables": len(art.cycle_tables),
              "scores tables": len(art.score_tables), "factorial results": len(art.factorials),
-             "benchmark items tables": len(art.benchmarks), "manifests": len(art.manifests)}
+             "benchmark items tables": len(art.benchmarks), "manifests": len(art.manifests),
+             "generate-check results": len(art.generate_checks)}
     body += [Safe("<h3>Files read</h3>"), _kv({k: v for k, v in found.items() if v})]
     if art.problems:
         body += [Safe("<h3>Files skipped</h3>"),
@@ -122,6 +123,7 @@ def build_html(run_dir: str | Path) -> str:
         _guard("Known answers", lambda: sections.known_answers(data.known_answers(art))),
         _guard("Cycles", lambda: sections.cycles(data.cycle_cells(art), data.rank_sweep(art), summary)),
         _guard("Visual Credit Audit", lambda: sections.vca(runs, gallery.gap_groups(item_rows))),
+        _guard("Likelihood vs generation", lambda: sections.generation([c for _, c in art.generate_checks])),
         _guard("Factorial", lambda: sections.factorial(data.factorial_models(art))),
         _guard("Galleries", lambda: sections.galleries(gallery.cu_gallery(art, item_rows),
                                                        gallery.failed_cycles(art))),

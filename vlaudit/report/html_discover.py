@@ -7,6 +7,7 @@ Recognised (by content, not by name, except ``summary.json`` at the top and ``ma
 * ``vca score`` run folders: ``margins.parquet`` and ``manifest.json``; benchmark items tables (``question``);
 * ``cycles eval`` JSON (``{"families", "overall" | "tol"}``, or a mapping of names to such results);
 * cycles tables (``cycle_id, family, image_1, caption_1, …``) and scores tables (``image_id, caption_id, score``);
+* ``generate_check.json`` (``{"checks", "max_new_tokens", …}``, ``vca generate-check``);
 * ``factorial.json`` (``{"models", "pooled"}``) and ``known_answers.json`` (rows ``{check, passed, …}``).
 
 A file that cannot be read is listed in :attr:`Artifacts.problems` and otherwise ignored.
@@ -50,6 +51,7 @@ class Artifacts:
     cycle_meta: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     benchmarks: list[Path] = field(default_factory=list)
     factorials: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+    generate_checks: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     known_answers: list[dict[str, Any]] = field(default_factory=list)
     image_dirs: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -64,7 +66,8 @@ class Artifacts:
     @property
     def empty(self) -> bool:
         return not any([self.summary, self.vca_reports, self.vca_items, self.margins, self.cycle_evals,
-                        self.cycle_tables, self.factorials, self.known_answers, self.manifests])
+                        self.cycle_tables, self.factorials, self.known_answers, self.manifests,
+                        self.generate_checks])
 
 
 def _columns(path: Path) -> set[str]:
@@ -93,6 +96,8 @@ def _classify_json(art: Artifacts, path: Path, obj: Any) -> None:
         return
     if isinstance(obj.get("runs"), list) and "settings" in obj:
         art.vca_reports.append((path, obj))
+    elif isinstance(obj.get("checks"), list) and "max_new_tokens" in obj:
+        art.generate_checks.append((path, obj))
     elif isinstance(obj.get("models"), list) and "pooled" in obj:
         art.factorials.append((path, obj))
     elif _is_eval(obj):

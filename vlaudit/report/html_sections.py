@@ -201,6 +201,17 @@ def generation_table(checks: Sequence[Mapping[str, Any]]) -> Safe | None:
                           numeric_from=3)))
 
 
+def generation(checks: Sequence[Mapping[str, Any]]) -> Section | None:
+    """The ``vca generate-check`` results: agreement of the margin's decision with greedy generation."""
+    body = generation_table(checks)
+    if body is None:
+        return None
+    return section("generation", "Likelihood vs generation", [body, note(
+        "Greedy decoding under the scoring prompt, with and without the \"Answer:\" prefix; the first answer word "
+        "against the margin's decision (yes iff m_o ≥ 0). Agreement is over the parsed answers.")],
+        lead="Does the answer the margin reads match the answer the model writes?")
+
+
 def erasure_geometry_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
     """Table 11 per benchmark (the geometry does not depend on the model); None without geometry."""
     seen: dict[str, Mapping[str, Any]] = {}
