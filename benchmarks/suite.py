@@ -76,6 +76,11 @@ BENCHMARKS = (
     Benchmark("scene_render_speed.py", ("--images", "100"), (),
               (Goal("scenes_per_s"), Goal("scenes_ratio"), Goal("factorial_ratio"))),
     Benchmark("synthetic_threads.py", (), (), (Goal("ratio"), Goal("threads"))),
+    # stability: the unperturbed margins come from the run's cache, so at most perturbations (5) × units
+    # (3 contexts) are re-scored per sampled item
+    Benchmark("stability_cost.py", ("--images", "4"), (),
+              (Goal("units_per_item", "<= 15"), Goal("within_budget", "== True"), Goal("forwards_per_item"),
+               Goal("ratio"), Goal("tau"))),
 )
 
 
