@@ -28,7 +28,7 @@ class GreedyGeneration:
 
     def generation_prompt(self, question: str, interface: str, with_image: bool, answer_prefix: bool = True) -> str:
         """The scoring prompt, with or without its trailing scoring prefix."""
-        prompt: str = self.prompt(question, interface, with_image)  # type: ignore[attr-defined]
+        prompt: str = self.prompt(question, interface, with_image)  # type: ignore[attr-defined]  # the host backend's
         if not answer_prefix and self.generation_prefix and prompt.endswith(self.generation_prefix):
             return prompt[:-len(self.generation_prefix)]
         return prompt

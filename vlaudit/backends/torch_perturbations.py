@@ -87,7 +87,7 @@ class TorchPerturbations:
             with self._set(self, "batch_size", 1):
                 yield self
         elif name == PADDING_RIGHT:
-            with self._set(self.tokenizer, "padding_side", "right"):  # type: ignore[attr-defined]
+            with self._set(self.tokenizer, "padding_side", "right"):  # type: ignore[attr-defined]  # the host's
                 yield self
         elif name == PREFIX_CACHE:
             with self._set(self, "prefix_cache", not getattr(self, "prefix_cache", False)):
@@ -96,7 +96,7 @@ class TorchPerturbations:
             device = str(next(self.model.parameters()).device)
             clone = copy.copy(self)
             clone.model = copy.deepcopy(self.model).to(other_dtype(self.model.dtype, device))
-            clone.model_dtype = clone.model.dtype  # type: ignore[attr-defined]
+            clone.model_dtype = clone.model.dtype  # type: ignore[attr-defined]  # the host backend's
             try:
                 yield clone
             finally:
