@@ -16,6 +16,7 @@ from typing import Any
 from vlaudit.api._inputs import as_items
 from vlaudit.api.vca import Margins
 from vlaudit.backends.base import INTERFACES
+from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.backends.registry import require_kind
 from vlaudit.backends.verbalizers import read_question_templates
 from vlaudit.contexts.image_contexts import CONTEXTS
@@ -82,7 +83,7 @@ def score_margins(model: Any, items: Any = None, *, overwrite: bool = False,
     spec = _spec(ScoreSpec, model, {"model": model if loaded is None else loaded.spec, "benchmark": items,
                                     **options}, extra="backend_options")
     _check_names("contexts", spec.contexts, CONTEXTS)
-    _check_names("interface", spec.interfaces, INTERFACES)
+    _check_names("interface", spec.interfaces, (*INTERFACES, LETTER_INTERFACE))
     if loaded is None:
         require_kind(spec.model, "yesno")
     templates = None if spec.template is None else read_question_templates(spec.template)

@@ -53,7 +53,8 @@ def vca_score(
     contexts: str = typer.Option("original,text,blank", "--contexts",
                                  help="Comma list from: original, text, blank, mean, mismatch, rele, irre, "
                                       "blur, patch-shuffle (stress probes, never controls)."),
-    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
+    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse; or letter "
+                                                               "(multiple-choice items, one forward per context)."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),

@@ -29,7 +29,7 @@ from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
 
-REFERENCE_VERSION = 1
+REFERENCE_VERSION = 2  # 2: the tiny vocabularies hold the option letters
 
 # name -> (builder kind, family)
 REFERENCE_MODELS: dict[str, tuple[str, str]] = {

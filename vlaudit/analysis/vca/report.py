@@ -29,7 +29,7 @@ import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
 from vlaudit.errors import InputError
-from vlaudit.metrics.vca import permutation, relation, robustness, support
+from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -97,7 +97,9 @@ class VcaReport:
 
 def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROLS) -> RunEvents:
     """d, G_img, Dep, correctness, strict isolation, the mismatch axis and relation groups of one run, on the
-    items that have every headline control (the others are excluded, named in ``warnings``)."""
+    items that have every headline control (the others are excluded, named in ``warnings``). A letter run is
+    first given its prediction-aligned support r_c as margins (:func:`vlaudit.metrics.vca.choice.aligned_run`)."""
+    run = choice.aligned_run(run)
     missing = [c for c in controls if c not in run.margins]
     if missing:
         raise InputError(f"run (model={run.model!r}, dataset={run.dataset!r}, interface={run.interface!r}) has "
@@ -248,9 +250,14 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
         taxonomy["wilson_credited_precision"] = list(
             wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
     out["taxonomy"] = taxonomy
-    strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
+    if run.choices is not None:
+        strata = choice.letter_strata(run.choices, ev.dep, ev.correct, ev.strict)
+        balanced = choice.balanced_letters
+    else:
+        strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
+        balanced = support.balanced
     out["stratified"] = strata
-    out["balanced"] = {by: support.balanced(s) for by, s in strata.items()} if ev.correct is not None else {}
+    out["balanced"] = {by: balanced(s) for by, s in strata.items()} if ev.correct is not None else {}
     survival: dict[str, Any] = support.decision_survival(run.margins, ev.dep, controls)
     survival["wilson"] = {k: list(wilson_interval(int(round(v * n_dep)), n_dep, settings.level))
                           for k, v in survival.items() if k.endswith("_same") and n_dep}
@@ -332,14 +339,18 @@ def item_rows(ev: RunEvents) -> list[dict[str, Any]]:
     """``items.csv`` rows: model, dataset, interface, item_id, group_id, label, pred, correct, g_img, dep, dcc,
     cu, wrong_dep (label-dependent fields empty without labels), then statement and relation."""
     run, rows = ev.run, []
+    predicted = None if run.choices is None else choice.predicted_letters(run.choices)
+    gold = None if run.choices is None else run.choices.gold
     for i in range(run.n):
         c = None if ev.correct is None else bool(ev.correct[i])
         dep = bool(ev.dep[i])
         rows.append({
             "model": run.model, "dataset": run.dataset, "interface": run.interface,
             "item_id": str(run.item_ids[i]), "group_id": None if run.group_ids is None else run.group_ids[i],
-            "label": None if run.labels is None else ("yes" if run.labels[i] else "no"),
-            "pred": "yes" if ev.direction[i] > 0 else "no", "correct": c, "g_img": float(ev.gap[i]),
+            "label": (None if gold is None else str(gold[i])) if run.choices is not None else
+            (None if run.labels is None else ("yes" if run.labels[i] else "no")),
+            "pred": str(predicted[i]) if predicted is not None else ("yes" if ev.direction[i] > 0 else "no"),
+            "correct": c, "g_img": float(ev.gap[i]),
             "dep": dep, "dcc": None if c is None else c and dep, "cu": None if c is None else c and not dep,
             "wrong_dep": None if c is None else (not c) and dep,
             "statement": None if run.group_ids is None or run.group_ids[i] is None or run.statements is None
