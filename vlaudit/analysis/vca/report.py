@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
+from vlaudit.analysis.vca.benchmark import benchmark_figures
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
@@ -280,6 +281,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
     out["erasure_geometry"] = vca_axes.erasure_geometry(ev)
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
+    out["benchmark"] = benchmark_figures(ev)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
                         "cluster": "group_id" if run.has_groups else "item_id"}
