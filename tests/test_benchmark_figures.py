@@ -87,3 +87,18 @@ def test_vca_report_shows_pope_mme_and_category_figures(cli, tmp_path) -> None:
     assert (tmp_path / "rep" / "categories.csv").is_file()
     assert "POPE figures" in out and "Credit per category" in out and "MME figures" in out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_html_report_shows_the_per_category_credit_table(tmp_path) -> None:
+    from vlaudit.report.html import write_report
+    from vlaudit.tables import write_table
+
+    rows = []
+    for k in range(6):
+        category = "adversarial" if k % 2 else "popular"
+        for context, m in (("original", 2.0 if k % 2 else -1.0), ("text", 0.5), ("blank", 0.2)):
+            rows.append({"model": "m", "dataset": "pope", "item_id": f"i{k}", "context": context, "margin": m,
+                         "label": "yes", "category": category})
+    write_table(tmp_path / "run" / "margins.parquet", rows)
+    text = write_report(tmp_path).read_text(encoding="utf-8")
+    assert "Credit per category" in text and "adversarial" in text and "popular" in text
