@@ -114,8 +114,8 @@ def main() -> None:
 
     import pyarrow.parquet as pq
     import torch
-
     from score_limit import build_representative_qwen2vl
+
     from vlaudit.backends.registry import load_backend
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items

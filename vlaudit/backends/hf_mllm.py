@@ -32,6 +32,7 @@ from transformers.utils import logging as hf_logging
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.dtypes import resolve_dtype
+from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
 from vlaudit.backends.letters import (
     ALL_LETTERS,
     LETTER_INTERFACE,
@@ -42,7 +43,6 @@ from vlaudit.backends.letters import (
     require_letters,
     resolve_letters,
 )
-from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.verbalizers import (

@@ -168,8 +168,8 @@ def category_credit_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
     when no run has categories."""
     rows = []
     for r in runs:
-        bench = r.get("benchmark") if isinstance(r.get("benchmark"), Mapping) else {}
-        for c in bench.get("categories") or []:
+        bench = r.get("benchmark")
+        for c in (bench.get("categories") or []) if isinstance(bench, Mapping) else []:
             rows.append([r.get("model"), r.get("dataset"), r.get("interface"), c.get("category"), _value(c.get("n"))]
                         + [num(c.get(k), pct=True) for k in ("acc", "dep", "dcc", "cu")])
     if not rows:

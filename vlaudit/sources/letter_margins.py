@@ -4,7 +4,7 @@ A row of ``interface == "letter"`` carries ``logp_options`` (log p of A, B, ... 
 order; JSON list or Parquet list) and, optionally, ``option_letters`` (``"ABCD"``, which must match the list's
 length) and the gold letter in ``label``. :func:`vlaudit.sources.margins.read_margins` collects them into a
 :class:`LetterChoices` on the run; the multiple-choice audit
-(:mod:`vlaudit.metrics.vca.choice`) turns them into the prediction-aligned support of VCA §3.
+(:mod:`vlaudit.metrics.vca.choice`, :mod:`vlaudit.analysis.vca.choice_run`) turns them into the prediction-aligned support of VCA §3.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class LetterChoices:
 def row_logps(row: Mapping[str, Any], *, path: str | Path, record: str) -> tuple[float, ...]:
     """The finite ``logp_options`` of one letter row (at least two), checked against ``option_letters``."""
     raw = row.get("logp_options")
-    values = raw.tolist() if hasattr(raw, "tolist") else raw
+    values = raw.tolist() if raw is not None and hasattr(raw, "tolist") else raw
     if not isinstance(values, (list, tuple)) or len(values) < 2:
         raise InputError("a letter row needs logp_options: a list of at least two log-probabilities", path=path,
                          record=record, field="logp_options")

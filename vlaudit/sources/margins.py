@@ -61,7 +61,13 @@ import numpy as np
 from vlaudit.errors import InputError
 from vlaudit.results.columns import MARGINS
 from vlaudit.sources.items import parse_yes_no
-from vlaudit.sources.letter_margins import LETTER_INTERFACE, LetterChoices, build_choices, letter_label, row_logps
+from vlaudit.sources.letter_margins import (
+    LETTER_INTERFACE,
+    LetterChoices,
+    build_choices,
+    letter_label,
+    row_logps,
+)
 from vlaudit.tables import read_table
 
 CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
@@ -102,7 +108,7 @@ class MarginRun:
     source: str | None = None
     skipped_note: str = ""
     #: a letter run's option log-probs; its ``margins`` then mark which contexts each item has (0.0 or NaN)
-    #: until :func:`vlaudit.metrics.vca.choice.aligned_run` replaces them with the aligned support
+    #: until :func:`vlaudit.analysis.vca.choice_run.aligned_run` replaces them with the aligned support
     choices: LetterChoices | None = None
 
     @property

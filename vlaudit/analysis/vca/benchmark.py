@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vlaudit.analysis.vca import choice_run
 from vlaudit.metrics.vca import benchmark_figures as figures
 from vlaudit.metrics.vca import choice, support
 
@@ -39,7 +40,7 @@ def text_correct(ev: RunEvents) -> np.ndarray | None:
     if ev.correct is None or "text" not in run.margins or not run.available("text").all():
         return None
     if run.choices is not None:
-        return choice.predicted_option(run.choices.logp["text"]) == choice.gold_index(run.choices)
+        return choice.predicted_option(run.choices.logp["text"]) == choice_run.gold_index(run.choices)
     assert run.labels is not None
     return support.correctness(support.prediction_direction(run.margins["text"]), run.labels)
 

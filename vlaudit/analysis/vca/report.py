@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
+from vlaudit.analysis.vca import choice_run
 from vlaudit.analysis.vca.benchmark import benchmark_figures
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
@@ -99,8 +100,8 @@ class VcaReport:
 def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROLS) -> RunEvents:
     """d, G_img, Dep, correctness, strict isolation, the mismatch axis and relation groups of one run, on the
     items that have every headline control (the others are excluded, named in ``warnings``). A letter run is
-    first given its prediction-aligned support r_c as margins (:func:`vlaudit.metrics.vca.choice.aligned_run`)."""
-    run = choice.aligned_run(run)
+    first given its prediction-aligned support r_c as margins (:func:`vlaudit.analysis.vca.choice_run.aligned_run`)."""
+    run = choice_run.aligned_run(run)
     missing = [c for c in controls if c not in run.margins]
     if missing:
         raise InputError(f"run (model={run.model!r}, dataset={run.dataset!r}, interface={run.interface!r}) has "
@@ -252,7 +253,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
             wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
     out["taxonomy"] = taxonomy
     if run.choices is not None:
-        strata = choice.letter_strata(run.choices, ev.dep, ev.correct, ev.strict)
+        strata = choice_run.letter_strata_of(run.choices, ev.dep, ev.correct, ev.strict)
         balanced = choice.balanced_letters
     else:
         strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
@@ -341,7 +342,7 @@ def item_rows(ev: RunEvents) -> list[dict[str, Any]]:
     """``items.csv`` rows: model, dataset, interface, item_id, group_id, label, pred, correct, g_img, dep, dcc,
     cu, wrong_dep (label-dependent fields empty without labels), then statement and relation."""
     run, rows = ev.run, []
-    predicted = None if run.choices is None else choice.predicted_letters(run.choices)
+    predicted = None if run.choices is None else choice_run.predicted_letters(run.choices)
     gold = None if run.choices is None else run.choices.gold
     for i in range(run.n):
         c = None if ev.correct is None else bool(ev.correct[i])

@@ -19,6 +19,9 @@ from typing import Any
 
 import numpy as np
 
+#: per-item labels: a list or an object array
+Labels = Sequence[object] | np.ndarray
+
 
 def _ratio(num: float, den: float) -> float | None:
     return None if den == 0 else float(num / den)
@@ -36,7 +39,7 @@ def yes_no_figures(predicted_yes: np.ndarray, gold_yes: np.ndarray) -> dict[str,
             "recall": recall, "f1": f1, "yes_ratio": _ratio(int(p.sum()), p.size)}
 
 
-def mme_figures(correct: np.ndarray, pairs: Sequence[object]) -> dict[str, Any]:
+def mme_figures(correct: np.ndarray, pairs: Labels) -> dict[str, Any]:
     """MME's acc (per question), acc+ (per image pair: both questions correct) and score = 100·(acc + acc+).
 
     ``pairs`` names each question's image pair; a pair is counted in acc+ only when it has two questions."""
@@ -61,27 +64,27 @@ def multimodal_leakage(acc_text: float, acc_llm: float) -> float:
     return float(max(0.0, acc_text - acc_llm))
 
 
-def circular_figures(base_ids: Sequence[object], rotations: Sequence[int], correct: np.ndarray,
+def circular_figures(base_ids: Labels, rotations: Sequence[int] | np.ndarray, correct: np.ndarray,
                      dep: np.ndarray) -> dict[str, Any]:
     """CircularEval: per rotation acc and D-CC; over items, the share correct in every rotation (the
     benchmark's CircularEval accuracy) and the share credited (correct ∧ Dep) in every rotation."""
     correct, dep = np.asarray(correct, dtype=bool), np.asarray(dep, dtype=bool)
-    rotations = np.asarray(rotations, dtype=np.int64)
+    turns = np.asarray(rotations, dtype=np.int64)
     per_item: dict[object, list[int]] = {}
     for k, base in enumerate(base_ids):
         per_item.setdefault(base, []).append(k)
     all_correct = [bool(correct[ks].all()) for ks in per_item.values()]
     all_credited = [bool((correct[ks] & dep[ks]).all()) for ks in per_item.values()]
     per_rotation = []
-    for r in sorted(set(rotations.tolist())):
-        mask = rotations == r
+    for r in sorted(set(turns.tolist())):
+        mask = turns == r
         per_rotation.append({"rotation": int(r), "n": int(mask.sum()), "acc": float(correct[mask].mean()),
                              "dcc": float((correct[mask] & dep[mask]).mean())})
     return {"n_items": len(per_item), "circular_acc": _ratio(sum(all_correct), len(per_item)),
             "credited_every_rotation": _ratio(sum(all_credited), len(per_item)), "per_rotation": per_rotation}
 
 
-def category_credit(categories: Sequence[object], correct: np.ndarray | None,
+def category_credit(categories: Labels, correct: np.ndarray | None,
                     dep: np.ndarray) -> list[dict[str, Any]]:
     """Per category: n, Acc, Dep, D-CC and C-U = Acc − D-CC (VCA §12), categories in sorted order."""
     dep = np.asarray(dep, dtype=bool)

@@ -12,7 +12,7 @@ one forward pass per context (:mod:`vlaudit.backends.letters`):
 * decision survival     among Dep items, control c keeps d when r_c ≥ 0 (§12)
 * permutation           Dep_perm = r_mismatch − max_c r_c > 0 with d fixed (§18)
 
-:func:`aligned_run` gives a letter run the margins r_c (so its original decision reads as "+1" and every
+:func:`vlaudit.analysis.vca.choice_run.aligned_run` gives a letter run the margins r_c (so its original decision reads as "+1" and every
 quantity of :mod:`vlaudit.metrics.vca.support` — G_img, Dep, Strict, survival, the permutation calibration,
 the bootstrap — is computed by the same code as for yes/no) and the labels "d = gold". At K = 2 every number
 then equals the yes/no audit's, except where a control's two log-probs tie exactly while d is the second
@@ -21,13 +21,11 @@ letter (the yes/no rule reads that tie as "yes", here the decision is kept); the
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
 
 import numpy as np
 
 from vlaudit.metrics.vca import support
-from vlaudit.sources.letter_margins import LetterChoices
-from vlaudit.sources.margins import MarginRun
 
 
 def predicted_option(logp: np.ndarray) -> np.ndarray:
@@ -47,41 +45,17 @@ def option_support(logp: np.ndarray, d: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(logp).all(axis=1), np.nan, r)
 
 
-def aligned_run(run: MarginRun) -> MarginRun:
-    """A letter run with margins r_c per context and labels "d = gold" (see the module docstring)."""
-    choices = run.choices
-    if choices is None:
-        return run
-    d = predicted_option(choices.logp["original"])
-    margins = {c: option_support(choices.logp[c], d) for c in run.margins}
-    labels = None if choices.gold is None else gold_index(choices) == d
-    return replace(run, margins=margins, labels=labels)
-
-
-def gold_index(choices: LetterChoices) -> np.ndarray:
-    """The gold letters as option indices (requires labels)."""
-    assert choices.gold is not None
-    position = {letter: i for i, letter in enumerate(choices.letters)}
-    return np.array([position[str(g)] for g in choices.gold], dtype=np.int64)
-
-
-def predicted_letters(choices: LetterChoices) -> np.ndarray:
-    """d as letters (object array)."""
-    return np.array([choices.letters[i] for i in predicted_option(choices.logp["original"])], dtype=object)
-
-
-def letter_strata(choices: LetterChoices, dep: np.ndarray, correct: np.ndarray | None,
-                  strict: np.ndarray) -> dict[str, dict[str, dict[str, float | None]]]:
-    """Rates within predicted-letter strata and (with labels) gold-letter strata, one per letter of the run
-    (VCA §12's prediction and gold strata with the letters as the answers)."""
-    predicted = predicted_option(choices.logp["original"])
-    by = {"prediction": predicted}
-    if choices.gold is not None:
-        by["gold"] = gold_index(choices)
+def letter_strata(letters: Sequence[str], predicted: np.ndarray, gold: np.ndarray | None, dep: np.ndarray,
+                  correct: np.ndarray | None, strict: np.ndarray) -> dict[str, dict[str, dict[str, float | None]]]:
+    """Rates within predicted-letter strata and (with ``gold`` option indices) gold-letter strata, one per
+    letter of the run (VCA §12's prediction and gold strata with the letters as the answers)."""
+    by = {"prediction": np.asarray(predicted)}
+    if gold is not None:
+        by["gold"] = np.asarray(gold)
     out: dict[str, dict[str, dict[str, float | None]]] = {}
     for name, index in by.items():
         out[name] = {}
-        for k, letter in enumerate(choices.letters):
+        for k, letter in enumerate(letters):
             mask = index == k
             row = support.decomposition(dep[mask], None if correct is None else correct[mask])
             row["strict"] = float(strict[mask].mean()) if mask.any() else float("nan")
