@@ -47,3 +47,42 @@ def test_yes_no_form_of_the_mechanism() -> None:
     assert grounded.margin("Is the red square to the left of the blue circle?", image) == IMAGE_LOGIT
     assert grounded.margin("Is the red square above the blue circle?", image) == -IMAGE_LOGIT
     assert grounded.margin("Is the red square to the left of the blue circle?", None) == 0.0
+
+
+def test_vca_score_circular_scores_every_rotation(cli, tmp_path) -> None:
+    """``--circular`` on published (unrotated) items: four rotations each; the mixture's credit in every
+    rotation is the planted fraction and the grounded model is right in every rotation."""
+    import json
+
+    from vlaudit.builders.mcq_scenes import render_mcq_scenes
+    from vlaudit.reference.scene_mcq import load_backend
+
+    items = render_mcq_scenes(tmp_path / "mcq", 20, seed=9)
+    planted = sum(load_backend().reads_image(i.question) for i in items) / len(items)
+    for name in ("scene-mcq-mixture", "scene-mcq-grounded"):
+        code, out, err = cli("vca", "score", "--model", f"ref:{name}", "--benchmark", tmp_path / "mcq" / "items.jsonl",
+                             "--images", tmp_path / "mcq" / "images", "--out", tmp_path / name, "--interface",
+                             "letter", "--circular")
+        assert code == 0, err
+        code, out, err = cli("vca", "report", tmp_path / name / "margins.parquet", "--out", tmp_path / f"{name}-r",
+                             "--resamples", 100, "--no-plot")
+        assert code == 0, err
+        run = json.loads((tmp_path / f"{name}-r" / "vca.json").read_text())["runs"][0]
+        circular = run["benchmark"]["circular"]
+        assert run["n"] == 80 and circular["n_items"] == 20 and len(circular["per_rotation"]) == 4
+        if name == "scene-mcq-grounded":
+            assert circular["circular_acc"] == 1.0 == circular["credited_every_rotation"]
+        else:
+            assert circular["credited_every_rotation"] == pytest.approx(planted)
+        assert "CircularEval" in out
+
+
+def test_circular_items_rotate_the_gold_letter() -> None:
+    from vlaudit.builders.circular import circular_items
+    from vlaudit.sources.items import BenchmarkItem
+
+    item = BenchmarkItem("q", None, "Which?", label="B", options=("w", "x", "y"))
+    rotated = circular_items([item])
+    assert [r.options for r in rotated] == [("w", "x", "y"), ("x", "y", "w"), ("y", "w", "x")]
+    assert [r.label for r in rotated] == ["B", "A", "C"]  # the gold text "x" under each rotation
+    assert [r.extra["rotation"] for r in rotated] == [0, 1, 2] and rotated[2].item_id == "q~r2"

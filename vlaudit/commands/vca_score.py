@@ -82,6 +82,8 @@ def vca_score(
                                                            "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
     system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
                                                       "'You are a helpful assistant.', others none; '' for none)."),
+    circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
+                                                            "options (multiple choice)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = scoring_run_spec.ScoreSpec(
@@ -90,7 +92,7 @@ def vca_score(
         model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,
         revision=revision, min_pixels=min_pixels, max_pixels=max_pixels, trust_remote_code=trust_remote_code,
         prefix_cache=prefix_cache, system=system, executor=executor, address=address, workers=workers,
-        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
+        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker, circular=circular)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
