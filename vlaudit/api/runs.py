@@ -17,9 +17,9 @@ from vlaudit.api._inputs import as_items
 from vlaudit.api.vca import Margins
 from vlaudit.backends.base import INTERFACES
 from vlaudit.backends.letters import LETTER_INTERFACE
-from vlaudit.builders.circular import circular_items
 from vlaudit.backends.registry import require_kind
 from vlaudit.backends.verbalizers import read_question_templates
+from vlaudit.builders.circular import circular_items
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError
 from vlaudit.results.cycles import MllmCycleScores
