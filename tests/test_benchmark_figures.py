@@ -102,3 +102,28 @@ def test_html_report_shows_the_per_category_credit_table(tmp_path) -> None:
     write_table(tmp_path / "run" / "margins.parquet", rows)
     text = write_report(tmp_path).read_text(encoding="utf-8")
     assert "Credit per category" in text and "adversarial" in text and "popular" in text
+
+
+def test_a_text_only_llm_run_gives_mmstar_leakage(cli, tmp_path) -> None:
+    """The LVLM is right on 3 of 4 items, 2 of 4 blind; its base LLM (text-only rows) on 1 of 4:
+    MG = 0.75 − 0.5, ML = max(0, 0.5 − 0.25)."""
+    rows = []
+    gold = ["A", "B", "C", "A"]
+    original = [[-0.1, -2, -2], [-2, -0.1, -2], [-2, -2, -0.1], [-2, -0.1, -2]]
+    text = [[-0.1, -2, -2], [-2, -0.1, -2], [-0.1, -2, -2], [-2, -0.1, -2]]
+    llm = [[-0.1, -2, -2], [-0.1, -2, -2], [-0.1, -2, -2], [-2, -0.1, -2]]
+    for k in range(4):
+        head = {"dataset": "mmstar", "item_id": f"i{k}", "interface": "letter", "label": gold[k]}
+        for context, values in (("original", original[k]), ("text", text[k]), ("blank", text[k])):
+            rows.append(head | {"model": "lvlm", "context": context, "logp_options": values})
+        rows.append(head | {"model": "llm", "context": "text", "logp_options": llm[k]})
+    path = tmp_path / "margins.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code, out, err = cli("vca", "report", path, "--out", tmp_path / "rep", "--resamples", 50, "--no-plot")
+    assert code == 0, err
+    report = json.loads((tmp_path / "rep" / "vca.json").read_text())
+    assert [r["model"] for r in report["runs"]] == ["lvlm"]  # the blind LLM is a baseline, not audited
+    gain = report["runs"][0]["benchmark"]["mmstar"]
+    assert gain["acc_image"] == 0.75 and gain["acc_text"] == 0.5 and gain["mg"] == 0.25
+    assert gain["llm"] == "llm" and gain["acc_llm"] == 0.25 and gain["ml"] == 0.25
+    assert "Multimodal gain and leakage" in out

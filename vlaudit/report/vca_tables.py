@@ -300,11 +300,11 @@ def print_benchmark_figures(runs: Sequence[Mapping[str, Any]]) -> None:
         return f"{run['model']} · {run['dataset']} · {run['interface']}"
 
     figures = [(name(run), run.get("benchmark") or {}) for run in runs]
-    gain = [[n, pct(f["mmstar"]["acc_image"]), pct(f["mmstar"]["acc_text"]), pct(f["mmstar"]["mg"])]
-            for n, f in figures if "mmstar" in f]
+    gain = [[n, pct(f["mmstar"]["acc_image"]), pct(f["mmstar"]["acc_text"]), pct(f["mmstar"]["mg"]),
+             pct(f["mmstar"].get("ml"))] for n, f in figures if "mmstar" in f]
     if gain:
-        print_table("Multimodal gain (%, MMStar MG = Acc − Acc text)",
-                    ["run", "Acc", "Acc text", "MG"], gain, digits=1)
+        print_table("Multimodal gain and leakage (%, MMStar)", ["run", "Acc", "Acc text", "MG", "ML"], gain,
+                    digits=1)
     for n, f in figures:
         if f.get("categories"):
             print_table(f"Credit per category (%) — {n}", ["category", "n", "Acc", "Dep", "D-CC", "C-U"],

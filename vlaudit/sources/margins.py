@@ -34,7 +34,7 @@ them the erasure geometry ``union_pct``, ``rele_erased_pct``, ``irre_erased_pct`
 When ``margin`` and the ``nll_*`` pair are both given they must agree (tolerance 1e-4 of the NLL scale).
 
 Validation errors name the file, the 1-based row and the field: a duplicate key, an item without an
-``original`` row, a group without exactly one true statement (or without a false one), unparsable labels,
+``original`` row (unless the run has only ``text`` rows: a text-only LLM run, MMStar's leakage baseline), a group without exactly one true statement (or without a false one), unparsable labels,
 labels given for only some items of a run, and non-finite margins.
 
 A context present for some items of a run but not others is legitimate (``vca score`` skips ``rele``/``irre``
@@ -321,8 +321,10 @@ def _build_run(
     run_name = f"run (model={model!r}, dataset={dataset!r}, interface={interface!r})"
     ids = sorted(items)
     accs = [items[i] for i in ids]
+    # a text-only run (a base LLM scored blind, for MMStar's leakage) has no original context at all
+    text_only = all(acc.original_row is None and set(acc.margins) == {"text"} for acc in accs)
     for item_id, acc in zip(ids, accs, strict=True):
-        if acc.original_row is None:
+        if acc.original_row is None and not text_only:
             raise InputError(f"item {item_id!r} of {run_name} has no 'original' row{note}", path=path,
                              record=f"row {acc.first_row}", field="context")
     contexts = sorted({c for acc in accs for c in acc.margins}, key=lambda c: CONTEXTS.index(c))

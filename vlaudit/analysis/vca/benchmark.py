@@ -4,7 +4,9 @@ From the run's headline items (:class:`vlaudit.analysis.vca.report.RunEvents`) a
 benchmark readers carry into the margins table (``category``, MME's ``image_pair``, CircularEval's
 ``circular_id`` and ``rotation``), with the definitions of :mod:`vlaudit.metrics.vca.benchmark_figures`:
 
-* ``mmstar``: Acc with the image, Acc under the ``text`` context and MG = their difference (MMStar §4);
+* ``mmstar``: Acc with the image, Acc under the ``text`` context and MG = their difference (MMStar §4); with
+  a text-only run of a base LLM on the same dataset and interface in the table (only ``text`` rows), its
+  accuracy ``acc_llm`` and the leakage ML = max(0, Acc_text − acc_llm) (:func:`add_leakage`);
 * ``categories``: n, Acc, Dep, D-CC, C-U per category (VCA §12 within each);
 * ``pope`` (categorised yes/no runs): accuracy, precision, recall, F1, yes-ratio, overall and per category;
 * ``mme`` (categorised yes/no runs with image pairs): acc, acc+ and score, overall and per category (MME subtask);
@@ -15,6 +17,7 @@ Each figure is present only when the run has what it needs (labels, a text conte
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +28,7 @@ from vlaudit.metrics.vca import choice, support
 
 if TYPE_CHECKING:
     from vlaudit.analysis.vca.report import RunEvents
+    from vlaudit.sources.margins import MarginRun
 
 
 def _column(ev: RunEvents, name: str) -> np.ndarray | None:
@@ -77,3 +81,33 @@ def benchmark_figures(ev: RunEvents) -> dict[str, Any]:
     if correct is not None and bases is not None and rotations is not None:
         out["circular"] = figures.circular_figures(bases, [int(r or 0) for r in rotations], correct, ev.dep)
     return out
+
+
+def is_text_only(run: MarginRun) -> bool:
+    """A run scored without images at all (a base LLM): only the ``text`` context."""
+    return tuple(run.margins) == ("text",)
+
+
+def blind_accuracy(run: MarginRun) -> float | None:
+    """Accuracy of a text-only run's answers (None without labels)."""
+    if run.choices is not None:
+        if run.choices.gold is None:
+            return None
+        predicted = choice.predicted_option(run.choices.logp["text"])
+        return float((predicted == choice_run.gold_index(run.choices)).mean())
+    if run.labels is None:
+        return None
+    return float(support.correctness(support.prediction_direction(run.margins["text"]), run.labels).mean())
+
+
+def add_leakage(summaries: Sequence[dict[str, Any]], text_llms: Sequence[MarginRun]) -> None:
+    """MMStar's ML = max(0, Acc_text − Acc_LLM) into each summary's ``benchmark.mmstar`` that has a text-only
+    run of the same dataset and interface (MMStar §4); the first such run is the base LLM."""
+    for summary in summaries:
+        gain = (summary.get("benchmark") or {}).get("mmstar")
+        llm = next((r for r in text_llms if (r.dataset, r.interface) == (summary["dataset"], summary["interface"])),
+                   None)
+        acc_llm = None if llm is None else blind_accuracy(llm)
+        if gain is not None and llm is not None and acc_llm is not None:
+            gain |= {"llm": llm.model, "acc_llm": acc_llm,
+                     "ml": figures.multimodal_leakage(gain["acc_text"], acc_llm)}

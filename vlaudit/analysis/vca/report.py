@@ -29,7 +29,7 @@ import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
 from vlaudit.analysis.vca import choice_run
-from vlaudit.analysis.vca.benchmark import benchmark_figures
+from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, is_text_only
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
@@ -393,6 +393,8 @@ def macro_rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = None) -> VcaReport:
     """Compute the whole VCA report for validated runs (see the module docstring)."""
     settings = settings or ReportSettings()
+    text_llms = [run for run in runs if is_text_only(run)]  # blind baselines of MMStar's leakage, not audited
+    runs = [run for run in runs if not is_text_only(run)]
     if not runs:
         raise InputError("no runs to report")
     stress = [c for c in settings.controls if c in vca_axes.STRESS]
@@ -401,6 +403,7 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
                          f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
     summaries = [summarize_run(ev, settings) for ev in events]
+    add_leakage(summaries, text_llms)
     return VcaReport(
         runs=summaries, interfaces=interface_checks(events, settings), macro=macro_rows(summaries),
         settings={"controls": list(settings.controls), "n_resamples": settings.n_resamples, "seed": settings.seed,
