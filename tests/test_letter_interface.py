@@ -135,3 +135,19 @@ def test_models_verbalizers_shows_the_real_tokenizers_letter_ids(family, letters
     ids = out.split("token ids (letter):")[1].split()[0]
     assert ids.split("/")[:4] == letters.split("/") and len(ids.split("/")) == 26
     assert "' A'" in out if family != "ministral" else "ĠA" not in out
+
+
+def test_shared_image_prefix_gives_the_letters_of_full_forwards(tiny_model) -> None:
+    """Several questions about one image: the Qwen prefix-cache path reads the same letter log-probs."""
+    from vlaudit.backends.base import YesNoRequest
+    from vlaudit.backends.letters import letter_question
+    from vlaudit.backends.registry import load_backend
+
+    image = Image.new("RGB", (48, 40), (30, 140, 200))
+    requests = [YesNoRequest(f"k{i}", letter_question(f"Question {i}?", ("a", "b", "c", "d")[: 2 + i]), image,
+                             "letter", n_options=2 + i) for i in range(3)]
+    shared = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["letter"], prefix_cache=True)
+    full = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["letter"], prefix_cache=False)
+    for a, b in zip(shared.score(requests), full.score(requests), strict=True):
+        assert len(a.logp_options) == len(b.logp_options) and a.option_token_ids == b.option_token_ids
+        assert np.allclose(a.logp_options, b.logp_options, atol=1e-5)
