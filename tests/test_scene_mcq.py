@@ -86,3 +86,13 @@ def test_circular_items_rotate_the_gold_letter() -> None:
     assert [r.options for r in rotated] == [("w", "x", "y"), ("x", "y", "w"), ("y", "w", "x")]
     assert [r.label for r in rotated] == ["B", "A", "C"]  # the gold text "x" under each rotation
     assert [r.extra["rotation"] for r in rotated] == [0, 1, 2] and rotated[2].item_id == "q~r2"
+
+
+def test_a_yes_no_only_backend_refuses_the_letter_interface(cli, one_error_line, tmp_path) -> None:
+    from vlaudit.builders.mcq_scenes import render_mcq_scenes
+
+    render_mcq_scenes(tmp_path / "mcq", 2, seed=1)
+    code, out, err = cli("vca", "score", "--model", "ref:scene-vqa-prior", "--benchmark",
+                         tmp_path / "mcq" / "items.jsonl", "--images", tmp_path / "mcq" / "images", "--out",
+                         tmp_path / "run", "--interface", "letter")
+    assert "ref:scene-vqa-prior does not read option letters" in one_error_line(code, out, err)

@@ -178,6 +178,9 @@ def check_letter_items(backend: Any, items: Sequence[BenchmarkItem]) -> None:
                          record=plain[0], field="options")
     k = max_options(items)
     resolved = len(getattr(backend, "letter_ids", ()) or ())
+    if resolved == 0:
+        raise InputError(f"model {backend.spec} does not read option letters: --interface letter needs a backend "
+                         "loaded with it (hf:, ref:tiny-*, ref:scene-mcq-*)", field="interface")
     if k > resolved:
         refused = dict(getattr(backend, "refused_letters", {}) or {})
         refused.setdefault(option_letters(k)[resolved], "not resolved by this backend")
