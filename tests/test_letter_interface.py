@@ -151,3 +151,30 @@ def test_shared_image_prefix_gives_the_letters_of_full_forwards(tiny_model) -> N
     for a, b in zip(shared.score(requests), full.score(requests), strict=True):
         assert len(a.logp_options) == len(b.logp_options) and a.option_token_ids == b.option_token_ids
         assert np.allclose(a.logp_options, b.logp_options, atol=1e-5)
+
+
+@pytest.mark.slow  # starts a local Ray cluster
+def test_letter_run_on_ray_is_byte_identical_to_a_local_run(tiny_model, tmp_path) -> None:
+    ray = pytest.importorskip("ray")
+    from vlaudit.backends.registry import load_backend
+    from vlaudit.scoring.ray_executor import RayExecutor
+    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.sources.items import read_items
+
+    model = tiny_model("qwen2-vl")
+    bench = _letter_benchmark(tmp_path / "bench", n=6)
+    items = read_items(bench)
+    options = {"batch_size": 2, "interfaces": ["letter"]}
+    kwargs = {"images_dir": bench.parent / "images", "contexts": ["original", "text", "blank"],
+              "interfaces": ["letter"], "chunk_size": 4}
+    run_scoring(load_backend(f"hf:{model}", **options), items, out_dir=tmp_path / "local", **kwargs)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        executor = RayExecutor(f"hf:{model}", options, workers=2, threads=1)
+        try:
+            run_scoring(executor.start(), items, out_dir=tmp_path / "ray", executor=executor, **kwargs)
+        finally:
+            executor.shutdown()
+    finally:
+        ray.shutdown()
+    assert (tmp_path / "ray" / "margins.parquet").read_bytes() == (tmp_path / "local" / "margins.parquet").read_bytes()
