@@ -16,8 +16,12 @@ nll_yes,      these      used when ``margin`` is absent/null: m = nll_no − nll
 nll_no        three
 logp_yes,                used when both of the above are absent: m = logp_yes − logp_no
 logp_no
-interface     no         ``yesno`` (default) or ``truefalse`` — the answer verbalisers
-label         no         gold answer: yes/no, true/false or 1/0; label-free quantities need none
+interface     no         ``yesno`` (default), ``truefalse`` — the answer verbalisers — or ``letter``
+logp_options  letter     multiple choice: log p of the option letters A, B, ... (list; replaces the margin)
+option_       no         ``ABCD``: the letters read (must match the list's length)
+letters
+label         no         gold answer: yes/no, true/false or 1/0 (the gold letter on letter rows); label-free
+                         quantities need none
 group_id      no         same-image true/false relation group (VCA §13)
 statement     no         ``true``/``false`` (also yes/no, 1/0) within a group: exactly one true per group
 relation      no         relation phrase
