@@ -73,6 +73,11 @@ BENCHMARKS = (
     # issue 13: two Ray workers ≥ 1.6× one on a 2-core machine, the same margins
     Benchmark("ray_scaling.py", (), (),
               (Goal("scaling", ">= 1.6"), Goal("identical", "== True"))),
+    # K-way letters: one forward per (item, context) ≥ 0.8·K faster than one per option (K = 4), the same
+    # log-probs to 1e-4, ≥ 0.9 of the forward-pass floor
+    Benchmark("letter_speed.py", ("--images", "8"), (),
+              (Goal("speedup", ">= 3.2"), Goal("max_abs_diff", "<= 1e-4"), Goal("efficiency", ">= 0.9"),
+               Goal("k"))),
     Benchmark("scene_render_speed.py", ("--images", "100"), (),
               (Goal("scenes_per_s"), Goal("scenes_ratio"), Goal("factorial_ratio"))),
     Benchmark("synthetic_threads.py", (), (), (Goal("ratio"), Goal("threads"))),

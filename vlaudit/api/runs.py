@@ -16,8 +16,10 @@ from typing import Any
 from vlaudit.api._inputs import as_items
 from vlaudit.api.vca import Margins
 from vlaudit.backends.base import INTERFACES
+from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.backends.registry import require_kind
 from vlaudit.backends.verbalizers import read_question_templates
+from vlaudit.builders.circular import circular_items
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError
 from vlaudit.results.cycles import MllmCycleScores
@@ -82,11 +84,13 @@ def score_margins(model: Any, items: Any = None, *, overwrite: bool = False,
     spec = _spec(ScoreSpec, model, {"model": model if loaded is None else loaded.spec, "benchmark": items,
                                     **options}, extra="backend_options")
     _check_names("contexts", spec.contexts, CONTEXTS)
-    _check_names("interface", spec.interfaces, INTERFACES)
+    _check_names("interface", spec.interfaces, (*INTERFACES, LETTER_INTERFACE))
     if loaded is None:
         require_kind(spec.model, "yesno")
     templates = None if spec.template is None else read_question_templates(spec.template)
     item_list = as_items(spec.benchmark)
+    if spec.circular:
+        item_list = circular_items(item_list)
     recorded = spec.recorded(item_list, templates)
     check_rerun(spec, recorded, spec.out, overwrite=overwrite)
     backend, executor = (loaded, None) if loaded is not None else open_backend(

@@ -72,7 +72,7 @@ def models_list() -> None:
 @models_app.command("verbalizers")
 def models_verbalizers(
     spec: str = typer.Argument(..., help="A yes/no model spec: hf:DIR, hf:ORG/NAME or ref:NAME."),
-    interface: str = typer.Option("yesno,truefalse", "--interface", help="Comma list of yesno,truefalse."),
+    interface: str = typer.Option("yesno,truefalse", "--interface", help="Comma list of yesno,truefalse,letter."),
 ) -> None:
     """Print the verbalizer token ids the backend reads after its real scoring prompt (VCA §11).
 
@@ -88,11 +88,16 @@ def models_verbalizers(
         if name in resolved:
             rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])
         else:
-            rows.extend((name, None, None, token_id, None) for token_id in backend.verbalizer_ids[name])
+            rows.extend((name, None, None, token_id, None) for token_id in _ids(backend, name))
     report_console.print_table(f"verbalizers — {backend.spec} ({backend.tokenizer_kind})",
                 ["interface", "word", "continuation", "token id", "piece"], rows)
-    ids = "/".join(str(token_id) for name in interfaces for token_id in backend.verbalizer_ids[name])
+    ids = "/".join(str(token_id) for name in interfaces for token_id in _ids(backend, name))
     say(f"token ids ({', '.join(interfaces)}): {ids}")
+
+
+def _ids(backend: Any, interface: str) -> tuple[int, ...]:
+    """The answer token ids of ``interface``: the yes/no pair, or the option letters A, B, ..."""
+    return tuple(backend.letter_ids) if interface == "letter" else tuple(backend.verbalizer_ids[interface])
 
 
 @models_app.command("train-reference")

@@ -53,7 +53,8 @@ def vca_score(
     contexts: str = typer.Option("original,text,blank", "--contexts",
                                  help="Comma list from: original, text, blank, mean, mismatch, rele, irre, "
                                       "blur, patch-shuffle (stress probes, never controls)."),
-    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
+    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse; or letter "
+                                                               "(multiple-choice items, one forward per context)."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
@@ -81,6 +82,8 @@ def vca_score(
                                                            "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
     system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
                                                       "'You are a helpful assistant.', others none; '' for none)."),
+    circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
+                                                            "options (multiple choice)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = scoring_run_spec.ScoreSpec(
@@ -89,7 +92,7 @@ def vca_score(
         model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,
         revision=revision, min_pixels=min_pixels, max_pixels=max_pixels, trust_remote_code=trust_remote_code,
         prefix_cache=prefix_cache, system=system, executor=executor, address=address, workers=workers,
-        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
+        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker, circular=circular)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from vlaudit.backends.letters import item_question
 from vlaudit.contexts.image_contexts import (
     ContextUnavailable,
     erasure_geometry,
@@ -140,7 +141,8 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
                                           status="failed" if failed else "skipped", error=failed or skipped,
                                           geometry=geometry))
                     continue
-                prompt = prompt_of(item.question, interface, context != "text")
+                question = item_question(item, interface)
+                prompt = prompt_of(question, interface, context != "text")
                 model_key = fingerprint if isinstance(fingerprint, str) else fingerprint[interface]
                 key = cache_key(model_key, prompt, image_sha, interface)
                 record = Record(item, context, interface, key=key, image_sha256=image_sha,
@@ -148,7 +150,7 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
                 records.append(record)
                 unit = units.get(key)
                 if unit is None:
-                    unit = units[key] = Unit(key, item.question, interface, item, context, donor, image_sha)
+                    unit = units[key] = Unit(key, question, interface, item, context, donor, image_sha)
                 unit.records.append(record)
     return records, list(units.values())
 

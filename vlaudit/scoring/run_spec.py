@@ -82,6 +82,9 @@ class ScoreSpec:
     gpus_per_worker: float = 0.0
     threads_per_worker: int | None = None
     backend_options: Mapping[str, Any] = field(default_factory=dict)
+    #: CircularEval: score every option rotation of each multiple-choice item (its rotations are the items
+    #: recorded, so a run with and one without differ in ``items_sha256``)
+    circular: bool = False
 
     def __post_init__(self) -> None:
         # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads

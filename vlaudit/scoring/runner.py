@@ -37,6 +37,7 @@ from typing import Any
 import pyarrow as pa
 
 from vlaudit.backends.base import YesNoBackend, require_protocol
+from vlaudit.backends.letters import LETTER_INTERFACE, item_question, max_options, require_letters
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
@@ -48,7 +49,7 @@ from vlaudit.scoring.manifest import RunManifest, local_weights_identity, model_
 from vlaudit.scoring.plan import Record, chunk_units, plan_run
 from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
 from vlaudit.sources.images import ImageStore
-from vlaudit.sources.items import BenchmarkItem
+from vlaudit.sources.items import BenchmarkItem, option_letters
 from vlaudit.tables import (
     check_folder_target,
     read_json,
@@ -77,13 +78,21 @@ def _item_fields(record: Record, model: str) -> dict[str, Any]:
             "subject": None if item.subject is None else str(item.subject),
             "object": None if item.object is None else str(item.object), "split": item.split,
             "donor_image": record.donor_image, "source_sha256": record.source_sha256,
-            **{name: (record.geometry or {}).get(name) for name in GEOMETRY_COLUMNS}}
+            **{name: (record.geometry or {}).get(name) for name in GEOMETRY_COLUMNS},
+            "category": item.category, "image_pair": _text_or_none(item.extra.get("image_pair")),
+            "circular_id": _text_or_none(item.extra.get("circular_id", item.extra.get("source_index"))),
+            "rotation": item.extra.get("rotation")}
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def example_prompts(prompt_of: Callable[[str, str, bool], str], interfaces: Sequence[str],
-                    question: str) -> dict[str, str]:
+                    item: BenchmarkItem) -> dict[str, str]:
     """One stored example prompt per template (interface × with/without image)."""
-    return {f"{interface}/{'image' if with_image else 'text'}": prompt_of(question, interface, with_image)
+    return {f"{interface}/{'image' if with_image else 'text'}":
+            prompt_of(item_question(item, interface), interface, with_image)
             for interface in interfaces for with_image in (True, False)}
 
 
@@ -109,6 +118,8 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     out = Path(out_dir)
     model = model_name or backend.spec
     require_protocol(backend, YesNoBackend)
+    if LETTER_INTERFACE in interfaces:
+        check_letter_items(backend, items)
     # run-shape decisions (e.g. prefix reuse) that describe() then records
     backend.prepare(items, images_dir, list(interfaces))
     describe = backend.describe()
@@ -131,7 +142,7 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         "revision": describe.get("revision"), "dtype": describe.get("dtype"),
         "pixel_budget": describe.get("pixel_budget"),
         "prompt_template_sha256": sha256_json(template),
-        "example_prompts": example_prompts(backend.prompt, interfaces, items[0].question),
+        "example_prompts": example_prompts(backend.prompt, interfaces, items[0]),
         "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
         "seed": seed, "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
         "prefix_cache": describe.get("prefix_cache_decision"),
@@ -145,6 +156,35 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
                                 store=store, seed=seed, chunk_size=chunk_size, on_plan=on_plan,
                                 on_progress=on_progress, on_warning=on_warning or _warn, executor=executor)
+
+
+def _scored_fields(hit: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer columns of one cached result: the yes/no NLLs and margin, or the option letters' log-probs."""
+    if "logp_options" in hit:
+        logps = [float(v) for v in hit["logp_options"]]
+        return {"nll_yes": None, "nll_no": None, "margin": None, "yes_token_id": None, "no_token_id": None,
+                "option_letters": "".join(option_letters(len(logps))), "logp_options": logps,
+                "option_token_ids": [int(i) for i in hit["option_token_ids"]]}
+    nll_yes, nll_no = float(hit["nll_yes"]), float(hit["nll_no"])
+    return {"nll_yes": nll_yes, "nll_no": nll_no, "margin": nll_no - nll_yes, "yes_token_id": hit["yes_token_id"],
+            "no_token_id": hit["no_token_id"]}
+
+
+def check_letter_items(backend: Any, items: Sequence[BenchmarkItem]) -> None:
+    """Before any scoring: every item has options, and each of their letters is one token for ``backend``."""
+    plain = [item.item_id for item in items if not item.options]
+    if plain:
+        raise InputError(f"{len(plain)} item(s) have no options; --interface letter scores multiple-choice items",
+                         record=plain[0], field="options")
+    k = max_options(items)
+    resolved = len(getattr(backend, "letter_ids", ()) or ())
+    if resolved == 0:
+        raise InputError(f"model {backend.spec} does not read option letters: --interface letter needs a backend "
+                         "loaded with it (hf:, ref:tiny-*, ref:scene-mcq-*)", field="interface")
+    if k > resolved:
+        refused = dict(getattr(backend, "refused_letters", {}) or {})
+        refused.setdefault(option_letters(k)[resolved], "not resolved by this backend")
+        require_letters(backend.spec, refused, k)
 
 
 def _refuse_empty_run(records: Sequence[Record], model: str, out: Path, images_dir: str | Path) -> None:
@@ -256,10 +296,7 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
         if record.status != "ok":
             continue
         hit = cache.records[record.key]  # type: ignore[index]  # an ok record has its cache key
-        nll_yes, nll_no = float(hit["nll_yes"]), float(hit["nll_no"])
-        rows.append({**_item_fields(record, model), "nll_yes": nll_yes, "nll_no": nll_no,
-                     "margin": nll_no - nll_yes, "prompt_hash": hit["prompt_hash"],
-                     "yes_token_id": hit["yes_token_id"], "no_token_id": hit["no_token_id"],
+        rows.append({**_item_fields(record, model), **_scored_fields(hit), "prompt_hash": hit["prompt_hash"],
                      "n_prompt_tokens": hit["n_prompt_tokens"], "image_sha256": record.image_sha256,
                      "status": "ok", "error": None})
     rows.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
