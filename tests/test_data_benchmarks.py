@@ -75,7 +75,7 @@ def test_vsr_zeroshot_repairs_truncated_subjects(shared_data):
     assert sources["fields"] + sources["fields-repaired"] == 1222
 
 
-def test_vsr_inverse_pairs(shared_data):
+def test_vsr_inverse_pairs(shared_data, tmp_path):
     zeroshot = read_vsr(shared_data / "vsr" / "zeroshot_test.jsonl")
     strict = vsr_inverse_items(zeroshot, dataset="vsr-zeroshot", split="test", entities="fields")
     assert strict.counts["n_candidates"] == 249
@@ -96,6 +96,10 @@ def test_vsr_inverse_pairs(shared_data):
     assert over[0].question.endswith('"The car is over the cat."')
     assert over[1].question.endswith('"The car is under the cat."')
     assert over[1].extra["family"] == "above/below"
+    printed = CliRunner().invoke(app, ["data", "vsr-inverse", str(shared_data / "vsr" / "zeroshot_test.jsonl"),
+                                       "--entities", "fields", "--out", str(tmp_path / "zs.jsonl")])
+    assert printed.exit_code == 0, printed.output
+    assert "built: 237 groups from 249 candidates, 12 excluded (--entities fields)" in " ".join(printed.output.split())
     random = read_vsr(shared_data / "vsr" / "random_test.jsonl")
     none = vsr_inverse_items(random, dataset="vsr-random", split="test", entities="fields")
     assert none.items == [] and len(none.excluded) == 539
@@ -171,8 +175,13 @@ def test_vsr_inverse_candidates_match_the_paper_on_random_test(shared_data, tmp_
                                        "--meta", str(shared_data / "vsr" / "rel_meta_category_dict.txt"),
                                        "--out", str(out)])
     assert printed.exit_code == 0, printed.output
-    assert "504 groups + 35 excluded" in printed.output and "Adjacency" in printed.output
-    assert json.loads((tmp_path / "inv.summary.json").read_text())["n_candidates"] == 539
+    # the console states what was built; the paper's split follows as a gap, never as this build's sum
+    said = " ".join(printed.output.split())
+    assert "built: 539 groups from 539 candidates, 0 excluded (--entities structured)" in said
+    assert "paper (VCA §18, VSR test): 504 groups + 35 excluded — not rebuilt" in said and "Adjacency" in said
+    assert "= 539 candidates" not in said
+    summary = json.loads((tmp_path / "inv.summary.json").read_text())
+    assert summary["n_candidates"] == 539 and summary["paper_split"]["rebuilt"] is False
     strict = tmp_path / "strict.jsonl"
     failed = CliRunner().invoke(app, ["data", "vsr-inverse", str(shared_data / "vsr" / "random_test.jsonl"),
                                       "--entities", "fields", "--out", str(strict)])
