@@ -84,3 +84,12 @@ def test_cli_reference_covers_every_command() -> None:
     for path, _ in iter_commands():
         if len(path) > 1:
             assert f"`{' '.join(path)}`" in text, path
+
+
+def test_one_definition_of_high_confidence() -> None:
+    """High confidence is confidence ≥ the run's median (VCA §15) wherever the docs define it."""
+    for path in DOC_FILES:
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        for wrong in ("high = above", "above the median", "above its median", "> median"):
+            assert wrong not in text, f"{path.relative_to(REPO)} defines high confidence as '{wrong}'"
+    assert "high = confidence ≥ median" in (REPO / "README.md").read_text(encoding="utf-8")
