@@ -100,7 +100,8 @@ def test_naturalbench_build_orients_blocks_and_skips_multiple_choice(tmp_path: P
     examples, images = _naturalbench(tmp_path)
     summary = build_cycles("naturalbench", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
     assert summary["counts"] == {"naturalbench-docci": {"test": 3}}
-    assert summary["skipped"] == {"multiple-choice samples (only yes/no samples are 2×2 blocks)": 1}
+    assert summary["skipped"] == {"multiple-choice samples (only yes/no samples are 2×2 blocks; NaturalBench "
+                                  "figures here are the yes/no subset's)": 1}
     cycles = read_cycles(tmp_path / "cycles.jsonl")
     # the mirrored sample (answers No, Yes, Yes, No) pairs Image_0 with Question_1
     assert cycles[2].extra["text_1"] == "Is the thing 2 blue?" and cycles[2].image_1 == "nb_2_0.png"

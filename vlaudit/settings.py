@@ -72,7 +72,7 @@ TWO_BY_TWO_SPLIT = "test"  # these benchmarks are test sets: one split, never di
 NATURALBENCH_YES_THRESHOLD = 0.0
 # `cycles score-mllm --query` for NaturalBench: the question itself. The yes/no interface already appends its
 # answer instruction ("Answer yes or no."), which plays the role of the release's suffix "Please answer Yes or
-# No." (`SUFFIX_FOR_VQA` in its example.py); adding that suffix too would ask twice.
+# No." (`SUFFIX_FOR_VQA` in its naturalbench_vqa.py); adding that suffix too would ask twice.
 NATURALBENCH_QUERY = "{caption}"
 
 # --- vlaudit's own defaults (not paper settings; named here so that no copy drifts) ----------------------------
