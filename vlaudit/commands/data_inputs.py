@@ -18,7 +18,13 @@ from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say
 from vlaudit.errors import InputError
-from vlaudit.settings import VSR_INVERSE_EXCLUDED, VSR_INVERSE_GROUPS
+from vlaudit.settings import (
+    VSR_INVERSE_EXCLUDED,
+    VSR_INVERSE_GROUPS,
+    VSR_PAPER_QUERIES,
+    VSR_PAPER_RELATION_TYPES,
+    VSR_PAPER_YES,
+)
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -51,7 +57,8 @@ def print_build(title: str, summary: dict[str, Any]) -> None:
     """Rich table: kept counts, then every exclusion reason with its count."""
     rows: list[list[Any]] = [["kept items", summary["n_items"], ""]]
     for key, value in summary.items():
-        if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith("_"):
+        # the paper's figures are said on their own line, as a gap, never as rows of what was built
+        if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith(("_", "paper_")):
             continue
         if isinstance(value, dict):
             for sub, n in value.items():
@@ -114,16 +121,38 @@ def data_vsr(
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
+    relations: str | None = typer.Option(None, "--relations",
+                                         help="Keep only these VSR relations (comma-separated, VSR's own names, "
+                                              "e.g. 'left of,right of'). The paper's nine relation types are "
+                                              "not named, so there is no preset for them."),
     hf_images: Path | None = hf_images_option(),
 ) -> None:
     """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
     default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
     images = _image_folder(hf_images)
-    result = builders_benchmark_items.vsr_items(sources_vsr.read_vsr(split_file, images=images), dataset=dataset or default_dataset, split=split or default_split,
+    rows = sources_vsr.read_vsr(split_file, images=images)
+    chosen = None if relations is None else [r.strip() for r in relations.split(",") if r.strip()]
+    if chosen is not None:
+        rows = builders_benchmark_items.select_relations(rows, chosen, source=str(split_file))
+    result = builders_benchmark_items.vsr_items(rows, dataset=dataset or default_dataset, split=split or default_split,
                                                 image_prefix=image_prefix, meta_categories=sources_vsr.read_meta_categories(meta) if meta else None)
     if instances is not None:
         result = builders_benchmark_items.attach_coco_boxes(result, instances)
-    _finish(result, out, f"VSR — {split_file.name}", images=images, source=str(split_file))
+    print_population(result.counts, chosen)
+    _finish(result, out, f"VSR — {split_file.name}", images=images, source=str(split_file),
+            relations=chosen, paper_population={"queries": VSR_PAPER_QUERIES, "yes": VSR_PAPER_YES,
+                                                "relation_types": VSR_PAPER_RELATION_TYPES,
+                                                "rebuilt": False, "why": "the nine relation types are not named"})
+
+
+def print_population(counts: dict[str, Any], relations: list[str] | None) -> None:
+    """The population this build holds, then the paper's as a gap: its nine relation types are not named (§4)."""
+    n = sum(counts["labels"].values())
+    which = "all relations" if relations is None else "--relations"
+    say(f"population: {n} items ({counts['labels'].get('yes', 0)} yes) over {counts['n_relations']} "
+        f"relation(s), {which}")
+    say(f"paper (VCA §4): {VSR_PAPER_QUERIES} queries ({VSR_PAPER_YES} yes) over {VSR_PAPER_RELATION_TYPES} "
+        "relation types — not rebuilt: the paper does not name them (docs/concepts/vca.md)")
 
 
 @data_app.command("vsr-inverse")
