@@ -51,8 +51,9 @@ def vca_score(
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
-                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre, "
-                                      "blur, patch-shuffle (stress probes, never controls)."),
+                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre (the "
+                                      "paper's distant tiles), irre-disjoint (tiles off the union only, not the "
+                                      "paper's), blur, patch-shuffle (stress probes, never controls)."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),

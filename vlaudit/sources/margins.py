@@ -63,7 +63,8 @@ from vlaudit.results.columns import MARGINS
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.tables import read_table
 
-CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
+CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "irre-disjoint", "blur",
+            "patch-shuffle")
 INTERFACES = ("yesno", "truefalse")
 KEY_COLUMNS = MARGINS.required
 #: the columns the pivot reads itself (a subset of :data:`~vlaudit.results.columns.MARGINS`' known columns);
@@ -75,7 +76,7 @@ SCHEMA_COLUMNS = (
 _CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "textonly": "text", "t": "text",
                     "b": "blank", "gray": "blank", "grey": "blank", "mean_color": "mean", "meancolor": "mean",
                     "mean_colour": "mean", "perm": "mismatch", "permuted": "mismatch",
-                    "patch_shuffle": "patch-shuffle"}
+                    "patch_shuffle": "patch-shuffle", "irre_disjoint": "irre-disjoint"}
 
 
 @dataclass(frozen=True)
