@@ -35,7 +35,6 @@ from vlaudit.analysis.vca.common import fit_predict, relation_axis, within_model
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, weighted_auroc
 
-
 ADDED = {"gap": "G_img rank", "pair_d": "Pair D"}
 PAIR_D_ANALYSIS = "Pair D within Rel_o"
 
