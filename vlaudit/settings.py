@@ -51,6 +51,11 @@ VSR_INVERSE_EXCLUDED = 35  # VCA §18: candidates "without structured entities",
 VSR_PAPER_QUERIES = 1249
 VSR_PAPER_YES = 667
 VSR_PAPER_RELATION_TYPES = 9
+# VCA §18 "Additional fixed-200 VSR wording diagnostics": 200 VSR items stratified over above, below, left and
+# right (50 each), three relation wordings; the Qwen system diagnostic's neutral instruction, by name
+WORDING_ITEMS_PER_DIRECTION = 50
+WORDING_SEED = 0  # vlaudit's: the paper does not give the draw of its 200 items
+NAMED_SYSTEM_MESSAGES = {"qwen-neutral": "Answer the user's question with exactly yes or no."}
 HL_RESAMPLES = 2000  # VCA §19: "semantic H–L intervals use 2,000" (vca validity's high-minus-low tertile CIs)
 FACTORIAL_STEMS = 50  # VCA §10: 50 stems per relation (left, right, above, below) → 200 groups
 FACTORIAL_SEED = 20260724  # VCA §10: deterministic object identities and layouts of the factorial scenes

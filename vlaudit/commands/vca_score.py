@@ -81,7 +81,9 @@ def vca_score(
     template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
                                                            "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
     system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
-                                                      "'You are a helpful assistant.', others none; '' for none)."),
+                                                      "'You are a helpful assistant.', others none; '' for none), "
+                                                      "or a named one: qwen-neutral (VCA §18, 'Answer the user's "
+                                                      "question with exactly yes or no.')."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = scoring_run_spec.ScoreSpec(
