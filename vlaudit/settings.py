@@ -46,6 +46,16 @@ GQA_BINDING_VALIDATION_CYCLES = (18, 19)  # cycle §D.3 / Table 2: per seed, bel
 PRIMARY_CONTROLS = ("text", "blank")  # VCA §3: the text-only and blank controls of the primary dependence audit
 VSR_INVERSE_GROUPS = 504  # VCA §18 "Surface-Form Robustness": same-image inverse groups on VSR random_test
 VSR_INVERSE_EXCLUDED = 35  # VCA §18: candidates "without structured entities", excluded before scoring
+# VCA §4/§9: "Its test split contributes 1,249 queries spanning nine relation types" (667 gold yes, Table 13);
+# the nine are not named, and no nine whole relations of either VSR test split give 1,249 rows
+VSR_PAPER_QUERIES = 1249
+VSR_PAPER_YES = 667
+VSR_PAPER_RELATION_TYPES = 9
+# VCA §18 "Additional fixed-200 VSR wording diagnostics": 200 VSR items stratified over above, below, left and
+# right (50 each), three relation wordings; the Qwen system diagnostic's neutral instruction, by name
+WORDING_ITEMS_PER_DIRECTION = 50
+WORDING_SEED = 0  # vlaudit's: the paper does not give the draw of its 200 items
+NAMED_SYSTEM_MESSAGES = {"qwen-neutral": "Answer the user's question with exactly yes or no."}
 HL_RESAMPLES = 2000  # VCA §19: "semantic H–L intervals use 2,000" (vca validity's high-minus-low tertile CIs)
 FACTORIAL_STEMS = 50  # VCA §10: 50 stems per relation (left, right, above, below) → 200 groups
 FACTORIAL_SEED = 20260724  # VCA §10: deterministic object identities and layouts of the factorial scenes
@@ -72,7 +82,7 @@ TWO_BY_TWO_SPLIT = "test"  # these benchmarks are test sets: one split, never di
 NATURALBENCH_YES_THRESHOLD = 0.0
 # `cycles score-mllm --query` for NaturalBench: the question itself. The yes/no interface already appends its
 # answer instruction ("Answer yes or no."), which plays the role of the release's suffix "Please answer Yes or
-# No." (`SUFFIX_FOR_VQA` in its example.py); adding that suffix too would ask twice.
+# No." (`SUFFIX_FOR_VQA` in its naturalbench_vqa.py); adding that suffix too would ask twice.
 NATURALBENCH_QUERY = "{caption}"
 
 # --- vlaudit's own defaults (not paper settings; named here so that no copy drifts) ----------------------------

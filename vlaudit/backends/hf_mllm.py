@@ -62,6 +62,7 @@ from vlaudit.backends.yesno_common import (
 )
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
+from vlaudit.settings import NAMED_SYSTEM_MESSAGES
 from vlaudit.sources.images import ImageFailure, ImageStore
 
 if TYPE_CHECKING:
@@ -74,6 +75,12 @@ QWEN_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 # Placeholder the family's template emits for one image; the prefix ends right after it.
 _IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
+
+
+def resolve_system(system: str | None) -> str | None:
+    """A system message: a name of :data:`vlaudit.settings.NAMED_SYSTEM_MESSAGES` (e.g. ``qwen-neutral``, the
+    neutral instruction of VCA §18's Qwen system diagnostic) stands for its text; any other text is itself."""
+    return NAMED_SYSTEM_MESSAGES.get(system, system) if system is not None else None
 
 
 def template_fingerprint(question_templates: dict[str, str] | None = None,
@@ -124,7 +131,7 @@ class HFMLLMBackend(YesNoBackendBase):
         # wording diagnostics (VCA §18): per-backend question templates and system message, defaults as before
         self._template_overrides = dict(options.get("question_templates") or {})
         merge_question_templates(self._template_overrides)
-        self.system_override: str | None = options.get("system")
+        self.system_override: str | None = resolve_system(options.get("system"))
         self.system = self.system_override if self.system_override is not None else (
             QWEN_SYSTEM if self.family in QWEN_FAMILIES else None)
         self.verbalizers: dict[str, tuple[Verbalizer, ...]] = {}

@@ -27,4 +27,5 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     vca_report,
     vca_score,
     vca_score_dual,
+    wording,
 )

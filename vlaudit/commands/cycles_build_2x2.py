@@ -51,7 +51,7 @@ def build_naturalbench(
     out: Path = _OUT,
 ) -> None:
     """NaturalBench's yes/no samples as exact cycles: the question–image cross of a sample is one block
-    (family naturalbench-{Source}, split test; multiple-choice samples are skipped and counted); score them
+    (family naturalbench-<source slug>, split test; multiple-choice samples are skipped and counted); score them
     with `cycles score-mllm --query '{caption}'` (the question itself); `cycles eval` adds Acc, Q-Acc,
     I-Acc and G-Acc."""
     _build("naturalbench", examples, images, out)

@@ -18,7 +18,13 @@ from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say
 from vlaudit.errors import InputError
-from vlaudit.settings import VSR_INVERSE_EXCLUDED, VSR_INVERSE_GROUPS
+from vlaudit.settings import (
+    VSR_INVERSE_EXCLUDED,
+    VSR_INVERSE_GROUPS,
+    VSR_PAPER_QUERIES,
+    VSR_PAPER_RELATION_TYPES,
+    VSR_PAPER_YES,
+)
 
 # The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
 # (see commands/_lazy.py).
@@ -51,7 +57,8 @@ def print_build(title: str, summary: dict[str, Any]) -> None:
     """Rich table: kept counts, then every exclusion reason with its count."""
     rows: list[list[Any]] = [["kept items", summary["n_items"], ""]]
     for key, value in summary.items():
-        if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith("_"):
+        # the paper's figures are said on their own line, as a gap, never as rows of what was built
+        if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith(("_", "paper_")):
             continue
         if isinstance(value, dict):
             for sub, n in value.items():
@@ -114,16 +121,38 @@ def data_vsr(
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
+    relations: str | None = typer.Option(None, "--relations",
+                                         help="Keep only these VSR relations (comma-separated, VSR's own names, "
+                                              "e.g. 'left of,right of'). The paper's nine relation types are "
+                                              "not named, so there is no preset for them."),
     hf_images: Path | None = hf_images_option(),
 ) -> None:
     """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
     default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
     images = _image_folder(hf_images)
-    result = builders_benchmark_items.vsr_items(sources_vsr.read_vsr(split_file, images=images), dataset=dataset or default_dataset, split=split or default_split,
+    rows = sources_vsr.read_vsr(split_file, images=images)
+    chosen = None if relations is None else [r.strip() for r in relations.split(",") if r.strip()]
+    if chosen is not None:
+        rows = builders_benchmark_items.select_relations(rows, chosen, source=str(split_file))
+    result = builders_benchmark_items.vsr_items(rows, dataset=dataset or default_dataset, split=split or default_split,
                                                 image_prefix=image_prefix, meta_categories=sources_vsr.read_meta_categories(meta) if meta else None)
     if instances is not None:
         result = builders_benchmark_items.attach_coco_boxes(result, instances)
-    _finish(result, out, f"VSR — {split_file.name}", images=images, source=str(split_file))
+    print_population(result.counts, chosen)
+    _finish(result, out, f"VSR — {split_file.name}", images=images, source=str(split_file),
+            relations=chosen, paper_population={"queries": VSR_PAPER_QUERIES, "yes": VSR_PAPER_YES,
+                                                "relation_types": VSR_PAPER_RELATION_TYPES,
+                                                "rebuilt": False, "why": "the nine relation types are not named"})
+
+
+def print_population(counts: dict[str, Any], relations: list[str] | None) -> None:
+    """The population this build holds, then the paper's as a gap: its nine relation types are not named (§4)."""
+    n = sum(counts["labels"].values())
+    which = "all relations" if relations is None else "--relations"
+    say(f"population: {n} items ({counts['labels'].get('yes', 0)} yes) over {counts['n_relations']} "
+        f"relation(s), {which}")
+    say(f"paper (VCA §4): {VSR_PAPER_QUERIES} queries ({VSR_PAPER_YES} yes) over {VSR_PAPER_RELATION_TYPES} "
+        "relation types — not rebuilt: the paper does not name them (docs/concepts/vca.md)")
 
 
 @data_app.command("vsr-inverse")
@@ -147,7 +176,8 @@ def data_vsr_inverse(
 ) -> None:
     """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18).
 
-    Prints candidates, groups and exclusions per relation and by reason (the paper: 504 groups, 35 excluded).
+    Prints candidates, groups and exclusions per relation and by reason, then the paper's 504 + 35 split as a
+    gap it does not rebuild (which 35 candidates lack structured entities is not stated).
     """
     categories = sources_vsr.check_strict_mapping(sources_vsr.read_meta_categories(meta), meta) if meta else None
     default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
@@ -157,8 +187,11 @@ def data_vsr_inverse(
     if instances is not None:
         result = builders_benchmark_items.attach_coco_boxes(result, instances)
     print_relations(result.counts["by_relation"], categories)
+    print_inverse_built(result.counts, len(result.excluded), entities)
     _finish(result, out, f"VSR inverse pairs — {split_file.name}", images=images, source=str(split_file),
-            entities=entities)
+            entities=entities, paper_split={"groups": VSR_INVERSE_GROUPS, "excluded": VSR_INVERSE_EXCLUDED,
+                                            "rebuilt": False, "why": "the paper does not state which "
+                                            "candidates lack structured entities"})
 
 
 def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | None) -> None:
@@ -170,8 +203,16 @@ def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | Non
         for row, r in zip(table, rows, strict=True):
             row.insert(1, categories.get(r["relation"], "—"))
     report_console.print_table("Strict-family candidates per VSR relation", columns, table)
-    say(f"VCA §18 on VSR random_test: {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
-               f"= {VSR_INVERSE_GROUPS + VSR_INVERSE_EXCLUDED} candidates")
+
+
+def print_inverse_built(counts: dict[str, Any], n_excluded: int, entities: str) -> None:
+    """What this build made, then the paper's split as a gap: its 35 exclusions are not definable (VCA §18)."""
+    say(f"built: {counts['n_groups']} groups from {counts['n_candidates']} candidates, {n_excluded} excluded "
+        f"(--entities {entities})")
+    paper = (counts["n_groups"], n_excluded) == (VSR_INVERSE_GROUPS, VSR_INVERSE_EXCLUDED)
+    say(f"paper (VCA §18, VSR test): {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
+        f"{'— matched' if paper else '— not rebuilt: which 35 lack structured entities is not stated'} "
+        "(docs/concepts/vca.md)")
 
 
 @data_app.command("gsr-coco")

@@ -206,6 +206,9 @@ def edits_analyze(
                 [[row.get(c) for c in cols] for row in result["table"]], digits=2)
 
     def ci(row: dict, name: str) -> str:
+        # an empty Joint or Rel_o stratum has no rate and no interval: "—" (its n = 0 is in the table above)
+        if row.get(name) is None or row.get(f"{name}_lo") is None:
+            return "—"
         return f"{row[name]:+.2f} [{row[f'{name}_lo']:+.2f}, {row[f'{name}_hi']:+.2f}]"
 
     report_console.print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
@@ -213,8 +216,10 @@ def edits_analyze(
                 [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result["table"]])
     report_console.print_table("Relation-only success within Joint (%; 95% edit-cluster bootstrap CI, VCA §15)",
                 ["model", "Rel. overall", "Rel. in Joint", "Joint − overall"],
-                [[row["model"], f"{row['rel']:.2f}", ci(row, "rel_joint").replace("+", ""),
+                [[row["model"], "—" if row["rel"] is None else f"{row['rel']:.2f}",
+                  ci(row, "rel_joint").replace("+", ""),
                   ci(row, "rel_joint_minus_overall")] for row in result["table"]])
     cu = result["pooled_cu"]
-    say(f"pooled C-U flip+visibility: n={cu['n']} rate={cu['rate']} CI={cu['ci']}")
+    rate = "—" if cu["rate"] is None else f"{cu['rate']:.2f}"
+    say(f"pooled C-U flip+visibility: n={cu['n']} rate={rate} CI={_fmt_ci(cu['ci']).replace('+', '')}")
     say(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

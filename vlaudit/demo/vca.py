@@ -56,7 +56,8 @@ class VcaStageConfig:
 
     seed: int = 0
     n_scenes: int = 320
-    contexts: tuple[str, ...] = CONTEXTS
+    # irre-disjoint is an option beside the paper's irre, not a context of the paper: the demo leaves it out
+    contexts: tuple[str, ...] = tuple(c for c in CONTEXTS if c != "irre-disjoint")
     interfaces: tuple[str, ...] = ("yesno", "truefalse")
     factorial_stems_per_relation: int = 10
     n_resamples: int = DEMO_RESAMPLES

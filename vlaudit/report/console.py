@@ -153,6 +153,6 @@ def print_benchmark_tables(benchmarks: Mapping[str, Any]) -> None:
                                  "—" if ci is None else f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]",
                                  cell[f"{metric}_ties"]])
             rule = ("strict >, a tie loses" if entry["metrics"] == "winoground"
-                    else f"Yes iff score > {entry.get('threshold', 0.0):g}")
+                    else f"Yes iff score > {entry.get('threshold', 0.0):g}; yes/no samples only")
             print_table(f"{name} — split {split} ({rule})",
                         ["tag", "metric", "n", "value", "95% CI", "ties"], rows)

@@ -39,6 +39,7 @@ from vlaudit.results.vca import (
     VcaProxiesResult,
     VcaReportResult,
     VcaValidityResult,
+    WordingDiagnosticsResult,
 )
 
 RESULT_TYPES: tuple[type[VersionedResult], ...] = (
@@ -47,7 +48,7 @@ RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     SyntheticResult, ItemsBuildSummary, ScoringSummary, DualScoringSummary, VcaReportResult, VcaValidityResult,
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,
-    ProbeNotes, DemoVcaKnownAnswers,
+    ProbeNotes, DemoVcaKnownAnswers, WordingDiagnosticsResult,
 )
 
 

@@ -74,7 +74,8 @@ from vlaudit.sources.letter_margins import (
 )
 from vlaudit.tables import read_table
 
-CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
+CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "irre-disjoint", "blur",
+            "patch-shuffle")
 INTERFACES = ("yesno", "truefalse", LETTER_INTERFACE)
 KEY_COLUMNS = MARGINS.required
 #: the columns the pivot reads itself (a subset of :data:`~vlaudit.results.columns.MARGINS`' known columns);
@@ -86,7 +87,7 @@ SCHEMA_COLUMNS = (
 _CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "textonly": "text", "t": "text",
                     "b": "blank", "gray": "blank", "grey": "blank", "mean_color": "mean", "meancolor": "mean",
                     "mean_colour": "mean", "perm": "mismatch", "permuted": "mismatch",
-                    "patch_shuffle": "patch-shuffle"}
+                    "patch_shuffle": "patch-shuffle", "irre_disjoint": "irre-disjoint"}
 
 
 @dataclass(frozen=True)
