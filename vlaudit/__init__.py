@@ -12,13 +12,9 @@ module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_
 :func:`load_seed_inputs` → :func:`run_diagnostics`, :func:`run_rank_sweep`, :func:`run_oe`, :func:`run_transfer`;
 :func:`audit_pairs` for any benchmark's negatives. The demo and report: :func:`run_demo`, :func:`write_report`.
 Visual Credit Audit:
-<<<<<<< HEAD
-:func:`load_model`, :func:`score_margins`, :func:`score_dual_margins`, :func:`vca_report`, :func:`factorial`;
-:func:`render_mcq_scenes` writes the multiple-choice known-answer benchmark.
-=======
 :func:`load_model`, :func:`score_margins`, :func:`score_dual_margins`, :func:`vca_report`, :func:`factorial`,
-the §18 wording diagnostics :func:`build_wording_items` → :func:`wording_diagnostics`.
->>>>>>> i28v
+the §18 wording diagnostics :func:`build_wording_items` → :func:`wording_diagnostics`;
+:func:`render_mcq_scenes` writes the multiple-choice known-answer benchmark.
 Run specs, shared with the CLI: :class:`ScoreSpec`, :class:`DualScoreSpec`, :class:`FeaturesSpec`,
 :class:`CycleScoreSpec` (:func:`score_cycles_mllm` takes the last). Errors:
 :class:`InputError` (bad input, naming file, record and field), :class:`VlauditError`.
@@ -124,11 +120,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.results import Result
     from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
     from vlaudit.api.vca import factorial, vca_report
-<<<<<<< HEAD
-    from vlaudit.builders.mcq_scenes import render_mcq_scenes
-=======
     from vlaudit.api.wording import build_wording_items, wording_diagnostics
->>>>>>> i28v
+    from vlaudit.builders.mcq_scenes import render_mcq_scenes
     from vlaudit.demo.pipeline import run_demo
     from vlaudit.errors import InputError, VlauditError
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
