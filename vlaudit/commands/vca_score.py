@@ -51,17 +51,11 @@ def vca_score(
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
-<<<<<<< HEAD
-                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre, "
-                                      "blur, patch-shuffle (stress probes, never controls)."),
-    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse; or letter "
-                                                               "(multiple-choice items, one forward per context)."),
-=======
                                  help="Comma list from: original, text, blank, mean, mismatch, rele, irre (the "
                                       "paper's distant tiles), irre-disjoint (tiles off the union only, not the "
                                       "paper's), blur, patch-shuffle (stress probes, never controls)."),
-    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
->>>>>>> i28v
+    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse; or letter "
+                                                               "(multiple-choice items, one forward per context)."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
@@ -88,15 +82,11 @@ def vca_score(
     template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
                                                            "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
     system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
-<<<<<<< HEAD
-                                                      "'You are a helpful assistant.', others none; '' for none)."),
-    circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
-                                                            "options (multiple choice)."),
-=======
                                                       "'You are a helpful assistant.', others none; '' for none), "
                                                       "or a named one: qwen-neutral (VCA §18, 'Answer the user's "
                                                       "question with exactly yes or no.')."),
->>>>>>> i28v
+    circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
+                                                            "options (multiple choice)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = scoring_run_spec.ScoreSpec(
