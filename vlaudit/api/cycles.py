@@ -42,6 +42,10 @@ class CycleEvaluation(Result):
     ``data["benchmarks"]`` holds its own metrics and :attr:`benchmarks` their rows.
     """
 
+    def write(self, path: str | Path, *, plot: bool = True) -> list[Path]:
+        """Write the evaluation as ``vlaudit cycles eval --out PATH`` does (see :func:`save_evaluation`)."""
+        return save_evaluation(path, self.data, plot=plot)
+
     @property
     def benchmarks(self) -> Result:
         """The 2×2 benchmarks' own metrics beside CycleAcc: one row per benchmark, split, tag and metric."""

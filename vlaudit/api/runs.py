@@ -98,10 +98,11 @@ def score_margins(model: Any, items: Any = None, *, overwrite: bool = False,
                               strict=spec.strict, model_name=spec.model_name, chunk_size=spec.chunk_size,
                               arguments=recorded, on_plan=on_plan, on_progress=on_progress,
                               on_warning=on_warning, executor=executor)
+        decision = backend.describe().get("prefix_cache_decision")  # as manifest.json records it
     finally:
         if executor is not None:
             executor.shutdown()
-    return Margins(Path(spec.out) / "margins.parquet", summary)
+    return Margins(Path(spec.out) / "margins.parquet", summary, prefix_cache=decision)
 
 
 def score_dual_margins(model: Any, benchmark: Any = None, *, overwrite: bool = False, **options: Any) -> Margins:
