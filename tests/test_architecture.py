@@ -7,9 +7,7 @@ pyproject.toml, run by ``make lint``; docs/architecture.md explains both.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
-import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path

@@ -76,9 +76,9 @@ def _raising(exception: BaseException):
      "error: cannot load hf:m: Error(s) in loading state_dict: size mismatch for w; and b"),
 ])
 def test_each_kind_of_failure_has_its_exit_status(exception, status, line, cli, monkeypatch) -> None:
-    import vlaudit.report.console as console
+    import vlaudit
 
-    monkeypatch.setattr(console, "print_table", _raising(exception))
+    monkeypatch.setattr(vlaudit, "print_table", _raising(exception))  # the facade name the command calls
     code, _, err = cli("models", "list")
     assert code == status and err.strip().splitlines() == [line], err
 
@@ -103,7 +103,7 @@ def test_a_failed_check_exits_1_with_its_results_written(tmp_path, cli, monkeypa
     (The audit itself is tested on tampered blocks in test_cycles_build_*; here only the status.)"""
     import json
 
-    import vlaudit.builders.cycles.audit as audit
+    import vlaudit.api.cycle_files as audit  # the module whose audit the command's API twin calls
 
     result = {"cycles": "c.jsonl", "annotations": ["a.json"], "rules": {}, "rows": [], "validity_violations": 1,
               "max_abs_signed_degree": 0}
