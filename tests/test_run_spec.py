@@ -100,7 +100,7 @@ class _Captured(Exception):
 ])
 def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(function, args, expected, tmp_path,
                                                                               cli, monkeypatch) -> None:
-    import vlaudit.api.runs as api_runs
+    import vlaudit
     import vlaudit.scoring.run_spec as run_spec
     from vlaudit.errors import InputError
 
@@ -112,7 +112,7 @@ def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(fun
         calls.append((spec, options.get("overwrite")))
         raise InputError("captured")
 
-    monkeypatch.setattr(api_runs, function, capture)
+    monkeypatch.setattr(vlaudit, function, capture)  # the facade name the command calls
     code, out, err = cli(*[str(tmp_path / "images") if a == "IMAGES" else a for a in args])
     assert "captured" in err, (code, out, err)
     kind, fields = expected
