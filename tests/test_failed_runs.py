@@ -1,4 +1,4 @@
-"""A failed command must not block or mislead the next one (issue 25): each case runs the real CLI in a temp
+"""A failed command must not block or mislead the next one: each case runs the real CLI in a temp
 folder and checks the exit status, the one-line message and exactly the files left behind."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One run spec shared by the CLI and the Python API, one manifest type (issue 21 item 3).
+"""One run spec shared by the CLI and the Python API, one manifest type.
 
 * the CLI parses its options into exactly the spec the API function takes;
 * a run into a folder holding a run with another spec is refused, from either front door, naming the

@@ -6,7 +6,7 @@ given from its folder and ``/abs/items.jsonl`` are one argument), and the items 
 fingerprint, so an ITEMS file edited in place is a different run while the same rows given as a file, a
 DataFrame or a list are the same run. ``vlaudit vca score`` and :func:`vlaudit.score_margins` both call
 :func:`score_arguments`, so a run of one into a folder holding a run of the other with other arguments is
-refused (issue 25; issue 21 "two front doors").
+refused.
 """
 
 from __future__ import annotations
