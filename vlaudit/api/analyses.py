@@ -58,7 +58,7 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
                  edit_items: str | Path | None = None, edits_dataset: str | None = None, interface: str = "yesno",
                  controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                  hl_resamples: int = HL_RESAMPLES, seed: int = BOOTSTRAP_SEED, folds: int = 5, repeats: int = 10,
-                 plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> Any:
+                 plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, Any]:
     """Validity of the audit's decisions (VCA §12–§13): single-control discordance, the shared-margin control and
     the edit-grouped incremental control; writes ``validity.json``, CSV tables and ``validity.png`` into ``out``."""
     settings = ValiditySettings(controls=tuple(controls), n_resamples=n_resamples, hl_resamples=hl_resamples,
@@ -72,7 +72,7 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
 def vca_filter(runs: Sequence[str | Path], *, out: str | Path, coverages: Sequence[float] = FILTER_COVERAGES,
                primary: float = FILTER_PRIMARY_COVERAGE, interface: str = "yesno",
                controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-               seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> Any:
+               seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, Any]:
     """The held-out credit filter (VCA §14): groups kept by the other models' credit, evaluated on each held-out
     model (Acc, Blind Gap, Visual Gain, Dep); writes ``filter.json``, CSV tables and ``filter.png``."""
     settings = FilterSettings(coverages=tuple(coverages), primary=primary, n_resamples=n_resamples, seed=seed,
@@ -86,7 +86,7 @@ def vca_proxies(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pat
                 edit_items: str | Path | None = None, edits_dataset: str | None = None,
                 meta: str | Path | None = None, interface: str = "yesno",
                 controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-                seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> Any:
+                seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, Any]:
     """Proxy measures beside the credit audit (VCA §15–§16): FPVG-style, sufficiency/comprehensiveness, control
     aggregation, control-set stability, relation families; writes ``proxies.json``, CSV tables, ``proxies.png``."""
     settings = ProxySettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed)

@@ -26,7 +26,7 @@ from vlaudit.analysis.cycles.synthetic import table_rows as synthetic_rows
 from vlaudit.analysis.cycles.transfer import run_transfer
 from vlaudit.analysis.cycles.transfer import table_rows as transfer_rows
 from vlaudit.errors import InputError
-from vlaudit.results.cycles import SyntheticResult
+from vlaudit.results.cycles import CycleExperimentResult, SyntheticResult
 
 Table = tuple[list[str], list[list[Any]]]
 EXPERIMENTS = ("diagnostics", "rank-sweep", "oe", "transfer")
@@ -38,7 +38,7 @@ class ExperimentRun:
     per-seed ``seed_table``, the ``unavailable`` families' table (when any was withdrawn), the probe ``notes``
     (one line each) and transfer's ``correlation`` text."""
 
-    result: Any
+    result: CycleExperimentResult
     table: Table
     seed_table: Table | None = None
     unavailable: Table | None = None
