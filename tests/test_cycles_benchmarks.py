@@ -1,4 +1,4 @@
-"""2×2 benchmarks as exact cycles (issue 22): Winoground, NaturalBench and generic blocks → cycles → scores →
+"""2×2 benchmarks as exact cycles: Winoground, NaturalBench and generic blocks → cycles → scores →
 CycleAcc beside the benchmark's own metrics, on hand-computed scores and through the CLI with a tiny encoder."""
 
 from __future__ import annotations

@@ -186,7 +186,7 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     (lambda d: d["1"]["objects"]["a"].__setitem__("relations", "next to b"), "relations"),
     (lambda d: d["1"]["objects"]["a"].__setitem__("attributes", [1]), "attributes"),
     (lambda d: d["1"].__setitem__("objects", []), "objects"),
-    # issue 22's silent acceptances, now errors: a dangling relation target and a negative box size
+    # once silently accepted, now errors: a dangling relation target and a negative box size
     (lambda d: d["1"]["objects"]["a"]["relations"].append({"name": "near", "object": "zzz"}), "relations"),
     (lambda d: d["1"]["objects"]["a"].__setitem__("w", -3), "w"),
     (lambda d: d["1"]["objects"]["a"].__setitem__("h", -0.5), "h"),

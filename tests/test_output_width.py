@@ -1,4 +1,4 @@
-"""Everything a command prints reads whole at 80 columns (issue 25): with ``COLUMNS=80`` a representative set
+"""Everything a command prints reads whole at 80 columns: with ``COLUMNS=80`` a representative set
 of commands, run on tiny inputs, prints no stdout line wider than 80 characters (a one-line ``error:`` or
 ``warning:`` is exempt: a terminal soft-wraps it by design). Paths are relative, so a line that names one
 says nothing about the width of the test's temp folder."""

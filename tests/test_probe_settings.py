@@ -1,5 +1,5 @@
 """The cycle paper's probe settings per kind (§E.3, §E.4), the minimum number of optimiser steps on small
-training sets and the below-chance warning (issue 20, items 3 and 4)."""
+training sets and the below-chance warning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every reader (issue 22, "readers that stay hostile-proof").
+"""Property-based fuzzing of every reader (readers that stay hostile-proof).
 
 Each reader starts from a small valid file in its real format; hypothesis mutates it — a value replaced by
 any JSON value (huge integers, ±1e308, lists where text belongs, nested objects), a key or element deleted,

@@ -1,4 +1,4 @@
-"""Typed, versioned results and one definition of each table's columns (issue 21, item 2).
+"""Typed, versioned results and one definition of each table's columns.
 
 Every JSON result type round-trips through ``to_dict``/``from_dict`` and through its file; a bad or newer file
 is refused with one line naming the field; every writer of a JSON result goes through a typed result; the

@@ -1,4 +1,4 @@
-"""The planted scene-VQA reference models (issue 12): protocol, mechanism, retraining, and the VCA known answers."""
+"""The planted scene-VQA reference models: protocol, mechanism, retraining, and the VCA known answers."""
 
 from __future__ import annotations
 

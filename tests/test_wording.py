@@ -64,7 +64,7 @@ def test_cli_template_and_system_enter_manifest_and_cache_key(make_benchmark, ti
     n_units = json.loads((run / "summary.json").read_text())["n_unique_units"]
     template = tmp_path / "paraphrase.json"
     template.write_text(json.dumps(PARAPHRASE))
-    # a changed wording is a run with other arguments: replacing its results takes --overwrite (issue 9)
+    # a changed wording is a run with other arguments: replacing its results takes --overwrite
     worded = _score(model, bench, run, "--template", str(template), "--overwrite")
     assert worded.exit_code == 0, worded.output
     summary = json.loads((run / "summary.json").read_text())

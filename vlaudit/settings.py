@@ -91,3 +91,5 @@ DEMO_RESAMPLES = 2000
 # The HTML report's own VCA of a margins table that has no `vca report` beside it: a quick preview; the
 # reported intervals come from `vca report` (BOOTSTRAP_RESAMPLES).
 REPORT_PREVIEW_RESAMPLES = 1000
+# Signed weights of the labelled-pairs audit's degrees (cycle paper §2.2): mean (+1/n_pos, −1/n_neg) or count (±1).
+PAIR_AUDIT_WEIGHTINGS = ("mean", "count")

@@ -15,6 +15,7 @@ from vlaudit.backends.registry import load_backend
 from vlaudit.builders.cycles.coco import build_coco_cycles
 from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
+from vlaudit.builders.cycles.rules import GeometryRules
 from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
@@ -41,6 +42,10 @@ class CycleEvaluation(Result):
     When the cycles come from a 2×2 benchmark (``cycles build winoground|naturalbench|blocks``),
     ``data["benchmarks"]`` holds its own metrics and :attr:`benchmarks` their rows.
     """
+
+    def write(self, path: str | Path, *, plot: bool = True) -> list[Path]:
+        """Write the evaluation as ``vlaudit cycles eval --out PATH`` does (see :func:`save_evaluation`)."""
+        return save_evaluation(path, self.data, plot=plot)
 
     @property
     def benchmarks(self) -> Result:
@@ -143,30 +148,50 @@ def save_evaluation(path: str | Path, data: dict[str, Any], *, plot: bool = True
 
 
 
-def build_cycles(source: str, *, out: str | Path, **options: Any) -> CycleBuildSummary:
+def build_cycles(source: str, *, out: str | Path, instances: str | Path | None = None,
+                 captions: str | Path | None = None, scene_graphs: str | Path | None = None,
+                 pairs: str | Path | None = None, examples: str | Path | None = None,
+                 images: str | Path | None = None, families: Sequence[str] | None = None, seed: int = 0,
+                 splits: str | Sequence[tuple[str, float]] | None = None, min_cycles: int = MIN_CYCLES,
+                 max_cycles_per_family: int | None = None, max_images: int | None = None,
+                 rules: GeometryRules | None = None, image_pattern: str | None = None) -> CycleBuildSummary:
     """Build exact cycles from annotations and write the cycles table (cycle paper §4, §D).
 
     Args:
-        source: ``"coco"`` (options ``instances``, ``captions``), ``"gqa"`` (``scene_graphs``), ``"jsonl"``
-            (``pairs``: the bring-your-own format), or a 2×2 benchmark — ``"winoground"``, ``"naturalbench"``,
-            ``"blocks"`` (options ``examples``, ``images``; one cycle per example, split ``test``).
+        source: ``"coco"`` (``instances``, optional ``captions``), ``"gqa"`` (``scene_graphs``, optional
+            ``image_pattern``), ``"jsonl"`` (``pairs``: the bring-your-own format), or a 2×2 benchmark —
+            ``"winoground"``, ``"naturalbench"``, ``"blocks"`` (``examples``, ``images``; one cycle per example,
+            split ``test``, none of the options below).
         out: the cycles file to write (a captions table and a metadata file are written beside it).
-        **options: the builder's keyword options (``families``, ``seed``, ``splits``, ``min_cycles``,
-            ``max_images``, ...), as on the command line.
+        families, seed, splits, min_cycles, max_cycles_per_family, max_images: as on the command line
+            (``splits`` default: the source's own, e.g. ``train=0.8,val=0.2`` for COCO).
+        rules: the geometry rules of the relation families (COCO, JSONL; default: the paper's).
 
     Returns:
         The typed build summary: Table-6 counts per family and split, unavailable families, ``paths`` written
         (``summary["counts"]`` reads like the dict it is written as; ``.to_dict()`` gives that dict).
     """
+    def needed(value: str | Path | None, name: str) -> str | Path:
+        if value is None:
+            raise InputError(f"cycles from {source} need {name}", field=name)
+        return value
+
     if source in BENCHMARKS:
-        return CycleBuildSummary.from_dict(build_benchmark_cycles(source, options.pop("examples"), out, **options))
+        return CycleBuildSummary.from_dict(build_benchmark_cycles(source, needed(examples, "examples"), out,
+                                                                  images=needed(images, "images")))
+    common: dict[str, Any] = {"families": families, "seed": seed, "min_cycles": min_cycles,
+                              "max_cycles_per_family": max_cycles_per_family, "max_images": max_images}
+    if splits is not None:
+        common["splits"] = splits
     if source == "coco":
-        return CycleBuildSummary.from_dict(build_coco_cycles(options.pop("instances"), options.pop("captions", None),
-                                                             out, **options))
+        return CycleBuildSummary.from_dict(build_coco_cycles(needed(instances, "instances"), captions, out,
+                                                             rules=rules, **common))
     if source == "gqa":
-        return CycleBuildSummary.from_dict(build_gqa_cycles(options.pop("scene_graphs"), out, **options))
+        if image_pattern is not None:
+            common["image_pattern"] = image_pattern
+        return CycleBuildSummary.from_dict(build_gqa_cycles(needed(scene_graphs, "scene_graphs"), out, **common))
     if source == "jsonl":
-        return CycleBuildSummary.from_dict(build_jsonl_cycles(options.pop("pairs"), out, **options))
+        return CycleBuildSummary.from_dict(build_jsonl_cycles(needed(pairs, "pairs"), out, rules=rules, **common))
     raise InputError(f"unknown cycle source {source!r}; use coco, gqa, jsonl, winoground, naturalbench or blocks",
                      field="source")
 

@@ -85,8 +85,8 @@ def resolve_system(system: str | None) -> str | None:
 
 def template_fingerprint(question_templates: dict[str, str] | None = None,
                          system: str | None = None) -> dict[str, Any]:
-    """The prompt pieces (question templates, generation prefix, system message). With the defaults it is the
-    same dict as before per-backend templates existed, so default runs keep their cache keys; a ``system``
+    """The prompt pieces (question templates, generation prefix, system message). With the defaults it holds
+    only the built-in templates (no override entries), so every default run shares its cache keys; a ``system``
     override (``vca score --system``) is added as its own entry."""
     out = {"question_templates": question_templates or QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
            "qwen_system": QWEN_SYSTEM, "verbalizers": ANSWER_WORDS}
@@ -128,7 +128,7 @@ class HFMLLMBackend(YesNoBackendBase):
         self.model_dtype = first.dtype if first is not None else None
         self._logits_to_keep = True
         self._prompts: dict[tuple[Any, ...], str] = {}
-        # wording diagnostics (VCA §18): per-backend question templates and system message, defaults as before
+        # wording diagnostics (VCA §18): per-backend question templates and system message (default: the built-in ones)
         self._template_overrides = dict(options.get("question_templates") or {})
         merge_question_templates(self._template_overrides)
         self.system_override: str | None = resolve_system(options.get("system"))

@@ -1,4 +1,4 @@
-"""``--help`` that reads whole in an 80-column terminal (issue 25; issue 21 item 7).
+"""``--help`` that reads whole in an 80-column terminal.
 
 The groups in :mod:`vlaudit.commands._apps` render help as plain text (click's formatter, no rich panels): a
 flag name is never cut and a description wraps under it at full width, and a help string with brackets

@@ -3,42 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+import vlaudit
 from vlaudit.commands._apps import cycles_app, cycles_build_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say
 from vlaudit.errors import EXIT_CHECK_FAILED, InputError
 from vlaudit.settings import MIN_CYCLES
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.builders.cycles.audit as cycles_audit
-    import vlaudit.builders.cycles.coco as cycles_coco
-    import vlaudit.builders.cycles.gqa as cycles_gqa
-    import vlaudit.builders.cycles.gqa_rules as cycles_gqa_rules
-    import vlaudit.builders.cycles.jsonl as cycles_jsonl
-    import vlaudit.builders.cycles.rules as cycles_rules
-    import vlaudit.report.console as report_console
-    import vlaudit.results.cycles as results_cycles
-    import vlaudit.tables as tables
-else:
-    report_console = lazy_module("vlaudit.report.console")
-    cycles_audit = lazy_module("vlaudit.builders.cycles.audit")
-    cycles_coco = lazy_module("vlaudit.builders.cycles.coco")
-    cycles_gqa = lazy_module("vlaudit.builders.cycles.gqa")
-    cycles_gqa_rules = lazy_module("vlaudit.builders.cycles.gqa_rules")
-    cycles_jsonl = lazy_module("vlaudit.builders.cycles.jsonl")
-    cycles_rules = lazy_module("vlaudit.builders.cycles.rules")
-    results_cycles = lazy_module("vlaudit.results.cycles")
-    tables = lazy_module("vlaudit.tables")
 
 _FAMILIES_HELP = "Comma-separated family names (default: all of this source)."
 _SPLITS_HELP = "Image-disjoint seeded splits 'name=fraction,...'; one name takes the whole pool (e.g. 'test')."
@@ -48,7 +25,7 @@ def _families(value: str | None) -> list[str] | None:
     return [f.strip() for f in value.split(",") if f.strip()] if value else None
 
 
-def _print_counts(summary: dict[str, Any] | results_cycles.CycleBuildSummary) -> None:
+def _print_counts(summary: Any) -> None:
     """Table 6: cycles per family and split of the written families; each withdrawn family (fewer than
     --min-cycles cycles in some split, §D.5) is a row of '—' cells carrying its counts, and a line below."""
     splits = list(summary["splits"])
@@ -57,13 +34,13 @@ def _print_counts(summary: dict[str, Any] | results_cycles.CycleBuildSummary) ->
     for family, counts in summary["unavailable"].items():
         rows.append([f"{family} (unavailable)",
                      *[f"— ({counts[s]}{' < ' + str(minimum) if counts[s] < minimum else ''})" for s in splits]])
-    report_console.print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
+    vlaudit.print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
                 rows)
-    report_console.print_unavailable(summary["unavailable"], minimum)
+    vlaudit.print_unavailable(summary["unavailable"], minimum)
     if summary.get("swap_reasons"):
-        report_console.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
-                    ["family", *cycles_gqa_rules.REASONS],
-                    [[family, *[counts.get(r, 0) for r in cycles_gqa_rules.REASONS]] for family, counts in summary["swap_reasons"].items()])
+        vlaudit.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
+                    ["family", *vlaudit.GQA_SWAP_REASONS],
+                    [[family, *[counts.get(r, 0) for r in vlaudit.GQA_SWAP_REASONS]] for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
         say(f"warning: {name}: {count}")
     if summary.get("cycles_written") == 0:
@@ -111,8 +88,8 @@ _SIZE_RATIO = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(
 _MIN_AREA = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least this image fraction.")
 
 
-def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float):
-    return cycles_rules.GeometryRules(margin_x=margin_x, margin_y=margin_y, size_ratio=size_ratio, min_area=min_area)
+def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float) -> vlaudit.GeometryRules:
+    return vlaudit.GeometryRules(margin_x=margin_x, margin_y=margin_y, size_ratio=size_ratio, min_area=min_area)
 
 
 _COCO_HELP = (
@@ -142,9 +119,10 @@ def build_coco(
     min_area: float = _MIN_AREA,
 ) -> None:
     """Exact cycles from COCO instances and captions (8 families; Table 6 counts)."""
-    summary = cycles_coco.build_coco_cycles(instances, captions, out, families=_families(families), seed=seed,
-                                            splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
-                                            max_images=max_images, rules=_rules(margin_x, margin_y, size_ratio, min_area))
+    summary = vlaudit.build_cycles("coco", out=out, instances=instances, captions=captions,
+                                   families=_families(families), seed=seed, splits=splits, min_cycles=min_cycles,
+                                   max_cycles_per_family=max_cycles, max_images=max_images,
+                                   rules=_rules(margin_x, margin_y, size_ratio, min_area))
     _print_counts(summary)
 
 
@@ -162,9 +140,9 @@ def build_gqa(
                                       help="Image file name from its id (COCO-style: '{image_id:0>12}.jpg')."),
 ) -> None:
     """Exact cycles from GQA scene graphs (attribute, relation-object, binding; cross-noun blocks apart)."""
-    summary = cycles_gqa.build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,
-                                          min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
-                                          image_pattern=image_pattern)
+    summary = vlaudit.build_cycles("gqa", out=out, scene_graphs=scene_graphs, families=_families(families), seed=seed,
+                                   splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
+                                   max_images=max_images, image_pattern=image_pattern)
     _print_counts(summary)
 
 
@@ -184,9 +162,9 @@ def build_jsonl(
     min_area: float = _MIN_AREA,
 ) -> None:
     """Exact cycles from your own image–caption pairs with structured facts."""
-    summary = cycles_jsonl.build_jsonl_cycles(pairs, out, families=_families(families), seed=seed, splits=splits,
-                                              min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
-                                              rules=_rules(margin_x, margin_y, size_ratio, min_area))
+    summary = vlaudit.build_cycles("jsonl", out=out, pairs=pairs, families=_families(families), seed=seed,
+                                   splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
+                                   max_images=max_images, rules=_rules(margin_x, margin_y, size_ratio, min_area))
     _print_counts(summary)
 
 
@@ -198,8 +176,7 @@ def audit(
     out: Path = out_file_option(help="Where to write the audit JSON."),
 ) -> None:
     """Table 5: marginal TVs (must be 0), max |signed degree| (0) and re-checked validity violations (0)."""
-    result = cycles_audit.audit_cycles_file(cycles, annotations)
-    tables.write_result(out, results_cycles.CycleAudit.from_dict(result))
+    result = vlaudit.audit_cycles(cycles, annotations, out=out)
     _print_audit(result, cycles.name)
     say(f"wrote {out}")
     if result["validity_violations"] or result["max_abs_signed_degree"]:

@@ -14,42 +14,20 @@ from __future__ import annotations
 
 import shlex
 import textwrap
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.console import Console
 from typer.main import get_command
 
+import vlaudit
 from vlaudit import settings as paper
 from vlaudit.commands._apps import app, experiment_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
 from vlaudit.commands.synthetic import parse_seeds
 from vlaudit.errors import EXIT_CHECK_FAILED
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.analysis.cycles.common as cycles_common
-    import vlaudit.analysis.cycles.diagnostics as cycles_diagnostics
-    import vlaudit.analysis.cycles.inputs as cycles_inputs
-    import vlaudit.analysis.cycles.oe as cycles_oe
-    import vlaudit.analysis.cycles.rank_sweep as cycles_rank_sweep
-    import vlaudit.analysis.cycles.synthetic as cycles_synthetic
-    import vlaudit.analysis.cycles.transfer as cycles_transfer
-    import vlaudit.report.console as report_console
-else:
-    cycles_common = lazy_module("vlaudit.analysis.cycles.common")
-    cycles_diagnostics = lazy_module("vlaudit.analysis.cycles.diagnostics")
-    cycles_inputs = lazy_module("vlaudit.analysis.cycles.inputs")
-    cycles_oe = lazy_module("vlaudit.analysis.cycles.oe")
-    cycles_rank_sweep = lazy_module("vlaudit.analysis.cycles.rank_sweep")
-    cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
-    cycles_transfer = lazy_module("vlaudit.analysis.cycles.transfer")
-    report_console = lazy_module("vlaudit.report.console")
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
@@ -116,9 +94,10 @@ def _build_cycles(build: str, seeds: list[int], out: Path) -> dict[int, Path]:
     return paths
 
 
-def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, features: Path | None, model: str | None,
-            images: Path | None, out: Path, *, marked: bool = False, marked_features: Path | None = None
-            ) -> dict[int, Any]:
+def _cycles(seeds: list[int], cycles: list[Path] | None, build: str | None, features: Path | None,
+            model: str | None, images: Path | None, out: Path) -> dict[int, Path]:
+    """One cycles file per seed (given, or built here with `cycles build`); the usage errors of the feature
+    options are raised before any work starts."""
     if bool(cycles) == bool(build):
         raise typer.BadParameter("give either --cycles (one per seed) or --build")
     if cycles:
@@ -129,30 +108,22 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
         paths = _build_cycles(str(build), seeds, out)
     if (features is None) == (model is None):
         raise typer.BadParameter("give either --features or --model (with --images)")
-    if model is not None:
-        if images is None:
-            raise typer.BadParameter("--model needs --images")
-        features = cycles_inputs.extract_seed_features(paths, images, model, out / "features",
-                                                       marked=marked and marked_features is None)
-        say(f"wrote features {features}")
-    assert features is not None  # --features, or the folder --model just wrote (one of the two is required)
-    inputs = cycles_inputs.load_seed_inputs(paths, features)
-    if marked:
-        inputs = {s: cycles_inputs.add_marked_features(v, marked_features) for s, v in inputs.items()}
-    return inputs
+    if model is not None and images is None:
+        raise typer.BadParameter("--model needs --images")
+    return paths
 
 
 def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str,
-            min_cycles: int, **probe_kinds: Any):
+            min_cycles: int, **probe_kinds: Any) -> vlaudit.ExperimentConfig:
     if not lr > 0 or weight_decay < 0 or not probe_kinds.get("shortcut_lr", 1.0) > 0:
         raise typer.BadParameter(f"need --lr > 0, --shortcut-lr > 0 and --weight-decay ≥ 0, got {lr}, "
                                  f"{probe_kinds.get('shortcut_lr')} and {weight_decay}")
     names = [s.strip() for s in split_names.split(",")]
     if len(names) != 3 or not all(names) or len(set(names)) != 3:
         raise typer.BadParameter("--split-names takes three distinct names: train,val,test")
-    return cycles_common.ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
-                                          device=device, train_split=names[0], val_split=names[1], test_split=names[2],
-                                          min_cycles=min_cycles, **probe_kinds)
+    return vlaudit.ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
+                                   device=device, train_split=names[0], val_split=names[1], test_split=names[2],
+                                   min_cycles=min_cycles, **probe_kinds)
 
 
 def _families(value: str | None) -> list[str] | None:
@@ -163,18 +134,19 @@ def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
     """The shared console table (``report.console.print_table``): the first column (family / protocol names)
     stays whole and a value never breaks across rows; a table too wide for the terminal prints one block per
     row. Cells are preformatted text."""
-    report_console.print_table(title, columns, rows)
+    vlaudit.print_table(title, columns, rows)
 
 
-def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: Mapping[str, Any]) -> None:
-    _print(title, *table)
-    if result.get("unavailable"):
+def _finish(title: str, run: vlaudit.ExperimentRun) -> None:
+    result = run.result
+    _print(title, *run.table)
+    if run.unavailable is not None:
         _print(f"Unavailable: fewer than {result['min_cycles']} validation cycles, or none in train or test "
-               "(withdrawn in that seed, §D.5)", *cycles_common.unavailable_table(result))
+               "(withdrawn in that seed, §D.5)", *run.unavailable)
     settings = result.get("probe_settings", {})
     lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
                                             for kind, v in settings.items())] if settings else []
-    for line in [*lines, *cycles_common.probe_notes_summary(result.get("probe_notes", []))]:
+    for line in [*lines, *run.notes]:
         say(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
         say(f"wrote {name}: {path}")
@@ -200,12 +172,12 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      additive_epochs=additive_epochs, shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr,
                      min_steps=min_steps)
-    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with cycles_synthetic.torch_threads(threads):
-        result = cycles_diagnostics.run_diagnostics(inputs, seed_list, config=config, families=_families(families), out_dir=out)
-    audit = result["additive_audit"]
+    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    run = vlaudit.run_experiment("diagnostics", paths, config=config, out=out, features=features, model=model,
+                                 images=images, families=_families(families), threads=threads, log=say)
+    audit = run.result["additive_audit"]
     _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
-            f"{', '.join(map(str, seed_list))}", cycles_diagnostics.table_rows(result), result)
+            f"{', '.join(map(str, seed_list))}", run)
     say(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
 
 
@@ -228,12 +200,12 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
         raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
     config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles,
                      additive_epochs=additive_epochs, min_steps=min_steps)
-    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with cycles_synthetic.torch_threads(threads):
-        result = cycles_rank_sweep.run_rank_sweep(inputs, seed_list, ranks=rank_list, config=config, families=_families(families),
-                                                  out_dir=out)
+    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    run = vlaudit.run_experiment("rank-sweep", paths, config=config, out=out, features=features, model=model,
+                                 images=images, families=_families(families), ranks=rank_list, threads=threads,
+                                 log=say)
     _finish(f"Rank sweep — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
-            f"{', '.join(map(str, seed_list))}", cycles_rank_sweep.table_rows(result), result)
+            f"{', '.join(map(str, seed_list))}", run)
 
 
 @experiment_app.command("oe", context_settings=_CTX)
@@ -251,13 +223,13 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr, min_steps=min_steps)
-    inputs = _inputs(seed_list, cycles, build, features, model, images, out, marked=True,
-                     marked_features=marked_features)
-    with cycles_synthetic.torch_threads(threads):
-        result = cycles_oe.run_oe(inputs, seed_list, config=config, families=_families(families), out_dir=out)
-    _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *cycles_oe.seed_table_rows(result))
-    _finish(f"Shortcut-contaminated OE (Table 4) — rank {rank} + additive heads, mean ± sd over seeds",
-            cycles_oe.table_rows(result), result)
+    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    run = vlaudit.run_experiment("oe", paths, config=config, out=out, features=features, model=model, images=images,
+                                 marked_features=marked_features, families=_families(families), threads=threads,
+                                 log=say)
+    assert run.seed_table is not None  # the OE reports each seed (Table 7)
+    _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *run.seed_table)
+    _finish(f"Shortcut-contaminated OE (Table 4) — rank {rank} + additive heads, mean ± sd over seeds", run)
 
 
 @experiment_app.command("transfer", context_settings=_CTX)
@@ -271,11 +243,11 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      min_steps=min_steps)
-    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with cycles_synthetic.torch_threads(threads):
-        result = cycles_transfer.run_transfer(inputs, seed_list, config=config, families=_families(families), out_dir=out)
+    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    run = vlaudit.run_experiment("transfer", paths, config=config, out=out, features=features, model=model,
+                                 images=images, families=_families(families), threads=threads, log=say)
     _finish(f"Transfer — rank-{rank} probes, CycleAcc on {config.test_split} cycles; alignment on "
-            f"{config.val_split} cycles", cycles_transfer.table_rows(result), result)
-    corr = result["correlation"]
+            f"{config.val_split} cycles", run)
+    corr = run.result["correlation"]
     per_seed = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}" for s, v in corr["per_seed"].items())
-    say(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {cycles_common.mean_sd_text(corr, 3)}")
+    say(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {run.correlation}")

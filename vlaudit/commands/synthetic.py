@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
 from vlaudit.settings import CYCLE_SEEDS, SYNTHETIC_RANK_EPOCHS
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.analysis.cycles.synthetic as cycles_synthetic
-    import vlaudit.report.console as report_console
-else:
-    report_console = lazy_module("vlaudit.report.console")
-    cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
 
 DEFAULT_SEEDS = ",".join(map(str, CYCLE_SEEDS))
 
@@ -71,13 +61,14 @@ def synthetic(
     seed_list = parse_seeds(seeds, extra)
 
     try:
-        config = cycles_synthetic.SyntheticConfig(n_train=n_train, n_val=max(2, n_test // 2), n_test=n_test, epochs=epochs,
-                                                  rank_epochs=rank_epochs)
+        config = vlaudit.SyntheticConfig(n_train=n_train, n_val=max(2, n_test // 2), n_test=n_test, epochs=epochs,
+                                         rank_epochs=rank_epochs)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    result = cycles_synthetic.run_synthetic(seed_list, out, config, num_threads=threads)
-    report_console.print_table(f"Synthetic controls — seeds {', '.join(map(str, seed_list))}",
-                ["diagnostic", "probe", "metric", "mean", "sd", "expected"], cycles_synthetic.table_rows(result))
+    run = vlaudit.synthetic_controls(seed_list, config=config, out=out, threads=threads)
+    result = run.result
+    vlaudit.print_table(f"Synthetic controls — seeds {', '.join(map(str, seed_list))}",
+                        ["diagnostic", "probe", "metric", "mean", "sd", "expected"], run.rows)
     failed = []
     for name, ok in result["checks"].items():
         if not ok:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
+import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
     dtype_option,
     executor_option,
@@ -23,21 +22,6 @@ from vlaudit.commands._options import (
     ray_workers_option,
 )
 from vlaudit.commands._say import say
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.api.runs as api_runs
-    import vlaudit.report.console as report_console
-    import vlaudit.scoring.run_spec as scoring_run_spec
-    import vlaudit.scoring.runner as scoring_runner
-    import vlaudit.tables as tables
-else:
-    api_runs = lazy_module("vlaudit.api.runs")
-    report_console = lazy_module("vlaudit.report.console")
-    scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
-    scoring_runner = lazy_module("vlaudit.scoring.runner")
-    tables = lazy_module("vlaudit.tables")
 
 
 def _csv(value: str) -> list[str]:
@@ -89,7 +73,7 @@ def vca_score(
                                                             "options (multiple choice)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
-    spec = scoring_run_spec.ScoreSpec(
+    spec = vlaudit.ScoreSpec(
         model=model, benchmark=benchmark, images=images, out=out, contexts=tuple(_csv(contexts)),
         interfaces=tuple(_csv(interface)), seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
         model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,
@@ -110,14 +94,14 @@ def vca_score(
             speed = progress.tasks[0].speed
             progress.update(task, rate=f"{speed:.1f} queries/s" if speed else "")
 
-        margins = api_runs.score_margins(spec, overwrite=overwrite, on_plan=on_plan, on_progress=on_progress,
+        margins = vlaudit.score_margins(spec, overwrite=overwrite, on_plan=on_plan, on_progress=on_progress,
                                          on_warning=lambda message: console.print(
                                              Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
     summary = margins.summary
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
-    report_console.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
-    say(f"records not scored: {scoring_runner.failure_line(summary)} — listed in {out / 'failures.jsonl'}")
-    decision = tables.read_json(out / "manifest.json").get("prefix_cache")
+    vlaudit.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    say(f"records not scored: {margins.failure_line} — listed in {out / 'failures.jsonl'}")
+    decision = margins.prefix_cache
     if decision:
         say(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
     say(f"wrote {out / 'margins.parquet'}")

@@ -1,4 +1,4 @@
-"""The offline end-to-end demo: a known-answer test of the audits on models with planted behaviour (issue 12).
+"""The offline end-to-end demo: a known-answer test of the audits on models with planted behaviour.
 
 Embedded default = procedural scenes (COCO/GQA-format annotations rendered here) + the trained ``ref:`` models
 whose behaviour is known by construction. Stages:

@@ -1,4 +1,4 @@
-"""The demo's Visual Credit Audit stage with known answers (issue 12): planted yes/no models, audited.
+"""The demo's Visual Credit Audit stage with known answers: planted yes/no models, audited.
 
 On held-out procedural scenes (seed ``config.seed``, disjoint from the training seeds of
 :mod:`vlaudit.reference.scene_vqa_train`) it builds
@@ -156,7 +156,7 @@ def _run(runs: list[dict[str, Any]], model: str, dataset: str, interface: str = 
 
 def known_answers(runs: list[dict[str, Any]], planted: dict[str, float], factorial: dict[str, Any],
                   models: Sequence[str]) -> list[dict]:
-    """The issue-12 VCA checks as rows {check, expected, observed, passed} (canonical yes/no interface);
+    """The VCA known-answer checks as rows {check, expected, observed, passed} (canonical yes/no interface);
     ``models`` = (grounded, prior, mixture) specs."""
     g, p, m = models
     rows: list[dict[str, Any]] = []

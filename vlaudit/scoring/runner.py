@@ -18,19 +18,16 @@ Outputs in RUN_DIR (all written atomically):
 
 A run starts by removing the previous results (they are rebuilt from the cache) and writes ``summary.json``
 last, so a killed run leaves either no results or complete ones, and ``summary.json`` marks a finished run.
-``vlaudit vca score`` refuses to replace the results of a run with other arguments
-(:func:`changed_arguments`) unless given ``--overwrite``; the cache serves both, since its keys name
-everything that determines a margin.
+The folder's lifecycle (refuse another run's folder, lock, clean partial files, write the manifest and the
+summary) is :class:`~vlaudit.scoring.run_folder.RunFolder`'s; the cache serves a replacing run too, since its keys
+name everything that determines a margin.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +42,15 @@ from vlaudit.results import columns
 from vlaudit.results.vca import ScoringSummary
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.executors import LocalExecutor
-from vlaudit.scoring.manifest import RunManifest, local_weights_identity, model_fingerprint, write_manifest
+from vlaudit.scoring.manifest import RunManifest, local_weights_identity, model_fingerprint
 from vlaudit.scoring.plan import Record, chunk_units, plan_run
+from vlaudit.scoring.run_folder import OpenRun, RunFolder
 from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem, option_letters
 from vlaudit.tables import (
-    check_folder_target,
-    read_json,
     write_jsonl,
     write_parquet,
-    write_result,
 )
 
 #: the item's erasure geometry in % of the image area (VCA Table 11), on every row of an item scored with
@@ -150,10 +145,9 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
     if not any(r.status == "ok" for r in records):
         _refuse_empty_run(records, model, out, images_dir)
-    with run_lock(out):
-        _remove_partial_outputs(out)
-        write_manifest(out, manifest)
-        return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
+    with RunFolder(out).open(outputs=OUTPUT_FILES) as run:
+        run.write_manifest(manifest)
+        return _score_and_write(backend, items, records, units, run=run, model=model, contexts=contexts,
                                 store=store, seed=seed, chunk_size=chunk_size, on_plan=on_plan,
                                 on_progress=on_progress, on_warning=on_warning or _warn, executor=executor)
 
@@ -200,68 +194,22 @@ def _refuse_empty_run(records: Sequence[Record], model: str, out: Path, images_d
     if (out / "manifest.json").is_file():
         where = f"first: {problems[0]['item_id']}: {problems[0]['error']}; the run in {out} is left as it was"
     else:
-        with run_lock(out):
+        with RunFolder(out).lock():
             write_jsonl(out / "failures.jsonl", problems)
         where = f"see {out / 'failures.jsonl'}"
     raise InputError(f"no record could be scored: {failure_line(counts)}; {where}",
                      path=images_dir if counts["n_failed"] else None)
 
 
-@contextlib.contextmanager
-def run_lock(out: Path) -> Iterator[None]:
-    """An exclusive lock on RUN_DIR (released by the OS even on kill -9): two runs never share a cache.
-
-    The lock file ``.lock`` is removed on every exit path of the ``with`` block. Because a run that ends
-    removes it, a run that opened the old file just before may lock an unlinked file: it then retries on
-    the path's current file, so two live runs never both hold "the" lock.
-    """
-    check_folder_target(out).mkdir(parents=True, exist_ok=True)
-    path = out / ".lock"
-    while True:
-        handle = open(path, "a+")  # noqa: SIM115 (held across the yield, closed below)
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            handle.close()
-            raise InputError("another vca score run is using this directory", path=out) from exc
-        try:
-            same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        handle.close()  # a finishing run removed the file we locked: lock the new one
-    try:
-        yield
-    finally:
-        path.unlink(missing_ok=True)  # removed while still held, so no other run can lock it in between
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-        handle.close()
-
-
 OUTPUT_FILES = ("manifest.json", "margins.parquet", "failures.jsonl", "summary.json")
 
 
-def _remove_partial_outputs(out: Path) -> None:
-    """Start a run from its cache alone (called while holding the run lock, so no live writer exists).
-
-    Removes temporary files a run killed while writing an output left beside it (never renamed, never
-    read), and the previous run's results: the new manifest replaces the old one, so results of other
-    arguments must not sit beside it; a run killed before its final write then leaves no results at all,
-    and the rerun rebuilds them from the cache.
-    """
-    for name in OUTPUT_FILES:
-        for path in out.glob(f".{name}.*.tmp"):
-            path.unlink(missing_ok=True)
-        if name != "manifest.json":
-            (out / name).unlink(missing_ok=True)
-
-
 def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list[Record], units: list[Any], *,
-                     out: Path, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
+                     run: OpenRun, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
                      chunk_size: int, on_plan: Callable[[int, int], None] | None,
                      on_progress: Callable[[int], None] | None, on_warning: Callable[[str], None],
                      executor: Any = None) -> dict[str, Any]:
+    out = run.path
     cache = ChunkCache(out / "cache", warn=on_warning)
     cached = cache.load()
     chunks = chunk_units(units, chunk_size)
@@ -313,65 +261,8 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
         "failures_by_reason": counts["failures_by_reason"], "skipped_by_context": counts["skipped_by_context"],
         "contexts": {c: sum(1 for r in rows if r["context"] == c) for c in contexts},
     }
-    write_result(out / "summary.json", ScoringSummary.from_dict(summary))
+    run.write_summary(ScoringSummary.from_dict(summary))
     return summary
-
-
-# Arguments that change how a run is computed, not which margins it holds: a rerun may change them freely.
-OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", "chunk_size", "prefix_cache",
-                                   "strict", "executor", "address", "workers", "gpus_per_worker",
-                                   "threads_per_worker"})
-_UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
-# A file argument whose content is recorded beside it: compared by that content when both runs recorded it
-# (the same items read from another path, or given as rows by the API, are the same run).
-_COMPARED_BY_CONTENT = {"benchmark": "items_sha256", "template": "question_templates",
-                        "cycles": "cycles_sha256", "captions": "captions_sha256"}
-
-
-def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
-                      operational: frozenset[str] = OPERATIONAL_ARGUMENTS) -> list[str]:
-    """``name: old → new`` for each argument of the run already in ``out_dir`` that ``arguments`` changes.
-
-    Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
-    operational arguments (``operational``, by default those of ``vca score``) and arguments the old run
-    did not record are not compared. Paths are compared as recorded, resolved (:mod:`vlaudit.scoring.run_arguments`), and a
-    file whose content was recorded by its content."""
-    path = Path(out_dir) / "manifest.json"
-    if not path.is_file():
-        return []
-    try:
-        previous = read_json(path).get("arguments") or {}
-    except (InputError, AttributeError):
-        return ["manifest.json (unreadable)"]
-
-    def canonical(name: str, value: Any) -> Any:
-        return sorted(value) if name in _UNORDERED_ARGUMENTS and isinstance(value, list) else value
-
-    def shown(name: str, value: Any) -> str:
-        return f"{value[:12]}…" if name.endswith("_sha256") and isinstance(value, str) else repr(value)
-
-    def by_content(name: str) -> bool:
-        field = _COMPARED_BY_CONTENT.get(name)
-        return field is not None and field in previous and field in arguments
-
-    return [f"{name}: {shown(name, previous[name])} → {shown(name, value)}" for name, value in arguments.items()
-            if name in previous and name not in operational and not by_content(name)
-            and canonical(name, previous[name]) != canonical(name, value)]
-
-
-def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any],
-                     operational: frozenset[str] = OPERATIONAL_ARGUMENTS, *, field: str = "--out",
-                     cached: bool = True) -> None:
-    """Raise an :class:`InputError` naming the differing arguments when ``out_dir`` holds a run with others.
-
-    Both front doors reach it through :func:`vlaudit.scoring.run_spec.check_rerun` before any model loads
-    (the CLI unless ``--overwrite``, the API unless ``overwrite=True``). ``field`` names the option that chose
-    the folder; ``cached``: the run keeps a score cache that a replacing run reuses."""
-    changed = changed_arguments(out_dir, arguments, operational)
-    if changed:
-        kept = " (the score cache is kept and reused)" if cached else ""
-        raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
-                         f"its results{kept} or choose another {field}", path=out_dir, field=field)
 
 
 def _warn(message: str) -> None:

@@ -231,7 +231,7 @@ def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
 
 
 def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
-    """The ``vca.json`` object of one run (see the issue's contract; fractions in [0, 1])."""
+    """The ``vca.json`` object of one run (fractions in [0, 1]; schema: :class:`vlaudit.results.vca.VcaReportResult`)."""
     run, controls = ev.run, settings.controls
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)

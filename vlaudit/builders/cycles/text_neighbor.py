@@ -20,7 +20,7 @@ away**, so that the swap changes little text and a probe cannot succeed on gross
   dropped, not re-paired with a further neighbour. Each image is used at most once per family and split
   (pairs taken in a seeded random order), as in every other family.
 
-**Change of definition (issue 23).** Until then the neighbour was the most similar caption among *all* captions
+**Change of definition.** Earlier versions took as neighbour the most similar caption among *all* captions
 of other images, found by an all-pairs similarity (quadratic: 14.6 of a 16.1 s build at 20% of train2017).
 Restricting the candidates to one-word edits keeps the family's meaning — a neighbour one word away is the
 least text a swap can change — and finds them exactly by a hash join: each bag is keyed by itself and by each
