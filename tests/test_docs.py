@@ -92,7 +92,7 @@ def test_one_definition_of_high_confidence() -> None:
         text = " ".join(path.read_text(encoding="utf-8").split())
         for wrong in ("high = above", "above the median", "above its median", "> median"):
             assert wrong not in text, f"{path.relative_to(REPO)} defines high confidence as '{wrong}'"
-    assert "high = confidence ≥ median" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert "high = confidence ≥ median" in (REPO / "docs" / "guide" / "vca.md").read_text(encoding="utf-8")
 
 
 def test_naturalbench_docs_cite_the_scorer_that_exists_upstream() -> None:
