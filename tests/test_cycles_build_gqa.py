@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vlaudit.builders.cycles import audit_cycles_file, build_gqa_cycles
-from vlaudit.builders.cycles.gqa import GQA_FAMILIES
+from vlaudit.builders.cycles.gqa import GQA_EXTRA_FAMILIES, GQA_FAMILIES, GQA_PAPER_FAMILIES
 from vlaudit.builders.cycles.gqa_rules import GraphFacts, noun_key
 from vlaudit.errors import InputError
 from vlaudit.sources.gqa import parse_scene_graphs
@@ -148,14 +148,14 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     graphs = parse_scene_graphs(path)
     assert len(graphs.images) == 14 and sum(len(g.objects) for g in graphs.images.values()) == 239
     out = tmp_path / "g.jsonl"
-    summary = build_gqa_cycles(path, out, min_cycles=1)
+    summary = build_gqa_cycles(path, out, min_cycles=1, extra_families=True)
     assert summary["splits"] == {"train": 0.6, "val": 0.1, "test": 0.3}
     # two validation images: a family with no validation cycle is withdrawn whole (train and test included)
     assert summary["unavailable"] and all(min(c.values()) == 0 for c in summary["unavailable"].values())
     assert all(min(c.values()) >= 1 for c in summary["counts"].values())
     written = {json.loads(line)["family"] for line in out.read_text().splitlines()}
     assert written == set(summary["counts"]) and not written & set(summary["unavailable"])
-    summary = build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5")
+    summary = build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5", extra_families=True)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     # the real sample states no exclusive relation pair that is false for a present noun pair, so its
     # relation blocks are cross-noun (object presence) blocks, reported as such
@@ -168,11 +168,11 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     assert audit["validity_violations"] == 0 and audit["max_abs_signed_degree"] == 0
     assert all(r["tv_image"] == 0 and r["tv_caption"] == 0 for r in audit["rows"])
     first = out.read_bytes()
-    build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5")
+    build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5", extra_families=True)
     assert out.read_bytes() == first
     # the paper's default minimum makes every family of a 14-image pool unavailable
     summary = build_gqa_cycles(path, out)
-    assert summary["cycles_written"] == 0 and set(summary["unavailable"]) == set(GQA_FAMILIES)
+    assert summary["cycles_written"] == 0 and set(summary["unavailable"]) == set(GQA_PAPER_FAMILIES)
     # binding swaps are rare on real graphs (the paper: 18–19 validation cycles per seed): none here at all,
     # and the family is reported unavailable with its counts rather than as a number
     summary = build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5", families=["gqa-binding"])
@@ -308,10 +308,33 @@ def test_cli_prints_the_swap_reasons(tmp_path: Path) -> None:
 
     path = write(tmp_path, presence_graphs())
     result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out",
-                                      str(tmp_path / "g.jsonl"), "--splits", "test", "--min-cycles", "1"])
+                                      str(tmp_path / "g.jsonl"), "--splits", "test", "--min-cycles", "1",
+                                      "--extra-families"])
     assert result.exit_code == 0, result.output
     assert "Why the swaps are invalid" in result.output and "attribute-mismatch" in result.output
-    assert "gqa-attribute-cross-noun" in result.output and "noun-absent" in result.output
+    assert "gqa-attribute-cross-noun (not in the paper)" in result.output and "noun-absent" in result.output
+
+
+def test_families_the_paper_does_not_have_are_built_only_on_request(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vlaudit.cli import app
+
+    path = write(tmp_path, presence_graphs())
+    out = tmp_path / "g.jsonl"
+    summary = build_gqa_cycles(path, out, splits="test", min_cycles=1)
+    assert summary["families"] == list(GQA_PAPER_FAMILIES) and summary["not_in_paper"] == []
+    assert not {r["family"] for r in _rows(out)} & set(GQA_EXTRA_FAMILIES)
+    summary = build_gqa_cycles(path, out, splits="test", min_cycles=1, extra_families=True)
+    assert summary["not_in_paper"] == list(GQA_EXTRA_FAMILIES)
+    assert {r["family"] for r in _rows(out)} & set(GQA_EXTRA_FAMILIES)
+    result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out", str(out),
+                                      "--splits", "test", "--min-cycles", "1"])
+    assert result.exit_code == 0 and "cross-noun" not in result.output
+    result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out", str(out),
+                                      "--splits", "test", "--min-cycles", "1", "--extra-families"])
+    printed = [line for line in result.output.splitlines() if "cross-noun" in line]
+    assert printed and all("(not in the paper)" in line for line in printed)
 
 
 def test_gqa_audit_is_independent_of_the_builder_predicates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -319,7 +342,7 @@ def test_gqa_audit_is_independent_of_the_builder_predicates(tmp_path: Path, monk
 
     path = write(tmp_path, presence_graphs())
     out = tmp_path / "g.jsonl"
-    build_gqa_cycles(path, out, splits="test", min_cycles=1)
+    build_gqa_cycles(path, out, splits="test", min_cycles=1, extra_families=True)
     rows = _rows(out)
 
     def refuse(*args, **kwargs):

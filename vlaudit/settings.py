@@ -54,6 +54,10 @@ COCO_STATEMENTS_PER_IMAGE = 3  # seeded candidate statements per image and relat
 # How many blocks of one family and split may use the same image: 1 keeps a family's blocks image-disjoint
 # (vlaudit's choice; the paper does not say whether its blocks share images).
 COCO_IMAGE_USES = 1
+# Families vlaudit can build that the cycle paper does not have (cross-noun GQA blocks: object presence across
+# different nouns). Built only on request (``--extra-families``) and labelled "not in the paper" wherever printed.
+NOT_IN_PAPER_FAMILIES = ("gqa-attribute-cross-noun", "gqa-relation-cross-noun")
+NOT_IN_PAPER_LABEL = "not in the paper"
 GQA_BINDING_VALIDATION_CYCLES = (18, 19)  # cycle §D.3 / Table 2: per seed, below MIN_CYCLES → unavailable
 
 # --- VCA paper -----------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ run once per seed with ``--seed S``), and frozen features (``--features DIR`` fr
 ``--model SPEC --images DIR`` to extract them here once for all seeds). ``--min-cycles`` (default 30) applies the
 per-family minimum of §D.5 to each seed's validation cycles. Probe settings per kind default to the paper's
 (:mod:`vlaudit.settings`: §E.3 interaction probes, §E.4 additive audit and shortcut probes) and are written to
-the run's JSON as ``probe_settings``.
+the run's JSON as ``probe_settings``. Every run's JSON also sorts its settings into the paper's, departures
+from the paper and vlaudit's own (``settings``) and records each seed's cycle build (``cycle_builds``: the
+pool seed and the split seed); the console prints the departures and vlaudit's own settings.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ else:
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
-_SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2); "
+_SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2, §E.3); "
                                                                "each runs on its own cycle split.")
 _CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order "
                                             "(default: none; give --cycles or --build).")
@@ -82,12 +84,12 @@ _SHORTCUT_LR = typer.Option(paper.SHORTCUT_PROBE_LR, "--shortcut-lr",
 _MIN_STEPS = typer.Option(paper.MIN_OPTIMISER_STEPS, "--min-steps", min=0,
                           help="Fewest optimiser steps per probe: a smaller training set gets a smaller batch "
                                "(vlaudit's, not a paper setting; 0 = always --batch-size).")
-_THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest).")
-_DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed).")
-_SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits.")
+_THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest; not a paper setting).")
+_DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed; not a paper setting).")
+_SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits (not a paper setting).")
 _MIN_CYCLES = typer.Option(paper.MIN_CYCLES, "--min-cycles", min=1,
                            help="Per seed, a family with fewer validation cycles than this (or no train or test "
-                                "cycle) is withdrawn whole and reported as unavailable with its counts.")
+                                "cycle) is withdrawn whole and reported as unavailable with its counts (§D.5: 30).")
 
 
 def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:
@@ -174,6 +176,7 @@ def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: Mappin
     settings = result.get("probe_settings", {})
     lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
                                             for kind, v in settings.items())] if settings else []
+    lines += cycles_common.settings_lines(result)
     for line in [*lines, *cycles_common.probe_notes_summary(result.get("probe_notes", []))]:
         say(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
@@ -213,7 +216,7 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
 def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
                build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
                images: Path | None = _IMAGES, families: str | None = _FAMILIES,
-               ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks."),
+               ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks (§5 / Table 3: 1,2,4,8,16,32,64)."),
                epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD,
                threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
                min_cycles: int = _MIN_CYCLES, additive_epochs: int = _ADDITIVE_EPOCHS,

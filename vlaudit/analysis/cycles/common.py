@@ -46,6 +46,7 @@ from vlaudit.scoring.features import Features, zero_shot_scores
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     CYCLE_EXPERIMENT_RESAMPLES,
+    MIN_CYCLES,
     MIN_OPTIMISER_STEPS,
     PROBE_BATCH_SIZE,
     PROBE_EPOCHS,
@@ -60,6 +61,47 @@ from vlaudit.tables import write_result, write_table
 
 RANKS = RANK_SWEEP
 N_RESAMPLES = CYCLE_EXPERIMENT_RESAMPLES  # per-seed test CycleAcc CIs (descriptive; headline: mean ± sd)
+
+
+# The settings the cycle paper states, with the section: ExperimentConfig.settings_provenance sorts a run's
+# settings into the paper's, departures from it and vlaudit's own.
+PAPER_VALUES: dict[str, tuple[Any, str]] = {
+    "epochs": (PROBE_EPOCHS, "cycle §E.3"), "batch_size": (PROBE_BATCH_SIZE, "cycle §E.3"),
+    "lr": (PROBE_LR, "cycle §E.3"), "weight_decay": (PROBE_WEIGHT_DECAY, "cycle §E.3"),
+    "rank": (PROBE_RANK, "cycle §E.3"), "additive_epochs": (ADDITIVE_PROBE_EPOCHS, "cycle §E.4"),
+    "shortcut_epochs": (SHORTCUT_PROBE_EPOCHS, "cycle §E.4"), "shortcut_lr": (SHORTCUT_PROBE_LR, "cycle §E.4"),
+    "min_cycles": (MIN_CYCLES, "cycle §D.5"),
+}
+
+
+def run_settings(config: ExperimentConfig, kinds: Sequence[str], inputs: Mapping[int, SeedInputs],
+                 seeds: Sequence[int]) -> dict[str, Any]:
+    """The settings block of a run's JSON: the probe kinds it trains (``probe_settings``), every setting sorted
+    into the paper's / departures / vlaudit's own (``settings``) and each seed's cycle build (``cycle_builds``)."""
+    return {"probe_settings": config.probe_settings(kinds), "settings": config.settings_provenance(),
+            "cycle_builds": cycle_builds(inputs, seeds)}
+
+
+def settings_lines(result: Mapping[str, Any]) -> list[str]:
+    """Console lines of :func:`run_settings`: which settings depart from the paper and which are vlaudit's own,
+    and the image pool the seeds' splits were drawn in."""
+    provenance = result.get("settings") or {}
+    lines = []
+    departs = provenance.get("departs", {})
+    if departs:
+        lines.append("departs from the paper: " + "; ".join(
+            f"{name} {cell['value']:g} (paper {cell['paper']:g}, {cell['section']})"
+            for name, cell in departs.items()))
+    own = provenance.get("not_in_paper", {})
+    if own:
+        lines.append("not paper settings (vlaudit's): " + ", ".join(f"{name} {value}" for name, value in own.items()))
+    builds = result.get("cycle_builds") or {}
+    first = next((b for b in builds.get("per_seed", {}).values() if b), None)
+    if first is not None:
+        shared = "shared by every seed" if builds.get("shared_pool") else "NOT the same pool in every seed"
+        lines.append(f"image pool: {first.get('images_in_pool')} images (pool seed {first.get('pool_seed')}), "
+                     f"{shared}; each seed draws its own splits inside it (§D.5)")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -102,16 +144,47 @@ class ExperimentConfig:
                            weight_decay=self.weight_decay, seed=seed, loss=loss, select=select, device=self.device,
                            tol=self.tol, min_steps=self.min_steps)
 
-    def probe_settings(self) -> dict[str, dict[str, Any]]:
-        """Per probe kind: epochs, lr, batch, weight decay and the section stating them (the run's JSON)."""
+    def probe_settings(self, kinds: Sequence[str] = ("interaction", "additive", "shortcut")
+                       ) -> dict[str, dict[str, Any]]:
+        """Per probe kind a run trains (``kinds``): epochs, lr, batch, weight decay and the section stating them
+        (the run's JSON)."""
         common = {"batch_size": self.batch_size, "weight_decay": self.weight_decay, "min_steps": self.min_steps}
-        return {"interaction": {"epochs": self.epochs, "lr": self.lr, **common, "paper": "cycle §E.3"},
-                "additive": {"epochs": self.additive_epochs, "lr": self.lr, **common, "paper": "cycle §E.4"},
-                "shortcut": {"epochs": self.shortcut_epochs, "lr": self.shortcut_lr, **common,
-                             "paper": "cycle §E.4"}}
+        every = {"interaction": {"epochs": self.epochs, "lr": self.lr, **common, "paper": "cycle §E.3"},
+                 "additive": {"epochs": self.additive_epochs, "lr": self.lr, **common, "paper": "cycle §E.4"},
+                 "shortcut": {"epochs": self.shortcut_epochs, "lr": self.shortcut_lr, **common,
+                              "paper": "cycle §E.4"}}
+        return {kind: every[kind] for kind in kinds}
+
+    def settings_provenance(self) -> dict[str, dict[str, Any]]:
+        """Every setting of the run, sorted by where it comes from: ``paper`` (equal to the value the cycle paper
+        states, with its section), ``departs`` (the paper states another value: both are given) and
+        ``not_in_paper`` (vlaudit's own: the paper states none)."""
+        out: dict[str, dict[str, Any]] = {"paper": {}, "departs": {}, "not_in_paper": {}}
+        for name, value in self.as_dict().items():
+            if name in PAPER_VALUES:
+                paper_value, section = PAPER_VALUES[name]
+                cell = {"value": value, "paper": paper_value, "section": section}
+                out["paper" if value == paper_value else "departs"][name] = cell
+            else:
+                out["not_in_paper"][name] = value
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# What a run records of each seed's cycles build (from its CYCLES.meta.json): the pool every seed shares (§D.5)
+# and the seed of the splits drawn inside it.
+BUILD_PROVENANCE = ("source", "pool_seed", "seed", "max_images", "images_in_pool", "splits")
+
+
+def cycle_builds(inputs: Mapping[int, SeedInputs], seeds: Sequence[int]) -> dict[str, Any]:
+    """Per seed, how its cycles were built (:data:`BUILD_PROVENANCE`; {} for cycles without a metadata file),
+    and whether every seed drew its splits inside one image pool (same pool seed and pool size, §D.5)."""
+    per_seed = {str(s): dict(inputs[s].build) for s in seeds}
+    pools = {(b.get("source"), b.get("pool_seed"), b.get("max_images"), b.get("images_in_pool"))
+             for b in per_seed.values() if b}
+    return {"per_seed": per_seed, "shared_pool": None if not pools else len(pools) == 1}
 
 
 PROBE_KINDS = ("interaction", "additive", "shortcut")  # §E.3 probes; §E.4 additive audit; §E.4 image/text-only
@@ -134,6 +207,7 @@ class SeedInputs:
     y: np.ndarray
     source: str = ""
     built_unavailable: dict[str, dict[str, int]] = field(default_factory=dict)
+    build: dict[str, Any] = field(default_factory=dict)  # BUILD_PROVENANCE of its CYCLES.meta.json, when read
     image_row: dict[str, int] = field(init=False)
     caption_row: dict[str, int] = field(init=False)
 
@@ -154,7 +228,7 @@ class SeedInputs:
         keys = [k for k in extra if k not in self.caption_row]
         y = np.concatenate([self.y, np.stack([extra[k] for k in keys])]) if keys else self.y
         return SeedInputs(self.seed, self.cycles, self.image_ids, self.x, self.caption_ids + keys, y, self.source,
-                          self.built_unavailable)
+                          self.built_unavailable, self.build)
 
     def select(self, split: str, family: str | Sequence[str] | None = None) -> list[Cycle]:
         fams = None if family is None else {family} if isinstance(family, str) else set(family)

@@ -36,6 +36,7 @@ from vlaudit.analysis.cycles.common import (
     flat_rows,
     mean_sd_text,
     per_seed_n_text,
+    run_settings,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -111,7 +112,7 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYC
     per_seed = {seed: seed_diagnostics(inputs[seed], config, kept[seed], notes) for seed in seeds}
     rows = aggregate(per_seed, ("family", "probe"), ("cycle_acc", "tie_rate", "n"))
     result: dict[str, Any] = {"experiment": "diagnostics", "split": config.test_split, "seeds": seeds, "config": config.as_dict(),
-              "probe_settings": config.probe_settings(), "probe_notes": notes,
+              **run_settings(config, ("interaction", "additive", "shortcut"), inputs, seeds), "probe_notes": notes,
               "probes": list(probe_names(config)), "rows": rows, "min_cycles": config.min_cycles,
               "unavailable": unavailable,
               "additive_audit": additive_audit(per_seed)}

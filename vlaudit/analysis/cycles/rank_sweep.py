@@ -26,6 +26,7 @@ from vlaudit.analysis.cycles.common import (
     flat_rows,
     mean_sd_text,
     per_seed_n_text,
+    run_settings,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -83,7 +84,7 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCL
     audit_failures += [{"seed": s, "family": r["family"], "tie_rate": v}
                        for r in additive for s, v in r["tie_rate"]["per_seed"].items() if v is not None and v != 1.0]
     result: dict[str, Any] = {"experiment": "rank-sweep", "split": config.test_split, "seeds": seeds, "ranks": ranks,
-              "config": config.as_dict(), "probe_settings": config.probe_settings(), "probe_notes": notes,
+              "config": config.as_dict(), **run_settings(config, ("interaction", "additive"), inputs, seeds), "probe_notes": notes,
               "rows": [r for r in rows if r["rank"] != "additive"],
               "additive": additive, "min_cycles": config.min_cycles, "unavailable": unavailable,
               "additive_audit": {"ok": bool(additive) and not audit_failures, "failures": audit_failures}}

@@ -42,6 +42,7 @@ from vlaudit.analysis.cycles.common import (
     mean_sd,
     mean_sd_text,
     per_seed_n_text,
+    run_settings,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -118,7 +119,7 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_
     rows = aggregate(per_seed, ("train_family", "test_family", "off_diagonal"), ("cycle_acc", "alignment", "n"))
     mean, sd, n = mean_sd(correlations.values())
     result: dict[str, Any] = {"experiment": "transfer", "split": config.test_split, "alignment_split": config.val_split,
-              "seeds": seeds, "config": config.as_dict(), "probe_settings": config.probe_settings(),
+              "seeds": seeds, "config": config.as_dict(), **run_settings(config, ("interaction",), inputs, seeds),
               "probe_notes": notes, "rows": rows, "min_cycles": config.min_cycles,
               "unavailable": unavailable,
               "correlation": {"per_seed": correlations, "mean": mean, "sd": sd, "n_seeds": n,
