@@ -385,3 +385,29 @@ def test_independent_gqa_statuses_agree_with_the_builder_on_the_sample(shared_da
                 assert status(image, family, fact) == fact_status(built, family, fact), (family, fact)
                 checked += 1
     assert checked > 1000
+
+
+def test_attribute_cycles_compare_the_same_noun(tmp_path: Path) -> None:
+    """§D.3: an attribute cycle changes the attribute of one object kind — "the white woman" / "the black man"
+    is no attribute contrast (person folding is for object presence only)."""
+    data = {"1": graph({"a": {"name": "woman", "attributes": ["white"]}}),
+            "2": graph({"b": {"name": "man", "attributes": ["black"]}})}
+    path = write(tmp_path, data)
+    out = tmp_path / "g.jsonl"
+    summary = build_gqa_cycles(path, out, families=["gqa-attribute"], splits="test", min_cycles=1)
+    assert summary["cycles_written"] == 0 and summary["unavailable"] == {"gqa-attribute": {"test": 0}}
+    man = GraphFacts(parse_scene_graphs_from(data)["2"])
+    assert man.attribute_verdict("woman", "white", exact=True) == "unverifiable"  # no woman to mismatch
+    assert man.attribute_verdict("woman", "white") == "attribute-mismatch"  # folded: what object presence sees
+    # a black woman is the same noun: the block is built, and the audit re-derives it
+    data["3"] = graph({"c": {"name": "woman", "attributes": ["black"]}})
+    path = write(tmp_path, data)
+    summary = build_gqa_cycles(path, out, families=["gqa-attribute"], splits="test", min_cycles=1)
+    (row,) = _rows(out)
+    assert {row["image_1"], row["image_2"]} == {"1", "3"}
+    assert {row["text_1"], row["text_2"]} == {"the white woman", "the black woman"}
+    assert audit_cycles_file(out, [path])["validity_violations"] == 0
+    # a woman/man block filed as an attribute cycle is a violation in the audit
+    man_row = {**row, "image_2": "2", "fact_2": {"object": "man", "attribute": "black"}, "text_2": "the black man"}
+    (tmp_path / "bad.jsonl").write_text(json.dumps(man_row) + "\n")
+    assert audit_cycles_file(tmp_path / "bad.jsonl", [path])["validity_violations"] == 1
