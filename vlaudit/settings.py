@@ -42,6 +42,13 @@ SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; AUROC pea
 # batch (same epochs) until a probe takes at least this many steps, and says so in ``probe_notes``; a training
 # set of at least one full batch always trains at the paper's batch.
 MIN_OPTIMISER_STEPS = 50
+# Not paper settings (the paper states none for them): the synthetic controls' interaction probes (the bilinear
+# rows of Table 1 and the binding row); these small problems need a larger step to converge in ~80 updates.
+SYNTHETIC_INTERACTION_EPOCHS = 10
+SYNTHETIC_INTERACTION_LR = 3e-2
+# Not a paper setting: the size of a shortcut marker added to the negatives' features, in sd units of the
+# marker direction (synthetic row 2 and the shortcut-bearing negatives of ``experiment diagnostics``).
+SHORTCUT_MARKER_SD = 4.0
 SYNTHETIC_RANK_PEAK = {1: 0.6725, 8: 0.7658, 16: 0.7575}  # cycle §5.1, Table 1: AUROC by rank (peak at 8)
 # Not a paper setting: the seed of the ``--max-images`` pool draw. §D.5 evaluates every seed on one fixed image
 # pool ("family estimates share image pools"), so the pool has its own seed, fixed by default, and each cycle seed
