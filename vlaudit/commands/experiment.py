@@ -207,6 +207,8 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     with cycles_synthetic.torch_threads(threads):
         result = cycles_diagnostics.run_diagnostics(inputs, seed_list, config=config, families=_families(families), out_dir=out)
     audit = result["additive_audit"]
+    _print(f"Shortcut probes (§E.4, Table 8): pair AUROC on ordinary {config.test_split} pairs with "
+           "shortcut-bearing negatives, beside exact CycleAcc", *cycles_diagnostics.shortcut_table_rows(result))
     _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
             f"{', '.join(map(str, seed_list))}", cycles_diagnostics.table_rows(result), result)
     say(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")

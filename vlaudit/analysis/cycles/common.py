@@ -343,6 +343,16 @@ def train_on(inputs: SeedInputs, kind: str, train: Sequence[Cycle], val: Sequenc
     return result.scorer
 
 
+def train_on_pairs(kind: str, train: ProbeData, config: TrainConfig, *, name: str = "",
+                   notes: list[dict[str, Any]] | None = None) -> Any:
+    """:func:`fit_probe` on labelled pairs (pair BCE, final epoch): the scorer, with its notes appended to
+    ``notes`` as in :func:`train_on`."""
+    result = fit_probe(kind, train, None, config)
+    if notes is not None:
+        notes.extend({"probe": name, "note": note} for note in result.notes)
+    return result.scorer
+
+
 def probe_notes_summary(notes: Sequence[Mapping[str, Any]]) -> list[str]:
     """Console paragraphs for a run's probe notes: how many probes ran with a smaller batch, and which ended
     below chance on their own training data (every note is in ``probe_notes`` of the JSON)."""
