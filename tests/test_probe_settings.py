@@ -157,3 +157,9 @@ def test_probe_notes_reach_the_run_json_and_the_console_lines() -> None:
                                    {"probe": "seed 1/f/bilinear", "note": "warning: below chance …"}])
     assert line.startswith("warning: 2 probe(s) ended below chance") and line.endswith(
         "seed 0/f/diagonal, seed 1/f/bilinear.")
+
+
+def test_the_oe_marker_is_the_papers_quote() -> None:
+    # §5.5: negatives prefix the true caption with “this is an out of distribution negative example.”
+    assert cycle_oe.MARKER == "this is an out of distribution negative example. "
+    assert cycle_oe.marked_text("a dog on a sofa") == "this is an out of distribution negative example. a dog on a sofa"

@@ -144,8 +144,10 @@ _COCO_HELP = (
     "Object families read the categories a caption mentions from the shipped synonym table "
     "(vlaudit/builders/cycles/coco_synonyms.json: all 80 categories, plurals and common synonyms). "
     "Relations are valid over eligible instances (iscrowd=0, area >= --min-area of the image) with the margins "
-    "and ratio below, and invalid when no instance pair at all satisfies them with zero margin and ratio 1; "
-    "a block that needs anything in between is discarded."
+    "and ratio below, and invalid when no instance pair at all satisfies them with zero margin and ratio 1 "
+    "(the conservative reading of §4's swap 'false under the same rule': not a paper setting); "
+    "a block that needs anything in between is discarded. The work bounds (--captions-per-image, "
+    "--categories-per-image, --statements-per-image, --image-uses) are vlaudit's, not paper settings."
 )
 
 

@@ -54,7 +54,9 @@ from vlaudit.records import Cycle
 from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 
-MARKER = "this is an out of distribution negative example "
+# §5.5: "prefixing the true caption with the marker “this is an out of distribution negative example.”" — the
+# quoted period is part of the marker; a space separates it from the caption.
+MARKER = "this is an out of distribution negative example. "
 MARK_SUFFIX = "::ood-marked"
 
 
