@@ -133,7 +133,8 @@ def save_evaluation(path: str | Path, data: dict[str, Any], *, plot: bool = True
     take it for a result) and raises :class:`~vlaudit.errors.InputError`."""
     path = Path(path)
     if not data["families"]:
-        raise InputError(f"no family reached --min-cycles {data['min_cycles']} (validation cycles) for splits "
+        counted = "validation" if "val" in data["splits"] else ", ".join(data["splits"])
+        raise InputError(f"no family reached --min-cycles {data['min_cycles']} ({counted} cycles) for splits "
                          f"{data['splits']}, so nothing was written; lower --min-cycles or restrict --split")
     written = [write_result(path, CycleEvaluationResult.from_dict(data))]
     if plot:

@@ -56,7 +56,9 @@ def cycles_eval(
     result = api_cycles.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles, tol=tol,
                                         n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold).data
     report_console.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
-    report_console.print_unavailable(result["unavailable"], min_cycles)
+    evaluated = list(result["splits"])
+    report_console.print_unavailable(result["unavailable"], min_cycles,
+                                     "val" if "val" in evaluated else ", ".join(evaluated))
     report_console.print_benchmark_tables(result["benchmarks"])
     for warning in result["warnings"]:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)

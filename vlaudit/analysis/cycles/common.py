@@ -28,6 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from vlaudit.analysis.cycles.provenance import BUILD_PROVENANCE as BUILD_PROVENANCE
+from vlaudit.analysis.cycles.provenance import PAPER_VALUES
+from vlaudit.analysis.cycles.provenance import cycle_builds as cycle_builds
+from vlaudit.analysis.cycles.provenance import run_settings as run_settings
+from vlaudit.analysis.cycles.provenance import settings_lines as settings_lines
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import (
     DEFAULT_MIN_CYCLES,
@@ -46,7 +51,6 @@ from vlaudit.scoring.features import Features, zero_shot_scores
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     CYCLE_EXPERIMENT_RESAMPLES,
-    MIN_CYCLES,
     MIN_OPTIMISER_STEPS,
     PROBE_BATCH_SIZE,
     PROBE_EPOCHS,
@@ -61,47 +65,6 @@ from vlaudit.tables import write_result, write_table
 
 RANKS = RANK_SWEEP
 N_RESAMPLES = CYCLE_EXPERIMENT_RESAMPLES  # per-seed test CycleAcc CIs (descriptive; headline: mean ± sd)
-
-
-# The settings the cycle paper states, with the section: ExperimentConfig.settings_provenance sorts a run's
-# settings into the paper's, departures from it and vlaudit's own.
-PAPER_VALUES: dict[str, tuple[Any, str]] = {
-    "epochs": (PROBE_EPOCHS, "cycle §E.3"), "batch_size": (PROBE_BATCH_SIZE, "cycle §E.3"),
-    "lr": (PROBE_LR, "cycle §E.3"), "weight_decay": (PROBE_WEIGHT_DECAY, "cycle §E.3"),
-    "rank": (PROBE_RANK, "cycle §E.3"), "additive_epochs": (ADDITIVE_PROBE_EPOCHS, "cycle §E.4"),
-    "shortcut_epochs": (SHORTCUT_PROBE_EPOCHS, "cycle §E.4"), "shortcut_lr": (SHORTCUT_PROBE_LR, "cycle §E.4"),
-    "min_cycles": (MIN_CYCLES, "cycle §D.5"),
-}
-
-
-def run_settings(config: ExperimentConfig, kinds: Sequence[str], inputs: Mapping[int, SeedInputs],
-                 seeds: Sequence[int]) -> dict[str, Any]:
-    """The settings block of a run's JSON: the probe kinds it trains (``probe_settings``), every setting sorted
-    into the paper's / departures / vlaudit's own (``settings``) and each seed's cycle build (``cycle_builds``)."""
-    return {"probe_settings": config.probe_settings(kinds), "settings": config.settings_provenance(),
-            "cycle_builds": cycle_builds(inputs, seeds)}
-
-
-def settings_lines(result: Mapping[str, Any]) -> list[str]:
-    """Console lines of :func:`run_settings`: which settings depart from the paper and which are vlaudit's own,
-    and the image pool the seeds' splits were drawn in."""
-    provenance = result.get("settings") or {}
-    lines = []
-    departs = provenance.get("departs", {})
-    if departs:
-        lines.append("departs from the paper: " + "; ".join(
-            f"{name} {cell['value']:g} (paper {cell['paper']:g}, {cell['section']})"
-            for name, cell in departs.items()))
-    own = provenance.get("not_in_paper", {})
-    if own:
-        lines.append("not paper settings (vlaudit's): " + ", ".join(f"{name} {value}" for name, value in own.items()))
-    builds = result.get("cycle_builds") or {}
-    first = next((b for b in builds.get("per_seed", {}).values() if b), None)
-    if first is not None:
-        shared = "shared by every seed" if builds.get("shared_pool") else "NOT the same pool in every seed"
-        lines.append(f"image pool: {first.get('images_in_pool')} images (pool seed {first.get('pool_seed')}), "
-                     f"{shared}; each seed draws its own splits inside it (§D.5)")
-    return lines
 
 
 @dataclass(frozen=True)
@@ -171,20 +134,6 @@ class ExperimentConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# What a run records of each seed's cycles build (from its CYCLES.meta.json): the pool every seed shares (§D.5)
-# and the seed of the splits drawn inside it.
-BUILD_PROVENANCE = ("source", "pool_seed", "seed", "max_images", "images_in_pool", "splits")
-
-
-def cycle_builds(inputs: Mapping[int, SeedInputs], seeds: Sequence[int]) -> dict[str, Any]:
-    """Per seed, how its cycles were built (:data:`BUILD_PROVENANCE`; {} for cycles without a metadata file),
-    and whether every seed drew its splits inside one image pool (same pool seed and pool size, §D.5)."""
-    per_seed = {str(s): dict(inputs[s].build) for s in seeds}
-    pools = {(b.get("source"), b.get("pool_seed"), b.get("max_images"), b.get("images_in_pool"))
-             for b in per_seed.values() if b}
-    return {"per_seed": per_seed, "shared_pool": None if not pools else len(pools) == 1}
 
 
 PROBE_KINDS = ("interaction", "additive", "shortcut")  # §E.3 probes; §E.4 additive audit; §E.4 image/text-only

@@ -69,8 +69,8 @@ def shortcut_marker(inputs: SeedInputs, side: str, train: Sequence[Cycle]) -> np
     rows = sorted({inputs.image_row[c.image_1] for c in train} | {inputs.image_row[c.image_2] for c in train}
                   if side == "image" else
                   {inputs.caption_row[c.caption_1] for c in train} | {inputs.caption_row[c.caption_2] for c in train})
-    direction = np.random.default_rng([inputs.seed, 8]).standard_normal(features.shape[1])
-    direction /= np.linalg.norm(direction)
+    raw = np.random.default_rng([inputs.seed, 8]).standard_normal(features.shape[1])
+    direction = np.asarray(raw / np.linalg.norm(raw), dtype=np.float64)
     spread = float(np.std(features[rows].astype(np.float64) @ direction)) or 1.0
     return (SHORTCUT_MARKER_SD * spread * direction).astype(np.float32)
 
