@@ -163,3 +163,13 @@ def test_the_oe_marker_is_the_papers_quote() -> None:
     # §5.5: negatives prefix the true caption with “this is an out of distribution negative example.”
     assert cycle_oe.MARKER == "this is an out of distribution negative example. "
     assert cycle_oe.marked_text("a dog on a sofa") == "this is an out of distribution negative example. a dog on a sofa"
+
+
+def test_families_the_paper_does_not_have_are_labelled_in_experiment_tables() -> None:
+    family = "gqa-attribute-cross-noun"
+    inputs = {0: planted_inputs(0, family=family, splits=(("train", 40), ("val", 30), ("test", 30)))}
+    config = ExperimentConfig(rank=2, epochs=1, shortcut_epochs=1, additive_epochs=1)
+    result = cycle_diagnostics.run_diagnostics(inputs, (0,), config=config)
+    assert result["families_not_in_paper"] == [family]
+    for _, rows in (cycle_diagnostics.table_rows(result), cycle_diagnostics.shortcut_table_rows(result)):
+        assert [row[0] for row in rows] == [f"{family} (not in the paper)"]

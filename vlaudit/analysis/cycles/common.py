@@ -33,6 +33,7 @@ from vlaudit.analysis.cycles.provenance import PAPER_VALUES
 from vlaudit.analysis.cycles.provenance import cycle_builds as cycle_builds
 from vlaudit.analysis.cycles.provenance import run_settings as run_settings
 from vlaudit.analysis.cycles.provenance import settings_lines as settings_lines
+from vlaudit.builders.cycles.common import family_label
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import (
     DEFAULT_MIN_CYCLES,
@@ -398,7 +399,7 @@ def unavailable_table(result: Mapping[str, Any]) -> tuple[list[str], list[list[A
     """One row per withdrawn (family, seed) with its cycles per split (the counts that failed §D.5's minimum)
     and whether the experiment or the cycles build withdrew it."""
     splits = [result["config"][k] for k in ("train_split", "val_split", "test_split")]
-    rows = [[item["family"], item["seed"], *[item["cycles"].get(split, 0) for split in splits],
+    rows = [[family_label(item["family"]), item["seed"], *[item["cycles"].get(split, 0) for split in splits],
              item.get("withdrawn_by", "experiment")] for item in result.get("unavailable", [])]
     return ["family", "seed", *[f"{split} cycles" for split in splits], "withdrawn by"], rows
 

@@ -53,6 +53,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_family_bars
+from vlaudit.builders.cycles.common import family_label
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc
 from vlaudit.records import Cycle
 from vlaudit.results.cycles import CycleExperimentResult
@@ -187,7 +188,7 @@ def shortcut_table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list
     families = list(dict.fromkeys(r["family"] for r in result["rows"]))
     out = []
     for family in families:
-        row = [family]
+        row = [family_label(family)]
         for probe in SHORTCUT_PROBES:
             cell = cells.get((family, probe))
             row += ["—", "—"] if cell is None else [mean_sd_text(cell["pair_auroc"], 3),
@@ -205,9 +206,10 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     out = []
     for family in families:
         first = next(r for r in result["rows"] if r["family"] == family)
-        out.append([family, per_seed_n_text(first["n"]), *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
+        out.append([family_label(family), per_seed_n_text(first["n"]), *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
                                  for p in probes]])
     unavailable = withdrawn_everywhere(result)
-    out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)] for family in unavailable]
+    out += [[family_label(family), "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)]
+            for family in unavailable]
     short = {"image-only": "image", "text-only": "text", "zero-shot cosine": "cosine", "diagonal": "diag."}
     return ["family", "n test", *[short.get(p, p) for p in probes]], out

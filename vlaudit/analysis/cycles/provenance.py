@@ -1,8 +1,9 @@
 """What a cycle-paper experiment records about its own settings and inputs (cycle paper §D.5, §E.3–§E.5).
 
 ``run_settings`` is the settings block of every run's JSON: the probe kinds the run trains, every setting sorted
-into the paper's, departures from the paper and vlaudit's own, and each seed's cycle build (the image pool all
-seeds share and the seed of the splits drawn inside it, §D.5); ``settings_lines`` prints it.
+into the paper's, departures from the paper and vlaudit's own, the families the paper does not have, and each
+seed's cycle build (the image pool all seeds share and the seed of the splits drawn inside it, §D.5);
+``settings_lines`` prints it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     MIN_CYCLES,
+    NOT_IN_PAPER_FAMILIES,
     PROBE_BATCH_SIZE,
     PROBE_EPOCHS,
     PROBE_LR,
@@ -40,8 +42,10 @@ def run_settings(config: ExperimentConfig, kinds: Sequence[str], inputs: Mapping
                  seeds: Sequence[int]) -> dict[str, Any]:
     """The settings block of a run's JSON: the probe kinds it trains (``probe_settings``), every setting sorted
     into the paper's / departures / vlaudit's own (``settings``) and each seed's cycle build (``cycle_builds``)."""
+    present = {c.family for s in seeds for c in inputs[s].cycles}
     return {"probe_settings": config.probe_settings(kinds), "settings": config.settings_provenance(),
-            "cycle_builds": cycle_builds(inputs, seeds)}
+            "cycle_builds": cycle_builds(inputs, seeds),
+            "families_not_in_paper": sorted(present & set(NOT_IN_PAPER_FAMILIES))}
 
 
 def settings_lines(result: Mapping[str, Any]) -> list[str]:

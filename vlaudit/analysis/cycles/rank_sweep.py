@@ -35,6 +35,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
+from vlaudit.builders.cycles.common import family_label
 from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 
@@ -105,9 +106,9 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     cells = {(r["family"], r["rank"]): r for r in [*result["rows"], *result["additive"]]}
     families = list(dict.fromkeys(r["family"] for r in result["rows"]))
     columns = [*result["ranks"], "additive"]
-    out = [[family, per_seed_n_text(cells[(family, result["ranks"][0])]["n"]),
+    out = [[family_label(family), per_seed_n_text(cells[(family, result["ranks"][0])]["n"]),
             *[mean_sd_text(cells[(family, k)]["cycle_acc"], 3) if (family, k) in cells else "—" for k in columns]]
            for family in families]
-    out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(columns)]
+    out += [[family_label(family), "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(columns)]
             for family in withdrawn_everywhere(result)]
     return ["family", "n test", *[f"r={k}" if k != "additive" else "additive" for k in columns]], out

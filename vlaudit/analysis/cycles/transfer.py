@@ -51,6 +51,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_transfer
+from vlaudit.builders.cycles.common import family_label
 from vlaudit.records import Cycle
 from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
@@ -145,7 +146,8 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """One row per ordered pair: train → test family, the test family's n per seed ("—" where withdrawn),
     transfer CycleAcc and alignment (mean ± sd); a family withdrawn in every seed gets one row reading
     "unavailable"."""
-    out = [[r["train_family"], r["test_family"] + ("" if r["off_diagonal"] else " (same)"), per_seed_n_text(r["n"]),
+    out = [[family_label(r["train_family"]), family_label(r["test_family"]) + ("" if r["off_diagonal"] else " (same)"),
+            per_seed_n_text(r["n"]),
             mean_sd_text(r["cycle_acc"], 3), mean_sd_text(r["alignment"], 3)] for r in result["rows"]]
-    out += [[family, "—", "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
+    out += [[family_label(family), "—", "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
     return ["train family", "test family", "n test", "transfer CycleAcc (test)", "alignment (val)"], out
