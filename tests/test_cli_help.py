@@ -74,7 +74,10 @@ def test_every_option_says_its_default() -> None:
 def test_paper_settings_name_their_paper(cli, monkeypatch) -> None:
     flat = " ".join(_help(("vlaudit", "cycles", "eval"), cli, monkeypatch).split())
     assert "Paper setting: the cycle paper's minimum, §D.5. [default: 30; x>=0]" in flat
-    assert "Paper setting: the papers' bootstrap count, VCA §19, cycle §D.5. [default: 5000; x>=1]" in flat
+    # 5,000 resamples are the VCA paper's (§19); the cycle paper has no bootstrap
+    assert ("Paper setting: the VCA paper's bootstrap count, VCA §19 (the cycle paper states no bootstrap). "
+            "[default: 5000; x>=1]") in flat
+    assert "cycle §D.5" not in flat.split("--resamples")[1].split("--")[0]
     flat = " ".join(_help(("vlaudit", "vca", "report"), cli, monkeypatch).split())
     assert "Paper setting: VCA §19. [default: 20260719]" in flat
     flat = " ".join(_help(("vlaudit", "data", "factorial"), cli, monkeypatch).split())

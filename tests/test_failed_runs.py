@@ -44,7 +44,7 @@ def test_cycles_build_with_no_family_left_writes_no_cycles_file(one_error, tmp_p
     out = tmp_path / "c.jsonl"
     code, stdout, err = cli("cycles", "build", "jsonl", "--pairs", pairs, "--out", out, "--splits", "test")
     line = one_error(code, stdout, err)
-    assert "no family reached --min-cycles 30 (validation cycles), so no cycles were written" in line
+    assert "no family reached --min-cycles 30 (test cycles), so no cycles were written" in line  # --splits test: the minimum counted the test split
     assert str(tmp_path / "c.failed.json") in line
     assert "pairs-relation (unavailable)" in stdout  # the Table-6 report is on the console
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.failed.json", "pairs.jsonl"]

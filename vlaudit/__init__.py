@@ -29,6 +29,8 @@ from vlaudit.version import __version__
 
 # public name -> "module:attribute"
 _EXPORTS: dict[str, str] = {
+    "family_label": "vlaudit.builders.cycles.common:family_label",
+    "CocoCaps": "vlaudit.builders.cycles.coco:CocoCaps",
     "cycle_contrast": "vlaudit.metrics.cycles:cycle_contrast",
     "cycle_credit": "vlaudit.metrics.cycles:cycle_credit",
     "cycle_acc": "vlaudit.metrics.cycles:cycle_acc",
@@ -111,6 +113,8 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "family_label",
+    "CocoCaps",
     "__version__",
     "cycle_contrast",
     "cycle_credit",
@@ -223,6 +227,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
     from vlaudit.backends.registry import backend_kind
     from vlaudit.backends.tiny_families import TINY_FAMILIES
+    from vlaudit.builders.cycles.coco import CocoCaps
+    from vlaudit.builders.cycles.common import family_label
     from vlaudit.builders.cycles.gqa_rules import REASONS as GQA_SWAP_REASONS
     from vlaudit.builders.cycles.rules import GeometryRules
     from vlaudit.builders.factorial import build_factorial

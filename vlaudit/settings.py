@@ -8,7 +8,9 @@ departs from a paper on purpose, the comment says so and why. "cycle" = the coun
 from __future__ import annotations
 
 # --- shared ------------------------------------------------------------------------------------------------
-BOOTSTRAP_RESAMPLES = 5000  # VCA §19 (paired, clustered percentile bootstrap); cycle §D.5 uses the same count
+# VCA §19 (paired, clustered percentile bootstrap). The cycle paper states no bootstrap (its spread is the sd over
+# three seeds, §D.5); vlaudit's cycle intervals borrow the VCA paper's count.
+BOOTSTRAP_RESAMPLES = 5000
 BOOTSTRAP_SEED = 20260719  # VCA §19
 CONFIDENCE_LEVEL = 0.95  # VCA §19: two-sided 95% intervals
 
@@ -35,11 +37,34 @@ ADDITIVE_PROBE_EPOCHS = 5  # cycle §E.4: the additive audit probes a(x) + b(y);
 SHORTCUT_PROBE_EPOCHS = 50  # cycle §E.4: the text-only and image-only shortcut probes
 SHORTCUT_PROBE_LR = 1e-2  # cycle §E.4
 SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; AUROC peaks at rank 8 (Table 1)
-# Not a paper setting: the paper's batch of 512 gives one optimiser step per epoch on a few hundred cycles, so
-# a probe on a small training set would barely move. vlaudit shrinks the batch (same epochs) until a probe
-# takes at least this many steps (said in the output; the paper's scale — thousands of cycles — is untouched).
+# Not a paper setting: on a training set smaller than one batch of 512 the paper's batch is a single optimiser
+# step per epoch, so a probe would barely move. Only there (fewer units than the batch) vlaudit shrinks the
+# batch (same epochs) until a probe takes at least this many steps, and says so in ``probe_notes``; a training
+# set of at least one full batch always trains at the paper's batch.
 MIN_OPTIMISER_STEPS = 50
+# Not paper settings (the paper states none for them): the synthetic controls' interaction probes (the bilinear
+# rows of Table 1 and the binding row); these small problems need a larger step to converge in ~80 updates.
+SYNTHETIC_INTERACTION_EPOCHS = 10
+SYNTHETIC_INTERACTION_LR = 3e-2
+# Not a paper setting: the size of a shortcut marker added to the negatives' features, in sd units of the
+# marker direction (synthetic row 2 and the shortcut-bearing negatives of ``experiment diagnostics``).
+SHORTCUT_MARKER_SD = 4.0
 SYNTHETIC_RANK_PEAK = {1: 0.6725, 8: 0.7658, 16: 0.7575}  # cycle §5.1, Table 1: AUROC by rank (peak at 8)
+# Not a paper setting: the seed of the ``--max-images`` pool draw. §D.5 evaluates every seed on one fixed image
+# pool ("family estimates share image pools"), so the pool has its own seed, fixed by default, and each cycle seed
+# draws its independently constructed splits inside that pool.
+CYCLE_POOL_SEED = 0
+# The COCO builder's work bounds (``cycles build coco``), none stated by the paper (§D.2 names no caps):
+COCO_CAPTIONS_PER_IMAGE = 2  # seeded human captions read per image (bounds the synonym matching)
+COCO_CATEGORIES_PER_IMAGE = 6  # seeded eligible categories per image that relation statements may name
+COCO_STATEMENTS_PER_IMAGE = 3  # seeded candidate statements per image and relation family
+# How many blocks of one family and split may use the same image: 1 keeps a family's blocks image-disjoint
+# (vlaudit's choice; the paper does not say whether its blocks share images).
+COCO_IMAGE_USES = 1
+# Families vlaudit can build that the cycle paper does not have (cross-noun GQA blocks: object presence across
+# different nouns). Built only on request (``--extra-families``) and labelled "not in the paper" wherever printed.
+NOT_IN_PAPER_FAMILIES = ("gqa-attribute-cross-noun", "gqa-relation-cross-noun")
+NOT_IN_PAPER_LABEL = "not in the paper"
 GQA_BINDING_VALIDATION_CYCLES = (18, 19)  # cycle §D.3 / Table 2: per seed, below MIN_CYCLES → unavailable
 
 # --- VCA paper -----------------------------------------------------------------------------------------------

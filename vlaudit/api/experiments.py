@@ -14,14 +14,15 @@ from vlaudit.analysis.cycles.common import (
     probe_notes_summary,
     unavailable_table,
 )
-from vlaudit.analysis.cycles.diagnostics import run_diagnostics
+from vlaudit.analysis.cycles.diagnostics import run_diagnostics, shortcut_table_rows
 from vlaudit.analysis.cycles.diagnostics import table_rows as diagnostics_rows
 from vlaudit.analysis.cycles.inputs import add_marked_features, extract_seed_features, load_seed_inputs
 from vlaudit.analysis.cycles.oe import run_oe, seed_table_rows
 from vlaudit.analysis.cycles.oe import table_rows as oe_rows
+from vlaudit.analysis.cycles.provenance import settings_lines
 from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
 from vlaudit.analysis.cycles.rank_sweep import table_rows as rank_sweep_rows
-from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic, torch_threads
+from vlaudit.analysis.cycles.synthetic import SyntheticConfig, rank_peak_line, run_synthetic, torch_threads
 from vlaudit.analysis.cycles.synthetic import table_rows as synthetic_rows
 from vlaudit.analysis.cycles.transfer import run_transfer
 from vlaudit.analysis.cycles.transfer import table_rows as transfer_rows
@@ -36,7 +37,9 @@ EXPERIMENTS = ("diagnostics", "rank-sweep", "oe", "transfer")
 class ExperimentRun:
     """One experiment's ``result`` (what its JSON holds), its mean ± sd ``table`` (columns, rows), the OE's
     per-seed ``seed_table``, the ``unavailable`` families' table (when any was withdrawn), the probe ``notes``
-    (one line each) and transfer's ``correlation`` text."""
+    (one line each), the ``settings`` lines (which settings depart from the paper's, which are vlaudit's own),
+    transfer's ``correlation`` text and diagnostics' ``shortcut_table`` (§E.4, Table 8: pair AUROC beside
+    CycleAcc)."""
 
     result: CycleExperimentResult
     table: Table
@@ -44,6 +47,8 @@ class ExperimentRun:
     unavailable: Table | None = None
     notes: tuple[str, ...] = ()
     correlation: str | None = None
+    settings: tuple[str, ...] = ()
+    shortcut_table: Table | None = None
 
 
 def _quiet(message: str) -> None:
@@ -89,8 +94,9 @@ def run_experiment(name: str, cycles: Mapping[int, str | Path], *, config: Exper
             result = run_oe(inputs, seeds, config=config, families=chosen, out_dir=out)
         else:
             result = run_transfer(inputs, seeds, config=config, families=chosen, out_dir=out)
+    shortcut_table = None
     if name == "diagnostics":
-        table = diagnostics_rows(result)
+        table, shortcut_table = diagnostics_rows(result), shortcut_table_rows(result)
     elif name == "rank-sweep":
         table = rank_sweep_rows(result)
     elif name == "oe":
@@ -99,16 +105,19 @@ def run_experiment(name: str, cycles: Mapping[int, str | Path], *, config: Exper
         table, correlation = transfer_rows(result), mean_sd_text(result["correlation"], 3)
     return ExperimentRun(result=result, table=table, seed_table=seed_table,
                          unavailable=unavailable_table(result) if result.get("unavailable") else None,
-                         notes=tuple(probe_notes_summary(result.get("probe_notes", []))), correlation=correlation)
+                         notes=tuple(probe_notes_summary(result.get("probe_notes", []))), correlation=correlation,
+                         settings=tuple(settings_lines(result)), shortcut_table=shortcut_table)
 
 
 @dataclass(frozen=True)
 class SyntheticRun:
     """The synthetic controls' ``result`` (``synthetic.json``) and its summary ``rows`` (diagnostic, probe,
-    metric, mean, sd, expected)."""
+    metric, mean, sd, expected) and the rank control's ``rank_peaks`` line (the mean's and each seed's peak
+    rank, §E.5), when the rank sweep ran."""
 
     result: SyntheticResult
     rows: list[list[Any]]
+    rank_peaks: str | None = None
 
 
 def synthetic_controls(seeds: Sequence[int], *, config: SyntheticConfig, out: str | Path | None = None,
@@ -116,4 +125,4 @@ def synthetic_controls(seeds: Sequence[int], *, config: SyntheticConfig, out: st
     """Planted-signal controls with known answers (cycle paper §3), one run per seed; writes
     ``out/synthetic.json``."""
     result = run_synthetic(list(seeds), None if out is None else Path(out), config, num_threads=threads)
-    return SyntheticRun(result=result, rows=synthetic_rows(result))
+    return SyntheticRun(result=result, rows=synthetic_rows(result), rank_peaks=rank_peak_line(result))

@@ -28,7 +28,7 @@ from vlaudit import settings
 _Source = tuple[str, frozenset[str] | None]
 PAPER_DEFAULTS: dict[tuple[str, Any], _Source | list[_Source]] = {
     ("--min-cycles", settings.MIN_CYCLES): ("the cycle paper's minimum, §D.5", None),
-    ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the papers' bootstrap count, VCA §19, cycle §D.5", None),
+    ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the VCA paper's bootstrap count, VCA §19 (the cycle paper states no bootstrap)", None),
     ("--seed", settings.BOOTSTRAP_SEED): ("VCA §19", None),
     # one value, two settings: the factorial scenes' seed (§10) and the seed of its stem bootstrap (§19)
     ("--seed", settings.FACTORIAL_SEED): [("VCA §10", frozenset({"data factorial"})),

@@ -47,7 +47,8 @@ def cycles_eval(
                                          n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold)
     result = evaluation.data
     vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
-    vlaudit.print_unavailable(result["unavailable"], min_cycles)
+    evaluated = list(result["splits"])
+    vlaudit.print_unavailable(result["unavailable"], min_cycles, "val" if "val" in evaluated else ", ".join(evaluated))
     vlaudit.print_benchmark_tables(result["benchmarks"])
     for warning in result["warnings"]:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)

@@ -7,7 +7,9 @@ run once per seed with ``--seed S``), and frozen features (``--features DIR`` fr
 ``--model SPEC --images DIR`` to extract them here once for all seeds). ``--min-cycles`` (default 30) applies the
 per-family minimum of §D.5 to each seed's validation cycles. Probe settings per kind default to the paper's
 (:mod:`vlaudit.settings`: §E.3 interaction probes, §E.4 additive audit and shortcut probes) and are written to
-the run's JSON as ``probe_settings``.
+the run's JSON as ``probe_settings``. Every run's JSON also sorts its settings into the paper's, departures
+from the paper and vlaudit's own (``settings``) and records each seed's cycle build (``cycle_builds``: the
+pool seed and the split seed); the console prints the departures and vlaudit's own settings.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from vlaudit.errors import EXIT_CHECK_FAILED
 
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
-_SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2); "
+_SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2, §E.3); "
                                                                "each runs on its own cycle split.")
 _CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order "
                                             "(default: none; give --cycles or --build).")
@@ -46,7 +48,7 @@ _IMAGES = typer.Option(None, "--images", help="Images folder (with --model; defa
 _FAMILIES = typer.Option(None, "--families", help="Comma-separated families (default: all in the cycles).")
 _EPOCHS = typer.Option(paper.PROBE_EPOCHS, "--epochs", min=1, help="Interaction probe epochs (§E.3: 8).")
 _BATCH = typer.Option(paper.PROBE_BATCH_SIZE, "--batch-size", min=1,
-                      help="Cycles or pairs per step (§E.3: 512); smaller on a small training set so a probe takes "
+                      help="Cycles or pairs per step (§E.3: 512); smaller only on a training set under one batch, so a probe takes "
                            "--min-steps steps.")
 _LR = typer.Option(paper.PROBE_LR, "--lr", help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
 _WD = typer.Option(paper.PROBE_WEIGHT_DECAY, "--weight-decay", help="AdamW weight decay (§E.3: 1e-4).")
@@ -60,12 +62,12 @@ _SHORTCUT_LR = typer.Option(paper.SHORTCUT_PROBE_LR, "--shortcut-lr",
 _MIN_STEPS = typer.Option(paper.MIN_OPTIMISER_STEPS, "--min-steps", min=0,
                           help="Fewest optimiser steps per probe: a smaller training set gets a smaller batch "
                                "(vlaudit's, not a paper setting; 0 = always --batch-size).")
-_THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest).")
-_DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed).")
-_SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits.")
+_THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest; not a paper setting).")
+_DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed; not a paper setting).")
+_SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits (not a paper setting).")
 _MIN_CYCLES = typer.Option(paper.MIN_CYCLES, "--min-cycles", min=1,
                            help="Per seed, a family with fewer validation cycles than this (or no train or test "
-                                "cycle) is withdrawn whole and reported as unavailable with its counts.")
+                                "cycle) is withdrawn whole and reported as unavailable with its counts (§D.5: 30).")
 
 
 def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:
@@ -146,6 +148,7 @@ def _finish(title: str, run: vlaudit.ExperimentRun) -> None:
     settings = result.get("probe_settings", {})
     lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
                                             for kind, v in settings.items())] if settings else []
+    lines += run.settings
     for line in [*lines, *run.notes]:
         say(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
@@ -176,6 +179,9 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     run = vlaudit.run_experiment("diagnostics", paths, config=config, out=out, features=features, model=model,
                                  images=images, families=_families(families), threads=threads, log=say)
     audit = run.result["additive_audit"]
+    if run.shortcut_table is not None:
+        _print(f"Shortcut probes (§E.4, Table 8): pair AUROC on ordinary {config.test_split} pairs with "
+               "shortcut-bearing negatives, beside exact CycleAcc", *run.shortcut_table)
     _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
             f"{', '.join(map(str, seed_list))}", run)
     say(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
@@ -185,7 +191,7 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
 def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
                build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
                images: Path | None = _IMAGES, families: str | None = _FAMILIES,
-               ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks."),
+               ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks (§5 / Table 3: 1,2,4,8,16,32,64)."),
                epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD,
                threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
                min_cycles: int = _MIN_CYCLES, additive_epochs: int = _ADDITIVE_EPOCHS,
