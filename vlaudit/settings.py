@@ -81,3 +81,9 @@ DEMO_RESAMPLES = 2000
 # The HTML report's own VCA of a margins table that has no `vca report` beside it: a quick preview; the
 # reported intervals come from `vca report` (BOOTSTRAP_RESAMPLES).
 REPORT_PREVIEW_RESAMPLES = 1000
+
+# --- benchmark releases read by `vlaudit data items --format NAME` (vlaudit.sources.registry) -----------------
+# Not a paper setting: the names of the readers, kept here so that the command's help lists them without
+# importing the readers.
+BENCHMARK_FORMATS = ("pope", "mme", "hallusionbench", "mmstar", "mmbench", "seed-bench", "scienceqa", "mmmu",
+                     "cv-bench", "ai2d")
