@@ -109,7 +109,7 @@ def read_mmbench(source: str | Path, *, images: ImageFolder | None = None) -> Be
 
 def _seed_dimension(row: Row) -> int:
     text = row.required("question_type_id")
-    if not text.isdigit() or int(text) not in SEED_DIMENSIONS:
+    if not re.fullmatch(r"[0-9]{1,3}", text) or int(text) not in SEED_DIMENSIONS:
         raise row.error(f"expected a question_type_id 1 to 12, got {text!r:.20}", "question_type_id")
     return int(text)
 

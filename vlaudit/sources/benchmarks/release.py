@@ -39,6 +39,7 @@ from vlaudit.tables import iter_jsonl, read_json
 Rows = Iterator[tuple[int, dict[str, Any]]]
 _MISSING_TEXT = {"", "nan", "none"}  # pandas writes an empty TSV cell back as "nan"
 _LETTER = re.compile(r"\(?([A-Z])\)?\.?")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 @dataclass
@@ -137,7 +138,7 @@ class Row:
         if isinstance(value, str):
             try:
                 value = ast.literal_eval(value.strip())
-            except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
                 raise self.error(f"options are not a list: {_short(self.raw.get(name))}", name) from exc
         if value is None:
             raise self.error("missing required field", name)
@@ -183,7 +184,7 @@ class Row:
     def index_letter(self, name: str, options: Sequence[str]) -> str:
         """The gold option's letter from a 0-based index (an integer or its digits, as ScienceQA and AI2D)."""
         value = self.raw.get(name)
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and _DIGITS.fullmatch(value.strip()):
             value = int(value.strip())
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(f"expected the gold option's index, got {_short(value)}", name)
@@ -280,7 +281,7 @@ def _tsv_rows(path: Path, images: ImageFolder) -> Rows:
 def _tsv_image(cell: str, by_index: Mapping[str, str], images: ImageFolder, path: Path, record: str) -> str:
     """A base64 image cell → its content-addressed file name; a short number → that row's image."""
     cell = cell.strip()
-    if len(cell) < 64 and cell.isdigit():
+    if len(cell) < 64 and _DIGITS.fullmatch(cell):
         if cell not in by_index:
             raise InputError(f"image refers to row index {cell}, which has no image before it", path=path,
                              record=record, field="image")
