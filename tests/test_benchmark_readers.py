@@ -20,8 +20,8 @@ from vlaudit.sources.registry import FORMATS, read_benchmark_items
 from vlaudit.sources.rows import ImageFolder
 
 
-def _build(fmt: str, source: Path | str, tmp_path: Path) -> tuple[list, dict]:
-    out = tmp_path / "out" / "items.jsonl"
+def _build(fmt: str, source: Path | str, tmp_path: Path, suffix: str = ".jsonl") -> tuple[list, dict]:
+    out = tmp_path / "out" / f"items{suffix}"
     summary = vlaudit.build_benchmark_items(fmt, source, out=out, images=tmp_path / "images")
     return read_items(out), summary.to_dict()
 
@@ -34,10 +34,11 @@ def test_every_registered_format_has_a_release_here() -> None:
     assert tuple(FORMATS) == BENCHMARK_FORMATS == tuple(RELEASES)
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 @pytest.mark.parametrize("fmt", sorted(RELEASES))
-def test_each_release_round_trips_to_items(fmt: str, tmp_path: Path) -> None:
+def test_each_release_round_trips_to_items(fmt: str, suffix: str, tmp_path: Path) -> None:
     writer, kept, excluded = RELEASES[fmt]
-    items, summary = _build(fmt, writer(tmp_path), tmp_path)
+    items, summary = _build(fmt, writer(tmp_path), tmp_path, suffix)
     assert (summary["n_items"], summary["n_excluded"]) == (kept, excluded)
     assert {item.dataset for item in items} == {fmt}
     for item in items:

@@ -1,7 +1,7 @@
 """``vlaudit data items --format NAME SOURCE``: a published benchmark (POPE, MME, MMStar, ...) → ITEMS.
 
 Prints the kept items per category and label, the text-only items, and every exclusion by reason; writes
-ITEMS (JSONL or Parquet by suffix) and ``ITEMS.summary.json`` beside it. See docs/benchmarks.md.
+ITEMS (JSONL or Parquet by suffix) and ``ITEMS.summary.json`` beside it. See docs/reference/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _counts(title: str, counts: dict[str, int]) -> list[str]:
 @data_app.command("items")
 def data_items(
     source: str = typer.Argument(..., help="The release: its JSON, JSONL, TSV or Parquet file, a save_to_disk "
-                                           "folder, or hf-dataset:NAME[:CONFIG][@SPLIT]."),
+                                           "folder, or hf-dataset:NAME (then :CONFIG and @SPLIT as needed)."),
     benchmark: str = typer.Option(..., "--format", metavar="NAME",
                                   help="The release's reader: " + ", ".join(BENCHMARK_FORMATS) + "."),
     out: Path = out_file_option(help="ITEMS table to write (.jsonl or .parquet)."),
@@ -34,7 +34,7 @@ def data_items(
                                             "$VLAUDIT_HF_IMAGES, else ~/.cache/vlaudit/hf-images); the "
                                             "--images of scoring."),
 ) -> None:
-    """A published benchmark's release → the ITEMS table (see docs/benchmarks.md for each release's schema)."""
+    """A published benchmark's release → the ITEMS table (see docs/reference/benchmarks.md for each release's schema)."""
     summary = vlaudit.build_benchmark_items(benchmark, source, out=out, images=images)
     extra = summary.extra
     lines = [f"{benchmark} ({extra['kind']}): {summary.n_items} items kept, {summary.n_excluded} excluded"]
