@@ -220,13 +220,15 @@ def test_an_unknown_format_names_every_registered_one() -> None:
 
 def test_the_command_prints_counts_and_exclusions_at_80_columns(cli, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    source = RELEASES["scienceqa"][0](tmp_path)
-    code, out, err = cli("data", "items", "--format", "scienceqa", source, "--out", tmp_path / "o" / "items.jsonl",
-                         "--images", tmp_path / "images")
+    monkeypatch.chdir(tmp_path)  # relative paths: the width checked is the command's, not the temp folder's
+    RELEASES["scienceqa"][0](Path("."))
+    code, out, err = cli("data", "items", "--format", "scienceqa", "scienceqa_test.parquet", "--out",
+                         "o/items.jsonl", "--images", "images")
     assert code == 0, err
     assert "scienceqa (multiple choice): 1 items kept, 1 excluded" in out
     assert "no image (ScienceQA-IMG is the items with one)" in out and "social science" in out
-    assert all(len(line) <= 80 or " " not in line.strip() for line in out.splitlines()), out  # paths stay whole
+    assert "images: 1 written, 0 already in images (give it as --images)" in out
+    assert [line for line in out.splitlines() if len(line) > 80] == [], out
     assert len(read_items(tmp_path / "o" / "items.jsonl")) == 1
 
 
@@ -237,3 +239,35 @@ def test_the_command_refuses_a_release_with_nothing_kept(cli, one_error_line, tm
     line = one_error_line(*cli("data", "items", "--format", "mmmu", path, "--out", tmp_path / "o" / "i.jsonl"))
     assert "no mmmu items kept (1 open question (no options)); nothing written" in line
     assert not (tmp_path / "o").exists() or files_under(tmp_path / "o") == []
+
+
+def test_the_authors_json_files_name_their_images(tmp_path: Path) -> None:
+    seed = tmp_path / "SEED-Bench.json"
+    seed.write_text(json.dumps({"questions": [
+        {"answer": "C", "choice_a": "1", "choice_b": "2", "choice_c": "3", "choice_d": "4",
+         "data_id": "1454426_2591111986.jpg", "data_type": "image", "question": "How many towels?",
+         "question_id": "101669", "question_type_id": 5},
+        {"answer": "A", "choice_a": "run", "choice_b": "walk", "choice_c": "sit", "choice_d": "lie",
+         "data_id": "v1.mp4", "data_type": "video", "question": "Doing?", "question_id": "9", "question_type_id": 10}],
+        "question_type": {"Instances Counting": 5, "Action Recognition": 10}}))
+    (item,), summary = _build("seed-bench", seed, tmp_path)
+    assert (item.image, item.label, item.category, summary["n_excluded"]) == (
+        "1454426_2591111986.jpg", "C", "Instances Counting", 1)
+    problems = tmp_path / "problems.json"
+    problems.write_text(json.dumps({"5": {"question": "Which is north?", "choices": ["a", "b"], "answer": 1,
+                                          "hint": "Look at the map.", "image": "image.png", "split": "test",
+                                          "subject": "social science", "topic": "geography"}}))
+    (item,), _ = _build("scienceqa", problems, tmp_path)
+    assert (item.item_id, item.image, item.label, item.hint) == ("scienceqa-5", "test/5/image.png", "B",
+                                                                 "Look at the map.")
+
+
+def test_mmstar_tsv_takes_its_options_from_the_letter_columns(tmp_path: Path) -> None:
+    header = ["index", "question", "A", "B", "C", "D", "answer", "category", "l2_category", "image"]
+    row = ["3", "Which is red?", "apple", "sky", "grass", "coal", "A", "coarse perception", "image style", RED64]
+    path = tmp_path / "MMStar.tsv"
+    path.write_text("\t".join(header) + "\n" + "\t".join(row) + "\n")
+    (item,), _ = _build("mmstar", path, tmp_path)
+    assert (item.question, item.options, item.label, item.extra["l2_category"]) == (
+        "Which is red?", ("apple", "sky", "grass", "coal"), "A", "image style")
+    assert item.image == sha256_bytes(RED) + ".png"
