@@ -143,14 +143,14 @@ def mmbench_hub(root: Path) -> Path:
 
 def seed_bench(root: Path) -> Path:
     """``lmms-lab/SEED-Bench``: answer, choice_a–d, data_id, data_type, question, question_id,
-    question_type_id, image (a list of Images; empty for a video question)."""
+    question_type_id, image (a list of Images: a video question's frames)."""
     return write_parquet(root / "seed_bench.parquet", {
         "answer": (S, ["B", "A"]), "choice_a": (S, ["one", "running"]), "choice_b": (S, ["two", "walking"]),
         "choice_c": (S, ["three", "sitting"]), "choice_d": (S, ["four", "lying"]),
         "data_id": (S, ["1454426_2591111986", "v1234.mp4"]), "data_type": (S, ["image", "video"]),
         "question": (S, ["How many towels are in the image?", "What is the person doing?"]),
         "question_id": (S, ["101669", "200001"]), "question_type_id": (I64, [5, 10]),
-        "image": (pa.list_(IMAGE), [[image(GREEN)], []])})
+        "image": (pa.list_(IMAGE), [[image(GREEN)], [image(RED), image(BLUE)]])})  # a video's frames
 
 
 def scienceqa(root: Path) -> Path:

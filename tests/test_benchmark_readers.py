@@ -119,9 +119,10 @@ def test_mmbench_hub_release_reads_like_the_tsv(tmp_path: Path) -> None:
 
 def test_seed_scienceqa_mmmu_exclude_what_they_do_not_read(tmp_path: Path) -> None:
     reasons = {}
-    for fmt in ("seed-bench", "scienceqa", "mmmu"):
-        _, summary = _build(fmt, RELEASES[fmt][0](tmp_path), tmp_path)
+    for fmt, images in (("seed-bench", 1), ("scienceqa", 1), ("mmmu", 2)):
+        _, summary = _build(fmt, RELEASES[fmt][0](tmp_path), tmp_path / fmt)
         reasons |= summary["excluded_by_reason"]
+        assert summary["images"]["written"] == images  # an excluded row's images are not written
     assert reasons == {"video question (the image part is read)": 1,
                        "no image (ScienceQA-IMG is the items with one)": 1, "open question (no options)": 1}
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from vlaudit.sources.benchmarks.release import BenchmarkRead, Row, release_rows, split_name, unique_ids
 from vlaudit.sources.items import BenchmarkItem
@@ -114,9 +115,13 @@ def _seed_dimension(row: Row) -> int:
     return int(text)
 
 
+def _seed_image_question(record: dict[str, Any]) -> bool:
+    return str(record.get("data_type") or "image").strip().lower() == "image"
+
+
 def read_seed_bench(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
-    """SEED-Bench rows → lettered items of the image part (video questions excluded)."""
-    rows, noun = release_rows(source, _images(images))
+    """SEED-Bench rows → lettered items of the image part (video questions excluded, their frames unwritten)."""
+    rows, noun = release_rows(source, _images(images), wanted=_seed_image_question)
     name, split = str(source), split_name(source)
     read = BenchmarkRead("seed-bench", [])
     records = []

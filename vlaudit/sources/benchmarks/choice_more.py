@@ -34,7 +34,7 @@ def _images(images: ImageFolder | None) -> ImageFolder:
 
 def read_mmmu(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """MMMU rows → lettered multiple-choice items with all their images (open questions excluded)."""
-    rows, noun = release_rows(source, _images(images))
+    rows, noun = release_rows(source, _images(images), wanted=lambda record: record.get("question_type") != "open")
     name, split = str(source), split_name(source)
     read = BenchmarkRead("mmmu", [])
     records = []

@@ -18,7 +18,7 @@ import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -216,10 +216,12 @@ def split_name(source: str | Path) -> str:
     return source_stem(source)
 
 
-def release_rows(source: str | Path, images: ImageFolder) -> tuple[Rows, str]:
-    """The rows of a release (see the module docstring) and the noun that numbers them."""
+def release_rows(source: str | Path, images: ImageFolder,
+                 wanted: Callable[[dict[str, Any]], bool] | None = None) -> tuple[Rows, str]:
+    """The rows of a release (see the module docstring) and the noun that numbers them; a dataset row that
+    ``wanted`` refuses (the reader will exclude it) gets no image written."""
     if is_dataset_source(source):
-        return dataset_rows(source, images=images), "row"
+        return dataset_rows(source, images=images, wanted=wanted), "row"
     path = Path(source)
     if not path.exists():
         raise InputError("file not found", path=path)
