@@ -336,3 +336,54 @@ def test_a_mutated_vsr_dataset_in_parquet_reads_cleanly(data: st.DataObject) -> 
             _vsr(path)
         except VlauditError:
             pass
+
+
+BENCHMARK_PARQUET_SEEDS = {"pope": POPE, "mme": MME, "mmstar": MMSTAR, "mmbench": MMBENCH, "mmmu": MMMU,
+                           "cv-bench": CV_BENCH, "ai2d": AI2D}
+
+
+@settings(max_examples=40, deadline=None)
+@given(fmt=st.sampled_from(sorted(BENCHMARK_PARQUET_SEEDS)), data=st.data())
+def test_mutated_benchmark_rows_in_parquet_read_cleanly(fmt: str, data: st.DataObject) -> None:
+    """The benchmark readers on the dataset path: the same mutations, stored as a Parquet export."""
+    import pyarrow as pa
+
+    from vlaudit.sources.registry import read_benchmark_items
+    from vlaudit.tables import rows_to_table, write_parquet
+
+    rows = _mutate(data, BENCHMARK_PARQUET_SEEDS[fmt])
+    assume(isinstance(rows, list) and rows and all(isinstance(r, dict) and r for r in rows))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "release.parquet"
+        try:
+            write_parquet(path, rows_to_table(rows))
+        except (pa.ArrowException, OverflowError):
+            assume(False)  # Arrow cannot store these values: no Parquet export can hold them
+        try:
+            read_benchmark_items(fmt, path)
+        except VlauditError:
+            pass
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_a_damaged_benchmark_tsv_reads_cleanly(data: st.DataObject) -> None:
+    """A VLMEvalKit TSV with base64 images, truncated or with one byte overwritten."""
+    from benchmark_releases import mmbench_tsv
+
+    from vlaudit.sources.registry import read_benchmark_items
+    from vlaudit.sources.rows import ImageFolder
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = mmbench_tsv(Path(folder))
+        content = bytearray(path.read_bytes())
+        position = data.draw(st.integers(0, len(content) - 1))
+        if data.draw(st.booleans()):
+            content = content[:position]
+        else:
+            content[position] = data.draw(st.integers(0, 255))
+        path.write_bytes(bytes(content))
+        try:
+            read_benchmark_items("mmbench", path, images=ImageFolder(Path(folder) / "images"))
+        except VlauditError:
+            pass
