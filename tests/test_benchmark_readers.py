@@ -272,3 +272,10 @@ def test_mmstar_tsv_takes_its_options_from_the_letter_columns(tmp_path: Path) ->
     assert (item.question, item.options, item.label, item.extra["l2_category"]) == (
         "Which is red?", ("apple", "sky", "grass", "coal"), "A", "image style")
     assert item.image == sha256_bytes(RED) + ".png"
+
+
+def test_an_answer_given_as_an_options_text_is_its_letter_and_none_is_an_option(tmp_path: Path) -> None:
+    rows = [["1", "Which colour?", "", "red", "green", "", "", "green", "x", "y", RED64, "dev"],
+            ["2", "Which is missing?", "", "all", "None", "", "", "B", "x", "y", "1", "dev"]]
+    items, _ = _build("mmbench", mmbench_tsv(tmp_path, rows), tmp_path)
+    assert [(item.label, item.options) for item in items] == [("B", ("red", "green")), ("B", ("all", "None"))]

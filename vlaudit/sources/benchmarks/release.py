@@ -37,7 +37,7 @@ from vlaudit.sources.rows import (
 from vlaudit.tables import iter_jsonl, read_json
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
-_MISSING_TEXT = {"", "nan", "none"}  # pandas writes an empty TSV cell back as "nan"
+_MISSING_TEXT = {"", "nan"}  # pandas writes an empty cell back as "nan" (the peers read it as absent)
 _LETTER = re.compile(r"\(?([A-Z])\)?\.?")
 _DIGITS = re.compile(r"[0-9]+")
 
