@@ -62,13 +62,19 @@ def test_pope_keeps_its_category_and_names_images_by_content(tmp_path: Path) -> 
 
 
 def test_pope_authors_files_take_the_category_from_the_file_name(tmp_path: Path) -> None:
-    path = tmp_path / "coco_pope_adversarial.json"
-    path.write_text(json.dumps({"question_id": 1, "image": "COCO_val2014_000000016631.jpg",
-                                "text": "Is there a person in the image?", "label": "yes"}) + "\n")
-    path = path.rename(tmp_path / "coco_pope_adversarial.jsonl")
+    path = tmp_path / "coco_pope_adversarial.json"  # JSON lines, though named .json
+    path.write_text("".join(json.dumps({"question_id": k, "image": "COCO_val2014_000000016631.jpg",
+                                        "text": text, "label": label}) + "\n"
+                            for k, text, label in ((1, "Is there a person in the image?", "yes"),
+                                                   (2, "Is there a dog in the image?", "no"))))
     items, _ = _build("pope", path, tmp_path)
-    assert (items[0].category, items[0].image, items[0].question) == (
-        "adversarial", "COCO_val2014_000000016631.jpg", "Is there a person in the image?")
+    assert [(i.item_id, i.category, i.image, i.label) for i in items] == [
+        ("pope-adversarial-1", "adversarial", "COCO_val2014_000000016631.jpg", "yes"),
+        ("pope-adversarial-2", "adversarial", "COCO_val2014_000000016631.jpg", "no")]
+    single = tmp_path / "coco_pope_random.json"
+    single.write_text(json.dumps({"question_id": 3, "image": "a.jpg", "text": "Is there a cat?", "label": "no"}))
+    (item,), _ = _build("pope", single, tmp_path)
+    assert (item.item_id, item.label) == ("pope-random-3", "no")
 
 
 def test_mme_pairs_the_two_questions_of_an_image(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """What every benchmark reader shares: the release's rows, typed field access, option answers, the result.
 
 Rows come from :func:`release_rows`: a JSONL file (numbered by line), a JSON file (a list of objects, an
-object of objects keyed by id, or SEED-Bench's ``{"questions": [...]}``; numbered by entry), an
+object of objects keyed by id, or SEED-Bench's ``{"questions": [...]}``; numbered by entry; JSON lines in a
+``.json`` file, as POPE ships them, are read as JSONL), an
 OpenCompass/VLMEvalKit TSV (numbered by data row; a base64 ``image`` cell is decoded and written once, named by
 content; a short number in it refers to the row of that ``index``, as VLMEvalKit stores repeated images), or a
 dataset source (:func:`vlaudit.sources.rows.dataset_rows`: Parquet, ``save_to_disk`` folders, ``hf-dataset:``;
@@ -14,6 +15,7 @@ import ast
 import base64
 import binascii
 import csv
+import json
 import math
 import re
 import sys
@@ -231,11 +233,28 @@ def release_rows(source: str | Path, images: ImageFolder,
     if suffix in (".jsonl", ".ndjson"):
         return iter_jsonl(path), "line"
     if suffix == ".json":
+        if _json_lines_inside(path):  # POPE's coco_pope_{category}.json are JSON lines
+            return iter_jsonl(path), "line"
         return _json_rows(path), "entry"
     if suffix == ".tsv":
         return _tsv_rows(path, images), "row"
     raise InputError(f"a benchmark release is read from JSON, JSONL, TSV or Parquet (or a dataset folder), not "
                      f"{suffix or 'a file without a suffix'}", path=path)
+
+
+def _json_lines_inside(path: Path) -> bool:
+    """Whether a ``.json`` file holds JSON lines: its first line is a whole row object and another follows."""
+    with path.open("rb") as handle:
+        lines = (line for line in handle if line.strip())
+        first, second = next(lines, b""), next(lines, None)
+    try:
+        value = json.loads(first)
+    except ValueError:
+        return False
+    # one line holding entries (SEED-Bench's {"questions": [...]}, ScienceQA's id → problem) is not a row
+    is_row = isinstance(value, dict) and not any(
+        isinstance(v, dict) or (isinstance(v, list) and any(isinstance(e, dict) for e in v)) for v in value.values())
+    return isinstance(value, dict) and (second is not None or is_row)
 
 
 def _json_rows(path: Path) -> Rows:
