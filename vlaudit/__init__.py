@@ -10,7 +10,8 @@ module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_
 :func:`evaluate_cycles`, :func:`build_cycles`, :func:`read_cycles`, :func:`extract_features`,
 :func:`features_from_arrays`, :func:`zero_shot_scores`, :func:`run_synthetic`; the cycle-paper experiments
 :func:`load_seed_inputs` → :func:`run_diagnostics`, :func:`run_rank_sweep`, :func:`run_oe`, :func:`run_transfer`;
-:func:`audit_pairs` for any benchmark's negatives. The demo and report: :func:`run_demo`, :func:`write_report`.
+:func:`audit_pairs` for any benchmark's negatives;
+:func:`build_benchmark_items` reads a published benchmark (POPE, MME, MMStar, ...) into ITEMS. The demo and report: :func:`run_demo`, :func:`write_report`.
 Visual Credit Audit:
 :func:`load_model`, :func:`score_margins`, :func:`score_dual_margins`, :func:`vca_report`, :func:`factorial`,
 the §18 wording diagnostics :func:`build_wording_items` → :func:`wording_diagnostics`;
@@ -48,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     "run_oe": "vlaudit.analysis.cycles.oe:run_oe",
     "run_transfer": "vlaudit.analysis.cycles.transfer:run_transfer",
     "audit_pairs": "vlaudit.metrics.pair_audit:audit_pairs",
+    "build_benchmark_items": "vlaudit.api.benchmarks:build_benchmark_items",
     "run_demo": "vlaudit.demo.pipeline:run_demo",
     "write_report": "vlaudit.report.html:write_report",
     "score_margins": "vlaudit.api.runs:score_margins",
@@ -133,6 +135,7 @@ __all__ = [
     "run_oe",
     "run_transfer",
     "audit_pairs",
+    "build_benchmark_items",
     "run_demo",
     "write_report",
     "score_margins",
@@ -203,6 +206,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic
     from vlaudit.analysis.cycles.transfer import run_transfer
     from vlaudit.api.analyses import vca_filter, vca_proxies, vca_validity
+    from vlaudit.api.benchmarks import build_benchmark_items
     from vlaudit.api.cycle_files import audit_cycles, audit_pair_files, write_zero_shot_scores
     from vlaudit.api.cycles import (
         build_cycles,

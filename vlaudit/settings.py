@@ -118,3 +118,9 @@ DEMO_RESAMPLES = 2000
 REPORT_PREVIEW_RESAMPLES = 1000
 # Signed weights of the labelled-pairs audit's degrees (cycle paper §2.2): mean (+1/n_pos, −1/n_neg) or count (±1).
 PAIR_AUDIT_WEIGHTINGS = ("mean", "count")
+
+# --- benchmark releases read by `vlaudit data items --format NAME` (vlaudit.sources.registry) -----------------
+# Not a paper setting: the names of the readers, kept here so that the command's help lists them without
+# importing the readers.
+BENCHMARK_FORMATS = ("pope", "mme", "hallusionbench", "mmstar", "mmbench", "seed-bench", "scienceqa", "mmmu",
+                     "cv-bench", "ai2d")

@@ -12,6 +12,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     cycles_eval,
     cycles_score_mllm,
     data_inputs,
+    data_items,
     data_mcq,
     data_scenes,
     demo,
