@@ -22,7 +22,7 @@ exponent of build time against size (least squares on log time vs log scale; 1 m
 Last line: ``ratio=<build / parse at the largest scale> peak_gb=<peak RSS during that build> exponent=<fit>
 identical=<both runs wrote the same bytes at every scale>`` (the peak is reset after the baseline where Linux
 allows it, since the baseline's full parse holds more memory than the build; the scale's lines say whether it
-was, and give the baseline's peak). Goal: ratio ≤ 2, peak ≤ 6 GB, exponent ≤ 1.2 (issue 23).
+was, and give the baseline's peak). Goal: ratio ≤ 2, peak ≤ 6 GB, exponent ≤ 1.2.
 ``--scales 0.05,0.2`` is the quick version (``make bench``).
 
     .venv/bin/python benchmarks/cycle_build_scale.py [--scales 0.05,0.2,1.0] [--workdir DIR] [--seed 0]

@@ -1,4 +1,4 @@
-"""The package's structure, checked: no import circles, imports at the top of modules, lazy handles that resolve.
+"""The package's structure, checked: no import circles, imports at the top of modules, one front door for the CLI.
 
 The layering rule itself (each package imports only from the layers below it) is import-linter's contract in
 pyproject.toml, run by ``make lint``; docs/architecture.md explains both.
@@ -7,9 +7,7 @@ pyproject.toml, run by ``make lint``; docs/architecture.md explains both.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
-import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +15,7 @@ from pathlib import Path
 import grimp
 import pytest
 
-from vlaudit.commands._lazy import LazyModule, lazy_module
+import vlaudit
 
 PACKAGE = Path(__file__).resolve().parents[1] / "vlaudit"
 # Imported inside a function body only: optional extras (a clear error when missing) and heavy libraries that
@@ -79,9 +77,12 @@ def test_no_import_circles_between_modules(graph: grimp.ImportGraph) -> None:
     assert strongly_connected(edges) == []
 
 
-def test_no_module_imports_the_package_root(graph: grimp.ImportGraph) -> None:
-    """``vlaudit/__init__.py`` is the public facade; inside the package, modules import each other directly."""
-    assert graph.find_modules_that_directly_import("vlaudit") == set()
+def test_only_the_commands_import_the_package_root(graph: grimp.ImportGraph) -> None:
+    """``vlaudit/__init__.py`` is the public facade: the command layer goes through it; below it, modules import
+    each other directly (a library module importing the facade would import every layer lazily, upward too)."""
+    importers = graph.find_modules_that_directly_import("vlaudit")
+    assert {m for m in importers if not m.startswith("vlaudit.commands.")} == set()
+    assert "vlaudit.commands.vca_score" in importers
 
 
 def test_every_top_level_module_has_a_layer() -> None:
@@ -136,37 +137,44 @@ def test_the_in_function_import_scan_sees_a_planted_one(tmp_path: Path) -> None:
     assert found == [("pkg/m.py", 5, "torch"), ("pkg/m.py", 8, ".sibling")]
 
 
-def lazy_handles() -> Iterator[tuple[str, str]]:
-    """(command module, target module) of every ``lazy_module("...")`` handle in the command layer."""
+def facade_names_used() -> Iterator[tuple[str, str]]:
+    """(command module, name) of every ``vlaudit.NAME`` a command module reads from the facade."""
     for path in sorted((PACKAGE / "commands").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_module"
-                    and node.args and isinstance(node.args[0], ast.Constant)):
-                yield path.name, node.args[0].value
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "vlaudit":
+                yield path.name, node.attr
 
 
-def test_every_lazy_handle_names_a_module_that_exists() -> None:
-    handles = list(lazy_handles())
-    assert handles, "the command modules reach the library through lazy handles"
-    missing = []
-    for command, target in handles:
-        if target.startswith("vlaudit."):
-            relative = Path(*target.split(".")[1:])
-            exists = (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
-        else:
-            exists = importlib.util.find_spec(target) is not None
-        if not exists:
-            missing.append((command, target))
-    assert missing == []
+def test_every_facade_name_a_command_uses_is_exported() -> None:
+    used = list(facade_names_used())
+    assert len({name for _, name in used}) > 20, "the commands reach the library through the facade"
+    assert [(command, name) for command, name in used if name not in vlaudit._EXPORTS] == []
 
 
-def test_a_lazy_handle_imports_on_first_use_only() -> None:
-    handle = lazy_module("json")
-    assert isinstance(handle, LazyModule) and "lazy" in repr(handle)
-    assert handle.dumps({"a": 1}) == '{"a": 1}'
-    # setting a name through a handle sets it on the real module
-    handle.planted_by_test_architecture = 1
-    assert sys.modules["json"].planted_by_test_architecture == 1
-    del sys.modules["json"].planted_by_test_architecture
-    with pytest.raises(ModuleNotFoundError):
-        lazy_module("vlaudit.no_such_module").anything  # noqa: B018  (the attribute access is the test)
+def front_door_contract() -> dict[str, object]:
+    contracts = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    return next(c for c in contracts["contracts"] if c.get("source_modules") == ["vlaudit.commands"])
+
+
+def test_the_front_door_contract_forbids_every_module_but_the_facade_errors_and_settings() -> None:
+    # a package added later is forbidden to the commands too: the contract must name it
+    modules = {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    allowed = {"__init__", "__main__", "cli", "commands", "errors", "settings", "version"}
+    contract = front_door_contract()
+    assert contract["type"] == "forbidden"
+    assert sorted(contract["forbidden_modules"]) == sorted(f"vlaudit.{m}" for m in modules - allowed)
+
+
+def test_command_modules_import_only_the_facade_errors_settings_and_each_other() -> None:
+    allowed = ("vlaudit", "vlaudit.errors", "vlaudit.settings", "vlaudit.commands")
+    found = []
+    for path in sorted((PACKAGE / "commands").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            for name in names:
+                if name.startswith("vlaudit") and not (name in allowed or name.startswith("vlaudit.commands.")):
+                    if not (name == "vlaudit" and isinstance(node, ast.ImportFrom)
+                            and all(a.name in ("settings", "errors") for a in node.names)):
+                        found.append((path.name, node.lineno, name))
+    assert found == []

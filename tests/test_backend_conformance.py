@@ -1,4 +1,4 @@
-"""Every registered backend passes the same named conformance checks (issue 21 item 5; the model is
+"""Every registered backend passes the same named conformance checks (the model is
 scikit-learn's ``check_estimator``): protocol, describe, shapes/dtypes, determinism, batch-order invariance,
 and — for yes/no backends — the verbalizer ids that ``vlaudit models verbalizers`` reports.
 

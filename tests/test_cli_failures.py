@@ -1,4 +1,4 @@
-"""Failing well (issue 9): bad paths and options give one red line naming the file and option, exit 2, no
+"""Failing well: bad paths and options give one red line naming the file and option, exit 2, no
 traceback, and nothing half-written — checked on every command the app has, found by walking it."""
 
 from __future__ import annotations

@@ -114,7 +114,8 @@ def test_simple_contexts() -> None:
         render_context("mismatch", image)
     with pytest.raises(ValueError, match="unknown context"):
         render_context("sepia", image)
-    assert set(CONTEXTS) == {"original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle"}
+    assert set(CONTEXTS) == {"original", "text", "blank", "mean", "mismatch", "rele", "irre", "irre-disjoint", "blur",
+                             "patch-shuffle"}
 
 
 def test_mean_rgb_of_a_uniform_image() -> None:
@@ -156,7 +157,7 @@ def test_rele_touches_only_the_padded_union(subject: tuple, obj: tuple, seed: in
 
 @settings(max_examples=60, deadline=None)
 @given(subject=_box, obj=_box, seed=st.integers(0, 100))
-def test_irre_leaves_the_protected_union_untouched(subject: tuple, obj: tuple, seed: int) -> None:
+def test_irre_disjoint_leaves_the_protected_union_untouched(subject: tuple, obj: tuple, seed: int) -> None:
     width, height = 100, 80
     image = _noise_image(width, height, seed)
     boxes = {"subject": list(subject), "object": list(obj)}
@@ -165,12 +166,15 @@ def test_irre_leaves_the_protected_union_untouched(subject: tuple, obj: tuple, s
     except ContextUnavailable:
         return
     inside = _inside(union, width, height)
-    if not irre_tiles(union, width, height):
+    # the paper's irre always has a view; it may erase inside the union (measured, see test_erasure_geometry)
+    assert irre_tiles(union, width, height)
+    render_context("irre", image, boxes=boxes)
+    if not irre_tiles(union, width, height, disjoint=True):
         with pytest.raises(ContextUnavailable):
-            render_context("irre", image, boxes=boxes)
+            render_context("irre-disjoint", image, boxes=boxes)
         return
     before = np.asarray(image)
-    after = np.asarray(render_context("irre", image, boxes=boxes))
+    after = np.asarray(render_context("irre-disjoint", image, boxes=boxes))
     assert np.array_equal(after[inside], before[inside])
     assert (after != before).any(axis=-1).sum() > 0 or (before == image_mean_rgb(image)).all()
 
@@ -180,6 +184,8 @@ def test_irre_fills_the_distant_tiles() -> None:
     boxes = {"subject": [0, 0, 10, 10], "object": [5, 5, 10, 10]}  # top-left corner
     after = np.asarray(render_context("irre", image, boxes=boxes))
     mean = np.array(image_mean_rgb(image), dtype=np.uint8)
+    # a small union: the farthest tiles are the same whether or not tiles touching the union may be taken
+    assert np.array_equal(after, np.asarray(render_context("irre-disjoint", image, boxes=boxes)))
     assert (after[70:, 70:] == mean).all()  # the farthest tile (bottom-right) is filled
     assert np.array_equal(after[:20, :20], np.asarray(image)[:20, :20])
     erased = (after == mean).all(axis=-1).mean()
@@ -188,14 +194,17 @@ def test_irre_fills_the_distant_tiles() -> None:
 
 def test_erasures_need_boxes() -> None:
     image = _noise_image(30, 30)
-    for context in ("rele", "irre"):
+    for context in ("rele", "irre", "irre-disjoint"):
         with pytest.raises(ContextUnavailable, match="boxes"):
             render_context(context, image)
         with pytest.raises(ContextUnavailable):
             render_context(context, image, boxes={"subject": [100, 100, 5, 5], "object": [0, 0, 5, 5]})
     whole = {"subject": [0, 0, 30, 30], "object": [0, 0, 30, 30]}
     with pytest.raises(ContextUnavailable, match="no 8x8 grid tile"):
-        render_context("irre", image, boxes=whole)
+        render_context("irre-disjoint", image, boxes=whole)
+    # the paper's construction still fills the most distant quarter, all of it inside the union
+    filled = (np.asarray(render_context("irre", image, boxes=whole)) == image_mean_rgb(image)).all(axis=-1)
+    assert 0.25 <= filled.mean() <= 0.35
 
 
 def test_contexts_do_not_mutate_their_input() -> None:

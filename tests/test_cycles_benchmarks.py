@@ -1,4 +1,4 @@
-"""2×2 benchmarks as exact cycles (issue 22): Winoground, NaturalBench and generic blocks → cycles → scores →
+"""2×2 benchmarks as exact cycles: Winoground, NaturalBench and generic blocks → cycles → scores →
 CycleAcc beside the benchmark's own metrics, on hand-computed scores and through the CLI with a tiny encoder."""
 
 from __future__ import annotations
@@ -100,7 +100,8 @@ def test_naturalbench_build_orients_blocks_and_skips_multiple_choice(tmp_path: P
     examples, images = _naturalbench(tmp_path)
     summary = build_cycles("naturalbench", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
     assert summary["counts"] == {"naturalbench-docci": {"test": 3}}
-    assert summary["skipped"] == {"multiple-choice samples (only yes/no samples are 2×2 blocks)": 1}
+    assert summary["skipped"] == {"multiple-choice samples (only yes/no samples are 2×2 blocks; NaturalBench "
+                                  "figures here are the yes/no subset's)": 1}
     cycles = read_cycles(tmp_path / "cycles.jsonl")
     # the mirrored sample (answers No, Yes, Yes, No) pairs Image_0 with Question_1
     assert cycles[2].extra["text_1"] == "Is the thing 2 blue?" and cycles[2].image_1 == "nb_2_0.png"
@@ -190,7 +191,7 @@ def test_cli_eval_prints_the_hand_computed_figures(tmp_path: Path) -> None:
 NATURALBENCH_SCORES = [(2.0, 1.0, -1.0, -3.0), (1.0, -0.5, -2.0, 0.5), (0.0, 3.0, -1.0, -1.0)]
 
 
-def test_naturalbench_metrics_by_hand(tmp_path: Path) -> None:
+def test_naturalbench_metrics_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     examples, images = _naturalbench(tmp_path)
     build_cycles("naturalbench", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
     cycles = read_cycles(tmp_path / "cycles.jsonl")
@@ -206,6 +207,11 @@ def test_naturalbench_metrics_by_hand(tmp_path: Path) -> None:
     shifted = evaluate_cycles(cycles, _scores(cycles, NATURALBENCH_SCORES), min_cycles=1, n_resamples=50,
                               yes_threshold=-0.1)
     assert shifted.to_dict()["benchmarks"]["naturalbench"]["splits"]["test"]["naturalbench-docci"]["acc"] == 2.5 / 3  # C is now right, B still half
+    # the printed table says whose figures these are: the yes/no samples' (multiple-choice ones are skipped)
+    from vlaudit.report.console import print_benchmark_tables
+
+    print_benchmark_tables(result.to_dict()["benchmarks"])
+    assert "yes/no samples only" in " ".join(capsys.readouterr().out.split())
 
 
 def test_official_naturalbench_scorer_agrees() -> None:

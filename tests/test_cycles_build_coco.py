@@ -163,7 +163,7 @@ def test_min_cycles_marks_unavailable(tmp_path: Path) -> None:
     summary = build_coco_cycles(instances, None, out, families=["coco-strict-left-right"], splits="test",
                                 min_cycles=30)
     assert summary["unavailable"] == {"coco-strict-left-right": {"test": 1}} and summary["min_cycles"] == 30
-    # no empty cycles file that a later command would take for a result: only the failure report (issue 25)
+    # no empty cycles file that a later command would take for a result: only the failure report
     assert summary["counts"] == {} and not out.exists() and summary["paths"] == {"failed": str(tmp_path / "c.failed.json")}
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from vlaudit.builders.cycles import audit_cycles_file, build_gqa_cycles
-from vlaudit.builders.cycles.gqa import GQA_FAMILIES
+from vlaudit.builders.cycles.gqa import GQA_EXTRA_FAMILIES, GQA_FAMILIES, GQA_PAPER_FAMILIES
 from vlaudit.builders.cycles.gqa_rules import GraphFacts, noun_key
 from vlaudit.errors import InputError
 from vlaudit.sources.gqa import parse_scene_graphs
@@ -148,14 +148,14 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     graphs = parse_scene_graphs(path)
     assert len(graphs.images) == 14 and sum(len(g.objects) for g in graphs.images.values()) == 239
     out = tmp_path / "g.jsonl"
-    summary = build_gqa_cycles(path, out, min_cycles=1)
+    summary = build_gqa_cycles(path, out, min_cycles=1, extra_families=True)
     assert summary["splits"] == {"train": 0.6, "val": 0.1, "test": 0.3}
     # two validation images: a family with no validation cycle is withdrawn whole (train and test included)
     assert summary["unavailable"] and all(min(c.values()) == 0 for c in summary["unavailable"].values())
     assert all(min(c.values()) >= 1 for c in summary["counts"].values())
     written = {json.loads(line)["family"] for line in out.read_text().splitlines()}
     assert written == set(summary["counts"]) and not written & set(summary["unavailable"])
-    summary = build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5")
+    summary = build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5", extra_families=True)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     # the real sample states no exclusive relation pair that is false for a present noun pair, so its
     # relation blocks are cross-noun (object presence) blocks, reported as such
@@ -168,11 +168,11 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     assert audit["validity_violations"] == 0 and audit["max_abs_signed_degree"] == 0
     assert all(r["tv_image"] == 0 and r["tv_caption"] == 0 for r in audit["rows"])
     first = out.read_bytes()
-    build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5")
+    build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5", extra_families=True)
     assert out.read_bytes() == first
     # the paper's default minimum makes every family of a 14-image pool unavailable
     summary = build_gqa_cycles(path, out)
-    assert summary["cycles_written"] == 0 and set(summary["unavailable"]) == set(GQA_FAMILIES)
+    assert summary["cycles_written"] == 0 and set(summary["unavailable"]) == set(GQA_PAPER_FAMILIES)
     # binding swaps are rare on real graphs (the paper: 18–19 validation cycles per seed): none here at all,
     # and the family is reported unavailable with its counts rather than as a number
     summary = build_gqa_cycles(path, out, min_cycles=1, splits="train=0.5,test=0.5", families=["gqa-binding"])
@@ -186,7 +186,7 @@ def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     (lambda d: d["1"]["objects"]["a"].__setitem__("relations", "next to b"), "relations"),
     (lambda d: d["1"]["objects"]["a"].__setitem__("attributes", [1]), "attributes"),
     (lambda d: d["1"].__setitem__("objects", []), "objects"),
-    # issue 22's silent acceptances, now errors: a dangling relation target and a negative box size
+    # once silently accepted, now errors: a dangling relation target and a negative box size
     (lambda d: d["1"]["objects"]["a"]["relations"].append({"name": "near", "object": "zzz"}), "relations"),
     (lambda d: d["1"]["objects"]["a"].__setitem__("w", -3), "w"),
     (lambda d: d["1"]["objects"]["a"].__setitem__("h", -0.5), "h"),
@@ -308,10 +308,33 @@ def test_cli_prints_the_swap_reasons(tmp_path: Path) -> None:
 
     path = write(tmp_path, presence_graphs())
     result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out",
-                                      str(tmp_path / "g.jsonl"), "--splits", "test", "--min-cycles", "1"])
+                                      str(tmp_path / "g.jsonl"), "--splits", "test", "--min-cycles", "1",
+                                      "--extra-families"])
     assert result.exit_code == 0, result.output
     assert "Why the swaps are invalid" in result.output and "attribute-mismatch" in result.output
-    assert "gqa-attribute-cross-noun" in result.output and "noun-absent" in result.output
+    assert "gqa-attribute-cross-noun (not in the paper)" in result.output and "noun-absent" in result.output
+
+
+def test_families_the_paper_does_not_have_are_built_only_on_request(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from vlaudit.cli import app
+
+    path = write(tmp_path, presence_graphs())
+    out = tmp_path / "g.jsonl"
+    summary = build_gqa_cycles(path, out, splits="test", min_cycles=1)
+    assert summary["families"] == list(GQA_PAPER_FAMILIES) and summary["not_in_paper"] == []
+    assert not {r["family"] for r in _rows(out)} & set(GQA_EXTRA_FAMILIES)
+    summary = build_gqa_cycles(path, out, splits="test", min_cycles=1, extra_families=True)
+    assert summary["not_in_paper"] == list(GQA_EXTRA_FAMILIES)
+    assert {r["family"] for r in _rows(out)} & set(GQA_EXTRA_FAMILIES)
+    result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out", str(out),
+                                      "--splits", "test", "--min-cycles", "1"])
+    assert result.exit_code == 0 and "cross-noun" not in result.output
+    result = CliRunner().invoke(app, ["cycles", "build", "gqa", "--scene-graphs", str(path), "--out", str(out),
+                                      "--splits", "test", "--min-cycles", "1", "--extra-families"])
+    printed = [line for line in result.output.splitlines() if "cross-noun" in line]
+    assert printed and all("(not in the paper)" in line for line in printed)
 
 
 def test_gqa_audit_is_independent_of_the_builder_predicates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -319,7 +342,7 @@ def test_gqa_audit_is_independent_of_the_builder_predicates(tmp_path: Path, monk
 
     path = write(tmp_path, presence_graphs())
     out = tmp_path / "g.jsonl"
-    build_gqa_cycles(path, out, splits="test", min_cycles=1)
+    build_gqa_cycles(path, out, splits="test", min_cycles=1, extra_families=True)
     rows = _rows(out)
 
     def refuse(*args, **kwargs):
@@ -362,3 +385,29 @@ def test_independent_gqa_statuses_agree_with_the_builder_on_the_sample(shared_da
                 assert status(image, family, fact) == fact_status(built, family, fact), (family, fact)
                 checked += 1
     assert checked > 1000
+
+
+def test_attribute_cycles_compare_the_same_noun(tmp_path: Path) -> None:
+    """§D.3: an attribute cycle changes the attribute of one object kind — "the white woman" / "the black man"
+    is no attribute contrast (person folding is for object presence only)."""
+    data = {"1": graph({"a": {"name": "woman", "attributes": ["white"]}}),
+            "2": graph({"b": {"name": "man", "attributes": ["black"]}})}
+    path = write(tmp_path, data)
+    out = tmp_path / "g.jsonl"
+    summary = build_gqa_cycles(path, out, families=["gqa-attribute"], splits="test", min_cycles=1)
+    assert summary["cycles_written"] == 0 and summary["unavailable"] == {"gqa-attribute": {"test": 0}}
+    man = GraphFacts(parse_scene_graphs_from(data)["2"])
+    assert man.attribute_verdict("woman", "white", exact=True) == "unverifiable"  # no woman to mismatch
+    assert man.attribute_verdict("woman", "white") == "attribute-mismatch"  # folded: what object presence sees
+    # a black woman is the same noun: the block is built, and the audit re-derives it
+    data["3"] = graph({"c": {"name": "woman", "attributes": ["black"]}})
+    path = write(tmp_path, data)
+    summary = build_gqa_cycles(path, out, families=["gqa-attribute"], splits="test", min_cycles=1)
+    (row,) = _rows(out)
+    assert {row["image_1"], row["image_2"]} == {"1", "3"}
+    assert {row["text_1"], row["text_2"]} == {"the white woman", "the black woman"}
+    assert audit_cycles_file(out, [path])["validity_violations"] == 0
+    # a woman/man block filed as an attribute cycle is a violation in the audit
+    man_row = {**row, "image_2": "2", "fact_2": {"object": "man", "attribute": "black"}, "text_2": "the black man"}
+    (tmp_path / "bad.jsonl").write_text(json.dumps(man_row) + "\n")
+    assert audit_cycles_file(tmp_path / "bad.jsonl", [path])["validity_violations"] == 1

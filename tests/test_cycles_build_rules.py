@@ -1,4 +1,4 @@
-"""The COCO validity rules of issue 3 / cycle paper §4, §D.2, and the fast paths (batch synonym matcher, JSONL).
+"""The COCO validity rules of cycle paper §4, §D.2, and the fast paths (batch synonym matcher, JSONL).
 
 Validity uses eligible instances only (iscrowd = 0, area ≥ 1% of the image) with the 5% margins and ratio 2;
 invalidity must hold over *all* instances with zero margin and ratio 1; anything else is unverifiable. The

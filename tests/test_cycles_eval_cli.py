@@ -208,7 +208,7 @@ def test_eval_withdraws_a_family_short_in_validation(tmp_path: Path) -> None:
     assert set(data["families"]) == {"attribute"}
     assert data["unavailable"] == {"binding": {"train": 120, "test": 60, "val": 19}}
     # nothing left: an InputError (exit 2 through the entry point), the unavailable list on the console and
-    # no eval.json that a later report would take for a result (issue 25)
+    # no eval.json that a later report would take for a result
     (tmp_path / "eval.json").unlink()
     result, data = _eval(tmp_path, cycles, scores, "--min-cycles", "200")
     assert "no family reached --min-cycles 200" in str(result.exception) and "nothing was written" in str(

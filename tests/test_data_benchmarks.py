@@ -14,6 +14,7 @@ from vlaudit.builders.benchmark_items import (
     attach_coco_boxes,
     controlled_items,
     gsr_coco_items,
+    select_relations,
     vsr_inverse_items,
     vsr_items,
 )
@@ -75,7 +76,7 @@ def test_vsr_zeroshot_repairs_truncated_subjects(shared_data):
     assert sources["fields"] + sources["fields-repaired"] == 1222
 
 
-def test_vsr_inverse_pairs(shared_data):
+def test_vsr_inverse_pairs(shared_data, tmp_path):
     zeroshot = read_vsr(shared_data / "vsr" / "zeroshot_test.jsonl")
     strict = vsr_inverse_items(zeroshot, dataset="vsr-zeroshot", split="test", entities="fields")
     assert strict.counts["n_candidates"] == 249
@@ -96,6 +97,10 @@ def test_vsr_inverse_pairs(shared_data):
     assert over[0].question.endswith('"The car is over the cat."')
     assert over[1].question.endswith('"The car is under the cat."')
     assert over[1].extra["family"] == "above/below"
+    printed = CliRunner().invoke(app, ["data", "vsr-inverse", str(shared_data / "vsr" / "zeroshot_test.jsonl"),
+                                       "--entities", "fields", "--out", str(tmp_path / "zs.jsonl")])
+    assert printed.exit_code == 0, printed.output
+    assert "built: 237 groups from 249 candidates, 12 excluded (--entities fields)" in " ".join(printed.output.split())
     random = read_vsr(shared_data / "vsr" / "random_test.jsonl")
     none = vsr_inverse_items(random, dataset="vsr-random", split="test", entities="fields")
     assert none.items == [] and len(none.excluded) == 539
@@ -171,8 +176,13 @@ def test_vsr_inverse_candidates_match_the_paper_on_random_test(shared_data, tmp_
                                        "--meta", str(shared_data / "vsr" / "rel_meta_category_dict.txt"),
                                        "--out", str(out)])
     assert printed.exit_code == 0, printed.output
-    assert "504 groups + 35 excluded" in printed.output and "Adjacency" in printed.output
-    assert json.loads((tmp_path / "inv.summary.json").read_text())["n_candidates"] == 539
+    # the console states what was built; the paper's split follows as a gap, never as this build's sum
+    said = " ".join(printed.output.split())
+    assert "built: 539 groups from 539 candidates, 0 excluded (--entities structured)" in said
+    assert "paper (VCA §18, VSR test): 504 groups + 35 excluded — not rebuilt" in said and "Adjacency" in said
+    assert "= 539 candidates" not in said
+    summary = json.loads((tmp_path / "inv.summary.json").read_text())
+    assert summary["n_candidates"] == 539 and summary["paper_split"]["rebuilt"] is False
     strict = tmp_path / "strict.jsonl"
     failed = CliRunner().invoke(app, ["data", "vsr-inverse", str(shared_data / "vsr" / "random_test.jsonl"),
                                       "--entities", "fields", "--out", str(strict)])
@@ -345,3 +355,35 @@ def test_vsr_boxes_from_real_coco_instances(shared_data, tmp_path):
     assert first.boxes is not None and second.boxes is None  # the image shows no single person: no guessed box
     summary = json.loads((tmp_path / "vsr.summary.json").read_text())
     assert summary["boxes"] == {"with boxes": 1, "without boxes": 1}
+
+
+def test_the_papers_vsr_population_is_not_nine_whole_relations_of_either_test_split(shared_data):
+    from vlaudit.settings import VSR_PAPER_QUERIES, VSR_PAPER_RELATION_TYPES
+
+    random = Counter(row.relation for row in read_vsr(shared_data / "vsr" / "random_test.jsonl"))
+    largest_nine = sum(n for _, n in random.most_common(VSR_PAPER_RELATION_TYPES))
+    assert largest_nine == 1143 < VSR_PAPER_QUERIES
+    assert len(read_vsr(shared_data / "vsr" / "zeroshot_test.jsonl")) == 1222 < VSR_PAPER_QUERIES
+
+
+def test_data_vsr_relations_keeps_a_list_and_says_the_papers_subset_is_not_rebuilt(shared_data, tmp_path):
+    split = shared_data / "vsr" / "random_test.jsonl"
+    rows = read_vsr(split)
+    kept = select_relations(rows, ["left of", "right of"])
+    assert len(kept) == 25 + 17 + sum(1 for r in rows if r.relation in ("left of", "right of") and r.label == "no")
+    assert {r.relation for r in kept} == {"left of", "right of"}
+    out = tmp_path / "vsr.jsonl"
+    result = CliRunner().invoke(app, ["data", "vsr", str(split), "--relations", "left of, right of", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert f"population: {len(kept)} items (42 yes) over 2 relation(s), --relations" in said
+    assert "paper (VCA §4): 1249 queries (667 yes) over 9 relation types — not rebuilt" in said
+    summary = json.loads((tmp_path / "vsr.summary.json").read_text())
+    assert summary["relations"] == ["left of", "right of"] and summary["paper_population"]["rebuilt"] is False
+    assert {i.relation for i in read_items(out)} == {"left of", "right of"}
+    whole = CliRunner().invoke(app, ["data", "vsr", str(split), "--out", str(tmp_path / "all.jsonl")])
+    assert "population: 2195 items (1181 yes) over 61 relation(s), all relations" in " ".join(whole.output.split())
+    bad = CliRunner().invoke(app, ["data", "vsr", str(split), "--relations", "left of,lft", "--out",
+                                   str(tmp_path / "bad.jsonl")])
+    assert isinstance(bad.exception, InputError) and "'lft'" in str(bad.exception)
+    assert not (tmp_path / "bad.jsonl").exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import vlaudit
 from vlaudit.cli import app
 from vlaudit.demo.pipeline import DemoConfig, cycle_checks
 from vlaudit.results.cycles import CycleBuildMeta, SyntheticResult
@@ -91,20 +92,18 @@ def test_cycle_checks_flag_a_missed_known_answer() -> None:
 
 
 def test_demo_exits_non_zero_when_a_check_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import vlaudit.demo.pipeline as demo
 
     def fake_run_demo(out_dir, config, *, log, bars):  # type: ignore[no-untyped-def]
         return {"cycles": {"encoders": {}}, "files": {},
                 "known_answers": [{"check": "planted", "expected": ">= 1", "observed": 0, "passed": False}]}
 
-    monkeypatch.setattr(demo, "run_demo", fake_run_demo)
+    monkeypatch.setattr(vlaudit, "run_demo", fake_run_demo)  # the facade name the command calls
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--quick"])
     assert result.exit_code == 1
     assert "1 known-answer check(s) failed" in result.output
 
 
 def test_demo_models_go_where_they_can_be_audited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import vlaudit.demo.pipeline as demo
     from vlaudit.backends.registry import UnknownBackendError
 
     seen = {}
@@ -113,7 +112,7 @@ def test_demo_models_go_where_they_can_be_audited(tmp_path: Path, monkeypatch: p
         seen["config"] = config
         return {"cycles": {"encoders": {}}, "files": {}, "known_answers": []}
 
-    monkeypatch.setattr(demo, "run_demo", fake_run_demo)
+    monkeypatch.setattr(vlaudit, "run_demo", fake_run_demo)  # the facade name the command calls
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--quick", "--model", "hf:/some/dir",
                                       "--model", "open_clip:ViT-B-32"])
     assert result.exit_code == 0, result.output

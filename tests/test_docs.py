@@ -84,3 +84,23 @@ def test_cli_reference_covers_every_command() -> None:
     for path, _ in iter_commands():
         if len(path) > 1:
             assert f"`{' '.join(path)}`" in text, path
+
+
+def test_one_definition_of_high_confidence() -> None:
+    """High confidence is confidence ≥ the run's median (VCA §15) wherever the docs define it."""
+    for path in DOC_FILES:
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        for wrong in ("high = above", "above the median", "above its median", "> median"):
+            assert wrong not in text, f"{path.relative_to(REPO)} defines high confidence as '{wrong}'"
+    assert "high = confidence ≥ median" in (REPO / "docs" / "guide" / "vca.md").read_text(encoding="utf-8")
+
+
+def test_naturalbench_docs_cite_the_scorer_that_exists_upstream() -> None:
+    """``get_scores`` lives in NaturalBench's ``naturalbench_vqa.py`` (``example.py`` is gone); the family is a
+    slug; the figures are the yes/no subset's."""
+    tutorial = " ".join((REPO / "docs" / "tutorials" / "two-by-two-benchmarks.md").read_text(encoding="utf-8").split())
+    assert "example.py`)" not in tutorial and "`get_scores` in `naturalbench_vqa.py`" in tutorial
+    assert "naturalbench-{Source}" not in tutorial and "lower-cased and slugged" in tutorial
+    assert "the yes/no subset's" in tutorial
+    for module in ("sources/two_by_two.py", "metrics/two_by_two.py", "settings.py"):
+        assert "example.py" not in (REPO / "vlaudit" / module).read_text(encoding="utf-8"), module

@@ -1,4 +1,4 @@
-"""One dtype vocabulary (issue 21 item 4): every spelling is accepted by every backend family that runs it,
+"""One dtype vocabulary: every spelling is accepted by every backend family that runs it,
 and a backend that cannot run a dtype says what it supports."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One exit-code table for every command (issue 25): 0 done, 1 an audit or known-answer check failed, 2 bad input
+"""One exit-code table for every command: 0 done, 1 an audit or known-answer check failed, 2 bad input
 or nothing to do, 3 part of the work failed (resumable), 130 interrupted. Each command's bad-input path is run
 through the real entry point in an empty temp folder: exit 2, an error line, and nothing left on disk."""
 
@@ -76,9 +76,9 @@ def _raising(exception: BaseException):
      "error: cannot load hf:m: Error(s) in loading state_dict: size mismatch for w; and b"),
 ])
 def test_each_kind_of_failure_has_its_exit_status(exception, status, line, cli, monkeypatch) -> None:
-    import vlaudit.report.console as console
+    import vlaudit
 
-    monkeypatch.setattr(console, "print_table", _raising(exception))
+    monkeypatch.setattr(vlaudit, "print_table", _raising(exception))  # the facade name the command calls
     code, _, err = cli("models", "list")
     assert code == status and err.strip().splitlines() == [line], err
 
@@ -103,7 +103,7 @@ def test_a_failed_check_exits_1_with_its_results_written(tmp_path, cli, monkeypa
     (The audit itself is tested on tampered blocks in test_cycles_build_*; here only the status.)"""
     import json
 
-    import vlaudit.builders.cycles.audit as audit
+    import vlaudit.api.cycle_files as audit  # the module whose audit the command's API twin calls
 
     result = {"cycles": "c.jsonl", "annotations": ["a.json"], "rules": {}, "rows": [], "validity_violations": 1,
               "max_abs_signed_degree": 0}
@@ -115,12 +115,13 @@ def test_a_failed_check_exits_1_with_its_results_written(tmp_path, cli, monkeypa
     assert json.loads((tmp_path / "audit.json").read_text())["validity_violations"] == 1
 
 
-def test_the_table_is_in_the_readme_and_the_docs() -> None:
-    """Written once, in the README; the docs' CLI reference includes that section."""
+def test_the_table_is_in_the_commands_guide_and_the_cli_reference() -> None:
+    """Written once, in the commands guide; the docs' CLI reference includes that section."""
     rows = [(errors.EXIT_DONE, "done"), (errors.EXIT_CHECK_FAILED, "check failed"),
             (errors.EXIT_BAD_INPUT, "bad input"), (errors.EXIT_INCOMPLETE, "incomplete"),
             (errors.EXIT_INTERRUPTED, "interrupted")]
-    table = (REPO / "README.md").read_text().split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
+    guide = (REPO / "docs" / "guide" / "commands.md").read_text()
+    table = guide.split("\n## Exit codes\n", 1)[1].split("\n## ", 1)[0]
     for status, word in rows:
         assert f"| {status} | {word}" in table, status
-    assert "<!-- readme: Exit codes -->" in (REPO / "docs" / "reference" / "cli.md").read_text()
+    assert "<!-- guide: Exit codes -->" in (REPO / "docs" / "reference" / "cli.md").read_text()

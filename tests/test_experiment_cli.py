@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,38 @@ def test_diagnostics_end_to_end(world: dict[str, Path]) -> None:
     assert "probe settings: interaction 3 epochs, lr 0.03 (cycle §E.3)" in printed
     assert "shortcut 50 epochs, lr 0.01 (cycle §E.4)" in " ".join(printed.split())
     assert set(result["probe_settings"]) == {"interaction", "additive", "shortcut"}
+    # §E.4: the image-/text-only probes are trained on ordinary pairs with shortcut-bearing negatives, where they
+    # are predictive (pair AUROC), and still exactly ½ on the cycles
+    for row in result["rows"]:
+        if row["probe"] in ("image-only", "text-only"):
+            assert all(v is not None and v > 0.85 for v in row["pair_auroc"]["per_seed"].values()), row
+        else:
+            assert row["pair_auroc"]["mean"] is None
+    assert "pair AUROC" in printed and "image CycleAcc" in " ".join(printed.split())
+    # which settings are the paper's: this run departs on epochs, lr, rank and min-cycles, and says so
+    settings = result["settings"]
+    assert set(settings["departs"]) == {"epochs", "lr", "rank", "min_cycles"}
+    assert settings["departs"]["epochs"] == {"value": 3, "paper": 8, "section": "cycle §E.3"}
+    assert {"batch_size", "weight_decay", "additive_epochs", "shortcut_epochs", "shortcut_lr"} <= set(
+        settings["paper"])
+    assert {"min_steps", "device", "tol"} <= set(settings["not_in_paper"])
+    flat = " ".join(printed.split())
+    assert "departs from the paper: epochs 3 (paper 8, cycle §E.3)" in flat
+    assert "not paper settings (vlaudit's): " in flat
+    # each seed's build is recorded: here files without a build of this run (the fixture's own metadata)
+    assert set(result["cycle_builds"]["per_seed"]) == {"0", "1"}
+    assert result["cycle_builds"]["per_seed"]["0"]["pool_seed"] == 0
+    assert result["cycle_builds"]["shared_pool"] is True
+    assert "image pool: 100 images (pool seed 0), shared by every seed" in flat
+
+
+def test_experiment_help_says_which_settings_are_the_papers() -> None:
+    for command in ("diagnostics", "rank-sweep", "oe", "transfer"):
+        text = " ".join(CliRunner().invoke(app, ["experiment", command, "--help"], terminal_width=200).output.split())
+        for flag, source in (("--epochs", "§E.3: 8"), ("--batch-size", "§E.3: 512"), ("--min-cycles", "§D.5: 30"),
+                             ("--min-steps", "not a paper setting"), ("--device", "not a paper setting"),
+                             ("--threads", "not a paper setting"), ("--split-names", "not a paper setting")):
+            assert flag in text and source in text, (command, flag)
 
 
 def test_diagnostics_seeds_run_on_their_own_splits(world: dict[str, Path]) -> None:
@@ -141,6 +174,11 @@ def test_oe_end_to_end_builds_and_encodes_itself(world: dict[str, Path]) -> None
     # the built splits equal the fixture's (same build arguments and seeds): the per-seed build is the builder's
     assert (out / "cycles" / "seed1.jsonl").read_bytes() == world["c1"].read_bytes()
     assert "Shortcut OE" in printed and "wrote features" in printed
+    # the OE run trains no additive probe: its settings name only what it trains
+    assert set(result["probe_settings"]) == {"interaction", "shortcut"}
+    settings_line = re.search(r"probe settings: (.*?)departs from the paper", " ".join(printed.split()))
+    assert settings_line is not None and "interaction" in settings_line.group(1)
+    assert "additive" not in settings_line.group(1)
 
 
 def test_oe_reads_marked_captions_from_a_second_folder_by_content(world: dict[str, Path]) -> None:

@@ -1,4 +1,4 @@
-"""A failed command must not block or mislead the next one (issue 25): each case runs the real CLI in a temp
+"""A failed command must not block or mislead the next one: each case runs the real CLI in a temp
 folder and checks the exit status, the one-line message and exactly the files left behind."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def test_cycles_build_with_no_family_left_writes_no_cycles_file(one_error, tmp_p
     out = tmp_path / "c.jsonl"
     code, stdout, err = cli("cycles", "build", "jsonl", "--pairs", pairs, "--out", out, "--splits", "test")
     line = one_error(code, stdout, err)
-    assert "no family reached --min-cycles 30 (validation cycles), so no cycles were written" in line
+    assert "no family reached --min-cycles 30 (test cycles), so no cycles were written" in line  # --splits test: the minimum counted the test split
     assert str(tmp_path / "c.failed.json") in line
     assert "pairs-relation (unavailable)" in stdout  # the Table-6 report is on the console
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.failed.json", "pairs.jsonl"]
@@ -140,7 +140,7 @@ def test_api_then_cli_into_one_folder_agree_on_arguments(toy_items, one_error, t
 
 def test_the_run_lock_is_removed_on_every_exit_path(tmp_path) -> None:
     from vlaudit.errors import InputError
-    from vlaudit.scoring.runner import run_lock
+    from vlaudit.scoring.run_folder import run_lock
 
     run = tmp_path / "run"
     with run_lock(run):

@@ -1,4 +1,4 @@
-"""Hugging Face datasets as benchmark inputs (issue 22): built here with ``datasets`` itself, saved to disk
+"""Hugging Face datasets as benchmark inputs: built here with ``datasets`` itself, saved to disk
 or exported to Parquet, and read back offline through the command a user runs."""
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ ALL_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3
 
 @pytest.mark.parametrize("family", ALL_FAMILIES)
 def test_models_tiny_writes_every_family_loadable_by_its_printed_spec(family, tmp_path, no_network) -> None:
-    """`vlaudit models tiny --family F` for every family the issue names, loaded through the ordinary path by
+    """`vlaudit models tiny --family F` for every tiny family, loaded through the ordinary path by
     the spec the command prints, and used once (one yes/no score or one embedding)."""
     from PIL import Image
     from typer.testing import CliRunner

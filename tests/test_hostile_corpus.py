@@ -41,6 +41,9 @@ COMMANDS: dict[str, list[list[str]]] = {
                 "--resamples", "10", "--no-plot", "--out", "out/eval.json"],
                ["cycles", "audit-pairs", "{f}", "--format", "cycles", "--out", "out/audit"]],
     "margins": [["vca", "report", "{f}", "--resamples", "10", "--no-plot", "--out", "out/report"]],
+    "mmbench": [["data", "items", "--format", "mmbench", "{f}", "--out", "out/items.jsonl"]],
+    "hallusionbench": [["data", "items", "--format", "hallusionbench", "{f}", "--out", "out/items.jsonl"]],
+    "pope": [["data", "items", "--format", "pope", "{f}", "--out", "out/items.jsonl"]],
 }
 
 # what each refused case's one line must also say (the record or the field); every other case names the file
@@ -67,6 +70,9 @@ ERROR_DETAIL = {
     "scores__nan": "record row 1, field 'score'",
     "cycles__same_images": "two different images",
     "margins__nan_margin": "field 'margin'",
+    "mmbench__answer_not_an_option": "record row 1, field 'answer': answer 'E' is none of the options",
+    "hallusionbench__image_missing": "record entry 1, field 'filename': visual_input 1 needs an image",
+    "pope__category_not_in_file_name": "record line 1, field 'category': expected a category random, popular",
 }
 # cases that still mean something: exit 0 and this one warning line
 WARNING = {

@@ -1,4 +1,4 @@
-"""Common tests over every registered metric (issue 21 item 5; the model is scikit-learn's ``test_common.py``).
+"""Common tests over every registered metric (the model is scikit-learn's ``test_common.py``).
 
 Each metric declares its properties in :mod:`vlaudit.metrics.registry`; the tests below hold every metric to
 what it declares, on seeded random panels drawn by hypothesis: row-order invariance, additive scores give

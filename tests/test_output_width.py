@@ -1,4 +1,4 @@
-"""Everything a command prints reads whole at 80 columns (issue 25): with ``COLUMNS=80`` a representative set
+"""Everything a command prints reads whole at 80 columns: with ``COLUMNS=80`` a representative set
 of commands, run on tiny inputs, prints no stdout line wider than 80 characters (a one-line ``error:`` or
 ``warning:`` is exempt: a terminal soft-wraps it by design). Paths are relative, so a line that names one
 says nothing about the width of the test's temp folder."""
@@ -69,7 +69,8 @@ def test_data_and_cycle_commands_print_at_most_80_columns(at_80_columns, cli, sh
     runs = [
         ("cycles", "build", "coco", "--instances", coco / "instances_val2017_subset20.json", "--captions",
          coco / "captions_val2017_subset20.json", "--out", "coco.jsonl", "--min-cycles", "1"),
-        ("cycles", "build", "gqa", "--scene-graphs", gqa, "--out", "gqa.jsonl", "--min-cycles", "1"),
+        ("cycles", "build", "gqa", "--scene-graphs", gqa, "--out", "gqa.jsonl", "--min-cycles", "1",
+         "--extra-families"),
         ("cycles", "audit", "gqa.jsonl", "--annotations", gqa, "--out", "audit.json"),
         ("cycles", "audit-pairs", whatsup, "--out", "pairs-whatsup"),
         ("cycles", "audit-pairs", shared_data / "sugarcrepe" / "swap_att.json", "--out", "pairs-sugar"),

@@ -1,5 +1,5 @@
 """The cycle paper's probe settings per kind (§E.3, §E.4), the minimum number of optimiser steps on small
-training sets and the below-chance warning (issue 20, items 3 and 4)."""
+training sets and the below-chance warning (and the paper's batch at the paper's scale)."""
 
 from __future__ import annotations
 
@@ -81,12 +81,25 @@ def test_oe_text_only_probe_uses_the_shortcut_settings(monkeypatch) -> None:
     assert result["probe_settings"]["shortcut"]["epochs"] == 3
 
 
+def test_the_paper_scale_trains_at_the_papers_batch() -> None:
+    # §D.5: a GQA family has ~4,800 training images → 2,400 train cycles; §E.3: batch 512, 8 epochs
+    assert effective_batch_size(2400, TrainConfig()) == PROBE_BATCH_SIZE
+    # §E.4's additive audit probes (5 epochs) on a few thousand units: the paper's batch too
+    additive = TrainConfig(epochs=ADDITIVE_PROBE_EPOCHS)
+    assert effective_batch_size(5000, additive) == PROBE_BATCH_SIZE
+    assert effective_batch_size(512, additive) == PROBE_BATCH_SIZE
+    assert effective_batch_size(400, additive) == 40  # under one batch: ⌈400 / ⌈50 / 5⌉⌉
+
+
 def test_small_training_sets_get_the_minimum_number_of_steps() -> None:
     assert MIN_OPTIMISER_STEPS == 50
     config = TrainConfig(min_steps=50)  # 8 epochs: at least ⌈50 / 8⌉ = 7 steps per epoch
     assert effective_batch_size(300, config) == 43  # ⌈300 / 7⌉: 7 steps of ≤ 43 per epoch, 56 in all
     assert effective_batch_size(3584, config) == 512  # 7 batches of 512 already: the paper's scale is untouched
-    assert effective_batch_size(3000, config) == 429  # 6 batches of 512 would be 48 steps < 50
+    # at least one full batch per epoch: the paper's batch, however few steps that makes (§E.3 at §D.5's scale)
+    assert effective_batch_size(3000, config) == 512  # 6 batches of 512: 48 steps, still the paper's batch
+    assert effective_batch_size(512, config) == 512
+    assert effective_batch_size(511, config) == 73  # under one batch: ⌈511 / 7⌉ = 73
     assert effective_batch_size(3, config) == 1
     assert effective_batch_size(300, replace(config, min_steps=0)) == 512
     assert effective_batch_size(300, replace(config, epochs=50)) == 512  # 50 epochs × 1 step reach 50
@@ -144,3 +157,19 @@ def test_probe_notes_reach_the_run_json_and_the_console_lines() -> None:
                                    {"probe": "seed 1/f/bilinear", "note": "warning: below chance …"}])
     assert line.startswith("warning: 2 probe(s) ended below chance") and line.endswith(
         "seed 0/f/diagonal, seed 1/f/bilinear.")
+
+
+def test_the_oe_marker_is_the_papers_quote() -> None:
+    # §5.5: negatives prefix the true caption with “this is an out of distribution negative example.”
+    assert cycle_oe.MARKER == "this is an out of distribution negative example. "
+    assert cycle_oe.marked_text("a dog on a sofa") == "this is an out of distribution negative example. a dog on a sofa"
+
+
+def test_families_the_paper_does_not_have_are_labelled_in_experiment_tables() -> None:
+    family = "gqa-attribute-cross-noun"
+    inputs = {0: planted_inputs(0, family=family, splits=(("train", 40), ("val", 30), ("test", 30)))}
+    config = ExperimentConfig(rank=2, epochs=1, shortcut_epochs=1, additive_epochs=1)
+    result = cycle_diagnostics.run_diagnostics(inputs, (0,), config=config)
+    assert result["families_not_in_paper"] == [family]
+    for _, rows in (cycle_diagnostics.table_rows(result), cycle_diagnostics.shortcut_table_rows(result)):
+        assert [row[0] for row in rows] == [f"{family} (not in the paper)"]

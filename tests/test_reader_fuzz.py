@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every reader (issue 22, "readers that stay hostile-proof").
+"""Property-based fuzzing of every reader (readers that stay hostile-proof).
 
 Each reader starts from a small valid file in its real format; hypothesis mutates it — a value replaced by
 any JSON value (huge integers, ±1e308, lists where text belongs, nested objects), a key or element deleted,
@@ -65,6 +65,38 @@ MARGINS = [{"model": "m", "dataset": "d", "item_id": i, "context": c, "margin": 
             "group_id": "g", "statement": "true" if i == "a" else "false"}
            for k, i in enumerate(("a", "b")) for c in ("original", "text", "blank")]
 PAIR_TABLE = [{"image_id": 1, "caption": "a dog", "label": 1}, {"image_id": 2, "caption_id": "c2", "label": "false"}]
+POPE = [{"question_id": 1, "image": "a.jpg", "text": "Is there a cat in the image?", "label": "yes",
+         "category": "random"},
+        {"id": "2", "question_id": "2", "question": "Is there a dog?", "answer": "no", "image": "b.jpg",
+         "image_source": "COCO", "category": "adversarial"}]
+MME = [{"question_id": "existence/1.jpg", "image": "1.jpg", "question": "Is there a train?", "answer": "Yes",
+        "category": "existence"},
+       {"question_id": "existence/1.jpg", "image": "1.jpg", "question": "Is there a bed?", "answer": "No",
+        "category": "existence"}]
+HALLUSION = [{"category": "VD", "subcategory": "ocr", "visual_input": "1", "set_id": "0", "figure_id": "0",
+              "question_id": "0", "question": "Is it red?", "gt_answer": "1", "filename": "./VD/ocr/0_0.png"},
+             {"category": "VS", "subcategory": "chart", "visual_input": "0", "set_id": 1, "figure_id": 0,
+              "question_id": 0, "question": "Was it 2020?", "gt_answer": "0", "filename": None}]
+MMSTAR = [{"index": 0, "question": "Which?\nOptions: A: a cat, B: a dog, C: a cow", "image": "0.jpg", "answer": "B",
+           "category": "coarse perception", "l2_category": "image style"}]
+MMBENCH = [{"index": 241, "question": "What colour?", "hint": None, "A": "red", "B": "green", "C": "nan",
+            "answer": "B", "category": "attribute", "L2-category": "fine", "image": "241.png"}]
+SEED = {"questions": [{"answer": "A", "choice_a": "1", "choice_b": "2", "choice_c": "3", "choice_d": "4",
+                       "data_id": "a.jpg", "data_type": "image", "question": "How many?", "question_id": "7",
+                       "question_type_id": 5},
+                      {"answer": "B", "choice_a": "run", "choice_b": "walk", "choice_c": "sit", "choice_d": "lie",
+                       "data_id": "v.mp4", "data_type": "video", "question": "Doing?", "question_id": "8",
+                       "question_type_id": 10}]}
+SCIENCEQA = {"1": {"question": "Which is north?", "choices": ["a", "b", "c"], "answer": 2, "hint": "",
+                   "image": "image.png", "split": "test", "subject": "social science", "topic": "geography"},
+             "2": {"question": "Which word?", "choices": ["x", "y"], "answer": 0, "image": None, "split": "test"}}
+MMMU = [{"id": "validation_Art_1", "question": "<image 1> which?", "options": "['a', 'b', 'c']", "answer": "C",
+         "question_type": "multiple-choice", "image_1": "1.png", "image_2": "2.png", "subfield": "History"},
+        {"id": "validation_Art_2", "question": "Year?", "options": "[]", "answer": "1888", "question_type": "open",
+         "image_1": "3.png"}]
+CV_BENCH = [{"idx": 0, "type": "2D", "task": "Count", "question": "How many?", "choices": ["3", "2"],
+             "answer": "(B)", "filename": "img/a.png", "source": "ADE20K"}]
+AI2D = [{"question": "Which?", "options": ["c", "D", "b"], "answer": "1", "image": "a.png"}]
 META = ["Adjacency: adjacent to, alongside", "Directional: away from, towards", "", "Unallocated: among"]
 
 
@@ -163,6 +195,15 @@ def _meta(path: Path) -> None:
     read_meta_categories(path)
 
 
+def _benchmark(fmt: str) -> Callable[[Path], None]:
+    def read(path: Path) -> None:
+        from vlaudit.sources.registry import read_benchmark_items
+
+        read_benchmark_items(fmt, path)
+
+    return read
+
+
 # reader → (seed, file name, read-and-build)
 READERS: dict[str, tuple[Any, str, Callable[[Path], None]]] = {
     "vsr": (VSR, "split.jsonl", _vsr),
@@ -180,6 +221,16 @@ READERS: dict[str, tuple[Any, str, Callable[[Path], None]]] = {
     "margins": (MARGINS, "margins.jsonl", _margins),
     "labelled_table": (PAIR_TABLE, "pairs.jsonl", _audited("table")),
     "meta": (META, "rel_meta_category_dict.txt", _meta),
+    "pope": (POPE, "coco_pope_random.jsonl", _benchmark("pope")),
+    "mme": (MME, "mme.jsonl", _benchmark("mme")),
+    "hallusionbench": (HALLUSION, "HallusionBench.json", _benchmark("hallusionbench")),
+    "mmstar": (MMSTAR, "mmstar.jsonl", _benchmark("mmstar")),
+    "mmbench": (MMBENCH, "mmbench.jsonl", _benchmark("mmbench")),
+    "seed-bench": (SEED, "SEED-Bench.json", _benchmark("seed-bench")),
+    "scienceqa": (SCIENCEQA, "problems.json", _benchmark("scienceqa")),
+    "mmmu": (MMMU, "mmmu.jsonl", _benchmark("mmmu")),
+    "cv-bench": (CV_BENCH, "cv_bench.jsonl", _benchmark("cv-bench")),
+    "ai2d": (AI2D, "ai2d.jsonl", _benchmark("ai2d")),
 }
 
 
@@ -283,5 +334,56 @@ def test_a_mutated_vsr_dataset_in_parquet_reads_cleanly(data: st.DataObject) -> 
             assume(False)  # Arrow cannot store these values: no Parquet export can hold them
         try:
             _vsr(path)
+        except VlauditError:
+            pass
+
+
+BENCHMARK_PARQUET_SEEDS = {"pope": POPE, "mme": MME, "mmstar": MMSTAR, "mmbench": MMBENCH, "mmmu": MMMU,
+                           "cv-bench": CV_BENCH, "ai2d": AI2D}
+
+
+@settings(max_examples=40, deadline=None)
+@given(fmt=st.sampled_from(sorted(BENCHMARK_PARQUET_SEEDS)), data=st.data())
+def test_mutated_benchmark_rows_in_parquet_read_cleanly(fmt: str, data: st.DataObject) -> None:
+    """The benchmark readers on the dataset path: the same mutations, stored as a Parquet export."""
+    import pyarrow as pa
+
+    from vlaudit.sources.registry import read_benchmark_items
+    from vlaudit.tables import rows_to_table, write_parquet
+
+    rows = _mutate(data, BENCHMARK_PARQUET_SEEDS[fmt])
+    assume(isinstance(rows, list) and rows and all(isinstance(r, dict) and r for r in rows))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "release.parquet"
+        try:
+            write_parquet(path, rows_to_table(rows))
+        except (pa.ArrowException, OverflowError):
+            assume(False)  # Arrow cannot store these values: no Parquet export can hold them
+        try:
+            read_benchmark_items(fmt, path)
+        except VlauditError:
+            pass
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_a_damaged_benchmark_tsv_reads_cleanly(data: st.DataObject) -> None:
+    """A VLMEvalKit TSV with base64 images, truncated or with one byte overwritten."""
+    from benchmark_releases import mmbench_tsv
+
+    from vlaudit.sources.registry import read_benchmark_items
+    from vlaudit.sources.rows import ImageFolder
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = mmbench_tsv(Path(folder))
+        content = bytearray(path.read_bytes())
+        position = data.draw(st.integers(0, len(content) - 1))
+        if data.draw(st.booleans()):
+            content = content[:position]
+        else:
+            content[position] = data.draw(st.integers(0, 255))
+        path.write_bytes(bytes(content))
+        try:
+            read_benchmark_items("mmbench", path, images=ImageFolder(Path(folder) / "images"))
         except VlauditError:
             pass

@@ -94,7 +94,7 @@ def test_a_broken_file_is_listed_and_the_rest_is_reported(build_run_folder, tmp_
 
 
 def test_todays_demo_summary_and_a_cycles_eval_json(tmp_path: Path) -> None:
-    """The pre-issue-12 summary (cycle_acc per "source / scorer", vca a list) and a flat `cycles eval` JSON."""
+    """The earlier demo summary (cycle_acc per "source / scorer", vca a list) and a flat `cycles eval` JSON."""
     summary = {"config": {"dual": "ref:tiny-open-clip", "seed": 0},
                "cycles": {"cycle_acc": {"coco / additive-shortcut": {"coco-strict-size": 0.5}}},
                "vca": [{"model": "m", "dataset": "d", "interface": "yesno", "n": 4, "acc": 0.5, "dep": 1.0,

@@ -1,4 +1,4 @@
-"""Typed, versioned results and one definition of each table's columns (issue 21, item 2).
+"""Typed, versioned results and one definition of each table's columns.
 
 Every JSON result type round-trips through ``to_dict``/``from_dict`` and through its file; a bad or newer file
 is refused with one line naming the field; every writer of a JSON result goes through a typed result; the
@@ -127,7 +127,7 @@ def test_margins_writer_and_reader_share_one_schema() -> None:
     from vlaudit.sources import margins
 
     assert runner.margins_schema() == columns.MARGINS.arrow_schema()
-    assert runner.MARGIN_COLUMNS == columns.MARGINS.names and len(runner.MARGIN_COLUMNS) == 28
+    assert runner.MARGIN_COLUMNS == columns.MARGINS.names and len(runner.MARGIN_COLUMNS) == 35
     assert margins.KEY_COLUMNS == ("model", "dataset", "item_id", "context") == columns.MARGINS.required
     assert set(margins.SCHEMA_COLUMNS) <= set(columns.MARGINS.known)
     assert set(runner.GEOMETRY_COLUMNS) <= set(columns.MARGINS.names)
@@ -187,9 +187,27 @@ def test_items_writer_and_reader_share_one_schema(tmp_path: Path) -> None:
     assert {"item_id", "image", "question"} == set(columns.ITEMS.required)
     item = BenchmarkItem(item_id="q1", image="a.jpg", question="Is the cat left of the dog?", label="yes",
                          dataset="toy", extra={"note": "kept"})
-    assert tuple(item.to_row())[: len(ITEM_COLUMNS)] == ITEM_COLUMNS
+    yes_no_columns = ITEM_COLUMNS[: ITEM_COLUMNS.index("options")]
+    # a yes/no row has no multiple-choice columns at all (its file is what it was before they existed)
+    assert tuple(item.to_row()) == (*yes_no_columns, "note")
     (again,) = read_items(write_items(tmp_path / "items.jsonl", [item]))
     assert again == item
+    choice = BenchmarkItem(item_id="q2", image="b.jpg", question="Where is the cat?", label="B", dataset="toy",
+                           options=("left", "right"), hint="a kitchen", category="spatial")
+    assert tuple(choice.to_row()) == ITEM_COLUMNS
+    for suffix in ("jsonl", "parquet"):
+        (again,) = read_items(write_items(tmp_path / f"choice.{suffix}", [choice]))
+        assert again == choice and again.letters == ("A", "B")
+
+
+def test_a_multiple_choice_answer_outside_its_options_is_refused(tmp_path: Path) -> None:
+    from vlaudit.errors import InputError
+    from vlaudit.sources.items import read_items
+
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"item_id": "q", "image": "a.jpg", "question": "?", "options": ["x", "y"], "label": "C"}\n')
+    with pytest.raises(InputError, match=r"items.jsonl.*record 1.*label|not one of the options"):
+        read_items(path)
 
 
 def test_features_writer_and_reader_share_one_schema(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""One run spec shared by the CLI and the Python API, one manifest type (issue 21 item 3).
+"""One run spec shared by the CLI and the Python API, one manifest type.
 
 * the CLI parses its options into exactly the spec the API function takes;
 * a run into a folder holding a run with another spec is refused, from either front door, naming the
@@ -100,7 +100,7 @@ class _Captured(Exception):
 ])
 def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(function, args, expected, tmp_path,
                                                                               cli, monkeypatch) -> None:
-    import vlaudit.api.runs as api_runs
+    import vlaudit
     import vlaudit.scoring.run_spec as run_spec
     from vlaudit.errors import InputError
 
@@ -112,7 +112,7 @@ def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(fun
         calls.append((spec, options.get("overwrite")))
         raise InputError("captured")
 
-    monkeypatch.setattr(api_runs, function, capture)
+    monkeypatch.setattr(vlaudit, function, capture)  # the facade name the command calls
     code, out, err = cli(*[str(tmp_path / "images") if a == "IMAGES" else a for a in args])
     assert "captured" in err, (code, out, err)
     kind, fields = expected

@@ -1,4 +1,4 @@
-"""The planted scene-VQA reference models (issue 12): protocol, mechanism, retraining, and the VCA known answers."""
+"""The planted scene-VQA reference models: protocol, mechanism, retraining, and the VCA known answers."""
 
 from __future__ import annotations
 
@@ -178,7 +178,9 @@ def test_demo_vca_stage_known_answers(tmp_path):
     failed = [row for row in result["known_answers"] if not row["passed"]]
     assert not failed, failed
     assert {r["model"] for r in result["runs"]} == {"ref:scene-vqa-grounded", "ref:scene-vqa-prior",
-                                                    "ref:scene-vqa-mixture"}
+                                                    "ref:scene-vqa-mixture", "ref:scene-mcq-grounded",
+                                                    "ref:scene-mcq-prior", "ref:scene-mcq-mixture"}
+    assert {r["interface"] for r in result["runs"] if "scene-mcq" in r["model"]} == {"letter"}
     for run in result["runs"]:
         assert set(run) >= {"model", "dataset", "interface", "n", "acc", "dep", "dcc", "cu", "ci"}
         assert run["cu"] == pytest.approx(run["acc"] - run["dcc"])

@@ -254,7 +254,7 @@ def test_cycle_builders_run_unchanged(tmp_path: Path) -> None:
     summary = coco.build_coco_cycles(tmp_path / "s/instances.json", tmp_path / "s/captions.json",
                                      tmp_path / "coco.jsonl", splits="test=1.0", min_cycles=1)
     assert summary["warnings"] == {} and not summary["unavailable"]
-    # text neighbours are one word apart (issue 23): 16 blocks here, 29 under the old all-pairs rule
+    # text neighbours are one word apart: 16 blocks here, 29 under the old all-pairs rule
     assert all(counts["test"] >= (10 if family == "coco-object-text-neighbor" else 20)
                for family, counts in summary["counts"].items())
     summary = gqa.build_gqa_cycles(tmp_path / "s/scene_graphs.json", tmp_path / "gqa.jsonl", splits="test=1.0",

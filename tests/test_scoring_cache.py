@@ -97,7 +97,7 @@ def test_image_paths_are_confined(tmp_path, relative) -> None:
 
 def test_run_lock_refuses_a_second_run(tmp_path) -> None:
     from vlaudit.errors import InputError
-    from vlaudit.scoring.runner import run_lock
+    from vlaudit.scoring.run_folder import run_lock
 
     with run_lock(tmp_path):
         with pytest.raises(InputError, match="another"):

@@ -145,7 +145,7 @@ def _score_cmd(model: Path, bench: Path, out: Path) -> list[str]:
             "--chunk-size", "4", "--model-name", "tiny-qwen2-vl", "--prefix-cache"]
 
 
-@pytest.mark.slow  # ~40 s: scores, kills and resumes a run several times
+@pytest.mark.slow  # ~45 s: scores, kills, refuses another spec and resumes a run
 def test_kill_and_resume_is_bit_identical(make_benchmark, tiny_model, tmp_path, tmp_path_factory) -> None:
     model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
@@ -173,8 +173,15 @@ def test_kill_and_resume_is_bit_identical(make_benchmark, tiny_model, tmp_path, 
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
-    assert not (resumed / "margins.parquet").exists()
+    # the run folder after kill -9: its manifest (written when the folder opened), a partial cache, no results
+    assert (resumed / "manifest.json").is_file()
+    assert not (resumed / "margins.parquet").exists() and not (resumed / "summary.json").exists()
     n_partial = len(list((resumed / "cache").glob("chunk-*.jsonl")))
+    # another spec into the killed run's folder is refused, naming the field, and touches nothing
+    other = subprocess.run([*_score_cmd(model, bench, resumed), "--seed", "5"], env=env, cwd=REPO,
+                           capture_output=True, text=True, timeout=120)
+    assert other.returncode == 2 and "seed: 0 → 5" in other.stderr, other.stderr
+    assert len(list((resumed / "cache").glob("chunk-*.jsonl"))) == n_partial
     again = subprocess.run(_score_cmd(model, bench, resumed), env=env, cwd=REPO, capture_output=True, text=True,
                            timeout=120)
     assert again.returncode == 0, again.stderr

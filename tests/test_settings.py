@@ -1,4 +1,4 @@
-"""One source for the papers' settings (issue 21 item 4).
+"""One source for the papers' settings.
 
 The values are the papers' (a fixture per printed setting), and no default anywhere else in ``vlaudit/``
 repeats one as a literal: option defaults, API signatures and dataclass fields read the names in

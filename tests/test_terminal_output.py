@@ -1,4 +1,4 @@
-"""What a terminal shows (issue 25): tables keep identifiers whole at 80 columns, library log records reach the
+"""What a terminal shows: tables keep identifiers whole at 80 columns, library log records reach the
 user as vlaudit's own one-line warnings, and a missing open_clip checkpoint offline says what is missing and how
 to provide it."""
 

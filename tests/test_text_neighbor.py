@@ -1,4 +1,4 @@
-"""The scalable text-neighbour search (issue 23): known answers, and agreement with the all-pairs definition
+"""The scalable text-neighbour search: known answers, and agreement with the all-pairs definition
 restricted to captions one word apart (``vlaudit.builders.cycles.text_neighbor``)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _one_word_apart(a: Counter, b: Counter) -> bool:
 
 
 def reference_neighbors(texts: list[str], image: np.ndarray, seed: int, *, restrict: bool = True) -> np.ndarray:
-    """All pairs, the pre-issue-23 way (scikit-learn TF-IDF cosine, seeded tie-break); ``restrict`` keeps only
+    """All pairs, the earlier definition's way (scikit-learn TF-IDF cosine, seeded tie-break); ``restrict`` keeps only
     candidates one word away, which is the documented definition."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 

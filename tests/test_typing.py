@@ -1,8 +1,9 @@
 """The type-checking rules of ``make lint``, checked without running mypy (``make lint`` runs it).
 
-mypy sees a command module's library calls only through the ``if TYPE_CHECKING:`` import that stands beside
-each lazy handle (commands/_lazy.py); a handle without its twin, or a twin naming another module, would leave
-those calls unchecked without any error. Each ``# type: ignore`` names its error code and says why, and the
+The commands call the library as ``vlaudit.NAME(...)``; mypy sees those names only through the
+``if TYPE_CHECKING:`` imports of the facade (vlaudit/__init__.py), so each public name needs its import there,
+naming the module and attribute the facade resolves at run time; a missing or different one would leave those
+calls unchecked without any error. Each ``# type: ignore`` names its error code and says why, and the
 configuration silences no module wholesale.
 """
 
@@ -22,61 +23,31 @@ def _is_type_checking(test: ast.expr) -> bool:
     return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
 
 
-def handle_pairs(source: str) -> tuple[dict[str, str], dict[str, str]]:
-    """(names bound by ``if TYPE_CHECKING:`` imports → module, lazy handles in its ``else:`` → module)."""
+def type_checking_imports(source: str) -> dict[str, str]:
+    """Names bound by the ``if TYPE_CHECKING:`` imports of a module → ``module:attribute``."""
     typed: dict[str, str] = {}
-    lazy: dict[str, str] = {}
     for node in ast.parse(source).body:
         if not (isinstance(node, ast.If) and _is_type_checking(node.test)):
             continue
         for statement in node.body:
-            if isinstance(statement, ast.Import):
+            if isinstance(statement, ast.ImportFrom) and statement.module:
                 for alias in statement.names:
-                    typed[alias.asname or alias.name] = alias.name
-            elif isinstance(statement, ast.ImportFrom) and statement.module:
-                for alias in statement.names:
-                    typed[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
-        for statement in node.orelse:
-            if (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
-                    and isinstance(statement.value.func, ast.Name) and statement.value.func.id == "lazy_module"):
-                target = statement.targets[0]
-                assert isinstance(target, ast.Name)
-                argument = statement.value.args[0]
-                assert isinstance(argument, ast.Constant)
-                lazy[target.id] = str(argument.value)
-    return typed, lazy
+                    typed[alias.asname or alias.name] = f"{statement.module}:{alias.name}"
+    return typed
 
 
-def stray_handles(source: str) -> list[str]:
-    """``lazy_module`` calls outside an ``if TYPE_CHECKING: … else:`` pair (mypy would see only ModuleType)."""
-    tree = ast.parse(source)
-    paired = {id(statement.value) for node in tree.body
-              if isinstance(node, ast.If) and _is_type_checking(node.test)
-              for statement in node.orelse if isinstance(statement, ast.Assign)}
-    return [ast.unparse(node) for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_module"
-            and id(node) not in paired]
+def test_the_type_checking_scan_reads_a_planted_block() -> None:
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vlaudit.tables import write_json\n"
+              "    from vlaudit.report.console import print_table as show\nfrom vlaudit.errors import InputError\n")
+    assert type_checking_imports(source) == {"write_json": "vlaudit.tables:write_json",
+                                             "show": "vlaudit.report.console:print_table"}
 
 
-def test_the_handle_scan_finds_a_planted_mismatch() -> None:
-    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import vlaudit.tables as tables\n"
-              "    from vlaudit.report import console\nelse:\n    tables = lazy_module('vlaudit.tables')\n"
-              "    console = lazy_module('vlaudit.report.html')\nloose = lazy_module('numpy')\n")
-    typed, lazy = handle_pairs(source)
-    assert typed == {"tables": "vlaudit.tables", "console": "vlaudit.report.console"}
-    assert lazy == {"tables": "vlaudit.tables", "console": "vlaudit.report.html"}
-    assert stray_handles(source) == ["lazy_module('numpy')"]
+def test_every_facade_name_has_the_type_checking_import_it_resolves_to() -> None:
+    import vlaudit
 
-
-def test_every_lazy_handle_has_its_type_checking_twin() -> None:
-    checked = 0
-    for path in sorted((PACKAGE / "commands").glob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        typed, lazy = handle_pairs(source)
-        assert stray_handles(source) == [], path.name
-        assert typed == lazy, path.name
-        checked += len(lazy)
-    assert checked > 0
+    typed = type_checking_imports((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    assert typed == vlaudit._EXPORTS
 
 
 def ignores(root: Path = PACKAGE) -> Iterator[tuple[str, int, str, str]]:

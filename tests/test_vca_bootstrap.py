@@ -159,7 +159,7 @@ def test_wilson_interval_known_value() -> None:
 
 
 def _whole_matrix(n_clusters: int, n_resamples: int, seed: int) -> np.ndarray:
-    """The count matrix as it was drawn before issue 23: all resamples at once."""
+    """The count matrix drawn the simple way: all resamples at once."""
     return resample_counts(bootstrap_indices(n_clusters, n_resamples, seed), n_clusters)
 
 

@@ -48,7 +48,7 @@ def _csv(path):
 
 
 def test_missing_erasure_context_does_not_block_the_report(tmp_path) -> None:
-    """The issue's run: irre is unavailable for 1 of 3 items (boxes cover the image); rele for 2 of 3."""
+    """A partial run: irre is unavailable for 1 of 3 items (boxes cover the image); rele for 2 of 3."""
     margins = {"original": [2.0, -1.0, 0.5], "text": [1.0, 0.5, -1.0], "blank": [-1.0, -3.0, -2.0],
                "rele": [0.5, 1.0, -0.5], "irre": [1.5, -2.0, 0.3]}
     rows = _drop(_drop(rows_from_arrays(margins, labels=["yes", "no", "no"]), "irre", {"i1"}), "rele", {"i0", "i2"})

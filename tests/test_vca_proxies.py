@@ -132,7 +132,7 @@ def test_proxies_cli_writes_files(tmp_path, versioned_outputs):
 
 
 @pytest.mark.skipif(not hasattr(__import__("vlaudit.sources.margins", fromlist=["MarginRun"]).MarginRun, "available"),
-                    reason="partial contexts arrive with the issue-9 margins reader")
+                    reason="partial contexts need the margins reader that accepts them")
 def test_a_signal_needing_an_optional_context_uses_the_items_that_have_it():
     rows = [r for r in panel_rows(12, extra=_contexts)
             if not (r["context"] in ("rele", "irre") and r["group_id"] in ("g000", "g001", "g002"))]

@@ -143,6 +143,51 @@ def test_incremental_control_credits_a_gap_that_confidence_does_not_carry():
     assert {f"without {m}" for m in MODELS} <= names
 
 
+def _with_pair_d(rows, pair_d):
+    """Every record in Rel_o, with the planted Pair D of its (model, edit) and flip+visibility = planted."""
+    out = []
+    for k, row in enumerate(rows):
+        flag, success = pair_d(k)
+        out.append(row | {"rel_o": 1, "pair_d": int(flag), "flip_vis": int(success)})
+    return out
+
+
+def test_pair_d_increment_within_rel_o_credits_a_pair_d_the_baseline_does_not_carry():
+    # VCA §15: leave-one-edit-out within Rel_o, baseline model + relation + direction + confidence rank,
+    # augmented by Pair D. Planted: the outcome is Pair D itself, drawn independently of every baseline feature.
+    scores = _scores(panel_rows(20))
+    rng = np.random.default_rng(3)
+    planted = rng.random(80) < 0.5
+    edits = join_edits(_with_pair_d(edit_rows(20), lambda k: (planted[k], planted[k])), scores)
+    rows = compute_validity(scores, edits, FAST)["incremental"]
+    (row,) = [r for r in rows if r["analysis"] == "Pair D within Rel_o"]
+    assert (row["target"], row["added"], row["edits"], row["records"]) == ("Flip+visibility", "Pair D", 20, 80)
+    assert row["augmented"] > 0.95 and row["baseline"] < 0.75
+    assert row["delta"] > 0.2 and row["delta_lo"] > 0 and row["reason"] is None
+    # the G_img rows say what they add, beside it
+    assert {r["added"] for r in rows if r["analysis"] == "primary"} == {"G_img rank"}
+
+
+def test_pair_d_increment_is_null_when_pair_d_carries_nothing_and_not_computable_without_it():
+    # a Pair D shared by every Rel_o record carries nothing beyond the intercept: the same predictions, Δ = 0
+    scores = _scores(panel_rows(20))
+    outcomes = np.random.default_rng(5).random(80) < 0.5
+    flags = np.ones(80, dtype=bool)
+    edits = join_edits(_with_pair_d(edit_rows(20), lambda k: (flags[k], outcomes[k])), scores)
+    (row,) = [r for r in compute_validity(scores, edits, FAST)["incremental"] if r["analysis"] == "Pair D within Rel_o"]
+    assert row["delta"] == pytest.approx(0.0, abs=1e-12) and row["baseline"] == pytest.approx(row["augmented"])
+    assert row["delta_lo"] == pytest.approx(0.0, abs=1e-12) == row["delta_hi"]
+    # an older outcome table with joint but no pair_d: within Rel_o, Pair D is Joint
+    older = [{k: v for k, v in r.items() if k != "pair_d"} | {"joint": r["pair_d"]}
+             for r in _with_pair_d(edit_rows(20), lambda k: (flags[k], outcomes[k]))]
+    (same,) = [r for r in compute_validity(scores, join_edits(older, scores), FAST)["incremental"]
+               if r["analysis"] == "Pair D within Rel_o"]
+    assert same["delta"] == row["delta"]
+    (missing,) = [r for r in compute_validity(scores, join_edits(edit_rows(20), scores), FAST)["incremental"]
+                  if r["analysis"] == "Pair D within Rel_o"]
+    assert missing["delta"] is None and "pair_d" in missing["reason"]
+
+
 def test_shared_margin_control_separates_the_true_margin_from_the_gap():
     scores = _scores(panel_rows(12, extra=_gap_beyond_confidence))
     rows = compute_validity(scores, None, FAST)["shared_margin"]
@@ -181,6 +226,8 @@ def test_validity_cli_writes_json_csv_and_plot(tmp_path, versioned_outputs):
         assert (out / f"{name}.csv").exists()
     assert (out / "validity.png").stat().st_size > 0
     assert "Standalone predictive validity" in result.output
+    said = " ".join(result.output.split())
+    assert "Pair D within Rel_o" in said and "not computable (the edit outcomes have no pair_d" in said
     versioned_outputs(out, {"validity.json": VcaValidityResult})
 
 

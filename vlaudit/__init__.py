@@ -10,9 +10,12 @@ module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_
 :func:`evaluate_cycles`, :func:`build_cycles`, :func:`read_cycles`, :func:`extract_features`,
 :func:`features_from_arrays`, :func:`zero_shot_scores`, :func:`run_synthetic`; the cycle-paper experiments
 :func:`load_seed_inputs` → :func:`run_diagnostics`, :func:`run_rank_sweep`, :func:`run_oe`, :func:`run_transfer`;
-:func:`audit_pairs` for any benchmark's negatives. The demo and report: :func:`run_demo`, :func:`write_report`.
+:func:`audit_pairs` for any benchmark's negatives;
+:func:`build_benchmark_items` reads a published benchmark (POPE, MME, MMStar, ...) into ITEMS. The demo and report: :func:`run_demo`, :func:`write_report`.
 Visual Credit Audit:
-:func:`load_model`, :func:`score_margins`, :func:`score_dual_margins`, :func:`vca_report`, :func:`factorial`.
+:func:`load_model`, :func:`score_margins`, :func:`score_dual_margins`, :func:`vca_report`, :func:`factorial`,
+the §18 wording diagnostics :func:`build_wording_items` → :func:`wording_diagnostics`;
+:func:`render_mcq_scenes` writes the multiple-choice known-answer benchmark.
 Run specs, shared with the CLI: :class:`ScoreSpec`, :class:`DualScoreSpec`, :class:`FeaturesSpec`,
 :class:`CycleScoreSpec` (:func:`score_cycles_mllm` takes the last). Errors:
 :class:`InputError` (bad input, naming file, record and field), :class:`VlauditError`.
@@ -27,6 +30,8 @@ from vlaudit.version import __version__
 
 # public name -> "module:attribute"
 _EXPORTS: dict[str, str] = {
+    "family_label": "vlaudit.builders.cycles.common:family_label",
+    "CocoCaps": "vlaudit.builders.cycles.coco:CocoCaps",
     "cycle_contrast": "vlaudit.metrics.cycles:cycle_contrast",
     "cycle_credit": "vlaudit.metrics.cycles:cycle_credit",
     "cycle_acc": "vlaudit.metrics.cycles:cycle_acc",
@@ -44,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     "run_oe": "vlaudit.analysis.cycles.oe:run_oe",
     "run_transfer": "vlaudit.analysis.cycles.transfer:run_transfer",
     "audit_pairs": "vlaudit.metrics.pair_audit:audit_pairs",
+    "build_benchmark_items": "vlaudit.api.benchmarks:build_benchmark_items",
     "run_demo": "vlaudit.demo.pipeline:run_demo",
     "write_report": "vlaudit.report.html:write_report",
     "score_margins": "vlaudit.api.runs:score_margins",
@@ -54,15 +60,65 @@ _EXPORTS: dict[str, str] = {
     "FeaturesSpec": "vlaudit.scoring.run_spec:FeaturesSpec",
     "CycleScoreSpec": "vlaudit.scoring.run_spec:CycleScoreSpec",
     "vca_report": "vlaudit.api.vca:vca_report",
+    "render_mcq_scenes": "vlaudit.builders.mcq_scenes:render_mcq_scenes",
     "factorial": "vlaudit.api.vca:factorial",
+    "build_wording_items": "vlaudit.api.wording:build_wording_items",
+    "wording_diagnostics": "vlaudit.api.wording:wording_diagnostics",
     "measure_stability": "vlaudit.api.stability:measure_stability",
     "generate_check": "vlaudit.api.stability:generate_check",
     "Result": "vlaudit.api.results:Result",
     "InputError": "vlaudit.errors:InputError",
     "VlauditError": "vlaudit.errors:VlauditError",
+    # the command line's twins: each command of vlaudit/commands/ calls one of these
+    "audit_cycles": "vlaudit.api.cycle_files:audit_cycles",
+    "audit_pair_files": "vlaudit.api.cycle_files:audit_pair_files",
+    "write_zero_shot_scores": "vlaudit.api.cycle_files:write_zero_shot_scores",
+    "GeometryRules": "vlaudit.builders.cycles.rules:GeometryRules",
+    "GQA_SWAP_REASONS": "vlaudit.builders.cycles.gqa_rules:REASONS",
+    "build_vsr_items": "vlaudit.api.data:build_vsr_items",
+    "build_vsr_inverse_items": "vlaudit.api.data:build_vsr_inverse_items",
+    "build_gsr_coco_items": "vlaudit.api.data:build_gsr_coco_items",
+    "build_whatsup_items": "vlaudit.api.data:build_whatsup_items",
+    "render_scenes": "vlaudit.builders.scenes:render_scenes",
+    "build_factorial": "vlaudit.builders.factorial:build_factorial",
+    "build_edits": "vlaudit.api.edits:build_edits",
+    "export_annotations": "vlaudit.api.edits:export_annotations",
+    "import_annotations": "vlaudit.api.edits:import_annotations",
+    "analyze_edits": "vlaudit.api.edits:analyze_edits",
+    "vca_validity": "vlaudit.api.analyses:vca_validity",
+    "vca_filter": "vlaudit.api.analyses:vca_filter",
+    "vca_proxies": "vlaudit.api.analyses:vca_proxies",
+    "build_tiny_model": "vlaudit.api.models:build_tiny_model",
+    "model_registry": "vlaudit.api.models:model_registry",
+    "verbalizers": "vlaudit.api.models:verbalizers",
+    "train_reference": "vlaudit.api.models:train_reference",
+    "run_experiment": "vlaudit.api.experiments:run_experiment",
+    "ExperimentRun": "vlaudit.api.experiments:ExperimentRun",
+    "ExperimentConfig": "vlaudit.analysis.cycles.common:ExperimentConfig",
+    "synthetic_controls": "vlaudit.api.experiments:synthetic_controls",
+    "SyntheticConfig": "vlaudit.analysis.cycles.synthetic:SyntheticConfig",
+    "DemoConfig": "vlaudit.demo.pipeline:DemoConfig",
+    "backend_kind": "vlaudit.backends.registry:backend_kind",
+    # console rendering (80 columns) of the results above
+    "print_table": "vlaudit.report.console:print_table",
+    "print_cycle_table": "vlaudit.report.console:print_cycle_table",
+    "print_unavailable": "vlaudit.report.console:print_unavailable",
+    "print_benchmark_tables": "vlaudit.report.console:print_benchmark_tables",
+    "print_validity": "vlaudit.report.vca_analyses:print_validity",
+    "print_filter": "vlaudit.report.vca_analyses:print_filter",
+    "print_proxies": "vlaudit.report.vca_analyses:print_proxies",
+    # checks the command line applies as an option is parsed (light modules: `vlaudit --help` loads them)
+    "check_folder_target": "vlaudit.tables:check_folder_target",
+    "check_file_target": "vlaudit.tables:check_file_target",
+    "normalize_context": "vlaudit.sources.margins:normalize_context",
+    "parse_dtype": "vlaudit.backends.dtypes:parse_dtype",
+    "DTYPE_HELP": "vlaudit.backends.dtypes:DTYPE_HELP",
+    "TINY_FAMILIES": "vlaudit.backends.tiny_families:TINY_FAMILIES",
 }
 
 __all__ = [
+    "family_label",
+    "CocoCaps",
     "__version__",
     "cycle_contrast",
     "cycle_credit",
@@ -81,6 +137,7 @@ __all__ = [
     "run_oe",
     "run_transfer",
     "audit_pairs",
+    "build_benchmark_items",
     "run_demo",
     "write_report",
     "score_margins",
@@ -91,21 +148,70 @@ __all__ = [
     "FeaturesSpec",
     "CycleScoreSpec",
     "vca_report",
+    "render_mcq_scenes",
     "factorial",
+    "build_wording_items",
+    "wording_diagnostics",
     "measure_stability",
     "generate_check",
     "Result",
     "InputError",
     "VlauditError",
+    "audit_cycles",
+    "audit_pair_files",
+    "write_zero_shot_scores",
+    "GeometryRules",
+    "GQA_SWAP_REASONS",
+    "build_vsr_items",
+    "build_vsr_inverse_items",
+    "build_gsr_coco_items",
+    "build_whatsup_items",
+    "render_scenes",
+    "build_factorial",
+    "build_edits",
+    "export_annotations",
+    "import_annotations",
+    "analyze_edits",
+    "vca_validity",
+    "vca_filter",
+    "vca_proxies",
+    "build_tiny_model",
+    "model_registry",
+    "verbalizers",
+    "train_reference",
+    "run_experiment",
+    "ExperimentRun",
+    "ExperimentConfig",
+    "synthetic_controls",
+    "SyntheticConfig",
+    "DemoConfig",
+    "backend_kind",
+    "print_table",
+    "print_cycle_table",
+    "print_unavailable",
+    "print_benchmark_tables",
+    "print_validity",
+    "print_filter",
+    "print_proxies",
+    "check_folder_target",
+    "check_file_target",
+    "normalize_context",
+    "parse_dtype",
+    "DTYPE_HELP",
+    "TINY_FAMILIES",
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
+    from vlaudit.analysis.cycles.common import ExperimentConfig
     from vlaudit.analysis.cycles.diagnostics import run_diagnostics
     from vlaudit.analysis.cycles.inputs import load_seed_inputs
     from vlaudit.analysis.cycles.oe import run_oe
     from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
-    from vlaudit.analysis.cycles.synthetic import run_synthetic
+    from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic
     from vlaudit.analysis.cycles.transfer import run_transfer
+    from vlaudit.api.analyses import vca_filter, vca_proxies, vca_validity
+    from vlaudit.api.benchmarks import build_benchmark_items
+    from vlaudit.api.cycle_files import audit_cycles, audit_pair_files, write_zero_shot_scores
     from vlaudit.api.cycles import (
         build_cycles,
         evaluate_cycles,
@@ -113,17 +219,46 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
         load_model,
         zero_shot_scores,
     )
+    from vlaudit.api.data import (
+        build_gsr_coco_items,
+        build_vsr_inverse_items,
+        build_vsr_items,
+        build_whatsup_items,
+    )
+    from vlaudit.api.edits import analyze_edits, build_edits, export_annotations, import_annotations
+    from vlaudit.api.experiments import ExperimentRun, run_experiment, synthetic_controls
+    from vlaudit.api.models import build_tiny_model, model_registry, train_reference, verbalizers
     from vlaudit.api.results import Result
     from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
     from vlaudit.api.stability import generate_check, measure_stability
     from vlaudit.api.vca import factorial, vca_report
-    from vlaudit.demo.pipeline import run_demo
+    from vlaudit.api.wording import build_wording_items, wording_diagnostics
+    from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
+    from vlaudit.backends.registry import backend_kind
+    from vlaudit.backends.tiny_families import TINY_FAMILIES
+    from vlaudit.builders.cycles.coco import CocoCaps
+    from vlaudit.builders.cycles.common import family_label
+    from vlaudit.builders.cycles.gqa_rules import REASONS as GQA_SWAP_REASONS
+    from vlaudit.builders.cycles.rules import GeometryRules
+    from vlaudit.builders.factorial import build_factorial
+    from vlaudit.builders.mcq_scenes import render_mcq_scenes
+    from vlaudit.builders.scenes import render_scenes
+    from vlaudit.demo.pipeline import DemoConfig, run_demo
     from vlaudit.errors import InputError, VlauditError
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
+    from vlaudit.report.console import (
+        print_benchmark_tables,
+        print_cycle_table,
+        print_table,
+        print_unavailable,
+    )
     from vlaudit.report.html import write_report
+    from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
     from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles
+    from vlaudit.sources.margins import normalize_context
+    from vlaudit.tables import check_file_target, check_folder_target
 
 
 def __getattr__(name: str) -> Any:

@@ -1,8 +1,8 @@
 """The ``vlaudit`` command line: a thin shell over the library.
 
-Each module in :mod:`vlaudit.commands` registers its commands on the groups of ``commands._apps``; they
-reach the library through lazy module handles (:mod:`vlaudit.commands._lazy`), so that ``vlaudit --help``
-loads neither numpy nor torch.
+Each module in :mod:`vlaudit.commands` registers its commands on the groups of ``commands._apps``; each
+command calls one function of the lazy facade ``import vlaudit``, so that ``vlaudit --help`` loads neither numpy
+nor torch.
 """
 
 from __future__ import annotations

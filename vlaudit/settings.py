@@ -8,7 +8,9 @@ departs from a paper on purpose, the comment says so and why. "cycle" = the coun
 from __future__ import annotations
 
 # --- shared ------------------------------------------------------------------------------------------------
-BOOTSTRAP_RESAMPLES = 5000  # VCA §19 (paired, clustered percentile bootstrap); cycle §D.5 uses the same count
+# VCA §19 (paired, clustered percentile bootstrap). The cycle paper states no bootstrap (its spread is the sd over
+# three seeds, §D.5); vlaudit's cycle intervals borrow the VCA paper's count.
+BOOTSTRAP_RESAMPLES = 5000
 BOOTSTRAP_SEED = 20260719  # VCA §19
 CONFIDENCE_LEVEL = 0.95  # VCA §19: two-sided 95% intervals
 
@@ -35,17 +37,50 @@ ADDITIVE_PROBE_EPOCHS = 5  # cycle §E.4: the additive audit probes a(x) + b(y);
 SHORTCUT_PROBE_EPOCHS = 50  # cycle §E.4: the text-only and image-only shortcut probes
 SHORTCUT_PROBE_LR = 1e-2  # cycle §E.4
 SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; AUROC peaks at rank 8 (Table 1)
-# Not a paper setting: the paper's batch of 512 gives one optimiser step per epoch on a few hundred cycles, so
-# a probe on a small training set would barely move. vlaudit shrinks the batch (same epochs) until a probe
-# takes at least this many steps (said in the output; the paper's scale — thousands of cycles — is untouched).
+# Not a paper setting: on a training set smaller than one batch of 512 the paper's batch is a single optimiser
+# step per epoch, so a probe would barely move. Only there (fewer units than the batch) vlaudit shrinks the
+# batch (same epochs) until a probe takes at least this many steps, and says so in ``probe_notes``; a training
+# set of at least one full batch always trains at the paper's batch.
 MIN_OPTIMISER_STEPS = 50
+# Not paper settings (the paper states none for them): the synthetic controls' interaction probes (the bilinear
+# rows of Table 1 and the binding row); these small problems need a larger step to converge in ~80 updates.
+SYNTHETIC_INTERACTION_EPOCHS = 10
+SYNTHETIC_INTERACTION_LR = 3e-2
+# Not a paper setting: the size of a shortcut marker added to the negatives' features, in sd units of the
+# marker direction (synthetic row 2 and the shortcut-bearing negatives of ``experiment diagnostics``).
+SHORTCUT_MARKER_SD = 4.0
 SYNTHETIC_RANK_PEAK = {1: 0.6725, 8: 0.7658, 16: 0.7575}  # cycle §5.1, Table 1: AUROC by rank (peak at 8)
+# Not a paper setting: the seed of the ``--max-images`` pool draw. §D.5 evaluates every seed on one fixed image
+# pool ("family estimates share image pools"), so the pool has its own seed, fixed by default, and each cycle seed
+# draws its independently constructed splits inside that pool.
+CYCLE_POOL_SEED = 0
+# The COCO builder's work bounds (``cycles build coco``), none stated by the paper (§D.2 names no caps):
+COCO_CAPTIONS_PER_IMAGE = 2  # seeded human captions read per image (bounds the synonym matching)
+COCO_CATEGORIES_PER_IMAGE = 6  # seeded eligible categories per image that relation statements may name
+COCO_STATEMENTS_PER_IMAGE = 3  # seeded candidate statements per image and relation family
+# How many blocks of one family and split may use the same image: 1 keeps a family's blocks image-disjoint
+# (vlaudit's choice; the paper does not say whether its blocks share images).
+COCO_IMAGE_USES = 1
+# Families vlaudit can build that the cycle paper does not have (cross-noun GQA blocks: object presence across
+# different nouns). Built only on request (``--extra-families``) and labelled "not in the paper" wherever printed.
+NOT_IN_PAPER_FAMILIES = ("gqa-attribute-cross-noun", "gqa-relation-cross-noun")
+NOT_IN_PAPER_LABEL = "not in the paper"
 GQA_BINDING_VALIDATION_CYCLES = (18, 19)  # cycle §D.3 / Table 2: per seed, below MIN_CYCLES → unavailable
 
 # --- VCA paper -----------------------------------------------------------------------------------------------
 PRIMARY_CONTROLS = ("text", "blank")  # VCA §3: the text-only and blank controls of the primary dependence audit
 VSR_INVERSE_GROUPS = 504  # VCA §18 "Surface-Form Robustness": same-image inverse groups on VSR random_test
 VSR_INVERSE_EXCLUDED = 35  # VCA §18: candidates "without structured entities", excluded before scoring
+# VCA §4/§9: "Its test split contributes 1,249 queries spanning nine relation types" (667 gold yes, Table 13);
+# the nine are not named, and no nine whole relations of either VSR test split give 1,249 rows
+VSR_PAPER_QUERIES = 1249
+VSR_PAPER_YES = 667
+VSR_PAPER_RELATION_TYPES = 9
+# VCA §18 "Additional fixed-200 VSR wording diagnostics": 200 VSR items stratified over above, below, left and
+# right (50 each), three relation wordings; the Qwen system diagnostic's neutral instruction, by name
+WORDING_ITEMS_PER_DIRECTION = 50
+WORDING_SEED = 0  # vlaudit's: the paper does not give the draw of its 200 items
+NAMED_SYSTEM_MESSAGES = {"qwen-neutral": "Answer the user's question with exactly yes or no."}
 HL_RESAMPLES = 2000  # VCA §19: "semantic H–L intervals use 2,000" (vca validity's high-minus-low tertile CIs)
 FACTORIAL_STEMS = 50  # VCA §10: 50 stems per relation (left, right, above, below) → 200 groups
 FACTORIAL_SEED = 20260724  # VCA §10: deterministic object identities and layouts of the factorial scenes
@@ -72,7 +107,7 @@ TWO_BY_TWO_SPLIT = "test"  # these benchmarks are test sets: one split, never di
 NATURALBENCH_YES_THRESHOLD = 0.0
 # `cycles score-mllm --query` for NaturalBench: the question itself. The yes/no interface already appends its
 # answer instruction ("Answer yes or no."), which plays the role of the release's suffix "Please answer Yes or
-# No." (`SUFFIX_FOR_VQA` in its example.py); adding that suffix too would ask twice.
+# No." (`SUFFIX_FOR_VQA` in its naturalbench_vqa.py); adding that suffix too would ask twice.
 NATURALBENCH_QUERY = "{caption}"
 
 # --- vlaudit's own defaults (not paper settings; named here so that no copy drifts) ----------------------------
@@ -81,3 +116,11 @@ DEMO_RESAMPLES = 2000
 # The HTML report's own VCA of a margins table that has no `vca report` beside it: a quick preview; the
 # reported intervals come from `vca report` (BOOTSTRAP_RESAMPLES).
 REPORT_PREVIEW_RESAMPLES = 1000
+# Signed weights of the labelled-pairs audit's degrees (cycle paper §2.2): mean (+1/n_pos, −1/n_neg) or count (±1).
+PAIR_AUDIT_WEIGHTINGS = ("mean", "count")
+
+# --- benchmark releases read by `vlaudit data items --format NAME` (vlaudit.sources.registry) -----------------
+# Not a paper setting: the names of the readers, kept here so that the command's help lists them without
+# importing the readers.
+BENCHMARK_FORMATS = ("pope", "mme", "hallusionbench", "mmstar", "mmbench", "seed-bench", "scienceqa", "mmmu",
+                     "cv-bench", "ai2d")

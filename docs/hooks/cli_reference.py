@@ -3,9 +3,9 @@
 * ``<!-- cli-reference -->`` → the CLI reference rendered from the command tree;
 * ``<!-- output-schemas -->`` → every typed JSON result and table schema (:mod:`vlaudit.results.catalog`);
 * ``<!-- docstring: MODULE -->`` → that module's docstring (the documented schemas live there), verbatim;
-* ``<!-- readme: HEADING -->`` → the README section under that heading (to the next heading of its level or
-  above; ``readme-intro:`` stops at its first subheading), so a worked example is written once, in the README,
-  and its commands are checked there.
+* ``<!-- guide: HEADING -->`` → the section under that heading in the guides (``docs/guide/*.md``; to the
+  next heading of its level or above; ``guide-intro:`` stops at its first subheading), so a worked example is
+  written once, in its guide, and its commands are checked there.
 """
 
 from __future__ import annotations
@@ -17,14 +17,21 @@ from pathlib import Path
 CLI_MARKER = "<!-- cli-reference -->"
 SCHEMAS_MARKER = "<!-- output-schemas -->"
 DOCSTRING = re.compile(r"<!-- docstring: ([\w.]+) -->")
-README_SECTION = re.compile(r"<!-- readme(-intro)?: (.+?) -->")
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE_SECTION = re.compile(r"<!-- guide(-intro)?: (.+?) -->")
+GUIDES = Path(__file__).resolve().parents[1] / "guide"
 
 
-def _readme_section(match: re.Match[str]) -> str:
-    lines = README.read_text(encoding="utf-8").splitlines()
-    intro_only = bool(match.group(1))  # readme-intro: stop at the first subheading too
+def _guide_section(match: re.Match[str]) -> str:
     heading = match.group(2).strip()
+    for guide in sorted(GUIDES.glob("*.md")):
+        section = _section(guide.read_text(encoding="utf-8").splitlines(), heading, bool(match.group(1)))
+        if section is not None:
+            return section
+    raise ValueError(f"no guide in {GUIDES} has the heading {heading!r}")
+
+
+def _section(lines: list[str], heading: str, intro_only: bool) -> str | None:
+    """The lines under ``heading`` (None when absent); ``intro_only``: stop at the first subheading too."""
     in_fence = False
     start = level = None
     for index, line in enumerate(lines):
@@ -38,7 +45,7 @@ def _readme_section(match: re.Match[str]) -> str:
         elif start is not None and hashes and (intro_only or hashes <= level):  # type: ignore[operator]
             return "\n".join(lines[start:index]).strip()
     if start is None:
-        raise ValueError(f"README.md has no heading {heading!r}")
+        return None
     return "\n".join(lines[start:]).strip()
 
 
@@ -58,5 +65,5 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ANN001
         from vlaudit.results.catalog import render_markdown as render_schemas
 
         markdown = markdown.replace(SCHEMAS_MARKER, render_schemas())
-    markdown = README_SECTION.sub(_readme_section, markdown)
+    markdown = GUIDE_SECTION.sub(_guide_section, markdown)
     return DOCSTRING.sub(_module_docstring, markdown)

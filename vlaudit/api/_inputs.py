@@ -6,7 +6,7 @@ Every conversion goes through the same row validators as the file readers, so a 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +33,21 @@ def rows_of(data: Any, *, what: str) -> list[dict[str, Any]] | None:
                      f"not {type(data).__name__}")
 
 
+def _records(data: Any, kind: type, read: Callable[[Any], list[Any]], from_row: Callable[..., Any],
+             what: str) -> list[Any]:
+    """``data`` as a list of ``kind`` records: itself when it is one, else read from its path, or validated row by
+    row (the file readers' validators, so a bad row names the same record and field)."""
+    if isinstance(data, Sequence) and data and all(isinstance(record, kind) for record in data):
+        return list(data)
+    rows = rows_of(data, what=what)
+    if rows is None:
+        return read(data)
+    return [from_row(row, path=f"<{what}>", record=f"row {i}") for i, row in enumerate(rows, start=1)]
+
+
 def as_cycles(cycles: Any) -> list[Any]:
     """A list of :class:`~vlaudit.records.Cycle` from a cycles path, table, frame, row list or Cycle list."""
-    if isinstance(cycles, Sequence) and cycles and all(isinstance(c, Cycle) for c in cycles):
-        return list(cycles)
-    rows = rows_of(cycles, what="cycles")
-    if rows is None:
-        return read_cycles(cycles)
-    return [cycle_from_row(row, path="<cycles>", record=f"row {i}") for i, row in enumerate(rows, start=1)]
+    return _records(cycles, Cycle, read_cycles, cycle_from_row, "cycles")
 
 
 def as_scores(scores: Any, cycles: Sequence[Any]) -> dict[tuple[str, str], float]:
@@ -73,12 +80,7 @@ def as_scores(scores: Any, cycles: Sequence[Any]) -> dict[tuple[str, str], float
 
 def as_items(items: Any) -> list[Any]:
     """A list of :class:`~vlaudit.sources.items.BenchmarkItem` from a path, table, frame or rows."""
-    if isinstance(items, Sequence) and items and all(isinstance(i, BenchmarkItem) for i in items):
-        return list(items)
-    rows = rows_of(items, what="items")
-    if rows is None:
-        return read_items(items)
-    return [item_from_row(row, path="<items>", record=f"row {i}") for i, row in enumerate(rows, start=1)]
+    return _records(items, BenchmarkItem, read_items, item_from_row, "items")
 
 
 def as_margin_runs(margins: Any) -> list[Any]:

@@ -12,9 +12,10 @@ import numpy as np
 from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
 from vlaudit.api.results import Result, with_interval
 from vlaudit.backends.registry import load_backend
-from vlaudit.builders.cycles.coco import build_coco_cycles
+from vlaudit.builders.cycles.coco import CocoCaps, build_coco_cycles
 from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
+from vlaudit.builders.cycles.rules import GeometryRules
 from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
@@ -27,6 +28,7 @@ from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     CYCLE_BOOTSTRAP_SEED,
+    CYCLE_POOL_SEED,
     CYCLE_TIE_TOL,
     MIN_CYCLES,
     NATURALBENCH_YES_THRESHOLD,
@@ -41,6 +43,10 @@ class CycleEvaluation(Result):
     When the cycles come from a 2×2 benchmark (``cycles build winoground|naturalbench|blocks``),
     ``data["benchmarks"]`` holds its own metrics and :attr:`benchmarks` their rows.
     """
+
+    def write(self, path: str | Path, *, plot: bool = True) -> list[Path]:
+        """Write the evaluation as ``vlaudit cycles eval --out PATH`` does (see :func:`save_evaluation`)."""
+        return save_evaluation(path, self.data, plot=plot)
 
     @property
     def benchmarks(self) -> Result:
@@ -133,7 +139,8 @@ def save_evaluation(path: str | Path, data: dict[str, Any], *, plot: bool = True
     take it for a result) and raises :class:`~vlaudit.errors.InputError`."""
     path = Path(path)
     if not data["families"]:
-        raise InputError(f"no family reached --min-cycles {data['min_cycles']} (validation cycles) for splits "
+        counted = "validation" if "val" in data["splits"] else ", ".join(data["splits"])
+        raise InputError(f"no family reached --min-cycles {data['min_cycles']} ({counted} cycles) for splits "
                          f"{data['splits']}, so nothing was written; lower --min-cycles or restrict --split")
     written = [write_result(path, CycleEvaluationResult.from_dict(data))]
     if plot:
@@ -143,30 +150,62 @@ def save_evaluation(path: str | Path, data: dict[str, Any], *, plot: bool = True
 
 
 
-def build_cycles(source: str, *, out: str | Path, **options: Any) -> CycleBuildSummary:
+def build_cycles(source: str, *, out: str | Path, instances: str | Path | None = None,
+                 captions: str | Path | None = None, scene_graphs: str | Path | None = None,
+                 pairs: str | Path | None = None, examples: str | Path | None = None,
+                 images: str | Path | None = None, families: Sequence[str] | None = None, seed: int = 0,
+                 splits: str | Sequence[tuple[str, float]] | None = None, min_cycles: int = MIN_CYCLES,
+                 max_cycles_per_family: int | None = None, max_images: int | None = None,
+                 rules: GeometryRules | None = None, image_pattern: str | None = None,
+                 pool_seed: int = CYCLE_POOL_SEED, validation_from: str | Path | None = None,
+                 caps: CocoCaps | None = None, extra_families: bool = False) -> CycleBuildSummary:
     """Build exact cycles from annotations and write the cycles table (cycle paper §4, §D).
 
     Args:
-        source: ``"coco"`` (options ``instances``, ``captions``), ``"gqa"`` (``scene_graphs``), ``"jsonl"``
-            (``pairs``: the bring-your-own format), or a 2×2 benchmark — ``"winoground"``, ``"naturalbench"``,
-            ``"blocks"`` (options ``examples``, ``images``; one cycle per example, split ``test``).
+        source: ``"coco"`` (``instances``, optional ``captions``), ``"gqa"`` (``scene_graphs``, optional
+            ``image_pattern``), ``"jsonl"`` (``pairs``: the bring-your-own format), or a 2×2 benchmark —
+            ``"winoground"``, ``"naturalbench"``, ``"blocks"`` (``examples``, ``images``; one cycle per example,
+            split ``test``, none of the options below).
         out: the cycles file to write (a captions table and a metadata file are written beside it).
-        **options: the builder's keyword options (``families``, ``seed``, ``splits``, ``min_cycles``,
-            ``max_images``, ...), as on the command line.
+        families, seed, splits, min_cycles, max_cycles_per_family, max_images: as on the command line
+            (``splits`` default: the source's own, e.g. ``train=0.8,val=0.2`` for COCO).
+        rules: the geometry rules of the relation families (COCO, JSONL; default: the paper's).
+        pool_seed: the seed of the ``max_images`` pool, drawn once for every ``seed`` (§D.5: family estimates
+            share image pools); ``seed`` then draws the splits and pairings inside it.
+        validation_from: COCO: the same seed's train2017 build's metadata, whose val cycles the minimum counts
+            for a build without a val split (§D.5).
+        caps: COCO construction caps (captions, categories and statements per image, image uses; not paper
+            settings; default: :class:`~vlaudit.builders.cycles.coco.CocoCaps`).
+        extra_families: GQA: also build the cross-noun families (not in the paper).
 
     Returns:
         The typed build summary: Table-6 counts per family and split, unavailable families, ``paths`` written
         (``summary["counts"]`` reads like the dict it is written as; ``.to_dict()`` gives that dict).
     """
+    def needed(value: str | Path | None, name: str) -> str | Path:
+        if value is None:
+            raise InputError(f"cycles from {source} need {name}", field=name)
+        return value
+
     if source in BENCHMARKS:
-        return CycleBuildSummary.from_dict(build_benchmark_cycles(source, options.pop("examples"), out, **options))
+        return CycleBuildSummary.from_dict(build_benchmark_cycles(source, needed(examples, "examples"), out,
+                                                                  images=needed(images, "images")))
+    common: dict[str, Any] = {"families": families, "seed": seed, "min_cycles": min_cycles,
+                              "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
+                              "pool_seed": pool_seed}
+    if splits is not None:
+        common["splits"] = splits
     if source == "coco":
-        return CycleBuildSummary.from_dict(build_coco_cycles(options.pop("instances"), options.pop("captions", None),
-                                                             out, **options))
+        return CycleBuildSummary.from_dict(build_coco_cycles(needed(instances, "instances"), captions, out,
+                                                             rules=rules, validation_from=validation_from,
+                                                             caps=caps, **common))
     if source == "gqa":
-        return CycleBuildSummary.from_dict(build_gqa_cycles(options.pop("scene_graphs"), out, **options))
+        if image_pattern is not None:
+            common["image_pattern"] = image_pattern
+        return CycleBuildSummary.from_dict(build_gqa_cycles(needed(scene_graphs, "scene_graphs"), out,
+                                                            extra_families=extra_families, **common))
     if source == "jsonl":
-        return CycleBuildSummary.from_dict(build_jsonl_cycles(options.pop("pairs"), out, **options))
+        return CycleBuildSummary.from_dict(build_jsonl_cycles(needed(pairs, "pairs"), out, rules=rules, **common))
     raise InputError(f"unknown cycle source {source!r}; use coco, gqa, jsonl, winoground, naturalbench or blocks",
                      field="source")
 

@@ -16,8 +16,10 @@ from typing import Any
 from vlaudit.api._inputs import as_items
 from vlaudit.api.vca import Margins
 from vlaudit.backends.base import INTERFACES
+from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.backends.registry import require_kind
 from vlaudit.backends.verbalizers import read_question_templates
+from vlaudit.builders.circular import circular_items
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError
 from vlaudit.results.cycles import MllmCycleScores
@@ -32,7 +34,8 @@ from vlaudit.scoring.mllm_cycle_scores import (
     cycle_pair_items,
     scores_from_margins,
 )
-from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec, check_rerun
+from vlaudit.scoring.run_folder import RunFolder
+from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.items import read_items
@@ -82,13 +85,15 @@ def score_margins(model: Any, items: Any = None, *, overwrite: bool = False,
     spec = _spec(ScoreSpec, model, {"model": model if loaded is None else loaded.spec, "benchmark": items,
                                     **options}, extra="backend_options")
     _check_names("contexts", spec.contexts, CONTEXTS)
-    _check_names("interface", spec.interfaces, INTERFACES)
+    _check_names("interface", spec.interfaces, (*INTERFACES, LETTER_INTERFACE))
     if loaded is None:
         require_kind(spec.model, "yesno")
     templates = None if spec.template is None else read_question_templates(spec.template)
     item_list = as_items(spec.benchmark)
+    if spec.circular:
+        item_list = circular_items(item_list)
     recorded = spec.recorded(item_list, templates)
-    check_rerun(spec, recorded, spec.out, overwrite=overwrite)
+    RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
     backend, executor = (loaded, None) if loaded is not None else open_backend(
         spec.model, spec.load_options(templates), executor=spec.executor, workers=spec.workers,
         address=spec.address, gpus_per_worker=spec.gpus_per_worker, threads=spec.threads_per_worker)
@@ -98,10 +103,11 @@ def score_margins(model: Any, items: Any = None, *, overwrite: bool = False,
                               strict=spec.strict, model_name=spec.model_name, chunk_size=spec.chunk_size,
                               arguments=recorded, on_plan=on_plan, on_progress=on_progress,
                               on_warning=on_warning, executor=executor)
+        decision = backend.describe().get("prefix_cache_decision")  # as manifest.json records it
     finally:
         if executor is not None:
             executor.shutdown()
-    return Margins(Path(spec.out) / "margins.parquet", summary)
+    return Margins(Path(spec.out) / "margins.parquet", summary, prefix_cache=decision)
 
 
 def score_dual_margins(model: Any, benchmark: Any = None, *, overwrite: bool = False, **options: Any) -> Margins:
@@ -114,7 +120,7 @@ def score_dual_margins(model: Any, benchmark: Any = None, *, overwrite: bool = F
     require_kind(spec.model, "features")
     items = read_items(spec.benchmark)
     recorded = spec.recorded()
-    check_rerun(spec, recorded, spec.out, overwrite=overwrite)
+    RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
     backend, _ = open_backend(spec.model, {"batch_size": spec.batch_size, "device": spec.device,
                                            "dtype": spec.dtype})
     summary = score_dual(backend, items, images_dir=spec.images, out_dir=spec.out, contexts=list(spec.contexts),
@@ -140,7 +146,7 @@ def extract_features(model: Any, cycles: Any = None, *, overwrite: bool = False,
     inputs = collect_inputs(cycle_list, Path(spec.cycles), Path(spec.images),
                             None if spec.captions is None else Path(spec.captions))
     recorded = spec.recorded()
-    check_rerun(spec, recorded, spec.out, overwrite=overwrite)
+    RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
     backend, executor = (loaded, None) if loaded is not None else open_backend(
         spec.model, spec.load_options(), executor=spec.executor, features=True, workers=spec.workers,
         address=spec.address, gpus_per_worker=spec.gpus_per_worker, threads=spec.threads_per_worker)
@@ -178,7 +184,7 @@ def score_cycles_mllm(model: Any, cycles: Any = None, *, overwrite: bool = False
     items = cycle_pair_items(cycle_list, inputs, Path(spec.images), query=query, dataset=cycles_path.stem)
     run = spec.run_folder()
     recorded = spec.recorded(query)
-    check_rerun(spec, recorded, run, overwrite=overwrite)
+    RunFolder(run).check(spec, recorded, overwrite=overwrite)
     backend, executor = open_backend(spec.model, {**spec.load_options(), "interfaces": [INTERFACE]},
                                      executor=spec.executor, workers=spec.workers, address=spec.address,
                                      gpus_per_worker=spec.gpus_per_worker, threads=spec.threads_per_worker)

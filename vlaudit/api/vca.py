@@ -13,8 +13,9 @@ from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, wri
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.api._inputs import as_margin_runs
 from vlaudit.api.results import Result, with_interval
-from vlaudit.report.vca_tables import write_report_files
+from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
 from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
+from vlaudit.scoring.runner import failure_line
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -33,6 +34,12 @@ class Margins:
 
     path: Path
     summary: dict[str, Any]
+    prefix_cache: dict[str, Any] | None = None  # the shared image-prefix reuse decision (manifest.json records it)
+
+    @property
+    def failure_line(self) -> str:
+        """One line counting the records not scored, by reason and by context (``failures.jsonl`` lists them)."""
+        return failure_line(self.summary)
 
     @property
     def result(self) -> ScoringSummary:
@@ -54,6 +61,16 @@ class VcaResult(Result):
     ``data``: everything ``vca.json`` holds; ``report``: the full report object (items, groups, gaps)."""
 
     report: Any = None
+
+    def write(self, out: str | Path, *, plot: bool = True) -> list[Path]:
+        """Write ``vca.json``, the CSV tables, items/groups and (with ``plot``) the gap plot into ``out``, as
+        ``vlaudit vca report --out OUT`` does."""
+        return write_report_files(Path(out), self.report, plot=plot)
+
+    def print_console(self, *, title: str) -> None:
+        """Print the headline table and the permutation, relation and robustness axes at 80 columns."""
+        print_headline(self.report.runs, title=title)
+        print_axes(self.report)
 
 
 def _headline(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -90,16 +107,18 @@ def vca_report(margins: Any, *, controls: Sequence[str] = PRIMARY_CONTROLS, n_re
     return result
 
 
-def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, interface: str = "yesno",
-              n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = FACTORIAL_BOOTSTRAP_SEED) -> Result:
+def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, margins: str | Path | None = None,
+              interface: str = "yesno", n_resamples: int = BOOTSTRAP_RESAMPLES,
+              seed: int = FACTORIAL_BOOTSTRAP_SEED) -> Result:
     """The 3×3 evidence-source factorial (VCA §10): C-U, responsiveness, answer flips and source effects.
 
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
-    ITEMS (default: from the first run's manifest). Writes ``factorial.json`` and two CSV files into ``out``,
+    ITEMS (default: from the first run's manifest); ``margins`` the margins table of a single run folder
+    (default: its ``margins.parquet``). Writes ``factorial.json`` and two CSV files into ``out``,
     as ``vlaudit vca factorial RUN... --out OUT`` does; ``.save(dir)`` writes the same three files into ``dir``.
     """
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
-    data = run_factorial_analysis(paths, items=items, out_dir=out, interface=interface, n_resamples=n_resamples,
-                                  seed=seed)
+    data = run_factorial_analysis(paths, items=items, out_dir=out, margins=margins, interface=interface,
+                                  n_resamples=n_resamples, seed=seed)
     return Result.of(FactorialResult.from_dict(data), csv_rows(data)[0], title="Evidence-source factorial",
                      writer=lambda folder, result: write_factorial_files(folder, result.data))

@@ -45,6 +45,8 @@ class YesNoRequest:
     question: str
     image: Image.Image | None
     interface: str = "yesno"
+    #: under the letter interface: how many option letters (A, B, ...) to read
+    n_options: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,10 @@ class YesNoResult:
     prompt: str
     prompt_hash: str
     n_prompt_tokens: int
+    #: under the letter interface: log p(letter | prompt) of A, B, ... from the same forward, and their ids
+    #: (the yes/no fields are then NaN and −1)
+    logp_options: tuple[float, ...] = ()
+    option_token_ids: tuple[int, ...] = ()
 
 
 @runtime_checkable
@@ -67,7 +73,8 @@ class YesNoBackend(Protocol):
     """A model that scores literal yes/no continuations (VCA §3, §9, §11).
 
     ``verbalizer_ids``: interface → (yes id, no id), resolved at load for every interface the backend
-    accepts; ``models verbalizers`` prints them and every :class:`YesNoResult` carries them.
+    accepts; ``letter_ids``: the ids of the option letters A, B, ... that are one token after the prompt
+    (the letter interface; empty when the backend was not loaded for it); ``models verbalizers`` prints them and every :class:`YesNoResult` carries them.
     ``prompt(question, interface, with_image)``: the exact serialized prompt (hashed into the cache keys).
     ``prepare(items, images_dir, interfaces)``: run-shape decisions taken before planning (e.g. prefix
     reuse), which ``describe()`` then records; may return the decision. ``prefetch_prompts(items,
@@ -100,6 +107,7 @@ class YesNoBackendBase:
     spec: str
     batch_size: int = 1
     verbalizer_ids: dict[str, tuple[int, int]]
+    letter_ids: tuple[int, ...] = ()
     verbalizers: Mapping[str, Any] = MappingProxyType({})
     tokenizer_kind: str = "AutoProcessor"
 

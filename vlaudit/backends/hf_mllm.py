@@ -34,6 +34,16 @@ from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, 
 from vlaudit.backends.dtypes import resolve_dtype
 from vlaudit.backends.hf_generate import GreedyGeneration
 from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
+from vlaudit.backends.letters import (
+    ALL_LETTERS,
+    LETTER_INTERFACE,
+    PROBE_OPTIONS,
+    item_question,
+    letter_ids,
+    letter_question,
+    require_letters,
+    resolve_letters,
+)
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.torch_perturbations import TorchPerturbations
@@ -54,6 +64,7 @@ from vlaudit.backends.yesno_common import (
 )
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
+from vlaudit.settings import NAMED_SYSTEM_MESSAGES
 from vlaudit.sources.images import ImageFailure, ImageStore
 
 if TYPE_CHECKING:
@@ -68,10 +79,16 @@ PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 _IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
 
 
+def resolve_system(system: str | None) -> str | None:
+    """A system message: a name of :data:`vlaudit.settings.NAMED_SYSTEM_MESSAGES` (e.g. ``qwen-neutral``, the
+    neutral instruction of VCA §18's Qwen system diagnostic) stands for its text; any other text is itself."""
+    return NAMED_SYSTEM_MESSAGES.get(system, system) if system is not None else None
+
+
 def template_fingerprint(question_templates: dict[str, str] | None = None,
                          system: str | None = None) -> dict[str, Any]:
-    """The prompt pieces (question templates, generation prefix, system message). With the defaults it is the
-    same dict as before per-backend templates existed, so default runs keep their cache keys; a ``system``
+    """The prompt pieces (question templates, generation prefix, system message). With the defaults it holds
+    only the built-in templates (no override entries), so every default run shares its cache keys; a ``system``
     override (``vca score --system``) is added as its own entry."""
     out = {"question_templates": question_templates or QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
            "qwen_system": QWEN_SYSTEM, "verbalizers": ANSWER_WORDS}
@@ -116,14 +133,18 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         self.model_dtype = first.dtype if first is not None else None
         self._logits_to_keep = True
         self._prompts: dict[tuple[Any, ...], str] = {}
-        # wording diagnostics (VCA §18): per-backend question templates and system message, defaults as before
+        # wording diagnostics (VCA §18): per-backend question templates and system message (default: the built-in ones)
         self._template_overrides = dict(options.get("question_templates") or {})
         merge_question_templates(self._template_overrides)
-        self.system_override: str | None = options.get("system")
+        self.system_override: str | None = resolve_system(options.get("system"))
         self.system = self.system_override if self.system_override is not None else (
             QWEN_SYSTEM if self.family in QWEN_FAMILIES else None)
-        self.verbalizers: dict[str, tuple[Verbalizer, Verbalizer]] = {}
-        self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
+        self.verbalizers: dict[str, tuple[Verbalizer, ...]] = {}
+        self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]
+                               if name != LETTER_INTERFACE}
+        self.refused_letters: dict[str, str] = {}
+        if LETTER_INTERFACE in options["interfaces"]:
+            self.letter_ids = self._letter_ids()
 
     # ------------------------------------------------------------------------------------------ prompts
 
@@ -132,21 +153,44 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         positive, negative = self._verbalizers(interface)
         return positive.token_id, negative.token_id
 
+    def _after_text(self, prompts: Sequence[str]) -> bool:
+        """After "Answer:" the word is written text; after a bare turn opening it would start the turn."""
+        specials = tuple(t for t in self.tokenizer.all_special_tokens if t)
+        return not any(p[-1:].isspace() or p.endswith(specials) for p in prompts)
+
+    def _tokenizer_of(self, prompt: str) -> Any:
+        def tokenize(continuation: str) -> tuple[list[int], list[int]]:
+            add = self._add_special_tokens(prompt)
+            return (self.tokenizer.encode(prompt, add_special_tokens=add),
+                    self.tokenizer.encode(prompt + continuation, add_special_tokens=add))
+
+        return tokenize
+
+    def _letter_ids(self) -> tuple[int, ...]:
+        """The option letters' ids, read from how each continues the real letter prompt (with and without the
+        image, which must agree); letters that are not one token are kept in ``refused_letters``."""
+        question = letter_question(PROBE_QUESTION, PROBE_OPTIONS)
+        prompts = [self.prompt(question, LETTER_INTERFACE, with_image) for with_image in (False, True)]
+        after_text = self._after_text(prompts)
+        found = [resolve_letters(self.spec, after_text=after_text, tokenize=self._tokenizer_of(prompt),
+                                 pieces=self.tokenizer.convert_ids_to_tokens) for prompt in prompts]
+        if found[0][0] != found[1][0]:
+            raise VerbalizerError(f"model {self.spec}: the option letters resolve to different tokens with and "
+                                  "without the image", field="interface")
+        resolved, self.refused_letters = found[0]
+        require_letters(self.spec, self.refused_letters, len(PROBE_OPTIONS))
+        ids = letter_ids(resolved)
+        self.verbalizers[LETTER_INTERFACE] = tuple(resolved[letter] for letter in ALL_LETTERS[:len(ids)])
+        return ids
+
     def _verbalizers(self, interface: str) -> tuple[Verbalizer, Verbalizer]:
         check_interface(interface)
         prompts = [self.prompt(PROBE_QUESTION, interface, with_image) for with_image in (False, True)]
-        specials = tuple(t for t in self.tokenizer.all_special_tokens if t)
-        # after "Answer:" the word is written text; after a bare turn opening it would start the turn
-        after_text = not any(p[-1:].isspace() or p.endswith(specials) for p in prompts)
+        after_text = self._after_text(prompts)
         found = []
         for prompt in prompts:  # both prompt forms (with and without the image) must agree
-
-            def tokenize(continuation: str, prompt: str = prompt) -> tuple[list[int], list[int]]:
-                add = self._add_special_tokens(prompt)
-                return (self.tokenizer.encode(prompt, add_special_tokens=add),
-                        self.tokenizer.encode(prompt + continuation, add_special_tokens=add))
-
-            found.append(resolve_verbalizers(self.spec, interface, after_text=after_text, tokenize=tokenize,
+            found.append(resolve_verbalizers(self.spec, interface, after_text=after_text,
+                                             tokenize=self._tokenizer_of(prompt),
                                              pieces=self.tokenizer.convert_ids_to_tokens))
         if found[0] != found[1]:
             raise VerbalizerError(f"model {self.spec}: interface {interface!r} resolves to different tokens with "
@@ -209,6 +253,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
             "chat_template_sha256": sha256_text(str(getattr(self.processor, "chat_template", "") or "")),
             "template": template_fingerprint(self.question_templates, self.system_override),
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
+            **({"letter_ids": list(self.letter_ids)} if self.letter_ids else {}),
             "prefix_cache": self.prefix_cache,
             "prefix_cache_decision": self.prefix_decision,
         }
@@ -233,7 +278,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
                     image, _ = store.load(item.image)
                 except ImageFailure:
                     continue
-                prefix, suffix = split_prompt(self.prompt(item.question, interfaces[0], True),
+                prefix, suffix = split_prompt(self.prompt(item_question(item, interfaces[0]), interfaces[0], True),
                                               _IMAGE_BLOCK_END[self.family])
                 prefix_tokens = int(self.encode([prefix], [image])["input_ids"].shape[1])
                 suffix_tokens = len(self.tokenizer.encode(suffix, add_special_tokens=False))
@@ -263,7 +308,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
 
     def _results(self, requests: Sequence[YesNoRequest], prompts: Sequence[str], logprobs: Any,
                  n_tokens: Sequence[int]) -> list[YesNoResult]:
-        return yes_no_results(requests, prompts, logprobs, n_tokens, self.verbalizer_ids)
+        return yes_no_results(requests, prompts, logprobs, n_tokens, self.verbalizer_ids, self.letter_ids)
 
     def score_full(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """One batched full forward per ``batch_size`` requests (all with images, or all without)."""
@@ -297,7 +342,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """Score requests in the given order; results are a deterministic function of the request list."""
-        check_interfaces(requests, self.verbalizer_ids)
+        check_interfaces(requests, self.verbalizer_ids, self.letter_ids)
         by_key: dict[str, YesNoResult] = {}
         text_only = [r for r in requests if r.image is None]
         with_image = [r for r in requests if r.image is not None]

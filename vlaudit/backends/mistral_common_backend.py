@@ -29,6 +29,15 @@ from PIL import Image
 from transformers.utils import cached_file
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.letters import (
+    ALL_LETTERS,
+    LETTER_INTERFACE,
+    PROBE_OPTIONS,
+    letter_ids,
+    letter_question,
+    require_letters,
+    resolve_letters,
+)
 from vlaudit.backends.torch_perturbations import TorchPerturbations
 from vlaudit.backends.verbalizers import PROBE_QUESTION, Verbalizer, resolve_verbalizers
 from vlaudit.backends.yesno_common import check_interfaces, load_config, question_text, yes_no_results
@@ -83,8 +92,12 @@ class MistralCommonBackend(TorchPerturbations, YesNoBackendBase):
         self.model_dtype = first.dtype if first is not None else None
         self.pad_id = int(tokenizer.instruct_tokenizer.tokenizer.pad_id)
         self._prompts: dict[tuple[str, str, bool], str] = {}
-        self.verbalizers: dict[str, tuple[Verbalizer, Verbalizer]] = {}
-        self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]}
+        self.verbalizers: dict[str, tuple[Verbalizer, ...]] = {}
+        self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]
+                               if name != LETTER_INTERFACE}
+        self.refused_letters: dict[str, str] = {}
+        if LETTER_INTERFACE in options["interfaces"]:
+            self.letter_ids = self._letter_ids()
 
     # ------------------------------------------------------------------------------------------ prompts
 
@@ -130,6 +143,27 @@ class MistralCommonBackend(TorchPerturbations, YesNoBackendBase):
         self.verbalizers[interface] = found[0]
         return found[0][0].token_id, found[0][1].token_id
 
+    def _letter_ids(self) -> tuple[int, ...]:
+        """The option letters as native continuations right after ``[/INST]`` (no space), with and without
+        the image; letters that are not one token are kept in ``refused_letters``."""
+        question = letter_question(PROBE_QUESTION, PROBE_OPTIONS)
+        found = []
+        for image in (None, _probe_image()):
+
+            def tokenize(continuation: str, image: Any = image) -> tuple[list[int], list[int]]:
+                return (self.tokenize(question, LETTER_INTERFACE, image)[0],
+                        self.tokenize(question, LETTER_INTERFACE, image, continuation)[0])
+
+            found.append(resolve_letters(self.spec, after_text=False, tokenize=tokenize, pieces=self._pieces))
+        if found[0][0] != found[1][0]:
+            raise InputError(f"model {self.spec}: the option letters resolve to different tokens with and without "
+                             "the image", field="interface")
+        resolved, self.refused_letters = found[0]
+        require_letters(self.spec, self.refused_letters, len(PROBE_OPTIONS))
+        ids = letter_ids(resolved)
+        self.verbalizers[LETTER_INTERFACE] = tuple(resolved[letter] for letter in ALL_LETTERS[:len(ids)])
+        return ids
+
     def _pieces(self, ids: Sequence[int]) -> list[str]:
         tekken = self.mistral.instruct_tokenizer.tokenizer
         return [tekken.id_to_piece(int(i)) for i in ids]
@@ -156,6 +190,7 @@ class MistralCommonBackend(TorchPerturbations, YesNoBackendBase):
             "template": {"format": "mistral-common ChatCompletionRequest", "system": None,
                          "generation_prefix": self.generation_prefix, "verbalizers": ANSWER_WORDS},
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
+            **({"letter_ids": list(self.letter_ids)} if self.letter_ids else {}),
             "prefix_cache": False,
         }
 
@@ -183,7 +218,7 @@ class MistralCommonBackend(TorchPerturbations, YesNoBackendBase):
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """Score requests in the given order (batches of ``batch_size``, images and text-only apart)."""
-        check_interfaces(requests, self.verbalizer_ids)
+        check_interfaces(requests, self.verbalizer_ids, self.letter_ids)
         by_key: dict[str, YesNoResult] = {}
         for with_image in (False, True):
             todo = [r for r in requests if (r.image is not None) == with_image]
@@ -197,7 +232,7 @@ class MistralCommonBackend(TorchPerturbations, YesNoBackendBase):
                 logprobs = torch.log_softmax(logits.double(), dim=-1).cpu()
                 prompts = [self.prompt(r.question, r.interface, with_image) for r in chunk]
                 for result in yes_no_results(chunk, prompts, logprobs, [len(e[0]) for e in encoded],
-                                             self.verbalizer_ids):
+                                             self.verbalizer_ids, self.letter_ids):
                     by_key[result.key] = result
         return [by_key[r.key] for r in requests]
 

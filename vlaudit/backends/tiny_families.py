@@ -6,3 +6,5 @@ from __future__ import annotations
 
 DUAL_FAMILIES = ("clip", "siglip", "open_clip")
 MLLM_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "gemma3", "internvl", "ministral")
+# every family `vlaudit models tiny` builds, LLMs first (the order its help lists them)
+TINY_FAMILIES = MLLM_FAMILIES + DUAL_FAMILIES

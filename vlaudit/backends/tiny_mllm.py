@@ -46,6 +46,8 @@ _CORPUS_WORDS = (
     "The statement is: Question: picture image photo"
 )
 _VERBALIZERS = ("yes", "no", "true", "false")
+#: the option letters of the letter interface, each one token after a space in the tiny vocabulary
+_OPTION_LETTERS = "ABCDEFGHIJ"
 
 QWEN_SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
                  "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>")
@@ -90,9 +92,11 @@ def _bpe_vocab(extra_words: tuple[str, ...] = ()) -> tuple[dict[str, int], list[
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     words = " ".join((_CORPUS_WORDS, *extra_words))
     verbal = " ".join(f"{w} {w.capitalize()} {w}" for w in _VERBALIZERS)
-    # Repetition makes the verbalizers (with and without a leading space) whole tokens.
+    # Repetition makes the verbalizers (with and without a leading space) whole tokens, and the option
+    # letters after a space too (a bare letter is a byte of the alphabet already).
     bare = [f"{w}:{w.capitalize()}" for w in _VERBALIZERS]
-    tok.train_from_iterator([words] * 4 + [verbal] * 8 + bare * 8, trainer)
+    letters = " ".join(f"{c}. x {c}" for c in _OPTION_LETTERS)
+    tok.train_from_iterator([words] * 4 + [verbal] * 8 + bare * 8 + [letters] * 8, trainer)
     state = json.loads(tok.to_str())
     # a merge is a pair of pieces, written "a b" or ["a", "b"] depending on the tokenizers version
     merges = [(a, b) for a, b in (m.split(" ") if isinstance(m, str) else m for m in state["model"]["merges"])]
@@ -111,7 +115,7 @@ def _qwen_tokenizer(extra_specials: tuple[str, ...] = (), *, real: str | None = 
     tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, unk_token=None, bos_token=None,  # type: ignore[arg-type]
                                eos_token="<|im_end|>", pad_token="<|endoftext|>")
     tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS + extra_specials)})
-    for word in _VERBALIZERS:
+    for word in (*_VERBALIZERS, *_OPTION_LETTERS):
         for text in (word, " " + word):
             if len(tokenizer.encode(text, add_special_tokens=False)) != 1:  # pragma: no cover - corpus guard
                 raise RuntimeError(f"tiny tokenizer splits {text!r}")

@@ -121,6 +121,17 @@ def vsr_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix:
     return BuildResult(items=items, counts=counts, notes=notes, warnings=duplicate_warnings(rows))
 
 
+def select_relations(rows: Sequence[VsrRow], relations: Sequence[str], *, source: str | None = None) -> list[VsrRow]:
+    """The rows whose relation is one of ``relations`` (VSR's own names); a name the split lacks is an error."""
+    wanted = [r.strip() for r in relations if r.strip()]
+    present = {row.relation for row in rows}
+    missing = [r for r in wanted if r not in present]
+    if missing:
+        raise InputError(f"relation(s) not in this split: {', '.join(repr(r) for r in missing)}", path=source,
+                         field="relation")
+    return [row for row in rows if row.relation in set(wanted)]
+
+
 def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix: str = "",
                       entities: str = "structured") -> BuildResult:
     """Original/inverse same-image groups from positive VSR rows in the six strict families (VCA §18).

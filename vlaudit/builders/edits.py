@@ -185,7 +185,6 @@ def edit_probes(edit_id: str, source: BenchmarkItem, source_image: str, edited_i
     q_inv = question_for(statement_text(s, relation_phrase(inv), o))
     src_boxes = source.boxes
     new = {"subject": list(new_boxes[0]), "object": list(new_boxes[1])}
-    base = {"dataset": "edits", "split": "edits", "subject": s, "object": o}
     extra = {"edit_id": edit_id, "source_group_id": source.group_id or source.item_id,
              "source_item_id": source.item_id}
     spec = [
@@ -198,7 +197,7 @@ def edit_probes(edit_id: str, source: BenchmarkItem, source_image: str, edited_i
     ]
     return [BenchmarkItem(item_id=f"{edit_id}-{probe}", image=image, question=question, label=label,
                           group_id=group, statement=statement, relation=relation, boxes=boxes,
-                          extra={**extra, "probe": probe}, **base)
+                          extra={**extra, "probe": probe}, dataset="edits", split="edits", subject=s, object=o)
             for probe, image, question, label, group, statement, relation, boxes in spec]
 
 

@@ -12,6 +12,8 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     cycles_eval,
     cycles_score_mllm,
     data_inputs,
+    data_items,
+    data_mcq,
     data_scenes,
     demo,
     edits,
@@ -28,4 +30,5 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     vca_score,
     vca_score_dual,
     vca_stability,
+    wording,
 )

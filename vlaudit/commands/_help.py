@@ -1,4 +1,4 @@
-"""``--help`` that reads whole in an 80-column terminal (issue 25; issue 21 item 7).
+"""``--help`` that reads whole in an 80-column terminal.
 
 The groups in :mod:`vlaudit.commands._apps` render help as plain text (click's formatter, no rich panels): a
 flag name is never cut and a description wraps under it at full width, and a help string with brackets
@@ -28,7 +28,7 @@ from vlaudit import settings
 _Source = tuple[str, frozenset[str] | None]
 PAPER_DEFAULTS: dict[tuple[str, Any], _Source | list[_Source]] = {
     ("--min-cycles", settings.MIN_CYCLES): ("the cycle paper's minimum, §D.5", None),
-    ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the papers' bootstrap count, VCA §19, cycle §D.5", None),
+    ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the VCA paper's bootstrap count, VCA §19 (the cycle paper states no bootstrap)", None),
     ("--seed", settings.BOOTSTRAP_SEED): ("VCA §19", None),
     # one value, two settings: the factorial scenes' seed (§10) and the seed of its stem bootstrap (§19)
     ("--seed", settings.FACTORIAL_SEED): [("VCA §10", frozenset({"data factorial"})),

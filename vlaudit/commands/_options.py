@@ -3,29 +3,19 @@
 ``--out FOLDER`` must be a folder or creatable as one, ``--out FILE`` must not be a folder, and an input
 folder (``--images``) must exist. A bad path is one :class:`~vlaudit.errors.InputError` line naming the
 option (the CLI prints it in red and exits 2), never a traceback after a model has loaded. The checks
-themselves live in :mod:`vlaudit.tables` (``atomic_write`` applies the same ones to every output).
+themselves are the facade's ``check_folder_target``/``check_file_target`` (``atomic_write`` applies the same ones to every output).
 Keep this module light: it is imported by every command module.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
-from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
-from vlaudit.commands._lazy import lazy_module
+import vlaudit
 from vlaudit.errors import InputError
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.sources.margins as sources_margins
-    from vlaudit import tables
-else:
-    sources_margins = lazy_module("vlaudit.sources.margins")
-    tables = lazy_module("vlaudit.tables")
 
 FOLDER, FILE = "FOLDER", "FILE"
 
@@ -36,13 +26,13 @@ def _name(param: typer.CallbackParam) -> str:
 
 def _out_folder(param: typer.CallbackParam, value: Path | None) -> Path | None:
     if value is not None:
-        tables.check_folder_target(value, field=_name(param))
+        vlaudit.check_folder_target(value, field=_name(param))
     return value
 
 
 def _out_file(param: typer.CallbackParam, value: Path | None) -> Path | None:
     if value is not None:
-        tables.check_file_target(value, field=_name(param))
+        vlaudit.check_file_target(value, field=_name(param))
     return value
 
 
@@ -72,13 +62,13 @@ def in_folder_option(name: str, default: Any = ..., *, help: str) -> Any:
 
 
 def _dtype_choice(param: typer.CallbackParam, value: str) -> str:
-    parse_dtype(value, field=_name(param))  # an unknown spelling fails here, before anything loads
+    vlaudit.parse_dtype(value, field=_name(param))  # an unknown spelling fails here, before anything loads
     return value  # as written: the run records what the API would be given (the backend resolves it)
 
 
 def dtype_option() -> Any:
-    """``--dtype``: one vocabulary for every backend (:mod:`vlaudit.backends.dtypes`), checked as parsed."""
-    return typer.Option("auto", "--dtype", callback=_dtype_choice, help=DTYPE_HELP)
+    """``--dtype``: one vocabulary for every backend (``vlaudit.parse_dtype``), checked as parsed."""
+    return typer.Option("auto", "--dtype", callback=_dtype_choice, help=vlaudit.DTYPE_HELP)
 
 
 def _executor_choice(param: typer.CallbackParam, value: str) -> str:
@@ -115,7 +105,7 @@ def ray_threads_option() -> Any:
 def parse_controls(text: str) -> tuple[str, ...]:
     """``--controls`` (comma list) → normalised control contexts; 'original' or none is a usage error."""
     try:
-        controls = tuple(sources_margins.normalize_context(c) for c in text.split(",") if c.strip())
+        controls = tuple(vlaudit.normalize_context(c) for c in text.split(",") if c.strip())
     except InputError as error:
         raise typer.BadParameter(str(error), param_hint="--controls") from None
     if not controls or "original" in controls:

@@ -1,4 +1,4 @@
-"""One line of a command's console output, wrapped to the terminal's width (issue 25: everything printed reads
+"""One line of a command's console output, wrapped to the terminal's width (everything printed reads
 whole at 80 columns)."""
 
 from __future__ import annotations

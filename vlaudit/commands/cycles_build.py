@@ -3,42 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
+import vlaudit
 from vlaudit.commands._apps import cycles_app, cycles_build_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say
 from vlaudit.errors import EXIT_CHECK_FAILED, InputError
-from vlaudit.settings import MIN_CYCLES
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.builders.cycles.audit as cycles_audit
-    import vlaudit.builders.cycles.coco as cycles_coco
-    import vlaudit.builders.cycles.gqa as cycles_gqa
-    import vlaudit.builders.cycles.gqa_rules as cycles_gqa_rules
-    import vlaudit.builders.cycles.jsonl as cycles_jsonl
-    import vlaudit.builders.cycles.rules as cycles_rules
-    import vlaudit.report.console as report_console
-    import vlaudit.results.cycles as results_cycles
-    import vlaudit.tables as tables
-else:
-    report_console = lazy_module("vlaudit.report.console")
-    cycles_audit = lazy_module("vlaudit.builders.cycles.audit")
-    cycles_coco = lazy_module("vlaudit.builders.cycles.coco")
-    cycles_gqa = lazy_module("vlaudit.builders.cycles.gqa")
-    cycles_gqa_rules = lazy_module("vlaudit.builders.cycles.gqa_rules")
-    cycles_jsonl = lazy_module("vlaudit.builders.cycles.jsonl")
-    cycles_rules = lazy_module("vlaudit.builders.cycles.rules")
-    results_cycles = lazy_module("vlaudit.results.cycles")
-    tables = lazy_module("vlaudit.tables")
+from vlaudit.settings import (
+    COCO_CAPTIONS_PER_IMAGE,
+    COCO_CATEGORIES_PER_IMAGE,
+    COCO_IMAGE_USES,
+    COCO_STATEMENTS_PER_IMAGE,
+    CYCLE_POOL_SEED,
+    MIN_CYCLES,
+)
 
 _FAMILIES_HELP = "Comma-separated family names (default: all of this source)."
 _SPLITS_HELP = "Image-disjoint seeded splits 'name=fraction,...'; one name takes the whole pool (e.g. 'test')."
@@ -48,27 +32,36 @@ def _families(value: str | None) -> list[str] | None:
     return [f.strip() for f in value.split(",") if f.strip()] if value else None
 
 
-def _print_counts(summary: dict[str, Any] | results_cycles.CycleBuildSummary) -> None:
+def _print_counts(summary: Any) -> None:
     """Table 6: cycles per family and split of the written families; each withdrawn family (fewer than
     --min-cycles cycles in some split, §D.5) is a row of '—' cells carrying its counts, and a line below."""
     splits = list(summary["splits"])
     minimum = summary["min_cycles"]
-    rows = [[family, *[counts.get(s, 0) for s in splits]] for family, counts in summary["counts"].items()]
+    counted = summary.get("min_cycles_counted") or "val"
+    gated = {"val"} if counted.startswith("val") else set(counted.split(", "))  # the cells the minimum counts
+    label = vlaudit.family_label
+    rows = [[label(family), *[counts.get(s, 0) for s in splits]] for family, counts in summary["counts"].items()]
     for family, counts in summary["unavailable"].items():
-        rows.append([f"{family} (unavailable)",
-                     *[f"— ({counts[s]}{' < ' + str(minimum) if counts[s] < minimum else ''})" for s in splits]])
-    report_console.print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)", ["family", *splits],
-                rows)
-    report_console.print_unavailable(summary["unavailable"], minimum)
+        rows.append([f"{label(family)} (unavailable)",
+                     *[f"— ({counts.get(s, 0)}{' < ' + str(minimum) if s in gated and counts.get(s, 0) < minimum else ''})"
+                       for s in splits]])
+    vlaudit.print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)",
+                        ["family", *splits], rows)
+    if summary.get("pool_seed") is not None:
+        say(f"pool drawn with pool seed {summary['pool_seed']}; splits and pairing with seed {summary.get('seed')} "
+            "(every seed shares the pool, §D.5)")
+    vlaudit.print_unavailable(summary["unavailable"], minimum, counted)
     if summary.get("swap_reasons"):
-        report_console.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
-                    ["family", *cycles_gqa_rules.REASONS],
-                    [[family, *[counts.get(r, 0) for r in cycles_gqa_rules.REASONS]] for family, counts in summary["swap_reasons"].items()])
+        vlaudit.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
+                            ["family", *vlaudit.GQA_SWAP_REASONS],
+                            [[label(family), *[counts.get(r, 0) for r in vlaudit.GQA_SWAP_REASONS]]
+                             for family, counts in summary["swap_reasons"].items()])
     for name, count in summary.get("warnings", {}).items():
         say(f"warning: {name}: {count}")
     if summary.get("cycles_written") == 0:
         # No empty cycles file that a later command would take for a result: fail now, saying why (exit 2).
-        raise InputError(f"no family reached --min-cycles {minimum} (validation cycles), so no cycles were written "
+        what = "validation" if counted == "val" else counted
+        raise InputError(f"no family reached --min-cycles {minimum} ({what} cycles), so no cycles were written "
                          f"(counts in {summary['paths']['failed']}); lower --min-cycles or use more images")
     for key in ("cycles", "captions", "meta"):
         say(f"wrote {summary['paths'][key]}")
@@ -98,8 +91,14 @@ def _print_audit(result: dict[str, Any], name: str) -> None:
 # Options shared by the build commands (one definition, so their flags and help never drift apart).
 _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata go beside it.")
 _FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
-_SEED = typer.Option(0, "--seed", help="Seed of the pool subsample, splits and pairing.")
-_MAX_IMAGES = typer.Option(None, "--max-images", help="Seeded subsample of the image pool (default: every image).")
+_SEED = typer.Option(0, "--seed", help="Seed of the splits and the pairing, drawn inside the pool (§D.5: one split "
+                                       "per seed).")
+_MAX_IMAGES = typer.Option(None, "--max-images", help="Subsample of the image pool, drawn with --pool-seed (default: "
+                                                      "every image).")
+_POOL_SEED = typer.Option(CYCLE_POOL_SEED, "--pool-seed",
+                          help="Seed of the --max-images pool: fixed by default, so every --seed builds its splits "
+                               "inside the same pool (§D.5: families and seeds share image pools; the value is "
+                               "vlaudit's, not a paper setting).")
 _MIN_CYCLES = typer.Option(MIN_CYCLES, "--min-cycles",
                            help="A family with fewer val cycles (every split without a val split), or with none in "
                                 "another split, is unavailable (§D.5): withdrawn whole (written nowhere, listed "
@@ -111,8 +110,8 @@ _SIZE_RATIO = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(
 _MIN_AREA = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least this image fraction.")
 
 
-def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float):
-    return cycles_rules.GeometryRules(margin_x=margin_x, margin_y=margin_y, size_ratio=size_ratio, min_area=min_area)
+def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float) -> vlaudit.GeometryRules:
+    return vlaudit.GeometryRules(margin_x=margin_x, margin_y=margin_y, size_ratio=size_ratio, min_area=min_area)
 
 
 _COCO_HELP = (
@@ -120,8 +119,10 @@ _COCO_HELP = (
     "Object families read the categories a caption mentions from the shipped synonym table "
     "(vlaudit/builders/cycles/coco_synonyms.json: all 80 categories, plurals and common synonyms). "
     "Relations are valid over eligible instances (iscrowd=0, area >= --min-area of the image) with the margins "
-    "and ratio below, and invalid when no instance pair at all satisfies them with zero margin and ratio 1; "
-    "a block that needs anything in between is discarded."
+    "and ratio below, and invalid when no instance pair at all satisfies them with zero margin and ratio 1 "
+    "(the conservative reading of §4's swap 'false under the same rule': not a paper setting); "
+    "a block that needs anything in between is discarded. The work bounds (--captions-per-image, "
+    "--categories-per-image, --statements-per-image, --image-uses) are vlaudit's, not paper settings."
 )
 
 
@@ -133,6 +134,7 @@ def build_coco(
     families: str = _FAMILIES,
     seed: int = _SEED,
     max_images: int = _MAX_IMAGES,
+    pool_seed: int = _POOL_SEED,
     splits: str = typer.Option("train=0.8,val=0.2", "--splits", help=_SPLITS_HELP),
     min_cycles: int = _MIN_CYCLES,
     max_cycles: int = _MAX_CYCLES,
@@ -140,11 +142,31 @@ def build_coco(
     margin_y: float = _MARGIN_Y,
     size_ratio: float = _SIZE_RATIO,
     min_area: float = _MIN_AREA,
+    validation_from: Path = typer.Option(
+        None, "--validation-from",
+        help="CYCLES.meta.json of the same seed's train2017 build, for a build without a val split (the paper's "
+             "test from val2017): --min-cycles then counts that build's val cycles (§D.5). Default: none, so such "
+             "a build counts its own split(s) and says which."),
+    captions_per_image: int = typer.Option(COCO_CAPTIONS_PER_IMAGE, "--captions-per-image", min=1,
+                                           help="Seeded human captions read per image (not a paper setting)."),
+    categories_per_image: int = typer.Option(COCO_CATEGORIES_PER_IMAGE, "--categories-per-image", min=1,
+                                             help="Seeded eligible categories per image that relation statements "
+                                                  "may name (not a paper setting)."),
+    statements_per_image: int = typer.Option(COCO_STATEMENTS_PER_IMAGE, "--statements-per-image", min=1,
+                                             help="Seeded statements per image and relation family (not a paper "
+                                                  "setting)."),
+    image_uses: int = typer.Option(COCO_IMAGE_USES, "--image-uses", min=1,
+                                   help="Blocks of one family and split that may use the same image (1: "
+                                        "image-disjoint blocks; not a paper setting)."),
 ) -> None:
     """Exact cycles from COCO instances and captions (8 families; Table 6 counts)."""
-    summary = cycles_coco.build_coco_cycles(instances, captions, out, families=_families(families), seed=seed,
-                                            splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
-                                            max_images=max_images, rules=_rules(margin_x, margin_y, size_ratio, min_area))
+    caps = vlaudit.CocoCaps(captions_per_image=captions_per_image, categories_per_image=categories_per_image,
+                            statements_per_image=statements_per_image, image_uses=image_uses)
+    summary = vlaudit.build_cycles("coco", out=out, instances=instances, captions=captions,
+                                   families=_families(families), seed=seed, splits=splits, min_cycles=min_cycles,
+                                   max_cycles_per_family=max_cycles, max_images=max_images, pool_seed=pool_seed,
+                                   rules=_rules(margin_x, margin_y, size_ratio, min_area),
+                                   validation_from=validation_from, caps=caps)
     _print_counts(summary)
 
 
@@ -155,16 +177,22 @@ def build_gqa(
     families: str = _FAMILIES,
     seed: int = _SEED,
     max_images: int = _MAX_IMAGES,
+    pool_seed: int = _POOL_SEED,
     splits: str = typer.Option("train=0.6,val=0.1,test=0.3", "--splits", help=_SPLITS_HELP),
     min_cycles: int = _MIN_CYCLES,
     max_cycles: int = _MAX_CYCLES,
     image_pattern: str = typer.Option("{image_id}.jpg", "--image-pattern",
                                       help="Image file name from its id (COCO-style: '{image_id:0>12}.jpg')."),
+    extra_families: bool = typer.Option(False, "--extra-families",
+                                        help="Also build the cross-noun families (gqa-attribute-cross-noun, "
+                                             "gqa-relation-cross-noun; or name them in --families): not in "
+                                             "the paper, labelled so."),
 ) -> None:
-    """Exact cycles from GQA scene graphs (attribute, relation-object, binding; cross-noun blocks apart)."""
-    summary = cycles_gqa.build_gqa_cycles(scene_graphs, out, families=_families(families), seed=seed, splits=splits,
-                                          min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
-                                          image_pattern=image_pattern)
+    """Exact cycles from GQA scene graphs (the paper's attribute, relation-object and binding families)."""
+    summary = vlaudit.build_cycles("gqa", out=out, scene_graphs=scene_graphs, families=_families(families), seed=seed,
+                                   splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
+                                   max_images=max_images, pool_seed=pool_seed, image_pattern=image_pattern,
+                                   extra_families=extra_families)
     _print_counts(summary)
 
 
@@ -175,6 +203,7 @@ def build_jsonl(
     families: str = _FAMILIES,
     seed: int = _SEED,
     max_images: int = _MAX_IMAGES,
+    pool_seed: int = _POOL_SEED,
     splits: str = typer.Option("train=0.8,val=0.2", "--splits", help=_SPLITS_HELP),
     min_cycles: int = _MIN_CYCLES,
     max_cycles: int = _MAX_CYCLES,
@@ -184,9 +213,10 @@ def build_jsonl(
     min_area: float = _MIN_AREA,
 ) -> None:
     """Exact cycles from your own image–caption pairs with structured facts."""
-    summary = cycles_jsonl.build_jsonl_cycles(pairs, out, families=_families(families), seed=seed, splits=splits,
-                                              min_cycles=min_cycles, max_cycles_per_family=max_cycles, max_images=max_images,
-                                              rules=_rules(margin_x, margin_y, size_ratio, min_area))
+    summary = vlaudit.build_cycles("jsonl", out=out, pairs=pairs, families=_families(families), seed=seed,
+                                   splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
+                                   max_images=max_images, pool_seed=pool_seed,
+                                   rules=_rules(margin_x, margin_y, size_ratio, min_area))
     _print_counts(summary)
 
 
@@ -198,8 +228,7 @@ def audit(
     out: Path = out_file_option(help="Where to write the audit JSON."),
 ) -> None:
     """Table 5: marginal TVs (must be 0), max |signed degree| (0) and re-checked validity violations (0)."""
-    result = cycles_audit.audit_cycles_file(cycles, annotations)
-    tables.write_result(out, results_cycles.CycleAudit.from_dict(result))
+    result = vlaudit.audit_cycles(cycles, annotations, out=out)
     _print_audit(result, cycles.name)
     say(f"wrote {out}")
     if result["validity_violations"] or result["max_abs_signed_degree"]:

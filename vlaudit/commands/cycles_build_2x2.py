@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import cycles_build_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import in_folder_option, out_file_option
 from vlaudit.commands.cycles_build import _print_counts
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.api.cycles as api_cycles
-else:
-    api_cycles = lazy_module("vlaudit.api.cycles")
 
 _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata go beside it.")
 _IMAGES = in_folder_option("--images", help="Folder the benchmark's image files are in (every file must exist); "
@@ -26,7 +18,7 @@ _DATASET = " Or a Hugging Face dataset: hf-dataset:NAME[:CONFIG][@SPLIT] or a sa
 
 
 def _build(benchmark: str, examples: Path, images: Path, out: Path) -> None:
-    _print_counts(api_cycles.build_cycles(benchmark, out=out, examples=examples, images=images))
+    _print_counts(vlaudit.build_cycles(benchmark, out=out, examples=examples, images=images))
 
 
 @cycles_build_app.command("winoground")
@@ -51,7 +43,7 @@ def build_naturalbench(
     out: Path = _OUT,
 ) -> None:
     """NaturalBench's yes/no samples as exact cycles: the question–image cross of a sample is one block
-    (family naturalbench-{Source}, split test; multiple-choice samples are skipped and counted); score them
+    (family naturalbench-<source slug>, split test; multiple-choice samples are skipped and counted); score them
     with `cycles score-mllm --query '{caption}'` (the question itself); `cycles eval` adds Acc, Q-Acc,
     I-Acc and G-Acc."""
     _build("naturalbench", examples, images, out)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import cycles_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say
 from vlaudit.settings import (
@@ -18,15 +17,6 @@ from vlaudit.settings import (
     MIN_CYCLES,
     NATURALBENCH_YES_THRESHOLD,
 )
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.api.cycles as api_cycles
-    import vlaudit.report.console as report_console
-else:
-    api_cycles = lazy_module("vlaudit.api.cycles")
-    report_console = lazy_module("vlaudit.report.console")
 
 
 @cycles_app.command("eval")
@@ -53,13 +43,15 @@ def cycles_eval(
     bootstrap CIs; splits are never pooled. Cycles from a 2×2 benchmark (`cycles build winoground|naturalbench|
     blocks`) also get the benchmark's own metrics (Winoground text/image/group; NaturalBench Acc, Q-Acc, I-Acc,
     G-Acc) per tag, with intervals, beside CycleAcc."""
-    result = api_cycles.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles, tol=tol,
-                                        n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold).data
-    report_console.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
-    report_console.print_unavailable(result["unavailable"], min_cycles)
-    report_console.print_benchmark_tables(result["benchmarks"])
+    evaluation = vlaudit.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles, tol=tol,
+                                         n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold)
+    result = evaluation.data
+    vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
+    evaluated = list(result["splits"])
+    vlaudit.print_unavailable(result["unavailable"], min_cycles, "val" if "val" in evaluated else ", ".join(evaluated))
+    vlaudit.print_benchmark_tables(result["benchmarks"])
     for warning in result["warnings"]:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
-    written = api_cycles.save_evaluation(out, result, plot=plot)
+    written = evaluation.write(out, plot=plot)
     for path in written:
         say(f"wrote {path}")

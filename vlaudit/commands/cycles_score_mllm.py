@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import cycles_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
     dtype_option,
     executor_option,
@@ -20,17 +19,6 @@ from vlaudit.commands._options import (
     ray_workers_option,
 )
 from vlaudit.commands._say import say
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.api.runs as api_runs
-    import vlaudit.report.console as report_console
-    import vlaudit.scoring.run_spec as scoring_run_spec
-else:
-    api_runs = lazy_module("vlaudit.api.runs")
-    report_console = lazy_module("vlaudit.report.console")
-    scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
 
 
 @cycles_app.command("score-mllm")
@@ -62,16 +50,16 @@ def cycles_score_mllm(
 ) -> None:
     """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
     cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
-    spec = scoring_run_spec.CycleScoreSpec(
+    spec = vlaudit.CycleScoreSpec(
         model=model, cycles=cycles, images=images, out=out, captions=captions, run_dir=run_dir, query=query,
         batch_size=batch_size, dtype=dtype, device=device, revision=revision, min_pixels=min_pixels,
         max_pixels=max_pixels, chunk_size=chunk_size, executor=executor, address=address, workers=workers,
         gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
-    scored = api_runs.score_cycles_mllm(spec, overwrite=overwrite)
-    rows, summary, run = scored["rows"], scored["summary"], scored["run_dir"]
+    scored = vlaudit.score_cycles_mllm(spec, overwrite=overwrite)
+    rows, summary, run = scored.rows, scored.summary, scored.run_dir
     scores = [row["score"] for row in rows]
-    report_console.print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
+    vlaudit.print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
                                                   "mean", "max"],
-                [[scored["n_cycles"], len(rows), summary["n_units_scored_now"], summary["n_units_from_cache"],
+                [[scored.n_cycles, len(rows), summary["n_units_scored_now"], summary["n_units_from_cache"],
                   min(scores), sum(scores) / len(scores), max(scores)]])
     say(f"wrote {out} (run folder {run})")

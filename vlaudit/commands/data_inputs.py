@@ -9,49 +9,30 @@ Hugging Face dataset (``hf-dataset:NAME[:CONFIG][@SPLIT]``, a ``save_to_disk`` f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import data_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say
 from vlaudit.errors import InputError
-from vlaudit.settings import VSR_INVERSE_EXCLUDED, VSR_INVERSE_GROUPS
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.builders.benchmark_items as builders_benchmark_items
-    import vlaudit.report.console as report_console
-    import vlaudit.results.demo as results_demo
-    import vlaudit.sources.items as sources_items
-    import vlaudit.sources.rows as sources_rows
-    import vlaudit.sources.vsr as sources_vsr
-    import vlaudit.sources.whatsup as sources_whatsup
-    import vlaudit.tables as tables
-else:
-    report_console = lazy_module("vlaudit.report.console")
-    builders_benchmark_items = lazy_module("vlaudit.builders.benchmark_items")
-    sources_items = lazy_module("vlaudit.sources.items")
-    sources_rows = lazy_module("vlaudit.sources.rows")
-    sources_vsr = lazy_module("vlaudit.sources.vsr")
-    sources_whatsup = lazy_module("vlaudit.sources.whatsup")
-    results_demo = lazy_module("vlaudit.results.demo")
-    tables = lazy_module("vlaudit.tables")
-
-
-def summary_path(out: Path) -> Path:
-    """``items.jsonl`` → ``items.summary.json`` (beside the output)."""
-    return out.with_name(out.name.split(".")[0] + ".summary.json")
+from vlaudit.settings import (
+    VSR_INVERSE_EXCLUDED,
+    VSR_INVERSE_GROUPS,
+    VSR_PAPER_QUERIES,
+    VSR_PAPER_RELATION_TYPES,
+    VSR_PAPER_YES,
+)
 
 
 def print_build(title: str, summary: dict[str, Any]) -> None:
     """Rich table: kept counts, then every exclusion reason with its count."""
     rows: list[list[Any]] = [["kept items", summary["n_items"], ""]]
     for key, value in summary.items():
-        if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith("_"):
+        # the paper's figures are said on their own line, as a gap, never as rows of what was built
+        if key in ("n_items", "n_excluded", "excluded", "excluded_by_reason", "notes") or key.startswith(("_", "paper_")):
             continue
         if isinstance(value, dict):
             for sub, n in value.items():
@@ -64,7 +45,7 @@ def print_build(title: str, summary: dict[str, Any]) -> None:
         rows.append(["excluded", 0, "—"])
     if summary["notes"]:
         rows.append(["notes (kept)", len(summary["notes"]), summary["notes"][0].get("note", "")])
-    report_console.print_table(title, ["what", "n", "why"], rows)
+    vlaudit.print_table(title, ["what", "n", "why"], rows)
 
 
 # rich would read "[@SPLIT]" as markup and drop it: brackets are escaped
@@ -78,30 +59,19 @@ def hf_images_option() -> Any:
                                                   "the --images of scoring.")
 
 
-def _image_folder(folder: Path | None) -> Any:
-    return sources_rows.ImageFolder(folder if folder is not None else sources_rows.default_images_dir())
-
-
-def _stem(source: Path) -> str:
-    return sources_rows.source_stem(source)
-
-
-def _finish(result: Any, out: Path, title: str, *, images: Any = None, **meta: Any) -> None:
-    summary = result.summary(**meta, out=str(out))
-    if not result.items:
-        print_build(title, summary)  # the exclusion reasons explain why nothing was kept
-        raise InputError(f"nothing kept ({len(result.excluded)} excluded); no output written", path=meta.get("source"))
-    if images is not None and images.written + images.reused:
-        summary["hf_images"] = {"folder": str(images.folder), "written": images.written, "reused": images.reused}
-    sources_items.write_items(out, result.items)
-    tables.write_result(summary_path(out), results_demo.ItemsBuildSummary.from_dict(summary))
-    print_build(title, summary)
+def _finish(build: Any, title: str, source: Path) -> None:
+    """Print what a build kept and excluded (and why); a build that kept nothing is an error (nothing written)."""
+    summary = build.summary
+    print_build(title, summary)  # when nothing was kept, the exclusion reasons explain why
+    if not build.written:
+        raise InputError(f"nothing kept ({summary['n_excluded']} excluded); no output written", path=str(source))
     for warning in summary.get("warnings", []):
-        typer.secho(f"warning: {meta.get('source')}: {warning}", fg="yellow", err=True)
+        typer.secho(f"warning: {source}: {warning}", fg="yellow", err=True)
     if "hf_images" in summary:
-        say(f"images: {images.written} written, {images.reused} already in {images.folder} "
-                   "(give it as --images)")
-    say(f"wrote {out} and {summary_path(out)}")
+        images = summary["hf_images"]
+        say(f"images: {images['written']} written, {images['reused']} already in {images['folder']} "
+            "(give it as --images)")
+    say(f"wrote {build.out} and {build.summary_path}")
 
 
 @data_app.command("vsr")
@@ -114,16 +84,30 @@ def data_vsr(
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
     instances: Path | None = typer.Option(None, "--instances",
                                           help="COCO instances json: add boxes where each object is unique."),
+    relations: str | None = typer.Option(None, "--relations",
+                                         help="Keep only these VSR relations (comma-separated, VSR's own names, "
+                                              "e.g. 'left of,right of'). The paper's nine relation types are "
+                                              "not named, so there is no preset for them."),
     hf_images: Path | None = hf_images_option(),
 ) -> None:
     """VSR yes/no items: one per row, label from `label`, subject/object from fields or the caption template."""
-    default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
-    images = _image_folder(hf_images)
-    result = builders_benchmark_items.vsr_items(sources_vsr.read_vsr(split_file, images=images), dataset=dataset or default_dataset, split=split or default_split,
-                                                image_prefix=image_prefix, meta_categories=sources_vsr.read_meta_categories(meta) if meta else None)
-    if instances is not None:
-        result = builders_benchmark_items.attach_coco_boxes(result, instances)
-    _finish(result, out, f"VSR — {split_file.name}", images=images, source=str(split_file))
+    chosen = None if relations is None else [r.strip() for r in relations.split(",") if r.strip()]
+    build = vlaudit.build_vsr_items(split_file, out=out, meta=meta, dataset=dataset, split=split,
+                                    image_prefix=image_prefix, instances=instances, hf_images=hf_images,
+                                    relations=chosen)
+    print_population(build.counts or {}, chosen)
+    _finish(build, f"VSR — {split_file.name}", split_file)
+
+
+def print_population(counts: dict[str, Any], relations: list[str] | None) -> None:
+    """The population this build holds, then the paper's as a gap: its nine relation types are not named (§4)."""
+    labels = counts.get("labels", {})
+    n = sum(labels.values())
+    which = "all relations" if relations is None else "--relations"
+    say(f"population: {n} items ({labels.get('yes', 0)} yes) over {counts.get('n_relations', 0)} "
+        f"relation(s), {which}")
+    say(f"paper (VCA §4): {VSR_PAPER_QUERIES} queries ({VSR_PAPER_YES} yes) over {VSR_PAPER_RELATION_TYPES} "
+        "relation types — not rebuilt: the paper does not name them (docs/concepts/vca.md)")
 
 
 @data_app.command("vsr-inverse")
@@ -147,18 +131,16 @@ def data_vsr_inverse(
 ) -> None:
     """Original/inverse same-image groups for positive left/right, above/below, front/behind VSR items (§18).
 
-    Prints candidates, groups and exclusions per relation and by reason (the paper: 504 groups, 35 excluded).
+    Prints candidates, groups and exclusions per relation and by reason, then the paper's 504 + 35 split as a
+    gap it does not rebuild (which 35 candidates lack structured entities is not stated).
     """
-    categories = sources_vsr.check_strict_mapping(sources_vsr.read_meta_categories(meta), meta) if meta else None
-    default_dataset, default_split = builders_benchmark_items.split_from_stem(_stem(split_file))
-    images = _image_folder(hf_images)
-    result = builders_benchmark_items.vsr_inverse_items(sources_vsr.read_vsr(split_file, images=images), dataset=dataset or default_dataset,
-                                                        split=split or default_split, image_prefix=image_prefix, entities=entities)
-    if instances is not None:
-        result = builders_benchmark_items.attach_coco_boxes(result, instances)
-    print_relations(result.counts["by_relation"], categories)
-    _finish(result, out, f"VSR inverse pairs — {split_file.name}", images=images, source=str(split_file),
-            entities=entities)
+    build = vlaudit.build_vsr_inverse_items(split_file, out=out, entities=entities, meta=meta, dataset=dataset,
+                                            split=split, image_prefix=image_prefix, instances=instances,
+                                            hf_images=hf_images)
+    print_relations(build.relations or [], build.categories)
+    if build.counts is not None:
+        print_inverse_built(build.counts, build.n_excluded, entities)
+    _finish(build, f"VSR inverse pairs — {split_file.name}", split_file)
 
 
 def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | None) -> None:
@@ -169,9 +151,17 @@ def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | Non
         columns.insert(1, "meta")
         for row, r in zip(table, rows, strict=True):
             row.insert(1, categories.get(r["relation"], "—"))
-    report_console.print_table("Strict-family candidates per VSR relation", columns, table)
-    say(f"VCA §18 on VSR random_test: {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
-               f"= {VSR_INVERSE_GROUPS + VSR_INVERSE_EXCLUDED} candidates")
+    vlaudit.print_table("Strict-family candidates per VSR relation", columns, table)
+
+
+def print_inverse_built(counts: dict[str, Any], n_excluded: int, entities: str) -> None:
+    """What this build made, then the paper's split as a gap: its 35 exclusions are not definable (VCA §18)."""
+    say(f"built: {counts['n_groups']} groups from {counts['n_candidates']} candidates, {n_excluded} excluded "
+        f"(--entities {entities})")
+    paper = (counts["n_groups"], n_excluded) == (VSR_INVERSE_GROUPS, VSR_INVERSE_EXCLUDED)
+    say(f"paper (VCA §18, VSR test): {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
+        f"{'— matched' if paper else '— not rebuilt: which 35 lack structured entities is not stated'} "
+        "(docs/concepts/vca.md)")
 
 
 @data_app.command("gsr-coco")
@@ -185,10 +175,9 @@ def data_gsr_coco(
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix before val2017/{id:012d}.jpg."),
 ) -> None:
     """GSR-COCO (§11): 440 same-image true/false groups on the real file; unparsable captions reported."""
-    result = builders_benchmark_items.gsr_coco_items(sources_whatsup.read_two_obj(two_obj), split=split or _stem(two_obj), image_prefix=image_prefix)
-    if instances is not None:
-        result = builders_benchmark_items.attach_coco_boxes(result, instances)
-    _finish(result, out, f"GSR-COCO — {two_obj.name}", source=str(two_obj))
+    build = vlaudit.build_gsr_coco_items(two_obj, out=out, instances=instances, split=split,
+                                         image_prefix=image_prefix)
+    _finish(build, f"GSR-COCO — {two_obj.name}", two_obj)
 
 
 @data_app.command("whatsup-controlled")
@@ -202,7 +191,6 @@ def data_whatsup_controlled(
     hf_images: Path | None = hf_images_option(),
 ) -> None:
     """What's Up Controlled-A/B: one group per image, the first caption option true, the others false."""
-    images = _image_folder(hf_images)
-    result = builders_benchmark_items.controlled_items(sources_whatsup.read_controlled(controlled, images=images), split=split or _stem(controlled),
-                                                       image_prefix=image_prefix)
-    _finish(result, out, f"What's Up controlled — {controlled.name}", images=images, source=str(controlled))
+    build = vlaudit.build_whatsup_items(controlled, out=out, split=split, image_prefix=image_prefix,
+                                        hf_images=hf_images)
+    _finish(build, f"What's Up controlled — {controlled.name}", controlled)

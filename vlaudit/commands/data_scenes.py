@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import data_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
 from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.builders.factorial as builders_factorial
-    import vlaudit.builders.scenes as builders_scenes
-    import vlaudit.report.console as report_console
-else:
-    report_console = lazy_module("vlaudit.report.console")
-    builders_factorial = lazy_module("vlaudit.builders.factorial")
-    builders_scenes = lazy_module("vlaudit.builders.scenes")
 
 
 @data_app.command("scenes")
@@ -42,11 +30,11 @@ def data_scenes(
     """Render simple scenes with known boxes in the official COCO format (+ GQA scene graphs)."""
     if max_objects < min_objects:
         raise typer.BadParameter("--max-objects must be ≥ --min-objects")
-    summary = builders_scenes.render_scenes(out, images, seed, width=width, height=height, min_objects=min_objects,
+    summary = vlaudit.render_scenes(out, images, seed, width=width, height=height, min_objects=min_objects,
                                             max_objects=max_objects, p_small=p_small, p_crowd=p_crowd)
     keys = ("images", "instances", "main_objects", "small_objects", "crowd_groups", "captions",
             "images_per_second")
-    report_console.print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
+    vlaudit.print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
     for name, path in summary["files"].items():
         say(f"wrote {name}: {path}")
 
@@ -58,10 +46,10 @@ def data_factorial(
     stems: int = typer.Option(FACTORIAL_STEMS, "--stems", min=1, help="Stems per relation (left/right/above/below)."),
 ) -> None:
     """The 3×3 visual × textual evidence-source factorial (VCA §10); the build fails if a check fails."""
-    summary = builders_factorial.build_factorial(out, seed=seed, n_per_relation=stems)
+    summary = vlaudit.build_factorial(out, seed=seed, n_per_relation=stems)
     rows = [[f"stems: {rel}", n] for rel, n in summary["stems_per_relation"].items()]
     rows += [["groups (stems)", summary["stems"]], ["inputs (items)", summary["items"]]]
     rows += [[f"unique probes: {k}", v] for k, v in summary["probes"].items()]
     rows += [[f"check passed: {c}", "yes"] for c in summary["checks"]]
-    report_console.print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
+    vlaudit.print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
     say(f"wrote {summary['items_path']} ({summary['seconds']:.2f} s)")

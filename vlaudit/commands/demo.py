@@ -6,7 +6,6 @@ import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -21,20 +20,10 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from vlaudit.backends.registry import backend_kind
+import vlaudit
 from vlaudit.commands._apps import app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.errors import EXIT_CHECK_FAILED
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.demo.pipeline as demo_pipeline
-    import vlaudit.report.console as report_console
-else:
-    report_console = lazy_module("vlaudit.report.console")
-    demo_pipeline = lazy_module("vlaudit.demo.pipeline")
 
 
 def rich_bars(progress: Progress) -> Callable[[str, int], Callable[[int], None]]:
@@ -80,15 +69,15 @@ def demo(
     """Known-answer demo: synthetic controls, exact cycles on procedural scenes for the planted reference
     encoders (zero-shot, additive, rank-R probes, rank sweep), the VCA stage, checks, report. Exits 1 if a
     known-answer check fails."""
-    kinds = {spec: backend_kind(spec) for spec in model}  # an unknown prefix fails here, before any work
+    kinds = {spec: vlaudit.backend_kind(spec) for spec in model}  # an unknown prefix fails here, before any work
     console = Console()
-    config = demo_pipeline.DemoConfig.quick_config() if quick else demo_pipeline.DemoConfig()
+    config = vlaudit.DemoConfig.quick_config() if quick else vlaudit.DemoConfig()
     config = config.with_seed(seed)
     if model:
         config = dataclasses.replace(config, models=tuple(s for s in model if kinds[s] == "features"),
                                      vca_models=tuple(s for s in model if kinds[s] == "yesno"))
     with progress_display(console) as progress:
-        summary = demo_pipeline.run_demo(out, config, log=lambda message: progress.console.print(f"[bold cyan]›[/] {message}"),
+        summary = vlaudit.run_demo(out, config, log=lambda message: progress.console.print(f"[bold cyan]›[/] {message}"),
                                          bars=rich_bars(progress))
     probe = f"probe-rank-{config.probe_rank}"
     rows = []
@@ -98,11 +87,11 @@ def demo(
             rows.append([spec.removeprefix("ref:"), family] + [
                 scorers.get(s, {}).get("families", {}).get(family, {}).get("test", {}).get("cycle_acc")
                 for s in ("additive", "zero-shot", probe)])
-    report_console.print_table("Exact CycleAcc, test split (mean over seeds)", ["encoder", "family", "additive", "zero-shot",
+    vlaudit.print_table("Exact CycleAcc, test split (mean over seeds)", ["encoder", "family", "additive", "zero-shot",
                                                                   probe], rows)
     checks = [[row["check"], row["expected"], row["observed"], "pass" if row["passed"] else "FAIL"]
               for row in summary["known_answers"]]
-    report_console.print_table("Known answers", ["check", "expected", "observed", "result"], checks)
+    vlaudit.print_table("Known answers", ["check", "expected", "observed", "result"], checks)
     console.print(f"\nResults are in [bold]{out}[/]: summary.json" +
                   "".join(f", {p}" for p in summary["files"].values()))
     failed = [row["check"] for row in summary["known_answers"] if not row["passed"]]

@@ -7,53 +7,33 @@ run once per seed with ``--seed S``), and frozen features (``--features DIR`` fr
 ``--model SPEC --images DIR`` to extract them here once for all seeds). ``--min-cycles`` (default 30) applies the
 per-family minimum of §D.5 to each seed's validation cycles. Probe settings per kind default to the paper's
 (:mod:`vlaudit.settings`: §E.3 interaction probes, §E.4 additive audit and shortcut probes) and are written to
-the run's JSON as ``probe_settings``.
+the run's JSON as ``probe_settings``. Every run's JSON also sorts its settings into the paper's, departures
+from the paper and vlaudit's own (``settings``) and records each seed's cycle build (``cycle_builds``: the
+pool seed and the split seed); the console prints the departures and vlaudit's own settings.
 """
 
 from __future__ import annotations
 
 import shlex
 import textwrap
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.console import Console
 from typer.main import get_command
 
+import vlaudit
 from vlaudit import settings as paper
 from vlaudit.commands._apps import app, experiment_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
 from vlaudit.commands.synthetic import parse_seeds
 from vlaudit.errors import EXIT_CHECK_FAILED
 
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.analysis.cycles.common as cycles_common
-    import vlaudit.analysis.cycles.diagnostics as cycles_diagnostics
-    import vlaudit.analysis.cycles.inputs as cycles_inputs
-    import vlaudit.analysis.cycles.oe as cycles_oe
-    import vlaudit.analysis.cycles.rank_sweep as cycles_rank_sweep
-    import vlaudit.analysis.cycles.synthetic as cycles_synthetic
-    import vlaudit.analysis.cycles.transfer as cycles_transfer
-    import vlaudit.report.console as report_console
-else:
-    cycles_common = lazy_module("vlaudit.analysis.cycles.common")
-    cycles_diagnostics = lazy_module("vlaudit.analysis.cycles.diagnostics")
-    cycles_inputs = lazy_module("vlaudit.analysis.cycles.inputs")
-    cycles_oe = lazy_module("vlaudit.analysis.cycles.oe")
-    cycles_rank_sweep = lazy_module("vlaudit.analysis.cycles.rank_sweep")
-    cycles_synthetic = lazy_module("vlaudit.analysis.cycles.synthetic")
-    cycles_transfer = lazy_module("vlaudit.analysis.cycles.transfer")
-    report_console = lazy_module("vlaudit.report.console")
-
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 _OUT = out_folder_option(help="Output folder: JSON, CSV, PNG (and built cycles/features).")
-_SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2); "
+_SEEDS = typer.Option(None, "--seeds", show_default=False, help="Seeds: '--seeds 0 1 2' or '0,1,2' (default 0 1 2, §E.3); "
                                                                "each runs on its own cycle split.")
 _CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat once per seed, in --seeds order "
                                             "(default: none; give --cycles or --build).")
@@ -68,7 +48,7 @@ _IMAGES = typer.Option(None, "--images", help="Images folder (with --model; defa
 _FAMILIES = typer.Option(None, "--families", help="Comma-separated families (default: all in the cycles).")
 _EPOCHS = typer.Option(paper.PROBE_EPOCHS, "--epochs", min=1, help="Interaction probe epochs (§E.3: 8).")
 _BATCH = typer.Option(paper.PROBE_BATCH_SIZE, "--batch-size", min=1,
-                      help="Cycles or pairs per step (§E.3: 512); smaller on a small training set so a probe takes "
+                      help="Cycles or pairs per step (§E.3: 512); smaller only on a training set under one batch, so a probe takes "
                            "--min-steps steps.")
 _LR = typer.Option(paper.PROBE_LR, "--lr", help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
 _WD = typer.Option(paper.PROBE_WEIGHT_DECAY, "--weight-decay", help="AdamW weight decay (§E.3: 1e-4).")
@@ -82,12 +62,12 @@ _SHORTCUT_LR = typer.Option(paper.SHORTCUT_PROBE_LR, "--shortcut-lr",
 _MIN_STEPS = typer.Option(paper.MIN_OPTIMISER_STEPS, "--min-steps", min=0,
                           help="Fewest optimiser steps per probe: a smaller training set gets a smaller batch "
                                "(vlaudit's, not a paper setting; 0 = always --batch-size).")
-_THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest).")
-_DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed).")
-_SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits.")
+_THREADS = typer.Option(1, "--threads", min=1, help="torch CPU threads (small probes: 1 is fastest; not a paper setting).")
+_DEVICE = typer.Option("cpu", "--device", help="Probe device (cpu is bit-deterministic per seed; not a paper setting).")
+_SPLITS = typer.Option("train,val,test", "--split-names", help="Names of the train, val and test splits (not a paper setting).")
 _MIN_CYCLES = typer.Option(paper.MIN_CYCLES, "--min-cycles", min=1,
                            help="Per seed, a family with fewer validation cycles than this (or no train or test "
-                                "cycle) is withdrawn whole and reported as unavailable with its counts.")
+                                "cycle) is withdrawn whole and reported as unavailable with its counts (§D.5: 30).")
 
 
 def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:
@@ -116,9 +96,10 @@ def _build_cycles(build: str, seeds: list[int], out: Path) -> dict[int, Path]:
     return paths
 
 
-def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, features: Path | None, model: str | None,
-            images: Path | None, out: Path, *, marked: bool = False, marked_features: Path | None = None
-            ) -> dict[int, Any]:
+def _cycles(seeds: list[int], cycles: list[Path] | None, build: str | None, features: Path | None,
+            model: str | None, images: Path | None, out: Path) -> dict[int, Path]:
+    """One cycles file per seed (given, or built here with `cycles build`); the usage errors of the feature
+    options are raised before any work starts."""
     if bool(cycles) == bool(build):
         raise typer.BadParameter("give either --cycles (one per seed) or --build")
     if cycles:
@@ -129,30 +110,22 @@ def _inputs(seeds: list[int], cycles: list[Path] | None, build: str | None, feat
         paths = _build_cycles(str(build), seeds, out)
     if (features is None) == (model is None):
         raise typer.BadParameter("give either --features or --model (with --images)")
-    if model is not None:
-        if images is None:
-            raise typer.BadParameter("--model needs --images")
-        features = cycles_inputs.extract_seed_features(paths, images, model, out / "features",
-                                                       marked=marked and marked_features is None)
-        say(f"wrote features {features}")
-    assert features is not None  # --features, or the folder --model just wrote (one of the two is required)
-    inputs = cycles_inputs.load_seed_inputs(paths, features)
-    if marked:
-        inputs = {s: cycles_inputs.add_marked_features(v, marked_features) for s, v in inputs.items()}
-    return inputs
+    if model is not None and images is None:
+        raise typer.BadParameter("--model needs --images")
+    return paths
 
 
 def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str,
-            min_cycles: int, **probe_kinds: Any):
+            min_cycles: int, **probe_kinds: Any) -> vlaudit.ExperimentConfig:
     if not lr > 0 or weight_decay < 0 or not probe_kinds.get("shortcut_lr", 1.0) > 0:
         raise typer.BadParameter(f"need --lr > 0, --shortcut-lr > 0 and --weight-decay ≥ 0, got {lr}, "
                                  f"{probe_kinds.get('shortcut_lr')} and {weight_decay}")
     names = [s.strip() for s in split_names.split(",")]
     if len(names) != 3 or not all(names) or len(set(names)) != 3:
         raise typer.BadParameter("--split-names takes three distinct names: train,val,test")
-    return cycles_common.ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
-                                          device=device, train_split=names[0], val_split=names[1], test_split=names[2],
-                                          min_cycles=min_cycles, **probe_kinds)
+    return vlaudit.ExperimentConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay, rank=rank,
+                                   device=device, train_split=names[0], val_split=names[1], test_split=names[2],
+                                   min_cycles=min_cycles, **probe_kinds)
 
 
 def _families(value: str | None) -> list[str] | None:
@@ -163,18 +136,20 @@ def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
     """The shared console table (``report.console.print_table``): the first column (family / protocol names)
     stays whole and a value never breaks across rows; a table too wide for the terminal prints one block per
     row. Cells are preformatted text."""
-    report_console.print_table(title, columns, rows)
+    vlaudit.print_table(title, columns, rows)
 
 
-def _finish(title: str, table: tuple[list[str], list[list[Any]]], result: Mapping[str, Any]) -> None:
-    _print(title, *table)
-    if result.get("unavailable"):
+def _finish(title: str, run: vlaudit.ExperimentRun) -> None:
+    result = run.result
+    _print(title, *run.table)
+    if run.unavailable is not None:
         _print(f"Unavailable: fewer than {result['min_cycles']} validation cycles, or none in train or test "
-               "(withdrawn in that seed, §D.5)", *cycles_common.unavailable_table(result))
+               "(withdrawn in that seed, §D.5)", *run.unavailable)
     settings = result.get("probe_settings", {})
     lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
                                             for kind, v in settings.items())] if settings else []
-    for line in [*lines, *cycles_common.probe_notes_summary(result.get("probe_notes", []))]:
+    lines += run.settings
+    for line in [*lines, *run.notes]:
         say(textwrap.fill(line, width=80))
     for name, path in result.get("files", {}).items():
         say(f"wrote {name}: {path}")
@@ -200,12 +175,15 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      additive_epochs=additive_epochs, shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr,
                      min_steps=min_steps)
-    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with cycles_synthetic.torch_threads(threads):
-        result = cycles_diagnostics.run_diagnostics(inputs, seed_list, config=config, families=_families(families), out_dir=out)
-    audit = result["additive_audit"]
+    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    run = vlaudit.run_experiment("diagnostics", paths, config=config, out=out, features=features, model=model,
+                                 images=images, families=_families(families), threads=threads, log=say)
+    audit = run.result["additive_audit"]
+    if run.shortcut_table is not None:
+        _print(f"Shortcut probes (§E.4, Table 8): pair AUROC on ordinary {config.test_split} pairs with "
+               "shortcut-bearing negatives, beside exact CycleAcc", *run.shortcut_table)
     _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
-            f"{', '.join(map(str, seed_list))}", cycles_diagnostics.table_rows(result), result)
+            f"{', '.join(map(str, seed_list))}", run)
     say(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
 
 
@@ -213,7 +191,7 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
 def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
                build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
                images: Path | None = _IMAGES, families: str | None = _FAMILIES,
-               ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks."),
+               ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks (§5 / Table 3: 1,2,4,8,16,32,64)."),
                epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD,
                threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
                min_cycles: int = _MIN_CYCLES, additive_epochs: int = _ADDITIVE_EPOCHS,
@@ -228,12 +206,12 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
         raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
     config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles,
                      additive_epochs=additive_epochs, min_steps=min_steps)
-    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with cycles_synthetic.torch_threads(threads):
-        result = cycles_rank_sweep.run_rank_sweep(inputs, seed_list, ranks=rank_list, config=config, families=_families(families),
-                                                  out_dir=out)
+    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    run = vlaudit.run_experiment("rank-sweep", paths, config=config, out=out, features=features, model=model,
+                                 images=images, families=_families(families), ranks=rank_list, threads=threads,
+                                 log=say)
     _finish(f"Rank sweep — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
-            f"{', '.join(map(str, seed_list))}", cycles_rank_sweep.table_rows(result), result)
+            f"{', '.join(map(str, seed_list))}", run)
 
 
 @experiment_app.command("oe", context_settings=_CTX)
@@ -251,13 +229,13 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr, min_steps=min_steps)
-    inputs = _inputs(seed_list, cycles, build, features, model, images, out, marked=True,
-                     marked_features=marked_features)
-    with cycles_synthetic.torch_threads(threads):
-        result = cycles_oe.run_oe(inputs, seed_list, config=config, families=_families(families), out_dir=out)
-    _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *cycles_oe.seed_table_rows(result))
-    _finish(f"Shortcut-contaminated OE (Table 4) — rank {rank} + additive heads, mean ± sd over seeds",
-            cycles_oe.table_rows(result), result)
+    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    run = vlaudit.run_experiment("oe", paths, config=config, out=out, features=features, model=model, images=images,
+                                 marked_features=marked_features, families=_families(families), threads=threads,
+                                 log=say)
+    assert run.seed_table is not None  # the OE reports each seed (Table 7)
+    _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *run.seed_table)
+    _finish(f"Shortcut-contaminated OE (Table 4) — rank {rank} + additive heads, mean ± sd over seeds", run)
 
 
 @experiment_app.command("transfer", context_settings=_CTX)
@@ -271,11 +249,11 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      min_steps=min_steps)
-    inputs = _inputs(seed_list, cycles, build, features, model, images, out)
-    with cycles_synthetic.torch_threads(threads):
-        result = cycles_transfer.run_transfer(inputs, seed_list, config=config, families=_families(families), out_dir=out)
+    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    run = vlaudit.run_experiment("transfer", paths, config=config, out=out, features=features, model=model,
+                                 images=images, families=_families(families), threads=threads, log=say)
     _finish(f"Transfer — rank-{rank} probes, CycleAcc on {config.test_split} cycles; alignment on "
-            f"{config.val_split} cycles", cycles_transfer.table_rows(result), result)
-    corr = result["correlation"]
+            f"{config.val_split} cycles", run)
+    corr = run.result["correlation"]
     per_seed = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}" for s, v in corr["per_seed"].items())
-    say(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {cycles_common.mean_sd_text(corr, 3)}")
+    say(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {run.correlation}")

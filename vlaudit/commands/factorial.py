@@ -7,24 +7,14 @@ pooled rows whose stem bootstrap keeps every model's records of a drawn stem.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.analysis.vca.factorial as vca_factorial_lib
-    import vlaudit.report.console as report_console
-else:
-    report_console = lazy_module("vlaudit.report.console")
-    vca_factorial_lib = lazy_module("vlaudit.analysis.vca.factorial")
 
 
 def _pct(value: float | None) -> str:
@@ -52,8 +42,8 @@ def vca_factorial(
     """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
     first = run_dirs[0]
     out_dir = out if out is not None else (first if first.is_dir() else first.parent) / "factorial"
-    result = vca_factorial_lib.run_factorial_analysis(run_dirs, items=items, out_dir=out_dir, margins=margins,
-                                                      interface=interface, n_resamples=n_resamples, seed=seed)
+    result = vlaudit.factorial(run_dirs, out=out_dir, items=items, margins=margins, interface=interface,
+                               n_resamples=n_resamples, seed=seed).data
     rows = []
     for entry in [*result["models"], {"model": "pooled", **result["pooled"]}]:
         rows.append([entry["model"], entry["correct"], entry["cu"],
@@ -61,7 +51,7 @@ def vca_factorial(
                      f"{_pct(entry['responsive_rate'])} {_ci(entry['responsive_rate_ci'])}",
                      f"{_pct(entry['neutral_exceed_rate'])} {_ci(entry['neutral_exceed_rate_ci'])}",
                      f"{_pct(entry['flip_rate'])} {_ci(entry['flip_rate_ci'])}"])
-    report_console.print_table(f"Evidence-source factorial ({result['stems']} stems, {interface})",
+    vlaudit.print_table(f"Evidence-source factorial ({result['stems']} stems, {interface})",
                 ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
     effect_rows = []
     for entry in result["models"]:
@@ -69,7 +59,7 @@ def vca_factorial(
         effect_rows.append([entry["model"], e["delta_v_pos"]["mean"], e["delta_v_neg"]["mean"],
                             e["delta_v_none"]["mean"], e["interaction"]["mean"], nested["image_tpr"],
                             nested["text_fpr"], nested["auroc_vca_correct"], nested["auroc_confidence_correct"]])
-    report_console.print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
+    vlaudit.print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
                                                          "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
     for path in result["files"]:
         say(f"wrote {path}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import (
@@ -15,8 +14,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+import vlaudit
 from vlaudit.commands._apps import app, cycles_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
     dtype_option,
     executor_option,
@@ -29,23 +28,6 @@ from vlaudit.commands._options import (
     ray_workers_option,
 )
 from vlaudit.commands._say import say
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.api.runs as api_runs
-    import vlaudit.report.console as report_console
-    import vlaudit.scoring.features as scoring_features
-    import vlaudit.scoring.run_spec as scoring_run_spec
-    import vlaudit.sources.cycle_tables as sources_cycle_tables
-    import vlaudit.tables as tables
-else:
-    api_runs = lazy_module("vlaudit.api.runs")
-    report_console = lazy_module("vlaudit.report.console")
-    scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
-    scoring_features = lazy_module("vlaudit.scoring.features")
-    sources_cycle_tables = lazy_module("vlaudit.sources.cycle_tables")
-    tables = lazy_module("vlaudit.tables")
 
 
 @app.command("features")
@@ -70,18 +52,18 @@ def features(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace features of other arguments in --out."),
 ) -> None:
     """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
-    spec = scoring_run_spec.FeaturesSpec(
+    spec = vlaudit.FeaturesSpec(
         model=model, cycles=cycles, images=images, out=out, captions=captions, batch_size=batch_size, device=device,
         dtype=dtype, revision=revision, executor=executor, address=address, workers=workers,
         gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), transient=True) as bar:
         tasks = {"images": bar.add_task("images", total=None), "texts": bar.add_task("texts", total=None)}
-        manifest = api_runs.extract_features(
+        manifest = vlaudit.extract_features(
             spec, overwrite=overwrite,
             progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total)).manifest
     counts = manifest["counts"]
-    report_console.print_table(f"features — {model}", ["what", "ids", "distinct contents"],
+    vlaudit.print_table(f"features — {model}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],
                  ["captions", counts["caption_ids"], counts["unique_texts"]]])
     say(f"wrote {out} (dim {manifest['dim']}, {manifest['seconds']} s)")
@@ -94,12 +76,10 @@ def zero_shot(
     out: Path = out_file_option(help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
 ) -> None:
     """Cosine image–caption scores for every pair the cycles use, in the `cycles eval` scores format."""
-    cycle_list = sources_cycle_tables.read_cycles(cycles)
-    feats = scoring_features.read_features(features_dir)
-    rows = scoring_features.zero_shot_scores(feats, cycle_list, source=cycles)
-    tables.write_table(out, rows)
+    scored = vlaudit.write_zero_shot_scores(cycles, features_dir, out=out)
+    rows = scored.rows
     scores = [row["score"] for row in rows]
-    report_console.print_table(f"zero-shot scores — {feats.manifest['model'].get('spec', '?')}",
+    vlaudit.print_table(f"zero-shot scores — {scored.model}",
                 ["cycles", "pairs", "min", "mean", "max"],
-                [[len(cycle_list), len(rows), min(scores), sum(scores) / len(scores), max(scores)]])
+                [[scored.n_cycles, len(rows), min(scores), sum(scores) / len(scores), max(scores)]])
     say(f"wrote {out}")

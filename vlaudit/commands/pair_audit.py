@@ -5,29 +5,14 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import cycles_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.metrics.pair_audit as metrics_pair_audit
-    import vlaudit.report.console as report_console
-    import vlaudit.results.cycles as results_cycles
-    import vlaudit.sources.labelled_pairs as sources_labelled_pairs
-    import vlaudit.tables as tables
-else:
-    report_console = lazy_module("vlaudit.report.console")
-    metrics_pair_audit = lazy_module("vlaudit.metrics.pair_audit")
-    sources_labelled_pairs = lazy_module("vlaudit.sources.labelled_pairs")
-    results_cycles = lazy_module("vlaudit.results.cycles")
-    tables = lazy_module("vlaudit.tables")
+from vlaudit.settings import PAIR_AUDIT_WEIGHTINGS
 
 
 @cycles_app.command("audit-pairs")
@@ -43,27 +28,16 @@ def audit_pairs(
 ) -> None:
     """Image/caption/length TV between positives and negatives, signed-degree imbalance per side, exact-cycle
     completion."""
-    if weighting not in metrics_pair_audit.WEIGHTINGS:
-        raise typer.BadParameter(f"expected one of {', '.join(metrics_pair_audit.WEIGHTINGS)}, got {weighting!r}",
+    if weighting not in PAIR_AUDIT_WEIGHTINGS:
+        raise typer.BadParameter(f"expected one of {', '.join(PAIR_AUDIT_WEIGHTINGS)}, got {weighting!r}",
                                  param_hint="--weighting")
-    rows = []
-    warnings: list[str] = []
-    for path in pairs:
-        detected, records = sources_labelled_pairs.read_labelled_pairs(path, fmt, warnings=warnings)
-        row = {"file": path.name, "format": detected, **metrics_pair_audit.audit_pairs(records, weighting)}
-        if row["labelled_both_ways"]:
-            warnings.append(f"{path}: {row['labelled_both_ways']} (image, caption) pair(s) labelled both positive "
-                            "and negative")
-        rows.append(row)
-    out.mkdir(parents=True, exist_ok=True)
-    tables.write_result(out / "audit_pairs.json", results_cycles.PairAuditResult(
-        files=[str(p) for p in pairs], weighting=weighting, rows=rows, warnings=warnings))
-    tables.write_table(out / "audit_pairs.csv", rows)
+    audit = vlaudit.audit_pair_files(pairs, out=out, fmt=fmt, weighting=weighting)
+    rows, warnings = audit.rows, audit.warnings
 
     def cell(value: object) -> object:
         return "0" if value == 0 else value
 
-    report_console.print_table(f"Pair audit: positives vs negatives ({weighting} weighting; exact cycles: all 0)",
+    vlaudit.print_table(f"Pair audit: positives vs negatives ({weighting} weighting; exact cycles: all 0)",
                 ["file", "+ / −", "TV img", "TV cap", "TV len", "imb img", "imb cap"],
                 [[Path(r["file"]).stem, f"{r['positives']}/{r['negatives']}", cell(r["tv_image"]), cell(r["tv_caption"]),
                   cell(r["tv_caption_length"]), cell(r["degree_imbalance_image"]), cell(r["degree_imbalance_caption"])]
@@ -72,7 +46,7 @@ def audit_pairs(
         "+ / −: positive and negative entries; TV: total variation of the image, caption and caption-length "
         f"marginals; imb img / imb cap: signed-degree imbalance of the images / captions, {weighting} weighting "
         "(0: additive scores of that side cancel; 1: none on both sides)", width=80))
-    report_console.print_table("Exact-cycle completion (exact cycles: every distinct pair)",
+    vlaudit.print_table("Exact-cycle completion (exact cycles: every distinct pair)",
                 ["file", "positives in cycles", "negatives in cycles"],
                 [[Path(r["file"]).stem, f"{r['positives_in_cycles']}/{r['distinct_positives']}",
                   f"{r['negatives_in_cycles']}/{r['distinct_negatives']}"] for r in rows])

@@ -7,12 +7,11 @@ model, and writes JSON + CSV + a PNG into ``--out`` and prints the paper's table
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import out_folder_option, parse_controls
 from vlaudit.commands._say import say
 from vlaudit.settings import (
@@ -24,40 +23,12 @@ from vlaudit.settings import (
     PRIMARY_CONTROLS,
 )
 
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.analysis.vca.common as vca_common
-    import vlaudit.analysis.vca.heldout_filter as vca_heldout_filter
-    import vlaudit.analysis.vca.proxies as vca_proxies_lib
-    import vlaudit.analysis.vca.validity as vca_validity_lib
-    import vlaudit.report.vca_analyses as report_vca_analyses
-    import vlaudit.sources.margins as sources_margins
-    import vlaudit.sources.vsr as sources_vsr
-else:
-    report_vca_analyses = lazy_module("vlaudit.report.vca_analyses")
-    sources_margins = lazy_module("vlaudit.sources.margins")
-    sources_vsr = lazy_module("vlaudit.sources.vsr")
-    vca_common = lazy_module("vlaudit.analysis.vca.common")
-    vca_heldout_filter = lazy_module("vlaudit.analysis.vca.heldout_filter")
-    vca_proxies_lib = lazy_module("vlaudit.analysis.vca.proxies")
-    vca_validity_lib = lazy_module("vlaudit.analysis.vca.validity")
-
 _RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several models; one run per model "
                                  "and dataset).")
 
 
-def _scores(runs: list[Path], interface: str, controls: tuple[str, ...]) -> list:
-    """Read the runs and compute their events; print each run's exclusion warnings (items lacking a headline
-    control are excluded from every quantity and counted, never silently)."""
-    scores = vca_common.run_scores(vca_common.load_runs(runs, sources_margins.normalize_interface(interface)), controls)
-    infos = [vca_common.run_info(s) for s in scores]
-    say("runs: " + "; ".join(f"{i['model']} on {i['dataset']} (n={i['n']}, split {'+'.join(i['splits'])})"
-                                    for i in infos))
-    for s in scores:
-        for warning in getattr(s.events, "warnings", []):
-            say(f"warning: {warning}", err=True)
-    return scores
+def _warn(message: str) -> None:
+    say(message, err=True)
 
 
 def _out_dir(out: Path) -> Path:
@@ -88,16 +59,11 @@ def vca_validity(
 ) -> None:
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L (SRC, Swap), confidence–VCA
     discordance, the shared-margin control and the edit-grouped incremental control."""
-    settings = vca_validity_lib.ValiditySettings(controls=parse_controls(controls), n_resamples=n_resamples,
-                                                 hl_resamples=hl_resamples, seed=seed, folds=folds, repeats=repeats)
-    out = _out_dir(out)
-    scores = _scores(runs, interface, settings.controls)
-    joined = None
-    if edits is not None:
-        joined = vca_common.join_edits(vca_common.read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
-    result = vca_validity_lib.compute_validity(scores, joined, settings)
-    report_vca_analyses.write_validity(out, result, plot=plot)
-    report_vca_analyses.print_validity(result)
+    result = vlaudit.vca_validity(runs, out=_out_dir(out), edits=edits, edit_items=edit_items,
+                                  edits_dataset=edits_dataset, interface=interface, controls=parse_controls(controls),
+                                  n_resamples=n_resamples, hl_resamples=hl_resamples, seed=seed, folds=folds,
+                                  repeats=repeats, plot=plot, log=say, warn=_warn)
+    vlaudit.print_validity(result)
     say(f"wrote {out / 'validity.json'} and CSV tables in {out}")
 
 
@@ -121,12 +87,10 @@ def vca_filter(
         raise typer.BadParameter(f"not a list of numbers: {coverage!r}", param_hint="--coverage") from None
     if not coverages or any(not 0 < c <= 100 for c in coverages) or not 0 < primary <= 100:
         raise typer.BadParameter("coverages are percentages in (0, 100]", param_hint="--coverage")
-    settings = vca_heldout_filter.FilterSettings(coverages=coverages, primary=primary, n_resamples=n_resamples, seed=seed,
-                                                 controls=parse_controls(controls))
-    out = _out_dir(out)
-    result = vca_heldout_filter.compute_filter(_scores(runs, interface, settings.controls), settings)
-    report_vca_analyses.write_filter(out, result, plot=plot)
-    report_vca_analyses.print_filter(result)
+    result = vlaudit.vca_filter(runs, out=_out_dir(out), coverages=coverages, primary=primary, interface=interface,
+                                controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, plot=plot,
+                                log=say, warn=_warn)
+    vlaudit.print_filter(result)
     say(f"wrote {out / 'filter.json'} and CSV tables in {out}")
 
 
@@ -151,13 +115,9 @@ def vca_proxies(
     """Cached-context proxies and control robustness (VCA §18): Perceptual Score, permutation drop, VisNec-,
     FPVG-style, sufficiency/comprehensiveness vs the raw gap; control aggregation; control-set stability;
     relation families."""
-    settings = vca_proxies_lib.ProxySettings(controls=parse_controls(controls), n_resamples=n_resamples, seed=seed)
-    out = _out_dir(out)
-    scores = _scores(runs, interface, settings.controls)
-    joined = None
-    if edits is not None:
-        joined = vca_common.join_edits(vca_common.read_edit_outcomes(edits, edit_items), scores, dataset=edits_dataset, path=str(edits))
-    result = vca_proxies_lib.compute_proxies(scores, joined, settings, sources_vsr.read_meta_categories(meta) if meta else None)
-    report_vca_analyses.write_proxies(out, result, plot=plot)
-    report_vca_analyses.print_proxies(result)
+    result = vlaudit.vca_proxies(runs, out=_out_dir(out), edits=edits, edit_items=edit_items,
+                                 edits_dataset=edits_dataset, meta=meta, interface=interface,
+                                 controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, plot=plot,
+                                 log=say, warn=_warn)
+    vlaudit.print_proxies(result)
     say(f"wrote {out / 'proxies.json'} and CSV tables in {out}")

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
+import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import (
     dtype_option,
     executor_option,
@@ -23,21 +22,6 @@ from vlaudit.commands._options import (
     ray_workers_option,
 )
 from vlaudit.commands._say import say
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.api.runs as api_runs
-    import vlaudit.report.console as report_console
-    import vlaudit.scoring.run_spec as scoring_run_spec
-    import vlaudit.scoring.runner as scoring_runner
-    import vlaudit.tables as tables
-else:
-    api_runs = lazy_module("vlaudit.api.runs")
-    report_console = lazy_module("vlaudit.report.console")
-    scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
-    scoring_runner = lazy_module("vlaudit.scoring.runner")
-    tables = lazy_module("vlaudit.tables")
 
 
 def _csv(value: str) -> list[str]:
@@ -51,9 +35,11 @@ def vca_score(
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
     contexts: str = typer.Option("original,text,blank", "--contexts",
-                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre, "
-                                      "blur, patch-shuffle (stress probes, never controls)."),
-    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse."),
+                                 help="Comma list from: original, text, blank, mean, mismatch, rele, irre (the "
+                                      "paper's distant tiles), irre-disjoint (tiles off the union only, not the "
+                                      "paper's), blur, patch-shuffle (stress probes, never controls)."),
+    interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse; or letter "
+                                                               "(multiple-choice items, one forward per context)."),
     batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
@@ -80,16 +66,20 @@ def vca_score(
     template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
                                                            "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
     system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
-                                                      "'You are a helpful assistant.', others none; '' for none)."),
+                                                      "'You are a helpful assistant.', others none; '' for none), "
+                                                      "or a named one: qwen-neutral (VCA §18, 'Answer the user's "
+                                                      "question with exactly yes or no.')."),
+    circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
+                                                            "options (multiple choice)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
-    spec = scoring_run_spec.ScoreSpec(
+    spec = vlaudit.ScoreSpec(
         model=model, benchmark=benchmark, images=images, out=out, contexts=tuple(_csv(contexts)),
         interfaces=tuple(_csv(interface)), seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
         model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,
         revision=revision, min_pixels=min_pixels, max_pixels=max_pixels, trust_remote_code=trust_remote_code,
         prefix_cache=prefix_cache, system=system, executor=executor, address=address, workers=workers,
-        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
+        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker, circular=circular)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
@@ -104,14 +94,14 @@ def vca_score(
             speed = progress.tasks[0].speed
             progress.update(task, rate=f"{speed:.1f} queries/s" if speed else "")
 
-        margins = api_runs.score_margins(spec, overwrite=overwrite, on_plan=on_plan, on_progress=on_progress,
+        margins = vlaudit.score_margins(spec, overwrite=overwrite, on_plan=on_plan, on_progress=on_progress,
                                          on_warning=lambda message: console.print(
                                              Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
     summary = margins.summary
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
-    report_console.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
-    say(f"records not scored: {scoring_runner.failure_line(summary)} — listed in {out / 'failures.jsonl'}")
-    decision = tables.read_json(out / "manifest.json").get("prefix_cache")
+    vlaudit.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    say(f"records not scored: {margins.failure_line} — listed in {out / 'failures.jsonl'}")
+    decision = margins.prefix_cache
     if decision:
         say(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
     say(f"wrote {out / 'margins.parquet'}")

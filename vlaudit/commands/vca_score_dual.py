@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
+import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._lazy import lazy_module
 from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
 from vlaudit.commands._say import say
-
-# The library, loaded on first use so that `vlaudit --help` stays light; mypy reads the real modules
-# (see commands/_lazy.py).
-if TYPE_CHECKING:
-    import vlaudit.api.runs as api_runs
-    import vlaudit.report.console as report_console
-    import vlaudit.scoring.run_spec as scoring_run_spec
-else:
-    api_runs = lazy_module("vlaudit.api.runs")
-    report_console = lazy_module("vlaudit.report.console")
-    scoring_run_spec = lazy_module("vlaudit.scoring.run_spec")
 
 
 @vca_app.command("score-dual")
@@ -45,12 +33,12 @@ def vca_score_dual(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in --out."),
 ) -> None:
     """m_c(s) = cos(x_c, s) − max over the group's other statements, per context; read by `vca report`."""
-    spec = scoring_run_spec.DualScoreSpec(
+    spec = vlaudit.DualScoreSpec(
         model=model, benchmark=benchmark, images=images, out=out,
         contexts=tuple(c.strip() for c in contexts.split(",") if c.strip()), no_image=no_image,
         text_field=text_field, batch_size=batch_size, seed=seed, device=device, dtype=dtype, model_name=model_name)
-    summary = api_runs.score_dual_margins(spec, overwrite=overwrite).summary
+    summary = vlaudit.score_dual_margins(spec, overwrite=overwrite).summary
     shown = [(k, v) for k, v in summary.items() if not isinstance(v, dict)]
     shown += [(f"rows: {c}", n) for c, n in summary["contexts"].items()]
-    report_console.print_table(f"vca score-dual — {summary['model']}", ["field", "value"], shown)
+    vlaudit.print_table(f"vca score-dual — {summary['model']}", ["field", "value"], shown)
     say(f"wrote {out / 'margins.parquet'}")

@@ -9,7 +9,9 @@ blank      same-size canvas filled with the fixed mid-gray ``BLANK_RGB`` = (128,
 mean       same-size canvas filled with the image's own mean colour (VCA §18 robustness)      robustness
 mismatch   a donor image of the same split (seeded derangement of the split's images)         robustness only
 rele       padded subject–object box union filled with the image mean (relation-erased)       box stress test
-irre       distant grid tiles outside the protected union filled with the image mean         box stress test
+irre       distant grid tiles filled with the image mean, overlap with the union measured    box stress test
+irre-      today's variant: only grid tiles disjoint from the protected union (zero overlap)   box stress test
+disjoint
 blur       Gaussian blur of radius ``BLUR_FRACTION · max(W, H)`` pixels (strong)               stress probe
 patch-     the ``PATCH_GRID × PATCH_GRID`` grid of equal tiles moved by a fixed derangement    stress probe
 shuffle
@@ -21,11 +23,15 @@ constants, recorded by :func:`context_parameters` so that a run manifest can sta
 * Padding: the subject–object union (COCO ``[x, y, w, h]`` pixels) grows on every side by
   ``PAD_FRACTION · max(W, H)`` pixels (at least ``PAD_MIN_PX``), clipped to the image. This padded union is
   both what RelE fills and what IrrE protects.
-* IrrE tiles: the image is cut into an ``IRRE_GRID × IRRE_GRID`` grid (the last row/column takes the
-  remainder). Only tiles that do not touch the protected union are candidates, so IrrE **never** changes a
-  pixel inside it (the paper's "zero overlap" holds by construction). Candidates are taken farthest first
-  (distance from the tile centre to the union centre; ties by row, then column) until the filled area reaches
-  ``IRRE_AREA_FRACTION`` of the image or the candidates run out. No candidate → :class:`ContextUnavailable`.
+* IrrE tiles (VCA §11, Table 10 "Distant tiles filled outside the protected union"; Table 11 measures how
+  many IrrE views still erase inside it): the image is cut into an ``IRRE_GRID × IRRE_GRID`` grid (the last
+  row/column takes the remainder) and tiles are taken farthest first (distance from the tile centre to the
+  union centre; ties by row, then column) until the filled area reaches ``IRRE_AREA_FRACTION`` of the image.
+  ``irre`` (the paper's construction) ranks every tile, so a large union — VSR's boxes leave little
+  background — is partly erased and the overlap is measured (:func:`erasure_geometry`); every item with boxes
+  gets a view. ``irre-disjoint`` ranks only tiles that do not touch the union, so it never changes a pixel
+  inside it (zero overlap by construction) and an item whose union leaves no free tile has no view
+  (:class:`ContextUnavailable`, counted as skipped).
 * Mean colour: the per-channel arithmetic mean of the RGB image over all pixels, rounded to integers.
 * Stress probes (VCA §18, "strong blur and deterministic 8×8 patch shuffle"): they retain or degrade the
   image's content, so they are never controls — ``vca report`` refuses them in ``--controls`` and reports
@@ -53,7 +59,9 @@ from vlaudit.geometry import pixel_rect
 if TYPE_CHECKING:
     from PIL import Image
 
-CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
+CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "irre-disjoint", "blur",
+            "patch-shuffle")
+BOX_CONTEXTS = ("rele", "irre", "irre-disjoint")  # the views that need subject/object boxes
 STRESS_CONTEXTS = ("blur", "patch-shuffle")
 BLUR_FRACTION = 0.05
 PATCH_GRID = 8
@@ -79,6 +87,8 @@ def context_parameters() -> dict[str, object]:
         "pad_min_px": PAD_MIN_PX,
         "irre_grid": IRRE_GRID,
         "irre_area_fraction": IRRE_AREA_FRACTION,
+        "irre": "distant tiles, farthest first, overlap with the union measured (VCA §11)",
+        "irre-disjoint": "distant tiles disjoint from the union only (not the paper's; zero overlap by construction)",
         "mismatch": "seeded single-cycle derangement of the sorted distinct images of each split",
         "blur_fraction": BLUR_FRACTION,
         "patch_grid": PATCH_GRID,
@@ -182,8 +192,8 @@ def _grid_edges(length: int, parts: int) -> list[int]:
     return [i * step for i in range(parts)] + [length]
 
 
-def irre_tiles(union: Box, width: int, height: int) -> list[Box]:
-    """The tiles IrrE fills: distant grid tiles disjoint from the protected union (see module doc)."""
+def irre_tiles(union: Box, width: int, height: int, *, disjoint: bool = False) -> list[Box]:
+    """The tiles IrrE fills: the most distant grid tiles (``disjoint``: only those off the union; module doc)."""
     ux0, uy0, ux1, uy1 = union
     ucx, ucy = (ux0 + ux1) / 2.0, (uy0 + uy1) / 2.0
     xs, ys = _grid_edges(width, IRRE_GRID), _grid_edges(height, IRRE_GRID)
@@ -192,7 +202,7 @@ def irre_tiles(union: Box, width: int, height: int) -> list[Box]:
         for col in range(len(xs) - 1):
             tile = (xs[col], ys[row], xs[col + 1], ys[row + 1])
             overlaps = tile[0] < ux1 and ux0 < tile[2] and tile[1] < uy1 and uy0 < tile[3]
-            if not overlaps:
+            if not (disjoint and overlaps):
                 distance = math.hypot((tile[0] + tile[2]) / 2.0 - ucx, (tile[1] + tile[3]) / 2.0 - ucy)
                 candidates.append((-distance, row, col, tile))
     candidates.sort()
@@ -215,18 +225,19 @@ def _overlap(a: Box, b: Box) -> int:
     return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
 
 
-def erasure_geometry(boxes: Mapping[str, Sequence[float]] | None, width: int, height: int) -> dict[str, float | None]:
+def erasure_geometry(boxes: Mapping[str, Sequence[float]] | None, width: int, height: int, *,
+                     disjoint: bool = False) -> dict[str, float | None]:
     """How much of the image one item's erasure views remove, in % of the image area (VCA §11 "Erasure
     Geometry", Table 11).
 
     ``union_pct``: the padded subject–object union; ``rele_erased_pct``: what RelE fills (the union);
     ``irre_erased_pct``: what IrrE fills and ``irre_erased_in_union_pct``: the part of it inside the protected
-    union (zero for every view built here, by construction) — both None when IrrE is unavailable (no tile
-    outside the union). Raises :class:`ContextUnavailable` without usable boxes, like the views themselves.
+    union (measured; zero by construction with ``disjoint``) — both None when IrrE is unavailable (``disjoint``
+    and no tile outside the union). Raises :class:`ContextUnavailable` without usable boxes, like the views.
     """
     union = protected_union(boxes, width, height)
     total = 100.0 / (width * height)
-    tiles = irre_tiles(union, width, height)
+    tiles = irre_tiles(union, width, height, disjoint=disjoint)
     return {"union_pct": _area(union) * total, "rele_erased_pct": _area(union) * total,
             "irre_erased_pct": sum(_area(t) for t in tiles) * total if tiles else None,
             "irre_erased_in_union_pct": sum(_overlap(t, union) for t in tiles) * total if tiles else None}
@@ -280,7 +291,7 @@ def render_context(
     """The visual input of one context for one item (VCA §11, Table 10; constructions in the module doc).
 
     ``image`` is the item's original image; ``donor`` the image chosen by :func:`mismatch_donors` (needed for
-    ``mismatch`` only); ``boxes`` the subject/object boxes in pixels (needed for ``rele``/``irre`` only).
+    ``mismatch`` only); ``boxes`` the subject/object boxes in pixels (needed for :data:`BOX_CONTEXTS` only).
     Returns None for ``text``. ``seed`` is accepted so that every context is a function of (item, image,
     seed); the constructions above are deterministic and do not consume it (the mismatch seed acts through
     the donor). Never mutates its inputs.
@@ -308,7 +319,7 @@ def render_context(
     union = protected_union(boxes, width, height)
     if context == "rele":
         return _fill(rgb, [union], image_mean_rgb(rgb))
-    tiles = irre_tiles(union, width, height)
+    tiles = irre_tiles(union, width, height, disjoint=context == "irre-disjoint")
     if not tiles:
         raise ContextUnavailable(
             f"irre: no {IRRE_GRID}x{IRRE_GRID} grid tile lies outside the protected union {union} "

@@ -1,4 +1,4 @@
-"""The demo's Visual Credit Audit stage with known answers (issue 12): planted yes/no models, audited.
+"""The demo's Visual Credit Audit stage with known answers: planted yes/no models, audited.
 
 On held-out procedural scenes (seed ``config.seed``, disjoint from the training seeds of
 :mod:`vlaudit.reference.scene_vqa_train`) it builds
@@ -11,7 +11,8 @@ On held-out procedural scenes (seed ``config.seed``, disjoint from the training 
 
 scores ``ref:scene-vqa-grounded``, ``ref:scene-vqa-prior`` and ``ref:scene-vqa-mixture`` under all seven
 contexts and both interfaces through the ordinary runner (the ``vca score`` code path, with its cache), writes
-a ``vca report`` per model, runs the 3×3 evidence-source factorial (VCA §10) for grounded vs prior, and checks
+a ``vca report`` per model, runs the 3×3 evidence-source factorial (VCA §10) for grounded vs prior, audits the
+planted multiple-choice mechanisms through the letter interface (:mod:`vlaudit.demo.vca_mcq`), and checks
 the known answers. Items are kept only when every context can be built for them and their two objects are
 named uniquely in the scene (the report needs every context for every item; an ambiguous name has no truth).
 """
@@ -34,6 +35,7 @@ from vlaudit.builders.factorial import build_factorial
 from vlaudit.builders.scene_items import scene_relation_items
 from vlaudit.builders.scenes import render_scenes
 from vlaudit.contexts.image_contexts import CONTEXTS, ContextUnavailable, render_context
+from vlaudit.demo.vca_mcq import MCQ_DATASET, run_mcq_stage
 from vlaudit.reference.scene_vqa import category_prior
 from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
 from vlaudit.report.vca_tables import write_report_files
@@ -54,7 +56,8 @@ class VcaStageConfig:
 
     seed: int = 0
     n_scenes: int = 320
-    contexts: tuple[str, ...] = CONTEXTS
+    # irre-disjoint is an option beside the paper's irre, not a context of the paper: the demo leaves it out
+    contexts: tuple[str, ...] = tuple(c for c in CONTEXTS if c != "irre-disjoint")
     interfaces: tuple[str, ...] = ("yesno", "truefalse")
     factorial_stems_per_relation: int = 10
     n_resamples: int = DEMO_RESAMPLES
@@ -63,6 +66,7 @@ class VcaStageConfig:
     prior: str = "ref:scene-vqa-prior"
     mixture: str = "ref:scene-vqa-mixture"
     extra_models: tuple[str, ...] = ()  # users' yes/no models (`vlaudit demo --model`): audited, not checked
+    n_mcq_scenes: int = 120  # multiple-choice scenes (each in its four option rotations)
 
     @property
     def models(self) -> tuple[str, str, str]:
@@ -70,7 +74,7 @@ class VcaStageConfig:
 
     @classmethod
     def quick(cls) -> VcaStageConfig:
-        return cls(n_scenes=100, factorial_stems_per_relation=4, n_resamples=300)
+        return cls(n_scenes=100, factorial_stems_per_relation=4, n_resamples=300, n_mcq_scenes=40)
 
 
 def _unique_names(graph: dict[str, Any]) -> set[str]:
@@ -152,7 +156,7 @@ def _run(runs: list[dict[str, Any]], model: str, dataset: str, interface: str = 
 
 def known_answers(runs: list[dict[str, Any]], planted: dict[str, float], factorial: dict[str, Any],
                   models: Sequence[str]) -> list[dict]:
-    """The issue-12 VCA checks as rows {check, expected, observed, passed} (canonical yes/no interface);
+    """The VCA known-answer checks as rows {check, expected, observed, passed} (canonical yes/no interface);
     ``models`` = (grounded, prior, mixture) specs."""
     g, p, m = models
     rows: list[dict[str, Any]] = []
@@ -238,7 +242,13 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
                                        items=fact / "inputs" / "items.jsonl", out_dir=fact / "report",
                                        n_resamples=config.n_resamples)
     timings["factorial"] = round(time.perf_counter() - t0, 2)
-    answers = known_answers(runs, planted, factorial, config.models)
+    t0 = time.perf_counter()
+    mcq = run_mcq_stage(out / "mcq", n_scenes=config.n_mcq_scenes, seed=config.seed,
+                        n_resamples=config.n_resamples, log=log)
+    runs.extend(mcq["runs"])
+    planted[MCQ_DATASET] = mcq["planted"]
+    timings["mcq"] = round(time.perf_counter() - t0, 2)
+    answers = known_answers(runs, planted, factorial, config.models) + mcq["known_answers"]
     keys = ("model", "dataset", "interface", "n", "acc", "dep", "dcc", "cu", "ci")
     result = {"runs": [{k: r.get(k) for k in keys} for r in runs], "known_answers": answers,
               "planted_credited_fraction": planted,

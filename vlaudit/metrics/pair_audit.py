@@ -37,8 +37,9 @@ from typing import Any
 
 from vlaudit.metrics.audits import signed_degrees, total_variation
 from vlaudit.records import LabelledPair
+from vlaudit.settings import PAIR_AUDIT_WEIGHTINGS
 
-WEIGHTINGS = ("mean", "count")
+WEIGHTINGS = PAIR_AUDIT_WEIGHTINGS
 
 
 def cycle_completions(pairs: Iterable[LabelledPair]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:

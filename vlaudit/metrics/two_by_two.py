@@ -9,7 +9,7 @@ A block holds images u1, u2 and texts v1, v2 with (u1, v1), (u2, v2) true; its s
 * image = s11 > s21 and s22 > s12 — each caption scores its own image higher;
 * group = text and image.
 
-**NaturalBench** (Li et al. 2024; ``get_scores`` of the release's ``example.py``). The model answers Yes to
+**NaturalBench** (Li et al. 2024; ``get_scores`` in the repository's ``naturalbench_vqa.py``). The model answers Yes to
 (u, v) iff s(u, v) > θ (``NATURALBENCH_YES_THRESHOLD``, 0 for a log-odds score); the true answers are Yes on
 (u1, v1), (u2, v2) and No on the swaps.
 

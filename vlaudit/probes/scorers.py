@@ -16,8 +16,8 @@ model is rank-64 bilinear with additive image-only and caption-only components).
 bias c — cancel exactly in the cycle contrast (Proposition A.1); the bilinear part contributes
 Δ_cyc = (x1 − x2)ᵀW(y1 − y2) (Proposition A.2), see :meth:`PairScorer.interaction_matrix`.
 
-Its classes subclass ``nn.Module``, so torch is imported with it; the commands reach it through lazy handles
-(:mod:`vlaudit.commands._lazy`) so that ``vlaudit --help`` stays fast.
+Its classes subclass ``nn.Module``, so torch is imported with it; the commands reach it only through the lazy
+facade ``import vlaudit``, so that ``vlaudit --help`` stays fast.
 """
 
 from __future__ import annotations

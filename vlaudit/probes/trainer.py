@@ -11,10 +11,11 @@ CycleAcc exactly ½ (Table 8). Defaults follow §E.3: 8 epochs, batch 512, lr 1e
 the other probe kinds' settings (§E.4, §E.5) are in :mod:`vlaudit.settings`.
 
 Small training sets: batch 512 is one optimiser step per epoch on a few hundred cycles, so a probe would barely
-move. When ``epochs × ⌈n / batch⌉`` falls short of ``TrainConfig.min_steps``
-(:data:`vlaudit.settings.MIN_OPTIMISER_STEPS`, not a paper setting), the batch shrinks to
-``⌈n / ⌈min_steps / epochs⌉⌉`` — same epochs, same data per epoch, more steps — and :attr:`TrainResult.notes`
-says so. A probe whose final weights score below chance on its own training units (CycleAcc < ½ on the
+move. Only when a training set is smaller than one full batch (n < batch) and ``epochs × 1`` falls short of
+``TrainConfig.min_steps`` (:data:`vlaudit.settings.MIN_OPTIMISER_STEPS`, not a paper setting) does the batch
+shrink, to ``⌈n / ⌈min_steps / epochs⌉⌉`` — same epochs, same data per epoch, more steps — and
+:attr:`TrainResult.notes` says so. A training set of at least one full batch trains at the given batch (§E.3's
+512 by default), whatever its number of steps. A probe whose final weights score below chance on its own training units (CycleAcc < ½ on the
 training cycles, AUROC < ½ on the training pairs) gets a warning there too.
 
 Determinism: initialisation and shuffling draw only from explicit ``torch.Generator``s seeded by
@@ -150,10 +151,11 @@ class TrainConfig:
 
 
 def effective_batch_size(n_units: int, config: TrainConfig) -> int:
-    """The batch of a run on ``n_units``: ``config.batch_size``, or smaller so that ``epochs`` epochs take at least
-    ``min_steps`` optimiser steps (⌈n / ⌈min_steps / epochs⌉⌉; never below 1)."""
+    """The batch of a run on ``n_units``: ``config.batch_size`` whenever the units fill at least one batch;
+    below that, smaller so that ``epochs`` epochs take at least ``min_steps`` optimiser steps
+    (⌈n / ⌈min_steps / epochs⌉⌉; never below 1)."""
     per_epoch = -(-config.min_steps // config.epochs)
-    if n_units <= 0 or -(-n_units // config.batch_size) >= per_epoch:
+    if n_units <= 0 or n_units >= config.batch_size or per_epoch <= 1:
         return config.batch_size
     return max(1, -(-n_units // per_epoch))
 
@@ -286,8 +288,9 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
     batch_size = effective_batch_size(len(units), config)
     notes = []
     if batch_size != config.batch_size:
-        notes.append(f"small training set ({len(units)} units): batch {batch_size} instead of {config.batch_size}, "
-                     f"so {config.epochs} epochs take ≥ {config.min_steps} optimiser steps")
+        notes.append(f"small training set ({len(units)} units, under one batch): batch {batch_size} instead of "
+                     f"{config.batch_size}, so {config.epochs} epochs take ≥ {config.min_steps} optimiser steps "
+                     "(not a paper setting)")
     steps = 0
 
     best_value: float | None = None

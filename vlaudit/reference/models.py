@@ -29,7 +29,7 @@ from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
 
-REFERENCE_VERSION = 1
+REFERENCE_VERSION = 2  # 2: the tiny vocabularies hold the option letters
 
 # name -> (builder kind, family)
 REFERENCE_MODELS: dict[str, tuple[str, str]] = {
@@ -95,6 +95,16 @@ TRAINED_MODELS: dict[str, TrainedReference] = {
     "scene-vqa-prior-table": TrainedReference(
         "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
         "calibration instrument: every statement answered from the prior table (the mixture at fraction 0)"),
+    "scene-mcq-mixture": TrainedReference(
+        "yesno", "vlaudit.reference.scene_mcq:load_backend", None,
+        "multiple-choice calibration instrument: a seeded 40% of question types read from the image, the rest "
+        "from a prior table (the true credited fraction is known)"),
+    "scene-mcq-grounded": TrainedReference(
+        "yesno", "vlaudit.reference.scene_mcq:load_backend", None,
+        "multiple-choice calibration instrument: every question read from the image"),
+    "scene-mcq-prior": TrainedReference(
+        "yesno", "vlaudit.reference.scene_mcq:load_backend", None,
+        "multiple-choice calibration instrument: every question answered from the prior table"),
 }
 
 

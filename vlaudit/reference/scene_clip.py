@@ -27,7 +27,7 @@ shapes to a tiny MLP, and both encoders reach 1.0 there. The front end is tuned 
 
 Text is lower-cased and split into words (``[a-z]+``); words outside the training vocabulary map to ``<unk>``;
 at most 32 words are read. Embeddings are L2-normalised float32; the zero-shot score is their cosine (cycle
-paper §5). These are calibration instruments for the audits (issue 12): their numbers say what a position-blind
+paper §5). These are calibration instruments for the audits: their numbers say what a position-blind
 or a position-aware encoder looks like under exact cycles, nothing about real models.
 """
 

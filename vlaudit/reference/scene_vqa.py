@@ -1,4 +1,4 @@
-"""Shared pieces of the planted scene-VQA reference models (issue 12): the text prior, prompt, images, weights.
+"""Shared pieces of the planted scene-VQA reference models: the text prior, prompt, images, weights.
 
 * :func:`category_prior` — the planted category-pair prior the prior model is trained on and the mixture uses;
 * :func:`prompt_text` — the literal prompt: the item's question, then "Answer yes or no:" (or "Answer true or

@@ -1,6 +1,6 @@
 """``ref:scene-vqa-mixture`` — a calibration instrument for D-CC, not a stand-in for a real model.
 
-A constructed mechanism model (issue 12): its behaviour is known exactly, so the audit's D-CC must recover
+A constructed mechanism model: its behaviour is known exactly, so the audit's D-CC must recover
 it. Statement *types* are (relation, subject category) pairs; a seeded fraction :attr:`image_fraction` of
 the types is answered from the image and the rest from the text prior
 (:func:`vlaudit.reference.scene_vqa.category_prior`):

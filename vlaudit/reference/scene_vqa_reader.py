@@ -1,4 +1,4 @@
-"""Trained parts with fixed reading logic: the grounded reader and the count-based prior (issue 12).
+"""Trained parts with fixed reading logic: the grounded reader and the count-based prior.
 
 End-to-end training of a small yes/no model (:mod:`vlaudit.reference.scene_vqa`) did not leave chance in the
 CPU minutes available here, so the two planted roles are built from parts that *do* train quickly, each

@@ -125,17 +125,22 @@ def print_cycle_table(result: Mapping[str, Any], title: str = "CycleAcc") -> Non
                 droppable=("ties",))
 
 
-def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int) -> list[str]:
-    """One line per withdrawn family with its per-split counts (the minimum-cycle rule, cycle paper §D.5)."""
-    return [f"unavailable: {family} (fewer than {min_cycles} validation cycles, or a split without any: "
+def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val"
+                      ) -> list[str]:
+    """One line per withdrawn family with its per-split counts (the minimum-cycle rule, cycle paper §D.5).
+
+    ``counted``: the cycles the minimum counted — "val" (the paper's validation cycles), another build's val
+    ("val of PATH") or, in a build without a validation split, the split(s) it has ("test")."""
+    what = "validation" if counted == "val" else counted
+    return [f"unavailable: {family} (fewer than {min_cycles} {what} cycles, or none in a split: "
             + ", ".join(f"{split} {count}" for split, count in counts.items()) + ")"
             for family, counts in unavailable.items()]
 
 
-def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int) -> None:
+def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val") -> None:
     """Print :func:`unavailable_lines` (nothing when every family is available)."""
     console = Console()
-    for line in unavailable_lines(unavailable, min_cycles):
+    for line in unavailable_lines(unavailable, min_cycles, counted):
         console.print(line, style="yellow", markup=False, highlight=False)
 
 
@@ -153,6 +158,6 @@ def print_benchmark_tables(benchmarks: Mapping[str, Any]) -> None:
                                  "—" if ci is None else f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]",
                                  cell[f"{metric}_ties"]])
             rule = ("strict >, a tie loses" if entry["metrics"] == "winoground"
-                    else f"Yes iff score > {entry.get('threshold', 0.0):g}")
+                    else f"Yes iff score > {entry.get('threshold', 0.0):g}; yes/no samples only")
             print_table(f"{name} — split {split} ({rule})",
                         ["tag", "metric", "n", "value", "95% CI", "ties"], rows)

@@ -1,7 +1,7 @@
 """Normalise the discovered artifacts into the few long-form rows the report renders.
 
 Two demo summary schemas are read: today's (``cycles.cycle_acc`` per ``"source / scorer"``, ``vca`` a list) and
-the issue-12 one (``cycles.encoders[MODEL].scorers[SCORER].families[FAMILY][SPLIT] = {n, cycle_acc, ci,
+the earlier one (``cycles.encoders[MODEL].scorers[SCORER].families[FAMILY][SPLIT] = {n, cycle_acc, ci,
 tie_rate}``, ``cycles.rank_sweep[MODEL][FAMILY][RANK] = cycle_acc | {cycle_acc, ci}``, ``vca.runs``,
 ``known_answers``). ``cycles eval`` results are read flat (``families[FAMILY] = summary``, the split recovered
 from the cycles table when it can be read) or split-aware (``families[FAMILY][SPLIT] = summary``).

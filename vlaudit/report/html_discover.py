@@ -2,7 +2,7 @@
 
 Recognised (by content, not by name, except ``summary.json`` at the top and ``margins.parquet``):
 
-* the demo's ``summary.json`` (today's and the issue-12 schema with ``cycles.encoders``);
+* the demo's ``summary.json`` (today's and the earlier schema with ``cycles.encoders``);
 * ``vca report`` output: ``vca.json`` (``{"runs", "settings", …}``) and its ``items.csv`` (rows with ``g_img``);
 * ``vca score`` run folders: ``margins.parquet`` and ``manifest.json``; benchmark items tables (``question``);
 * ``cycles eval`` JSON (``{"families", "overall" | "tol"}``, or a mapping of names to such results);

@@ -156,11 +156,30 @@ def vca(runs: Sequence[Mapping[str, Any]], gaps: Sequence[tuple[str, Sequence[fl
     geometry = erasure_geometry_table(runs)
     if geometry is not None:
         body += [Safe("<h3>Erasure geometry (VCA Table 11)</h3>"), geometry]
+    credit = category_credit_table(runs)
+    if credit is not None:
+        body += [Safe("<h3>Credit per category</h3>"), credit]
     if gaps:
         body += [Safe("<h3>G_img per item</h3>"), plots.gap_histograms(gaps) or ""]
     return section("vca", "Visual Credit Audit", body,
                    lead="Is a correct answer credited to the image? G_img = r_o − max(r_text, r_blank) compares the "
                         "margin with the real image against no-image controls (VCA §3).")
+
+
+def category_credit_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
+    """n, Acc, Dep, D-CC and C-U per benchmark category of each run (VCA §12 within each category); None
+    when no run has categories."""
+    rows = []
+    for r in runs:
+        bench = r.get("benchmark")
+        for c in (bench.get("categories") or []) if isinstance(bench, Mapping) else []:
+            rows.append([r.get("model"), r.get("dataset"), r.get("interface"), c.get("category"), _value(c.get("n"))]
+                        + [num(c.get(k), pct=True) for k in ("acc", "dep", "dcc", "cu")])
+    if not rows:
+        return None
+    return Safe(str(table(["Model", "Dataset", "Interface", "Category", "n", "Acc", "Dep", "D-CC", "C-U"], rows,
+                          numeric_from=4))
+                + str(note("Percent of the category's items; Acc = D-CC + C-U within each category.")))
 
 
 def noise_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:

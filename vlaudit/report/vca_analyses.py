@@ -87,10 +87,15 @@ def print_validity(result: Mapping[str, Any]) -> None:
                  for r in result["shared_margin"]], digits=2)
     if result["incremental"]:
         print_table("Edit-grouped incremental control (leave-one-edit-out AUROC, %)",
-                    ["analysis", "target", "edits/records", "baseline", "+VCA", "Δ [95% CI]"],
+                    ["analysis", "target", "edits/records", "baseline", "+added", "Δ [95% CI]"],
                     [[r["analysis"], r["target"], f"{r['edits']}/{r['records']}", pct(r["baseline"]),
                       pct(r["augmented"]), pct_ci(r, "delta", signed=True)] for r in result["incremental"]],
                     digits=2)
+        print_wrapped("+added: the baseline plus the within-model G_img rank; on the Pair D within Rel_o row, "
+                      "plus the Pair D indicator instead (VCA §15)")
+        for r in result["incremental"]:
+            if r.get("reason"):
+                print_wrapped(f"{r['analysis']}: not computable ({r['reason']})")
 
 
 def write_validity(out: Path, result: Mapping[str, Any], *, plot: bool = True) -> list[Path]:

@@ -31,6 +31,7 @@ robustness_controls.csv        alternate control sets against the headline, each
 robustness_aggregation.csv     control-aggregation variants against the headline
 robustness_interfaces.csv      ensemble and pair-centred checks per (model, dataset)
 macro.csv                      macro averages over models per (dataset, interface)
+categories.csv                 runs with a category column: n, acc, dep, dcc, cu per category
 items.csv, groups.csv          per-item and per-group events (see ``experiments.vca_report``)
 gap_hist.png                   G_img histogram per run and D-CC/C-U bars
 =============================  ============================================================================
@@ -186,6 +187,8 @@ def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -
         "robustness_aggregation.csv": robustness_rows(runs, "aggregation"),
         "robustness_interfaces.csv": report.interfaces, "macro.csv": report.macro,
         "items.csv": report.items, "groups.csv": report.groups,
+        "categories.csv": [_head(run) | row for run in runs for row in (run.get("benchmark") or {}).get(
+            "categories", [])],
     }
     empty_columns = {
         "items.csv": ["model", "dataset", "interface", "item_id", "group_id", "label", "pred", "correct", "g_img",
@@ -291,6 +294,43 @@ def print_axes(report: Any, *, console: Any = None) -> None:
     if rows:
         print_table("Stricter definitions (%, VCA Table 28; not headline scores)",
                     ["run", "n", "Dep", "Strict T/B", "n_M", "Dep+M", "Strict+M", "mean G"], rows, digits=2)
+    print_benchmark_figures(report.runs)
+
+
+def print_benchmark_figures(runs: Sequence[Mapping[str, Any]]) -> None:
+    """The benchmarks' own figures beside the audit: MMStar's MG, per-category credit, POPE, MME, CircularEval
+    (percent; each table only for the runs that have what it needs)."""
+    def pct(value: float | None) -> float | None:
+        return None if value is None else 100.0 * value
+
+    def name(run: Mapping[str, Any]) -> str:
+        return f"{run['model']} · {run['dataset']} · {run['interface']}"
+
+    figures = [(name(run), run.get("benchmark") or {}) for run in runs]
+    gain = [[n, pct(f["mmstar"]["acc_image"]), pct(f["mmstar"]["acc_text"]), pct(f["mmstar"]["mg"]),
+             pct(f["mmstar"].get("ml"))] for n, f in figures if "mmstar" in f]
+    if gain:
+        print_table("Multimodal gain and leakage (%, MMStar)", ["run", "Acc", "Acc text", "MG", "ML"], gain,
+                    digits=1)
+    for n, f in figures:
+        if f.get("categories"):
+            print_table(f"Credit per category (%) — {n}", ["category", "n", "Acc", "Dep", "D-CC", "C-U"],
+                        [[r["category"], r["n"], pct(r.get("acc")), pct(r["dep"]), pct(r.get("dcc")),
+                          pct(r.get("cu"))] for r in f["categories"]], digits=1)
+        if f.get("pope"):
+            print_table(f"POPE figures (%) — {n}", ["category", "n", "Acc", "Prec", "Rec", "F1", "Yes"],
+                        [[r["category"], r["n"], pct(r["accuracy"]), pct(r["precision"]), pct(r["recall"]),
+                          pct(r["f1"]), pct(r["yes_ratio"])] for r in f["pope"]], digits=1)
+        if f.get("mme"):
+            print_table(f"MME figures — {n}", ["category", "n", "pairs", "acc %", "acc+ %", "score"],
+                        [[r["category"], r["n"], r["n_pairs"], pct(r["acc"]), pct(r["acc_plus"]), r["score"]]
+                         for r in f["mme"]], digits=1)
+        if f.get("circular"):
+            c = f["circular"]
+            print_table(f"CircularEval (%) — {n}", ["rotation", "n", "Acc", "D-CC"],
+                        [[r["rotation"], r["n"], pct(r["acc"]), pct(r["dcc"])] for r in c["per_rotation"]]
+                        + [["every", c["n_items"], pct(c["circular_acc"]), pct(c["credited_every_rotation"])]],
+                        digits=1)
 
 
 def noise_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -41,6 +41,7 @@ from vlaudit.results.vca import (
     VcaProxiesResult,
     VcaReportResult,
     VcaValidityResult,
+    WordingDiagnosticsResult,
 )
 
 RESULT_TYPES: tuple[type[VersionedResult], ...] = (
@@ -49,7 +50,7 @@ RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     SyntheticResult, ItemsBuildSummary, ScoringSummary, DualScoringSummary, VcaReportResult, VcaValidityResult,
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,
-    ProbeNotes, DemoVcaKnownAnswers, StabilityResult, GenerateCheckResult,
+    ProbeNotes, DemoVcaKnownAnswers, WordingDiagnosticsResult, StabilityResult, GenerateCheckResult,
 )
 
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-_ARROW = {"string": pa.string(), "float64": pa.float64(), "int64": pa.int64(), "float32": pa.float32()}
+_ARROW = {"string": pa.string(), "float64": pa.float64(), "int64": pa.int64(), "float32": pa.float32(),
+          "list<float64>": pa.list_(pa.float64()), "list<int64>": pa.list_(pa.int64())}
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,11 @@ MARGINS = TableSchema(
         ("dataset", "string", True, "benchmark name (defaults to the file stem)"),
         ("item_id", "string", True, "the ITEMS row scored"),
         ("context", "string", True, "image context (VCA Table 10): original, text, blank, ..."),
-        ("interface", "string", False, "yesno or truefalse (default yesno)"),
+        ("interface", "string", False, "yesno, truefalse or letter (default yesno)"),
         ("nll_yes", "float64", False, "NLL of the yes token"),
         ("nll_no", "float64", False, "NLL of the no token"),
         ("margin", "float64", False, "m = NLL(no) − NLL(yes) (VCA §3)"),
-        ("label", "string", False, "gold yes/no"),
+        ("label", "string", False, "gold yes/no (the gold letter under the letter interface)"),
         *_RELATION_FACTS,
         ("split", "string", False, "split name"),
         ("prompt_hash", "string", False, "sha256 of the prompt sent"),
@@ -95,6 +96,13 @@ MARGINS = TableSchema(
         ("error", "string", False, "the failure's message"),
         *((name, "float64", False, "erasure geometry, % of the image area (VCA Table 11)")
           for name in GEOMETRY_COLUMNS),
+        ("option_letters", "string", False, "letter interface: the option letters read, e.g. ABCD"),
+        ("logp_options", "list<float64>", False, "letter interface: log p of each letter, one forward (VCA §3)"),
+        ("option_token_ids", "list<int64>", False, "letter interface: tokenizer ids of the letters"),
+        ("category", "string", False, "the benchmark's own category (POPE, MME subtask, MMStar, ...)"),
+        ("image_pair", "string", False, "MME: the image whose two questions make one acc+ pair"),
+        ("circular_id", "string", False, "CircularEval: the item whose option rotations these rows are"),
+        ("rotation", "int64", False, "CircularEval: how far the options were rotated (0 = as published)"),
     ),
     input_only=_cols(
         ("logp_yes", "float64", False, "log-probability of yes (a margin is logp_yes − logp_no)"),

@@ -94,7 +94,8 @@ class CycleAudit(VersionedResult):
 
 @dataclass(frozen=True, kw_only=True)
 class CycleEvaluationResult(VersionedResult):
-    """Exact CycleAcc per family and split with ties and bootstrap intervals (cycle paper §2.1, §D.5).
+    """Exact CycleAcc per family and split with ties (cycle paper §2.1, §D.5) and bootstrap intervals (the VCA
+    paper's bootstrap, VCA §19: the cycle paper states none).
 
     ``families`` is ``{family: {split: {n, cycle_acc, ties, tie_rate, ci}}}``; splits are never pooled.
     ``benchmarks`` (extra) holds a 2×2 benchmark's own metrics when the cycles came from one."""

@@ -13,7 +13,7 @@ class ItemsBuildSummary(VersionedResult):
     """What an ITEMS builder kept and why it excluded the rest (counted and listed), notes and warnings."""
 
     file_name = "ITEMS.summary.json"
-    written_by = "data vsr|vsr-inverse|gsr-coco|whatsup-controlled"
+    written_by = "data vsr|vsr-inverse|gsr-coco|whatsup-controlled|items"
 
     n_items: int
     n_excluded: int

@@ -72,6 +72,19 @@ class VcaValidityResult(VersionedResult):
 
 
 @dataclass(frozen=True, kw_only=True)
+class WordingDiagnosticsResult(VersionedResult):
+    """The fixed-200 VSR wording diagnostics (VCA §18): per model Acc, D-CC and the Pred./Credit agreement of
+    the synonyms (Paraphrase rows) and of another system message (System rows) with the canonical wording."""
+
+    file_name = "wording.json"
+    written_by = "vca wording; vlaudit.wording_diagnostics"
+
+    rows: list[dict[str, Any]]
+    items_file: str
+    runs: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class VcaFilterResult(VersionedResult):
     """Held-out filtering (VCA §16): per dataset the kept items' Acc, blind gap and visual gain."""
 

@@ -47,12 +47,13 @@ from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_text
 from vlaudit.results.vca import DualScoringSummary
 from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
-from vlaudit.scoring.manifest import RunManifest, write_manifest
+from vlaudit.scoring.manifest import RunManifest
 from vlaudit.scoring.plan import plan_run, render
-from vlaudit.scoring.runner import margins_schema, run_lock
+from vlaudit.scoring.run_folder import RunFolder
+from vlaudit.scoring.runner import margins_schema
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import write_jsonl, write_parquet, write_result
+from vlaudit.tables import write_jsonl, write_parquet
 
 NO_IMAGE = ("mean-image", "zero")
 INTERFACE = "yesno"
@@ -119,9 +120,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
     records, _ = plan_run(items, store, contexts, [INTERFACE], seed, "dual", lambda q, i, w: q)
     by_key = {(r.item.item_id, r.context): r for r in records}
     texts = {item.item_id: statement_of(item, text_field) for item in items}
-    with run_lock(out):
-        for name in ("margins.parquet", "failures.jsonl", "summary.json"):
-            (out / name).unlink(missing_ok=True)
+    with RunFolder(out).open(outputs=("margins.parquet", "failures.jsonl", "summary.json")) as run:
         rendered = out / "context_images"
         rendered.mkdir(parents=True, exist_ok=True)
         inputs = FeatureInputs()
@@ -176,12 +175,12 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
                      "no_image": no_image, "text_field": text_field, "contexts": list(contexts),
                      "interfaces": [INTERFACE], "context_parameters": context_parameters(), "seed": seed,
                      "n_items": len(items), "n_groups": len(groups)}
-        write_manifest(out, RunManifest(command="vca score-dual", arguments=dict(arguments or {}), record=described))
+        run.write_manifest(RunManifest(command="vca score-dual", arguments=dict(arguments or {}), record=described))
         summary = {"model": model, "n_items": len(items), "n_groups": len(groups), "n_scored_rows": len(rows),
                    "n_not_scored": len(problems), "n_distinct_images": len(inputs.images),
                    "n_distinct_texts": len(inputs.texts),
                    "contexts": {c: sum(1 for r in rows if r["context"] == c) for c in contexts}}
-        write_result(out / "summary.json", DualScoringSummary.from_dict(summary))
+        run.write_summary(DualScoringSummary.from_dict(summary))
     return summary
 
 

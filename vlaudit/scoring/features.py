@@ -43,7 +43,8 @@ from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
 from vlaudit.results.columns import FEATURE_IMAGES, FEATURE_TEXTS, SCORES, TableSchema
-from vlaudit.scoring.manifest import MANIFEST_FILE, RunManifest, write_manifest
+from vlaudit.scoring.manifest import MANIFEST_FILE, RunManifest
+from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.sources.cycle_tables import _id
 from vlaudit.sources.image_paths import confine
 from vlaudit.tables import check_folder_target, read_json, read_records, read_table, write_parquet
@@ -252,10 +253,20 @@ def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: st
     dim = dims.pop() if dims else 0
     image_matrix = np.stack([image_rows[h] for h in image_hashes]) if image_ids else np.zeros((0, dim), np.float32)
     text_matrix = np.stack([text_rows[h] for h in text_hashes]) if caption_ids else np.zeros((0, dim), np.float32)
-    # a previous run's manifest must not vouch for the new files while they are being replaced
-    (out / MANIFEST_FILE).unlink(missing_ok=True)
-    write_parquet(out / IMAGE_FILE, _embedding_table(FEATURE_IMAGES, image_ids, image_hashes, image_matrix))
-    write_parquet(out / TEXT_FILE, _embedding_table(FEATURE_TEXTS, caption_ids, text_hashes, text_matrix))
+    with RunFolder(out).open(outputs=(MANIFEST_FILE, IMAGE_FILE, TEXT_FILE)) as run:
+        # a previous run's manifest must not vouch for the new files while they are being replaced
+        (out / MANIFEST_FILE).unlink(missing_ok=True)
+        write_parquet(out / IMAGE_FILE, _embedding_table(FEATURE_IMAGES, image_ids, image_hashes, image_matrix))
+        write_parquet(out / TEXT_FILE, _embedding_table(FEATURE_TEXTS, caption_ids, text_hashes, text_matrix))
+        manifest = _manifest(backend, provenance, image_ids, caption_ids, image_rows, text_rows, dim, started,
+                             command, arguments)
+        run.write_manifest(manifest)
+    return manifest.to_dict()
+
+
+def _manifest(backend: FeatureBackend, provenance: Mapping[str, Any] | None, image_ids: Sequence[str],
+              caption_ids: Sequence[str], image_rows: Mapping[str, Any], text_rows: Mapping[str, Any], dim: int,
+              started: float, command: str, arguments: Mapping[str, Any] | None) -> RunManifest:
     record = {
         "model": backend.describe(),
         **dict(provenance or {}),
@@ -268,9 +279,7 @@ def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: st
         "vlaudit": __version__,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
-    write_manifest(out, manifest)
-    return manifest.to_dict()
+    return RunManifest(command=command, arguments=dict(arguments or {}), record=record)
 
 
 # ------------------------------------------------------------------------------------------------ reading

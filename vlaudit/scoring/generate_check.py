@@ -21,11 +21,11 @@ from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca.generation import agreement_summary, margin_decision, parse_answer
 from vlaudit.results.vca import GenerateCheckResult
 from vlaudit.scoring.cache import ChunkCache
-from vlaudit.scoring.runner import run_lock
+from vlaudit.scoring.run_folder import run_lock
 from vlaudit.scoring.shards import UnitTask, render_requests
-from vlaudit.scoring.stability import check_same_model, plan_sample
+from vlaudit.scoring.stability import answer_margin, check_same_model, plan_sample, top_option
 from vlaudit.sources.images import ImageStore
-from vlaudit.sources.items import BenchmarkItem
+from vlaudit.sources.items import BenchmarkItem, option_letters
 from vlaudit.tables import write_jsonl, write_result
 
 GENERATE_FILE = "generate_check.json"
@@ -33,9 +33,22 @@ CACHE_DIR = "generate-cache"
 PROMPT_FORMS = {"with-prefix": True, "without-prefix": False}
 
 
-def answer_words(interface: str) -> dict[str, str]:
-    """word → answer of an interface: its positive and negative answer words (each its own answer)."""
-    return {word: word for word in ANSWER_WORDS[interface]}
+def answer_words(interface: str, item: BenchmarkItem) -> tuple[str, ...]:
+    """The answers of an (item, interface): the interface's two answer words (yes/no, true/false), or the
+    item's option letters under the letter interface."""
+    if interface in ANSWER_WORDS:
+        return ANSWER_WORDS[interface]
+    return tuple(option_letters(len(item.options or ())))
+
+
+def margin_answer(hit: Mapping[str, Any], answers: Sequence[str]) -> tuple[str, float]:
+    """(the run's decision, its margin) from a cache record (:func:`vlaudit.scoring.stability.answer_margin`):
+    the positive word iff m ≥ 0 (VCA §3), or the letter of the largest log p."""
+    margin = answer_margin(hit)
+    top = top_option(hit)
+    if top is not None:
+        return answers[top], margin
+    return margin_decision(margin, answers[0], answers[1]), margin
 
 
 def _key(unit_key: str, form: str, max_new_tokens: int) -> str:
@@ -53,7 +66,7 @@ def run_generate_check(backend: Any, items: Sequence[BenchmarkItem], manifest: M
     backend.prepare(items, images_dir, interfaces)
     check_same_model(backend, manifest, interfaces, run)
     store = ImageStore(images_dir)
-    chosen, records, units, margins = plan_sample(backend, items, manifest, store, run,
+    chosen, records, units, hits = plan_sample(backend, items, manifest, store, run,
                                                   len(items) if sample is None else sample, seed)
     ordered = sorted(units, key=lambda u: (u.image_sha256 or "", u.key))
     with run_lock(out):
@@ -74,15 +87,14 @@ def run_generate_check(backend: Any, items: Sequence[BenchmarkItem], manifest: M
                     on_progress(form, start + len(chunk), len(todo))
         rows = []
         for record in records:
-            words = answer_words(record.interface)
-            positive, negative = ANSWER_WORDS[record.interface]
-            margin = margins[str(record.key)]
+            answers = answer_words(record.interface, record.item)
+            decided, margin = margin_answer(hits[str(record.key)], answers)
             for form in PROMPT_FORMS:
                 hit = cache.records[_key(str(record.key), form, max_new_tokens)]
-                answer, position = parse_answer(str(hit["text"]), words)
+                answer, position = parse_answer(str(hit["text"]), {a: a for a in answers})
                 rows.append({"item_id": record.item.item_id, "context": record.context,
                              "interface": record.interface, "prompt": form, "margin": margin,
-                             "margin_answer": margin_decision(margin, positive, negative), "text": hit["text"],
+                             "margin_answer": decided, "answers": list(answers), "text": hit["text"],
                              "generated_answer": answer, "answer_word_index": position})
         rows.sort(key=lambda r: (r["item_id"], r["context"], r["interface"], r["prompt"]))
         result = GenerateCheckResult(
@@ -105,8 +117,8 @@ def _checks(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         groups.setdefault((row["context"], row["interface"], row["prompt"]), []).append(row)
     out = []
     for (context, interface, form), members in sorted(groups.items()):
-        summary = agreement_summary([(r["margin_answer"], r["generated_answer"]) for r in members],
-                                    list(ANSWER_WORDS[interface]))
+        answers = list(dict.fromkeys(a for r in members for a in r["answers"]))
+        summary = agreement_summary([(r["margin_answer"], r["generated_answer"]) for r in members], answers)
         disagreements = [{"item_id": r["item_id"], "margin": r["margin"], "margin_answer": r["margin_answer"],
                           "generated_answer": r["generated_answer"], "text": r["text"]}
                          for r in members if r["generated_answer"] not in (None, r["margin_answer"])]

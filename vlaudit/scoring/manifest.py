@@ -30,9 +30,11 @@ def model_fingerprint(describe: dict[str, Any], weights: dict[str, Any] | None, 
 
     Of the verbalizer token ids only those of ``interface`` count, so that a run that adds an interface
     reuses the cached margins of the interfaces it already scored."""
-    ignored = ("device", "prefix_cache", "prefix_cache_decision", "verbalizer_ids")
+    ignored = ("device", "prefix_cache", "prefix_cache_decision", "verbalizer_ids", "letter_ids")
     relevant = {k: v for k, v in describe.items() if k not in ignored}
-    if interface is not None:
+    if interface == "letter":  # the option letters' ids play the verbalizers' part
+        relevant["verbalizer_ids"] = describe.get("letter_ids")
+    elif interface is not None:
         relevant["verbalizer_ids"] = (describe.get("verbalizer_ids") or {}).get(interface)
     return sha256_json({"model": relevant, "weights": weights})
 

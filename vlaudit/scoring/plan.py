@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from vlaudit.backends.letters import item_question
 from vlaudit.contexts.image_contexts import (
+    BOX_CONTEXTS,
     ContextUnavailable,
     erasure_geometry,
     mismatch_donors,
@@ -74,14 +76,14 @@ def render(store: ImageStore, item: BenchmarkItem, context: str, donor: str | No
     return render_context(context, image, boxes=item.boxes, donor=donor_image, seed=seed)
 
 
-def item_geometry(store: ImageStore, item: BenchmarkItem) -> dict[str, float | None] | None:
-    """The item's erasure geometry (:func:`~vlaudit.contexts.image_contexts.erasure_geometry`), None without
-    an image or usable boxes."""
+def item_geometry(store: ImageStore, item: BenchmarkItem, *, disjoint: bool = False) -> dict[str, float | None] | None:
+    """The item's erasure geometry (:func:`~vlaudit.contexts.image_contexts.erasure_geometry`; ``disjoint``: of
+    the ``irre-disjoint`` view), None without an image or usable boxes."""
     if item.image is None or not item.boxes:
         return None
     width, height = store.load(item.image)[0].size
     try:
-        return erasure_geometry(item.boxes, width, height)
+        return erasure_geometry(item.boxes, width, height, disjoint=disjoint)
     except ContextUnavailable:
         return None
 
@@ -112,10 +114,12 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
     records: list[Record] = []
     units: dict[str, Unit] = {}
     hashes: dict[tuple[Any, ...], str | None] = {}
-    erasing = any(c in ("rele", "irre") for c in contexts)
+    erasing = any(c in BOX_CONTEXTS for c in contexts)
+    # the IrrE geometry columns describe the paper's irre view, or irre-disjoint when only that one is scored
+    disjoint = "irre-disjoint" in contexts and "irre" not in contexts
     for item in ordered:
         source_sha, item_error = source[item.item_id]
-        geometry = item_geometry(store, item) if erasing and item_error is None else None
+        geometry = item_geometry(store, item, disjoint=disjoint) if erasing and item_error is None else None
         for context in contexts:
             donor = donors.get(item.item_id) if context == "mismatch" else None
             failed = skipped = None
@@ -125,7 +129,7 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
             elif context == "mismatch" and donor_error is not None:
                 skipped = donor_error
             else:
-                memo = (item.image, context, donor, repr(item.boxes) if context in ("rele", "irre") else None)
+                memo = (item.image, context, donor, repr(item.boxes) if context in BOX_CONTEXTS else None)
                 try:
                     if memo not in hashes:
                         hashes[memo] = pixels_sha256(render(store, item, context, donor, seed))
@@ -140,7 +144,8 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
                                           status="failed" if failed else "skipped", error=failed or skipped,
                                           geometry=geometry))
                     continue
-                prompt = prompt_of(item.question, interface, context != "text")
+                question = item_question(item, interface)
+                prompt = prompt_of(question, interface, context != "text")
                 model_key = fingerprint if isinstance(fingerprint, str) else fingerprint[interface]
                 key = cache_key(model_key, prompt, image_sha, interface)
                 record = Record(item, context, interface, key=key, image_sha256=image_sha,
@@ -148,7 +153,7 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
                 records.append(record)
                 unit = units.get(key)
                 if unit is None:
-                    unit = units[key] = Unit(key, item.question, interface, item, context, donor, image_sha)
+                    unit = units[key] = Unit(key, question, interface, item, context, donor, image_sha)
                 unit.records.append(record)
     return records, list(units.values())
 

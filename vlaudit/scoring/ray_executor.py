@@ -27,6 +27,7 @@ from typing import Any
 from PIL import Image
 
 from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.letters import item_question
 from vlaudit.backends.registry import load_backend
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.scoring.shards import Shard, ShardDone, ShardFailure, score_tasks
@@ -69,7 +70,9 @@ class ScoringWorker:
 
     def describe(self) -> dict[str, Any]:
         return {"spec": self.backend.spec, "describe": self.backend.describe(),
-                "batch_size": self.backend.batch_size, "verbalizer_ids": self.backend.verbalizer_ids}
+                "batch_size": self.backend.batch_size, "verbalizer_ids": self.backend.verbalizer_ids,
+                "letter_ids": tuple(self.backend.letter_ids),
+                "refused_letters": dict(getattr(self.backend, "refused_letters", {}))}
 
     def prepare(self, items: Sequence[Any], images_dir: str, interfaces: Sequence[str]) -> dict[str, Any] | None:
         return self.backend.prepare(items, images_dir, list(interfaces))
@@ -94,6 +97,8 @@ class RemoteBackend(YesNoBackendBase):
         self.spec = info["spec"]
         self.batch_size = info["batch_size"]
         self.verbalizer_ids = info["verbalizer_ids"]
+        self.letter_ids = tuple(info.get("letter_ids", ()))
+        self.refused_letters = dict(info.get("refused_letters", {}))
         self._describe = info["describe"]
         self._prompts: dict[tuple[str, str, bool], str] = {}
 
@@ -106,8 +111,8 @@ class RemoteBackend(YesNoBackendBase):
         self._describe = self._ray.get(self._actors[0].describe.remote())["describe"]
 
     def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None:
-        queries = sorted({(item.question, interface, with_image) for item in items for interface in interfaces
-                          for with_image in (True, False)})
+        queries = sorted({(item_question(item, interface), interface, with_image) for item in items
+                          for interface in interfaces for with_image in (True, False)})
         rendered = self._ray.get(self._actors[0].prompts.remote(queries))
         self._prompts.update(zip(queries, rendered, strict=True))
 

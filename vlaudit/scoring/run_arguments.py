@@ -1,12 +1,12 @@
 """The arguments a ``vca score`` run records in its manifest, built the same way by the CLI and the API.
 
 A rerun into a folder that holds a run is compared with that run by what its arguments *mean*, not how they
-were spelled (:func:`vlaudit.scoring.runner.changed_arguments`): paths are recorded resolved (``items.jsonl``
+were spelled (:func:`vlaudit.scoring.run_folder.changed_arguments`): paths are recorded resolved (``items.jsonl``
 given from its folder and ``/abs/items.jsonl`` are one argument), and the items are recorded by a content
 fingerprint, so an ITEMS file edited in place is a different run while the same rows given as a file, a
 DataFrame or a list are the same run. ``vlaudit vca score`` and :func:`vlaudit.score_margins` both call
 :func:`score_arguments`, so a run of one into a folder holding a run of the other with other arguments is
-refused (issue 25; issue 21 "two front doors").
+refused.
 """
 
 from __future__ import annotations

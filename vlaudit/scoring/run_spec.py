@@ -8,7 +8,7 @@ with it; a notebook builds the same spec (or passes the same keyword arguments).
 
 A spec's :meth:`recorded` form is what the run's manifest stores under ``arguments`` (paths resolved, input
 files by a content fingerprint: :mod:`vlaudit.scoring.run_arguments`), and what a rerun into the same folder
-is compared on (:func:`check_rerun`): a different spec is refused naming the differing fields, the same spec
+is compared on (:meth:`vlaudit.scoring.run_folder.RunFolder.check`): a different spec is refused naming the differing fields, the same spec
 resumes, and ``overwrite`` replaces the run deliberately. Fields in a spec's ``OPERATIONAL`` set change how a
 run is computed, not what it holds (batch size, device, executor), so a rerun may change them freely.
 """
@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from vlaudit.backends.dtypes import parse_dtype
 from vlaudit.hashing import sha256_file
 from vlaudit.scoring.run_arguments import resolved_model_spec, resolved_path, score_arguments
-from vlaudit.scoring.runner import OPERATIONAL_ARGUMENTS, refuse_other_run
+from vlaudit.scoring.run_folder import OPERATIONAL_ARGUMENTS
 
 _RAY = ("executor", "address", "workers", "gpus_per_worker", "threads_per_worker")
 
@@ -31,15 +31,6 @@ _RAY = ("executor", "address", "workers", "gpus_per_worker", "threads_per_worker
 def _file_sha256(path: str | Path | None) -> str | None:
     """sha256 of a file's bytes (None for no file, or one that does not exist yet: the reader says why)."""
     return sha256_file(path) if path is not None and Path(path).is_file() else None
-
-
-def check_rerun(spec: Any, recorded: Mapping[str, Any], folder: str | Path, *, overwrite: bool = False) -> None:
-    """Refuse (:class:`~vlaudit.errors.InputError`, one line naming the differing fields) a run of ``spec``
-    into ``folder`` when it holds a run with another spec; nothing when it holds none, the same spec, or
-    ``overwrite`` is given. Called before any model loads."""
-    if not overwrite:
-        refuse_other_run(folder, recorded, operational=spec.OPERATIONAL, field=spec.FOLDER_OPTION,
-                         cached=spec.CACHED)
 
 
 @dataclass(frozen=True)
@@ -82,6 +73,9 @@ class ScoreSpec:
     gpus_per_worker: float = 0.0
     threads_per_worker: int | None = None
     backend_options: Mapping[str, Any] = field(default_factory=dict)
+    #: CircularEval: score every option rotation of each multiple-choice item (its rotations are the items
+    #: recorded, so a run with and one without differ in ``items_sha256``)
+    circular: bool = False
 
     def __post_init__(self) -> None:
         # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads

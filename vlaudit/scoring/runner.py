@@ -18,25 +18,23 @@ Outputs in RUN_DIR (all written atomically):
 
 A run starts by removing the previous results (they are rebuilt from the cache) and writes ``summary.json``
 last, so a killed run leaves either no results or complete ones, and ``summary.json`` marks a finished run.
-``vlaudit vca score`` refuses to replace the results of a run with other arguments
-(:func:`changed_arguments`) unless given ``--overwrite``; the cache serves both, since its keys name
-everything that determines a margin.
+The folder's lifecycle (refuse another run's folder, lock, clean partial files, write the manifest and the
+summary) is :class:`~vlaudit.scoring.run_folder.RunFolder`'s; the cache serves a replacing run too, since its keys
+name everything that determines a margin.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from vlaudit.backends.base import YesNoBackend, require_protocol
+from vlaudit.backends.letters import LETTER_INTERFACE, item_question, max_options, require_letters
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
@@ -44,17 +42,15 @@ from vlaudit.results import columns
 from vlaudit.results.vca import ScoringSummary
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.executors import LocalExecutor
-from vlaudit.scoring.manifest import RunManifest, local_weights_identity, model_fingerprint, write_manifest
+from vlaudit.scoring.manifest import RunManifest, local_weights_identity, model_fingerprint
 from vlaudit.scoring.plan import Record, chunk_units, plan_run
+from vlaudit.scoring.run_folder import OpenRun, RunFolder
 from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
 from vlaudit.sources.images import ImageStore
-from vlaudit.sources.items import BenchmarkItem
+from vlaudit.sources.items import BenchmarkItem, option_letters
 from vlaudit.tables import (
-    check_folder_target,
-    read_json,
     write_jsonl,
     write_parquet,
-    write_result,
 )
 
 #: the item's erasure geometry in % of the image area (VCA Table 11), on every row of an item scored with
@@ -77,13 +73,21 @@ def _item_fields(record: Record, model: str) -> dict[str, Any]:
             "subject": None if item.subject is None else str(item.subject),
             "object": None if item.object is None else str(item.object), "split": item.split,
             "donor_image": record.donor_image, "source_sha256": record.source_sha256,
-            **{name: (record.geometry or {}).get(name) for name in GEOMETRY_COLUMNS}}
+            **{name: (record.geometry or {}).get(name) for name in GEOMETRY_COLUMNS},
+            "category": item.category, "image_pair": _text_or_none(item.extra.get("image_pair")),
+            "circular_id": _text_or_none(item.extra.get("circular_id", item.extra.get("source_index"))),
+            "rotation": item.extra.get("rotation")}
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def example_prompts(prompt_of: Callable[[str, str, bool], str], interfaces: Sequence[str],
-                    question: str) -> dict[str, str]:
+                    item: BenchmarkItem) -> dict[str, str]:
     """One stored example prompt per template (interface × with/without image)."""
-    return {f"{interface}/{'image' if with_image else 'text'}": prompt_of(question, interface, with_image)
+    return {f"{interface}/{'image' if with_image else 'text'}":
+            prompt_of(item_question(item, interface), interface, with_image)
             for interface in interfaces for with_image in (True, False)}
 
 
@@ -109,6 +113,8 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     out = Path(out_dir)
     model = model_name or backend.spec
     require_protocol(backend, YesNoBackend)
+    if LETTER_INTERFACE in interfaces:
+        check_letter_items(backend, items)
     # run-shape decisions (e.g. prefix reuse) that describe() then records
     backend.prepare(items, images_dir, list(interfaces))
     describe = backend.describe()
@@ -131,7 +137,7 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         "revision": describe.get("revision"), "dtype": describe.get("dtype"),
         "pixel_budget": describe.get("pixel_budget"),
         "prompt_template_sha256": sha256_json(template),
-        "example_prompts": example_prompts(backend.prompt, interfaces, items[0].question),
+        "example_prompts": example_prompts(backend.prompt, interfaces, items[0]),
         "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
         "seed": seed, "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
         "prefix_cache": describe.get("prefix_cache_decision"),
@@ -139,12 +145,40 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
     if not any(r.status == "ok" for r in records):
         _refuse_empty_run(records, model, out, images_dir)
-    with run_lock(out):
-        _remove_partial_outputs(out)
-        write_manifest(out, manifest)
-        return _score_and_write(backend, items, records, units, out=out, model=model, contexts=contexts,
+    with RunFolder(out).open(outputs=OUTPUT_FILES) as run:
+        run.write_manifest(manifest)
+        return _score_and_write(backend, items, records, units, run=run, model=model, contexts=contexts,
                                 store=store, seed=seed, chunk_size=chunk_size, on_plan=on_plan,
                                 on_progress=on_progress, on_warning=on_warning or _warn, executor=executor)
+
+
+def _scored_fields(hit: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer columns of one cached result: the yes/no NLLs and margin, or the option letters' log-probs."""
+    if "logp_options" in hit:
+        logps = [float(v) for v in hit["logp_options"]]
+        return {"nll_yes": None, "nll_no": None, "margin": None, "yes_token_id": None, "no_token_id": None,
+                "option_letters": "".join(option_letters(len(logps))), "logp_options": logps,
+                "option_token_ids": [int(i) for i in hit["option_token_ids"]]}
+    nll_yes, nll_no = float(hit["nll_yes"]), float(hit["nll_no"])
+    return {"nll_yes": nll_yes, "nll_no": nll_no, "margin": nll_no - nll_yes, "yes_token_id": hit["yes_token_id"],
+            "no_token_id": hit["no_token_id"]}
+
+
+def check_letter_items(backend: Any, items: Sequence[BenchmarkItem]) -> None:
+    """Before any scoring: every item has options, and each of their letters is one token for ``backend``."""
+    plain = [item.item_id for item in items if not item.options]
+    if plain:
+        raise InputError(f"{len(plain)} item(s) have no options; --interface letter scores multiple-choice items",
+                         record=plain[0], field="options")
+    k = max_options(items)
+    resolved = len(getattr(backend, "letter_ids", ()) or ())
+    if resolved == 0:
+        raise InputError(f"model {backend.spec} does not read option letters: --interface letter needs a backend "
+                         "loaded with it (hf:, ref:tiny-*, ref:scene-mcq-*)", field="interface")
+    if k > resolved:
+        refused = dict(getattr(backend, "refused_letters", {}) or {})
+        refused.setdefault(option_letters(k)[resolved], "not resolved by this backend")
+        require_letters(backend.spec, refused, k)
 
 
 def _refuse_empty_run(records: Sequence[Record], model: str, out: Path, images_dir: str | Path) -> None:
@@ -160,68 +194,22 @@ def _refuse_empty_run(records: Sequence[Record], model: str, out: Path, images_d
     if (out / "manifest.json").is_file():
         where = f"first: {problems[0]['item_id']}: {problems[0]['error']}; the run in {out} is left as it was"
     else:
-        with run_lock(out):
+        with RunFolder(out).lock():
             write_jsonl(out / "failures.jsonl", problems)
         where = f"see {out / 'failures.jsonl'}"
     raise InputError(f"no record could be scored: {failure_line(counts)}; {where}",
                      path=images_dir if counts["n_failed"] else None)
 
 
-@contextlib.contextmanager
-def run_lock(out: Path) -> Iterator[None]:
-    """An exclusive lock on RUN_DIR (released by the OS even on kill -9): two runs never share a cache.
-
-    The lock file ``.lock`` is removed on every exit path of the ``with`` block. Because a run that ends
-    removes it, a run that opened the old file just before may lock an unlinked file: it then retries on
-    the path's current file, so two live runs never both hold "the" lock.
-    """
-    check_folder_target(out).mkdir(parents=True, exist_ok=True)
-    path = out / ".lock"
-    while True:
-        handle = open(path, "a+")  # noqa: SIM115 (held across the yield, closed below)
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            handle.close()
-            raise InputError("another vca score run is using this directory", path=out) from exc
-        try:
-            same = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        handle.close()  # a finishing run removed the file we locked: lock the new one
-    try:
-        yield
-    finally:
-        path.unlink(missing_ok=True)  # removed while still held, so no other run can lock it in between
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-        handle.close()
-
-
 OUTPUT_FILES = ("manifest.json", "margins.parquet", "failures.jsonl", "summary.json")
 
 
-def _remove_partial_outputs(out: Path) -> None:
-    """Start a run from its cache alone (called while holding the run lock, so no live writer exists).
-
-    Removes temporary files a run killed while writing an output left beside it (never renamed, never
-    read), and the previous run's results: the new manifest replaces the old one, so results of other
-    arguments must not sit beside it; a run killed before its final write then leaves no results at all,
-    and the rerun rebuilds them from the cache.
-    """
-    for name in OUTPUT_FILES:
-        for path in out.glob(f".{name}.*.tmp"):
-            path.unlink(missing_ok=True)
-        if name != "manifest.json":
-            (out / name).unlink(missing_ok=True)
-
-
 def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list[Record], units: list[Any], *,
-                     out: Path, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
+                     run: OpenRun, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
                      chunk_size: int, on_plan: Callable[[int, int], None] | None,
                      on_progress: Callable[[int], None] | None, on_warning: Callable[[str], None],
                      executor: Any = None) -> dict[str, Any]:
+    out = run.path
     cache = ChunkCache(out / "cache", warn=on_warning)
     cached = cache.load()
     chunks = chunk_units(units, chunk_size)
@@ -256,10 +244,7 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
         if record.status != "ok":
             continue
         hit = cache.records[record.key]  # type: ignore[index]  # an ok record has its cache key
-        nll_yes, nll_no = float(hit["nll_yes"]), float(hit["nll_no"])
-        rows.append({**_item_fields(record, model), "nll_yes": nll_yes, "nll_no": nll_no,
-                     "margin": nll_no - nll_yes, "prompt_hash": hit["prompt_hash"],
-                     "yes_token_id": hit["yes_token_id"], "no_token_id": hit["no_token_id"],
+        rows.append({**_item_fields(record, model), **_scored_fields(hit), "prompt_hash": hit["prompt_hash"],
                      "n_prompt_tokens": hit["n_prompt_tokens"], "image_sha256": record.image_sha256,
                      "status": "ok", "error": None})
     rows.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
@@ -276,65 +261,8 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
         "failures_by_reason": counts["failures_by_reason"], "skipped_by_context": counts["skipped_by_context"],
         "contexts": {c: sum(1 for r in rows if r["context"] == c) for c in contexts},
     }
-    write_result(out / "summary.json", ScoringSummary.from_dict(summary))
+    run.write_summary(ScoringSummary.from_dict(summary))
     return summary
-
-
-# Arguments that change how a run is computed, not which margins it holds: a rerun may change them freely.
-OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", "chunk_size", "prefix_cache",
-                                   "strict", "executor", "address", "workers", "gpus_per_worker",
-                                   "threads_per_worker"})
-_UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
-# A file argument whose content is recorded beside it: compared by that content when both runs recorded it
-# (the same items read from another path, or given as rows by the API, are the same run).
-_COMPARED_BY_CONTENT = {"benchmark": "items_sha256", "template": "question_templates",
-                        "cycles": "cycles_sha256", "captions": "captions_sha256"}
-
-
-def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
-                      operational: frozenset[str] = OPERATIONAL_ARGUMENTS) -> list[str]:
-    """``name: old → new`` for each argument of the run already in ``out_dir`` that ``arguments`` changes.
-
-    Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
-    operational arguments (``operational``, by default those of ``vca score``) and arguments the old run
-    did not record are not compared. Paths are compared as recorded, resolved (:mod:`vlaudit.scoring.run_arguments`), and a
-    file whose content was recorded by its content."""
-    path = Path(out_dir) / "manifest.json"
-    if not path.is_file():
-        return []
-    try:
-        previous = read_json(path).get("arguments") or {}
-    except (InputError, AttributeError):
-        return ["manifest.json (unreadable)"]
-
-    def canonical(name: str, value: Any) -> Any:
-        return sorted(value) if name in _UNORDERED_ARGUMENTS and isinstance(value, list) else value
-
-    def shown(name: str, value: Any) -> str:
-        return f"{value[:12]}…" if name.endswith("_sha256") and isinstance(value, str) else repr(value)
-
-    def by_content(name: str) -> bool:
-        field = _COMPARED_BY_CONTENT.get(name)
-        return field is not None and field in previous and field in arguments
-
-    return [f"{name}: {shown(name, previous[name])} → {shown(name, value)}" for name, value in arguments.items()
-            if name in previous and name not in operational and not by_content(name)
-            and canonical(name, previous[name]) != canonical(name, value)]
-
-
-def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any],
-                     operational: frozenset[str] = OPERATIONAL_ARGUMENTS, *, field: str = "--out",
-                     cached: bool = True) -> None:
-    """Raise an :class:`InputError` naming the differing arguments when ``out_dir`` holds a run with others.
-
-    Both front doors reach it through :func:`vlaudit.scoring.run_spec.check_rerun` before any model loads
-    (the CLI unless ``--overwrite``, the API unless ``overwrite=True``). ``field`` names the option that chose
-    the folder; ``cached``: the run keeps a score cache that a replacing run reuses."""
-    changed = changed_arguments(out_dir, arguments, operational)
-    if changed:
-        kept = " (the score cache is kept and reused)" if cached else ""
-        raise InputError(f"holds a run with other arguments ({'; '.join(changed)}); give --overwrite to replace "
-                         f"its results{kept} or choose another {field}", path=out_dir, field=field)
 
 
 def _warn(message: str) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vlaudit.backends.base import YesNoRequest
+from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.errors import EXIT_INCOMPLETE, VlauditError
 from vlaudit.scoring.plan import render
 
@@ -62,15 +63,22 @@ ShardDone = Callable[[Shard, list[dict[str, Any]]], None]
 
 def render_requests(store: Any, tasks: Sequence[UnitTask], seed: int) -> list[YesNoRequest]:
     """The backend requests of ``tasks``: each context image rendered from the item (None for text)."""
-    return [YesNoRequest(t.key, t.question, render(store, t.item, t.context, t.donor, seed), t.interface)
+    return [YesNoRequest(t.key, t.question, render(store, t.item, t.context, t.donor, seed), t.interface,
+                         n_options=len(t.item.options or ()) if t.interface == LETTER_INTERFACE else 0)
             for t in tasks]
 
 
 def cache_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
     """The cache records of scored results (what ``margins.parquet`` is rebuilt from)."""
-    return [{"key": r.key, "nll_yes": r.nll_yes, "nll_no": r.nll_no, "yes_token_id": r.yes_token_id,
-             "no_token_id": r.no_token_id, "prompt_hash": r.prompt_hash, "n_prompt_tokens": r.n_prompt_tokens}
-            for r in results]
+    return [_cache_row(r) for r in results]
+
+
+def _cache_row(r: Any) -> dict[str, Any]:
+    if r.logp_options:  # a letter result: the options' log-probs in place of the yes/no NLLs
+        return {"key": r.key, "logp_options": list(r.logp_options), "option_token_ids": list(r.option_token_ids),
+                "prompt_hash": r.prompt_hash, "n_prompt_tokens": r.n_prompt_tokens}
+    return {"key": r.key, "nll_yes": r.nll_yes, "nll_no": r.nll_no, "yes_token_id": r.yes_token_id,
+            "no_token_id": r.no_token_id, "prompt_hash": r.prompt_hash, "n_prompt_tokens": r.n_prompt_tokens}
 
 
 def score_tasks(backend: Any, store: Any, tasks: Sequence[UnitTask], seed: int) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.backends.base import PerturbableBackend, require_protocol
+from vlaudit.backends.base import ANSWER_WORDS, PerturbableBackend, require_protocol
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca import noise, support
@@ -31,7 +31,7 @@ from vlaudit.results.vca import StabilityResult
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.manifest import local_weights_identity, model_fingerprint
 from vlaudit.scoring.plan import Record, Unit, plan_run
-from vlaudit.scoring.runner import run_lock
+from vlaudit.scoring.run_folder import run_lock
 from vlaudit.scoring.shards import UnitTask, render_requests
 from vlaudit.settings import PRIMARY_CONTROLS
 from vlaudit.sources.images import ImageStore
@@ -66,9 +66,9 @@ def sample_item_ids(item_ids: Sequence[str], n: int, seed: int) -> list[str]:
 
 
 def plan_sample(backend: Any, items: Sequence[BenchmarkItem], manifest: Mapping[str, Any], store: ImageStore,
-                run: Path, sample: int, seed: int) -> tuple[set[str], list[Record], list[Unit], dict[str, float]]:
-    """(sampled item ids, their ok records, their units, each unit's margin read from the run's cache): the
-    run re-planned over all its items so that every unit has the run's cache key."""
+                run: Path, sample: int, seed: int) -> tuple[set[str], list[Record], list[Unit], dict[str, Any]]:
+    """(sampled item ids, their ok records, their units, each unit's record in the run's cache): the run
+    re-planned over all its items so that every unit has the run's cache key."""
     records, units = plan_run(items, store, list(manifest["contexts"]), list(manifest["interfaces"]),
                               int(manifest.get("seed", 0)), manifest["model_fingerprint_by_interface"],
                               backend.prompt)
@@ -82,8 +82,25 @@ def plan_sample(backend: Any, items: Sequence[BenchmarkItem], manifest: Mapping[
     if missing:
         raise InputError(f"the run's cache lacks {len(missing)} of the {len(sampled_units)} sampled units; rerun "
                          "the run's vca score command to complete it", path=run / "cache")
-    base = {u.key: float(baseline[u.key]["nll_no"]) - float(baseline[u.key]["nll_yes"]) for u in sampled_units}
-    return chosen, sampled, sampled_units, base
+    return chosen, sampled, sampled_units, {u.key: baseline[u.key] for u in sampled_units}
+
+
+def top_option(hit: Mapping[str, Any]) -> int | None:
+    """The chosen option's index of a letter-interface cache record (argmax log p), None for yes/no."""
+    logps = hit.get("logp_options")
+    return int(np.argmax(logps)) if logps else None
+
+
+def answer_margin(hit: Mapping[str, Any], top: int | None = None) -> float:
+    """The decision margin of a cache record: m = NLL(no) − NLL(yes) for yes/no (VCA §3); for the letter
+    interface log p(option ``top``) − the largest other log p, ``top`` the run's chosen option (default: this
+    record's), so that m < 0 exactly when another option overtakes the run's choice."""
+    logps = hit.get("logp_options")
+    if not logps:
+        return float(hit["nll_no"]) - float(hit["nll_yes"])
+    values = np.asarray(logps, dtype=np.float64)
+    chosen = int(np.argmax(values)) if top is None else top
+    return float(values[chosen] - np.delete(values, chosen).max()) if values.size > 1 else 0.0
 
 
 def _perturbed_key(name: str, unit_key: str) -> str:
@@ -110,13 +127,15 @@ def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mappin
         raise InputError(f"{backend.spec} supports the perturbations {', '.join(supported) or 'none'}; "
                          f"asked {unknown or names}", field="--perturbations")
     store = ImageStore(images_dir)
-    chosen, sampled, sampled_units, base = plan_sample(backend, items, manifest, store, run, sample, seed)
+    chosen, sampled, sampled_units, base_hits = plan_sample(backend, items, manifest, store, run, sample, seed)
+    base = {key: answer_margin(hit) for key, hit in base_hits.items()}
+    tops = {key: top_option(hit) for key, hit in base_hits.items()}
     with run_lock(out):
         cache = ChunkCache(out / CACHE_DIR)
         cache.load()
         scored_now = _score_perturbations(backend, names, sampled_units, cache, store, int(manifest.get("seed", 0)),
                                           chunk_size, on_progress)
-        rows = [_perturbation_row(name, supported[name], sampled, base, cache) for name in names]
+        rows = [_perturbation_row(name, supported[name], sampled, base, tops, cache) for name in names]
         floor = noise.noise_floor({row["perturbation"]: np.asarray(row.pop("_abs_deltas")) for row in rows})
         result = StabilityResult(
             model=str(manifest.get("model") or backend.spec), spec=backend.spec, run=str(run.resolve()),
@@ -147,7 +166,9 @@ def _score_perturbations(backend: Any, names: Sequence[str], units: Sequence[Uni
                 chunk = todo[start:start + chunk_size]
                 results = perturbed.score(render_requests(store, [UnitTask.of(u) for u in chunk], seed))
                 cache.append([{"key": _perturbed_key(name, r.key), "unit": r.key, "perturbation": name,
-                               "nll_yes": r.nll_yes, "nll_no": r.nll_no} for r in results])
+                               "nll_yes": r.nll_yes, "nll_no": r.nll_no,
+                               **({"logp_options": list(r.logp_options)} if r.logp_options else {})}
+                              for r in results])
                 scored += len(chunk)
                 if on_progress:
                     on_progress(name, start + len(chunk), len(todo))
@@ -155,11 +176,10 @@ def _score_perturbations(backend: Any, names: Sequence[str], units: Sequence[Uni
 
 
 def _perturbation_row(name: str, description: str, records: Sequence[Record], base: Mapping[str, float],
-                      cache: ChunkCache) -> dict[str, Any]:
+                      tops: Mapping[str, int | None], cache: ChunkCache) -> dict[str, Any]:
     """Per-context and overall |Δ| statistics and the G_img sign flips of one perturbation."""
     def perturbed(key: str) -> float:
-        hit = cache.records[_perturbed_key(name, key)]
-        return float(hit["nll_no"]) - float(hit["nll_yes"])
+        return answer_margin(cache.records[_perturbed_key(name, key)], tops[key])
 
     by_context: dict[str, tuple[list[float], list[float]]] = {}
     for record in records:
@@ -182,7 +202,8 @@ def _gap_flips(records: Sequence[Record], base: Mapping[str, float],
     for record in records:
         by_item.setdefault((record.item.item_id, record.interface), {})[record.context] = str(record.key)
     needed = ("original", *PRIMARY_CONTROLS)
-    complete = [contexts for contexts in by_item.values() if all(c in contexts for c in needed)]
+    complete = [contexts for (_, interface), contexts in by_item.items()
+                if interface in ANSWER_WORDS and all(c in contexts for c in needed)]  # yes/no interfaces
     if not complete:
         return {"n": 0, "controls": list(PRIMARY_CONTROLS), "sign_flips": 0}
     before = {c: np.array([base[k[c]] for k in complete]) for c in needed}

@@ -16,8 +16,12 @@ nll_yes,      these      used when ``margin`` is absent/null: m = nll_no − nll
 nll_no        three
 logp_yes,                used when both of the above are absent: m = logp_yes − logp_no
 logp_no
-interface     no         ``yesno`` (default) or ``truefalse`` — the answer verbalisers
-label         no         gold answer: yes/no, true/false or 1/0; label-free quantities need none
+interface     no         ``yesno`` (default), ``truefalse`` — the answer verbalisers — or ``letter``
+logp_options  letter     multiple choice: log p of the option letters A, B, ... (list; replaces the margin)
+option_       no         ``ABCD``: the letters read (must match the list's length)
+letters
+label         no         gold answer: yes/no, true/false or 1/0 (the gold letter on letter rows); label-free
+                         quantities need none
 group_id      no         same-image true/false relation group (VCA §13)
 statement     no         ``true``/``false`` (also yes/no, 1/0) within a group: exactly one true per group
 relation      no         relation phrase
@@ -34,7 +38,7 @@ them the erasure geometry ``union_pct``, ``rele_erased_pct``, ``irre_erased_pct`
 When ``margin`` and the ``nll_*`` pair are both given they must agree (tolerance 1e-4 of the NLL scale).
 
 Validation errors name the file, the 1-based row and the field: a duplicate key, an item without an
-``original`` row, a group without exactly one true statement (or without a false one), unparsable labels,
+``original`` row (unless the run has only ``text`` rows: a text-only LLM run, MMStar's leakage baseline), a group without exactly one true statement (or without a false one), unparsable labels,
 labels given for only some items of a run, and non-finite margins.
 
 A context present for some items of a run but not others is legitimate (``vca score`` skips ``rele``/``irre``
@@ -61,21 +65,29 @@ import numpy as np
 from vlaudit.errors import InputError
 from vlaudit.results.columns import MARGINS
 from vlaudit.sources.items import parse_yes_no
+from vlaudit.sources.letter_margins import (
+    LETTER_INTERFACE,
+    LetterChoices,
+    build_choices,
+    letter_label,
+    row_logps,
+)
 from vlaudit.tables import read_table
 
-CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
-INTERFACES = ("yesno", "truefalse")
+CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "irre-disjoint", "blur",
+            "patch-shuffle")
+INTERFACES = ("yesno", "truefalse", LETTER_INTERFACE)
 KEY_COLUMNS = MARGINS.required
 #: the columns the pivot reads itself (a subset of :data:`~vlaudit.results.columns.MARGINS`' known columns);
 #: the original row's other columns are carried along in :attr:`MarginRun.extra`
 SCHEMA_COLUMNS = (
     *KEY_COLUMNS, "interface", "margin", "nll_yes", "nll_no", "logp_yes", "logp_no", "label", "group_id",
-    "statement", "relation", "status",
+    "statement", "relation", "status", "logp_options", "option_letters", "option_token_ids",
 )
 _CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "textonly": "text", "t": "text",
                     "b": "blank", "gray": "blank", "grey": "blank", "mean_color": "mean", "meancolor": "mean",
                     "mean_colour": "mean", "perm": "mismatch", "permuted": "mismatch",
-                    "patch_shuffle": "patch-shuffle"}
+                    "patch_shuffle": "patch-shuffle", "irre_disjoint": "irre-disjoint"}
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,9 @@ class MarginRun:
     extra: Mapping[str, np.ndarray] = field(default_factory=dict)
     source: str | None = None
     skipped_note: str = ""
+    #: a letter run's option log-probs; its ``margins`` then mark which contexts each item has (0.0 or NaN)
+    #: until :func:`vlaudit.analysis.vca.choice_run.aligned_run` replaces them with the aligned support
+    choices: LetterChoices | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -138,7 +153,8 @@ class MarginRun:
 
         return replace(self, item_ids=self.item_ids[mask], margins={c: m[mask] for c, m in self.margins.items()},
                        labels=cut(self.labels), group_ids=cut(self.group_ids), statements=cut(self.statements),
-                       relations=cut(self.relations), extra={k: v[mask] for k, v in self.extra.items()})
+                       relations=cut(self.relations), extra={k: v[mask] for k, v in self.extra.items()},
+                       choices=None if self.choices is None else self.choices.subset(mask))
 
 
 def normalize_context(value: object, *, path: str | Path | None = None, record: object = None) -> str:
@@ -152,12 +168,12 @@ def normalize_context(value: object, *, path: str | Path | None = None, record: 
 
 
 def normalize_interface(value: object, *, path: str | Path | None = None, record: object = None) -> str:
-    """``yesno`` (also yes/no, yes_no, null) or ``truefalse`` (also true/false, true_false)."""
+    """``yesno`` (also yes/no, yes_no, null), ``truefalse`` (also true/false, true_false) or ``letter``."""
     if _is_null(value):
         return "yesno"
     text = re.sub(r"[^a-z]", "", str(value).lower())
     if text not in INTERFACES:
-        raise InputError(f"unknown interface {value!r} (expected yesno or truefalse)", path=path,
+        raise InputError(f"unknown interface {value!r} (expected yesno, truefalse or letter)", path=path,
                          record=record, field="interface")
     return text
 
@@ -214,7 +230,7 @@ class _ItemAcc:
     """Everything collected about one item of one run while reading rows."""
 
     __slots__ = ("first_row", "margins", "label", "label_row", "group", "statement", "relation", "extra",
-                 "original_row")
+                 "original_row", "options")
 
     def __init__(self, first_row: int) -> None:
         self.first_row = first_row
@@ -226,6 +242,7 @@ class _ItemAcc:
         self.relation: str | None = None
         self.extra: dict[str, Any] = {}
         self.original_row: int | None = None
+        self.options: dict[str, tuple[float, ...]] = {}
 
 
 def _merge(acc: _ItemAcc, name: str, value: str | None, *, path: str | Path, record: str) -> None:
@@ -272,13 +289,17 @@ def runs_from_rows(rows: Sequence[Mapping[str, Any]], *, path: str | Path = "<ro
             raise InputError(f"duplicate (model, dataset, item_id, context, interface) = {full_key}, first at "
                              f"row {seen[full_key]}", path=path, record=record, field="item_id")
         seen[full_key] = index
-        margin = row_margin(row, path=path, record=record)
+        letters = row_logps(row, path=path, record=record) if interface == LETTER_INTERFACE else None
+        margin = 0.0 if letters is not None else row_margin(row, path=path, record=record)
         items = runs.setdefault((model, dataset, interface), {})
         acc = items.get(item_id)
         if acc is None:
             acc = items[item_id] = _ItemAcc(index)
         acc.margins[context] = margin
-        label = parse_yes_no(_text(row.get("label")), path=path, record=record, field="label")
+        if letters is not None:
+            acc.options[context] = letters
+        label = (letter_label(_text(row.get("label")), len(letters), path=path, record=record) if letters
+                 is not None else parse_yes_no(_text(row.get("label")), path=path, record=record, field="label"))
         _merge(acc, "label", label, path=path, record=record)
         _merge(acc, "group", _text(row.get("group_id")), path=path, record=record)
         statement = parse_yes_no(_text(row.get("statement")), path=path, record=record, field="statement")
@@ -305,15 +326,21 @@ def _build_run(
     run_name = f"run (model={model!r}, dataset={dataset!r}, interface={interface!r})"
     ids = sorted(items)
     accs = [items[i] for i in ids]
+    # a text-only run (a base LLM scored blind, for MMStar's leakage) has no original context at all
+    text_only = all(acc.original_row is None and set(acc.margins) == {"text"} for acc in accs)
     for item_id, acc in zip(ids, accs, strict=True):
-        if acc.original_row is None:
+        if acc.original_row is None and not text_only:
             raise InputError(f"item {item_id!r} of {run_name} has no 'original' row{note}", path=path,
                              record=f"row {acc.first_row}", field="context")
     contexts = sorted({c for acc in accs for c in acc.margins}, key=lambda c: CONTEXTS.index(c))
     # a context missing for some items is NaN there (see the module docstring), never an error here
     margins = {context: np.array([acc.margins.get(context, np.nan) for acc in accs], dtype=np.float64)
                for context in contexts}
-    labelled = [acc.label is not None for acc in accs]
+    choices = None
+    if interface == LETTER_INTERFACE:
+        choices = build_choices(ids, [acc.options for acc in accs], [acc.label for acc in accs], contexts,
+                                run_name, path=path)
+    labelled = [acc.label is not None and choices is None for acc in accs]
     labels = None
     if any(labelled):
         unlabelled = [i for i, ok in zip(ids, labelled, strict=True) if not ok]
@@ -334,7 +361,7 @@ def _build_run(
     extra = {k: np.array([acc.extra.get(k) for acc in accs], dtype=object) for k in extra_names}
     return MarginRun(model=model, dataset=dataset, interface=interface, item_ids=np.array(ids, dtype=object),
                      margins=margins, labels=labels, group_ids=group_ids, statements=statements,
-                     relations=relations, extra=extra, source=str(path), skipped_note=note)
+                     relations=relations, extra=extra, source=str(path), skipped_note=note, choices=choices)
 
 
 def missing_items(run: MarginRun, context: str) -> list[str]:

@@ -30,7 +30,7 @@ JSON reader.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -236,11 +236,13 @@ def _arrow_batches(source: str) -> Iterator[Any]:
         yield from table.to_batches()
 
 
-def dataset_rows(source: str | Path, *, images: ImageFolder | None = None, image_field: str | None = None
-                 ) -> Iterator[tuple[int, dict[str, Any]]]:
+def dataset_rows(source: str | Path, *, images: ImageFolder | None = None, image_field: str | None = None,
+                 wanted: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(row_number, record)`` of a dataset source (see the module docstring), image columns as file names.
 
     ``image_field``: the reader's image field; when the rows lack it, the only image column fills it.
+    ``wanted``: rows it refuses (a reader excludes them, e.g. SEED-Bench's video questions) keep their rows but
+    get no image written: their image columns are None.
     """
     source = str(source)
     images = images if images is not None else ImageFolder(None)
@@ -251,9 +253,10 @@ def dataset_rows(source: str | Path, *, images: ImageFolder | None = None, image
                   and len(image_columns) == 1 else None)
         for record in batch.to_pylist():
             number += 1
+            keep = wanted is None or wanted(record)
             for column in image_columns:
                 record[column] = _replace_images(record[column], images, source=source, record=f"row {number}",
-                                                 field=column)
+                                                 field=column) if keep else None
             if rename is not None:
                 record[image_field] = record.pop(rename)
             yield number, _ids_as_text(record)

@@ -13,12 +13,14 @@ k. The family is ``winoground-{collapsed_tag}`` (Object, Relation, Both in the r
 **NaturalBench** (the Hugging Face release ``BaiqiL/NaturalBench``, whose columns are ``Index, Image_0,
 Image_1, Question_0, Image_0_Question_0, Image_1_Question_0, Question_1, Image_0_Question_1,
 Image_1_Question_1, Question_Type`` (``Question Type`` in later revisions) ``, Source``): the official
-scorer (``get_scores`` in the NaturalBench repository's ``example.py``) assumes the answers
+scorer (``get_scores`` in the NaturalBench repository's ``naturalbench_vqa.py``) assumes the answers
 ``(Image_0_Question_0, Image_1_Question_0, Image_0_Question_1, Image_1_Question_1) = (Yes, No, No, Yes)``;
 the mirror ``(No, Yes, Yes, No)`` is accepted with the questions swapped, anything else is an error. Only
-``yes_no`` samples are blocks; ``multiple_choice`` samples are skipped and counted. ``Image_k`` is a file
+``yes_no`` samples are blocks; ``multiple_choice`` samples are skipped and counted, so NaturalBench figures
+computed from these blocks are the yes/no subset's, not the official overall figure. ``Image_k`` is a file
 name relative to the images folder (or a dict with a ``path``, as a ``datasets`` Image column stores it
-undecoded). The family is ``naturalbench-{Source}`` (``naturalbench`` without one).
+undecoded). The family is ``naturalbench-`` + :func:`slug` of ``Source`` (lower-cased and slugged;
+``naturalbench`` without one).
 
 **Generic blocks** (any other 2×2 set, e.g. EqBen): ``id, image_1, image_2, text_1, text_2`` with text k true
 of image k and false of the other; optional ``tag`` (family ``blocks-{tag}``, else ``blocks``). Optional
@@ -198,6 +200,11 @@ def _question_type(row: _Row) -> str:
     return "yes_no"
 
 
+# the build summary and console say it outright: the official overall figure also counts these samples
+MULTIPLE_CHOICE_SKIPPED = ("multiple-choice samples (only yes/no samples are 2×2 blocks; NaturalBench figures "
+                           "here are the yes/no subset's)")
+
+
 def naturalbench_blocks(rows: Rows, *, source: str, noun: str = "line") -> ParsedBenchmark:
     """NaturalBench rows → one block per yes/no sample (multiple-choice samples are skipped and counted)."""
     blocks: list[TwoByTwoBlock] = []
@@ -206,7 +213,7 @@ def naturalbench_blocks(rows: Rows, *, source: str, noun: str = "line") -> Parse
         row = _Row(raw, source, f"{noun} {number}")
         kind = _question_type(row)
         if kind == "multiple_choice":
-            skipped["multiple-choice samples (only yes/no samples are 2×2 blocks)"] += 1
+            skipped[MULTIPLE_CHOICE_SKIPPED] += 1
             continue
         if kind != "yes_no":
             raise row.error(f"unknown question type {kind!r}; expected yes_no or multiple_choice", "Question_Type")

@@ -28,6 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from vlaudit.analysis.cycles.provenance import BUILD_PROVENANCE as BUILD_PROVENANCE
+from vlaudit.analysis.cycles.provenance import PAPER_VALUES
+from vlaudit.analysis.cycles.provenance import cycle_builds as cycle_builds
+from vlaudit.analysis.cycles.provenance import run_settings as run_settings
+from vlaudit.analysis.cycles.provenance import settings_lines as settings_lines
+from vlaudit.builders.cycles.common import family_label
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import (
     DEFAULT_MIN_CYCLES,
@@ -102,13 +108,30 @@ class ExperimentConfig:
                            weight_decay=self.weight_decay, seed=seed, loss=loss, select=select, device=self.device,
                            tol=self.tol, min_steps=self.min_steps)
 
-    def probe_settings(self) -> dict[str, dict[str, Any]]:
-        """Per probe kind: epochs, lr, batch, weight decay and the section stating them (the run's JSON)."""
+    def probe_settings(self, kinds: Sequence[str] = ("interaction", "additive", "shortcut")
+                       ) -> dict[str, dict[str, Any]]:
+        """Per probe kind a run trains (``kinds``): epochs, lr, batch, weight decay and the section stating them
+        (the run's JSON)."""
         common = {"batch_size": self.batch_size, "weight_decay": self.weight_decay, "min_steps": self.min_steps}
-        return {"interaction": {"epochs": self.epochs, "lr": self.lr, **common, "paper": "cycle §E.3"},
-                "additive": {"epochs": self.additive_epochs, "lr": self.lr, **common, "paper": "cycle §E.4"},
-                "shortcut": {"epochs": self.shortcut_epochs, "lr": self.shortcut_lr, **common,
-                             "paper": "cycle §E.4"}}
+        every = {"interaction": {"epochs": self.epochs, "lr": self.lr, **common, "paper": "cycle §E.3"},
+                 "additive": {"epochs": self.additive_epochs, "lr": self.lr, **common, "paper": "cycle §E.4"},
+                 "shortcut": {"epochs": self.shortcut_epochs, "lr": self.shortcut_lr, **common,
+                              "paper": "cycle §E.4"}}
+        return {kind: every[kind] for kind in kinds}
+
+    def settings_provenance(self) -> dict[str, dict[str, Any]]:
+        """Every setting of the run, sorted by where it comes from: ``paper`` (equal to the value the cycle paper
+        states, with its section), ``departs`` (the paper states another value: both are given) and
+        ``not_in_paper`` (vlaudit's own: the paper states none)."""
+        out: dict[str, dict[str, Any]] = {"paper": {}, "departs": {}, "not_in_paper": {}}
+        for name, value in self.as_dict().items():
+            if name in PAPER_VALUES:
+                paper_value, section = PAPER_VALUES[name]
+                cell = {"value": value, "paper": paper_value, "section": section}
+                out["paper" if value == paper_value else "departs"][name] = cell
+            else:
+                out["not_in_paper"][name] = value
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,6 +157,7 @@ class SeedInputs:
     y: np.ndarray
     source: str = ""
     built_unavailable: dict[str, dict[str, int]] = field(default_factory=dict)
+    build: dict[str, Any] = field(default_factory=dict)  # BUILD_PROVENANCE of its CYCLES.meta.json, when read
     image_row: dict[str, int] = field(init=False)
     caption_row: dict[str, int] = field(init=False)
 
@@ -154,7 +178,7 @@ class SeedInputs:
         keys = [k for k in extra if k not in self.caption_row]
         y = np.concatenate([self.y, np.stack([extra[k] for k in keys])]) if keys else self.y
         return SeedInputs(self.seed, self.cycles, self.image_ids, self.x, self.caption_ids + keys, y, self.source,
-                          self.built_unavailable)
+                          self.built_unavailable, self.build)
 
     def select(self, split: str, family: str | Sequence[str] | None = None) -> list[Cycle]:
         fams = None if family is None else {family} if isinstance(family, str) else set(family)
@@ -269,6 +293,16 @@ def train_on(inputs: SeedInputs, kind: str, train: Sequence[Cycle], val: Sequenc
     return result.scorer
 
 
+def train_on_pairs(kind: str, train: ProbeData, config: TrainConfig, *, name: str = "",
+                   notes: list[dict[str, Any]] | None = None) -> Any:
+    """:func:`fit_probe` on labelled pairs (pair BCE, final epoch): the scorer, with its notes appended to
+    ``notes`` as in :func:`train_on`."""
+    result = fit_probe(kind, train, None, config)
+    if notes is not None:
+        notes.extend({"probe": name, "note": note} for note in result.notes)
+    return result.scorer
+
+
 def probe_notes_summary(notes: Sequence[Mapping[str, Any]]) -> list[str]:
     """Console paragraphs for a run's probe notes: how many probes ran with a smaller batch, and which ended
     below chance on their own training data (every note is in ``probe_notes`` of the JSON)."""
@@ -365,7 +399,7 @@ def unavailable_table(result: Mapping[str, Any]) -> tuple[list[str], list[list[A
     """One row per withdrawn (family, seed) with its cycles per split (the counts that failed §D.5's minimum)
     and whether the experiment or the cycles build withdrew it."""
     splits = [result["config"][k] for k in ("train_split", "val_split", "test_split")]
-    rows = [[item["family"], item["seed"], *[item["cycles"].get(split, 0) for split in splits],
+    rows = [[family_label(item["family"]), item["seed"], *[item["cycles"].get(split, 0) for split in splits],
              item.get("withdrawn_by", "experiment")] for item in result.get("unavailable", [])]
     return ["family", "seed", *[f"{split} cycles" for split in splits], "withdrawn by"], rows
 

@@ -3,9 +3,14 @@ Table 2 and Table 8 layout).
 
 Per seed (its own image-disjoint split) and family, all on the family's **test** cycles:
 
-* the additive column — image-only a(x), text-only b(y) and additive a(x) + b(y) probes, trained with the
-  four-entry BCE (which, unlike the cycle loss, gives them gradient); §E.4's settings per kind: the additive
-  audit probe 5 epochs, the text-only and image-only shortcut probes 50 epochs at lr 1e-2. By
+* the additive column — image-only a(x), text-only b(y) and additive a(x) + b(y) probes; §E.4's settings per
+  kind: the additive audit probe 5 epochs (four-entry BCE on the training cycles, which, unlike the cycle loss,
+  gives it gradient), the text-only and image-only shortcut probes 50 epochs at lr 1e-2, trained as §E.4 has
+  them — *ordinary pair classification with shortcut-bearing negatives*: the family's matched training pairs
+  against its swapped pairs whose caption (text-only) or image (image-only) features carry a fixed marker
+  (:data:`~vlaudit.settings.SHORTCUT_MARKER_SD` sd along a seeded direction; not a paper setting). Their pair
+  AUROC on the test split's pairs built the same way is reported beside their CycleAcc (``pair_auroc``): the
+  marginal is highly predictive there and exactly invisible to CycleAcc (§E.4, Table 8). By
   Theorem 1 their contrast Δ is 0 up to float64 rounding on every retained complete block, so CycleAcc must be
   exactly 0.5 with tie rate 1. This is an implementation audit of the construction and filtering pipeline:
   any other value is flagged (``additive_audit.ok`` false, and the command exits non-zero);
@@ -24,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from vlaudit.analysis.cycles.common import (
     UNAVAILABLE,
     ExperimentConfig,
@@ -36,20 +43,60 @@ from vlaudit.analysis.cycles.common import (
     flat_rows,
     mean_sd_text,
     per_seed_n_text,
+    run_settings,
     scorer_scores,
     select_families,
     split_cycle_eval,
     train_on,
+    train_on_pairs,
     withdrawn_everywhere,
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_family_bars
+from vlaudit.builders.cycles.common import family_label
+from vlaudit.probes.trainer import ProbeData, evaluate_auroc
+from vlaudit.records import Cycle
 from vlaudit.results.cycles import CycleExperimentResult
-from vlaudit.settings import CYCLE_SEEDS
+from vlaudit.settings import CYCLE_SEEDS, SHORTCUT_MARKER_SD
 
 ADDITIVE_PROBES = ("image-only", "text-only", "additive")
+SHORTCUT_PROBES = {"image-only": "image", "text-only": "text"}  # trained on ordinary pairs (§E.4)
+
+
+def shortcut_marker(inputs: SeedInputs, side: str, train: Sequence[Cycle]) -> np.ndarray:
+    """The marker a shortcut-bearing negative carries on ``side`` ("image" or "text"): a seeded unit direction
+    scaled to :data:`SHORTCUT_MARKER_SD` sd of the training features' projections on it."""
+    features = inputs.x if side == "image" else inputs.y
+    rows = sorted({inputs.image_row[c.image_1] for c in train} | {inputs.image_row[c.image_2] for c in train}
+                  if side == "image" else
+                  {inputs.caption_row[c.caption_1] for c in train} | {inputs.caption_row[c.caption_2] for c in train})
+    raw = np.random.default_rng([inputs.seed, 8]).standard_normal(features.shape[1])
+    direction = np.asarray(raw / np.linalg.norm(raw), dtype=np.float64)
+    spread = float(np.std(features[rows].astype(np.float64) @ direction)) or 1.0
+    return (SHORTCUT_MARKER_SD * spread * direction).astype(np.float32)
+
+
+def shortcut_pairs(inputs: SeedInputs, cycles: Sequence[Cycle], side: str, marker: np.ndarray, name: str
+                   ) -> ProbeData:
+    """Ordinary pair classification over ``cycles``: the matched pairs (label 1) and the swapped pairs (label 0),
+    the negatives' ``side`` features shifted by ``marker`` — a marginal shortcut the cycles themselves lack."""
+    index = inputs.probe_data(cycles, name).cycles
+    assert index is not None  # probe_data always indexes its cycles
+    images = np.concatenate([index[:, 0], index[:, 2], index[:, 0], index[:, 2]])
+    captions = np.concatenate([index[:, 1], index[:, 3], index[:, 3], index[:, 1]])
+    labels = np.repeat(np.array([1.0, 0.0], dtype=np.float32), 2 * len(index))
+    x, y = inputs.x[images].copy(), inputs.y[captions].copy()
+    if side == "image":
+        x[labels == 0] += marker
+    else:
+        y[labels == 0] += marker
+    pairs = np.stack([np.arange(len(labels)), np.arange(len(labels))], axis=1)
+    return ProbeData(x, y, pairs=pairs, labels=labels, name=name)
 _KIND = {"image-only": "image", "text-only": "text", "additive": "additive", "diagonal": "diagonal",
          "bilinear": "bilinear"}
+
+
+VALUES = ("cycle_acc", "tie_rate", "n", "pair_auroc")
 
 
 def probe_names(config: ExperimentConfig) -> tuple[str, ...]:
@@ -66,10 +113,20 @@ def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Seq
         train, val, test = family_splits(inputs, family, config)
         for probe in probe_names(config):
             name = f"seed {inputs.seed}/{family}/{probe}"
+            pair_auroc = None
             if probe == "zero-shot cosine":
                 if not square:
                     continue
                 scores = cosine_scores(inputs, test)
+            elif probe in SHORTCUT_PROBES:
+                side = SHORTCUT_PROBES[probe]
+                marker = shortcut_marker(inputs, side, train)
+                scorer = train_on_pairs(side, shortcut_pairs(inputs, train, side, marker, f"{name}/train pairs"),
+                                        config.train(inputs.seed, loss="pair_bce", select="last", kind="shortcut"),
+                                        name=name, notes=notes)
+                pair_auroc = evaluate_auroc(scorer, shortcut_pairs(inputs, test, side, marker, f"{name}/test pairs"),
+                                            device=config.device)
+                scores = scorer_scores(scorer, inputs, test, config.device)
             else:
                 if probe == "diagonal" and not square:
                     continue
@@ -84,7 +141,7 @@ def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Seq
                 scores = scorer_scores(scorer, inputs, test, config.device)
             summary = split_cycle_eval(test, scores, config.test_split, tol=config.tol, seed=inputs.seed)[family]
             rows.append({"family": family, "probe": probe, "n": summary["n"], "cycle_acc": summary["cycle_acc"],
-                         "ties": summary["ties"], "tie_rate": summary["tie_rate"]})
+                         "ties": summary["ties"], "tie_rate": summary["tie_rate"], "pair_auroc": pair_auroc})
     return rows
 
 
@@ -109,9 +166,9 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYC
     kept, unavailable = select_families(inputs, seeds, config, families)
     notes: list[dict[str, Any]] = []
     per_seed = {seed: seed_diagnostics(inputs[seed], config, kept[seed], notes) for seed in seeds}
-    rows = aggregate(per_seed, ("family", "probe"), ("cycle_acc", "tie_rate", "n"))
+    rows = aggregate(per_seed, ("family", "probe"), VALUES)
     result: dict[str, Any] = {"experiment": "diagnostics", "split": config.test_split, "seeds": seeds, "config": config.as_dict(),
-              "probe_settings": config.probe_settings(), "probe_notes": notes,
+              **run_settings(config, ("interaction", "additive", "shortcut"), inputs, seeds), "probe_notes": notes,
               "probes": list(probe_names(config)), "rows": rows, "min_cycles": config.min_cycles,
               "unavailable": unavailable,
               "additive_audit": additive_audit(per_seed)}
@@ -119,9 +176,25 @@ def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYC
         result["files"] = {"plot": str(plot_family_bars(rows, Path(out_dir) / "diagnostics.png",
                                                         title=f"Exact-cycle diagnostics ({config.test_split} cycles)"))}
         result["files"].update(write_outputs(out_dir, "diagnostics", result,
-                                             flat_rows(rows, ("family", "probe"), ("cycle_acc", "tie_rate", "n")),
+                                             flat_rows(rows, ("family", "probe"), VALUES),
                                              split=config.test_split))
     return experiment_result(result)
+
+
+def shortcut_table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """§E.4 / Table 8: per family, each shortcut probe's pair AUROC (ordinary test pairs, shortcut-bearing
+    negatives) beside its exact CycleAcc on the test cycles (mean ± sd over seeds)."""
+    cells = {(r["family"], r["probe"]): r for r in result["rows"]}
+    families = list(dict.fromkeys(r["family"] for r in result["rows"]))
+    out = []
+    for family in families:
+        row = [family_label(family)]
+        for probe in SHORTCUT_PROBES:
+            cell = cells.get((family, probe))
+            row += ["—", "—"] if cell is None else [mean_sd_text(cell["pair_auroc"], 3),
+                                                    mean_sd_text(cell["cycle_acc"], 3)]
+        out.append(row)
+    return ["family", "image AUROC", "image CycleAcc", "text AUROC", "text CycleAcc"], out
 
 
 def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
@@ -133,9 +206,10 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     out = []
     for family in families:
         first = next(r for r in result["rows"] if r["family"] == family)
-        out.append([family, per_seed_n_text(first["n"]), *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
+        out.append([family_label(family), per_seed_n_text(first["n"]), *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
                                  for p in probes]])
     unavailable = withdrawn_everywhere(result)
-    out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)] for family in unavailable]
+    out += [[family_label(family), "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)]
+            for family in unavailable]
     short = {"image-only": "image", "text-only": "text", "zero-shot cosine": "cosine", "diagonal": "diag."}
     return ["family", "n test", *[short.get(p, p) for p in probes]], out

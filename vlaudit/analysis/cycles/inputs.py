@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.cycles.common import SeedInputs
+from vlaudit.analysis.cycles.common import BUILD_PROVENANCE, SeedInputs
 from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
 from vlaudit.backends.registry import load_backend, require_kind
 from vlaudit.builders.cycles.common import sidecar_paths
@@ -53,11 +53,13 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
                     raise InputError(f"caption id {caption_id!r} has no features in {features_dir}", path=path,
                                      record=cycle.cycle_id, field="caption_id")
         meta = sidecar_paths(path)[1]
-        built = read_json(meta).get("unavailable", {}) if meta.exists() else {}
+        meta_data = read_json(meta) if meta.exists() else {}
+        built = meta_data.get("unavailable", {})
         if not isinstance(built, dict) or not all(isinstance(c, dict) for c in built.values()):
             raise InputError("expected {family: {split: count}}", path=meta, field="unavailable")
         out[int(seed)] = SeedInputs.from_features(int(seed), cycles, features, source=str(path),
                                                   built_unavailable=built)
+        out[int(seed)].build = {key: meta_data.get(key) for key in BUILD_PROVENANCE}
     return out
 
 

@@ -41,6 +41,7 @@ from vlaudit.analysis.cycles.common import (
     flat_rows,
     mean_sd,
     mean_sd_text,
+    run_settings,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -53,7 +54,9 @@ from vlaudit.records import Cycle
 from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 
-MARKER = "this is an out of distribution negative example "
+# §5.5: "prefixing the true caption with the marker “this is an out of distribution negative example.”" — the
+# quoted period is part of the marker; a space separates it from the caption.
+MARKER = "this is an out of distribution negative example. "
 MARK_SUFFIX = "::ood-marked"
 
 
@@ -143,7 +146,7 @@ def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS,
     differences = {str(s): (test[s]["Cycle OE"] - test[s]["Shortcut OE"] if test[s] else None) for s in seeds}
     mean, sd, n = mean_sd(differences.values())
     result: dict[str, Any] = {"experiment": "oe", "split": config.test_split, "val_split": config.val_split, "seeds": seeds,
-              "marker": MARKER, "config": config.as_dict(), "probe_settings": config.probe_settings(),
+              "marker": MARKER, "config": config.as_dict(), **run_settings(config, ("interaction", "shortcut"), inputs, seeds),
               "probe_notes": notes, "families": families,
               "families_per_seed": {str(s): kept[s] for s in seeds}, "min_cycles": config.min_cycles,
               "unavailable": unavailable, "rows": rows,

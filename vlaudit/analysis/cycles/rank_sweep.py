@@ -26,6 +26,7 @@ from vlaudit.analysis.cycles.common import (
     flat_rows,
     mean_sd_text,
     per_seed_n_text,
+    run_settings,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -34,6 +35,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
+from vlaudit.builders.cycles.common import family_label
 from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 
@@ -83,7 +85,7 @@ def run_rank_sweep(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCL
     audit_failures += [{"seed": s, "family": r["family"], "tie_rate": v}
                        for r in additive for s, v in r["tie_rate"]["per_seed"].items() if v is not None and v != 1.0]
     result: dict[str, Any] = {"experiment": "rank-sweep", "split": config.test_split, "seeds": seeds, "ranks": ranks,
-              "config": config.as_dict(), "probe_settings": config.probe_settings(), "probe_notes": notes,
+              "config": config.as_dict(), **run_settings(config, ("interaction", "additive"), inputs, seeds), "probe_notes": notes,
               "rows": [r for r in rows if r["rank"] != "additive"],
               "additive": additive, "min_cycles": config.min_cycles, "unavailable": unavailable,
               "additive_audit": {"ok": bool(additive) and not audit_failures, "failures": audit_failures}}
@@ -104,9 +106,9 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     cells = {(r["family"], r["rank"]): r for r in [*result["rows"], *result["additive"]]}
     families = list(dict.fromkeys(r["family"] for r in result["rows"]))
     columns = [*result["ranks"], "additive"]
-    out = [[family, per_seed_n_text(cells[(family, result["ranks"][0])]["n"]),
+    out = [[family_label(family), per_seed_n_text(cells[(family, result["ranks"][0])]["n"]),
             *[mean_sd_text(cells[(family, k)]["cycle_acc"], 3) if (family, k) in cells else "—" for k in columns]]
            for family in families]
-    out += [[family, "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(columns)]
+    out += [[family_label(family), "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(columns)]
             for family in withdrawn_everywhere(result)]
     return ["family", "n test", *[f"r={k}" if k != "additive" else "additive" for k in columns]], out

@@ -42,6 +42,7 @@ from vlaudit.analysis.cycles.common import (
     mean_sd,
     mean_sd_text,
     per_seed_n_text,
+    run_settings,
     scorer_scores,
     select_families,
     split_cycle_eval,
@@ -50,6 +51,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_transfer
+from vlaudit.builders.cycles.common import family_label
 from vlaudit.records import Cycle
 from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
@@ -118,7 +120,7 @@ def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_
     rows = aggregate(per_seed, ("train_family", "test_family", "off_diagonal"), ("cycle_acc", "alignment", "n"))
     mean, sd, n = mean_sd(correlations.values())
     result: dict[str, Any] = {"experiment": "transfer", "split": config.test_split, "alignment_split": config.val_split,
-              "seeds": seeds, "config": config.as_dict(), "probe_settings": config.probe_settings(),
+              "seeds": seeds, "config": config.as_dict(), **run_settings(config, ("interaction",), inputs, seeds),
               "probe_notes": notes, "rows": rows, "min_cycles": config.min_cycles,
               "unavailable": unavailable,
               "correlation": {"per_seed": correlations, "mean": mean, "sd": sd, "n_seeds": n,
@@ -144,7 +146,8 @@ def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """One row per ordered pair: train → test family, the test family's n per seed ("—" where withdrawn),
     transfer CycleAcc and alignment (mean ± sd); a family withdrawn in every seed gets one row reading
     "unavailable"."""
-    out = [[r["train_family"], r["test_family"] + ("" if r["off_diagonal"] else " (same)"), per_seed_n_text(r["n"]),
+    out = [[family_label(r["train_family"]), family_label(r["test_family"]) + ("" if r["off_diagonal"] else " (same)"),
+            per_seed_n_text(r["n"]),
             mean_sd_text(r["cycle_acc"], 3), mean_sd_text(r["alignment"], 3)] for r in result["rows"]]
-    out += [[family, "—", "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
+    out += [[family_label(family), "—", "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
     return ["train family", "test family", "n test", "transfer CycleAcc (test)", "alignment (val)"], out

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 
 AXIS_ROLES = {"mismatch": "permutation calibration, Dep+M, Strict+M", "mean": "mean-colour control set",
               "rele": "relation-region erasure", "irre": "irrelevant-region erasure",
+              "irre-disjoint": "irrelevant-region erasure, disjoint tiles (not the paper's)",
               "blur": "stress probe (never a control)", "patch-shuffle": "stress probe (never a control)"}
-ERASURES = ("rele", "irre")
+ERASURES = ("rele", "irre", "irre-disjoint")
 STRESS = ("blur", "patch-shuffle")
 
 

@@ -212,6 +212,13 @@ def join_edits(records: Sequence[Mapping[str, Any]], scores: Sequence[RunScores]
     out = {k: np.array(v, dtype=object if k in ("model", "edit_id", "source_item_id", "relation") else
                        (bool if k in ("flip_vis", "strict", "rel_o") else np.float64)) for k, v in cols.items()}
     out["dataset"] = np.array([dataset] * len(records), dtype=object)
+    # Pair D of the source group (``data edits analyze`` writes it); within Rel_o it equals Joint, so an older
+    # table with only ``joint`` still gives it there. Absent from both: the Pair D increment is not computable.
+    for name in ("pair_d", "joint"):
+        if all(r.get(name) not in (None, "") for r in records):
+            out["pair_d"] = np.array([_flag(r[name], path=path, record=f"row {k}", name=name)
+                                      for k, r in enumerate(records, start=1)], dtype=bool)
+            break
     return out
 
 

@@ -175,8 +175,13 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
             "pooled_dcc": intervals["pooled"]["dcc"]}
 
 
-def _rate(records: Sequence[Mapping[str, Any]], key: str) -> float:
-    return 100.0 * float(np.mean([r[key] for r in records])) if records else float("nan")
+def _rate(records: Sequence[Mapping[str, Any]], key: str) -> float | None:
+    """Success rate in %, or None for an empty stratum (its n, 0, is reported beside it)."""
+    return 100.0 * float(np.mean([r[key] for r in records])) if records else None
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
 
 
 def _stratum_row(model: str, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -190,8 +195,8 @@ def _stratum_row(model: str, records: Sequence[Mapping[str, Any]]) -> dict[str, 
         "model": model, "n": len(records), "rel": _rate(records, "rel"), "flip_vis": overall,
         "strict": _rate(records, "strict"), "n_rel_o": len(rel_o), "rel_o": rate_rel_o,
         "n_joint": len(joint), "joint": rate_joint,
-        "joint_minus_overall": rate_joint - overall, "delta_pair_d": rate_joint - rate_rel_o,
-        "rel_joint": _rate(joint, "rel"), "rel_joint_minus_overall": _rate(joint, "rel") - _rate(records, "rel"),
+        "joint_minus_overall": _minus(rate_joint, overall), "delta_pair_d": _minus(rate_joint, rate_rel_o),
+        "rel_joint": _rate(joint, "rel"), "rel_joint_minus_overall": _minus(_rate(joint, "rel"), _rate(records, "rel")),
         "n_cu": len(cu), "cu": _rate(cu, "flip_vis"), "n_dcc": len(dcc), "dcc": _rate(dcc, "flip_vis"),
     }
 
@@ -246,7 +251,9 @@ def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples:
         macro = stacked.mean(axis=0)
     for model, samples in (*zip(models, stacked, strict=True), ("Macro", macro)):
         ci = percentile_intervals(samples, level)
-        out[model] = {name: (float(ci[j, 0]), float(ci[j, 1])) for j, name in enumerate(names)}
+        # an interval over a stratum empty in every resample is not computable: None, never NaN
+        out[model] = {name: (None, None) if np.isnan(ci[j, 0]) else (float(ci[j, 0]), float(ci[j, 1]))
+                      for j, name in enumerate(names)}
     pooled: dict[str, dict[str, Any]] = {}
     for j, (name, stratum) in enumerate((("cu", cu), ("dcc", dcc))):
         n = int(stratum.sum())

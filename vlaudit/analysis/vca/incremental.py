@@ -11,6 +11,11 @@ features, L2 penalty ``ridge`` = 1/C) is fit on the other edits and predicts the
 * targets: flip+visibility, the strict composite, and flip+visibility given the original pair (Rel_o records)
 * Δ = AUROC(augmented) − AUROC(baseline) over all held-out predictions, with an edit-id bootstrap interval
   (resampling edits with all their model records; the predictions are fixed, §19), and per model Δ.
+* the Pair D increment (§15 "Independent edit outcomes by audit stratum": "A leave-one-edit-out model
+  restricted to Rel.o and controlling relation, model, original direction, and within-model confidence rank
+  changes AUROC from 82.01 to 82.03 when Pair D is added: +0.03 [−1.41, +1.41]"): the same baseline on the
+  Rel_o records, augmented by the source group's Pair D indicator instead of the G_img rank; target
+  flip+visibility; the same edit-id interval.
 * sensitivity rows (flip+visibility): ridge over ``settings.ridges``; the within-model signed-margin rank in
   place of confidence + direction; leave-one-model-out (the analysis without one model's records); and
   horizontal vs vertical relations.
@@ -30,6 +35,9 @@ from vlaudit.analysis.vca.common import fit_predict, relation_axis, within_model
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, weighted_auroc
 
+ADDED = {"gap": "G_img rank", "pair_d": "Pair D"}
+PAIR_D_ANALYSIS = "Pair D within Rel_o"
+
 
 def _indicators(values: np.ndarray) -> np.ndarray:
     """One-hot columns for every level but the first (an intercept is fit separately)."""
@@ -38,10 +46,13 @@ def _indicators(values: np.ndarray) -> np.ndarray:
         else np.zeros((values.size, 0))
 
 
-def design(edits: Mapping[str, np.ndarray], mask: np.ndarray, kind: str = "confidence") -> tuple[np.ndarray, np.ndarray]:
+def design(edits: Mapping[str, np.ndarray], mask: np.ndarray, kind: str = "confidence", *,
+           added: str = "gap") -> tuple[np.ndarray, np.ndarray]:
     """(baseline, augmented) feature matrices of the records in ``mask`` (see the module docstring).
 
     ``kind="signed"`` replaces direction + confidence rank by the within-model rank of the signed m_o.
+    ``added`` is what the augmented model adds: ``"gap"`` (the within-model rank of G_img) or ``"pair_d"``
+    (the 0/1 Pair D indicator).
     """
     models = edits["model"][mask].astype(str)
     parts = [_indicators(models), _indicators(edits["relation"][mask].astype(str))]
@@ -50,7 +61,9 @@ def design(edits: Mapping[str, np.ndarray], mask: np.ndarray, kind: str = "confi
     else:
         parts += [edits["direction"][mask][:, None], within_model_ranks(edits["confidence"][mask], models)[:, None]]
     base = np.column_stack(parts)
-    return base, np.column_stack([base, within_model_ranks(edits["gap"][mask], models)])
+    extra = (np.asarray(edits["pair_d"][mask], dtype=np.float64) if added == "pair_d"
+             else within_model_ranks(edits["gap"][mask], models))
+    return base, np.column_stack([base, extra])
 
 
 def leave_one_edit_out(features: np.ndarray, target: np.ndarray, edit_ids: np.ndarray, ridge: float) -> np.ndarray:
@@ -72,16 +85,17 @@ def leave_one_edit_out(features: np.ndarray, target: np.ndarray, edit_ids: np.nd
 
 
 def increment(edits: Mapping[str, np.ndarray], target: str, mask: np.ndarray, *, ridge: float, kind: str,
-              n_resamples: int, seed: int, level: float) -> dict[str, Any]:
+              n_resamples: int, seed: int, level: float, added: str = "gap") -> dict[str, Any]:
     """One row: edits/records, baseline and augmented held-out AUROC, Δ with its edit-id interval, per-model Δ."""
     y = np.asarray(edits[target], dtype=bool)[mask]
     edit_ids = edits["edit_id"][mask].astype(str)
     models = edits["model"][mask].astype(str)
-    row: dict[str, Any] = {"edits": int(len(set(edit_ids.tolist()))), "records": int(mask.sum()),
-                           "base_rate": float(y.mean()) if y.size else None}
+    row: dict[str, Any] = {"added": ADDED[added], "edits": int(len(set(edit_ids.tolist()))),
+                           "records": int(mask.sum()), "base_rate": float(y.mean()) if y.size else None}
     if y.size == 0 or y.all() or not y.any():
-        return row | {"baseline": None, "augmented": None, "delta": None, "delta_lo": None, "delta_hi": None}
-    base_x, aug_x = design(edits, mask, kind)
+        return row | {"baseline": None, "augmented": None, "delta": None, "delta_lo": None, "delta_hi": None,
+                      "reason": "no records" if y.size == 0 else "the target has one class"}
+    base_x, aug_x = design(edits, mask, kind, added=added)
     p_base = leave_one_edit_out(base_x, y, edit_ids, ridge)
     p_aug = leave_one_edit_out(aug_x, y, edit_ids, ridge)
     a_base, a_aug = auroc(p_base, y), auroc(p_aug, y)
@@ -91,7 +105,7 @@ def increment(edits: Mapping[str, np.ndarray], target: str, mask: np.ndarray, *,
     per_model = {m: auroc(p_aug[models == m], y[models == m]) - auroc(p_base[models == m], y[models == m])
                  for m in sorted(set(models.tolist()))}
     return row | {"baseline": a_base, "augmented": a_aug, "delta": a_aug - a_base, "delta_lo": float(lo),
-                  "delta_hi": float(hi), "per_model_delta": per_model}
+                  "delta_hi": float(hi), "reason": None, "per_model_delta": per_model}
 
 
 def incremental_rows(edits: Mapping[str, np.ndarray], settings: Any) -> list[dict[str, Any]]:
@@ -105,6 +119,7 @@ def incremental_rows(edits: Mapping[str, np.ndarray], settings: Any) -> list[dic
                                ("Flip given orig. pair", "flip_vis", np.asarray(edits["rel_o"], dtype=bool))):
         rows.append({"analysis": "primary", "target": name} | increment(
             edits, target, mask, ridge=settings.ridge, kind="confidence", **kw))
+    rows.append(pair_d_increment(edits, settings))
     for ridge in settings.ridges:
         if ridge != settings.ridge:
             rows.append({"analysis": f"ridge {ridge:g}", "target": "Flip+visibility"} | increment(
@@ -122,3 +137,17 @@ def incremental_rows(edits: Mapping[str, np.ndarray], settings: Any) -> list[dic
             rows.append({"analysis": axis, "target": "Flip+visibility"} | increment(
                 edits, "flip_vis", axes == axis, ridge=settings.ridge, kind="confidence", **kw))
     return rows
+
+
+def pair_d_increment(edits: Mapping[str, np.ndarray], settings: Any) -> dict[str, Any]:
+    """§15's adjusted Pair D increment: Rel_o records, flip+visibility, baseline + Pair D (module docstring)."""
+    head = {"analysis": PAIR_D_ANALYSIS, "target": "Flip+visibility"}
+    rel_o = np.asarray(edits["rel_o"], dtype=bool)
+    if "pair_d" not in edits:
+        return head | {"added": ADDED["pair_d"], "edits": int(len(set(edits["edit_id"][rel_o].tolist()))),
+                       "records": int(rel_o.sum()), "base_rate": None, "baseline": None, "augmented": None,
+                       "delta": None, "delta_lo": None, "delta_hi": None,
+                       "reason": "the edit outcomes have no pair_d (or joint) column"}
+    return head | increment(edits, "flip_vis", rel_o, ridge=settings.ridge, kind="confidence",
+                            n_resamples=settings.n_resamples, seed=settings.seed, level=settings.level,
+                            added="pair_d")

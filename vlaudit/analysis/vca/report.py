@@ -28,9 +28,11 @@ from typing import Any
 import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
+from vlaudit.analysis.vca import choice_run
+from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, is_text_only
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.errors import InputError
-from vlaudit.metrics.vca import permutation, relation, robustness, support
+from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -98,7 +100,9 @@ class VcaReport:
 
 def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROLS) -> RunEvents:
     """d, G_img, Dep, correctness, strict isolation, the mismatch axis and relation groups of one run, on the
-    items that have every headline control (the others are excluded, named in ``warnings``)."""
+    items that have every headline control (the others are excluded, named in ``warnings``). A letter run is
+    first given its prediction-aligned support r_c as margins (:func:`vlaudit.analysis.vca.choice_run.aligned_run`)."""
+    run = choice_run.aligned_run(run)
     missing = [c for c in controls if c not in run.margins]
     if missing:
         raise InputError(f"run (model={run.model!r}, dataset={run.dataset!r}, interface={run.interface!r}) has "
@@ -228,7 +232,7 @@ def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
 
 
 def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
-    """The ``vca.json`` object of one run (see the issue's contract; fractions in [0, 1])."""
+    """The ``vca.json`` object of one run (fractions in [0, 1]; schema: :class:`vlaudit.results.vca.VcaReportResult`)."""
     run, controls = ev.run, settings.controls
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)
@@ -249,9 +253,14 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
         taxonomy["wilson_credited_precision"] = list(
             wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
     out["taxonomy"] = taxonomy
-    strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
+    if run.choices is not None:
+        strata = choice_run.letter_strata_of(run.choices, ev.dep, ev.correct, ev.strict)
+        balanced = choice.balanced_letters
+    else:
+        strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
+        balanced = support.balanced
     out["stratified"] = strata
-    out["balanced"] = {by: support.balanced(s) for by, s in strata.items()} if ev.correct is not None else {}
+    out["balanced"] = {by: balanced(s) for by, s in strata.items()} if ev.correct is not None else {}
     survival: dict[str, Any] = support.decision_survival(run.margins, ev.dep, controls)
     survival["wilson"] = {k: list(wilson_interval(int(round(v * n_dep)), n_dep, settings.level))
                           for k, v in survival.items() if k.endswith("_same") and n_dep}
@@ -274,6 +283,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
     out["erasure_geometry"] = vca_axes.erasure_geometry(ev)
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
+    out["benchmark"] = benchmark_figures(ev)
     out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
@@ -334,14 +344,18 @@ def item_rows(ev: RunEvents) -> list[dict[str, Any]]:
     """``items.csv`` rows: model, dataset, interface, item_id, group_id, label, pred, correct, g_img, dep, dcc,
     cu, wrong_dep (label-dependent fields empty without labels), then statement and relation."""
     run, rows = ev.run, []
+    predicted = None if run.choices is None else choice_run.predicted_letters(run.choices)
+    gold = None if run.choices is None else run.choices.gold
     for i in range(run.n):
         c = None if ev.correct is None else bool(ev.correct[i])
         dep = bool(ev.dep[i])
         rows.append({
             "model": run.model, "dataset": run.dataset, "interface": run.interface,
             "item_id": str(run.item_ids[i]), "group_id": None if run.group_ids is None else run.group_ids[i],
-            "label": None if run.labels is None else ("yes" if run.labels[i] else "no"),
-            "pred": "yes" if ev.direction[i] > 0 else "no", "correct": c, "g_img": float(ev.gap[i]),
+            "label": (None if gold is None else str(gold[i])) if run.choices is not None else
+            (None if run.labels is None else ("yes" if run.labels[i] else "no")),
+            "pred": str(predicted[i]) if predicted is not None else ("yes" if ev.direction[i] > 0 else "no"),
+            "correct": c, "g_img": float(ev.gap[i]),
             "dep": dep, "dcc": None if c is None else c and dep, "cu": None if c is None else c and not dep,
             "wrong_dep": None if c is None else (not c) and dep,
             "statement": None if run.group_ids is None or run.group_ids[i] is None or run.statements is None
@@ -381,6 +395,8 @@ def macro_rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = None) -> VcaReport:
     """Compute the whole VCA report for validated runs (see the module docstring)."""
     settings = settings or ReportSettings()
+    text_llms = [run for run in runs if is_text_only(run)]  # blind baselines of MMStar's leakage, not audited
+    runs = [run for run in runs if not is_text_only(run)]
     if not runs:
         raise InputError("no runs to report")
     stress = [c for c in settings.controls if c in vca_axes.STRESS]
@@ -389,6 +405,7 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
                          f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
     summaries = [summarize_run(ev, settings) for ev in events]
+    add_leakage(summaries, text_llms)
     return VcaReport(
         runs=summaries, interfaces=interface_checks(events, settings), macro=macro_rows(summaries),
         settings={"controls": list(settings.controls), "n_resamples": settings.n_resamples, "seed": settings.seed,

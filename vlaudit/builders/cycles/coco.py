@@ -16,15 +16,18 @@
   left of a chair" / "a dog to the right of a chair"), any axis: directional role binding.
 
 Work is bounded by seeded sampling, so that all of train2017 builds in about twice its parse time
-(``benchmarks/cycle_build_scale.py``): ``CAPTIONS_PER_IMAGE`` human captions are read per image, an image
-contributes at most 6 eligible categories to relation statements and ``STATEMENTS_PER_IMAGE`` statements
-per relation family, and each image is used at most once per family and split (see ``common``).
+(``benchmarks/cycle_build_scale.py``). The bounds are options (:class:`CocoCaps`; ``cycles build coco
+--captions-per-image --categories-per-image --statements-per-image --image-uses``), recorded under ``caps`` in
+``CYCLES.meta.json``; none is a paper setting (§D.2 states no caps): 2 human captions read per image, at most 6
+eligible categories per image named by relation statements, at most 3 statements per image and relation
+family, and each image used at most once per family and split (see ``common``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ from vlaudit.builders.cycles.coco_index import CocoIndex, build_index
 from vlaudit.builders.cycles.common import (
     BuildResult,
     assign_splits,
+    counted_split,
     finalize,
     generated_caption_id,
     new_row,
@@ -43,20 +47,44 @@ from vlaudit.builders.cycles.common import (
     select_families,
     subsample,
     timed,
+    validation_counts_from,
     write_outputs,
 )
 from vlaudit.builders.cycles.rules import RELATIONS, GeometryRules, caption_text
 from vlaudit.builders.cycles.synonyms import MentionMatcher
 from vlaudit.builders.cycles.text_neighbor import TEXT_NEIGHBOR_FAMILY, mutual_neighbor_pairs
 from vlaudit.errors import InputError
-from vlaudit.settings import MIN_CYCLES
+from vlaudit.settings import (
+    COCO_CAPTIONS_PER_IMAGE,
+    COCO_CATEGORIES_PER_IMAGE,
+    COCO_IMAGE_USES,
+    COCO_STATEMENTS_PER_IMAGE,
+    CYCLE_POOL_SEED,
+    MIN_CYCLES,
+)
 from vlaudit.sources.coco import CocoCaptions, gc_paused, parse_captions, parse_instances
 
 OBJECT_FAMILIES = ("coco-object-coarse", "coco-object-matched", TEXT_NEIGHBOR_FAMILY)
 STRICT_AXES = {"coco-strict-left-right": 0, "coco-strict-above-below": 1, "coco-strict-size": 2}
-CAPTIONS_PER_IMAGE = 2  # seeded human captions read per image: bounds the synonym matching at COCO scale
-STATEMENTS_PER_IMAGE = 3  # seeded candidates per image and family: enough to find partners, bounded work
 COCO_FAMILIES = (*OBJECT_FAMILIES, "coco-box-relation", *STRICT_AXES, "coco-same-pair-relation")
+
+
+@dataclass(frozen=True)
+class CocoCaps:
+    """The COCO builder's work bounds (vlaudit's, not paper settings; defaults in :mod:`vlaudit.settings`)."""
+
+    captions_per_image: int = COCO_CAPTIONS_PER_IMAGE
+    categories_per_image: int = COCO_CATEGORIES_PER_IMAGE
+    statements_per_image: int = COCO_STATEMENTS_PER_IMAGE
+    image_uses: int = COCO_IMAGE_USES
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if value < 1:
+                raise InputError(f"{name} must be ≥ 1, got {value}", field=name)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "paper_settings": False}
 
 
 def _sample_per_image(image: np.ndarray, in_pool: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -71,8 +99,8 @@ def _sample_per_image(image: np.ndarray, in_pool: np.ndarray, k: int, rng: np.ra
 
 
 def _object_blocks(index: CocoIndex, captions: CocoCaptions, rows: np.ndarray, mentions: np.ndarray, family: str,
-                   rng: np.random.Generator, max_pairs: int | None, rounds: int, names: list[str]
-                   ) -> list[dict[str, Any]]:
+                   rng: np.random.Generator, max_pairs: int | None, rounds: int, names: list[str],
+                   image_uses: int = COCO_IMAGE_USES) -> list[dict[str, Any]]:
     """Pair captions into object cycles: ``rows`` are caption rows valid for their own image and ``mentions``
     (len(rows), C) the categories each mentions."""
     presence = index.presence
@@ -90,9 +118,10 @@ def _object_blocks(index: CocoIndex, captions: CocoCaptions, rows: np.ndarray, m
         anchor = (mentions.cumsum(1, dtype=np.int8) > pick[:, None]).argmax(1)
         bucket = count * mentions.shape[1] + anchor
     if family == TEXT_NEIGHBOR_FAMILY:  # mutual TF-IDF nearest neighbours one word apart (text_neighbor.py)
-        pairs = mutual_neighbor_pairs([captions.texts[k] for k in rows.tolist()], image, check, rng, max_pairs)
+        pairs = mutual_neighbor_pairs([captions.texts[k] for k in rows.tolist()], image, check, rng, max_pairs,
+                                      image_uses=image_uses)
     else:
-        pairs = pair_candidates(rng, image, bucket, check, rounds=rounds, max_pairs=max_pairs)
+        pairs = pair_candidates(rng, image, bucket, check, rounds=rounds, max_pairs=max_pairs, image_uses=image_uses)
     if not pairs:
         return []
     ends = np.asarray(pairs, dtype=np.int64).ravel()  # item_1, item_2 of block 0, then of block 1, ...
@@ -119,11 +148,12 @@ def _statement(names: list[str], subject: int, code: int, obj: int) -> dict[str,
 
 
 def _relation_blocks(index: CocoIndex, images: np.ndarray, family: str, rng: np.random.Generator,
-                     max_pairs: int | None, rounds: int, result: BuildResult) -> list[dict[str, Any]]:
+                     max_pairs: int | None, rounds: int, result: BuildResult, caps: CocoCaps
+                     ) -> list[dict[str, Any]]:
     """Relation families over generated captions (see module docstring)."""
     C = index.n_categories
     if family == "coco-box-relation":
-        st = index.statements(images, tuple(range(6)), rng, STATEMENTS_PER_IMAGE)
+        st = index.statements(images, tuple(range(6)), rng, caps.statements_per_image)
         bucket = np.zeros(len(st["image"]), dtype=np.int64)
         side = None
 
@@ -132,7 +162,7 @@ def _relation_blocks(index: CocoIndex, images: np.ndarray, family: str, rng: np.
                     & index.invalid(st["image"][j], st["subject"][i], st["code"][i], st["object"][i]))
     else:
         axes = (STRICT_AXES[family],) if family in STRICT_AXES else (0, 1, 2)
-        st = index.statements(images, tuple(2 * a for a in axes), rng, STATEMENTS_PER_IMAGE)
+        st = index.statements(images, tuple(2 * a for a in axes), rng, caps.statements_per_image)
         lo = np.minimum(st["subject"], st["object"])
         hi = np.maximum(st["subject"], st["object"])
         bucket = (lo * C + hi) * 3 + st["code"] // 2
@@ -143,7 +173,8 @@ def _relation_blocks(index: CocoIndex, images: np.ndarray, family: str, rng: np.
             return (index.invalid(st["image"][i], st["subject"][j], st["code"][j], st["object"][j])
                     & index.invalid(st["image"][j], st["subject"][i], st["code"][i], st["object"][i]))
 
-    pairs = pair_candidates(rng, st["image"], bucket, check, side=side, rounds=rounds, max_pairs=max_pairs)
+    pairs = pair_candidates(rng, st["image"], bucket, check, side=side, rounds=rounds, max_pairs=max_pairs,
+                            image_uses=caps.image_uses)
     flip = rng.random(len(pairs)) < 0.5
     if not pairs:
         return []
@@ -200,9 +231,10 @@ class _GeneratedCaptions:
 def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray, split_of: np.ndarray,
                splits: Sequence[tuple[str, float]], families: Sequence[str], *, seed: int,
                max_cycles_per_family: int | None, rounds: int = 4,
-               result: BuildResult | None = None) -> BuildResult:
+               result: BuildResult | None = None, caps: CocoCaps | None = None) -> BuildResult:
     """Blocks of every requested family in every split (images of ``pool``; ``split_of`` per pool image)."""
     result = BuildResult() if result is None else result
+    caps = caps or CocoCaps()
     names = index.instances.category_names
     result.generated = _GeneratedCaptions(names, result)
     need_objects = any(f in OBJECT_FAMILIES for f in families)
@@ -213,7 +245,7 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
             in_pool = np.zeros(len(index.instances.image_ids), dtype=bool)
             in_pool[pool] = True
             cap_image = captions.image.astype(np.int64)
-            sampled = np.nonzero(_sample_per_image(cap_image, in_pool, CAPTIONS_PER_IMAGE,
+            sampled = np.nonzero(_sample_per_image(cap_image, in_pool, caps.captions_per_image,
                                                    rng_for(seed, "captions")))[0]
             mentions = MentionMatcher(names).matrix([captions.texts[k] for k in sampled.tolist()])
             n_mentioned = mentions.sum(1)
@@ -221,7 +253,7 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
             usable = ~(mentions & ~index.presence[cap_image[sampled]]).any(1)
     if any(f not in OBJECT_FAMILIES for f in families):
         with timed(result.seconds, "relation statements"):
-            index.prepare_statements(pool, rng_for(seed, "statements"))
+            index.prepare_statements(pool, rng_for(seed, "statements"), caps.categories_per_image)
     for split_index, (split, _) in enumerate(splits):
         images = np.sort(pool[split_of == split_index])
         in_split = np.zeros(len(index.instances.image_ids), dtype=bool)
@@ -234,14 +266,15 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
                     items = np.nonzero(in_split[cap_image[sampled]] & usable & (n_mentioned >= minimum))[0]
                     assert captions is not None  # object families need captions: refused above otherwise
                     blocks = _object_blocks(index, captions, sampled[items], mentions[items], family, rng,
-                                            max_cycles_per_family, rounds, names)
+                                            max_cycles_per_family, rounds, names, caps.image_uses)
                     for block in blocks:
                         for k in ("1", "2"):
                             cid = block[f"caption_{k}"]
                             result.captions[cid] = {"caption_id": cid, "text": block[f"text_{k}"],
                                                     "image_id": block[f"image_{k}"], "source": "coco"}
                 else:
-                    blocks = _relation_blocks(index, images, family, rng, max_cycles_per_family, rounds, result)
+                    blocks = _relation_blocks(index, images, family, rng, max_cycles_per_family, rounds, result,
+                                              caps)
             result.blocks[(family, split)] = blocks
     return result
 
@@ -249,14 +282,21 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
 def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | None, out_path: str | Path, *,
                       families: Sequence[str] | None = None, seed: int = 0,
                       splits: str | Sequence[tuple[str, float]] = "train=0.8,val=0.2", min_cycles: int = MIN_CYCLES,
-                      max_cycles_per_family: int | None = None, max_images: int | None = None,
-                      rules: GeometryRules | None = None, rounds: int = 4) -> dict[str, Any]:
+                      max_cycles_per_family: int | None = None, max_images: int | None = None, pool_seed: int = CYCLE_POOL_SEED,
+                      rules: GeometryRules | None = None, rounds: int = 4,
+                      validation_from: str | Path | None = None, caps: CocoCaps | None = None) -> dict[str, Any]:
     """Parse the official COCO files, build the cycle families and write CYCLES + captions + metadata.
+
+    ``validation_from``: the ``CYCLES.meta.json`` of the same seed's train2017 build, for a build without a
+    validation split (the paper's test from val2017): the minimum then counts that build's validation cycles
+    (§D.5), as the paper does; without it such a build counts its own split(s) and says so
+    (``min_cycles_counted``). ``caps``: the work bounds (:class:`CocoCaps`; not paper settings).
 
     Returns the summary (Table-6 counts per family and split, unavailable families, warnings, rules) and
     ``seconds``, the wall-clock time of each stage and family (not written to the metadata file).
     """
     rules = rules or GeometryRules()
+    caps = caps or CocoCaps()
     families = select_families(families, COCO_FAMILIES, "COCO")
     split_spec = parse_splits(splits)
     result = BuildResult()
@@ -269,19 +309,21 @@ def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | No
             captions = parse_captions(captions_path, instances) if (captions_path and needs_captions) else None
         with timed(seconds, "index"):
             index = build_index(instances, rules)
-            pool = subsample(len(instances.image_ids), max_images, seed)
+            pool = subsample(len(instances.image_ids), max_images, pool_seed)
             split_of = assign_splits(len(pool), split_spec, seed)
         build_coco(index, captions, pool, split_of, split_spec, families, seed=seed,
-                   max_cycles_per_family=max_cycles_per_family, rounds=rounds, result=result)
+                   max_cycles_per_family=max_cycles_per_family, rounds=rounds, result=result, caps=caps)
         with timed(seconds, "finalize"):
             rows, table = finalize(result, families=families, splits=split_spec, seed=seed, min_cycles=min_cycles,
-                                   max_cycles_per_family=max_cycles_per_family, file_names={})
+                                   max_cycles_per_family=max_cycles_per_family, file_names={},
+                                   validation_counts=validation_counts_from(validation_from, seed))
     warnings = Counter(instances.warnings) + (captions.warnings if captions else Counter()) + result.warnings
     meta = {"source": "coco", "instances": str(instances_path), "captions": None if captions_path is None
             else str(captions_path), "families": families, "seed": seed,
             "splits": {name: frac for name, frac in split_spec}, "min_cycles": min_cycles,
-            "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
-            "images_in_pool": int(len(pool)), "rules": rules.as_dict(), "warnings": dict(sorted(warnings.items())),
+            "min_cycles_counted": counted_split([n for n, _ in split_spec], validation_from),
+            "max_cycles_per_family": max_cycles_per_family, "max_images": max_images, "pool_seed": pool_seed,
+            "images_in_pool": int(len(pool)), "rules": rules.as_dict(), "caps": caps.as_dict(), "warnings": dict(sorted(warnings.items())),
             **table}
     with timed(seconds, "write"):
         paths = write_outputs(out_path, rows, result.captions, meta)

@@ -10,7 +10,8 @@ Pairing never compares all images with all images: candidates (one or more per i
 key, are shuffled within buckets with a seeded generator and paired with their neighbour (or, with a
 ``side``, rank-matched against the other side of the bucket); a vectorised check accepts or rejects each
 pair, and rejected candidates are re-shuffled for a few rounds. Each image is used at most once per family
-and split, so a family's blocks never share an image.
+and split by default (``image_uses``; COCO: ``--image-uses``), so a family's blocks never share an image — a
+vlaudit choice, not a paper setting.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import withdraw_small_families
 from vlaudit.results.columns import CYCLES
 from vlaudit.results.cycles import CycleBuildFailure, CycleBuildMeta
+from vlaudit.settings import NOT_IN_PAPER_FAMILIES, NOT_IN_PAPER_LABEL
 from vlaudit.tables import atomic_write, write_result
 
 CheckFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -43,6 +45,11 @@ BASE_COLUMNS = CYCLES.names  # the written column order (vlaudit.results.columns
 def rng_for(seed: int, *names: str) -> np.random.Generator:
     """A generator derived from the user's seed and stable names (family, split): order-independent."""
     return np.random.default_rng(np.random.SeedSequence([seed, *(zlib.crc32(n.encode()) for n in names)]))
+
+
+def family_label(family: str) -> str:
+    """The family's name as printed: families the cycle paper does not have carry "(not in the paper)"."""
+    return f"{family} ({NOT_IN_PAPER_LABEL})" if family in NOT_IN_PAPER_FAMILIES else family
 
 
 def select_families(families: Sequence[str] | None, allowed: Sequence[str], source: str = "") -> list[str]:
@@ -90,31 +97,36 @@ def assign_splits(n_images: int, splits: Sequence[tuple[str, float]], seed: int)
     return assignment
 
 
-def subsample(n_images: int, max_images: int | None, seed: int) -> np.ndarray:
-    """Sorted indexes of a seeded subsample of ``max_images`` images (all when None or larger)."""
+def subsample(n_images: int, max_images: int | None, pool_seed: int) -> np.ndarray:
+    """Sorted indexes of a seeded subsample of ``max_images`` images (all when None or larger).
+
+    Drawn with the *pool* seed, not the cycle seed: §D.5 builds every seed's independently constructed splits
+    inside one fixed image pool ("family estimates share image pools"), so builds that differ only in
+    ``seed`` share their pool and differ in their splits and pairings."""
     if max_images is None or max_images >= n_images:
         return np.arange(n_images)
-    return np.sort(rng_for(seed, "pool").choice(n_images, size=max_images, replace=False))
+    return np.sort(rng_for(pool_seed, "pool").choice(n_images, size=max_images, replace=False))
 
 
 def pair_candidates(rng: np.random.Generator, item_image: np.ndarray, bucket: np.ndarray, check: CheckFn, *,
                     side: np.ndarray | None = None, rounds: int = 4, max_pairs: int | None = None,
-                    used: np.ndarray | None = None) -> list[tuple[int, int]]:
+                    image_uses: int = 1) -> list[tuple[int, int]]:
     """Seeded pairing of candidate items (see module docstring); returns accepted (item_i, item_j).
 
-    ``used`` (bool per image index, updated in place) carries used images over between calls.
+    ``image_uses``: how many accepted pairs may use one image (1: the blocks are image-disjoint); each item is
+    used at most once either way.
     """
     n = len(item_image)
     if n < 2:
         return []
     _, bucket = np.unique(bucket, return_inverse=True)
     bucket = bucket.reshape(-1)
-    if used is None:
-        used = np.zeros(int(item_image.max()) + 1, dtype=bool)
+    used = np.zeros(int(item_image.max()) + 1, dtype=np.int64)
+    item_used = np.zeros(n, dtype=bool)
     alive = np.arange(n)
     accepted: list[tuple[int, int]] = []
     for _ in range(rounds):
-        alive = alive[~used[item_image[alive]]]
+        alive = alive[(used[item_image[alive]] < image_uses) & ~item_used[alive]]
         if len(alive) < 2:
             break
         rand = rng.random(len(alive))
@@ -132,9 +144,11 @@ def pair_candidates(rng: np.random.Generator, item_image: np.ndarray, bucket: np
         before = len(accepted)
         for a, b in zip(i[ok].tolist(), j[ok].tolist(), strict=True):
             ia, ib = item_image[a], item_image[b]
-            if used[ia] or used[ib]:
+            if used[ia] >= image_uses or used[ib] >= image_uses or item_used[a] or item_used[b]:
                 continue
-            used[ia] = used[ib] = True
+            used[ia] += 1
+            used[ib] += 1
+            item_used[a] = item_used[b] = True
             accepted.append((a, b))
         if max_pairs is not None and len(accepted) >= max_pairs:
             break
@@ -190,8 +204,38 @@ def timed(seconds: defaultdict[str, float], stage: str) -> Iterator[None]:
         seconds[stage] += time.perf_counter() - start
 
 
+VALIDATION_SPLIT_NAME = "val"
+
+
+def validation_counts_from(meta_path: str | Path | None, seed: int) -> dict[str, dict[str, int]] | None:
+    """The validation counts of another build of the same seed (its ``CYCLES.meta.json``), for a build without a
+    validation split (COCO's test from val2017): ``{family: {"val": n}}``; None without ``meta_path``."""
+    if meta_path is None:
+        return None
+    try:
+        meta = orjson.loads(Path(meta_path).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise InputError(f"cannot read a cycles metadata file: {exc}", path=meta_path) from exc
+    if not isinstance(meta, dict) or VALIDATION_SPLIT_NAME not in meta.get("splits", {}):
+        raise InputError(f"the build has no '{VALIDATION_SPLIT_NAME}' split to count", path=meta_path, field="splits")
+    if meta.get("seed") != seed:
+        raise InputError(f"built with seed {meta.get('seed')}, this build uses seed {seed}: the validation cycles "
+                         "must come from the same seed's build", path=meta_path, field="seed")
+    cells = {**meta.get("counts", {}), **meta.get("unavailable", {})}
+    return {family: {VALIDATION_SPLIT_NAME: int(c.get(VALIDATION_SPLIT_NAME, 0))} for family, c in cells.items()}
+
+
+def counted_split(splits: Sequence[str], validation_from: str | Path | None = None) -> str:
+    """Which cycles the minimum counts (§D.5 counts validation cycles): "val", "val of PATH" (another build's),
+    or, in a build without a validation split, the split(s) it has ("test")."""
+    if validation_from is not None:
+        return f"{VALIDATION_SPLIT_NAME} of {validation_from}"
+    return VALIDATION_SPLIT_NAME if VALIDATION_SPLIT_NAME in splits else ", ".join(splits)
+
+
 def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[tuple[str, float]], seed: int,
-             min_cycles: int, max_cycles_per_family: int | None, file_names: dict[str, str]
+             min_cycles: int, max_cycles_per_family: int | None, file_names: dict[str, str],
+             validation_counts: dict[str, dict[str, int]] | None = None
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Cap, dedup and id the blocks; withdraw families under ``min_cycles``; return rows and the Table-6 counts.
 
@@ -199,7 +243,10 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
     family with fewer than ``min_cycles`` blocks in the ``val`` split (or in every split when there is no
     ``val``), or with none in another split, is withdrawn whole — no row of it is written — and listed under
     ``unavailable`` as ``{split: count}``.
-    ``counts`` holds the families that are written.
+    ``counts`` holds the families that are written. ``validation_counts`` (another build's val counts of the same
+    seed, :func:`validation_counts_from`) applies the paper's rule to a build without a validation split: a family
+    is withdrawn when that build has fewer than ``min_cycles`` val cycles of it (or this build none), and its
+    ``unavailable`` entry carries that val count beside this build's.
     """
     kept: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for family in families:
@@ -226,7 +273,14 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
                 unique = [unique[k] for k in keep.tolist()]
             kept[family][split] = unique
     all_counts = {family: {split: len(blocks) for split, blocks in cells.items()} for family, cells in kept.items()}
-    unavailable = withdraw_small_families(all_counts, [split for split, _ in splits], min_cycles)
+    names = [split for split, _ in splits]
+    if validation_counts is not None and VALIDATION_SPLIT_NAME not in names:
+        merged = {family: {**cells, VALIDATION_SPLIT_NAME: validation_counts.get(family, {}).get(
+            VALIDATION_SPLIT_NAME, 0)} for family, cells in all_counts.items()}
+        unavailable = withdraw_small_families(merged, [*names, VALIDATION_SPLIT_NAME], min_cycles,
+                                              validation_split=VALIDATION_SPLIT_NAME)
+    else:
+        unavailable = withdraw_small_families(all_counts, names, min_cycles)
     rows: list[dict[str, Any]] = []
     for family, cells in kept.items():
         if family in unavailable:
@@ -310,7 +364,8 @@ def write_outputs(out: str | Path, rows: list[dict[str, Any]], captions: dict[st
     failed = failure_report_path(out)
     if not rows:
         write_result(failed, CycleBuildFailure.from_dict(
-            {**meta, "failed": "no family reached min_cycles (validation cycles); no cycles written"}))
+            {**meta, "failed": f"no family reached min_cycles ({meta.get('min_cycles_counted', 'val')} cycles); "
+                               "no cycles written"}))
         return {"failed": str(failed)}
     captions_path, meta_path = sidecar_paths(out)
     used = sorted(set(map(itemgetter("caption_1"), rows)) | set(map(itemgetter("caption_2"), rows)))

@@ -16,9 +16,10 @@ for:
   the left of the red plate", :func:`~vlaudit.builders.cycles.gqa_rules.is_binding_swap`); both swaps fail by
   attribute mismatch. Rare on real scene graphs: the paper gets 18–19 validation cycles per seed and reports
   the family unavailable (§D.3, below the §D.5 minimum), as the build does here.
-* ``gqa-attribute-cross-noun`` / ``gqa-relation-cross-noun``: the same fact types across different nouns
-  ("the black cat" / "the yellow dog"); typically a swap fails because the noun is absent, so these are
-  object-presence cycles and are reported as families of their own.
+* ``gqa-attribute-cross-noun`` / ``gqa-relation-cross-noun`` — **not in the paper**, built only on request
+  (``extra_families``; ``--extra-families``) and labelled "not in the paper" wherever printed: the same fact
+  types across different nouns ("the black cat" / "the yellow dog"); typically a swap fails because the noun
+  is absent, so these are object-presence cycles.
 
 Default split: image-disjoint train/val/test = 60/10/30 (§D.5).
 """
@@ -35,6 +36,7 @@ import numpy as np
 from vlaudit.builders.cycles.common import (
     BuildResult,
     assign_splits,
+    counted_split,
     finalize,
     generated_caption_id,
     pair_candidates,
@@ -55,11 +57,12 @@ from vlaudit.builders.cycles.gqa_rules import (
     fact_text,
     is_binding_swap,
 )
-from vlaudit.settings import MIN_CYCLES
+from vlaudit.settings import CYCLE_POOL_SEED, MIN_CYCLES, NOT_IN_PAPER_FAMILIES
 from vlaudit.sources.gqa import SceneGraphs, parse_scene_graphs
 
-GQA_FAMILIES = ("gqa-attribute", "gqa-relation-object", "gqa-binding", "gqa-attribute-cross-noun",
-                "gqa-relation-cross-noun")
+GQA_PAPER_FAMILIES = ("gqa-attribute", "gqa-relation-object", "gqa-binding")  # §D.3: the paper's GQA families
+GQA_EXTRA_FAMILIES = NOT_IN_PAPER_FAMILIES  # vlaudit's object-presence families across nouns
+GQA_FAMILIES = (*GQA_PAPER_FAMILIES, *GQA_EXTRA_FAMILIES)
 DEFAULT_GQA_SPLITS = "train=0.6,val=0.1,test=0.3"
 
 
@@ -141,18 +144,24 @@ def build_gqa(graphs: SceneGraphs, image_ids: list[str], pool: np.ndarray, split
 def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, families: Sequence[str] | None = None,
                      seed: int = 0, splits: str | Sequence[tuple[str, float]] = DEFAULT_GQA_SPLITS,
                      min_cycles: int = MIN_CYCLES, max_cycles_per_family: int | None = None,
-                     max_images: int | None = None, rounds: int = 4,
-                     image_pattern: str = "{image_id}.jpg") -> dict[str, Any]:
+                     max_images: int | None = None, pool_seed: int = CYCLE_POOL_SEED, rounds: int = 4,
+                     image_pattern: str = "{image_id}.jpg", extra_families: bool = False) -> dict[str, Any]:
     """Parse a GQA scene-graph file, build the GQA families and write CYCLES + captions + metadata.
+
+    Without ``families``, the paper's families only (:data:`GQA_PAPER_FAMILIES`, §D.3); ``extra_families`` adds
+    the cross-noun families, which the paper does not have (as does naming them in ``families``); those built
+    are listed under ``not_in_paper`` in the metadata.
 
     ``image_pattern`` names each image's file from its id (GQA ships ``{image_id}.jpg``; a COCO-style folder
     is ``{image_id:0>12}.jpg``).
     """
+    if not families:  # a family named in ``families`` is a request too
+        families = GQA_FAMILIES if extra_families else GQA_PAPER_FAMILIES
     families = select_families(families, GQA_FAMILIES, "GQA")
     split_spec = parse_splits(splits)
     graphs = parse_scene_graphs(scene_graphs_path)
     image_ids = sorted(graphs.images, key=lambda s: (len(s), s))
-    pool = subsample(len(image_ids), max_images, seed)
+    pool = subsample(len(image_ids), max_images, pool_seed)
     split_of = assign_splits(len(pool), split_spec, seed)
     result = build_gqa(graphs, image_ids, pool, split_of, split_spec, families, seed=seed,
                        max_cycles_per_family=max_cycles_per_family, rounds=rounds)
@@ -165,8 +174,9 @@ def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, fam
         reasons[row["family"]].update((row["swap_12_reason"], row["swap_21_reason"]))
     meta = {"source": "gqa", "scene_graphs": str(scene_graphs_path), "families": families, "seed": seed,
             "splits": {name: frac for name, frac in split_spec}, "min_cycles": min_cycles,
-            "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
-            "image_pattern": image_pattern,
+            "min_cycles_counted": counted_split([n for n, _ in split_spec]),
+            "max_cycles_per_family": max_cycles_per_family, "max_images": max_images, "pool_seed": pool_seed,
+            "image_pattern": image_pattern, "not_in_paper": [f for f in families if f in GQA_EXTRA_FAMILIES],
             "images_in_pool": int(len(pool)), "rules": {"predicates": "vlaudit.builders.cycles.gqa_rules"},
             "warnings": dict(sorted(warnings.items())), **table,
             "swap_reasons": {family: {r: counts[r] for r in REASONS if counts[r]} for family, counts in reasons.items()}}

@@ -8,7 +8,8 @@ family → reason tables), i.e. the definitions, not the logic that applies them
 docstring of ``gqa_rules``:
 
 * attribute "the red car": valid iff some car has red; invalid by ``noun-absent`` when no car,
-  ``attribute-mismatch`` when every car has another attribute of red's exclusive group;
+  ``attribute-mismatch`` when every car has another attribute of red's exclusive group; the attribute family
+  compares the exact noun (no person folding: "the woman" is judged on women only);
 * relation "the car to the left of the bus": valid iff a car → bus edge of that name exists; invalid by
   ``noun-absent`` when no car or no bus, ``relation-false`` when every (car, bus) pair is stated in the
   opposite relation (car "to the right of" bus, or bus "to the left of" car);
@@ -31,8 +32,10 @@ from vlaudit.builders.cycles.gqa_rules import (
     OWN_REASON,
     REASONS,
     RELATION_FALSE,
+    SAME_NOUN_FAMILIES,
     attribute_group,
     attribute_key,
+    exact_noun_key,
     noun_key,
 )
 from vlaudit.records import Cycle
@@ -52,10 +55,14 @@ def _edge(a: GqaObject, relation: str, b: GqaObject) -> bool:
     return any(name == relation and target == b.object_id for name, target in a.relations)
 
 
-def attribute_status(image: GqaImage, noun: str, attribute: str) -> str:
+def attribute_status(image: GqaImage, noun: str, attribute: str, exact: bool = False) -> str:
     objects = _named(image, noun)
     if not objects:
         return NOUN_ABSENT
+    if exact:  # the same noun exactly (no person folding); a folded match alone proves nothing
+        objects = [obj for obj in objects if exact_noun_key(obj.name) == exact_noun_key(noun)]
+        if not objects:
+            return "unverifiable"
     if any(_has(obj, attribute) for obj in objects):
         return "valid"
     group = attribute_group(attribute)
@@ -92,15 +99,17 @@ def status(image: GqaImage, family: str, fact: Mapping[str, str]) -> str:
     """``"valid"``, ``"unverifiable"`` or the reason (``REASONS``) a fact is invalid for ``image``."""
     kind = FACT_KIND[family]
     if kind == "attribute":
-        return attribute_status(image, fact["object"], fact["attribute"])
+        return attribute_status(image, fact["object"], fact["attribute"], family in SAME_NOUN_FAMILIES)
     if kind == "relation":
         return relation_status(image, fact["subject"], fact["relation"], fact["object"])
     return binding_status(image, fact)
 
 
 def _nouns(family: str, fact: Mapping[str, str]) -> tuple[str, ...]:
-    names = (fact["object"],) if FACT_KIND[family] == "attribute" else (fact["subject"], fact["object"])
-    return tuple(noun_key(n) for n in names)
+    if FACT_KIND[family] == "attribute":
+        key = exact_noun_key if family in SAME_NOUN_FAMILIES else noun_key
+        return (key(fact["object"]),)
+    return (noun_key(fact["subject"]), noun_key(fact["object"]))
 
 
 def binding_swap_violation(fact_1: Mapping[str, str], fact_2: Mapping[str, str]) -> str | None:

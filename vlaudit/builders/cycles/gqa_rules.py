@@ -7,7 +7,9 @@ when the graph rules it out:
   such as man / woman / boy / people folded into "person", so "the man" is never judged absent from an
   image that has a "woman");
 * "the red car" is invalid when there is no car, or every car carries a different attribute of the same
-  exclusive group (colours; large/small; open/closed; ...) and none carries "red";
+  exclusive group (colours; large/small; open/closed; ...) and none carries "red"; the attribute family judges
+  (and pairs) the exact noun, without person folding (:data:`SAME_NOUN_FAMILIES`), so "the white woman" is
+  never contrasted with "the black man";
 * "the man holding the umbrella" is invalid when the man or the umbrella is absent (an unlisted edge
   proves nothing); "the car to the left of the bus" is also invalid when both are present and every
   car–bus pair is stated in the opposite relation ("to the right of"; or the bus "to the left of" the car) —
@@ -30,7 +32,7 @@ so that a family can keep only the blocks whose swaps fail by its own predicate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from vlaudit.sources.gqa import GqaImage
 
@@ -59,13 +61,14 @@ NOUN_ABSENT, ATTRIBUTE_MISMATCH, RELATION_FALSE = "noun-absent", "attribute-mism
 REASONS = (ATTRIBUTE_MISMATCH, RELATION_FALSE, NOUN_ABSENT)
 
 
-def noun_key(name: str) -> str:
-    """Comparison key of an object name: last word, crude singular, person words folded."""
+def noun_key(name: str, *, fold_people: bool = True) -> str:
+    """Comparison key of an object name: last word, crude singular, person words folded into "person" (unless
+    ``fold_people`` is False: then "woman" and "man" stay different nouns)."""
     words = name.lower().split()
     if not words:
         return ""
     word = words[-1]
-    if word in PERSON_WORDS or name.lower() in PERSON_WORDS:
+    if fold_people and (word in PERSON_WORDS or name.lower() in PERSON_WORDS):
         return "person"
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
@@ -74,6 +77,22 @@ def noun_key(name: str) -> str:
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
         word = word[:-1]
     return " ".join([*words[:-1], word])
+
+
+def exact_noun_key(name: str) -> str:
+    """The noun key without person folding: what an attribute cycle compares (§D.3, "an object-level attribute")."""
+    return noun_key(name, fold_people=False)
+
+
+# Families whose two facts name the *same* noun exactly: "the white woman" / "the black man" is no attribute
+# contrast of one object, so the attribute family compares unfolded nouns; person folding stays for object
+# presence (a "man" is never judged absent from an image with a "woman").
+SAME_NOUN_FAMILIES = frozenset({"gqa-attribute"})
+
+
+def family_noun_key(family: str) -> Callable[[str], str]:
+    """The noun key a family pairs and judges its attribute facts by (:data:`SAME_NOUN_FAMILIES`: unfolded)."""
+    return exact_noun_key if family in SAME_NOUN_FAMILIES else noun_key
 
 
 def attribute_key(attribute: str) -> str:
@@ -94,6 +113,7 @@ class GraphFacts:
     def __init__(self, image: GqaImage) -> None:
         self.image = image
         self.attrs_by_noun: dict[str, list[frozenset[str]]] = {}
+        self.attrs_by_exact_noun: dict[str, list[frozenset[str]]] = {}
         self.edges: set[tuple[str, str, str]] = set()
         self.attributed_edges: set[tuple[str, str, str, str, str]] = set()
         keys = {oid: noun_key(o.name) for oid, o in image.objects.items()}
@@ -101,8 +121,9 @@ class GraphFacts:
         for oid, key in keys.items():
             self.objects_by_noun.setdefault(key, []).append(oid)
         attrs = {oid: frozenset(attribute_key(a) for a in o.attributes) for oid, o in image.objects.items()}
-        for oid in image.objects:
+        for oid, obj in image.objects.items():
             self.attrs_by_noun.setdefault(keys[oid], []).append(attrs[oid])
+            self.attrs_by_exact_noun.setdefault(exact_noun_key(obj.name), []).append(attrs[oid])
         # (a, b) → relations stated from a to b, plus those implied by the mirror of an exclusive pair
         self.pair_relations: dict[tuple[str, str], set[str]] = {}
         for oid, obj in image.objects.items():
@@ -115,11 +136,17 @@ class GraphFacts:
                     for a2 in attrs[target]:
                         self.attributed_edges.add((a1, keys[oid], rel, a2, keys[target]))
 
-    def attribute_verdict(self, noun: str, attribute: str) -> str:
+    def attribute_verdict(self, noun: str, attribute: str, *, exact: bool = False) -> str:
+        """``exact``: judge only the objects of exactly this noun (no person folding); an image whose only
+        match is a folded one ("man" for "the woman") is then unverifiable, not a mismatch."""
         attribute = attribute_key(attribute)
         objects = self.attrs_by_noun.get(noun_key(noun))
         if not objects:
             return NOUN_ABSENT
+        if exact:
+            objects = self.attrs_by_exact_noun.get(exact_noun_key(noun))
+            if not objects:
+                return "unverifiable"
         if any(attribute in attrs for attrs in objects):
             return "valid"
         group = attribute_group(attribute)
@@ -163,7 +190,7 @@ def fact_status(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
     """``"valid"``, ``"unverifiable"`` or the reason (:data:`REASONS`) a fact row is invalid under one graph."""
     kind = FACT_KIND[family]
     if kind == "attribute":
-        return facts.attribute_verdict(fact["object"], fact["attribute"])
+        return facts.attribute_verdict(fact["object"], fact["attribute"], exact=family in SAME_NOUN_FAMILIES)
     if kind == "relation":
         return facts.relation_verdict(fact["subject"], fact["relation"], fact["object"])
     return facts.binding_verdict(fact["subject_attribute"], fact["subject"], fact["relation"],
@@ -173,7 +200,7 @@ def fact_status(facts: GraphFacts, family: str, fact: dict[str, str]) -> str:
 def fact_nouns(family: str, fact: dict[str, str]) -> tuple[str, ...]:
     """The noun keys a fact names (a named family pairs facts with the same nouns only)."""
     if FACT_KIND[family] == "attribute":
-        return (noun_key(fact["object"]),)
+        return (family_noun_key(family)(fact["object"]),)
     return (noun_key(fact["subject"]), noun_key(fact["object"]))
 
 
@@ -204,10 +231,11 @@ def candidate_facts(image: GqaImage, family: str) -> Iterable[dict[str, str]]:
     seen: set[tuple] = set()
     objects = image.objects
     kind = FACT_KIND[family]
+    attribute_noun = family_noun_key(family)
     for obj in objects.values():
         if kind == "attribute":
             for attr in obj.attributes:
-                key: tuple[str, ...] = (noun_key(obj.name), attribute_key(attr))
+                key: tuple[str, ...] = (attribute_noun(obj.name), attribute_key(attr))
                 if attribute_group(attr) is not None and key not in seen:
                     seen.add(key)
                     yield {"object": obj.name, "attribute": attr}

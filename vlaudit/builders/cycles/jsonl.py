@@ -19,6 +19,7 @@ import numpy as np
 from vlaudit.builders.cycles.common import (
     BuildResult,
     assign_splits,
+    counted_split,
     finalize,
     pair_candidates,
     parse_splits,
@@ -28,7 +29,7 @@ from vlaudit.builders.cycles.common import (
     write_outputs,
 )
 from vlaudit.builders.cycles.rules import GeometryRules, statement_verdict
-from vlaudit.settings import MIN_CYCLES
+from vlaudit.settings import CYCLE_POOL_SEED, MIN_CYCLES
 from vlaudit.sources.pairs_jsonl import PairCaption, PairImage, parse_pairs
 
 JSONL_FAMILIES = ("pairs-object", "pairs-relation")
@@ -74,7 +75,7 @@ def caption_verdict(family: str, image: PairImage, caption: PairCaption | dict, 
 def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families: Sequence[str] | None = None,
                        seed: int = 0, splits: str | Sequence[tuple[str, float]] = "train=0.8,val=0.2",
                        min_cycles: int = MIN_CYCLES, max_cycles_per_family: int | None = None,
-                       max_images: int | None = None, rules: GeometryRules | None = None,
+                       max_images: int | None = None, pool_seed: int = CYCLE_POOL_SEED, rules: GeometryRules | None = None,
                        rounds: int = 4) -> dict[str, Any]:
     """Build the pairs families from a pairs JSONL and write CYCLES + captions + metadata."""
     rules = rules or GeometryRules()
@@ -83,7 +84,7 @@ def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families
     images, captions = parse_pairs(pairs_path)
     image_ids = list(images)
     position = {i: k for k, i in enumerate(image_ids)}
-    pool = subsample(len(image_ids), max_images, seed)
+    pool = subsample(len(image_ids), max_images, pool_seed)
     split_of = assign_splits(len(pool), split_spec, seed)
     result = BuildResult()
     for split_index, (split, _) in enumerate(split_spec):
@@ -126,7 +127,8 @@ def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families
                            file_names={i: im.file_name for i, im in images.items()})
     meta = {"source": "jsonl", "pairs": str(pairs_path), "families": families, "seed": seed,
             "splits": {name: frac for name, frac in split_spec}, "min_cycles": min_cycles,
-            "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
+            "min_cycles_counted": counted_split([n for n, _ in split_spec]),
+            "max_cycles_per_family": max_cycles_per_family, "max_images": max_images, "pool_seed": pool_seed,
             "images_in_pool": int(len(pool)), "rules": rules.as_dict(),
             "warnings": dict(sorted((Counter() + result.warnings).items())), **table}
     paths = write_outputs(out_path, rows, result.captions, meta)

@@ -38,7 +38,7 @@ RELATION_TEXT = {name: relation_phrase(name) for name in RELATIONS}
 
 @dataclass(frozen=True)
 class GeometryRules:
-    """Margins of the validity rule and the eligibility threshold (defaults of the issue / §D.2)."""
+    """Margins of the validity rule and the eligibility threshold (defaults of §D.2)."""
 
     margin_x: float = 0.05
     margin_y: float = 0.05

@@ -20,7 +20,7 @@ away**, so that the swap changes little text and a probe cannot succeed on gross
   dropped, not re-paired with a further neighbour. Each image is used at most once per family and split
   (pairs taken in a seeded random order), as in every other family.
 
-**Change of definition (issue 23).** Until then the neighbour was the most similar caption among *all* captions
+**Change of definition.** Earlier versions took as neighbour the most similar caption among *all* captions
 of other images, found by an all-pairs similarity (quadratic: 14.6 of a 16.1 s build at 20% of train2017).
 Restricting the candidates to one-word edits keeps the family's meaning — a neighbour one word away is the
 least text a swap can change — and finds them exactly by a hash join: each bag is keyed by itself and by each
@@ -39,6 +39,7 @@ edit is often a colour word, a valid swap).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -260,8 +261,10 @@ def nearest_neighbors(texts: Sequence[str], image: np.ndarray, rng: np.random.Ge
 
 
 def mutual_neighbor_pairs(texts: Sequence[str], image: np.ndarray, check: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                          rng: np.random.Generator, max_pairs: int | None = None) -> list[tuple[int, int]]:
-    """Accepted (i, j) candidate pairs: mutual nearest neighbours passing ``check``, one use per image."""
+                          rng: np.random.Generator, max_pairs: int | None = None,
+                          image_uses: int = 1) -> list[tuple[int, int]]:
+    """Accepted (i, j) candidate pairs: mutual nearest neighbours passing ``check``, at most ``image_uses``
+    pairs per image."""
     image = np.asarray(image, dtype=np.int64)
     nn = nearest_neighbors(texts, image, rng)
     i = np.nonzero(nn >= 0)[0]
@@ -271,11 +274,11 @@ def mutual_neighbor_pairs(texts: Sequence[str], image: np.ndarray, check: Callab
         return []
     ok = np.asarray(check(i, j), dtype=bool)
     i, j = i[ok], j[ok]
-    used: set[int] = set()
+    used: Counter[int] = Counter()
     accepted: list[tuple[int, int]] = []
     for k in rng.permutation(len(i)).tolist():
         a, b = int(i[k]), int(j[k])
-        if image[a] in used or image[b] in used:
+        if used[int(image[a])] >= image_uses or used[int(image[b])] >= image_uses:
             continue
         used.update((int(image[a]), int(image[b])))
         accepted.append((a, b))

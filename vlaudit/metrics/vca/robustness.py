@@ -143,7 +143,7 @@ def erasure_geometry_summary(union_pct: np.ndarray, rele_pct: np.ndarray, irre_p
                              irre_in_union_pct: np.ndarray) -> dict[str, float | int | None]:
     """Table 11 (VCA §11 "Erasure Geometry") over one benchmark's items, in % of image area.
 
-    Per-item inputs are NaN where the view does not exist (no boxes; IrrE without a free tile). Returns the
+    Per-item inputs are NaN where the view does not exist (no boxes; irre-disjoint without a free tile). Returns the
     mean RelE erased area and padded-union area over the RelE views (``n_rele``), the mean IrrE erased area
     over the IrrE views (``n_irre``) and ``irre_zero_overlap_pct``, the % of IrrE views with no erased pixel
     inside the protected union. None where a view has no item.

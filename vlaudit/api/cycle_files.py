@@ -1,0 +1,69 @@
+"""Cycle files from a notebook, as the commands write them: the Table-5 audit of a cycles file, the labelled
+pairs audit of any benchmark's negatives, and zero-shot cosine scores of a features folder (cycle paper §2.2,
+§4, §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vlaudit.builders.cycles.audit import audit_cycles_file
+from vlaudit.metrics.pair_audit import audit_pairs
+from vlaudit.results.cycles import CycleAudit, PairAuditResult
+from vlaudit.scoring.features import read_features
+from vlaudit.scoring.features import zero_shot_scores as cosine
+from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.sources.labelled_pairs import read_labelled_pairs
+from vlaudit.tables import write_result, write_table
+
+
+def audit_cycles(cycles: str | Path, annotations: Sequence[str | Path], *, out: str | Path) -> dict[str, Any]:
+    """Table 5 of a cycles file: marginal TVs (must be 0), max |signed degree| (0) and the validity violations
+    re-checked from ``annotations`` (0); writes the audit JSON ``out`` and returns it."""
+    result = audit_cycles_file(cycles, list(annotations))
+    write_result(Path(out), CycleAudit.from_dict(result))
+    return result
+
+
+def audit_pair_files(pairs: Sequence[str | Path], *, out: str | Path, fmt: str = "auto",
+                     weighting: str = "mean") -> PairAuditResult:
+    """Image/caption/length TV between positives and negatives, signed-degree imbalance per side and exact-cycle
+    completion of each labelled pairs file (cycle paper §2.2); writes ``audit_pairs.json`` and
+    ``audit_pairs.csv`` into ``out``."""
+    rows = []
+    warnings: list[str] = []
+    for path in pairs:
+        detected, records = read_labelled_pairs(path, fmt, warnings=warnings)
+        row = {"file": Path(path).name, "format": detected, **audit_pairs(records, weighting)}
+        if row["labelled_both_ways"]:
+            warnings.append(f"{path}: {row['labelled_both_ways']} (image, caption) pair(s) labelled both positive "
+                            "and negative")
+        rows.append(row)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = PairAuditResult(files=[str(p) for p in pairs], weighting=weighting, rows=rows, warnings=warnings)
+    write_result(out / "audit_pairs.json", result)
+    write_table(out / "audit_pairs.csv", rows)
+    return result
+
+
+@dataclass(frozen=True)
+class ZeroShotScores:
+    """Zero-shot cosine scores written as a ``cycles eval`` scores table: ``rows`` (image_id, caption_id,
+    score), ``n_cycles`` and the features' ``model`` spec."""
+
+    rows: list[dict[str, Any]]
+    n_cycles: int
+    model: str
+
+
+def write_zero_shot_scores(cycles: str | Path, features: str | Path, *, out: str | Path) -> ZeroShotScores:
+    """s(u, v) = cos(f(u), g(v)) in float64 for every pair the cycles use (cycle paper §5), written to ``out``
+    (CSV, JSONL or Parquet) as ``vlaudit cycles zero-shot`` does."""
+    cycle_list = read_cycles(cycles)
+    feats = read_features(features)
+    rows = cosine(feats, cycle_list, source=cycles)
+    write_table(Path(out), rows)
+    return ZeroShotScores(rows=rows, n_cycles=len(cycle_list), model=str(feats.manifest["model"].get("spec", "?")))

@@ -1,0 +1,137 @@
+"""Benchmarks → ITEMS tables: VSR, VSR inverse pairs, GSR-COCO and What's Up (VCA §11, §18).
+
+Each builder reads the benchmark's own file (or a Hugging Face dataset, :mod:`vlaudit.sources.rows`), writes the
+ITEMS table ``out`` and its summary beside it (``ITEMS.summary.json``), exactly as ``vlaudit data …`` does.
+A build that keeps nothing writes nothing: its :attr:`ItemsBuild.written` is False and its summary says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vlaudit.builders.benchmark_items import (
+    BuildResult,
+    attach_coco_boxes,
+    controlled_items,
+    gsr_coco_items,
+    select_relations,
+    split_from_stem,
+    vsr_inverse_items,
+    vsr_items,
+)
+from vlaudit.results.demo import ItemsBuildSummary
+from vlaudit.settings import (
+    VSR_INVERSE_EXCLUDED,
+    VSR_INVERSE_GROUPS,
+    VSR_PAPER_QUERIES,
+    VSR_PAPER_RELATION_TYPES,
+    VSR_PAPER_YES,
+)
+from vlaudit.sources.items import write_items
+from vlaudit.sources.rows import ImageFolder, default_images_dir, source_stem
+from vlaudit.sources.vsr import check_strict_mapping, read_meta_categories, read_vsr
+from vlaudit.sources.whatsup import read_controlled, read_two_obj
+from vlaudit.tables import write_result
+
+
+@dataclass(frozen=True)
+class ItemsBuild:
+    """What a benchmark build kept and excluded: ``summary`` is ``ITEMS.summary.json``'s content, ``written``
+    whether anything was kept (and so written), ``summary_path`` where the summary went."""
+
+    summary: dict[str, Any]
+    written: bool
+    out: Path
+    summary_path: Path
+    relations: list[dict[str, Any]] | None = None  # VSR inverse pairs: candidates and groups per relation
+    categories: dict[str, str] | None = None  # the --meta relation → meta-category map, when given
+    counts: dict[str, Any] | None = None  # the builder's counts (labels, relations, groups, candidates)
+    n_excluded: int = 0
+
+
+def summary_path(out: Path) -> Path:
+    """``ITEMS.summary.json`` beside the ITEMS table ``out``."""
+    return out.with_name(out.name.split(".")[0] + ".summary.json")
+
+
+def _images(folder: str | Path | None) -> ImageFolder:
+    return ImageFolder(Path(folder) if folder is not None else default_images_dir())
+
+
+def _finish(result: BuildResult, out: Path, *, images: ImageFolder | None = None, **meta: Any) -> ItemsBuild:
+    summary = result.summary(**meta, out=str(out))
+    if not result.items:
+        return ItemsBuild(summary, False, out, summary_path(out))
+    if images is not None and images.written + images.reused:
+        summary["hf_images"] = {"folder": str(images.folder), "written": images.written, "reused": images.reused}
+    write_items(out, result.items)
+    write_result(summary_path(out), ItemsBuildSummary.from_dict(summary))
+    return ItemsBuild(summary, True, out, summary_path(out))
+
+
+def build_vsr_items(split_file: str | Path, *, out: str | Path, meta: str | Path | None = None,
+                    dataset: str | None = None, split: str | None = None, image_prefix: str = "",
+                    instances: str | Path | None = None, hf_images: str | Path | None = None,
+                    relations: Sequence[str] | None = None) -> ItemsBuild:
+    """One ITEMS row per VSR row; ``meta`` adds meta_category, ``instances`` (COCO) adds boxes, ``relations``
+    keeps only those relations (a name the split lacks is an InputError).
+
+    The paper's population (VCA §4: 1,249 queries, 667 yes, nine relation types) is recorded as a gap in the
+    summary (``paper_population``): the nine types are not named, so it is not rebuilt."""
+    default_dataset, default_split = split_from_stem(source_stem(split_file))
+    images = _images(hf_images)
+    rows = read_vsr(split_file, images=images)
+    chosen = None if relations is None else list(relations)
+    if chosen is not None:
+        rows = select_relations(rows, chosen, source=str(split_file))
+    result = vsr_items(rows, dataset=dataset or default_dataset, split=split or default_split,
+                       image_prefix=image_prefix, meta_categories=read_meta_categories(meta) if meta else None)
+    if instances is not None:
+        result = attach_coco_boxes(result, instances)
+    build = _finish(result, Path(out), images=images, source=str(split_file), relations=chosen,
+                    paper_population={"queries": VSR_PAPER_QUERIES, "yes": VSR_PAPER_YES,
+                                      "relation_types": VSR_PAPER_RELATION_TYPES, "rebuilt": False,
+                                      "why": "the nine relation types are not named"})
+    return ItemsBuild(build.summary, build.written, build.out, build.summary_path, counts=result.counts)
+
+
+def build_vsr_inverse_items(split_file: str | Path, *, out: str | Path, entities: str = "structured",
+                            meta: str | Path | None = None, dataset: str | None = None, split: str | None = None,
+                            image_prefix: str = "", instances: str | Path | None = None,
+                            hf_images: str | Path | None = None) -> ItemsBuild:
+    """Original/inverse same-image groups in the six strict VSR families (VCA §18); ``relations`` holds the
+    candidates and groups per relation."""
+    categories = check_strict_mapping(read_meta_categories(meta), meta) if meta else None
+    default_dataset, default_split = split_from_stem(source_stem(split_file))
+    images = _images(hf_images)
+    result = vsr_inverse_items(read_vsr(split_file, images=images), dataset=dataset or default_dataset,
+                               split=split or default_split, image_prefix=image_prefix, entities=entities)
+    if instances is not None:
+        result = attach_coco_boxes(result, instances)
+    build = _finish(result, Path(out), images=images, source=str(split_file), entities=entities,
+                    paper_split={"groups": VSR_INVERSE_GROUPS, "excluded": VSR_INVERSE_EXCLUDED, "rebuilt": False,
+                                 "why": "the paper does not state which candidates lack structured entities"})
+    return ItemsBuild(build.summary, build.written, build.out, build.summary_path,
+                      relations=result.counts["by_relation"], categories=categories, counts=result.counts,
+                      n_excluded=len(result.excluded))
+
+
+def build_gsr_coco_items(two_obj: str | Path, *, out: str | Path, instances: str | Path | None = None,
+                         split: str | None = None, image_prefix: str = "") -> ItemsBuild:
+    """Same-image true/false groups from What's Up's COCO two-object rows (VCA §11)."""
+    result = gsr_coco_items(read_two_obj(two_obj), split=split or source_stem(two_obj), image_prefix=image_prefix)
+    if instances is not None:
+        result = attach_coco_boxes(result, instances)
+    return _finish(result, Path(out), source=str(two_obj))
+
+
+def build_whatsup_items(controlled: str | Path, *, out: str | Path, split: str | None = None,
+                        image_prefix: str = "", hf_images: str | Path | None = None) -> ItemsBuild:
+    """What's Up Controlled-A/B: one group per image, option 0 true and every other option false."""
+    images = _images(hf_images)
+    result = controlled_items(read_controlled(controlled, images=images), split=split or source_stem(controlled),
+                              image_prefix=image_prefix)
+    return _finish(result, Path(out), images=images, source=str(controlled))

@@ -1,0 +1,135 @@
+"""Object-swap edits (VCA §17): build the edited probes, export blinded annotation batches, import the answers
+into a consensus, and analyse the edited outcomes by source audit stratum.
+
+Each function writes exactly the files of the matching ``vlaudit data edits …`` command and returns what it
+computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vlaudit.analysis.vca.edits import edit_outcomes, feasibility_audit
+from vlaudit.builders.annotation import export_batches, write_consensus
+from vlaudit.builders.annotation import import_annotations as consensus_of
+from vlaudit.builders.edits import EditParams
+from vlaudit.builders.edits import build_edits as render_edits
+from vlaudit.results.vca import (
+    AnnotationConsensusSummary,
+    AnnotationExportSummary,
+    EditBuildSummary,
+    EditOutcomesSummary,
+)
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    EDIT_FEATHER_PX,
+    EDIT_INPAINT_RADIUS,
+    EDIT_MAX_IOU,
+    EDIT_MIN_GAP,
+    EDIT_PAD_PX,
+    EDIT_REPEAT_FRACTION,
+    EDIT_SEED,
+)
+from vlaudit.sources.items import read_items, write_items
+from vlaudit.tables import read_records, write_result, write_table
+
+
+@dataclass(frozen=True)
+class EditBuild:
+    """An edits build: ``summary`` is ``summary.json``'s content; ``written_items`` whether any edit was rendered
+    (then ``items.jsonl`` and ``edits.csv`` were written beside ``candidates.csv``)."""
+
+    summary: dict[str, Any]
+    written_items: bool
+
+
+def build_edits(items: str | Path, *, images: str | Path, out: str | Path, seed: int = EDIT_SEED,
+                min_gap: float = EDIT_MIN_GAP, max_iou: float = EDIT_MAX_IOU, pad: int = EDIT_PAD_PX,
+                radius: int = EDIT_INPAINT_RADIUS, feather: int = EDIT_FEATHER_PX, limit: int | None = None,
+                resamples: int = BOOTSTRAP_RESAMPLES) -> EditBuild:
+    """Seeded shuffle of the positive groups, fixed geometry feasibility, inpaint + feathered swap, six probes
+    per edit; the feasibility-selection audit compares feasible and excluded groups (VCA §17)."""
+    out = Path(out)
+    params = EditParams(min_gap=min_gap, max_iou=max_iou, pad=pad, radius=radius, feather=feather)
+    result = render_edits(read_items(items), images, out, seed=seed, params=params, limit=limit)
+    audit = feasibility_audit(result["candidates"], n_resamples=resamples, seed=seed)
+    n_feasible = sum(bool(c.get("feasible")) for c in result["candidates"])
+    summary = {
+        "items": str(items), "seed": seed, "params": params.__dict__,
+        "n_candidates": len(result["candidates"]), "n_feasible": n_feasible,
+        "n_infeasible": len(result["candidates"]) - n_feasible, "n_edits": result["n_edits"],
+        "n_probes": len(result["items"]), "excluded_by_reason": result["excluded"], "feasibility_audit": audit,
+    }
+    if result["items"]:
+        write_items(out / "items.jsonl", result["items"])
+        write_table(out / "edits.csv", result["edits"])
+    write_table(out / "candidates.csv", result["candidates"])
+    write_result(out / "summary.json", EditBuildSummary.from_dict(summary))
+    return EditBuild(summary, bool(result["items"]))
+
+
+def export_annotations(build_dir: str | Path, *, out: str | Path, annotators: Sequence[str],
+                       repeat: float = EDIT_REPEAT_FRACTION, seed: int = EDIT_SEED) -> dict[str, Any]:
+    """Blinded annotation batches (``out/batches/NAME/``) and the private ``out/key.csv``; returns the export
+    summary (``export_summary.json``)."""
+    build_dir, out = Path(build_dir), Path(out)
+    edits = read_records(build_dir / "edits.csv", required=("edit_id", "source_image", "edited_image"))
+    summary = export_batches(edits, build_dir / "images", out, list(annotators), repeat_fraction=repeat, seed=seed)
+    write_result(out / "export_summary.json", AnnotationExportSummary.from_dict(summary))
+    return summary
+
+
+def import_annotations(export_dir: str | Path, *, out: str | Path,
+                       answers: Mapping[str, str | Path] | None = None,
+                       items: str | Path | None = None) -> dict[str, Any]:
+    """Annotators' answers (NAME → tasks.csv; default: every annotator's batch in ``export_dir``) → the
+    per-edit consensus (``consensus.csv``, ``summary.json``; with ``items``, ``accepted_items.jsonl``).
+    Returns the consensus counts, pairwise and repeat agreement and missing tasks (``rows``: the consensus)."""
+    export_dir, out = Path(export_dir), Path(out)
+    key = export_dir / "key.csv"
+    files = {name: Path(path) for name, path in (answers or {}).items()}
+    if not files:
+        names = sorted({str(r["annotator"]) for r in read_records(key, required=("annotator",))})
+        files = {name: export_dir / "batches" / name / "tasks.csv" for name in names}
+    result = consensus_of(key, files)
+    write_consensus(out / "consensus.csv", result["rows"])
+    summary = {k: v for k, v in result.items() if k != "rows"}
+    if items is not None:
+        accepted = {r["edit_id"] for r in result["rows"] if r["decision"] == "accepted"}
+        kept = [i for i in read_items(items) if i.extra.get("edit_id") in accepted]
+        if kept:
+            write_items(out / "accepted_items.jsonl", kept)
+        summary["n_accepted_probes"] = len(kept)
+    write_result(out / "summary.json", AnnotationConsensusSummary.from_dict(summary))
+    return result
+
+
+def analyze_edits(build_dir: str | Path, *, consensus: str | Path, report: str | Path, out: str | Path,
+                  edit_report: str | Path | None = None, interface: str = "yesno",
+                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED) -> dict[str, Any]:
+    """Flip+visibility outcomes of the accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint; VCA
+    §15, §17, §19); writes ``edit_outcomes.csv`` and ``summary.json``. Returns the outcomes (``table``,
+    ``pooled_cu``, ``pooled_dcc``, ``records``) with ``n_accepted``."""
+    build_dir, report, out = Path(build_dir), Path(report), Path(out)
+    accepted = [str(r["edit_id"]) for r in read_records(consensus, required=("edit_id", "decision"))
+                if r["decision"] == "accepted"]
+    probes = read_records(build_dir / "items.jsonl", required=("item_id", "edit_id", "probe"))
+    source_items = read_records(report / "items.csv", required=("item_id",))
+    source_groups = read_records(report / "groups.csv", required=("group_id",))
+    edit_items = read_records(Path(edit_report or report) / "items.csv", required=("item_id", "pred"))
+    result = edit_outcomes(probes, accepted, edit_items, source_items, source_groups, interface=interface,
+                           n_resamples=resamples, seed=seed, source_path=report / "items.csv")
+    dcc: dict[str, dict[str, float]] = {}
+    for row in source_items:
+        if row.get("dcc") is not None and row.get("interface", interface) == interface:
+            dcc.setdefault(str(row.get("model", "model")), {})[str(row["item_id"])] = float(bool(row["dcc"]))
+    audit = feasibility_audit(read_records(build_dir / "candidates.csv"), source_dcc=dcc, n_resamples=resamples,
+                              seed=seed)
+    write_table(out / "edit_outcomes.csv", result["records"])
+    write_result(out / "summary.json", EditOutcomesSummary(
+        n_accepted=len(accepted), table=result["table"], pooled_cu=result["pooled_cu"],
+        pooled_dcc=result["pooled_dcc"], feasibility_audit=audit))
+    return {**result, "n_accepted": len(accepted)}

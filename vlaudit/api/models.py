@@ -1,0 +1,106 @@
+"""Model helpers: tiny offline models built from config, the backend and reference-model registry, the answer
+tokens a yes/no backend reads (VCA §11), and retraining a planted reference model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vlaudit.backends.registry import BACKENDS, load_backend, parse_spec, require_kind
+from vlaudit.backends.tiny_dual import build_tiny_dual
+from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FAMILIES
+from vlaudit.backends.tiny_mllm import build_tiny_mllm
+from vlaudit.errors import InputError
+from vlaudit.reference.models import REFERENCE_MODELS, TRAINED_MODELS, WEIGHTS_DIR, resolve
+
+
+@dataclass(frozen=True)
+class TinyModel:
+    """A tiny random model written to ``path``; ``spec`` loads it (``hf:DIR``, ``hf-clip:DIR``, ...)."""
+
+    family: str
+    path: Path
+    spec: str
+
+
+def build_tiny_model(family: str, *, out: str | Path, seed: int = 0, tokenizer: str | None = None) -> TinyModel:
+    """Write a tiny random model of ``family`` built from config (no network) with its processor into ``out``."""
+    if family in DUAL_FAMILIES:
+        path = build_tiny_dual(family, out, seed=seed, tokenizer=tokenizer)
+        prefix = "open_clip:local-dir:" if family == "open_clip" else "hf-clip:"
+    elif family in MLLM_FAMILIES:
+        path = build_tiny_mllm(family, out, seed=seed, tokenizer=tokenizer)
+        prefix = "hf:"
+    else:
+        raise InputError(f"unknown family {family!r}; available: {', '.join(TINY_FAMILIES)}", field="family")
+    return TinyModel(family, Path(path), f"{prefix}{path}")
+
+
+@dataclass(frozen=True)
+class ModelRegistry:
+    """Every way to name a model: ``backends`` (spec pattern, what it serves), the ``tiny_families`` of
+    :func:`build_tiny_model`, the constructed ``reference`` models and the ``trained`` ones (name →
+    description; weights shipped)."""
+
+    backends: list[tuple[str, str]]
+    tiny_families: tuple[str, ...]
+    reference: list[str]
+    trained: dict[str, str]
+
+
+def model_registry() -> ModelRegistry:
+    """The backends, tiny families and reference models vlaudit can load."""
+    return ModelRegistry(backends=[(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()],
+                         tiny_families=TINY_FAMILIES, reference=[f"ref:{n}" for n in REFERENCE_MODELS],
+                         trained={name: entry.description for name, entry in TRAINED_MODELS.items()})
+
+
+@dataclass(frozen=True)
+class Verbalizers:
+    """The answer tokens a yes/no backend reads: ``rows`` (interface, word, continuation, token id, piece; word,
+    continuation and piece are None for a backend without resolution details) and ``ids`` per interface."""
+
+    spec: str
+    tokenizer_kind: str
+    rows: list[tuple[Any, ...]]
+    ids: dict[str, list[int]]
+
+
+def verbalizers(spec: str, interfaces: Sequence[str] = ("yesno", "truefalse")) -> Verbalizers:
+    """The verbalizer token ids of a yes/no model (VCA §11), or its option letters' (``letter``); for ``hf:`` specs only the model's config and
+    tokenizer/processor are loaded, not its weights."""
+    interfaces = list(interfaces)
+    require_kind(spec, "yesno", field="SPEC")
+    # hf: specs load config + tokenizer only; other yes/no backends (ref:, tiny) load as they are
+    light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
+    backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
+    resolved = backend.verbalizers  # empty for a backend without resolution details: ids only
+    rows: list[tuple[Any, ...]] = []
+    for name in interfaces:
+        if name in resolved:
+            rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])
+        else:
+            rows.extend((name, None, None, token_id, None) for token_id in _answer_ids(backend, name))
+    return Verbalizers(spec=backend.spec, tokenizer_kind=backend.tokenizer_kind, rows=rows,
+                       ids={name: list(_answer_ids(backend, name)) for name in interfaces})
+
+
+def _answer_ids(backend: Any, interface: str) -> tuple[int, ...]:
+    """The answer token ids of ``interface``: the yes/no pair, or the option letters A, B, ..."""
+    return tuple(backend.letter_ids) if interface == "letter" else tuple(backend.verbalizer_ids[interface])
+
+
+def train_reference(name: str, *, out: str | Path | None = None, short: bool = False,
+                    log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Retrain the trained reference model ``name`` into ``out`` (default: the shipped weights folder);
+    ``short`` is a seconds-long smoke-test retrain. Returns the trainer's result (``curve``, ``files``)."""
+    if name not in TRAINED_MODELS:
+        raise InputError(f"unknown trained reference model {name!r}; available: {', '.join(TRAINED_MODELS)}",
+                         field="NAME")
+    if TRAINED_MODELS[name].trainer is None:
+        raise InputError(f"ref:{name} is a constructed mechanism with nothing to train", field="NAME")
+    options = {"short": True} if short else {}
+    result: dict[str, Any] = resolve(str(TRAINED_MODELS[name].trainer))(name, out or WEIGHTS_DIR, log=log, **options)
+    return result
