@@ -59,3 +59,21 @@ def test_padding_attention_and_prefix_cache_leave_qwen2_vl_margins_to_rounding(t
     assert [row["perturbation"] for row in result.perturbations] == ["padding-right", "attention", "prefix-cache"]
     assert all(row["all"]["max"] < EXACT_BOUND and row["all"]["n"] == 24 for row in result.perturbations)
     assert result.noise_floor < EXACT_BOUND
+
+
+def test_the_letter_interface_has_a_floor_and_a_generation_check(tiny_model, tmp_path: Path) -> None:
+    """Under the letter interface the decision margin is the chosen option's log-prob lead over the next one
+    (the report's r_o), and generation is parsed with the item's option letters."""
+    vlaudit.render_mcq_scenes(tmp_path / "mcq", 6, seed=0)
+    vlaudit.score_margins(f"hf:{tiny_model('qwen2-vl')}", tmp_path / "mcq" / "items.jsonl",
+                          images=tmp_path / "mcq" / "images", out=tmp_path / "run", interfaces=("letter",),
+                          device="cpu", dtype="float32")
+    floor = vlaudit.measure_stability(tmp_path / "run", perturbations=["batch-1", "dtype"])
+    rows = {row["perturbation"]: row for row in floor.perturbations}
+    assert rows["batch-1"]["all"]["p99"] < EXACT_BOUND < rows["dtype"]["all"]["p99"] == floor.noise_floor
+    assert rows["dtype"]["g_img"]["n"] == 0  # G_img flips are counted on yes/no interfaces
+    check = vlaudit.generate_check(tmp_path / "run", max_new_tokens=3)
+    lines = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
+    assert len(lines) == 6 * 3 * 2 and all(r["answers"] == ["A", "B", "C", "D"] for r in lines)
+    assert all(r["margin_answer"] in "ABCD" and r["margin"] >= 0 for r in lines)
+    assert all(set(c["confusion"]) == set("ABCD") for c in check.checks)
