@@ -5,8 +5,10 @@ batch the request was scored in, the failure ``vca stability`` measures (batch s
 
 * the clean margin m₀ = 4·u − 2, with u ∈ [0, 1) read from sha256(question, interface, context image hash)
   (the image changes the margin, so G_img varies);
-* scored alone (a batch of one) the margin is m₀ exactly; scored with other requests it is m₀ + s·(2v − 1),
-  v ∈ [0, 1) read from sha256(the request's key, the sorted keys of its batch), s = ``noise_scale``.
+* scored alone (a batch of one) the margin is m₀ exactly; scored in a batch with other requests it is
+  m₀ + s·(2v − 1), v ∈ [0, 1) read from sha256(the request's key), s = ``noise_scale``. The noise depends on
+  the batch only through whether the request shares it, so a batch's order (the backend conformance check
+  reverses one) changes nothing, while batch 1 against the run's batch does.
 
 Batch 1 against a run scored in batches therefore differs by |Δ| = s·|2v − 1| ~ Uniform(0, s) on every
 request that shared a batch: the planted p99 of |Δ margin| is 0.99·s. ``noise_scale=0`` is deterministic
@@ -61,11 +63,10 @@ class BatchNoiseModel(YesNoBackendBase):
         out = []
         for start in range(0, len(requests), self.batch_size):
             batch = requests[start:start + self.batch_size]
-            keys = sorted(r.key for r in batch)
             for request in batch:
                 m = self.clean_margin(request)
                 if len(batch) > 1:
-                    m += self.noise_scale * (2.0 * _unit(request.key, keys) - 1.0)
+                    m += self.noise_scale * (2.0 * _unit(request.key) - 1.0)
                 nll_yes, nll_no = math.log1p(math.exp(-m)), math.log1p(math.exp(m))
                 prompt = self.prompt(request.question, request.interface, request.image is not None)
                 out.append(YesNoResult(key=request.key, nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes,
