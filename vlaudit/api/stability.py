@@ -91,11 +91,17 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
     where ``vca report`` reads τ. Resumable: perturbed scores are cached in ``OUT/stability-cache``.
 
     Args:
-        run: the run folder. out: the output folder. sample: items to re-score. seed: the sample's seed.
+        run: the run folder.
+        out: the output folder (default: the run folder).
+        sample: items to re-score.
+        seed: the sample's seed.
         perturbations: names (``batch-1``, ``padding-right``, ``dtype``, ``attention``, ``prefix-cache``).
-        model: a loaded backend or a model spec (default: the run's). items: the run's items when its
-            manifest names no ITEMS file. device, batch_size: where and how wide the run's batches are
-            (default: as recorded). chunk_size: units per cache chunk.
+        model: a loaded backend or a model spec (default: the run's).
+        items: the run's items when its manifest names no ITEMS file.
+        device: where the model runs (default: as recorded).
+        batch_size: the run's batch size (default: as recorded).
+        chunk_size: units per cache chunk.
+        on_progress: ``on_progress(perturbation, done, total)`` after every scored chunk.
     """
     if sample < 1:
         raise InputError(f"the sample must be at least one item, not {sample}", field="--sample")
