@@ -124,3 +124,19 @@ def test_parse_answer_takes_the_first_answer_word() -> None:
     assert parse_answer("The answer is (c).", letters) == ("C", 3)
     summary = agreement_summary([("yes", "yes"), ("yes", None), ("no", "yes")], ["yes", "no"])
     assert summary["agreement"] == 0.5 and summary["unparseable_rate"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.slow
+def test_mistral_common_generates_under_its_own_prompt(tiny_model, tmp_path: Path) -> None:
+    """Ministral's answer opens the assistant turn (no "Answer:" prefix), so both prompt forms decode alike."""
+    pytest.importorskip("mistral_common", reason="the [ministral] extra is not installed")
+    items = _items(tmp_path / "bench")
+    vlaudit.score_margins(f"hf:{tiny_model('ministral')}", items, images=items.parent / "images",
+                          out=tmp_path / "run", device="cpu", contexts=("original", "text"))
+    result = vlaudit.generate_check(tmp_path / "run", max_new_tokens=2)
+    assert {c["context"] for c in result.checks} == {"original", "text"}
+    rows = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
+    by_form: dict[str, dict[tuple[str, str], str]] = {}
+    for row in rows:
+        by_form.setdefault(row["prompt"], {})[(row["item_id"], row["context"])] = row["text"]
+    assert len(rows) == 6 * 2 * 2 and by_form["with-prefix"] == by_form["without-prefix"]

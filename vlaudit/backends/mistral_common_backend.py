@@ -38,6 +38,7 @@ from vlaudit.backends.letters import (
     require_letters,
     resolve_letters,
 )
+from vlaudit.backends.mistral_generate import MistralGreedyGeneration
 from vlaudit.backends.torch_perturbations import TorchPerturbations
 from vlaudit.backends.verbalizers import PROBE_QUESTION, Verbalizer, resolve_verbalizers
 from vlaudit.backends.yesno_common import check_interfaces, load_config, question_text, yes_no_results
@@ -69,7 +70,7 @@ def tekken_file(name: str, revision: str | None = None) -> Path | None:
     return Path(found) if found else None
 
 
-class MistralCommonBackend(TorchPerturbations, YesNoBackendBase):
+class MistralCommonBackend(TorchPerturbations, MistralGreedyGeneration, YesNoBackendBase):
     """A Mistral3 model whose prompts, image arrays and verbalizers come from mistral-common."""
 
     pads_by_side = False  # its own left padding (:meth:`encode`), no tokenizer padding side
