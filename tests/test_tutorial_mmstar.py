@@ -70,3 +70,5 @@ def test_the_offline_block_recovers_the_planted_credit_the_page_prints(tmp_path:
 
     table_rows = [line for line in _squeezed(printed) if re.match(r"(letter|ref:|horizontal|vertical|\d)", line)]
     assert len(table_rows) == 6 and set(table_rows) <= _squeezed(stdout)
+    # items without object boxes have no erasure view, so the report shows no (empty) Table 11
+    assert "Erasure geometry" not in stdout
