@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 DOC_FILES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
 FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.S | re.M)
 OFFLINE = "# offline"
+SAMPLES = Path("docs") / "samples"  # small releases the offline examples read, as from the repository root
 
 
 def _blocks(language: str) -> list[tuple[str, str]]:
@@ -66,6 +68,7 @@ OFFLINE_BLOCKS = [(w, c) for w, c in SHELL_BLOCKS if c.lstrip().startswith(OFFLI
 @pytest.mark.parametrize(("where", "code"), OFFLINE_BLOCKS, ids=[w for w, _ in OFFLINE_BLOCKS])
 def test_offline_shell_examples_run(where: str, code: str, tmp_path: Path) -> None:
     env = os.environ | {"VLAUDIT_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    shutil.copytree(REPO / SAMPLES, tmp_path / SAMPLES)
     for line in shell_commands(code):
         argv = [sys.executable, "-m", "vlaudit", *shlex.split(line, comments=True)[1:]]
         done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

@@ -235,7 +235,8 @@ def erasure_geometry_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
     """Table 11 per benchmark (the geometry does not depend on the model); None without geometry."""
     seen: dict[str, Mapping[str, Any]] = {}
     for r in runs:
-        if isinstance(r.get("erasure_geometry"), Mapping):
+        g = r.get("erasure_geometry")
+        if isinstance(g, Mapping) and (g.get("n_rele") or g.get("n_irre")):
             seen.setdefault(str(r.get("dataset")), r["erasure_geometry"])
     if not seen:
         return None

@@ -335,10 +335,12 @@ def print_benchmark_figures(runs: Sequence[Mapping[str, Any]]) -> None:
 
 
 def print_geometry(runs: Sequence[Mapping[str, Any]]) -> None:
-    """VCA Table 11, one row per benchmark (the geometry does not depend on the model)."""
+    """VCA Table 11, one row per benchmark (the geometry does not depend on the model); a benchmark without an
+    erasure view (no object boxes, or no erasure context scored) has no row."""
     seen: dict[str, Mapping[str, Any]] = {}
     for run in runs:
-        if run.get("erasure_geometry"):
+        g = run.get("erasure_geometry")
+        if g and (g.get("n_rele") or g.get("n_irre")):
             seen.setdefault(run["dataset"], run["erasure_geometry"])
     if seen:
         print_table("Erasure geometry (% of image area, VCA Table 11)",
