@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cycles_build_coco import LEFT, RIGHT, coco_files, read_rows
+from coco_files import LEFT, RIGHT, coco_files, read_rows
 from typer.testing import CliRunner
 
 from vlaudit.builders.cycles import build_coco_cycles
