@@ -81,3 +81,10 @@ DEMO_RESAMPLES = 2000
 # The HTML report's own VCA of a margins table that has no `vca report` beside it: a quick preview; the
 # reported intervals come from `vca report` (BOOTSTRAP_RESAMPLES).
 REPORT_PREVIEW_RESAMPLES = 1000
+
+# --- paired model comparison (vlaudit compare) ---------------------------------------------------------------
+# Not a paper setting: the paired cluster permutation test's count (swap the two models' labels within each
+# cluster); the p-value's resolution is 1 / (COMPARE_PERMUTATIONS + 1).
+COMPARE_PERMUTATIONS = 10000
+# Not a paper setting: the family-wise error rate of the Holm step-down adjustment across a comparison table.
+COMPARE_FAMILYWISE_ALPHA = 0.05
