@@ -76,6 +76,10 @@ BENCHMARKS = (
     Benchmark("scene_render_speed.py", ("--images", "100"), (),
               (Goal("scenes_per_s"), Goal("scenes_ratio"), Goal("factorial_ratio"))),
     Benchmark("synthetic_threads.py", (), (), (Goal("ratio"), Goal("threads"))),
+    # paired model comparison: ≥ 20× the per-resample loop with equal intervals; 8 runs × 100k items ≤ 1 GB
+    Benchmark("compare_bootstrap.py", ("--items", "2000", "--large-items", "20000"), (),
+              (Goal("ratio", ">= 20"), Goal("max_ci_diff", "<= 1e-12"), Goal("large_peak_gb", "<= 1"),
+               Goal("large_s"))),
 )
 
 

@@ -99,11 +99,13 @@ def print_compare(result: CompareVcaResult) -> None:
     for dataset, interface in keys:
         rows = [r for r in result.comparisons
                 if (r["dataset"], r["interface"], r["family"]) == (dataset, interface, "all")]
-        print_table(f"{dataset} / {interface}: A − B on shared items",
-                    ["metric", "A", "B", "A − B", "95% CI", "p (Holm)", "survives"],
-                    [[METRIC_NAMES.get(r["metric"], r["metric"]), r["model_a"], r["model_b"], r["difference"],
-                      _interval(r["ci"]), r["p_holm"], "yes" if r["survives"] else "no"] for r in rows],
-                    identifiers=1, droppable=["B"])
+        for pair in dict.fromkeys((r["model_a"], r["model_b"]) for r in rows):
+            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items)",
+                        ["metric", "A", "B", "A − B", "95% CI", "p (Holm)", "survives"],
+                        [[METRIC_NAMES.get(r["metric"], r["metric"]), r["value_a"], r["value_b"], r["difference"],
+                          _interval(r["ci"]), r["p_holm"], "yes" if r["survives"] else "no"]
+                         for r in rows if (r["model_a"], r["model_b"]) == pair],
+                        identifiers=1, droppable=["A", "B"])
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
                      if (r["dataset"], r["interface"], r["family"]) == (dataset, interface, "all")]

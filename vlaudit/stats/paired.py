@@ -66,8 +66,10 @@ def antisymmetric_interval(samples: np.ndarray, level: float = CONFIDENCE_LEVEL)
     out = np.full((samples.shape[1], 2), np.nan)
     finite = ~np.all(np.isnan(samples), axis=0)
     if finite.any():
-        out[finite, 0] = np.nanquantile(samples[:, finite], alpha, axis=0)
-        out[finite, 1] = -np.nanquantile(-samples[:, finite], alpha, axis=0)
+        # np.quantile equals np.nanquantile without NaNs and is many times faster
+        quantile = np.nanquantile if np.isnan(samples[:, finite]).any() else np.quantile
+        out[finite, 0] = quantile(samples[:, finite], alpha, axis=0)
+        out[finite, 1] = -quantile(-samples[:, finite], alpha, axis=0)
     return out
 
 
