@@ -152,3 +152,13 @@ def test_content_mismatch_single_run_and_missing_labels(tmp_path: Path) -> None:
     data = vlaudit.compare_vca([a, unlabelled], n_resamples=50, n_permutations=50).data
     assert {r["metric"] for r in data["skipped"]} == {"acc", "dcc", "cu"}
     assert {r["metric"] for r in data["comparisons"]} == {"dep", "strict"}
+
+
+def test_the_html_report_shows_a_compare_folder(tmp_path: Path) -> None:
+    paths = [write_run(tmp_path / n, margins_rows(n, s)) for n, s in (("a", 15), ("b", 16), ("c", 17))]
+    vlaudit.compare_vca(paths, out=tmp_path / "cmp", n_resamples=100, n_permutations=100)
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "cmp" / "report.html").read_text(encoding="utf-8")
+    assert 'id="comparison"' in page and "Leaderboard" in page and "pairwise_toy_yesno.png" in page
+    assert "Nothing to report" not in page

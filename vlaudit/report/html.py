@@ -16,6 +16,7 @@ from typing import Any
 
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.errors import InputError
+from vlaudit.report import html_compare
 from vlaudit.report import html_data as data
 from vlaudit.report import html_gallery as gallery
 from vlaudit.report import html_sections as sections
@@ -123,6 +124,7 @@ def build_html(run_dir: str | Path) -> str:
         _guard("Cycles", lambda: sections.cycles(data.cycle_cells(art), data.rank_sweep(art), summary)),
         _guard("Visual Credit Audit", lambda: sections.vca(runs, gallery.gap_groups(item_rows))),
         _guard("Factorial", lambda: sections.factorial(data.factorial_models(art))),
+        _guard("Model comparison", lambda: html_compare.comparison(art.comparisons)),
         _guard("Galleries", lambda: sections.galleries(gallery.cu_gallery(art, item_rows),
                                                        gallery.failed_cycles(art))),
         _guard("Synthetic controls", lambda: sections.synthetic(summary)),
