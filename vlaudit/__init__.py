@@ -55,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "CycleScoreSpec": "vlaudit.scoring.run_spec:CycleScoreSpec",
     "vca_report": "vlaudit.api.vca:vca_report",
     "compare_vca": "vlaudit.api.compare:compare_vca",
+    "compare_cycles": "vlaudit.api.compare:compare_cycles",
     "factorial": "vlaudit.api.vca:factorial",
     "Result": "vlaudit.api.results:Result",
     "InputError": "vlaudit.errors:InputError",
@@ -91,6 +92,7 @@ __all__ = [
     "CycleScoreSpec",
     "vca_report",
     "compare_vca",
+    "compare_cycles",
     "factorial",
     "Result",
     "InputError",
@@ -104,7 +106,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
     from vlaudit.analysis.cycles.synthetic import run_synthetic
     from vlaudit.analysis.cycles.transfer import run_transfer
-    from vlaudit.api.compare import compare_vca
+    from vlaudit.api.compare import compare_cycles, compare_vca
     from vlaudit.api.cycles import (
         build_cycles,
         evaluate_cycles,

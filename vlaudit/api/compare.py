@@ -3,21 +3,31 @@ items? (VCA §3, §13, §19)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from vlaudit.analysis.compare.cycles import CycleCompareSettings, compute_cycle_comparison
 from vlaudit.analysis.compare.inputs import read_model_runs
 from vlaudit.analysis.compare.vca import CompareSettings, compute_comparison
+from vlaudit.api._inputs import as_cycles, as_scores
 from vlaudit.api.results import Result, with_interval
-from vlaudit.report.compare import print_compare, write_compare_files
+from vlaudit.report.compare import (
+    print_compare,
+    print_compare_cycles,
+    write_compare_cycles_files,
+    write_compare_files,
+)
 from vlaudit.report.console import print_wrapped
-from vlaudit.results.compare import CompareVcaResult
+from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     COMPARE_FAMILYWISE_ALPHA,
     COMPARE_PERMUTATIONS,
     CONFIDENCE_LEVEL,
+    CYCLE_TIE_TOL,
+    MIN_CYCLES,
     PRIMARY_CONTROLS,
 )
 
@@ -59,4 +69,45 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
         print_compare(record)
         if out is not None:
             print_wrapped(f"wrote {Path(out) / 'compare.json'} and CSV tables in {out}")
+    return result
+
+
+def compare_cycles(cycles: Any, scores: Mapping[str, Any], *, out: str | Path | None = None,
+                   tol: float = CYCLE_TIE_TOL, min_cycles: int = MIN_CYCLES, n_resamples: int = BOOTSTRAP_RESAMPLES,
+                   seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
+                   n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
+                   show: bool = False) -> Result:
+    """Compare two or more models' cycle scores on the same cycles (cycle paper §2.1, §D.5; paired, VCA §19).
+
+    Args:
+        cycles: a cycles path, table, frame, row list or list of :class:`~vlaudit.records.Cycle`.
+        scores: model name → its scores (path, table, frame or (image_id, caption_id) → score mapping).
+        out: when given, write ``compare_cycles.json``, ``comparisons.csv`` and ``leaderboard.csv`` there.
+        tol: |Δ| ≤ tol is a tie (credit ½).
+        min_cycles: a (split, family) with fewer cycles is not compared.
+        n_resamples: paired bootstrap resamples over cycles.
+        seed: the seed of the bootstrap and the permutation test.
+        level: confidence level of every interval.
+        n_permutations: sign flips of the permutation test (fractional 2×2 metrics).
+        alpha: family-wise error rate of the Holm adjustment.
+        show: print the console tables (what the command prints).
+
+    ``.save(dir)`` writes exactly what ``vlaudit compare cycles`` writes.
+    """
+    chosen = as_cycles(cycles)
+    tables = {name: as_scores(table, chosen) for name, table in scores.items()}
+    sources = {name: str(table) for name, table in scores.items() if isinstance(table, (str, Path))}
+    settings = CycleCompareSettings(tol=tol, min_cycles=min_cycles, n_resamples=n_resamples, seed=seed, level=level,
+                                    n_permutations=n_permutations, alpha=alpha)
+    record = CompareCyclesResult.from_dict(compute_cycle_comparison(chosen, tables, settings, sources))
+    rows = [with_interval({k: v for k, v in row.items() if k != "ci"}, "difference", row["ci"])
+            for row in record.comparisons]
+    result = Result.of(record, rows, title="Paired cycle comparison", interval_columns=("difference",),
+                       writer=lambda folder, res: write_compare_cycles_files(folder, record))
+    if out is not None:
+        result.save(out)
+    if show:
+        print_compare_cycles(record)
+        if out is not None:
+            print_wrapped(f"wrote {Path(out) / 'compare_cycles.json'} and CSV tables in {out}")
     return result

@@ -1,5 +1,6 @@
 """Files and console tables of ``vlaudit compare vca``: ``compare.json``, ``comparisons.csv``,
-``leaderboard.csv`` and, with more than two models, a pairwise matrix PNG per (dataset, interface)."""
+``leaderboard.csv`` and, with more than two models, a pairwise matrix PNG per (dataset, interface); and of
+``vlaudit compare cycles``: ``compare_cycles.json`` and the same two tables."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ import numpy as np
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.report.console import print_table, print_wrapped
-from vlaudit.results.compare import CompareVcaResult
+from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
 from vlaudit.tables import write_result, write_table
 
 METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict": "Strict", "rel_o": "Rel_o",
-                "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int"}
+                "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int",
+                "cycle_acc": "CycleAcc", "q_acc": "Q-Acc", "i_acc": "I-Acc", "g_acc": "G-Acc"}
 
 
 def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -118,3 +120,31 @@ def print_compare(result: CompareVcaResult) -> None:
                       f"{row['interface']}: {row['reason']}")
     for warning in result.warnings:
         print_wrapped(f"warning: {warning}")
+
+
+def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult) -> list[Path]:
+    """Write ``compare_cycles.json``, ``comparisons.csv`` and ``leaderboard.csv``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [write_result(out / "compare_cycles.json", result)]
+    if result.comparisons:
+        written.append(write_table(out / "comparisons.csv", _flat(result.comparisons)))
+    if result.leaderboard:
+        written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
+    return written
+
+
+def print_compare_cycles(result: CompareCyclesResult) -> None:
+    """One table per (benchmark, split) and pair of models: each family's and metric's difference."""
+    keys = list(dict.fromkeys((r["benchmark"], r["split"], r["model_a"], r["model_b"]) for r in result.comparisons))
+    for benchmark, split, a, b in keys:
+        rows = [r for r in result.comparisons if (r["benchmark"], r["split"], r["model_a"], r["model_b"])
+                == (benchmark, split, a, b)]
+        what = "CycleAcc" if benchmark is None else benchmark
+        print_table(f"{what} / {split}: A = {a}, B = {b}",
+                    ["family", "metric", "A − B", "95% CI", "p (Holm)", "survives", "ties A", "ties B"],
+                    [[r["family"], METRIC_NAMES.get(r["metric"], r["metric"]), r["difference"], _interval(r["ci"]),
+                      r["p_holm"], "yes" if r["survives"] else "no", r.get("tie_rate_a"), r.get("tie_rate_b")]
+                     for r in rows], identifiers=1, droppable=["ties A", "ties B"])
+    for row in result.skipped:
+        print_wrapped(f"skipped {row['family']} on {row['split']}: {row['reason']}")

@@ -7,7 +7,7 @@ import inspect
 
 from vlaudit.results.base import VersionedResult, field_types
 from vlaudit.results.columns import TABLES, TableSchema
-from vlaudit.results.compare import CompareVcaResult
+from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
 from vlaudit.results.cycles import (
     BenchmarkMetricsResult,
     CycleAudit,
@@ -48,7 +48,7 @@ RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     SyntheticResult, ItemsBuildSummary, ScoringSummary, DualScoringSummary, VcaReportResult, VcaValidityResult,
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,
-    ProbeNotes, DemoVcaKnownAnswers, CompareVcaResult,
+    ProbeNotes, DemoVcaKnownAnswers, CompareVcaResult, CompareCyclesResult,
 )
 
 

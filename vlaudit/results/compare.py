@@ -24,3 +24,20 @@ class CompareVcaResult(VersionedResult):
     skipped: list[dict[str, Any]]
     settings: dict[str, Any]
     warnings: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareCyclesResult(VersionedResult):
+    """Models' cycle scores compared on the same cycles: per split (never pooled) and family, ΔCycleAcc with
+    its paired bootstrap interval over cycles, the sign test on per-cycle credit differences and both tie
+    rates; on 2×2 benchmarks the Winoground / NaturalBench metric differences; Holm-adjusted p-values."""
+
+    file_name = "compare_cycles.json"
+    written_by = "compare cycles; vlaudit.compare_cycles"
+
+    models: list[dict[str, Any]]
+    comparisons: list[dict[str, Any]]
+    leaderboard: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+    settings: dict[str, Any]
+    warnings: list[str]
