@@ -162,3 +162,28 @@ def test_the_html_report_shows_a_compare_folder(tmp_path: Path) -> None:
     page = (tmp_path / "cmp" / "report.html").read_text(encoding="utf-8")
     assert 'id="comparison"' in page and "Leaderboard" in page and "pairwise_toy_yesno.png" in page
     assert "Nothing to report" not in page
+
+
+def test_console_output_reads_whole_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    paths = [write_run(tmp_path / n, margins_rows(f"model-with-a-long-name-{n}", s, groups=True))
+             for n, s in (("a", 18), ("b", 19), ("c", 20))]
+    result = CliRunner().invoke(app, ["compare", "vca", *map(str, paths), "--out", str(tmp_path / "o"),
+                                      "--resamples", "50", "--permutations", "50", "--no-plot"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80
+    assert "leaderboard" in result.output
+
+
+def test_different_context_sets_compare_the_metrics_both_can_compute(tmp_path: Path) -> None:
+    rows_a = margins_rows("a", 21)
+    extra = [r | {"context": "mismatch", "margin": r["margin"] * 0.5} for r in rows_a if r["context"] == "text"]
+    with_mismatch = write_run(tmp_path / "a", rows_a + extra)
+    plain = write_run(tmp_path / "b", margins_rows("b", 22))
+    twin = write_run(tmp_path / "c", [r | {"model": "c"} for r in rows_a + extra])
+    data = vlaudit.compare_vca([with_mismatch, plain], n_resamples=50, n_permutations=50).data
+    assert {r["metric"] for r in data["skipped"]} == {"dep_perm", "dcc_perm", "dep_m", "strict_m"}
+    assert all("b has none" in r["reason"] for r in data["skipped"])
+    both = vlaudit.compare_vca([with_mismatch, twin], n_resamples=50, n_permutations=50).data
+    assert {"dep_perm", "dcc_perm", "dep_m", "strict_m"} <= {r["metric"] for r in both["comparisons"]}
+    assert not both["skipped"]

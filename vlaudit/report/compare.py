@@ -18,7 +18,8 @@ from vlaudit.tables import write_result, write_table
 
 METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict": "Strict", "rel_o": "Rel_o",
                 "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int",
-                "cycle_acc": "CycleAcc", "q_acc": "Q-Acc", "i_acc": "I-Acc", "g_acc": "G-Acc"}
+                "cycle_acc": "CycleAcc", "dep_perm": "Dep_perm", "dcc_perm": "D-CC_perm", "dep_m": "Dep+M",
+                "strict_m": "Strict+M", "q_acc": "Q-Acc", "i_acc": "I-Acc", "g_acc": "G-Acc"}
 
 
 def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -7,11 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vlaudit.report.compare import METRIC_NAMES
 from vlaudit.report.html_page import Safe, data_uri, esc, note, num, section, table
-
-METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict": "Strict", "rel_o": "Rel_o",
-                "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int"}
-
 
 def _survives(value: Any) -> Safe:
     if value is True:

@@ -3,7 +3,8 @@
 Per (dataset, interface) and per relation family (``all``, then each family when there are several), on the
 items every model shares (:mod:`vlaudit.analysis.compare.inputs`), every model's per-item events are those of
 ``vca report`` (:func:`vlaudit.analysis.vca.report.run_events` and :func:`~vlaudit.analysis.vca.report.item_matrix`):
-Acc, Dep, D-CC, C-U = Acc − D-CC, Strict, and on relation groups Rel_o, PairCredit, PairD, Joint and mean
+Acc, Dep, D-CC, C-U = Acc − D-CC, Strict, with a ``mismatch`` margin on every item Dep_perm, D-CC_perm,
+Dep+M and Strict+M (VCA §12), and on relation groups Rel_o, PairCredit, PairD, Joint and mean
 G_int (each group's value carried by its true statement's record, so the group is one cluster).
 
 For every pair of models and every metric both can compute: value A, value B, A − B, a paired clustered
@@ -45,9 +46,12 @@ from vlaudit.stats.paired import (
 
 ITEM_METRICS = ("acc", "dep", "dcc", "cu", "strict")
 GROUP_METRICS = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
+MISMATCH_METRICS = ("dep_perm", "dcc_perm", "dep_m", "strict_m")  # the permutation axis (VCA §12)
 MCNEMAR_METRICS = ("acc", "dep", "dcc")  # binary per-item events
 ALL_FAMILIES = "all"
-NEEDS = {"acc": "labels", "dcc": "labels", "cu": "labels", **{m: "relation groups" for m in GROUP_METRICS}}
+NEEDS = {"acc": "labels", "dcc": "labels", "cu": "labels", **{m: "relation groups" for m in GROUP_METRICS},
+         **{m: "a mismatch margin on every shared item" for m in MISMATCH_METRICS},
+         "dcc_perm": "labels and a mismatch margin on every shared item"}
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,9 @@ def _common_metrics(names: Sequence[str], events: Sequence[Any]) -> tuple[list[s
     def can(ev: Any, metric: str) -> bool:
         if metric in GROUP_METRICS:
             return ev.groups is not None
+        if metric in MISMATCH_METRICS:
+            full = ev.has_mismatch is not None and bool(ev.has_mismatch.all())
+            return full and (metric != "dcc_perm" or ev.correct is not None)
         return metric not in NEEDS or ev.correct is not None
 
     metrics, lacking = [], []
@@ -220,4 +227,4 @@ def _common_metrics(names: Sequence[str], events: Sequence[Any]) -> tuple[list[s
     return metrics, lacking
 
 
-ITEMS_AND_GROUPS = (*ITEM_METRICS, *GROUP_METRICS)
+ITEMS_AND_GROUPS = (*ITEM_METRICS, *MISMATCH_METRICS, *GROUP_METRICS)
