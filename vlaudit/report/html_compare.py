@@ -10,6 +10,7 @@ from typing import Any
 from vlaudit.report.compare import METRIC_NAMES
 from vlaudit.report.html_page import Safe, data_uri, esc, note, num, section, table
 
+
 def _survives(value: Any) -> Safe:
     if value is True:
         return Safe('<span class="badge pass">survives</span>')
