@@ -12,6 +12,11 @@ Last line: ``ratio=<loop/vectorised> max_ci_diff=<vectorised vs loop> large_s=<s
 Goals: ratio ≥ 20, intervals equal (≤ 1e-12), large peak ≤ 1 GB.
 
     .venv/bin/python benchmarks/compare_bootstrap.py [--items 4000] [--large-items 100000]
+
+Measured on the shared 2-core development machine (loaded; the ratio moves with the load): full scale
+(4,000 items; 8 runs × 100,000 items × 5,000 resamples) ratio 25.3 (vectorised 0.76 s, loop 19.2 s),
+intervals identical (max difference 0), large case 7.4 s at a peak of 0.33 GB; quick scale (suite) ratio 30.2,
+peak 0.23 GB.
 """
 
 from __future__ import annotations
