@@ -187,3 +187,13 @@ def test_different_context_sets_compare_the_metrics_both_can_compute(tmp_path: P
     both = vlaudit.compare_vca([with_mismatch, twin], n_resamples=50, n_permutations=50).data
     assert {"dep_perm", "dcc_perm", "dep_m", "strict_m"} <= {r["metric"] for r in both["comparisons"]}
     assert not both["skipped"]
+
+
+def test_an_unreadable_run_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    good = write_run(tmp_path / "a", margins_rows("a", 23))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "margins.parquet").write_bytes(b"not a parquet file")
+    with pytest.raises(InputError) as error:
+        vlaudit.compare_vca([good, broken], n_resamples=20)
+    assert "margins.parquet" in str(error.value) and "\n" not in str(error.value)

@@ -96,7 +96,12 @@ def _column(run: MarginRun, name: str, questions: Mapping[tuple[str, str], str])
     raise ValueError(name)
 
 
-def check_fingerprints(runs: Sequence[MarginRun], labels: Sequence[str], shared: np.ndarray,
+def member_mask(ids: np.ndarray, chosen: set[str] | frozenset[str]) -> np.ndarray:
+    """Which ``ids`` (as text) are in ``chosen``; a set lookup, where ``np.isin`` on object arrays is quadratic."""
+    return np.fromiter((str(i) in chosen for i in ids), dtype=bool, count=len(ids))
+
+
+def check_fingerprints(runs: Sequence[MarginRun], labels: Sequence[str], shared: set[str],
                        questions: Sequence[Mapping[tuple[str, str], str]]) -> None:
     """Raise an InputError naming the first shared item whose content differs between two runs, and the field."""
     for name in FINGERPRINT_FIELDS:
@@ -107,7 +112,7 @@ def check_fingerprints(runs: Sequence[MarginRun], labels: Sequence[str], shared:
             if values is None:
                 continue
             ids = run.item_ids.astype(str)
-            keep = np.isin(ids, shared)
+            keep = member_mask(ids, shared)
             for item, value in zip(ids[keep].tolist(), np.asarray(values, dtype=object)[keep].tolist(),
                                    strict=True):
                 if value is None:
@@ -150,11 +155,11 @@ def shared_items(runs: Sequence[MarginRun], controls: Sequence[str],
     kept = {item for run in runs for g, item in zip(
         run.group_ids if run.group_ids is not None else [None] * run.n, run.item_ids.astype(str), strict=True)
         if item in shared and (g is None or str(g) not in broken)}
-    kept = {item for item in kept if all(item in u for u in usable)}
     every = sorted({i for run in runs for i in run.item_ids.astype(str).tolist()})
     dropped = []
     for run, fails, can in zip(runs, failed, usable, strict=True):
-        has = set(run.item_ids.astype(str).tolist())
+        position = {item: i for i, item in enumerate(run.item_ids.astype(str).tolist())}
+        has = set(position)
         counts: dict[str, int] = {}
         for item in every:
             if item in kept:
@@ -162,8 +167,7 @@ def shared_items(runs: Sequence[MarginRun], controls: Sequence[str],
             if item not in has:
                 reason = fails.get((run.dataset, item), "missing")
             elif item not in can:
-                lacking = [c for c in controls if c not in run.margins
-                           or np.isnan(run.margins[c][run.item_ids.astype(str) == item]).any()]
+                lacking = [c for c in controls if c not in run.margins or np.isnan(run.margins[c][position[item]])]
                 reason = f"lacks {'+'.join(lacking) or 'a control'}"
             elif item in shared:
                 reason = "incomplete group"

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.compare.inputs import ModelRuns, check_fingerprints, shared_items
+from vlaudit.analysis.compare.inputs import ModelRuns, check_fingerprints, member_mask, shared_items
 from vlaudit.analysis.vca.report import cluster_labels, item_matrix, run_events
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import support
@@ -174,7 +174,7 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         idx = [i for i, _ in present]
         runs = [run for _, run in present]
         names = [labels[i] for i in idx]
-        check_fingerprints(runs, names, np.array(sorted({str(x) for r in runs for x in r.item_ids}), dtype=object),
+        check_fingerprints(runs, names, {str(x) for r in runs for x in r.item_ids},
                            [inputs[i].questions for i in idx])
         shared = shared_items(runs, settings.controls, [inputs[i].failed for i in idx])
         for i, dropped in zip(idx, shared.dropped, strict=True):
@@ -183,7 +183,8 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         if shared.item_ids.size == 0:
             warnings.append(f"{dataset}/{interface}: the runs share no item with every headline control")
             continue
-        subs = [run.subset(np.isin(run.item_ids.astype(str), shared.item_ids)) for run in runs]
+        kept = set(shared.item_ids.tolist())
+        subs = [run.subset(member_mask(run.item_ids, kept)) for run in runs]
         events = [run_events(sub, settings.controls) for sub in subs]
         metrics, lacking = _common_metrics(names, events)
         skipped.extend({"dataset": dataset, "interface": interface, "metric": m, "reason": why}
