@@ -86,6 +86,10 @@ BENCHMARKS = (
     Benchmark("stability_cost.py", ("--images", "4"), (),
               (Goal("units_per_item", "<= 15"), Goal("within_budget", "== True"), Goal("forwards_per_item"),
                Goal("ratio"), Goal("tau"))),
+    # paired model comparison: ≥ 20× the per-resample loop with equal intervals; 8 runs × 100k items ≤ 1 GB
+    Benchmark("compare_bootstrap.py", ("--items", "2000", "--large-items", "20000"), (),
+              (Goal("ratio", ">= 20"), Goal("max_ci_diff", "<= 1e-12"), Goal("large_peak_gb", "<= 1"),
+               Goal("large_s"))),
 )
 
 

@@ -61,6 +61,8 @@ _EXPORTS: dict[str, str] = {
     "CycleScoreSpec": "vlaudit.scoring.run_spec:CycleScoreSpec",
     "vca_report": "vlaudit.api.vca:vca_report",
     "render_mcq_scenes": "vlaudit.builders.mcq_scenes:render_mcq_scenes",
+    "compare_vca": "vlaudit.api.compare:compare_vca",
+    "compare_cycles": "vlaudit.api.compare:compare_cycles",
     "factorial": "vlaudit.api.vca:factorial",
     "build_wording_items": "vlaudit.api.wording:build_wording_items",
     "wording_diagnostics": "vlaudit.api.wording:wording_diagnostics",
@@ -149,6 +151,8 @@ __all__ = [
     "CycleScoreSpec",
     "vca_report",
     "render_mcq_scenes",
+    "compare_vca",
+    "compare_cycles",
     "factorial",
     "build_wording_items",
     "wording_diagnostics",
@@ -211,6 +215,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.analysis.cycles.transfer import run_transfer
     from vlaudit.api.analyses import vca_filter, vca_proxies, vca_validity
     from vlaudit.api.benchmarks import build_benchmark_items
+    from vlaudit.api.compare import compare_cycles, compare_vca
     from vlaudit.api.cycle_files import audit_cycles, audit_pair_files, write_zero_shot_scores
     from vlaudit.api.cycles import (
         build_cycles,

@@ -124,3 +124,10 @@ PAIR_AUDIT_WEIGHTINGS = ("mean", "count")
 # importing the readers.
 BENCHMARK_FORMATS = ("pope", "mme", "hallusionbench", "mmstar", "mmbench", "seed-bench", "scienceqa", "mmmu",
                      "cv-bench", "ai2d")
+
+# --- paired model comparison (vlaudit compare) ---------------------------------------------------------------
+# Not a paper setting: the paired cluster permutation test's count (swap the two models' labels within each
+# cluster); the p-value's resolution is 1 / (COMPARE_PERMUTATIONS + 1).
+COMPARE_PERMUTATIONS = 10000
+# Not a paper setting: the family-wise error rate of the Holm step-down adjustment across a comparison table.
+COMPARE_FAMILYWISE_ALPHA = 0.05

@@ -7,6 +7,7 @@ import it, so neither imports the other.
 from __future__ import annotations
 
 from vlaudit.commands import (  # noqa: F401  (imported for their command registrations)
+    compare,
     cycles_build,
     cycles_build_2x2,
     cycles_eval,

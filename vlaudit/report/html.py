@@ -16,6 +16,7 @@ from typing import Any
 
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.errors import InputError
+from vlaudit.report import html_compare
 from vlaudit.report import html_data as data
 from vlaudit.report import html_gallery as gallery
 from vlaudit.report import html_sections as sections
@@ -125,6 +126,7 @@ def build_html(run_dir: str | Path) -> str:
         _guard("Visual Credit Audit", lambda: sections.vca(runs, gallery.gap_groups(item_rows))),
         _guard("Likelihood vs generation", lambda: sections.generation([c for _, c in art.generate_checks])),
         _guard("Factorial", lambda: sections.factorial(data.factorial_models(art))),
+        _guard("Model comparison", lambda: html_compare.comparison(art.comparisons)),
         _guard("Galleries", lambda: sections.galleries(gallery.cu_gallery(art, item_rows),
                                                        gallery.failed_cycles(art))),
         _guard("Synthetic controls", lambda: sections.synthetic(summary)),

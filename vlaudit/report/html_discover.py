@@ -8,7 +8,8 @@ Recognised (by content, not by name, except ``summary.json`` at the top and ``ma
 * ``cycles eval`` JSON (``{"families", "overall" | "tol"}``, or a mapping of names to such results);
 * cycles tables (``cycle_id, family, image_1, caption_1, …``) and scores tables (``image_id, caption_id, score``);
 * ``generate_check.json`` (``{"checks", "max_new_tokens", …}``, ``vca generate-check``);
-* ``factorial.json`` (``{"models", "pooled"}``) and ``known_answers.json`` (rows ``{check, passed, …}``).
+* ``factorial.json`` (``{"models", "pooled"}``) and ``known_answers.json`` (rows ``{check, passed, …}``);
+* ``compare vca`` output: ``compare.json`` (``{"comparisons", "leaderboard", …}``).
 
 A file that cannot be read is listed in :attr:`Artifacts.problems` and otherwise ignored.
 """
@@ -53,6 +54,7 @@ class Artifacts:
     factorials: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     generate_checks: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     known_answers: list[dict[str, Any]] = field(default_factory=list)
+    comparisons: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     image_dirs: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -67,7 +69,7 @@ class Artifacts:
     def empty(self) -> bool:
         return not any([self.summary, self.vca_reports, self.vca_items, self.margins, self.cycle_evals,
                         self.cycle_tables, self.factorials, self.known_answers, self.manifests,
-                        self.generate_checks])
+                        self.generate_checks, self.comparisons])
 
 
 def _columns(path: Path) -> set[str]:
@@ -94,7 +96,9 @@ def _classify_json(art: Artifacts, path: Path, obj: Any) -> None:
         return
     if not isinstance(obj, dict):
         return
-    if isinstance(obj.get("runs"), list) and "settings" in obj:
+    if isinstance(obj.get("comparisons"), list) and isinstance(obj.get("leaderboard"), list):
+        art.comparisons.append((path, obj))
+    elif isinstance(obj.get("runs"), list) and "settings" in obj:
         art.vca_reports.append((path, obj))
     elif isinstance(obj.get("checks"), list) and "max_new_tokens" in obj:
         art.generate_checks.append((path, obj))

@@ -7,6 +7,7 @@ import inspect
 
 from vlaudit.results.base import VersionedResult, field_types
 from vlaudit.results.columns import TABLES, TableSchema
+from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
 from vlaudit.results.cycles import (
     BenchmarkMetricsResult,
     CycleAudit,
@@ -51,6 +52,7 @@ RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,
     ProbeNotes, DemoVcaKnownAnswers, WordingDiagnosticsResult, StabilityResult, GenerateCheckResult,
+    CompareVcaResult, CompareCyclesResult,
 )
 
 

@@ -1,0 +1,178 @@
+"""Paired comparison of models' cycle scores on the same cycles (cycle paper §2.1, §D.5; VCA §19's bootstrap).
+
+Every model scores the same cycles; per split (never pooled) and family (and ``all`` families of a split when
+it has several), for every pair of models:
+
+* ΔCycleAcc = CycleAcc_A − CycleAcc_B, credits 1 / ½ / 0 per cycle (Δ > tol / |Δ| ≤ tol / else), with a
+  paired bootstrap interval over cycles (one set of resampled cycles for every model,
+  :func:`vlaudit.stats.paired.paired_bootstrap`) and the sign test on the per-cycle credit differences, ½
+  differences counted as half a win (:func:`vlaudit.stats.paired.fractional_sign_test`); both models' tie
+  rates (|Δ| ≤ tol);
+* on cycles from 2×2 benchmarks, the benchmark's own metrics (Winoground text / image / group, NaturalBench
+  Acc / Q-Acc / I-Acc / G-Acc, :mod:`vlaudit.metrics.two_by_two`) with the same paired bootstrap; the exact
+  McNemar test for the all-or-nothing ones (text, image, group, G-Acc), the paired permutation test over
+  blocks for the fractional ones.
+
+A family with fewer than ``min_cycles`` cycles in a split is not compared (listed in ``skipped``, §D.5).
+Holm's adjustment runs across every comparison; ``survives`` says whether the adjusted p is at most α.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from vlaudit.errors import InputError
+from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, split_of
+from vlaudit.metrics.two_by_two import (
+    ALL_TAGS,
+    benchmark_groups,
+    metric_names,
+    naturalbench_outcomes,
+    winoground_outcomes,
+)
+from vlaudit.records import Cycle
+from vlaudit.settings import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    COMPARE_FAMILYWISE_ALPHA,
+    COMPARE_PERMUTATIONS,
+    CONFIDENCE_LEVEL,
+    CYCLE_TIE_TOL,
+    MIN_CYCLES,
+    NATURALBENCH_YES_THRESHOLD,
+)
+from vlaudit.stats.paired import (
+    cluster_permutation_pvalues,
+    exact_mcnemar,
+    fractional_sign_test,
+    holm,
+    paired_bootstrap,
+    rank_with_ties,
+)
+
+WHOLE_METRICS = ("text", "image", "group", "g_acc")  # 0/1 per block: exact McNemar
+
+
+@dataclass(frozen=True)
+class CycleCompareSettings:
+    """Options of a cycle comparison; defaults from :mod:`vlaudit.settings`."""
+
+    tol: float = CYCLE_TIE_TOL
+    min_cycles: int = MIN_CYCLES
+    n_resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = BOOTSTRAP_SEED
+    level: float = CONFIDENCE_LEVEL
+    n_permutations: int = COMPARE_PERMUTATIONS
+    alpha: float = COMPARE_FAMILYWISE_ALPHA
+    threshold: float = NATURALBENCH_YES_THRESHOLD
+
+
+def _num(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+def _pair(values: np.ndarray) -> list[float] | None:
+    return None if np.isnan(values).any() else [float(values[0]), float(values[1])]
+
+
+def _block(names: Sequence[str], values: np.ndarray, ids: np.ndarray, metrics: Sequence[str],
+           settings: CycleCompareSettings, where: dict[str, Any], ties: np.ndarray | None
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows of one cell: ``values`` is ``(m, n, q)`` per-cycle outcomes; ``ties`` ``(m, n)`` or None."""
+    boot = paired_bootstrap(values, np.ones_like(values), ids, n_resamples=settings.n_resamples,
+                            seed=settings.seed, level=settings.level)
+    n = int(values.shape[1])
+    board: list[dict[str, Any]] = []
+    for j, metric in enumerate(metrics):
+        ranks = rank_with_ties(boot.intervals[:, j])
+        board.extend(where | {"metric": metric, "model": name, "n": n, "value": _num(boot.values[a, j]),
+                              "ci": _pair(boot.intervals[a, j]), "rank": ranks[a]} for a, name in enumerate(names))
+    rows: list[dict[str, Any]] = []
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            perm = cluster_permutation_pvalues(values[a] - values[b], ids, n_permutations=settings.n_permutations,
+                                               seed=settings.seed)
+            for j, metric in enumerate(metrics):
+                if metric == "cycle_acc":
+                    test, p = "sign", fractional_sign_test(values[a, :, j] - values[b, :, j])
+                elif metric in WHOLE_METRICS:
+                    test, p = "mcnemar", exact_mcnemar(values[a, :, j] > 0, values[b, :, j] > 0)
+                else:
+                    test, p = "permutation", float(perm[j])
+                row = where | {"metric": metric, "model_a": names[a], "model_b": names[b], "n": n,
+                               "value_a": _num(boot.values[a, j]), "value_b": _num(boot.values[b, j]),
+                               "difference": _num(boot.difference[a, b, j]),
+                               "ci": _pair(boot.difference_intervals[a, b, j]), "test": test, "p": p}
+                if ties is not None:
+                    row |= {"tie_rate_a": float(ties[a].mean()), "tie_rate_b": float(ties[b].mean())}
+                rows.append(row)
+    return rows, board
+
+
+def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mapping[tuple[str, str], float]],
+                             settings: CycleCompareSettings | None = None,
+                             sources: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Every comparison of the module docstring: ``{models, comparisons, leaderboard, skipped, settings,
+    warnings}``."""
+    settings = settings or CycleCompareSettings()
+    names = list(scores)
+    if len(names) < 2:
+        raise InputError(f"a comparison needs at least two score tables; got {len(names)}", field="scores")
+    if not cycles:
+        raise InputError("no cycles to compare on", field="cycles")
+    matrices = np.stack([block_scores(cycles, scores[name], source=(sources or {}).get(name)) for name in names])
+    deltas = cycle_contrast(matrices[..., 0], matrices[..., 1], matrices[..., 2], matrices[..., 3])
+    credits = cycle_credit(deltas, settings.tol)
+    ties = np.abs(deltas) <= settings.tol
+    ids = np.array([c.cycle_id for c in cycles], dtype=object)
+    splits = np.array([split_of(c) for c in cycles], dtype=object)
+    families = np.array([c.family for c in cycles], dtype=object)
+    comparisons: list[dict[str, Any]] = []
+    leaderboard: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for split in sorted(set(splits.tolist())):
+        in_split = splits == split
+        tags = {tag: in_split & (families == tag) for tag in sorted(set(families[in_split].tolist()))}
+        if len(tags) > 1:
+            tags = {ALL_TAGS: in_split, **tags}
+        for tag, mask in tags.items():
+            if int(mask.sum()) < settings.min_cycles:
+                skipped.append({"split": split, "family": tag, "metric": "cycle_acc",
+                                "reason": f"{int(mask.sum())} cycles, fewer than {settings.min_cycles}"})
+                continue
+            rows, board = _block(names, credits[:, mask, None], ids[mask], ["cycle_acc"], settings,
+                                 {"benchmark": None, "split": split, "family": tag}, ties[:, mask])
+            comparisons.extend(rows)
+            leaderboard.extend(board)
+    for (benchmark, kind), indexes in sorted(benchmark_groups(cycles).items()):
+        chosen = np.array(indexes, dtype=np.int64)
+        metrics = list(metric_names(kind))
+        outcomes = [winoground_outcomes(matrices[a, chosen]) if kind == "winoground"
+                    else naturalbench_outcomes(matrices[a, chosen], settings.threshold) for a in range(len(names))]
+        values = np.stack([np.column_stack([o[m] for m in metrics]) for o in outcomes])
+        for split in sorted(set(splits[chosen].tolist())):
+            in_split = splits[chosen] == split
+            fams = families[chosen]
+            tags = {tag: in_split & (fams == tag) for tag in sorted(set(fams[in_split].tolist()))}
+            if len(tags) > 1:
+                tags = {ALL_TAGS: in_split, **tags}
+            for tag, mask in tags.items():
+                rows, board = _block(names, values[:, mask], ids[chosen][mask], metrics, settings,
+                                     {"benchmark": benchmark, "split": split, "family": tag}, None)
+                comparisons.extend(rows)
+                leaderboard.extend(board)
+    adjusted = holm([row["p"] for row in comparisons])
+    for row, p_holm in zip(comparisons, adjusted, strict=True):
+        row["p_holm"] = p_holm
+        row["survives"] = None if p_holm is None else bool(p_holm <= settings.alpha)
+    return {"models": [{"model": name, "source": (sources or {}).get(name),
+                        "tie_rate": float(ties[a].mean())} for a, name in enumerate(names)],
+            "comparisons": comparisons, "leaderboard": leaderboard, "skipped": skipped,
+            "settings": {"tol": settings.tol, "min_cycles": settings.min_cycles, "n_resamples": settings.n_resamples,
+                         "seed": settings.seed, "level": settings.level, "n_permutations": settings.n_permutations,
+                         "alpha": settings.alpha, "threshold": settings.threshold, "adjustment": "holm"},
+            "warnings": []}

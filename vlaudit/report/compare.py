@@ -1,0 +1,151 @@
+"""Files and console tables of ``vlaudit compare vca``: ``compare.json``, ``comparisons.csv``,
+``leaderboard.csv`` and, with more than two models, a pairwise matrix PNG per (dataset, interface); and of
+``vlaudit compare cycles``: ``compare_cycles.json`` and the same two tables."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vlaudit.figures import pyplot, save_png
+from vlaudit.report.console import print_table, print_wrapped
+from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
+from vlaudit.tables import write_result, write_table
+
+METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict": "Strict", "rel_o": "Rel_o",
+                "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int",
+                "cycle_acc": "CycleAcc", "dep_perm": "Dep_perm", "dcc_perm": "D-CC_perm", "dep_m": "Dep+M",
+                "strict_m": "Strict+M", "q_acc": "Q-Acc", "i_acc": "I-Acc", "g_acc": "G-Acc"}
+
+
+def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for row in rows:
+        flat = {k: v for k, v in row.items() if k != "ci"}
+        ci = row.get("ci")
+        flat["ci_lo"], flat["ci_hi"] = (None, None) if ci is None else (ci[0], ci[1])
+        out.append(flat)
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
+
+
+def pairwise_png(path: Path, rows: Sequence[Mapping[str, Any]], title: str) -> Path:
+    """One panel per metric: the matrix of A − B (row A, column B), ``*`` where the Holm-adjusted p survives."""
+    plt = pyplot()
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    models = list(dict.fromkeys([r["model_a"] for r in rows] + [r["model_b"] for r in rows]))
+    cols = min(3, len(metrics))
+    lines = (len(metrics) + cols - 1) // cols
+    fig, axes = plt.subplots(lines, cols, figsize=(4.2 * cols, 3.8 * lines), squeeze=False)
+    for ax in axes.ravel()[len(metrics):]:
+        ax.axis("off")
+    for ax, metric in zip(axes.ravel(), metrics, strict=False):
+        matrix = np.zeros((len(models), len(models)))
+        marks = np.zeros_like(matrix, dtype=bool)
+        for r in rows:
+            if r["metric"] != metric or r["difference"] is None:
+                continue
+            a, b = models.index(r["model_a"]), models.index(r["model_b"])
+            matrix[a, b], matrix[b, a] = r["difference"], -r["difference"]
+            marks[a, b] = marks[b, a] = bool(r["survives"])
+        limit = float(np.abs(matrix).max()) or 1.0
+        ax.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
+        for a in range(len(models)):
+            for b in range(len(models)):
+                if a != b:
+                    ax.text(b, a, f"{matrix[a, b]:+.3f}{'*' if marks[a, b] else ''}", ha="center", va="center",
+                            fontsize=7)
+        ax.set_xticks(range(len(models)), models, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(models)), models, fontsize=7)
+        ax.set_title(f"{METRIC_NAMES.get(metric, metric)}: row − column", fontsize=9)
+    fig.suptitle(f"{title} (* Holm-adjusted p survives)", fontsize=10)
+    fig.tight_layout()
+    return save_png(fig, path)
+
+
+def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: bool = True) -> list[Path]:
+    """Write ``compare.json``, the two CSV tables and (more than two models) the pairwise PNGs."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [write_result(out / "compare.json", result)]
+    if result.comparisons:
+        written.append(write_table(out / "comparisons.csv", _flat(result.comparisons)))
+    if result.leaderboard:
+        written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
+    if plot and len(result.models) > 2:
+        for key in dict.fromkeys((r["dataset"], r["interface"]) for r in result.comparisons):
+            rows = [r for r in result.comparisons if (r["dataset"], r["interface"]) == key and r["family"] == "all"]
+            name = f"pairwise_{_slug(key[0])}_{_slug(key[1])}.png"
+            written.append(pairwise_png(out / name, rows, f"{key[0]} / {key[1]}"))
+    return written
+
+
+def _interval(ci: Sequence[float] | None) -> str:
+    return "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+
+
+def print_compare(result: CompareVcaResult) -> None:
+    """Per model the items dropped, then per (dataset, interface) the comparisons of the ``all`` family
+    (and the leaderboard with more than two models), and what was skipped; whole at 80 columns."""
+    for model in result.models:
+        for where, entry in model["datasets"].items():
+            dropped = ", ".join(f"{n} {why}" for why, n in entry["dropped"].items()) or "none"
+            print_wrapped(f"{model['model']} on {where}: {entry['n_compared']} items compared; dropped: {dropped}")
+    keys = list(dict.fromkeys((r["dataset"], r["interface"]) for r in result.comparisons))
+    for dataset, interface in keys:
+        rows = [r for r in result.comparisons
+                if (r["dataset"], r["interface"], r["family"]) == (dataset, interface, "all")]
+        for pair in dict.fromkeys((r["model_a"], r["model_b"]) for r in rows):
+            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items)",
+                        ["metric", "A", "B", "A − B", "95% CI", "p (Holm)", "survives"],
+                        [[METRIC_NAMES.get(r["metric"], r["metric"]), r["value_a"], r["value_b"], r["difference"],
+                          _interval(r["ci"]), r["p_holm"], "yes" if r["survives"] else "no"]
+                         for r in rows if (r["model_a"], r["model_b"]) == pair],
+                        identifiers=1, droppable=["A", "B"])
+        if len(result.models) > 2:
+            board = [r for r in result.leaderboard
+                     if (r["dataset"], r["interface"], r["family"]) == (dataset, interface, "all")]
+            print_table(f"{dataset} / {interface}: leaderboard (rank 1 = highest; ties where intervals overlap)",
+                        ["metric", "model", "value", "95% CI", "rank"],
+                        [[METRIC_NAMES.get(r["metric"], r["metric"]), r["model"], r["value"], _interval(r["ci"]),
+                          r["rank"]] for r in board], identifiers=2)
+    for row in result.skipped:
+        print_wrapped(f"skipped {METRIC_NAMES.get(row['metric'], row['metric'])} on {row['dataset']}/"
+                      f"{row['interface']}: {row['reason']}")
+    for warning in result.warnings:
+        print_wrapped(f"warning: {warning}")
+
+
+def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult) -> list[Path]:
+    """Write ``compare_cycles.json``, ``comparisons.csv`` and ``leaderboard.csv``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [write_result(out / "compare_cycles.json", result)]
+    if result.comparisons:
+        written.append(write_table(out / "comparisons.csv", _flat(result.comparisons)))
+    if result.leaderboard:
+        written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
+    return written
+
+
+def print_compare_cycles(result: CompareCyclesResult) -> None:
+    """One table per (benchmark, split) and pair of models: each family's and metric's difference."""
+    keys = list(dict.fromkeys((r["benchmark"], r["split"], r["model_a"], r["model_b"]) for r in result.comparisons))
+    for benchmark, split, a, b in keys:
+        rows = [r for r in result.comparisons if (r["benchmark"], r["split"], r["model_a"], r["model_b"])
+                == (benchmark, split, a, b)]
+        what = "CycleAcc" if benchmark is None else benchmark
+        print_table(f"{what} / {split}: A = {a}, B = {b}",
+                    ["family", "metric", "A − B", "95% CI", "p (Holm)", "survives", "ties A", "ties B"],
+                    [[r["family"], METRIC_NAMES.get(r["metric"], r["metric"]), r["difference"], _interval(r["ci"]),
+                      r["p_holm"], "yes" if r["survives"] else "no", r.get("tie_rate_a"), r.get("tie_rate_b")]
+                     for r in rows], identifiers=1, droppable=["ties A", "ties B"])
+    for row in result.skipped:
+        print_wrapped(f"skipped {row['family']} on {row['split']}: {row['reason']}")
