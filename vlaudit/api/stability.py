@@ -1,6 +1,6 @@
 """Is a decision above the noise? The noise floor of a scored run, and likelihood against generation.
 
-:func:`measure_stability` (``vlaudit vca stability``) re-scores a seeded sample of a ``vca score`` run under
+:func:`measure_stability` (``vlaudit vca stability``) re-scores a seeded sample of a ``vca score`` (or ``score-dual``) run under
 math-preserving perturbations and writes the floor τ to the run's ``stability.json``, which ``vca report``
 then reads (:mod:`vlaudit.metrics.vca.noise`). Both functions read the run's manifest for everything the run
 was scored with (model, backend options, contexts, interfaces, items, images) and load the same model;
@@ -16,6 +16,7 @@ from typing import Any
 from vlaudit.api._inputs import as_items
 from vlaudit.errors import InputError
 from vlaudit.results.vca import GenerateCheckResult, StabilityResult
+from vlaudit.scoring.dual_stability import run_dual_stability
 from vlaudit.scoring.executors import open_backend
 from vlaudit.scoring.generate_check import run_generate_check
 from vlaudit.scoring.stability import STABILITY_FILE, run_stability
@@ -26,16 +27,19 @@ _LOADER_OPTIONS = ("dtype", "device", "device_map", "revision", "min_pixels", "m
                    "prefix_cache", "system")
 
 
-def read_run_manifest(run: str | Path) -> dict[str, Any]:
-    """The ``manifest.json`` of a ``vca score`` run folder (one-line error for anything else)."""
+def read_run_manifest(run: str | Path, *, dual: bool = False) -> dict[str, Any]:
+    """The ``manifest.json`` of a ``vca score`` run folder, or with ``dual`` also of a ``vca score-dual`` one
+    (one-line error for anything else)."""
     path = Path(run) / "manifest.json"
+    accepted = "a vca score or vca score-dual" if dual else "a vca score"
     if not path.is_file():
-        raise InputError("not a vca score run folder (no manifest.json)", path=run)
+        raise InputError(f"not {accepted} run folder (no manifest.json)", path=run)
     manifest = read_json(path)
-    if not isinstance(manifest, dict) or manifest.get("command") != "vca score" \
-            or not isinstance(manifest.get("model_fingerprint_by_interface"), dict):
-        raise InputError(f"not a vca score run (manifest command {manifest.get('command')!r})", path=path,
-                         field="command")
+    command = manifest.get("command") if isinstance(manifest, dict) else None
+    if dual and command == "vca score-dual" and isinstance(manifest.get("backend"), dict):
+        return manifest
+    if command != "vca score" or not isinstance(manifest.get("model_fingerprint_by_interface"), dict):
+        raise InputError(f"not {accepted} run (manifest command {command!r})", path=path, field="command")
     return manifest
 
 
@@ -57,6 +61,10 @@ def open_run_backend(manifest: Mapping[str, Any], model: Any, *, device: str | N
     if model is not None and not isinstance(model, str):
         return model
     arguments = manifest.get("arguments") or {}
+    if manifest.get("command") == "vca score-dual":
+        options = {"batch_size": int(batch_size or arguments.get("batch_size") or 32),
+                   "device": device or arguments.get("device"), "dtype": arguments.get("dtype")}
+        return open_backend(model or arguments.get("model") or manifest["spec"], options)[0]
     options = {k: arguments[k] for k in _LOADER_OPTIONS if k in arguments}
     options |= dict(arguments.get("other_backend_options") or {})
     if arguments.get("question_templates") is not None:
@@ -83,11 +91,12 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
                       perturbations: Sequence[str] | None = None, model: Any = None, items: Any = None,
                       device: str | None = None, batch_size: int | None = None, chunk_size: int = 64,
                       on_progress: Callable[[str, int, int], None] | None = None) -> StabilityResult:
-    """The backend's noise floor τ on the ``vca score`` run in ``run`` (VCA §3 decisions).
+    """The backend's noise floor τ on the ``vca score`` or ``vca score-dual`` run in ``run`` (VCA §3 decisions).
 
     Re-scores ``sample`` seeded items (all their contexts and interfaces) under every math-preserving
     perturbation the backend supports (or ``perturbations``); the unperturbed margins are the run's own,
-    read from its cache. Writes ``stability.json`` into ``out`` (default: the run folder) and the run folder,
+    read from its cache. A dual-encoder run re-embeds the sample's context images and statements instead
+    (:mod:`vlaudit.scoring.dual_stability`: ``batch-1`` and ``dtype``). Writes ``stability.json`` into ``out`` (default: the run folder) and the run folder,
     where ``vca report`` reads τ. Resumable: perturbed scores are cached in ``OUT/stability-cache``.
 
     Args:
@@ -95,7 +104,8 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
         out: the output folder (default: the run folder).
         sample: items to re-score.
         seed: the sample's seed.
-        perturbations: names (``batch-1``, ``padding-right``, ``dtype``, ``attention``, ``prefix-cache``).
+        perturbations: names (``batch-1``, ``padding-right``, ``dtype``, ``attention``, ``prefix-cache``;
+            a dual encoder: ``batch-1``, ``dtype``).
         model: a loaded backend or a model spec (default: the run's).
         items: the run's items when its manifest names no ITEMS file.
         device: where the model runs (default: as recorded).
@@ -106,7 +116,7 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
     if sample < 1:
         raise InputError(f"the sample must be at least one item, not {sample}", field="--sample")
     run_dir = Path(run)
-    manifest = read_run_manifest(run_dir)
+    manifest = read_run_manifest(run_dir, dual=True)
     out_dir = Path(out) if out is not None else run_dir
     item_list = run_items(manifest, items, run_dir)
     images = (manifest.get("arguments") or {}).get("images")
@@ -114,7 +124,8 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
         raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
     backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
     _refuse_other_stability(out_dir, run_dir, backend.spec)
-    return run_stability(backend, item_list, manifest, run_dir=run_dir, images_dir=images, out_dir=out_dir,
+    measure = run_dual_stability if manifest["command"] == "vca score-dual" else run_stability
+    return measure(backend, item_list, manifest, run_dir=run_dir, images_dir=images, out_dir=out_dir,
                          sample=sample, seed=seed, perturbations=perturbations, chunk_size=chunk_size,
                          on_progress=on_progress)
 

@@ -19,6 +19,7 @@ import numpy as np
 import transformers
 from transformers import AutoModel, AutoProcessor
 
+from vlaudit.backends.dual_perturbations import DualPerturbations
 from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError
@@ -32,8 +33,9 @@ def _pooled(output: Any) -> Any:
     return output if not hasattr(output, "pooler_output") else output.pooler_output
 
 
-class HFDualBackend(BatchedDualEncoder):
-    """A CLIP or SigLIP model and its processor (see the module docstring)."""
+class HFDualBackend(DualPerturbations, BatchedDualEncoder):
+    """A CLIP or SigLIP model and its processor (see the module docstring); re-scored under batch 1 and the
+    other dtype by ``vca stability`` (:mod:`vlaudit.backends.dual_perturbations`)."""
 
     def __init__(self, spec: str, model: Any, processor: Any, *, device: Any, dtype: Any, batch_size: int,
                  revision: str | None) -> None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from huggingface_hub import constants
 
+from vlaudit.backends.dual_perturbations import DualPerturbations
 from vlaudit.backends.library_logs import held_log_records
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
@@ -77,8 +78,9 @@ def load_error(open_clip: Any, name: str, model_name: str, pretrained: str | Non
                       field="--model")
 
 
-class OpenClipBackend(BatchedDualEncoder):
-    """An open_clip model, its eval transform and tokenizer (see the module docstring)."""
+class OpenClipBackend(DualPerturbations, BatchedDualEncoder):
+    """An open_clip model, its eval transform and tokenizer (see the module docstring); re-scored under batch
+    1 and the other dtype by ``vca stability`` (:mod:`vlaudit.backends.dual_perturbations`)."""
 
     def __init__(self, spec: str, model: Any, preprocess: Any, tokenizer: Any, *, device: Any, dtype: Any,
                  batch_size: int, model_name: str, pretrained: str | None) -> None:

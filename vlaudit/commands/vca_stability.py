@@ -17,14 +17,15 @@ def _csv(value: str | None) -> list[str] | None:
 
 @vca_app.command("stability")
 def vca_stability(
-    run: Path = typer.Argument(..., help="Run folder of vca score (manifest.json, cache/)."),
+    run: Path = typer.Argument(..., help="Run folder of vca score or vca score-dual (manifest.json)."),
     out: Path = typer.Option(None, "--out", help="Output folder (stability.json, stability-cache/); default: RUN. "
                                                  "stability.json is also written into RUN for vca report."),
     sample: int = typer.Option(200, "--sample", min=1, help="Items re-scored (seeded), each with all its contexts."),
     seed: int = typer.Option(0, "--seed", help="Seed of the item sample."),
     perturbations: str = typer.Option(None, "--perturbations",
                                       help="Comma list of batch-1, padding-right, dtype, attention, prefix-cache "
-                                           "(default: every one the backend supports)."),
+                                           "(default: every one the backend supports; dual encoders: "
+                                           "batch-1, dtype)."),
     model: str = typer.Option(None, "--model", help="Model spec to load instead of the run's (refused unless its "
                                                     "fingerprint is the run's)."),
     device: str = typer.Option(None, "--device", help="auto, cpu, cuda, ... (default: as the run)."),
@@ -42,8 +43,9 @@ def vca_stability(
         for context, stats in row["contexts"].items():
             say(f"    {context}: n {stats['n']}, p99 {_g(stats['p99'])}, max {_g(stats['max'])}, "
                 f"{stats['sign_flips']} flips")
-    say(f"forwards: {result.forwards['total_perturbed']} re-scored units "
-        f"({result.forwards['scored_now']} now), baseline read from the run's cache")
+    unit = "embedded inputs" if result.forwards.get("unit") else "re-scored units"
+    say(f"forwards: {result.forwards['total_perturbed']} {unit} "
+        f"({result.forwards['scored_now']} now), baseline read from the run")
     say(f"wrote {(out or run) / 'stability.json'}")
 
 

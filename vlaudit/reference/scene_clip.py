@@ -33,9 +33,10 @@ or a position-aware encoder looks like under exact cycles, nothing about real mo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from scipy import ndimage
 from torch import nn
 from torch.nn import functional as F
 
+from vlaudit.backends.base import BATCH_ONE
 from vlaudit.backends.dtypes import check_supported
 from vlaudit.errors import InputError
 from vlaudit.reference.models import WEIGHTS_DIR
@@ -276,6 +278,23 @@ class SceneClipBackend:
                 "version": config.get("version"), "weights_sha256": config.get("weights_sha256"),
                 "train_seed": config.get("train", {}).get("seed"), "dtype": "float32", "device": "cpu",
                 "batch_size": self.batch_size, "normalize": "l2"}
+
+    def perturbations(self) -> dict[str, str]:
+        """What ``vca stability`` re-scores under: batch size 1 only (the towers run float32 on the CPU)."""
+        return {BATCH_ONE: f"batch size 1 instead of {self.batch_size}"} if self.batch_size > 1 else {}
+
+    @contextlib.contextmanager
+    def perturbed(self, name: str) -> Iterator[SceneClipBackend]:
+        """This backend with one input per forward, its bag cache emptied so that every text is re-encoded."""
+        if name not in self.perturbations():
+            raise InputError(f"ref:{self.name} does not support perturbation {name!r}; it supports "
+                             f"{', '.join(self.perturbations()) or 'none'}", field="perturbations")
+        saved = self.batch_size, self._bags
+        self.batch_size, self._bags = 1, {}
+        try:
+            yield self
+        finally:
+            self.batch_size, self._bags = saved
 
     def encode_images(self, images: Sequence[Any]) -> np.ndarray:
         out = np.zeros((len(images), self.dim), dtype=np.float32)

@@ -98,6 +98,22 @@ def group_margins(cosines: np.ndarray) -> np.ndarray:
     return out
 
 
+def text_context_image(records: Sequence[Any], feats: Any, no_image: str) -> np.ndarray:
+    """The image-side vector of the ``text`` context (``NO_IMAGE``, see the module docstring), float64."""
+    originals = sorted({r.image_sha256 for r in records
+                        if r.context == "original" and r.status == "ok" and r.image_sha256 is not None})
+    if no_image == "zero" or not originals:
+        return np.zeros(feats.images.shape[1], dtype=np.float64)
+    row = feats.image_index()
+    return np.asarray(feats.images[[row[s] for s in originals]], dtype=np.float64).mean(axis=0)
+
+
+def plan_dual(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequence[str], seed: int) -> list[Any]:
+    """The records of a dual run, planned exactly as by ``vca score`` (one ``yesno`` decision, no prompt)."""
+    records, _ = plan_run(items, store, contexts, [INTERFACE], seed, "dual", lambda q, i, w: q)
+    return records
+
+
 def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str | Path, out_dir: str | Path,
                contexts: Sequence[str], no_image: str = "mean-image", text_field: str | None = None,
                seed: int = 0, model_name: str | None = None, arguments: dict[str, Any] | None = None,
@@ -117,7 +133,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
     out = Path(out_dir)
     model = model_name or backend.spec
     store = ImageStore(images_dir)
-    records, _ = plan_run(items, store, contexts, [INTERFACE], seed, "dual", lambda q, i, w: q)
+    records = plan_dual(items, store, contexts, seed)
     by_key = {(r.item.item_id, r.context): r for r in records}
     texts = {item.item_id: statement_of(item, text_field) for item in items}
     with RunFolder(out).open(outputs=("margins.parquet", "failures.jsonl", "summary.json")) as run:
@@ -140,12 +156,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
                                                                         "images_dir": str(images_dir)})
         feats = read_features(out / "features")
         image_row, text_row = feats.image_index(), feats.caption_index()
-        originals = sorted({r.image_sha256 for r in records
-                            if r.context == "original" and r.status == "ok" and r.image_sha256 is not None})
-        if no_image == "zero" or not originals:
-            no_image_vector = np.zeros(feats.images.shape[1], dtype=np.float64)
-        else:
-            no_image_vector = feats.images[[image_row[s] for s in originals]].astype(np.float64).mean(axis=0)
+        no_image_vector = text_context_image(records, feats, no_image)
         rows, problems = [], []
         for group, members in sorted(groups.items()):
             group_items = [items[i] for i in members]

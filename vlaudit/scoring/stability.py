@@ -103,6 +103,17 @@ def answer_margin(hit: Mapping[str, Any], top: int | None = None) -> float:
     return float(values[chosen] - np.delete(values, chosen).max()) if values.size > 1 else 0.0
 
 
+def choose_perturbations(backend: Any, perturbations: Sequence[str] | None) -> tuple[dict[str, str], list[str]]:
+    """(what ``backend`` supports, the names to measure: ``perturbations`` or all); one line for others."""
+    supported = backend.perturbations()
+    names = list(supported) if perturbations is None else list(perturbations)
+    unknown = [n for n in names if n not in supported]
+    if unknown or not names:
+        raise InputError(f"{backend.spec} supports the perturbations {', '.join(supported) or 'none'}; "
+                         f"asked {unknown or names}", field="--perturbations")
+    return supported, names
+
+
 def _perturbed_key(name: str, unit_key: str) -> str:
     return sha256_json({"perturbation": name, "unit": unit_key})
 
@@ -120,12 +131,7 @@ def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mappin
     contexts, interfaces = list(manifest["contexts"]), list(manifest["interfaces"])
     backend.prepare(items, images_dir, interfaces)
     check_same_model(backend, manifest, interfaces, run)
-    supported = backend.perturbations()
-    names = list(supported) if perturbations is None else list(perturbations)
-    unknown = [n for n in names if n not in supported]
-    if unknown or not names:
-        raise InputError(f"{backend.spec} supports the perturbations {', '.join(supported) or 'none'}; "
-                         f"asked {unknown or names}", field="--perturbations")
+    supported, names = choose_perturbations(backend, perturbations)
     store = ImageStore(images_dir)
     chosen, sampled, sampled_units, base_hits = plan_sample(backend, items, manifest, store, run, sample, seed)
     base = {key: answer_margin(hit) for key, hit in base_hits.items()}
@@ -146,10 +152,15 @@ def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mappin
                       "total_perturbed": len(names) * len(sampled_units),
                       "per_sampled_item": len(names) * len(sampled_units) / max(len(chosen), 1)})
         write_result(out / STABILITY_FILE, result)
+    publish(result, out, run)
+    return result
+
+
+def publish(result: StabilityResult, out: Path, run: Path) -> None:
+    """Copy ``stability.json`` from ``out`` into the run folder (where ``vca report`` reads τ), atomically."""
     if out.resolve() != run.resolve():
         with run_lock(run):
             write_result(run / STABILITY_FILE, result)
-    return result
 
 
 def _score_perturbations(backend: Any, names: Sequence[str], units: Sequence[Unit], cache: ChunkCache, store: Any,
@@ -191,16 +202,19 @@ def _perturbation_row(name: str, description: str, records: Sequence[Record], ba
     all_before = np.concatenate([np.asarray(b) for b, _ in by_context.values()]) if by_context else np.zeros(0)
     all_after = np.concatenate([np.asarray(a) for _, a in by_context.values()]) if by_context else np.zeros(0)
     return {"perturbation": name, "description": description, "contexts": contexts,
-            "all": noise.delta_summary(all_before, all_after), "g_img": _gap_flips(records, base, perturbed),
+            "all": noise.delta_summary(all_before, all_after),
+            "g_img": gap_flips([(r.item.item_id, r.interface, r.context, str(r.key)) for r in records], base,
+                               perturbed),
             "_abs_deltas": np.abs(all_after - all_before).tolist()}
 
 
-def _gap_flips(records: Sequence[Record], base: Mapping[str, float],
-               perturbed: Callable[[str], float]) -> dict[str, Any]:
-    """Items (per interface) with original and the headline controls whose Dep = [G_img > 0] changes sign."""
+def gap_flips(records: Sequence[tuple[str, str, str, str]], base: Mapping[str, float],
+              perturbed: Callable[[str], float]) -> dict[str, Any]:
+    """Items (per interface) with original and the headline controls whose Dep = [G_img > 0] changes sign;
+    ``records``: (item id, interface, context, margin key) of every re-scored record."""
     by_item: dict[tuple[str, str], dict[str, str]] = {}
-    for record in records:
-        by_item.setdefault((record.item.item_id, record.interface), {})[record.context] = str(record.key)
+    for item_id, interface, context, key in records:
+        by_item.setdefault((item_id, interface), {})[context] = key
     needed = ("original", *PRIMARY_CONTROLS)
     complete = [contexts for (_, interface), contexts in by_item.items()
                 if interface in ANSWER_WORDS and all(c in contexts for c in needed)]  # yes/no interfaces
