@@ -59,10 +59,13 @@ def test_float32_vs_bfloat16_and_batch_1_on_tiny_dual_encoders(model: str, tmp_p
           f"batch-1 p99 {rows['batch-1']['all']['p99']:.3g})")
 
 
-def test_the_command_and_the_report_show_the_dual_floor(tmp_path: Path, cli) -> None:
+def test_the_command_and_the_report_show_the_dual_floor(tmp_path: Path, cli,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     run = _dual_run("ref:tiny-open-clip", tmp_path)
     code, out, _ = cli("vca", "stability", run, "--perturbations", "dtype", "--sample", "3")
     assert code == 0 and "tau = " in out and "dtype: median" in out and "embedded inputs" in out
+    assert all(len(line) <= 80 or " " not in line.strip() for line in out.splitlines())  # a path may not break
     code, out, _ = cli("vca", "report", run / "margins.parquet", "--out", tmp_path / "rep", "--no-plot",
                        "--resamples", "50")
     assert code == 0 and "noise floor τ" in out and "inside the noise" in out and "not measured" not in out
@@ -77,3 +80,5 @@ def test_another_encoder_is_refused_in_one_line(tmp_path: Path) -> None:
     assert "\n" not in str(caught.value)
     with pytest.raises(InputError, match="supports the perturbations batch-1, dtype"):
         vlaudit.measure_stability(run, perturbations=["attention"])
+    with pytest.raises(InputError, match="not a vca score run"):
+        vlaudit.generate_check(run)  # a dual encoder does not generate

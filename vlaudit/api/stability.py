@@ -62,8 +62,9 @@ def open_run_backend(manifest: Mapping[str, Any], model: Any, *, device: str | N
         return model
     arguments = manifest.get("arguments") or {}
     if manifest.get("command") == "vca score-dual":
-        options = {"batch_size": int(batch_size or arguments.get("batch_size") or 32),
-                   "device": device or arguments.get("device"), "dtype": arguments.get("dtype")}
+        recorded = {"batch_size": batch_size or arguments.get("batch_size"), "device": device or arguments.get("device"),
+                    "dtype": arguments.get("dtype")}
+        options = {k: v for k, v in recorded.items() if v is not None}  # absent: the loader's default
         return open_backend(model or arguments.get("model") or manifest["spec"], options)[0]
     options = {k: arguments[k] for k in _LOADER_OPTIONS if k in arguments}
     options |= dict(arguments.get("other_backend_options") or {})

@@ -48,7 +48,7 @@ from vlaudit.hashing import sha256_text
 from vlaudit.results.vca import DualScoringSummary
 from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
 from vlaudit.scoring.manifest import RunManifest
-from vlaudit.scoring.plan import plan_run, render
+from vlaudit.scoring.plan import Record, plan_run, render
 from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.scoring.runner import margins_schema
 from vlaudit.sources.images import ImageStore
@@ -108,7 +108,7 @@ def text_context_image(records: Sequence[Any], feats: Any, no_image: str) -> np.
     return np.asarray(feats.images[[row[s] for s in originals]], dtype=np.float64).mean(axis=0)
 
 
-def plan_dual(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequence[str], seed: int) -> list[Any]:
+def plan_dual(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequence[str], seed: int) -> list[Record]:
     """The records of a dual run, planned exactly as by ``vca score`` (one ``yesno`` decision, no prompt)."""
     records, _ = plan_run(items, store, contexts, [INTERFACE], seed, "dual", lambda q, i, w: q)
     return records

@@ -109,7 +109,7 @@ def run_dual_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: M
                 item_id, context = key.split("\x1f")
                 group = members[item_id]
                 t = np.stack([cache.records[_key(name, "text", sha256_text(texts[m]))]["embedding"] for m in group])
-                if context == "text":
+                if context == "text" and no_image is not None:
                     v = np.broadcast_to(no_image, t.shape)
                 else:
                     sha = str(run_rows[(item_id, context)]["image_sha256"])
