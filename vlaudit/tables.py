@@ -256,9 +256,11 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a write that fails (a full disk) names no file: the user needs to know which
         raise
 
 
