@@ -41,6 +41,8 @@ from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 from vlaudit.results import columns
+from vlaudit.results.base import check_schema_version
+from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION
 from vlaudit.results.vca import ScoringSummary
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.executors import LocalExecutor
@@ -303,9 +305,11 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
     if not path.is_file():
         return []
     try:
-        previous = read_json(path).get("arguments") or {}
+        manifest = read_json(path)
+        previous = manifest.get("arguments") or {}
     except (InputError, AttributeError):
         return ["manifest.json (unreadable)"]
+    check_schema_version(manifest, MANIFEST_SCHEMA_VERSION, path=path, what="a run manifest", oldest=0)
 
     def canonical(name: str, value: Any) -> Any:
         return sorted(value) if name in _UNORDERED_ARGUMENTS and isinstance(value, list) else value

@@ -1,0 +1,66 @@
+"""Files that are not what they claim: a result or run folder from a later vlaudit (a future ``schema_version``),
+a hand-edited CycleAcc that is not a number, a damaged reference model in the cache. Each is refused with one
+line naming the file and field, left out of the report with a one-line warning, or moved aside and rebuilt —
+never read as if it were current and whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+
+def _eval(folder: Path, *, version: object = 1, cycle_acc: object = 0.5, ci: object = (0.4, 0.6)) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "eval.json").write_text(json.dumps({
+        "schema_version": version, "tol": 1e-9,
+        "families": {"f": {"test": {"n": 5, "cycle_acc": cycle_acc, "ci": ci, "ties": 0}}}}))
+    return folder
+
+
+def test_a_future_eval_is_left_out_of_the_report_with_one_warning(cli, tmp_path) -> None:
+    _eval(tmp_path / "run" / "old")
+    _eval(tmp_path / "run" / "new", version=99, cycle_acc=0.91)
+    code, out, err = cli("report", tmp_path / "run")
+    assert code == 0 and "Traceback" not in err, err
+    assert err.strip().splitlines() == [
+        f"warning: {tmp_path / 'run' / 'new' / 'eval.json'}, field 'schema_version': schema_version 99 is newer "
+        "than this vlaudit reads for a cycles evaluation (1); upgrade vlaudit; left out of the report"]
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "0.91" not in html and "91.0" not in html and "newer than this vlaudit reads" in html
+
+
+@pytest.mark.parametrize(("cycle_acc", "ci"), [("0.9x", (0.4, 0.6)), (float("nan"), (0.1, "high")), (None, None),
+                                                ([0.5], [0.4]), ({"v": 1}, (0.4, 0.6, 0.7))])
+def test_a_cycle_acc_that_is_not_a_number_is_not_shown_as_one(cycle_acc, ci, tmp_path) -> None:
+    from vlaudit.report.html_data import cycle_cells
+    from vlaudit.report.html_discover import discover
+
+    path = _eval(tmp_path / "run", cycle_acc=cycle_acc, ci=ci) / "eval.json"
+    path.write_text(path.read_text().replace("NaN", '"NaN"'))
+    (cell,) = cycle_cells(discover(tmp_path / "run"))
+    assert cell["cycle_acc"] is None and (cell["ci"] is None or all(isinstance(b, float) for b in cell["ci"]))
+
+
+@pytest.mark.parametrize("version", [99, "1", 0, True, -3, 1.5])
+def test_a_result_read_back_checks_its_version(version, tmp_path) -> None:
+    from vlaudit.errors import InputError
+    from vlaudit.results.cycles import CycleEvaluationResult
+
+    with pytest.raises(InputError, match=r"eval.json, field 'schema_version'"):
+        CycleEvaluationResult.from_dict({"schema_version": version}, path=tmp_path / "eval.json")
+
+
+def test_a_run_folder_from_a_later_vlaudit_is_refused_before_scoring(cli, toy_items, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    toy_items(tmp_path / "bench")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(json.dumps({"schema_version": 5, "command": "vca score", "arguments": {}}))
+    code, out, err = cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", tmp_path / "bench" / "items.jsonl",
+                         "--images", tmp_path / "bench" / "images", "--out", run)
+    assert code == 2 and err.strip().splitlines() == [
+        f"error: {run / 'manifest.json'}, field 'schema_version': schema_version 5 is newer than this vlaudit reads "
+        "for a run manifest (1); upgrade vlaudit"], err
+    assert not (tmp_path / "cache").exists() and sorted(p.name for p in run.iterdir()) == ["manifest.json"]
