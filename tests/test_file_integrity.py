@@ -6,6 +6,7 @@ never read as if it were current and whole."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,27 @@ def test_a_run_folder_from_a_later_vlaudit_is_refused_before_scoring(cli, toy_it
         f"error: {run / 'manifest.json'}, field 'schema_version': schema_version 5 is newer than this vlaudit reads "
         "for a run manifest (1); upgrade vlaudit"], err
     assert not (tmp_path / "cache").exists() and sorted(p.name for p in run.iterdir()) == ["manifest.json"]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "one byte changed", "deleted"])
+def test_a_damaged_reference_model_is_moved_aside_and_rebuilt(damage, tmp_path, monkeypatch) -> None:
+    from vlaudit.reference.models import reference_dir
+
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path))
+    folder = reference_dir("tiny-clip")
+    (weights,) = folder.glob("*.safetensors")
+    good = weights.read_bytes()
+    if damage == "truncated":
+        weights.write_bytes(good[: len(good) // 2])
+    elif damage == "one byte changed":
+        weights.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    else:
+        weights.unlink()
+    with pytest.warns(UserWarning, match=rf"reference model tiny-clip in the cache is damaged \({weights.name} "):
+        again = reference_dir("tiny-clip")
+    assert again == folder and weights.read_bytes() == good  # rebuilt, seeded: the same bytes
+    (aside,) = (tmp_path / "ref" / "damaged").iterdir()
+    assert aside.name.startswith(folder.name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert reference_dir("tiny-clip") == folder  # whole again: no warning
