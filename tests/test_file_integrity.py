@@ -89,3 +89,25 @@ def test_a_damaged_reference_model_is_moved_aside_and_rebuilt(damage, tmp_path, 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert reference_dir("tiny-clip") == folder  # whole again: no warning
+
+
+@pytest.mark.parametrize("content", [b"not a checkpoint\n", *(pytest.param(c, marks=pytest.mark.slow) for c in (
+    b"", b"PK\x03\x04" + bytes(60), "empty state dict"))])  # each builds an RN50: one case is enough by default
+def test_an_open_clip_checkpoint_that_is_not_one_is_one_line(content, cli, tmp_path, toy_items, monkeypatch) -> None:
+    import torch
+
+    toy_items(tmp_path / "bench")
+    checkpoint = tmp_path / "weights.pt"
+    if isinstance(content, bytes):
+        checkpoint.write_bytes(content)
+    else:
+        torch.save({}, checkpoint)
+    (tmp_path / "cycles.jsonl").write_text(json.dumps(
+        {"cycle_id": "c", "family": "toy", "image_1": "img0.png", "image_2": "img1.png", "caption_1": "a",
+         "caption_2": "b", "text_1": "a cat", "text_2": "a dog"}) + "\n")
+    code, out, err = cli("features", "--model", f"open_clip:RN50/{checkpoint}", "--cycles", tmp_path / "cycles.jsonl",
+                         "--images", tmp_path / "bench" / "images", "--out", tmp_path / "feats")
+    assert code == 2 and "Traceback" not in err, err
+    (line,) = err.strip().splitlines()
+    assert "is not a checkpoint open_clip can load into RN50" in line and str(checkpoint) in line, line
+    assert not (tmp_path / "feats").exists()
