@@ -6,6 +6,7 @@ never read as if it were current and whole."""
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from pathlib import Path
 
@@ -111,3 +112,59 @@ def test_an_open_clip_checkpoint_that_is_not_one_is_one_line(content, cli, tmp_p
     (line,) = err.strip().splitlines()
     assert "is not a checkpoint open_clip can load into RN50" in line and str(checkpoint) in line, line
     assert not (tmp_path / "feats").exists()
+
+
+@pytest.fixture(scope="module")
+def two_feature_folders(tmp_path_factory, toy_items) -> Path:
+    """Features of the same cycles from two reference models (tiny-open-clip and tiny-clip)."""
+    import os
+
+    from vlaudit.cli import main
+
+    root = tmp_path_factory.mktemp("feats")
+    toy_items(root / "bench")
+    (root / "cycles.jsonl").write_text(json.dumps(
+        {"cycle_id": "c", "family": "toy", "image_1": "img0.png", "image_2": "img1.png", "caption_1": "a",
+         "caption_2": "b", "text_1": "a cat", "text_2": "a dog"}) + "\n")
+    saved, cache = sys.argv, os.environ.get("VLAUDIT_CACHE")
+    os.environ["VLAUDIT_CACHE"] = str(root / "cache")
+    try:
+        for model in ("tiny-open-clip", "tiny-clip"):
+            sys.argv = ["vlaudit", "features", "--model", f"ref:{model}", "--cycles", str(root / "cycles.jsonl"),
+                        "--images", str(root / "bench" / "images"), "--out", str(root / model)]
+            with pytest.raises(SystemExit) as done:
+                main()
+            assert done.value.code in (0, None)
+    finally:
+        sys.argv = saved
+        os.environ.pop("VLAUDIT_CACHE") if cache is None else os.environ.__setitem__("VLAUDIT_CACHE", cache)
+    return root
+
+
+@pytest.mark.parametrize("table", ["images.parquet", "texts.parquet"])
+def test_a_features_file_from_another_model_is_refused(table, two_feature_folders, cli, tmp_path) -> None:
+    import shutil
+
+    root = two_feature_folders
+    mixed = tmp_path / "mixed"
+    shutil.copytree(root / "tiny-open-clip", mixed)
+    shutil.copy(root / "tiny-clip" / table, mixed / table)
+    code, out, err = cli("cycles", "zero-shot", "--features", mixed, "--cycles", root / "cycles.jsonl", "--out",
+                         tmp_path / "scores.csv")
+    assert code == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines() == [
+        f"error: {mixed}: {table} is not the file this run wrote (its sha256 differs from manifest.json's): copied "
+        "from another run or model? rerun `vlaudit features --overwrite`"], err
+    assert not (tmp_path / "scores.csv").exists()
+    # a manifest without digests (written before they were recorded): the dimension still gives it away
+    manifest = json.loads((mixed / "manifest.json").read_text())
+    dims = {json.loads((root / m / "manifest.json").read_text())["dim"] for m in ("tiny-open-clip", "tiny-clip")}
+    if len(dims) == 2:
+        del manifest["files_sha256"]
+        (mixed / "manifest.json").write_text(json.dumps(manifest))
+        code, out, err = cli("cycles", "zero-shot", "--features", mixed, "--cycles", root / "cycles.jsonl", "--out",
+                             tmp_path / "scores.csv")
+        assert code == 2 and f"{mixed / table}, field 'embedding': embeddings of dimension" in err, err
+    code, _, err = cli("cycles", "zero-shot", "--features", root / "tiny-clip", "--cycles", root / "cycles.jsonl",
+                       "--out", tmp_path / "scores.csv")
+    assert code == 0, err

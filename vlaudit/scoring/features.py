@@ -260,6 +260,8 @@ def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: st
         "model": backend.describe(),
         **dict(provenance or {}),
         "files": {"images": IMAGE_FILE, "texts": TEXT_FILE},
+        # what the reader checks, so a file copied in from another run or model is never paired with these
+        "files_sha256": {name: sha256_file(out / name) for name in (IMAGE_FILE, TEXT_FILE)},
         "dim": dim,
         "dtype": "float32",
         "normalized": "l2",
@@ -311,8 +313,23 @@ def read_features(feats_dir: str | Path) -> Features:
     if not manifest_path.is_file():
         raise InputError("not a complete features folder (no manifest.json); run `vlaudit features`", path=folder)
     manifest = read_json(manifest_path)
-    image_ids, images = _read_embeddings(folder / manifest["files"]["images"], FEATURE_IMAGES)
-    caption_ids, texts = _read_embeddings(folder / manifest["files"]["texts"], FEATURE_TEXTS)
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(files.get(k), str) for k in ("images", "texts")):
+        raise InputError("no 'files' naming the images and texts tables; run `vlaudit features`",
+                         path=manifest_path, field="files")
+    digests = manifest.get("files_sha256") or {}
+    for name in (files["images"], files["texts"]):
+        if name in digests and (folder / name).is_file() and sha256_file(folder / name) != digests[name]:
+            raise InputError(f"{name} is not the file this run wrote (its sha256 differs from manifest.json's): "
+                             "copied from another run or model? rerun `vlaudit features --overwrite`", path=folder)
+    image_ids, images = _read_embeddings(folder / files["images"], FEATURE_IMAGES)
+    caption_ids, texts = _read_embeddings(folder / files["texts"], FEATURE_TEXTS)
+    dim = manifest.get("dim")
+    for name, matrix in ((files["images"], images), (files["texts"], texts)):
+        if isinstance(dim, int) and matrix.shape[1] != dim:
+            raise InputError(f"embeddings of dimension {matrix.shape[1]}, but manifest.json records {dim}: the file "
+                             "comes from another model; rerun `vlaudit features --overwrite`", path=folder / name,
+                             field="embedding")
     return Features(image_ids, images, caption_ids, texts, manifest)
 
 
