@@ -168,3 +168,27 @@ def test_a_features_file_from_another_model_is_refused(table, two_feature_folder
     code, _, err = cli("cycles", "zero-shot", "--features", root / "tiny-clip", "--cycles", root / "cycles.jsonl",
                        "--out", tmp_path / "scores.csv")
     assert code == 0, err
+
+
+def test_a_question_longer_than_the_context_fails_alone_and_the_rest_are_scored(cli, toy_items, tmp_path,
+                                                                              monkeypatch) -> None:
+    """ref:tiny-qwen2-vl has 4096 positions: a 30 kB question is counted by its tokenizer, a 1 MB one by its
+    length (never tokenised, never sent to torch); both fail as records, the other items are scored."""
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    items = toy_items(tmp_path / "bench", n_images=2)
+    rows = [json.loads(line) for line in items.read_text().splitlines()]
+    rows[1]["question"] = "Is the cat " + "very " * 6000 + "big?"
+    rows[2]["question"] = "Is it " + "x" * 1_000_000 + "?"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = tmp_path / "run"
+    code, out, err = cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", items, "--images",
+                         tmp_path / "bench" / "images", "--out", run, "--contexts", "original,text")
+    assert code == 0 and "Traceback" not in err, err
+    failures = [json.loads(line) for line in (run / "failures.jsonl").read_text().splitlines()]
+    assert sorted({f["item_id"] for f in failures}) == sorted([rows[1]["item_id"], rows[2]["item_id"]])
+    reasons = {f["item_id"]: f["error"] for f in failures}
+    assert "tokens, more than the model's context of 4096 tokens" in reasons[rows[1]["item_id"]]
+    assert "characters, more than the model's context of 4096" in reasons[rows[2]["item_id"]]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["failures_by_reason"] == {"input too long": 4}  # 2 items x 2 contexts
+    assert summary["n_scored_rows"] == 2 * (len(rows) - 2)

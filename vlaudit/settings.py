@@ -81,3 +81,7 @@ DEMO_RESAMPLES = 2000
 # The HTML report's own VCA of a margins table that has no `vca report` beside it: a quick preview; the
 # reported intervals come from `vca report` (BOOTSTRAP_RESAMPLES).
 REPORT_PREVIEW_RESAMPLES = 1000
+
+# A prompt longer than this many characters per position of the model's context cannot fit it (no tokenizer
+# vlaudit loads spans more characters per token); it is refused without being tokenised.
+PROMPT_CHARS_PER_TOKEN_BOUND = 64
