@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.sources.names import norm_text
 from vlaudit.sources.rows import ImageFolder, dataset_rows, is_dataset_source
 from vlaudit.tables import read_json
 
@@ -49,7 +50,7 @@ class ParsedCaption:
 
 def parse_spatial_caption(caption: str) -> tuple[ParsedCaption | None, str | None]:
     """``(parsed, None)`` or ``(None, reason)``. See the module docstring for the no-guessing rule."""
-    text = " ".join(str(caption).split())
+    text = norm_text(str(caption))
     lazy = _LAZY.match(text)
     if lazy is None:
         return None, "no known relation phrase between two noun phrases"
