@@ -46,6 +46,7 @@ from vlaudit.results.columns import FEATURE_IMAGES, FEATURE_TEXTS, SCORES, Table
 from vlaudit.scoring.manifest import MANIFEST_FILE, RunManifest, write_manifest
 from vlaudit.sources.cycle_tables import _id
 from vlaudit.sources.image_paths import confine
+from vlaudit.sources.images import ImageFailure, rgb_image
 from vlaudit.tables import check_folder_target, read_json, read_records, read_table, write_parquet
 from vlaudit.version import __version__
 
@@ -155,8 +156,9 @@ def _open_rgb(path: Path, image_id: str, inputs: FeatureInputs) -> Any:
     """The RGB image of ``image_id``; a file that does not decode is an error at the cycles record using it."""
     try:
         with Image.open(path) as image:
-            return image.convert("RGB")
-    except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+            return rgb_image(image)
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError,
+            ImageFailure) as exc:
         record, field_name = inputs.image_records.get(image_id, (None, None))
         raise InputError(f"cannot decode image {image_id!r} ({path}): {type(exc).__name__}: {exc}",
                          path=inputs.source, record=record, field=field_name) from exc
