@@ -63,6 +63,8 @@ ERROR_DETAIL = {
     "labelled_table__label_maybe": "record row 2, field 'label'",
     "whatsup_spatial__float_image_id": "record entry 1, field 'image_id'",
     "whatsup_controlled__option_number": "field 'caption_options'",
+    "whatsup_controlled__true_among_false": "record entry 0, field 'caption_options': option 2 (false) is option 0",
+    "whatsup_spatial__false_is_true": "record entry 0, field 'false_caption': the false caption is the true caption",
     "scores__edge_of_float64": "overflows float64, first cycle 'c1'",
     "scores__nan": "record row 1, field 'score'",
     "cycles__same_images": "two different images",
@@ -74,6 +76,10 @@ WARNING = {
                            "repeats line 1, line 4 repeats line 2",
     "sugarcrepe__negative_equals_caption": "entry 1: field 'negative_caption' equals 'caption'",
     "scores__rounding_exceeds_tol": "scores reach 2e+09: float64 rounding of the cycle contrast",
+    "whatsup_controlled__repeated_entry": "1 duplicate entry (same image and captions), each counted as a group: "
+                                          "entry 1 repeats entry 0",
+    "whatsup_spatial__repeated_entry": "1 duplicate entry (same image and captions), each counted as a group: "
+                                       "entry 2 repeats entry 0",
 }
 CASES = sorted(p.name for p in CORPUS.iterdir() if "__" in p.name)
 RUNS = [(name, k) for name in CASES for k in range(len(COMMANDS[name.split("__")[0]]))]
