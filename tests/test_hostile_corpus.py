@@ -27,7 +27,8 @@ COMMANDS: dict[str, list[list[str]]] = {
               ["vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", "{f}", "--images", "images",
                "--out", "out/run"]],
     "gqa": [["cycles", "build", "gqa", "--scene-graphs", "{f}", "--out", "out/cycles.jsonl"]],
-    "pairs": [["cycles", "build", "jsonl", "--pairs", "{f}", "--out", "out/cycles.jsonl"]],
+    "pairs": [["cycles", "build", "jsonl", "--pairs", "{f}", "--splits", "test", "--min-cycles", "1", "--out",
+               "out/cycles.jsonl"]],
     "coco_instances": [["cycles", "build", "coco", "--instances", "{f}", "--out", "out/cycles.jsonl"]],
     "sugarcrepe": [["cycles", "audit-pairs", "{f}", "--out", "out/audit"]],
     "labelled_table": [["cycles", "audit-pairs", "{f}", "--out", "out/audit"]],
@@ -76,6 +77,7 @@ WARNING = {
                            "repeats line 1, line 4 repeats line 2",
     "sugarcrepe__negative_equals_caption": "entry 1: field 'negative_caption' equals 'caption'",
     "scores__rounding_exceeds_tol": "scores reach 2e+09: float64 rounding of the cycle contrast",
+    "pairs__mention_not_in_image": "an object their own image lacks",
     "whatsup_controlled__repeated_entry": "1 duplicate entry (same image and captions), each counted as a group: "
                                           "entry 1 repeats entry 0",
     "whatsup_spatial__repeated_entry": "1 duplicate entry (same image and captions), each counted as a group: "
