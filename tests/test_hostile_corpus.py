@@ -70,6 +70,21 @@ ERROR_DETAIL = {
     "scores__nan": "record row 1, field 'score'",
     "cycles__same_images": "two different images",
     "margins__nan_margin": "field 'margin'",
+    "margins__repeated_row": "record row 2, field 'item_id': duplicate (model, dataset, item_id, context, interface)",
+    "margins__inf_margin": "record row 1, field 'margin': non-finite value inf",
+    "margins__header_only": "no rows in file",
+    "scores__inf": "record row 1, field 'score': score 'inf' is not a finite number",
+    "scores__duplicate_pair": "record row 2, field 'score': duplicated (image_id, caption_id)",
+    "gqa__truncated": "invalid JSON: unexpected end of data",
+    "coco_instances__gzipped": "is compressed, not JSON: gzip (gunzip it first)",
+    "vsr__gzipped": "is compressed, not JSON: gzip (gunzip it first)",
+    "sugarcrepe__empty_object": "unknown JSON pair format",
+    "whatsup_controlled__empty_list": ": ",
+    "whatsup_spatial__bool_image_id": "record entry 0, field 'image_id': image id True is not an integer",
+    "labelled_table__header_only": "no rows",
+    "items__nan_box": "record line 1: invalid JSON",
+    "cycles__empty": "no cycles in file",
+    "pairs__object_name_number": "field 'name': each object needs a non-empty string 'name'",
 }
 # cases that still mean something: exit 0 and this one warning line
 WARNING = {
