@@ -223,3 +223,17 @@ def test_ctrl_c_exits_130_even_from_a_background_job_and_the_rerun_resumes(works
     reference = subprocess.run(command_into(tmp_path / "reference"), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert reference.returncode == 0, reference.stderr
     assert (run / "margins.parquet").read_bytes() == (tmp_path / "reference" / "margins.parquet").read_bytes()
+
+
+def test_an_end_of_file_inside_a_command_is_bad_input_not_an_interrupt(cli, monkeypatch) -> None:
+    """click turns an EOFError into the same abort as Ctrl-C; a truncated file is bad input (2), not 130."""
+    import vlaudit.report.console as console
+
+    def truncated(*args, **kwargs):
+        raise EOFError("Ran out of input")
+
+    monkeypatch.setattr(console, "print_table", truncated)
+    code, _, err = cli("models", "list")
+    assert code == errors.EXIT_BAD_INPUT, err
+    assert err.strip().splitlines() == ["error: a file or the input ended early (EOFError: Ran out of input); is a "
+                                        "file truncated or empty?"]

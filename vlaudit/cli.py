@@ -56,7 +56,11 @@ def main() -> None:
     except VlauditError as exc:
         _error_line(str(exc))
         sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, typer.Abort):
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        if isinstance(exc.__cause__, EOFError):  # click reports an EOFError as an abort, as if Ctrl-C
+            _error_line(f"a file or the input ended early (EOFError{': ' if str(exc.__cause__) else ''}"
+                        f"{exc.__cause__}); is a file truncated or empty?")
+            sys.exit(EXIT_BAD_INPUT)
         _error_line("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:

@@ -51,7 +51,7 @@ def rgb_image(image: Image.Image) -> Image.Image:
     if image.mode == "F":
         raise ImageFailure("unsupported image depth: floating-point pixels (mode F) have no fixed scale; "
                            "save the image as 8- or 16-bit")
-    return image if image.mode == "RGB" else image.convert("RGB")
+    return image.convert("RGB")  # a copy even when already RGB: the caller may close the file it came from
 
 
 def confined_path(images_dir: Path, relative: str) -> Path:
