@@ -79,11 +79,11 @@ def test_paper_settings_name_their_paper(cli, monkeypatch) -> None:
             "[default: 5000; x>=1]") in flat
     assert "cycle §D.5" not in flat.split("--resamples")[1].split("--")[0]
     flat = " ".join(_help(("vlaudit", "vca", "report"), cli, monkeypatch).split())
-    assert "Paper setting: VCA §19. [default: 20260719]" in flat
+    assert "Paper setting: VCA §19. [default: 20260719; x>=0]" in flat
     flat = " ".join(_help(("vlaudit", "data", "factorial"), cli, monkeypatch).split())
-    assert "Paper setting: VCA §10. [default: 20260724]" in flat  # the factorial's seed, not another's
+    assert "Paper setting: VCA §10. [default: 20260724; x>=0]" in flat  # the factorial's seed, not another's
     flat = " ".join(_help(("vlaudit", "vca", "factorial"), cli, monkeypatch).split())
-    assert "Bootstrap seed. Paper setting: VCA §19. [default: 20260724]" in flat  # the stem bootstrap's seed
+    assert "Bootstrap seed. Paper setting: VCA §19. [default: 20260724; x>=0]" in flat  # the stem bootstrap's seed
     flat = " ".join(_help(("vlaudit", "vca", "score"), cli, monkeypatch).split())
     assert "--strict Fail on any missing/corrupt image instead of recording it. [default: off]" in flat
     assert "--workers INTEGER" in flat and "--model TEXT" in flat and "--benchmark PATH" in flat

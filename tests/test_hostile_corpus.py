@@ -27,7 +27,8 @@ COMMANDS: dict[str, list[list[str]]] = {
               ["vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", "{f}", "--images", "images",
                "--out", "out/run"]],
     "gqa": [["cycles", "build", "gqa", "--scene-graphs", "{f}", "--out", "out/cycles.jsonl"]],
-    "pairs": [["cycles", "build", "jsonl", "--pairs", "{f}", "--out", "out/cycles.jsonl"]],
+    "pairs": [["cycles", "build", "jsonl", "--pairs", "{f}", "--splits", "test", "--min-cycles", "1", "--out",
+               "out/cycles.jsonl"]],
     "coco_instances": [["cycles", "build", "coco", "--instances", "{f}", "--out", "out/cycles.jsonl"]],
     "sugarcrepe": [["cycles", "audit-pairs", "{f}", "--out", "out/audit"]],
     "labelled_table": [["cycles", "audit-pairs", "{f}", "--out", "out/audit"]],
@@ -66,6 +67,8 @@ ERROR_DETAIL = {
     "labelled_table__label_maybe": "record row 2, field 'label'",
     "whatsup_spatial__float_image_id": "record entry 1, field 'image_id'",
     "whatsup_controlled__option_number": "field 'caption_options'",
+    "whatsup_controlled__true_among_false": "record entry 0, field 'caption_options': option 2 (false) is option 0",
+    "whatsup_spatial__false_is_true": "record entry 0, field 'false_caption': the false caption is the true caption",
     "scores__edge_of_float64": "overflows float64, first cycle 'c1'",
     "scores__nan": "record row 1, field 'score'",
     "cycles__same_images": "two different images",
@@ -73,6 +76,21 @@ ERROR_DETAIL = {
     "mmbench__answer_not_an_option": "record row 1, field 'answer': answer 'E' is none of the options",
     "hallusionbench__image_missing": "record entry 1, field 'filename': visual_input 1 needs an image",
     "pope__category_not_in_file_name": "record line 1, field 'category': expected a category random, popular",
+    "margins__repeated_row": "record row 2, field 'item_id': duplicate (model, dataset, item_id, context, interface)",
+    "margins__inf_margin": "record row 1, field 'margin': non-finite value inf",
+    "margins__header_only": "no rows in file",
+    "scores__inf": "record row 1, field 'score': score 'inf' is not a finite number",
+    "scores__duplicate_pair": "record row 2, field 'score': duplicated (image_id, caption_id)",
+    "gqa__truncated": "invalid JSON: unexpected end of data",
+    "coco_instances__gzipped": "is compressed, not JSON: gzip (gunzip it first)",
+    "vsr__gzipped": "is compressed, not JSON: gzip (gunzip it first)",
+    "sugarcrepe__empty_object": "unknown JSON pair format",
+    "whatsup_controlled__empty_list": ": ",
+    "whatsup_spatial__bool_image_id": "record entry 0, field 'image_id': image id True is not an integer",
+    "labelled_table__header_only": "no rows",
+    "items__nan_box": "record line 1: invalid JSON",
+    "cycles__empty": "no cycles in file",
+    "pairs__object_name_number": "field 'name': each object needs a non-empty string 'name'",
 }
 # cases that still mean something: exit 0 and this one warning line
 WARNING = {
@@ -80,6 +98,11 @@ WARNING = {
                            "repeats line 1, line 4 repeats line 2",
     "sugarcrepe__negative_equals_caption": "entry 1: field 'negative_caption' equals 'caption'",
     "scores__rounding_exceeds_tol": "scores reach 2e+09: float64 rounding of the cycle contrast",
+    "pairs__mention_not_in_image": "an object their own image lacks",
+    "whatsup_controlled__repeated_entry": "1 duplicate entry (same image and captions), each counted as a group: "
+                                          "entry 1 repeats entry 0",
+    "whatsup_spatial__repeated_entry": "1 duplicate entry (same image and captions), each counted as a group: "
+                                       "entry 2 repeats entry 0",
 }
 CASES = sorted(p.name for p in CORPUS.iterdir() if "__" in p.name)
 RUNS = [(name, k) for name in CASES for k in range(len(COMMANDS[name.split("__")[0]]))]

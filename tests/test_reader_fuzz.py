@@ -387,3 +387,31 @@ def test_a_damaged_benchmark_tsv_reads_cleanly(data: st.DataObject) -> None:
             read_benchmark_items("mmbench", path, images=ImageFolder(Path(folder) / "images"))
         except VlauditError:
             pass
+# the whole file re-encoded the way files arrive from other tools and systems
+WRAPPERS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": lambda raw: __import__("gzip").compress(raw, mtime=0),
+    "bom": lambda raw: b"\xef\xbb\xbf" + raw,
+    "crlf": lambda raw: raw.replace(b"\n", b"\r\n"),
+    "nfd": lambda raw: __import__("unicodedata").normalize("NFD", raw.decode("utf-8")).encode("utf-8"),
+    "utf16": lambda raw: raw.decode("utf-8").encode("utf-16"),
+    "nul": lambda raw: raw[: len(raw) // 2] + b"\x00" * 8 + raw[len(raw) // 2:],
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_a_re_encoded_file_gives_a_clean_error_or_a_result(reader: str, wrapper: str) -> None:
+    seed, name, read = READERS[reader]
+    _survives(read, name, WRAPPERS[wrapper](_encode(seed, name)))
+
+
+@pytest.mark.parametrize("reader", sorted(r for r in READERS if READERS[r][1].endswith((".json", ".jsonl"))))
+def test_a_compressed_json_file_says_so(reader: str) -> None:
+    import gzip
+
+    seed, name, read = READERS[reader]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_bytes(gzip.compress(_encode(seed, name), mtime=0))
+        with pytest.raises(VlauditError, match=r"is compressed, not JSON: gzip \(gunzip it first\)"):
+            read(path)

@@ -30,8 +30,6 @@ from vlaudit.version import __version__
 
 # public name -> "module:attribute"
 _EXPORTS: dict[str, str] = {
-    "family_label": "vlaudit.builders.cycles.common:family_label",
-    "CocoCaps": "vlaudit.builders.cycles.coco:CocoCaps",
     "cycle_contrast": "vlaudit.metrics.cycles:cycle_contrast",
     "cycle_credit": "vlaudit.metrics.cycles:cycle_credit",
     "cycle_acc": "vlaudit.metrics.cycles:cycle_acc",
@@ -116,11 +114,11 @@ _EXPORTS: dict[str, str] = {
     "parse_dtype": "vlaudit.backends.dtypes:parse_dtype",
     "DTYPE_HELP": "vlaudit.backends.dtypes:DTYPE_HELP",
     "TINY_FAMILIES": "vlaudit.backends.tiny_families:TINY_FAMILIES",
+    "family_label": "vlaudit.builders.cycles.common:family_label",
+    "CocoCaps": "vlaudit.builders.cycles.coco:CocoCaps",
 }
 
 __all__ = [
-    "family_label",
-    "CocoCaps",
     "__version__",
     "cycle_contrast",
     "cycle_credit",
@@ -203,6 +201,8 @@ __all__ = [
     "parse_dtype",
     "DTYPE_HELP",
     "TINY_FAMILIES",
+    "family_label",
+    "CocoCaps",
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import sys
 import warnings
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from vlaudit.backends.library_logs import library_logs_to, one_line
 from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.commands._help import polish
-from vlaudit.errors import EXIT_DONE, EXIT_INTERRUPTED, VlauditError
+from vlaudit.errors import EXIT_BAD_INPUT, EXIT_DONE, EXIT_INTERRUPTED, VlauditError, describe_os_error
 
 
 def _warnings_as_one_line() -> None:
@@ -39,9 +40,15 @@ def main() -> None:
 
     vlaudit's own errors print as one red line (``error: …``) and exit with their ``exit_code`` (2 bad input,
     3 incomplete); click's usage errors exit 2; Ctrl-C exits 130 with one line, not click's "Aborted!" (1,
-    which is reserved for a failed audit or known-answer check).
+    which is reserved for a failed audit or known-answer check). The operating system's refusals (a folder that
+    cannot be written, a full disk, a file where a folder must be) are one line naming the path and what to do,
+    exit 2: every writer writes a temporary file and renames it, so nothing half-written is left, and a resumable
+    command resumes from its cache when rerun.
     """
     _warnings_as_one_line()
+    # A shell starts a background job (``vlaudit … &``) with SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt: the run would finish and exit 0 though the user asked it to stop.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     command = polish(typer.main.get_command(app))
     try:
         with _library_logs_as_warnings():
@@ -49,9 +56,16 @@ def main() -> None:
     except VlauditError as exc:
         _error_line(str(exc))
         sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, typer.Abort):
+    except (KeyboardInterrupt, typer.Abort) as exc:
+        if isinstance(exc.__cause__, EOFError):  # click reports an EOFError as an abort, as if Ctrl-C
+            _error_line(f"a file or the input ended early (EOFError{': ' if str(exc.__cause__) else ''}"
+                        f"{exc.__cause__}); is a file truncated or empty?")
+            sys.exit(EXIT_BAD_INPUT)
         _error_line("interrupted")
         sys.exit(EXIT_INTERRUPTED)
+    except OSError as exc:
+        _error_line(describe_os_error(exc))
+        sys.exit(EXIT_BAD_INPUT)
     except typer.TyperException as exc:  # click's usage errors: one line, click's exit status (2)
         _error_line(_click_message(exc))
         sys.exit(exc.exit_code)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 # The exit status of every ``vlaudit`` command (README "Exit codes"; docs/cli.md).
@@ -45,3 +47,30 @@ class InputError(VlauditError, ValueError):
 
 class MissingDependencyError(VlauditError, ImportError):
     """An optional dependency is missing; the message says what to install."""
+
+
+# what the operating system's refusal means for the user, and what to do about it
+_DISK_FULL = "rerun the same command once there is room: it resumes from its cache"
+_OS_ADVICE = {
+    errno.EACCES: "permission denied; make it writable (or readable) for this user, or give another path",
+    errno.EPERM: "operation not permitted (an immutable or protected file?); give another path",
+    errno.EROFS: "the file system is read-only; give a path on a writable disk",
+    errno.EFBIG: f"file too large for this disk or the file-size limit (ulimit -f); {_DISK_FULL}",
+    errno.ENOSPC: f"no space left on the device; {_DISK_FULL}",
+    errno.EDQUOT: f"disk quota exceeded; {_DISK_FULL}",
+    errno.ENOTDIR: "a part of this path is a file, not a folder; give a folder path",
+    errno.EEXIST: "a file is in the way of a folder that must be created there; move it or give another path",
+    errno.EISDIR: "is a folder, not a file; give a file path",
+    errno.ENOENT: "not found",
+}
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for an operating-system refusal (``PermissionError``, a full disk, a file where a folder must be):
+    the path, what went wrong and what to do. ``$VLAUDIT_CACHE`` is named when the path lies under it."""
+    advice = _OS_ADVICE.get(exc.errno or -1) or exc.strerror or str(exc)
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    cache = os.environ.get("VLAUDIT_CACHE")
+    if cache and any(p == cache or p.startswith(cache.rstrip("/") + "/") for p in paths):
+        advice += f" ($VLAUDIT_CACHE={cache} must be a writable folder)"
+    return f"{' → '.join(paths)}: {advice}" if paths else advice

@@ -131,3 +131,7 @@ BENCHMARK_FORMATS = ("pope", "mme", "hallusionbench", "mmstar", "mmbench", "seed
 COMPARE_PERMUTATIONS = 10000
 # Not a paper setting: the family-wise error rate of the Holm step-down adjustment across a comparison table.
 COMPARE_FAMILYWISE_ALPHA = 0.05
+
+# A prompt longer than this many characters per position of the model's context cannot fit it (no tokenizer
+# vlaudit loads spans more characters per token); it is refused without being tokenised.
+PROMPT_CHARS_PER_TOKEN_BOUND = 64

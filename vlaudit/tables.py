@@ -101,10 +101,24 @@ def read_json(path: str | Path) -> Any:
         raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc}", path=path) from exc
+    refuse_compressed(raw[:4], path)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc}", path=path) from exc
+
+
+# the magic bytes of compressed files a JSON or JSONL reader is sometimes handed by mistake
+_COMPRESSED = {b"\x1f\x8b": "gzip (gunzip it first)", b"BZh": "bzip2 (bunzip2 it first)",
+               b"\xfd7zXZ": "xz (unxz it first)", b"PK\x03\x04": "a zip archive (unzip it first)",
+               b"\x28\xb5\x2f\xfd": "zstd (unzstd it first)"}
+
+
+def refuse_compressed(head: bytes, path: Path) -> None:
+    """An :class:`InputError` naming the file when its first bytes say it is compressed, not text."""
+    for magic, what in _COMPRESSED.items():
+        if head.startswith(magic):
+            raise InputError(f"is compressed, not JSON: {what}", path=path)
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -114,6 +128,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.exists():
         raise InputError("file not found", path=path)
     with path.open("rb") as handle:
+        refuse_compressed(handle.read(4), path)
+        handle.seek(0)
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -256,9 +272,11 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a write that fails (a full disk) names no file: the user needs to know which
         raise
 
 

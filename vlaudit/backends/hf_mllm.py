@@ -64,7 +64,7 @@ from vlaudit.backends.yesno_common import (
 )
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
-from vlaudit.settings import NAMED_SYSTEM_MESSAGES
+from vlaudit.settings import NAMED_SYSTEM_MESSAGES, PROMPT_CHARS_PER_TOKEN_BOUND
 from vlaudit.sources.images import ImageFailure, ImageStore
 
 if TYPE_CHECKING:
@@ -214,6 +214,31 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
             messages.append({"role": "system", "content": [{"type": "text", "text": self.system}]})
         messages.append({"role": "user", "content": content})
         return messages
+
+    def context_length(self) -> int | None:
+        """The most positions the language model was built for (its config), None when it does not say."""
+        config = getattr(self.model, "config", None)
+        for part in (getattr(config, "text_config", None), config):
+            limit = getattr(part, "max_position_embeddings", None)
+            if isinstance(limit, int) and limit > 0:
+                return limit
+        return None
+
+    def prompt_too_long(self, prompt: str) -> str | None:
+        """Why ``prompt`` cannot fit the model's context (None when it fits), before any tensor is allocated:
+        a 10 MB question would otherwise ask torch for terabytes. A prompt of at most ``limit`` bytes always
+        fits (a token spans at least one byte), so only long ones are tokenised."""
+        limit = self.context_length()
+        if limit is None or len(prompt.encode("utf-8")) <= limit:
+            return None
+        if len(prompt) > PROMPT_CHARS_PER_TOKEN_BOUND * limit:
+            n_tokens = f"{len(prompt)} characters"
+        else:
+            count = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+            if count <= limit:
+                return None
+            n_tokens = f"{count} tokens"
+        return f"input too long: the prompt has {n_tokens}, more than the model's context of {limit} tokens"
 
     def prompt(self, question: str, interface: str, with_image: bool) -> str:
         """The exact serialized prompt (one image placeholder, before the processor expands it)."""

@@ -62,6 +62,11 @@ def load_error(open_clip: Any, name: str, model_name: str, pretrained: str | Non
                           f"{', '.join(open_clip.list_models()[:8])}, … (open_clip.list_models())", field="--model")
     if pretrained is None:
         return InputError(f"cannot load {spec}: {exc}", field="--model")
+    if Path(pretrained).is_file():
+        reason = (str(exc).strip().splitlines() or [""])[0].split(". ")[0][:100]
+        return InputError(f"{spec}: {pretrained!r} is not a checkpoint open_clip can load into {model_name} "
+                          f"({type(exc).__name__}{': ' + reason if reason else ''}); give the checkpoint file of "
+                          "this architecture (a .pt/.bin state dict or .safetensors)", field="--model")
     if not open_clip.get_pretrained_cfg(model_name, pretrained):
         if "/" in pretrained or Path(pretrained).suffix:
             return InputError(f"{spec}: checkpoint file {pretrained!r} not found", field="--model")
@@ -132,7 +137,12 @@ def load_backend(name: str, *, revision: str | None = None, dtype: str | None = 
                 model_name, pretrained=pretrained, precision=precision, device=resolved_device
             )
             tokenizer = open_clip.get_tokenizer(model_name)
-        except (OSError, RuntimeError, ValueError) as exc:
+        except Exception as exc:
+            # a file that is not a checkpoint fails anywhere in torch.load or open_clip (UnpicklingError,
+            # EOFError, IndexError, KeyError): every failure on an existing file is that file's fault
+            named_file = pretrained is not None and Path(pretrained).is_file()
+            if not named_file and not isinstance(exc, (OSError, RuntimeError, ValueError)):
+                raise
             raise load_error(open_clip, name, model_name, pretrained, exc) from exc
     held.release()  # loaded: its warnings, if any, go on to whoever listens
     model.eval()

@@ -32,7 +32,7 @@ from vlaudit.errors import InputError
 from vlaudit.relations import VSR_STRICT_RELATIONS, relation_family, relation_phrase
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.sources.vsr import VsrRow, duplicate_rows
-from vlaudit.sources.whatsup import ControlledRow, TwoObjRow, parse_spatial_caption
+from vlaudit.sources.whatsup import ControlledRow, TwoObjRow, parse_spatial_caption, repeated_entries
 from vlaudit.tables import read_json
 
 QUESTION_TEMPLATE = 'Is the following statement true for this image? "{statement}"'
@@ -234,7 +234,7 @@ def gsr_coco_items(rows: Sequence[TwoObjRow], *, split: str, dataset: str = "gsr
         families[relation_family(relation)] += n
     counts = {"n_rows": len(rows), "n_groups": len(items) // 2, "n_statements": len(items),
               "groups_by_true_relation": dict(by_relation), "groups_by_family": dict(families)}
-    return BuildResult(items=items, excluded=excluded, counts=counts, notes=notes)
+    return BuildResult(items=items, excluded=excluded, counts=counts, notes=notes, warnings=repeated_entries(rows))
 
 
 def controlled_items(rows: Sequence[ControlledRow], *, split: str, dataset: str = "whatsup-controlled",
@@ -261,7 +261,7 @@ def controlled_items(rows: Sequence[ControlledRow], *, split: str, dataset: str 
             ))
     counts = {"n_groups": len({i.group_id for i in items}), "n_statements": len(items),
               "groups_by_true_relation": dict(Counter(i.relation for i in items if i.statement == "true"))}
-    return BuildResult(items=items, excluded=excluded, counts=counts)
+    return BuildResult(items=items, excluded=excluded, counts=counts, warnings=repeated_entries(rows))
 
 
 def attach_coco_boxes(result: BuildResult, instances: str | Path) -> BuildResult:

@@ -91,23 +91,23 @@ def _print_audit(result: dict[str, Any], name: str) -> None:
 # Options shared by the build commands (one definition, so their flags and help never drift apart).
 _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata go beside it.")
 _FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
-_SEED = typer.Option(0, "--seed", help="Seed of the splits and the pairing, drawn inside the pool (§D.5: one split "
-                                       "per seed).")
-_MAX_IMAGES = typer.Option(None, "--max-images", help="Subsample of the image pool, drawn with --pool-seed (default: "
-                                                      "every image).")
-_POOL_SEED = typer.Option(CYCLE_POOL_SEED, "--pool-seed",
+_SEED = typer.Option(0, "--seed", min=0, help="Seed of the splits and the pairing, drawn inside the pool (§D.5: one "
+                                              "split per seed).")
+_MAX_IMAGES = typer.Option(None, "--max-images", min=1, help="Subsample of the image pool, drawn with --pool-seed "
+                                                             "(default: every image).")
+_POOL_SEED = typer.Option(CYCLE_POOL_SEED, "--pool-seed", min=0,
                           help="Seed of the --max-images pool: fixed by default, so every --seed builds its splits "
                                "inside the same pool (§D.5: families and seeds share image pools; the value is "
                                "vlaudit's, not a paper setting).")
-_MIN_CYCLES = typer.Option(MIN_CYCLES, "--min-cycles",
+_MIN_CYCLES = typer.Option(MIN_CYCLES, "--min-cycles", min=0,
                            help="A family with fewer val cycles (every split without a val split), or with none in "
                                 "another split, is unavailable (§D.5): withdrawn whole (written nowhere, listed "
                                 "with its counts).")
-_MAX_CYCLES = typer.Option(None, "--max-cycles-per-family", help="Seeded cap per family and split (default: no cap).")
-_MARGIN_X = typer.Option(0.05, "--margin-x", help="left_of(a,b) iff cx(a) + margin_x*W < cx(b).")
-_MARGIN_Y = typer.Option(0.05, "--margin-y", help="above(a,b) iff cy(a) + margin_y*H < cy(b).")
-_SIZE_RATIO = typer.Option(2.0, "--size-ratio", help="larger_than(a,b) iff area(a) >= ratio*area(b).")
-_MIN_AREA = typer.Option(0.01, "--min-area", help="Eligible boxes cover at least this image fraction.")
+_MAX_CYCLES = typer.Option(None, "--max-cycles-per-family", min=1, help="Seeded cap per family and split (default: no cap).")
+_MARGIN_X = typer.Option(0.05, "--margin-x", min=0.0, max=1.0, help="left_of(a,b) iff cx(a) + margin_x*W < cx(b).")
+_MARGIN_Y = typer.Option(0.05, "--margin-y", min=0.0, max=1.0, help="above(a,b) iff cy(a) + margin_y*H < cy(b).")
+_SIZE_RATIO = typer.Option(2.0, "--size-ratio", min=1.0, help="larger_than(a,b) iff area(a) >= ratio*area(b).")
+_MIN_AREA = typer.Option(0.01, "--min-area", min=0.0, max=1.0, help="Eligible boxes cover at least this image fraction.")
 
 
 def _rules(margin_x: float, margin_y: float, size_ratio: float, min_area: float) -> vlaudit.GeometryRules:

@@ -32,7 +32,7 @@ def cycles_eval(
                                         "the cycles have no val split) is withdrawn whole (listed as unavailable)."),
     tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples over cycles."),
-    seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
     yes_threshold: float = typer.Option(NATURALBENCH_YES_THRESHOLD, "--yes-threshold",
                                         help="NaturalBench blocks: the model answers Yes iff its score exceeds "
                                              "this (0 for the yes/no log-odds of `cycles score-mllm`)."),

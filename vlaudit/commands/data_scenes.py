@@ -17,7 +17,7 @@ from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
 def data_scenes(
     out: Path = out_folder_option(help="Folder for images/, instances.json, captions.json, scene_graphs.json."),
     images: int = typer.Option(500, "--images", min=1, help="Number of scenes."),
-    seed: int = typer.Option(0, "--seed", help="Seed (same seed → byte-identical files)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed (same seed → byte-identical files)."),
     width: int = typer.Option(160, "--width", min=96, help="Image width in pixels."),
     height: int = typer.Option(120, "--height", min=96, help="Image height in pixels."),
     min_objects: int = typer.Option(2, "--min-objects", min=2, help="Fewest main objects per scene."),
@@ -42,7 +42,7 @@ def data_scenes(
 @data_app.command("factorial")
 def data_factorial(
     out: Path = out_folder_option(help="Folder for items.jsonl, manifest.json and images/."),
-    seed: int = typer.Option(FACTORIAL_SEED, "--seed", help="Seed of object identities and layouts."),
+    seed: int = typer.Option(FACTORIAL_SEED, "--seed", min=0, help="Seed of object identities and layouts."),
     stems: int = typer.Option(FACTORIAL_STEMS, "--stems", min=1, help="Stems per relation (left/right/above/below)."),
 ) -> None:
     """The 3×3 visual × textual evidence-source factorial (VCA §10); the build fails if a check fails."""

@@ -61,7 +61,7 @@ def progress_display(console: Console) -> Progress:
 def demo(
     out: Path = out_folder_option(Path("runs/demo"), help="Output folder."),
     quick: bool = typer.Option(False, "--quick", help="A smaller run (one seed, fewer scenes; what the tests use)."),
-    seed: int = typer.Option(0, "--seed", help="First demo seed (scenes, cycles, splits, probes)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="First demo seed (scenes, cycles, splits, probes)."),
     model: list[str] = typer.Option([], "--model", help="A model to audit beside the reference ones (repeatable): "
                                     "a dual encoder (open_clip:…, hf-clip:…) on the cycles, a multimodal LLM "
                                     "(hf:…) in the VCA stage (default: the reference models only)."),

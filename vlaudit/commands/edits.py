@@ -44,14 +44,14 @@ def edits_build(
     items_path: Path = typer.Argument(..., metavar="ITEMS", help="ITEMS table with relation groups and boxes."),
     images: Path = in_folder_option("--images", help="Folder the ITEMS image paths are relative to."),
     out: Path = out_folder_option(help="Output folder."),
-    seed: int = typer.Option(EDIT_SEED, "--seed", help="Seed of the shuffle of positive groups."),
-    min_gap: float = typer.Option(EDIT_MIN_GAP, "--min-gap", help="Post-swap centre gap (fraction of the extent)."),
-    max_iou: float = typer.Option(EDIT_MAX_IOU, "--max-iou", help="Largest IoU of the two new boxes."),
-    pad: int = typer.Option(EDIT_PAD_PX, "--pad", help="Padding (px) of the inpainted source patches."),
-    radius: int = typer.Option(EDIT_INPAINT_RADIUS, "--radius", help="Telea inpainting radius."),
-    feather: int = typer.Option(EDIT_FEATHER_PX, "--feather", help="Feather width (px) of the pasted patches."),
-    limit: int | None = typer.Option(None, "--limit", help="Stop after this many feasible edits (default: no limit)."),
-    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", help="Bootstrap resamples of the feasibility audit."),
+    seed: int = typer.Option(EDIT_SEED, "--seed", min=0, help="Seed of the shuffle of positive groups."),
+    min_gap: float = typer.Option(EDIT_MIN_GAP, "--min-gap", min=0.0, help="Post-swap centre gap (fraction of the extent)."),
+    max_iou: float = typer.Option(EDIT_MAX_IOU, "--max-iou", min=0.0, max=1.0, help="Largest IoU of the two new boxes."),
+    pad: int = typer.Option(EDIT_PAD_PX, "--pad", min=0, help="Padding (px) of the inpainted source patches."),
+    radius: int = typer.Option(EDIT_INPAINT_RADIUS, "--radius", min=0, help="Telea inpainting radius."),
+    feather: int = typer.Option(EDIT_FEATHER_PX, "--feather", min=0, help="Feather width (px) of the pasted patches."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Stop after this many feasible edits (default: no limit)."),
+    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples of the feasibility audit."),
 ) -> None:
     """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
     build = vlaudit.build_edits(items_path, images=images, out=out, seed=seed, min_gap=min_gap, max_iou=max_iou,
@@ -76,8 +76,8 @@ def edits_export(
     build_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits build`."),
     out: Path = out_folder_option(help="Output folder (batches/ and the private key.csv)."),
     annotators: str = typer.Option("a1,a2,a3", "--annotators", help="Comma-separated annotator names."),
-    repeat: float = typer.Option(EDIT_REPEAT_FRACTION, "--repeat", help="Fraction of repeated items per batch."),
-    seed: int = typer.Option(EDIT_SEED, "--seed", help="Seed of the per-annotator shuffles."),
+    repeat: float = typer.Option(EDIT_REPEAT_FRACTION, "--repeat", min=0.0, max=1.0, help="Fraction of repeated items per batch."),
+    seed: int = typer.Option(EDIT_SEED, "--seed", min=0, help="Seed of the per-annotator shuffles."),
 ) -> None:
     """Shuffled, blinded batches (CSV + images) per annotator; model outputs and sample ids hidden."""
     names = [a.strip() for a in annotators.split(",") if a.strip()]
@@ -127,8 +127,8 @@ def edits_analyze(
                                             help="`vlaudit vca report` folder of the edit probes (default: --report)."),
     out: Path = out_folder_option(help="Output folder."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", help="Bootstrap resamples of the outcome intervals."),
-    seed: int = typer.Option(EDIT_SEED, "--seed", help="Bootstrap seed."),
+    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples of the outcome intervals."),
+    seed: int = typer.Option(EDIT_SEED, "--seed", min=0, help="Bootstrap seed."),
 ) -> None:
     """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
     result = vlaudit.analyze_edits(build_dir, consensus=consensus, report=report, edit_report=edit_report, out=out,

@@ -50,14 +50,14 @@ _EPOCHS = typer.Option(paper.PROBE_EPOCHS, "--epochs", min=1, help="Interaction 
 _BATCH = typer.Option(paper.PROBE_BATCH_SIZE, "--batch-size", min=1,
                       help="Cycles or pairs per step (§E.3: 512); smaller only on a training set under one batch, so a probe takes "
                            "--min-steps steps.")
-_LR = typer.Option(paper.PROBE_LR, "--lr", help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
-_WD = typer.Option(paper.PROBE_WEIGHT_DECAY, "--weight-decay", help="AdamW weight decay (§E.3: 1e-4).")
+_LR = typer.Option(paper.PROBE_LR, "--lr", min=0.0, help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
+_WD = typer.Option(paper.PROBE_WEIGHT_DECAY, "--weight-decay", min=0.0, help="AdamW weight decay (§E.3: 1e-4).")
 _RANK = typer.Option(paper.PROBE_RANK, "--rank", min=1, help="Rank of the low-rank bilinear probe (§5: 64).")
 _ADDITIVE_EPOCHS = typer.Option(paper.ADDITIVE_PROBE_EPOCHS, "--additive-epochs", min=1,
                                 help="Epochs of the additive audit probe (§E.4: 5).")
 _SHORTCUT_EPOCHS = typer.Option(paper.SHORTCUT_PROBE_EPOCHS, "--shortcut-epochs", min=1,
                                 help="Epochs of the text-only and image-only shortcut probes (§E.4: 50).")
-_SHORTCUT_LR = typer.Option(paper.SHORTCUT_PROBE_LR, "--shortcut-lr",
+_SHORTCUT_LR = typer.Option(paper.SHORTCUT_PROBE_LR, "--shortcut-lr", min=0.0,
                             help="Learning rate of the shortcut probes (§E.4: 1e-2).")
 _MIN_STEPS = typer.Option(paper.MIN_OPTIMISER_STEPS, "--min-steps", min=0,
                           help="Fewest optimiser steps per probe: a smaller training set gets a smaller batch "

@@ -37,7 +37,7 @@ def vca_factorial(
                                  help="Margins table of a single RUN_DIR (default RUN_DIR/margins.parquet)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Stem-id bootstrap resamples."),
-    seed: int = typer.Option(FACTORIAL_BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(FACTORIAL_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
 ) -> None:
     """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
     first = run_dirs[0]

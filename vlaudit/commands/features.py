@@ -40,7 +40,7 @@ def features(
     out: Path = out_folder_option(help="Features folder to write (images/texts Parquet + manifest)."),
     captions: Path | None = typer.Option(None, "--captions", help="Captions table (caption_id, text); default: "
                                                                    "the rows' text_1/text_2, else CYCLES.captions.jsonl."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Images or texts per forward pass."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     dtype: str = dtype_option(),
     revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only; default: main)."),

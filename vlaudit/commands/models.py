@@ -18,7 +18,7 @@ from vlaudit.commands._say import say
 def models_tiny(
     family: str = typer.Option(..., "--family", help=f"One of {', '.join(vlaudit.TINY_FAMILIES)}."),
     out: Path = out_folder_option(help="Folder to write the model + processor to."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random weights."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the random weights."),
     tokenizer: str = typer.Option(None, "--tokenizer",
                                   help="local (tiny BPE trained here) or real (the family's real vocabulary, "
                                        "converted offline from files packages ship); default: local, "

@@ -45,14 +45,14 @@ def synthetic(
     out: Path = out_folder_option(help="Output folder (created if needed); synthetic.json is written there."),
     seeds: str | None = typer.Option(None, "--seeds", show_default=False,
                               help="Seeds: '--seeds 0 1 2' or '--seeds 0,1,2' (default: 0 1 2)."),
-    n_train: int = typer.Option(2000, "--n-train", help="Training pairs per class and diagnostic."),
-    n_test: int = typer.Option(1000, "--n-test", help="Test pairs per class (validation: half of this)."),
-    epochs: int = typer.Option(SYNTHETIC_INTERACTION_EPOCHS, "--epochs",
+    n_train: int = typer.Option(2000, "--n-train", min=1, help="Training pairs per class and diagnostic."),
+    n_test: int = typer.Option(1000, "--n-test", min=2, help="Test pairs per class (validation: half of this)."),
+    epochs: int = typer.Option(SYNTHETIC_INTERACTION_EPOCHS, "--epochs", min=1,
                                help="Training epochs of the interaction probes (bilinear, binding; not a paper "
                                     "setting: the paper states none). The marginal probes train at §E.4's settings."),
-    rank_epochs: int = typer.Option(SYNTHETIC_RANK_EPOCHS, "--rank-epochs",
+    rank_epochs: int = typer.Option(SYNTHETIC_RANK_EPOCHS, "--rank-epochs", min=1,
                                     help="Training epochs of the rank-control probes (cycle §E.5: 40)."),
-    threads: int = typer.Option(1, "--threads", help="torch CPU threads (tiny problems: 1 is fastest)."),
+    threads: int = typer.Option(1, "--threads", min=1, help="torch CPU threads (tiny problems: 1 is fastest)."),
 ) -> None:
     """Synthetic controls: AUROC of marginal, additive and interaction probes; exact CycleAcc of additive ones."""
     extra = list(ctx.args)

@@ -52,7 +52,7 @@ def vca_validity(
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Cluster-bootstrap resamples."),
     hl_resamples: int = typer.Option(HL_RESAMPLES, "--hl-resamples", min=1,
                                      help="Resamples of the H–L (high-minus-low tertile) intervals."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Seed of the bootstrap and the CV folds."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Seed of the bootstrap and the CV folds."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the shared-margin CV increment."),
     repeats: int = typer.Option(10, "--repeats", min=1, help="Repeats of the shared-margin CV increment."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write validity.png."),
@@ -72,11 +72,11 @@ def vca_filter(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (filter.json, CSV tables, filter.png)."),
     coverage: str = typer.Option(",".join(f"{c:g}" for c in FILTER_COVERAGES), "--coverage", help="Kept shares of groups (percent), comma-separated."),
-    primary: float = typer.Option(FILTER_PRIMARY_COVERAGE, "--primary", help="Coverage (percent) of the bootstrap differences."),
+    primary: float = typer.Option(FILTER_PRIMARY_COVERAGE, "--primary", min=0.0, max=100.0, help="Coverage (percent) of the bootstrap differences."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Relation-group bootstrap resamples."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write filter.png."),
 ) -> None:
     """Held-out benchmark filtering (VCA §16): Shortcut Score, VisNec-style, confidence and VCA panels built from
@@ -109,7 +109,7 @@ def vca_proxies(
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
     controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Cluster-bootstrap resamples."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write proxies.png."),
 ) -> None:
     """Cached-context proxies and control robustness (VCA §18): Perceptual Score, permutation drop, VisNec-,

@@ -20,7 +20,7 @@ def vca_report(
     out: Path = out_folder_option(help="Output folder (vca.json, CSV tables, items/groups, plot)."),
     controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts, comma-separated."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
     level: float = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write gap_hist.png."),
 ) -> None:

@@ -40,18 +40,18 @@ def vca_score(
                                       "paper's), blur, patch-shuffle (stress probes, never controls)."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse; or letter "
                                                                "(multiple-choice items, one forward per context)."),
-    batch_size: int = typer.Option(8, "--batch-size", help="Sequences per forward pass."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Sequences per forward pass."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the mismatch derangement."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
     dtype: str = dtype_option(),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models (default: none, one device)."),
     revision: str = typer.Option(None, "--revision", help="Model revision: hub branch, tag or commit (default: main)."),
-    min_pixels: int = typer.Option(None, "--min-pixels", help="Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."),
-    max_pixels: int = typer.Option(None, "--max-pixels", help="Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."),
+    min_pixels: int = typer.Option(None, "--min-pixels", min=1, help="Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."),
+    max_pixels: int = typer.Option(None, "--max-pixels", min=1, help="Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repo code (off)."),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
-    chunk_size: int = typer.Option(64, "--chunk-size", help="Unique queries per atomic cache chunk."),
+    chunk_size: int = typer.Option(64, "--chunk-size", min=1, help="Unique queries per atomic cache chunk."),
     prefix_cache: bool | None = typer.Option(
         None, "--prefix-cache/--no-prefix-cache",
         help="Force shared image-prefix KV reuse on/off (Qwen-VL). Default: decided per run from image vs "

@@ -25,8 +25,8 @@ def vca_score_dual(
                                       "run's original-image embeddings) or zero (m_t ≡ 0)."),
     text_field: str = typer.Option(None, "--text-field", help="ITEMS column holding the statement text "
                                                               "(default: the question without its wrapper)."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Images or texts per forward pass."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the mismatch derangement."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Images or texts per forward pass."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the mismatch derangement."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     dtype: str = dtype_option(),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),

@@ -19,6 +19,7 @@ import importlib
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from vlaudit.backends.registry import load_backend as load_spec
 from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
+from vlaudit.reference.integrity import folder_damage, move_aside, seal_folder
 
 REFERENCE_VERSION = 2  # 2: the tiny vocabularies hold the option letters
 
@@ -141,7 +143,12 @@ def reference_dir(name: str, *, seed: int = 0, root: Path | None = None) -> Path
     kind, family = REFERENCE_MODELS[name]
     target = (root or cache_root()) / "ref" / f"{name}-v{REFERENCE_VERSION}-s{seed}"
     if (target / ".complete").exists():
-        return target
+        damage = folder_damage(target)
+        if damage is None:
+            return target
+        aside = move_aside(target)
+        warnings.warn(f"reference model {name} in the cache is damaged ({damage}); moved to {aside} and rebuilt",
+                      stacklevel=2)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
@@ -149,7 +156,7 @@ def reference_dir(name: str, *, seed: int = 0, root: Path | None = None) -> Path
             build_tiny_mllm(family, staging, seed=seed)
         else:
             build_tiny_dual(family, staging, seed=seed)
-        (staging / ".complete").write_text(f"{name} v{REFERENCE_VERSION} seed {seed}\n", encoding="utf-8")
+        seal_folder(staging, f"{name} v{REFERENCE_VERSION} seed {seed}")
         try:
             os.replace(staging, target)
         except OSError:

@@ -9,6 +9,7 @@ from the cycles table when it can be read) or split-aware (``families[FAMILY][SP
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -73,7 +74,18 @@ def _cell(encoder: str, scorer: str, family: str, split: str, v: Mapping[str, An
     if tie_rate is None and is_number(v.get("ties")) and is_number(n) and n:
         tie_rate = v["ties"] / n
     return {"encoder": str(encoder), "scorer": str(scorer), "family": str(family), "split": split, "n": n,
-            "cycle_acc": v.get("cycle_acc"), "ci": v.get("ci"), "tie_rate": tie_rate, "source": source}
+            "cycle_acc": _number(v.get("cycle_acc")), "ci": _interval(v.get("ci")), "tie_rate": _number(tie_rate),
+            "source": source}
+
+
+def _number(value: Any) -> float | None:
+    """A finite number, else None (shown as not computable): a hand-edited "0.9x" is never shown as a result."""
+    return float(value) if is_number(value) and math.isfinite(value) else None
+
+
+def _interval(value: Any) -> list[float] | None:
+    bounds = [_number(b) for b in value] if isinstance(value, (list, tuple)) and len(value) == 2 else []
+    return [b for b in bounds if b is not None] if len(bounds) == 2 and None not in bounds else None
 
 
 def _eval_split(result: Mapping[str, Any]) -> str:

@@ -19,13 +19,19 @@ from __future__ import annotations
 import csv
 import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
+from vlaudit.errors import InputError
+from vlaudit.results.base import check_schema_version
 from vlaudit.results.columns import CYCLES, SCORES
+from vlaudit.results.cycles import CycleEvaluationResult
+from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION
+from vlaudit.results.vca import FactorialResult, VcaReportResult
 
 SKIP_DIRS = {"cache", "__pycache__", "node_modules", "images"}
 MAX_JSON_BYTES = 64 * 2**20
@@ -99,18 +105,22 @@ def _classify_json(art: Artifacts, path: Path, obj: Any) -> None:
     if isinstance(obj.get("comparisons"), list) and isinstance(obj.get("leaderboard"), list):
         art.comparisons.append((path, obj))
     elif isinstance(obj.get("runs"), list) and "settings" in obj:
+        check_schema_version(obj, VcaReportResult.schema_version, path=path, what="a VCA report")
         art.vca_reports.append((path, obj))
     elif isinstance(obj.get("checks"), list) and "max_new_tokens" in obj:
         art.generate_checks.append((path, obj))
     elif isinstance(obj.get("models"), list) and "pooled" in obj:
+        check_schema_version(obj, FactorialResult.schema_version, path=path, what="a factorial result")
         art.factorials.append((path, obj))
     elif _is_eval(obj):
+        check_schema_version(obj, CycleEvaluationResult.schema_version, path=path, what="a cycles evaluation")
         art.cycle_evals.append((path, str(obj.get("name") or Path(str(obj.get("scores") or path)).stem), obj))
     elif (named := {k: v for k, v in obj.items() if k != "schema_version"}) and all(map(_is_eval, named.values())):
         art.cycle_evals.extend((path, str(name), result) for name, result in named.items())
     elif path.name.endswith(".meta.json") and "families" in obj:
         art.cycle_meta.append((path, obj))
     elif path.name == "manifest.json" and any(k in obj for k in ("model", "backend", "packages", "git_commit")):
+        check_schema_version(obj, MANIFEST_SCHEMA_VERSION, path=path, what="a run manifest", oldest=0)
         art.manifests.append((path, obj))
     elif isinstance(obj.get("known_answers"), list) and path.name != "summary.json":
         _classify_json(art, path, obj["known_answers"])
@@ -164,6 +174,9 @@ def discover(run_dir: str | Path) -> Artifacts:
                         _classify_json(art, path, obj)
                 elif suffix in (".jsonl", ".csv", ".parquet"):
                     _classify_table(art, path)
+            except InputError as exc:  # a file vlaudit wrote but cannot read as such (a future schema_version)
+                art.problems.append(str(exc))
+                warnings.warn(f"{exc}; left out of the report", stacklevel=2)
             except Exception as exc:  # noqa: BLE001  (one unreadable file never blocks the report)
                 art.problems.append(f"{art.rel(path)}: {type(exc).__name__}: {exc}")
     for _, manifest in art.manifests:

@@ -25,6 +25,21 @@ from vlaudit.errors import InputError
 
 SCHEMA_VERSION_KEY = "schema_version"
 
+
+def check_schema_version(data: Mapping[str, Any], newest: int, *, path: str | Path, what: str,
+                         oldest: int = 1) -> int:
+    """The ``schema_version`` of a JSON object written by vlaudit (``oldest`` when it has none: written before
+    versions existed); :class:`InputError` naming the file and the field when it is not an integer or is newer
+    than this vlaudit reads (a file from a later vlaudit read as if current would show wrong fields as results)."""
+    version = data.get(SCHEMA_VERSION_KEY, oldest)
+    if isinstance(version, bool) or not isinstance(version, int) or version < oldest:
+        kind = "a positive integer" if oldest == 1 else f"an integer of at least {oldest}"
+        raise InputError(f"schema_version must be {kind}, not {version!r}", path=path, field=SCHEMA_VERSION_KEY)
+    if version > newest:
+        raise InputError(f"schema_version {version} is newer than this vlaudit reads for {what} ({newest}); "
+                         "upgrade vlaudit", path=path, field=SCHEMA_VERSION_KEY)
+    return version
+
 R = TypeVar("R", bound="VersionedResult")
 
 
@@ -60,13 +75,7 @@ class VersionedResult(Mapping[str, Any]):
         where = path if path is not None else f"<{cls.__name__}>"
         if not isinstance(data, Mapping):
             raise InputError(f"a {cls.__name__} must be a JSON object, not {type(data).__name__}", path=where)
-        version = data.get(SCHEMA_VERSION_KEY, 1)
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise InputError(f"schema_version must be a positive integer, not {version!r}", path=where,
-                             field=SCHEMA_VERSION_KEY)
-        if version > cls.schema_version:
-            raise InputError(f"schema_version {version} is newer than this vlaudit reads for {cls.__name__} "
-                             f"({cls.schema_version}); upgrade vlaudit", path=where, field=SCHEMA_VERSION_KEY)
+        check_schema_version(data, cls.schema_version, path=where, what=cls.__name__)
         hints = _field_types(cls)
         values: dict[str, Any] = {}
         for name in declared_fields(cls):

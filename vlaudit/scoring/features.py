@@ -47,6 +47,7 @@ from vlaudit.scoring.manifest import MANIFEST_FILE, RunManifest
 from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.sources.cycle_tables import _id
 from vlaudit.sources.image_paths import confine
+from vlaudit.sources.images import ImageFailure, rgb_image
 from vlaudit.tables import check_folder_target, read_json, read_records, read_table, write_parquet
 from vlaudit.version import __version__
 
@@ -156,8 +157,9 @@ def _open_rgb(path: Path, image_id: str, inputs: FeatureInputs) -> Any:
     """The RGB image of ``image_id``; a file that does not decode is an error at the cycles record using it."""
     try:
         with Image.open(path) as image:
-            return image.convert("RGB")
-    except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+            return rgb_image(image)
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError, Image.DecompressionBombError,
+            ImageFailure) as exc:
         record, field_name = inputs.image_records.get(image_id, (None, None))
         raise InputError(f"cannot decode image {image_id!r} ({path}): {type(exc).__name__}: {exc}",
                          path=inputs.source, record=record, field=field_name) from exc
@@ -258,19 +260,21 @@ def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: st
         (out / MANIFEST_FILE).unlink(missing_ok=True)
         write_parquet(out / IMAGE_FILE, _embedding_table(FEATURE_IMAGES, image_ids, image_hashes, image_matrix))
         write_parquet(out / TEXT_FILE, _embedding_table(FEATURE_TEXTS, caption_ids, text_hashes, text_matrix))
-        manifest = _manifest(backend, provenance, image_ids, caption_ids, image_rows, text_rows, dim, started,
-                             command, arguments)
+        manifest = _manifest(out, backend, provenance, image_ids, caption_ids, image_rows, text_rows, dim,
+                             started, command, arguments)
         run.write_manifest(manifest)
     return manifest.to_dict()
 
 
-def _manifest(backend: FeatureBackend, provenance: Mapping[str, Any] | None, image_ids: Sequence[str],
+def _manifest(out: Path, backend: FeatureBackend, provenance: Mapping[str, Any] | None, image_ids: Sequence[str],
               caption_ids: Sequence[str], image_rows: Mapping[str, Any], text_rows: Mapping[str, Any], dim: int,
               started: float, command: str, arguments: Mapping[str, Any] | None) -> RunManifest:
     record = {
         "model": backend.describe(),
         **dict(provenance or {}),
         "files": {"images": IMAGE_FILE, "texts": TEXT_FILE},
+        # what the reader checks, so a file copied in from another run or model is never paired with these
+        "files_sha256": {name: sha256_file(out / name) for name in (IMAGE_FILE, TEXT_FILE)},
         "dim": dim,
         "dtype": "float32",
         "normalized": "l2",
@@ -320,8 +324,23 @@ def read_features(feats_dir: str | Path) -> Features:
     if not manifest_path.is_file():
         raise InputError("not a complete features folder (no manifest.json); run `vlaudit features`", path=folder)
     manifest = read_json(manifest_path)
-    image_ids, images = _read_embeddings(folder / manifest["files"]["images"], FEATURE_IMAGES)
-    caption_ids, texts = _read_embeddings(folder / manifest["files"]["texts"], FEATURE_TEXTS)
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(files.get(k), str) for k in ("images", "texts")):
+        raise InputError("no 'files' naming the images and texts tables; run `vlaudit features`",
+                         path=manifest_path, field="files")
+    digests = manifest.get("files_sha256") or {}
+    for name in (files["images"], files["texts"]):
+        if name in digests and (folder / name).is_file() and sha256_file(folder / name) != digests[name]:
+            raise InputError(f"{name} is not the file this run wrote (its sha256 differs from manifest.json's): "
+                             "copied from another run or model? rerun `vlaudit features --overwrite`", path=folder)
+    image_ids, images = _read_embeddings(folder / files["images"], FEATURE_IMAGES)
+    caption_ids, texts = _read_embeddings(folder / files["texts"], FEATURE_TEXTS)
+    dim = manifest.get("dim")
+    for name, matrix in ((files["images"], images), (files["texts"], texts)):
+        if isinstance(dim, int) and matrix.shape[1] != dim:
+            raise InputError(f"embeddings of dimension {matrix.shape[1]}, but manifest.json records {dim}: the file "
+                             "comes from another model; rerun `vlaudit features --overwrite`", path=folder / name,
+                             field="embedding")
     return Features(image_ids, images, caption_ids, texts, manifest)
 
 

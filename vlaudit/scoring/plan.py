@@ -90,8 +90,12 @@ def item_geometry(store: ImageStore, item: BenchmarkItem, *, disjoint: bool = Fa
 
 def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequence[str],
              interfaces: Sequence[str], seed: int, fingerprint: str | Mapping[str, str],
-             prompt_of: Callable[[str, str, bool], str]) -> tuple[list[Record], list[Unit]]:
+             prompt_of: Callable[[str, str, bool], str],
+             too_long: Callable[[str], str | None] | None = None) -> tuple[list[Record], list[Unit]]:
     """All records (ok, failed, skipped) and the unique units, in a deterministic order.
+
+    ``too_long(prompt)`` says why a prompt cannot fit the model's context (None when it fits): that record
+    fails with the reason, and the rest are scored.
 
     ``fingerprint`` is the model fingerprint, or one per interface (see
     :func:`vlaudit.scoring.manifest.model_fingerprint`)."""
@@ -146,6 +150,11 @@ def plan_run(items: Sequence[BenchmarkItem], store: ImageStore, contexts: Sequen
                     continue
                 question = item_question(item, interface)
                 prompt = prompt_of(question, interface, context != "text")
+                overflow = too_long(prompt) if too_long is not None else None
+                if overflow is not None:
+                    records.append(Record(item, context, interface, source_sha256=source_sha, donor_image=donor,
+                                          status="failed", error=overflow, geometry=geometry))
+                    continue
                 model_key = fingerprint if isinstance(fingerprint, str) else fingerprint[interface]
                 key = cache_key(model_key, prompt, image_sha, interface)
                 record = Record(item, context, interface, key=key, image_sha256=image_sha,

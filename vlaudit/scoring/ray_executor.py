@@ -31,7 +31,7 @@ from vlaudit.backends.letters import item_question
 from vlaudit.backends.registry import load_backend
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.scoring.shards import Shard, ShardDone, ShardFailure, score_tasks
-from vlaudit.sources.images import ImageStore
+from vlaudit.sources.images import ImageStore, rgb_image
 
 IN_FLIGHT_PER_WORKER = 2  # one shard running, one queued: an actor never waits for the driver
 
@@ -223,7 +223,7 @@ class FeatureWorker:
         for image_id, path in entries:
             try:
                 with Image.open(path) as image:
-                    images.append(image.convert("RGB"))
+                    images.append(rgb_image(image))
             except Exception as exc:  # reported on the driver at the cycles record using the image
                 return {"error": (image_id, path, f"{type(exc).__name__}: {exc}")}
         return self.backend.encode_images(images)

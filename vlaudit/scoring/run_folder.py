@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from vlaudit.errors import InputError
-from vlaudit.results.base import VersionedResult
-from vlaudit.results.manifest import RunManifest
+from vlaudit.results.base import VersionedResult, check_schema_version
+from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION, RunManifest
 from vlaudit.tables import check_folder_target, read_json, write_manifest, write_result
 
 MANIFEST = "manifest.json"
@@ -71,9 +71,12 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
     if not path.is_file():
         return []
     try:
-        previous = read_json(path).get("arguments") or {}
+        manifest = read_json(path)
+        previous = manifest.get("arguments") or {}
     except (InputError, AttributeError):
         return ["manifest.json (unreadable)"]
+    # a run folder written by a newer vlaudit is refused before anything is compared or scored
+    check_schema_version(manifest, MANIFEST_SCHEMA_VERSION, path=path, what="a run manifest", oldest=0)
 
     def canonical(name: str, value: Any) -> Any:
         return sorted(value) if name in _UNORDERED_ARGUMENTS and isinstance(value, list) else value

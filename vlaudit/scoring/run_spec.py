@@ -16,11 +16,12 @@ run is computed, not what it holds (batch size, device, executor), so a rerun ma
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
 from vlaudit.backends.dtypes import parse_dtype
+from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file
 from vlaudit.scoring.run_arguments import resolved_model_spec, resolved_path, score_arguments
 from vlaudit.scoring.run_folder import OPERATIONAL_ARGUMENTS
@@ -31,6 +32,40 @@ _RAY = ("executor", "address", "workers", "gpus_per_worker", "threads_per_worker
 def _file_sha256(path: str | Path | None) -> str | None:
     """sha256 of a file's bytes (None for no file, or one that does not exist yet: the reader says why)."""
     return sha256_file(path) if path is not None and Path(path).is_file() else None
+
+
+# the smallest value of each numeric field a spec may hold (the CLI's options declare the same ranges)
+_MINIMUM = {"seed": 0, "batch_size": 1, "chunk_size": 1, "workers": 1, "gpus_per_worker": 0.0,
+            "threads_per_worker": 1, "min_pixels": 1, "max_pixels": 1}
+
+
+def check_spec_fields(spec: Any) -> None:
+    """The checks no single option can make, shared by every spec (so the API refuses what the CLI refuses):
+    each numeric field in its range, a context named once, Ray's options only with the Ray executor, and a
+    pixel budget whose minimum is not above its maximum. One :class:`InputError` naming the option."""
+    values = {f.name: getattr(spec, f.name) for f in fields(spec)}  # no deep copy of in-memory items
+    for name, minimum in _MINIMUM.items():
+        value = values.get(name)
+        if value is not None and not value >= minimum:  # `not >=`: NaN is refused too
+            raise InputError(f"must be at least {minimum}, got {value!r}", field=_option(name))
+    contexts = list(values.get("contexts") or ())
+    repeated = sorted({c for c in contexts if contexts.count(c) > 1})
+    if repeated:
+        raise InputError(f"names {', '.join(repeated)} more than once; name each context once", field="--contexts")
+    if values.get("executor", "local") != "ray":
+        given = [_option(name) for name, default in (("address", None), ("workers", 1), ("gpus_per_worker", 0.0),
+                                                     ("threads_per_worker", None))
+                 if name in values and values[name] != default]
+        if given:
+            what = "configures Ray actors" if len(given) == 1 else f"({', '.join(given)}) configure Ray actors"
+            raise InputError(f"{what}; add --executor ray, or leave it out", field=given[0])
+    low, high = values.get("min_pixels"), values.get("max_pixels")
+    if low is not None and high is not None and low > high:
+        raise InputError(f"{low} is above --max-pixels {high}", field="--min-pixels")
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -80,6 +115,7 @@ class ScoreSpec:
     def __post_init__(self) -> None:
         # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
         object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+        check_spec_fields(self)
 
     def benchmark_path(self) -> Path | None:
         return Path(self.benchmark) if isinstance(self.benchmark, (str, Path)) else None
@@ -134,6 +170,7 @@ class DualScoreSpec:
     def __post_init__(self) -> None:
         # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
         object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+        check_spec_fields(self)
 
     def recorded(self) -> dict[str, Any]:
         fields = asdict(self)
@@ -170,6 +207,7 @@ class FeaturesSpec:
     def __post_init__(self) -> None:
         # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
         object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+        check_spec_fields(self)
 
     def recorded(self) -> dict[str, Any]:
         return {"command": self.COMMAND, **asdict(self), "model": resolved_model_spec(self.model),
@@ -218,6 +256,7 @@ class CycleScoreSpec:
     def __post_init__(self) -> None:
         # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
         object.__setattr__(self, "dtype", parse_dtype(self.dtype))
+        check_spec_fields(self)
 
     def run_folder(self) -> Path:
         """``--run-dir``, or ``OUT.run`` beside the scores table."""

@@ -124,7 +124,8 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     per_interface = {interface: model_fingerprint(describe, weights, interface) for interface in interfaces}
     store = ImageStore(images_dir)
     backend.prefetch_prompts(items, interfaces)  # a remote backend renders every prompt in one round trip
-    records, units = plan_run(items, store, contexts, interfaces, seed, per_interface, backend.prompt)
+    records, units = plan_run(items, store, contexts, interfaces, seed, per_interface, backend.prompt,
+                              getattr(backend, "prompt_too_long", None))
     failed = [r for r in records if r.status == "failed"]
     if strict and failed:
         first = failed[0]

@@ -33,6 +33,7 @@ import orjson
 
 from vlaudit.errors import InputError
 from vlaudit.sources.rows import dataset_rows, is_dataset_source
+from vlaudit.tables import refuse_compressed
 
 BOX_TOLERANCE = 1.0
 
@@ -117,6 +118,7 @@ def _load(path: str | Path, keys: tuple[str, ...], *, skip_segmentation: bool = 
     try:
         with gc_paused():
             raw = path.read_bytes()
+            refuse_compressed(raw[:4], path)
             data = None
             if skip_segmentation:
                 try:

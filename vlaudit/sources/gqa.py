@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.sources.names import norm_name
 from vlaudit.tables import read_json
 
 
@@ -41,11 +42,6 @@ class SceneGraphs:
     path: str
     images: dict[str, GqaImage]
     warnings: Counter = field(default_factory=Counter)
-
-
-def norm_name(text: str) -> str:
-    """A name as matched across sources: lowercase, whitespace runs collapsed to one space, ends stripped."""
-    return " ".join(text.lower().split())
 
 
 def _num(value: object) -> bool:

@@ -26,7 +26,32 @@ class ImageFailure(Exception):
     """An item's image cannot be used (missing, corrupt, or outside the images directory).
 
     Messages read ``<reason>: <details>`` with a fixed reason (``image file not found``, ``corrupt or
-    unreadable image``, ``image outside --images``) that the run summary counts by."""
+    unreadable image``, ``image outside --images``, ``unsupported image depth``) that the run summary counts by."""
+
+
+_SIXTEEN_BIT = ("I;16", "I;16L", "I;16B", "I;16N")
+
+
+def rgb_image(image: Image.Image) -> Image.Image:
+    """``image`` as 8-bit RGB, its bit depth honoured: every image a run or an encoder sees goes through here.
+
+    PIL's own ``convert("RGB")`` clips a 16-bit greyscale PNG (values 0–65535) at 255, turning it white; here
+    it is scaled (v / 257, rounded: 8-bit values v·257 come back exactly), so a 16-bit image is embedded
+    like its 8-bit twin. A 32-bit integer image is read as 16-bit when its values fit, and refused otherwise;
+    a floating-point image is refused (its scale is not in the file)."""
+    import numpy as np
+
+    if image.mode in _SIXTEEN_BIT or image.mode == "I":
+        values = np.asarray(image, dtype=np.int64)
+        if values.size and (values.min() < 0 or values.max() > 65535):
+            raise ImageFailure(f"unsupported image depth: 32-bit integer pixels ({values.min()}..{values.max()}) "
+                               "outside the 16-bit range; save it as 8- or 16-bit")
+        grey = np.rint(values / 257.0).astype(np.uint8)
+        return PILImage.fromarray(grey, mode="L").convert("RGB")
+    if image.mode == "F":
+        raise ImageFailure("unsupported image depth: floating-point pixels (mode F) have no fixed scale; "
+                           "save the image as 8- or 16-bit")
+    return image.convert("RGB")  # a copy even when already RGB: the caller may close the file it came from
 
 
 def confined_path(images_dir: Path, relative: str) -> Path:
@@ -56,7 +81,9 @@ class ImageStore:
         try:
             with PILImage.open(io.BytesIO(data)) as handle:
                 handle.load()
-                image = handle.convert("RGB")
+                image = rgb_image(handle)
+        except ImageFailure as exc:
+            raise ImageFailure(f"{exc} ({path})") from exc
         except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
             # PIL names the in-memory buffer by its address; drop it so that failures.jsonl is reproducible
             detail = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the file", str(exc))

@@ -23,7 +23,7 @@ from vlaudit.records import LabelledPair
 from vlaudit.sources.cycle_tables import _id, read_cycles
 from vlaudit.sources.rows import dataset_rows, is_dataset_source
 from vlaudit.sources.sugarcrepe import is_sugarcrepe, read_sugarcrepe
-from vlaudit.sources.whatsup import read_controlled, read_two_obj
+from vlaudit.sources.whatsup import read_controlled, read_two_obj, repeated_entries
 from vlaudit.tables import read_json, read_records
 
 FORMATS = ("auto", "table", "sugarcrepe", "whatsup-controlled", "whatsup-spatial", "cycles")
@@ -109,10 +109,16 @@ def read_labelled_pairs(path: str | Path, fmt: str = "auto", *, warnings: list[s
     if fmt == "sugarcrepe":
         return fmt, read_sugarcrepe(path, warnings=warnings if warnings is not None else [])
     if fmt == "whatsup-controlled":
+        controlled = read_controlled(path)
+        if warnings is not None:
+            warnings.extend(f"{path}: {line}" for line in repeated_entries(controlled))
         return fmt, [LabelledPair(row.image_path, option, int(k == 0), option)
-                     for row in read_controlled(path) for k, option in enumerate(row.caption_options)]
+                     for row in controlled for k, option in enumerate(row.caption_options)]
     if fmt == "whatsup-spatial":
-        return fmt, [pair for row in read_two_obj(path) for pair in (
+        spatial = read_two_obj(path)
+        if warnings is not None:
+            warnings.extend(f"{path}: {line}" for line in repeated_entries(spatial))
+        return fmt, [pair for row in spatial for pair in (
             LabelledPair(str(row.image_id), row.true_caption, 1, row.true_caption),
             LabelledPair(str(row.image_id), row.false_caption, 0, row.false_caption))]
     if fmt == "cycles":

@@ -16,7 +16,7 @@ One row per caption (1-based line numbers in errors)::
 * ``mentions``: object names the caption asserts are present (family ``pairs-object``).
 * ``triples``: relations the caption asserts, relation one of left of, right of, above, below, larger than,
   smaller than, judged from the boxes by the same rules as COCO (family ``pairs-relation``).
-Names are compared lower-cased and whitespace-normalised.
+Names are compared in Unicode NFC, lower-cased and whitespace-normalised (:mod:`vlaudit.sources.names`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from vlaudit.errors import InputError
-from vlaudit.sources.gqa import norm_name
+from vlaudit.sources.names import norm_name
 from vlaudit.tables import iter_jsonl
 
 # The relation vocabulary of the box rules (vlaudit.builders.cycles.rules.RELATIONS; a test keeps them equal).

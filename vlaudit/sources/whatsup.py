@@ -15,10 +15,12 @@ unparsable with the reason, and callers report it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.sources.names import norm_name, norm_text
 from vlaudit.sources.rows import ImageFolder, dataset_rows, is_dataset_source
 from vlaudit.tables import read_json
 
@@ -49,7 +51,7 @@ class ParsedCaption:
 
 def parse_spatial_caption(caption: str) -> tuple[ParsedCaption | None, str | None]:
     """``(parsed, None)`` or ``(None, reason)``. See the module docstring for the no-guessing rule."""
-    text = " ".join(str(caption).split())
+    text = norm_text(str(caption))
     lazy = _LAZY.match(text)
     if lazy is None:
         return None, "no known relation phrase between two noun phrases"
@@ -105,6 +107,9 @@ def read_two_obj(path: str | Path) -> list[TwoObjRow]:
             if not isinstance(value, str) or not value.strip():
                 raise InputError("caption must be a non-empty string", path=path, record=f"entry {index}",
                                  field=name)
+        if same_caption(true_caption, false_caption):
+            raise InputError("the false caption is the true caption: the entry states and denies one statement",
+                             path=path, record=f"entry {index}", field="false_caption")
         rows.append(TwoObjRow(index=index, image_id=image_id, true_caption=true_caption,
                               false_caption=false_caption))
     if not rows:
@@ -142,7 +147,35 @@ def read_controlled(path: str | Path, *, images: ImageFolder | None = None) -> l
         if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) for o in options):
             raise InputError("expected at least two caption strings", path=path, record=f"entry {index}",
                              field="caption_options")
+        repeated = [k for k, option in enumerate(options[1:], start=1) if same_caption(option, options[0])]
+        if repeated:
+            raise InputError(f"option {repeated[0]} (false) is option 0, the true caption: the entry states and "
+                             "denies one statement", path=path, record=f"entry {index}", field="caption_options")
         rows.append(ControlledRow(index=index, image_path=image_path, caption_options=tuple(options)))
     if not rows:
         raise InputError("no entries", path=path)
     return rows
+
+
+def same_caption(a: str, b: str) -> bool:
+    """Two captions that say the same thing as written: equal in one normal form, case and spacing aside."""
+    return norm_name(a).rstrip(".") == norm_name(b).rstrip(".")
+
+
+def repeated_entries(rows: Sequence[TwoObjRow] | Sequence[ControlledRow], *, shown: int = 3) -> list[str]:
+    """One warning line naming the entries that repeat an earlier entry's image and captions (none if none)."""
+    keys = [(r.image_id, norm_name(r.true_caption), norm_name(r.false_caption)) if isinstance(r, TwoObjRow)
+            else (r.image_path, *map(norm_name, r.caption_options)) for r in rows]
+    first: dict[tuple[object, ...], int] = {}
+    repeats = []
+    for index, key in zip((r.index for r in rows), keys, strict=True):
+        if key in first:
+            repeats.append((index, first[key]))
+        else:
+            first[key] = index
+    if not repeats:
+        return []
+    named = ", ".join(f"entry {k} repeats entry {j}" for k, j in repeats[:shown])
+    more = f" and {len(repeats) - shown} more" if len(repeats) > shown else ""
+    return [f"{len(repeats)} duplicate entr{'y' if len(repeats) == 1 else 'ies'} (same image and captions), "
+            f"each counted as a group: {named}{more}"]

@@ -79,8 +79,11 @@ def parse_splits(spec: str | Sequence[tuple[str, float]]) -> list[tuple[str, flo
     if not parts or any(not n for n in names) or len(set(names)) != len(names):
         raise InputError(f"bad split spec {spec!r}: expected name=fraction,... with distinct names", field="splits")
     fracs = np.array([f for _, f in parts])
-    if (fracs <= 0).any():
-        raise InputError(f"split fractions must be positive: {spec!r}", field="splits")
+    if not np.isfinite(fracs).all() or (fracs <= 0).any() or (fracs > 1).any():
+        raise InputError(f"split fractions must lie in (0, 1]: {spec!r}", field="splits")
+    # a typo ('train=0.8,val=0.3') would otherwise be rescaled silently into other splits than the ones written
+    if abs(fracs.sum() - 1.0) > 1e-6:
+        raise InputError(f"split fractions must sum to 1, these sum to {fracs.sum():.6g}: {spec!r}", field="splits")
     return [(n, float(f / fracs.sum())) for n, f in parts]
 
 

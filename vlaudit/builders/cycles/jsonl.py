@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,6 +88,7 @@ def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families
     pool = subsample(len(image_ids), max_images, pool_seed)
     split_of = assign_splits(len(pool), split_spec, seed)
     result = BuildResult()
+    _warn_unseen_mentions(pairs_path, images, captions, result)
     for split_index, (split, _) in enumerate(split_spec):
         in_split = set(pool[split_of == split_index].tolist())
         for family in families:
@@ -133,3 +135,20 @@ def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families
             "warnings": dict(sorted((Counter() + result.warnings).items())), **table}
     paths = write_outputs(out_path, rows, result.captions, meta)
     return {**meta, "paths": paths, "cycles_written": len(rows)}
+
+
+def _warn_unseen_mentions(path: str | Path, images: dict[str, Any], captions: Sequence[Any], result: BuildResult,
+                          *, shown: int = 3) -> None:
+    """A caption that mentions an object its own image lacks is no positive of that image (the annotation is
+    contradictory, or a name is misspelt): it is left out of ``pairs-object`` as before, but counted in the
+    metadata's warnings and named in one warning line rather than dropped without a word."""
+    unseen = [(c.caption_id, sorted(set(c.mentions) - {o.name for o in images[c.image_id].objects or ()}))
+              for c in captions if c.mentions and images[c.image_id].objects is not None
+              and object_verdict(images[c.image_id], c.mentions) != "valid"]
+    if not unseen:
+        return
+    result.warnings["captions naming an object their own image lacks"] += len(unseen)
+    named = ", ".join(f"caption {cid} ({', '.join(names)})" for cid, names in unseen[:shown])
+    more = f" and {len(unseen) - shown} more" if len(unseen) > shown else ""
+    warnings.warn(f"{path}: {len(unseen)} caption(s) name an object their own image lacks, left out of "
+                  f"pairs-object: {named}{more}", stacklevel=3)
