@@ -95,3 +95,41 @@ def test_winoground_differences_and_the_command(tmp_path: Path) -> None:
     group = next(r for r in wino if r["metric"] == "group" and r["split"] == "test" and r["family"] == "all")
     assert group["difference"] > 0 and group["survives"]
     assert "CycleAcc / test" in result.output
+
+
+def test_three_models_get_a_leaderboard_pairwise_matrices_and_a_report_section(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    cycles = _cycles(40, winoground=True)
+    write_jsonl(tmp_path / "cycles.jsonl", [{"cycle_id": c.cycle_id, "family": c.family, "image_1": c.image_1,
+                                             "caption_1": c.caption_1, "image_2": c.image_2,
+                                             "caption_2": c.caption_2, "split": c.split, **c.extra}
+                                            for c in cycles])
+    names = ("model-with-a-long-name-good", "model-with-a-long-name-mid", "model-with-a-long-name-poor")
+    for name, seed, signal in zip(names, (5, 6, 7), (3.0, 1.0, 0.0), strict=True):
+        write_jsonl(tmp_path / f"{name}.jsonl", [{"image_id": u, "caption_id": v, "score": s}
+                                                 for (u, v), s in _scores(cycles, seed, signal).items()])
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["compare", "cycles", "--cycles", str(tmp_path / "cycles.jsonl"),
+                                      *[a for n in names for a in ("--scores", f"{n}={tmp_path / (n + '.jsonl')}")],
+                                      "--min-cycles", "5", "--resamples", "100", "--permutations", "100",
+                                      "--out", str(out)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    # every line fits 80 columns, except a path alone on its line (a word that cannot be broken)
+    assert not [line for line in result.output.splitlines() if len(line) > 80 and len(line.split()) > 1]
+    assert "CycleAcc / test: leaderboard" in result.output
+    pngs = sorted(p.name for p in out.glob("pairwise_*.png"))
+    assert pngs == ["pairwise_cycles_test.png", "pairwise_cycles_val.png", "pairwise_wino_test.png",
+                    "pairwise_wino_val.png"]
+    assert all((out / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    good_first = [r for r in read_json(out / "compare_cycles.json")["leaderboard"]
+                  if (r["benchmark"], r["split"], r["family"], r["metric"]) == (None, "test", "all", "cycle_acc")]
+    assert next(r["rank"] for r in good_first if r["model"] == names[0]) == 1
+    assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="comparison"' in page and "Leaderboard" in page and "pairwise_wino_test.png" in page
+    assert "<th>Split</th>" in page or ">Split<" in page
+    no_plot = tmp_path / "np"
+    vlaudit.compare_cycles(tmp_path / "cycles.jsonl", {n: tmp_path / f"{n}.jsonl" for n in names}, out=no_plot,
+                           min_cycles=5, n_resamples=20, n_permutations=20, plot=False)
+    assert not list(no_plot.glob("pairwise_*.png"))

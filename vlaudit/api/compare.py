@@ -42,7 +42,9 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
     Args:
         runs: ``vca score`` run folders, ``vca report`` folders inside them, or MARGINS files (one per model).
         out: when given, write ``compare.json``, ``comparisons.csv``, ``leaderboard.csv`` (and the pairwise
-            PNGs with more than two models) there, as ``vlaudit compare vca`` does.
+            PNGs with more than two models) there, as ``vlaudit compare vca`` does. A run folder's
+            ``stability.json`` (``vca stability``) adds each model's decisions inside its noise floor and a
+            noise band on the Acc, Dep and D-CC differences; without one it says "noise floor not measured".
         controls: the headline control contexts of G_img.
         n_resamples: paired clustered bootstrap resamples (one count matrix for every model and metric).
         seed: the seed of the bootstrap and of the permutation test.
@@ -76,13 +78,14 @@ def compare_cycles(cycles: Any, scores: Mapping[str, Any], *, out: str | Path | 
                    tol: float = CYCLE_TIE_TOL, min_cycles: int = MIN_CYCLES, n_resamples: int = BOOTSTRAP_RESAMPLES,
                    seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                    n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                   show: bool = False) -> Result:
+                   plot: bool = True, show: bool = False) -> Result:
     """Compare two or more models' cycle scores on the same cycles (cycle paper §2.1, §D.5; paired, VCA §19).
 
     Args:
         cycles: a cycles path, table, frame, row list or list of :class:`~vlaudit.records.Cycle`.
         scores: model name → its scores (path, table, frame or (image_id, caption_id) → score mapping).
-        out: when given, write ``compare_cycles.json``, ``comparisons.csv`` and ``leaderboard.csv`` there.
+        out: when given, write ``compare_cycles.json``, ``comparisons.csv`` and ``leaderboard.csv`` (and the
+            pairwise PNGs with more than two models) there.
         tol: |Δ| ≤ tol is a tie (credit ½).
         min_cycles: a (split, family) with fewer cycles is not compared.
         n_resamples: paired bootstrap resamples over cycles.
@@ -90,6 +93,7 @@ def compare_cycles(cycles: Any, scores: Mapping[str, Any], *, out: str | Path | 
         level: confidence level of every interval.
         n_permutations: sign flips of the permutation test (fractional 2×2 metrics).
         alpha: family-wise error rate of the Holm adjustment.
+        plot: write the pairwise matrix PNGs (more than two models).
         show: print the console tables (what the command prints).
 
     ``.save(dir)`` writes exactly what ``vlaudit compare cycles`` writes.
@@ -103,7 +107,7 @@ def compare_cycles(cycles: Any, scores: Mapping[str, Any], *, out: str | Path | 
     rows = [with_interval({k: v for k, v in row.items() if k != "ci"}, "difference", row["ci"])
             for row in record.comparisons]
     result = Result.of(record, rows, title="Paired cycle comparison", interval_columns=("difference",),
-                       writer=lambda folder, res: write_compare_cycles_files(folder, record))
+                       writer=lambda folder, res: write_compare_cycles_files(folder, record, plot=plot))
     if out is not None:
         result.save(out)
     if show:

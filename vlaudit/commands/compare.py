@@ -62,7 +62,8 @@ def compare_cycles(
     scores: list[str] = typer.Option(..., "--scores", metavar="NAME=FILE",
                                      help="A model's scores table (image_id, caption_id, score); repeat for "
                                           "each model (two or more)."),
-    out: Path = out_folder_option(help="Output folder (compare_cycles.json, comparisons.csv, leaderboard.csv)."),
+    out: Path = out_folder_option(help="Output folder (compare_cycles.json, comparisons.csv, leaderboard.csv, "
+                                       "pairwise PNGs)."),
     tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="|Δ| ≤ tol is a tie (credit ½)."),
     min_cycles: int = typer.Option(MIN_CYCLES, "--min-cycles", min=1,
                                    help="A split's family with fewer cycles is not compared."),
@@ -73,9 +74,10 @@ def compare_cycles(
                                 help="Confidence level of every interval."),
     n_permutations: int = typer.Option(COMPARE_PERMUTATIONS, "--permutations", min=1,
                                        help="Sign flips of the permutation test (fractional 2×2 metrics)."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write the pairwise matrix PNGs (> 2 models)."),
 ) -> None:
     """ΔCycleAcc per family and split (never pooled) with a paired bootstrap over cycles, a sign test on the
     per-cycle credit differences and tie rates; Winoground / NaturalBench metric differences on 2×2 cycles."""
     vlaudit.compare_cycles(cycles, _named_scores(scores), out=out, tol=tol, min_cycles=min_cycles,
                            n_resamples=n_resamples, seed=seed, level=level, n_permutations=n_permutations,
-                           show=True)
+                           plot=plot, show=True)

@@ -91,6 +91,14 @@ def _interval(ci: Sequence[float] | None) -> str:
     return "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
+def noise_line(noise: Mapping[str, Any]) -> str:
+    """One model's compared decisions inside its noise floor, or why there is no floor."""
+    if not noise.get("measured"):
+        return str(noise.get("note") or "noise floor not measured")
+    return (f"noise floor tau = {noise['tau']:.3g}: {noise['n_decision']} of {noise['n_items']} decisions "
+            f"(|m_o| <= tau) and {noise['n_credit']} credits (|G_img| <= 2 tau) inside the noise")
+
+
 def print_compare(result: CompareVcaResult) -> None:
     """Per model the items dropped, then per (dataset, interface) the comparisons of the ``all`` family
     (and the leaderboard with more than two models), and what was skipped; whole at 80 columns."""
@@ -98,6 +106,8 @@ def print_compare(result: CompareVcaResult) -> None:
         for where, entry in model["datasets"].items():
             dropped = ", ".join(f"{n} {why}" for why, n in entry["dropped"].items()) or "none"
             print_wrapped(f"{model['model']} on {where}: {entry['n_compared']} items compared; dropped: {dropped}")
+            if "noise" in entry:
+                print_wrapped(f"  {noise_line(entry['noise'])}")
     keys = list(dict.fromkeys((r["dataset"], r["interface"]) for r in result.comparisons))
     for dataset, interface in keys:
         rows = [r for r in result.comparisons
@@ -109,6 +119,12 @@ def print_compare(result: CompareVcaResult) -> None:
                           _interval(r["ci"]), r["p_holm"], "yes" if r["survives"] else "no"]
                          for r in rows if (r["model_a"], r["model_b"]) == pair],
                         identifiers=1, droppable=["A", "B"])
+            bands = [f"{METRIC_NAMES[r['metric']]} {_interval(r['noise_band'])}" for r in rows
+                     if (r["model_a"], r["model_b"]) == pair and r.get("noise_band") is not None]
+            if bands:
+                print_wrapped(f"noise band of A − B (flagged decisions set both ways): {'; '.join(bands)}")
+            elif any("noise_band" in r for r in rows if (r["model_a"], r["model_b"]) == pair):
+                print_wrapped("noise band of A − B: none (the noise floor of A or B is not measured)")
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
                      if (r["dataset"], r["interface"], r["family"]) == (dataset, interface, "all")]
@@ -123,8 +139,11 @@ def print_compare(result: CompareVcaResult) -> None:
         print_wrapped(f"warning: {warning}")
 
 
-def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult) -> list[Path]:
-    """Write ``compare_cycles.json``, ``comparisons.csv`` and ``leaderboard.csv``."""
+def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult, *, plot: bool = True
+                               ) -> list[Path]:
+    """Write ``compare_cycles.json``, ``comparisons.csv``, ``leaderboard.csv`` and, with more than two
+    models, a pairwise matrix PNG per (benchmark, split): its first family, the pooled ``all`` when the
+    split has several (splits are never pooled)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [write_result(out / "compare_cycles.json", result)]
@@ -132,6 +151,16 @@ def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult)
         written.append(write_table(out / "comparisons.csv", _flat(result.comparisons)))
     if result.leaderboard:
         written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
+    if plot and len(result.models) > 2:
+        first_family = dict.fromkeys((r["benchmark"], r["split"], r["family"]) for r in result.comparisons)
+        for benchmark, split in dict.fromkeys((b, s) for b, s, _ in first_family):
+            family = next(f for b, s, f in first_family if (b, s) == (benchmark, split))
+            rows = [r for r in result.comparisons if (r["benchmark"], r["split"], r["family"])
+                    == (benchmark, split, family)]
+            what = "cycles" if benchmark is None else str(benchmark)
+            name = f"pairwise_{_slug(what)}_{_slug(str(split))}.png"
+            title = f"{'CycleAcc' if benchmark is None else benchmark} / {split} / {family}"
+            written.append(pairwise_png(out / name, rows, title))
     return written
 
 
@@ -147,5 +176,13 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
                     [[r["family"], METRIC_NAMES.get(r["metric"], r["metric"]), r["difference"], _interval(r["ci"]),
                       r["p_holm"], "yes" if r["survives"] else "no", r.get("tie_rate_a"), r.get("tie_rate_b")]
                      for r in rows], identifiers=1, droppable=["ties A", "ties B"])
+    if len(result.models) > 2:
+        for benchmark, split in dict.fromkeys((r["benchmark"], r["split"]) for r in result.leaderboard):
+            board = [r for r in result.leaderboard if (r["benchmark"], r["split"]) == (benchmark, split)]
+            what = "CycleAcc" if benchmark is None else benchmark
+            print_table(f"{what} / {split}: leaderboard (rank 1 = highest; ties where intervals overlap)",
+                        ["family", "metric", "model", "value", "95% CI", "rank"],
+                        [[r["family"], METRIC_NAMES.get(r["metric"], r["metric"]), r["model"], r["value"],
+                          _interval(r["ci"]), r["rank"]] for r in board], identifiers=3)
     for row in result.skipped:
         print_wrapped(f"skipped {row['family']} on {row['split']}: {row['reason']}")

@@ -6,6 +6,8 @@ An item is shared when every model has it under the same id *and* the same conte
 its image file, its question (read from the ITEMS file the run's manifest names, when that file is there),
 its group and statement. An id whose content differs between two runs is an :class:`InputError` naming the
 item and the field; an item some model lacks is dropped from every model and counted per model with why.
+A ``vca report`` folder away from its run is refused in one line: its ``items.csv`` holds the report's
+per-item events, not the per-context margins every compared metric is computed from.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from vlaudit.sources.margins import MarginRun, read_margins
 from vlaudit.tables import iter_jsonl, read_json
 
 MARGINS_FILE = "margins.parquet"
+REPORT_FILE = "vca.json"
+REPORT_ITEMS_FILE = "items.csv"
 #: the content fields an item id must agree on across runs, in the order they are checked
 FINGERPRINT_FIELDS = ("label", "image", "question", "group_id", "statement")
 
@@ -36,6 +40,21 @@ class ModelRuns:
     failed: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
 
+def _standalone_report(folder: Path) -> InputError | None:
+    """The error for a ``vca report`` folder outside its run: its ``items.csv`` holds per-item events
+    (correct, Dep, D-CC, G_img under the report's controls) but not the per-context margins a comparison
+    re-derives every metric from (Strict, the mismatch and relation axes, the noise flags on m_o, another
+    control set), nor the image fingerprint the item matching checks."""
+    items = folder / REPORT_ITEMS_FILE
+    if not (folder / REPORT_FILE).is_file() and not items.is_file():
+        return None
+    held = (f"its {REPORT_ITEMS_FILE} holds the report's per-item events (correct, dep, dcc, g_img)"
+            if items.is_file() else f"it has no {REPORT_ITEMS_FILE}")
+    return InputError(f"a vca report folder outside its run: {held}, not the per-context margins and image "
+                      f"fingerprint (source_sha256) a paired comparison needs; pass the vca score run folder "
+                      f"(with {MARGINS_FILE}) instead", path=folder)
+
+
 def margins_path(path: str | Path) -> Path:
     """The MARGINS file an input names (see the module docstring); an InputError when it names none."""
     path = Path(path)
@@ -44,6 +63,9 @@ def margins_path(path: str | Path) -> Path:
     for candidate in (path / MARGINS_FILE, path.parent / MARGINS_FILE):
         if path.is_dir() and candidate.is_file():
             return candidate
+    standalone = _standalone_report(path) if path.is_dir() else None
+    if standalone is not None:
+        raise standalone
     raise InputError(f"not a vca score run folder, a report folder inside one or a MARGINS file (no "
                      f"{MARGINS_FILE} in it or its parent)", path=path)
 

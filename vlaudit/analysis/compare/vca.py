@@ -12,7 +12,9 @@ bootstrap interval (one count matrix — clusters = group id, else item — shar
 :func:`vlaudit.stats.paired.paired_bootstrap`), and a p-value: the exact McNemar test on the discordant items
 for the binary events correct, Dep and D-CC when items are independent (no relation groups), else the paired
 cluster permutation test. Holm's adjustment runs across every comparison of the table; ``survives`` says
-whether the adjusted p-value is at most the family-wise α. The leaderboard ranks models per metric with ties
+whether the adjusted p-value is at most the family-wise α. When a run folder holds ``stability.json``, each
+model's compared decisions inside its noise floor are counted and Acc, Dep and D-CC differences get a noise
+band (:mod:`vlaudit.analysis.compare.noise`). The leaderboard ranks models per metric with ties
 where intervals overlap (rank 1 = highest value).
 """
 
@@ -25,6 +27,13 @@ from typing import Any
 import numpy as np
 
 from vlaudit.analysis.compare.inputs import ModelRuns, check_fingerprints, member_mask, shared_items
+from vlaudit.analysis.compare.noise import (
+    BAND_METRICS,
+    ModelNoise,
+    difference_bands,
+    model_noise,
+    noise_entry,
+)
 from vlaudit.analysis.vca.report import cluster_labels, item_matrix, run_events
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import support
@@ -99,7 +108,8 @@ def _families(run: Any) -> np.ndarray:
 
 
 def compare_block(labels: Sequence[str], events: Sequence[Any], metrics: Sequence[str], settings: CompareSettings,
-                  *, dataset: str, interface: str, family: str, mask: np.ndarray
+                  *, dataset: str, interface: str, family: str, mask: np.ndarray,
+                  noises: Sequence[ModelNoise] | None = None
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Comparison and leaderboard rows of one (dataset, interface, family) over the records in ``mask``."""
     cols = [_record_columns(ev, metrics) for ev in events]
@@ -127,6 +137,7 @@ def compare_block(labels: Sequence[str], events: Sequence[Any], metrics: Sequenc
             shared_den = np.array_equal(den[a], den[b])
             perm = cluster_permutation_pvalues(diff, clusters, n_permutations=settings.n_permutations,
                                                seed=settings.seed) if shared_den else None
+            bands = None if noises is None else difference_bands(events, noises, a, b, mask)
             for j, metric in enumerate(metrics):
                 if metric in MCNEMAR_METRICS and not grouped:
                     test, p = "mcnemar", exact_mcnemar(num[a, :, j] > 0, num[b, :, j] > 0)
@@ -140,6 +151,8 @@ def compare_block(labels: Sequence[str], events: Sequence[Any], metrics: Sequenc
                     "value_a": _num(boot.values[a, j]), "value_b": _num(boot.values[b, j]),
                     "difference": _num(boot.difference[a, b, j]), "ci": _pair(boot.difference_intervals[a, b, j]),
                     "test": test, "p": p})
+                if metric in BAND_METRICS:
+                    rows[-1]["noise_band"] = None if bands is None else bands[metric]
     return rows, board
 
 
@@ -186,6 +199,9 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         kept = set(shared.item_ids.tolist())
         subs = [run.subset(member_mask(run.item_ids, kept)) for run in runs]
         events = [run_events(sub, settings.controls) for sub in subs]
+        noises = [model_noise(ev) for ev in events]
+        for i, noise, ev in zip(idx, noises, events, strict=True):
+            models[i]["datasets"][f"{dataset}/{interface}"]["noise"] = noise_entry(noise, ev)
         metrics, lacking = _common_metrics(names, events)
         skipped.extend({"dataset": dataset, "interface": interface, "metric": m, "reason": why}
                        for m, why in lacking)
@@ -194,7 +210,7 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         for tag in tags:
             mask = np.ones(subs[0].n, dtype=bool) if tag == ALL_FAMILIES else families == tag
             rows, board = compare_block(names, events, metrics, settings, dataset=dataset, interface=interface,
-                                        family=tag, mask=mask)
+                                        family=tag, mask=mask, noises=noises)
             comparisons.extend(rows)
             leaderboard.extend(board)
     adjusted = holm([row["p"] for row in comparisons])
