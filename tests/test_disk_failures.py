@@ -227,12 +227,12 @@ def test_ctrl_c_exits_130_even_from_a_background_job_and_the_rerun_resumes(works
 
 def test_an_end_of_file_inside_a_command_is_bad_input_not_an_interrupt(cli, monkeypatch) -> None:
     """click turns an EOFError into the same abort as Ctrl-C; a truncated file is bad input (2), not 130."""
-    import vlaudit.report.console as console
+    import vlaudit
 
     def truncated(*args, **kwargs):
         raise EOFError("Ran out of input")
 
-    monkeypatch.setattr(console, "print_table", truncated)
+    monkeypatch.setattr(vlaudit, "print_table", truncated)  # the name the command calls, through the facade
     code, _, err = cli("models", "list")
     assert code == errors.EXIT_BAD_INPUT, err
     assert err.strip().splitlines() == ["error: a file or the input ended early (EOFError: Ran out of input); is a "

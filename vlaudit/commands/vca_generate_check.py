@@ -8,17 +8,18 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
 
 
 @vca_app.command("generate-check")
 def vca_generate_check(
     run: Path = typer.Argument(..., help="Run folder of vca score (manifest.json, cache/)."),
-    out: Path = typer.Option(None, "--out", help="Output folder (generate_check.json, generations.jsonl, "
+    out: Path = out_folder_option(None, help="Output folder (generate_check.json, generations.jsonl, "
                                                  "generate-cache/); default: RUN."),
     sample: int = typer.Option(200, "--sample", min=1, help="Items decoded (seeded), each with all its contexts."),
     all_items: bool = typer.Option(False, "--all", help="Decode every item of the run instead of a sample."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the item sample."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the item sample."),
     max_new_tokens: int = typer.Option(8, "--max-new-tokens", min=1, help="Greedy tokens generated at most."),
     model: str = typer.Option(None, "--model", help="Model spec to load instead of the run's (refused unless its "
                                                     "fingerprint is the run's)."),

@@ -8,6 +8,7 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
 
 
@@ -18,10 +19,10 @@ def _csv(value: str | None) -> list[str] | None:
 @vca_app.command("stability")
 def vca_stability(
     run: Path = typer.Argument(..., help="Run folder of vca score or vca score-dual (manifest.json)."),
-    out: Path = typer.Option(None, "--out", help="Output folder (stability.json, stability-cache/); default: RUN. "
+    out: Path = out_folder_option(None, help="Output folder (stability.json, stability-cache/); default: RUN. "
                                                  "stability.json is also written into RUN for vca report."),
     sample: int = typer.Option(200, "--sample", min=1, help="Items re-scored (seeded), each with all its contexts."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the item sample."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the item sample."),
     perturbations: str = typer.Option(None, "--perturbations",
                                       help="Comma list of batch-1, padding-right, dtype, attention, prefix-cache "
                                            "(default: every one the backend supports; dual encoders: "

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 
@@ -39,8 +40,6 @@ def rgb_image(image: Image.Image) -> Image.Image:
     it is scaled (v / 257, rounded: 8-bit values v·257 come back exactly), so a 16-bit image is embedded
     like its 8-bit twin. A 32-bit integer image is read as 16-bit when its values fit, and refused otherwise;
     a floating-point image is refused (its scale is not in the file)."""
-    import numpy as np
-
     if image.mode in _SIXTEEN_BIT or image.mode == "I":
         values = np.asarray(image, dtype=np.int64)
         if values.size and (values.min() < 0 or values.max() > 65535):
