@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_cycles_build_jsonl import pairs_rows
+from pairs_files import pairs_rows
 
 from vlaudit import errors
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_vca_dual import make_groups
+from dual_groups import make_groups
 
 import vlaudit
 from vlaudit.errors import InputError

@@ -17,7 +17,7 @@ from vlaudit.commands._say import say
 def data_mcq_scenes(
     out: Path = out_folder_option(help="Folder for images/ and items.jsonl."),
     scenes: int = typer.Option(60, "--scenes", min=1, help="Number of scenes (one question each)."),
-    seed: int = typer.Option(0, "--seed", help="Seed (same seed → byte-identical files)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed (same seed → byte-identical files)."),
     circular: bool = typer.Option(False, "--circular", help="Write each question in its four option rotations "
                                                             "(CircularEval; they share circular_id)."),
 ) -> None:

@@ -28,7 +28,7 @@ def data_vsr_wording(
     per_direction: int = typer.Option(WORDING_ITEMS_PER_DIRECTION, "--per-direction", min=1,
                                       help="Rows drawn per direction (above, below, left, right); 50 = the "
                                            "paper's 200."),
-    seed: int = typer.Option(WORDING_SEED, "--seed", help="Seed of the draw (vlaudit's; the paper gives none)."),
+    seed: int = typer.Option(WORDING_SEED, "--seed", min=0, help="Seed of the draw (vlaudit's; the paper gives none)."),
     image_prefix: str = typer.Option("", "--image-prefix", help="Prefix added to each image file name."),
 ) -> None:
     """The fixed-200 VSR wording items (§18): stratified rows, canonical wording plus two synonyms each."""

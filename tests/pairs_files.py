@@ -1,0 +1,19 @@
+"""Rows of the bring-your-own pairs format (``cycles build jsonl``) shared by the builder and disk tests."""
+
+from __future__ import annotations
+
+
+def pairs_rows() -> list[dict]:
+    dog_left = [{"name": "dog", "box": [5, 40, 20, 20]}, {"name": "chair", "box": [70, 40, 20, 20]}]
+    dog_right = [{"name": "dog", "box": [70, 40, 20, 20]}, {"name": "chair", "box": [5, 40, 20, 20]}]
+    return [
+        {"image_id": "a", "width": 100, "height": 100, "objects": dog_left, "caption_id": "a1",
+         "caption": "a dog to the left of a chair", "mentions": ["dog", "chair"],
+         "triples": [{"subject": "dog", "relation": "left of", "object": "chair"}]},
+        {"image_id": "b", "width": 100, "height": 100, "objects": dog_right, "caption_id": "b1",
+         "caption": "a dog to the right of a chair", "mentions": ["dog"],
+         "triples": [{"subject": "dog", "relation": "right of", "object": "chair"}]},
+        {"image_id": "c", "width": 100, "height": 100, "objects": [{"name": "cat"}], "caption_id": "c1",
+         "caption": "a cat", "mentions": ["cat"]},
+        {"image_id": "c", "caption_id": "c2", "caption": "a sleepy cat", "mentions": ["cat"]},
+    ]
