@@ -15,7 +15,7 @@ from vlaudit.commands._introspect import is_group, is_option, iter_commands, roo
 from vlaudit.errors import InputError
 
 # a numeric option whose every value means something
-UNBOUNDED = {"--yes-threshold": "a threshold on a yes/no margin: any real number is one"}
+UNBOUNDED = {"--yes-threshold": "a threshold on a yes/no margin: any finite real number is one"}
 
 
 def _numeric_options() -> list[tuple[tuple[str, ...], object]]:
@@ -126,3 +126,17 @@ def test_every_run_spec_checks_its_fields() -> None:
     with pytest.raises(InputError, match="--min-pixels"):
         CycleScoreSpec(cycles=Path("c"), min_pixels=10, max_pixels=5, **paths)
     _score_spec(executor="ray", workers=3, min_pixels=100, max_pixels=100)  # consistent: accepted
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_an_unbounded_threshold_must_still_be_a_number(value, cli, tmp_path, monkeypatch) -> None:
+    """Any real threshold is valid, a NaN or an infinite one is not (it would answer No to every block)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.jsonl").write_text('{"cycle_id": "c", "family": "f", "image_1": "u1", "caption_1": "v1", '
+                                      '"image_2": "u2", "caption_2": "v2"}\n')
+    (tmp_path / "s.csv").write_text("image_id,caption_id,score\nu1,v1,1\nu2,v2,1\nu1,v2,0\nu2,v1,0\n")
+    code, out, err = cli("cycles", "eval", "--cycles", "c.jsonl", "--scores", "s.csv", "--out", "e.json",
+                         "--min-cycles", "0", "--yes-threshold", value)
+    assert code == 2 and "Traceback" not in out + err, (out, err)
+    assert err.strip().splitlines() == [f"error: field '--yes-threshold': must be a finite number, got {float(value)!r}"]
+    assert not (tmp_path / "e.json").exists()

@@ -106,6 +106,9 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
         warnings are collected in ``data["warnings"]``, not issued. An additive score gives ``cycle_acc == 0.5`` and ``tie_rate == 1`` in every row.
         Cycles from a 2×2 benchmark also get the benchmark's own metrics (:attr:`CycleEvaluation.benchmarks`).
     """
+    for name, value in (("--yes-threshold", yes_threshold), ("--tol", tol)):
+        if not np.isfinite(value):  # a NaN threshold would answer No to everything, silently
+            raise InputError(f"must be a finite number, got {value!r}", field=name)
     cycle_list = as_cycles(cycles)
     score_table = as_scores(scores, cycle_list)
     cycles_name = str(cycles) if isinstance(cycles, (str, Path)) else "<cycles>"
