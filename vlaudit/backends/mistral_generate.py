@@ -25,6 +25,8 @@ class MistralGreedyGeneration:
     def generate(self, requests: Sequence[YesNoRequest], max_new_tokens: int,
                  answer_prefix: bool = True) -> list[GenerationResult]:
         """Greedy continuations of every request, in request order (see the module docstring)."""
+        from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy  # optional extra [ministral]
+
         backend: Any = self
         by_key: dict[str, GenerationResult] = {}
         text_tokens = backend.mistral.instruct_tokenizer.tokenizer
@@ -44,5 +46,5 @@ class MistralGreedyGeneration:
                     while tokens and tokens[-1] in (backend.pad_id, text_tokens.eos_id):
                         tokens.pop()
                     kept = [t for t in tokens if t >= text_tokens.num_special_tokens]
-                    by_key[request.key] = GenerationResult(request.key, text_tokens.decode(kept), len(tokens))
+                    by_key[request.key] = GenerationResult(request.key, text_tokens.decode(kept, special_token_policy=SpecialTokenPolicy.IGNORE), len(tokens))
         return [by_key[r.key] for r in requests]
