@@ -167,3 +167,15 @@ def test_the_floor_is_the_largest_per_perturbation_p99() -> None:
     exact, noisy = np.zeros(100), np.linspace(0, 1, 101)
     assert noise_floor({"a": exact, "b": noisy}) == pytest.approx(0.99)
     assert noise_floor({"a": exact}) == 0.0 and noise_floor({}) == 0.0
+
+
+def test_a_model_with_no_perturbation_is_told_there_is_no_noise_to_measure(tmp_path: Path, cli,
+                                                                         one_error_line) -> None:
+    """A constructed mechanism (the planted multiple-choice models) scores each unit alone in one precision."""
+    bench = tmp_path / "mcq"
+    assert cli("data", "mcq-scenes", "--out", bench, "--scenes", "4")[0] == 0
+    vlaudit.score_margins("ref:scene-mcq-grounded", bench / "items.jsonl", images=bench / "images",
+                          out=tmp_path / "run", interfaces=["letter"])
+    line = one_error_line(*cli("vca", "stability", tmp_path / "run"))
+    assert "ref:scene-mcq-grounded supports no perturbation" in line and "no numerical noise" in line
+    assert not (tmp_path / "run" / "stability.json").exists()

@@ -107,10 +107,13 @@ def choose_perturbations(backend: Any, perturbations: Sequence[str] | None) -> t
     """(what ``backend`` supports, the names to measure: ``perturbations`` or all); one line for others."""
     supported = backend.perturbations()
     names = list(supported) if perturbations is None else list(perturbations)
+    if not supported:
+        raise InputError(f"{backend.spec} supports no perturbation (it scores each unit alone, in one fixed "
+                         "precision), so it has no numerical noise to measure", field="--perturbations")
     unknown = [n for n in names if n not in supported]
     if unknown or not names:
-        raise InputError(f"{backend.spec} supports the perturbations {', '.join(supported) or 'none'}; "
-                         f"asked {unknown or names}", field="--perturbations")
+        raise InputError(f"{backend.spec} supports the perturbations {', '.join(supported)}; asked "
+                         f"{', '.join(unknown or names) or 'none'}", field="--perturbations")
     return supported, names
 
 
