@@ -150,7 +150,7 @@ class DualScoreSpec:
     """``vca score-dual`` / :func:`vlaudit.score_dual_margins`: cosine-decision margins of a dual encoder."""
 
     FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
-    CACHED: ClassVar[bool] = False  # a replacing run reuses the folder's score cache
+    CACHED: ClassVar[bool] = False  # no score cache: a replacing run computes everything again
     COMMAND: ClassVar[str] = "vca score-dual"
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"out", "batch_size", "device"})
 
@@ -185,7 +185,7 @@ class FeaturesSpec:
     """``features`` / :func:`vlaudit.extract_features`: dual-encoder embeddings of a cycles table's inputs."""
 
     FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
-    CACHED: ClassVar[bool] = False  # a replacing run reuses the folder's score cache
+    CACHED: ClassVar[bool] = False  # no score cache: a replacing run computes everything again
     COMMAND: ClassVar[str] = "features"
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"out", "batch_size", "device", *_RAY})
 
