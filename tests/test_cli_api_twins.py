@@ -9,6 +9,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from tiny_cycles import two_cycles
+
 import vlaudit
 
 
@@ -28,26 +30,8 @@ def _same_bytes(api_run: Callable[[], object], cli_run: Callable[[], tuple[int, 
     assert _files(folder) == api
 
 
-def _cycles(root: Path) -> Path:
-    """Two exact cycles (captions inline) over four small images."""
-    from PIL import Image
-
-    (root / "images").mkdir(parents=True)
-    rows = []
-    for k in range(2):
-        ids = [f"u{k}a", f"u{k}b"]
-        for n, image_id in enumerate(ids):
-            Image.new("RGB", (24, 24), (60 * k + 30 * n, 120, 30)).save(root / "images" / f"{image_id}.png")
-        rows.append({"cycle_id": f"c{k}", "family": "f", "split": "test", "image_1": ids[0], "image_2": ids[1],
-                     "caption_1": f"v{k}a", "caption_2": f"v{k}b", "text_1": f"a dog left of a cat {k}",
-                     "text_2": f"a dog right of a cat {k}"})
-    path = root / "cycles.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 def test_audit_pairs(tmp_path, cli) -> None:
-    cycles = _cycles(tmp_path / "data")
+    cycles = two_cycles(tmp_path / "data")
     out = tmp_path / "out"
     out.mkdir()
     _same_bytes(lambda: vlaudit.audit_pair_files([cycles], out=out, weighting="count"),
@@ -56,7 +40,7 @@ def test_audit_pairs(tmp_path, cli) -> None:
 
 
 def test_zero_shot(tmp_path, cli) -> None:
-    cycles = _cycles(tmp_path / "data")
+    cycles = two_cycles(tmp_path / "data")
     feats, out = tmp_path / "feats", tmp_path / "out"
     vlaudit.extract_features("ref:tiny-open-clip", cycles, images=tmp_path / "data" / "images", out=feats)
     out.mkdir()

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tiny_cycles import two_cycles
 
 pytestmark = pytest.mark.usefixtures("reference_cache")
 
@@ -28,24 +29,6 @@ def _files(folder: Path, *, skip: tuple[str, ...] = ()) -> dict[str, bytes]:
 def refusal(one_error_line):
     """The one refusal line of a command, whitespace folded."""
     return lambda code, out, err: " ".join(one_error_line(code, out, err).split())
-
-
-def _cycles(root: Path) -> Path:
-    """Two exact cycles over four small images, caption texts inline."""
-    from PIL import Image
-
-    (root / "images").mkdir(parents=True)
-    rows = []
-    for k in range(2):
-        ids = [f"u{k}a", f"u{k}b"]
-        for n, image_id in enumerate(ids):
-            Image.new("RGB", (24, 24), (60 * k + 30 * n, 120, 30)).save(root / "images" / f"{image_id}.png")
-        rows.append({"cycle_id": f"c{k}", "family": "f", "split": "test", "image_1": ids[0], "image_2": ids[1],
-                     "caption_1": f"v{k}a", "caption_2": f"v{k}b", "text_1": f"a dog left of a cat {k}",
-                     "text_2": f"a dog right of a cat {k}"})
-    path = root / "cycles.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 # ------------------------------------------------------------------------------------------ the manifest
@@ -155,7 +138,7 @@ def test_score_dual_api_then_cli_then_api(tmp_path, cli, refusal, toy_items) -> 
 def test_score_mllm_cli_then_api_then_cli(tmp_path, cli, refusal) -> None:
     import vlaudit
 
-    cycles = _cycles(tmp_path / "data")
+    cycles = two_cycles(tmp_path / "data")
     images, out = tmp_path / "data" / "images", tmp_path / "scores.csv"
     run = tmp_path / "scores.csv.run"
     args = ["cycles", "score-mllm", "--model", "ref:tiny-qwen2-vl", "--cycles", cycles, "--images", images,
@@ -180,7 +163,7 @@ def test_score_mllm_cli_then_api_then_cli(tmp_path, cli, refusal) -> None:
 def test_features_api_then_cli(tmp_path, cli, refusal) -> None:
     import vlaudit
 
-    cycles = _cycles(tmp_path / "data")
+    cycles = two_cycles(tmp_path / "data")
     images, feats = tmp_path / "data" / "images", tmp_path / "feats"
     vlaudit.extract_features("ref:tiny-open-clip", cycles, images=images, out=feats)
     api_files = _files(feats)
@@ -238,7 +221,7 @@ def test_score_dual_margins_writes_what_vca_score_dual_writes(tmp_path, cli, toy
 def test_features_and_zero_shot_write_what_the_cli_writes(tmp_path, cli) -> None:
     import vlaudit
 
-    cycles = _cycles(tmp_path / "data")
+    cycles = two_cycles(tmp_path / "data")
     images, feats = tmp_path / "data" / "images", tmp_path / "feats"
     _same_bytes(lambda: vlaudit.extract_features("ref:tiny-open-clip", cycles, images=images, out=feats),
                 lambda: cli("features", "--model", "ref:tiny-open-clip", "--cycles", cycles, "--images", images,
@@ -251,7 +234,7 @@ def test_features_and_zero_shot_write_what_the_cli_writes(tmp_path, cli) -> None
 def test_evaluate_cycles_save_writes_what_cycles_eval_writes(tmp_path, cli) -> None:
     import vlaudit
 
-    cycles = _cycles(tmp_path / "data")
+    cycles = two_cycles(tmp_path / "data")
     scores = tmp_path / "scores.csv"
     pairs = [(r["image_1"], r["caption_1"], 1.0) for r in map(json.loads, cycles.read_text().splitlines())]
     pairs += [(r["image_2"], r["caption_2"], 0.25) for r in map(json.loads, cycles.read_text().splitlines())]
@@ -270,7 +253,7 @@ def test_evaluate_cycles_save_writes_what_cycles_eval_writes(tmp_path, cli) -> N
 def test_an_evaluation_with_no_family_is_not_saved(tmp_path) -> None:
     import vlaudit
 
-    cycles = _cycles(tmp_path / "data")
+    cycles = two_cycles(tmp_path / "data")
     result = vlaudit.evaluate_cycles(cycles, lambda u, v: [0.0] * len(u), n_resamples=10)  # 2 cycles < 30
     with pytest.raises(vlaudit.InputError, match="no family reached --min-cycles 30"):
         result.save(tmp_path / "out")

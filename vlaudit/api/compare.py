@@ -3,7 +3,7 @@ items? (VCA §3, §13, §19)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,17 +61,9 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
     settings = CompareSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed, level=level,
                                n_permutations=n_permutations, alpha=alpha)
     record = CompareVcaResult.from_dict(compute_comparison(inputs, settings))
-    rows = [with_interval({k: v for k, v in row.items() if k != "ci"}, "difference", row["ci"])
-            for row in record.comparisons]
-    result = Result.of(record, rows, title="Paired model comparison", interval_columns=("difference",),
-                       writer=lambda folder, res: write_compare_files(folder, record, plot=plot))
-    if out is not None:
-        result.save(out)
-    if show:
-        print_compare(record)
-        if out is not None:
-            print_wrapped(f"wrote {Path(out) / 'compare.json'} and CSV tables in {out}")
-    return result
+    return _deliver(record, "Paired model comparison", "compare.json", out=out, show=show,
+                    write=lambda folder: write_compare_files(folder, record, plot=plot),
+                    show_tables=lambda: print_compare(record))
 
 
 def compare_cycles(cycles: Any, scores: Mapping[str, Any], *, out: str | Path | None = None,
@@ -104,14 +96,24 @@ def compare_cycles(cycles: Any, scores: Mapping[str, Any], *, out: str | Path | 
     settings = CycleCompareSettings(tol=tol, min_cycles=min_cycles, n_resamples=n_resamples, seed=seed, level=level,
                                     n_permutations=n_permutations, alpha=alpha)
     record = CompareCyclesResult.from_dict(compute_cycle_comparison(chosen, tables, settings, sources))
+    return _deliver(record, "Paired cycle comparison", "compare_cycles.json", out=out, show=show,
+                    write=lambda folder: write_compare_cycles_files(folder, record, plot=plot),
+                    show_tables=lambda: print_compare_cycles(record))
+
+
+def _deliver(record: CompareVcaResult | CompareCyclesResult, title: str, json_name: str, *,
+             out: str | Path | None, show: bool, write: Callable[[Path], list[Path]],
+             show_tables: Callable[[], None]) -> Result:
+    """The comparison as a :class:`Result` (one row per comparison, its interval on the difference), written
+    to ``out`` when given and printed as the command prints it when ``show``."""
     rows = [with_interval({k: v for k, v in row.items() if k != "ci"}, "difference", row["ci"])
             for row in record.comparisons]
-    result = Result.of(record, rows, title="Paired cycle comparison", interval_columns=("difference",),
-                       writer=lambda folder, res: write_compare_cycles_files(folder, record, plot=plot))
+    result = Result.of(record, rows, title=title, interval_columns=("difference",),
+                       writer=lambda folder, res: write(folder))
     if out is not None:
         result.save(out)
     if show:
-        print_compare_cycles(record)
+        show_tables()
         if out is not None:
-            print_wrapped(f"wrote {Path(out) / 'compare_cycles.json'} and CSV tables in {out}")
+            print_wrapped(f"wrote {Path(out) / json_name} and CSV tables in {out}")
     return result

@@ -123,24 +123,41 @@ class YesNoBackendBase:
         """The math-preserving perturbations this backend re-scores under (name → what changes), the
         capability of :class:`PerturbableBackend`. Every backend that batches can score one request per
         forward; a backend adds what else it can change without changing the mathematics."""
-        return {BATCH_ONE: f"batch size 1 instead of {self.batch_size}"} if self.batch_size > 1 else {}
+        return batch_one(self.batch_size)
 
     @contextlib.contextmanager
     def perturbed(self, name: str) -> Iterator[YesNoBackend]:
         """The backend to score with under perturbation ``name`` (restored on exit)."""
-        if name != BATCH_ONE or BATCH_ONE not in self.perturbations():
-            raise InputError(f"{type(self).__name__} does not support perturbation {name!r}; it supports "
-                             f"{', '.join(self.perturbations()) or 'none'}", field="perturbations")
-        saved = self.batch_size
-        self.batch_size = 1
-        try:
+        if name not in batch_one(self.batch_size):  # the one perturbation this method applies
+            raise unsupported_perturbation(type(self).__name__, name, self.perturbations())
+        with attribute_set(self, "batch_size", 1):
             yield self  # type: ignore[misc]  # a subclass that scores is a YesNoBackend
-        finally:
-            self.batch_size = saved
 
 
 #: the perturbation every batching backend supports: one request per forward pass
 BATCH_ONE = "batch-1"
+
+
+def batch_one(batch_size: int) -> dict[str, str]:
+    """The batch-1 perturbation of a backend that batches ``batch_size`` requests (none when it scores one)."""
+    return {BATCH_ONE: f"batch size 1 instead of {batch_size}"} if batch_size > 1 else {}
+
+
+def unsupported_perturbation(who: str, name: str, supported: Mapping[str, str]) -> InputError:
+    """The one-line refusal of a perturbation ``who`` does not support, naming what it supports."""
+    return InputError(f"{who} does not support perturbation {name!r}; it supports "
+                      f"{', '.join(supported) or 'none'}", field="perturbations")
+
+
+@contextlib.contextmanager
+def attribute_set(target: Any, attribute: str, value: Any) -> Iterator[None]:
+    """``target.attribute = value`` for the block, the old value restored after it (a perturbation's switch)."""
+    saved = getattr(target, attribute)
+    setattr(target, attribute, value)
+    try:
+        yield
+    finally:
+        setattr(target, attribute, saved)
 
 
 @runtime_checkable

@@ -20,9 +20,8 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from vlaudit.backends.base import BATCH_ONE
+from vlaudit.backends.base import BATCH_ONE, attribute_set, batch_one, unsupported_perturbation
 from vlaudit.backends.torch_perturbations import DTYPE, other_dtype
-from vlaudit.errors import InputError
 
 
 def _name(dtype: Any) -> str:
@@ -40,9 +39,7 @@ class DualPerturbations:
 
     def perturbations(self) -> dict[str, str]:
         """Name → what changes, for what this encoder supports."""
-        out: dict[str, str] = {}
-        if self.batch_size > 1:
-            out[BATCH_ONE] = f"batch size 1 instead of {self.batch_size}"
+        out = batch_one(self.batch_size)
         out[DTYPE] = f"{_name(other_dtype(self.dtype, str(self.device)))} instead of {_name(self.dtype)}"
         return out
 
@@ -51,15 +48,10 @@ class DualPerturbations:
         """This encoder, or a copy of it, changed by perturbation ``name`` (the original is restored)."""
         supported = self.perturbations()
         if name not in supported:
-            raise InputError(f"{type(self).__name__} does not support perturbation {name!r}; it supports "
-                             f"{', '.join(supported)}", field="perturbations")
+            raise unsupported_perturbation(type(self).__name__, name, supported)
         if name == BATCH_ONE:
-            saved = self.batch_size
-            self.batch_size = 1
-            try:
+            with attribute_set(self, "batch_size", 1):
                 yield self
-            finally:
-                self.batch_size = saved
             return
         clone = copy.copy(self)
         clone.dtype = other_dtype(self.dtype, str(self.device))

@@ -35,14 +35,12 @@ from vlaudit.backends.dtypes import resolve_dtype
 from vlaudit.backends.hf_generate import GreedyGeneration
 from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
 from vlaudit.backends.letters import (
-    ALL_LETTERS,
     LETTER_INTERFACE,
     PROBE_OPTIONS,
     item_question,
-    letter_ids,
     letter_question,
-    require_letters,
     resolve_letters,
+    settle_letters,
 )
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 from vlaudit.backends.model_source import check_model_source
@@ -174,13 +172,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         after_text = self._after_text(prompts)
         found = [resolve_letters(self.spec, after_text=after_text, tokenize=self._tokenizer_of(prompt),
                                  pieces=self.tokenizer.convert_ids_to_tokens) for prompt in prompts]
-        if found[0][0] != found[1][0]:
-            raise VerbalizerError(f"model {self.spec}: the option letters resolve to different tokens with and "
-                                  "without the image", field="interface")
-        resolved, self.refused_letters = found[0]
-        require_letters(self.spec, self.refused_letters, len(PROBE_OPTIONS))
-        ids = letter_ids(resolved)
-        self.verbalizers[LETTER_INTERFACE] = tuple(resolved[letter] for letter in ALL_LETTERS[:len(ids)])
+        self.refused_letters, ids, self.verbalizers[LETTER_INTERFACE] = settle_letters(self.spec, found)
         return ids
 
     def _verbalizers(self, interface: str) -> tuple[Verbalizer, Verbalizer]:

@@ -89,6 +89,20 @@ def letter_ids(resolved: dict[str, Verbalizer]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def settle_letters(model: str, found: Sequence[tuple[dict[str, Verbalizer], dict[str, str]]]
+                   ) -> tuple[dict[str, str], tuple[int, ...], tuple[Verbalizer, ...]]:
+    """``(refused letters, letter ids, their verbalizers)`` from the letters resolved without and with the image
+    (:func:`resolve_letters` on each prompt), which must agree; a refused letter among the probe's options is
+    refused here (:func:`require_letters`)."""
+    if found[0][0] != found[1][0]:
+        raise VerbalizerError(f"model {model}: the option letters resolve to different tokens with and without "
+                              "the image", field="interface")
+    resolved, refused = found[0]
+    require_letters(model, refused, len(PROBE_OPTIONS))
+    ids = letter_ids(resolved)
+    return refused, ids, tuple(resolved[letter] for letter in ALL_LETTERS[:len(ids)])
+
+
 def max_options(items: Sequence[Any]) -> int:
     """The largest option count among ``items`` (0 when none is multiple choice)."""
     return max((len(getattr(item, "options", None) or ()) for item in items), default=0)

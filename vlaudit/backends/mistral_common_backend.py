@@ -30,13 +30,11 @@ from transformers.utils import cached_file
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.letters import (
-    ALL_LETTERS,
     LETTER_INTERFACE,
     PROBE_OPTIONS,
-    letter_ids,
     letter_question,
-    require_letters,
     resolve_letters,
+    settle_letters,
 )
 from vlaudit.backends.mistral_generate import MistralGreedyGeneration
 from vlaudit.backends.torch_perturbations import TorchPerturbations
@@ -156,13 +154,7 @@ class MistralCommonBackend(TorchPerturbations, MistralGreedyGeneration, YesNoBac
                         self.tokenize(question, LETTER_INTERFACE, image, continuation)[0])
 
             found.append(resolve_letters(self.spec, after_text=False, tokenize=tokenize, pieces=self._pieces))
-        if found[0][0] != found[1][0]:
-            raise InputError(f"model {self.spec}: the option letters resolve to different tokens with and without "
-                             "the image", field="interface")
-        resolved, self.refused_letters = found[0]
-        require_letters(self.spec, self.refused_letters, len(PROBE_OPTIONS))
-        ids = letter_ids(resolved)
-        self.verbalizers[LETTER_INTERFACE] = tuple(resolved[letter] for letter in ALL_LETTERS[:len(ids)])
+        self.refused_letters, ids, self.verbalizers[LETTER_INTERFACE] = settle_letters(self.spec, found)
         return ids
 
     def _pieces(self, ids: Sequence[int]) -> list[str]:

@@ -23,8 +23,7 @@ from typing import Any
 
 import torch
 
-from vlaudit.backends.base import BATCH_ONE
-from vlaudit.errors import InputError
+from vlaudit.backends.base import BATCH_ONE, attribute_set, batch_one, unsupported_perturbation
 
 PADDING_RIGHT = "padding-right"
 DTYPE = "dtype"
@@ -59,9 +58,7 @@ class TorchPerturbations:
 
     def perturbations(self) -> dict[str, str]:
         """Name → what changes, for what this model supports (see the module docstring)."""
-        out: dict[str, str] = {}
-        if self.batch_size > 1:
-            out[BATCH_ONE] = f"batch size 1 instead of {self.batch_size}"
+        out = batch_one(self.batch_size)
         if self.pads_by_side and self.batch_size > 1:
             out[PADDING_RIGHT] = "right padding instead of left (logits at each row's last real token)"
         dtype = self.model.dtype
@@ -81,16 +78,15 @@ class TorchPerturbations:
         """This backend, or a copy of it, changed by perturbation ``name`` (the original is restored)."""
         supported = self.perturbations()
         if name not in supported:
-            raise InputError(f"{type(self).__name__} does not support perturbation {name!r}; it supports "
-                             f"{', '.join(supported) or 'none'}", field="perturbations")
+            raise unsupported_perturbation(type(self).__name__, name, supported)
         if name == BATCH_ONE:
-            with self._set(self, "batch_size", 1):
+            with attribute_set(self, "batch_size", 1):
                 yield self
         elif name == PADDING_RIGHT:
-            with self._set(self.tokenizer, "padding_side", "right"):  # type: ignore[attr-defined]  # the host's
+            with attribute_set(self.tokenizer, "padding_side", "right"):  # type: ignore[attr-defined]  # the host's
                 yield self
         elif name == PREFIX_CACHE:
-            with self._set(self, "prefix_cache", not getattr(self, "prefix_cache", False)):
+            with attribute_set(self, "prefix_cache", not getattr(self, "prefix_cache", False)):
                 yield self
         elif name == DTYPE:
             device = str(next(self.model.parameters()).device)
@@ -108,13 +104,3 @@ class TorchPerturbations:
                 yield self
             finally:
                 self.model.set_attn_implementation(before)
-
-    @staticmethod
-    @contextlib.contextmanager
-    def _set(target: Any, attribute: str, value: Any) -> Iterator[None]:
-        saved = getattr(target, attribute)
-        setattr(target, attribute, value)
-        try:
-            yield
-        finally:
-            setattr(target, attribute, saved)

@@ -19,6 +19,11 @@ from vlaudit.settings import (
     PRIMARY_CONTROLS,
 )
 
+# the options both comparisons share
+_SEED = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap and permutation seed.")
+_LEVEL = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999, help="Confidence level of every interval.")
+_PLOT = typer.Option(True, "--plot/--no-plot", help="Write the pairwise matrix PNGs (> 2 models).")
+
 
 @compare_app.command("vca")
 def compare_vca(
@@ -30,12 +35,11 @@ def compare_vca(
                                  help="Headline control contexts, comma-separated."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1,
                                     help="Paired clustered bootstrap resamples."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap and permutation seed."),
-    level: float = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999,
-                                help="Confidence level of every interval."),
+    seed: int = _SEED,
+    level: float = _LEVEL,
     n_permutations: int = typer.Option(COMPARE_PERMUTATIONS, "--permutations", min=1,
                                        help="Sign flips of the paired cluster permutation test."),
-    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write the pairwise matrix PNGs (> 2 models)."),
+    plot: bool = _PLOT,
 ) -> None:
     """Is model A's visual credit really higher than B's on the same items? Paired differences of Acc, Dep,
     D-CC, C-U, Strict (and the relation axis) with paired clustered bootstrap intervals, exact McNemar or
@@ -69,12 +73,11 @@ def compare_cycles(
                                    help="A split's family with fewer cycles is not compared."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1,
                                     help="Paired bootstrap resamples over cycles."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap and permutation seed."),
-    level: float = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999,
-                                help="Confidence level of every interval."),
+    seed: int = _SEED,
+    level: float = _LEVEL,
     n_permutations: int = typer.Option(COMPARE_PERMUTATIONS, "--permutations", min=1,
                                        help="Sign flips of the permutation test (fractional 2×2 metrics)."),
-    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write the pairwise matrix PNGs (> 2 models)."),
+    plot: bool = _PLOT,
 ) -> None:
     """ΔCycleAcc per family and split (never pooled) with a paired bootstrap over cycles, a sign test on the
     per-cycle credit differences and tie rates; Winoground / NaturalBench metric differences on 2×2 cycles."""

@@ -48,7 +48,7 @@ from scipy import ndimage
 from torch import nn
 from torch.nn import functional as F
 
-from vlaudit.backends.base import BATCH_ONE
+from vlaudit.backends.base import batch_one, unsupported_perturbation
 from vlaudit.backends.dtypes import check_supported
 from vlaudit.errors import InputError
 from vlaudit.reference.models import WEIGHTS_DIR
@@ -281,14 +281,13 @@ class SceneClipBackend:
 
     def perturbations(self) -> dict[str, str]:
         """What ``vca stability`` re-scores under: batch size 1 only (the towers run float32 on the CPU)."""
-        return {BATCH_ONE: f"batch size 1 instead of {self.batch_size}"} if self.batch_size > 1 else {}
+        return batch_one(self.batch_size)
 
     @contextlib.contextmanager
     def perturbed(self, name: str) -> Iterator[SceneClipBackend]:
         """This backend with one input per forward, its bag cache emptied so that every text is re-encoded."""
         if name not in self.perturbations():
-            raise InputError(f"ref:{self.name} does not support perturbation {name!r}; it supports "
-                             f"{', '.join(self.perturbations()) or 'none'}", field="perturbations")
+            raise unsupported_perturbation(f"ref:{self.name}", name, self.perturbations())
         saved = self.batch_size, self._bags
         self.batch_size, self._bags = 1, {}
         try:
