@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import betainc
@@ -235,6 +236,14 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
         running = max(running, min(1.0, (m - rank) * float(p)))
         out[i] = running
     return out
+
+
+def mark_holm(rows: Sequence[dict[str, Any]], alpha: float) -> None:
+    """Holm-adjust the ``p`` of every row of one table together (:func:`holm`), in place: each row gets
+    ``p_holm`` and ``survives`` (p_holm ≤ ``alpha``; None where the row has no p-value)."""
+    for row, p_holm in zip(rows, holm([row["p"] for row in rows]), strict=True):
+        row["p_holm"] = p_holm
+        row["survives"] = None if p_holm is None else bool(p_holm <= alpha)
 
 
 def rank_with_ties(intervals: np.ndarray) -> list[int]:

@@ -49,7 +49,7 @@ from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
     fractional_sign_test,
-    holm,
+    mark_holm,
     paired_bootstrap,
     rank_with_ties,
 )
@@ -165,10 +165,7 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                                      {"benchmark": benchmark, "split": split, "family": tag}, None)
                 comparisons.extend(rows)
                 leaderboard.extend(board)
-    adjusted = holm([row["p"] for row in comparisons])
-    for row, p_holm in zip(comparisons, adjusted, strict=True):
-        row["p_holm"] = p_holm
-        row["survives"] = None if p_holm is None else bool(p_holm <= settings.alpha)
+    mark_holm(comparisons, settings.alpha)
     return {"models": [{"model": name, "source": (sources or {}).get(name),
                         "tie_rate": float(ties[a].mean())} for a, name in enumerate(names)],
             "comparisons": comparisons, "leaderboard": leaderboard, "skipped": skipped,

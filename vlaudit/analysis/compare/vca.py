@@ -48,7 +48,7 @@ from vlaudit.settings import (
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
-    holm,
+    mark_holm,
     paired_bootstrap,
     rank_with_ties,
 )
@@ -213,10 +213,7 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
                                         family=tag, mask=mask, noises=noises)
             comparisons.extend(rows)
             leaderboard.extend(board)
-    adjusted = holm([row["p"] for row in comparisons])
-    for row, p_holm in zip(comparisons, adjusted, strict=True):
-        row["p_holm"] = p_holm
-        row["survives"] = None if p_holm is None else bool(p_holm <= settings.alpha)
+    mark_holm(comparisons, settings.alpha)
     return {"models": models, "comparisons": comparisons, "leaderboard": leaderboard, "skipped": skipped,
             "settings": {"controls": list(settings.controls), "n_resamples": settings.n_resamples,
                          "seed": settings.seed, "level": settings.level, "n_permutations": settings.n_permutations,
