@@ -240,7 +240,7 @@ def toy_items() -> Callable[..., Path]:
 
 def _write_dual_dataset(root: Path, *, with_text: bool = True, with_file_names: bool = True,
                         padded: bool = False) -> tuple[Path, Path]:
-    from vlaudit.tables import write_jsonl
+    from vlaudit.files import write_jsonl
 
     images_dir = root / "images"
     images_dir.mkdir(parents=True)
@@ -350,7 +350,7 @@ def _summary() -> dict:
 
 
 def _vca_files(root: Path) -> None:
-    from vlaudit.tables import write_jsonl, write_parquet, write_table
+    from vlaudit.files import write_jsonl, write_parquet, write_table
 
     model, dataset = "ref:scene-vqa-prior", "gsr-like"
     items, item_rows, margin_rows = [], [], []
@@ -380,7 +380,7 @@ def _vca_files(root: Path) -> None:
 
 
 def _cycle_files(root: Path) -> None:
-    from vlaudit.tables import write_jsonl, write_table
+    from vlaudit.files import write_jsonl, write_table
 
     cycles, scores = [], []
     for k in range(3):

@@ -12,7 +12,7 @@ def make_groups(root: Path, n: int = 8) -> Path:
     from PIL import Image
 
     from vlaudit.builders.benchmark_items import question_for
-    from vlaudit.tables import write_jsonl
+    from vlaudit.files import write_jsonl
 
     (root / "images").mkdir(parents=True)
     rows = []

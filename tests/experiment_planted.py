@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from vlaudit.analysis.cycles import synthetic_generators as gen
-from vlaudit.analysis.cycles.common import SeedInputs
+from vlaudit.analysis.cycles.experiment import SeedInputs
 from vlaudit.analysis.cycles.oe import MARK_SUFFIX
 from vlaudit.records import Cycle
 

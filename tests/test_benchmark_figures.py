@@ -90,8 +90,8 @@ def test_vca_report_shows_pope_mme_and_category_figures(cli, tmp_path) -> None:
 
 
 def test_html_report_shows_the_per_category_credit_table(tmp_path) -> None:
+    from vlaudit.files import write_table
     from vlaudit.report.html import write_report
-    from vlaudit.tables import write_table
 
     rows = []
     for k in range(6):

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 import vlaudit
 from vlaudit.cli import app
 from vlaudit.errors import InputError
+from vlaudit.files import read_json, write_jsonl
 from vlaudit.records import Cycle
 from vlaudit.stats.paired import fractional_sign_test
-from vlaudit.tables import read_json, write_jsonl
 
 
 def _cycles(n: int = 40, winoground: bool = False) -> list[Cycle]:

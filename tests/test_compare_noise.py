@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 import vlaudit
 from vlaudit.cli import app
 from vlaudit.errors import InputError
+from vlaudit.files import write_jsonl, write_result
 from vlaudit.metrics.vca.support import image_gap
 from vlaudit.results.vca import StabilityResult
-from vlaudit.tables import write_jsonl, write_result
 
 CONTEXTS = ("original", "text", "blank")
 N = 40

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 import vlaudit
 from vlaudit.cli import app
 from vlaudit.errors import InputError
+from vlaudit.files import read_json, write_jsonl
 from vlaudit.results.compare import CompareVcaResult
-from vlaudit.tables import read_json, write_jsonl
 
 CONTEXTS = ("original", "text", "blank")
 

@@ -163,7 +163,7 @@ def test_cli_eval_prints_the_hand_computed_figures(tmp_path: Path) -> None:
     """The same three examples through `cycles build` and `cycles eval` on a scores CSV: the printed table and
     eval.json carry the hand-computed figures and intervals."""
     from vlaudit.cli import app
-    from vlaudit.tables import write_table
+    from vlaudit.files import write_table
 
     examples, images = _winoground(tmp_path)
     cycles_path, scores_path, out = tmp_path / "c.jsonl", tmp_path / "s.csv", tmp_path / "e.json"

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vlaudit.builders.cycles import COCO_FAMILIES, audit_cycles_file, build_coco_cycles
-from vlaudit.builders.cycles.common import BASE_COLUMNS, sidecar_paths
+from vlaudit.builders.cycles.build_steps import BASE_COLUMNS, sidecar_paths
 from vlaudit.errors import InputError
 from vlaudit.sources.coco import parse_captions, parse_instances
 

@@ -215,7 +215,7 @@ def test_cli_fails_loudly_when_no_family_reaches_min_cycles(tmp_path: Path) -> N
 
 def test_finalize_withdraws_a_family_short_in_any_split() -> None:
     """§D.5: a family with 120/19/60 cycles is unavailable whole — not kept for train and test."""
-    from vlaudit.builders.cycles.common import BuildResult, finalize
+    from vlaudit.builders.cycles.build_steps import BuildResult, finalize
 
     def blocks(family: str, split: str, n: int) -> list[dict]:
         return [{"image_1": f"{family}{split}{2 * k}", "caption_1": f"c{2 * k}", "image_2": f"{family}{split}{2 * k + 1}",

@@ -11,8 +11,8 @@ from coco_files import LEFT, RIGHT, coco_files, read_rows
 from typer.testing import CliRunner
 
 from vlaudit.builders.cycles import build_coco_cycles
+from vlaudit.builders.cycles.build_steps import sidecar_paths
 from vlaudit.builders.cycles.coco import CocoCaps
-from vlaudit.builders.cycles.common import sidecar_paths
 from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.settings import (

@@ -158,7 +158,7 @@ def test_batch_matcher_on_real_captions(shared_data: Path) -> None:
 def test_jsonl_bytes_equal_one_dump_per_row(rows: list[dict]) -> None:
     import orjson
 
-    from vlaudit.builders.cycles.common import jsonl_bytes
+    from vlaudit.builders.cycles.build_steps import jsonl_bytes
 
     assert jsonl_bytes(rows) == b"".join(orjson.dumps(r) + b"\n" for r in rows)
 

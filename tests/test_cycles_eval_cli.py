@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from vlaudit.cli import app
 from vlaudit.errors import InputError
+from vlaudit.files import write_jsonl, write_table
 from vlaudit.results.cycles import CycleEvaluationResult
 from vlaudit.sources.cycle_tables import read_cycles, read_scores
-from vlaudit.tables import write_jsonl, write_table
 
 runner = CliRunner()
 
@@ -109,7 +109,7 @@ def test_extra_columns_are_carried(tmp_path: Path) -> None:
 
 
 def test_tables_keep_columns_missing_from_the_first_row(tmp_path: Path) -> None:
-    from vlaudit.tables import read_table
+    from vlaudit.files import read_table
 
     rows = [{"a": 1}, {"a": 2, "b": "x"}]
     for name in ("t.parquet", "t.csv", "t.jsonl"):
@@ -254,7 +254,7 @@ def test_float64_scores_round_trip_every_writer_exactly(tmp_path: Path) -> None:
 def test_float32_scores_warn_naming_the_file(tmp_path: Path) -> None:
     import pyarrow as pa
 
-    from vlaudit.tables import write_parquet
+    from vlaudit.files import write_parquet
 
     cycles, scores = _additive()
     table = pa.table({"image_id": [r["image_id"] for r in scores], "caption_id": [r["caption_id"] for r in scores],
@@ -273,7 +273,7 @@ def test_float32_scores_warn_naming_the_file(tmp_path: Path) -> None:
 
 
 def test_zero_padded_ids_stay_text_in_every_format(tmp_path: Path) -> None:
-    from vlaudit.tables import read_records, read_table
+    from vlaudit.files import read_records, read_table
 
     rows = [{"image_id": "0001", "caption_id": "0002", "score": 0.25, "cycle_id": "007", "image_1": "0003",
              "note": "01"}]
@@ -317,7 +317,7 @@ def test_a_bad_score_is_reported_at_its_own_row(tmp_path: Path, name: str) -> No
 
 
 def test_only_numeric_ids_become_text(tmp_path: Path) -> None:
-    from vlaudit.tables import read_records
+    from vlaudit.files import read_records
 
     rows = [{"item_id": 5, "vote_true_validator_id": [1, 2], "yes_token_id": 9454, "score": 3}]
     for name in ("t.jsonl", "t.parquet", "t.csv"):

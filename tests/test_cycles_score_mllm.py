@@ -28,8 +28,8 @@ def scene_cycles(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Small procedural scenes and two exact COCO cycle families (a few blocks each, test split)."""
     from vlaudit.builders.cycles.coco import build_coco_cycles
     from vlaudit.builders.scenes import render_scenes
+    from vlaudit.files import write_jsonl
     from vlaudit.sources.cycle_tables import read_cycles
-    from vlaudit.tables import write_jsonl
 
     root = tmp_path_factory.mktemp("scenes")
     render_scenes(root / "scenes", 40, seed=0)
@@ -53,9 +53,9 @@ def _score(cycles: Path, images: Path, out: Path, *extra: str):
 
 
 def test_scores_are_the_query_margins_and_resume_from_cache(scene_cycles, ref_cache, tmp_path, no_network) -> None:
+    from vlaudit.files import read_records
     from vlaudit.scoring.mllm_cycle_scores import CYCLE_QUERY, pair_item_id
     from vlaudit.sources.cycle_tables import read_cycles, read_scores
-    from vlaudit.tables import read_records
 
     cycles, images = scene_cycles
     out = tmp_path / "scores.parquet"
@@ -86,9 +86,9 @@ def test_scores_are_the_query_margins_and_resume_from_cache(scene_cycles, ref_ca
 
 
 def test_cycles_eval_on_mllm_scores_and_the_additive_identity(scene_cycles, ref_cache, tmp_path, no_network) -> None:
+    from vlaudit.files import write_table
     from vlaudit.metrics.cycles import evaluate_cycles
     from vlaudit.sources.cycle_tables import read_cycles, read_scores
-    from vlaudit.tables import write_table
 
     cycles, images = scene_cycles
     out = tmp_path / "scores.csv"

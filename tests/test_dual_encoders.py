@@ -15,6 +15,7 @@ from vlaudit.backends.base import FeatureBackend
 from vlaudit.backends.registry import load_backend
 from vlaudit.backends.tiny_dual import build_tiny_dual, tiny_spec
 from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.files import write_jsonl
 from vlaudit.scoring.features import (
     collect_inputs,
     extract_features,
@@ -22,7 +23,6 @@ from vlaudit.scoring.features import (
     zero_shot_scores,
 )
 from vlaudit.sources.cycle_tables import read_cycles
-from vlaudit.tables import write_jsonl
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")

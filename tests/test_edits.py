@@ -329,7 +329,7 @@ def test_cli_build_export_import_on_real_coco(shared_data, tmp_path):
     assert imported["counts"]["accepted"] == 4 and imported["n_accepted_probes"] == 24
     assert imported["repeat_pooled"] == 1.0
     # analyze: source report rows and edit-probe predictions in the `vlaudit vca report` CSV layout
-    from vlaudit.tables import write_table
+    from vlaudit.files import write_table
 
     gsr = read_items(items)
     report = tmp_path / "report"

@@ -19,8 +19,8 @@ from vlaudit.contexts.image_contexts import (
     protected_union,
     render_context,
 )
+from vlaudit.files import write_table
 from vlaudit.metrics.vca.robustness import erasure_geometry_summary
-from vlaudit.tables import write_table
 
 
 def test_geometry_by_hand() -> None:

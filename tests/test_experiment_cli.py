@@ -233,7 +233,7 @@ def test_min_cycles_default_is_30_and_every_command_takes_it(world: dict[str, Pa
 
 
 def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dict[str, Path], tmp_path: Path) -> None:
-    from vlaudit.analysis.cycles.common import ExperimentConfig, select_families
+    from vlaudit.analysis.cycles.experiment import ExperimentConfig, select_families
     from vlaudit.analysis.cycles.inputs import load_seed_inputs
     from vlaudit.builders.cycles.coco import build_coco_cycles
     from vlaudit.metrics.cycles import cycle_counts

@@ -14,7 +14,7 @@ from vlaudit.analysis.cycles import diagnostics as cycle_diagnostics
 from vlaudit.analysis.cycles import oe as cycle_oe
 from vlaudit.analysis.cycles import rank_sweep as cycle_rank_sweep
 from vlaudit.analysis.cycles import transfer as cycle_transfer
-from vlaudit.analysis.cycles.common import (
+from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
     aggregate,

@@ -20,10 +20,10 @@ import vlaudit.commands.data_scenes  # noqa: F401  (registers `data factorial`)
 import vlaudit.commands.factorial  # noqa: F401  (registers `vca factorial`)
 from vlaudit.commands._apps import app
 from vlaudit.errors import InputError
+from vlaudit.files import write_table
 from vlaudit.sources.items import read_items
 from vlaudit.stats.bootstrap import bootstrap_indices, percentile_interval
 from vlaudit.stats.intervals import wilson_interval
-from vlaudit.tables import write_table
 
 
 @pytest.fixture(scope="module")
@@ -254,7 +254,7 @@ def test_pooled_interval_resamples_stems_with_all_models(analysed: tuple[dict, P
 
 def test_analysis_bad_input(analysed: tuple[dict, Path]) -> None:
     from vlaudit.analysis.vca.factorial import run_factorial_analysis
-    from vlaudit.tables import read_records
+    from vlaudit.files import read_records
 
     _, root = analysed
     rows = [r for r in read_records(root / "run/margins.parquet")
@@ -271,7 +271,7 @@ def test_analysis_bad_input(analysed: tuple[dict, Path]) -> None:
 
 def test_several_run_dirs_pool_like_one_margins_file(analysed: tuple[dict, Path]) -> None:
     """One `vca score` run per model (the usual layout) gives the same per-model and pooled results."""
-    from vlaudit.tables import read_records
+    from vlaudit.files import read_records
 
     result, root = analysed
     rows = read_records(root / "run/margins.parquet")

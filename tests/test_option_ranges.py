@@ -77,7 +77,7 @@ def test_the_help_shows_each_range(command, cli) -> None:
     ("train=0,test=1", "(0, 1]"),
 ])
 def test_split_fractions_must_be_fractions_of_one_pool(spec, fraction) -> None:
-    from vlaudit.builders.cycles.common import parse_splits
+    from vlaudit.builders.cycles.build_steps import parse_splits
 
     with pytest.raises(InputError, match=r"field 'splits'") as raised:
         parse_splits(spec)
@@ -85,7 +85,7 @@ def test_split_fractions_must_be_fractions_of_one_pool(spec, fraction) -> None:
 
 
 def test_well_formed_splits_are_kept() -> None:
-    from vlaudit.builders.cycles.common import parse_splits
+    from vlaudit.builders.cycles.build_steps import parse_splits
 
     assert parse_splits("test") == [("test", 1.0)]
     parts = parse_splits("train=0.6,val=0.1,test=0.3")

@@ -10,10 +10,10 @@ import pytest
 import torch
 from experiment_planted import planted_inputs
 
-from vlaudit.analysis.cycles import common as cycle_common
 from vlaudit.analysis.cycles import diagnostics as cycle_diagnostics
+from vlaudit.analysis.cycles import experiment as cycle_common
 from vlaudit.analysis.cycles import oe as cycle_oe
-from vlaudit.analysis.cycles.common import ExperimentConfig
+from vlaudit.analysis.cycles.experiment import ExperimentConfig
 from vlaudit.probes.trainer import ProbeData, TrainConfig, effective_batch_size, train_probe
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
@@ -144,7 +144,7 @@ def test_a_probe_below_chance_on_its_training_cycles_is_warned() -> None:
 
 
 def test_probe_notes_reach_the_run_json_and_the_console_lines() -> None:
-    from vlaudit.analysis.cycles.common import probe_notes_summary
+    from vlaudit.analysis.cycles.experiment import probe_notes_summary
 
     inputs = {0: planted_inputs(0, splits=(("train", 60), ("val", 30), ("test", 30)))}
     result = cycle_diagnostics.run_diagnostics(inputs, (0,), config=ExperimentConfig(rank=4, epochs=2))

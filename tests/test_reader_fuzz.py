@@ -322,7 +322,7 @@ def test_a_mutated_vsr_dataset_in_parquet_reads_cleanly(data: st.DataObject) -> 
     """The dataset path (:mod:`vlaudit.sources.rows`): the same mutations, stored as a Parquet export."""
     import pyarrow as pa
 
-    from vlaudit.tables import rows_to_table, write_parquet
+    from vlaudit.files import rows_to_table, write_parquet
 
     rows = _mutate(data, VSR)
     assume(isinstance(rows, list) and rows and all(isinstance(r, dict) and r for r in rows))
@@ -348,8 +348,8 @@ def test_mutated_benchmark_rows_in_parquet_read_cleanly(fmt: str, data: st.DataO
     """The benchmark readers on the dataset path: the same mutations, stored as a Parquet export."""
     import pyarrow as pa
 
+    from vlaudit.files import rows_to_table, write_parquet
     from vlaudit.sources.registry import read_benchmark_items
-    from vlaudit.tables import rows_to_table, write_parquet
 
     rows = _mutate(data, BENCHMARK_PARQUET_SEEDS[fmt])
     assume(isinstance(rows, list) and rows and all(isinstance(r, dict) and r for r in rows))

@@ -116,7 +116,7 @@ def test_todays_demo_summary_and_a_cycles_eval_json(tmp_path: Path) -> None:
 def test_margins_alone_get_a_computed_vca_section(tmp_path: Path) -> None:
     from vca_fixtures import SUPPORT_MARGINS, rows_from_arrays
 
-    from vlaudit.tables import write_table
+    from vlaudit.files import write_table
 
     write_table(tmp_path / "run" / "margins.parquet", rows_from_arrays(SUPPORT_MARGINS))
     text = write_report(tmp_path).read_text(encoding="utf-8")

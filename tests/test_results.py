@@ -23,12 +23,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_json, write_parquet, write_result
 from vlaudit.records import Cycle
 from vlaudit.results import columns
 from vlaudit.results.base import VersionedResult, declared_fields
 from vlaudit.results.catalog import RESULT_TYPES, render_markdown
 from vlaudit.results.cycles import CycleEvaluationResult, PairAuditResult
-from vlaudit.tables import read_json, write_parquet, write_result
 
 REPO = Path(__file__).resolve().parents[1]
 _SAMPLES: dict[Any, Any] = {str: "text", int: 3, float: 0.25, bool: True, dict: {"key": [1, 2]}, list: ["a", 1]}
@@ -108,7 +108,7 @@ def test_extra_keys_survive_and_declared_keys_win(extra: dict) -> None:
 def test_every_json_writer_goes_through_a_typed_result() -> None:
     """``write_json`` is called directly only for run manifests and the reference models' configs (not results);
     every other JSON file is ``write_result(path, typed)``."""
-    allowed = {"vlaudit/tables.py", "vlaudit/api/results.py",  # write_result; write_manifest (one writer)
+    allowed = {"vlaudit/files.py", "vlaudit/api/results.py",  # write_result; write_manifest (one writer)
                "vlaudit/reference/scene_vqa_train.py", "vlaudit/reference/scene_vqa.py",
                "vlaudit/reference/scene_clip.py"}
     direct = set()
@@ -153,7 +153,7 @@ def test_a_margins_table_written_with_the_schema_reads_back(tmp_path: Path) -> N
 
 
 def test_cycles_writer_and_reader_share_one_schema(tmp_path: Path) -> None:
-    from vlaudit.builders.cycles.common import BASE_COLUMNS, new_row, write_rows_jsonl
+    from vlaudit.builders.cycles.build_steps import BASE_COLUMNS, new_row, write_rows_jsonl
     from vlaudit.sources.cycle_tables import CYCLE_COLUMNS, read_cycles
 
     assert BASE_COLUMNS == columns.CYCLES.names and CYCLE_COLUMNS == columns.CYCLES.required
@@ -168,9 +168,9 @@ def test_cycles_writer_and_reader_share_one_schema(tmp_path: Path) -> None:
 
 def test_scores_writers_and_reader_share_one_schema(tmp_path: Path) -> None:
     from vlaudit.api.cycles import features_from_arrays
+    from vlaudit.files import write_table
     from vlaudit.scoring.features import zero_shot_scores
     from vlaudit.sources.cycle_tables import SCORE_COLUMNS, read_scores
-    from vlaudit.tables import write_table
 
     assert SCORE_COLUMNS == columns.SCORES.names == columns.SCORES.required
     feats = features_from_arrays(["1", "2"], np.eye(2), ["11", "12"], np.eye(2))
@@ -273,8 +273,8 @@ def test_numpy_numbers_fit_number_fields_and_bools_do_not() -> None:
 def test_a_typed_record_reads_as_the_mapping_its_file_holds(tmp_path: Path) -> None:
     """Key access, ``in``, ``get``, iteration in file order and ``dict()`` give what ``to_dict()`` gives, so
     callers of the API functions that returned plain dicts keep working; nested in a dict it writes as JSON."""
+    from vlaudit.files import write_json
     from vlaudit.results.cycles import SyntheticResult
-    from vlaudit.tables import write_json
 
     record = SyntheticResult(seeds=[0], config={"n": 2}, rows=[], checks={"ok": True}, checks_per_seed={},
                              extra={"note": float("nan")})

@@ -297,8 +297,8 @@ def test_build_cycles_writes_what_cycles_build_writes(tmp_path, cli) -> None:
 def test_factorial_save_writes_what_vca_factorial_writes(tmp_path, cli) -> None:
     import vlaudit
     from vlaudit.builders.factorial import build_factorial
+    from vlaudit.files import write_table
     from vlaudit.sources.items import read_items
-    from vlaudit.tables import write_table
 
     build_factorial(tmp_path / "fx", n_per_relation=2)
     items = tmp_path / "fx" / "items.jsonl"

@@ -11,7 +11,7 @@ from vlaudit.builders.benchmark_items import question_for, statement_text
 
 def _scene(tmp_path, n=12, seed=5):
     from vlaudit.builders.scenes import render_scenes
-    from vlaudit.tables import read_json
+    from vlaudit.files import read_json
 
     render_scenes(tmp_path / "scenes", n, seed=seed)
     return tmp_path / "scenes", read_json(tmp_path / "scenes" / "scene_graphs.json")
@@ -116,8 +116,8 @@ def test_training_statements_carry_no_prior_for_grounded():
     from pathlib import Path
 
     from vlaudit.builders.scenes import DEFAULT_OBJECTS, SCENE_COLORS, render_scenes
+    from vlaudit.files import read_json
     from vlaudit.reference.scene_vqa_train import scene_statements
-    from vlaudit.tables import read_json
 
     with tempfile.TemporaryDirectory() as tmp:
         render_scenes(tmp, 60, seed=99)

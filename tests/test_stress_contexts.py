@@ -82,7 +82,7 @@ def _margin_rows(with_stress: bool) -> list[dict]:
 
 
 def test_stress_rows_never_change_the_headline(tmp_path: Path) -> None:
-    from vlaudit.tables import write_table
+    from vlaudit.files import write_table
 
     reports = {}
     for with_stress in (False, True):
@@ -106,7 +106,7 @@ def test_stress_rows_never_change_the_headline(tmp_path: Path) -> None:
 
 
 def test_stress_contexts_are_refused_as_controls(tmp_path: Path) -> None:
-    from vlaudit.tables import write_table
+    from vlaudit.files import write_table
 
     write_table(tmp_path / "m.jsonl", _margin_rows(True))
     for controls in ("text,blur", "patch_shuffle"):
@@ -138,10 +138,10 @@ class _BrightnessBackend(YesNoBackendBase):
 
 
 def test_vca_score_renders_the_stress_contexts(tmp_path: Path) -> None:
+    from vlaudit.files import read_records
     from vlaudit.hashing import pixels_sha256
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import BenchmarkItem
-    from vlaudit.tables import read_records
 
     (tmp_path / "images").mkdir()
     _tiles_image().save(tmp_path / "images" / "a.png")

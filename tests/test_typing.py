@@ -37,9 +37,9 @@ def type_checking_imports(source: str) -> dict[str, str]:
 
 
 def test_the_type_checking_scan_reads_a_planted_block() -> None:
-    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vlaudit.tables import write_json\n"
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from vlaudit.files import write_json\n"
               "    from vlaudit.report.console import print_table as show\nfrom vlaudit.errors import InputError\n")
-    assert type_checking_imports(source) == {"write_json": "vlaudit.tables:write_json",
+    assert type_checking_imports(source) == {"write_json": "vlaudit.files:write_json",
                                              "show": "vlaudit.report.console:print_table"}
 
 

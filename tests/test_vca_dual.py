@@ -62,9 +62,9 @@ def _report(margins: Path):
 
 
 def test_grounded_dual_encoder_gets_full_credit(tmp_path: Path) -> None:
+    from vlaudit.files import read_records
     from vlaudit.scoring.dual_margins import score_dual
     from vlaudit.sources.items import read_items
-    from vlaudit.tables import read_records
 
     items = make_groups(tmp_path)
     score_dual(PlantedDual(), read_items(items), images_dir=tmp_path / "images", out_dir=tmp_path / "run",
@@ -89,9 +89,9 @@ def test_grounded_dual_encoder_gets_full_credit(tmp_path: Path) -> None:
 
 
 def test_text_prior_dual_encoder_gets_no_credit(tmp_path: Path) -> None:
+    from vlaudit.files import read_records
     from vlaudit.scoring.dual_margins import score_dual
     from vlaudit.sources.items import read_items
-    from vlaudit.tables import read_records
 
     items = make_groups(tmp_path)
     for no_image in ("mean-image", "zero"):

@@ -9,13 +9,13 @@ import pytest
 from typer.testing import CliRunner
 from vca_panel_fixtures import MODELS, SCALES
 
-from vlaudit.analysis.vca.common import run_scores
 from vlaudit.analysis.vca.heldout_filter import FilterSettings, compute_filter, select
+from vlaudit.analysis.vca.scored_runs import run_scores
 from vlaudit.cli import app
+from vlaudit.files import write_table
 from vlaudit.metrics.vca import proxies
 from vlaudit.results.vca import VcaFilterResult
 from vlaudit.sources.margins import runs_from_rows
-from vlaudit.tables import write_table
 
 N_GROUPS = 16
 NECESSARY = {"g001", "g004", "g010", "g013"}  # a quarter of the groups

@@ -19,8 +19,8 @@ from vca_fixtures import (
 )
 
 from vlaudit.errors import InputError
+from vlaudit.files import write_table
 from vlaudit.sources.margins import missing_items, read_margins, require_contexts, runs_from_rows
-from vlaudit.tables import write_table
 
 
 def _write(tmp_path, rows, suffix):

@@ -26,10 +26,10 @@ from vlaudit.analysis.vca.report import (
     run_events,
 )
 from vlaudit.cli import app
+from vlaudit.files import write_table
 from vlaudit.metrics.vca import permutation, support
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
-from vlaudit.tables import write_table
 
 SETTINGS = ReportSettings(n_resamples=100)
 

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from vca_fixtures import rows_from_arrays
 
 from vlaudit.analysis.vca.report import ReportSettings, compute_report, run_events
+from vlaudit.files import dumps_json
 from vlaudit.metrics.vca import permutation, support
 from vlaudit.sources.margins import runs_from_rows
-from vlaudit.tables import dumps_json
 
 CONTEXTS = ("original", "text", "blank", "mismatch")
 margin_value = st.integers(-4096, 4096).map(lambda k: k / 64.0)

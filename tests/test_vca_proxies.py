@@ -11,13 +11,13 @@ from scipy.special import expit
 from typer.testing import CliRunner
 from vca_panel_fixtures import MODELS, edit_rows, panel_rows
 
-from vlaudit.analysis.vca.common import join_edits, run_scores
 from vlaudit.analysis.vca.proxies import ProxySettings, compute_proxies
+from vlaudit.analysis.vca.scored_runs import join_edits, run_scores
 from vlaudit.cli import app
+from vlaudit.files import write_table
 from vlaudit.metrics.vca import proxies
 from vlaudit.results.vca import VcaProxiesResult
 from vlaudit.sources.margins import runs_from_rows
-from vlaudit.tables import write_table
 
 FAST = ProxySettings(n_resamples=100)
 

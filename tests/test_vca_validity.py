@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 from vca_panel_fixtures import MODELS, edit_rows, panel_rows
 
-from vlaudit.analysis.vca.common import join_edits, run_scores
+from vlaudit.analysis.vca.scored_runs import join_edits, run_scores
 from vlaudit.analysis.vca.validity import (
     QUADRANTS,
     ValiditySettings,
@@ -20,6 +20,7 @@ from vlaudit.analysis.vca.validity import (
     confidence_high,
 )
 from vlaudit.cli import app, main
+from vlaudit.files import write_table
 from vlaudit.results.vca import VcaValidityResult
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.ranking import (
@@ -31,7 +32,6 @@ from vlaudit.stats.ranking import (
     weighted_auroc,
     weighted_high_minus_low,
 )
-from vlaudit.tables import write_table
 
 FAST = ValiditySettings(n_resamples=200, repeats=2, ridges=(1.0,))
 
@@ -265,7 +265,7 @@ def test_edit_outcome_records_name_their_source_statement_for_the_join():
 
 
 def _two_model_ranking(**kw):
-    from vlaudit.analysis.vca.common import ranking_rows
+    from vlaudit.analysis.vca.scored_runs import ranking_rows
 
     # model a: 4 records, 3 successes (base rate 0.75); model b: 8 records, 2 successes (0.25)
     scores = np.array([4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)

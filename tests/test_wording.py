@@ -52,8 +52,8 @@ def _score(model: Path, bench: Path, out: Path, *extra: str):
 
 
 def test_cli_template_and_system_enter_manifest_and_cache_key(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
+    from vlaudit.files import read_records
     from vlaudit.hashing import sha256_text
-    from vlaudit.tables import read_records
 
     model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
@@ -170,8 +170,8 @@ def _wording_margins(plan: dict[str, tuple[float, float]], model: str = "m") -> 
 
 
 def test_wording_agreement_recovers_planted_flips(tmp_path, versioned_outputs) -> None:
+    from vlaudit.files import write_table
     from vlaudit.sources.items import BenchmarkItem, write_items
-    from vlaudit.tables import write_table
 
     items = [BenchmarkItem(item_id=f"s{s}-w{w}", image="a.png", question="q", label="yes", dataset="vsr",
                            extra={"wording": "canonical" if w == 0 else "synonym", "source_id": f"s{s}",

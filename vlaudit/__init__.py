@@ -94,7 +94,7 @@ _EXPORTS: dict[str, str] = {
     "train_reference": "vlaudit.api.models:train_reference",
     "run_experiment": "vlaudit.api.experiments:run_experiment",
     "ExperimentRun": "vlaudit.api.experiments:ExperimentRun",
-    "ExperimentConfig": "vlaudit.analysis.cycles.common:ExperimentConfig",
+    "ExperimentConfig": "vlaudit.analysis.cycles.experiment:ExperimentConfig",
     "synthetic_controls": "vlaudit.api.experiments:synthetic_controls",
     "SyntheticConfig": "vlaudit.analysis.cycles.synthetic:SyntheticConfig",
     "DemoConfig": "vlaudit.demo.pipeline:DemoConfig",
@@ -108,13 +108,13 @@ _EXPORTS: dict[str, str] = {
     "print_filter": "vlaudit.report.vca_analyses:print_filter",
     "print_proxies": "vlaudit.report.vca_analyses:print_proxies",
     # checks the command line applies as an option is parsed (light modules: `vlaudit --help` loads them)
-    "check_folder_target": "vlaudit.tables:check_folder_target",
-    "check_file_target": "vlaudit.tables:check_file_target",
+    "check_folder_target": "vlaudit.files:check_folder_target",
+    "check_file_target": "vlaudit.files:check_file_target",
     "normalize_context": "vlaudit.sources.margins:normalize_context",
     "parse_dtype": "vlaudit.backends.dtypes:parse_dtype",
     "DTYPE_HELP": "vlaudit.backends.dtypes:DTYPE_HELP",
     "TINY_FAMILIES": "vlaudit.backends.tiny_families:TINY_FAMILIES",
-    "family_label": "vlaudit.builders.cycles.common:family_label",
+    "family_label": "vlaudit.builders.cycles.build_steps:family_label",
     "CocoCaps": "vlaudit.builders.cycles.coco:CocoCaps",
 }
 
@@ -206,8 +206,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
-    from vlaudit.analysis.cycles.common import ExperimentConfig
     from vlaudit.analysis.cycles.diagnostics import run_diagnostics
+    from vlaudit.analysis.cycles.experiment import ExperimentConfig
     from vlaudit.analysis.cycles.inputs import load_seed_inputs
     from vlaudit.analysis.cycles.oe import run_oe
     from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
@@ -241,8 +241,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
     from vlaudit.backends.registry import backend_kind
     from vlaudit.backends.tiny_families import TINY_FAMILIES
+    from vlaudit.builders.cycles.build_steps import family_label
     from vlaudit.builders.cycles.coco import CocoCaps
-    from vlaudit.builders.cycles.common import family_label
     from vlaudit.builders.cycles.gqa_rules import REASONS as GQA_SWAP_REASONS
     from vlaudit.builders.cycles.rules import GeometryRules
     from vlaudit.builders.factorial import build_factorial
@@ -250,6 +250,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.builders.scenes import render_scenes
     from vlaudit.demo.pipeline import DemoConfig, run_demo
     from vlaudit.errors import InputError, VlauditError
+    from vlaudit.files import check_file_target, check_folder_target
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
     from vlaudit.report.console import (
@@ -263,7 +264,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles
     from vlaudit.sources.margins import normalize_context
-    from vlaudit.tables import check_file_target, check_folder_target
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vlaudit.tables import atomic_write
+from vlaudit.files import atomic_write
 
 
 def pyplot() -> Any:

@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlaudit.analysis.vca.common import join_edits, load_runs, read_edit_outcomes, run_info, run_scores
 from vlaudit.analysis.vca.heldout_filter import FilterSettings, compute_filter
 from vlaudit.analysis.vca.proxies import ProxySettings, compute_proxies
+from vlaudit.analysis.vca.scored_runs import join_edits, load_runs, read_edit_outcomes, run_info, run_scores
 from vlaudit.analysis.vca.validity import ValiditySettings, compute_validity
 from vlaudit.report.vca_analyses import write_filter, write_proxies, write_validity
 from vlaudit.settings import (

@@ -6,11 +6,11 @@ from collections import Counter
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.files import check_file_target, write_result
 from vlaudit.results.demo import ItemsBuildSummary
 from vlaudit.sources.items import write_items
 from vlaudit.sources.registry import benchmark_format
 from vlaudit.sources.rows import ImageFolder, default_images_dir
-from vlaudit.tables import check_file_target, write_result
 
 
 def items_summary_path(out: str | Path) -> Path:

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.builders.cycles.audit import audit_cycles_file
+from vlaudit.files import write_result, write_table
 from vlaudit.metrics.pair_audit import audit_pairs
 from vlaudit.results.cycles import CycleAudit, PairAuditResult
 from vlaudit.scoring.features import read_features
 from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.labelled_pairs import read_labelled_pairs
-from vlaudit.tables import write_result, write_table
 
 
 def audit_cycles(cycles: str | Path, annotations: Sequence[str | Path], *, out: str | Path) -> dict[str, Any]:

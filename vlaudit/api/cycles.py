@@ -18,6 +18,7 @@ from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
 from vlaudit.builders.cycles.rules import GeometryRules
 from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
+from vlaudit.files import write_result
 from vlaudit.metrics.cycles import evaluate_cycles as evaluate
 from vlaudit.metrics.cycles import reduced_precision
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
@@ -34,7 +35,6 @@ from vlaudit.settings import (
     NATURALBENCH_YES_THRESHOLD,
 )
 from vlaudit.sources.two_by_two import BENCHMARKS
-from vlaudit.tables import write_result
 
 
 class CycleEvaluation(Result):

@@ -22,6 +22,7 @@ from vlaudit.builders.benchmark_items import (
     vsr_inverse_items,
     vsr_items,
 )
+from vlaudit.files import write_result
 from vlaudit.results.demo import ItemsBuildSummary
 from vlaudit.settings import (
     VSR_INVERSE_EXCLUDED,
@@ -34,7 +35,6 @@ from vlaudit.sources.items import write_items
 from vlaudit.sources.rows import ImageFolder, default_images_dir, source_stem
 from vlaudit.sources.vsr import check_strict_mapping, read_meta_categories, read_vsr
 from vlaudit.sources.whatsup import read_controlled, read_two_obj
-from vlaudit.tables import write_result
 
 
 @dataclass(frozen=True)

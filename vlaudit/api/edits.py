@@ -17,6 +17,7 @@ from vlaudit.builders.annotation import export_batches, write_consensus
 from vlaudit.builders.annotation import import_annotations as consensus_of
 from vlaudit.builders.edits import EditParams
 from vlaudit.builders.edits import build_edits as render_edits
+from vlaudit.files import read_records, write_result, write_table
 from vlaudit.results.vca import (
     AnnotationConsensusSummary,
     AnnotationExportSummary,
@@ -34,7 +35,6 @@ from vlaudit.settings import (
     EDIT_SEED,
 )
 from vlaudit.sources.items import read_items, write_items
-from vlaudit.tables import read_records, write_result, write_table
 
 
 @dataclass(frozen=True)

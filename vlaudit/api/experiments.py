@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlaudit.analysis.cycles.common import (
+from vlaudit.analysis.cycles.diagnostics import run_diagnostics, shortcut_table_rows
+from vlaudit.analysis.cycles.diagnostics import table_rows as diagnostics_rows
+from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     mean_sd_text,
     probe_notes_summary,
     unavailable_table,
 )
-from vlaudit.analysis.cycles.diagnostics import run_diagnostics, shortcut_table_rows
-from vlaudit.analysis.cycles.diagnostics import table_rows as diagnostics_rows
 from vlaudit.analysis.cycles.inputs import add_marked_features, extract_seed_features, load_seed_inputs
 from vlaudit.analysis.cycles.oe import run_oe, seed_table_rows
 from vlaudit.analysis.cycles.oe import table_rows as oe_rows

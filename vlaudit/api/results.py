@@ -17,8 +17,8 @@ from typing import Any, Self
 
 import pandas as pd
 
+from vlaudit.files import write_json, write_result, write_table
 from vlaudit.results.base import VersionedResult
-from vlaudit.tables import write_json, write_result, write_table
 
 
 def _fmt(value: Any) -> str:

@@ -22,6 +22,7 @@ from vlaudit.backends.verbalizers import read_question_templates
 from vlaudit.builders.circular import circular_items
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError
+from vlaudit.files import write_table
 from vlaudit.results.cycles import MllmCycleScores
 from vlaudit.scoring.dual_margins import score_dual
 from vlaudit.scoring.executors import open_backend
@@ -39,7 +40,6 @@ from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.items import read_items
-from vlaudit.tables import write_table
 
 
 def _spec(kind: Any, first: Any, given: dict[str, Any], extra: str | None = None) -> Any:

@@ -15,13 +15,13 @@ from typing import Any
 
 from vlaudit.api._inputs import as_items
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 from vlaudit.results.vca import GenerateCheckResult, StabilityResult
 from vlaudit.scoring.dual_stability import run_dual_stability
 from vlaudit.scoring.executors import open_backend
 from vlaudit.scoring.generate_check import run_generate_check
 from vlaudit.scoring.stability import STABILITY_FILE, run_stability
 from vlaudit.sources.items import read_items
-from vlaudit.tables import read_json
 
 _LOADER_OPTIONS = ("dtype", "device", "device_map", "revision", "min_pixels", "max_pixels", "trust_remote_code",
                    "prefix_cache", "system")

@@ -6,19 +6,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from vlaudit.analysis.vca.common import load_runs, run_info, run_scores
+from vlaudit.analysis.vca.scored_runs import load_runs, run_info, run_scores
 from vlaudit.analysis.vca.wording import paraphrase_rows, system_rows
 from vlaudit.api.results import Result
 from vlaudit.builders.benchmark_items import split_from_stem
 from vlaudit.builders.wording import wording_items
 from vlaudit.errors import InputError
+from vlaudit.files import write_result, write_table
 from vlaudit.results.demo import ItemsBuildSummary
 from vlaudit.results.vca import WordingDiagnosticsResult
 from vlaudit.settings import NAMED_SYSTEM_MESSAGES, WORDING_ITEMS_PER_DIRECTION, WORDING_SEED
 from vlaudit.sources.items import read_items, write_items
 from vlaudit.sources.rows import source_stem
 from vlaudit.sources.vsr import read_vsr
-from vlaudit.tables import write_result, write_table
 
 HEADLINE = ("form", "model", "dataset", "n", "acc", "dcc", "pred", "credit")
 

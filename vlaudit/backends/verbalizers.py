@@ -23,7 +23,7 @@ from typing import Any
 
 from vlaudit.backends.base import ANSWER_WORDS
 from vlaudit.errors import InputError
-from vlaudit.tables import read_json
+from vlaudit.files import read_json
 
 # A question used only to render the scoring prompt whose tail the verbalizers follow.
 PROBE_QUESTION = "Is the cat to the left of the dog?"

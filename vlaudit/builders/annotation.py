@@ -30,8 +30,8 @@ import numpy as np
 
 from vlaudit.builders.edits import copy_atomic
 from vlaudit.errors import InputError
+from vlaudit.files import atomic_write
 from vlaudit.settings import EDIT_REPEAT_FRACTION, EDIT_SEED
-from vlaudit.tables import atomic_write
 
 FIELDS = ("original_relation_valid", "edited_relation_flipped", "both_objects_visible", "no_blocking_artifacts")
 TASK_COLUMNS = ("task", "original_image", "edited_image", "original_statement", "edited_statement",

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 from vlaudit.relations import VSR_STRICT_RELATIONS, relation_family, relation_phrase
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.sources.vsr import VsrRow, duplicate_rows
 from vlaudit.sources.whatsup import ControlledRow, TwoObjRow, parse_spatial_caption, repeated_entries
-from vlaudit.tables import read_json
 
 QUESTION_TEMPLATE = 'Is the following statement true for this image? "{statement}"'
 ENTITY_POLICIES = ("structured", "fields", "any")

@@ -33,6 +33,7 @@ from PIL import Image
 
 from vlaudit.builders.benchmark_items import question_for, statement_text
 from vlaudit.errors import InputError
+from vlaudit.files import atomic_write
 from vlaudit.geometry import box_centre, box_iou, pixel_rect
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
 from vlaudit.settings import (
@@ -44,7 +45,6 @@ from vlaudit.settings import (
     EDIT_SEED,
 )
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import atomic_write
 
 SWAPPABLE = PLANAR_RELATIONS
 Box = tuple[float, float, float, float]  # x, y, w, h (COCO xywh, pixels)

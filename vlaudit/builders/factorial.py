@@ -55,13 +55,13 @@ from vlaudit.builders.scene_render import (
     shape_polygon,
 )
 from vlaudit.errors import VlauditError
+from vlaudit.files import write_manifest
 from vlaudit.geometry import box_centre, centre_relation_holds
 from vlaudit.hashing import sha256_bytes
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
 from vlaudit.results.manifest import RunManifest
 from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
 from vlaudit.sources.items import BenchmarkItem, write_items
-from vlaudit.tables import write_manifest
 
 RELATIONS = PLANAR_RELATIONS
 FACTORIAL_COMMAND = "data factorial"

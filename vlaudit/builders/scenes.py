@@ -50,8 +50,8 @@ from vlaudit.builders.scene_render import (
     polygon_area,
     shape_polygon,
 )
+from vlaudit.files import atomic_write
 from vlaudit.geometry import box_centre
-from vlaudit.tables import atomic_write
 
 # The 80 official COCO categories: (id, name, supercategory), ids with COCO's gaps.
 _COCO = {

@@ -31,6 +31,7 @@ from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.scenes import render_scenes
 from vlaudit.errors import InputError
 from vlaudit.figures import pyplot
+from vlaudit.files import atomic_write, write_result, write_table
 from vlaudit.metrics.cycles import (
     DEFAULT_TOL,
     block_scores,
@@ -51,7 +52,6 @@ from vlaudit.scoring.features import (
 from vlaudit.scoring.run_spec import FeaturesSpec
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
-from vlaudit.tables import atomic_write, write_result, write_table
 
 if TYPE_CHECKING:
     from vlaudit.demo.pipeline import DemoConfig

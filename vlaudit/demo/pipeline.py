@@ -44,11 +44,11 @@ from vlaudit.demo.cycles import (
     summarize_encoders,
 )
 from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
+from vlaudit.files import write_result
 from vlaudit.reference.models import TRAINED_MODELS
 from vlaudit.report.html import write_report
 from vlaudit.results.demo import DemoCycleEvaluation, DemoSummary
 from vlaudit.settings import CYCLE_SEEDS, DEMO_RESAMPLES, MIN_CYCLES, PROBE_BATCH_SIZE, PROBE_RANK
-from vlaudit.tables import write_result
 from vlaudit.version import __version__
 
 REFERENCE_ENCODERS = ("ref:scene-clip-spatial", "ref:scene-clip-bag")

@@ -36,6 +36,7 @@ from vlaudit.builders.scene_items import scene_relation_items
 from vlaudit.builders.scenes import render_scenes
 from vlaudit.contexts.image_contexts import CONTEXTS, ContextUnavailable, render_context
 from vlaudit.demo.vca_mcq import MCQ_DATASET, run_mcq_stage
+from vlaudit.files import read_json, write_result
 from vlaudit.reference.scene_vqa import category_prior
 from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
 from vlaudit.report.vca_tables import write_report_files
@@ -45,7 +46,6 @@ from vlaudit.scoring.runner import run_scoring
 from vlaudit.settings import DEMO_RESAMPLES
 from vlaudit.sources.items import read_items, write_items
 from vlaudit.sources.margins import read_margins
-from vlaudit.tables import read_json, write_result
 
 Log = Callable[[str], None]
 

@@ -26,8 +26,8 @@ import torch
 from safetensors.torch import save_file
 
 from vlaudit.backends.base import INTERFACES
+from vlaudit.files import write_json
 from vlaudit.relations import PLANAR_RELATIONS, relation_phrase
-from vlaudit.tables import write_json
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -38,6 +38,7 @@ from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.dtypes import check_supported
 from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
 from vlaudit.reference.scene_vqa import (
     PRIOR_CATEGORIES,
@@ -48,7 +49,6 @@ from vlaudit.reference.scene_vqa import (
     prompt_text,
 )
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS
-from vlaudit.tables import read_json
 
 MIXTURE_SEED = 20261202
 IMAGE_FRACTION = 0.4

@@ -50,6 +50,7 @@ from vlaudit.builders.factorial import (
 from vlaudit.builders.scene_render import OBJECT_COLORS, SHAPES
 from vlaudit.builders.scenes import DEFAULT_OBJECTS, SCENE_COLORS, render_scenes
 from vlaudit.errors import InputError
+from vlaudit.files import read_json, write_json
 from vlaudit.reference.scene_vqa import (
     IMAGE_SIZE,
     WEIGHTS_DIR,
@@ -59,7 +60,6 @@ from vlaudit.reference.scene_vqa import (
 )
 from vlaudit.reference.scene_vqa_reader import build_perception, statement_key
 from vlaudit.relations import INVERSE_RELATIONS, relation_phrase
-from vlaudit.tables import read_json, write_json
 
 TRAIN_SCENE_SEED = 7100
 TRAIN_FACTORIAL_SEED = 7200

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from vlaudit.figures import pyplot, save_png
+from vlaudit.files import write_result, write_table
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
-from vlaudit.tables import write_result, write_table
 
 METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict": "Strict", "rel_o": "Rel_o",
                 "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int",

@@ -16,6 +16,7 @@ from typing import Any
 
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.errors import InputError
+from vlaudit.files import atomic_write
 from vlaudit.report import html_compare
 from vlaudit.report import html_data as data
 from vlaudit.report import html_gallery as gallery
@@ -24,7 +25,6 @@ from vlaudit.report.html_discover import Artifacts, discover
 from vlaudit.report.html_page import Safe, esc, note, page, section, table
 from vlaudit.settings import REPORT_PREVIEW_RESAMPLES
 from vlaudit.sources.margins import read_margins
-from vlaudit.tables import atomic_write
 from vlaudit.version import __version__
 
 REPORT_NAME = "report.html"

@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from vlaudit.files import read_table
 from vlaudit.metrics.cycles import DEFAULT_TOL, block_scores, cycle_contrast
 from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import Safe, esc, img, is_number, thumbnail
 from vlaudit.sources.cycle_tables import read_cycles, read_scores
 from vlaudit.sources.items import read_items
 from vlaudit.sources.margins import CONTEXTS
-from vlaudit.tables import read_table
 
 TRUE = {True, "true", "True", "1"}
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.figures import pyplot, save_png
+from vlaudit.files import write_result, write_table
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.base import VersionedResult
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
-from vlaudit.tables import write_result, write_table
 
 
 def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

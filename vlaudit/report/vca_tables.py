@@ -50,10 +50,10 @@ from rich.console import Console
 from rich.table import Table
 
 from vlaudit.figures import pyplot, save_png
+from vlaudit.files import write_result, write_table
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.report.noise_lines import noise_lines
 from vlaudit.results.vca import VcaReportResult
-from vlaudit.tables import write_result, write_table
 
 RUN_KEYS = ("model", "dataset", "interface")
 

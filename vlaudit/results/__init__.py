@@ -8,5 +8,5 @@
   features) that writers and readers import;
 * :mod:`vlaudit.results.catalog` — every result type and table, and their Markdown for the docs;
 * :mod:`vlaudit.results.manifest` — :class:`RunManifest`, the one ``manifest.json`` type of run folders and
-  built datasets (written by :func:`vlaudit.tables.write_manifest`).
+  built datasets (written by :func:`vlaudit.files.write_manifest`).
 """

@@ -5,7 +5,7 @@ A run folder (``vca score``, ``vca score-dual``, ``cycles score-mllm``, ``featur
 arguments as recorded (for a run, its spec: resolved paths and content fingerprints,
 :mod:`vlaudit.scoring.run_spec`), what the command adds (model id, revision, dtype, pixel budget, prompt
 template hash, context constants, counts, a dataset's image hashes, ...), the package versions and the git
-commit of vlaudit. It is written by one writer, :func:`vlaudit.tables.write_manifest`. It lives here, below
+commit of vlaudit. It is written by one writer, :func:`vlaudit.files.write_manifest`. It lives here, below
 ``builders/`` and ``scoring/``, so that both can write it.
 """
 

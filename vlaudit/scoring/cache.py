@@ -1,7 +1,7 @@
 """The resumable score cache: numbered chunk files of complete records, each written atomically and sealed.
 
 A run directory holds ``cache/chunk-000000.jsonl``, ``cache/chunk-000001.jsonl``, ... Each file is written to
-a temporary name, fsynced and renamed (:func:`vlaudit.tables.atomic_write`), so a run killed at any moment —
+a temporary name, fsynced and renamed (:func:`vlaudit.files.atomic_write`), so a run killed at any moment —
 even by SIGKILL — leaves only whole chunks behind; a restart reads them back and scores the rest. Records
 are keyed by :func:`cache_key`, a sha256 over the model fingerprint (id, revision, weights, dtype, pixel
 budget, chat template, verbalizers), the exact serialized prompt, the content hash of the image the model
@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
+from vlaudit.files import atomic_write, jsonl_line
 from vlaudit.hashing import sha256_bytes, sha256_json
-from vlaudit.tables import atomic_write, jsonl_line
 
 _CHUNK = re.compile(r"^chunk-(\d{6,})\.jsonl$")
 DAMAGED_DIR = "damaged"

@@ -44,6 +44,7 @@ import pyarrow as pa
 from vlaudit.builders.benchmark_items import QUESTION_TEMPLATE
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
+from vlaudit.files import write_jsonl, write_parquet
 from vlaudit.hashing import sha256_text
 from vlaudit.results.vca import DualScoringSummary
 from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
@@ -53,7 +54,6 @@ from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.scoring.runner import margins_schema
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import write_jsonl, write_parquet
 
 NO_IMAGE = ("mean-image", "zero")
 INTERFACE = "yesno"

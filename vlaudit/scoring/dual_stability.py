@@ -27,6 +27,7 @@ from PIL import Image
 
 from vlaudit.backends.base import PerturbableBackend, require_protocol
 from vlaudit.errors import InputError
+from vlaudit.files import read_records, write_result
 from vlaudit.hashing import sha256_json, sha256_text
 from vlaudit.metrics.vca import noise
 from vlaudit.results.vca import StabilityResult
@@ -45,7 +46,6 @@ from vlaudit.scoring.stability import (
 )
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import read_records, write_result
 
 #: describe() entries a re-run may change without changing the embeddings' mathematics
 _OPERATIONAL = ("batch_size", "device")

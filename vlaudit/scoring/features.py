@@ -40,6 +40,7 @@ from PIL import Image, UnidentifiedImageError
 
 from vlaudit.backends.base import FeatureBackend, require_protocol
 from vlaudit.errors import InputError
+from vlaudit.files import check_folder_target, read_json, read_records, read_table, write_parquet
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
 from vlaudit.results.columns import FEATURE_IMAGES, FEATURE_TEXTS, SCORES, TableSchema
@@ -48,7 +49,6 @@ from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.sources.cycle_tables import _id
 from vlaudit.sources.image_paths import confine
 from vlaudit.sources.images import ImageFailure, rgb_image
-from vlaudit.tables import check_folder_target, read_json, read_records, read_table, write_parquet
 from vlaudit.version import __version__
 
 IMAGE_FILE, TEXT_FILE = "images.parquet", "texts.parquet"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.backends.base import ANSWER_WORDS, GeneratingBackend, require_protocol
+from vlaudit.files import write_jsonl, write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca.generation import agreement_summary, margin_decision, parse_answer
 from vlaudit.results.vca import GenerateCheckResult
@@ -26,7 +27,6 @@ from vlaudit.scoring.shards import UnitTask, render_requests
 from vlaudit.scoring.stability import answer_margin, check_same_model, plan_sample, top_option
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem, option_letters
-from vlaudit.tables import write_jsonl, write_result
 
 GENERATE_FILE = "generate_check.json"
 CACHE_DIR = "generate-cache"

@@ -1,7 +1,7 @@
 """The run manifest of a scoring run: the model's fingerprint and weights identity, and the one manifest type.
 
 The type (:class:`~vlaudit.results.manifest.RunManifest`) and its writer (:func:`write_manifest`) live in
-the leaves ``results/manifest.py`` and ``tables.py`` so that builders can write a dataset's manifest too;
+the leaves ``results/manifest.py`` and ``files.py`` so that builders can write a dataset's manifest too;
 they are re-exported here for the scoring commands (``vca score``, ``vca score-dual``, ``cycles score-mllm``,
 ``features``), which record their run spec under ``arguments``.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from vlaudit.files import write_manifest
 from vlaudit.hashing import sha256_file, sha256_json
 from vlaudit.results.manifest import (
     MANIFEST_FILE,
@@ -19,7 +20,6 @@ from vlaudit.results.manifest import (
     git_commit,
     package_versions,
 )
-from vlaudit.tables import write_manifest
 
 __all__ = ["MANIFEST_FILE", "MANIFEST_SCHEMA_VERSION", "RunManifest", "git_commit", "local_weights_identity",
            "model_fingerprint", "package_versions", "write_manifest"]

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from vlaudit.errors import InputError
+from vlaudit.files import check_folder_target, read_json, write_manifest, write_result
 from vlaudit.results.base import VersionedResult, check_schema_version
 from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION, RunManifest
-from vlaudit.tables import check_folder_target, read_json, write_manifest, write_result
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"

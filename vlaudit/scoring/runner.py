@@ -37,6 +37,10 @@ from vlaudit.backends.base import YesNoBackend, require_protocol
 from vlaudit.backends.letters import LETTER_INTERFACE, item_question, max_options, require_letters
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
+from vlaudit.files import (
+    write_jsonl,
+    write_parquet,
+)
 from vlaudit.hashing import sha256_json
 from vlaudit.results import columns
 from vlaudit.results.vca import ScoringSummary
@@ -48,10 +52,6 @@ from vlaudit.scoring.run_folder import OpenRun, RunFolder
 from vlaudit.scoring.shards import IncompleteRunError, Shard, UnitTask
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem, option_letters
-from vlaudit.tables import (
-    write_jsonl,
-    write_parquet,
-)
 
 #: the item's erasure geometry in % of the image area (VCA Table 11), on every row of an item scored with
 #: rele or irre and boxes; null elsewhere (see :func:`vlaudit.contexts.image_contexts.erasure_geometry`)

@@ -25,6 +25,7 @@ import numpy as np
 
 from vlaudit.backends.base import ANSWER_WORDS, PerturbableBackend, require_protocol
 from vlaudit.errors import InputError
+from vlaudit.files import write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca import noise, support
 from vlaudit.results.vca import StabilityResult
@@ -36,7 +37,6 @@ from vlaudit.scoring.shards import UnitTask, render_requests
 from vlaudit.settings import PRIMARY_CONTROLS
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
-from vlaudit.tables import write_result
 
 STABILITY_FILE = "stability.json"
 CACHE_DIR = "stability-cache"

@@ -32,8 +32,8 @@ import numpy as np
 import orjson
 
 from vlaudit.errors import InputError
+from vlaudit.files import refuse_compressed
 from vlaudit.sources.rows import dataset_rows, is_dataset_source
-from vlaudit.tables import refuse_compressed
 
 BOX_TOLERANCE = 1.0
 

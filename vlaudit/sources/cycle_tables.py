@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.files import id_text, iter_jsonl, read_table, read_unique_records, table_format
 from vlaudit.records import Cycle
 from vlaudit.results.columns import CYCLES, SCORES
-from vlaudit.tables import id_text, iter_jsonl, read_table, read_unique_records, table_format
 
 #: the columns a cycles row must have and a scores table's columns (:mod:`vlaudit.results.columns`)
 CYCLE_COLUMNS = CYCLES.required

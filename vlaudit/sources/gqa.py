@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 from vlaudit.sources.names import norm_name
-from vlaudit.tables import read_json
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_unique_records, write_table
 from vlaudit.results.columns import ITEMS
-from vlaudit.tables import read_unique_records, write_table
 
 #: the ITEMS columns in the order written (:data:`vlaudit.results.columns.ITEMS`)
 ITEM_COLUMNS = ITEMS.names

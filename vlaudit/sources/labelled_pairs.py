@@ -19,12 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_json, read_records
 from vlaudit.records import LabelledPair
 from vlaudit.sources.cycle_tables import _id, read_cycles
 from vlaudit.sources.rows import dataset_rows, is_dataset_source
 from vlaudit.sources.sugarcrepe import is_sugarcrepe, read_sugarcrepe
 from vlaudit.sources.whatsup import read_controlled, read_two_obj, repeated_entries
-from vlaudit.tables import read_json, read_records
 
 FORMATS = ("auto", "table", "sugarcrepe", "whatsup-controlled", "whatsup-spatial", "cycles")
 _TRUE = {"1", "true", "yes", "y", "t"}

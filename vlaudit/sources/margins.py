@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_table
 from vlaudit.results.columns import MARGINS
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.sources.letter_margins import (
@@ -72,7 +73,6 @@ from vlaudit.sources.letter_margins import (
     letter_label,
     row_logps,
 )
-from vlaudit.tables import read_table
 
 CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "irre-disjoint", "blur",
             "patch-shuffle")

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TypeGuard
 
 from vlaudit.errors import InputError
+from vlaudit.files import iter_jsonl
 from vlaudit.sources.names import norm_name
-from vlaudit.tables import iter_jsonl
 
 # The relation vocabulary of the box rules (vlaudit.builders.cycles.rules.RELATIONS; a test keeps them equal).
 RELATIONS = ("left of", "right of", "above", "below", "larger than", "smaller than")

@@ -2,7 +2,7 @@
 
 :func:`benchmark_rows` yields ``(row_number, record)`` (1-based, dataset order) from any of:
 
-* a JSONL file — the non-empty lines (:func:`vlaudit.tables.iter_jsonl`);
+* a JSONL file — the non-empty lines (:func:`vlaudit.files.iter_jsonl`);
 * ``hf-dataset:NAME[:CONFIG][@SPLIT]`` where NAME is a Hub dataset id — loaded with
   ``datasets.load_dataset(NAME, CONFIG, split=SPLIT)``, so ``HF_DATASETS_OFFLINE``, ``HF_HOME`` and
   ``HF_DATASETS_CACHE`` apply as they do for the user's own code (offline, only what is cached loads);
@@ -39,8 +39,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.files import _ids_as_text, atomic_write, iter_jsonl
 from vlaudit.hashing import sha256_bytes
-from vlaudit.tables import _ids_as_text, atomic_write, iter_jsonl
 
 HF_PREFIX = "hf-dataset:"
 IMAGES_ENV = "VLAUDIT_HF_IMAGES"

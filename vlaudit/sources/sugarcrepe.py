@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 from vlaudit.records import LabelledPair
 from vlaudit.sources.rows import ImageFolder, dataset_rows, is_dataset_source
-from vlaudit.tables import read_json
 
 
 def read_sugarcrepe(path: str | Path, *, images: ImageFolder | None = None, warnings: list[str] | None = None

@@ -38,8 +38,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal, overload
 
 from vlaudit.errors import InputError
+from vlaudit.files import iter_jsonl, read_table, table_format
 from vlaudit.sources.rows import HF_PREFIX, ImageFolder, dataset_rows
-from vlaudit.tables import iter_jsonl, read_table, table_format
 
 WINOGROUND = "winoground"
 NATURALBENCH = "naturalbench"

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 from vlaudit.sources.names import norm_name, norm_text
 from vlaudit.sources.rows import ImageFolder, dataset_rows, is_dataset_source
-from vlaudit.tables import read_json
 
 #: relation phrase as written → canonical relation (longest phrases first so the regex prefers them)
 RELATION_PHRASES: dict[str, str] = {

@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.files import iter_jsonl, read_json
 from vlaudit.sources.items import read_items
 from vlaudit.sources.margins import MarginRun, read_margins
-from vlaudit.tables import iter_jsonl, read_json
 
 MARGINS_FILE = "margins.parquet"
 REPORT_FILE = "vca.json"

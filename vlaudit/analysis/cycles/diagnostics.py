@@ -20,7 +20,7 @@ Per seed (its own image-disjoint split) and family, all on the family's **test**
   validation cycles.
 
 A family with fewer than ``min_cycles`` validation cycles in a seed is withdrawn there (§D.5,
-:func:`~vlaudit.analysis.cycles.common.select_families`) and reported as unavailable with its counts.
+:func:`~vlaudit.analysis.cycles.experiment.select_families`) and reported as unavailable with its counts.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.cycles.common import (
+from vlaudit.analysis.cycles.experiment import (
     UNAVAILABLE,
     ExperimentConfig,
     SeedInputs,
@@ -53,7 +53,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_family_bars
-from vlaudit.builders.cycles.common import family_label
+from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc
 from vlaudit.records import Cycle
 from vlaudit.results.cycles import CycleExperimentResult

@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.cycles.common import BUILD_PROVENANCE, SeedInputs
+from vlaudit.analysis.cycles.experiment import BUILD_PROVENANCE, SeedInputs
 from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
 from vlaudit.backends.registry import load_backend, require_kind
-from vlaudit.builders.cycles.common import sidecar_paths
+from vlaudit.builders.cycles.build_steps import sidecar_paths
 from vlaudit.errors import InputError
+from vlaudit.files import read_json, read_table
 from vlaudit.hashing import sha256_text
 from vlaudit.scoring.features import (
     MANIFEST_FILE,
@@ -30,7 +31,6 @@ from vlaudit.scoring.features import (
     read_features,
 )
 from vlaudit.sources.cycle_tables import read_cycles
-from vlaudit.tables import read_json, read_table
 
 
 def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str | Path) -> dict[int, SeedInputs]:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.cycles.common import (
+from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
     aggregate,

@@ -25,7 +25,7 @@ from vlaudit.settings import (
 )
 
 if TYPE_CHECKING:
-    from vlaudit.analysis.cycles.common import ExperimentConfig, SeedInputs
+    from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs
 
 # The settings the cycle paper states, with the section: ExperimentConfig.settings_provenance sorts a run's
 # settings into the paper's, departures from it and vlaudit's own.

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlaudit.analysis.cycles.common import (
+from vlaudit.analysis.cycles.experiment import (
     RANKS,
     UNAVAILABLE,
     ExperimentConfig,
@@ -35,7 +35,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
-from vlaudit.builders.cycles.common import family_label
+from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS
 

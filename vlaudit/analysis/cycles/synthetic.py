@@ -40,7 +40,8 @@ import numpy as np
 import torch
 
 from vlaudit.analysis.cycles import synthetic_generators as gen
-from vlaudit.analysis.cycles.common import mean_sd
+from vlaudit.analysis.cycles.experiment import mean_sd
+from vlaudit.files import write_result
 from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_acc
 from vlaudit.probes.trainer import (
     ProbeData,
@@ -65,7 +66,6 @@ from vlaudit.settings import (
     SYNTHETIC_RANK_PEAK,
     SYNTHETIC_RANKS,
 )
-from vlaudit.tables import write_result
 
 RANKS = SYNTHETIC_RANKS
 

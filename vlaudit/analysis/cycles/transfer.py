@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.cycles.common import (
+from vlaudit.analysis.cycles.experiment import (
     UNAVAILABLE,
     ExperimentConfig,
     SeedInputs,
@@ -51,7 +51,7 @@ from vlaudit.analysis.cycles.common import (
     write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_transfer
-from vlaudit.builders.cycles.common import family_label
+from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.records import Cycle
 from vlaudit.results.cycles import CycleExperimentResult
 from vlaudit.settings import CYCLE_SEEDS

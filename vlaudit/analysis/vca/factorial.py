@@ -34,6 +34,7 @@ import numpy as np
 
 from vlaudit.builders.factorial import IMAGE_SOURCE_CELLS, STATES, TEXT_SOURCE_CELLS, cell_label
 from vlaudit.errors import InputError
+from vlaudit.files import read_json, write_result, write_table
 from vlaudit.metrics.vca.support import image_gap
 from vlaudit.results.vca import FactorialResult
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
@@ -42,7 +43,6 @@ from vlaudit.sources.margins import read_margins, require_contexts
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auroc
-from vlaudit.tables import read_json, write_result, write_table
 
 SIGN = (1.0, -1.0)
 MAGNITUDES = (0.1, 0.5, 1.0)

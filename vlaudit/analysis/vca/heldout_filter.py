@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.vca.common import RunScores, run_info
+from vlaudit.analysis.vca.scored_runs import RunScores, run_info
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard

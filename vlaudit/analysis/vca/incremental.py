@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.vca.common import fit_predict, relation_axis, within_model_ranks
+from vlaudit.analysis.vca.scored_runs import fit_predict, relation_axis, within_model_ranks
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, weighted_auroc
 

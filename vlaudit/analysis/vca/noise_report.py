@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 from vlaudit.metrics.vca.noise import noise_band, noise_flags
 from vlaudit.results.vca import StabilityResult
 from vlaudit.sources.margins import MarginRun
-from vlaudit.tables import read_json
 
 STABILITY_FILE = "stability.json"
 NOT_MEASURED = "noise floor not measured (run `vlaudit vca stability RUN` on the scoring run)"

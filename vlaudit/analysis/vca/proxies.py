@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.vca.common import RunScores, has_context, ranking_rows, run_info, src_records
+from vlaudit.analysis.vca.scored_runs import RunScores, has_context, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL

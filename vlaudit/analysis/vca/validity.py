@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from vlaudit.analysis.vca.common import RunScores, fit_predict, ranking_rows, run_info, src_records
 from vlaudit.analysis.vca.incremental import incremental_rows
+from vlaudit.analysis.vca.scored_runs import RunScores, fit_predict, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import support
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HL_RESAMPLES
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals

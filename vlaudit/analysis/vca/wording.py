@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.vca.common import RunScores
+from vlaudit.analysis.vca.scored_runs import RunScores
 from vlaudit.errors import InputError
 
 

@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.builders.cycles.common import sidecar_paths
+from vlaudit.builders.cycles.build_steps import sidecar_paths
 from vlaudit.builders.cycles.gqa_audit import block_violation
 from vlaudit.builders.cycles.jsonl import caption_verdict
 from vlaudit.builders.cycles.rules import GeometryRules, statement_verdict
 from vlaudit.builders.cycles.synonyms import MentionMatcher
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 from vlaudit.metrics.audits import audit_cycles
 from vlaudit.metrics.cycles import split_of
 from vlaudit.records import Cycle
@@ -32,7 +33,6 @@ from vlaudit.sources.coco import parse_instances
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.gqa import parse_scene_graphs
 from vlaudit.sources.pairs_jsonl import parse_pairs
-from vlaudit.tables import read_json
 
 
 class _CocoImages:

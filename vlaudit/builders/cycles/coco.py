@@ -33,8 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.builders.cycles.coco_index import CocoIndex, build_index
-from vlaudit.builders.cycles.common import (
+from vlaudit.builders.cycles.build_steps import (
     BuildResult,
     assign_splits,
     counted_split,
@@ -50,6 +49,7 @@ from vlaudit.builders.cycles.common import (
     validation_counts_from,
     write_outputs,
 )
+from vlaudit.builders.cycles.coco_index import CocoIndex, build_index
 from vlaudit.builders.cycles.rules import RELATIONS, GeometryRules, caption_text
 from vlaudit.builders.cycles.synonyms import MentionMatcher
 from vlaudit.builders.cycles.text_neighbor import TEXT_NEIGHBOR_FAMILY, mutual_neighbor_pairs

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.builders.cycles.common import (
+from vlaudit.builders.cycles.build_steps import (
     BuildResult,
     assign_splits,
     counted_split,

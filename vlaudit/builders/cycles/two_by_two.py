@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from vlaudit.builders.cycles.common import new_row, write_outputs
+from vlaudit.builders.cycles.build_steps import new_row, write_outputs
 from vlaudit.errors import InputError
 from vlaudit.settings import TWO_BY_TWO_SPLIT
 from vlaudit.sources.two_by_two import ParsedBenchmark, TwoByTwoBlock, read_benchmark

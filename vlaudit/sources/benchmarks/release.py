@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vlaudit.errors import InputError
+from vlaudit.files import iter_jsonl, read_json
 from vlaudit.sources.items import BenchmarkItem, option_letters, parse_yes_no
 from vlaudit.sources.rows import (
     HF_PREFIX,
@@ -36,7 +37,6 @@ from vlaudit.sources.rows import (
     parse_hf_spec,
     source_stem,
 )
-from vlaudit.tables import iter_jsonl, read_json
 
 Rows = Iterator[tuple[int, dict[str, Any]]]
 _MISSING_TEXT = {"", "nan"}  # pandas writes an empty cell back as "nan" (the peers read it as absent)

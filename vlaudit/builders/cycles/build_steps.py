@@ -32,11 +32,11 @@ import numpy as np
 import orjson
 
 from vlaudit.errors import InputError
+from vlaudit.files import atomic_write, write_result
 from vlaudit.metrics.cycles import withdraw_small_families
 from vlaudit.results.columns import CYCLES
 from vlaudit.results.cycles import CycleBuildFailure, CycleBuildMeta
 from vlaudit.settings import NOT_IN_PAPER_FAMILIES, NOT_IN_PAPER_LABEL
-from vlaudit.tables import atomic_write, write_result
 
 CheckFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 BASE_COLUMNS = CYCLES.names  # the written column order (vlaudit.results.columns.CYCLES)

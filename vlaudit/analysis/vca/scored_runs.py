@@ -27,6 +27,7 @@ from sklearn.linear_model import LogisticRegression
 
 from vlaudit.analysis.vca.report import RunEvents, run_events
 from vlaudit.errors import InputError
+from vlaudit.files import read_records
 from vlaudit.metrics.vca import proxies, support
 from vlaudit.settings import CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, read_margins
@@ -40,7 +41,6 @@ from vlaudit.stats.ranking import (
     weighted_auroc,
     weighted_high_minus_low,
 )
-from vlaudit.tables import read_records
 
 HORIZONTAL = ("left of", "right of")
 VERTICAL = ("above", "below")

@@ -33,8 +33,9 @@ from vlaudit.analysis.cycles.provenance import PAPER_VALUES
 from vlaudit.analysis.cycles.provenance import cycle_builds as cycle_builds
 from vlaudit.analysis.cycles.provenance import run_settings as run_settings
 from vlaudit.analysis.cycles.provenance import settings_lines as settings_lines
-from vlaudit.builders.cycles.common import family_label
+from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.errors import InputError
+from vlaudit.files import write_result, write_table
 from vlaudit.metrics.cycles import (
     DEFAULT_MIN_CYCLES,
     DEFAULT_TOL,
@@ -62,7 +63,6 @@ from vlaudit.settings import (
     SHORTCUT_PROBE_EPOCHS,
     SHORTCUT_PROBE_LR,
 )
-from vlaudit.tables import write_result, write_table
 
 RANKS = RANK_SWEEP
 N_RESAMPLES = CYCLE_EXPERIMENT_RESAMPLES  # per-seed test CycleAcc CIs (descriptive; headline: mean ± sd)
