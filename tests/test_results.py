@@ -28,7 +28,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import read_json, write_parquet, write_result
 from vlaudit.records import Cycle
 from vlaudit.results import columns
-from vlaudit.results.base import JsonValue, VersionedResult, declared_fields
+from vlaudit.results.base import JsonValue, VersionedResult, declared_fields, json_key
 from vlaudit.results.catalog import RESULT_TYPES, render_markdown
 from vlaudit.results.cycles import CycleEvaluationResult, PairAuditResult
 
@@ -338,3 +338,17 @@ def test_a_typed_result_nested_in_what_a_caller_writes_is_written_as_its_json(tm
                              extra={"note": float("nan")})
     written = json.loads(write_json(tmp_path / "x.json", {"synthetic": record}).read_text())
     assert written == {"synthetic": {**record.to_dict(), "note": None}}  # NaN as null, as everywhere
+
+
+@dataclasses.dataclass(frozen=True)
+class _Gap:
+    g_img: float = dataclasses.field(metadata=json_key("G_img"))
+
+
+def test_a_field_may_name_a_json_key_that_is_not_a_python_name() -> None:
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Gaps(VersionedResult):
+        gaps: list[_Gap]
+
+    data = Gaps(gaps=[_Gap(0.5)]).to_dict()
+    assert data["gaps"] == [{"G_img": 0.5}] and Gaps.from_dict(data).gaps == [_Gap(0.5)]

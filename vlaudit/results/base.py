@@ -36,6 +36,18 @@ SCHEMA_VERSION_KEY = "schema_version"
 JsonValue = Union[str, int, float, bool, None, list["JsonValue"], dict[str, "JsonValue"]]  # noqa: UP007
 #: a JSON object
 JsonObject = dict[str, JsonValue]
+#: a two-sided interval [low, high] (a bootstrap percentile or Wilson interval), written as a JSON list
+Interval = tuple[float, float]
+
+
+def json_key(name: str) -> dict[str, str]:
+    """Field metadata for a record field whose JSON key is not a Python name:
+    ``g_img: float = field(metadata=json_key("G_img"))``."""
+    return {"json": name}
+
+
+def _key(f: dataclasses.Field[object]) -> str:
+    return str(f.metadata.get("json", f.name))
 
 
 def check_schema_version(data: Mapping[str, object], newest: int, *, path: str | Path, what: str,
@@ -74,8 +86,8 @@ class VersionedResult:
         """The JSON object: ``schema_version`` first, the declared fields in order (records as objects),
         then :attr:`extra`."""
         out: JsonObject = {SCHEMA_VERSION_KEY: self.schema_version}
-        for name in declared_fields(type(self)):
-            out[name] = to_json(getattr(self, name))
+        for f in _declared(type(self)):
+            out[_key(f)] = to_json(getattr(self, f.name))
         for key, value in self.extra.items():
             out.setdefault(key, to_json(value))
         return out
@@ -89,17 +101,21 @@ class VersionedResult:
         check_schema_version(data, cls.schema_version, path=where, what=cls.__name__)
         hints = _field_types(cls)
         values: dict[str, object] = {}
-        for name in declared_fields(cls):
-            if name not in data:
-                raise InputError("missing field", path=where, field=name)
-            values[name] = _decode(data[name], hints[name], where, name)
-        declared = set(values) | {SCHEMA_VERSION_KEY}
+        for f in _declared(cls):
+            if _key(f) not in data:
+                raise InputError("missing field", path=where, field=_key(f))
+            values[f.name] = _decode(data[_key(f)], hints[f.name], where, _key(f))
+        declared = {_key(f) for f in _declared(cls)} | {SCHEMA_VERSION_KEY}
         return cls(**values, extra={k: v for k, v in data.items() if k not in declared})
+
+
+def _declared(cls: type) -> tuple[dataclasses.Field[object], ...]:
+    return tuple(f for f in fields(cls) if f.name != "extra")
 
 
 def declared_fields(cls: type) -> tuple[str, ...]:
     """The JSON keys a result type always writes, in order (every dataclass field but ``extra``)."""
-    return tuple(f.name for f in fields(cls) if f.name != "extra")
+    return tuple(_key(f) for f in _declared(cls))
 
 
 def to_json(value: object) -> JsonValue:
@@ -108,7 +124,7 @@ def to_json(value: object) -> JsonValue:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if isinstance(value, VersionedResult):
             return value.to_dict()
-        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
+        return {_key(f): to_json(getattr(value, f.name)) for f in fields(value)}
     if value is None or isinstance(value, (str, bool)):
         return value
     if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):  # a numpy scalar (numpy stays unimported)
@@ -147,7 +163,7 @@ def _field_types(cls: type) -> dict[str, object]:
 def field_types(cls: type) -> dict[str, str]:
     """Each declared field's type as text (``dict``, ``list[RateRecord]``, ``int | None``, ...), for the docs."""
     hints = _field_types(cls)
-    return {name: type_name(hints[name]) for name in declared_fields(cls)}
+    return {_key(f): type_name(hints[f.name]) for f in _declared(cls)}
 
 
 def nested_records(cls: type) -> list[type]:
@@ -238,10 +254,10 @@ def _decode(value: object, hint: object, path: str | Path, name: str) -> object:
         hints = _field_types(hint)
         values: dict[str, object] = {}
         for f in fields(hint):
-            if f.name in value:
-                values[f.name] = _decode(value[f.name], hints[f.name], path, f"{name}.{f.name}")
+            if _key(f) in value:
+                values[f.name] = _decode(value[_key(f)], hints[f.name], path, f"{name}.{_key(f)}")
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise _fail("missing field", path, f"{name}.{f.name}")
+                raise _fail("missing field", path, f"{name}.{_key(f)}")
         return hint(**values)
     base = origin or hint
     args = typing.get_args(hint)
