@@ -9,6 +9,8 @@ are generated from the dataclasses.
 from __future__ import annotations
 
 import ast
+import collections.abc
+import dataclasses
 import importlib.util
 import json
 import typing
@@ -26,22 +28,33 @@ from vlaudit.errors import InputError
 from vlaudit.files import read_json, write_parquet, write_result
 from vlaudit.records import Cycle
 from vlaudit.results import columns
-from vlaudit.results.base import VersionedResult, declared_fields
+from vlaudit.results.base import JsonValue, VersionedResult, declared_fields, json_key
 from vlaudit.results.catalog import RESULT_TYPES, render_markdown
 from vlaudit.results.cycles import CycleEvaluationResult, PairAuditResult
 
 REPO = Path(__file__).resolve().parents[1]
-_SAMPLES: dict[Any, Any] = {str: "text", int: 3, float: 0.25, bool: True, dict: {"key": [1, 2]}, list: ["a", 1]}
+_SAMPLES: dict[Any, Any] = {str: "text", int: 3, float: 0.25, bool: True, Path: Path("p")}
 
 
 def _sample(hint: Any) -> Any:
-    """A JSON value that fits a field's annotation (its outer type)."""
-    if hint is Any:
-        return {"any": None}
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType):
-        return _sample(args[0])
-    return _SAMPLES[typing.get_origin(hint) or hint]
+    """A value that fits a field's annotation down to its leaves (records built field by field)."""
+    if hint is Any or hint == JsonValue:
+        return {"any": None, "list": [1, "a"]}
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, __import__("types").UnionType):
+        return _sample(next(a for a in args if a is not type(None)))
+    if origin is typing.Literal:
+        return args[0]
+    if dataclasses.is_dataclass(hint):
+        hints = typing.get_type_hints(hint)
+        return hint(**{f.name: _sample(hints[f.name]) for f in dataclasses.fields(hint) if f.name != "extra"})
+    if origin in (list, collections.abc.Sequence):
+        return [_sample(args[0])] if args else ["a", 1]
+    if origin is tuple:
+        return tuple(_sample(a) for a in args if a is not Ellipsis)
+    if origin in (dict, collections.abc.Mapping):
+        return {"key": _sample(args[1])} if args else {"key": [1, 2]}
+    return _SAMPLES[hint]
 
 
 def _instance(cls: type[VersionedResult], **extra: Any) -> VersionedResult:
@@ -71,8 +84,8 @@ def test_a_file_without_a_version_reads_as_version_one() -> None:
     ({"schema_version": 2}, "schema_version", "newer than this vlaudit reads"),
     ({"schema_version": True}, "schema_version", "positive integer"),
     ({"schema_version": "1"}, "schema_version", "positive integer"),
-    ({"rows": {"not": "a list"}}, "rows", "expected list, found dict"),
-    ({"weighting": None}, "weighting", "expected str, found NoneType"),
+    ({"rows": {"not": "a list"}}, "rows", "expected a list, found an object"),
+    ({"weighting": None}, "weighting", "expected str, found null"),
 ])
 def test_bad_files_are_refused_naming_the_field(change: dict, field: str, message: str) -> None:
     data = {"schema_version": 1, "files": [], "weighting": "pair", "rows": [], "warnings": []} | change
@@ -253,35 +266,89 @@ def test_output_schemas_are_generated_into_the_docs() -> None:
     assert text in hook.on_page_markdown(page, None, None, None)
 
 
-def test_a_typed_result_reads_like_the_dict_it_is_written_as() -> None:
+def test_a_result_is_read_by_attribute_not_as_a_mapping() -> None:
     result = PairAuditResult(files=["a.csv"], weighting="pair", rows=[], warnings=[], extra={"note": "x"})
-    assert (result["files"], result["note"], result["schema_version"]) == (["a.csv"], "x", 1)
-    assert result.get("absent", 7) == 7
-    with pytest.raises(KeyError):
-        result["absent"]
+    assert (result.files, result.extra["note"], result.schema_version) == (["a.csv"], "x", 1)
+    with pytest.raises(TypeError):
+        result["files"]  # type: ignore[index]
 
+
+@dataclasses.dataclass(frozen=True)
+class _Interval:
+    low: float
+    high: float
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rate:
+    value: float | None
+    n: int
+    ci: _Interval | None = None
+    reason: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Nested(VersionedResult):
+    rates: list[_Rate]
+    by_family: dict[str, _Rate]
+    kind: typing.Literal["pair", "item"]
+    ids: tuple[str, ...]
+
+
+def test_nested_records_write_as_objects_and_read_back_to_the_leaves() -> None:
+    result = _Nested(rates=[_Rate(0.5, 4, _Interval(0.25, 0.75)), _Rate(None, 0, reason="no blocks")],
+                     by_family={"a": _Rate(float("nan"), 2)}, kind="pair", ids=("x", "y"))
+    data = result.to_dict()
+    assert data["rates"] == [{"value": 0.5, "n": 4, "ci": {"low": 0.25, "high": 0.75}, "reason": None},
+                             {"value": None, "n": 0, "ci": None, "reason": "no blocks"}]
+    assert data["by_family"] == {"a": {"value": None, "n": 2, "ci": None, "reason": None}}  # NaN is never written
+    assert data["ids"] == ["x", "y"]
+    again = _Nested.from_dict(json.loads(json.dumps(data)))
+    assert again.rates == result.rates and again.ids == ("x", "y") and again.by_family["a"].value is None
+    assert isinstance(again.rates[0].ci, _Interval)
+
+
+@pytest.mark.parametrize(("change", "field", "message"), [
+    ({"rates": [{"value": "high", "n": 4}]}, "rates[0].value", "expected a number, found text"),
+    ({"rates": [{"value": 0.5}]}, "rates[0].n", "missing field"),
+    ({"by_family": {"a": {"value": 1, "n": 2, "ci": {"low": 0}}}}, "by_family.a.ci.high", "missing field"),
+    ({"kind": "cluster"}, "kind", "expected one of 'pair' | 'item'"),
+    ({"ids": "xy"}, "ids", "expected a list, found text"),
+])
+def test_a_bad_leaf_is_refused_naming_its_field_path(change: dict, field: str, message: str) -> None:
+    data = {"rates": [], "by_family": {}, "kind": "pair", "ids": []} | change
+    with pytest.raises(InputError) as caught:
+        _Nested.from_dict(data, path="nested.json")
+    assert caught.value.field == field and message in str(caught.value) and "nested.json" in str(caught.value)
 
 
 def test_numpy_numbers_fit_number_fields_and_bools_do_not() -> None:
     base = {"families": {}, "unavailable": {}, "splits": [], "min_cycles": np.int64(30), "tol": np.float64(1e-9),
             "n_resamples": 5000, "seed": 0, "warnings": []}
     assert CycleEvaluationResult.from_dict(base).min_cycles == 30
-    with pytest.raises(InputError, match="expected int, found bool"):
+    with pytest.raises(InputError, match="expected an integer, found a boolean"):
         CycleEvaluationResult.from_dict(base | {"seed": True})
 
 
-def test_a_typed_record_reads_as_the_mapping_its_file_holds(tmp_path: Path) -> None:
-    """Key access, ``in``, ``get``, iteration in file order and ``dict()`` give what ``to_dict()`` gives, so
-    callers of the API functions that returned plain dicts keep working; nested in a dict it writes as JSON."""
+def test_a_typed_result_nested_in_what_a_caller_writes_is_written_as_its_json(tmp_path: Path) -> None:
     from vlaudit.files import write_json
     from vlaudit.results.cycles import SyntheticResult
 
     record = SyntheticResult(seeds=[0], config={"n": 2}, rows=[], checks={"ok": True}, checks_per_seed={},
                              extra={"note": float("nan")})
-    assert dict(record) == record.to_dict() and list(record)[:2] == ["schema_version", "seeds"]
-    assert record["schema_version"] == record.get("schema_version") == 1 and len(record) == 7
-    assert "note" in record and "absent" not in record and record.get("absent", 3) == 3
-    with pytest.raises(KeyError):
-        record["absent"]
     written = json.loads(write_json(tmp_path / "x.json", {"synthetic": record}).read_text())
     assert written == {"synthetic": {**record.to_dict(), "note": None}}  # NaN as null, as everywhere
+
+
+@dataclasses.dataclass(frozen=True)
+class _Gap:
+    g_img: float = dataclasses.field(metadata=json_key("G_img"))
+
+
+def test_a_field_may_name_a_json_key_that_is_not_a_python_name() -> None:
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Gaps(VersionedResult):
+        gaps: list[_Gap]
+
+    data = Gaps(gaps=[_Gap(0.5)]).to_dict()
+    assert data["gaps"] == [{"G_img": 0.5}] and Gaps.from_dict(data).gaps == [_Gap(0.5)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 
-from vlaudit.results.base import VersionedResult, field_types
+from vlaudit.results.base import VersionedResult, field_types, nested_records
 from vlaudit.results.columns import TABLES, TableSchema
 from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
 from vlaudit.results.cycles import (
@@ -68,6 +68,10 @@ def result_markdown(cls: type[VersionedResult]) -> str:
              "| key | type |", "|---|---|", "| `schema_version` | int |"]
     # a union's "|" would split the Markdown table cell
     lines += [f"| `{name}` | {kind.replace(' | ', ' or ')} |" for name, kind in field_types(cls).items()]
+    for record in nested_records(cls):
+        lines += ["", f"`{record.__name__}` (a record inside it): {_summary(record)}", "", "| key | type |",
+                  "|---|---|"]
+        lines += [f"| `{name}` | {kind.replace(' | ', ' or ')} |" for name, kind in field_types(record).items()]
     return "\n".join(lines)
 
 
