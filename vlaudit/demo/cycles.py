@@ -45,8 +45,8 @@ from vlaudit.results.demo import DemoCycleAudits, ProbeNotes
 from vlaudit.scoring.features import (
     FeatureInputs,
     collect_inputs,
-    extract_features,
     read_features,
+    write_features,
     zero_shot_scores,
 )
 from vlaudit.scoring.run_spec import FeaturesSpec
@@ -122,7 +122,7 @@ def features_arguments(model: str, cycles: Sequence[Path], images: Path, out: Pa
 
 
 def _feature_bars(bars: Bars, prefix: str) -> Callable[[str, int, int], None]:
-    """Adapt ``extract_features``' progress(task, done, total) to one bar per task."""
+    """Adapt ``write_features``' progress(task, done, total) to one bar per task."""
     advance: dict[str, Callable[[int], None]] = {}
 
     def progress(task: str, done: int, total: int) -> None:
@@ -167,7 +167,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
     cycles_of = {source: read_cycles(built["cycles"][source]) for source in SOURCES}
     inputs = merge_inputs([(collect_inputs(cycles_of[s], built["cycles"][s], built["scenes"] / "images"),
                             built["cycles"][s]) for s in SOURCES])
-    extract_features(backend, inputs, folder / "features", progress=_feature_bars(bars, f"seed {seed}: {spec}"),
+    write_features(backend, inputs, folder / "features", progress=_feature_bars(bars, f"seed {seed}: {spec}"),
                      provenance={"model": spec, "cycles": [str(built["cycles"][s]) for s in SOURCES]},
                      arguments=features_arguments(spec, [built["cycles"][s] for s in SOURCES],
                                                   built["scenes"] / "images", folder / "features",
