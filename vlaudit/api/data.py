@@ -34,7 +34,7 @@ from vlaudit.settings import (
 from vlaudit.sources.items import write_items
 from vlaudit.sources.rows import ImageFolder, default_images_dir, source_stem
 from vlaudit.sources.vsr import check_strict_mapping, read_meta_categories, read_vsr
-from vlaudit.sources.whatsup import read_controlled, read_two_obj
+from vlaudit.sources.whatsup import read_whatsup_controlled, read_whatsup_spatial
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def build_vsr_inverse_items(split_file: str | Path, *, out: str | Path, entities
 def build_gsr_coco_items(two_obj: str | Path, *, out: str | Path, instances: str | Path | None = None,
                          split: str | None = None, image_prefix: str = "") -> ItemsBuild:
     """Same-image true/false groups from What's Up's COCO two-object rows (VCA §11)."""
-    result = gsr_coco_items(read_two_obj(two_obj), split=split or source_stem(two_obj), image_prefix=image_prefix)
+    result = gsr_coco_items(read_whatsup_spatial(two_obj), split=split or source_stem(two_obj), image_prefix=image_prefix)
     if instances is not None:
         result = attach_coco_boxes(result, instances)
     return _finish(result, Path(out), {"source": str(two_obj)})
@@ -170,6 +170,6 @@ def build_whatsup_items(controlled: str | Path, *, out: str | Path, split: str |
                         image_prefix: str = "", hf_images: str | Path | None = None) -> ItemsBuild:
     """What's Up Controlled-A/B: one group per image, option 0 true and every other option false."""
     images = _images(hf_images)
-    result = controlled_items(read_controlled(controlled, images=images), split=split or source_stem(controlled),
+    result = controlled_items(read_whatsup_controlled(controlled, images=images), split=split or source_stem(controlled),
                               image_prefix=image_prefix)
     return _finish(result, Path(out), {"source": str(controlled)}, images=images)
