@@ -9,7 +9,7 @@ Hugging Face dataset (``hf-dataset:NAME[:CONFIG][@SPLIT]``, a ``save_to_disk`` f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
@@ -25,9 +25,6 @@ from vlaudit.settings import (
     VSR_PAPER_RELATION_TYPES,
     VSR_PAPER_YES,
 )
-
-if TYPE_CHECKING:
-    from vlaudit.api.data import BuildCounts, RelationCandidates
 
 
 def print_build(title: str, summary: dict[str, Any]) -> None:
@@ -102,8 +99,10 @@ def data_vsr(
     _finish(build, f"VSR — {split_file.name}", split_file)
 
 
-def print_population(counts: BuildCounts | None, relations: list[str] | None) -> None:
-    """The population this build holds, then the paper's as a gap: its nine relation types are not named (§4)."""
+def print_population(counts: Any, relations: list[str] | None) -> None:
+    """The population this build holds, then the paper's as a gap: its nine relation types are not named (§4).
+
+    ``counts``: the build's :class:`vlaudit.api.data.BuildCounts` (None when it counted nothing)."""
     labels = {} if counts is None else counts.labels
     n_relations = 0 if counts is None or counts.n_relations is None else counts.n_relations
     which = "all relations" if relations is None else "--relations"
@@ -146,8 +145,9 @@ def data_vsr_inverse(
     _finish(build, f"VSR inverse pairs — {split_file.name}", split_file)
 
 
-def print_relations(rows: list[RelationCandidates], categories: dict[str, str] | None) -> None:
-    """Per VSR relation: family, inverse, candidates and groups (and meta-category with ``--meta``)."""
+def print_relations(rows: list[Any], categories: dict[str, str] | None) -> None:
+    """Per VSR relation (:class:`vlaudit.api.data.RelationCandidates`): family, inverse, candidates and groups
+    (and meta-category with ``--meta``)."""
     columns = ["relation", "family", "inverse", "candidates", "groups"]
     table: list[list[str | int]] = [[r.relation, r.family, r.inverse, r.candidates, r.groups] for r in rows]
     if categories is not None:
@@ -157,7 +157,7 @@ def print_relations(rows: list[RelationCandidates], categories: dict[str, str] |
     vlaudit.print_table("Strict-family candidates per VSR relation", columns, table)
 
 
-def print_inverse_built(counts: BuildCounts, n_excluded: int, entities: str) -> None:
+def print_inverse_built(counts: Any, n_excluded: int, entities: str) -> None:
     """What this build made, then the paper's split as a gap: its 35 exclusions are not definable (VCA §18)."""
     say(f"built: {counts.n_groups} groups from {counts.n_candidates} candidates, {n_excluded} excluded "
         f"(--entities {entities})")
