@@ -52,10 +52,12 @@ def test_bad_rows_are_one_line_input_errors() -> None:
     with pytest.raises(InputError, match=r"row 2, field 'score'.*not a number"):
         as_scores([{"image_id": "u0a", "caption_id": "v0a", "score": 1.0},
                    {"image_id": "u0a", "caption_id": "v0b", "score": "high"}], cycles)
+    with pytest.raises(InputError, match=r"row 1, field 'score'.*True is not a number"):
+        as_scores([{"image_id": "u0a", "caption_id": "v0a", "score": True}], cycles)
     with pytest.raises(InputError, match=r"<cycles>, record row 1, field 'family'"):
         as_cycles([{k: v for k, v in CYCLES[0].items() if k != "family"}])
     with pytest.raises(InputError, match="expected a path, a pandas DataFrame, a pyarrow Table"):
-        as_margin_runs(42)  # type: ignore[arg-type]
+        as_margin_runs(42)
     with pytest.raises(InputError, match=r"2-D matrix.*shape \(3,\)"):
         as_matrix(torch.ones(3), what="image_embeddings")
 

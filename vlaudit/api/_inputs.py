@@ -7,6 +7,7 @@ input shapes are named in :mod:`vlaudit.api.inputs`.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -40,17 +41,20 @@ class _FromRow(Protocol[Built]):
     def __call__(self, row: dict[str, object], *, path: str, record: str) -> Built: ...
 
 
-def rows_of(data: RowsInput | str | Path, *, what: str) -> list[dict[str, object]] | None:
+def rows_of(data: object, *, what: str) -> list[dict[str, object]] | None:
     """Rows of a DataFrame, pyarrow Table or sequence of dicts; None for a path (read by the caller)."""
-    if isinstance(data, (str, Path)):
-        return None
+    return None if isinstance(data, (str, Path)) else table_rows(data, what=what)
+
+
+def table_rows(data: object, *, what: str) -> list[dict[str, object]]:
+    """Rows of a DataFrame, pyarrow Table or sequence of dicts; anything else is an :class:`InputError`."""
     if isinstance(data, ArrowTable):
         return [dict(row) for row in data.to_pylist()]
     if isinstance(data, DataFrame):
         records = data.to_dict(orient="records")
         if isinstance(records, list) and all(isinstance(row, Mapping) for row in records):
             return [{str(key): value for key, value in row.items()} for row in records]
-    elif isinstance(data, Sequence) and all(isinstance(row, Mapping) for row in data):
+    elif isinstance(data, Sequence) and not isinstance(data, str) and all(isinstance(row, Mapping) for row in data):
         return [dict(row) for row in data if isinstance(row, Mapping)]
     raise InputError(f"{what}: expected a path, a pandas DataFrame, a pyarrow Table or a list of rows, "
                      f"not {type(data).__name__}")
@@ -58,14 +62,13 @@ def rows_of(data: RowsInput | str | Path, *, what: str) -> list[dict[str, object
 
 def _records(data: str | Path | RowsInput | Sequence[Record], kind: type[Record],
              read: Callable[[str | Path], list[Record]], from_row: _FromRow[Record], what: str) -> list[Record]:
-    """``data`` as a list of ``kind`` records: itself when it is one, else read from its path, or validated row by
-    row (the file readers' validators, so a bad row names the same record and field)."""
+    """``data`` as a list of ``kind`` records: read from its path, itself when it is a list of them, or validated
+    row by row (the file readers' validators, so a bad row names the same record and field)."""
+    if isinstance(data, (str, Path)):
+        return read(data)
     if isinstance(data, Sequence) and data and all(isinstance(record, kind) for record in data):
         return [record for record in data if isinstance(record, kind)]
-    rows = rows_of(data, what=what)  # type: ignore[arg-type]  # a list of records was returned above
-    if rows is None:
-        assert isinstance(data, (str, Path))
-        return read(data)
+    rows = table_rows(data, what=what)
     return [from_row(row, path=f"<{what}>", record=f"row {i}") for i, row in enumerate(rows, start=1)]
 
 
@@ -95,10 +98,9 @@ def as_scores(scores: ScoresInput, cycles: Sequence[Cycle]) -> dict[tuple[str, s
                             source="<scorer>")
     if isinstance(scores, Mapping):
         return score_lookup(((str(u), str(v), float(s)) for (u, v), s in scores.items()), source="<scores>")
-    rows = rows_of(scores, what="scores")
-    if rows is None:
-        assert isinstance(scores, (str, Path))
+    if isinstance(scores, (str, Path)):
         return read_scores(scores)
+    rows = table_rows(scores, what="scores")
     for index, row in enumerate(rows, start=1):
         for name in ("image_id", "caption_id", "score"):
             if row.get(name) is None:
@@ -108,11 +110,13 @@ def as_scores(scores: ScoresInput, cycles: Sequence[Cycle]) -> dict[tuple[str, s
 
 
 def _score(value: object, index: int) -> float:
-    try:
-        return float(value)  # type: ignore[arg-type]  # float() itself checks the type
-    except (TypeError, ValueError):
-        raise InputError(f"score {value!r} is not a number", path="<scores>", record=f"row {index}",
-                         field="score") from None
+    """A row's score as a float; text is parsed, a bool or anything else is refused (as the file reader does)."""
+    if isinstance(value, (str, numbers.Real)) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise InputError(f"score {value!r} is not a number", path="<scores>", record=f"row {index}", field="score")
 
 
 def as_items(items: ItemsInput) -> list[BenchmarkItem]:
@@ -125,11 +129,9 @@ def as_margin_runs(margins: MarginsInput) -> list[MarginRun]:
     (or a :class:`~vlaudit.api.vca.Margins` result)."""
     if isinstance(margins, MarginsFolder):
         margins = margins.path
-    rows = rows_of(margins, what="margins")
-    if rows is None:
-        assert isinstance(margins, (str, Path))
+    if isinstance(margins, (str, Path)):
         return read_margins(margins)
-    return runs_from_rows(rows, path="<margins>")
+    return runs_from_rows(table_rows(margins, what="margins"), path="<margins>")
 
 
 def as_matrix(values: MatrixInput, *, what: str) -> NDArray[np.float32]:
