@@ -4,6 +4,7 @@ entry lists give the same records; a form it does not list is refused as one Inp
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -127,10 +128,13 @@ def _read(name: str, source: str | Path, root: Path) -> object:
     return entry.reader(source, **options)
 
 
-def test_every_registered_reader_has_a_case_here_and_the_items_readers_are_the_formats() -> None:
+def test_every_reader_is_a_read_function_declaring_its_inputs_with_a_case_here() -> None:
     assert set(CASES) == set(READERS)
     assert FORMATS == {name: entry for name, entry in READERS.items() if entry.yields == ITEMS}
     for entry in READERS.values():
+        assert entry.reader.__name__.startswith("read_"), entry.name
+        parameters = inspect.signature(entry.reader).parameters
+        assert ("images" in parameters) == entry.images and set(entry.needs) <= set(parameters), entry.name
         assert entry.sources[0] == "file" and set(entry.sources) <= {"file", "folder", "hf-dataset"}
         assert entry.release and "\n" not in entry.release
     assert CASES.keys() - {n for n, e in READERS.items() if "hf-dataset" in e.sources} == {
