@@ -76,6 +76,19 @@ def test_vsr_zeroshot_repairs_truncated_subjects(shared_data):
     assert sources["fields"] + sources["fields-repaired"] == 1222
 
 
+def test_the_vsr_inverse_build_returns_its_relations_and_counts_as_records(shared_data, tmp_path):
+    import vlaudit
+    from vlaudit.api.data import BuildCounts, RelationCandidates
+
+    build = vlaudit.build_vsr_inverse_items(shared_data / "vsr" / "zeroshot_test.jsonl", out=tmp_path / "inv.jsonl",
+                                            entities="fields")
+    assert isinstance(build.counts, BuildCounts) and build.relations
+    assert all(isinstance(r, RelationCandidates) for r in build.relations)
+    assert (build.counts.n_candidates, build.counts.n_groups, build.n_excluded) == (249, 237, 12)
+    assert sum(r.candidates for r in build.relations) == 249 and sum(r.groups for r in build.relations) == 237
+    assert build.summary["n_groups"] == 237 and build.summary["entities"] == "fields"
+
+
 def test_vsr_inverse_pairs(shared_data, tmp_path):
     zeroshot = read_vsr(shared_data / "vsr" / "zeroshot_test.jsonl")
     strict = vsr_inverse_items(zeroshot, dataset="vsr-zeroshot", split="test", entities="fields")
