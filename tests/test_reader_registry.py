@@ -174,3 +174,9 @@ def test_a_file_only_reader_refuses_its_release_folder_in_one_line(tmp_path: Pat
 def test_an_unknown_reader_lists_the_registered_ones() -> None:
     with pytest.raises(InputError, match="unknown reader 'coco'; choose from pope, mme, .*, cycles"):
         reader_named("coco")
+
+
+def test_the_benchmarks_reference_lists_every_reader_with_what_it_yields_and_takes() -> None:
+    page = (Path(__file__).parent.parent / "docs" / "reference" / "benchmarks.md").read_text(encoding="utf-8")
+    for entry in READERS.values():
+        assert f"| `{entry.name}` | {entry.yields} | {', '.join(entry.sources)} |" in page, entry.name
