@@ -41,7 +41,7 @@ from vlaudit.metrics.cycles import (
 )
 from vlaudit.probes.trainer import ProbeData, TrainConfig, cycle_scores, cycles_to_index, fit_probe
 from vlaudit.report.plots import plot_cycle_acc
-from vlaudit.results.demo import DemoCycleAudits, ProbeNotes
+from vlaudit.results.demo import DemoCycleAudits, ProbeNote, ProbeNotes
 from vlaudit.scoring.features import (
     FeatureInputs,
     collect_inputs,
@@ -154,7 +154,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
     """
     out: dict[str, dict[str, np.ndarray]] = {}
     rows: list[dict[str, Any]] = []
-    notes: list[dict[str, str]] = []
+    notes: list[ProbeNote] = []
 
     def keep(scorer: str, family: str, test: list[Any], block: np.ndarray) -> None:
         delta = cycle_contrast(block[:, 0], block[:, 1], block[:, 2], block[:, 3])
@@ -194,7 +194,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
         additive = fit_probe("additive", train_data, None,
                              TrainConfig(epochs=5, batch_size=64, lr=1e-2, seed=seed, loss="bce4", select="last"))
         keep("additive", family, test, cycle_scores(additive.scorer, test_data))
-        notes.extend({"family": family, "scorer": "additive", "note": n} for n in additive.notes)
+        notes.extend(ProbeNote(family=family, scorer="additive", note=n) for n in additive.notes)
         advance(1)
         val_data = _probe_data(features, index, val, f"{family}/val") if val else None
         for rank in config.ranks:
@@ -202,7 +202,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
                               TrainConfig(epochs=config.probe_epochs, batch_size=config.probe_batch,
                                           lr=config.probe_lr, seed=seed), rank=rank)
             keep(f"probe-rank-{rank}", family, test, cycle_scores(probe.scorer, test_data))
-            notes.extend({"family": family, "scorer": f"probe-rank-{rank}", "note": n} for n in probe.notes)
+            notes.extend(ProbeNote(family=family, scorer=f"probe-rank-{rank}", note=n) for n in probe.notes)
             advance(1)
     write_table(folder / "contrasts.csv", rows)
     write_result(folder / "probe_notes.json", ProbeNotes(notes=notes))
@@ -214,8 +214,7 @@ def pooled_summary(deltas: dict[int, np.ndarray], config: DemoConfig) -> dict[st
     per_seed = {seed: summarize_contrasts(d, tol=DEFAULT_TOL, n_resamples=config.n_resamples, seed=seed)
                 for seed, d in sorted(deltas.items()) if len(d)}
     if not per_seed:
-        return {"n": 0, "cycle_acc": float("nan"), "ci": [float("nan")] * 2, "ties": 0, "tie_rate": float("nan"),
-                "per_seed": {}}
+        return {"n": 0, "cycle_acc": None, "ci": None, "ties": 0, "tie_rate": None, "per_seed": {}}  # no cycles
     # stratified bootstrap of the mean over seeds: resample cycles within each seed, average the seed means
     draws = np.mean([bootstrap_means(cycle_credit(deltas[s], DEFAULT_TOL), n_resamples=config.n_resamples,
                                      seed=config.seed + s) for s in per_seed], axis=0)

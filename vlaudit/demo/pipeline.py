@@ -43,6 +43,7 @@ from vlaudit.demo.cycles import (
     score_encoder,
     summarize_encoders,
 )
+from vlaudit.demo.records import json_object
 from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 from vlaudit.files import write_result
 from vlaudit.reference.models import TRAINED_MODELS
@@ -173,7 +174,7 @@ def cycle_checks(cycles: dict[str, Any], config: DemoConfig) -> list[dict[str, A
     for spec in config.all_encoders:
         cells = [(f, s["test"]) for f, s in encoders[spec]["scorers"].get("additive", {}).get("families", {}).items()]
         exact = all(c["cycle_acc"] == 0.5 and c["tie_rate"] == 1.0 for _, c in cells)
-        worst = max((abs(c["cycle_acc"] - 0.5) for _, c in cells), default=None)
+        worst = max((abs(c["cycle_acc"] - 0.5) for _, c in cells if c["cycle_acc"] is not None), default=None)
         row(f"{spec}: additive control on every family", "CycleAcc exactly 0.5, tie rate 1 (Proposition 1)",
             f"{len(cells)} families, max |CycleAcc - 0.5| = {worst}, min tie rate = "
             f"{min((c['tie_rate'] for _, c in cells), default=None)}", bool(cells) and exact)
@@ -257,14 +258,14 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
         cycles = stage("exact cycles", lambda: _cycle_stage(config, out, log, bars, timings))
         vca = stage("visual credit audit", lambda: _vca_stage(out, config, log))
     known = [{"check": f"synthetic control: {name}", "expected": "passes on every seed", "observed": ok,
-              "passed": bool(ok)} for name, ok in synthetic["checks"].items()]
+              "passed": bool(ok)} for name, ok in synthetic.checks.items()]
     known += cycle_checks(cycles, config)
     known += list(vca["known_answers"])
     summary = {
         "config": asdict(config),
-        "synthetic": {"checks": synthetic["checks"],
-                      "rows": [{k: r[k] for k in ("diagnostic", "probe", "metric", "mean", "expected")}
-                               for r in synthetic["rows"]]},
+        "synthetic": {"checks": synthetic.checks,
+                      "rows": [{k: row[k] for k in ("diagnostic", "probe", "metric", "mean", "expected")}
+                               for row in map(json_object, synthetic.rows)]},
         "cycles": cycles,
         "vca": {k: v for k, v in vca.items() if k != "known_answers"},
         "known_answers": known,
