@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,20 @@ from vlaudit.results.demo import (
 )
 from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
 
+
+# the smallest stage summaries a DemoSummary holds (stages faked where the wiring, not the models, is tested)
+EMPTY_CYCLE_STAGE = {"split": "test", "seeds": [0], "counts": {}, "encoders": {}, "rank_sweep": [], "files": {},
+                     "audit": {"max_abs_signed_degree": 0, "max_tv": 0.0, "violations": 0}}
+EMPTY_VCA_STAGE = {"runs": [], "planted_credited_fraction": {}, "factorial": [], "seconds": {}, "notes": []}
+VERSIONS = {"vlaudit": "0", "python": "3", "numpy": "2", "torch": "2", "platform": "p", "commit": None}
+
+
+def _fake_summary(known_answers: list[dict[str, Any]]) -> DemoSummary:
+    """What a faked ``run_demo`` returns: empty stages and these checks."""
+    return DemoSummary.from_dict({
+        "config": {}, "synthetic": {"checks": {}, "rows": []}, "cycles": EMPTY_CYCLE_STAGE, "vca": EMPTY_VCA_STAGE,
+        "known_answers": known_answers, "passed": all(row["passed"] for row in known_answers), "models": {},
+        "timings": {}, "versions": VERSIONS, "files": {}})
 
 @pytest.mark.slow
 def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None, versioned_outputs) -> None:
@@ -94,8 +109,7 @@ def test_cycle_checks_flag_a_missed_known_answer() -> None:
 def test_demo_exits_non_zero_when_a_check_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     def fake_run_demo(out_dir, config, *, log, bars):  # type: ignore[no-untyped-def]
-        return {"cycles": {"encoders": {}}, "files": {},
-                "known_answers": [{"check": "planted", "expected": ">= 1", "observed": 0, "passed": False}]}
+        return _fake_summary([{"check": "planted", "expected": ">= 1", "observed": 0, "passed": False}])
 
     monkeypatch.setattr(vlaudit, "run_demo", fake_run_demo)  # the facade name the command calls
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--quick"])
@@ -110,7 +124,7 @@ def test_demo_models_go_where_they_can_be_audited(tmp_path: Path, monkeypatch: p
 
     def fake_run_demo(out_dir, config, *, log, bars):  # type: ignore[no-untyped-def]
         seen["config"] = config
-        return {"cycles": {"encoders": {}}, "files": {}, "known_answers": []}
+        return _fake_summary([])
 
     monkeypatch.setattr(vlaudit, "run_demo", fake_run_demo)  # the facade name the command calls
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--quick", "--model", "hf:/some/dir",
@@ -159,17 +173,18 @@ def test_run_demo_returns_the_typed_summary_it_writes(tmp_path: Path, monkeypatc
 
     synthetic = SyntheticResult(seeds=[0], config={}, rows=[], checks={"planted": True}, checks_per_seed={})
     monkeypatch.setattr(demo, "run_synthetic", lambda *args, **kwargs: synthetic)
-    monkeypatch.setattr(demo, "_cycle_stage", lambda *args: {"encoders": {}, "files": {"plot": "cycles/p.png"}})
+    monkeypatch.setattr(demo, "_cycle_stage", lambda *args: EMPTY_CYCLE_STAGE | {"files": {"plot": "cycles/p.png"}})
     monkeypatch.setattr(demo, "cycle_checks", lambda cycles, config: [])
-    monkeypatch.setattr(demo, "_vca_stage", lambda *args: {"known_answers": [], "runs": []})
+    monkeypatch.setattr(demo, "_vca_stage", lambda *args: EMPTY_VCA_STAGE | {"known_answers": []})
     monkeypatch.setattr(demo, "_report", lambda out: "report.html")
     summary = demo.run_demo(tmp_path, DemoConfig.quick_config(), log=lambda message: None)
     assert isinstance(summary, DemoSummary) and summary.schema_version == 1
     saved = json.loads((tmp_path / "summary.json").read_text())
     assert saved == json.loads(json.dumps(summary.to_dict()))  # JSON turns the config's tuples into lists
     assert DemoSummary.from_dict(saved).to_dict() == saved
-    assert summary["passed"] and summary["files"]["report"] == "report.html"
-    assert [row["check"] for row in summary["known_answers"]] == ["synthetic control: planted"]
+    assert summary.passed and summary.files["report"] == "report.html"
+    assert [row.check for row in summary.known_answers] == ["synthetic control: planted"]
+    assert summary.cycles.files == {"plot": "cycles/p.png"} and summary.vca.runs == []
 
 
 @pytest.mark.usefixtures("reference_cache", "one_torch_thread")
