@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -21,7 +21,6 @@ from vlaudit.results.demo import (
     ProbeNotes,
 )
 from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
-
 
 # the smallest stage summaries a DemoSummary holds (stages faked where the wiring, not the models, is tested)
 EMPTY_CYCLE_STAGE = {"split": "test", "seeds": [0], "counts": {}, "encoders": {}, "rank_sweep": [], "files": {},
