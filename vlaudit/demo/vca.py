@@ -200,8 +200,8 @@ def known_answers(runs: list[dict[str, Any]], planted: dict[str, float], factori
     return rows
 
 
-def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log = print) -> dict[str, Any]:
-    """Run the stage into ``out_dir`` (see the module docstring); returns {runs, known_answers, ...}."""
+def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log = print) -> DemoVcaKnownAnswers:
+    """Run the stage into ``out_dir`` (see the module docstring); returns what ``known_answers.json`` holds."""
     config = config or VcaStageConfig()
     out = Path(out_dir)
     timings: dict[str, float] = {}
@@ -231,7 +231,7 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
         write_report_files(run_dir / "report", report)
         runs.extend(map(json_object, report.runs))
         timings[_slug(spec)] = round(time.perf_counter() - t0, 2)
-        log(f"vca: {spec} scored {summary['n_scored_rows']} rows in {timings[_slug(spec)]} s")
+        log(f"vca: {spec} scored {json_object(summary)['n_scored_rows']} rows in {timings[_slug(spec)]} s")
     t0 = time.perf_counter()
     fact = out / "factorial"
     build_factorial(fact / "inputs", n_per_relation=config.factorial_stems_per_relation)
@@ -259,7 +259,8 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
               "seconds": timings,
               "notes": ["ref:scene-vqa-mixture is a constructed mechanism (a fixed reader of the scene images "
                         "and a text-prior table): a calibration instrument for D-CC, not a stand-in for a model."]}
-    write_result(out / "known_answers.json", DemoVcaKnownAnswers.from_dict(result))
-    for row in answers:
-        log(f"  [{'PASS' if row['passed'] else 'FAIL'}] {row['check']}: {row['observed']} (expected {row['expected']})")
-    return result
+    typed = DemoVcaKnownAnswers.from_dict(result)
+    write_result(out / "known_answers.json", typed)
+    for row in typed.known_answers:
+        log(f"  [{'PASS' if row.passed else 'FAIL'}] {row.check}: {row.observed} (expected {row.expected})")
+    return typed
