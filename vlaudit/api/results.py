@@ -14,10 +14,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 from vlaudit.files import write_json, write_result, write_table
-from vlaudit.results.base import Interval, JsonObject, VersionedResult
+from vlaudit.results.base import Interval, JsonObject, VersionedResult, to_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,6 +28,23 @@ Cell = str | int | float | bool | None
 Row = dict[str, Cell]
 #: what writes a result into a folder (the command's files), returning the paths written
 Writer = Callable[[Path, "Result"], list[Path]]
+
+
+class _Settable(Protocol):
+    def __setitem__(self, key: str, value: float | None, /) -> None: ...
+
+
+Settable = TypeVar("Settable", bound=_Settable)
+
+
+def _cell(column: str, value: object) -> Cell:
+    """A row's value as a cell: numpy scalars as Python numbers, NaN as None; a list or object is refused (an
+    interval goes in two columns, :func:`with_interval`)."""
+    cell = to_json(value)
+    if isinstance(cell, (list, dict)):
+        raise TypeError(f"row column {column!r} holds {type(value).__name__}, not a single value "
+                        "(an interval goes in NAME_lo / NAME_hi: with_interval)")
+    return cell
 
 
 def _fmt(value: Cell) -> str:
@@ -51,11 +68,14 @@ class Result:
     result: VersionedResult | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, result: VersionedResult, rows: Sequence[Mapping[str, Cell]], *, title: str = "vlaudit result",
+    def of(cls, result: VersionedResult, rows: Sequence[Mapping[str, object]], *, title: str = "vlaudit result",
            interval_columns: Sequence[str] = (), writer: Writer | None = None) -> Self:
-        """A result of a typed record: ``data`` is ``result.to_dict()``."""
-        return cls(result.to_dict(), [dict(row) for row in rows], title=title, interval_columns=interval_columns,
-                   writer=writer, result=result)
+        """A result of a typed record: ``data`` is ``result.to_dict()``, each row's values cells (:data:`Cell`).
+
+        A subclass with fields of its own builds itself with its constructor (``data=result.to_dict()``,
+        ``result=result`` and its fields)."""
+        return cls(result.to_dict(), [{k: _cell(k, v) for k, v in row.items()} for row in rows], title=title,
+                   interval_columns=interval_columns, writer=writer, result=result)
 
     @property
     def schema_version(self) -> int | None:
@@ -105,7 +125,7 @@ class Result:
         return f"<{type(self).__name__} {self.title!r}: {len(self.rows)} rows>"
 
 
-def with_interval(row: Row, name: str, ci: Interval | Sequence[float] | None) -> Row:
+def with_interval(row: Settable, name: str, ci: Interval | Sequence[float] | None) -> Settable:
     """Add ``name_lo`` / ``name_hi`` to ``row`` from a two-element interval (None → missing)."""
     low, high = (None, None) if not ci else (ci[0], ci[1])
     row[f"{name}_lo"], row[f"{name}_hi"] = low, high
