@@ -50,6 +50,7 @@ from vlaudit.reference.models import TRAINED_MODELS
 from vlaudit.report.html import write_report
 from vlaudit.results.base import JsonValue, record_from_dict, to_json
 from vlaudit.results.demo import (
+    DemoAuditSummary,
     DemoCycleCell,
     DemoCycleEvaluation,
     DemoCycleStage,
@@ -143,21 +144,16 @@ def _cycle_stage(config: DemoConfig, out: Path, log: Log, bars: Bars, timings: d
     sweep = rank_sweep(encoders, config.ranks)
     files = plot_outputs(encoders, sweep, out / "cycles", config)
     audit_rows = [row for b in built.values() for audit in b["audit"].values() for row in audit.get("rows", [])]
-    result = {
-        "split": "test",
-        "seeds": list(config.seeds),
-        "counts": {str(seed): b["counts"] for seed, b in built.items()},
-        "audit": {"max_abs_signed_degree": max((r["max_abs_signed_degree"] for r in audit_rows), default=0),
-                  "max_tv": max((r[k] or 0.0 for r in audit_rows for k in ("tv_image", "tv_caption")), default=0.0),
-                  "violations": sum(b["audit"][s]["validity_violations"] for b in built.values()
-                                    for s in b["audit"])},
-        "encoders": encoders,
-        "rank_sweep": sweep,
-        "files": {name: str(path.relative_to(out)) for name, path in files.items()},
-    }
-    evaluation = DemoCycleEvaluation.from_dict(result)
-    write_result(out / "cycles" / "eval.json", evaluation)
-    return DemoCycleStage(**{f.name: getattr(evaluation, f.name) for f in fields(DemoCycleStage)})
+    stage = DemoCycleStage(
+        split="test", seeds=list(config.seeds), counts={str(seed): b["counts"] for seed, b in built.items()},
+        audit=DemoAuditSummary(
+            max_abs_signed_degree=max((r["max_abs_signed_degree"] for r in audit_rows), default=0),
+            max_tv=max((r[k] or 0.0 for r in audit_rows for k in ("tv_image", "tv_caption")), default=0.0),
+            violations=sum(b["audit"][s]["validity_violations"] for b in built.values() for s in b["audit"])),
+        encoders=encoders, rank_sweep=sweep, files={name: str(path.relative_to(out)) for name, path in files.items()})
+    write_result(out / "cycles" / "eval.json",
+                 DemoCycleEvaluation(**{f.name: getattr(stage, f.name) for f in fields(DemoCycleStage)}))
+    return stage
 
 
 def _scorer_cells(stage: DemoCycleStage, spec: str, scorer: str) -> dict[str, DemoCycleCell]:
