@@ -215,3 +215,23 @@ def test_the_rows_are_flat_cells_with_each_interval_as_two_columns(tmp_path: Pat
         assert row.get("noise_band_lo") is None and row["p_holm"] == record.p_holm
     frame = result.to_frame()
     assert {"difference", "difference_lo", "difference_hi", "p", "p_holm", "survives"} <= set(frame.columns)
+
+
+def test_the_html_report_shows_both_comparisons_from_their_typed_files(tmp_path: Path) -> None:
+    """The report's "Model comparison" section reads compare.json and compare_cycles.json back as their typed
+    results: every compared pair, the noise note, a cycle comparison's split, and nothing fails to render."""
+    from vlaudit.records import Cycle
+    from vlaudit.report.html import build_html
+
+    paths = [write_run(tmp_path / "in" / n, margins_rows(n, s)) for n, s in (("a", 14), ("b", 15))]
+    vlaudit.compare_vca(paths, out=tmp_path / "report" / "vca", n_resamples=50, n_permutations=50, plot=False)
+    cycles = [Cycle(f"c{k}", "left", f"u{k}", f"v{k}", f"u{k}b", f"v{k}b", split="test") for k in range(12)]
+    scores = {name: {(c.image_1, c.caption_1): 1.0 + bias for c in cycles} | {
+        (c.image_2, c.caption_2): 1.0 for c in cycles} | {(c.image_1, c.caption_2): 0.0 for c in cycles} | {
+        (c.image_2, c.caption_1): 0.0 for c in cycles} for name, bias in (("x", 0.5), ("y", -2.0))}
+    vlaudit.compare_cycles(cycles, scores, out=tmp_path / "report" / "cycles", min_cycles=5, n_resamples=50,
+                           n_permutations=50, plot=False)
+    page = build_html(tmp_path / "report")
+    assert "Model comparison" in page and "could not be rendered" not in page
+    assert "vca: a, b" in page and "cycles: x, y" in page
+    assert "noise floor not measured" in page and "CycleAcc" in page
