@@ -1,5 +1,5 @@
 """The inputs of a model comparison, read from disk: each model's margins runs, the questions of its ITEMS file,
-its failed items and its noise floor.
+its failed items and the noise floor of each run (:func:`vlaudit.sources.noise_floor.read_floors`).
 
 An input is a ``vca score`` run folder (``margins.parquet``, ``manifest.json``, ``failures.jsonl``,
 ``stability.json`` from ``vca stability``), a ``vca report`` folder written inside one (``RUN/report``: the
@@ -16,22 +16,13 @@ from pathlib import Path
 
 from vlaudit.errors import InputError
 from vlaudit.files import iter_jsonl, read_json
-from vlaudit.results.vca import StabilityResult
 from vlaudit.sources.items import read_items
 from vlaudit.sources.margins import MarginRun, read_margins
+from vlaudit.sources.noise_floor import NoiseFloor, read_floors
 
 MARGINS_FILE = "margins.parquet"
 REPORT_FILE = "vca.json"
 REPORT_ITEMS_FILE = "items.csv"
-STABILITY_FILE = "stability.json"
-
-
-@dataclass(frozen=True)
-class NoiseFloorSource:
-    """A run's noise floor τ and the ``stability.json`` it was read from."""
-
-    tau: float
-    source: str
 
 
 @dataclass(frozen=True)
@@ -43,7 +34,7 @@ class ModelRuns:
     runs: tuple[MarginRun, ...]
     questions: Mapping[tuple[str, str], str] = field(default_factory=dict)
     failed: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    floors: Mapping[tuple[str, str, str], NoiseFloorSource] = field(default_factory=dict)
+    floors: Mapping[tuple[str, str, str], NoiseFloor] = field(default_factory=dict)
 
 
 def _standalone_report(folder: Path) -> InputError | None:
@@ -98,25 +89,10 @@ def _failed(folder: Path) -> dict[tuple[str, str], str]:
     return out
 
 
-def read_noise_floor(folder: Path, model: str) -> NoiseFloorSource | None:
-    """τ of ``model`` from the ``stability.json`` in ``folder`` (None when there is none, or it is another
-    model's); an InputError when τ is not a non-negative number."""
-    path = folder / STABILITY_FILE
-    if not path.is_file():
-        return None
-    result = StabilityResult.from_dict(read_json(path), path=path)
-    if result.model != model:
-        return None
-    if not result.noise_floor >= 0:
-        raise InputError("the noise floor must be a non-negative number", path=path, field="noise_floor")
-    return NoiseFloorSource(float(result.noise_floor), str(path))
-
-
 def read_model_runs(path: str | Path) -> ModelRuns:
     """Read one input (see the module docstring)."""
     margins = margins_path(path)
     folder = margins.parent
     runs = tuple(read_margins(margins))
-    floors = {run.key: floor for run in runs if (floor := read_noise_floor(folder, run.model)) is not None}
     return ModelRuns(source=str(path), runs=runs, questions=_questions(folder), failed=_failed(folder),
-                     floors=floors)
+                     floors=read_floors(runs))

@@ -2,7 +2,7 @@
 decisions; the floor of ``vca stability``, :mod:`vlaudit.metrics.vca.noise`).
 
 Each model's floor τ comes from the ``stability.json`` beside its margins, read with its runs
-(:func:`vlaudit.sources.compared_runs.read_noise_floor`). On the compared items a decision is inside the noise
+(:func:`vlaudit.sources.noise_floor.read_floors`). On the compared items a decision is inside the noise
 when |m_o| ≤ τ, a credit when |G_img| ≤ 2τ. The noise band of A − B for the binary per-item metrics (Acc,
 Dep, D-CC) is the range the difference takes with every flagged decision and credit of both models set both
 ways: each model's value moves independently within its own band, so the band is
@@ -21,7 +21,7 @@ from vlaudit.analysis.vca.report import RunEvents
 from vlaudit.metrics.vca.noise import noise_band, noise_flags
 from vlaudit.results.base import Interval
 from vlaudit.results.compare import NoiseFloor, NoNoiseFloor
-from vlaudit.sources.compared_runs import NoiseFloorSource
+from vlaudit.sources import noise_floor
 
 BAND_METRICS = ("acc", "dep", "dcc")
 
@@ -40,13 +40,14 @@ class ModelNoise:
         return self.tau is not None
 
 
-def model_noise(ev: RunEvents, floor: NoiseFloorSource | None) -> ModelNoise:
-    """The flags of the run behind ``ev`` under its floor (read with the run,
-    :func:`vlaudit.sources.compared_runs.read_noise_floor`; None when it has none)."""
+def model_noise(ev: RunEvents, floor: noise_floor.NoiseFloor | None) -> ModelNoise:
+    """The flags of the run behind ``ev`` under its floor (τ and its file, read with the run,
+    :func:`vlaudit.sources.noise_floor.read_floors`; None when it has none)."""
     if floor is None:
         return ModelNoise(None, None, None, None)
-    decision, credit = noise_flags(ev.run.margins["original"], ev.gap, floor.tau)
-    return ModelNoise(floor.tau, floor.source, decision, credit)
+    tau, source = floor
+    decision, credit = noise_flags(ev.run.margins["original"], ev.gap, tau)
+    return ModelNoise(tau, source, decision, credit)
 
 
 def noise_entry(noise: ModelNoise, ev: RunEvents) -> NoiseFloor | NoNoiseFloor:
