@@ -377,3 +377,19 @@ def test_an_interval_reads_back_as_its_two_ends_and_a_wrong_length_names_the_fie
         record_from_dict(_Difference, {"value": 0.1, "ci": [0.0]}, path="x.json", name="d")
     with pytest.raises(InputError, match=r"d\.ci\[1\].*expected a number"):
         record_from_dict(_Difference, {"value": 0.1, "ci": [0.0, "high"]}, path="x.json", name="d")
+
+
+def test_an_api_result_holds_flat_cells_and_imports_pandas_only_for_its_frame() -> None:
+    """``Result.of`` keeps each row value a single cell (numpy numbers as Python numbers, NaN as None) and
+    refuses a list, which belongs in two interval columns; ``with_interval`` adds them."""
+    from vlaudit.api.results import Result, with_interval
+    from vlaudit.results.demo import ProbeNotes
+
+    record = ProbeNotes(notes=[])
+    row = with_interval({"n": np.int64(3), "rate": np.float64("nan")}, "rate", (0.25, 0.75))
+    result = Result.of(record, [row], title="t", interval_columns=("rate",))
+    assert result.rows == [{"n": 3, "rate": None, "rate_lo": 0.25, "rate_hi": 0.75}]
+    assert type(result.rows[0]["n"]) is int and result.data == record.to_dict()
+    assert "0.2500" in result._repr_html_() and list(result.to_frame().columns) == ["n", "rate", "rate_lo", "rate_hi"]
+    with pytest.raises(TypeError, match="'ci'.*with_interval"):
+        Result.of(record, [{"ci": [0.1, 0.2]}])
