@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlaudit.backends.options import RunOptions
 from vlaudit.backends.registry import BACKENDS, load_backend, parse_spec, require_kind
 from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FAMILIES
@@ -74,8 +75,8 @@ def verbalizers(spec: str, interfaces: Sequence[str] = ("yesno", "truefalse")) -
     interfaces = list(interfaces)
     require_kind(spec, "yesno", field="SPEC")
     # hf: specs load config + tokenizer only; other yes/no backends (ref:, tiny) load as they are
-    light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
-    backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
+    backend = load_backend(spec, RunOptions(device="cpu"), interfaces=interfaces,
+                           weights=parse_spec(spec).prefix != "hf")
     resolved = backend.verbalizers  # empty for a backend without resolution details: ids only
     rows: list[tuple[Any, ...]] = []
     for name in interfaces:

@@ -14,17 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from vlaudit.api._inputs import as_items
+from vlaudit.backends.base import Backend, FeatureBackend, YesNoBackend
+from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
 from vlaudit.results.vca import GenerateCheckResult, StabilityResult
 from vlaudit.scoring.dual_stability import run_dual_stability
 from vlaudit.scoring.executors import open_backend
 from vlaudit.scoring.generate_check import run_generate_check
+from vlaudit.scoring.run_parts import RunOptions
+from vlaudit.scoring.run_spec import recorded_model
 from vlaudit.scoring.stability import STABILITY_FILE, run_stability
 from vlaudit.sources.items import read_items
-
-_LOADER_OPTIONS = ("dtype", "device", "device_map", "revision", "min_pixels", "max_pixels", "trust_remote_code",
-                   "prefix_cache", "system")
 
 
 def read_run_manifest(run: str | Path, *, dual: bool = False) -> dict[str, Any]:
@@ -54,28 +55,23 @@ def run_items(manifest: Mapping[str, Any], items: Any, run: str | Path) -> list[
     return read_items(benchmark)
 
 
-def open_run_backend(manifest: Mapping[str, Any], model: Any, *, device: str | None,
-                     batch_size: int | None) -> Any:
+def open_run_backend(manifest: Mapping[str, Any], model: YesNoBackend | FeatureBackend | str | None, *,
+                     device: str | None, batch_size: int | None) -> Backend:
     """The run's model loaded with its recorded options (``model``: a loaded backend, or a spec to load
     instead of the recorded one — refused later if its fingerprint differs)."""
     if model is not None and not isinstance(model, str):
         return model
     arguments = manifest.get("arguments") or {}
+    ref = recorded_model(model or arguments.get("model") or manifest["spec"], arguments)
+    recorded_batch = batch_size or arguments.get("batch_size")
     if manifest.get("command") == "vca score-dual":
-        recorded = {"batch_size": batch_size or arguments.get("batch_size"), "device": device or arguments.get("device"),
-                    "dtype": arguments.get("dtype")}
-        options = {k: v for k, v in recorded.items() if v is not None}  # absent: the loader's default
-        return open_backend(model or arguments.get("model") or manifest["spec"], options)[0]
-    options = {k: arguments[k] for k in _LOADER_OPTIONS if k in arguments}
-    options |= dict(arguments.get("other_backend_options") or {})
-    if arguments.get("question_templates") is not None:
-        options["question_templates"] = arguments["question_templates"]
-    options["interfaces"] = list(manifest["interfaces"])
-    options["batch_size"] = int(batch_size or arguments.get("batch_size") or 8)
-    if device is not None:
-        options["device"] = device
-    backend, _ = open_backend(model or arguments.get("model") or manifest["spec"], options)
-    return backend
+        run = RunOptions(batch_size=recorded_batch, device=device or arguments.get("device") or "auto")
+        return open_backend(BackendLoad(ref, run))[0]
+    run = RunOptions(batch_size=int(recorded_batch or 8), device=device or arguments.get("device", "auto"),
+                     device_map=arguments.get("device_map"), prefix_cache=arguments.get("prefix_cache"))
+    load = BackendLoad(ref, run, interfaces=tuple(manifest["interfaces"]),
+                       question_templates=arguments.get("question_templates"))
+    return open_backend(load)[0]
 
 
 def _refuse_other_stability(out: Path, run: Path, spec: str) -> None:

@@ -208,6 +208,10 @@ class FeatureBackend(Protocol):
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+#: a loaded model of either capability (:func:`vlaudit.backends.registry.load_backend` returns one)
+Backend = YesNoBackend | FeatureBackend
+
+
 def protocol_gaps(backend: object, protocol: type) -> list[str]:
     """The members of ``protocol`` that ``backend`` lacks (empty when it conforms)."""
     members = {*protocol.__annotations__,

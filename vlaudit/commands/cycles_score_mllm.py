@@ -50,7 +50,7 @@ def cycles_score_mllm(
 ) -> None:
     """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
     cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
-    spec = vlaudit.CycleScoreSpec(
+    spec = vlaudit.CycleScoreSpec.of(
         model=model, cycles=cycles, images=images, out=out, captions=captions, run_dir=run_dir, query=query,
         batch_size=batch_size, dtype=dtype, device=device, revision=revision, min_pixels=min_pixels,
         max_pixels=max_pixels, chunk_size=chunk_size, executor=executor, address=address, workers=workers,

@@ -52,7 +52,7 @@ def features(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace features of other arguments in --out."),
 ) -> None:
     """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
-    spec = vlaudit.FeaturesSpec(
+    spec = vlaudit.FeaturesSpec.of(
         model=model, cycles=cycles, images=images, out=out, captions=captions, batch_size=batch_size, device=device,
         dtype=dtype, revision=revision, executor=executor, address=address, workers=workers,
         gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)

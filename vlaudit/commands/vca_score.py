@@ -73,7 +73,7 @@ def vca_score(
                                                             "options (multiple choice)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
-    spec = vlaudit.ScoreSpec(
+    spec = vlaudit.ScoreSpec.of(
         model=model, benchmark=benchmark, images=images, out=out, contexts=tuple(_csv(contexts)),
         interfaces=tuple(_csv(interface)), seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
         model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,

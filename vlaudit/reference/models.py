@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlaudit.backends.registry import load_backend as load_spec
+from vlaudit.backends.registry import call_loader
 from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
@@ -184,6 +184,6 @@ def load_backend(name: str, *, seed: int = 0, **options: Any) -> Any:
         backend = resolve(TRAINED_MODELS[name].loader)(name, **options)
         backend.spec = f"ref:{name}"
         return backend
-    backend = load_spec(reference_spec(name, seed=seed), **options)
+    backend = call_loader(reference_spec(name, seed=seed), options)
     backend.spec = f"ref:{name}"
     return backend
