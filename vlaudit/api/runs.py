@@ -23,7 +23,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_table
 from vlaudit.results.cycles import MllmCycleScores
 from vlaudit.scoring.dual_margins import score_dual
-from vlaudit.scoring.executors import open_backend
+from vlaudit.scoring.executors import open_features, open_yes_no
 from vlaudit.scoring.features import Features, collect_inputs, read_features
 from vlaudit.scoring.features import extract_features as write_features
 from vlaudit.scoring.mllm_cycle_scores import (
@@ -75,7 +75,7 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
     recorded = spec.recorded(item_list, templates)
     RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
     load = BackendLoad(spec.model, spec.run, interfaces=spec.interfaces, question_templates=templates)
-    loaded, executor = (backend, None) if backend is not None else open_backend(load, spec.executor)
+    loaded, executor = (backend, None) if backend is not None else open_yes_no(load, spec.executor)
     try:
         summary = run_scoring(loaded, item_list, images_dir=spec.images, out_dir=spec.out,
                               contexts=list(spec.contexts), interfaces=list(spec.interfaces), seed=spec.seed,
@@ -99,7 +99,7 @@ def score_dual_margins(spec: DualScoreSpec, *, overwrite: bool = False) -> Margi
     items = read_items(spec.benchmark)
     recorded = spec.recorded()
     RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
-    backend, _ = open_backend(BackendLoad(spec.model, spec.run))
+    backend, _ = open_features(BackendLoad(spec.model, spec.run))
     summary = score_dual(backend, items, images_dir=spec.images, out_dir=spec.out, contexts=list(spec.contexts),
                          no_image=spec.no_image, text_field=spec.text_field, seed=spec.seed,
                          model_name=spec.model_name, arguments=recorded, source=spec.benchmark)
@@ -121,8 +121,8 @@ def extract_features(spec: FeaturesSpec, *, backend: FeatureBackend | None = Non
                             None if spec.captions is None else Path(spec.captions))
     recorded = spec.recorded()
     RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
-    loaded, executor = (backend, None) if backend is not None else open_backend(
-        BackendLoad(spec.model, spec.run), spec.executor, features=True)
+    loaded, executor = (backend, None) if backend is not None else open_features(
+        BackendLoad(spec.model, spec.run), spec.executor)
     provenance = {"cycles": str(spec.cycles), "images_dir": str(spec.images),
                   "captions": None if spec.captions is None else str(spec.captions)}
     try:
@@ -156,7 +156,7 @@ def score_cycles_mllm(spec: CycleScoreSpec, *, overwrite: bool = False) -> MllmC
     run = spec.run_folder()
     recorded = spec.recorded(query)
     RunFolder(run).check(spec, recorded, overwrite=overwrite)
-    backend, executor = open_backend(BackendLoad(spec.model, spec.run, interfaces=(INTERFACE,)), spec.executor)
+    backend, executor = open_yes_no(BackendLoad(spec.model, spec.run, interfaces=(INTERFACE,)), spec.executor)
     try:
         summary = run_scoring(backend, items, images_dir=spec.images, out_dir=run, contexts=["original"],
                               interfaces=[INTERFACE], strict=True, chunk_size=spec.run.chunk_size,

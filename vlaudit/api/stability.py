@@ -20,7 +20,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import read_json
 from vlaudit.results.vca import GenerateCheckResult, StabilityResult
 from vlaudit.scoring.dual_stability import run_dual_stability
-from vlaudit.scoring.executors import open_backend
+from vlaudit.scoring.executors import open_features, open_yes_no
 from vlaudit.scoring.generate_check import run_generate_check
 from vlaudit.scoring.run_parts import RunOptions
 from vlaudit.scoring.run_spec import recorded_model
@@ -66,12 +66,12 @@ def open_run_backend(manifest: Mapping[str, Any], model: YesNoBackend | FeatureB
     recorded_batch = batch_size or arguments.get("batch_size")
     if manifest.get("command") == "vca score-dual":
         run = RunOptions(batch_size=recorded_batch, device=device or arguments.get("device") or "auto")
-        return open_backend(BackendLoad(ref, run))[0]
+        return open_features(BackendLoad(ref, run))[0]
     run = RunOptions(batch_size=int(recorded_batch or 8), device=device or arguments.get("device", "auto"),
                      device_map=arguments.get("device_map"), prefix_cache=arguments.get("prefix_cache"))
     load = BackendLoad(ref, run, interfaces=tuple(manifest["interfaces"]),
                        question_templates=arguments.get("question_templates"))
-    return open_backend(load)[0]
+    return open_yes_no(load)[0]
 
 
 def _refuse_other_stability(out: Path, run: Path, spec: str) -> None:

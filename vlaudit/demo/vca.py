@@ -30,6 +30,7 @@ from PIL import Image
 
 from vlaudit.analysis.vca.factorial import run_factorial_analysis
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
+from vlaudit.backends.base import as_yes_no
 from vlaudit.backends.options import PlantedOptions, RunOptions
 from vlaudit.backends.registry import ModelRef, load_backend
 from vlaudit.builders.factorial import build_factorial
@@ -134,7 +135,7 @@ def _score(spec: str, items: list[Any], images: Path, run_dir: Path, contexts: S
            interfaces: Sequence[str], seed: int, scenes: Path) -> dict[str, Any]:
     # the planted scene-VQA references read the demo's scenes; a user's model takes only ordinary options
     model = ModelRef(spec, PlantedOptions(scenes=str(scenes))) if spec.startswith("ref:scene-vqa") else ModelRef(spec)
-    backend = load_backend(model, interfaces=interfaces)
+    backend = as_yes_no(load_backend(model, interfaces=interfaces))
     # the manifest records the spec `vca score` would take for this run, so the run reads (and resumes) as one
     run_spec = ScoreSpec(model=model, benchmark=items, images=images, out=run_dir, contexts=tuple(contexts),
                          interfaces=tuple(interfaces), seed=seed, run=RunOptions(batch_size=int(backend.batch_size)))

@@ -30,7 +30,7 @@ import fcntl
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from vlaudit.errors import InputError
 from vlaudit.files import check_folder_target, read_json, write_manifest, write_result
@@ -41,6 +41,7 @@ from vlaudit.scoring.run_parts import operational_names
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 
+_OPERATIONAL = operational_names()  # a `vca score` run's (the default of the functions below)
 _UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
 # A file argument whose content is recorded beside it: compared by that content when both runs recorded it
 # (the same items read from another path, or given as rows by the API, are the same run).
@@ -53,13 +54,13 @@ class RunSpec(Protocol):
     parts hold, :func:`~vlaudit.scoring.run_parts.operational_names`), the option naming the folder
     (for the refusal's wording) and whether a replacing run reuses the folder's score cache."""
 
-    OPERATIONAL: frozenset[str]
-    FOLDER_OPTION: str
-    CACHED: bool
+    OPERATIONAL: ClassVar[frozenset[str]]
+    FOLDER_OPTION: ClassVar[str]
+    CACHED: ClassVar[bool]
 
 
 def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
-                      operational: frozenset[str] = operational_names()) -> list[str]:
+                      operational: frozenset[str] = _OPERATIONAL) -> list[str]:
     """``name: old → new`` for each argument of the run already in ``out_dir`` that ``arguments`` changes.
 
     Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
@@ -93,7 +94,7 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
 
 
 def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any],
-                     operational: frozenset[str] = operational_names(), *, field: str = "--out",
+                     operational: frozenset[str] = _OPERATIONAL, *, field: str = "--out",
                      cached: bool = True) -> None:
     """Raise an :class:`InputError` naming the differing arguments when ``out_dir`` holds a run with others.
 

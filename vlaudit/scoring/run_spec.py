@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from vlaudit.backends.options import BackendOptions, DualOptions, HfOptions, option_values
 from vlaudit.backends.registry import options_classes
@@ -43,10 +43,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from vlaudit.results.base import JsonValue
-
 #: the benchmark of a ``vca score`` run: an ITEMS file, or its rows in memory
-BenchmarkInput = Union[Path, str, Sequence[BenchmarkItem], Sequence[Mapping[str, "JsonValue"]], "pa.Table",  # noqa: UP007
+BenchmarkInput = Union[Path, str, Sequence[BenchmarkItem], Sequence[Mapping[str, object]], "pa.Table",  # noqa: UP007
                        "pd.DataFrame"]
 #: one recorded argument's value (the manifest is JSON)
 Recorded = dict[str, object]
@@ -93,9 +91,8 @@ def _model(model: str | ModelRef, options: BackendOptions) -> ModelRef:
     must be the defaults: two sets of options for one model is a mistake)."""
     if isinstance(model, str):
         allowed = options_classes(model)
-        if type(options) not in allowed:  # the flat options of another backend kind: keep what it shares
-            shared = {f.name for f in fields(allowed[0])}
-            options = allowed[0](**{k: v for k, v in option_values(options).items() if k in shared})
+        if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
+            options = allowed[0](dtype=options.dtype, revision=options.revision)
         return ModelRef(model, options)
     if options != type(options)():
         raise InputError("give the model's options in its ModelRef, not beside it", field="model")
@@ -168,12 +165,16 @@ class ScoreSpec:
                  ) -> Recorded:
         """The manifest's ``arguments`` (``items``: the rows read; ``question_templates``: ``template`` read)."""
         assert self.run.batch_size is not None  # settled in __post_init__
+        ray = self.executor or RayOptions()
+        backend: dict[str, Any] = {**self.backend_arguments(),
+                                   **_extra_options(self.model.backend_options, tuple(BACKEND_DEFAULTS))}
         return {"command": self.COMMAND, **score_arguments(
             model=self.model.spec, items=items, benchmark=self.benchmark_path(), images=self.images, out=self.out,
             contexts=self.contexts, interfaces=self.interfaces, seed=self.seed, batch_size=self.run.batch_size,
             chunk_size=self.run.chunk_size, strict=self.run.strict, model_name=self.model_name,
-            template=self.template, question_templates=question_templates, **executor_recorded(self.executor),
-            **self.backend_arguments(), **_extra_options(self.model.backend_options, BACKEND_DEFAULTS))}
+            template=self.template, question_templates=question_templates,
+            executor="local" if self.executor is None else "ray", address=ray.address, workers=ray.workers,
+            gpus_per_worker=ray.gpus_per_worker, threads_per_worker=ray.threads_per_worker, **backend)}
 
 
 @dataclass(frozen=True)
@@ -334,6 +335,8 @@ def recorded_model(spec: str, arguments: Mapping[str, object]) -> ModelRef:
         names = {f.name for f in fields(kind)}
         if isinstance(other, dict) and not set(other) <= names:
             continue
-        return ModelRef(spec, kind(**{k: v for k, v in given.items() if k in names}))  # type: ignore[arg-type]
-    raise InputError(f"the run recorded backend options {sorted(other or {})} that {spec!r} does not take",
+        values = {k: v for k, v in given.items() if k in names}
+        return ModelRef(spec, kind(**values))  # JSON values: each options class checks its own
+    raise InputError(f"the run recorded backend options {sorted(other) if isinstance(other, dict) else []} that "
+                     f"{spec!r} does not take",
                      field="other_backend_options")
