@@ -127,7 +127,10 @@ def main() -> None:
         bench = make_benchmark(root / "bench", args.images, args.side, seed=0)
         model_dir = build_representative_qwen2vl(root / "representative", args.side)
         pixels = args.side * args.side
-        backend = load_backend(ModelRef(f"hf:{model_dir}", HfOptions(dtype="fp32", max_pixels=pixels, min_pixels=pixels)), RunOptions(device="cpu", batch_size=8), interfaces=["letter"])
+        backend = load_backend(ModelRef(f"hf:{model_dir}", HfOptions(dtype="fp32", max_pixels=pixels,
+                                                                     min_pixels=pixels)),
+                                                                     RunOptions(device="cpu", batch_size=8),
+                                                                     interfaces=["letter"])
         items = read_items(bench)
         images_dir = bench.parent / "images"
         inputs, unit_of = unit_inputs(backend, items, images_dir)

@@ -172,7 +172,9 @@ def measure(model_dir: Path, bench: Path, root: Path, interfaces: list[str], lab
     from vlaudit.sources.items import read_items
 
     items = read_items(bench)
-    backend = load_backend(ModelRef(f"hf:{model_dir}", HfOptions(dtype="fp32", max_pixels=max_pixels, min_pixels=max_pixels)), RunOptions(device="cpu", batch_size=16))
+    backend = load_backend(ModelRef(f"hf:{model_dir}", HfOptions(dtype="fp32", max_pixels=max_pixels,
+                                                                 min_pixels=max_pixels)),
+                                                                 RunOptions(device="cpu", batch_size=16))
     prepared = prepare_floor(backend, items[:2], bench.parent / "images", interfaces)
     floor_margins(backend, prepared)  # warm-up (allocator, kernels)
     prepared = prepare_floor(backend, items, bench.parent / "images", interfaces)

@@ -69,7 +69,8 @@ def test_dual_encoders_run_every_dtype(family: str, spelling: str, tiny_dual_dir
     from vlaudit.backends.registry import ModelRef, load_backend
     from vlaudit.backends.tiny_dual import tiny_spec
 
-    backend = load_backend(ModelRef(tiny_spec(family, tiny_dual_dirs[family]), DualOptions(dtype=spelling)), RunOptions(device="cpu"))
+    backend = load_backend(ModelRef(tiny_spec(family, tiny_dual_dirs[family]), DualOptions(dtype=spelling)),
+                           RunOptions(device="cpu"))
     assert backend.describe()["dtype"] == ON_CPU[spelling]
     rows = np.concatenate([backend.encode_images([IMAGE]), backend.encode_texts(["a dog left of a cat"])])
     assert rows.dtype == np.float32 and np.isfinite(rows).all()
@@ -90,7 +91,8 @@ def test_mllms_run_every_dtype(spelling: str, tiny_qwen: Path, no_network: None)
     from vlaudit.backends.options import HfOptions, RunOptions
     from vlaudit.backends.registry import ModelRef, load_backend
 
-    backend = load_backend(ModelRef(f"hf:{tiny_qwen}", HfOptions(dtype=spelling)), RunOptions(device="cpu"), interfaces=["yesno"])
+    backend = load_backend(ModelRef(f"hf:{tiny_qwen}", HfOptions(dtype=spelling)), RunOptions(device="cpu"),
+                           interfaces=["yesno"])
     assert backend.describe()["dtype"] == ON_CPU[spelling]
     [result] = backend.score([YesNoRequest("i", "Is the dog left of the cat?", IMAGE)])
     assert np.isfinite(result.margin)
@@ -104,7 +106,8 @@ def test_ministral_reads_the_same_vocabulary(tmp_path: Path, no_network: None) -
     from vlaudit.backends.tiny_mistral import build_tiny_ministral
 
     build_tiny_ministral(tmp_path)
-    assert load_backend(ModelRef(f"hf:{tmp_path}", HfOptions(dtype="bf16")), RunOptions(device="cpu")).describe()["dtype"] == "bfloat16"
+    assert load_backend(ModelRef(f"hf:{tmp_path}", HfOptions(dtype="bf16")),
+                        RunOptions(device="cpu")).describe()["dtype"] == "bfloat16"
     with pytest.raises(InputError, match="unknown dtype 'float8'"):
         load_backend(ModelRef(f"hf:{tmp_path}", HfOptions(dtype="float8")), RunOptions(device="cpu"))
 

@@ -57,7 +57,8 @@ def test_tiny_model_builds_and_loads_offline(family: str, tmp_path: Path, no_net
     np.testing.assert_allclose(np.linalg.norm(texts, axis=1), 1.0, atol=1e-5)
     assert not np.allclose(texts[0], texts[1])
     # the weights come from disk: a second load (and a second build with the same seed) gives the same rows
-    again = load_backend(tiny_spec(family, build_tiny_dual(family, tmp_path / "again", seed=0)), RunOptions(device="cpu", batch_size=1))
+    again = load_backend(tiny_spec(family, build_tiny_dual(family, tmp_path / "again", seed=0)),
+                         RunOptions(device="cpu", batch_size=1))
     np.testing.assert_allclose(again.encode_images(_images(5)), images, atol=1e-6)  # batch size is invisible
     np.testing.assert_allclose(again.encode_texts(["yes"]), texts[1:2], atol=1e-6)
     assert backend.encode_images([]).shape == (0, images.shape[1])

@@ -102,7 +102,8 @@ def test_describe_records_pixel_budget_and_options(tiny_model, tmp_path_factory,
     from vlaudit.backends.options import HfOptions
     from vlaudit.backends.registry import ModelRef, load_backend
 
-    backend = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(max_pixels=56 * 56 * 4, dtype="fp32")), interfaces=["yesno"])
+    backend = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(max_pixels=56 * 56 * 4,
+                                                                              dtype="fp32")), interfaces=["yesno"])
     facts = backend.describe()
     assert facts["pixel_budget"]["max_pixels"] == 56 * 56 * 4
     assert facts["pixel_budget"]["image_processor_size"]["longest_edge"] == 56 * 56 * 4

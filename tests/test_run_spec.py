@@ -127,7 +127,8 @@ def test_score_dual_api_then_cli_then_api(tmp_path, cli, refusal, toy_items) -> 
 
     items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
-    vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip", benchmark=items, images=images, out=run, contexts=("original", "text")))
+    vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip", benchmark=items,
+                                                        images=images, out=run, contexts=("original", "text")))
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["schema_version"] == 1 and manifest["command"] == "vca score-dual"
     assert manifest["arguments"]["benchmark"] == str(items.resolve()) and manifest["arguments"]["no_image"]
@@ -143,7 +144,9 @@ def test_score_dual_api_then_cli_then_api(tmp_path, cli, refusal, toy_items) -> 
     assert _files(run, skip=same) == {k: v for k, v in api_files.items() if k not in same}
     cli_files = _files(run)
     with pytest.raises(vlaudit.InputError, match=r"other arguments \(seed: 0 → 2\)"):
-        vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip", benchmark=items, images=images, out=run, contexts=("original", "text"), seed=2))
+        vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip", benchmark=items,
+                                                            images=images, out=run, contexts=("original",
+                                                                                              "text"), seed=2))
     assert _files(run) == cli_files  # the CLI's run is untouched
     code, _, err = cli(*args, "--no-image", "zero", "--overwrite")
     assert code == 0, err
@@ -164,9 +167,11 @@ def test_score_mllm_cli_then_api_then_cli(tmp_path, cli, refusal) -> None:
     scores = out.read_bytes()
     assert json.loads((run / "manifest.json").read_text())["command"] == "cycles score-mllm"
     with pytest.raises(vlaudit.InputError, match=r"other arguments \(query: "):
-        vlaudit.score_cycles_mllm(vlaudit.CycleScoreSpec.of(model="ref:tiny-qwen2-vl", cycles=cycles, images=images, out=out, query="Is it {caption}?"))
+        vlaudit.score_cycles_mllm(vlaudit.CycleScoreSpec.of(model="ref:tiny-qwen2-vl", cycles=cycles,
+                                                            images=images, out=out, query="Is it {caption}?"))
     assert _files(run, skip=("summary.json",)) == cli_files and out.read_bytes() == scores
-    result = vlaudit.score_cycles_mllm(vlaudit.CycleScoreSpec.of(model="ref:tiny-qwen2-vl", cycles=cycles, images=images, out=out))
+    result = vlaudit.score_cycles_mllm(vlaudit.CycleScoreSpec.of(model="ref:tiny-qwen2-vl", cycles=cycles,
+                                                                 images=images, out=out))
     assert result["summary"]["n_units_scored_now"] == 0  # the same spec resumes from the cache
     assert result.schema_version == 1 and result["run_dir"] == str(run) and result["n_cycles"] == 2
     assert type(result).from_dict(json.loads(json.dumps(result.to_dict()))) == result  # a typed round trip
@@ -180,7 +185,8 @@ def test_features_api_then_cli(tmp_path, cli, refusal) -> None:
 
     cycles = two_cycles(tmp_path / "data")
     images, feats = tmp_path / "data" / "images", tmp_path / "feats"
-    vlaudit.extract_features(vlaudit.FeaturesSpec.of(model="ref:tiny-open-clip", cycles=cycles, images=images, out=feats))
+    vlaudit.extract_features(vlaudit.FeaturesSpec.of(model="ref:tiny-open-clip", cycles=cycles, images=images,
+                                                     out=feats))
     api_files = _files(feats)
     assert json.loads((feats / "manifest.json").read_text())["arguments"]["cycles_sha256"]
     args = ["features", "--model", "ref:tiny-open-clip", "--cycles", cycles, "--images", images, "--out", feats]
@@ -211,7 +217,8 @@ def test_score_margins_writes_what_vca_score_writes(tmp_path, cli, toy_items) ->
 
     items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
-    _same_bytes(lambda: vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:tiny-qwen2-vl", benchmark=items, images=images, out=run, seed=1)),
+    _same_bytes(lambda: vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:tiny-qwen2-vl", benchmark=items,
+                                                                   images=images, out=run, seed=1)),
                 lambda: cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", items, "--images",
                             images, "--out", run, "--seed", "1"),
                 run, skip=("summary.json",))  # summary.json holds timings
@@ -226,7 +233,8 @@ def test_score_dual_margins_writes_what_vca_score_dual_writes(tmp_path, cli, toy
 
     items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
-    _same_bytes(lambda: vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip", benchmark=items, images=images, out=run)),
+    _same_bytes(lambda: vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip",
+                                                                            benchmark=items, images=images, out=run)),
                 lambda: cli("vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", items,
                             "--images", images, "--out", run),
                 run, skip=("features/manifest.json",))  # it records the seconds taken
@@ -238,7 +246,8 @@ def test_features_and_zero_shot_write_what_the_cli_writes(tmp_path, cli) -> None
 
     cycles = two_cycles(tmp_path / "data")
     images, feats = tmp_path / "data" / "images", tmp_path / "feats"
-    _same_bytes(lambda: vlaudit.extract_features(vlaudit.FeaturesSpec.of(model="ref:tiny-open-clip", cycles=cycles, images=images, out=feats)),
+    _same_bytes(lambda: vlaudit.extract_features(vlaudit.FeaturesSpec.of(model="ref:tiny-open-clip",
+                                                                         cycles=cycles, images=images, out=feats)),
                 lambda: cli("features", "--model", "ref:tiny-open-clip", "--cycles", cycles, "--images", images,
                             "--out", feats),
                 feats, skip=("manifest.json",))

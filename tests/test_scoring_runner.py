@@ -159,7 +159,8 @@ def test_kill_and_resume_is_bit_identical(make_benchmark, tiny_model, tmp_path, 
     from vlaudit.sources.items import read_items
 
     # Forced on: at these tiny image sizes the per-run decision would turn the shared-prefix path off.
-    backend = load_backend(f"hf:{model}", RunOptions(batch_size=3, prefix_cache=True), interfaces=["yesno", "truefalse"])
+    backend = load_backend(f"hf:{model}", RunOptions(batch_size=3, prefix_cache=True), interfaces=["yesno",
+                                                                                                   "truefalse"])
     assert backend.prefix_cache
     run_scoring(backend, read_items(bench / "items.jsonl"), images_dir=bench / "images", out_dir=tmp_path / "full",
                 contexts=["original", "text", "blank"], interfaces=["yesno", "truefalse"], chunk_size=4,
@@ -251,7 +252,8 @@ def test_manifest_states_everything_that_determines_the_margins(make_benchmark, 
     from vlaudit.sources.items import read_items
 
     items = read_items(make_benchmark(tmp_path / "bench", n_images=2, questions=1))
-    backend = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(max_pixels=56 * 56 * 2, revision=None)), interfaces=["yesno"])
+    backend = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(max_pixels=56 * 56 * 2,
+                                                                              revision=None)), interfaces=["yesno"])
     run_scoring(backend, items, images_dir=tmp_path / "bench" / "images", out_dir=tmp_path / "run",
                 contexts=["original", "text"], interfaces=["yesno"], seed=5, arguments={"seed": 5, "x": "y"})
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())

@@ -175,7 +175,8 @@ def test_a_model_with_no_perturbation_is_told_there_is_no_noise_to_measure(tmp_p
     """A constructed mechanism (the planted multiple-choice models) scores each unit alone in one precision."""
     bench = tmp_path / "mcq"
     assert cli("data", "mcq-scenes", "--out", bench, "--scenes", "4")[0] == 0
-    vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:scene-mcq-grounded", benchmark=bench / "items.jsonl", images=bench / "images", out=tmp_path / "run", interfaces=["letter"]))
+    vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:scene-mcq-grounded", benchmark=bench / "items.jsonl",
+                                               images=bench / "images", out=tmp_path / "run", interfaces=["letter"]))
     line = one_error_line(*cli("vca", "stability", tmp_path / "run"))
     assert "ref:scene-mcq-grounded supports no perturbation" in line and "no numerical noise" in line
     assert not (tmp_path / "run" / "stability.json").exists()

@@ -37,7 +37,8 @@ def test_backend_wording_options(tiny_model, tmp_path_factory) -> None:
     default = load_backend(model, interfaces=["yesno"])
     assert [m["role"] for m in default.messages("Is it?", "yesno", True)] == ["system", "user"]
     assert QWEN_SYSTEM in default.prompt("Is it?", "yesno", True)
-    worded = load_backend(ModelRef(model, HfOptions(system=NEUTRAL)), interfaces=["yesno"], question_templates=PARAPHRASE)
+    worded = load_backend(ModelRef(model, HfOptions(system=NEUTRAL)), interfaces=["yesno"],
+                          question_templates=PARAPHRASE)
     prompt = worded.prompt("Is it?", "yesno", True)
     assert "Question: Is it? Reply with yes or no." in prompt and NEUTRAL in prompt and QWEN_SYSTEM not in prompt
     assert worded.describe()["template"]["system"] == NEUTRAL
@@ -119,7 +120,8 @@ def test_named_neutral_system_message_is_the_papers_qwen_instruction(tiny_model)
     text = "Answer the user's question with exactly yes or no."
     assert resolve_system("qwen-neutral") == text and resolve_system(NEUTRAL) == NEUTRAL
     assert resolve_system(None) is None and resolve_system("") == ""
-    named = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(system="qwen-neutral")), interfaces=["yesno"])
+    named = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(system="qwen-neutral")),
+                         interfaces=["yesno"])
     prompt = named.prompt("Is it?", "yesno", True)
     assert text in prompt and "You are a helpful assistant." not in prompt
     assert named.describe()["template"]["system"] == text  # the cache key holds the text, not the name
