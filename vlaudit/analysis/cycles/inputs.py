@@ -17,6 +17,7 @@ import numpy as np
 
 from vlaudit.analysis.cycles.experiment import BUILD_PROVENANCE, SeedInputs
 from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
+from vlaudit.backends.base import as_features
 from vlaudit.backends.registry import load_backend, require_kind
 from vlaudit.builders.cycles.build_steps import sidecar_paths
 from vlaudit.errors import InputError
@@ -74,7 +75,7 @@ def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: st
         merged.texts.update(part.texts)
         if marked:
             merged.texts.update({k + MARK_SUFFIX: marked_text(t) for k, t in caption_texts(cycles).items()})
-    backend = load_backend(model)
+    backend = as_features(load_backend(model))
     extract_features(backend, merged, out_dir, provenance={"cycles": {str(s): str(p) for s, p in cycles_paths.items()},
                                                            "images_dir": str(images_dir), "oe_marked": marked})
     return Path(out_dir)
