@@ -21,6 +21,7 @@ from transformers import AutoModel, AutoProcessor
 
 from vlaudit.backends.dual_perturbations import DualPerturbations
 from vlaudit.backends.model_source import check_model_source
+from vlaudit.backends.options import DualOptions, RunOptions
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError
 
@@ -76,9 +77,10 @@ class HFDualBackend(DualPerturbations, BatchedDualEncoder):
             return l2_normalise(_pooled(self.model.get_text_features(**kwargs)))
 
 
-def load_backend(name: str, *, revision: str | None = None, dtype: str | None = None, device: str | None = None,
-                 batch_size: int = 32, trust_remote_code: bool = False) -> HFDualBackend:
+def load_backend(name: str, options: DualOptions = DualOptions(), run: RunOptions = RunOptions()) -> HFDualBackend:
     """Load ``hf-clip:<name>`` (a hub id or a local directory) with AutoModel + AutoProcessor."""
+    revision, dtype, device, batch_size = options.revision, options.dtype, run.device, run.batch_size or 32
+    trust_remote_code = False  # no dual-encoder option allows repository code
     check_model_source("hf-clip", name, revision)
     import_torch()
     resolved_device, resolved_dtype = resolve_device_dtype(device, dtype)

@@ -127,22 +127,20 @@ def load_backend(ref: ModelRef | str, run: RunOptions | None = None, *, interfac
                  question_templates: Mapping[str, str] | None = None, weights: bool = True) -> Backend:
     """Load the backend of ``ref`` (a spec alone takes its prefix's default options) with ``run``'s device and
     batch size (default: the loader's). Yes/no models also take ``interfaces`` to resolve verbalizers for,
-    wording overrides (``question_templates``) and ``weights=False`` (``hf:``: prompts and verbalizers only)."""
+    wording overrides (``question_templates``) and ``weights=False`` (``hf:``: prompts and verbalizers only).
+
+    Each prefix's loader is called as ``load_backend(name, options, run, **those)``."""
     model = ModelRef(ref) if isinstance(ref, str) else ref
-    keywords = loader_keywords(model.backend_options, run, yesno=backend_kind(model.spec) == "yesno")
+    parsed = parse_spec(model.spec)
+    extras: dict[str, object] = {}
     if interfaces is not None:
-        keywords["interfaces"] = list(interfaces)
+        extras["interfaces"] = list(interfaces)
     if question_templates is not None:
-        keywords["question_templates"] = dict(question_templates)
+        extras["question_templates"] = dict(question_templates)
     if not weights:
-        keywords["weights"] = False
-    return call_loader(model.spec, keywords)
-
-
-def call_loader(spec: str, keywords: Mapping[str, object]) -> Backend:
-    """The prefix's own loader function called with its keywords (what :func:`load_backend` settles them to)."""
-    parsed = parse_spec(spec)
-    backend: Backend = _resolve(BACKENDS[parsed.prefix][0])(parsed.name, **keywords)
+        extras["weights"] = False
+    loader = _resolve(BACKENDS[parsed.prefix][0])
+    backend: Backend = loader(parsed.name, model.backend_options, run or RunOptions(), **extras)
     return backend
 
 
@@ -160,16 +158,15 @@ class BackendLoad:
                             question_templates=self.question_templates)
 
 
-def loader_keywords(options: BackendOptions, run: RunOptions | None, *, yesno: bool) -> dict[str, Any]:
-    """The keywords a prefix's loader function takes for ``options`` and ``run`` (a dual encoder has no
-    device map or prefix cache)."""
-    keywords: dict[str, Any] = dict(option_values(options))
-    if run is not None:
-        keywords["device"] = run.device
-        if run.batch_size is not None:
-            keywords["batch_size"] = run.batch_size
-        if yesno:
-            keywords |= {"device_map": run.device_map, "prefix_cache": run.prefix_cache}
+def loader_keywords(options: BackendOptions, run: RunOptions, *, yesno: bool) -> dict[str, object]:
+    """``options`` and ``run`` as the keywords of a loader that takes them loose (vlaudit's trained reference
+    models): the options set, the device and batch size, and a yes/no model's device map and prefix cache."""
+    keywords: dict[str, object] = dict(option_values(options))
+    keywords["device"] = run.device
+    if run.batch_size is not None:
+        keywords["batch_size"] = run.batch_size
+    if yesno:
+        keywords |= {"device_map": run.device_map, "prefix_cache": run.prefix_cache}
     return keywords
 
 
