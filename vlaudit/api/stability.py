@@ -10,6 +10,7 @@ a model whose fingerprint differs from the run's is refused in one line.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,22 +56,32 @@ def run_items(manifest: Mapping[str, Any], items: Any, run: str | Path) -> list[
     return read_items(benchmark)
 
 
-def open_run_backend(manifest: Mapping[str, Any], model: YesNoBackend | FeatureBackend | str | None, *,
+def open_run_backend(manifest: Mapping[str, object], model: YesNoBackend | FeatureBackend | str | None, *,
                      device: str | None, batch_size: int | None) -> Backend:
     """The run's model loaded with its recorded options (``model``: a loaded backend, or a spec to load
     instead of the recorded one — refused later if its fingerprint differs)."""
     if model is not None and not isinstance(model, str):
         return model
-    arguments = manifest.get("arguments") or {}
-    ref = recorded_model(model or arguments.get("model") or manifest["spec"], arguments)
+    recorded = manifest.get("arguments")
+    arguments: Mapping[str, object] = recorded if isinstance(recorded, dict) else {}
+    ref = recorded_model(str(model or arguments.get("model") or manifest["spec"]), arguments)
+
+    def text(name: str) -> str | None:
+        value = arguments.get(name)
+        return None if value is None else str(value)
+
     recorded_batch = batch_size or arguments.get("batch_size")
+    batch = int(recorded_batch) if isinstance(recorded_batch, (int, float, str)) else None
+    run = RunOptions(batch_size=batch, device=device or text("device") or "auto")
     if manifest.get("command") == "vca score-dual":
-        run = RunOptions(batch_size=recorded_batch, device=device or arguments.get("device") or "auto")
         return open_features(BackendLoad(ref, run))[0]
-    run = RunOptions(batch_size=int(recorded_batch or 8), device=device or arguments.get("device", "auto"),
-                     device_map=arguments.get("device_map"), prefix_cache=arguments.get("prefix_cache"))
-    load = BackendLoad(ref, run, interfaces=tuple(manifest["interfaces"]),
-                       question_templates=arguments.get("question_templates"))
+    prefix_cache = arguments.get("prefix_cache")
+    run = replace(run, batch_size=batch or 8, device_map=text("device_map"),
+                  prefix_cache=prefix_cache if isinstance(prefix_cache, bool) else None)
+    templates = arguments.get("question_templates")
+    interfaces = manifest["interfaces"]
+    load = BackendLoad(ref, run, interfaces=tuple(interfaces) if isinstance(interfaces, list) else None,
+                       question_templates=templates if isinstance(templates, dict) else None)
     return open_yes_no(load)[0]
 
 

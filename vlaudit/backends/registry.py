@@ -3,6 +3,12 @@
 A model spec is ``PREFIX:NAME`` (e.g. ``hf:Qwen/Qwen2-VL-2B-Instruct``, ``hf:/path/to/dir``,
 ``open_clip:ViT-B-32/laion2b_s34b_b79k``). Loaders are referenced by import path so that resolving a spec
 imports only the one backend module it needs (torch and transformers stay unimported until then).
+
+A :class:`ModelRef` is a spec and its backend's typed options (:mod:`vlaudit.backends.options`); the registry
+says which options classes each prefix takes (:data:`OPTIONS`), so a ref gets the right default and another
+backend's class is refused in one line. :func:`load_backend` loads a ref with a
+:class:`~vlaudit.backends.options.RunOptions` (device, batch size): every prefix's loader is called as
+``load_backend(name, options, run, ...)``.
 """
 
 from __future__ import annotations
