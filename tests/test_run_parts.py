@@ -162,7 +162,7 @@ def test_every_option_field_has_its_flag_and_every_flag_maps_back(path, tmp_path
     spec = spec_class.of(**_required(spec_class, tmp_path))
     parts = [(spec.model.options, True), (spec.run, False)]
     if "executor" in params:
-        parts.append((RayOptions(), False))
+        parts.append((RayOptions(), True))
     of_keywords = set(inspect.signature(spec_class.of).parameters)
     for part, same_help in parts:
         for f in dataclasses.fields(part):

@@ -86,21 +86,19 @@ def executor_option() -> Any:
 
 
 def ray_address_option() -> Any:
-    return typer.Option(None, "--address", help="Ray cluster to join: auto or ray://HOST:PORT "
-                                                "(default: start a local Ray instance).")
+    return field_option(vlaudit.RayOptions, "address")
 
 
 def ray_workers_option() -> Any:
-    return typer.Option(1, "--workers", min=1, help="Ray actors (model replicas).")
+    return field_option(vlaudit.RayOptions, "workers")
 
 
 def ray_gpus_option() -> Any:
-    return typer.Option(0.0, "--gpus-per-worker", min=0.0, help="GPUs reserved per Ray actor.")
+    return field_option(vlaudit.RayOptions, "gpus_per_worker")
 
 
 def ray_threads_option() -> Any:
-    return typer.Option(None, "--threads-per-worker", min=1,
-                        help="torch CPU threads per Ray actor (default: torch's own).")
+    return field_option(vlaudit.RayOptions, "threads_per_worker")
 
 
 def field_option(options_class: type, name: str) -> Any:

@@ -26,10 +26,14 @@ class RayOptions:
     scores in this process. ``address``: None starts a local Ray instance, ``auto`` joins the running cluster,
     ``ray://HOST:PORT`` a remote one."""
 
-    address: str | None = field(default=None, metadata={"flag": "--address"})
-    workers: int = field(default=1, metadata={"flag": "--workers", "min": 1})
-    gpus_per_worker: float = field(default=0.0, metadata={"flag": "--gpus-per-worker", "min": 0.0})
-    threads_per_worker: int | None = field(default=None, metadata={"flag": "--threads-per-worker", "min": 1})
+    address: str | None = field(default=None, metadata={
+        "flag": "--address", "help": "Ray cluster to join: auto or ray://HOST:PORT (default: start a local Ray "
+                                     "instance)."})
+    workers: int = field(default=1, metadata={"flag": "--workers", "min": 1, "help": "Ray actors (model replicas)."})
+    gpus_per_worker: float = field(default=0.0, metadata={"flag": "--gpus-per-worker", "min": 0.0,
+                                                          "help": "GPUs reserved per Ray actor."})
+    threads_per_worker: int | None = field(default=None, metadata={
+        "flag": "--threads-per-worker", "min": 1, "help": "torch CPU threads per Ray actor (default: torch's own)."})
 
     def __post_init__(self) -> None:
         at_least("--workers", self.workers, 1)
