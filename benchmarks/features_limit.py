@@ -104,8 +104,9 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.features import collect_inputs, read_features, write_features
+    from vlaudit.backends.options import DualOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
+    from vlaudit.scoring.features import collect_inputs, write_features, read_features
     from vlaudit.sources.cycle_tables import read_cycles
 
     torch.set_num_threads(args.threads)
@@ -113,8 +114,8 @@ def main() -> None:
         root = Path(tmp)
         model_dir = build_representative_open_clip(root / "model")
         cycles_path, images = make_cycles(root / "data", args.images, seed=0)
-        backend = load_backend(f"open_clip:local-dir:{model_dir}", device="cpu", dtype="float32",
-                               batch_size=args.batch_size)
+        backend = load_backend(ModelRef(f"open_clip:local-dir:{model_dir}", DualOptions(dtype="float32")),
+                               RunOptions(device="cpu", batch_size=args.batch_size))
         inputs = collect_inputs(read_cycles(cycles_path), cycles_path, images)
         floor_embeddings(backend, type(inputs)(dict(list(inputs.images.items())[:2]),
                                                dict(list(inputs.texts.items())[:2])), 2)  # warm-up

@@ -116,7 +116,8 @@ def main() -> None:
     import torch
     from score_limit import build_representative_qwen2vl
 
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
@@ -126,8 +127,10 @@ def main() -> None:
         bench = make_benchmark(root / "bench", args.images, args.side, seed=0)
         model_dir = build_representative_qwen2vl(root / "representative", args.side)
         pixels = args.side * args.side
-        backend = load_backend(f"hf:{model_dir}", dtype="fp32", device="cpu", batch_size=8, max_pixels=pixels,
-                               min_pixels=pixels, interfaces=["letter"])
+        backend = load_backend(ModelRef(f"hf:{model_dir}", HfOptions(dtype="fp32", max_pixels=pixels,
+                                                                     min_pixels=pixels)),
+                                                                     RunOptions(device="cpu", batch_size=8),
+                                                                     interfaces=["letter"])
         items = read_items(bench)
         images_dir = bench.parent / "images"
         inputs, unit_of = unit_inputs(backend, items, images_dir)

@@ -32,6 +32,8 @@ def main() -> None:
     import torch
     from score_throughput import make_benchmark
 
+    from vlaudit.backends.options import HfOptions, RunOptions
+    from vlaudit.backends.registry import BackendLoad, ModelRef
     from vlaudit.backends.tiny_mllm import build_tiny_mllm
     from vlaudit.scoring.ray_executor import RayExecutor
     from vlaudit.scoring.runner import run_scoring
@@ -47,8 +49,9 @@ def main() -> None:
             items = read_items(make_benchmark(root / "bench", args.items, 0))
             rates = {}
             for workers in (1, 2):
-                executor = RayExecutor(f"hf:{model}", {"batch_size": 8, "interfaces": interfaces, "dtype": "fp32",
-                                                       "device": "cpu"}, workers=workers, threads=1)
+                load = BackendLoad(ModelRef(f"hf:{model}", HfOptions(dtype="fp32")),
+                                   RunOptions(batch_size=8, device="cpu"), interfaces=tuple(interfaces))
+                executor = RayExecutor(load, workers=workers, threads=1)
                 backend = executor.start()  # model loading is not part of the rate
                 start = time.perf_counter()
                 summary = run_scoring(backend, items, images_dir=root / "bench" / "images",

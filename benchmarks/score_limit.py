@@ -166,13 +166,15 @@ def measure(model_dir: Path, bench: Path, root: Path, interfaces: list[str], lab
             max_pixels: int | None) -> tuple[float, float, float]:
     import pyarrow.parquet as pq
 
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     items = read_items(bench)
-    backend = load_backend(f"hf:{model_dir}", dtype="fp32", device="cpu", batch_size=16, max_pixels=max_pixels,
-                           min_pixels=max_pixels)
+    backend = load_backend(ModelRef(f"hf:{model_dir}", HfOptions(dtype="fp32", max_pixels=max_pixels,
+                                                                 min_pixels=max_pixels)),
+                                                                 RunOptions(device="cpu", batch_size=16))
     prepared = prepare_floor(backend, items[:2], bench.parent / "images", interfaces)
     floor_margins(backend, prepared)  # warm-up (allocator, kernels)
     prepared = prepare_floor(backend, items, bench.parent / "images", interfaces)

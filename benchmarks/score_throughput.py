@@ -93,7 +93,8 @@ def main() -> None:
     import pyarrow.parquet as pq
     import torch
 
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
     from vlaudit.backends.tiny_mllm import build_tiny_mllm
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
@@ -104,7 +105,8 @@ def main() -> None:
         root = Path(tmp)
         model_dir = build_tiny_mllm("qwen2-vl", root / "model", seed=args.seed)
         items = read_items(make_benchmark(root / "bench", args.items, args.seed))
-        backend = load_backend(f"hf:{model_dir}", dtype="fp32", device="cpu", batch_size=args.batch_size)
+        fp32 = ModelRef(f"hf:{model_dir}", HfOptions(dtype="fp32"))
+        backend = load_backend(fp32, RunOptions(device="cpu", batch_size=args.batch_size))
         n_images = len({i.image for i in items})
         print(f"items={len(items)} images={n_images} contexts={len(contexts)} interfaces={len(interfaces)} "
               f"records={len(items) * len(contexts) * len(interfaces)} threads={args.threads}")
@@ -123,8 +125,7 @@ def main() -> None:
         rows = pq.read_table(root / "run" / "margins.parquet").to_pylist()
         print(f"vlaudit runner: {t_ours:.2f} s ({summary['n_unique_units']} unique queries for "
               f"{summary['n_scored_rows']} records, {summary['n_scored_rows'] / t_ours:.1f} records/s)")
-        plain = load_backend(f"hf:{model_dir}", dtype="fp32", device="cpu", batch_size=args.batch_size,
-                             prefix_cache=False)
+        plain = load_backend(fp32, RunOptions(device="cpu", batch_size=args.batch_size, prefix_cache=False))
         start = time.perf_counter()
         run_scoring(plain, items, images_dir=root / "bench" / "images", out_dir=root / "run-plain",
                     contexts=contexts, interfaces=interfaces)

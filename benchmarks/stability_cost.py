@@ -24,6 +24,7 @@ import torch
 from PIL import Image
 
 import vlaudit
+from vlaudit.backends.options import RunOptions
 from vlaudit.backends.registry import load_backend
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 
@@ -44,7 +45,7 @@ def main() -> None:
                   "label": "yes" if j == 0 else "no", "dataset": "toy"} for j in range(2)]
     (root / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     model = build_tiny_mllm("qwen2-vl", root / "model", seed=0)
-    backend = load_backend(f"hf:{model}", device="cpu", batch_size=8, interfaces=["yesno"])
+    backend = load_backend(f"hf:{model}", RunOptions(device="cpu", batch_size=8), interfaces=["yesno"])
     calls = 0
 
     def count(*_: object) -> None:
@@ -53,7 +54,9 @@ def main() -> None:
 
     backend.model.register_forward_pre_hook(count)  # a hook: the dtype perturbation's copy keeps it
     start = time.perf_counter()
-    run = vlaudit.score_margins(backend, root / "items.jsonl", images=root / "images", out=root / "run")
+    run = vlaudit.score_margins(vlaudit.ScoreSpec.of(model=backend.spec, benchmark=root / "items.jsonl",
+                                                     images=root / "images", out=root / "run"),
+                                backend=backend)
     score_s = time.perf_counter() - start
     n_units = run.summary["n_unique_units"]
     calls = 0

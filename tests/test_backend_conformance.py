@@ -17,7 +17,8 @@ from PIL import Image
 
 from vlaudit.backends.base import FeatureBackend, YesNoBackend
 from vlaudit.backends.conformance import FEATURE_CHECKS, YES_NO_CHECKS, check_backend, yes_no_requests
-from vlaudit.backends.registry import BACKENDS, backend_kind, load_backend, parse_spec
+from vlaudit.backends.options import PlantedOptions, RunOptions
+from vlaudit.backends.registry import BACKENDS, BackendLoad, ModelRef, backend_kind, parse_spec
 from vlaudit.backends.tiny_families import MLLM_FAMILIES
 from vlaudit.reference.models import REFERENCE_MODELS, all_reference_names, reference_spec
 
@@ -59,8 +60,8 @@ def images(scenes: Path) -> list[Image.Image]:
 _LOADED: dict[str, object] = {}
 
 
-def _spec_and_options(case: str, cache: Path, scenes: Path) -> tuple[str, dict[str, object]]:
-    """The spec to load and its loader options (a tiny folder or the mixture's scenes where needed)."""
+def _spec_and_options(case: str, cache: Path, scenes: Path) -> BackendLoad:
+    """The model to load and how (a tiny folder or the mixture's scenes where needed)."""
     if case.startswith("hf:tiny-"):
         family = case.removeprefix("hf:tiny-")
         if family == "ministral":
@@ -70,14 +71,12 @@ def _spec_and_options(case: str, cache: Path, scenes: Path) -> tuple[str, dict[s
         folder = cache / case.removeprefix("hf:")
         if not folder.is_dir():
             build_tiny_mllm(family, folder, seed=0)
-        return f"hf:{folder}", {"interfaces": list(INTERFACES), "device": "cpu"}
+        return BackendLoad(ModelRef(f"hf:{folder}"), RunOptions(device="cpu"), interfaces=tuple(INTERFACES))
     name = case.removeprefix("ref:")
-    options: dict[str, object] = {"interfaces": list(INTERFACES), "device": "cpu"}
+    model = ModelRef(case, PlantedOptions(scenes=str(scenes))) if name in MIXTURES else ModelRef(case)
     if backend_kind(case) == "features":
-        options = {"device": "cpu"} if name in REFERENCE_MODELS else {}
-    if name in MIXTURES:
-        options["scenes"] = str(scenes)
-    return case, options
+        return BackendLoad(model, RunOptions(device="cpu") if name in REFERENCE_MODELS else None)
+    return BackendLoad(model, RunOptions(device="cpu"), interfaces=tuple(INTERFACES))
 
 
 @pytest.fixture
@@ -86,9 +85,9 @@ def backend(request: pytest.FixtureRequest, module_cache: Path, scenes: Path,
     """The loaded backend of the test's case (loaded once per module)."""
     monkeypatch.setenv("VLAUDIT_CACHE", str(module_cache / "ref-cache"))
     case = request.param
-    spec, options = _spec_and_options(case, module_cache, scenes)
+    load = _spec_and_options(case, module_cache, scenes)
     if case not in _LOADED:
-        _LOADED[case] = load_backend(spec, **options)
+        _LOADED[case] = load.load()
     return _LOADED[case]
 
 

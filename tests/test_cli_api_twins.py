@@ -42,7 +42,8 @@ def test_audit_pairs(tmp_path, cli) -> None:
 def test_zero_shot(tmp_path, cli) -> None:
     cycles = two_cycles(tmp_path / "data")
     feats, out = tmp_path / "feats", tmp_path / "out"
-    vlaudit.extract_features("ref:tiny-open-clip", cycles, images=tmp_path / "data" / "images", out=feats)
+    vlaudit.extract_features(vlaudit.FeaturesSpec.of(model="ref:tiny-open-clip", cycles=cycles,
+                                                     images=tmp_path / "data" / "images", out=feats))
     out.mkdir()
     _same_bytes(lambda: vlaudit.write_zero_shot_scores(cycles, feats, out=out / "scores.csv"),
                 lambda: cli("cycles", "zero-shot", "--features", feats, "--cycles", cycles, "--out",

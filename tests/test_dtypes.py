@@ -65,10 +65,12 @@ def tiny_dual_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_dual_encoders_run_every_dtype(family: str, spelling: str, tiny_dual_dirs: dict[str, Path],
                                        no_network: None) -> None:
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import DualOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
     from vlaudit.backends.tiny_dual import tiny_spec
 
-    backend = load_backend(tiny_spec(family, tiny_dual_dirs[family]), device="cpu", dtype=spelling)
+    backend = load_backend(ModelRef(tiny_spec(family, tiny_dual_dirs[family]), DualOptions(dtype=spelling)),
+                           RunOptions(device="cpu"))
     assert backend.describe()["dtype"] == ON_CPU[spelling]
     rows = np.concatenate([backend.encode_images([IMAGE]), backend.encode_texts(["a dog left of a cat"])])
     assert rows.dtype == np.float32 and np.isfinite(rows).all()
@@ -86,9 +88,11 @@ def tiny_qwen(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_mllms_run_every_dtype(spelling: str, tiny_qwen: Path, no_network: None) -> None:
     from vlaudit.backends.base import YesNoRequest
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
 
-    backend = load_backend(f"hf:{tiny_qwen}", device="cpu", dtype=spelling, interfaces=["yesno"])
+    backend = load_backend(ModelRef(f"hf:{tiny_qwen}", HfOptions(dtype=spelling)), RunOptions(device="cpu"),
+                           interfaces=["yesno"])
     assert backend.describe()["dtype"] == ON_CPU[spelling]
     [result] = backend.score([YesNoRequest("i", "Is the dog left of the cat?", IMAGE)])
     assert np.isfinite(result.margin)
@@ -97,13 +101,15 @@ def test_mllms_run_every_dtype(spelling: str, tiny_qwen: Path, no_network: None)
 @pytest.mark.usefixtures("one_torch_thread")
 def test_ministral_reads_the_same_vocabulary(tmp_path: Path, no_network: None) -> None:
     pytest.importorskip("mistral_common")
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
     from vlaudit.backends.tiny_mistral import build_tiny_ministral
 
     build_tiny_ministral(tmp_path)
-    assert load_backend(f"hf:{tmp_path}", device="cpu", dtype="bf16").describe()["dtype"] == "bfloat16"
+    assert load_backend(ModelRef(f"hf:{tmp_path}", HfOptions(dtype="bf16")),
+                        RunOptions(device="cpu")).describe()["dtype"] == "bfloat16"
     with pytest.raises(InputError, match="unknown dtype 'float8'"):
-        load_backend(f"hf:{tmp_path}", device="cpu", dtype="float8")
+        load_backend(ModelRef(f"hf:{tmp_path}", HfOptions(dtype="float8")), RunOptions(device="cpu"))
 
 
 @pytest.mark.parametrize(("name", "supported"), [
@@ -113,23 +119,25 @@ def test_ministral_reads_the_same_vocabulary(tmp_path: Path, no_network: None) -
 ])
 def test_reference_models_accept_their_dtype_and_name_it_otherwise(name: str, supported: tuple[str, ...],
                                                                    no_network: None) -> None:
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.registry import ModelRef, load_backend, options_classes
 
+    options = options_classes(f"ref:{name}")[0]  # the reference's own options class
     for spelling in ("auto", *supported):
-        assert load_backend(f"ref:{name}", dtype=spelling).spec == f"ref:{name}"
+        assert load_backend(ModelRef(f"ref:{name}", options(dtype=spelling))).spec == f"ref:{name}"
     if supported:
-        assert load_backend(f"ref:{name}", dtype="FP32").spec == f"ref:{name}"
+        assert load_backend(ModelRef(f"ref:{name}", options(dtype="FP32"))).spec == f"ref:{name}"
     listed = ", ".join(["auto", *supported])
     with pytest.raises(InputError, match=f"ref:{name} cannot run dtype float16; it supports {listed}$"):
-        load_backend(f"ref:{name}", dtype="half")
+        load_backend(ModelRef(f"ref:{name}", options(dtype="half")))
 
 
 def test_mixture_model_takes_auto_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
 
     monkeypatch.setenv("VLAUDIT_MIXTURE_SCENES", str(tmp_path))
     with pytest.raises(InputError, match="ref:scene-vqa-mixture cannot run dtype bfloat16; it supports auto$"):
-        load_backend("ref:scene-vqa-mixture", dtype="bf16")
+        load_backend(ModelRef("ref:scene-vqa-mixture", HfOptions(dtype="bf16")))
 
 
 def _dtype_options() -> dict[str, object]:

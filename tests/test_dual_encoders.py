@@ -12,7 +12,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from vlaudit.backends.base import FeatureBackend
-from vlaudit.backends.registry import load_backend
+from vlaudit.backends.options import DualOptions, RunOptions
+from vlaudit.backends.registry import ModelRef, load_backend
 from vlaudit.backends.tiny_dual import build_tiny_dual, tiny_spec
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.files import write_jsonl
@@ -45,7 +46,7 @@ def _images(n: int = 4, size: tuple[int, int] = (40, 30)) -> list[Image.Image]:
 @pytest.mark.parametrize("family", ["clip", "siglip", "open_clip"])
 def test_tiny_model_builds_and_loads_offline(family: str, tmp_path: Path, no_network: None) -> None:
     out = build_tiny_dual(family, tmp_path / family, seed=0)
-    backend = load_backend(tiny_spec(family, out), device="cpu", batch_size=3)
+    backend = load_backend(tiny_spec(family, out), RunOptions(device="cpu", batch_size=3))
     assert isinstance(backend, FeatureBackend)
     assert backend.describe()["spec"] == tiny_spec(family, out)
     images = backend.encode_images(_images(5))
@@ -56,8 +57,8 @@ def test_tiny_model_builds_and_loads_offline(family: str, tmp_path: Path, no_net
     np.testing.assert_allclose(np.linalg.norm(texts, axis=1), 1.0, atol=1e-5)
     assert not np.allclose(texts[0], texts[1])
     # the weights come from disk: a second load (and a second build with the same seed) gives the same rows
-    again = load_backend(tiny_spec(family, build_tiny_dual(family, tmp_path / "again", seed=0)), device="cpu",
-                         batch_size=1)
+    again = load_backend(tiny_spec(family, build_tiny_dual(family, tmp_path / "again", seed=0)),
+                         RunOptions(device="cpu", batch_size=1))
     np.testing.assert_allclose(again.encode_images(_images(5)), images, atol=1e-6)  # batch size is invisible
     np.testing.assert_allclose(again.encode_texts(["yes"]), texts[1:2], atol=1e-6)
     assert backend.encode_images([]).shape == (0, images.shape[1])
@@ -70,9 +71,9 @@ def test_bad_specs_and_missing_dependency(tmp_path: Path, tiny_dirs: dict[str, P
     with pytest.raises(InputError, match="not found"):
         load_backend(f"open_clip:local-dir:{tmp_path / 'nothing'}")
     with pytest.raises(InputError, match="revision"):
-        load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", revision="main")
+        load_backend(ModelRef(f"open_clip:local-dir:{tiny_dirs['open_clip']}", DualOptions(revision="main")))
     with pytest.raises(InputError, match="dtype"):
-        load_backend(f"hf-clip:{tiny_dirs['clip']}", dtype="float8")
+        load_backend(ModelRef(f"hf-clip:{tiny_dirs['clip']}", DualOptions(dtype="float8")))
     monkeypatch.setitem(sys.modules, "open_clip", None)  # what an environment without open_clip looks like
     with pytest.raises(MissingDependencyError, match="open_clip_torch"):
         load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}")
@@ -115,7 +116,7 @@ def test_features_deduplicate_and_are_deterministic(write_dual_dataset, tmp_path
     cycles = read_cycles(cycles_path)
     inputs = collect_inputs(cycles, cycles_path, images_dir)  # ids resolved as ID.png, texts from the sidecar
     assert list(inputs.images) == ["a", "b", "c", "d"] and len(inputs.texts) == 4
-    backend = _Counting(load_backend(f"hf-clip:{tiny_dirs['clip']}", device="cpu", batch_size=2))
+    backend = _Counting(load_backend(f"hf-clip:{tiny_dirs['clip']}", RunOptions(device="cpu", batch_size=2)))
     manifest = write_features(backend, inputs, tmp_path / "f1", chunk=2)
     assert (backend.images, backend.texts) == (3, 3)  # one forward per distinct content
     assert manifest["counts"] == {"image_ids": 4, "unique_images": 3, "caption_ids": 4, "unique_texts": 3}
@@ -131,7 +132,7 @@ def test_features_deduplicate_and_are_deterministic(write_dual_dataset, tmp_path
 def test_zero_shot_scores_are_the_direct_cosine(write_dual_dataset, tmp_path: Path, tiny_dirs: dict[str, Path]) -> None:
     cycles_path, images_dir = write_dual_dataset(tmp_path)
     cycles = read_cycles(cycles_path)
-    backend = load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", device="cpu")
+    backend = load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", RunOptions(device="cpu"))
     write_features(backend, collect_inputs(cycles, cycles_path, images_dir), tmp_path / "feats")
     rows = zero_shot_scores(read_features(tmp_path / "feats"), cycles)
     assert len(rows) == len({(u, v) for c in cycles for u, v, _ in c.entries()}) == 10  # shared pairs once
@@ -218,7 +219,7 @@ def test_features_on_real_coco_jpegs(tmp_path: Path, tiny_dirs: dict[str, Path],
     cycles = read_cycles(cycles_path)
     inputs = collect_inputs(cycles, cycles_path, sample / "val2017")
     assert [p.name for p in inputs.images.values()] == [f"{int(i):012d}.jpg" for i in ids]
-    backend = load_backend(f"hf-clip:{tiny_dirs['clip']}", device="cpu", batch_size=4)
+    backend = load_backend(f"hf-clip:{tiny_dirs['clip']}", RunOptions(device="cpu", batch_size=4))
     write_features(backend, inputs, tmp_path / "feats")
     scores = zero_shot_scores(read_features(tmp_path / "feats"), cycles)
     assert len(scores) == 8 and all(-1.0 - 1e-9 <= row["score"] <= 1.0 + 1e-9 for row in scores)

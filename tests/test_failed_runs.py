@@ -121,7 +121,8 @@ def test_api_then_cli_into_one_folder_agree_on_arguments(toy_items, one_error, t
 
     items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
-    vlaudit.score_margins("ref:tiny-qwen2-vl", items, images=images, out=run, contexts=("original", "text"))
+    vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:tiny-qwen2-vl", benchmark=items, images=images,
+                                               out=run, contexts=("original", "text")))
     recorded = json.loads((run / "manifest.json").read_text())["arguments"]
     assert recorded["model"] == "ref:tiny-qwen2-vl" and recorded["images"] == str(images.resolve())
     assert recorded["contexts"] == ["original", "text"] and recorded["dtype"] == "auto"
@@ -135,7 +136,8 @@ def test_api_then_cli_into_one_folder_agree_on_arguments(toy_items, one_error, t
     # the same rows given as a list of dicts are the same run; the API refuses other arguments too
     rows = [json.loads(line) for line in items.read_text().splitlines()]
     with pytest.raises(vlaudit.InputError, match=r"other arguments \(contexts: "):
-        vlaudit.score_margins("ref:tiny-qwen2-vl", rows, images=images, out=run, contexts=("original",))
+        vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:tiny-qwen2-vl", benchmark=rows, images=images,
+                                                   out=run, contexts=("original",)))
 
 
 def test_the_run_lock_is_removed_on_every_exit_path(tmp_path) -> None:

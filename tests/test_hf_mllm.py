@@ -21,9 +21,10 @@ def _images():
 @pytest.mark.parametrize("family", FAMILIES)
 def test_margins_equal_unbatched_full_forward(direct_nll, tiny_model, family, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.base import INTERFACES, YesNoRequest
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
 
-    backend = load_backend(f"hf:{tiny_model(family)}", batch_size=3)
+    backend = load_backend(f"hf:{tiny_model(family)}", RunOptions(batch_size=3))
     images = _images()
     questions = ["Is the cat left of the dog?", "Is the dog above the cat?", "Is the car near the table?"]
     requests = [YesNoRequest(f"{q}|{k}|{interface}", question, image, interface)
@@ -49,11 +50,12 @@ def test_margins_equal_unbatched_full_forward(direct_nll, tiny_model, family, tm
 def test_prefix_cache_matches_full_forwards(tiny_model, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.base import YesNoRequest
     from vlaudit.backends.hf_prefix_cache import expected_prompt_ids
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
 
     path = tiny_model("qwen2-vl")
-    shared = load_backend(f"hf:{path}", batch_size=4)
-    full = load_backend(f"hf:{path}", batch_size=1, prefix_cache=False)
+    shared = load_backend(f"hf:{path}", RunOptions(batch_size=4))
+    full = load_backend(f"hf:{path}", RunOptions(batch_size=1, prefix_cache=False))
     assert shared.prefix_cache and not full.prefix_cache
     image = _images()[0]
     requests = [YesNoRequest(str(i), f"Is the cat {rel} the dog?", image, interface)
@@ -97,10 +99,11 @@ def test_non_single_token_verbalizer_is_rejected(tiny_model, tmp_path_factory, m
 
 
 def test_describe_records_pixel_budget_and_options(tiny_model, tmp_path_factory, no_network) -> None:
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
 
-    backend = load_backend(f"hf:{tiny_model('qwen2-vl')}", max_pixels=56 * 56 * 4,
-                           dtype="fp32", interfaces=["yesno"])
+    backend = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(max_pixels=56 * 56 * 4,
+                                                                              dtype="fp32")), interfaces=["yesno"])
     facts = backend.describe()
     assert facts["pixel_budget"]["max_pixels"] == 56 * 56 * 4
     assert facts["pixel_budget"]["image_processor_size"]["longest_edge"] == 56 * 56 * 4
@@ -124,13 +127,14 @@ def test_bf16_scores_close_to_fp32(tiny_model, family, tmp_path_factory, no_netw
     from PIL import Image
 
     from vlaudit.backends.base import YesNoRequest
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
 
     folder = tiny_model(family)
     requests = [YesNoRequest("img", "Is the cat left of the dog?", Image.new("RGB", (64, 48), (10, 200, 30))),
                 YesNoRequest("txt", "Is the cat left of the dog?", None)]
-    full = load_backend(f"hf:{folder}", dtype="fp32", device="cpu").score(requests)
-    half = load_backend(f"hf:{folder}", dtype="bf16", device="cpu")
+    full = load_backend(ModelRef(f"hf:{folder}", HfOptions(dtype="fp32")), RunOptions(device="cpu")).score(requests)
+    half = load_backend(ModelRef(f"hf:{folder}", HfOptions(dtype="bf16")), RunOptions(device="cpu"))
     assert half.describe()["dtype"] == "bfloat16"
     for a, b in zip(full, half.score(requests), strict=True):
         assert abs(a.margin - b.margin) < 0.1

@@ -57,6 +57,7 @@ def test_models_tiny_writes_every_family_loadable_by_its_printed_spec(family, tm
     from typer.testing import CliRunner
 
     from vlaudit.backends.base import YesNoRequest
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
     from vlaudit.commands import models  # noqa: F401  (registers the commands)
     from vlaudit.commands._apps import app
@@ -64,7 +65,7 @@ def test_models_tiny_writes_every_family_loadable_by_its_printed_spec(family, tm
     result = CliRunner().invoke(app, ["models", "tiny", "--family", family, "--out", str(tmp_path / family)])
     assert result.exit_code == 0, result.output
     spec = " ".join(result.output.split()).rpartition("load it as ")[2].rstrip(")")
-    backend = load_backend(spec, device="cpu")
+    backend = load_backend(spec, RunOptions(device="cpu"))
     image = Image.new("RGB", (40, 30), (10, 200, 30))
     if spec.startswith("hf:"):
         (scored,) = backend.score([YesNoRequest("k", "Is the cat left of the dog?", image)])

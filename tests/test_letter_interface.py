@@ -42,12 +42,13 @@ def test_every_tiny_family_scores_a_letter_benchmark(family, tiny_model, tmp_pat
         pytest.importorskip("mistral_common")
     import pyarrow.parquet as pq
 
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     bench = _letter_benchmark(tmp_path / "bench")
-    backend = load_backend(f"hf:{tiny_model(family)}", interfaces=["letter"], device="cpu")
+    backend = load_backend(f"hf:{tiny_model(family)}", RunOptions(device="cpu"), interfaces=["letter"])
     run_scoring(backend, read_items(bench), images_dir=bench.parent / "images", out_dir=tmp_path / "run",
                 contexts=["original", "text", "blank"], interfaces=["letter"])
     rows = pq.read_table(tmp_path / "run" / "margins.parquet").to_pylist()
@@ -141,13 +142,14 @@ def test_shared_image_prefix_gives_the_letters_of_full_forwards(tiny_model) -> N
     """Several questions about one image: the Qwen prefix-cache path reads the same letter log-probs."""
     from vlaudit.backends.base import YesNoRequest
     from vlaudit.backends.letters import letter_question
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
 
     image = Image.new("RGB", (48, 40), (30, 140, 200))
     requests = [YesNoRequest(f"k{i}", letter_question(f"Question {i}?", ("a", "b", "c", "d")[: 2 + i]), image,
                              "letter", n_options=2 + i) for i in range(3)]
-    shared = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["letter"], prefix_cache=True)
-    full = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["letter"], prefix_cache=False)
+    shared = load_backend(f"hf:{tiny_model('qwen2-vl')}", RunOptions(prefix_cache=True), interfaces=["letter"])
+    full = load_backend(f"hf:{tiny_model('qwen2-vl')}", RunOptions(prefix_cache=False), interfaces=["letter"])
     for a, b in zip(shared.score(requests), full.score(requests), strict=True):
         assert len(a.logp_options) == len(b.logp_options) and a.option_token_ids == b.option_token_ids
         assert np.allclose(a.logp_options, b.logp_options, atol=1e-5)
@@ -156,7 +158,8 @@ def test_shared_image_prefix_gives_the_letters_of_full_forwards(tiny_model) -> N
 @pytest.mark.slow  # starts a local Ray cluster
 def test_letter_run_on_ray_is_byte_identical_to_a_local_run(tiny_model, tmp_path) -> None:
     ray = pytest.importorskip("ray")
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import RunOptions
+    from vlaudit.backends.registry import BackendLoad, ModelRef
     from vlaudit.scoring.ray_executor import RayExecutor
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
@@ -164,13 +167,13 @@ def test_letter_run_on_ray_is_byte_identical_to_a_local_run(tiny_model, tmp_path
     model = tiny_model("qwen2-vl")
     bench = _letter_benchmark(tmp_path / "bench", n=6)
     items = read_items(bench)
-    options = {"batch_size": 2, "interfaces": ["letter"]}
+    load = BackendLoad(ModelRef(f"hf:{model}"), RunOptions(batch_size=2), interfaces=("letter",))
     kwargs = {"images_dir": bench.parent / "images", "contexts": ["original", "text", "blank"],
               "interfaces": ["letter"], "chunk_size": 4}
-    run_scoring(load_backend(f"hf:{model}", **options), items, out_dir=tmp_path / "local", **kwargs)
+    run_scoring(load.load(), items, out_dir=tmp_path / "local", **kwargs)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        executor = RayExecutor(f"hf:{model}", options, workers=2, threads=1)
+        executor = RayExecutor(load, workers=2, threads=1)
         try:
             run_scoring(executor.start(), items, out_dir=tmp_path / "ray", executor=executor, **kwargs)
         finally:

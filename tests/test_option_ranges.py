@@ -95,8 +95,8 @@ def test_well_formed_splits_are_kept() -> None:
 def _score_spec(**changes):
     from vlaudit.scoring.run_spec import ScoreSpec
 
-    return ScoreSpec(model="ref:tiny-qwen2-vl", benchmark=Path("items.jsonl"), images=Path("images"), out=Path("o"),
-                     **changes)
+    return ScoreSpec.of(model="ref:tiny-qwen2-vl", benchmark=Path("items.jsonl"), images=Path("images"),
+                        out=Path("o"), **changes)
 
 
 @pytest.mark.parametrize(("changes", "line"), [
@@ -120,11 +120,11 @@ def test_every_run_spec_checks_its_fields() -> None:
 
     paths = {"model": "ref:tiny-open-clip", "images": Path("i"), "out": Path("o")}
     with pytest.raises(InputError, match="--contexts"):
-        DualScoreSpec(benchmark=Path("b"), contexts=("original", "blank", "blank"), **paths)
+        DualScoreSpec.of(benchmark=Path("b"), contexts=("original", "blank", "blank"), **paths)
     with pytest.raises(InputError, match="--batch-size"):
-        FeaturesSpec(cycles=Path("c"), batch_size=0, **paths)
+        FeaturesSpec.of(cycles=Path("c"), batch_size=0, **paths)
     with pytest.raises(InputError, match="--min-pixels"):
-        CycleScoreSpec(cycles=Path("c"), min_pixels=10, max_pixels=5, **paths)
+        CycleScoreSpec.of(cycles=Path("c"), min_pixels=10, max_pixels=5, **paths)
     _score_spec(executor="ray", workers=3, min_pixels=100, max_pixels=100)  # consistent: accepted
 
 

@@ -43,6 +43,7 @@ def test_the_run_records_its_decision_and_margins_do_not_depend_on_it(make_bench
                                                                      no_network) -> None:
     import pyarrow.parquet as pq
 
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
@@ -53,7 +54,7 @@ def test_the_run_records_its_decision_and_margins_do_not_depend_on_it(make_bench
     model = tiny_model("qwen2-vl")
     margins = {}
     for name, override in (("auto", None), ("on", True), ("off", False)):
-        backend = load_backend(f"hf:{model}", batch_size=4, prefix_cache=override)
+        backend = load_backend(f"hf:{model}", RunOptions(batch_size=4, prefix_cache=override))
         run_scoring(backend, items, images_dir=bench / "images", out_dir=tmp_path / name,
                     contexts=["original", "blank"], interfaces=["yesno", "truefalse"])
         manifest = json.loads((tmp_path / name / "manifest.json").read_text())

@@ -23,22 +23,25 @@ def local_ray():
 
 
 def _local_run(model, bench, out):
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
-    backend = load_backend(f"hf:{model}", batch_size=3, interfaces=INTERFACES)
+    backend = load_backend(f"hf:{model}", RunOptions(batch_size=3), interfaces=INTERFACES)
     return run_scoring(backend, read_items(bench / "items.jsonl"), images_dir=bench / "images", out_dir=out,
                        contexts=CONTEXTS, interfaces=INTERFACES, chunk_size=5)
 
 
 def _ray_run(model, bench, out, *, workers=2, on_progress=None, executor_out=None):
+    from vlaudit.backends.options import RunOptions
+    from vlaudit.backends.registry import BackendLoad, ModelRef
     from vlaudit.scoring.ray_executor import RayExecutor
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
-    executor = RayExecutor(f"hf:{model}", {"batch_size": 3, "interfaces": INTERFACES}, workers=workers,
-                           threads=1)
+    executor = RayExecutor(BackendLoad(ModelRef(f"hf:{model}"), RunOptions(batch_size=3),
+                                       interfaces=tuple(INTERFACES)), workers=workers, threads=1)
     if executor_out is not None:
         executor_out.append(executor)
     backend = executor.start()

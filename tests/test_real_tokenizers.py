@@ -137,9 +137,10 @@ def test_ministral_margins_equal_a_direct_unbatched_forward(tmp_path_factory, no
     from PIL import Image
 
     from vlaudit.backends.base import YesNoRequest
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
 
-    backend = load_backend(f"hf:{real_model('ministral', tmp_path_factory)}", batch_size=3)
+    backend = load_backend(f"hf:{real_model('ministral', tmp_path_factory)}", RunOptions(batch_size=3))
     rng = np.random.default_rng(3)
     images = [Image.fromarray(rng.integers(0, 256, size=(30 + 20 * i, 60 - 10 * i, 3), dtype=np.uint8))
               for i in range(3)]
@@ -205,12 +206,13 @@ def test_vca_score_end_to_end_with_the_real_tokenizer(make_benchmark, family, tm
 
 @pytest.mark.parametrize("family", ["clip", "open_clip"])
 def test_dual_encoders_with_clips_real_vocabulary(family, tmp_path, no_network) -> None:
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
     from vlaudit.backends.tiny_dual import tiny_spec
 
     out = tmp_path / family
     _invoke("models", "tiny", "--family", family, "--tokenizer", "real", "--out", str(out))
-    backend = load_backend(tiny_spec(family, out), device="cpu")
+    backend = load_backend(tiny_spec(family, out), RunOptions(device="cpu"))
     assert backend.encode_texts(["a photo of a dog", "a cat"]).shape == (2, 16)
     if family == "open_clip":
         config = json.loads((out / "open_clip_config.json").read_text())

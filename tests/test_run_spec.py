@@ -59,32 +59,50 @@ class _Captured(Exception):
     pass
 
 
-@pytest.mark.parametrize(("function", "args", "expected"), [
+def _parts_spec(function: str, images: Path):
+    """The spec built from its parts, as a notebook would build it, for each command line below."""
+    from vlaudit import (
+        CycleScoreSpec,
+        DualOptions,
+        DualScoreSpec,
+        FeaturesSpec,
+        HfOptions,
+        ModelRef,
+        RunOptions,
+        ScoreSpec,
+    )
+
+    return {
+        "score_margins": lambda: ScoreSpec(model=ModelRef("ref:tiny-qwen2-vl", HfOptions(dtype="fp32")),
+                                           benchmark=Path("b.jsonl"), images=images, out=Path("o"),
+                                           contexts=("original", "blank"), seed=4),
+        "score_dual_margins": lambda: DualScoreSpec(model=ModelRef("ref:tiny-open-clip", DualOptions()),
+                                                    benchmark=Path("b.jsonl"), images=images, out=Path("o"),
+                                                    no_image="zero"),
+        "extract_features": lambda: FeaturesSpec(model=ModelRef("ref:tiny-open-clip"), cycles=Path("c.jsonl"),
+                                                 images=images, out=Path("o"), run=RunOptions(batch_size=3)),
+        "score_cycles_mllm": lambda: CycleScoreSpec(model=ModelRef("ref:tiny-qwen2-vl"), cycles=Path("c.jsonl"),
+                                                    images=images, out=Path("s.csv"), query="Is it {caption}?"),
+    }[function]()
+
+
+@pytest.mark.parametrize(("function", "args"), [
     ("score_margins",
      ["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", "b.jsonl", "--images", "IMAGES", "--out", "o",
-      "--contexts", "original,blank", "--seed", "4", "--dtype", "fp32", "--overwrite"],
-     ("ScoreSpec", {"model": "ref:tiny-qwen2-vl", "benchmark": Path("b.jsonl"), "images": "IMAGES",
-                    "out": Path("o"), "contexts": ("original", "blank"), "seed": 4, "dtype": "fp32"})),
+      "--contexts", "original,blank", "--seed", "4", "--dtype", "fp32", "--overwrite"]),
     ("score_dual_margins",
      ["vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", "b.jsonl", "--images", "IMAGES",
-      "--out", "o", "--no-image", "zero", "--overwrite"],
-     ("DualScoreSpec", {"model": "ref:tiny-open-clip", "benchmark": Path("b.jsonl"), "images": "IMAGES",
-                        "out": Path("o"), "no_image": "zero"})),
+      "--out", "o", "--no-image", "zero", "--overwrite"]),
     ("extract_features",
      ["features", "--model", "ref:tiny-open-clip", "--cycles", "c.jsonl", "--images", "IMAGES", "--out", "o",
-      "--batch-size", "3", "--overwrite"],
-     ("FeaturesSpec", {"model": "ref:tiny-open-clip", "cycles": Path("c.jsonl"), "images": "IMAGES",
-                       "out": Path("o"), "batch_size": 3})),
+      "--batch-size", "3", "--overwrite"]),
     ("score_cycles_mllm",
      ["cycles", "score-mllm", "--model", "ref:tiny-qwen2-vl", "--cycles", "c.jsonl", "--images", "IMAGES",
-      "--out", "s.csv", "--query", "Is it {caption}?", "--overwrite"],
-     ("CycleScoreSpec", {"model": "ref:tiny-qwen2-vl", "cycles": Path("c.jsonl"), "images": "IMAGES",
-                         "out": Path("s.csv"), "query": "Is it {caption}?"})),
+      "--out", "s.csv", "--query", "Is it {caption}?", "--overwrite"]),
 ])
-def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(function, args, expected, tmp_path,
-                                                                              cli, monkeypatch) -> None:
+def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(function, args, tmp_path, cli,
+                                                                              monkeypatch) -> None:
     import vlaudit
-    import vlaudit.scoring.run_spec as run_spec
     from vlaudit.errors import InputError
 
     (tmp_path / "images").mkdir()
@@ -98,9 +116,7 @@ def test_the_cli_calls_the_api_function_with_the_spec_a_notebook_would_build(fun
     monkeypatch.setattr(vlaudit, function, capture)  # the facade name the command calls
     code, out, err = cli(*[str(tmp_path / "images") if a == "IMAGES" else a for a in args])
     assert "captured" in err, (code, out, err)
-    kind, fields = expected
-    fields = {k: tmp_path / "images" if v == "IMAGES" else v for k, v in fields.items()}
-    assert calls == [(getattr(run_spec, kind)(**fields), True)]
+    assert calls == [(_parts_spec(function, tmp_path / "images"), True)]
 
 
 # ------------------------------------------------------------------------------- reruns, both front doors
@@ -111,7 +127,8 @@ def test_score_dual_api_then_cli_then_api(tmp_path, cli, refusal, toy_items) -> 
 
     items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
-    vlaudit.score_dual_margins("ref:tiny-open-clip", items, images=images, out=run, contexts=("original", "text"))
+    vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip", benchmark=items,
+                                                        images=images, out=run, contexts=("original", "text")))
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["schema_version"] == 1 and manifest["command"] == "vca score-dual"
     assert manifest["arguments"]["benchmark"] == str(items.resolve()) and manifest["arguments"]["no_image"]
@@ -127,8 +144,9 @@ def test_score_dual_api_then_cli_then_api(tmp_path, cli, refusal, toy_items) -> 
     assert _files(run, skip=same) == {k: v for k, v in api_files.items() if k not in same}
     cli_files = _files(run)
     with pytest.raises(vlaudit.InputError, match=r"other arguments \(seed: 0 → 2\)"):
-        vlaudit.score_dual_margins("ref:tiny-open-clip", items, images=images, out=run,
-                                   contexts=("original", "text"), seed=2)
+        vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip", benchmark=items,
+                                                            images=images, out=run, contexts=("original",
+                                                                                              "text"), seed=2))
     assert _files(run) == cli_files  # the CLI's run is untouched
     code, _, err = cli(*args, "--no-image", "zero", "--overwrite")
     assert code == 0, err
@@ -149,9 +167,11 @@ def test_score_mllm_cli_then_api_then_cli(tmp_path, cli, refusal) -> None:
     scores = out.read_bytes()
     assert json.loads((run / "manifest.json").read_text())["command"] == "cycles score-mllm"
     with pytest.raises(vlaudit.InputError, match=r"other arguments \(query: "):
-        vlaudit.score_cycles_mllm("ref:tiny-qwen2-vl", cycles, images=images, out=out, query="Is it {caption}?")
+        vlaudit.score_cycles_mllm(vlaudit.CycleScoreSpec.of(model="ref:tiny-qwen2-vl", cycles=cycles,
+                                                            images=images, out=out, query="Is it {caption}?"))
     assert _files(run, skip=("summary.json",)) == cli_files and out.read_bytes() == scores
-    result = vlaudit.score_cycles_mllm("ref:tiny-qwen2-vl", cycles, images=images, out=out)
+    result = vlaudit.score_cycles_mllm(vlaudit.CycleScoreSpec.of(model="ref:tiny-qwen2-vl", cycles=cycles,
+                                                                 images=images, out=out))
     assert result["summary"]["n_units_scored_now"] == 0  # the same spec resumes from the cache
     assert result.schema_version == 1 and result["run_dir"] == str(run) and result["n_cycles"] == 2
     assert type(result).from_dict(json.loads(json.dumps(result.to_dict()))) == result  # a typed round trip
@@ -165,7 +185,8 @@ def test_features_api_then_cli(tmp_path, cli, refusal) -> None:
 
     cycles = two_cycles(tmp_path / "data")
     images, feats = tmp_path / "data" / "images", tmp_path / "feats"
-    vlaudit.extract_features("ref:tiny-open-clip", cycles, images=images, out=feats)
+    vlaudit.extract_features(vlaudit.FeaturesSpec.of(model="ref:tiny-open-clip", cycles=cycles, images=images,
+                                                     out=feats))
     api_files = _files(feats)
     assert json.loads((feats / "manifest.json").read_text())["arguments"]["cycles_sha256"]
     args = ["features", "--model", "ref:tiny-open-clip", "--cycles", cycles, "--images", images, "--out", feats]
@@ -196,7 +217,8 @@ def test_score_margins_writes_what_vca_score_writes(tmp_path, cli, toy_items) ->
 
     items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
-    _same_bytes(lambda: vlaudit.score_margins("ref:tiny-qwen2-vl", items, images=images, out=run, seed=1),
+    _same_bytes(lambda: vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:tiny-qwen2-vl", benchmark=items,
+                                                                   images=images, out=run, seed=1)),
                 lambda: cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", items, "--images",
                             images, "--out", run, "--seed", "1"),
                 run, skip=("summary.json",))  # summary.json holds timings
@@ -211,7 +233,8 @@ def test_score_dual_margins_writes_what_vca_score_dual_writes(tmp_path, cli, toy
 
     items = toy_items(tmp_path / "bench")
     images, run = tmp_path / "bench" / "images", tmp_path / "run"
-    _same_bytes(lambda: vlaudit.score_dual_margins("ref:tiny-open-clip", items, images=images, out=run),
+    _same_bytes(lambda: vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model="ref:tiny-open-clip",
+                                                                            benchmark=items, images=images, out=run)),
                 lambda: cli("vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", items,
                             "--images", images, "--out", run),
                 run, skip=("features/manifest.json",))  # it records the seconds taken
@@ -223,7 +246,8 @@ def test_features_and_zero_shot_write_what_the_cli_writes(tmp_path, cli) -> None
 
     cycles = two_cycles(tmp_path / "data")
     images, feats = tmp_path / "data" / "images", tmp_path / "feats"
-    _same_bytes(lambda: vlaudit.extract_features("ref:tiny-open-clip", cycles, images=images, out=feats),
+    _same_bytes(lambda: vlaudit.extract_features(vlaudit.FeaturesSpec.of(model="ref:tiny-open-clip",
+                                                                         cycles=cycles, images=images, out=feats)),
                 lambda: cli("features", "--model", "ref:tiny-open-clip", "--cycles", cycles, "--images", images,
                             "--out", feats),
                 feats, skip=("manifest.json",))
@@ -327,17 +351,17 @@ def test_factorial_save_writes_what_vca_factorial_writes(tmp_path, cli) -> None:
 def test_every_spelling_of_a_dtype_is_one_run(spec, tmp_path) -> None:
     """fp32 and float32 (half and float16, bf16 and bfloat16) name one dtype, so one recorded run; an unknown
     spelling is refused when the spec is built, before anything loads."""
-    import dataclasses
+    import inspect
 
     import vlaudit.scoring.run_spec as run_spec
     from vlaudit.errors import InputError
 
     kind = getattr(run_spec, spec)
-    required = {f.name: tmp_path / f.name for f in dataclasses.fields(kind)
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    required = {name: tmp_path / name for name, p in inspect.signature(kind.of).parameters.items()
+                if p.default is inspect.Parameter.empty}
     required["model"] = "ref:tiny-open-clip"
     for spellings, canonical in ((("fp32", "float32", "FP32"), "float32"), (("half", "fp16", "float16"), "float16"),
                                  (("bf16", "bfloat16"), "bfloat16"), (("auto", None), "auto")):
-        assert {kind(**required, dtype=s).dtype for s in spellings} == {canonical}
+        assert {kind.of(**required, dtype=s).model.options.dtype for s in spellings} == {canonical}
     with pytest.raises(InputError, match="unknown dtype 'float64'"):
-        kind(**required, dtype="float64")
+        kind.of(**required, dtype="float64")

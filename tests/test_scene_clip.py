@@ -66,7 +66,9 @@ def test_short_retrain_lowers_the_loss(tmp_path: Path, one_torch_thread: None) -
     losses = [row["loss"] for row in result["curve"]]
     assert losses[-1] < losses[0]
     assert (tmp_path / "scene-clip-bag.safetensors").is_file()
-    retrained = load_backend("ref:scene-clip-bag", weights_dir=tmp_path)
+    from vlaudit.reference.scene_clip import load_backend as load_scene_clip
+
+    retrained = load_scene_clip("scene-clip-bag", weights_dir=tmp_path)  # the reference's own loader
     assert retrained.encode_texts(["a red dog"]).shape == (1, retrained.dim)
 
 

@@ -67,12 +67,13 @@ def test_shipped_weights_are_small():
 def test_mixture_mechanism_is_exact(tmp_path):
     from PIL import Image
 
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import PlantedOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
     from vlaudit.reference.scene_vqa import category_prior
     from vlaudit.reference.scene_vqa_mixture import IMAGE_MARGIN, PRIOR_MARGIN, image_types, parse_statement
 
     scenes, graphs = _scene(tmp_path)
-    mixture = load_backend("ref:scene-vqa-mixture", scenes=str(scenes))
+    mixture = load_backend(ModelRef("ref:scene-vqa-mixture", PlantedOptions(scenes=str(scenes))))
     assert len(image_types()) == round(0.4 * 32)
     checked = {"image": 0, "prior": 0}
     for image_id, graph in graphs.items():

@@ -31,6 +31,7 @@ def test_runner_margins_equal_direct_unbatched_forward(direct_nll, make_benchmar
     from PIL import Image
 
     from vlaudit.backends.base import INTERFACES
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
     from vlaudit.contexts.image_contexts import BLANK_RGB
     from vlaudit.scoring.runner import MARGIN_COLUMNS, run_scoring
@@ -38,7 +39,7 @@ def test_runner_margins_equal_direct_unbatched_forward(direct_nll, make_benchmar
 
     items_path = make_benchmark(tmp_path / "bench", n_images=3, questions=2)
     items = read_items(items_path)
-    backend = load_backend(f"hf:{tiny_model(family)}", batch_size=4)
+    backend = load_backend(f"hf:{tiny_model(family)}", RunOptions(batch_size=4))
     summary = run_scoring(backend, items, images_dir=tmp_path / "bench" / "images", out_dir=tmp_path / "run",
                           contexts=["original", "text", "blank", "mismatch"], interfaces=list(INTERFACES),
                           chunk_size=5)
@@ -152,12 +153,14 @@ def test_kill_and_resume_is_bit_identical(make_benchmark, tiny_model, tmp_path, 
     make_benchmark(bench, n_images=10, questions=3)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     # The uninterrupted reference runs in this process (same options as the CLI; one torch thread in both).
+    from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     # Forced on: at these tiny image sizes the per-run decision would turn the shared-prefix path off.
-    backend = load_backend(f"hf:{model}", batch_size=3, interfaces=["yesno", "truefalse"], prefix_cache=True)
+    backend = load_backend(f"hf:{model}", RunOptions(batch_size=3, prefix_cache=True), interfaces=["yesno",
+                                                                                                   "truefalse"])
     assert backend.prefix_cache
     run_scoring(backend, read_items(bench / "items.jsonl"), images_dir=bench / "images", out_dir=tmp_path / "full",
                 contexts=["original", "text", "blank"], interfaces=["yesno", "truefalse"], chunk_size=4,
@@ -242,14 +245,15 @@ def test_kill_during_the_final_write_resumes(make_benchmark, tiny_model, tmp_pat
 
 
 def test_manifest_states_everything_that_determines_the_margins(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
     from vlaudit.scoring.manifest import git_commit
     from vlaudit.scoring.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     items = read_items(make_benchmark(tmp_path / "bench", n_images=2, questions=1))
-    backend = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["yesno"],
-                           max_pixels=56 * 56 * 2, revision=None)
+    backend = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(max_pixels=56 * 56 * 2,
+                                                                              revision=None)), interfaces=["yesno"])
     run_scoring(backend, items, images_dir=tmp_path / "bench" / "images", out_dir=tmp_path / "run",
                 contexts=["original", "text"], interfaces=["yesno"], seed=5, arguments={"seed": 5, "x": "y"})
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())

@@ -36,8 +36,9 @@ def _items(root: Path, n: int) -> Path:
     return path
 
 
-def _score(items: Path, out: Path, **options: object) -> Path:
-    vlaudit.score_margins("ref:batch-noise", items, images=items.parent / "images", out=out, **options)
+def _score(items: Path, out: Path, noise_scale: float | None = None) -> Path:
+    model = vlaudit.ModelRef("ref:batch-noise", vlaudit.PlantedOptions(noise_scale=noise_scale))
+    vlaudit.score_margins(vlaudit.ScoreSpec(model=model, benchmark=items, images=items.parent / "images", out=out))
     return out
 
 
@@ -174,8 +175,8 @@ def test_a_model_with_no_perturbation_is_told_there_is_no_noise_to_measure(tmp_p
     """A constructed mechanism (the planted multiple-choice models) scores each unit alone in one precision."""
     bench = tmp_path / "mcq"
     assert cli("data", "mcq-scenes", "--out", bench, "--scenes", "4")[0] == 0
-    vlaudit.score_margins("ref:scene-mcq-grounded", bench / "items.jsonl", images=bench / "images",
-                          out=tmp_path / "run", interfaces=["letter"])
+    vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:scene-mcq-grounded", benchmark=bench / "items.jsonl",
+                                               images=bench / "images", out=tmp_path / "run", interfaces=["letter"]))
     line = one_error_line(*cli("vca", "stability", tmp_path / "run"))
     assert "ref:scene-mcq-grounded supports no perturbation" in line and "no numerical noise" in line
     assert not (tmp_path / "run" / "stability.json").exists()

@@ -19,8 +19,9 @@ EXACT_BOUND = 1e-5
 
 def _dual_run(model: str, root: Path, n: int = 4, batch_size: int = 8) -> Path:
     items = make_groups(root / "bench", n)
-    vlaudit.score_dual_margins(model, items, images=root / "bench" / "images", out=root / "run",
-                               batch_size=batch_size, device="cpu", dtype="float32")
+    vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model=model, benchmark=items,
+                                                        images=root / "bench" / "images", out=root / "run",
+                                                        batch_size=batch_size, device="cpu", dtype="float32"))
     return root / "run"
 
 

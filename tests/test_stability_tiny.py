@@ -34,8 +34,9 @@ def _items(root: Path) -> Path:
 
 def _run(tiny_model, family: str, tmp_path: Path) -> Path:
     items = _items(tmp_path / "bench")
-    vlaudit.score_margins(f"hf:{tiny_model(family)}", items, images=items.parent / "images", out=tmp_path / "run",
-                          batch_size=8, device="cpu", dtype="float32")
+    vlaudit.score_margins(vlaudit.ScoreSpec.of(model=f"hf:{tiny_model(family)}", benchmark=items,
+                                               images=items.parent / "images", out=tmp_path / "run",
+                                               batch_size=8, device="cpu", dtype="float32"))
     return tmp_path / "run"
 
 
@@ -65,9 +66,10 @@ def test_the_letter_interface_has_a_floor_and_a_generation_check(tiny_model, tmp
     """Under the letter interface the decision margin is the chosen option's log-prob lead over the next one
     (the report's r_o), and generation is parsed with the item's option letters."""
     vlaudit.render_mcq_scenes(tmp_path / "mcq", 6, seed=0)
-    vlaudit.score_margins(f"hf:{tiny_model('qwen2-vl')}", tmp_path / "mcq" / "items.jsonl",
-                          images=tmp_path / "mcq" / "images", out=tmp_path / "run", interfaces=("letter",),
-                          device="cpu", dtype="float32")
+    vlaudit.score_margins(vlaudit.ScoreSpec.of(model=f"hf:{tiny_model('qwen2-vl')}",
+                                               benchmark=tmp_path / "mcq" / "items.jsonl",
+                                               images=tmp_path / "mcq" / "images", out=tmp_path / "run",
+                                               interfaces=("letter",), device="cpu", dtype="float32"))
     floor = vlaudit.measure_stability(tmp_path / "run", perturbations=["batch-1", "dtype"])
     rows = {row["perturbation"]: row for row in floor.perturbations}
     assert rows["batch-1"]["all"]["p99"] < EXACT_BOUND < rows["dtype"]["all"]["p99"] == floor.noise_floor

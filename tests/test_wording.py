@@ -30,18 +30,20 @@ def test_default_wording_is_unchanged() -> None:
 
 def test_backend_wording_options(tiny_model, tmp_path_factory) -> None:
     from vlaudit.backends.hf_mllm import QWEN_SYSTEM
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
 
     model = f"hf:{tiny_model('qwen2-vl')}"
     default = load_backend(model, interfaces=["yesno"])
     assert [m["role"] for m in default.messages("Is it?", "yesno", True)] == ["system", "user"]
     assert QWEN_SYSTEM in default.prompt("Is it?", "yesno", True)
-    worded = load_backend(model, interfaces=["yesno"], question_templates=PARAPHRASE, system=NEUTRAL)
+    worded = load_backend(ModelRef(model, HfOptions(system=NEUTRAL)), interfaces=["yesno"],
+                          question_templates=PARAPHRASE)
     prompt = worded.prompt("Is it?", "yesno", True)
     assert "Question: Is it? Reply with yes or no." in prompt and NEUTRAL in prompt and QWEN_SYSTEM not in prompt
     assert worded.describe()["template"]["system"] == NEUTRAL
     assert worded.describe()["template"]["question_templates"]["yesno"] == PARAPHRASE["yesno"]
-    silent = load_backend(model, interfaces=["yesno"], system="")
+    silent = load_backend(ModelRef(model, HfOptions(system="")), interfaces=["yesno"])
     assert [m["role"] for m in silent.messages("Is it?", "yesno", False)] == ["user"]
 
 
@@ -112,12 +114,14 @@ def test_bad_template_files_name_file_and_field(make_benchmark, tmp_path, conten
 
 def test_named_neutral_system_message_is_the_papers_qwen_instruction(tiny_model) -> None:
     from vlaudit.backends.hf_mllm import resolve_system
-    from vlaudit.backends.registry import load_backend
+    from vlaudit.backends.options import HfOptions
+    from vlaudit.backends.registry import ModelRef, load_backend
 
     text = "Answer the user's question with exactly yes or no."
     assert resolve_system("qwen-neutral") == text and resolve_system(NEUTRAL) == NEUTRAL
     assert resolve_system(None) is None and resolve_system("") == ""
-    named = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["yesno"], system="qwen-neutral")
+    named = load_backend(ModelRef(f"hf:{tiny_model('qwen2-vl')}", HfOptions(system="qwen-neutral")),
+                         interfaces=["yesno"])
     prompt = named.prompt("Is it?", "yesno", True)
     assert text in prompt and "You are a helpful assistant." not in prompt
     assert named.describe()["template"]["system"] == text  # the cache key holds the text, not the name

@@ -17,7 +17,9 @@ Visual Credit Audit:
 the §18 wording diagnostics :func:`build_wording_items` → :func:`wording_diagnostics`;
 :func:`render_mcq_scenes` writes the multiple-choice known-answer benchmark.
 Run specs, shared with the CLI: :class:`ScoreSpec`, :class:`DualScoreSpec`, :class:`FeaturesSpec`,
-:class:`CycleScoreSpec` (:func:`score_cycles_mllm` takes the last). Errors:
+:class:`CycleScoreSpec` (:func:`score_cycles_mllm` takes the last), built from parts: :class:`ModelRef` (a
+model spec and its backend's :class:`HfOptions`, :class:`DualOptions` or :class:`PlantedOptions`),
+:class:`RunOptions` and :class:`RayOptions`. Errors:
 :class:`InputError` (bad input, naming file, record and field), :class:`VlauditError`.
 """
 
@@ -57,6 +59,12 @@ _EXPORTS: dict[str, str] = {
     "DualScoreSpec": "vlaudit.scoring.run_spec:DualScoreSpec",
     "FeaturesSpec": "vlaudit.scoring.run_spec:FeaturesSpec",
     "CycleScoreSpec": "vlaudit.scoring.run_spec:CycleScoreSpec",
+    "ModelRef": "vlaudit.backends.registry:ModelRef",
+    "HfOptions": "vlaudit.backends.options:HfOptions",
+    "DualOptions": "vlaudit.backends.options:DualOptions",
+    "PlantedOptions": "vlaudit.backends.options:PlantedOptions",
+    "RunOptions": "vlaudit.backends.options:RunOptions",
+    "RayOptions": "vlaudit.scoring.run_parts:RayOptions",
     "vca_report": "vlaudit.api.vca:vca_report",
     "render_mcq_scenes": "vlaudit.builders.mcq_scenes:render_mcq_scenes",
     "compare_vca": "vlaudit.api.compare:compare_vca",
@@ -147,6 +155,12 @@ __all__ = [
     "DualScoreSpec",
     "FeaturesSpec",
     "CycleScoreSpec",
+    "ModelRef",
+    "HfOptions",
+    "DualOptions",
+    "PlantedOptions",
+    "RunOptions",
+    "RayOptions",
     "vca_report",
     "render_mcq_scenes",
     "compare_vca",
@@ -239,7 +253,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.vca import factorial, vca_report
     from vlaudit.api.wording import build_wording_items, wording_diagnostics
     from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
-    from vlaudit.backends.registry import backend_kind
+    from vlaudit.backends.options import DualOptions, HfOptions, PlantedOptions, RunOptions
+    from vlaudit.backends.registry import ModelRef, backend_kind
     from vlaudit.backends.tiny_families import TINY_FAMILIES
     from vlaudit.builders.cycles.build_steps import family_label
     from vlaudit.builders.cycles.coco import CocoCaps
@@ -261,6 +276,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     )
     from vlaudit.report.html import write_report
     from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
+    from vlaudit.scoring.run_parts import RayOptions
     from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles
     from vlaudit.sources.margins import normalize_context

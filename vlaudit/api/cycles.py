@@ -11,7 +11,9 @@ import numpy as np
 
 from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
 from vlaudit.api.results import Result, with_interval
-from vlaudit.backends.registry import load_backend
+from vlaudit.backends.base import Backend
+from vlaudit.backends.options import RunOptions
+from vlaudit.backends.registry import ModelRef, load_backend
 from vlaudit.builders.cycles.coco import CocoCaps, build_coco_cycles
 from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
@@ -213,13 +215,17 @@ def build_cycles(source: str, *, out: str | Path, instances: str | Path | None =
                      field="source")
 
 
-def load_model(spec: str, **options: Any) -> Any:
-    """Load a model by spec — ``hf:``, ``hf-clip:``, ``open_clip:`` or ``ref:`` — through the backend registry.
+def load_model(model: ModelRef | str, run: RunOptions | None = None, *,
+               interfaces: Sequence[str] | None = None) -> Backend:
+    """Load a model — ``hf:``, ``hf-clip:``, ``open_clip:`` or ``ref:`` — through the backend registry.
 
-    Returns a backend with ``score(requests)`` (multimodal LLMs) or ``encode_images``/``encode_texts``
-    (dual encoders); options (``dtype``, ``device``, ``batch_size``, ...) pass to the backend's loader.
+    ``model``: a spec (its backend's default options) or a :class:`~vlaudit.scoring.run_parts.ModelRef`
+    with typed options (e.g. ``ModelRef("hf:…", HfOptions(dtype="bf16"))``); ``run``: device and batch size
+    (:class:`~vlaudit.scoring.run_parts.RunOptions`); ``interfaces``: the yes/no interfaces to resolve
+    verbalizers for. Returns a backend with ``score(requests)`` (multimodal LLMs) or
+    ``encode_images``/``encode_texts`` (dual encoders).
     """
-    return load_backend(spec, **options)
+    return load_backend(model, run, interfaces=interfaces)
 
 
 def features_from_arrays(image_ids: Sequence[Any], image_embeddings: Any, caption_ids: Sequence[Any],

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
+from vlaudit.backends.base import YesNoBackendBase, as_yes_no
+from vlaudit.backends.options import RunOptions
 from vlaudit.backends.registry import BACKENDS, load_backend, parse_spec, require_kind
 from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FAMILIES
@@ -88,8 +90,10 @@ def verbalizers(spec: str, interfaces: Sequence[str] = ("yesno", "truefalse")) -
     interfaces = list(interfaces)
     require_kind(spec, "yesno", field="SPEC")
     # hf: specs load config + tokenizer only; other yes/no backends (ref:, tiny) load as they are
-    light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
-    backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
+    loaded = load_backend(spec, RunOptions(device="cpu"), interfaces=interfaces,
+                          weights=parse_spec(spec).prefix != "hf")
+    # every yes/no loader returns a YesNoBackendBase: it holds the resolution details and tokenizer kind
+    backend = cast(YesNoBackendBase, as_yes_no(loaded))
     resolved = backend.verbalizers  # empty for a backend without resolution details: ids only
     rows: list[VerbalizerRow] = []
     for name in interfaces:

@@ -10,21 +10,23 @@ a model whose fingerprint differs from the run's is refused in one line.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from vlaudit.api._inputs import as_items
+from vlaudit.backends.base import Backend, FeatureBackend, YesNoBackend
+from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
 from vlaudit.results.vca import GenerateCheckResult, StabilityResult
 from vlaudit.scoring.dual_stability import run_dual_stability
-from vlaudit.scoring.executors import open_backend
+from vlaudit.scoring.executors import open_features, open_yes_no
 from vlaudit.scoring.generate_check import run_generate_check
+from vlaudit.scoring.run_parts import RunOptions
+from vlaudit.scoring.run_spec import recorded_model
 from vlaudit.scoring.stability import STABILITY_FILE, run_stability
 from vlaudit.sources.items import read_items
-
-_LOADER_OPTIONS = ("dtype", "device", "device_map", "revision", "min_pixels", "max_pixels", "trust_remote_code",
-                   "prefix_cache", "system")
 
 
 def read_run_manifest(run: str | Path, *, dual: bool = False) -> dict[str, Any]:
@@ -54,28 +56,33 @@ def run_items(manifest: Mapping[str, Any], items: Any, run: str | Path) -> list[
     return read_items(benchmark)
 
 
-def open_run_backend(manifest: Mapping[str, Any], model: Any, *, device: str | None,
-                     batch_size: int | None) -> Any:
+def open_run_backend(manifest: Mapping[str, object], model: YesNoBackend | FeatureBackend | str | None, *,
+                     device: str | None, batch_size: int | None) -> Backend:
     """The run's model loaded with its recorded options (``model``: a loaded backend, or a spec to load
     instead of the recorded one — refused later if its fingerprint differs)."""
     if model is not None and not isinstance(model, str):
         return model
-    arguments = manifest.get("arguments") or {}
+    recorded = manifest.get("arguments")
+    arguments: Mapping[str, object] = recorded if isinstance(recorded, dict) else {}
+    ref = recorded_model(str(model or arguments.get("model") or manifest["spec"]), arguments)
+
+    def text(name: str) -> str | None:
+        value = arguments.get(name)
+        return None if value is None else str(value)
+
+    recorded_batch = batch_size or arguments.get("batch_size")
+    batch = int(recorded_batch) if isinstance(recorded_batch, (int, float, str)) else None
+    run = RunOptions(batch_size=batch, device=device or text("device") or "auto")
     if manifest.get("command") == "vca score-dual":
-        recorded = {"batch_size": batch_size or arguments.get("batch_size"), "device": device or arguments.get("device"),
-                    "dtype": arguments.get("dtype")}
-        options = {k: v for k, v in recorded.items() if v is not None}  # absent: the loader's default
-        return open_backend(model or arguments.get("model") or manifest["spec"], options)[0]
-    options = {k: arguments[k] for k in _LOADER_OPTIONS if k in arguments}
-    options |= dict(arguments.get("other_backend_options") or {})
-    if arguments.get("question_templates") is not None:
-        options["question_templates"] = arguments["question_templates"]
-    options["interfaces"] = list(manifest["interfaces"])
-    options["batch_size"] = int(batch_size or arguments.get("batch_size") or 8)
-    if device is not None:
-        options["device"] = device
-    backend, _ = open_backend(model or arguments.get("model") or manifest["spec"], options)
-    return backend
+        return open_features(BackendLoad(ref, run))[0]
+    prefix_cache = arguments.get("prefix_cache")
+    run = replace(run, batch_size=batch or 8, device_map=text("device_map"),
+                  prefix_cache=prefix_cache if isinstance(prefix_cache, bool) else None)
+    templates = arguments.get("question_templates")
+    interfaces = manifest["interfaces"]
+    load = BackendLoad(ref, run, interfaces=tuple(interfaces) if isinstance(interfaces, list) else None,
+                       question_templates=templates if isinstance(templates, dict) else None)
+    return open_yes_no(load)[0]
 
 
 def _refuse_other_stability(out: Path, run: Path, spec: str) -> None:

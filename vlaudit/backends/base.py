@@ -19,7 +19,7 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from vlaudit.errors import InputError
 
@@ -208,11 +208,27 @@ class FeatureBackend(Protocol):
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+#: a loaded model of either capability (:func:`vlaudit.backends.registry.load_backend` returns one)
+Backend = YesNoBackend | FeatureBackend
+
+
 def protocol_gaps(backend: object, protocol: type) -> list[str]:
     """The members of ``protocol`` that ``backend`` lacks (empty when it conforms)."""
     members = {*protocol.__annotations__,
                *(name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_"))}
     return sorted(name for name in members if not hasattr(backend, name))
+
+
+def as_yes_no(backend: Backend, *, field: str = "model") -> YesNoBackend:
+    """``backend`` as the yes/no model it must be (one-line error naming what it lacks otherwise)."""
+    require_protocol(backend, YesNoBackend, field=field)
+    return cast(YesNoBackend, backend)
+
+
+def as_features(backend: Backend, *, field: str = "model") -> FeatureBackend:
+    """``backend`` as the dual encoder it must be (one-line error naming what it lacks otherwise)."""
+    require_protocol(backend, FeatureBackend, field=field)
+    return cast(FeatureBackend, backend)
 
 
 def require_protocol(backend: object, protocol: type, *, field: str = "model") -> None:

@@ -4,10 +4,11 @@ Embeddings are the model's projected pooled features, L2-normalised in float32 e
 own forward normalises them before the similarity (``x / ||x||₂``), so a dot product of two rows is the
 cosine the model scores with (before its logit scale and bias). Inputs are batched (``batch_size``).
 
-Options: ``revision`` (hub ids), ``dtype`` (a spelling of :mod:`vlaudit.backends.dtypes`: ``auto`` =
-bfloat16 on CUDA, float32 on CPU; ``float32``/``fp32``, ``float16``/``fp16``/``half``, ``bfloat16``/``bf16``), ``device`` (``auto`` = cuda when available), ``batch_size``,
-``trust_remote_code`` (off unless asked). The registry imports this module (torch, transformers) only when
-a spec names ``hf-clip:``.
+Options (:class:`~vlaudit.backends.options.DualOptions`): ``revision`` (hub ids), ``dtype`` (a spelling of
+:mod:`vlaudit.backends.dtypes`: ``auto`` = bfloat16 on CUDA, float32 on CPU; ``float32``/``fp32``,
+``float16``/``fp16``/``half``, ``bfloat16``/``bf16``); from the run (:class:`~vlaudit.backends.options.RunOptions`)
+``device`` (``auto`` = cuda when available) and ``batch_size``. No repository code runs. The registry imports
+this module (torch, transformers) only when a spec names ``hf-clip:``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from transformers import AutoModel, AutoProcessor
 
 from vlaudit.backends.dual_perturbations import DualPerturbations
 from vlaudit.backends.model_source import check_model_source
+from vlaudit.backends.options import DualOptions, RunOptions
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError
 
@@ -76,16 +78,16 @@ class HFDualBackend(DualPerturbations, BatchedDualEncoder):
             return l2_normalise(_pooled(self.model.get_text_features(**kwargs)))
 
 
-def load_backend(name: str, *, revision: str | None = None, dtype: str | None = None, device: str | None = None,
-                 batch_size: int = 32, trust_remote_code: bool = False) -> HFDualBackend:
+def load_backend(name: str, options: DualOptions = DualOptions(), run: RunOptions = RunOptions()) -> HFDualBackend:
     """Load ``hf-clip:<name>`` (a hub id or a local directory) with AutoModel + AutoProcessor."""
+    revision, dtype, device, batch_size = options.revision, options.dtype, run.device, run.batch_size or 32
     check_model_source("hf-clip", name, revision)
     import_torch()
     resolved_device, resolved_dtype = resolve_device_dtype(device, dtype)
     try:
         model = AutoModel.from_pretrained(name, revision=revision, dtype=resolved_dtype,
-                                          trust_remote_code=trust_remote_code)
-        processor = AutoProcessor.from_pretrained(name, revision=revision, trust_remote_code=trust_remote_code)
+                                          trust_remote_code=False)
+        processor = AutoProcessor.from_pretrained(name, revision=revision, trust_remote_code=False)
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot load a CLIP/SigLIP model from {name!r}: {exc}", field="model") from exc
     if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):

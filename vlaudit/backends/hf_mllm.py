@@ -44,6 +44,7 @@ from vlaudit.backends.letters import (
 )
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 from vlaudit.backends.model_source import check_model_source
+from vlaudit.backends.options import HfOptions, RunOptions
 from vlaudit.backends.torch_perturbations import TorchPerturbations
 from vlaudit.backends.verbalizers import (
     PROBE_QUESTION,
@@ -404,12 +405,23 @@ def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
         raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
 
 
-def load_backend(name: str, *, dtype: str = "auto", device: str = "auto", device_map: str | None = None,
-                 batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
-                 max_pixels: int | None = None, trust_remote_code: bool = False,
-                 interfaces: Sequence[str] = tuple(ANSWER_WORDS), prefix_cache: bool | None = None,
-                 attn_implementation: str | None = None, weights: bool = True,
-                 question_templates: dict[str, str] | None = None, system: str | None = None) -> Any:
+def load_backend(name: str, options: HfOptions = HfOptions(), run: RunOptions = RunOptions(), *,
+                 interfaces: Sequence[str] = tuple(ANSWER_WORDS), question_templates: dict[str, str] | None = None,
+                 weights: bool = True) -> Any:
+    """Load ``hf:<id or path>`` with its typed options and how it runs (see :func:`_load` for each)."""
+    return _load(name, dtype=options.dtype, device=run.device, device_map=run.device_map,
+                 batch_size=run.batch_size or 8, revision=options.revision, min_pixels=options.min_pixels,
+                 max_pixels=options.max_pixels, trust_remote_code=options.trust_remote_code, interfaces=interfaces,
+                 prefix_cache=run.prefix_cache, attn_implementation=options.attn_implementation, weights=weights,
+                 question_templates=question_templates, system=options.system)
+
+
+def _load(name: str, *, dtype: str = "auto", device: str = "auto", device_map: str | None = None,
+          batch_size: int = 8, revision: str | None = None, min_pixels: int | None = None,
+          max_pixels: int | None = None, trust_remote_code: bool = False,
+          interfaces: Sequence[str] = tuple(ANSWER_WORDS), prefix_cache: bool | None = None,
+          attn_implementation: str | None = None, weights: bool = True,
+          question_templates: dict[str, str] | None = None, system: str | None = None) -> Any:
     """Load ``hf:<id or path>``: AutoProcessor + AutoModelForImageTextToText, eval mode, no remote code.
 
     ``dtype``: a spelling of :mod:`vlaudit.backends.dtypes` (auto: bf16 on a GPU, fp32 on the CPU); ``min_pixels``/``max_pixels`` set the image

@@ -26,6 +26,7 @@ from huggingface_hub import constants
 
 from vlaudit.backends.dual_perturbations import DualPerturbations
 from vlaudit.backends.library_logs import held_log_records
+from vlaudit.backends.options import DualOptions, RunOptions
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
 
@@ -115,9 +116,10 @@ class OpenClipBackend(DualPerturbations, BatchedDualEncoder):
             return l2_normalise(self.model.encode_text(tokens, normalize=True))
 
 
-def load_backend(name: str, *, revision: str | None = None, dtype: str | None = None, device: str | None = None,
-                 batch_size: int = 32) -> OpenClipBackend:
+def load_backend(name: str, options: DualOptions = DualOptions(), run: RunOptions = RunOptions()
+                 ) -> OpenClipBackend:
     """Load ``open_clip:<name>`` (see the module docstring for the forms of ``name``)."""
+    revision, dtype, device, batch_size = options.revision, options.dtype, run.device, run.batch_size or 32
     import_torch()
     open_clip = _import_open_clip()
     if revision is not None:

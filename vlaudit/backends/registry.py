@@ -3,15 +3,33 @@
 A model spec is ``PREFIX:NAME`` (e.g. ``hf:Qwen/Qwen2-VL-2B-Instruct``, ``hf:/path/to/dir``,
 ``open_clip:ViT-B-32/laion2b_s34b_b79k``). Loaders are referenced by import path so that resolving a spec
 imports only the one backend module it needs (torch and transformers stay unimported until then).
+
+A :class:`ModelRef` is a spec and its backend's typed options (:mod:`vlaudit.backends.options`); the registry
+says which options classes each prefix takes (:data:`OPTIONS`), so a ref gets the right default and another
+backend's class is refused in one line. :func:`load_backend` loads a ref with a
+:class:`~vlaudit.backends.options.RunOptions` (device, batch size): every prefix's loader is called as
+``load_backend(name, options, run, ...)``.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from vlaudit.backends.options import (
+    BackendOptions,
+    DualOptions,
+    HfOptions,
+    PlantedOptions,
+    RunOptions,
+    option_values,
+)
 from vlaudit.errors import InputError, VlauditError
+
+if TYPE_CHECKING:
+    from vlaudit.backends.base import Backend
 
 # prefix -> ("module:function", what it serves)
 BACKENDS: dict[str, tuple[str, str]] = {
@@ -23,6 +41,14 @@ BACKENDS: dict[str, tuple[str, str]] = {
 # prefix -> "module:function" naming the kind of each NAME, for a prefix that serves both kinds; the reference
 # models live above this layer (vlaudit.reference), so they are reached by import path like the loaders
 KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.models:reference_kind"}
+
+
+# prefix -> the options classes its loader takes (the first is the default); ref: by the kind of each NAME
+OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {
+    "hf": (HfOptions,), "hf-clip": (DualOptions,), "open_clip": (DualOptions,),
+}
+_REF_OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {"yesno": (HfOptions, PlantedOptions),
+                                                             "features": (DualOptions,)}
 
 
 class UnknownBackendError(VlauditError, ValueError):
@@ -72,10 +98,82 @@ def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
         raise InputError(f"{spec!r} is not {wanted}", field=field)
 
 
-def load_backend(spec: str, **options: Any) -> Any:
-    """Resolve a model spec to a loaded backend (options are passed to the prefix's loader)."""
+def options_classes(spec: str) -> tuple[type[BackendOptions], ...]:
+    """The options classes a model spec's backend takes, its default first (known before loading)."""
     parsed = parse_spec(spec)
-    return _resolve(BACKENDS[parsed.prefix][0])(parsed.name, **options)
+    return OPTIONS.get(parsed.prefix) or _REF_OPTIONS[backend_kind(spec)]
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A model spec (``hf:…``, ``hf-clip:…``, ``open_clip:…``, ``ref:…``) and the options its backend loads it
+    with (default: the prefix's options class with its defaults; another backend's class is refused)."""
+
+    spec: str
+    options: BackendOptions | None = None
+
+    def __post_init__(self) -> None:
+        allowed = options_classes(self.spec)
+        if self.options is None:
+            object.__setattr__(self, "options", allowed[0]())
+        elif type(self.options) not in allowed:
+            names = " or ".join(kind.__name__ for kind in allowed)
+            raise InputError(f"{self.spec!r} takes {names}, not {type(self.options).__name__}",
+                             field="model.options")
+
+    @property
+    def backend_options(self) -> BackendOptions:
+        """The options, filled in (never None after construction)."""
+        assert self.options is not None  # set in __post_init__
+        return self.options
+
+
+
+def load_backend(ref: ModelRef | str, run: RunOptions | None = None, *, interfaces: Sequence[str] | None = None,
+                 question_templates: Mapping[str, str] | None = None, weights: bool = True) -> Backend:
+    """Load the backend of ``ref`` (a spec alone takes its prefix's default options) with ``run``'s device and
+    batch size (default: the loader's). Yes/no models also take ``interfaces`` to resolve verbalizers for,
+    wording overrides (``question_templates``) and ``weights=False`` (``hf:``: prompts and verbalizers only).
+
+    Each prefix's loader is called as ``load_backend(name, options, run, **those)``."""
+    model = ModelRef(ref) if isinstance(ref, str) else ref
+    parsed = parse_spec(model.spec)
+    extras: dict[str, object] = {}
+    if interfaces is not None:
+        extras["interfaces"] = list(interfaces)
+    if question_templates is not None:
+        extras["question_templates"] = dict(question_templates)
+    if not weights:
+        extras["weights"] = False
+    loader = _resolve(BACKENDS[parsed.prefix][0])
+    backend: Backend = loader(parsed.name, model.backend_options, run or RunOptions(), **extras)
+    return backend
+
+
+@dataclass(frozen=True)
+class BackendLoad:
+    """One call of :func:`load_backend`, kept to be made elsewhere (each Ray actor loads its own replica)."""
+
+    ref: ModelRef
+    run: RunOptions | None = None
+    interfaces: tuple[str, ...] | None = None
+    question_templates: Mapping[str, str] | None = None
+
+    def load(self) -> Backend:
+        return load_backend(self.ref, self.run, interfaces=self.interfaces,
+                            question_templates=self.question_templates)
+
+
+def loader_keywords(options: BackendOptions, run: RunOptions, *, yesno: bool) -> dict[str, object]:
+    """``options`` and ``run`` as the keywords of a loader that takes them loose (vlaudit's trained reference
+    models): the options set, the device and batch size, and a yes/no model's device map and prefix cache."""
+    keywords: dict[str, object] = dict(option_values(options))
+    keywords["device"] = run.device
+    if run.batch_size is not None:
+        keywords["batch_size"] = run.batch_size
+    if yesno:
+        keywords |= {"device_map": run.device_map, "prefix_cache": run.prefix_cache}
+    return keywords
 
 
 def _resolve(target: str) -> Any:

@@ -9,6 +9,7 @@ Keep this module light: it is imported by every command module.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -85,21 +86,29 @@ def executor_option() -> Any:
 
 
 def ray_address_option() -> Any:
-    return typer.Option(None, "--address", help="Ray cluster to join: auto or ray://HOST:PORT "
-                                                "(default: start a local Ray instance).")
+    return field_option(vlaudit.RayOptions, "address")
 
 
 def ray_workers_option() -> Any:
-    return typer.Option(1, "--workers", min=1, help="Ray actors (model replicas).")
+    return field_option(vlaudit.RayOptions, "workers")
 
 
 def ray_gpus_option() -> Any:
-    return typer.Option(0.0, "--gpus-per-worker", min=0.0, help="GPUs reserved per Ray actor.")
+    return field_option(vlaudit.RayOptions, "gpus_per_worker")
 
 
 def ray_threads_option() -> Any:
-    return typer.Option(None, "--threads-per-worker", min=1,
-                        help="torch CPU threads per Ray actor (default: torch's own).")
+    return field_option(vlaudit.RayOptions, "threads_per_worker")
+
+
+def field_option(options_class: type, name: str) -> Any:
+    """The option of one field of a backend's options class (e.g. ``vlaudit.HfOptions``), built from the
+    field: its ``metadata`` flag, help and range, and the field's default — so a flag and the option it sets
+    cannot drift apart."""
+    field = {f.name: f for f in dataclasses.fields(options_class)}[name]
+    meta = field.metadata
+    extra = {"min": meta["min"]} if "min" in meta else {}
+    return typer.Option(field.default, str(meta["flag"]), help=str(meta["help"]), **extra)
 
 
 def parse_controls(text: str) -> tuple[str, ...]:

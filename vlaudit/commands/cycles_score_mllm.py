@@ -11,6 +11,7 @@ from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._options import (
     dtype_option,
     executor_option,
+    field_option,
     in_folder_option,
     out_file_option,
     ray_address_option,
@@ -36,9 +37,9 @@ def cycles_score_mllm(
     batch_size: int = typer.Option(8, "--batch-size", min=1, help="Sequences per forward pass."),
     dtype: str = dtype_option(),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    revision: str = typer.Option(None, "--revision", help="Model revision: hub branch, tag or commit (default: main)."),
-    min_pixels: int = typer.Option(None, "--min-pixels", min=1, help="Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."),
-    max_pixels: int = typer.Option(None, "--max-pixels", min=1, help="Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."),
+    revision: str | None = field_option(vlaudit.HfOptions, "revision"),
+    min_pixels: int | None = field_option(vlaudit.HfOptions, "min_pixels"),
+    max_pixels: int | None = field_option(vlaudit.HfOptions, "max_pixels"),
     chunk_size: int = typer.Option(64, "--chunk-size", min=1, help="Unique queries per atomic cache chunk."),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),
@@ -50,7 +51,7 @@ def cycles_score_mllm(
 ) -> None:
     """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
     cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
-    spec = vlaudit.CycleScoreSpec(
+    spec = vlaudit.CycleScoreSpec.of(
         model=model, cycles=cycles, images=images, out=out, captions=captions, run_dir=run_dir, query=query,
         batch_size=batch_size, dtype=dtype, device=device, revision=revision, min_pixels=min_pixels,
         max_pixels=max_pixels, chunk_size=chunk_size, executor=executor, address=address, workers=workers,

@@ -19,6 +19,7 @@ from vlaudit.commands._apps import app, cycles_app
 from vlaudit.commands._options import (
     dtype_option,
     executor_option,
+    field_option,
     in_folder_option,
     out_file_option,
     out_folder_option,
@@ -43,7 +44,7 @@ def features(
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Images or texts per forward pass."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     dtype: str = dtype_option(),
-    revision: str | None = typer.Option(None, "--revision", help="Model revision (hf-clip: hub ids only; default: main)."),
+    revision: str | None = field_option(vlaudit.DualOptions, "revision"),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),
     workers: int = ray_workers_option(),
@@ -52,7 +53,7 @@ def features(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace features of other arguments in --out."),
 ) -> None:
     """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
-    spec = vlaudit.FeaturesSpec(
+    spec = vlaudit.FeaturesSpec.of(
         model=model, cycles=cycles, images=images, out=out, captions=captions, batch_size=batch_size, device=device,
         dtype=dtype, revision=revision, executor=executor, address=address, workers=workers,
         gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)

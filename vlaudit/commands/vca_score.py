@@ -14,6 +14,7 @@ from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import (
     dtype_option,
     executor_option,
+    field_option,
     in_folder_option,
     out_folder_option,
     ray_address_option,
@@ -46,10 +47,10 @@ def vca_score(
     dtype: str = dtype_option(),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
     device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models (default: none, one device)."),
-    revision: str = typer.Option(None, "--revision", help="Model revision: hub branch, tag or commit (default: main)."),
-    min_pixels: int = typer.Option(None, "--min-pixels", min=1, help="Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."),
-    max_pixels: int = typer.Option(None, "--max-pixels", min=1, help="Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."),
-    trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow model repo code (off)."),
+    revision: str | None = field_option(vlaudit.HfOptions, "revision"),
+    min_pixels: int | None = field_option(vlaudit.HfOptions, "min_pixels"),
+    max_pixels: int | None = field_option(vlaudit.HfOptions, "max_pixels"),
+    trust_remote_code: bool = field_option(vlaudit.HfOptions, "trust_remote_code"),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     chunk_size: int = typer.Option(64, "--chunk-size", min=1, help="Unique queries per atomic cache chunk."),
     prefix_cache: bool | None = typer.Option(
@@ -65,15 +66,12 @@ def vca_score(
                                                              "in --out (its score cache is kept and reused)."),
     template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
                                                            "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
-    system: str = typer.Option(None, "--system", help="System message for every family (default: Qwen families "
-                                                      "'You are a helpful assistant.', others none; '' for none), "
-                                                      "or a named one: qwen-neutral (VCA §18, 'Answer the user's "
-                                                      "question with exactly yes or no.')."),
+    system: str | None = field_option(vlaudit.HfOptions, "system"),
     circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
                                                             "options (multiple choice)."),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
-    spec = vlaudit.ScoreSpec(
+    spec = vlaudit.ScoreSpec.of(
         model=model, benchmark=benchmark, images=images, out=out, contexts=tuple(_csv(contexts)),
         interfaces=tuple(_csv(interface)), seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
         model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,

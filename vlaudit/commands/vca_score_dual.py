@@ -33,7 +33,7 @@ def vca_score_dual(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in --out."),
 ) -> None:
     """m_c(s) = cos(x_c, s) − max over the group's other statements, per context; read by `vca report`."""
-    spec = vlaudit.DualScoreSpec(
+    spec = vlaudit.DualScoreSpec.of(
         model=model, benchmark=benchmark, images=images, out=out,
         contexts=tuple(c.strip() for c in contexts.split(",") if c.strip()), no_image=no_image,
         text_field=text_field, batch_size=batch_size, seed=seed, device=device, dtype=dtype, model_name=model_name)

@@ -125,7 +125,7 @@ def features_arguments(model: str, cycles: Sequence[Path], images: Path, out: Pa
                        ) -> dict[str, Any]:
     """The manifest's ``arguments`` of a demo features folder: the spec ``vlaudit features`` records
     (:class:`~vlaudit.scoring.run_spec.FeaturesSpec`), over the several cycles files the folder embeds."""
-    recorded = [FeaturesSpec(model=model, cycles=path, images=images, out=out, batch_size=batch_size).recorded()
+    recorded = [FeaturesSpec.of(model=model, cycles=path, images=images, out=out, batch_size=batch_size).recorded()
                 for path in cycles]
     return {**recorded[0], **{key: [r[key] for r in recorded] for key in ("cycles", "cycles_sha256")}}
 

@@ -30,7 +30,9 @@ from PIL import Image
 
 from vlaudit.analysis.vca.factorial import run_factorial_analysis
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
-from vlaudit.backends.registry import load_backend
+from vlaudit.backends.base import as_yes_no
+from vlaudit.backends.options import PlantedOptions, RunOptions
+from vlaudit.backends.registry import ModelRef, load_backend
 from vlaudit.builders.factorial import build_factorial
 from vlaudit.builders.scene_items import scene_relation_items
 from vlaudit.builders.scenes import render_scenes
@@ -133,12 +135,11 @@ def build_stage_items(scenes: Path, config: VcaStageConfig) -> list[Any]:
 def _score(spec: str, items: list[Any], images: Path, run_dir: Path, contexts: Sequence[str],
            interfaces: Sequence[str], seed: int, scenes: Path) -> dict[str, Any]:
     # the planted scene-VQA references read the demo's scenes; a user's model takes only ordinary options
-    extra = {"scenes": str(scenes)} if spec.startswith("ref:scene-vqa") else {}
-    backend = load_backend(spec, interfaces=list(interfaces), **extra)
+    model = ModelRef(spec, PlantedOptions(scenes=str(scenes))) if spec.startswith("ref:scene-vqa") else ModelRef(spec)
+    backend = as_yes_no(load_backend(model, interfaces=interfaces))
     # the manifest records the spec `vca score` would take for this run, so the run reads (and resumes) as one
-    run_spec = ScoreSpec(model=spec, benchmark=items, images=images, out=run_dir, contexts=tuple(contexts),
-                         interfaces=tuple(interfaces), seed=seed, batch_size=int(backend.batch_size),
-                         backend_options=extra)
+    run_spec = ScoreSpec(model=model, benchmark=items, images=images, out=run_dir, contexts=tuple(contexts),
+                         interfaces=tuple(interfaces), seed=seed, run=RunOptions(batch_size=int(backend.batch_size)))
     return run_scoring(backend, items, images_dir=images, out_dir=run_dir, contexts=list(contexts),
                        interfaces=list(interfaces), seed=seed, arguments=run_spec.recorded(items))
 

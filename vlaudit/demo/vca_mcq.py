@@ -41,7 +41,7 @@ def run_mcq_stage(out_dir: Path, *, n_scenes: int, seed: int, n_resamples: int,
     for name in MCQ_MODELS:
         backend = load_backend(name)
         run_dir = out / name
-        spec = ScoreSpec(model=f"ref:{name}", benchmark=items, images=images, out=run_dir, contexts=MCQ_CONTEXTS,
+        spec = ScoreSpec.of(model=f"ref:{name}", benchmark=items, images=images, out=run_dir, contexts=MCQ_CONTEXTS,
                          interfaces=("letter",), seed=seed)
         run_scoring(backend, items, images_dir=images, out_dir=run_dir, contexts=list(MCQ_CONTEXTS),
                     interfaces=["letter"], seed=seed, arguments=spec.recorded(items))

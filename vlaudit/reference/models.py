@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlaudit.backends.registry import load_backend as load_spec
+from vlaudit.backends.base import Backend
+from vlaudit.backends.options import BackendOptions, RunOptions
+from vlaudit.backends.registry import BACKENDS, loader_keywords
 from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
@@ -177,13 +179,18 @@ def reference_spec(name: str, *, seed: int = 0, root: Path | None = None) -> str
     return f"open_clip:local-dir:{folder}" if family == "open_clip" else f"hf-clip:{folder}"
 
 
-def load_backend(name: str, *, seed: int = 0, **options: Any) -> Any:
-    """Load ``ref:<name>``: a trained reference through its loader, a tiny one through the ordinary backend of
-    its family (options pass through)."""
+def load_backend(name: str, options: BackendOptions, run: RunOptions, *, seed: int = 0,
+                 **wording: object) -> Backend:
+    """Load ``ref:<name>``: a trained reference through its loader (which takes the options as keywords), a
+    tiny one through the ordinary backend of its family. ``wording``: the yes/no loader's ``interfaces``,
+    ``question_templates`` and ``weights``."""
     if name in TRAINED_MODELS:
-        backend = resolve(TRAINED_MODELS[name].loader)(name, **options)
-        backend.spec = f"ref:{name}"
-        return backend
-    backend = load_spec(reference_spec(name, seed=seed), **options)
+        kind = TRAINED_MODELS[name].kind
+        backend = resolve(TRAINED_MODELS[name].loader)(
+            name, **loader_keywords(options, run, yesno=kind == "yesno"), **wording)
+    else:
+        spec = reference_spec(name, seed=seed)
+        prefix, _, folder = spec.partition(":")
+        backend = resolve(BACKENDS[prefix][0])(folder, options, run, **wording)
     backend.spec = f"ref:{name}"
     return backend

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from vlaudit.backends.registry import load_backend
+from vlaudit.backends.base import FeatureBackend, YesNoBackend, as_features, as_yes_no
+from vlaudit.backends.registry import BackendLoad
 from vlaudit.scoring.ray_executor import RayExecutor, RayFeatureExecutor
+from vlaudit.scoring.run_parts import RayOptions
 from vlaudit.scoring.shards import Shard, ShardDone, ShardFailure, cache_rows, render_requests
 
 
@@ -44,15 +46,22 @@ class LocalExecutor:
         return []
 
 
-def open_backend(spec: str, load_options: dict[str, Any], *, executor: str = "local", features: bool = False,
-                 workers: int = 1, address: str | None = None, gpus_per_worker: float = 0.0,
-                 threads: int | None = None) -> tuple[Any, Any]:
-    """``(backend, ray_executor)`` for ``--executor local|ray``: the loaded model and None, or Ray actors that
-    each loaded it (``features``: dual encoders, else yes/no models) and their planning proxy as the backend."""
-    if executor == "local":
-        return load_backend(spec, **load_options), None
-    kind = RayFeatureExecutor if features else RayExecutor
-    ray_executor = kind(spec, load_options, workers=workers, address=address, gpus_per_worker=gpus_per_worker,
-                        threads=threads)
+def open_yes_no(load: BackendLoad, executor: RayOptions | None = None) -> tuple[YesNoBackend, RayExecutor | None]:
+    """``(backend, ray_executor)``: the yes/no model ``load`` names loaded here and None (``executor`` None),
+    or Ray actors that each loaded it and their planning proxy as the backend."""
+    if executor is None:
+        return as_yes_no(load.load()), None
+    ray_executor = RayExecutor(load, workers=executor.workers, address=executor.address,
+                               gpus_per_worker=executor.gpus_per_worker, threads=executor.threads_per_worker)
     return ray_executor.start(), ray_executor
 
+
+def open_features(load: BackendLoad, executor: RayOptions | None = None
+                  ) -> tuple[FeatureBackend, RayFeatureExecutor | None]:
+    """``(backend, ray_executor)`` for a dual encoder, as :func:`open_yes_no` for a yes/no model."""
+    if executor is None:
+        return as_features(load.load()), None
+    ray_executor = RayFeatureExecutor(load, workers=executor.workers, address=executor.address,
+                                      gpus_per_worker=executor.gpus_per_worker,
+                                      threads=executor.threads_per_worker)
+    return ray_executor.start(), ray_executor

@@ -28,7 +28,7 @@ from PIL import Image
 
 from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.letters import item_question
-from vlaudit.backends.registry import load_backend
+from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.scoring.shards import Shard, ShardDone, ShardFailure, score_tasks
 from vlaudit.sources.images import ImageStore, rgb_image
@@ -60,12 +60,12 @@ def ensure_ray(ray: Any, address: str | None) -> None:
 class ScoringWorker:
     """A Ray actor body: one loaded model; scores shards; answers the planning questions."""
 
-    def __init__(self, spec: str, load_options: dict[str, Any], threads: int | None) -> None:
+    def __init__(self, load: BackendLoad, threads: int | None) -> None:
         if threads:
             import torch  # in the worker only; the driver may never need torch
 
             torch.set_num_threads(threads)
-        self.backend = load_backend(spec, **load_options)
+        self.backend: Any = load.load()
         self._stores: dict[str, Any] = {}
 
     def describe(self) -> dict[str, Any]:
@@ -134,12 +134,12 @@ class RayExecutor:
     ``cpus_per_worker`` reserve resources per actor; ``threads`` sets torch's CPU threads in each actor.
     """
 
-    def __init__(self, spec: str, load_options: dict[str, Any], *, workers: int = 1, address: str | None = None,
+    def __init__(self, load: BackendLoad, *, workers: int = 1, address: str | None = None,
                  gpus_per_worker: float = 0.0, cpus_per_worker: float = 1.0, threads: int | None = 1) -> None:
         if workers < 1:
             raise InputError("needs at least one worker", field="--workers")
         self.ray = import_ray()
-        self.spec, self.load_options = spec, dict(load_options)
+        self.load = load
         self.workers, self.address = workers, address
         self.gpus_per_worker, self.cpus_per_worker, self.threads = gpus_per_worker, cpus_per_worker, threads
         self.actors: list[Any] = []
@@ -156,7 +156,7 @@ class RayExecutor:
         ensure_ray(ray, self.address)
         actor_class = ray.remote(num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker,
                                  max_restarts=0)(ScoringWorker)
-        self.actors = [actor_class.remote(self.spec, self.load_options, self.threads)
+        self.actors = [actor_class.remote(self.load, self.threads)
                        for _ in range(self.workers)]
         infos = ray.get([actor.describe.remote() for actor in self.actors])  # every replica loaded
         return RemoteBackend(self, infos[0])
@@ -207,12 +207,12 @@ class FeatureWorker:
     """A Ray actor body for dual encoders: one loaded model; encodes chunks of images (read from shared
     storage) or texts."""
 
-    def __init__(self, spec: str, load_options: dict[str, Any], threads: int | None) -> None:
+    def __init__(self, load: BackendLoad, threads: int | None) -> None:
         if threads:
             import torch  # in the worker only; the driver may never need torch
 
             torch.set_num_threads(threads)
-        self.backend = load_backend(spec, **load_options)
+        self.backend: Any = load.load()
 
     def describe(self) -> dict[str, Any]:
         return {"spec": self.backend.spec, "describe": self.backend.describe(),
@@ -255,19 +255,19 @@ class RayFeatureExecutor:
     actors (one model replica each), results gathered in chunk order — the same embeddings as a local run
     with the same batch size and threads. Images are read by the actors from shared storage."""
 
-    def __init__(self, spec: str, load_options: dict[str, Any], *, workers: int = 1, address: str | None = None,
+    def __init__(self, load: BackendLoad, *, workers: int = 1, address: str | None = None,
                  gpus_per_worker: float = 0.0, cpus_per_worker: float = 1.0, threads: int | None = 1) -> None:
         if workers < 1:
             raise InputError("needs at least one worker", field="--workers")
         self.ray = import_ray()
-        self.spec, self.load_options, self.workers, self.address = spec, dict(load_options), workers, address
+        self.load, self.workers, self.address = load, workers, address
         self.gpus_per_worker, self.cpus_per_worker, self.threads = gpus_per_worker, cpus_per_worker, threads
         self.actors: list[Any] = []
 
     def start(self) -> FeatureProxy:
         ensure_ray(self.ray, self.address)
         actor_class = self.ray.remote(num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker)(FeatureWorker)
-        self.actors = [actor_class.remote(self.spec, self.load_options, self.threads) for _ in range(self.workers)]
+        self.actors = [actor_class.remote(self.load, self.threads) for _ in range(self.workers)]
         return FeatureProxy(self.ray.get([actor.describe.remote() for actor in self.actors])[0])
 
     def _map(self, method: str, payloads: Sequence[Any]) -> Iterator[Any]:

@@ -13,8 +13,9 @@ Every command that writes a resumable run (``vca score``, ``vca score-dual``, ``
 
 **Refuse or resume.** A folder holding a run whose recorded arguments differ from the new spec's is refused
 with one line naming the differing fields (:func:`changed_arguments`), unless ``overwrite``; the same spec
-resumes from the folder's cache. Fields in a spec's ``OPERATIONAL`` set (batch size, device, executor) change
-how a run is computed, not what it holds, so a rerun may change them freely.
+resumes from the folder's cache. A spec's ``OPERATIONAL`` names follow from its parts
+(:func:`vlaudit.scoring.run_parts.operational_names`: the run and executor options, the output folder): they
+change how a run is computed, not what it holds, so a rerun may change them freely.
 
 **Lock.** An exclusive ``flock`` on ``FOLDER/.lock`` (released by the OS even on kill -9): two runs never
 share a folder. **Partial files.** Opening removes the temporary files a killed writer left (never renamed,
@@ -29,20 +30,18 @@ import fcntl
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from vlaudit.errors import InputError
 from vlaudit.files import check_folder_target, read_json, write_manifest, write_result
 from vlaudit.results.base import VersionedResult, check_schema_version
 from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION, RunManifest
+from vlaudit.scoring.run_parts import operational_names
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 
-# Arguments that change how a run is computed, not which margins it holds: a rerun may change them freely.
-OPERATIONAL_ARGUMENTS = frozenset({"out", "batch_size", "device", "device_map", "chunk_size", "prefix_cache",
-                                   "strict", "executor", "address", "workers", "gpus_per_worker",
-                                   "threads_per_worker"})
+_OPERATIONAL = operational_names()  # a `vca score` run's (the default of the functions below)
 _UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
 # A file argument whose content is recorded beside it: compared by that content when both runs recorded it
 # (the same items read from another path, or given as rows by the API, are the same run).
@@ -51,16 +50,17 @@ _COMPARED_BY_CONTENT = {"benchmark": "items_sha256", "template": "question_templ
 
 
 class RunSpec(Protocol):
-    """What a run spec tells its folder: which fields may change between reruns, the option naming the folder
+    """What a run spec tells its folder: which recorded fields may change between reruns (those its operational
+    parts hold, :func:`~vlaudit.scoring.run_parts.operational_names`), the option naming the folder
     (for the refusal's wording) and whether a replacing run reuses the folder's score cache."""
 
-    OPERATIONAL: frozenset[str]
-    FOLDER_OPTION: str
-    CACHED: bool
+    OPERATIONAL: ClassVar[frozenset[str]]
+    FOLDER_OPTION: ClassVar[str]
+    CACHED: ClassVar[bool]
 
 
 def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
-                      operational: frozenset[str] = OPERATIONAL_ARGUMENTS) -> list[str]:
+                      operational: frozenset[str] = _OPERATIONAL) -> list[str]:
     """``name: old → new`` for each argument of the run already in ``out_dir`` that ``arguments`` changes.
 
     Empty when the folder holds no run, or one with the same arguments (a resumed or repeated run);
@@ -94,7 +94,7 @@ def changed_arguments(out_dir: str | Path, arguments: Mapping[str, Any],
 
 
 def refuse_other_run(out_dir: str | Path, arguments: Mapping[str, Any],
-                     operational: frozenset[str] = OPERATIONAL_ARGUMENTS, *, field: str = "--out",
+                     operational: frozenset[str] = _OPERATIONAL, *, field: str = "--out",
                      cached: bool = True) -> None:
     """Raise an :class:`InputError` naming the differing arguments when ``out_dir`` holds a run with others.
 

@@ -1,32 +1,56 @@
 """Run specs: one dataclass per command that writes a resumable run or a manifest, shared by the CLI and the API.
 
-``vlaudit vca score`` parses its options into a :class:`ScoreSpec` and calls :func:`vlaudit.score_margins`
-with it; a notebook builds the same spec (or passes the same keyword arguments). Likewise
+``vlaudit vca score`` builds a :class:`ScoreSpec` from its options and calls :func:`vlaudit.score_margins`
+with it; a notebook builds the same spec, from its parts or with :meth:`ScoreSpec.of`. Likewise
 :class:`DualScoreSpec` (``vca score-dual`` / :func:`vlaudit.score_dual_margins`), :class:`FeaturesSpec`
 (``features`` / :func:`vlaudit.extract_features`) and :class:`CycleScoreSpec` (``cycles score-mllm`` /
-:func:`vlaudit.score_cycles_mllm`). Field names are the CLI's option names.
+:func:`vlaudit.score_cycles_mllm`).
 
-A spec's :meth:`recorded` form is what the run's manifest stores under ``arguments`` (paths resolved, input
-files by a content fingerprint: :mod:`vlaudit.scoring.run_arguments`), and what a rerun into the same folder
-is compared on (:meth:`vlaudit.scoring.run_folder.RunFolder.check`): a different spec is refused naming the differing fields, the same spec
-resumes, and ``overwrite`` replaces the run deliberately. Fields in a spec's ``OPERATIONAL`` set change how a
-run is computed, not what it holds (batch size, device, executor), so a rerun may change them freely.
+A spec is built from parts (:mod:`vlaudit.scoring.run_parts`): its data (the fields of the spec itself), the
+model (:class:`~vlaudit.scoring.run_parts.ModelRef`: a spec and its backend's typed options), how the run is
+computed (``run``: :class:`~vlaudit.scoring.run_parts.RunOptions`) and where (``executor``:
+:class:`~vlaudit.scoring.run_parts.RayOptions`, or None for this process).
+
+A spec's :meth:`recorded` form is what the run's manifest stores under ``arguments`` (flat, names as the CLI
+spells its options; paths resolved, input files by a content fingerprint: :mod:`vlaudit.scoring.run_arguments`),
+and what a rerun into the same folder is compared on (:meth:`vlaudit.scoring.run_folder.RunFolder.check`): a
+different spec is refused naming the differing fields, the same spec resumes, and ``overwrite`` replaces the
+run deliberately. The fields of the operational parts (RunOptions, RayOptions) and the output folder change
+how a run is computed, not what it holds, so a rerun may change them freely.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
-from vlaudit.backends.dtypes import parse_dtype
+from vlaudit.backends.options import BackendOptions, DualOptions, HfOptions, option_values
+from vlaudit.backends.registry import options_classes
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file
-from vlaudit.scoring.run_arguments import resolved_model_spec, resolved_path, score_arguments
-from vlaudit.scoring.run_folder import OPERATIONAL_ARGUMENTS
+from vlaudit.scoring.run_arguments import (
+    BACKEND_DEFAULTS,
+    resolved_model_spec,
+    resolved_path,
+    score_arguments,
+)
+from vlaudit.scoring.run_parts import ModelRef, RayOptions, RunOptions, executor_recorded, operational_names
+from vlaudit.sources.items import BenchmarkItem
 
-_RAY = ("executor", "address", "workers", "gpus_per_worker", "threads_per_worker")
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+#: the benchmark of a ``vca score`` run: an ITEMS file, or its rows in memory
+BenchmarkInput = Union[Path, str, Sequence[BenchmarkItem], Sequence[Mapping[str, object]], "pa.Table",  # noqa: UP007
+                       "pd.DataFrame"]
+#: one recorded argument's value (the manifest is JSON)
+Recorded = dict[str, object]
+
+_YESNO_RUN = ("batch_size", "chunk_size", "device", "device_map", "prefix_cache", "strict")
+_DUAL_RUN = ("batch_size", "device")
 
 
 def _file_sha256(path: str | Path | None) -> str | None:
@@ -34,38 +58,45 @@ def _file_sha256(path: str | Path | None) -> str | None:
     return sha256_file(path) if path is not None and Path(path).is_file() else None
 
 
-# the smallest value of each numeric field a spec may hold (the CLI's options declare the same ranges)
-_MINIMUM = {"seed": 0, "batch_size": 1, "chunk_size": 1, "workers": 1, "gpus_per_worker": 0.0,
-            "threads_per_worker": 1, "min_pixels": 1, "max_pixels": 1}
-
-
-def check_spec_fields(spec: Any) -> None:
-    """The checks no single option can make, shared by every spec (so the API refuses what the CLI refuses):
-    each numeric field in its range, a context named once, Ray's options only with the Ray executor, and a
-    pixel budget whose minimum is not above its maximum. One :class:`InputError` naming the option."""
-    values = {f.name: getattr(spec, f.name) for f in fields(spec)}  # no deep copy of in-memory items
-    for name, minimum in _MINIMUM.items():
-        value = values.get(name)
-        if value is not None and not value >= minimum:  # `not >=`: NaN is refused too
-            raise InputError(f"must be at least {minimum}, got {value!r}", field=_option(name))
-    contexts = list(values.get("contexts") or ())
-    repeated = sorted({c for c in contexts if contexts.count(c) > 1})
+def _check_common(seed: int | None, contexts: Sequence[str]) -> None:
+    if seed is not None and not seed >= 0:
+        raise InputError(f"must be at least 0, got {seed!r}", field="--seed")
+    repeated = sorted({c for c in contexts if list(contexts).count(c) > 1})
     if repeated:
         raise InputError(f"names {', '.join(repeated)} more than once; name each context once", field="--contexts")
-    if values.get("executor", "local") != "ray":
-        given = [_option(name) for name, default in (("address", None), ("workers", 1), ("gpus_per_worker", 0.0),
-                                                     ("threads_per_worker", None))
-                 if name in values and values[name] != default]
-        if given:
-            what = "configures Ray actors" if len(given) == 1 else f"({', '.join(given)}) configure Ray actors"
-            raise InputError(f"{what}; add --executor ray, or leave it out", field=given[0])
-    low, high = values.get("min_pixels"), values.get("max_pixels")
-    if low is not None and high is not None and low > high:
-        raise InputError(f"{low} is above --max-pixels {high}", field="--min-pixels")
 
 
-def _option(name: str) -> str:
-    return "--" + name.replace("_", "-")
+def _settle(spec: object, command: str, used: tuple[str, ...], batch_size: int) -> None:
+    """Fill a spec's run part (the command's batch size when none is given), refuse the run fields the command
+    has no use for, and keep its paths as paths."""
+    run: RunOptions = getattr(spec, "run")  # noqa: B009 (every spec has one)
+    run.check_used(used, command)
+    if run.batch_size is None:
+        object.__setattr__(spec, "run", replace(run, batch_size=batch_size))
+    for name in ("images", "out", "cycles", "captions", "template", "run_dir"):
+        value = getattr(spec, name, None)
+        if isinstance(value, str):
+            object.__setattr__(spec, name, Path(value))
+
+
+def _extra_options(options: BackendOptions, recorded: Sequence[str]) -> Recorded:
+    """The options a command's manifest has no place of its own for, when set (recorded by name after the
+    others, so a run that sets none records what it always did)."""
+    defaults = {f.name: f.default for f in fields(options)}
+    return {k: v for k, v in option_values(options).items() if k not in recorded and v != defaults[k]}
+
+
+def _model(model: str | ModelRef, options: BackendOptions) -> ModelRef:
+    """``model`` as a ModelRef: a spec string takes ``options``; a ModelRef keeps its own (then ``options``
+    must be the defaults: two sets of options for one model is a mistake)."""
+    if isinstance(model, str):
+        allowed = options_classes(model)
+        if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
+            options = allowed[0](dtype=options.dtype, revision=options.revision)
+        return ModelRef(model, options)
+    if options != type(options)():
+        raise InputError("give the model's options in its ModelRef, not beside it", field="model")
+    return model
 
 
 @dataclass(frozen=True)
@@ -73,76 +104,77 @@ class ScoreSpec:
     """``vca score`` / :func:`vlaudit.score_margins`: yes/no margins under matched contexts (VCA §3, §9, §11).
 
     ``benchmark`` is the ITEMS file, or (API) the rows in memory: a DataFrame, pyarrow Table or row list.
-    ``backend_options`` passes further keywords to the backend loader (API only; recorded by their text).
-    """
+    ``circular``: CircularEval, every option rotation of each multiple-choice item is scored (its rotations
+    are the items recorded, so a run with and one without differ in ``items_sha256``)."""
 
     FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
     CACHED: ClassVar[bool] = True  # a replacing run reuses the folder's score cache
     COMMAND: ClassVar[str] = "vca score"
-    OPERATIONAL: ClassVar[frozenset[str]] = OPERATIONAL_ARGUMENTS
+    OPERATIONAL: ClassVar[frozenset[str]] = operational_names()
 
-    model: str
-    benchmark: Any
+    model: ModelRef
+    benchmark: BenchmarkInput
     images: Path
     out: Path
     contexts: tuple[str, ...] = ("original", "text", "blank")
     interfaces: tuple[str, ...] = ("yesno",)
     seed: int = 0
-    batch_size: int = 8
-    chunk_size: int = 64
-    strict: bool = False
     model_name: str | None = None
     template: Path | None = None
-    dtype: str = "auto"
-    device: str = "auto"
-    device_map: str | None = None
-    revision: str | None = None
-    min_pixels: int | None = None
-    max_pixels: int | None = None
-    trust_remote_code: bool = False
-    prefix_cache: bool | None = None
-    system: str | None = None
-    executor: str = "local"
-    address: str | None = None
-    workers: int = 1
-    gpus_per_worker: float = 0.0
-    threads_per_worker: int | None = None
-    backend_options: Mapping[str, Any] = field(default_factory=dict)
-    #: CircularEval: score every option rotation of each multiple-choice item (its rotations are the items
-    #: recorded, so a run with and one without differ in ``items_sha256``)
     circular: bool = False
+    run: RunOptions = RunOptions()
+    executor: RayOptions | None = None
 
     def __post_init__(self) -> None:
-        # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
-        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
-        check_spec_fields(self)
+        _check_common(self.seed, self.contexts)
+        _settle(self, self.COMMAND, _YESNO_RUN, 8)
+
+    @classmethod
+    def of(cls, *, model: str | ModelRef, benchmark: BenchmarkInput, images: str | Path, out: str | Path,
+           contexts: Sequence[str] = ("original", "text", "blank"), interfaces: Sequence[str] = ("yesno",),
+           seed: int = 0, model_name: str | None = None, template: str | Path | None = None,
+           circular: bool = False, dtype: str = "auto", revision: str | None = None,
+           min_pixels: int | None = None, max_pixels: int | None = None, trust_remote_code: bool = False,
+           system: str | None = None, batch_size: int | None = None, chunk_size: int = 64, device: str = "auto",
+           device_map: str | None = None, prefix_cache: bool | None = None, strict: bool = False,
+           executor: str = "local", address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
+           threads_per_worker: int | None = None) -> ScoreSpec:
+        """The spec from the flat options of ``vca score`` (names as its flags); ``model`` a spec string or a
+        :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options."""
+        options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
+                            trust_remote_code=trust_remote_code, system=system)
+        return cls(model=_model(model, options), benchmark=benchmark, images=Path(images), out=Path(out),
+                   contexts=tuple(contexts), interfaces=tuple(interfaces), seed=seed, model_name=model_name,
+                   template=None if template is None else Path(template), circular=circular,
+                   run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device,
+                                  device_map=device_map, prefix_cache=prefix_cache, strict=strict),
+                   executor=RayOptions.chosen(executor, address=address, workers=workers,
+                                              gpus_per_worker=gpus_per_worker,
+                                              threads_per_worker=threads_per_worker))
 
     def benchmark_path(self) -> Path | None:
         return Path(self.benchmark) if isinstance(self.benchmark, (str, Path)) else None
 
-    def backend_arguments(self) -> dict[str, Any]:
-        """The options that reach the backend loader, as the manifest records them."""
-        return {"dtype": self.dtype, "device": self.device, "device_map": self.device_map,
-                "revision": self.revision, "min_pixels": self.min_pixels, "max_pixels": self.max_pixels,
-                "trust_remote_code": self.trust_remote_code, "prefix_cache": self.prefix_cache,
-                "system": self.system}
+    def backend_arguments(self) -> Recorded:
+        """The options that reach the backend loader, as the manifest records them (in the CLI's order)."""
+        given = {**option_values(self.model.backend_options), "device": self.run.device,
+                 "device_map": self.run.device_map, "prefix_cache": self.run.prefix_cache}
+        return {k: given.get(k, BACKEND_DEFAULTS[k]) for k in BACKEND_DEFAULTS}
 
-    def recorded(self, items: Sequence[Any], question_templates: Any = None) -> dict[str, Any]:
+    def recorded(self, items: Sequence[BenchmarkItem], question_templates: Mapping[str, str] | None = None
+                 ) -> Recorded:
         """The manifest's ``arguments`` (``items``: the rows read; ``question_templates``: ``template`` read)."""
+        assert self.run.batch_size is not None  # settled in __post_init__
+        ray = self.executor or RayOptions()
+        backend: dict[str, Any] = {**self.backend_arguments(),
+                                   **_extra_options(self.model.backend_options, tuple(BACKEND_DEFAULTS))}
         return {"command": self.COMMAND, **score_arguments(
-            model=self.model, items=items, benchmark=self.benchmark_path(), images=self.images, out=self.out,
-            contexts=self.contexts, interfaces=self.interfaces, seed=self.seed, batch_size=self.batch_size,
-            chunk_size=self.chunk_size, strict=self.strict, model_name=self.model_name, template=self.template,
-            question_templates=question_templates, **{k: getattr(self, k) for k in _RAY},
-            **self.backend_arguments(), **self.backend_options)}
-
-    def load_options(self, question_templates: Any = None) -> dict[str, Any]:
-        """Keywords of the backend loader (:func:`vlaudit.backends.registry.load_backend`)."""
-        options = {**self.backend_arguments(), "batch_size": self.batch_size,
-                   "interfaces": list(self.interfaces), **self.backend_options}
-        if question_templates is not None:
-            options["question_templates"] = question_templates
-        return options
+            model=self.model.spec, items=items, benchmark=self.benchmark_path(), images=self.images, out=self.out,
+            contexts=self.contexts, interfaces=self.interfaces, seed=self.seed, batch_size=self.run.batch_size,
+            chunk_size=self.run.chunk_size, strict=self.run.strict, model_name=self.model_name,
+            template=self.template, question_templates=question_templates,
+            executor="local" if self.executor is None else "ray", address=ray.address, workers=ray.workers,
+            gpus_per_worker=ray.gpus_per_worker, threads_per_worker=ray.threads_per_worker, **backend)}
 
 
 @dataclass(frozen=True)
@@ -152,32 +184,42 @@ class DualScoreSpec:
     FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
     CACHED: ClassVar[bool] = False  # no score cache: a replacing run computes everything again
     COMMAND: ClassVar[str] = "vca score-dual"
-    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"out", "batch_size", "device"})
+    OPERATIONAL: ClassVar[frozenset[str]] = operational_names()
 
-    model: str
+    model: ModelRef
     benchmark: Path
     images: Path
     out: Path
     contexts: tuple[str, ...] = ("original", "text", "blank", "mean", "mismatch")
     no_image: str = "mean-image"
     text_field: str | None = None
-    batch_size: int = 32
     seed: int = 0
-    device: str = "auto"
-    dtype: str = "auto"
     model_name: str | None = None
+    run: RunOptions = RunOptions()
 
     def __post_init__(self) -> None:
-        # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
-        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
-        check_spec_fields(self)
+        _check_common(self.seed, self.contexts)
+        _settle(self, self.COMMAND, _DUAL_RUN, 32)
+        object.__setattr__(self, "benchmark", Path(self.benchmark))
 
-    def recorded(self) -> dict[str, Any]:
-        fields = asdict(self)
-        return {"command": self.COMMAND, **fields, "model": resolved_model_spec(self.model),
-                "benchmark": resolved_path(self.benchmark), "benchmark_sha256": _file_sha256(self.benchmark),
-                "images": resolved_path(self.images), "out": resolved_path(self.out),
-                "contexts": list(self.contexts)}
+    @classmethod
+    def of(cls, *, model: str | ModelRef, benchmark: str | Path, images: str | Path, out: str | Path,
+           contexts: Sequence[str] = ("original", "text", "blank", "mean", "mismatch"), no_image: str = "mean-image",
+           text_field: str | None = None, seed: int = 0, model_name: str | None = None, dtype: str = "auto",
+           batch_size: int | None = None, device: str = "auto") -> DualScoreSpec:
+        """The spec from the flat options of ``vca score-dual`` (names as its flags)."""
+        return cls(model=_model(model, DualOptions(dtype=dtype)), benchmark=Path(benchmark), images=Path(images),
+                   out=Path(out), contexts=tuple(contexts), no_image=no_image, text_field=text_field, seed=seed,
+                   model_name=model_name, run=RunOptions(batch_size=batch_size, device=device))
+
+    def recorded(self) -> Recorded:
+        options = self.model.backend_options
+        return {"command": self.COMMAND, "model": resolved_model_spec(self.model.spec),
+                "benchmark": resolved_path(self.benchmark), "images": resolved_path(self.images),
+                "out": resolved_path(self.out), "contexts": list(self.contexts), "no_image": self.no_image,
+                "text_field": self.text_field, "batch_size": self.run.batch_size, "seed": self.seed,
+                "device": self.run.device, "dtype": options.dtype, "model_name": self.model_name,
+                "benchmark_sha256": _file_sha256(self.benchmark), **_extra_options(options, ("dtype",))}
 
 
 @dataclass(frozen=True)
@@ -187,39 +229,42 @@ class FeaturesSpec:
     FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
     CACHED: ClassVar[bool] = False  # no score cache: a replacing run computes everything again
     COMMAND: ClassVar[str] = "features"
-    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"out", "batch_size", "device", *_RAY})
+    OPERATIONAL: ClassVar[frozenset[str]] = operational_names()
 
-    model: str
+    model: ModelRef
     cycles: Path
     images: Path
     out: Path
     captions: Path | None = None
-    batch_size: int = 32
-    device: str = "auto"
-    dtype: str = "auto"
-    revision: str | None = None
-    executor: str = "local"
-    address: str | None = None
-    workers: int = 1
-    gpus_per_worker: float = 0.0
-    threads_per_worker: int | None = None
+    run: RunOptions = RunOptions()
+    executor: RayOptions | None = None
 
     def __post_init__(self) -> None:
-        # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
-        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
-        check_spec_fields(self)
+        _settle(self, self.COMMAND, _DUAL_RUN, 32)
 
-    def recorded(self) -> dict[str, Any]:
-        return {"command": self.COMMAND, **asdict(self), "model": resolved_model_spec(self.model),
-                "cycles": resolved_path(self.cycles), "cycles_sha256": _file_sha256(self.cycles),
-                "images": resolved_path(self.images), "out": resolved_path(self.out),
-                "captions": resolved_path(self.captions), "captions_sha256": _file_sha256(self.captions)}
+    @classmethod
+    def of(cls, *, model: str | ModelRef, cycles: str | Path, images: str | Path, out: str | Path,
+           captions: str | Path | None = None, dtype: str = "auto", revision: str | None = None,
+           batch_size: int | None = None, device: str = "auto", executor: str = "local",
+           address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
+           threads_per_worker: int | None = None) -> FeaturesSpec:
+        """The spec from the flat options of ``features`` (names as its flags)."""
+        return cls(model=_model(model, DualOptions(dtype=dtype, revision=revision)), cycles=Path(cycles),
+                   images=Path(images), out=Path(out), captions=None if captions is None else Path(captions),
+                   run=RunOptions(batch_size=batch_size, device=device),
+                   executor=RayOptions.chosen(executor, address=address, workers=workers,
+                                              gpus_per_worker=gpus_per_worker,
+                                              threads_per_worker=threads_per_worker))
 
-    def load_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = {"batch_size": self.batch_size, "device": self.device, "dtype": self.dtype}
-        if self.revision is not None:
-            options["revision"] = self.revision
-        return options
+    def recorded(self) -> Recorded:
+        options = self.model.backend_options
+        return {"command": self.COMMAND, "model": resolved_model_spec(self.model.spec),
+                "cycles": resolved_path(self.cycles), "images": resolved_path(self.images),
+                "out": resolved_path(self.out), "captions": resolved_path(self.captions),
+                "batch_size": self.run.batch_size, "device": self.run.device, "dtype": options.dtype,
+                "revision": options.revision, **executor_recorded(self.executor),
+                "cycles_sha256": _file_sha256(self.cycles), "captions_sha256": _file_sha256(self.captions),
+                **_extra_options(options, ("dtype", "revision"))}
 
 
 @dataclass(frozen=True)
@@ -230,46 +275,68 @@ class CycleScoreSpec:
     FOLDER_OPTION: ClassVar[str] = "--run-dir"  # the option naming the run folder, in a refusal
     CACHED: ClassVar[bool] = True  # a replacing run reuses the folder's score cache
     COMMAND: ClassVar[str] = "cycles score-mllm"
-    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({"out", "run_dir", "batch_size", "device", "chunk_size",
-                                                       *_RAY})
+    OPERATIONAL: ClassVar[frozenset[str]] = operational_names(("out", "run_dir"))
 
-    model: str
+    model: ModelRef
     cycles: Path
     images: Path
     out: Path
     captions: Path | None = None
     run_dir: Path | None = None
     query: str | None = None
-    batch_size: int = 8
-    dtype: str = "auto"
-    device: str = "auto"
-    revision: str | None = None
-    min_pixels: int | None = None
-    max_pixels: int | None = None
-    chunk_size: int = 64
-    executor: str = "local"
-    address: str | None = None
-    workers: int = 1
-    gpus_per_worker: float = 0.0
-    threads_per_worker: int | None = None
+    run: RunOptions = RunOptions()
+    executor: RayOptions | None = None
 
     def __post_init__(self) -> None:
-        # one spelling per dtype (fp32 and float32 are the same run), checked before anything loads
-        object.__setattr__(self, "dtype", parse_dtype(self.dtype))
-        check_spec_fields(self)
+        _settle(self, self.COMMAND, ("batch_size", "chunk_size", "device"), 8)
+
+    @classmethod
+    def of(cls, *, model: str | ModelRef, cycles: str | Path, images: str | Path, out: str | Path,
+           captions: str | Path | None = None, run_dir: str | Path | None = None, query: str | None = None,
+           dtype: str = "auto", revision: str | None = None, min_pixels: int | None = None,
+           max_pixels: int | None = None, batch_size: int | None = None, chunk_size: int = 64,
+           device: str = "auto", executor: str = "local", address: str | None = None, workers: int = 1,
+           gpus_per_worker: float = 0.0, threads_per_worker: int | None = None) -> CycleScoreSpec:
+        """The spec from the flat options of ``cycles score-mllm`` (names as its flags)."""
+        options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels)
+        return cls(model=_model(model, options), cycles=Path(cycles), images=Path(images), out=Path(out),
+                   captions=None if captions is None else Path(captions),
+                   run_dir=None if run_dir is None else Path(run_dir), query=query,
+                   run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device),
+                   executor=RayOptions.chosen(executor, address=address, workers=workers,
+                                              gpus_per_worker=gpus_per_worker,
+                                              threads_per_worker=threads_per_worker))
 
     def run_folder(self) -> Path:
         """``--run-dir``, or ``OUT.run`` beside the scores table."""
         return Path(self.run_dir) if self.run_dir is not None else Path(self.out).with_name(Path(self.out).name + ".run")
 
-    def recorded(self, query: str) -> dict[str, Any]:
+    def recorded(self, query: str) -> Recorded:
         """The manifest's ``arguments`` (``query``: the checked query, the default filled in)."""
-        return {"command": self.COMMAND, **asdict(self), "model": resolved_model_spec(self.model),
-                "cycles": resolved_path(self.cycles), "cycles_sha256": _file_sha256(self.cycles),
-                "images": resolved_path(self.images), "out": resolved_path(self.out),
-                "captions": resolved_path(self.captions), "captions_sha256": _file_sha256(self.captions),
-                "run_dir": resolved_path(self.run_folder()), "query": query}
+        options = self.model.backend_options
+        pixels = {"min_pixels": None, "max_pixels": None} | {
+            k: v for k, v in option_values(options).items() if k in ("min_pixels", "max_pixels")}
+        return {"command": self.COMMAND, "model": resolved_model_spec(self.model.spec),
+                "cycles": resolved_path(self.cycles), "images": resolved_path(self.images),
+                "out": resolved_path(self.out), "captions": resolved_path(self.captions),
+                "run_dir": resolved_path(self.run_folder()), "query": query, "batch_size": self.run.batch_size,
+                "dtype": options.dtype, "device": self.run.device, "revision": options.revision, **pixels,
+                "chunk_size": self.run.chunk_size, **executor_recorded(self.executor),
+                "cycles_sha256": _file_sha256(self.cycles), "captions_sha256": _file_sha256(self.captions),
+                **_extra_options(options, ("dtype", "revision", "min_pixels", "max_pixels"))}
 
-    def load_options(self) -> dict[str, Any]:
-        return {"dtype": self.dtype, "device": self.device, "batch_size": self.batch_size, "revision": self.revision,
-                "min_pixels": self.min_pixels, "max_pixels": self.max_pixels}
+
+def recorded_model(spec: str, arguments: Mapping[str, object]) -> ModelRef:
+    """The model a run's manifest ``arguments`` record, with the options it was loaded with: the first options
+    class of ``spec``'s backend that holds every recorded option (``other_backend_options`` included)."""
+    other = arguments.get("other_backend_options")
+    given = {**arguments, **(other if isinstance(other, dict) else {})}
+    for kind in options_classes(spec):
+        names = {f.name for f in fields(kind)}
+        if isinstance(other, dict) and not set(other) <= names:
+            continue
+        values = {k: v for k, v in given.items() if k in names}
+        return ModelRef(spec, kind(**values))  # JSON values: each options class checks its own
+    raise InputError(f"the run recorded backend options {sorted(other) if isinstance(other, dict) else []} that "
+                     f"{spec!r} does not take",
+                     field="other_backend_options")

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from vlaudit.analysis.cycles.experiment import BUILD_PROVENANCE, SeedInputs
 from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
+from vlaudit.backends.base import as_features
 from vlaudit.backends.registry import load_backend, require_kind
 from vlaudit.builders.cycles.build_steps import sidecar_paths
 from vlaudit.errors import InputError
@@ -64,7 +64,7 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
 
 
 def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: str | Path, model: str,
-                          out_dir: str | Path, *, marked: bool = False, **options: Any) -> Path:
+                          out_dir: str | Path, *, marked: bool = False) -> Path:
     """Embed every image and caption of every seed's cycles once with ``model`` (plus the marked captions)."""
     require_kind(model, "features")
     merged = FeatureInputs()
@@ -75,7 +75,7 @@ def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: st
         merged.texts.update(part.texts)
         if marked:
             merged.texts.update({k + MARK_SUFFIX: marked_text(t) for k, t in caption_texts(cycles).items()})
-    backend = load_backend(model, **options)
+    backend = as_features(load_backend(model))
     write_features(backend, merged, out_dir, provenance={"cycles": {str(s): str(p) for s, p in cycles_paths.items()},
                                                            "images_dir": str(images_dir), "oe_marked": marked})
     return Path(out_dir)

@@ -1,0 +1,130 @@
+"""What each backend loads a model with: one typed, frozen options class per kind of backend.
+
+:class:`HfOptions` serves ``hf:`` (multimodal chat LLMs) and the yes/no ``ref:`` models built like them,
+:class:`DualOptions` serves ``hf-clip:``, ``open_clip:`` and the dual-encoder ``ref:`` models, and
+:class:`PlantedOptions` adds the knobs of vlaudit's own planted yes/no references (``ref:batch-noise``,
+``ref:scene-vqa-mixture``, ...). The registry (:mod:`vlaudit.backends.registry`) says which classes a prefix
+takes, so a :class:`~vlaudit.scoring.run_parts.ModelRef` gets the right default and a wrong class is refused.
+
+These options say *what* model is scored (its weights, precision, image budget, prompt wording), so they are
+compared when a run is rerun into its folder; how the forward passes are placed and batched lives in
+:class:`~vlaudit.scoring.run_parts.RunOptions`. Each field's ``metadata`` holds its command-line ``flag`` and
+``help`` (and ``min`` for a number), which the commands' options are checked against. Torch-free: the
+command layer imports this module to build its flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Union
+
+from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
+from vlaudit.errors import InputError
+
+_DTYPE = field(default="auto", metadata={"flag": "--dtype", "help": DTYPE_HELP})
+
+
+def at_least(name: str, value: float | None, minimum: float) -> None:
+    """Refuse ``value`` below ``minimum`` (NaN too), naming the option ``name``."""
+    if value is not None and not value >= minimum:  # `not >=`: NaN is refused too
+        raise InputError(f"must be at least {minimum}, got {value!r}", field=name)
+
+
+def _check_pixels(min_pixels: int | None, max_pixels: int | None) -> None:
+    at_least("--min-pixels", min_pixels, 1)
+    at_least("--max-pixels", max_pixels, 1)
+    if min_pixels is not None and max_pixels is not None and min_pixels > max_pixels:
+        raise InputError(f"{min_pixels} is above --max-pixels {max_pixels}", field="--min-pixels")
+
+
+@dataclass(frozen=True)
+class HfOptions:
+    """``hf:`` models loaded through transformers (and the yes/no ``ref:`` models built like them).
+
+    ``dtype`` is kept in its canonical spelling (fp32 and float32 are one run)."""
+
+    dtype: str = _DTYPE
+    revision: str | None = field(default=None, metadata={
+        "flag": "--revision", "help": "Model revision: hub branch, tag or commit (default: main)."})
+    min_pixels: int | None = field(default=None, metadata={
+        "flag": "--min-pixels", "min": 1,
+        "help": "Pixel budget: minimum pixels (Qwen-VL; default: the processor's)."})
+    max_pixels: int | None = field(default=None, metadata={
+        "flag": "--max-pixels", "min": 1,
+        "help": "Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."})
+    trust_remote_code: bool = field(default=False, metadata={
+        "flag": "--trust-remote-code", "help": "Allow model repo code (off)."})
+    system: str | None = field(default=None, metadata={
+        "flag": "--system",
+        "help": "System message for every family (default: Qwen families 'You are a helpful assistant.', others "
+                "none; '' for none), or a named one: qwen-neutral (VCA §18, 'Answer the user's question with "
+                "exactly yes or no.')."})
+    #: transformers' attention kernel (eager, sdpa, ...; API only, default: the model's)
+    attn_implementation: str | None = field(default=None, metadata={"flag": None})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dtype", parse_dtype(self.dtype, field="--dtype"))
+        _check_pixels(self.min_pixels, self.max_pixels)
+
+
+@dataclass(frozen=True)
+class PlantedOptions(HfOptions):
+    """vlaudit's planted yes/no references (``ref:batch-noise``, ``ref:scene-vqa-*``, ``ref:scene-mcq-*``): the
+    :class:`HfOptions` a yes/no command passes, plus what the planted mechanism is (API only; None: the
+    model's own default)."""
+
+    noise_scale: float | None = field(default=None, metadata={"flag": None})
+    scenes: str | None = field(default=None, metadata={"flag": None})
+    image_fraction: float | None = field(default=None, metadata={"flag": None})
+    mixture_seed: int | None = field(default=None, metadata={"flag": None})
+    mcq_seed: int | None = field(default=None, metadata={"flag": None})
+
+
+@dataclass(frozen=True)
+class DualOptions:
+    """Dual encoders: ``hf-clip:``, ``open_clip:`` (which takes no revision) and the dual ``ref:`` models."""
+
+    dtype: str = _DTYPE
+    revision: str | None = field(default=None, metadata={
+        "flag": "--revision", "help": "Model revision (hf-clip: hub ids only; default: main)."})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dtype", parse_dtype(self.dtype, field="--dtype"))
+
+
+#: the options of any backend (the registry says which a prefix takes)
+BackendOptions = Union[HfOptions, PlantedOptions, DualOptions]  # noqa: UP007 (a runtime alias)
+
+
+def option_values(options: BackendOptions) -> dict[str, object]:
+    """The options as loader keywords, in field order (a None left out where its default is None: the
+    loader's own default then applies)."""
+    return {f.name: getattr(options, f.name) for f in fields(options)
+            if not (f.default is None and getattr(options, f.name) is None)}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is computed, not what it holds: a rerun may change any of these.
+
+    ``batch_size`` None is the command's default (8 for a yes/no model, 32 for a dual encoder);
+    ``device_map`` and ``prefix_cache`` apply to ``hf:`` models (placement across devices; shared
+    image-prefix reuse, exact to float rounding); ``strict`` fails on a missing or corrupt image instead of
+    recording it. A command refuses a field it has no use for set away from its default."""
+
+    batch_size: int | None = field(default=None, metadata={"flag": "--batch-size", "min": 1})
+    chunk_size: int = field(default=64, metadata={"flag": "--chunk-size", "min": 1})
+    device: str = field(default="auto", metadata={"flag": "--device"})
+    device_map: str | None = field(default=None, metadata={"flag": "--device-map"})
+    prefix_cache: bool | None = field(default=None, metadata={"flag": "--prefix-cache"})
+    strict: bool = field(default=False, metadata={"flag": "--strict"})
+
+    def __post_init__(self) -> None:
+        at_least("--batch-size", self.batch_size, 1)
+        at_least("--chunk-size", self.chunk_size, 1)
+
+    def check_used(self, used: tuple[str, ...], command: str) -> None:
+        """Refuse a field outside ``used`` (the ones ``command`` reads) that was set away from its default."""
+        for f in fields(self):
+            if f.name not in used and getattr(self, f.name) != f.default:
+                raise InputError(f"{command} does not use {f.name}", field=str(f.metadata["flag"]))
