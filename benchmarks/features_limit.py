@@ -106,7 +106,7 @@ def main() -> None:
 
     from vlaudit.backends.options import DualOptions, RunOptions
     from vlaudit.backends.registry import ModelRef, load_backend
-    from vlaudit.scoring.features import collect_inputs, write_features, read_features
+    from vlaudit.scoring.features import collect_inputs, read_features, write_features
     from vlaudit.sources.cycle_tables import read_cycles
 
     torch.set_num_threads(args.threads)
