@@ -4,14 +4,14 @@ and the object-swap edits (VCA §3, §9–§19). Each class is the JSON file one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from vlaudit.results.base import VersionedResult
+from vlaudit.results.base import JsonObject, JsonValue, VersionedResult
+from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit
 
 
 @dataclass(frozen=True, kw_only=True)
 class ScoringSummary(VersionedResult):
-    """The counts of a yes/no scoring run (VCA §9, §11): records, failures by reason, cache use, throughput."""
+    """The counts of a yes/no scoring run (VCA §9, §11): records, failures by reason, cache use, throughput
+    (None when nothing was scored now: a rate of a run served from the cache is not computable)."""
 
     file_name = "summary.json (run folder)"
     written_by = "vca score; cycles score-mllm; vlaudit.score_margins"
@@ -22,7 +22,27 @@ class ScoringSummary(VersionedResult):
     n_scored_rows: int
     n_failed: int
     n_skipped: int
+    n_unique_units: int
+    n_units_from_cache: int
+    n_units_scored_now: int
+    n_chunks: int
+    #: each damaged cache chunk moved aside (its file and why)
+    damaged_cache_chunks: list[dict[str, str]]
+    seconds: float
+    units_per_second: float | None
+    records_per_second: float | None
+    failures_by_reason: dict[str, int]
+    skipped_by_context: dict[str, int]
     contexts: dict[str, int]
+
+    @property
+    def failure_line(self) -> str:
+        """``3 failed (image file not found: 3), 2 skipped (context irre: 2)``."""
+        def detail(mapping: dict[str, int], prefix: str = "") -> str:
+            return f" ({', '.join(f'{prefix}{k}: {n}' for k, n in sorted(mapping.items()))})" if mapping else ""
+
+        return (f"{self.n_failed} failed{detail(self.failures_by_reason)}, "
+                f"{self.n_skipped} skipped{detail(self.skipped_by_context, 'context ')}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,10 +70,13 @@ class VcaReportResult(VersionedResult):
     file_name = "vca.json"
     written_by = "vca report; vlaudit.vca_report"
 
-    runs: list[dict[str, Any]]
-    interfaces: Any
-    macro: Any
-    settings: dict[str, Any]
+    runs: list[RunAudit]
+    #: per (model, dataset) with both interfaces: the mean-margin ensemble and True/False against Yes/No
+    #: (``ensemble_*``, ``truefalse_*`` rates and agreements, pair stability), or a ``note`` when they share
+    #: no items
+    interfaces: list[JsonObject]
+    macro: list[MacroAverage]
+    settings: AuditSettings
     warnings: list[str]
 
 
@@ -65,10 +88,10 @@ class VcaValidityResult(VersionedResult):
     file_name = "validity.json"
     written_by = "vca validity"
 
-    standalone: list[dict[str, Any]]
-    discordance: dict[str, Any]
-    shared_margin: list[dict[str, Any]]
-    incremental: list[dict[str, Any]]
+    standalone: list[JsonObject]
+    discordance: JsonObject
+    shared_margin: list[JsonObject]
+    incremental: list[JsonObject]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,9 +102,9 @@ class WordingDiagnosticsResult(VersionedResult):
     file_name = "wording.json"
     written_by = "vca wording; vlaudit.wording_diagnostics"
 
-    rows: list[dict[str, Any]]
+    rows: list[JsonObject]
     items_file: str
-    runs: list[dict[str, Any]]
+    runs: list[JsonObject]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,8 +114,8 @@ class VcaFilterResult(VersionedResult):
     file_name = "filter.json"
     written_by = "vca filter"
 
-    datasets: list[dict[str, Any]]
-    settings: dict[str, Any]
+    datasets: list[JsonObject]
+    settings: JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,11 +125,11 @@ class VcaProxiesResult(VersionedResult):
     file_name = "proxies.json"
     written_by = "vca proxies"
 
-    proxies: list[dict[str, Any]]
-    aggregates: list[dict[str, Any]]
-    aggregation: Any
-    control_sets: dict[str, Any]
-    families: list[dict[str, Any]]
+    proxies: list[JsonObject]
+    aggregates: list[JsonObject]
+    aggregation: JsonValue
+    control_sets: JsonObject
+    families: list[JsonObject]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,15 +139,14 @@ class FactorialResult(VersionedResult):
     file_name = "factorial.json"
     written_by = "vca factorial; vlaudit.factorial"
 
-    # the JSON key "items" (the ITEMS file) hides Mapping.items() on this type: read it as result["items"]
-    items: str  # type: ignore[assignment]
+    items: str
     margins: str
     stems: int
     n_resamples: int
     seed: int
     level: float
-    models: list[dict[str, Any]]
-    pooled: dict[str, Any]
+    models: list[JsonObject]
+    pooled: JsonObject
     definitions: dict[str, str]
     interface: str
 
@@ -136,16 +158,16 @@ class EditBuildSummary(VersionedResult):
     file_name = "summary.json (edits build folder)"
     written_by = "edits build"
 
-    items: str  # type: ignore[assignment]  # hides Mapping.items(), as in FactorialResult
+    items: str
     seed: int
-    params: dict[str, Any]
+    params: JsonObject
     n_candidates: int
     n_feasible: int
     n_infeasible: int
     n_edits: int
     n_probes: int
-    excluded_by_reason: dict[str, Any]
-    feasibility_audit: Any
+    excluded_by_reason: JsonObject
+    feasibility_audit: JsonValue
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,10 +193,10 @@ class AnnotationConsensusSummary(VersionedResult):
     file_name = "summary.json (edits import folder)"
     written_by = "edits import"
 
-    counts: dict[str, Any]
+    counts: JsonObject
     n_edits: int
-    pairwise: Any
-    repeat: Any
+    pairwise: JsonValue
+    repeat: JsonValue
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,10 +207,10 @@ class EditOutcomesSummary(VersionedResult):
     written_by = "edits analyze"
 
     n_accepted: int
-    table: list[dict[str, Any]]
-    pooled_cu: Any
-    pooled_dcc: Any
-    feasibility_audit: Any
+    table: list[JsonObject]
+    pooled_cu: JsonValue
+    pooled_dcc: JsonValue
+    feasibility_audit: JsonValue
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,11 +224,11 @@ class StabilityResult(VersionedResult):
     model: str
     spec: str
     run: str
-    sample: dict[str, Any]
-    perturbations: list[dict[str, Any]]
+    sample: JsonObject
+    perturbations: list[JsonObject]
     noise_floor: float
     floor_definition: str
-    forwards: dict[str, Any]
+    forwards: JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,6 +243,6 @@ class GenerateCheckResult(VersionedResult):
     model: str
     spec: str
     run: str
-    sample: dict[str, Any]
+    sample: JsonObject
     max_new_tokens: int
-    checks: list[dict[str, Any]]
+    checks: list[JsonObject]

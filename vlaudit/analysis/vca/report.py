@@ -22,6 +22,7 @@ relation groups (ungrouped items form their own clusters), else ``item_id``. A r
 from __future__ import annotations
 
 from collections.abc import Sequence
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,9 @@ from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, is_te
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
+from vlaudit.results.base import JsonObject, record_from_dict, to_json
+from vlaudit.results.vca import VcaReportResult
+from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, rate
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -80,22 +84,40 @@ class RunEvents:
     groups_excluded: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class VcaReport:
-    """Everything ``vlaudit vca report`` writes: :meth:`to_json` is ``vca.json``."""
+    """Everything ``vlaudit vca report`` writes: ``result`` is ``vca.json`` (typed to the leaves); ``items`` and
+    ``groups`` are ``items.csv`` and ``groups.csv``; ``gaps`` each run's G_img per item (the gap plot)."""
 
-    runs: list[dict[str, Any]]
-    interfaces: list[dict[str, Any]]
-    macro: list[dict[str, Any]]
-    settings: dict[str, Any]
-    items: list[dict[str, Any]] = field(default_factory=list)
-    groups: list[dict[str, Any]] = field(default_factory=list)
+    result: VcaReportResult
+    items: list[dict[str, object]] = field(default_factory=list)
+    groups: list[dict[str, object]] = field(default_factory=list)
     gaps: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "interfaces": self.interfaces, "macro": self.macro, "settings": self.settings,
-                "warnings": self.warnings}
+    @property
+    def runs(self) -> list[RunAudit]:
+        """One audit per (model, dataset, interface) run."""
+        return self.result.runs
+
+    @property
+    def interfaces(self) -> list[JsonObject]:
+        """The cross-interface checks per (model, dataset)."""
+        return self.result.interfaces
+
+    @property
+    def macro(self) -> list[MacroAverage]:
+        """Macro averages over models per (dataset, interface)."""
+        return self.result.macro
+
+    @property
+    def settings(self) -> AuditSettings:
+        """The report's options."""
+        return self.result.settings
+
+    @property
+    def warnings(self) -> list[str]:
+        """Every run's exclusion warnings."""
+        return self.result.warnings
 
 
 def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROLS) -> RunEvents:
@@ -231,8 +253,9 @@ def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
     return list(cis[name]) if name in cis else None
 
 
-def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
-    """The ``vca.json`` object of one run (fractions in [0, 1]; schema: :class:`vlaudit.results.vca.VcaReportResult`)."""
+def summarize_run(ev: RunEvents, settings: ReportSettings) -> RunAudit:
+    """The audit of one run (fractions in [0, 1]; an axis the run lacks is None; schema:
+    :class:`vlaudit.results.vca_audit.RunAudit`)."""
     run, controls = ev.run, settings.controls
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)
@@ -288,7 +311,10 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
                         "cluster": "group_id" if run.has_groups else "item_id"}
-    return out
+    out.setdefault("perm", None)
+    out.setdefault("relation", None)
+    # the metric functions return plain rows; the record checks every leaf and holds None for NaN
+    return record_from_dict(RunAudit, to_json(out), path=run.source or run.name, name=run.name)
 
 
 def run_robustness(ev: RunEvents, settings: ReportSettings) -> dict[str, list[dict[str, Any]]]:
@@ -380,15 +406,17 @@ def group_rows(ev: RunEvents) -> list[dict[str, Any]]:
             for k in range(g.n_groups)]
 
 
-def macro_rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:
     """Unweighted means over models of rates computed within model, per (dataset, interface) (§19)."""
     keys = ("acc", "dep", "dcc", "cu", "wrong_dep")
     out = []
-    for dataset, interface in sorted({(s["dataset"], s["interface"]) for s in summaries}):
-        rows = [s | {"delta_dcc": (s.get("perm") or {}).get("delta_dcc")} for s in summaries
-                if s["dataset"] == dataset and s["interface"] == interface]
-        out.append({"dataset": dataset, "interface": interface, "models": len({r["model"] for r in rows})}
-                   | macro_average(rows, (*keys, "delta_dcc")))
+    for dataset, interface in sorted({(s.dataset, s.interface) for s in summaries}):
+        rows = [{"model": s.model, "delta_dcc": None if s.perm is None else s.perm.delta_dcc}
+                | {k: s.rate_of(k) for k in keys} for s in summaries
+                if s.dataset == dataset and s.interface == interface]
+        means = {k: rate(v) for k, v in macro_average(rows, (*keys, "delta_dcc")).items()}
+        out.append(MacroAverage(dataset=dataset, interface=interface, models=len({r["model"] for r in rows}),
+                                **means))
     return out
 
 
@@ -406,12 +434,13 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
     events = [run_events(run, settings.controls) for run in runs]
     summaries = [summarize_run(ev, settings) for ev in events]
     add_leakage(summaries, text_llms)
-    return VcaReport(
-        runs=summaries, interfaces=interface_checks(events, settings), macro=macro_rows(summaries),
-        settings={"controls": list(settings.controls), "n_resamples": settings.n_resamples, "seed": settings.seed,
-                  "level": settings.level, "control_sets": ["+".join(s) for s in settings.control_sets]},
-        items=[row for ev in events for row in item_rows(ev)],
-        groups=[row for ev in events for row in group_rows(ev)],
-        gaps={ev.run.key: ev.gap for ev in events},
-        warnings=[w for ev in events for w in ev.warnings],
-    )
+    interfaces = [typing.cast(JsonObject, to_json(row)) for row in interface_checks(events, settings)]
+    result = VcaReportResult(
+        runs=summaries, interfaces=interfaces, macro=macro_rows(summaries),
+        settings=AuditSettings(controls=list(settings.controls), n_resamples=settings.n_resamples,
+                               seed=settings.seed, level=settings.level,
+                               control_sets=["+".join(s) for s in settings.control_sets]),
+        warnings=[w for ev in events for w in ev.warnings])
+    return VcaReport(result=result, items=[row for ev in events for row in item_rows(ev)],
+                     groups=[row for ev in events for row in group_rows(ev)],
+                     gaps={ev.run.key: ev.gap for ev in events})
