@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vlaudit.metrics.vca import permutation, robustness, support
+from vlaudit.results.base import Interval
+from vlaudit.results.vca_audit import interval
 
 if TYPE_CHECKING:
     from vlaudit.analysis.vca.report import ReportSettings, RunEvents
@@ -38,8 +40,9 @@ ERASURES = ("rele", "irre", "irre-disjoint")
 STRESS = ("blur", "patch-shuffle")
 
 
-def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
-    return list(cis[name]) if name in cis else None
+def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
+    """The named interval; None when the rate is not computable (absent, or an end that is not finite)."""
+    return interval(cis.get(name))
 
 
 def mismatch_axes(ev: RunEvents, cis: dict[str, tuple[float, float]]) -> dict[str, Any]:

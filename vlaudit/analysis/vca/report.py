@@ -34,9 +34,9 @@ from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, is_te
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
-from vlaudit.results.base import JsonObject, record_from_dict, to_json
+from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.results.vca import VcaReportResult
-from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, rate
+from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, interval, rate
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -249,8 +249,9 @@ def bootstrap_run(ev: RunEvents, settings: ReportSettings) -> dict[str, tuple[fl
     return {name: (float(lo), float(hi)) for name, (lo, hi) in zip(names, intervals, strict=True)}
 
 
-def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
-    return list(cis[name]) if name in cis else None
+def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
+    """The named interval; None when the rate is not computable (absent, or an end that is not finite)."""
+    return interval(cis.get(name))
 
 
 def summarize_run(ev: RunEvents, settings: ReportSettings) -> RunAudit:
@@ -273,7 +274,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> RunAudit:
                 "wrong_nodep": rates["wrong_nodep"], "credited_precision": rates["credited_precision"],
                 "ci_credited_precision": _ci(cis, "credited_precision"), "wilson_credited_precision": None}
     if ev.correct is not None:
-        taxonomy["wilson_credited_precision"] = list(
+        taxonomy["wilson_credited_precision"] = interval(
             wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
     out["taxonomy"] = taxonomy
     if run.choices is not None:
