@@ -44,7 +44,7 @@ def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
         except Exception as exc:  # noqa: BLE001  (e.g. a run without the control contexts)
             art.problems.append(f"{art.rel(path)}: no VCA report computed: {exc}")
             continue
-        art.vca_reports.append((path, report.to_json()))
+        art.vca_reports.append((path, report.result.to_dict()))
         items.extend(report.items)
     return items
 
