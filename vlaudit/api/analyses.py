@@ -8,11 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from vlaudit.analysis.vca.heldout_filter import FilterSettings, compute_filter
 from vlaudit.analysis.vca.proxies import ProxySettings, compute_proxies
-from vlaudit.analysis.vca.scored_runs import join_edits, load_runs, read_edit_outcomes, run_info, run_scores
+from vlaudit.analysis.vca.scored_runs import (
+    JoinedEdits,
+    RunScores,
+    join_edits,
+    load_runs,
+    read_edit_outcomes,
+    run_info,
+    run_scores,
+)
 from vlaudit.analysis.vca.validity import ValiditySettings, compute_validity
 from vlaudit.report.vca_analyses import write_filter, write_proxies, write_validity
 from vlaudit.settings import (
@@ -33,7 +40,7 @@ def _quiet(message: str) -> None:
     """The default log: a notebook caller reads the runs and warnings from the result instead."""
 
 
-def _scores(runs: Sequence[str | Path], interface: str, controls: tuple[str, ...], log: Log, warn: Log) -> list[Any]:
+def _scores(runs: Sequence[str | Path], interface: str, controls: tuple[str, ...], log: Log, warn: Log) -> list[RunScores]:
     """Read the runs and compute their events; each run's exclusion warnings go to ``warn`` (items lacking a
     headline control are excluded from every quantity and counted, never silently)."""
     scores = run_scores(load_runs([Path(r) for r in runs], normalize_interface(interface)), controls)
@@ -46,8 +53,8 @@ def _scores(runs: Sequence[str | Path], interface: str, controls: tuple[str, ...
     return scores
 
 
-def _joined(edits: str | Path | None, edit_items: str | Path | None, scores: list[Any],
-            edits_dataset: str | None) -> Any:
+def _joined(edits: str | Path | None, edit_items: str | Path | None, scores: list[RunScores],
+            edits_dataset: str | None) -> JoinedEdits | None:
     if edits is None:
         return None
     return join_edits(read_edit_outcomes(Path(edits), None if edit_items is None else Path(edit_items)), scores,
@@ -58,7 +65,7 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
                  edit_items: str | Path | None = None, edits_dataset: str | None = None, interface: str = "yesno",
                  controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                  hl_resamples: int = HL_RESAMPLES, seed: int = BOOTSTRAP_SEED, folds: int = 5, repeats: int = 10,
-                 plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, Any]:
+                 plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, object]:
     """Validity of the audit's decisions (VCA §12–§13): single-control discordance, the shared-margin control and
     the edit-grouped incremental control; writes ``validity.json``, CSV tables and ``validity.png`` into ``out``."""
     settings = ValiditySettings(controls=tuple(controls), n_resamples=n_resamples, hl_resamples=hl_resamples,
@@ -72,7 +79,7 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
 def vca_filter(runs: Sequence[str | Path], *, out: str | Path, coverages: Sequence[float] = FILTER_COVERAGES,
                primary: float = FILTER_PRIMARY_COVERAGE, interface: str = "yesno",
                controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-               seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, Any]:
+               seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, object]:
     """The held-out credit filter (VCA §14): groups kept by the other models' credit, evaluated on each held-out
     model (Acc, Blind Gap, Visual Gain, Dep); writes ``filter.json``, CSV tables and ``filter.png``."""
     settings = FilterSettings(coverages=tuple(coverages), primary=primary, n_resamples=n_resamples, seed=seed,
@@ -86,7 +93,7 @@ def vca_proxies(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pat
                 edit_items: str | Path | None = None, edits_dataset: str | None = None,
                 meta: str | Path | None = None, interface: str = "yesno",
                 controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-                seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, Any]:
+                seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, object]:
     """Proxy measures beside the credit audit (VCA §15–§16): FPVG-style, sufficiency/comprehensiveness, control
     aggregation, control-set stability, relation families; writes ``proxies.json``, CSV tables, ``proxies.png``."""
     settings = ProxySettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed)

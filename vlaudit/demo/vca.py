@@ -228,7 +228,7 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
                          Path(scenes))
         report = compute_report(read_margins(run_dir / "margins.parquet"), settings)
         write_report_files(run_dir / "report", report)
-        runs.extend(report.runs)
+        runs.extend(report.result.to_dict()["runs"])  # type: ignore[arg-type]  # the summary's JSON runs
         timings[_slug(spec)] = round(time.perf_counter() - t0, 2)
         log(f"vca: {spec} scored {summary['n_scored_rows']} rows in {timings[_slug(spec)]} s")
     t0 = time.perf_counter()

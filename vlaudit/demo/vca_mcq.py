@@ -46,7 +46,7 @@ def run_mcq_stage(out_dir: Path, *, n_scenes: int, seed: int, n_resamples: int,
                     interfaces=["letter"], seed=seed, arguments=spec.recorded(items))
         report = compute_report(read_margins(run_dir / "margins.parquet"), ReportSettings(n_resamples=n_resamples))
         write_report_files(run_dir / "report", report, plot=False)
-        runs[name] = report.runs[0]
+        runs[name] = report.result.to_dict()["runs"][0]  # type: ignore[index,assignment]  # JSON runs
     return {"runs": list(runs.values()), "known_answers": mcq_known_answers(runs, planted), "planted": planted}
 
 

@@ -166,8 +166,12 @@ def _flag(value: Any, *, path: str, record: str, name: str) -> bool:
     raise InputError(f"not a 0/1 outcome: {value!r}", path=path, record=record, field=name)
 
 
+#: edit outcomes joined with the source statement's scores: one column (numpy array) per field
+JoinedEdits = dict[str, np.ndarray]
+
+
 def join_edits(records: Sequence[Mapping[str, Any]], scores: Sequence[RunScores], *,
-               dataset: str | None = None, path: str = "<edits>") -> dict[str, np.ndarray]:
+               dataset: str | None = None, path: str = "<edits>") -> JoinedEdits:
     """One row per (model, edit) with the source true statement's scores of that model (VCA §15 Swap).
 
     The source dataset is ``dataset``, else the one dataset whose runs hold the source items. Models of the
