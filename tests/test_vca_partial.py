@@ -28,9 +28,9 @@ from vlaudit.analysis.vca.report import (
 from vlaudit.cli import app
 from vlaudit.files import write_table
 from vlaudit.metrics.vca import permutation, support
+from vlaudit.results.vca_audit import Coverage
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
-from vlaudit.results.vca_audit import Coverage
 
 SETTINGS = ReportSettings(n_resamples=100)
 

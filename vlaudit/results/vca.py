@@ -4,6 +4,7 @@ and the object-swap edits (VCA §3, §9–§19). Each class is the JSON file one
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from vlaudit.results.base import JsonObject, JsonValue, VersionedResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit
 

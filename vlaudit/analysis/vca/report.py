@@ -21,8 +21,8 @@ relation groups (ungrouped items form their own clusters), else ``item_id``. A r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
