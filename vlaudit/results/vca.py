@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vlaudit.results.base import JsonObject, JsonValue, VersionedResult
+from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit
 
 
@@ -152,6 +152,57 @@ class FactorialResult(VersionedResult):
     interface: str
 
 
+@dataclass(frozen=True)
+class EditRule:
+    """The fixed object-swap edit rule (VCA §17), set before any model is scored."""
+
+    min_gap: float
+    max_iou: float
+    pad: int
+    radius: int
+    feather: int
+
+
+@dataclass(frozen=True)
+class FeasibilityCheck:
+    """One characteristic of the feasibility-selection audit (VCA §17, percent): feasible against excluded
+    source pairs, their difference and its bootstrap interval (None when either side is empty)."""
+
+    characteristic: str
+    feasible: float | None
+    excluded: float | None
+    difference: float | None
+    ci: Interval | None
+    n_feasible: int
+    n_excluded: int
+
+
+@dataclass(frozen=True)
+class PooledRate:
+    """A pooled flip+visibility rate over every model's records of one source stratum (percent; None with
+    ``n = 0``) with its edit-cluster bootstrap interval (VCA §19)."""
+
+    n: int
+    rate: float | None
+    ci: Interval | None
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Field-level agreement of two annotators on the edits both saw (None when they share none)."""
+
+    n_edits: int
+    agreement: float | None
+
+
+@dataclass(frozen=True)
+class RepeatAgreement:
+    """An annotator's agreement with themself on the repeated tasks (None without repeats)."""
+
+    n_repeats: int
+    agreement: float | None
+
+
 @dataclass(frozen=True, kw_only=True)
 class EditBuildSummary(VersionedResult):
     """The object-swap edit build (VCA §17): candidates, feasibility, edits and probes written."""
@@ -161,14 +212,14 @@ class EditBuildSummary(VersionedResult):
 
     items: str
     seed: int
-    params: JsonObject
+    params: EditRule
     n_candidates: int
     n_feasible: int
     n_infeasible: int
     n_edits: int
     n_probes: int
-    excluded_by_reason: JsonObject
-    feasibility_audit: JsonValue
+    excluded_by_reason: dict[str, int]
+    feasibility_audit: list[FeasibilityCheck]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,29 +240,37 @@ class AnnotationExportSummary(VersionedResult):
 
 @dataclass(frozen=True, kw_only=True)
 class AnnotationConsensusSummary(VersionedResult):
-    """The annotators' consensus on each edit (VCA §17): decision counts, pairwise and repeat agreement."""
+    """The annotators' consensus on each edit (VCA §17): decision counts, pairwise and repeat agreement, the
+    tasks each annotator left unanswered (with ``--items``, ``n_accepted_probes`` in :attr:`extra`)."""
 
     file_name = "summary.json (edits import folder)"
     written_by = "edits import"
 
-    counts: JsonObject
+    counts: dict[str, int]
     n_edits: int
-    pairwise: JsonValue
-    repeat: JsonValue
+    pairwise: dict[str, PairAgreement]
+    repeat: dict[str, RepeatAgreement]
+    #: the lowest and highest pairwise agreement (None without any)
+    pairwise_range: Interval | None
+    missing_tasks: dict[str, int]
+    #: agreement over every annotator's repeated tasks together (None without repeats)
+    repeat_pooled: float | None
 
 
 @dataclass(frozen=True, kw_only=True)
 class EditOutcomesSummary(VersionedResult):
-    """Outcomes on the accepted edits (VCA §17, Table 8): per model rel./+vis./strict, pooled C-U and D-CC."""
+    """Outcomes on the accepted edits (VCA §17, Table 8): per model rel./+vis./strict and the source-stratum
+    rates with their intervals (``table``, percent), pooled C-U and D-CC flip+visibility, the feasibility
+    audit with each model's source D-CC."""
 
     file_name = "summary.json (edits analyze folder)"
     written_by = "edits analyze"
 
     n_accepted: int
     table: list[JsonObject]
-    pooled_cu: JsonValue
-    pooled_dcc: JsonValue
-    feasibility_audit: JsonValue
+    pooled_cu: PooledRate
+    pooled_dcc: PooledRate
+    feasibility_audit: list[FeasibilityCheck]
 
 
 @dataclass(frozen=True, kw_only=True)
