@@ -15,8 +15,6 @@ from vlaudit.analysis.vca.scored_runs import (
     JoinedEdits,
     RunScores,
     join_edits,
-    load_runs,
-    read_edit_outcomes,
     run_info,
     run_scores,
 )
@@ -30,6 +28,8 @@ from vlaudit.settings import (
     HL_RESAMPLES,
     PRIMARY_CONTROLS,
 )
+from vlaudit.sources.edit_outcomes import read_edit_outcomes
+from vlaudit.sources.margin_runs import read_margin_runs
 from vlaudit.sources.margins import normalize_interface
 from vlaudit.sources.vsr import read_meta_categories
 
@@ -43,7 +43,7 @@ def _quiet(message: str) -> None:
 def _scores(runs: Sequence[str | Path], interface: str, controls: tuple[str, ...], log: Log, warn: Log) -> list[RunScores]:
     """Read the runs and compute their events; each run's exclusion warnings go to ``warn`` (items lacking a
     headline control are excluded from every quantity and counted, never silently)."""
-    scores = run_scores(load_runs([Path(r) for r in runs], normalize_interface(interface)), controls)
+    scores = run_scores(read_margin_runs([Path(r) for r in runs], normalize_interface(interface)), controls)
     infos = [run_info(s) for s in scores]
     log("runs: " + "; ".join(f"{i['model']} on {i['dataset']} (n={i['n']}, split {'+'.join(i['splits'])})"
                              for i in infos))
