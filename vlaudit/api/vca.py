@@ -26,6 +26,7 @@ from vlaudit.settings import (
     FACTORIAL_BOOTSTRAP_SEED,
     PRIMARY_CONTROLS,
 )
+from vlaudit.sources.noise_floor import read_floors
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -122,8 +123,9 @@ def vca_report(margins: MarginsArg, *, controls: Sequence[str] = PRIMARY_CONTROL
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
-    report = compute_report(as_margin_runs(margins), ReportSettings(controls=tuple(controls),
-                                                                    n_resamples=n_resamples, seed=seed, level=level))
+    runs = as_margin_runs(margins)
+    report = compute_report(runs, ReportSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed,
+                                                 level=level), read_floors(runs))
     return VcaResult.of(report.result, _headline(report.runs), title="Visual Credit Audit",
                         interval_columns=HEADLINE, writer=_write_report, report=report)
 

@@ -22,7 +22,7 @@ relation groups (ungrouped items form their own clusters), else ``item_id``. A r
 from __future__ import annotations
 
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ from vlaudit.results.vca import VcaReportResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, interval, rate
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, describe_missing
+from vlaudit.sources.noise_floor import NoiseFloor
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
@@ -254,7 +255,7 @@ def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
     return interval(cis.get(name))
 
 
-def summarize_run(ev: RunEvents, settings: ReportSettings) -> RunAudit:
+def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | None = None) -> RunAudit:
     """The audit of one run (fractions in [0, 1]; an axis the run lacks is None; schema:
     :class:`vlaudit.results.vca_audit.RunAudit`)."""
     run, controls = ev.run, settings.controls
@@ -308,7 +309,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> RunAudit:
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
     out["benchmark"] = benchmark_figures(ev)
-    out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct)
+    out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct, floor)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
                         "cluster": "group_id" if run.has_groups else "item_id"}
@@ -421,8 +422,11 @@ def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:
     return out
 
 
-def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = None) -> VcaReport:
-    """Compute the whole VCA report for validated runs (see the module docstring)."""
+def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = None,
+                   floors: Mapping[tuple[str, str, str], NoiseFloor] | None = None) -> VcaReport:
+    """Compute the whole VCA report for validated runs (see the module docstring); ``floors``: the measured
+    noise floor of each (model, dataset, interface) run that has one
+    (:func:`vlaudit.sources.noise_floor.read_floors`; without one a run's noise is "not measured")."""
     settings = settings or ReportSettings()
     text_llms = [run for run in runs if is_text_only(run)]  # blind baselines of MMStar's leakage, not audited
     runs = [run for run in runs if not is_text_only(run)]
@@ -433,7 +437,7 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
         raise InputError(f"{stress} are stress probes that retain or degrade the image's content, never controls "
                          f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
-    summaries = [summarize_run(ev, settings) for ev in events]
+    summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key)) for ev in events]
     add_leakage(summaries, text_llms)
     interfaces = [typing.cast(JsonObject, to_json(row)) for row in interface_checks(events, settings)]
     result = VcaReportResult(
