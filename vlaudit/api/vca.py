@@ -26,6 +26,7 @@ from vlaudit.settings import (
     FACTORIAL_BOOTSTRAP_SEED,
     PRIMARY_CONTROLS,
 )
+from vlaudit.sources.factorial_runs import read_factorial_inputs
 from vlaudit.sources.noise_floor import read_floors
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
@@ -141,7 +142,7 @@ def factorial(runs: str | Path | Sequence[str | Path], *, out: str | Path, items
     as ``vlaudit vca factorial RUN... --out OUT`` does; ``.save(dir)`` writes the same three files into ``dir``.
     """
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
-    data = run_factorial_analysis(paths, items=items, out_dir=out, margins=margins, interface=interface,
-                                  n_resamples=n_resamples, seed=seed)
+    inputs = read_factorial_inputs(paths, items=items, margins=margins, interface=interface)
+    data = run_factorial_analysis(inputs, out_dir=out, interface=interface, n_resamples=n_resamples, seed=seed)
     return Result.of(FactorialResult.from_dict(data), csv_rows(data)[0], title="Evidence-source factorial",
                      writer=lambda folder, result: write_factorial_files(folder, result.data))

@@ -4,9 +4,9 @@
   Dep and correctness are the report's own), plus the original-answer confidence.
 * :func:`src_records` gives the same-record consistency (SRC) rows: one per relation group, predictor from the
   group's true statement, target Rel_o (§15).
-* :func:`join_edits` attaches the edited outcomes written by ``vlaudit data edits analyze``
-  (read with :func:`vlaudit.sources.edit_outcomes.read_edit_outcomes`) (flip+visibility, strict, Rel_o of the source pair) to the source true statement's scores of the
-  same model (§15 Swap).
+* :func:`join_edits` attaches the edited outcomes written by ``vlaudit data edits analyze`` (flip+visibility,
+  strict, Rel_o of the source pair; read with :func:`vlaudit.sources.edit_outcomes.read_edit_outcomes`) to
+  the source true statement's scores of the same model (§15 Swap).
 * :func:`ranking_rows` is the standalone-validity row set for one target: AUROC, AUPRC and H–L per model with
   cluster-bootstrap intervals, their macro mean over models, and the rank-pooled row (within-model
   percentile ranks first; raw scores are never ranked across models).
