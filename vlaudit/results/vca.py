@@ -4,9 +4,21 @@ and the object-swap edits (VCA §3, §9–§19). Each class is the JSON file one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
 from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
-from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit
+from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
+
+T = TypeVar("T", bound="VersionedResult")
+
+
+class _ReadsEmptyIntervals(VersionedResult):
+    """Reads a file written when an interval that is not computable was ``[null, null]`` (now ``null``)."""
+
+    @classmethod
+    def from_dict(cls: type[T], data: object, *, path: str | Path | None = None) -> T:
+        return super().from_dict(none_for_empty_intervals(data), path=path)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +76,7 @@ class DualScoringSummary(VersionedResult):
 
 
 @dataclass(frozen=True, kw_only=True)
-class VcaReportResult(VersionedResult):
+class VcaReportResult(_ReadsEmptyIntervals):
     """The Visual Credit Audit (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap intervals per
     (model, dataset, interface) in ``runs``, the interface and macro summaries, and the settings used."""
 
@@ -204,7 +216,7 @@ class RepeatAgreement:
 
 
 @dataclass(frozen=True, kw_only=True)
-class EditBuildSummary(VersionedResult):
+class EditBuildSummary(_ReadsEmptyIntervals):
     """The object-swap edit build (VCA §17): candidates, feasibility, edits and probes written."""
 
     file_name = "summary.json (edits build folder)"
@@ -258,7 +270,7 @@ class AnnotationConsensusSummary(VersionedResult):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EditOutcomesSummary(VersionedResult):
+class EditOutcomesSummary(_ReadsEmptyIntervals):
     """Outcomes on the accepted edits (VCA §17, Table 8): per model rel./+vis./strict and the source-stratum
     rates with their intervals (``table``, percent), pooled C-U and D-CC flip+visibility, the feasibility
     audit with each model's source D-CC."""

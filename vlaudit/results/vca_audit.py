@@ -18,6 +18,18 @@ from typing import Literal
 from vlaudit.results.base import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
 
 
+def none_for_empty_intervals(value: object) -> object:
+    """A JSON value with every ``[null, null]`` interval as ``null`` (how files written before intervals that
+    are not computable became ``null`` said it)."""
+    if isinstance(value, list):
+        if len(value) == 2 and value[0] is None and value[1] is None:
+            return None
+        return [none_for_empty_intervals(v) for v in value]
+    if isinstance(value, dict):
+        return {k: none_for_empty_intervals(v) for k, v in value.items()}
+    return value
+
+
 def rate(value: float | None) -> float | None:
     """A rate as a record holds it: None for a missing or non-finite value (never NaN)."""
     if value is None:
@@ -172,7 +184,7 @@ class BootstrapPlan:
     cluster: Literal["group_id", "item_id"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunAudit:
     """One (model, dataset, interface) run of the audit (see the module docstring).
 
@@ -206,9 +218,9 @@ class RunAudit:
     balanced: JsonObject
     survival: JsonObject
     gap: JsonObject
-    perm: PermutationAxis | None
+    perm: PermutationAxis | None = None
     sensitivity: Sensitivity
-    relation: JsonObject | None
+    relation: JsonObject | None = None
     robustness: Robustness
     erasure: list[ErasureCheck]
     erasure_geometry: JsonObject | None
