@@ -46,7 +46,7 @@ def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
         except Exception as exc:  # noqa: BLE001  (e.g. a run without the control contexts)
             art.problems.append(f"{art.rel(path)}: no VCA report computed: {exc}")
             continue
-        art.vca_reports.append((path, report.result.to_dict()))
+        art.vca_reports.append((path, report.result))
         items.extend(report.items)
     return items
 
@@ -146,7 +146,7 @@ def build_html(run_dir: str | Path) -> str:
     return page(title, subtitle, found, footer)
 
 
-def _headline(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str:
+def _headline(summary: Mapping[str, Any], runs: Sequence[data.VcaRun]) -> str:
     rows = summary["known_answers"] if isinstance(summary.get("known_answers"), list) else []
     parts = []
     if rows:
