@@ -16,6 +16,7 @@ from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_repor
 from vlaudit.api._inputs import as_margin_runs
 from vlaudit.api.results import Result, with_interval
 from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
+from vlaudit.results.base import to_json
 from vlaudit.results.vca import DualScoringSummary, FactorialResult, ScoringSummary, VcaReportResult
 from vlaudit.results.vca_audit import RunAudit
 from vlaudit.scoring.runner import failure_line
@@ -144,5 +145,5 @@ def factorial(runs: str | Path | Sequence[str | Path], *, out: str | Path, items
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     inputs = read_factorial_inputs(paths, items=items, margins=margins, interface=interface)
     data = run_factorial_analysis(inputs, out_dir=out, interface=interface, n_resamples=n_resamples, seed=seed)
-    return Result.of(FactorialResult.from_dict(data), csv_rows(data)[0], title="Evidence-source factorial",
+    return Result.of(FactorialResult.from_dict(to_json(data)), csv_rows(data)[0], title="Evidence-source factorial",
                      writer=lambda folder, result: write_factorial_files(folder, result.data))

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
+from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
 
 T = TypeVar("T", bound="VersionedResult")
 
@@ -146,7 +147,7 @@ class VcaProxiesResult(VersionedResult):
 
 
 @dataclass(frozen=True, kw_only=True)
-class FactorialResult(VersionedResult):
+class FactorialResult(_ReadsEmptyIntervals):
     """The 3×3 evidence-source factorial (VCA §10): per model C-U, responsiveness, flips and source effects."""
 
     file_name = "factorial.json"
@@ -158,8 +159,8 @@ class FactorialResult(VersionedResult):
     n_resamples: int
     seed: int
     level: float
-    models: list[JsonObject]
-    pooled: JsonObject
+    models: list[FactorialModel]
+    pooled: FactorialPooled
     definitions: dict[str, str]
     interface: str
 

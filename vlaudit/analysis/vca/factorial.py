@@ -36,6 +36,7 @@ from vlaudit.builders.factorial import IMAGE_SOURCE_CELLS, STATES, TEXT_SOURCE_C
 from vlaudit.errors import InputError
 from vlaudit.files import write_result, write_table
 from vlaudit.metrics.vca.support import image_gap
+from vlaudit.results.base import to_json
 from vlaudit.results.vca import FactorialResult
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
 from vlaudit.sources.factorial_runs import FactorialInputs
@@ -282,7 +283,7 @@ def write_factorial_files(out_dir: str | Path, result: Mapping[str, Any]) -> lis
     and the two CSV tables, ``factorial_models.csv`` and ``factorial_effects.csv``, each atomically: what
     ``vca factorial`` writes and ``vlaudit.factorial(...).save(OUT)`` writes."""
     out = Path(out_dir)
-    record = FactorialResult.from_dict({k: v for k, v in result.items() if k != "files"})
+    record = FactorialResult.from_dict(to_json({k: v for k, v in result.items() if k != "files"}))
     model_rows, effect_rows = csv_rows(result)
     return [write_result(out / "factorial.json", record), write_table(out / "factorial_models.csv", model_rows),
             write_table(out / "factorial_effects.csv", effect_rows)]
