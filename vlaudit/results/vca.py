@@ -286,10 +286,45 @@ class EditOutcomesSummary(_ReadsEmptyIntervals):
     feasibility_audit: list[FeasibilityCheck]
 
 
+@dataclass(frozen=True)
+class DeltaSummary:
+    """|Δ margin| under a perturbation: n, median, p99 and max (None with no record) and the margins whose
+    sign (the answer, VCA §3) changed."""
+
+    n: int
+    median: float | None
+    p99: float | None
+    max: float | None
+    sign_flips: int
+
+
+@dataclass(frozen=True)
+class GapFlips:
+    """Items with original and the headline controls whose Dep = [G_img > 0] changed under a perturbation."""
+
+    n: int
+    controls: list[str]
+    sign_flips: int
+
+
+@dataclass(frozen=True)
+class PerturbationNoise:
+    """One math-preserving perturbation's |Δ margin| per context and over every record, and its G_img sign
+    flips."""
+
+    perturbation: str
+    description: str
+    contexts: dict[str, DeltaSummary]
+    all: DeltaSummary
+    g_img: GapFlips
+
+
 @dataclass(frozen=True, kw_only=True)
 class StabilityResult(VersionedResult):
     """The backend's numerical noise floor on a run (``vca stability``): per math-preserving perturbation and
-    context the median / p99 / max |Δ margin|, margin and G_img sign flips, and τ (VCA §3 decisions)."""
+    context the median / p99 / max |Δ margin|, margin and G_img sign flips, and τ (VCA §3 decisions).
+    ``sample`` and ``forwards`` count the re-scored items and forwards (a dual-encoder run adds its ``kind``
+    and forward ``unit``)."""
 
     file_name = "stability.json (run folder)"
     written_by = "vca stability; vlaudit.measure_stability"
@@ -298,10 +333,38 @@ class StabilityResult(VersionedResult):
     spec: str
     run: str
     sample: JsonObject
-    perturbations: list[JsonObject]
+    perturbations: list[PerturbationNoise]
     noise_floor: float
     floor_definition: str
     forwards: JsonObject
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A decision the generated answer contradicts: the margin, both answers and the raw generated text."""
+
+    item_id: str
+    margin: float | None
+    margin_answer: str | None
+    generated_answer: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class GenerationCheck:
+    """Per context, interface and prompt form: agreement of the margin's decision with the greedily generated
+    answer (None when nothing parsed), the unparseable rate, the confusion counts
+    ``confusion[margin answer][generated answer or "unparseable"]`` and the disagreements."""
+
+    context: str
+    interface: str
+    prompt: str
+    n: int
+    n_parsed: int
+    agreement: float | None
+    unparseable_rate: float | None
+    confusion: dict[str, dict[str, int]]
+    disagreements: list[Disagreement]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -318,4 +381,4 @@ class GenerateCheckResult(VersionedResult):
     run: str
     sample: JsonObject
     max_new_tokens: int
-    checks: list[JsonObject]
+    checks: list[GenerationCheck]
