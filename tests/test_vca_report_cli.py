@@ -130,7 +130,7 @@ def test_headline_keeps_long_names_readable_in_80_columns() -> None:
     from rich.console import Console
 
     from vlaudit.analysis.vca.report import ReportSettings, compute_report
-    from vlaudit.report.vca_tables import print_headline
+    from vlaudit.report.vca_console import print_headline
     from vlaudit.sources.margins import runs_from_rows
 
     long_model = "Qwen/Qwen3-VL-8B-Instruct-with-a-long-suffix"

@@ -15,7 +15,8 @@ from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, wri
 from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_report
 from vlaudit.api._inputs import as_margin_runs
 from vlaudit.api.results import Result, with_interval
-from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
+from vlaudit.report.vca_console import print_axes, print_headline
+from vlaudit.report.vca_tables import write_report_files
 from vlaudit.results.base import to_json
 from vlaudit.results.vca import DualScoringSummary, FactorialResult, ScoringSummary, VcaReportResult
 from vlaudit.results.vca_audit import RunAudit

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
-from vlaudit.analysis.vca import choice_run
+from vlaudit.analysis.vca import choice_run, report_rows
 from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, is_text_only
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.errors import InputError
@@ -326,88 +326,6 @@ def run_robustness(ev: RunEvents, settings: ReportSettings) -> dict[str, list[di
     return {"control_sets": vca_axes.control_set_rows(ev, settings), "aggregation": variants}
 
 
-def interface_checks(events: Sequence[RunEvents], settings: ReportSettings) -> list[dict[str, Any]]:
-    """For each (model, dataset) with both interfaces: the mean-margin ensemble against canonical Yes/No, and
-    pair-centred stability of Dep and PairCredit across interfaces (VCA §18)."""
-    by_key = {ev.run.key: ev for ev in events}
-    out = []
-    for (model, dataset, interface), yn in sorted(by_key.items()):
-        tf = by_key.get((model, dataset, "truefalse"))
-        if interface != "yesno" or tf is None:
-            continue
-        common, ia, ib = np.intersect1d(yn.run.item_ids.astype(str), tf.run.item_ids.astype(str),
-                                        return_indices=True)
-        contexts = [c for c in ("original", *settings.controls) if c in yn.run.margins and c in tf.run.margins]
-        row: dict[str, Any] = {"model": model, "dataset": dataset, "n": int(common.size)}
-        if len(contexts) < 1 + len(settings.controls) or not common.size:
-            out.append(row | {"note": "interfaces share no items or contexts"})
-            continue
-        ens = robustness.ensemble_margins({c: yn.run.margins[c][ia] for c in contexts},
-                                          {c: tf.run.margins[c][ib] for c in contexts})
-        d_e = support.prediction_direction(ens["original"])
-        dep_e = support.dependence(support.image_gap(ens, settings.controls))
-        labels = None if yn.run.labels is None else yn.run.labels[ia]
-        corr_e = None if labels is None else support.correctness(d_e, labels)
-        corr_yn = None if yn.correct is None else yn.correct[ia]
-        corr_tf = None if tf.correct is None else tf.correct[ib]
-        rates = support.decomposition(dep_e, corr_e)
-        row |= {f"ensemble_{k}": rates[k] for k in ("acc", "dep", "dcc", "cu")}
-        row |= {f"ensemble_{k}": v for k, v in robustness.interface_agreement(
-            yn.direction[ia], yn.dep[ia], d_e, dep_e, corr_yn, corr_e).items()}
-        row |= {f"truefalse_{k}": v for k, v in robustness.interface_agreement(
-            yn.direction[ia], yn.dep[ia], tf.direction[ib], tf.dep[ib], corr_yn, corr_tf).items()}
-        if yn.groups is not None and tf.groups is not None and common.size == yn.run.n == tf.run.n:
-            pos = {g: i for i, g in enumerate(tf.groups.group_ids)}
-            order = np.array([pos.get(g, -1) for g in yn.groups.group_ids])
-            if (order >= 0).all() and order.size == tf.groups.n_groups:
-                grouped = yn.groups.codes >= 0
-                row |= {"groups": yn.groups.n_groups} | robustness.pair_stability(
-                    yn.dep[ia][grouped[ia]], tf.dep[ib][grouped[ia]],
-                    yn.groups.pair_credit, tf.groups.pair_credit[order])
-        out.append(row)
-    return out
-
-
-def item_rows(ev: RunEvents) -> list[dict[str, Any]]:
-    """``items.csv`` rows: model, dataset, interface, item_id, group_id, label, pred, correct, g_img, dep, dcc,
-    cu, wrong_dep (label-dependent fields empty without labels), then statement and relation."""
-    run, rows = ev.run, []
-    predicted = None if run.choices is None else choice_run.predicted_letters(run.choices)
-    gold = None if run.choices is None else run.choices.gold
-    for i in range(run.n):
-        c = None if ev.correct is None else bool(ev.correct[i])
-        dep = bool(ev.dep[i])
-        rows.append({
-            "model": run.model, "dataset": run.dataset, "interface": run.interface,
-            "item_id": str(run.item_ids[i]), "group_id": None if run.group_ids is None else run.group_ids[i],
-            "label": (None if gold is None else str(gold[i])) if run.choices is not None else
-            (None if run.labels is None else ("yes" if run.labels[i] else "no")),
-            "pred": str(predicted[i]) if predicted is not None else ("yes" if ev.direction[i] > 0 else "no"),
-            "correct": c, "g_img": float(ev.gap[i]),
-            "dep": dep, "dcc": None if c is None else c and dep, "cu": None if c is None else c and not dep,
-            "wrong_dep": None if c is None else (not c) and dep,
-            "statement": None if run.group_ids is None or run.group_ids[i] is None or run.statements is None
-            else ("true" if run.statements[i] else "false"),
-            "relation": None if run.relations is None else run.relations[i],
-        })
-    return rows
-
-
-def group_rows(ev: RunEvents) -> list[dict[str, Any]]:
-    """``groups.csv`` rows: model, dataset, interface, group_id, h_o, h_t, h_b, g_int, rel_o, pair_credit,
-    pair_d, joint (h_t/h_b empty when text/blank is not a control)."""
-    g, run = ev.groups, ev.run
-    if g is None:
-        return []
-    nan = np.full(g.n_groups, np.nan)
-    h_t, h_b = g.h.get("text", nan), g.h.get("blank", nan)
-    return [{"model": run.model, "dataset": run.dataset, "interface": run.interface,
-             "group_id": str(g.group_ids[k]), "h_o": float(g.h["original"][k]), "h_t": float(h_t[k]),
-             "h_b": float(h_b[k]), "g_int": float(g.g_int[k]), "rel_o": bool(g.rel["original"][k]),
-             "pair_credit": bool(g.pair_credit[k]), "pair_d": bool(g.pair_d[k]), "joint": bool(g.joint[k])}
-            for k in range(g.n_groups)]
-
-
 def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:
     """Unweighted means over models of rates computed within model, per (dataset, interface) (§19)."""
     keys = ("acc", "dep", "dcc", "cu", "wrong_dep")
@@ -439,13 +357,13 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
     events = [run_events(run, settings.controls) for run in runs]
     summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key)) for ev in events]
     add_leakage(summaries, text_llms)
-    interfaces = [typing.cast(JsonObject, to_json(row)) for row in interface_checks(events, settings)]
+    interfaces = [typing.cast(JsonObject, to_json(row)) for row in vca_axes.interface_checks(events, settings)]
     result = VcaReportResult(
         runs=summaries, interfaces=interfaces, macro=macro_rows(summaries),
         settings=AuditSettings(controls=list(settings.controls), n_resamples=settings.n_resamples,
                                seed=settings.seed, level=settings.level,
                                control_sets=["+".join(s) for s in settings.control_sets]),
         warnings=[w for ev in events for w in ev.warnings])
-    return VcaReport(result=result, items=[row for ev in events for row in item_rows(ev)],
-                     groups=[row for ev in events for row in group_rows(ev)],
+    return VcaReport(result=result, items=[row for ev in events for row in report_rows.item_rows(ev)],
+                     groups=[row for ev in events for row in report_rows.group_rows(ev)],
                      gaps={ev.run.key: ev.gap for ev in events})
