@@ -20,6 +20,8 @@ from vlaudit.analysis.vca.scored_runs import (
 )
 from vlaudit.analysis.vca.validity import ValiditySettings, compute_validity
 from vlaudit.report.vca_analyses import write_filter, write_proxies, write_validity
+from vlaudit.results.base import to_json
+from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -65,13 +67,14 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
                  edit_items: str | Path | None = None, edits_dataset: str | None = None, interface: str = "yesno",
                  controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                  hl_resamples: int = HL_RESAMPLES, seed: int = BOOTSTRAP_SEED, folds: int = 5, repeats: int = 10,
-                 plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, object]:
+                 plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> VcaValidityResult:
     """Validity of the audit's decisions (VCA §12–§13): single-control discordance, the shared-margin control and
     the edit-grouped incremental control; writes ``validity.json``, CSV tables and ``validity.png`` into ``out``."""
     settings = ValiditySettings(controls=tuple(controls), n_resamples=n_resamples, hl_resamples=hl_resamples,
                                 seed=seed, folds=folds, repeats=repeats)
     scores = _scores(runs, interface, settings.controls, log, warn)
-    result = compute_validity(scores, _joined(edits, edit_items, scores, edits_dataset), settings)
+    result = VcaValidityResult.from_dict(to_json(compute_validity(
+        scores, _joined(edits, edit_items, scores, edits_dataset), settings)))
     write_validity(Path(out), result, plot=plot)
     return result
 
@@ -79,12 +82,13 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
 def vca_filter(runs: Sequence[str | Path], *, out: str | Path, coverages: Sequence[float] = FILTER_COVERAGES,
                primary: float = FILTER_PRIMARY_COVERAGE, interface: str = "yesno",
                controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-               seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, object]:
+               seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> VcaFilterResult:
     """The held-out credit filter (VCA §14): groups kept by the other models' credit, evaluated on each held-out
     model (Acc, Blind Gap, Visual Gain, Dep); writes ``filter.json``, CSV tables and ``filter.png``."""
     settings = FilterSettings(coverages=tuple(coverages), primary=primary, n_resamples=n_resamples, seed=seed,
                               controls=tuple(controls))
-    result = compute_filter(_scores(runs, interface, settings.controls, log, warn), settings)
+    result = VcaFilterResult.from_dict(to_json(compute_filter(_scores(runs, interface, settings.controls, log, warn),
+                                                              settings)))
     write_filter(Path(out), result, plot=plot)
     return result
 
@@ -93,12 +97,13 @@ def vca_proxies(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pat
                 edit_items: str | Path | None = None, edits_dataset: str | None = None,
                 meta: str | Path | None = None, interface: str = "yesno",
                 controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-                seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> dict[str, object]:
+                seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> VcaProxiesResult:
     """Proxy measures beside the credit audit (VCA §15–§16): FPVG-style, sufficiency/comprehensiveness, control
     aggregation, control-set stability, relation families; writes ``proxies.json``, CSV tables, ``proxies.png``."""
     settings = ProxySettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed)
     scores = _scores(runs, interface, settings.controls, log, warn)
-    result = compute_proxies(scores, _joined(edits, edit_items, scores, edits_dataset), settings,
-                             read_meta_categories(Path(meta)) if meta else None)
+    result = VcaProxiesResult.from_dict(to_json(compute_proxies(
+        scores, _joined(edits, edit_items, scores, edits_dataset), settings,
+        read_meta_categories(Path(meta)) if meta else None)))
     write_proxies(Path(out), result, plot=plot)
     return result
