@@ -33,6 +33,7 @@ from vlaudit.sources.noise_floor import read_floors
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
+
 @dataclass
 class Margins:
     """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts as ``summary.json``
