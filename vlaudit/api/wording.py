@@ -13,6 +13,7 @@ from vlaudit.builders.benchmark_items import split_from_stem
 from vlaudit.builders.wording import wording_items
 from vlaudit.errors import InputError
 from vlaudit.files import write_result, write_table
+from vlaudit.results.base import to_json
 from vlaudit.results.demo import ItemsBuildSummary
 from vlaudit.results.vca import WordingDiagnosticsResult
 from vlaudit.settings import NAMED_SYSTEM_MESSAGES, WORDING_ITEMS_PER_DIRECTION, WORDING_SEED
@@ -67,8 +68,8 @@ def wording_diagnostics(runs: Sequence[str | Path] | str | Path, *, items: str |
     if not rows:
         raise InputError("no scored wording item in the runs (do they score these ITEMS?)", path=items,
                          field="item_id")
-    result = WordingDiagnosticsResult(rows=rows, items_file=str(items),
-                                      runs=[run_info(s) for s in (*default, *other)])
+    result = WordingDiagnosticsResult.from_dict(to_json({"rows": rows, "items_file": str(items),
+                                                         "runs": [run_info(s) for s in (*default, *other)]}))
     if out is not None:
         folder = Path(out)
         write_result(folder / "wording.json", result)

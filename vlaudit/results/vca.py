@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
+from vlaudit.results.vca_checks import GenerationCheck, PerturbationNoise
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
 
 T = TypeVar("T", bound="VersionedResult")
@@ -108,6 +109,47 @@ class VcaValidityResult(VersionedResult):
     incremental: list[JsonObject]
 
 
+@dataclass(frozen=True)
+class SynonymAgreement:
+    """The k-th synonym of every canonical VSR statement against it: Pred. and Credit agreement (None over no
+    pair)."""
+
+    synonym: int
+    n: int
+    pred: float | None
+    credit: float | None
+
+
+@dataclass(frozen=True)
+class WordingRow:
+    """A Paraphrase row (synonyms against the canonical wording) or a System row (another system message on the
+    canonical items) of one model (VCA §18): Acc, D-CC and the Pred./Credit agreement."""
+
+    form: Literal["Paraphrase", "System"]
+    model: str
+    dataset: str
+    n: int
+    n_sources: int
+    acc: float | None
+    dcc: float | None
+    pred: float | None
+    credit: float | None
+    synonyms: list[SynonymAgreement]
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """What a result was computed on: model, dataset, n after headline exclusions, the MARGINS splits
+    (``["unsplit"]`` without a split column), the contexts and the relation groups."""
+
+    model: str
+    dataset: str
+    n: int
+    splits: list[str]
+    contexts: list[str]
+    groups: int
+
+
 @dataclass(frozen=True, kw_only=True)
 class WordingDiagnosticsResult(VersionedResult):
     """The fixed-200 VSR wording diagnostics (VCA §18): per model Acc, D-CC and the Pred./Credit agreement of
@@ -116,9 +158,9 @@ class WordingDiagnosticsResult(VersionedResult):
     file_name = "wording.json"
     written_by = "vca wording; vlaudit.wording_diagnostics"
 
-    rows: list[JsonObject]
+    rows: list[WordingRow]
     items_file: str
-    runs: list[JsonObject]
+    runs: list[ScoredRun]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -286,39 +328,6 @@ class EditOutcomesSummary(_ReadsEmptyIntervals):
     feasibility_audit: list[FeasibilityCheck]
 
 
-@dataclass(frozen=True)
-class DeltaSummary:
-    """|Δ margin| under a perturbation: n, median, p99 and max (None with no record) and the margins whose
-    sign (the answer, VCA §3) changed."""
-
-    n: int
-    median: float | None
-    p99: float | None
-    max: float | None
-    sign_flips: int
-
-
-@dataclass(frozen=True)
-class GapFlips:
-    """Items with original and the headline controls whose Dep = [G_img > 0] changed under a perturbation."""
-
-    n: int
-    controls: list[str]
-    sign_flips: int
-
-
-@dataclass(frozen=True)
-class PerturbationNoise:
-    """One math-preserving perturbation's |Δ margin| per context and over every record, and its G_img sign
-    flips."""
-
-    perturbation: str
-    description: str
-    contexts: dict[str, DeltaSummary]
-    all: DeltaSummary
-    g_img: GapFlips
-
-
 @dataclass(frozen=True, kw_only=True)
 class StabilityResult(VersionedResult):
     """The backend's numerical noise floor on a run (``vca stability``): per math-preserving perturbation and
@@ -337,34 +346,6 @@ class StabilityResult(VersionedResult):
     noise_floor: float
     floor_definition: str
     forwards: JsonObject
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """A decision the generated answer contradicts: the margin, both answers and the raw generated text."""
-
-    item_id: str
-    margin: float | None
-    margin_answer: str | None
-    generated_answer: str | None
-    text: str
-
-
-@dataclass(frozen=True)
-class GenerationCheck:
-    """Per context, interface and prompt form: agreement of the margin's decision with the greedily generated
-    answer (None when nothing parsed), the unparseable rate, the confusion counts
-    ``confusion[margin answer][generated answer or "unparseable"]`` and the disagreements."""
-
-    context: str
-    interface: str
-    prompt: str
-    n: int
-    n_parsed: int
-    agreement: float | None
-    unparseable_rate: float | None
-    confusion: dict[str, dict[str, int]]
-    disagreements: list[Disagreement]
 
 
 @dataclass(frozen=True, kw_only=True)
