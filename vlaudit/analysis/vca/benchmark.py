@@ -25,7 +25,6 @@ import numpy as np
 from vlaudit.analysis.vca import choice_run
 from vlaudit.metrics.vca import benchmark_figures as figures
 from vlaudit.metrics.vca import choice, support
-from vlaudit.results.vca_audit import RunAudit
 
 if TYPE_CHECKING:
     from vlaudit.analysis.vca.report import RunEvents
@@ -101,15 +100,11 @@ def blind_accuracy(run: MarginRun) -> float | None:
     return float(support.correctness(support.prediction_direction(run.margins["text"]), run.labels).mean())
 
 
-def add_leakage(summaries: Sequence[RunAudit], text_llms: Sequence[MarginRun]) -> None:
-    """MMStar's ML = max(0, Acc_text − Acc_LLM) into each summary's ``benchmark.mmstar`` that has a text-only
-    run of the same dataset and interface (MMStar §4); the first such run is the base LLM."""
-    for summary in summaries:
-        gain = summary.benchmark.get("mmstar")
-        llm = next((r for r in text_llms if (r.dataset, r.interface) == (summary.dataset, summary.interface)),
-                   None)
-        acc_llm = None if llm is None else blind_accuracy(llm)
-        acc_text = gain.get("acc_text") if isinstance(gain, dict) else None
-        if isinstance(gain, dict) and isinstance(acc_text, float) and llm is not None and acc_llm is not None:
-            gain |= {"llm": llm.model, "acc_llm": acc_llm,
-                     "ml": figures.multimodal_leakage(acc_text, acc_llm)}
+def add_leakage(figures_of_run: dict[str, Any], run: MarginRun, text_llms: Sequence[MarginRun]) -> None:
+    """MMStar's ML = max(0, Acc_text − Acc_LLM) into the run's ``benchmark.mmstar`` figures when a text-only
+    run of the same dataset and interface exists (MMStar §4); the first such run is the base LLM."""
+    gain = figures_of_run.get("mmstar")
+    llm = next((r for r in text_llms if (r.dataset, r.interface) == (run.dataset, run.interface)), None)
+    acc_llm = None if llm is None else blind_accuracy(llm)
+    if gain is not None and llm is not None and acc_llm is not None:
+        gain |= {"llm": llm.model, "acc_llm": acc_llm, "ml": figures.multimodal_leakage(gain["acc_text"], acc_llm)}

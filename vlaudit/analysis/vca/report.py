@@ -255,9 +255,11 @@ def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
     return interval(cis.get(name))
 
 
-def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | None = None) -> RunAudit:
+def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | None = None,
+                  text_llms: Sequence[MarginRun] = ()) -> RunAudit:
     """The audit of one run (fractions in [0, 1]; an axis the run lacks is None; schema:
-    :class:`vlaudit.results.vca_audit.RunAudit`)."""
+    :class:`vlaudit.results.vca_audit.RunAudit`); ``floor``: its measured noise floor; ``text_llms``: the
+    text-only runs that give MMStar's leakage."""
     run, controls = ev.run, settings.controls
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)
@@ -309,6 +311,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
     out["benchmark"] = benchmark_figures(ev)
+    add_leakage(out["benchmark"], run, text_llms)
     out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct, floor)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
@@ -355,8 +358,7 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
         raise InputError(f"{stress} are stress probes that retain or degrade the image's content, never controls "
                          f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
-    summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key)) for ev in events]
-    add_leakage(summaries, text_llms)
+    summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key), text_llms) for ev in events]
     interfaces = [typing.cast(JsonObject, to_json(row)) for row in vca_axes.interface_checks(events, settings)]
     result = VcaReportResult(
         runs=summaries, interfaces=interfaces, macro=macro_rows(summaries),
