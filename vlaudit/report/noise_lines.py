@@ -38,7 +38,7 @@ def noise_lines(runs: Sequence[RunAudit]) -> list[str]:
             parts.append(f"{label} {100 * value:.1f} (noise {100 * flagged[0]:.1f}–{100 * flagged[1]:.1f}"
                          f"{interval})")
         tau = noise.get("tau")
-        lines.append(f"{run.name}: noise floor τ = {float(tau) if isinstance(tau, (int, float)) else float('nan'):.3g}; "
-                     f"{noise.get('n_decision')} decisions (|m_o| ≤ τ) and {noise.get('n_credit')} credits "
-                     "(|G_img| ≤ 2τ) inside the noise; " + "; ".join(parts))
+        floor = f"{tau:.3g}" if isinstance(tau, (int, float)) else "—"
+        lines.append(f"{run.name}: noise floor τ = {floor}; {noise.get('n_decision')} decisions (|m_o| ≤ τ) and "
+                     f"{noise.get('n_credit')} credits (|G_img| ≤ 2τ) inside the noise; " + "; ".join(parts))
     return lines
