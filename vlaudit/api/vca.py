@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING
 
-import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, write_factorial_files
 from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_report
 from vlaudit.api._inputs import as_margin_runs
-from vlaudit.api.results import Result, with_interval
+from vlaudit.api.inputs import MarginsInput
+from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.vca_console import print_axes, print_headline
 from vlaudit.report.vca_tables import write_report_files
 from vlaudit.results.base import to_json
@@ -30,6 +29,9 @@ from vlaudit.settings import (
 )
 from vlaudit.sources.factorial_runs import read_factorial_inputs
 from vlaudit.sources.noise_floor import read_floors
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -65,11 +67,6 @@ class Margins:
         return pq.read_table(self.path).to_pandas()
 
 
-#: what :func:`vca_report` reads: a margins file, a pyarrow Table, a pandas DataFrame, a list of margin rows,
-#: or a scoring run's :class:`Margins`
-MarginsArg: TypeAlias = str | Path | pa.Table | pd.DataFrame | Sequence[Mapping[str, object]] | Margins
-
-
 @dataclass(repr=False)
 class VcaResult(Result):
     """The VCA report — ``rows``: model, dataset, interface, n, Acc, Dep, D-CC, C-U (+ intervals);
@@ -95,11 +92,10 @@ class VcaResult(Result):
         print_axes(self.report)
 
 
-def _headline(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+def _headline(runs: Sequence[RunAudit]) -> list[Row]:
     rows = []
     for run in runs:
-        row: dict[str, object] = {"model": run.model, "dataset": run.dataset, "interface": run.interface,
-                                  "n": run.n}
+        row: Row = {"model": run.model, "dataset": run.dataset, "interface": run.interface, "n": run.n}
         for name in HEADLINE:
             row[name] = run.rate_of(name)
             with_interval(row, name, run.interval_of(name))
@@ -112,7 +108,7 @@ def _write_report(out: Path, result: Result) -> list[Path]:
     return write_report_files(out, result.report)
 
 
-def vca_report(margins: MarginsArg, *, controls: Sequence[str] = PRIMARY_CONTROLS,
+def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTROLS,
                n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
                level: float = CONFIDENCE_LEVEL) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
@@ -130,13 +126,26 @@ def vca_report(margins: MarginsArg, *, controls: Sequence[str] = PRIMARY_CONTROL
     runs = as_margin_runs(margins)
     report = compute_report(runs, ReportSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed,
                                                  level=level), read_floors(runs))
-    return VcaResult.of(report.result, _headline(report.runs), title="Visual Credit Audit",
-                        interval_columns=HEADLINE, writer=_write_report, report=report)
+    return VcaResult(report.result.to_dict(), _headline(report.runs), title="Visual Credit Audit",
+                     interval_columns=HEADLINE, writer=_write_report, result=report.result, report=report)
 
 
-def factorial(runs: str | Path | Sequence[str | Path], *, out: str | Path, items: str | Path | None = None, margins: str | Path | None = None,
-              interface: str = "yesno", n_resamples: int = BOOTSTRAP_RESAMPLES,
-              seed: int = FACTORIAL_BOOTSTRAP_SEED) -> Result:
+@dataclass(repr=False)
+class FactorialRun(Result):
+    """The factorial — ``rows``: per model and pooled C-U, responsiveness, flips (+ intervals); ``factorial``:
+    ``factorial.json`` typed to the leaves; ``files``: what was written into ``out``."""
+
+    factorial: FactorialResult = field(kw_only=True)
+    files: list[Path] = field(kw_only=True, default_factory=list)
+
+
+def _write_factorial(folder: Path, result: Result) -> list[Path]:
+    return write_factorial_files(folder, result.data)
+
+
+def factorial(runs: str | Path | Sequence[str | Path], *, out: str | Path, items: str | Path | None = None,
+              margins: str | Path | None = None, interface: str = "yesno", n_resamples: int = BOOTSTRAP_RESAMPLES,
+              seed: int = FACTORIAL_BOOTSTRAP_SEED) -> FactorialRun:
     """The 3×3 evidence-source factorial (VCA §10): C-U, responsiveness, answer flips and source effects.
 
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
@@ -147,5 +156,7 @@ def factorial(runs: str | Path | Sequence[str | Path], *, out: str | Path, items
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     inputs = read_factorial_inputs(paths, items=items, margins=margins, interface=interface)
     data = run_factorial_analysis(inputs, out_dir=out, interface=interface, n_resamples=n_resamples, seed=seed)
-    return Result.of(FactorialResult.from_dict(to_json(data)), csv_rows(data)[0], title="Evidence-source factorial",
-                     writer=lambda folder, result: write_factorial_files(folder, result.data))
+    record = FactorialResult.from_dict(to_json(data))
+    cells = Result.of(record, csv_rows(data)[0])  # the headline rows as cells
+    return FactorialRun(cells.data, cells.rows, title="Evidence-source factorial", writer=_write_factorial,
+                        result=record, factorial=record, files=[Path(p) for p in data["files"]])
