@@ -261,12 +261,12 @@ def test_edit_outcomes_by_stratum():
                       "joint": pd} for m in ("m1", "m2") for e, pd in (("e1", True), ("e2", False))]
     result = edit_outcomes(probes, ["e1", "e2"], _report_rows(["m1", "m2"], preds), source_items, source_groups,
                            n_resamples=200, seed=0)
-    m1, m2, macro = result["table"]
+    m1, m2, macro = result.table
     assert (m1["rel"], m1["flip_vis"], m1["joint"], m1["cu"], m1["dcc"]) == (100.0, 50.0, 100.0, 0.0, 100.0)
     # Δ_PairD = Joint − Rel_o (§15): m1's Joint stratum (e1, 100) against its Rel_o (e1, e2: 50)
     assert m1["delta_pair_d"] == 50.0 and m2["flip_vis"] == 100.0 and m2["delta_pair_d"] == 0.0
     assert macro["flip_vis"] == 75.0 and macro["n"] == 4
-    assert result["pooled_cu"]["n"] == 2 and result["pooled_cu"]["rate"] == 50.0
+    assert result.pooled_cu.n == 2 and result.pooled_cu.rate == 50.0
     with pytest.raises(InputError, match="no prediction"):
         edit_outcomes(probes, ["e1", "e2"], _report_rows(["m1"], {"m1": {"e1-src-r": "yes"}}), source_items,
                       source_groups)
@@ -279,10 +279,10 @@ def test_feasibility_audit_difference():
              "source_item_id": "b"},
             {"feasible": False, "failure": "no boxes", "slack": None}]
     audit = feasibility_audit(rows, source_dcc={"m": {"a": 1.0, "b": 0.0}}, n_resamples=100)
-    by = {a["characteristic"]: a for a in audit}
-    assert by["Horizontal relation"]["difference"] == 100.0
-    assert by["Destination slack"]["feasible"] == pytest.approx(5.0)
-    assert by["m source D-CC"]["difference"] == 100.0 and by["Larger-box area"]["n_excluded"] == 1
+    by = {a.characteristic: a for a in audit}
+    assert by["Horizontal relation"].difference == 100.0
+    assert by["Destination slack"].feasible == pytest.approx(5.0)
+    assert by["m source D-CC"].difference == 100.0 and by["Larger-box area"].n_excluded == 1
 
 
 def _write_two_obj(path: Path) -> Path:
@@ -453,7 +453,7 @@ def test_edit_outcomes_reproduce_the_paper_table():
     """Every printed value of the §15 table, Δ_PairD = Joint − Rel_o included (the old Rel_o∧PairD −
     Rel_o∧¬PairD contrast gives +40.98 for Qwen), and Joint − overall (macro +14.77, §15 text)."""
     result = edit_outcomes(*paper_edit_inputs(), n_resamples=200, seed=1)
-    rows = {row["model"]: row for row in result["table"]}
+    rows = {row["model"]: row for row in result.table}
     for model, ((n_rel_o, n_joint), rel, vis, rel_o, joint, delta) in PAPER_ROWS.items():
         row = rows[model]
         assert (row["n_rel_o"], row["n_joint"], row["n"]) == (n_rel_o, n_joint, 108 * (4 if model == "Macro" else 1))
@@ -461,7 +461,7 @@ def test_edit_outcomes_reproduce_the_paper_table():
         assert got == pytest.approx([rel, vis, rel_o, joint, delta], abs=1e-9), model
     assert round(rows["Qwen"]["joint_minus_overall"], 2) == 10.89
     assert round(rows["Macro"]["joint_minus_overall"], 2) == 14.77
-    assert (result["pooled_cu"]["n"], result["pooled_cu"]["rate"]) == (100, 25.0)
+    assert (result.pooled_cu.n, result.pooled_cu.rate) == (100, 25.0)
     # relation-only success within Joint: Qwen 74/79 = 93.67; macro 69.47 and +14.84 over 54.63 (§15)
     assert round(rows["Qwen"]["rel_joint"], 2) == 93.67
     assert round(rows["Macro"]["rel_joint"], 2) == 69.47
@@ -477,7 +477,7 @@ def test_edit_cluster_bootstrap_resamples_every_edit_with_all_model_records():
     from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_interval
 
     result = edit_outcomes(*paper_edit_inputs(), n_resamples=300, seed=7)
-    records = result["records"]
+    records = result.records
     plan = ClusterBootstrap.draw(len(records), clusters=[r["edit_id"] for r in records], n_resamples=300, seed=7)
     assert plan.n_clusters == 108
     cu, delta, gain, macro, rel_gain = [], [], [], [], []
@@ -499,8 +499,8 @@ def test_edit_cluster_bootstrap_resamples_every_edit_with_all_model_records():
                         - 100.0 * np.mean([r["rel"] for r in qwen]))
         delta.append(per_model[sorted(PAPER_EDITS).index("InternVL")][1])
         macro.append(np.mean([d for _, d in per_model]))
-    rows = {row["model"]: row for row in result["table"]}
-    assert result["pooled_cu"]["ci"] == pytest.approx(list(percentile_interval(np.array(cu))))
+    rows = {row["model"]: row for row in result.table}
+    assert result.pooled_cu.ci == pytest.approx(tuple(percentile_interval(np.array(cu))))
     intern = rows["InternVL"]
     assert [intern["delta_pair_d_lo"], intern["delta_pair_d_hi"]] == pytest.approx(
         list(percentile_interval(np.array(delta))))

@@ -181,12 +181,14 @@ def test_report_prints_and_writes_table_11(tmp_path) -> None:
 
 def test_html_report_shows_table_11_once_per_benchmark() -> None:
     from vlaudit.report import html_sections
+    from vlaudit.report.html_data import VcaRun
 
     geometry = {"n_rele": 3, "rele_erased_pct": 30.0, "union_pct": 30.0, "n_irre": 2, "irre_erased_pct": 22.5,
                 "irre_zero_overlap_pct": 100.0}
     runs = [{"model": m, "dataset": "vsr", "interface": "yesno", "n": 3, "acc": 1.0, "dep": 1.0, "dcc": 1.0,
              "cu": 0.0, "erasure_geometry": geometry} for m in ("a", "b")]
-    _, _, html = html_sections.vca(runs, [])
+    _, _, html = html_sections.vca([VcaRun.listed(run, "summary.json") for run in runs], [])
     assert "Erasure geometry (VCA Table 11)" in html
     assert html.count(">22.50<") == 1 and ">100.00<" in html
-    assert html_sections.erasure_geometry_table([{**runs[0], "erasure_geometry": None}]) is None
+    assert html_sections.erasure_geometry_table([VcaRun.listed({**runs[0], "erasure_geometry": None},
+                                                               "summary.json")]) is None

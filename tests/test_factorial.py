@@ -255,17 +255,20 @@ def test_pooled_interval_resamples_stems_with_all_models(analysed: tuple[dict, P
 def test_analysis_bad_input(analysed: tuple[dict, Path]) -> None:
     from vlaudit.analysis.vca.factorial import run_factorial_analysis
     from vlaudit.files import read_records
+    from vlaudit.sources.factorial_runs import read_factorial_inputs
 
     _, root = analysed
     rows = [r for r in read_records(root / "run/margins.parquet")
             if not (r["model"] == "half" and r["item_id"] == "fx-left-000-Vn-Tn")]
     write_table(root / "bad" / "margins.parquet", rows)
     with pytest.raises(InputError, match="lacks 1 factorial items"):
-        run_factorial_analysis(root / "bad", items=root / "fx/items.jsonl", out_dir=root / "bad_out")
+        run_factorial_analysis(read_factorial_inputs(root / "bad", items=root / "fx/items.jsonl"),
+                               out_dir=root / "bad_out")
     items = read_records(root / "fx/items.jsonl")
     write_table(root / "bad_items.jsonl", items[:-1])
     with pytest.raises(InputError, match="items for cell"):
-        run_factorial_analysis(root / "run", items=root / "bad_items.jsonl", out_dir=root / "bad_out")
+        run_factorial_analysis(read_factorial_inputs(root / "run", items=root / "bad_items.jsonl"),
+                               out_dir=root / "bad_out")
     assert not (root / "bad_out").exists()
 
 

@@ -86,11 +86,11 @@ def _run(model: Path, tmp_path: Path) -> Path:
 def test_a_head_that_emits_yes_agrees_with_its_margin_everywhere(head_models, tmp_path: Path) -> None:
     run = _run(head_models["yes"], tmp_path)
     result = vlaudit.generate_check(run, max_new_tokens=3)
-    assert {(c["context"], c["prompt"]) for c in result.checks} == {
+    assert {(c.context, c.prompt) for c in result.checks} == {
         (c, p) for c in ("original", "text", "blank") for p in ("with-prefix", "without-prefix")}
     for check in result.checks:
-        assert check["n"] == 6 and check["agreement"] == 1.0 and check["unparseable_rate"] == 0.0
-        assert check["confusion"]["yes"] == {"yes": 6, "no": 0, "unparseable": 0} and not check["disagreements"]
+        assert check.n == 6 and check.agreement == 1.0 and check.unparseable_rate == 0.0
+        assert check.confusion["yes"] == {"yes": 6, "no": 0, "unparseable": 0} and not check.disagreements
     rows = [json.loads(line) for line in (run / "generations.jsonl").read_text().splitlines()]
     assert len(rows) == 36 and all(r["text"] == " yes yes yes" and r["answer_word_index"] == 0 for r in rows)
     assert (run / "generate_check.json").is_file()
@@ -136,7 +136,7 @@ def test_mistral_common_generates_under_its_own_prompt(tiny_model, tmp_path: Pat
                                                images=items.parent / "images", out=tmp_path / "run",
                                                device="cpu", contexts=("original", "text")))
     result = vlaudit.generate_check(tmp_path / "run", max_new_tokens=2)
-    assert {c["context"] for c in result.checks} == {"original", "text"}
+    assert {c.context for c in result.checks} == {"original", "text"}
     rows = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
     by_form: dict[str, dict[tuple[str, str], str]] = {}
     for row in rows:

@@ -46,7 +46,7 @@ def test_an_exact_backend_has_floor_zero_and_flags_nothing(tmp_path: Path) -> No
     run = _score(_items(tmp_path / "bench", 20), tmp_path / "run", noise_scale=0.0)
     result = vlaudit.measure_stability(run, sample=200)
     assert result.noise_floor == 0.0
-    assert all(row["all"]["max"] == 0.0 and row["all"]["sign_flips"] == 0 for row in result.perturbations)
+    assert all(row.all.max == 0.0 and row.all.sign_flips == 0 for row in result.perturbations)
     noise = vlaudit.vca_report(run / "margins.parquet", n_resamples=50).data["runs"][0]["noise"]
     assert noise["measured"] and noise["n_decision"] == noise["n_credit"] == 0
     report = vlaudit.vca_report(run / "margins.parquet", n_resamples=50).data["runs"][0]
@@ -61,7 +61,7 @@ def test_planted_batch_noise_gives_its_quantile_and_flags_exactly_the_items_with
     assert result.sample["n_items"] == 200 and result.sample["n_records"] == 600
     assert abs(result.noise_floor - 0.99 * scale) <= PLANTED_TOLERANCE * scale
     (row,) = result.perturbations
-    assert row["perturbation"] == "batch-1" and row["all"]["max"] <= scale
+    assert row.perturbation == "batch-1" and row.all.max <= scale
     saved = json.loads((run / "stability.json").read_text())
     assert saved["noise_floor"] == result.noise_floor and saved["schema_version"] == 1
     report = vlaudit.vca_report(run / "margins.parquet", n_resamples=50)

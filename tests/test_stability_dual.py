@@ -10,6 +10,7 @@ from dual_groups import make_groups
 
 import vlaudit
 from vlaudit.errors import InputError
+from vlaudit.results.vca_checks import GapFlips
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "no_network")
 
@@ -31,11 +32,11 @@ def test_a_deterministic_reference_encoder_has_a_zero_floor_and_flags_nothing(tm
     report flags no decision and no credit (|m_o| and |G_img| are far above 2 EXACT_BOUND)."""
     run = _dual_run("ref:scene-clip-spatial", tmp_path, n=8)
     result = vlaudit.measure_stability(run)
-    assert [row["perturbation"] for row in result.perturbations] == ["batch-1"]
+    assert [row.perturbation for row in result.perturbations] == ["batch-1"]
     row = result.perturbations[0]
-    assert result.noise_floor == row["all"]["p99"] <= EXACT_BOUND
-    assert row["all"]["n"] == 16 * 5 and row["all"]["sign_flips"] == 0 and row["g_img"] == {
-        "n": 16, "controls": ["text", "blank"], "sign_flips": 0}
+    assert result.noise_floor == row.all.p99 <= EXACT_BOUND
+    assert row.all.n == 16 * 5 and row.all.sign_flips == 0 and row.g_img == GapFlips(
+        n=16, controls=["text", "blank"], sign_flips=0)
     report = vlaudit.vca_report(run / "margins.parquet", n_resamples=50).data["runs"][0]
     noise = report["noise"]
     assert noise["measured"] and noise["tau"] == result.noise_floor
@@ -47,17 +48,17 @@ def test_a_deterministic_reference_encoder_has_a_zero_floor_and_flags_nothing(tm
 def test_float32_vs_bfloat16_and_batch_1_on_tiny_dual_encoders(model: str, tmp_path: Path) -> None:
     run = _dual_run(model, tmp_path)
     result = vlaudit.measure_stability(run)
-    rows = {row["perturbation"]: row for row in result.perturbations}
-    assert rows["dtype"]["description"] == "bfloat16 instead of float32"
-    assert rows["batch-1"]["all"]["p99"] < EXACT_BOUND < rows["dtype"]["all"]["p99"] == result.noise_floor < 0.5
-    assert set(rows["dtype"]["contexts"]) == {"original", "text", "blank", "mean", "mismatch"}
+    rows = {row.perturbation: row for row in result.perturbations}
+    assert rows["dtype"].description == "bfloat16 instead of float32"
+    assert rows["batch-1"].all.p99 < EXACT_BOUND < rows["dtype"].all.p99 == result.noise_floor < 0.5
+    assert set(rows["dtype"].contexts) == {"original", "text", "blank", "mean", "mismatch"}
     # one embedding per (perturbation, distinct context image or statement): 2 statements, ≤ 4·4 + 1 images
     assert result.forwards["scored_now"] == result.forwards["total_perturbed"] == 2 * result.sample["n_units"]
     assert result.sample["n_records"] == 8 * 5 and result.sample["n_units"] <= 2 + 4 * 4 + 1
     again = vlaudit.measure_stability(run)
     assert again.forwards["scored_now"] == 0 and again.noise_floor == result.noise_floor
-    print(f"\n{model}: tau = {result.noise_floor:.3g} (dtype p99 {rows['dtype']['all']['p99']:.3g}, "
-          f"batch-1 p99 {rows['batch-1']['all']['p99']:.3g})")
+    print(f"\n{model}: tau = {result.noise_floor:.3g} (dtype p99 {rows['dtype'].all.p99:.3g}, "
+          f"batch-1 p99 {rows['batch-1'].all.p99:.3g})")
 
 
 def test_the_command_and_the_report_show_the_dual_floor(tmp_path: Path, cli,

@@ -45,20 +45,20 @@ def test_float32_vs_bfloat16_and_batch_1_vs_8_on_every_tiny_family(tiny_model, f
     if family == "ministral":
         pytest.importorskip("mistral_common", reason="the [ministral] extra is not installed")
     result = vlaudit.measure_stability(_run(tiny_model, family, tmp_path), perturbations=["batch-1", "dtype"])
-    rows = {row["perturbation"]: row for row in result.perturbations}
-    assert "float32" in rows["dtype"]["description"] and "bfloat16" in rows["dtype"]["description"]
-    assert rows["batch-1"]["all"]["p99"] < EXACT_BOUND
-    assert EXACT_BOUND < rows["dtype"]["all"]["p99"] == result.noise_floor < 0.5
+    rows = {row.perturbation: row for row in result.perturbations}
+    assert "float32" in rows["dtype"].description and "bfloat16" in rows["dtype"].description
+    assert rows["batch-1"].all.p99 < EXACT_BOUND
+    assert EXACT_BOUND < rows["dtype"].all.p99 == result.noise_floor < 0.5
     assert result.sample["n_records"] == 8 * 3 and result.forwards["scored_now"] == 2 * result.sample["n_units"]
-    print(f"\n{family}: tau = {result.noise_floor:.3g} (dtype p99 {rows['dtype']['all']['p99']:.3g}, "
-          f"batch-1 p99 {rows['batch-1']['all']['p99']:.3g})")
+    print(f"\n{family}: tau = {result.noise_floor:.3g} (dtype p99 {rows['dtype'].all.p99:.3g}, "
+          f"batch-1 p99 {rows['batch-1'].all.p99:.3g})")
 
 
 def test_padding_attention_and_prefix_cache_leave_qwen2_vl_margins_to_rounding(tiny_model, tmp_path: Path) -> None:
     result = vlaudit.measure_stability(_run(tiny_model, "qwen2-vl", tmp_path),
                                        perturbations=["padding-right", "attention", "prefix-cache"])
-    assert [row["perturbation"] for row in result.perturbations] == ["padding-right", "attention", "prefix-cache"]
-    assert all(row["all"]["max"] < EXACT_BOUND and row["all"]["n"] == 24 for row in result.perturbations)
+    assert [row.perturbation for row in result.perturbations] == ["padding-right", "attention", "prefix-cache"]
+    assert all(row.all.max < EXACT_BOUND and row.all.n == 24 for row in result.perturbations)
     assert result.noise_floor < EXACT_BOUND
 
 
@@ -71,11 +71,11 @@ def test_the_letter_interface_has_a_floor_and_a_generation_check(tiny_model, tmp
                                                images=tmp_path / "mcq" / "images", out=tmp_path / "run",
                                                interfaces=("letter",), device="cpu", dtype="float32"))
     floor = vlaudit.measure_stability(tmp_path / "run", perturbations=["batch-1", "dtype"])
-    rows = {row["perturbation"]: row for row in floor.perturbations}
-    assert rows["batch-1"]["all"]["p99"] < EXACT_BOUND < rows["dtype"]["all"]["p99"] == floor.noise_floor
-    assert rows["dtype"]["g_img"]["n"] == 0  # G_img flips are counted on yes/no interfaces
+    rows = {row.perturbation: row for row in floor.perturbations}
+    assert rows["batch-1"].all.p99 < EXACT_BOUND < rows["dtype"].all.p99 == floor.noise_floor
+    assert rows["dtype"].g_img.n == 0  # G_img flips are counted on yes/no interfaces
     check = vlaudit.generate_check(tmp_path / "run", max_new_tokens=3)
     lines = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]
     assert len(lines) == 6 * 3 * 2 and all(r["answers"] == ["A", "B", "C", "D"] for r in lines)
     assert all(r["margin_answer"] in "ABCD" and r["margin"] >= 0 for r in lines)
-    assert all(set(c["confusion"]) == set("ABCD") for c in check.checks)
+    assert all(set(c.confusion) == set("ABCD") for c in check.checks)

@@ -77,15 +77,15 @@ def test_grounded_dual_encoder_gets_full_credit(tmp_path: Path) -> None:
     assert all(by[(f"g{i}-{s}", c)]["margin"] == pytest.approx(0.0, abs=1e-12)
                for i in range(8) for s in ("true", "false") for c in ("text", "blank"))
     run = _report(tmp_path / "run" / "margins.parquet")
-    assert (run["acc"], run["dep"], run["dcc"], run["cu"]) == (1.0, 1.0, 1.0, 0.0)
-    assert run["relation"]["rel_o"] == 1.0 and run["relation"]["pair_credit"] == 1.0
+    assert (run.acc, run.dep, run.dcc, run.cu) == (1.0, 1.0, 1.0, 0.0)
+    assert run.relation["rel_o"] == 1.0 and run.relation["pair_credit"] == 1.0
     # a mismatch donor with the same layout supports the decision (Dep_perm), one with the opposite flips it
     same = [int(by[(f"g{i}-{s}", "mismatch")]["donor_image"][2:-4]) % 2 == i % 2
             for i in range(8) for s in ("true", "false")]
-    assert 0 < sum(same) < 16 and run["perm"]["dep_perm"] == pytest.approx(sum(same) / 16)
+    assert 0 < sum(same) < 16 and run.perm.dep_perm == pytest.approx(sum(same) / 16)
     # the mean-colour canvas has no layout: the text+mean control set credits every item too
-    text_mean = next(r for r in run["robustness"]["control_sets"] if r["control_set"] == "text+mean")
-    assert text_mean["dep"] == 1.0 and text_mean["n"] == 16
+    text_mean = next(r for r in run.robustness.control_sets if r.control_set == "text+mean")
+    assert text_mean.dep == 1.0 and text_mean.n == 16
 
 
 def test_text_prior_dual_encoder_gets_no_credit(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_text_prior_dual_encoder_gets_no_credit(tmp_path: Path) -> None:
                    contexts=["original", "text", "blank"], no_image=no_image)
         run = _report(out / "margins.parquet")
         # "left of" always wins: right on half the groups, never image-dependent
-        assert (run["acc"], run["dep"], run["dcc"], run["cu"]) == (0.5, 0.0, 0.0, 0.5)
+        assert (run.acc, run.dep, run.dcc, run.cu) == (0.5, 0.0, 0.0, 0.5)
         text = [r["margin"] for r in read_records(out / "margins.parquet") if r["context"] == "text"]
         assert (all(m == 0.0 for m in text)) == (no_image == "zero")
 

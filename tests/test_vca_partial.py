@@ -28,6 +28,7 @@ from vlaudit.analysis.vca.report import (
 from vlaudit.cli import app
 from vlaudit.files import write_table
 from vlaudit.metrics.vca import permutation, support
+from vlaudit.results.vca_audit import Coverage
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 
@@ -81,14 +82,14 @@ def test_item_missing_a_headline_control_is_excluded_with_a_warning(tmp_path) ->
     partial = _report(_drop(rows, "blank", {"i1", "i5"}))
     complete = _report([r for r in rows if r["item_id"] not in ("i1", "i5")])
     (a,), (b,) = partial.runs, complete.runs
-    assert (a["n"], a["n_total"], a["n_excluded"], a["excluded_items"]) == (5, 7, 2, ["i1", "i5"])
+    assert (a.n, a.n_total, a.n_excluded, a.excluded_items) == (5, 7, 2, ["i1", "i5"])
     for key in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict"):
-        assert a[key] == b[key] and a["ci"][key] == b["ci"][key], key
+        assert getattr(a, key) == getattr(b, key) and a.interval_of(key) == b.interval_of(key), key
     (warning,) = partial.warnings
     assert "2 of 7 items" in warning and "context 'blank' is missing for 2 of 7 items" in warning
-    assert "'i1', 'i5'" in warning and a["warnings"] == [warning]
-    assert a["coverage"][0] | {} == {"quantity": "headline", "contexts": "original+text+blank", "n": 5,
-                                      "n_excluded": 2, "missing": "blank: 2"}
+    assert "'i1', 'i5'" in warning and a.warnings == [warning]
+    assert a.coverage[0] == Coverage(quantity="headline", contexts="original+text+blank", n=5,
+                                      n_excluded=2, missing="blank: 2")
     assert len(partial.items) == 5
 
 
@@ -113,21 +114,21 @@ def test_mismatch_axis_on_its_own_items() -> None:
     subset = [r for r in rows if r["item_id"] not in ("i0", "i6")]
     (only,) = _report(subset).runs
     for key in ("acc", "dep", "dcc", "cu"):
-        assert partial[key] == full[key]
+        assert getattr(partial, key) == getattr(full, key)
     for key in ("dep_perm", "dcc_perm", "delta_dcc", "cu_perm", "orig_only", "perm_only", "dcc"):
-        assert partial["perm"][key] == only["perm"][key], key
-    assert (partial["perm"]["n"], partial["perm"]["n_excluded"]) == (5, 2)
+        assert getattr(partial.perm, key) == getattr(only.perm, key), key
+    assert (partial.perm.n, partial.perm.n_excluded) == (5, 2)
     # Δ_DCC^perm is D-CC − D-CC_perm on the same 5 items, not the 7-item D-CC minus a 5-item D-CC_perm
-    assert partial["perm"]["delta_dcc"] == pytest.approx(partial["perm"]["dcc"] - partial["perm"]["dcc_perm"])
-    sens = partial["sensitivity"]
-    assert (sens["n"], sens["n_m"], sens["n_m_excluded"]) == (7, 5, 2)
+    assert partial.perm.delta_dcc == pytest.approx(partial.perm.dcc - partial.perm.dcc_perm)
+    sens = partial.sensitivity
+    assert (sens.n, sens.n_m, sens.n_m_excluded) == (7, 5, 2)
     for key in ("dep_m", "strict_m"):
-        assert sens[key] == only["sensitivity"][key]
-    assert sens["dep_on_m_items"] == only["dep"]
-    sets = {row["control_set"]: row for row in partial["robustness"]["control_sets"]}
-    assert (sets["text+blank"]["n"], sets["text+blank+mismatch"]["n"]) == (7, 5)
-    assert sets["text+blank+mismatch"]["dep"] == sens["dep_m"]
-    assert sets["text+blank+mismatch"]["strict"] == sens["strict_m"]
+        assert getattr(sens, key) == getattr(only.sensitivity, key)
+    assert sens.dep_on_m_items == only.dep
+    sets = {row.control_set: row for row in partial.robustness.control_sets}
+    assert (sets["text+blank"].n, sets["text+blank+mismatch"].n) == (7, 5)
+    assert sets["text+blank+mismatch"].dep == sens.dep_m
+    assert sets["text+blank+mismatch"].strict == sens.strict_m
 
 
 def test_subset_rates_bootstrap_against_readable_loop() -> None:
@@ -163,14 +164,14 @@ def test_relation_group_losing_a_member_is_excluded_and_counted() -> None:
     partial = _report(_drop(rows, "text", {"c"}))  # c is a false statement of G1
     only_g2 = _report([r for r in rows if r["item_id"] in ("d", "e", "f")])
     (a,), (b,) = partial.runs, only_g2.runs
-    assert (a["n"], a["n_excluded"]) == (5, 1)
-    rel = a["relation"]
+    assert (a.n, a.n_excluded) == (5, 1)
+    rel = a.relation
     assert (rel["groups"], rel["groups_excluded"]) == (1, 1)
     for key in ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean"):
-        assert rel[key] == b["relation"][key], key
+        assert rel[key] == b.relation[key], key
     assert [g["group_id"] for g in partial.groups] == ["G2"]
-    coverage = {row["quantity"]: row for row in a["coverage"]}
-    assert (coverage["relation groups"]["n"], coverage["relation groups"]["n_excluded"]) == (1, 1)
+    coverage = {row.quantity: row for row in a.coverage}
+    assert (coverage["relation groups"].n, coverage["relation groups"].n_excluded) == (1, 1)
 
 
 def test_no_item_with_every_headline_control_is_an_input_error() -> None:

@@ -64,8 +64,8 @@ def test_strict_m_is_its_own_column_beside_dep_m() -> None:
     margins = {"original": [2.0, 2.0, 2.0], "text": [-1.0, -1.0, 1.0], "blank": [-1.0, -1.0, -1.0],
                "mismatch": [-1.0, 1.0, 1.0]}
     (run,) = compute_report(runs_from_rows(rows_from_arrays(margins)), ReportSettings(n_resamples=20)).runs
-    sens = run["sensitivity"]
-    assert (sens["dep"], sens["strict"], sens["dep_m"], sens["strict_m"]) == pytest.approx((1, 2 / 3, 1, 1 / 3))
+    sens = run.sensitivity
+    assert (sens.dep, sens.strict, sens.dep_m, sens.strict_m) == pytest.approx((1, 2 / 3, 1, 1 / 3))
     (row,) = sensitivity_rows([run])
     columns = list(row)
     assert columns.index("strict_m") == columns.index("dep_m") + 1

@@ -260,7 +260,7 @@ def test_edit_outcome_records_name_their_source_statement_for_the_join():
     items = [{"model": "m", "interface": "yesno", "item_id": f"{e}-t", "cu": 0, "dcc": 1} for e in ("e1", "e2")]
     groups = [{"model": "m", "interface": "yesno", "group_id": f"{e}-g", "rel_o": True, "pair_d": True,
                "joint": True} for e in ("e1", "e2")]
-    records = edit_outcomes(probes, ["e1", "e2"], preds, items, groups, n_resamples=20)["records"]
+    records = edit_outcomes(probes, ["e1", "e2"], preds, items, groups, n_resamples=20).records
     assert [(r["source_item_id"], r["source_group_id"]) for r in records] == [("e1-t", "e1-g"), ("e2-t", "e2-g")]
 
 

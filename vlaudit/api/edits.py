@@ -7,10 +7,10 @@ computed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from vlaudit.analysis.vca.edits import edit_outcomes, feasibility_audit
 from vlaudit.builders.annotation import export_batches, write_consensus
@@ -18,11 +18,13 @@ from vlaudit.builders.annotation import import_annotations as consensus_of
 from vlaudit.builders.edits import EditParams
 from vlaudit.builders.edits import build_edits as render_edits
 from vlaudit.files import read_records, write_result, write_table
+from vlaudit.results.base import JsonObject, to_json
 from vlaudit.results.vca import (
     AnnotationConsensusSummary,
     AnnotationExportSummary,
     EditBuildSummary,
     EditOutcomesSummary,
+    EditRule,
 )
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -39,11 +41,29 @@ from vlaudit.sources.items import read_items, write_items
 
 @dataclass(frozen=True)
 class EditBuild:
-    """An edits build: ``summary`` is ``summary.json``'s content; ``written_items`` whether any edit was rendered
+    """An edits build: ``summary`` is ``summary.json``; ``written_items`` whether any edit was rendered
     (then ``items.jsonl`` and ``edits.csv`` were written beside ``candidates.csv``)."""
 
-    summary: dict[str, Any]
+    summary: EditBuildSummary
     written_items: bool
+
+
+@dataclass(frozen=True)
+class EditConsensus:
+    """The annotators' consensus: ``summary`` is ``summary.json``; ``rows`` the per-edit consensus
+    (``consensus.csv``: each field's decision and votes, and the edit's ``decision``)."""
+
+    summary: AnnotationConsensusSummary
+    rows: list[dict[str, object]]
+
+
+@dataclass(frozen=True)
+class EditAnalysis:
+    """The edited outcomes: ``summary`` is ``summary.json``; ``records`` one row per (model, accepted edit)
+    (``edit_outcomes.csv``)."""
+
+    summary: EditOutcomesSummary
+    records: list[dict[str, object]]
 
 
 def build_edits(items: str | Path, *, images: str | Path, out: str | Path, seed: int = EDIT_SEED,
@@ -57,34 +77,34 @@ def build_edits(items: str | Path, *, images: str | Path, out: str | Path, seed:
     result = render_edits(read_items(items), images, out, seed=seed, params=params, limit=limit)
     audit = feasibility_audit(result["candidates"], n_resamples=resamples, seed=seed)
     n_feasible = sum(bool(c.get("feasible")) for c in result["candidates"])
-    summary = {
-        "items": str(items), "seed": seed, "params": params.__dict__,
-        "n_candidates": len(result["candidates"]), "n_feasible": n_feasible,
-        "n_infeasible": len(result["candidates"]) - n_feasible, "n_edits": result["n_edits"],
-        "n_probes": len(result["items"]), "excluded_by_reason": result["excluded"], "feasibility_audit": audit,
-    }
+    summary = EditBuildSummary(
+        items=str(items), seed=seed, params=EditRule(**dataclasses.asdict(params)),
+        n_candidates=len(result["candidates"]), n_feasible=n_feasible,
+        n_infeasible=len(result["candidates"]) - n_feasible, n_edits=result["n_edits"],
+        n_probes=len(result["items"]), excluded_by_reason=dict(result["excluded"]), feasibility_audit=audit)
     if result["items"]:
         write_items(out / "items.jsonl", result["items"])
         write_table(out / "edits.csv", result["edits"])
     write_table(out / "candidates.csv", result["candidates"])
-    write_result(out / "summary.json", EditBuildSummary.from_dict(summary))
+    write_result(out / "summary.json", summary)
     return EditBuild(summary, bool(result["items"]))
 
 
 def export_annotations(build_dir: str | Path, *, out: str | Path, annotators: Sequence[str],
-                       repeat: float = EDIT_REPEAT_FRACTION, seed: int = EDIT_SEED) -> dict[str, Any]:
+                       repeat: float = EDIT_REPEAT_FRACTION, seed: int = EDIT_SEED) -> AnnotationExportSummary:
     """Blinded annotation batches (``out/batches/NAME/``) and the private ``out/key.csv``; returns the export
     summary (``export_summary.json``)."""
     build_dir, out = Path(build_dir), Path(out)
     edits = read_records(build_dir / "edits.csv", required=("edit_id", "source_image", "edited_image"))
-    summary = export_batches(edits, build_dir / "images", out, list(annotators), repeat_fraction=repeat, seed=seed)
-    write_result(out / "export_summary.json", AnnotationExportSummary.from_dict(summary))
+    summary = AnnotationExportSummary.from_dict(
+        export_batches(edits, build_dir / "images", out, list(annotators), repeat_fraction=repeat, seed=seed))
+    write_result(out / "export_summary.json", summary)
     return summary
 
 
 def import_annotations(export_dir: str | Path, *, out: str | Path,
                        answers: Mapping[str, str | Path] | None = None,
-                       items: str | Path | None = None) -> dict[str, Any]:
+                       items: str | Path | None = None) -> EditConsensus:
     """Annotators' answers (NAME → tasks.csv; default: every annotator's batch in ``export_dir``) → the
     per-edit consensus (``consensus.csv``, ``summary.json``; with ``items``, ``accepted_items.jsonl``).
     Returns the consensus counts, pairwise and repeat agreement and missing tasks (``rows``: the consensus)."""
@@ -103,16 +123,17 @@ def import_annotations(export_dir: str | Path, *, out: str | Path,
         if kept:
             write_items(out / "accepted_items.jsonl", kept)
         summary["n_accepted_probes"] = len(kept)
-    write_result(out / "summary.json", AnnotationConsensusSummary.from_dict(summary))
-    return result
+    record = AnnotationConsensusSummary.from_dict(to_json(summary))
+    write_result(out / "summary.json", record)
+    return EditConsensus(record, result["rows"])
 
 
 def analyze_edits(build_dir: str | Path, *, consensus: str | Path, report: str | Path, out: str | Path,
                   edit_report: str | Path | None = None, interface: str = "yesno",
-                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED) -> dict[str, Any]:
+                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED) -> EditAnalysis:
     """Flip+visibility outcomes of the accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint; VCA
-    §15, §17, §19); writes ``edit_outcomes.csv`` and ``summary.json``. Returns the outcomes (``table``,
-    ``pooled_cu``, ``pooled_dcc``, ``records``) with ``n_accepted``."""
+    §15, §17, §19); writes ``edit_outcomes.csv`` and ``summary.json``. Returns the summary (``n_accepted``,
+    ``table``, ``pooled_cu``, ``pooled_dcc``, ``feasibility_audit``) and the per-record ``records``."""
     build_dir, report, out = Path(build_dir), Path(report), Path(out)
     accepted = [str(r["edit_id"]) for r in read_records(consensus, required=("edit_id", "decision"))
                 if r["decision"] == "accepted"]
@@ -128,8 +149,14 @@ def analyze_edits(build_dir: str | Path, *, consensus: str | Path, report: str |
             dcc.setdefault(str(row.get("model", "model")), {})[str(row["item_id"])] = float(bool(row["dcc"]))
     audit = feasibility_audit(read_records(build_dir / "candidates.csv"), source_dcc=dcc, n_resamples=resamples,
                               seed=seed)
-    write_table(out / "edit_outcomes.csv", result["records"])
-    write_result(out / "summary.json", EditOutcomesSummary(
-        n_accepted=len(accepted), table=result["table"], pooled_cu=result["pooled_cu"],
-        pooled_dcc=result["pooled_dcc"], feasibility_audit=audit))
-    return {**result, "n_accepted": len(accepted)}
+    write_table(out / "edit_outcomes.csv", result.records)
+    summary = EditOutcomesSummary(
+        n_accepted=len(accepted), table=[_json_row(row) for row in result.table], pooled_cu=result.pooled_cu,
+        pooled_dcc=result.pooled_dcc, feasibility_audit=audit)
+    write_result(out / "summary.json", summary)
+    return EditAnalysis(summary, result.records)
+
+
+def _json_row(row: Mapping[str, object]) -> JsonObject:
+    """A table row as JSON (a rate that is not computable is None, never NaN)."""
+    return {str(key): to_json(value) for key, value in row.items()}

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
 from vlaudit.api._inputs import as_items
 from vlaudit.backends.base import Backend, FeatureBackend, YesNoBackend
 from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
+from vlaudit.results.base import JsonValue
 from vlaudit.results.vca import GenerateCheckResult, StabilityResult
 from vlaudit.scoring.dual_stability import run_dual_stability
 from vlaudit.scoring.executors import open_features, open_yes_no
@@ -26,10 +27,22 @@ from vlaudit.scoring.generate_check import run_generate_check
 from vlaudit.scoring.run_parts import RunOptions
 from vlaudit.scoring.run_spec import recorded_model
 from vlaudit.scoring.stability import STABILITY_FILE, run_stability
-from vlaudit.sources.items import read_items
+from vlaudit.sources.items import BenchmarkItem, read_items
 
 
-def read_run_manifest(run: str | Path, *, dual: bool = False) -> dict[str, Any]:
+#: a model to re-score with: a loaded backend, or a spec to load instead of the run's recorded one
+ModelArg: TypeAlias = YesNoBackend | FeatureBackend | str | None
+#: the run's items when its manifest names no ITEMS file: a path or the records
+ItemsArg: TypeAlias = str | Path | Sequence[BenchmarkItem] | None
+
+
+def _argument(manifest: Mapping[str, JsonValue], name: str) -> JsonValue:
+    """One of the run's recorded arguments (None when absent)."""
+    arguments = manifest.get("arguments")
+    return arguments.get(name) if isinstance(arguments, dict) else None
+
+
+def read_run_manifest(run: str | Path, *, dual: bool = False) -> dict[str, JsonValue]:
     """The ``manifest.json`` of a ``vca score`` run folder, or with ``dual`` also of a ``vca score-dual`` one
     (one-line error for anything else)."""
     path = Path(run) / "manifest.json"
@@ -37,7 +50,9 @@ def read_run_manifest(run: str | Path, *, dual: bool = False) -> dict[str, Any]:
     if not path.is_file():
         raise InputError(f"not {accepted} run folder (no manifest.json)", path=run)
     manifest = read_json(path)
-    command = manifest.get("command") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict):
+        raise InputError(f"not {accepted} run (manifest.json is not an object)", path=path)
+    command = manifest.get("command")
     if dual and command == "vca score-dual" and isinstance(manifest.get("backend"), dict):
         return manifest
     if command != "vca score" or not isinstance(manifest.get("model_fingerprint_by_interface"), dict):
@@ -45,12 +60,12 @@ def read_run_manifest(run: str | Path, *, dual: bool = False) -> dict[str, Any]:
     return manifest
 
 
-def run_items(manifest: Mapping[str, Any], items: Any, run: str | Path) -> list[Any]:
+def run_items(manifest: Mapping[str, JsonValue], items: ItemsArg, run: str | Path) -> list[BenchmarkItem]:
     """The items the run scored: ``items`` when given, else the ITEMS file its manifest names."""
     if items is not None:
         return as_items(items)
-    benchmark = (manifest.get("arguments") or {}).get("benchmark")
-    if not benchmark:
+    benchmark = _argument(manifest, "benchmark")
+    if not benchmark or not isinstance(benchmark, str):
         raise InputError("the run's items were given in memory, not as a file: pass them as items=",
                          path=run, field="benchmark")
     return read_items(benchmark)
@@ -96,7 +111,7 @@ def _refuse_other_stability(out: Path, run: Path, spec: str) -> None:
 
 
 def measure_stability(run: str | Path, *, out: str | Path | None = None, sample: int = 200, seed: int = 0,
-                      perturbations: Sequence[str] | None = None, model: Any = None, items: Any = None,
+                      perturbations: Sequence[str] | None = None, model: ModelArg = None, items: ItemsArg = None,
                       device: str | None = None, batch_size: int | None = None, chunk_size: int = 64,
                       on_progress: Callable[[str, int, int], None] | None = None) -> StabilityResult:
     """The backend's noise floor τ on the ``vca score`` or ``vca score-dual`` run in ``run`` (VCA §3 decisions).
@@ -127,8 +142,8 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
     manifest = read_run_manifest(run_dir, dual=True)
     out_dir = Path(out) if out is not None else run_dir
     item_list = run_items(manifest, items, run_dir)
-    images = (manifest.get("arguments") or {}).get("images")
-    if not images:
+    images = _argument(manifest, "images")
+    if not images or not isinstance(images, str):
         raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
     backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
     _refuse_other_stability(out_dir, run_dir, backend.spec)
@@ -139,7 +154,7 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
 
 
 def generate_check(run: str | Path, *, out: str | Path | None = None, sample: int | None = 200, seed: int = 0,
-                   max_new_tokens: int = 8, model: Any = None, items: Any = None, device: str | None = None,
+                   max_new_tokens: int = 8, model: ModelArg = None, items: ItemsArg = None, device: str | None = None,
                    batch_size: int | None = None, chunk_size: int = 64,
                    on_progress: Callable[[str, int, int], None] | None = None) -> GenerateCheckResult:
     """Likelihood against generation on the ``vca score`` run in ``run``: greedy decoding under the run's
@@ -158,8 +173,8 @@ def generate_check(run: str | Path, *, out: str | Path | None = None, sample: in
     run_dir = Path(run)
     manifest = read_run_manifest(run_dir)
     item_list = run_items(manifest, items, run_dir)
-    images = (manifest.get("arguments") or {}).get("images")
-    if not images:
+    images = _argument(manifest, "images")
+    if not images or not isinstance(images, str):
         raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
     backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
     return run_generate_check(backend, item_list, manifest, run_dir=run_dir, images_dir=images,

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 
 from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, write_factorial_files
-from vlaudit.analysis.vca.report import ReportSettings, compute_report
+from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_report
 from vlaudit.api._inputs import as_margin_runs
-from vlaudit.api.results import Result, with_interval
-from vlaudit.report.vca_tables import print_axes, print_headline, write_report_files
-from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
+from vlaudit.api.inputs import MarginsInput
+from vlaudit.api.results import Result, Row, with_interval
+from vlaudit.report.vca_console import print_axes, print_headline
+from vlaudit.report.vca_tables import write_report_files
+from vlaudit.results.base import to_json
+from vlaudit.results.vca import DualScoringSummary, FactorialResult, ScoringSummary, VcaReportResult
+from vlaudit.results.vca_audit import RunAudit
 from vlaudit.scoring.runner import failure_line
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -23,18 +27,23 @@ from vlaudit.settings import (
     FACTORIAL_BOOTSTRAP_SEED,
     PRIMARY_CONTROLS,
 )
+from vlaudit.sources.factorial_runs import read_factorial_inputs
+from vlaudit.sources.noise_floor import read_floors
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
 
 @dataclass
 class Margins:
-    """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts (``summary.json``,
-    typed as :attr:`result`)."""
+    """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts as ``summary.json``
+    holds them (typed as :attr:`result`)."""
 
     path: Path
-    summary: dict[str, Any]
-    prefix_cache: dict[str, Any] | None = None  # the shared image-prefix reuse decision (manifest.json records it)
+    summary: Mapping[str, object]
+    prefix_cache: Mapping[str, object] | None = None  # the shared image-prefix reuse decision (manifest.json)
 
     @property
     def failure_line(self) -> str:
@@ -42,25 +51,35 @@ class Margins:
         return failure_line(self.summary)
 
     @property
-    def result(self) -> ScoringSummary:
-        """The run's counts as the typed record ``summary.json`` holds."""
+    def result(self) -> ScoringSummary | DualScoringSummary:
+        """The run's counts as the typed record ``summary.json`` holds (a dual-encoder run's own record)."""
+        if "n_groups" in self.summary:
+            return DualScoringSummary.from_dict(self.summary)
         return ScoringSummary.from_dict(self.summary)
 
     @property
     def schema_version(self) -> int:
         """The version of ``summary.json``'s shape."""
-        return ScoringSummary.schema_version
+        return self.result.schema_version
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """The margins as a pandas DataFrame (schema: :mod:`vlaudit.sources.margins`)."""
         return pq.read_table(self.path).to_pandas()
 
 
+@dataclass(repr=False)
 class VcaResult(Result):
     """The VCA report — ``rows``: model, dataset, interface, n, Acc, Dep, D-CC, C-U (+ intervals);
-    ``data``: everything ``vca.json`` holds; ``report``: the full report object (items, groups, gaps)."""
+    ``audit``: ``vca.json`` typed to the leaves (:class:`~vlaudit.results.vca.VcaReportResult`: ``runs``,
+    ``interfaces``, ``macro``, ``settings``, ``warnings``); ``report``: the audit with the per-item and per-group
+    rows and each run's gaps."""
 
-    report: Any = None
+    report: VcaReport = field(kw_only=True)
+
+    @property
+    def audit(self) -> VcaReportResult:
+        """``vca.json`` as typed records."""
+        return self.report.result
 
     def write(self, out: str | Path, *, plot: bool = True) -> list[Path]:
         """Write ``vca.json``, the CSV tables, items/groups and (with ``plot``) the gap plot into ``out``, as
@@ -73,19 +92,25 @@ class VcaResult(Result):
         print_axes(self.report)
 
 
-def _headline(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _headline(runs: Sequence[RunAudit]) -> list[Row]:
     rows = []
     for run in runs:
-        row = {"model": run["model"], "dataset": run["dataset"], "interface": run["interface"], "n": run["n"]}
+        row: Row = {"model": run.model, "dataset": run.dataset, "interface": run.interface, "n": run.n}
         for name in HEADLINE:
-            row[name] = run[name]
-            with_interval(row, name, run["ci"].get(name))
+            row[name] = run.rate_of(name)
+            with_interval(row, name, run.interval_of(name))
         rows.append(row)
     return rows
 
 
-def vca_report(margins: Any, *, controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-               seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL) -> VcaResult:
+def _write_report(out: Path, result: Result) -> list[Path]:
+    assert isinstance(result, VcaResult)
+    return write_report_files(out, result.report)
+
+
+def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTROLS,
+               n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+               level: float = CONFIDENCE_LEVEL) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.
 
@@ -98,18 +123,29 @@ def vca_report(margins: Any, *, controls: Sequence[str] = PRIMARY_CONTROLS, n_re
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
-    report = compute_report(as_margin_runs(margins), ReportSettings(controls=tuple(controls),
-                                                                    n_resamples=n_resamples, seed=seed, level=level))
-    result = VcaResult.of(VcaReportResult.from_dict(report.to_json()), _headline(report.runs),
-                          title="Visual Credit Audit", interval_columns=HEADLINE,
-                          writer=lambda out, res: write_report_files(out, report))
-    result.report = report
-    return result
+    runs = as_margin_runs(margins)
+    report = compute_report(runs, ReportSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed,
+                                                 level=level), read_floors(runs))
+    return VcaResult(report.result.to_dict(), _headline(report.runs), title="Visual Credit Audit",
+                     interval_columns=HEADLINE, writer=_write_report, result=report.result, report=report)
 
 
-def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, margins: str | Path | None = None,
-              interface: str = "yesno", n_resamples: int = BOOTSTRAP_RESAMPLES,
-              seed: int = FACTORIAL_BOOTSTRAP_SEED) -> Result:
+@dataclass(repr=False)
+class FactorialRun(Result):
+    """The factorial — ``rows``: per model and pooled C-U, responsiveness, flips (+ intervals); ``factorial``:
+    ``factorial.json`` typed to the leaves; ``files``: what was written into ``out``."""
+
+    factorial: FactorialResult = field(kw_only=True)
+    files: list[Path] = field(kw_only=True, default_factory=list)
+
+
+def _write_factorial(folder: Path, result: Result) -> list[Path]:
+    return write_factorial_files(folder, result.data)
+
+
+def factorial(runs: str | Path | Sequence[str | Path], *, out: str | Path, items: str | Path | None = None,
+              margins: str | Path | None = None, interface: str = "yesno", n_resamples: int = BOOTSTRAP_RESAMPLES,
+              seed: int = FACTORIAL_BOOTSTRAP_SEED) -> FactorialRun:
     """The 3×3 evidence-source factorial (VCA §10): C-U, responsiveness, answer flips and source effects.
 
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
@@ -118,7 +154,9 @@ def factorial(runs: Any, *, out: str | Path, items: str | Path | None = None, ma
     as ``vlaudit vca factorial RUN... --out OUT`` does; ``.save(dir)`` writes the same three files into ``dir``.
     """
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
-    data = run_factorial_analysis(paths, items=items, out_dir=out, margins=margins, interface=interface,
-                                  n_resamples=n_resamples, seed=seed)
-    return Result.of(FactorialResult.from_dict(data), csv_rows(data)[0], title="Evidence-source factorial",
-                     writer=lambda folder, result: write_factorial_files(folder, result.data))
+    inputs = read_factorial_inputs(paths, items=items, margins=margins, interface=interface)
+    data = run_factorial_analysis(inputs, out_dir=out, interface=interface, n_resamples=n_resamples, seed=seed)
+    record = FactorialResult.from_dict(to_json(data))
+    cells = Result.of(record, csv_rows(data)[0])  # the headline rows as cells
+    return FactorialRun(cells.data, cells.rows, title="Evidence-source factorial", writer=_write_factorial,
+                        result=record, factorial=record, files=[Path(p) for p in data["files"]])

@@ -6,17 +6,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from vlaudit.analysis.vca.scored_runs import load_runs, run_info, run_scores
+from vlaudit.analysis.vca.scored_runs import run_info, run_scores
 from vlaudit.analysis.vca.wording import paraphrase_rows, system_rows
 from vlaudit.api.results import Result
 from vlaudit.builders.benchmark_items import split_from_stem
 from vlaudit.builders.wording import wording_items
 from vlaudit.errors import InputError
 from vlaudit.files import write_result, write_table
+from vlaudit.results.base import to_json
 from vlaudit.results.demo import ItemsBuildSummary
 from vlaudit.results.vca import WordingDiagnosticsResult
 from vlaudit.settings import NAMED_SYSTEM_MESSAGES, WORDING_ITEMS_PER_DIRECTION, WORDING_SEED
 from vlaudit.sources.items import read_items, write_items
+from vlaudit.sources.margin_runs import read_margin_runs
 from vlaudit.sources.rows import source_stem
 from vlaudit.sources.vsr import read_vsr
 
@@ -60,14 +62,14 @@ def wording_diagnostics(runs: Sequence[str | Path] | str | Path, *, items: str |
             raise InputError("not a wording item (extra.wording / extra.source_id missing; build them with "
                              "`vlaudit data vsr-wording`)", path=items, record=item.item_id, field="wording")
         wording[item.item_id] = (str(source), str(kind))
-    default = run_scores(load_runs(paths, interface))
-    other = run_scores(load_runs(list(system_runs), interface)) if system_runs else []
+    default = run_scores(read_margin_runs(paths, interface))
+    other = run_scores(read_margin_runs(list(system_runs), interface)) if system_runs else []
     rows = paraphrase_rows(default, wording) + system_rows(default, other, wording)
     if not rows:
         raise InputError("no scored wording item in the runs (do they score these ITEMS?)", path=items,
                          field="item_id")
-    result = WordingDiagnosticsResult(rows=rows, items_file=str(items),
-                                      runs=[run_info(s) for s in (*default, *other)])
+    result = WordingDiagnosticsResult.from_dict(to_json({"rows": rows, "items_file": str(items),
+                                                         "runs": [run_info(s) for s in (*default, *other)]}))
     if out is not None:
         folder = Path(out)
         write_result(folder / "wording.json", result)

@@ -33,8 +33,8 @@ edits_app = group("Object-swap edits: build, blinded annotation export/import, a
 data_app.add_typer(edits_app, name="edits")
 
 
-def _fmt_ci(ci: list) -> str:
-    if ci is None or ci[0] is None or ci[0] != ci[0]:
+def _fmt_ci(ci: tuple[float, float] | None) -> str:
+    if ci is None:
         return "—"
     return f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
 
@@ -56,15 +56,15 @@ def edits_build(
     """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
     build = vlaudit.build_edits(items_path, images=images, out=out, seed=seed, min_gap=min_gap, max_iou=max_iou,
                                 pad=pad, radius=radius, feather=feather, limit=limit, resamples=resamples)
-    summary, audit = build.summary, build.summary["feasibility_audit"]
-    rows = [["positive groups (shuffled)", summary["n_candidates"], ""], ["feasible", summary["n_feasible"], ""],
-            ["edits rendered", summary["n_edits"], f"{summary['n_probes']} probes"]]
-    rows += [["excluded", n, reason] for reason, n in summary["excluded_by_reason"].items()]
+    summary, audit = build.summary, build.summary.feasibility_audit
+    rows = [["positive groups (shuffled)", summary.n_candidates, ""], ["feasible", summary.n_feasible, ""],
+            ["edits rendered", summary.n_edits, f"{summary.n_probes} probes"]]
+    rows += [["excluded", n, reason] for reason, n in summary.excluded_by_reason.items()]
     vlaudit.print_table(f"Object-swap edits — {items_path.name}", ["what", "n", "why"], rows)
     vlaudit.print_table("Feasibility-selection audit (VCA §17, % of extent/area)",
                 ["characteristic", "feasible", "excluded", "difference", "95% CI"],
-                [[a["characteristic"], a["feasible"], a["excluded"], a["difference"], _fmt_ci(a["ci"])]
-                 for a in audit], digits=2)
+                [[a.characteristic, a.feasible, a.excluded, a.difference, _fmt_ci(a.ci)] for a in audit],
+                digits=2)
     if build.written_items:
         say(f"wrote {out}/items.jsonl, edits.csv, candidates.csv, summary.json")
     else:
@@ -83,7 +83,7 @@ def edits_export(
     names = [a.strip() for a in annotators.split(",") if a.strip()]
     summary = vlaudit.export_annotations(build_dir, out=out, annotators=names, repeat=repeat, seed=seed)
     vlaudit.print_table("Annotation export", ["annotator", "tasks", "repeats"],
-                [[a, summary["tasks_per_annotator"], summary["n_repeat_per_annotator"]] for a in names])
+                [[a, summary.tasks_per_annotator, summary.n_repeat_per_annotator] for a in names])
     say(f"wrote {out}/batches/ (send these) and {out}/key.csv (keep private)")
 
 
@@ -102,17 +102,17 @@ def edits_import(
             raise InputError(f"expected NAME=FILE, got '{spec}'", field="--answers")
         name, path = spec.split("=", 1)
         files[name] = Path(path)
-    result = vlaudit.import_annotations(export_dir, out=out, answers=files, items=items_path)
-    n = max(result["n_edits"], 1)
-    rows = [[d, c, 100.0 * c / n] for d, c in result["counts"].items()]
-    vlaudit.print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result["n_edits"],
+    result = vlaudit.import_annotations(export_dir, out=out, answers=files, items=items_path).summary
+    n = max(result.n_edits, 1)
+    rows = [[d, c, 100.0 * c / n] for d, c in result.counts.items()]
+    vlaudit.print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result.n_edits,
                                                                           100.0]] + rows, digits=2)
     vlaudit.print_table("Agreement", ["pair / annotator", "n", "agreement %"],
-                [[f"pairwise {p}", v["n_edits"], None if v["agreement"] is None else 100 * v["agreement"]]
-                 for p, v in result["pairwise"].items()]
-                + [[f"repeat {a}", v["n_repeats"], None if v["agreement"] is None else 100 * v["agreement"]]
-                   for a, v in result["repeat"].items()], digits=2)
-    for annotator, n_missing in result["missing_tasks"].items():
+                [[f"pairwise {p}", v.n_edits, None if v.agreement is None else 100 * v.agreement]
+                 for p, v in result.pairwise.items()]
+                + [[f"repeat {a}", r.n_repeats, None if r.agreement is None else 100 * r.agreement]
+                   for a, r in result.repeat.items()], digits=2)
+    for annotator, n_missing in result.missing_tasks.items():
         if n_missing:
             say(f"warning: {annotator} left {n_missing} task(s) unanswered; those edits lack that vote")
     say(f"wrote {out}/consensus.csv and {out}/summary.json")
@@ -132,15 +132,15 @@ def edits_analyze(
 ) -> None:
     """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
     result = vlaudit.analyze_edits(build_dir, consensus=consensus, report=report, edit_report=edit_report, out=out,
-                                   interface=interface, resamples=resamples, seed=seed)
-    title = f"Edited outcomes of {result['n_accepted']} accepted edits (%)"
+                                   interface=interface, resamples=resamples, seed=seed).summary
+    title = f"Edited outcomes of {result.n_accepted} accepted edits (%)"
     vlaudit.print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
-                [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result["table"]],
+                [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result.table],
                 digits=2)
     cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "n_cu", "cu", "n_dcc", "dcc"]
     vlaudit.print_table("Flip+visibility by source audit stratum (%)",
                 ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "C-U n", "C-U", "D-CC n", "D-CC"],
-                [[row.get(c) for c in cols] for row in result["table"]], digits=2)
+                [[row.get(c) for c in cols] for row in result.table], digits=2)
 
     def ci(row: dict, name: str) -> str:
         # an empty Joint or Rel_o stratum has no rate and no interval: "—" (its n = 0 is in the table above)
@@ -150,13 +150,13 @@ def edits_analyze(
 
     vlaudit.print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
                 ["model", "Joint − overall", "Δ PairD = Joint − Rel_o"],
-                [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result["table"]])
+                [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result.table])
     vlaudit.print_table("Relation-only success within Joint (%; 95% edit-cluster bootstrap CI, VCA §15)",
                 ["model", "Rel. overall", "Rel. in Joint", "Joint − overall"],
                 [[row["model"], "—" if row["rel"] is None else f"{row['rel']:.2f}",
                   ci(row, "rel_joint").replace("+", ""),
-                  ci(row, "rel_joint_minus_overall")] for row in result["table"]])
-    cu = result["pooled_cu"]
-    rate = "—" if cu["rate"] is None else f"{cu['rate']:.2f}"
-    say(f"pooled C-U flip+visibility: n={cu['n']} rate={rate} CI={_fmt_ci(cu['ci']).replace('+', '')}")
+                  ci(row, "rel_joint_minus_overall")] for row in result.table])
+    cu = result.pooled_cu
+    rate = "—" if cu.rate is None else f"{cu.rate:.2f}"
+    say(f"pooled C-U flip+visibility: n={cu.n} rate={rate} CI={_fmt_ci(cu.ci).replace('+', '')}")
     say(f"wrote {out}/edit_outcomes.csv and {out}/summary.json")

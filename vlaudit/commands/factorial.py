@@ -21,9 +21,10 @@ def _pct(value: float | None) -> str:
     return "—" if value is None or value != value else f"{100 * value:.2f}"
 
 
-def _ci(pair: list[float]) -> str:
-    lo, hi = pair
-    return "—" if lo != lo else f"[{100 * lo:.2f}, {100 * hi:.2f}]"
+def _ci(pair: tuple[float, float] | None) -> str:
+    if pair is None or pair[0] != pair[0]:
+        return "—"
+    return f"[{100 * pair[0]:.2f}, {100 * pair[1]:.2f}]"
 
 
 @vca_app.command("factorial")
@@ -42,24 +43,26 @@ def vca_factorial(
     """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
     first = run_dirs[0]
     out_dir = out if out is not None else (first if first.is_dir() else first.parent) / "factorial"
-    result = vlaudit.factorial(run_dirs, out=out_dir, items=items, margins=margins, interface=interface,
-                               n_resamples=n_resamples, seed=seed).data
-    rows = []
-    for entry in [*result["models"], {"model": "pooled", **result["pooled"]}]:
-        rows.append([entry["model"], entry["correct"], entry["cu"],
-                     f"{_pct(entry['cu_rate'])} {_ci(entry['cu_rate_ci'])}",
-                     f"{_pct(entry['responsive_rate'])} {_ci(entry['responsive_rate_ci'])}",
-                     f"{_pct(entry['neutral_exceed_rate'])} {_ci(entry['neutral_exceed_rate_ci'])}",
-                     f"{_pct(entry['flip_rate'])} {_ci(entry['flip_rate_ci'])}"])
-    vlaudit.print_table(f"Evidence-source factorial ({result['stems']} stems, {interface})",
+    run = vlaudit.factorial(run_dirs, out=out_dir, items=items, margins=margins, interface=interface,
+                            n_resamples=n_resamples, seed=seed)
+    result, pooled = run.factorial, run.factorial.pooled
+    rows = [[m.model, m.correct, m.cu, f"{_pct(m.cu_rate)} {_ci(m.cu_rate_ci)}",
+             f"{_pct(m.responsive_rate)} {_ci(m.responsive_rate_ci)}",
+             f"{_pct(m.neutral_exceed_rate)} {_ci(m.neutral_exceed_rate_ci)}",
+             f"{_pct(m.flip_rate)} {_ci(m.flip_rate_ci)}"] for m in result.models]
+    rows.append(["pooled", pooled.correct, pooled.cu, f"{_pct(pooled.cu_rate)} {_ci(pooled.cu_rate_ci)}",
+                 f"{_pct(pooled.responsive_rate)} {_ci(pooled.responsive_rate_ci)}",
+                 f"{_pct(pooled.neutral_exceed_rate)} {_ci(pooled.neutral_exceed_rate_ci)}",
+                 f"{_pct(pooled.flip_rate)} {_ci(pooled.flip_rate_ci)}"])
+    vlaudit.print_table(f"Evidence-source factorial ({result.stems} stems, {interface})",
                 ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
     effect_rows = []
-    for entry in result["models"]:
-        e, nested = entry["effects"], entry["nested"]
-        effect_rows.append([entry["model"], e["delta_v_pos"]["mean"], e["delta_v_neg"]["mean"],
-                            e["delta_v_none"]["mean"], e["interaction"]["mean"], nested["image_tpr"],
-                            nested["text_fpr"], nested["auroc_vca_correct"], nested["auroc_confidence_correct"]])
+    for m in result.models:
+        e, nested = m.effects, m.nested
+        effect_rows.append([m.model, e["delta_v_pos"].mean, e["delta_v_neg"].mean, e["delta_v_none"].mean,
+                            e["interaction"].mean, nested["image_tpr"], nested["text_fpr"],
+                            nested["auroc_vca_correct"], nested["auroc_confidence_correct"]])
     vlaudit.print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
                                                          "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
-    for path in result["files"]:
+    for path in run.files:
         say(f"wrote {path}")

@@ -32,8 +32,8 @@ def vca_generate_check(
     say(f"likelihood vs generation of {result.spec} on {result.sample['n_items']} items "
         f"(greedy, {result.max_new_tokens} new tokens at most):")
     for check in result.checks:
-        agreement = "—" if check["agreement"] is None else f"{100 * check['agreement']:.1f}%"
-        say(f"  {check['context']} · {check['interface']} · {check['prompt']}: n {check['n']}, agreement "
-            f"{agreement}, unparseable {100 * check['unparseable_rate']:.1f}%, "
-            f"{len(check['disagreements'])} disagreements")
+        agreement = "—" if check.agreement is None else f"{100 * check.agreement:.1f}%"
+        unparseable = "—" if check.unparseable_rate is None else f"{100 * check.unparseable_rate:.1f}%"
+        say(f"  {check.context} · {check.interface} · {check.prompt}: n {check.n}, agreement "
+            f"{agreement}, unparseable {unparseable}, {len(check.disagreements)} disagreements")
     say(f"wrote {(out or run) / 'generate_check.json'} and generations.jsonl")

@@ -38,12 +38,12 @@ def vca_stability(
     say(f"noise floor of {result.spec} on {result.sample['n_items']} items "
         f"({result.sample['n_records']} records): tau = {result.noise_floor:.3g}")
     for row in result.perturbations:
-        total = row["all"]
-        say(f"  {row['perturbation']}: median |d| {_g(total['median'])}, p99 {_g(total['p99'])}, max "
-            f"{_g(total['max'])}; {total['sign_flips']} margin and {row['g_img']['sign_flips']} G_img sign flips")
-        for context, stats in row["contexts"].items():
-            say(f"    {context}: n {stats['n']}, p99 {_g(stats['p99'])}, max {_g(stats['max'])}, "
-                f"{stats['sign_flips']} flips")
+        total = row.all
+        say(f"  {row.perturbation}: median |d| {_g(total.median)}, p99 {_g(total.p99)}, max "
+            f"{_g(total.max)}; {total.sign_flips} margin and {row.g_img.sign_flips} G_img sign flips")
+        for context, stats in row.contexts.items():
+            say(f"    {context}: n {stats.n}, p99 {_g(stats.p99)}, max {_g(stats.max)}, "
+                f"{stats.sign_flips} flips")
     unit = "embedded inputs" if result.forwards.get("unit") else "re-scored units"
     say(f"forwards: {result.forwards['total_perturbed']} {unit} "
         f"({result.forwards['scored_now']} now), baseline read from the run")

@@ -17,8 +17,9 @@ from vlaudit.commands._say import say
 from vlaudit.settings import WORDING_ITEMS_PER_DIRECTION, WORDING_SEED
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.2f}"
+def _pct(value: object) -> str:
+    """A headline cell as percent; — when not computable."""
+    return f"{100 * value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "—"
 
 
 @data_app.command("vsr-wording")

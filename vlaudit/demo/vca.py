@@ -47,6 +47,7 @@ from vlaudit.results.demo import DemoVcaKnownAnswers
 from vlaudit.scoring.run_spec import ScoreSpec
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.settings import DEMO_RESAMPLES
+from vlaudit.sources.factorial_runs import read_factorial_inputs
 from vlaudit.sources.items import read_items, write_items
 from vlaudit.sources.margins import read_margins
 
@@ -240,9 +241,9 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
     for spec in config.models[:2]:
         _score(spec, fact_items, fact / "inputs", fact / _slug(spec), ("original", "text", "blank"), ("yesno",),
                config.seed, Path(scenes))
-    factorial = json_object(run_factorial_analysis([fact / _slug(s) for s in config.models[:2]],
-                                                   items=fact / "inputs" / "items.jsonl", out_dir=fact / "report",
-                                                   n_resamples=config.n_resamples))
+    factorial = json_object(run_factorial_analysis(read_factorial_inputs([fact / _slug(s) for s in config.models[:2]],
+                                                                         items=fact / "inputs" / "items.jsonl"),
+                                                   out_dir=fact / "report", n_resamples=config.n_resamples))
     timings["factorial"] = round(time.perf_counter() - t0, 2)
     t0 = time.perf_counter()
     mcq = run_mcq_stage(out / "mcq", n_scenes=config.n_mcq_scenes, seed=config.seed,

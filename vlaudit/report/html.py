@@ -25,6 +25,7 @@ from vlaudit.report.html_discover import Artifacts, discover
 from vlaudit.report.html_page import Safe, esc, note, page, section, table
 from vlaudit.settings import REPORT_PREVIEW_RESAMPLES
 from vlaudit.sources.margins import read_margins
+from vlaudit.sources.noise_floor import read_floors
 from vlaudit.version import __version__
 
 REPORT_NAME = "report.html"
@@ -40,11 +41,12 @@ def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for path in art.margins:
         try:
-            report = compute_report(read_margins(path), ReportSettings(n_resamples=REPORT_PREVIEW_RESAMPLES))
+            runs = read_margins(path)
+            report = compute_report(runs, ReportSettings(n_resamples=REPORT_PREVIEW_RESAMPLES), read_floors(runs))
         except Exception as exc:  # noqa: BLE001  (e.g. a run without the control contexts)
             art.problems.append(f"{art.rel(path)}: no VCA report computed: {exc}")
             continue
-        art.vca_reports.append((path, report.to_json()))
+        art.vca_reports.append((path, report.result))
         items.extend(report.items)
     return items
 
@@ -144,7 +146,7 @@ def build_html(run_dir: str | Path) -> str:
     return page(title, subtitle, found, footer)
 
 
-def _headline(summary: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> str:
+def _headline(summary: Mapping[str, Any], runs: Sequence[data.VcaRun]) -> str:
     rows = summary["known_answers"] if isinstance(summary.get("known_answers"), list) else []
     parts = []
     if rows:

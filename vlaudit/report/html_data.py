@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import math
 import re
+import typing
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlaudit.errors import InputError
 from vlaudit.report.html_discover import Artifacts
-from vlaudit.report.html_page import is_number
+from vlaudit.report.html_page import interval, is_number
+from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
+from vlaudit.results.vca_audit import HeadlineIntervals, PermutationAxis, RunAudit, none_for_empty_intervals
 from vlaudit.sources.cycle_tables import read_cycles
 
 
@@ -139,23 +144,94 @@ def cycle_cells(art: Artifacts) -> list[dict[str, Any]]:
     return cells
 
 
-def _run_key(run: Mapping[str, Any]) -> tuple[str, str, str]:
-    return str(run.get("model")), str(run.get("dataset")), str(run.get("interface"))
+@dataclass(frozen=True)
+class VcaRun:
+    """A VCA run as the report shows it: a ``vca.json`` run (``audit`` holds all of it) or a run a demo
+    summary lists with its headline only (the axes it lacks are None or empty)."""
+
+    model: str
+    dataset: str
+    interface: str
+    n: int | None
+    acc: float | None
+    dep: float | None
+    dcc: float | None
+    cu: float | None
+    ci: HeadlineIntervals | None
+    perm: PermutationAxis | None
+    noise: JsonObject
+    erasure_geometry: JsonObject | None
+    benchmark: JsonObject
+    source: str
+    audit: RunAudit | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.model, self.dataset, self.interface
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} · {self.dataset} · {self.interface}"
+
+    def rate(self, name: str) -> float | None:
+        """``acc``, ``dep``, ``dcc`` or ``cu``."""
+        value: float | None = getattr(self, name)
+        return value
+
+    def interval(self, name: str) -> Interval | None:
+        """The bootstrap interval of ``acc``, ``dep``, ``dcc`` or ``cu`` (None when not recorded)."""
+        return None if self.ci is None else self.ci_of(name)
+
+    def ci_of(self, name: str) -> Interval | None:
+        value: Interval | None = getattr(self.ci, name, None)
+        return value
+
+    @classmethod
+    def of(cls, run: RunAudit, source: str) -> VcaRun:
+        return cls(model=run.model, dataset=run.dataset, interface=run.interface, n=run.n, acc=run.acc,
+                   dep=run.dep, dcc=run.dcc, cu=run.cu, ci=run.ci, perm=run.perm, noise=run.noise,
+                   erasure_geometry=run.erasure_geometry, benchmark=run.benchmark, source=source, audit=run)
+
+    @classmethod
+    def listed(cls, run: Mapping[str, Any], source: str) -> VcaRun:
+        """A run a demo summary lists: the whole audit when it holds one, else its headline numbers."""
+        try:
+            return cls.of(record_from_dict(RunAudit, none_for_empty_intervals(dict(run)), path=source), source)
+        except InputError:
+            pass
+
+        def number(key: str) -> float | None:
+            value = run.get(key)
+            return float(value) if is_number(value) else None
+
+        def section(key: str) -> JsonObject | None:
+            value = run.get(key)
+            return typing.cast(JsonObject, to_json(value)) if isinstance(value, Mapping) else None
+
+        ci = run.get("ci") if isinstance(run.get("ci"), Mapping) else {}
+        intervals = HeadlineIntervals(**{k: interval(ci.get(k)) for k in (
+            "acc", "dep", "dcc", "cu", "wrong_dep", "strict")}) if ci else None
+        n = run.get("n")
+        return cls(model=str(run.get("model") or run.get("spec")), dataset=str(run.get("dataset")),
+                   interface=str(run.get("interface")), n=n if isinstance(n, int) else None, acc=number("acc"),
+                   dep=number("dep"), dcc=number("dcc"), cu=number("cu"), ci=intervals, perm=None,
+                   noise=section("noise") or {}, erasure_geometry=section("erasure_geometry"),
+                   benchmark=section("benchmark") or {}, source=source)
 
 
-def vca_runs(art: Artifacts) -> list[dict[str, Any]]:
+def vca_runs(art: Artifacts) -> list[VcaRun]:
     """VCA runs: every ``vca.json`` run (with CIs, perm, …), then summary-only runs; one per key."""
-    runs: dict[tuple[str, str, str], dict[str, Any]] = {}
+    runs: dict[tuple[str, str, str], VcaRun] = {}
     for path, report in art.vca_reports:
-        for run in report.get("runs", []):
-            if isinstance(run, Mapping):
-                runs.setdefault(_run_key(run), dict(run) | {"source": art.rel(path)})
+        for run in report.runs:
+            runs.setdefault(run.key, VcaRun.of(run, art.rel(path)))
     summary = art.summary or {}
     vca = summary.get("vca")
     listed = vca.get("runs") if isinstance(vca, Mapping) else vca
-    for run in listed if isinstance(listed, list) else []:
-        if isinstance(run, Mapping):
-            runs.setdefault(_run_key(run), dict(run) | {"source": "summary.json"})
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, Mapping):
+            view = VcaRun.listed(entry, "summary.json")
+            runs.setdefault(view.key, view)
     return list(runs.values())
 
 

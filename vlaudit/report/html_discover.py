@@ -48,7 +48,7 @@ class Artifacts:
 
     root: Path
     summary: dict[str, Any] | None = None
-    vca_reports: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+    vca_reports: list[tuple[Path, VcaReportResult]] = field(default_factory=list)
     vca_items: list[Path] = field(default_factory=list)
     margins: list[Path] = field(default_factory=list)
     manifests: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
@@ -105,8 +105,7 @@ def _classify_json(art: Artifacts, path: Path, obj: Any) -> None:
     if isinstance(obj.get("comparisons"), list) and isinstance(obj.get("leaderboard"), list):
         art.comparisons.append((path, obj))
     elif isinstance(obj.get("runs"), list) and "settings" in obj:
-        check_schema_version(obj, VcaReportResult.schema_version, path=path, what="a VCA report")
-        art.vca_reports.append((path, obj))
+        art.vca_reports.append((path, VcaReportResult.from_dict(obj, path=path)))
     elif isinstance(obj.get("checks"), list) and "max_new_tokens" in obj:
         art.generate_checks.append((path, obj))
     elif isinstance(obj.get("models"), list) and "pooled" in obj:

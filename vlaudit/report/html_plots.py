@@ -9,12 +9,15 @@ responsiveness (VCA §10).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from vlaudit.figures import pyplot
 from vlaudit.report.html_page import Safe, figure, interval, is_number
+
+if TYPE_CHECKING:
+    from vlaudit.report.html_data import VcaRun
 
 PALETTE = {"dcc": "#3b8a5a", "cu": "#e3a13b", "dep": "#1d232b", "perm": "#8fb3d9", "chance": "#b3261e"}
 SERIES = ("#2f5d8a", "#e3a13b", "#3b8a5a", "#9b5fb4", "#c2523c", "#5aa6a6", "#7a7a7a", "#b58b2a", "#d17fb0",
@@ -29,10 +32,6 @@ def _plt() -> Any:
     return plt
 
 
-def _label(run: Mapping[str, Any]) -> str:
-    return f"{run.get('model')} · {run.get('dataset')} · {run.get('interface')}"
-
-
 def _err(values: Sequence[float], cis: Sequence[Any]) -> list[list[float]]:
     lo, hi = [], []
     for value, ci in zip(values, cis, strict=True):
@@ -42,26 +41,26 @@ def _err(values: Sequence[float], cis: Sequence[Any]) -> list[list[float]]:
     return [lo, hi]
 
 
-def decomposition(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
+def decomposition(runs: Sequence[VcaRun]) -> Safe | None:
     """Stacked horizontal bars: D-CC + C-U = Acc per run, Acc's CI at the bar end, Dep as a tick."""
-    runs = [r for r in runs if is_number(r.get("dcc")) and is_number(r.get("cu"))]
+    runs = [r for r in runs if is_number(r.dcc) and is_number(r.cu)]
     if not runs:
         return None
     plt = _plt()
     fig, ax = plt.subplots(figsize=(9.5, 0.42 * len(runs) + 1.6), layout="constrained")
     y = list(range(len(runs)))
-    dcc = [float(r["dcc"]) for r in runs]
-    cu = [float(r["cu"]) for r in runs]
+    dcc = [float(r.dcc or 0.0) for r in runs]
+    cu = [float(r.cu or 0.0) for r in runs]
     acc = [d + c for d, c in zip(dcc, cu, strict=True)]
     ax.barh(y, dcc, color=PALETTE["dcc"], height=0.62, label="D-CC (correct, image credited)")
     ax.barh(y, cu, left=dcc, color=PALETTE["cu"], height=0.62, label="C-U (correct, uncredited)")
-    ax.errorbar(acc, y, xerr=_err(acc, [(r.get("ci") or {}).get("acc") for r in runs]), fmt="none",
+    ax.errorbar(acc, y, xerr=_err(acc, [r.interval("acc") for r in runs]), fmt="none",
                 ecolor="#333", capsize=3, linewidth=1, label="Acc 95% CI")
-    deps = [(i, float(r["dep"])) for i, r in enumerate(runs) if is_number(r.get("dep"))]
+    deps = [(i, float(r.dep)) for i, r in enumerate(runs) if r.dep is not None and is_number(r.dep)]
     if deps:
         ax.scatter([d for _, d in deps], [i for i, _ in deps], marker="|", s=260, color=PALETTE["dep"],
                    zorder=4, label="Dep (image credited, any answer)")
-    ax.set_yticks(y, [_label(r) for r in runs])
+    ax.set_yticks(y, [r.label for r in runs])
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("fraction of items")
@@ -71,25 +70,25 @@ def decomposition(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
                   alt="Acc = D-CC + C-U per run")
 
 
-def permutation(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
+def permutation(runs: Sequence[VcaRun]) -> Safe | None:
     """D-CC under the headline controls against D-CC_perm (a mismatched image as a control), Δ with CI."""
-    runs = [r for r in runs if isinstance(r.get("perm"), Mapping) and is_number(r["perm"].get("dcc_perm"))
-            and is_number(r.get("dcc"))]
-    if not runs:
+    shown = [(r.label, r.dcc, r.perm) for r in runs
+             if r.perm is not None and r.perm.dcc_perm is not None and r.dcc is not None]
+    if not shown:
         return None
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(9.5, 0.55 * len(runs) + 1.5), layout="constrained")
-    y = list(range(len(runs)))
-    ax.barh([i - 0.18 for i in y], [r["dcc"] for r in runs], height=0.34, color=PALETTE["dcc"],
+    fig, ax = plt.subplots(figsize=(9.5, 0.55 * len(shown) + 1.5), layout="constrained")
+    y = list(range(len(shown)))
+    ax.barh([i - 0.18 for i in y], [dcc for _, dcc, _ in shown], height=0.34, color=PALETTE["dcc"],
             label="D-CC (controls: text, blank)")
-    ax.barh([i + 0.18 for i in y], [r["perm"]["dcc_perm"] for r in runs], height=0.34, color=PALETTE["perm"],
+    ax.barh([i + 0.18 for i in y], [perm.dcc_perm for _, _, perm in shown], height=0.34, color=PALETTE["perm"],
             label="D-CC_perm (a mismatched image also a control)")
-    for i, run in enumerate(runs):
-        delta, ci = run["perm"].get("delta_dcc"), interval(run["perm"].get("ci_delta_dcc"))
-        if is_number(delta):
+    for i, (_, dcc, perm) in enumerate(shown):
+        delta, ci = perm.delta_dcc, perm.ci_delta_dcc
+        if perm.dcc_perm is not None and delta is not None and is_number(delta):
             text = f"Δ = {delta:+.3f}" + (f"  [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-            ax.text(max(run["dcc"], run["perm"]["dcc_perm"]) + 0.01, i, text, va="center", fontsize=8)
-    ax.set_yticks(y, [_label(r) for r in runs])
+            ax.text(max(dcc, perm.dcc_perm) + 0.01, i, text, va="center", fontsize=8)
+    ax.set_yticks(y, [label for label, _, _ in shown])
     ax.invert_yaxis()
     ax.set_xlim(0, 1.25)
     ax.set_xlabel("fraction of items")

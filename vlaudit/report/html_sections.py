@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vlaudit.report import html_plots as plots
-from vlaudit.report.html_data import headline_cells, scorer_rank, sweep_from_cells
+from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
+from vlaudit.results.base import JsonObject
 
 Section = tuple[str, str, Safe]
 
@@ -128,22 +129,20 @@ def synthetic(summary: Mapping[str, Any]) -> Section | None:
                    lead="Planted synthetic scorers with a known CycleAcc (cycle paper §5.1).")
 
 
-def vca(runs: Sequence[Mapping[str, Any]], gaps: Sequence[tuple[str, Sequence[float]]]) -> Section | None:
+def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> Section | None:
     if not runs and not gaps:
         return None
     body: list[Any] = []
     if runs:
-        has_perm = any(isinstance(r.get("perm"), Mapping) for r in runs)
+        has_perm = any(r.perm is not None for r in runs)
         headers = ["Model", "Dataset", "Interface", "n", "Acc", "Dep", "D-CC", "C-U"]
         headers += ["Δ D-CC perm"] if has_perm else []
         rows = []
         for r in runs:
-            ci = r["ci"] if isinstance(r.get("ci"), Mapping) else {}
-            row = [r.get("model"), r.get("dataset"), r.get("interface"), _value(r.get("n"))]
-            row += [num(r.get(k), ci.get(k), pct=True) for k in ("acc", "dep", "dcc", "cu")]
+            row = [r.model, r.dataset, r.interface, _value(r.n)]
+            row += [num(r.rate(k), r.interval(k), pct=True) for k in ("acc", "dep", "dcc", "cu")]
             if has_perm:
-                perm = r["perm"] if isinstance(r.get("perm"), Mapping) else {}
-                row.append(num(perm.get("delta_dcc"), perm.get("ci_delta_dcc"), pct=True))
+                row.append(num(None) if r.perm is None else num(r.perm.delta_dcc, r.perm.ci_delta_dcc, pct=True))
             rows.append(row)
         body += [table(headers, rows, numeric_from=3),
                  note("Percent of items; below each value its 95% paired cluster-bootstrap interval. "
@@ -166,14 +165,14 @@ def vca(runs: Sequence[Mapping[str, Any]], gaps: Sequence[tuple[str, Sequence[fl
                         "margin with the real image against no-image controls (VCA §3).")
 
 
-def category_credit_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
+def category_credit_table(runs: Sequence[VcaRun]) -> Safe | None:
     """n, Acc, Dep, D-CC and C-U per benchmark category of each run (VCA §12 within each category); None
     when no run has categories."""
     rows = []
     for r in runs:
-        bench = r.get("benchmark")
-        for c in (bench.get("categories") or []) if isinstance(bench, Mapping) else []:
-            rows.append([r.get("model"), r.get("dataset"), r.get("interface"), c.get("category"), _value(c.get("n"))]
+        categories = r.benchmark.get("categories")
+        for c in (c for c in categories if isinstance(c, Mapping)) if isinstance(categories, list) else []:
+            rows.append([r.model, r.dataset, r.interface, c.get("category"), _value(c.get("n"))]
                         + [num(c.get(k), pct=True) for k in ("acc", "dep", "dcc", "cu")])
     if not rows:
         return None
@@ -182,22 +181,22 @@ def category_credit_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
                 + str(note("Percent of the category's items; Acc = D-CC + C-U within each category.")))
 
 
-def noise_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
+def noise_table(runs: Sequence[VcaRun]) -> Safe | None:
     """Per run: the noise floor τ of ``vca stability``, the decisions and credits inside it and the noise
     band of Acc, Dep and D-CC (every flagged decision set both ways); "not measured" without a floor."""
     if not runs:
         return None
     rows = []
     for r in runs:
-        n = r["noise"] if isinstance(r.get("noise"), Mapping) else {}
-        band = n["band"] if isinstance(n.get("band"), Mapping) else {}
+        n = r.noise
+        recorded = n.get("band")
+        band: JsonObject = recorded if isinstance(recorded, dict) else {}
         if not n.get("measured"):
-            rows.append([r.get("model"), r.get("dataset"), r.get("interface"), "not measured", "—", "—", "—", "—",
-                         "—"])
+            rows.append([r.model, r.dataset, r.interface, "not measured", "—", "—", "—", "—", "—"])
             continue
-        rows.append([r.get("model"), r.get("dataset"), r.get("interface"), num(n.get("tau"), digits=4),
+        rows.append([r.model, r.dataset, r.interface, num(n.get("tau"), digits=4),
                      _value(n.get("n_decision")), _value(n.get("n_credit"))]
-                    + [num(r.get(k), band.get(k), pct=True) for k in ("acc", "dep", "dcc")])
+                    + [num(r.rate(k), band.get(k), pct=True) for k in ("acc", "dep", "dcc")])
     return Safe(str(table(["Model", "Dataset", "Interface", "τ", "Decisions |m_o| ≤ τ", "Credits |G_img| ≤ 2τ",
                            "Acc (noise band)", "Dep (noise band)", "D-CC (noise band)"], rows, numeric_from=3))
                 + str(note("τ: the backend's noise floor from vca stability (p99 |Δ margin| under math-preserving "
@@ -231,13 +230,13 @@ def generation(checks: Sequence[Mapping[str, Any]]) -> Section | None:
         lead="Does the answer the margin reads match the answer the model writes?")
 
 
-def erasure_geometry_table(runs: Sequence[Mapping[str, Any]]) -> Safe | None:
+def erasure_geometry_table(runs: Sequence[VcaRun]) -> Safe | None:
     """Table 11 per benchmark (the geometry does not depend on the model); None without geometry."""
     seen: dict[str, Mapping[str, Any]] = {}
     for r in runs:
-        g = r.get("erasure_geometry")
-        if isinstance(g, Mapping) and (g.get("n_rele") or g.get("n_irre")):
-            seen.setdefault(str(r.get("dataset")), r["erasure_geometry"])
+        g = r.erasure_geometry
+        if g is not None and (g.get("n_rele") or g.get("n_irre")):
+            seen.setdefault(r.dataset, g)
     if not seen:
         return None
     keys = ("rele_erased_pct", "union_pct", "irre_erased_pct", "irre_zero_overlap_pct")

@@ -37,9 +37,11 @@ RESULT_TYPES: dict[str, type[VersionedResult]] = {"validity": VcaValidityResult,
                                                   "proxies": VcaProxiesResult}
 
 
-def write_tables(out: Path, name: str, result: Mapping[str, Any], tables: Mapping[str, Sequence[Mapping]]) -> list[Path]:
-    """``out/<name>.json`` (typed: :data:`RESULT_TYPES`) and ``out/<table>.csv`` for every non-empty table."""
-    paths = [write_result(out / f"{name}.json", RESULT_TYPES[name].from_dict(result))]
+def write_tables(out: Path, name: str, result: VersionedResult,
+                 tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Path]:
+    """``out/<name>.json`` (the typed result: :data:`RESULT_TYPES`) and ``out/<table>.csv`` for every non-empty
+    table."""
+    paths = [write_result(out / f"{name}.json", result)]
     for table, rows in tables.items():
         if rows:
             paths.append(write_table(out / f"{table}.csv", _flat(rows)))
@@ -62,17 +64,22 @@ def pct_ci(row: Mapping[str, Any], key: str, signed: bool = False) -> str:
     return f"{text} [{fmt.format(100 * lo)}, {fmt.format(100 * hi)}]"
 
 
+def rows_of(value: object) -> list[Mapping[str, Any]]:
+    """The JSON rows of a result section (a list of objects; anything else has none)."""
+    return [row for row in value if isinstance(row, Mapping)] if isinstance(value, list) else []
+
+
 def _range(values: Sequence[float] | None) -> str:
     return "—" if not values else f"{100 * values[0]:.2f}–{100 * values[1]:.2f}%"
 
 
-def print_validity(result: Mapping[str, Any]) -> None:
+def print_validity(result: VcaValidityResult) -> None:
     """The §15 tables in the paper's layout (percentages)."""
     print_table("Standalone predictive validity of the raw VCA gap (%; 95% cluster-bootstrap CI)",
                 ["check", "model", "N", "base rate", "AUROC", "AUPRC", "H–L"],
                 [[r["check"], r["model"], r["n"], pct(r["base_rate"]), pct_ci(r, "auroc"), pct_ci(r, "auprc"),
-                  pct_ci(r, "hl", signed=True)] for r in result["standalone"]], digits=2)
-    d = result["discordance"]
+                  pct_ci(r, "hl", signed=True)] for r in result.standalone], digits=2)
+    d: Mapping[str, Any] = result.discordance
     print_table(f"Confidence–VCA discordance ({d['n']} records; %)",
                 ["source quadrant", "N", "share", "acc", "swap N", "flip+vis", "strict"],
                 [[r["quadrant"], r["n"], pct(r["share"]), pct(r["acc"]), r.get("swap_n"), pct(r.get("flip_vis")),
@@ -84,27 +91,27 @@ def print_validity(result: Mapping[str, Any]) -> None:
                 ["dataset", "target", "model", "N", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
                 [[r["dataset"], r["target"], r["model"], r["n"], pct(r["true_margin_auroc"]), pct(r["gap_auroc"]),
                   pct(r["conditional_gap_auroc"]), pct_ci(r, "cv_delta", signed=True)]
-                 for r in result["shared_margin"]], digits=2)
-    if result["incremental"]:
+                 for r in result.shared_margin], digits=2)
+    if result.incremental:
         print_table("Edit-grouped incremental control (leave-one-edit-out AUROC, %)",
                     ["analysis", "target", "edits/records", "baseline", "+added", "Δ [95% CI]"],
                     [[r["analysis"], r["target"], f"{r['edits']}/{r['records']}", pct(r["baseline"]),
-                      pct(r["augmented"]), pct_ci(r, "delta", signed=True)] for r in result["incremental"]],
+                      pct(r["augmented"]), pct_ci(r, "delta", signed=True)] for r in result.incremental],
                     digits=2)
         print_wrapped("+added: the baseline plus the within-model G_img rank; on the Pair D within Rel_o row, "
                       "plus the Pair D indicator instead (VCA §15)")
-        for r in result["incremental"]:
+        for r in result.incremental:
             if r.get("reason"):
                 print_wrapped(f"{r['analysis']}: not computable ({r['reason']})")
 
 
-def write_validity(out: Path, result: Mapping[str, Any], *, plot: bool = True) -> list[Path]:
+def write_validity(out: Path, result: VcaValidityResult, *, plot: bool = True) -> list[Path]:
     paths = write_tables(out, "validity", result, {
-        "standalone": result["standalone"], "discordance": result["discordance"]["rows"],
-        "discordance_runs": result["discordance"]["per_run"], "shared_margin": result["shared_margin"],
-        "incremental": result["incremental"]})
-    if plot and result["standalone"]:
-        paths.append(interval_plot(out / "validity.png", result["standalone"], "auroc", "check",
+        "standalone": result.standalone, "discordance": rows_of(result.discordance.get("rows")),
+        "discordance_runs": rows_of(result.discordance.get("per_run")), "shared_margin": result.shared_margin,
+        "incremental": result.incremental})
+    if plot and result.standalone:
+        paths.append(interval_plot(out / "validity.png", result.standalone, "auroc", "check",
                                    "Raw VCA gap: AUROC per model (95% CI)"))
     return paths
 
@@ -133,9 +140,9 @@ def interval_plot(path: Path, rows: Sequence[Mapping[str, Any]], key: str, panel
     return save_png(fig, path)
 
 
-def print_filter(result: Mapping[str, Any]) -> None:
+def print_filter(result: VcaFilterResult) -> None:
     """The §16 table (macro leave-one-model-out), Jaccard overlaps and bootstrap differences (percent)."""
-    for res in result["datasets"]:
+    for res in rows_of(result.datasets):
         print_table(f"Held-out filtering — {res['dataset']} ({len(res['models'])} models, {res['groups']} groups; "
                     "macro over held-out models, %)", ["keep", "filter", "Acc", "Blind gap", "Visual gain", "Dep"],
                     [[f"{r['coverage']:g}%", r["panel"], pct(r["acc"]), pct(r["blind_gap"]), pct(r["visual_gain"]),
@@ -149,9 +156,9 @@ def print_filter(result: Mapping[str, Any]) -> None:
                       pct_ci(r, "visual_gain", True)] for r in res["bootstrap"]], digits=2)
 
 
-def write_filter(out: Path, result: Mapping[str, Any], *, plot: bool = True) -> list[Path]:
+def write_filter(out: Path, result: VcaFilterResult, *, plot: bool = True) -> list[Path]:
     def tagged(key: str) -> list[dict[str, Any]]:
-        return [{"dataset": res["dataset"]} | r for res in result["datasets"] for r in res[key]]
+        return [{"dataset": res["dataset"]} | dict(r) for res in rows_of(result.datasets) for r in rows_of(res[key])]
 
     paths = write_tables(out, "filter", result, {
         "filter": tagged("rows"), "filter_held_out": tagged("per_held_out"), "filter_jaccard": tagged("jaccard"),
@@ -161,11 +168,11 @@ def write_filter(out: Path, result: Mapping[str, Any], *, plot: bool = True) -> 
     return paths
 
 
-def _coverage_plot(path: Path, result: Mapping[str, Any]) -> Path:
+def _coverage_plot(path: Path, result: VcaFilterResult) -> Path:
     """Visual Gain and Acc against coverage, one line per panel (macro over held-out models)."""
     plt = pyplot()
 
-    datasets = result["datasets"]
+    datasets = rows_of(result.datasets)
     fig, axes = plt.subplots(len(datasets), 2, figsize=(9, 3.2 * len(datasets)), squeeze=False)
     for row_axes, res in zip(axes, datasets, strict=True):
         panels = [p for p in dict.fromkeys(r["panel"] for r in res["rows"]) if p != "Full benchmark"]
@@ -182,11 +189,11 @@ def _coverage_plot(path: Path, result: Mapping[str, Any]) -> Path:
     return save_png(fig, path)
 
 
-def print_proxies(result: Mapping[str, Any]) -> None:
+def print_proxies(result: VcaProxiesResult) -> None:
     """The §18 tables (percentages)."""
-    checks = list(dict.fromkeys(r["check"] for r in result["proxies"] if r["check"] != "unavailable"))
-    by = {(r["signal"], r["check"]): r for r in result["proxies"]}
-    signals = list(dict.fromkeys(r["signal"] for r in result["proxies"]))
+    checks = list(dict.fromkeys(r["check"] for r in result.proxies if r["check"] != "unavailable"))
+    by: dict[tuple[Any, Any], Mapping[str, Any]] = {(r["signal"], r["check"]): r for r in result.proxies}
+    signals = list(dict.fromkeys(r["signal"] for r in result.proxies))
     print_table("Cached-context proxies: macro-within-model AUROC / AUPRC (%)",
                 ["signal", *[f"{c} {m}" for c in checks for m in ("AUROC", "AUPRC")]],
                 [[s, *[pct(by.get((s, c), {}).get(m)) for c in checks for m in ("auroc", "auprc")]] for s in signals],
@@ -194,14 +201,14 @@ def print_proxies(result: Mapping[str, Any]) -> None:
     print_table("Per run: Perceptual Score = acc(o) − acc(perm); Visual Dependence = (acc_o − mean(acc_t, acc_b))"
                 " / acc_o (%)", ["model", "dataset", "N", "Acc", "Perceptual", "VD"],
                 [[r["model"], r["dataset"], r["n"], pct(r["acc"]), pct(r["perceptual_score"]),
-                  pct(r["visual_dependence"])] for r in result["aggregates"]], digits=2)
-    agg = result["aggregation"]
+                  pct(r["visual_dependence"])] for r in result.aggregates], digits=2)
+    agg = rows_of(result.aggregation)
     ext = list(dict.fromkeys(k for r in agg for k in r if k.endswith("_auroc")))
     print_table("Control aggregation against the headline gap (%; ρ mean over runs)",
                 ["signal", "mean agr.", "min agr.", "ρ", *[k.removesuffix("_auroc") for k in ext]],
                 [[r["variant"], pct(r["mean_agreement"]), pct(r["min_agreement"]), r["spearman"],
                   *[pct(r.get(k)) for k in ext]] for r in agg], digits=2)
-    cs = result["control_sets"]
+    cs: Mapping[str, Any] = result.control_sets
     if cs.get("sets"):
         print_table(f"Micro-pooled control-set stability over {cs['n']} records (%)",
                     ["control set", "credit", "C-U", "agr.", "C-U Jacc."],
@@ -214,20 +221,20 @@ def print_proxies(result: Mapping[str, Any]) -> None:
               f"{_range(cs['stable_range'])}, C-U retention {_range(cs['cu_retention_range'])}")
         if cs.get("unavailable_sets"):
             print_wrapped(f"control sets without their contexts: {', '.join(cs['unavailable_sets'])}")
-    if result["families"]:
+    if result.families:
         print_table("Per relation family (Table 19 layout; % except N and mean gap)",
                     ["model", "dataset", "family", "N", "Acc", "Dep", "D-CC", "C-U", "strict", "mean gap"],
                     [[r["model"], r["dataset"], r["family"], r["n"], pct(r["acc"]), pct(r["dep"]), pct(r["dcc"]),
-                      pct(r["cu"]), pct(r["strict"]), r["mean_gap"]] for r in result["families"]], digits=2)
+                      pct(r["cu"]), pct(r["strict"]), r["mean_gap"]] for r in result.families], digits=2)
 
 
-def write_proxies(out: Path, result: Mapping[str, Any], *, plot: bool = True) -> list[Path]:
-    cs = result["control_sets"]
+def write_proxies(out: Path, result: VcaProxiesResult, *, plot: bool = True) -> list[Path]:
+    cs = result.control_sets
     paths = write_tables(out, "proxies", result, {
-        "proxies": result["proxies"], "proxy_aggregates": result["aggregates"],
-        "control_aggregation": result["aggregation"], "control_sets": cs.get("sets", []),
-        "control_sets_runs": cs.get("per_run", []), "families": result["families"]})
-    rows = [r for r in result["proxies"] if r.get("auroc") is not None]
+        "proxies": result.proxies, "proxy_aggregates": result.aggregates,
+        "control_aggregation": rows_of(result.aggregation), "control_sets": rows_of(cs.get("sets", [])),
+        "control_sets_runs": rows_of(cs.get("per_run", [])), "families": result.families})
+    rows = [r for r in result.proxies if r.get("auroc") is not None]
     if plot and rows:
         paths.append(interval_plot(out / "proxies.png", rows, "auroc", "check",
                                    "Cached-context proxies: macro AUROC (95% CI)", label="signal"))

@@ -1,4 +1,4 @@
-"""The VCA report as files: flat CSV tables, the rich headline table and a gap plot (VCA §12, §13, §18).
+"""The VCA report as files: flat CSV tables and a gap plot (VCA §12, §13, §18; the console: vca_console).
 
 Every CSV row starts with ``model, dataset, interface`` (cross-interface rows: ``model, dataset``); rates are
 fractions in [0, 1]; ``*_lo``/``*_hi`` are the bootstrap percentile bounds. Files written by
@@ -39,144 +39,171 @@ gap_hist.png                   G_img histogram per run and D-CC/C-U bars
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
-from vlaudit.report.console import print_table, print_wrapped
-from vlaudit.report.noise_lines import noise_lines
-from vlaudit.results.vca import VcaReportResult
+from vlaudit.results.base import Interval, JsonObject, JsonValue
+from vlaudit.results.vca_audit import RunAudit
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    from vlaudit.analysis.vca.report import VcaReport
 
 RUN_KEYS = ("model", "dataset", "interface")
+HEADLINE_RATES = ("acc", "dep", "dcc", "cu", "wrong_dep", "strict")
 
 
-def _head(run: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: run[k] for k in RUN_KEYS}
+def _head(run: RunAudit) -> dict[str, object]:
+    return {"model": run.model, "dataset": run.dataset, "interface": run.interface}
 
 
-def _with_ci(row: dict[str, Any], name: str, ci: Sequence[float] | None) -> None:
+def _with_ci(row: dict[str, object], name: str, ci: Sequence[float] | None) -> None:
     row[f"{name}_lo"], row[f"{name}_hi"] = (None, None) if ci is None else (ci[0], ci[1])
 
 
-def headline_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _json_interval(value: JsonValue) -> Interval | None:
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
+        return float(typing.cast(float, value[0])), float(typing.cast(float, value[1]))
+    return None
+
+
+def _object(value: JsonValue) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value: JsonValue) -> list[JsonObject]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     rows = []
     for run in runs:
-        row = _head(run) | {"n": run["n"], "n_excluded": run["n_excluded"]}
-        for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict"):
-            row[k] = run[k]
-            _with_ci(row, k, run["ci"].get(k))
-        noise = run.get("noise") or {}
+        row = _head(run) | {"n": run.n, "n_excluded": run.n_excluded}
+        for k in HEADLINE_RATES:
+            row[k] = run.rate_of(k)
+            _with_ci(row, k, run.interval_of(k))
+        noise = run.noise
         row["noise_tau"] = noise.get("tau")
         row["n_decision_in_noise"], row["n_credit_in_noise"] = noise.get("n_decision"), noise.get("n_credit")
         for k in ("acc", "dep", "dcc"):
-            _with_ci(row, f"{k}_noise", (noise.get("band") or {}).get(k))
+            _with_ci(row, f"{k}_noise", _json_interval(_object(noise.get("band")).get(k)))
         rows.append(row)
     return rows
 
 
-def taxonomy_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def taxonomy_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     rows = []
     for run in runs:
-        t = run["taxonomy"]
-        row = _head(run) | {"n": run["n"]} | {k: t[k] for k in (
-            "correct_dep", "correct_nodep", "wrong_dep", "wrong_nodep", "credited_precision")}
-        _with_ci(row, "credited_precision", t["ci_credited_precision"])
-        _with_ci(row, "credited_precision_wilson", t["wilson_credited_precision"])
+        t = run.taxonomy
+        row = _head(run) | {"n": run.n, "correct_dep": t.correct_dep, "correct_nodep": t.correct_nodep,
+                            "wrong_dep": t.wrong_dep, "wrong_nodep": t.wrong_nodep,
+                            "credited_precision": t.credited_precision}
+        _with_ci(row, "credited_precision", t.ci_credited_precision)
+        _with_ci(row, "credited_precision_wilson", t.wilson_credited_precision)
         rows.append(row)
     return rows
 
 
-def stratified_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_head(run) | {"by": by, "stratum": stratum} | values
-            for run in runs for by, strata in run["stratified"].items() for stratum, values in strata.items()]
+def stratified_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    return [_head(run) | {"by": by, "stratum": stratum} | _object(values)
+            for run in runs for by, strata in run.stratified.items() for stratum, values in _object(strata).items()]
 
 
-def balanced_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_head(run) | {"by": by} | values for run in runs for by, values in run["balanced"].items()]
+def balanced_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    return [_head(run) | {"by": by} | _object(values) for run in runs for by, values in run.balanced.items()]
 
 
-def survival_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_head(run) | {k: v for k, v in run["survival"].items() if k != "wilson"} for run in runs]
+def survival_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    return [_head(run) | {k: v for k, v in run.survival.items() if k != "wilson"} for run in runs]
 
 
-def gap_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_head(run) | {"n": run["n"]} | run["gap"] for run in runs]
+def gap_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    return [_head(run) | {"n": run.n} | run.gap for run in runs]
 
 
-def permutation_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def permutation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     rows = []
     for run in runs:
-        if "perm" not in run:
+        p = run.perm
+        if p is None:
             continue
-        p = run["perm"]
-        row = _head(run) | {k: p[k] for k in (
-            "n", "n_excluded", "dcc", "dep_perm", "dcc_perm", "delta_dcc", "cu_perm", "orig_only", "perm_only")}
-        _with_ci(row, "delta_dcc", p["ci_delta_dcc"])
+        row = _head(run) | {"n": p.n, "n_excluded": p.n_excluded, "dcc": p.dcc, "dep_perm": p.dep_perm,
+                            "dcc_perm": p.dcc_perm, "delta_dcc": p.delta_dcc, "cu_perm": p.cu_perm,
+                            "orig_only": p.orig_only, "perm_only": p.perm_only}
+        _with_ci(row, "delta_dcc", p.ci_delta_dcc)
         rows.append(row)
     return rows
 
 
-def sensitivity_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def sensitivity_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     """Table 28 columns: Dep, Strict T/B, Dep+M, Strict+M (with n_m), mean G_img."""
     rows = []
     for run in runs:
-        sens = run["sensitivity"]
-        row = _head(run) | {k: sens[k] for k in ("n", "dep", "strict", "n_m", "n_m_excluded", "dep_m", "strict_m",
-                                                 "dep_on_m_items", "gap_mean")}
-        for k in ("dep", "strict", "dep_m", "strict_m"):
-            _with_ci(row, k, sens[f"ci_{k}"])
+        s = run.sensitivity
+        row = _head(run) | {"n": s.n, "dep": s.dep, "strict": s.strict, "n_m": s.n_m,
+                            "n_m_excluded": s.n_m_excluded, "dep_m": s.dep_m, "strict_m": s.strict_m,
+                            "dep_on_m_items": s.dep_on_m_items, "gap_mean": s.gap_mean}
+        for k, ci in (("dep", s.ci_dep), ("strict", s.ci_strict), ("dep_m", s.ci_dep_m),
+                      ("strict_m", s.ci_strict_m)):
+            _with_ci(row, k, ci)
         rows.append(row)
     return rows
 
 
-def coverage_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_head(run) | entry for run in runs for entry in run["coverage"]]
+def coverage_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    return [_head(run) | _fields(entry) for run in runs for entry in run.coverage]
 
 
-def erasure_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_head(run) | entry for run in runs for entry in run["erasure"]]
+def _fields(record: object) -> dict[str, object]:
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(typing.cast("DataclassInstance", record))}
 
 
-def geometry_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_head(run) | run["erasure_geometry"] for run in runs if run.get("erasure_geometry")]
+def erasure_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    return [_head(run) | _fields(entry) for run in runs for entry in run.erasure]
 
 
-def stress_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_head(run) | entry for run in runs for entry in run.get("stress", [])]
+def geometry_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    return [_head(run) | run.erasure_geometry for run in runs if run.erasure_geometry]
 
 
-def relation_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def stress_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    return [_head(run) | _fields(entry) for run in runs for entry in run.stress]
+
+
+def relation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     rows = []
     for run in runs:
-        if "relation" not in run:
+        rel = run.relation
+        if rel is None:
             continue
-        rel = run["relation"]
         row = _head(run) | {k: v for k, v in rel.items() if k not in ("ci", "ci_g_int_mean", "gap_ranks_rel_o")}
-        _with_ci(row, "g_int_mean", rel["ci_g_int_mean"])
-        row |= {f"gap_ranks_rel_o_{k}": v for k, v in rel["gap_ranks_rel_o"].items()}
+        _with_ci(row, "g_int_mean", _json_interval(rel.get("ci_g_int_mean")))
+        row |= {f"gap_ranks_rel_o_{k}": v for k, v in _object(rel.get("gap_ranks_rel_o")).items()}
         rows.append(row)
     return rows
 
 
-def robustness_rows(runs: Sequence[Mapping[str, Any]], part: str) -> list[dict[str, Any]]:
-    return [_head(run) | entry for run in runs for entry in run["robustness"][part]]
+def robustness_rows(runs: Sequence[RunAudit], part: str) -> list[dict[str, object]]:
+    return [_head(run) | _fields(entry) for run in runs
+            for entry in (run.robustness.control_sets if part == "control_sets" else run.robustness.aggregation)]
 
 
-def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -> list[Path]:
+def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = True) -> list[Path]:
     """Write ``vca.json``, every CSV table, ``items.csv``, ``groups.csv`` and (optionally) the plot."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     runs = report.runs
-    written = [write_result(out / "vca.json", VcaReportResult.from_dict(report.to_json()))]
-    tables = {
+    written = [write_result(out / "vca.json", report.result)]
+    tables: dict[str, Sequence[Mapping[str, object]]] = {
         "headline.csv": headline_rows(runs), "coverage.csv": coverage_rows(runs),
         "sensitivity.csv": sensitivity_rows(runs), "erasure.csv": erasure_rows(runs),
         "stress.csv": stress_rows(runs), "erasure_geometry.csv": geometry_rows(runs),
@@ -186,10 +213,9 @@ def write_report_files(out_dir: str | Path, report: Any, *, plot: bool = True) -
         "permutation.csv": permutation_rows(runs), "relation.csv": relation_rows(runs),
         "robustness_controls.csv": robustness_rows(runs, "control_sets"),
         "robustness_aggregation.csv": robustness_rows(runs, "aggregation"),
-        "robustness_interfaces.csv": report.interfaces, "macro.csv": report.macro,
+        "robustness_interfaces.csv": report.interfaces, "macro.csv": [_fields(m) for m in report.macro],
         "items.csv": report.items, "groups.csv": report.groups,
-        "categories.csv": [_head(run) | row for run in runs for row in (run.get("benchmark") or {}).get(
-            "categories", [])],
+        "categories.csv": [_head(run) | row for run in runs for row in _objects(run.benchmark.get("categories"))],
     }
     empty_columns = {
         "items.csv": ["model", "dataset", "interface", "item_id", "group_id", "label", "pred", "correct", "g_img",
@@ -217,161 +243,29 @@ def _uniform(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{c: row.get(c) for c in columns} for row in rows]
 
 
-def _pct_cell(value: float | None, ci: Sequence[float] | None = None) -> str:
-    """``12.3`` over a dim ``10.1–14.6`` CI line (percent); an em dash for a missing value."""
-    if value is None or value != value:
-        return "—"
-    text = f"{100 * value:.1f}"
-    if ci is not None and ci[0] is not None and ci[0] == ci[0]:
-        text += f"\n[dim]{100 * ci[0]:.1f}–{100 * ci[1]:.1f}[/dim]"
-    return text
-
-
-def run_groups(runs: Sequence[Mapping[str, Any]]) -> list[tuple[tuple[str, str], list[Mapping[str, Any]]]]:
-    """Runs grouped by (model, dataset) in first-seen order; each group's rows are its interfaces."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for run in runs:
-        groups.setdefault((run["model"], run["dataset"]), []).append(run)
-    return list(groups.items())
-
-
-def print_headline(
-    runs: Sequence[Mapping[str, Any]], title: str = "Visual Credit Audit", *, console: Any = None
-) -> None:
-    """Rich tables: n, Acc, Dep, D-CC, C-U (percent over a CI line) and Δ_DCC^perm when present.
-
-    One small table per (model, dataset) titled with the full names, one row per interface, so long model
-    names are never truncated in an 80-column terminal.
-    """
-    console = console or Console()
-    level = runs[0].get("bootstrap", {}).get("level", 0.95) if runs else 0.95
-    console.print(f"[bold]{title}[/bold]")
-    console.print(f"[dim]percent of items; second line: {100 * level:g}% paired bootstrap percentile CI[/dim]")
-    has_perm = any(run.get("perm") for run in runs)
-    metrics = ("Acc", "Dep", "D-CC", "C-U") + (("Δ D-CC perm",) if has_perm else ())
-    for number, ((model, dataset), members) in enumerate(run_groups(runs)):
-        # fixed widths so the per-(model, dataset) tables line up as one; the header is shown once
-        table = Table(title=f"{model} · {dataset}", title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
-                      show_edge=False, pad_edge=False, collapse_padding=True, show_header=number == 0)
-        table.add_column("interface", justify="left", no_wrap=True, min_width=9)
-        table.add_column("n", justify="right", min_width=5, no_wrap=True)
-        for column in metrics:
-            table.add_column(column, justify="right", min_width=max(10, len(column)))
-        for run in members:
-            perm = run.get("perm") or {}
-            cells = [_pct_cell(run[k], run["ci"].get(k)) for k in ("acc", "dep", "dcc", "cu")]
-            if has_perm:
-                cells.append(_pct_cell(perm.get("delta_dcc"), perm.get("ci_delta_dcc")))
-            table.add_row(run["interface"], str(run["n"]), *cells)
-        console.print(table)
-
-
-def print_axes(report: Any, *, console: Any = None) -> None:
-    """After the headline: warnings (items excluded for a missing headline control); the n and excluded
-    count of every quantity whenever a run has an exclusion or an optional context (each quantity on the items
-    that have its contexts); VCA Table 11 for runs with erasure geometry; the Table 28 sensitivity columns for runs with a mismatch context."""
-    console = console or Console()
-    for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
-
-    def name(run: Mapping[str, Any]) -> str:
-        return f"{run['model']} · {run['dataset']} · {run['interface']}"
-
-    for run in report.runs:
-        if len(run["coverage"]) > 1 or run["n_excluded"]:
-            parts = [f"{e['quantity']} ({e['contexts']}) n={e['n']}"
-                     + (f", {e['n_excluded']} excluded ({e['missing']} missing)" if e["n_excluded"] else "")
-                     for e in run["coverage"]]
-            console.print(f"[dim]n per quantity[/dim] {name(run)}: " + " · ".join(parts), highlight=False)
-
-    def pct(value: float | None) -> float | None:
-        return None if value is None else 100.0 * value
-
-    for line in noise_lines(report.runs):
-        print_wrapped(line)
-    print_geometry(report.runs)
-    rows = [[name(run), s["n"], pct(s["dep"]), pct(s["strict"]), s["n_m"], pct(s["dep_m"]), pct(s["strict_m"]),
-             s["gap_mean"]] for run in report.runs if (s := run["sensitivity"])["n_m"]]
-    if rows:
-        print_table("Stricter definitions (%, VCA Table 28; not headline scores)",
-                    ["run", "n", "Dep", "Strict T/B", "n_M", "Dep+M", "Strict+M", "mean G"], rows, digits=2)
-    print_benchmark_figures(report.runs)
-
-
-def print_benchmark_figures(runs: Sequence[Mapping[str, Any]]) -> None:
-    """The benchmarks' own figures beside the audit: MMStar's MG, per-category credit, POPE, MME, CircularEval
-    (percent; each table only for the runs that have what it needs)."""
-    def pct(value: float | None) -> float | None:
-        return None if value is None else 100.0 * value
-
-    def name(run: Mapping[str, Any]) -> str:
-        return f"{run['model']} · {run['dataset']} · {run['interface']}"
-
-    figures = [(name(run), run.get("benchmark") or {}) for run in runs]
-    gain = [[n, pct(f["mmstar"]["acc_image"]), pct(f["mmstar"]["acc_text"]), pct(f["mmstar"]["mg"]),
-             pct(f["mmstar"].get("ml"))] for n, f in figures if "mmstar" in f]
-    if gain:
-        print_table("Multimodal gain and leakage (%, MMStar)", ["run", "Acc", "Acc text", "MG", "ML"], gain,
-                    digits=1)
-    for n, f in figures:
-        if f.get("categories"):
-            print_table(f"Credit per category (%) — {n}", ["category", "n", "Acc", "Dep", "D-CC", "C-U"],
-                        [[r["category"], r["n"], pct(r.get("acc")), pct(r["dep"]), pct(r.get("dcc")),
-                          pct(r.get("cu"))] for r in f["categories"]], digits=1)
-        if f.get("pope"):
-            print_table(f"POPE figures (%) — {n}", ["category", "n", "Acc", "Prec", "Rec", "F1", "Yes"],
-                        [[r["category"], r["n"], pct(r["accuracy"]), pct(r["precision"]), pct(r["recall"]),
-                          pct(r["f1"]), pct(r["yes_ratio"])] for r in f["pope"]], digits=1)
-        if f.get("mme"):
-            print_table(f"MME figures — {n}", ["category", "n", "pairs", "acc %", "acc+ %", "score"],
-                        [[r["category"], r["n"], r["n_pairs"], pct(r["acc"]), pct(r["acc_plus"]), r["score"]]
-                         for r in f["mme"]], digits=1)
-        if f.get("circular"):
-            c = f["circular"]
-            print_table(f"CircularEval (%) — {n}", ["rotation", "n", "Acc", "D-CC"],
-                        [[r["rotation"], r["n"], pct(r["acc"]), pct(r["dcc"])] for r in c["per_rotation"]]
-                        + [["every", c["n_items"], pct(c["circular_acc"]), pct(c["credited_every_rotation"])]],
-                        digits=1)
-
-
-def print_geometry(runs: Sequence[Mapping[str, Any]]) -> None:
-    """VCA Table 11, one row per benchmark (the geometry does not depend on the model); a benchmark without an
-    erasure view (no object boxes, or no erasure context scored) has no row."""
-    seen: dict[str, Mapping[str, Any]] = {}
-    for run in runs:
-        g = run.get("erasure_geometry")
-        if g and (g.get("n_rele") or g.get("n_irre")):
-            seen.setdefault(run["dataset"], run["erasure_geometry"])
-    if seen:
-        print_table("Erasure geometry (% of image area, VCA Table 11)",
-                    ["benchmark", "RelE n", "RelE", "union", "IrrE n", "IrrE", "zero overlap"],
-                    [[dataset, g["n_rele"], g["rele_erased_pct"], g["union_pct"], g["n_irre"],
-                      g["irre_erased_pct"], g["irre_zero_overlap_pct"]] for dataset, g in seen.items()], digits=2)
-
-
-def plot_gaps(path: str | Path, report: Any) -> Path:
+def plot_gaps(path: str | Path, report: VcaReport) -> Path:
     """G_img histogram per run (left) and stacked D-CC / C-U bars per run (right); Agg backend."""
     plt = pyplot()
 
     runs = report.runs
-    labels = [f"{r['model']}/{r['dataset']}/{r['interface']}" for r in runs]
+    labels = [f"{r.model}/{r.dataset}/{r.interface}" for r in runs]
     fig, (ax_hist, ax_bar) = plt.subplots(1, 2, figsize=(12, 4.5))
-    gaps = [np.asarray(report.gaps[(r["model"], r["dataset"], r["interface"])], dtype=float) for r in runs]
+    gaps = [np.asarray(report.gaps[r.key], dtype=float) for r in runs]
     # one set of bin edges for every run, so the step outlines are comparable; densities, so runs of
     # different sizes share one scale
     edges = np.histogram_bin_edges(np.concatenate(gaps), bins=40)
     for label, gap in zip(labels, gaps, strict=True):
         ax_hist.hist(gap, bins=edges, histtype="step", density=True, label=label)
     ax_hist.axvline(0.0, color="black", linewidth=0.8)
-    controls = "+".join(report.settings.get("controls", ["text", "blank"]))
+    controls = "+".join(report.settings.controls)
     ax_hist.set_xlabel(f"G_img = r_o − max r_c over controls {controls} (Dep: G_img > 0)")
     ax_hist.set_ylabel("density of items")
     ax_hist.set_title("Raw image gap per run")
     ax_hist.legend(fontsize=7)
     x = np.arange(len(runs))
-    dcc = np.array([r["dcc"] if r["dcc"] is not None else np.nan for r in runs], dtype=float)
-    cu = np.array([r["cu"] if r["cu"] is not None else np.nan for r in runs], dtype=float)
-    dep = np.array([r["dep"] for r in runs], dtype=float)
+    dcc = np.array([r.dcc if r.dcc is not None else np.nan for r in runs], dtype=float)
+    cu = np.array([r.cu if r.cu is not None else np.nan for r in runs], dtype=float)
+    dep = np.array([r.dep if r.dep is not None else np.nan for r in runs], dtype=float)
     if np.isnan(dcc).all():
         ax_bar.bar(x, dep, color="tab:blue", label="Dep (no labels)")
     else:

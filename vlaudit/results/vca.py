@@ -4,14 +4,29 @@ and the object-swap edits (VCA §3, §9–§19). Each class is the JSON file one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Literal, TypeVar
 
-from vlaudit.results.base import VersionedResult
+from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
+from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
+from vlaudit.results.vca_checks import GenerationCheck, PerturbationNoise
+from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
+
+T = TypeVar("T", bound="VersionedResult")
+
+
+class _ReadsEmptyIntervals(VersionedResult):
+    """Reads a file written when an interval that is not computable was ``[null, null]`` (now ``null``)."""
+
+    @classmethod
+    def from_dict(cls: type[T], data: object, *, path: str | Path | None = None) -> T:
+        return super().from_dict(none_for_empty_intervals(data), path=path)
 
 
 @dataclass(frozen=True, kw_only=True)
 class ScoringSummary(VersionedResult):
-    """The counts of a yes/no scoring run (VCA §9, §11): records, failures by reason, cache use, throughput."""
+    """The counts of a yes/no scoring run (VCA §9, §11): records, failures by reason, cache use, throughput
+    (None when nothing was scored now: a rate of a run served from the cache is not computable)."""
 
     file_name = "summary.json (run folder)"
     written_by = "vca score; cycles score-mllm; vlaudit.score_margins"
@@ -22,7 +37,27 @@ class ScoringSummary(VersionedResult):
     n_scored_rows: int
     n_failed: int
     n_skipped: int
+    n_unique_units: int
+    n_units_from_cache: int
+    n_units_scored_now: int
+    n_chunks: int
+    #: each damaged cache chunk moved aside (its file and why)
+    damaged_cache_chunks: list[dict[str, str]]
+    seconds: float
+    units_per_second: float | None
+    records_per_second: float | None
+    failures_by_reason: dict[str, int]
+    skipped_by_context: dict[str, int]
     contexts: dict[str, int]
+
+    @property
+    def failure_line(self) -> str:
+        """``3 failed (image file not found: 3), 2 skipped (context irre: 2)``."""
+        def detail(mapping: dict[str, int], prefix: str = "") -> str:
+            return f" ({', '.join(f'{prefix}{k}: {n}' for k, n in sorted(mapping.items()))})" if mapping else ""
+
+        return (f"{self.n_failed} failed{detail(self.failures_by_reason)}, "
+                f"{self.n_skipped} skipped{detail(self.skipped_by_context, 'context ')}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,17 +78,20 @@ class DualScoringSummary(VersionedResult):
 
 
 @dataclass(frozen=True, kw_only=True)
-class VcaReportResult(VersionedResult):
+class VcaReportResult(_ReadsEmptyIntervals):
     """The Visual Credit Audit (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap intervals per
     (model, dataset, interface) in ``runs``, the interface and macro summaries, and the settings used."""
 
     file_name = "vca.json"
     written_by = "vca report; vlaudit.vca_report"
 
-    runs: list[dict[str, Any]]
-    interfaces: Any
-    macro: Any
-    settings: dict[str, Any]
+    runs: list[RunAudit]
+    #: per (model, dataset) with both interfaces: the mean-margin ensemble and True/False against Yes/No
+    #: (``ensemble_*``, ``truefalse_*`` rates and agreements, pair stability), or a ``note`` when they share
+    #: no items
+    interfaces: list[JsonObject]
+    macro: list[MacroAverage]
+    settings: AuditSettings
     warnings: list[str]
 
 
@@ -65,10 +103,51 @@ class VcaValidityResult(VersionedResult):
     file_name = "validity.json"
     written_by = "vca validity"
 
-    standalone: list[dict[str, Any]]
-    discordance: dict[str, Any]
-    shared_margin: list[dict[str, Any]]
-    incremental: list[dict[str, Any]]
+    standalone: list[JsonObject]
+    discordance: JsonObject
+    shared_margin: list[JsonObject]
+    incremental: list[JsonObject]
+
+
+@dataclass(frozen=True)
+class SynonymAgreement:
+    """The k-th synonym of every canonical VSR statement against it: Pred. and Credit agreement (None over no
+    pair)."""
+
+    synonym: int
+    n: int
+    pred: float | None
+    credit: float | None
+
+
+@dataclass(frozen=True)
+class WordingRow:
+    """A Paraphrase row (synonyms against the canonical wording) or a System row (another system message on the
+    canonical items) of one model (VCA §18): Acc, D-CC and the Pred./Credit agreement."""
+
+    form: Literal["Paraphrase", "System"]
+    model: str
+    dataset: str
+    n: int
+    n_sources: int
+    acc: float | None
+    dcc: float | None
+    pred: float | None
+    credit: float | None
+    synonyms: list[SynonymAgreement]
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """What a result was computed on: model, dataset, n after headline exclusions, the MARGINS splits
+    (``["unsplit"]`` without a split column), the contexts and the relation groups."""
+
+    model: str
+    dataset: str
+    n: int
+    splits: list[str]
+    contexts: list[str]
+    groups: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,9 +158,9 @@ class WordingDiagnosticsResult(VersionedResult):
     file_name = "wording.json"
     written_by = "vca wording; vlaudit.wording_diagnostics"
 
-    rows: list[dict[str, Any]]
+    rows: list[WordingRow]
     items_file: str
-    runs: list[dict[str, Any]]
+    runs: list[ScoredRun]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,8 +170,8 @@ class VcaFilterResult(VersionedResult):
     file_name = "filter.json"
     written_by = "vca filter"
 
-    datasets: list[dict[str, Any]]
-    settings: dict[str, Any]
+    datasets: list[JsonObject]
+    settings: JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,50 +181,100 @@ class VcaProxiesResult(VersionedResult):
     file_name = "proxies.json"
     written_by = "vca proxies"
 
-    proxies: list[dict[str, Any]]
-    aggregates: list[dict[str, Any]]
-    aggregation: Any
-    control_sets: dict[str, Any]
-    families: list[dict[str, Any]]
+    proxies: list[JsonObject]
+    aggregates: list[JsonObject]
+    aggregation: JsonValue
+    control_sets: JsonObject
+    families: list[JsonObject]
 
 
 @dataclass(frozen=True, kw_only=True)
-class FactorialResult(VersionedResult):
+class FactorialResult(_ReadsEmptyIntervals):
     """The 3×3 evidence-source factorial (VCA §10): per model C-U, responsiveness, flips and source effects."""
 
     file_name = "factorial.json"
     written_by = "vca factorial; vlaudit.factorial"
 
-    # the JSON key "items" (the ITEMS file) hides Mapping.items() on this type: read it as result["items"]
-    items: str  # type: ignore[assignment]
+    items: str
     margins: str
     stems: int
     n_resamples: int
     seed: int
     level: float
-    models: list[dict[str, Any]]
-    pooled: dict[str, Any]
+    models: list[FactorialModel]
+    pooled: FactorialPooled
     definitions: dict[str, str]
     interface: str
 
 
+@dataclass(frozen=True)
+class EditRule:
+    """The fixed object-swap edit rule (VCA §17), set before any model is scored."""
+
+    min_gap: float
+    max_iou: float
+    pad: int
+    radius: int
+    feather: int
+
+
+@dataclass(frozen=True)
+class FeasibilityCheck:
+    """One characteristic of the feasibility-selection audit (VCA §17, percent): feasible against excluded
+    source pairs, their difference and its bootstrap interval (None when either side is empty)."""
+
+    characteristic: str
+    feasible: float | None
+    excluded: float | None
+    difference: float | None
+    ci: Interval | None
+    n_feasible: int
+    n_excluded: int
+
+
+@dataclass(frozen=True)
+class PooledRate:
+    """A pooled flip+visibility rate over every model's records of one source stratum (percent; None with
+    ``n = 0``) with its edit-cluster bootstrap interval (VCA §19)."""
+
+    n: int
+    rate: float | None
+    ci: Interval | None
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Field-level agreement of two annotators on the edits both saw (None when they share none)."""
+
+    n_edits: int
+    agreement: float | None
+
+
+@dataclass(frozen=True)
+class RepeatAgreement:
+    """An annotator's agreement with themself on the repeated tasks (None without repeats)."""
+
+    n_repeats: int
+    agreement: float | None
+
+
 @dataclass(frozen=True, kw_only=True)
-class EditBuildSummary(VersionedResult):
+class EditBuildSummary(_ReadsEmptyIntervals):
     """The object-swap edit build (VCA §17): candidates, feasibility, edits and probes written."""
 
     file_name = "summary.json (edits build folder)"
     written_by = "edits build"
 
-    items: str  # type: ignore[assignment]  # hides Mapping.items(), as in FactorialResult
+    items: str
     seed: int
-    params: dict[str, Any]
+    params: EditRule
     n_candidates: int
     n_feasible: int
     n_infeasible: int
     n_edits: int
     n_probes: int
-    excluded_by_reason: dict[str, Any]
-    feasibility_audit: Any
+    excluded_by_reason: dict[str, int]
+    feasibility_audit: list[FeasibilityCheck]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,35 +295,45 @@ class AnnotationExportSummary(VersionedResult):
 
 @dataclass(frozen=True, kw_only=True)
 class AnnotationConsensusSummary(VersionedResult):
-    """The annotators' consensus on each edit (VCA §17): decision counts, pairwise and repeat agreement."""
+    """The annotators' consensus on each edit (VCA §17): decision counts, pairwise and repeat agreement, the
+    tasks each annotator left unanswered (with ``--items``, ``n_accepted_probes`` in :attr:`extra`)."""
 
     file_name = "summary.json (edits import folder)"
     written_by = "edits import"
 
-    counts: dict[str, Any]
+    counts: dict[str, int]
     n_edits: int
-    pairwise: Any
-    repeat: Any
+    pairwise: dict[str, PairAgreement]
+    repeat: dict[str, RepeatAgreement]
+    #: the lowest and highest pairwise agreement (None without any)
+    pairwise_range: Interval | None
+    missing_tasks: dict[str, int]
+    #: agreement over every annotator's repeated tasks together (None without repeats)
+    repeat_pooled: float | None
 
 
 @dataclass(frozen=True, kw_only=True)
-class EditOutcomesSummary(VersionedResult):
-    """Outcomes on the accepted edits (VCA §17, Table 8): per model rel./+vis./strict, pooled C-U and D-CC."""
+class EditOutcomesSummary(_ReadsEmptyIntervals):
+    """Outcomes on the accepted edits (VCA §17, Table 8): per model rel./+vis./strict and the source-stratum
+    rates with their intervals (``table``, percent), pooled C-U and D-CC flip+visibility, the feasibility
+    audit with each model's source D-CC."""
 
     file_name = "summary.json (edits analyze folder)"
     written_by = "edits analyze"
 
     n_accepted: int
-    table: list[dict[str, Any]]
-    pooled_cu: Any
-    pooled_dcc: Any
-    feasibility_audit: Any
+    table: list[JsonObject]
+    pooled_cu: PooledRate
+    pooled_dcc: PooledRate
+    feasibility_audit: list[FeasibilityCheck]
 
 
 @dataclass(frozen=True, kw_only=True)
 class StabilityResult(VersionedResult):
     """The backend's numerical noise floor on a run (``vca stability``): per math-preserving perturbation and
-    context the median / p99 / max |Δ margin|, margin and G_img sign flips, and τ (VCA §3 decisions)."""
+    context the median / p99 / max |Δ margin|, margin and G_img sign flips, and τ (VCA §3 decisions).
+    ``sample`` and ``forwards`` count the re-scored items and forwards (a dual-encoder run adds its ``kind``
+    and forward ``unit``)."""
 
     file_name = "stability.json (run folder)"
     written_by = "vca stability; vlaudit.measure_stability"
@@ -202,11 +341,11 @@ class StabilityResult(VersionedResult):
     model: str
     spec: str
     run: str
-    sample: dict[str, Any]
-    perturbations: list[dict[str, Any]]
+    sample: JsonObject
+    perturbations: list[PerturbationNoise]
     noise_floor: float
     floor_definition: str
-    forwards: dict[str, Any]
+    forwards: JsonObject
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,6 +360,6 @@ class GenerateCheckResult(VersionedResult):
     model: str
     spec: str
     run: str
-    sample: dict[str, Any]
+    sample: JsonObject
     max_new_tokens: int
-    checks: list[dict[str, Any]]
+    checks: list[GenerationCheck]

@@ -20,7 +20,8 @@ from vlaudit.backends.base import ANSWER_WORDS, GeneratingBackend, require_proto
 from vlaudit.files import write_jsonl, write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca.generation import agreement_summary, margin_decision, parse_answer
-from vlaudit.results.vca import GenerateCheckResult
+from vlaudit.results.base import record_from_dict, to_json
+from vlaudit.results.vca import GenerateCheckResult, GenerationCheck
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.run_folder import run_lock
 from vlaudit.scoring.shards import UnitTask, render_requests
@@ -101,7 +102,8 @@ def run_generate_check(backend: Any, items: Sequence[BenchmarkItem], manifest: M
             model=str(manifest.get("model") or backend.spec), spec=backend.spec, run=str(run.resolve()),
             sample={"n_items": len(chosen), "seed": seed, "requested": sample, "n_units": len(units),
                     "n_records": len(records), "generated_now": scored},
-            max_new_tokens=max_new_tokens, checks=_checks(rows))
+            max_new_tokens=max_new_tokens,
+            checks=[record_from_dict(GenerationCheck, to_json(check), path=out) for check in _checks(rows)])
         write_jsonl(out / "generations.jsonl", rows)
         write_result(out / GENERATE_FILE, result)
     if out.resolve() != run.resolve():

@@ -21,11 +21,14 @@ the functions here add, per run:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from vlaudit.metrics.vca import permutation, robustness, support
+from vlaudit.results.base import Interval
+from vlaudit.results.vca_audit import interval
 
 if TYPE_CHECKING:
     from vlaudit.analysis.vca.report import ReportSettings, RunEvents
@@ -38,8 +41,9 @@ ERASURES = ("rele", "irre", "irre-disjoint")
 STRESS = ("blur", "patch-shuffle")
 
 
-def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
-    return list(cis[name]) if name in cis else None
+def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
+    """The named interval; None when the rate is not computable (absent, or an end that is not finite)."""
+    return interval(cis.get(name))
 
 
 def mismatch_axes(ev: RunEvents, cis: dict[str, tuple[float, float]]) -> dict[str, Any]:
@@ -135,3 +139,45 @@ def coverage_rows(ev: RunEvents, settings: ReportSettings) -> list[dict[str, Any
         rows.append({"quantity": role, "contexts": context, "n": n, "n_excluded": ev.run.n - n,
                      "missing": f"{context}: {ev.run.n - n}" if n < ev.run.n else ""})
     return rows
+
+
+def interface_checks(events: Sequence[RunEvents], settings: ReportSettings) -> list[dict[str, Any]]:
+    """For each (model, dataset) with both interfaces: the mean-margin ensemble against canonical Yes/No, and
+    pair-centred stability of Dep and PairCredit across interfaces (VCA §18)."""
+    by_key = {ev.run.key: ev for ev in events}
+    out = []
+    for (model, dataset, interface), yn in sorted(by_key.items()):
+        tf = by_key.get((model, dataset, "truefalse"))
+        if interface != "yesno" or tf is None:
+            continue
+        common, ia, ib = np.intersect1d(yn.run.item_ids.astype(str), tf.run.item_ids.astype(str),
+                                        return_indices=True)
+        contexts = [c for c in ("original", *settings.controls) if c in yn.run.margins and c in tf.run.margins]
+        row: dict[str, Any] = {"model": model, "dataset": dataset, "n": int(common.size)}
+        if len(contexts) < 1 + len(settings.controls) or not common.size:
+            out.append(row | {"note": "interfaces share no items or contexts"})
+            continue
+        ens = robustness.ensemble_margins({c: yn.run.margins[c][ia] for c in contexts},
+                                          {c: tf.run.margins[c][ib] for c in contexts})
+        d_e = support.prediction_direction(ens["original"])
+        dep_e = support.dependence(support.image_gap(ens, settings.controls))
+        labels = None if yn.run.labels is None else yn.run.labels[ia]
+        corr_e = None if labels is None else support.correctness(d_e, labels)
+        corr_yn = None if yn.correct is None else yn.correct[ia]
+        corr_tf = None if tf.correct is None else tf.correct[ib]
+        rates = support.decomposition(dep_e, corr_e)
+        row |= {f"ensemble_{k}": rates[k] for k in ("acc", "dep", "dcc", "cu")}
+        row |= {f"ensemble_{k}": v for k, v in robustness.interface_agreement(
+            yn.direction[ia], yn.dep[ia], d_e, dep_e, corr_yn, corr_e).items()}
+        row |= {f"truefalse_{k}": v for k, v in robustness.interface_agreement(
+            yn.direction[ia], yn.dep[ia], tf.direction[ib], tf.dep[ib], corr_yn, corr_tf).items()}
+        if yn.groups is not None and tf.groups is not None and common.size == yn.run.n == tf.run.n:
+            pos = {g: i for i, g in enumerate(tf.groups.group_ids)}
+            order = np.array([pos.get(g, -1) for g in yn.groups.group_ids])
+            if (order >= 0).all() and order.size == tf.groups.n_groups:
+                grouped = yn.groups.codes >= 0
+                row |= {"groups": yn.groups.n_groups} | robustness.pair_stability(
+                    yn.dep[ia][grouped[ia]], tf.dep[ib][grouped[ia]],
+                    yn.groups.pair_credit, tf.groups.pair_credit[order])
+        out.append(row)
+    return out

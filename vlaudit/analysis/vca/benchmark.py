@@ -100,14 +100,11 @@ def blind_accuracy(run: MarginRun) -> float | None:
     return float(support.correctness(support.prediction_direction(run.margins["text"]), run.labels).mean())
 
 
-def add_leakage(summaries: Sequence[dict[str, Any]], text_llms: Sequence[MarginRun]) -> None:
-    """MMStar's ML = max(0, Acc_text − Acc_LLM) into each summary's ``benchmark.mmstar`` that has a text-only
-    run of the same dataset and interface (MMStar §4); the first such run is the base LLM."""
-    for summary in summaries:
-        gain = (summary.get("benchmark") or {}).get("mmstar")
-        llm = next((r for r in text_llms if (r.dataset, r.interface) == (summary["dataset"], summary["interface"])),
-                   None)
-        acc_llm = None if llm is None else blind_accuracy(llm)
-        if gain is not None and llm is not None and acc_llm is not None:
-            gain |= {"llm": llm.model, "acc_llm": acc_llm,
-                     "ml": figures.multimodal_leakage(gain["acc_text"], acc_llm)}
+def add_leakage(figures_of_run: dict[str, Any], run: MarginRun, text_llms: Sequence[MarginRun]) -> None:
+    """MMStar's ML = max(0, Acc_text − Acc_LLM) into the run's ``benchmark.mmstar`` figures when a text-only
+    run of the same dataset and interface exists (MMStar §4); the first such run is the base LLM."""
+    gain = figures_of_run.get("mmstar")
+    llm = next((r for r in text_llms if (r.dataset, r.interface) == (run.dataset, run.interface)), None)
+    acc_llm = None if llm is None else blind_accuracy(llm)
+    if gain is not None and llm is not None and acc_llm is not None:
+        gain |= {"llm": llm.model, "acc_llm": acc_llm, "ml": figures.multimodal_leakage(gain["acc_text"], acc_llm)}

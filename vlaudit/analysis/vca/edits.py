@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from vlaudit.errors import InputError
+from vlaudit.results.vca import FeasibilityCheck, PooledRate
+from vlaudit.results.vca_audit import interval, rate
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, CONFIDENCE_LEVEL, EDIT_SEED
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -57,10 +60,23 @@ def _diff_ci(a: np.ndarray, b: np.ndarray, n_resamples: int, seed: int) -> tuple
     return float(lo), float(hi)
 
 
+@dataclass(frozen=True)
+class EditOutcomes:
+    """``records``: one row per (model, accepted edit) (``edit_outcomes.csv``); ``table``: per model and
+    ``Macro`` the outcome rates by source stratum with their intervals (percent); the pooled C-U and D-CC
+    flip+visibility rates."""
+
+    records: list[dict[str, Any]]
+    table: list[dict[str, Any]]
+    pooled_cu: PooledRate
+    pooled_dcc: PooledRate
+
+
 def feasibility_audit(candidates: Sequence[Mapping[str, Any]], *,
                       source_dcc: Mapping[str, Mapping[str, float]] | None = None,
-                      n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED) -> list[dict[str, Any]]:
-    """Feasible vs excluded source pairs (with geometry) on the §17 characteristics, in percent.
+                      n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED) -> list[FeasibilityCheck]:
+    """Feasible vs excluded source pairs (with geometry) on the §17 characteristics, in percent (a mean over
+    an empty side is None, and so are its difference and interval).
 
     ``source_dcc``: model → source_item_id → D-CC (0/1) adds one "source D-CC" row per model. No model
     output enters feasibility; this table only audits what the fixed rule selected.
@@ -81,8 +97,9 @@ def feasibility_audit(candidates: Sequence[Mapping[str, Any]], *,
         lo, hi = _diff_ci(a, b, n_resamples, seed + offset)
         mean_a = float(a.mean()) if len(a) else float("nan")
         mean_b = float(b.mean()) if len(b) else float("nan")
-        table.append({"characteristic": label, "feasible": mean_a, "excluded": mean_b,
-                      "difference": mean_a - mean_b, "ci": [lo, hi], "n_feasible": len(a), "n_excluded": len(b)})
+        table.append(FeasibilityCheck(characteristic=label, feasible=rate(mean_a), excluded=rate(mean_b),
+                                      difference=rate(mean_a - mean_b), ci=interval((lo, hi)), n_feasible=len(a),
+                                      n_excluded=len(b)))
     return table
 
 
@@ -104,7 +121,7 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
                   edit_report_items: Sequence[Mapping[str, Any]],
                   source_items: Sequence[Mapping[str, Any]], source_groups: Sequence[Mapping[str, Any]], *,
                   interface: str | None = "yesno", n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED,
-                  source_path: str | Path | None = None) -> dict[str, Any]:
+                  source_path: str | Path | None = None) -> EditOutcomes:
     """Per-record outcomes and the by-stratum table (see module docstring).
 
     ``source_path`` names the source report's items table in error messages.
@@ -171,8 +188,8 @@ def edit_outcomes(probe_items: Sequence[Mapping[str, Any]], accepted: Sequence[s
     for row in table:
         for name, (lo, hi) in intervals[row["model"]].items():
             row[f"{name}_lo"], row[f"{name}_hi"] = lo, hi
-    return {"records": records, "table": table, "pooled_cu": intervals["pooled"]["cu"],
-            "pooled_dcc": intervals["pooled"]["dcc"]}
+    return EditOutcomes(records=records, table=table, pooled_cu=intervals["pooled"]["cu"],
+                        pooled_dcc=intervals["pooled"]["dcc"])
 
 
 def _rate(records: Sequence[Mapping[str, Any]], key: str) -> float | None:
@@ -214,7 +231,7 @@ def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples:
     """
     models = sorted({r["model"] for r in records})
     if not records:
-        empty = {"n": 0, "rate": None, "ci": [None, None]}
+        empty = PooledRate(n=0, rate=None, ci=None)
         return {"Macro": {}, "pooled": {"cu": empty, "dcc": empty}}
     vis = np.array([r["flip_vis"] for r in records], dtype=np.float64)
 
@@ -254,13 +271,13 @@ def edit_cluster_intervals(records: Sequence[Mapping[str, Any]], *, n_resamples:
         # an interval over a stratum empty in every resample is not computable: None, never NaN
         out[model] = {name: (None, None) if np.isnan(ci[j, 0]) else (float(ci[j, 0]), float(ci[j, 1]))
                       for j, name in enumerate(names)}
-    pooled: dict[str, dict[str, Any]] = {}
+    pooled: dict[str, PooledRate] = {}
     for j, (name, stratum) in enumerate((("cu", cu), ("dcc", dcc))):
         n = int(stratum.sum())
         if n == 0:
-            pooled[name] = {"n": 0, "rate": None, "ci": [None, None]}
+            pooled[name] = PooledRate(n=0, rate=None, ci=None)
             continue
         lo, hi = percentile_intervals(rates[:, 5 * len(models) + j], level)[0]
-        pooled[name] = {"n": n, "rate": 100.0 * float((vis * stratum).sum() / n), "ci": [float(lo), float(hi)]}
+        pooled[name] = PooledRate(n=n, rate=100.0 * float((vis * stratum).sum() / n), ci=interval((lo, hi)))
     out["pooled"] = pooled
     return out

@@ -34,12 +34,14 @@ import numpy as np
 
 from vlaudit.builders.factorial import IMAGE_SOURCE_CELLS, STATES, TEXT_SOURCE_CELLS, cell_label
 from vlaudit.errors import InputError
-from vlaudit.files import read_json, write_result, write_table
+from vlaudit.files import write_result, write_table
 from vlaudit.metrics.vca.support import image_gap
+from vlaudit.results.base import to_json
 from vlaudit.results.vca import FactorialResult
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
-from vlaudit.sources.items import BenchmarkItem, read_items
-from vlaudit.sources.margins import read_margins, require_contexts
+from vlaudit.sources.factorial_runs import FactorialInputs
+from vlaudit.sources.items import BenchmarkItem
+from vlaudit.sources.margins import require_contexts
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auroc
@@ -264,79 +266,13 @@ def csv_rows(result: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict
     return models, effects
 
 
-def select_runs(runs: Sequence[Any], items: Sequence[BenchmarkItem], interface: str = "yesno") -> list[Any]:
-    """The runs of ``interface`` that score the factorial items (by dataset name, else by shared item ids)."""
-    datasets = {i.dataset for i in items if i.dataset}
-    ids = {i.item_id for i in items}
-    chosen = [r for r in runs if r.interface == interface and r.dataset in datasets]
-    if not chosen:
-        chosen = [r for r in runs if r.interface == interface and ids & {str(x) for x in r.item_ids}]
-    return sorted(chosen, key=lambda r: (r.model, r.dataset))
-
-
-def resolve_items(run_dir: Path, items: Path | None) -> Path:
-    """``--items`` if given, else the benchmark named in RUN_DIR/manifest.json, else RUN_DIR/items.jsonl."""
-    if items is not None:
-        return items
-    manifest = run_dir / "manifest.json"
-    if manifest.is_file():
-        data = read_json(manifest)
-        args = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
-        for key in ("benchmark", "items"):
-            value = data.get(key) or args.get(key)
-            if isinstance(value, str) and Path(value).is_file():
-                return Path(value)
-    fallback = run_dir / "items.jsonl"
-    if fallback.is_file():
-        return fallback
-    raise InputError("cannot find the factorial items: pass --items DIR/items.jsonl", path=run_dir)
-
-
-def _run_paths(run_dir: str | Path | Sequence[str | Path]) -> list[Path]:
-    paths = [Path(run_dir)] if isinstance(run_dir, (str, Path)) else [Path(p) for p in run_dir]
-    if not paths:
-        raise InputError("no run folder or margins file given", field="RUN_DIR")
-    for path in paths:
-        if not path.exists():
-            raise InputError("run folder or margins file not found", path=path)
-    return paths
-
-
-def run_factorial_analysis(run_dir: str | Path | Sequence[str | Path], *, items: str | Path | None = None,
-                           out_dir: str | Path, margins: str | Path | None = None, interface: str = "yesno",
+def run_factorial_analysis(inputs: FactorialInputs, *, out_dir: str | Path, interface: str = "yesno",
                            n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = FACTORIAL_BOOTSTRAP_SEED) -> dict[str, Any]:
-    """Read the margins of one or several runs and the items, analyse, write factorial.json + two CSV files.
-
-    ``run_dir`` is a scoring run folder (its ``margins.parquet``) or a margins file, or a list of them: one
-    ``vlaudit vca score`` run per model, pooled as in VCA §10. The items come from ``items``, else from the
-    first run's manifest. A (model, dataset, interface) run found in two inputs is an error.
-    """
-    run_paths = _run_paths(run_dir)
-    if margins is not None and len(run_paths) > 1:
-        raise InputError("--margins applies to a single RUN_DIR", path=margins, field="margins")
-    margin_paths = [Path(margins)] if margins is not None else [
-        path if path.is_file() else path / "margins.parquet" for path in run_paths]
-    first = run_paths[0]
-    items_path = resolve_items(first if first.is_dir() else first.parent, None if items is None else Path(items))
-    item_list = read_items(items_path)
-    runs: list[Any] = []
-    origin: dict[tuple[str, str, str], Path] = {}
-    for path in margin_paths:
-        for run in select_runs(read_margins(path), item_list, interface):
-            key = (str(run.model), str(run.dataset), str(run.interface))
-            if key in origin:
-                raise InputError(f"run {key[0]}/{key[1]}/{key[2]} is also in {origin[key]}", path=path,
-                                 field="model")
-            origin[key] = path
-            runs.append(run)
-    if not runs:
-        raise InputError(f"no '{interface}' run scores the factorial items of {items_path}",
-                         path=", ".join(map(str, margin_paths)))
-    runs.sort(key=lambda r: (r.model, r.dataset))
-    paths = [origin[(str(r.model), str(r.dataset), str(r.interface))] for r in runs]
-    margins_label = str(margin_paths[0]) if len(margin_paths) == 1 else ", ".join(map(str, margin_paths))
-    result = analyze_factorial(runs, item_list, n_resamples=n_resamples, seed=seed, items_path=items_path,
-                               margins_path=margins_label, run_paths=paths)
+    """Analyse the runs and items read by :func:`vlaudit.sources.factorial_runs.read_factorial_inputs` (one
+    ``vlaudit vca score`` run per model, pooled as in VCA §10) and write factorial.json + two CSV files."""
+    result = analyze_factorial(inputs.runs, inputs.items, n_resamples=n_resamples, seed=seed,
+                               items_path=inputs.items_path, margins_path=inputs.margins_label,
+                               run_paths=inputs.run_paths)
     result["interface"] = interface
     result["files"] = [str(path) for path in write_factorial_files(out_dir, result)]
     return result
@@ -347,7 +283,7 @@ def write_factorial_files(out_dir: str | Path, result: Mapping[str, Any]) -> lis
     and the two CSV tables, ``factorial_models.csv`` and ``factorial_effects.csv``, each atomically: what
     ``vca factorial`` writes and ``vlaudit.factorial(...).save(OUT)`` writes."""
     out = Path(out_dir)
-    record = FactorialResult.from_dict({k: v for k, v in result.items() if k != "files"})
+    record = FactorialResult.from_dict(to_json({k: v for k, v in result.items() if k != "files"}))
     model_rows, effect_rows = csv_rows(result)
     return [write_result(out / "factorial.json", record), write_table(out / "factorial_models.csv", model_rows),
             write_table(out / "factorial_effects.csv", effect_rows)]

@@ -2,46 +2,31 @@
 ``vca stability``, :mod:`vlaudit.metrics.vca.noise`).
 
 A run's floor is read from ``stability.json`` beside its margins file (the run folder ``vca stability``
-writes it into), when that file measured the same model. Each run of ``vca.json`` then holds ``noise``:
+writes it into), when that file measured the same model (:func:`vlaudit.sources.noise_floor.read_floor`,
+by the caller: this module reads nothing). Each run of ``vca.json`` then holds ``noise``:
 τ, the items whose decision (|m_o| ≤ τ) or credit (|G_img| ≤ 2τ) is inside the noise, and the noise band of
 Acc, Dep and D-CC; without a floor, ``{"measured": false, "note": "noise floor not measured ..."}``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vlaudit.errors import InputError
-from vlaudit.files import read_json
 from vlaudit.metrics.vca.noise import noise_band, noise_flags
-from vlaudit.results.vca import StabilityResult
 from vlaudit.sources.margins import MarginRun
+from vlaudit.sources.noise_floor import STABILITY_FILE, NoiseFloor, read_floor
 
-STABILITY_FILE = "stability.json"
+# read_floor stays importable here for the comparison of two reports (vlaudit.analysis.compare.noise)
+__all__ = ["NOT_MEASURED", "STABILITY_FILE", "NoiseFloor", "noise_summary", "read_floor"]
 NOT_MEASURED = "noise floor not measured (run `vlaudit vca stability RUN` on the scoring run)"
 
 
-def read_floor(run: MarginRun) -> tuple[float, str] | None:
-    """(τ, path of its stability.json) for a run read from a file whose folder holds a floor of its model."""
-    if not run.source or not Path(run.source).is_file():
-        return None
-    path = Path(run.source).parent / STABILITY_FILE
-    if not path.is_file():
-        return None
-    result = StabilityResult.from_dict(read_json(path), path=path)
-    if result.model != run.model:
-        return None
-    if not result.noise_floor >= 0:
-        raise InputError("the noise floor must be a non-negative number", path=path, field="noise_floor")
-    return float(result.noise_floor), str(path)
-
-
-def noise_summary(run: MarginRun, gap: np.ndarray, dep: np.ndarray, correct: np.ndarray | None) -> dict[str, Any]:
-    """The ``noise`` object of one run of ``vca.json`` (see the module docstring)."""
-    floor = read_floor(run)
+def noise_summary(run: MarginRun, gap: np.ndarray, dep: np.ndarray, correct: np.ndarray | None,
+                  floor: NoiseFloor | None) -> dict[str, Any]:
+    """The ``noise`` object of one run of ``vca.json`` (see the module docstring); ``floor``: τ and the
+    ``stability.json`` it came from, None when not measured."""
     if floor is None:
         return {"measured": False, "note": NOT_MEASURED}
     tau, source = floor

@@ -21,20 +21,25 @@ relation groups (ungrouped items form their own clusters), else ``item_id``. A r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import typing
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
-from vlaudit.analysis.vca import choice_run
+from vlaudit.analysis.vca import choice_run, report_rows
 from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, is_text_only
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
+from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
+from vlaudit.results.vca import VcaReportResult
+from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, interval, rate
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun, describe_missing
+from vlaudit.sources.noise_floor import NoiseFloor
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
@@ -80,22 +85,40 @@ class RunEvents:
     groups_excluded: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class VcaReport:
-    """Everything ``vlaudit vca report`` writes: :meth:`to_json` is ``vca.json``."""
+    """Everything ``vlaudit vca report`` writes: ``result`` is ``vca.json`` (typed to the leaves); ``items`` and
+    ``groups`` are ``items.csv`` and ``groups.csv``; ``gaps`` each run's G_img per item (the gap plot)."""
 
-    runs: list[dict[str, Any]]
-    interfaces: list[dict[str, Any]]
-    macro: list[dict[str, Any]]
-    settings: dict[str, Any]
-    items: list[dict[str, Any]] = field(default_factory=list)
-    groups: list[dict[str, Any]] = field(default_factory=list)
+    result: VcaReportResult
+    items: list[dict[str, object]] = field(default_factory=list)
+    groups: list[dict[str, object]] = field(default_factory=list)
     gaps: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "interfaces": self.interfaces, "macro": self.macro, "settings": self.settings,
-                "warnings": self.warnings}
+    @property
+    def runs(self) -> list[RunAudit]:
+        """One audit per (model, dataset, interface) run."""
+        return self.result.runs
+
+    @property
+    def interfaces(self) -> list[JsonObject]:
+        """The cross-interface checks per (model, dataset)."""
+        return self.result.interfaces
+
+    @property
+    def macro(self) -> list[MacroAverage]:
+        """Macro averages over models per (dataset, interface)."""
+        return self.result.macro
+
+    @property
+    def settings(self) -> AuditSettings:
+        """The report's options."""
+        return self.result.settings
+
+    @property
+    def warnings(self) -> list[str]:
+        """Every run's exclusion warnings."""
+        return self.result.warnings
 
 
 def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROLS) -> RunEvents:
@@ -227,12 +250,16 @@ def bootstrap_run(ev: RunEvents, settings: ReportSettings) -> dict[str, tuple[fl
     return {name: (float(lo), float(hi)) for name, (lo, hi) in zip(names, intervals, strict=True)}
 
 
-def _ci(cis: dict[str, tuple[float, float]], name: str) -> list[float] | None:
-    return list(cis[name]) if name in cis else None
+def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
+    """The named interval; None when the rate is not computable (absent, or an end that is not finite)."""
+    return interval(cis.get(name))
 
 
-def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
-    """The ``vca.json`` object of one run (fractions in [0, 1]; schema: :class:`vlaudit.results.vca.VcaReportResult`)."""
+def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | None = None,
+                  text_llms: Sequence[MarginRun] = ()) -> RunAudit:
+    """The audit of one run (fractions in [0, 1]; an axis the run lacks is None; schema:
+    :class:`vlaudit.results.vca_audit.RunAudit`); ``floor``: its measured noise floor; ``text_llms``: the
+    text-only runs that give MMStar's leakage."""
     run, controls = ev.run, settings.controls
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)
@@ -250,7 +277,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
                 "wrong_nodep": rates["wrong_nodep"], "credited_precision": rates["credited_precision"],
                 "ci_credited_precision": _ci(cis, "credited_precision"), "wilson_credited_precision": None}
     if ev.correct is not None:
-        taxonomy["wilson_credited_precision"] = list(
+        taxonomy["wilson_credited_precision"] = interval(
             wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
     out["taxonomy"] = taxonomy
     if run.choices is not None:
@@ -284,11 +311,15 @@ def summarize_run(ev: RunEvents, settings: ReportSettings) -> dict[str, Any]:
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
     out["benchmark"] = benchmark_figures(ev)
-    out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct)
+    add_leakage(out["benchmark"], run, text_llms)
+    out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct, floor)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
                         "cluster": "group_id" if run.has_groups else "item_id"}
-    return out
+    out.setdefault("perm", None)
+    out.setdefault("relation", None)
+    # the metric functions return plain rows; the record checks every leaf and holds None for NaN
+    return record_from_dict(RunAudit, to_json(out), path=run.source or run.name, name=run.name)
 
 
 def run_robustness(ev: RunEvents, settings: ReportSettings) -> dict[str, list[dict[str, Any]]]:
@@ -298,102 +329,25 @@ def run_robustness(ev: RunEvents, settings: ReportSettings) -> dict[str, list[di
     return {"control_sets": vca_axes.control_set_rows(ev, settings), "aggregation": variants}
 
 
-def interface_checks(events: Sequence[RunEvents], settings: ReportSettings) -> list[dict[str, Any]]:
-    """For each (model, dataset) with both interfaces: the mean-margin ensemble against canonical Yes/No, and
-    pair-centred stability of Dep and PairCredit across interfaces (VCA §18)."""
-    by_key = {ev.run.key: ev for ev in events}
-    out = []
-    for (model, dataset, interface), yn in sorted(by_key.items()):
-        tf = by_key.get((model, dataset, "truefalse"))
-        if interface != "yesno" or tf is None:
-            continue
-        common, ia, ib = np.intersect1d(yn.run.item_ids.astype(str), tf.run.item_ids.astype(str),
-                                        return_indices=True)
-        contexts = [c for c in ("original", *settings.controls) if c in yn.run.margins and c in tf.run.margins]
-        row: dict[str, Any] = {"model": model, "dataset": dataset, "n": int(common.size)}
-        if len(contexts) < 1 + len(settings.controls) or not common.size:
-            out.append(row | {"note": "interfaces share no items or contexts"})
-            continue
-        ens = robustness.ensemble_margins({c: yn.run.margins[c][ia] for c in contexts},
-                                          {c: tf.run.margins[c][ib] for c in contexts})
-        d_e = support.prediction_direction(ens["original"])
-        dep_e = support.dependence(support.image_gap(ens, settings.controls))
-        labels = None if yn.run.labels is None else yn.run.labels[ia]
-        corr_e = None if labels is None else support.correctness(d_e, labels)
-        corr_yn = None if yn.correct is None else yn.correct[ia]
-        corr_tf = None if tf.correct is None else tf.correct[ib]
-        rates = support.decomposition(dep_e, corr_e)
-        row |= {f"ensemble_{k}": rates[k] for k in ("acc", "dep", "dcc", "cu")}
-        row |= {f"ensemble_{k}": v for k, v in robustness.interface_agreement(
-            yn.direction[ia], yn.dep[ia], d_e, dep_e, corr_yn, corr_e).items()}
-        row |= {f"truefalse_{k}": v for k, v in robustness.interface_agreement(
-            yn.direction[ia], yn.dep[ia], tf.direction[ib], tf.dep[ib], corr_yn, corr_tf).items()}
-        if yn.groups is not None and tf.groups is not None and common.size == yn.run.n == tf.run.n:
-            pos = {g: i for i, g in enumerate(tf.groups.group_ids)}
-            order = np.array([pos.get(g, -1) for g in yn.groups.group_ids])
-            if (order >= 0).all() and order.size == tf.groups.n_groups:
-                grouped = yn.groups.codes >= 0
-                row |= {"groups": yn.groups.n_groups} | robustness.pair_stability(
-                    yn.dep[ia][grouped[ia]], tf.dep[ib][grouped[ia]],
-                    yn.groups.pair_credit, tf.groups.pair_credit[order])
-        out.append(row)
-    return out
-
-
-def item_rows(ev: RunEvents) -> list[dict[str, Any]]:
-    """``items.csv`` rows: model, dataset, interface, item_id, group_id, label, pred, correct, g_img, dep, dcc,
-    cu, wrong_dep (label-dependent fields empty without labels), then statement and relation."""
-    run, rows = ev.run, []
-    predicted = None if run.choices is None else choice_run.predicted_letters(run.choices)
-    gold = None if run.choices is None else run.choices.gold
-    for i in range(run.n):
-        c = None if ev.correct is None else bool(ev.correct[i])
-        dep = bool(ev.dep[i])
-        rows.append({
-            "model": run.model, "dataset": run.dataset, "interface": run.interface,
-            "item_id": str(run.item_ids[i]), "group_id": None if run.group_ids is None else run.group_ids[i],
-            "label": (None if gold is None else str(gold[i])) if run.choices is not None else
-            (None if run.labels is None else ("yes" if run.labels[i] else "no")),
-            "pred": str(predicted[i]) if predicted is not None else ("yes" if ev.direction[i] > 0 else "no"),
-            "correct": c, "g_img": float(ev.gap[i]),
-            "dep": dep, "dcc": None if c is None else c and dep, "cu": None if c is None else c and not dep,
-            "wrong_dep": None if c is None else (not c) and dep,
-            "statement": None if run.group_ids is None or run.group_ids[i] is None or run.statements is None
-            else ("true" if run.statements[i] else "false"),
-            "relation": None if run.relations is None else run.relations[i],
-        })
-    return rows
-
-
-def group_rows(ev: RunEvents) -> list[dict[str, Any]]:
-    """``groups.csv`` rows: model, dataset, interface, group_id, h_o, h_t, h_b, g_int, rel_o, pair_credit,
-    pair_d, joint (h_t/h_b empty when text/blank is not a control)."""
-    g, run = ev.groups, ev.run
-    if g is None:
-        return []
-    nan = np.full(g.n_groups, np.nan)
-    h_t, h_b = g.h.get("text", nan), g.h.get("blank", nan)
-    return [{"model": run.model, "dataset": run.dataset, "interface": run.interface,
-             "group_id": str(g.group_ids[k]), "h_o": float(g.h["original"][k]), "h_t": float(h_t[k]),
-             "h_b": float(h_b[k]), "g_int": float(g.g_int[k]), "rel_o": bool(g.rel["original"][k]),
-             "pair_credit": bool(g.pair_credit[k]), "pair_d": bool(g.pair_d[k]), "joint": bool(g.joint[k])}
-            for k in range(g.n_groups)]
-
-
-def macro_rows(summaries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:
     """Unweighted means over models of rates computed within model, per (dataset, interface) (§19)."""
     keys = ("acc", "dep", "dcc", "cu", "wrong_dep")
     out = []
-    for dataset, interface in sorted({(s["dataset"], s["interface"]) for s in summaries}):
-        rows = [s | {"delta_dcc": (s.get("perm") or {}).get("delta_dcc")} for s in summaries
-                if s["dataset"] == dataset and s["interface"] == interface]
-        out.append({"dataset": dataset, "interface": interface, "models": len({r["model"] for r in rows})}
-                   | macro_average(rows, (*keys, "delta_dcc")))
+    for dataset, interface in sorted({(s.dataset, s.interface) for s in summaries}):
+        rows = [{"model": s.model, "delta_dcc": None if s.perm is None else s.perm.delta_dcc}
+                | {k: s.rate_of(k) for k in keys} for s in summaries
+                if s.dataset == dataset and s.interface == interface]
+        means = {k: rate(v) for k, v in macro_average(rows, (*keys, "delta_dcc")).items()}
+        out.append(MacroAverage(dataset=dataset, interface=interface, models=len({r["model"] for r in rows}),
+                                **means))
     return out
 
 
-def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = None) -> VcaReport:
-    """Compute the whole VCA report for validated runs (see the module docstring)."""
+def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = None,
+                   floors: Mapping[tuple[str, str, str], NoiseFloor] | None = None) -> VcaReport:
+    """Compute the whole VCA report for validated runs (see the module docstring); ``floors``: the measured
+    noise floor of each (model, dataset, interface) run that has one
+    (:func:`vlaudit.sources.noise_floor.read_floors`; without one a run's noise is "not measured")."""
     settings = settings or ReportSettings()
     text_llms = [run for run in runs if is_text_only(run)]  # blind baselines of MMStar's leakage, not audited
     runs = [run for run in runs if not is_text_only(run)]
@@ -404,14 +358,14 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
         raise InputError(f"{stress} are stress probes that retain or degrade the image's content, never controls "
                          f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
-    summaries = [summarize_run(ev, settings) for ev in events]
-    add_leakage(summaries, text_llms)
-    return VcaReport(
-        runs=summaries, interfaces=interface_checks(events, settings), macro=macro_rows(summaries),
-        settings={"controls": list(settings.controls), "n_resamples": settings.n_resamples, "seed": settings.seed,
-                  "level": settings.level, "control_sets": ["+".join(s) for s in settings.control_sets]},
-        items=[row for ev in events for row in item_rows(ev)],
-        groups=[row for ev in events for row in group_rows(ev)],
-        gaps={ev.run.key: ev.gap for ev in events},
-        warnings=[w for ev in events for w in ev.warnings],
-    )
+    summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key), text_llms) for ev in events]
+    interfaces = [typing.cast(JsonObject, to_json(row)) for row in vca_axes.interface_checks(events, settings)]
+    result = VcaReportResult(
+        runs=summaries, interfaces=interfaces, macro=macro_rows(summaries),
+        settings=AuditSettings(controls=list(settings.controls), n_resamples=settings.n_resamples,
+                               seed=settings.seed, level=settings.level,
+                               control_sets=["+".join(s) for s in settings.control_sets]),
+        warnings=[w for ev in events for w in ev.warnings])
+    return VcaReport(result=result, items=[row for ev in events for row in report_rows.item_rows(ev)],
+                     groups=[row for ev in events for row in report_rows.group_rows(ev)],
+                     gaps={ev.run.key: ev.gap for ev in events})

@@ -1,13 +1,12 @@
 """Inputs shared by the VCA analyses of §15, §16 and §18 (``vlaudit vca validity|filter|proxies``).
 
-* :func:`load_runs` reads several MARGINS tables (or ``vca score`` folders) and keeps one interface.
 * :func:`run_scores` computes the per-item events of every run with :func:`vca_report.run_events` (so G_img,
   Dep and correctness are the report's own), plus the original-answer confidence.
 * :func:`src_records` gives the same-record consistency (SRC) rows: one per relation group, predictor from the
   group's true statement, target Rel_o (§15).
-* :func:`read_edit_outcomes` / :func:`join_edits` attach the edited outcomes written by ``vlaudit data edits
-  analyze`` (flip+visibility, strict, Rel_o of the source pair) to the source true statement's scores of the
-  same model (§15 Swap).
+* :func:`join_edits` attaches the edited outcomes written by ``vlaudit data edits analyze`` (flip+visibility,
+  strict, Rel_o of the source pair; read with :func:`vlaudit.sources.edit_outcomes.read_edit_outcomes`) to
+  the source true statement's scores of the same model (§15 Swap).
 * :func:`ranking_rows` is the standalone-validity row set for one target: AUROC, AUPRC and H–L per model with
   cluster-bootstrap intervals, their macro mean over models, and the rank-pooled row (within-model
   percentile ranks first; raw scores are never ranked across models).
@@ -18,7 +17,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,10 +25,9 @@ from sklearn.linear_model import LogisticRegression
 
 from vlaudit.analysis.vca.report import RunEvents, run_events
 from vlaudit.errors import InputError
-from vlaudit.files import read_records
 from vlaudit.metrics.vca import proxies, support
 from vlaudit.settings import CONFIDENCE_LEVEL
-from vlaudit.sources.margins import MarginRun, read_margins
+from vlaudit.sources.margins import MarginRun
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import (
     auprc,
@@ -44,33 +41,6 @@ from vlaudit.stats.ranking import (
 
 HORIZONTAL = ("left of", "right of")
 VERTICAL = ("above", "below")
-
-
-def load_runs(paths: Sequence[str | Path], interface: str = "yesno") -> list[MarginRun]:
-    """Every run of ``interface`` in the given MARGINS tables; a folder stands for its ``margins.parquet``.
-
-    A (model, dataset) pair given twice is an error naming both files.
-    """
-    runs: list[MarginRun] = []
-    seen: dict[tuple[str, str], str] = {}
-    for path in paths:
-        path = Path(path)
-        if path.is_dir():
-            path = path / "margins.parquet"
-        if not path.exists():
-            raise InputError("no such MARGINS table (or `vca score` folder with margins.parquet)", path=path)
-        for run in read_margins(path):
-            if run.interface != interface:
-                continue
-            key = (run.model, run.dataset)
-            if key in seen:
-                raise InputError(f"model {run.model!r}, dataset {run.dataset!r} is given twice (also in "
-                                 f"{seen[key]})", path=path, field="model")
-            seen[key] = str(path)
-            runs.append(run)
-    if not runs:
-        raise InputError(f"no {interface!r} runs in {', '.join(str(p) for p in paths)}", field="interface")
-    return runs
 
 
 @dataclass
@@ -133,30 +103,6 @@ def src_records(scores: RunScores) -> dict[str, np.ndarray] | None:
             "true_accepted": m_o[t] >= 0}
 
 
-def read_edit_outcomes(path: str | Path, edit_items: str | Path | None = None) -> list[dict[str, Any]]:
-    """``edit_outcomes.csv`` of ``vlaudit data edits analyze`` (or its folder), one row per (model, edit).
-
-    Each row needs ``source_item_id``; older outcome tables lack it, and ``edit_items`` (the edits build's
-    ``items.jsonl``) then maps each edit to the source item of its ``src-r`` probe.
-    """
-    path = Path(path)
-    if path.is_dir():
-        path = path / "edit_outcomes.csv"
-    records = read_records(path, required=("model", "edit_id", "flip_vis", "strict", "rel_o"))
-    if records and records[0].get("source_item_id") in (None, ""):
-        if edit_items is None:
-            raise InputError("the edit outcomes have no source_item_id: give --edit-items (the edits build's "
-                             "items.jsonl)", path=path, field="source_item_id")
-        probes = read_records(edit_items, required=("edit_id", "probe", "source_item_id"))
-        source = {str(p["edit_id"]): str(p["source_item_id"]) for p in probes if p["probe"] == "src-r"}
-        for k, r in enumerate(records, start=1):
-            if str(r["edit_id"]) not in source:
-                raise InputError(f"edit {r['edit_id']!r} has no src-r probe in {edit_items}", path=path,
-                                 record=f"row {k}", field="edit_id")
-            r["source_item_id"] = source[str(r["edit_id"])]
-    return records
-
-
 def _flag(value: Any, *, path: str, record: str, name: str) -> bool:
     text = str(value).strip().lower()
     if text in ("1", "1.0", "true", "yes"):
@@ -166,8 +112,12 @@ def _flag(value: Any, *, path: str, record: str, name: str) -> bool:
     raise InputError(f"not a 0/1 outcome: {value!r}", path=path, record=record, field=name)
 
 
+#: edit outcomes joined with the source statement's scores: one column (numpy array) per field
+JoinedEdits = dict[str, np.ndarray]
+
+
 def join_edits(records: Sequence[Mapping[str, Any]], scores: Sequence[RunScores], *,
-               dataset: str | None = None, path: str = "<edits>") -> dict[str, np.ndarray]:
+               dataset: str | None = None, path: str = "<edits>") -> JoinedEdits:
     """One row per (model, edit) with the source true statement's scores of that model (VCA §15 Swap).
 
     The source dataset is ``dataset``, else the one dataset whose runs hold the source items. Models of the

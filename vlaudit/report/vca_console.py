@@ -1,0 +1,144 @@
+"""The VCA report at the console (80 columns): the headline per (model, dataset), the n of every quantity,
+the noise floor, VCA Table 11, the Table 28 stricter definitions and the benchmarks' own figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from vlaudit.report.console import print_table, print_wrapped
+from vlaudit.report.noise_lines import noise_lines
+from vlaudit.results.base import JsonObject
+from vlaudit.results.vca_audit import RunAudit
+
+if TYPE_CHECKING:
+    from vlaudit.analysis.vca.report import VcaReport
+
+
+def _pct_cell(value: float | None, ci: Sequence[float] | None = None) -> str:
+    """``12.3`` over a dim ``10.1–14.6`` CI line (percent); an em dash for a missing value."""
+    if value is None or value != value:
+        return "—"
+    text = f"{100 * value:.1f}"
+    if ci is not None and ci[0] is not None and ci[0] == ci[0]:
+        text += f"\n[dim]{100 * ci[0]:.1f}–{100 * ci[1]:.1f}[/dim]"
+    return text
+
+
+def run_groups(runs: Sequence[RunAudit]) -> list[tuple[tuple[str, str], list[RunAudit]]]:
+    """Runs grouped by (model, dataset) in first-seen order; each group's rows are its interfaces."""
+    groups: dict[tuple[str, str], list[RunAudit]] = {}
+    for run in runs:
+        groups.setdefault((run.model, run.dataset), []).append(run)
+    return list(groups.items())
+
+
+def print_headline(
+    runs: Sequence[RunAudit], title: str = "Visual Credit Audit", *, console: Console | None = None
+) -> None:
+    """Rich tables: n, Acc, Dep, D-CC, C-U (percent over a CI line) and Δ_DCC^perm when present.
+
+    One small table per (model, dataset) titled with the full names, one row per interface, so long model
+    names are never truncated in an 80-column terminal.
+    """
+    console = console or Console()
+    level = runs[0].bootstrap.level if runs else 0.95
+    console.print(f"[bold]{title}[/bold]")
+    console.print(f"[dim]percent of items; second line: {100 * level:g}% paired bootstrap percentile CI[/dim]")
+    has_perm = any(run.perm is not None for run in runs)
+    metrics = ("Acc", "Dep", "D-CC", "C-U") + (("Δ D-CC perm",) if has_perm else ())
+    for number, ((model, dataset), members) in enumerate(run_groups(runs)):
+        # fixed widths so the per-(model, dataset) tables line up as one; the header is shown once
+        table = Table(title=f"{model} · {dataset}", title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+                      show_edge=False, pad_edge=False, collapse_padding=True, show_header=number == 0)
+        table.add_column("interface", justify="left", no_wrap=True, min_width=9)
+        table.add_column("n", justify="right", min_width=5, no_wrap=True)
+        for column in metrics:
+            table.add_column(column, justify="right", min_width=max(10, len(column)))
+        for run in members:
+            cells = [_pct_cell(run.rate_of(k), run.interval_of(k)) for k in ("acc", "dep", "dcc", "cu")]
+            if has_perm:
+                cells.append("—" if run.perm is None else _pct_cell(run.perm.delta_dcc, run.perm.ci_delta_dcc))
+            table.add_row(run.interface, str(run.n), *cells)
+        console.print(table)
+
+
+def print_axes(report: VcaReport, *, console: Console | None = None) -> None:
+    """After the headline: warnings (items excluded for a missing headline control); the n and excluded
+    count of every quantity whenever a run has an exclusion or an optional context (each quantity on the items
+    that have its contexts); VCA Table 11 for runs with erasure geometry; the Table 28 sensitivity columns for runs with a mismatch context."""
+    console = console or Console()
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+
+    for run in report.runs:
+        if len(run.coverage) > 1 or run.n_excluded:
+            parts = [f"{e.quantity} ({e.contexts}) n={e.n}"
+                     + (f", {e.n_excluded} excluded ({e.missing} missing)" if e.n_excluded else "")
+                     for e in run.coverage]
+            console.print(f"[dim]n per quantity[/dim] {run.name}: " + " · ".join(parts), highlight=False)
+
+    for line in noise_lines(report.runs):
+        print_wrapped(line)
+    print_geometry(report.runs)
+    rows = [[run.name, s.n, _pct(s.dep), _pct(s.strict), s.n_m, _pct(s.dep_m), _pct(s.strict_m), s.gap_mean]
+            for run in report.runs if (s := run.sensitivity).n_m]
+    if rows:
+        print_table("Stricter definitions (%, VCA Table 28; not headline scores)",
+                    ["run", "n", "Dep", "Strict T/B", "n_M", "Dep+M", "Strict+M", "mean G"], rows, digits=2)
+    print_benchmark_figures(report.runs)
+
+
+def _pct(value: object) -> float | None:
+    return 100.0 * value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
+    """The benchmarks' own figures beside the audit: MMStar's MG, per-category credit, POPE, MME, CircularEval
+    (percent; each table only for the runs that have what it needs)."""
+    pct = _pct
+    # the benchmark section's keys are the benchmark's own (JSON objects, read as such)
+    figures: list[tuple[str, Any]] = [(run.name, run.benchmark) for run in runs]
+    gain = [[n, pct(f["mmstar"]["acc_image"]), pct(f["mmstar"]["acc_text"]), pct(f["mmstar"]["mg"]),
+             pct(f["mmstar"].get("ml"))] for n, f in figures if "mmstar" in f]
+    if gain:
+        print_table("Multimodal gain and leakage (%, MMStar)", ["run", "Acc", "Acc text", "MG", "ML"], gain,
+                    digits=1)
+    for n, f in figures:
+        if f.get("categories"):
+            print_table(f"Credit per category (%) — {n}", ["category", "n", "Acc", "Dep", "D-CC", "C-U"],
+                        [[r["category"], r["n"], pct(r.get("acc")), pct(r["dep"]), pct(r.get("dcc")),
+                          pct(r.get("cu"))] for r in f["categories"]], digits=1)
+        if f.get("pope"):
+            print_table(f"POPE figures (%) — {n}", ["category", "n", "Acc", "Prec", "Rec", "F1", "Yes"],
+                        [[r["category"], r["n"], pct(r["accuracy"]), pct(r["precision"]), pct(r["recall"]),
+                          pct(r["f1"]), pct(r["yes_ratio"])] for r in f["pope"]], digits=1)
+        if f.get("mme"):
+            print_table(f"MME figures — {n}", ["category", "n", "pairs", "acc %", "acc+ %", "score"],
+                        [[r["category"], r["n"], r["n_pairs"], pct(r["acc"]), pct(r["acc_plus"]), r["score"]]
+                         for r in f["mme"]], digits=1)
+        if f.get("circular"):
+            c = f["circular"]
+            print_table(f"CircularEval (%) — {n}", ["rotation", "n", "Acc", "D-CC"],
+                        [[r["rotation"], r["n"], pct(r["acc"]), pct(r["dcc"])] for r in c["per_rotation"]]
+                        + [["every", c["n_items"], pct(c["circular_acc"]), pct(c["credited_every_rotation"])]],
+                        digits=1)
+
+
+def print_geometry(runs: Sequence[RunAudit]) -> None:
+    """VCA Table 11, one row per benchmark (the geometry does not depend on the model); a benchmark without an
+    erasure view (no object boxes, or no erasure context scored) has no row."""
+    seen: dict[str, JsonObject] = {}
+    for run in runs:
+        g = run.erasure_geometry
+        if g and (g.get("n_rele") or g.get("n_irre")):
+            seen.setdefault(run.dataset, g)
+    if seen:
+        print_table("Erasure geometry (% of image area, VCA Table 11)",
+                    ["benchmark", "RelE n", "RelE", "union", "IrrE n", "IrrE", "zero overlap"],
+                    [[dataset, g["n_rele"], g["rele_erased_pct"], g["union_pct"], g["n_irre"],
+                      g["irre_erased_pct"], g["irre_zero_overlap_pct"]] for dataset, g in seen.items()], digits=2)

@@ -1,0 +1,279 @@
+"""The records of one Visual Credit Audit report (``vca.json``, VCA §3, §11–§13, §18, §19).
+
+A :class:`RunAudit` is one (model, dataset, interface) run: the headline rates Acc, Dep, D-CC, C-U = Acc − D-CC
+(fractions in [0, 1]) with their paired cluster-bootstrap intervals, the taxonomy, the optional axes and the
+coverage of every quantity. A rate that cannot be computed (no labels, an empty subset) is None, never NaN;
+an axis whose context the run lacks is None (``perm`` without a ``mismatch`` margin, ``relation`` without
+relation groups, ``erasure_geometry`` without the geometry columns). Sections whose keys depend on the run's
+own contexts or strata (``stratified``, ``survival``, ``gap``, ``relation``, ``benchmark``, ``noise``) are JSON
+objects named in their field's docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from vlaudit.results.base import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
+
+
+def none_for_empty_intervals(value: object) -> object:
+    """A JSON value with every ``[null, null]`` interval as ``null`` (how files written before intervals that
+    are not computable became ``null`` said it)."""
+    if isinstance(value, list):
+        if len(value) == 2 and value[0] is None and value[1] is None:
+            return None
+        return [none_for_empty_intervals(v) for v in value]
+    if isinstance(value, dict):
+        return {k: none_for_empty_intervals(v) for k, v in value.items()}
+    return value
+
+
+def rate(value: float | None) -> float | None:
+    """A rate as a record holds it: None for a missing or non-finite value (never NaN)."""
+    if value is None:
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def interval(value: tuple[float, float] | list[float] | None) -> Interval | None:
+    """An interval as a record holds it: None when missing or when either end is not finite."""
+    if value is None:
+        return None
+    low, high = float(value[0]), float(value[1])
+    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+
+
+@dataclass(frozen=True)
+class HeadlineIntervals:
+    """Paired cluster-bootstrap percentile intervals of the headline rates (VCA §19); None without labels."""
+
+    acc: Interval | None
+    dep: Interval | None
+    dcc: Interval | None
+    cu: Interval | None
+    wrong_dep: Interval | None
+    strict: Interval | None
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    """The four cells correct×dependent (sum to 1) and credited precision D-CC / Dep (VCA §12)."""
+
+    correct_dep: float | None
+    correct_nodep: float | None
+    wrong_dep: float | None
+    wrong_nodep: float | None
+    credited_precision: float | None
+    ci_credited_precision: Interval | None
+    wilson_credited_precision: Interval | None
+
+
+@dataclass(frozen=True)
+class PermutationAxis:
+    """Matched image-permutation calibration on the items with a ``mismatch`` margin (VCA §11):
+    Δ_DCC^perm = D-CC − D-CC_perm on those same items."""
+
+    n: int
+    n_excluded: int
+    dcc: float | None
+    dep_perm: float | None
+    dcc_perm: float | None
+    delta_dcc: float | None
+    cu_perm: float | None
+    orig_only: float | None
+    perm_only: float | None
+    ci_delta_dcc: Interval | None
+    ci_dcc_perm: Interval | None
+    ci_dep_perm: Interval | None
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """VCA Table 28: Dep and Strict T/B on the headline items; Dep+M and Strict+M on the ``n_m`` mismatch
+    items (None without them) with headline Dep on those items; mean G_img."""
+
+    n: int
+    dep: float | None
+    strict: float | None
+    gap_mean: float | None
+    ci_dep: Interval | None
+    ci_strict: Interval | None
+    n_m: int
+    n_m_excluded: int
+    dep_m: float | None
+    strict_m: float | None
+    dep_on_m_items: float | None
+    ci_dep_m: Interval | None
+    ci_strict_m: Interval | None
+
+
+@dataclass(frozen=True)
+class ControlSetCheck:
+    """An alternate control set against the headline gap on the items that have its contexts (VCA §18)."""
+
+    control_set: str
+    n: int
+    n_excluded: int
+    dep_reference: float | None
+    dcc_reference: float | None
+    dep: float | None
+    agreement: float | None
+    spearman: float | None
+    dcc: float | None
+    cu: float | None
+    cu_jaccard: float | None
+    strict: float | None
+
+
+@dataclass(frozen=True)
+class AggregationCheck:
+    """A control-aggregation variant of G_img against the headline gap (VCA §18)."""
+
+    variant: str
+    dep: float | None
+    agreement: float | None
+    spearman: float | None
+    dcc: float | None
+    cu: float | None
+    cu_jaccard: float | None
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """Alternate control sets and control-aggregation variants (VCA §18)."""
+
+    control_sets: list[ControlSetCheck]
+    aggregation: list[AggregationCheck]
+
+
+@dataclass(frozen=True)
+class ErasureCheck:
+    """A box-erasure view (or stress probe) against the original on the items that have it (VCA §11, §18):
+    decision survival, mean support drop r_o − r_c, share of positive drops, survival among dependent items."""
+
+    context: str
+    n: int
+    n_excluded: int
+    same: float | None
+    drop_mean: float | None
+    drop_positive: float | None
+    same_dep: float | None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """n and excluded count of one quantity of the run (each quantity uses the items it can)."""
+
+    quantity: str
+    contexts: str
+    n: int
+    n_excluded: int
+    missing: str
+
+
+@dataclass(frozen=True)
+class BootstrapPlan:
+    """The one count matrix every interval of the run shares (VCA §19)."""
+
+    n_resamples: int
+    seed: int
+    level: float
+    cluster: Literal["group_id", "item_id"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunAudit:
+    """One (model, dataset, interface) run of the audit (see the module docstring).
+
+    ``stratified``: by ``prediction``/``gold`` (or letter) → stratum → {n, acc, dep, dcc, cu, strict};
+    ``balanced``: by → {acc, dcc, cu, dep}; ``survival``: n_dep, CONTROL_same, both_same, any_changes and their
+    Wilson intervals; ``gap``: mean, min, max, qNN quantiles, near_zero_EPS shares of G_img; ``relation``:
+    groups, rel_CONTEXT, pair_credit, pair_d, joint, g_int_mean, h_CONTEXT_mean with intervals and
+    ``gap_ranks_rel_o``; ``erasure_geometry``: VCA Table 11; ``benchmark``: the benchmarks' own figures;
+    ``noise``: the noise floor τ and the decisions inside it, or ``measured: false`` with a ``note``.
+    """
+
+    model: str
+    dataset: str
+    interface: str
+    n: int
+    n_total: int
+    n_excluded: int
+    excluded_items: list[str]
+    labelled: bool
+    contexts: list[str]
+    controls: list[str]
+    acc: float | None
+    dep: float | None
+    dcc: float | None
+    cu: float | None
+    wrong_dep: float | None
+    strict: float | None
+    ci: HeadlineIntervals
+    taxonomy: Taxonomy
+    stratified: JsonObject
+    balanced: JsonObject
+    survival: JsonObject
+    gap: JsonObject
+    perm: PermutationAxis | None = None
+    sensitivity: Sensitivity
+    relation: JsonObject | None = None
+    robustness: Robustness
+    erasure: list[ErasureCheck]
+    erasure_geometry: JsonObject | None
+    stress: list[ErasureCheck]
+    coverage: list[Coverage]
+    benchmark: JsonObject
+    noise: JsonObject
+    warnings: list[str]
+    bootstrap: BootstrapPlan
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(model, dataset, interface)."""
+        return self.model, self.dataset, self.interface
+
+    @property
+    def name(self) -> str:
+        """``model · dataset · interface``, as the console and the HTML report name a run."""
+        return f"{self.model} · {self.dataset} · {self.interface}"
+
+    def interval_of(self, name: str) -> Interval | None:
+        """The bootstrap interval of a headline rate (``acc``, ``dep``, ``dcc``, ``cu``, ``wrong_dep``,
+        ``strict``)."""
+        value: Interval | None = getattr(self.ci, name)
+        return value
+
+    def rate_of(self, name: str) -> float | None:
+        """A headline rate by name (``acc``, ``dep``, ``dcc``, ``cu``, ``wrong_dep``, ``strict``)."""
+        value: float | None = getattr(self, name)
+        return value
+
+
+@dataclass(frozen=True)
+class MacroAverage:
+    """Unweighted means over models of rates computed within model, per (dataset, interface) (VCA §19)."""
+
+    dataset: str
+    interface: str
+    models: int
+    acc: float | None
+    dep: float | None
+    dcc: float | None
+    cu: float | None
+    wrong_dep: float | None
+    delta_dcc: float | None
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """The report's prespecified options (VCA §19)."""
+
+    controls: list[str]
+    n_resamples: int
+    seed: int
+    level: float
+    control_sets: list[str]

@@ -1,0 +1,67 @@
+"""The records of a run's decision checks: the backend's noise floor under math-preserving perturbations
+(``stability.json``) and likelihood against generation (``generate_check.json``), VCA §3 decisions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DeltaSummary:
+    """|Δ margin| under a perturbation: n, median, p99 and max (None with no record) and the margins whose
+    sign (the answer, VCA §3) changed."""
+
+    n: int
+    median: float | None
+    p99: float | None
+    max: float | None
+    sign_flips: int
+
+
+@dataclass(frozen=True)
+class GapFlips:
+    """Items with original and the headline controls whose Dep = [G_img > 0] changed under a perturbation."""
+
+    n: int
+    controls: list[str]
+    sign_flips: int
+
+
+@dataclass(frozen=True)
+class PerturbationNoise:
+    """One math-preserving perturbation's |Δ margin| per context and over every record, and its G_img sign
+    flips."""
+
+    perturbation: str
+    description: str
+    contexts: dict[str, DeltaSummary]
+    all: DeltaSummary
+    g_img: GapFlips
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A decision the generated answer contradicts: the margin, both answers and the raw generated text."""
+
+    item_id: str
+    margin: float | None
+    margin_answer: str | None
+    generated_answer: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class GenerationCheck:
+    """Per context, interface and prompt form: agreement of the margin's decision with the greedily generated
+    answer (None when nothing parsed), the unparseable rate, the confusion counts
+    ``confusion[margin answer][generated answer or "unparseable"]`` and the disagreements."""
+
+    context: str
+    interface: str
+    prompt: str
+    n: int
+    n_parsed: int
+    agreement: float | None
+    unparseable_rate: float | None
+    confusion: dict[str, dict[str, int]]
+    disagreements: list[Disagreement]
