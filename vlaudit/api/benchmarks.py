@@ -7,8 +7,8 @@ from pathlib import Path
 
 from vlaudit.errors import InputError
 from vlaudit.files import check_file_target, write_result
-from vlaudit.results.base import JsonObject
-from vlaudit.results.demo import ItemsBuildSummary
+from vlaudit.results.base import JsonObject, JsonValue
+from vlaudit.results.demo import ItemNote, ItemsBuildSummary
 from vlaudit.sources.items import write_items
 from vlaudit.sources.registry import benchmark_format, read_benchmark_items
 from vlaudit.sources.rows import ImageFolder, default_images_dir
@@ -48,9 +48,10 @@ def build_benchmark_items(benchmark: str, source: str | Path, *, out: str | Path
     write_items(out, read.items)
     categories: JsonObject = dict(read.categories())
     labels: JsonObject = dict(sorted(Counter(str(item.label) for item in read.items).items()))
+    excluded: list[dict[str, JsonValue]] = [dict(row) for row in read.excluded]
     summary = ItemsBuildSummary(
         n_items=len(read.items), n_excluded=len(read.excluded), excluded_by_reason=reasons,
-        excluded=read.excluded, notes=read.notes, warnings=[],
+        excluded=excluded, notes=list[str | ItemNote](read.notes), warnings=[],
         extra={"benchmark": benchmark, "kind": registered.answers, "source": str(source), "out": str(out),
                "categories": categories, "labels": labels,
                "text_only": sum(item.image is None for item in read.items),

@@ -29,7 +29,6 @@ from vlaudit.scoring.run_spec import recorded_model
 from vlaudit.scoring.stability import STABILITY_FILE, run_stability
 from vlaudit.sources.items import BenchmarkItem, read_items
 
-
 #: a model to re-score with: a loaded backend, or a spec to load instead of the run's recorded one
 ModelArg: TypeAlias = YesNoBackend | FeatureBackend | str | None
 #: the run's items when its manifest names no ITEMS file: a path or the records

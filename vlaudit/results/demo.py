@@ -7,6 +7,14 @@ from dataclasses import dataclass
 from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
 
 
+@dataclass(frozen=True)
+class ItemNote:
+    """A note on one kept item (an entity the caption and the boxes name differently, an item without boxes)."""
+
+    record: str
+    note: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class ItemsBuildSummary(VersionedResult):
     """What an ITEMS builder kept and why it excluded the rest (counted and listed), notes and warnings."""
@@ -18,7 +26,8 @@ class ItemsBuildSummary(VersionedResult):
     n_excluded: int
     excluded_by_reason: dict[str, int]
     excluded: list[JsonObject]
-    notes: list[str]
+    #: the benchmark readers' notes are lines of text; the VSR, GSR and What's Up builders note items
+    notes: list[str | ItemNote]
     warnings: list[str]
 
 
