@@ -23,7 +23,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_table
 from vlaudit.results.cycles import MllmCycleScores
 from vlaudit.scoring.dual_margins import score_dual
-from vlaudit.scoring.executors import open_features, open_yes_no
+from vlaudit.scoring.executors import features_executor, open_features, yes_no_executor
 from vlaudit.scoring.features import Features, collect_inputs, read_features, write_features
 from vlaudit.scoring.mllm_cycle_scores import (
     CYCLE_QUERY,
@@ -74,17 +74,13 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
     recorded = spec.recorded(item_list, templates)
     RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
     load = BackendLoad(spec.model, spec.run, interfaces=spec.interfaces, question_templates=templates)
-    loaded, executor = (backend, None) if backend is not None else open_yes_no(load, spec.executor)
-    try:
+    with yes_no_executor(load, spec.executor, backend=backend) as (loaded, executor):
         summary = run_scoring(loaded, item_list, images_dir=spec.images, out_dir=spec.out,
                               contexts=list(spec.contexts), interfaces=list(spec.interfaces), seed=spec.seed,
                               strict=spec.run.strict, model_name=spec.model_name, chunk_size=spec.run.chunk_size,
                               arguments=recorded, on_plan=on_plan, on_progress=on_progress,
                               on_warning=on_warning, executor=executor)
         decision = loaded.describe().get("prefix_cache_decision")  # as manifest.json records it
-    finally:
-        if executor is not None:
-            executor.shutdown()
     return Margins(Path(spec.out) / "margins.parquet", summary, prefix_cache=decision)
 
 
@@ -120,16 +116,11 @@ def extract_features(spec: FeaturesSpec, *, backend: FeatureBackend | None = Non
                             None if spec.captions is None else Path(spec.captions))
     recorded = spec.recorded()
     RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
-    loaded, executor = (backend, None) if backend is not None else open_features(
-        BackendLoad(spec.model, spec.run), spec.executor)
     provenance = {"cycles": str(spec.cycles), "images_dir": str(spec.images),
                   "captions": None if spec.captions is None else str(spec.captions)}
-    try:
+    with features_executor(BackendLoad(spec.model, spec.run), spec.executor, backend=backend) as (loaded, executor):
         write_features(loaded, inputs, spec.out, provenance=provenance, progress=progress, executor=executor,
                        command=spec.COMMAND, arguments=recorded)
-    finally:
-        if executor is not None:
-            executor.shutdown()
     return read_features(spec.out)
 
 
@@ -155,14 +146,11 @@ def score_cycles_mllm(spec: CycleScoreSpec, *, overwrite: bool = False) -> MllmC
     run = spec.run_folder()
     recorded = spec.recorded(query)
     RunFolder(run).check(spec, recorded, overwrite=overwrite)
-    backend, executor = open_yes_no(BackendLoad(spec.model, spec.run, interfaces=(INTERFACE,)), spec.executor)
-    try:
+    load = BackendLoad(spec.model, spec.run, interfaces=(INTERFACE,))
+    with yes_no_executor(load, spec.executor) as (backend, executor):
         summary = run_scoring(backend, items, images_dir=spec.images, out_dir=run, contexts=["original"],
                               interfaces=[INTERFACE], strict=True, chunk_size=spec.run.chunk_size,
                               arguments=recorded, executor=executor, command=spec.COMMAND)
-    finally:
-        if executor is not None:
-            executor.shutdown()
     rows = scores_from_margins(run / "margins.parquet", items, source=cycles_path)
     write_table(spec.out, rows)
     return MllmCycleScores(rows=rows, summary=summary, n_cycles=len(cycle_list), run_dir=str(run))

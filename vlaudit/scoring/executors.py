@@ -6,7 +6,8 @@ where it ran. The runner appends each finished shard to the cache as one atomic 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -65,3 +66,23 @@ def open_features(load: BackendLoad, executor: RayOptions | None = None
                                       gpus_per_worker=executor.gpus_per_worker,
                                       threads=executor.threads_per_worker)
     return ray_executor.start(), ray_executor
+
+
+@contextlib.contextmanager
+def yes_no_executor(load: BackendLoad, executor: RayOptions | None = None, *, backend: YesNoBackend | None = None
+                    ) -> Iterator[tuple[YesNoBackend, RayExecutor | None]]:
+    """``with yes_no_executor(load, ray) as (backend, ray_executor):`` the model of :func:`open_yes_no` (or
+    ``backend``, already loaded), its Ray actors shut down on leaving, however the block ends."""
+    loaded, ray_executor = (backend, None) if backend is not None else open_yes_no(load, executor)
+    with ray_executor if ray_executor is not None else contextlib.nullcontext():
+        yield loaded, ray_executor
+
+
+@contextlib.contextmanager
+def features_executor(load: BackendLoad, executor: RayOptions | None = None, *,
+                      backend: FeatureBackend | None = None
+                      ) -> Iterator[tuple[FeatureBackend, RayFeatureExecutor | None]]:
+    """As :func:`yes_no_executor`, for a dual encoder (:func:`open_features`)."""
+    loaded, ray_executor = (backend, None) if backend is not None else open_features(load, executor)
+    with ray_executor if ray_executor is not None else contextlib.nullcontext():
+        yield loaded, ray_executor

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from PIL import Image
 
@@ -196,6 +196,12 @@ class RayExecutor:
             on_shard_done(shard, rows)
         return failures
 
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
     def shutdown(self) -> None:
         """Stop the actors (the Ray instance stays up for the caller)."""
         for actor in self.actors:
@@ -287,6 +293,12 @@ class RayFeatureExecutor:
 
     def encode_texts(self, payloads: Sequence[Sequence[str]]) -> Iterator[Any]:
         yield from self._map("encode_texts", payloads)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
 
     def shutdown(self) -> None:
         for actor in self.actors:
