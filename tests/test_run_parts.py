@@ -35,19 +35,19 @@ def test_a_rerun_may_change_the_run_and_executor_parts_and_the_folder_but_not_a_
     spec = ScoreSpec(model=ModelRef("ref:tiny-qwen2-vl"), benchmark=items, images=tmp_path / "bench" / "images",
                      out=tmp_path / "run", contexts=("original", "text"))
     first = vlaudit.score_margins(spec)
-    assert first.summary["n_units_scored_now"] > 0
+    assert first.summary.n_units_scored_now > 0
     loaded = vlaudit.load_model(spec.model, RunOptions(device="cpu"), interfaces=spec.interfaces)  # loaded once
 
     how = RunOptions(batch_size=3, chunk_size=5, device="cpu", prefix_cache=False, strict=True)
     again = vlaudit.score_margins(dataclasses.replace(spec, run=how), backend=loaded)
-    assert again.summary["n_units_scored_now"] == 0  # resumed from the cache: nothing scored again
+    assert again.summary.n_units_scored_now == 0  # resumed from the cache: nothing scored again
     ray = dataclasses.replace(spec, executor=RayOptions(workers=2, gpus_per_worker=1.0))
     RunFolder(spec.out).check(ray, ray.recorded(first_items(spec)))  # accepted (no Ray started here)
 
     moved = tmp_path / "moved"
     shutil.copytree(spec.out, moved)
     assert vlaudit.score_margins(dataclasses.replace(spec, out=moved), backend=loaded
-                                 ).summary["n_units_scored_now"] == 0
+                                 ).summary.n_units_scored_now == 0
 
     for options, changed in ((HfOptions(system="qwen-neutral"), "system: None → 'qwen-neutral'"),
                              (HfOptions(min_pixels=64), "min_pixels: None → 64"),

@@ -22,6 +22,7 @@ from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError
 from vlaudit.files import write_table
 from vlaudit.results.cycles import MllmCycleScores
+from vlaudit.results.vca import DualScoringSummary, ScoringSummary
 from vlaudit.scoring.dual_margins import score_dual
 from vlaudit.scoring.executors import features_executor, open_features, yes_no_executor
 from vlaudit.scoring.features import Features, collect_inputs, read_features, write_features
@@ -81,7 +82,7 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
                               arguments=recorded, on_plan=on_plan, on_progress=on_progress,
                               on_warning=on_warning, executor=executor)
         decision = loaded.describe().get("prefix_cache_decision")  # as manifest.json records it
-    return Margins(Path(spec.out) / "margins.parquet", summary, prefix_cache=decision)
+    return Margins(Path(spec.out) / "margins.parquet", ScoringSummary.from_dict(summary), prefix_cache=decision)
 
 
 def score_dual_margins(spec: DualScoreSpec, *, overwrite: bool = False) -> Margins:
@@ -98,7 +99,7 @@ def score_dual_margins(spec: DualScoreSpec, *, overwrite: bool = False) -> Margi
     summary = score_dual(backend, items, images_dir=spec.images, out_dir=spec.out, contexts=list(spec.contexts),
                          no_image=spec.no_image, text_field=spec.text_field, seed=spec.seed,
                          model_name=spec.model_name, arguments=recorded, source=spec.benchmark)
-    return Margins(Path(spec.out) / "margins.parquet", summary)
+    return Margins(Path(spec.out) / "margins.parquet", DualScoringSummary.from_dict(summary))
 
 
 def extract_features(spec: FeaturesSpec, *, backend: FeatureBackend | None = None, overwrite: bool = False,

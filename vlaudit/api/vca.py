@@ -19,7 +19,6 @@ from vlaudit.report.vca_tables import write_report_files
 from vlaudit.results.base import to_json
 from vlaudit.results.vca import DualScoringSummary, FactorialResult, ScoringSummary, VcaReportResult
 from vlaudit.results.vca_audit import RunAudit
-from vlaudit.scoring.runner import failure_line
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -38,29 +37,24 @@ HEADLINE = ("acc", "dep", "dcc", "cu")
 
 @dataclass
 class Margins:
-    """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts as ``summary.json``
-    holds them (typed as :attr:`result`)."""
+    """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts, the typed
+    record ``summary.json`` holds (a dual-encoder run's own record)."""
 
     path: Path
-    summary: Mapping[str, object]
+    summary: ScoringSummary | DualScoringSummary
     prefix_cache: Mapping[str, object] | None = None  # the shared image-prefix reuse decision (manifest.json)
 
     @property
     def failure_line(self) -> str:
         """One line counting the records not scored, by reason and by context (``failures.jsonl`` lists them)."""
-        return failure_line(self.summary)
-
-    @property
-    def result(self) -> ScoringSummary | DualScoringSummary:
-        """The run's counts as the typed record ``summary.json`` holds (a dual-encoder run's own record)."""
-        if "n_groups" in self.summary:
-            return DualScoringSummary.from_dict(self.summary)
-        return ScoringSummary.from_dict(self.summary)
+        if isinstance(self.summary, DualScoringSummary):
+            return f"{self.summary.n_not_scored} not scored"
+        return self.summary.failure_line
 
     @property
     def schema_version(self) -> int:
         """The version of ``summary.json``'s shape."""
-        return self.result.schema_version
+        return self.summary.schema_version
 
     def to_frame(self) -> pd.DataFrame:
         """The margins as a pandas DataFrame (schema: :mod:`vlaudit.sources.margins`)."""

@@ -96,8 +96,9 @@ def vca_score(
                                          on_warning=lambda message: console.print(
                                              Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
     summary = margins.summary
-    shown = [(k, v) for k, v in summary.items() if not isinstance(v, (dict, list))]
-    vlaudit.print_table(f"vca score — {summary['model']}", ["field", "value"], shown, digits=3)
+    shown = [(k, v) for k, v in summary.to_dict().items()
+             if k != "schema_version" and not isinstance(v, (dict, list))]
+    vlaudit.print_table(f"vca score — {summary.model}", ["field", "value"], shown, digits=3)
     say(f"records not scored: {margins.failure_line} — listed in {out / 'failures.jsonl'}")
     decision = margins.prefix_cache
     if decision:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -257,7 +257,7 @@ def csv_rows(result: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict
                "cu_neutral_exceed": entry["cu_neutral_exceed"]}
         for name, _, _ in PROPORTIONS:
             row[name] = entry[name]
-            row[f"{name}_lo"], row[f"{name}_hi"] = entry[f"{name}_ci"]
+            row[f"{name}_lo"], row[f"{name}_hi"] = entry[f"{name}_ci"] or (None, None)
         if "nested" in entry:
             row.update({f"nested_{k}": v for k, v in entry["nested"].items()})
         models.append(row)
@@ -283,7 +283,9 @@ def write_factorial_files(out_dir: str | Path, result: Mapping[str, Any]) -> lis
     and the two CSV tables, ``factorial_models.csv`` and ``factorial_effects.csv``, each atomically: what
     ``vca factorial`` writes and ``vlaudit.factorial(...).save(OUT)`` writes."""
     out = Path(out_dir)
-    record = FactorialResult.from_dict(to_json({k: v for k, v in result.items() if k != "files"}))
-    model_rows, effect_rows = csv_rows(result)
+    # the JSON values (not computable: None, never NaN), so the CSV cells agree with the JSON file
+    written = cast(dict[str, Any], to_json({k: v for k, v in result.items() if k != "files"}))
+    record = FactorialResult.from_dict(written)
+    model_rows, effect_rows = csv_rows(written)
     return [write_result(out / "factorial.json", record), write_table(out / "factorial_models.csv", model_rows),
             write_table(out / "factorial_effects.csv", effect_rows)]
