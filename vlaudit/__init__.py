@@ -41,7 +41,7 @@ _EXPORTS: dict[str, str] = {
     "features_from_arrays": "vlaudit.api.cycles:features_from_arrays",
     "zero_shot_scores": "vlaudit.api.cycles:zero_shot_scores",
     "run_synthetic": "vlaudit.analysis.cycles.synthetic:run_synthetic",
-    "load_seed_inputs": "vlaudit.analysis.cycles.inputs:load_seed_inputs",
+    "load_seed_inputs": "vlaudit.api.experiment_inputs:load_seed_inputs",
     "run_diagnostics": "vlaudit.analysis.cycles.diagnostics:run_diagnostics",
     "run_rank_sweep": "vlaudit.analysis.cycles.rank_sweep:run_rank_sweep",
     "run_oe": "vlaudit.analysis.cycles.oe:run_oe",
@@ -208,7 +208,7 @@ __all__ = [
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
     from vlaudit.analysis.cycles.diagnostics import run_diagnostics
     from vlaudit.analysis.cycles.experiment import ExperimentConfig
-    from vlaudit.analysis.cycles.inputs import load_seed_inputs
+    from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.analysis.cycles.oe import run_oe
     from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
     from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic

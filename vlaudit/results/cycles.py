@@ -278,7 +278,7 @@ class SeedAggregate:
     """One quantity across seeds: its value per seed (None where the seed has none, e.g. a family withdrawn
     there), mean and sample sd (ddof = 1; None for one seed) over the ``n_seeds`` seeds that have it."""
 
-    per_seed: dict[str, float | None]
+    per_seed: dict[str, int | float | None]
     mean: float | None
     sd: float | None
     n_seeds: int
@@ -463,8 +463,9 @@ class OeResult(CycleExperimentResult):
     file_name = "oe.json"
     written_by = "experiment oe"
 
+    val_split: str
     marker: str
-    families: list[str]
+    families: list[str] | None
     families_per_seed: dict[str, list[str]]
     rows: list[OeRow]
     difference_cycle_minus_shortcut: SeedAggregate

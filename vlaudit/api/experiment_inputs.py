@@ -1,4 +1,5 @@
-"""Inputs of the cycle-paper experiments: one cycles file per seed + frozen features → :class:`SeedInputs`.
+"""Inputs of the cycle-paper experiments, read here so that the analysis reads nothing from disk: one cycles file
+per seed + frozen features → :class:`~vlaudit.analysis.cycles.experiment.SeedInputs`.
 
 Features come from a features folder written by ``vlaudit features`` (it must hold every image and caption id
 of every seed's cycles) or are extracted here, once for the union of all seeds, with a dual encoder
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from vlaudit.analysis.cycles.experiment import BUILD_PROVENANCE, SeedInputs
 from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
@@ -40,7 +41,7 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
     there is one) come along, so the experiments report them with the build's counts.
     """
     features = read_features(features_dir)
-    out = {}
+    out: dict[int, SeedInputs] = {}
     images, captions = set(features.image_ids), set(features.caption_ids)
     for seed, path in cycles_paths.items():
         cycles = read_cycles(path)
@@ -64,7 +65,7 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
 
 
 def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: str | Path, model: str,
-                          out_dir: str | Path, *, marked: bool = False, **options: Any) -> Path:
+                          out_dir: str | Path, *, marked: bool = False) -> Path:
     """Embed every image and caption of every seed's cycles once with ``model`` (plus the marked captions)."""
     require_kind(model, "features")
     merged = FeatureInputs()
@@ -75,7 +76,7 @@ def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: st
         merged.texts.update(part.texts)
         if marked:
             merged.texts.update({k + MARK_SUFFIX: marked_text(t) for k, t in caption_texts(cycles).items()})
-    backend = load_backend(model, **options)
+    backend = load_backend(model)
     extract_features(backend, merged, out_dir, provenance={"cycles": {str(s): str(p) for s, p in cycles_paths.items()},
                                                            "images_dir": str(images_dir), "oe_marked": marked})
     return Path(out_dir)
@@ -95,7 +96,7 @@ def add_marked_features(inputs: SeedInputs, marked_dir: str | Path | None = None
                              "--marked-features or --model", path=inputs.source, field="marked features")
         return inputs
     by_hash = _rows_by_hash(Path(marked_dir))
-    extra: dict[str, np.ndarray] = {}
+    extra: dict[str, NDArray[np.float32]] = {}
     for caption_id, text in texts.items():
         row = by_hash.get(sha256_text(marked_text(text)))
         if row is None:
@@ -107,7 +108,7 @@ def add_marked_features(inputs: SeedInputs, marked_dir: str | Path | None = None
     return inputs.with_texts(extra)
 
 
-def _rows_by_hash(folder: Path) -> dict[str, np.ndarray]:
+def _rows_by_hash(folder: Path) -> dict[str, NDArray[np.float32]]:
     features = read_features(folder)
     manifest = read_json(folder / MANIFEST_FILE)
     hashes = read_table(folder / manifest["files"]["texts"], required=("content_hash",)).column("content_hash")
