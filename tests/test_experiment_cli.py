@@ -236,6 +236,7 @@ def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dic
     from vlaudit.analysis.cycles.experiment import ExperimentConfig, select_families
     from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.builders.cycles.coco import build_coco_cycles
+    from vlaudit.results.cycles import Withdrawn
     from vlaudit.metrics.cycles import cycle_counts
     from vlaudit.sources.cycle_tables import read_cycles
 
@@ -249,4 +250,4 @@ def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dic
     inputs = load_seed_inputs({0: world["c0"], 1: rebuilt}, world["features"])
     kept, unavailable = select_families(inputs, (0, 1), ExperimentConfig(min_cycles=3))
     assert kept[0] == sorted(FAMILIES.split(",")) and not set(kept[1]) & set(gone)
-    assert unavailable == [{"family": f, "seed": 1, "cycles": full[f], "withdrawn_by": "build"} for f in sorted(gone)]
+    assert unavailable == [Withdrawn(family=f, seed=1, cycles=full[f], withdrawn_by="build") for f in sorted(gone)]
