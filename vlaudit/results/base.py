@@ -268,7 +268,7 @@ def _decode(value: object, hint: object, path: str | Path, name: str) -> object:
         if base is tuple and args and args[-1] is not Ellipsis:
             if len(args) != len(value):
                 raise _fail(f"expected {len(args)} values, found {len(value)}", path, name)
-            return tuple(_decode(v, a, path, f"{name}[{i}]") for i, (v, a) in enumerate(zip(args, value, strict=True)))
+            return tuple(_decode(v, a, path, f"{name}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True)))
         item = args[0] if args else object
         decoded = [_decode(v, item, path, f"{name}[{i}]") for i, v in enumerate(value)]
         return tuple(decoded) if base is tuple else decoded

@@ -208,7 +208,7 @@ class CycleAccCell:
 
 #: a 2×2 benchmark's metric cell: ``n``, each metric's value, ``…_ci`` interval and ``…_ties`` (the metric
 #: names depend on the benchmark: Winoground text/image/group, NaturalBench Acc, Q-Acc, I-Acc, G-Acc)
-BenchmarkCell = dict[str, float | int | str | list[float] | None]
+BenchmarkCell = dict[str, int | float | str | list[float] | None]
 
 
 @dataclass(frozen=True)
