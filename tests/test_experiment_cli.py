@@ -182,8 +182,8 @@ def test_oe_end_to_end_builds_and_encodes_itself(world: dict[str, Path]) -> None
 
 
 def test_oe_reads_marked_captions_from_a_second_folder_by_content(world: dict[str, Path]) -> None:
-    from vlaudit.api.experiment_inputs import add_marked_features, load_seed_inputs
     from vlaudit.analysis.cycles.oe import MARK_SUFFIX
+    from vlaudit.api.experiment_inputs import add_marked_features, load_seed_inputs
 
     inputs = load_seed_inputs({0: world["c0"]}, world["features"])[0]
     same = add_marked_features(inputs)  # the marked rows are already in the folder
@@ -236,8 +236,8 @@ def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dic
     from vlaudit.analysis.cycles.experiment import ExperimentConfig, select_families
     from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.builders.cycles.coco import build_coco_cycles
-    from vlaudit.results.cycles import Withdrawn
     from vlaudit.metrics.cycles import cycle_counts
+    from vlaudit.results.cycles import Withdrawn
     from vlaudit.sources.cycle_tables import read_cycles
 
     # Seed 1's build again with the builder's minimum at 10: a family short of 10 in a split is not written.

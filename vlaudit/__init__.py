@@ -208,7 +208,6 @@ __all__ = [
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
     from vlaudit.analysis.cycles.diagnostics import run_diagnostics
     from vlaudit.analysis.cycles.experiment import ExperimentConfig
-    from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.analysis.cycles.oe import run_oe
     from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
     from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic
@@ -231,6 +230,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
         build_whatsup_items,
     )
     from vlaudit.api.edits import analyze_edits, build_edits, export_annotations, import_annotations
+    from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.api.experiments import ExperimentRun, run_experiment, synthetic_controls
     from vlaudit.api.models import build_tiny_model, model_registry, train_reference, verbalizers
     from vlaudit.api.results import Result
