@@ -127,7 +127,7 @@ class CycleAuditRow:
     tv_image: float
     tv_caption: float
     tv_caption_length: float | None
-    max_abs_signed_degree: float
+    max_abs_signed_degree: int | float  # an integer for ±1 entries
     validity_violations: int
     violation_examples: list[Violation]
 
@@ -145,7 +145,7 @@ class CycleAudit(VersionedResult):
     rules: dict[str, float | str]
     rows: list[CycleAuditRow]
     validity_violations: int
-    max_abs_signed_degree: float
+    max_abs_signed_degree: int | float
 
 
 @dataclass(frozen=True)
