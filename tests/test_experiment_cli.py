@@ -237,7 +237,7 @@ def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dic
     from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.builders.cycles.coco import build_coco_cycles
     from vlaudit.metrics.cycles import cycle_counts
-    from vlaudit.results.cycles import Withdrawn
+    from vlaudit.results.cycle_experiments import Withdrawn
     from vlaudit.sources.cycle_tables import read_cycles
 
     # Seed 1's build again with the builder's minimum at 10: a family short of 10 in a split is not written.

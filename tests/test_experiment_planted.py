@@ -19,7 +19,7 @@ from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs, spl
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
 from vlaudit.results.base import to_json
-from vlaudit.results.cycles import AdditiveAudit
+from vlaudit.results.cycle_experiments import AdditiveAudit
 
 # The planted problems are small: a larger step than §E.3's lr 1e-3 converges in a few hundred updates. Their
 # margins were set at batch 256 exactly, so the small-set minimum of optimiser steps is off here (it is tested
@@ -234,7 +234,7 @@ def test_each_experiment_returns_the_typed_record_its_json_file_holds(tmp_path: 
     """run_diagnostics / run_rank_sweep / run_oe / run_transfer return their typed result (a
     CycleExperimentResult: versioned, read by attribute) that round-trips through NAME.json: the file read back
     equals the returned record, down to its rows."""
-    from vlaudit.results.cycles import (
+    from vlaudit.results.cycle_experiments import (
         CycleExperimentResult,
         DiagnosticsResult,
         OeResult,

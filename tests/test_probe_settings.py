@@ -145,7 +145,7 @@ def test_a_probe_below_chance_on_its_training_cycles_is_warned() -> None:
 
 def test_probe_notes_reach_the_run_json_and_the_console_lines() -> None:
     from vlaudit.analysis.cycles.experiment import probe_notes_summary
-    from vlaudit.results.cycles import ProbeNote
+    from vlaudit.results.cycle_experiments import ProbeNote
 
     inputs = {0: planted_inputs(0, splits=(("train", 60), ("val", 30), ("test", 30)))}
     result = cycle_diagnostics.run_diagnostics(inputs, (0,), config=ExperimentConfig(rank=4, epochs=2))

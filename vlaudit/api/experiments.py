@@ -26,14 +26,14 @@ from vlaudit.analysis.cycles.transfer import Transfer
 from vlaudit.analysis.cycles.transfer import table_rows as transfer_rows
 from vlaudit.api.experiment_inputs import add_marked_features, extract_seed_features, load_seed_inputs
 from vlaudit.errors import InputError
-from vlaudit.results.cycles import (
+from vlaudit.results.cycle_experiments import (
     AdditiveAudit,
     DiagnosticsResult,
     OeResult,
     RankSweepResult,
-    SyntheticResult,
     TransferResult,
 )
+from vlaudit.results.cycles import SyntheticResult
 
 EXPERIMENTS = ("diagnostics", "rank-sweep", "oe", "transfer")
 #: what :func:`run_experiment` returns in ``ExperimentRun.result``: the experiment's typed ``NAME.json``

@@ -17,7 +17,7 @@ import numpy as np
 
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.results.base import JsonValue, to_json
-from vlaudit.results.cycles import (
+from vlaudit.results.cycle_experiments import (
     AdditiveAudit,
     AdditiveFailure,
     CycleExperimentResult,

@@ -59,7 +59,7 @@ from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc
 from vlaudit.records import Cycle
 from vlaudit.results.base import JsonValue
-from vlaudit.results.cycles import DiagnosticsResult, DiagnosticsRow, ProbeNote
+from vlaudit.results.cycle_experiments import DiagnosticsResult, DiagnosticsRow, ProbeNote
 from vlaudit.settings import CYCLE_SEEDS, SHORTCUT_MARKER_SD
 
 ADDITIVE_PROBES = ("image-only", "text-only", "additive")

@@ -20,15 +20,15 @@ from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs, che
 from vlaudit.analysis.cycles.provenance import cycle_builds
 from vlaudit.files import write_result, write_table
 from vlaudit.results.base import JsonValue
-from vlaudit.results.cycles import (
+from vlaudit.results.cycle_experiments import (
     CycleBuilds,
     CycleExperimentResult,
     ProbeNote,
     ProbeSettings,
-    Setting,
     SettingsProvenance,
     Withdrawn,
 )
+from vlaudit.results.cycles import Setting
 from vlaudit.settings import NOT_IN_PAPER_FAMILIES
 
 R = TypeVar("R", bound=CycleExperimentResult)

@@ -44,15 +44,14 @@ from vlaudit.metrics.cycles import (
 from vlaudit.probes.trainer import ProbeData, TrainConfig, cycles_to_index, fit_probe, score_index
 from vlaudit.records import Cycle
 from vlaudit.results.base import JsonValue
-from vlaudit.results.cycles import (
-    CycleAccCell,
+from vlaudit.results.cycle_experiments import (
     PaperSetting,
     ProbeNote,
     ProbeSettings,
-    Setting,
     SettingsProvenance,
     Withdrawn,
 )
+from vlaudit.results.cycles import CycleAccCell, Setting
 from vlaudit.scoring.features import Features, zero_shot_scores
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,

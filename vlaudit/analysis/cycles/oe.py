@@ -54,7 +54,7 @@ from vlaudit.errors import InputError
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
 from vlaudit.records import Cycle
 from vlaudit.results.base import JsonValue
-from vlaudit.results.cycles import OeResult, OeRow, ProbeNote
+from vlaudit.results.cycle_experiments import OeResult, OeRow, ProbeNote
 from vlaudit.settings import CYCLE_SEEDS
 
 # §5.5: "prefixing the true caption with the marker “this is an out of distribution negative example.”" — the

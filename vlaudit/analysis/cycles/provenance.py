@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from vlaudit.results.cycles import CycleBuilds, CycleExperimentResult, Setting
+from vlaudit.results.cycle_experiments import CycleBuilds, CycleExperimentResult
+from vlaudit.results.cycles import Setting
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     MIN_CYCLES,

@@ -40,7 +40,7 @@ from vlaudit.analysis.cycles.experiment import (
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.results.base import JsonValue
-from vlaudit.results.cycles import ProbeNote, RankSweepResult, RankSweepRow
+from vlaudit.results.cycle_experiments import ProbeNote, RankSweepResult, RankSweepRow
 from vlaudit.settings import CYCLE_SEEDS
 
 VALUES = ("cycle_acc", "tie_rate", "n")

@@ -55,7 +55,7 @@ from vlaudit.analysis.cycles.plots import plot_transfer
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.records import Cycle
 from vlaudit.results.base import JsonValue
-from vlaudit.results.cycles import ProbeNote, TransferCorrelation, TransferResult, TransferRow
+from vlaudit.results.cycle_experiments import ProbeNote, TransferCorrelation, TransferResult, TransferRow
 from vlaudit.settings import CYCLE_SEEDS
 
 KEYS = ("train_family", "test_family", "off_diagonal")
