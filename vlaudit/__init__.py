@@ -94,6 +94,8 @@ _EXPORTS: dict[str, str] = {
     "train_reference": "vlaudit.api.models:train_reference",
     "run_experiment": "vlaudit.api.experiments:run_experiment",
     "ExperimentRun": "vlaudit.api.experiments:ExperimentRun",
+    "CycleBuildSummary": "vlaudit.results.cycles:CycleBuildSummary",
+    "CycleAudit": "vlaudit.results.cycles:CycleAudit",
     "ExperimentConfig": "vlaudit.analysis.cycles.experiment:ExperimentConfig",
     "synthetic_controls": "vlaudit.api.experiments:synthetic_controls",
     "SyntheticConfig": "vlaudit.analysis.cycles.synthetic:SyntheticConfig",
@@ -183,6 +185,8 @@ __all__ = [
     "train_reference",
     "run_experiment",
     "ExperimentRun",
+    "CycleBuildSummary",
+    "CycleAudit",
     "ExperimentConfig",
     "synthetic_controls",
     "SyntheticConfig",
@@ -261,6 +265,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     )
     from vlaudit.report.html import write_report
     from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
+    from vlaudit.results.cycles import CycleAudit, CycleBuildSummary
     from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles
     from vlaudit.sources.margins import normalize_context

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich import box
@@ -15,10 +14,6 @@ from vlaudit.commands._apps import cycles_app, cycles_build_app
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say
 from vlaudit.errors import EXIT_CHECK_FAILED, InputError
-
-if TYPE_CHECKING:
-    from vlaudit.results.cycles import CycleAudit, CycleBuildSummary
-
 from vlaudit.settings import (
     COCO_CAPTIONS_PER_IMAGE,
     COCO_CATEGORIES_PER_IMAGE,
@@ -36,7 +31,7 @@ def _families(value: str | None) -> list[str] | None:
     return [f.strip() for f in value.split(",") if f.strip()] if value else None
 
 
-def _print_counts(summary: CycleBuildSummary) -> None:
+def _print_counts(summary: vlaudit.CycleBuildSummary) -> None:
     """Table 6: cycles per family and split of the written families; each withdrawn family (fewer than
     --min-cycles cycles in some split, §D.5) is a row of '—' cells carrying its counts, and a line below."""
     splits = list(summary.splits)
@@ -73,7 +68,7 @@ def _print_counts(summary: CycleBuildSummary) -> None:
         say(f"wrote {summary.paths[key]}")
 
 
-def _print_audit(result: CycleAudit, name: str) -> None:
+def _print_audit(result: vlaudit.CycleAudit, name: str) -> None:
     """Table 5, compact enough for 80 columns; an exact zero is shown as 0, anything else with 4 decimals."""
     def cell(value: object) -> str:
         return "0" if value == 0 else f"{value:.4f}" if isinstance(value, float) else str(value)
