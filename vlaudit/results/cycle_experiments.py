@@ -118,6 +118,7 @@ class CycleExperimentResult(VersionedResult):
     file_name = "NAME.json"
     written_by = "experiment diagnostics|rank-sweep|oe|transfer"
 
+    files: dict[str, str]
     experiment: str
     split: str
     seeds: list[int]
@@ -129,7 +130,6 @@ class CycleExperimentResult(VersionedResult):
     probe_notes: list[ProbeNote]
     min_cycles: int
     unavailable: list[Withdrawn]
-    files: dict[str, str]
 
 
 @dataclass(frozen=True)
