@@ -2,7 +2,7 @@
 
 For the same cycles, images and model this times
 
-(a) ``extract_features`` end to end (file hashing, JPEG decoding, the model's preprocessing, tokenization,
+(a) ``write_features`` end to end (file hashing, JPEG decoding, the model's preprocessing, tokenization,
     batching, Parquet and manifest writes), and
 (b) the *floor*: bare batched ``encode_image`` / ``encode_text`` forwards over exactly the distinct images and
     captions it must embed, in the same batches, with every image decoded and preprocessed and every caption
@@ -105,7 +105,7 @@ def main() -> None:
     import torch
 
     from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.features import collect_inputs, extract_features, read_features
+    from vlaudit.scoring.features import collect_inputs, read_features, write_features
     from vlaudit.sources.cycle_tables import read_cycles
 
     torch.set_num_threads(args.threads)
@@ -120,7 +120,7 @@ def main() -> None:
                                                dict(list(inputs.texts.items())[:2])), 2)  # warm-up
         t_floor, floor = floor_embeddings(backend, inputs, args.batch_size)
         start = time.perf_counter()
-        extract_features(backend, inputs, root / "feats")
+        write_features(backend, inputs, root / "feats")
         t_run = time.perf_counter() - start
         feats = read_features(root / "feats")
         diffs = [np.abs(feats.images[i] - floor[k]).max() for k, i in feats.image_index().items()]

@@ -162,7 +162,7 @@ def test_check_backend_names_the_broken_property(images: list[Image.Image]) -> N
 def test_the_runner_and_the_extractor_refuse_a_backend_that_lacks_a_member(tmp_path: Path) -> None:
     """A user's own backend missing a protocol member is refused up front, naming what it lacks."""
     from vlaudit.errors import InputError
-    from vlaudit.scoring.features import FeatureInputs, extract_features
+    from vlaudit.scoring.features import FeatureInputs, write_features
     from vlaudit.scoring.runner import run_scoring
 
     class OnlyScores:
@@ -176,5 +176,5 @@ def test_the_runner_and_the_extractor_refuse_a_backend_that_lacks_a_member(tmp_p
         run_scoring(OnlyScores(), [], images_dir=tmp_path, out_dir=tmp_path / "run", contexts=["original"],
                     interfaces=["yesno"])
     with pytest.raises(InputError, match="OnlyScores is not a FeatureBackend: it lacks batch_size, describe"):
-        extract_features(OnlyScores(), FeatureInputs(), tmp_path / "features")
+        write_features(OnlyScores(), FeatureInputs(), tmp_path / "features")
     assert not (tmp_path / "run").exists() and not (tmp_path / "features").exists()

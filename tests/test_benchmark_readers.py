@@ -44,7 +44,7 @@ def test_each_release_round_trips_to_items(fmt: str, suffix: str, tmp_path: Path
     for item in items:
         if item.image is not None and fmt != "hallusionbench":  # its JSON names files in the user's folder
             assert (tmp_path / "images" / item.image).is_file(), item.image
-        if FORMATS[fmt].kind == "yes/no":
+        if FORMATS[fmt].answers == "yes/no":
             assert item.options is None and item.label in ("yes", "no")
         else:
             assert item.options and item.label in item.letters

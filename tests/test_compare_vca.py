@@ -55,22 +55,22 @@ def test_identical_copies_give_zero_difference_interval_zero_and_p_one(tmp_path:
     shutil.copytree(a.parent, copy)
     result = vlaudit.compare_vca([a, copy / "margins.jsonl"], n_resamples=200, n_permutations=200)
     assert result.rows
-    for row in result.data["comparisons"]:
-        assert row["difference"] == 0.0 and row["ci"] == [0.0, 0.0] and row["p"] == 1.0, row
+    for row in result.comparison.comparisons:
+        assert row.difference == 0.0 and row.ci == (0.0, 0.0) and row.p == 1.0, row
 
 
 def test_a_better_model_is_found_and_swapping_flips_every_sign(tmp_path: Path) -> None:
     strong = write_run(tmp_path / "strong", margins_rows("strong", 1, n=120, strength=3.0))
     weak = write_run(tmp_path / "weak", margins_rows("weak", 2, n=120, strength=0.0))
-    ab = vlaudit.compare_vca([strong, weak], n_resamples=300, n_permutations=300).data
-    ba = vlaudit.compare_vca([weak, strong], n_resamples=300, n_permutations=300).data
-    acc = next(r for r in ab["comparisons"] if r["metric"] == "acc")
-    assert acc["test"] == "mcnemar" and acc["difference"] > 0.3 and acc["ci"][0] > 0 and acc["survives"]
-    for x, y in zip(ab["comparisons"], ba["comparisons"], strict=True):
-        assert (x["model_a"], x["model_b"]) == (y["model_b"], y["model_a"])
-        assert x["difference"] == -y["difference"]
-        assert x["ci"] == [-y["ci"][1], -y["ci"][0]]
-        assert x["p"] == y["p"] and x["p_holm"] == y["p_holm"]
+    ab = vlaudit.compare_vca([strong, weak], n_resamples=300, n_permutations=300).comparison
+    ba = vlaudit.compare_vca([weak, strong], n_resamples=300, n_permutations=300).comparison
+    acc = next(r for r in ab.comparisons if r.metric == "acc")
+    assert acc.test == "mcnemar" and acc.difference > 0.3 and acc.ci is not None and acc.ci[0] > 0 and acc.survives
+    for x, y in zip(ab.comparisons, ba.comparisons, strict=True):
+        assert (x.model_a, x.model_b) == (y.model_b, y.model_a)
+        assert x.difference is not None and y.difference is not None and x.difference == -y.difference
+        assert x.ci is not None and y.ci is not None and x.ci == (-y.ci[1], -y.ci[0])
+        assert x.p == y.p and x.p_holm == y.p_holm
 
 
 def test_item_order_changes_no_byte_of_the_output(tmp_path: Path) -> None:
@@ -112,12 +112,13 @@ def test_partial_overlap_runs_on_the_intersection_and_says_why(tmp_path: Path, c
                                       "--resamples", "100", "--permutations", "100"])
     assert result.exit_code == 0, result.output
     data = read_json(tmp_path / "out" / "compare.json")
-    by_model = {m["model"]: m["datasets"]["toy/yesno"] for m in data["models"]}
-    assert by_model["a"]["n_compared"] == 57
-    assert by_model["b"]["dropped"] == {"lacks blank": 1, "missing": 2}
-    assert by_model["a"]["dropped"] == {"not in every run": 3}
+    typed = CompareVcaResult.from_dict(data)
+    by_model = {m.model: m.datasets["toy/yesno"] for m in typed.models}
+    assert by_model["a"].n_compared == 57
+    assert by_model["b"].dropped == {"lacks blank": 1, "missing": 2}
+    assert by_model["a"].dropped == {"not in every run": 3}
     assert "57 items compared" in result.output
-    assert CompareVcaResult.from_dict(data).to_dict() == data
+    assert typed.to_dict() == data
 
 
 def test_save_writes_the_commands_bytes(tmp_path: Path) -> None:
@@ -197,3 +198,40 @@ def test_an_unreadable_run_is_one_line_naming_the_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as error:
         vlaudit.compare_vca([good, broken], n_resamples=20)
     assert "margins.parquet" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_rows_are_flat_cells_with_each_interval_as_two_columns(tmp_path: Path) -> None:
+    """``rows`` / ``to_frame()`` hold one scalar per cell: the difference's interval and the Acc/Dep/D-CC noise
+    band (None without a floor) as ``*_lo`` / ``*_hi``; ``comparison`` is the typed file, ``data`` its JSON."""
+    a = write_run(tmp_path / "a", margins_rows("a", 12))
+    b = write_run(tmp_path / "b", margins_rows("b", 13, strength=0.2))
+    result = vlaudit.compare_vca([a, b], n_resamples=50, n_permutations=50)
+    typed = result.comparison
+    assert result.data == typed.to_dict() and len(result.rows) == len(typed.comparisons)
+    for row, record in zip(result.rows, typed.comparisons, strict=True):
+        assert all(value is None or isinstance(value, (str, int, float, bool)) for value in row.values()), row
+        assert record.ci is not None and (row["difference_lo"], row["difference_hi"]) == record.ci
+        assert ("noise_band_lo" in row) == (record.metric in ("acc", "dep", "dcc"))
+        assert row.get("noise_band_lo") is None and row["p_holm"] == record.p_holm
+    frame = result.to_frame()
+    assert {"difference", "difference_lo", "difference_hi", "p", "p_holm", "survives"} <= set(frame.columns)
+
+
+def test_the_html_report_shows_both_comparisons_from_their_typed_files(tmp_path: Path) -> None:
+    """The report's "Model comparison" section reads compare.json and compare_cycles.json back as their typed
+    results: every compared pair, the noise note, a cycle comparison's split, and nothing fails to render."""
+    from vlaudit.records import Cycle
+    from vlaudit.report.html import build_html
+
+    paths = [write_run(tmp_path / "in" / n, margins_rows(n, s)) for n, s in (("a", 14), ("b", 15))]
+    vlaudit.compare_vca(paths, out=tmp_path / "report" / "vca", n_resamples=50, n_permutations=50, plot=False)
+    cycles = [Cycle(f"c{k}", "left", f"u{k}", f"v{k}", f"u{k}b", f"v{k}b", split="test") for k in range(12)]
+    scores = {name: {(c.image_1, c.caption_1): 1.0 + bias for c in cycles} | {
+        (c.image_2, c.caption_2): 1.0 for c in cycles} | {(c.image_1, c.caption_2): 0.0 for c in cycles} | {
+        (c.image_2, c.caption_1): 0.0 for c in cycles} for name, bias in (("x", 0.5), ("y", -2.0))}
+    vlaudit.compare_cycles(cycles, scores, out=tmp_path / "report" / "cycles", min_cycles=5, n_resamples=50,
+                           n_permutations=50, plot=False)
+    page = build_html(tmp_path / "report")
+    assert "Model comparison" in page and "could not be rendered" not in page
+    assert "vca: a, b" in page and "cycles: x, y" in page
+    assert "noise floor not measured" in page and "CycleAcc" in page

@@ -17,7 +17,7 @@ from vlaudit.api.cycles import build_cycles, evaluate_cycles
 from vlaudit.errors import InputError
 from vlaudit.metrics.two_by_two import naturalbench_outcomes, winoground_outcomes
 from vlaudit.sources.cycle_tables import read_cycles
-from vlaudit.sources.two_by_two import generic_blocks, naturalbench_blocks, read_benchmark, winoground_blocks
+from vlaudit.sources.two_by_two import generic_blocks, naturalbench_blocks, read_two_by_two, winoground_blocks
 
 # ------------------------------------------------------------------------------------------------ fixtures
 
@@ -119,7 +119,7 @@ def test_naturalbench_parquet_with_image_structs(tmp_path: Path) -> None:
     for row in rows:
         row["Image_0"], row["Image_1"] = ({"bytes": None, "path": row[k]} for k in ("Image_0", "Image_1"))
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "nb.parquet")
-    parsed = read_benchmark("naturalbench", tmp_path / "nb.parquet")
+    parsed = read_two_by_two("naturalbench", tmp_path / "nb.parquet")
     assert [b.image_1 for b in parsed.blocks] == ["nb_0_0.png", "nb_1_0.png", "nb_2_0.png"]
     build_cycles("naturalbench", out=tmp_path / "c.jsonl", examples=tmp_path / "nb.parquet", images=images)
     wino = winoground_blocks([(1, {**WINOGROUND_ROWS[0], "image_0": {"path": "x/a.png"}})], source="hf")
@@ -355,7 +355,7 @@ def test_reading_any_bytes_is_blocks_or_one_clean_error(benchmark: str, blob: by
     path = tmp_path_factory.mktemp("fuzz") / "bench.jsonl"
     path.write_bytes(blob)
     try:
-        read_benchmark(benchmark, path)
+        read_two_by_two(benchmark, path)
     except InputError as exc:
         assert str(exc).startswith(str(path)) and "\n" not in str(exc)
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from vlaudit.builders.cycles import COCO_FAMILIES, audit_cycles_file, build_coco_cycles
 from vlaudit.builders.cycles.build_steps import BASE_COLUMNS, sidecar_paths
 from vlaudit.errors import InputError
-from vlaudit.sources.coco import parse_captions, parse_instances
+from vlaudit.sources.coco import read_coco_captions, read_coco_instances
 
 
 def assert_clean_audit(cycles: Path, annotations: list[Path]) -> dict:
@@ -152,7 +152,7 @@ def test_bad_instances_name_file_record_field(tmp_path: Path, mutate, field: str
     mutate(data)
     instances.write_text(json.dumps(data))
     with pytest.raises(InputError) as info:
-        parse_instances(instances)
+        read_coco_instances(instances)
     assert info.value.field == field and info.value.path == str(instances) and info.value.record is not None
     assert fragment in str(info.value)
 
@@ -163,15 +163,15 @@ def test_bad_captions_and_recoverable_warnings(tmp_path: Path) -> None:
     data = json.loads(instances.read_text())
     data["annotations"][0].pop("iscrowd")
     instances.write_text(json.dumps(data))
-    parsed = parse_instances(instances)
+    parsed = read_coco_instances(instances)
     assert parsed.warnings == {"boxes clipped to the image border": 1, "missing iscrowd read as 0": 1}
     assert parsed.bbox[1].tolist() == [70.0, 40.0, 30.0, 20.0]
-    assert parse_captions(captions, parsed).warnings == {"empty captions dropped": 1}
+    assert read_coco_captions(captions, parsed).warnings == {"empty captions dropped": 1}
     caps = json.loads(captions.read_text())
     caps["annotations"][1]["image_id"] = 4242
     captions.write_text(json.dumps(caps))
     with pytest.raises(InputError, match="image id 4242 is not in the instances file") as info:
-        parse_captions(captions, parsed)
+        read_coco_captions(captions, parsed)
     assert info.value.field == "image_id" and "annotations[1]" in str(info.value.record)
     with pytest.raises(InputError, match="unknown COCO families"):
         build_coco_cycles(instances, None, tmp_path / "c.jsonl", families=["coco-nope"])
@@ -225,6 +225,6 @@ def test_segmentation_values_of_any_shape_parse(tmp_path: Path) -> None:
     data["annotations"][2]["segmentation"] = "weird"
     data["annotations"][3]["segmentation"] = [['"]]"']]
     instances.write_text(json.dumps(data))
-    parsed = parse_instances(instances)
+    parsed = read_coco_instances(instances)
     assert [parsed.category_names[c] for c in parsed.ann_cat] == ["dog", "cat", "cup", "car", "chair"]
     assert parsed.bbox[:, 0].tolist() == [5, 20, 40, 60, 70]

@@ -11,7 +11,7 @@ from vlaudit.builders.cycles import audit_cycles_file, build_gqa_cycles
 from vlaudit.builders.cycles.gqa import GQA_EXTRA_FAMILIES, GQA_FAMILIES, GQA_PAPER_FAMILIES
 from vlaudit.builders.cycles.gqa_rules import GraphFacts, noun_key
 from vlaudit.errors import InputError
-from vlaudit.sources.gqa import parse_scene_graphs
+from vlaudit.sources.gqa import read_gqa_scene_graphs
 
 
 def graph(objects: dict[str, dict]) -> dict:
@@ -45,8 +45,8 @@ def test_relations_as_list_or_dict_parse_the_same(tmp_path: Path) -> None:
     for g in as_dict.values():
         for o in g["objects"].values():
             o["relations"] = {f"r{k}": r for k, r in enumerate(o["relations"])}
-    a = parse_scene_graphs(write(tmp_path, data, "list.json"))
-    b = parse_scene_graphs(write(tmp_path, as_dict, "dict.json"))
+    a = read_gqa_scene_graphs(write(tmp_path, data, "list.json"))
+    b = read_gqa_scene_graphs(write(tmp_path, as_dict, "dict.json"))
     assert a.images == b.images
     assert a.images["1"].objects["a"].relations == (("next to", "b"),)
 
@@ -72,7 +72,7 @@ def parse_scene_graphs_from(data: dict):
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        return parse_scene_graphs(write(Path(tmp), data)).images
+        return read_gqa_scene_graphs(write(Path(tmp), data)).images
 
 
 def test_binding_block_from_small_graphs(tmp_path: Path) -> None:
@@ -145,7 +145,7 @@ def test_binding_swap_predicates() -> None:
 
 def test_shared_gqa_sample(shared_data: Path, tmp_path: Path) -> None:
     path = shared_data / "gqa" / "train_sceneGraphs_sample.json"
-    graphs = parse_scene_graphs(path)
+    graphs = read_gqa_scene_graphs(path)
     assert len(graphs.images) == 14 and sum(len(g.objects) for g in graphs.images.values()) == 239
     out = tmp_path / "g.jsonl"
     summary = build_gqa_cycles(path, out, min_cycles=1, extra_families=True)
@@ -196,7 +196,7 @@ def test_bad_scene_graphs(tmp_path: Path, mutate, field: str) -> None:
     mutate(data)
     path = write(tmp_path, data)
     with pytest.raises(InputError) as info:
-        parse_scene_graphs(path)
+        read_gqa_scene_graphs(path)
     assert info.value.field == field and info.value.path == str(path) and "image 1" in str(info.value.record)
 
 
@@ -375,7 +375,7 @@ def test_independent_gqa_statuses_agree_with_the_builder_on_the_sample(shared_da
     from vlaudit.builders.cycles.gqa_audit import status
     from vlaudit.builders.cycles.gqa_rules import candidate_facts, fact_status
 
-    graphs = parse_scene_graphs(shared_data / "gqa" / "train_sceneGraphs_sample.json").images
+    graphs = read_gqa_scene_graphs(shared_data / "gqa" / "train_sceneGraphs_sample.json").images
     checked = 0
     for family in GQA_FAMILIES:
         facts = [f for g in graphs.values() for f in candidate_facts(g, family)]

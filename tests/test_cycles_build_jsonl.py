@@ -62,7 +62,7 @@ def test_bad_pairs(tmp_path: Path, mutate, field: str, record: str) -> None:
     rows = pairs_rows()
     mutate(rows)
     with pytest.raises(InputError) as info:
-        pairs_jsonl.parse_pairs(write(tmp_path, rows))
+        pairs_jsonl.read_pairs_jsonl(write(tmp_path, rows))
     assert info.value.field == field and info.value.record == record
 
 

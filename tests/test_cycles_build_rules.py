@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from vlaudit.builders.cycles.coco_index import build_index
 from vlaudit.builders.cycles.rules import RELATION_CODE, RELATIONS, GeometryRules, statement_verdict
 from vlaudit.builders.cycles.synonyms import MentionMatcher, synonym_table
-from vlaudit.sources.coco import parse_instances
+from vlaudit.sources.coco import read_coco_instances
 
 NAMES = ["dog", "chair", "cup"]
 RULES = GeometryRules()
@@ -36,7 +36,7 @@ def _instances(tmp: Path, objects: list[tuple[str, list[float], int]], w: int = 
 
 def _verdicts(path: Path, rules: GeometryRules = RULES) -> dict[tuple[str, str, str], tuple[str, str]]:
     """(subject, relation, object) → (vectorised verdict, scalar verdict) for every ordered category pair."""
-    inst = parse_instances(path)
+    inst = read_coco_instances(path)
     index = build_index(inst, rules)
     W, H = float(inst.width[0]), float(inst.height[0])
     lists: dict[int, list] = {c: [] for c in range(len(NAMES))}

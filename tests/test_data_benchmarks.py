@@ -22,7 +22,7 @@ from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.sources.items import read_items, write_items
 from vlaudit.sources.vsr import parse_vsr_caption, read_meta_categories, read_vsr
-from vlaudit.sources.whatsup import parse_spatial_caption, read_controlled, read_two_obj
+from vlaudit.sources.whatsup import parse_spatial_caption, read_whatsup_controlled, read_whatsup_spatial
 
 # Real What's Up COCO-Spatial two-object format: [image_id, true caption, false caption]; the last row has a
 # caption that splits two ways and must be reported, never guessed.
@@ -74,6 +74,19 @@ def test_vsr_zeroshot_repairs_truncated_subjects(shared_data):
     assert handbag and all(r.subject == "handbag" and r.entity_source == "fields-repaired" for r in handbag)
     sources = Counter(r.entity_source for r in rows)
     assert sources["fields"] + sources["fields-repaired"] == 1222
+
+
+def test_the_vsr_inverse_build_returns_its_relations_and_counts_as_records(shared_data, tmp_path):
+    import vlaudit
+    from vlaudit.api.data import BuildCounts, RelationCandidates
+
+    build = vlaudit.build_vsr_inverse_items(shared_data / "vsr" / "zeroshot_test.jsonl", out=tmp_path / "inv.jsonl",
+                                            entities="fields")
+    assert isinstance(build.counts, BuildCounts) and build.relations
+    assert all(isinstance(r, RelationCandidates) for r in build.relations)
+    assert (build.counts.n_candidates, build.counts.n_groups, build.n_excluded) == (249, 237, 12)
+    assert sum(r.candidates for r in build.relations) == 249 and sum(r.groups for r in build.relations) == 237
+    assert build.summary["n_groups"] == 237 and build.summary["entities"] == "fields"
 
 
 def test_vsr_inverse_pairs(shared_data, tmp_path):
@@ -216,7 +229,7 @@ def test_spatial_caption_parser_reports_instead_of_guessing():
 
 
 def test_gsr_coco_small_file(tmp_path):
-    result = gsr_coco_items(read_two_obj(write_two_obj(tmp_path / "coco_qa_two_obj.json")), split="two_obj")
+    result = gsr_coco_items(read_whatsup_spatial(write_two_obj(tmp_path / "coco_qa_two_obj.json")), split="two_obj")
     assert result.counts["n_groups"] == 7 and result.counts["n_statements"] == 14
     assert len(result.excluded) == 1 and "unparsable true caption" in result.excluded[0]["reason"]
     assert result.counts["groups_by_family"] == {"left/right": 4, "above/below": 3}
@@ -249,7 +262,7 @@ def test_gsr_coco_realistic_file_counts(tmp_path):
     """The real file's composition over all 80 COCO names → 440 groups, 880 statements, 279 + 161 (VCA §11)."""
     assert len(COCO_NAMES) == 80 and len(set(COCO_NAMES)) == 80
     rows = realistic_two_obj()
-    result = gsr_coco_items(read_two_obj(write_two_obj(tmp_path / "two.json", rows)), split="two_obj")
+    result = gsr_coco_items(read_whatsup_spatial(write_two_obj(tmp_path / "two.json", rows)), split="two_obj")
     assert result.counts["n_groups"] == 440 and result.counts["n_statements"] == 880
     assert result.counts["groups_by_family"] == {"left/right": 279, "above/below": 161}
     assert result.counts["groups_by_true_relation"] == {"left of": 150, "right of": 129, "above": 86, "below": 75}
@@ -266,7 +279,7 @@ def test_gsr_coco_realistic_file_counts(tmp_path):
 
 
 def test_gsr_coco_boxes_from_real_instances(shared_data, tmp_path):
-    result = gsr_coco_items(read_two_obj(write_two_obj(tmp_path / "two.json")), split="two_obj")
+    result = gsr_coco_items(read_whatsup_spatial(write_two_obj(tmp_path / "two.json")), split="two_obj")
     result = attach_coco_boxes(result, shared_data / "coco_val2017_sample" / "annotations"
                                / "instances_val2017_subset20.json")
     assert result.counts["boxes"] == {"with boxes": 14}
@@ -275,7 +288,7 @@ def test_gsr_coco_boxes_from_real_instances(shared_data, tmp_path):
 
 
 def test_whatsup_controlled_a_real(shared_data):
-    rows = read_controlled(shared_data / "whatsup" / "controlled_images_dataset.json")
+    rows = read_whatsup_controlled(shared_data / "whatsup" / "controlled_images_dataset.json")
     result = controlled_items(rows, split="controlled_a")
     assert result.counts["n_groups"] == 412 and result.counts["n_statements"] == 1648
     assert result.counts["groups_by_true_relation"] == {"on": 103, "under": 103, "left of": 103, "right of": 103}
@@ -291,7 +304,7 @@ def test_bad_inputs_name_file_record_field(tmp_path):
         read_vsr(bad)
     (tmp_path / "two.json").write_text(json.dumps([[1, "A photo of a cat left of a dog"]]), encoding="utf-8")
     with pytest.raises(InputError, match="entry 0"):
-        read_two_obj(tmp_path / "two.json")
+        read_whatsup_spatial(tmp_path / "two.json")
 
 
 def test_cli_commands_write_items_and_summary(tmp_path):

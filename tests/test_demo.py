@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -11,16 +12,31 @@ from typer.testing import CliRunner
 import vlaudit
 from vlaudit.cli import app
 from vlaudit.demo.pipeline import DemoConfig, cycle_checks
+from vlaudit.results.base import record_from_dict
 from vlaudit.results.cycles import CycleBuildMeta, SyntheticResult
 from vlaudit.results.demo import (
     DemoCycleAudits,
     DemoCycleEvaluation,
+    DemoCycleStage,
     DemoSummary,
     DemoVcaKnownAnswers,
     ProbeNotes,
 )
 from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
 
+# the smallest stage summaries a DemoSummary holds (stages faked where the wiring, not the models, is tested)
+EMPTY_CYCLE_STAGE = {"split": "test", "seeds": [0], "counts": {}, "encoders": {}, "rank_sweep": [], "files": {},
+                     "audit": {"max_abs_signed_degree": 0, "max_tv": 0.0, "violations": 0}}
+EMPTY_VCA_STAGE = {"runs": [], "planted_credited_fraction": {}, "factorial": [], "seconds": {}, "notes": []}
+VERSIONS = {"vlaudit": "0", "python": "3", "numpy": "2", "torch": "2", "platform": "p", "commit": None}
+
+
+def _fake_summary(known_answers: list[dict[str, Any]]) -> DemoSummary:
+    """What a faked ``run_demo`` returns: empty stages and these checks."""
+    return DemoSummary.from_dict({
+        "config": {}, "synthetic": {"checks": {}, "rows": []}, "cycles": EMPTY_CYCLE_STAGE, "vca": EMPTY_VCA_STAGE,
+        "known_answers": known_answers, "passed": all(row["passed"] for row in known_answers), "models": {},
+        "timings": {}, "versions": VERSIONS, "files": {}})
 
 @pytest.mark.slow
 def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None, versioned_outputs) -> None:
@@ -68,25 +84,26 @@ def test_quick_demo_passes_its_known_answers(tmp_path: Path, no_network: None, v
                       skip=("*/scenes/*",))
 
 
-def _summary(left_right: float) -> dict:
+def _summary(left_right: float) -> DemoCycleStage:
     def cell(value: float, tie_rate: float = 0.0) -> dict:
-        return {"test": {"n": 40, "cycle_acc": value, "ci": [value, value], "tie_rate": tie_rate}}
+        return {"test": {"n": 40, "cycle_acc": value, "ci": [value, value], "ties": int(40 * tie_rate),
+                         "tie_rate": tie_rate, "per_seed": {"0": value}}}
 
     families = ("coco-object-coarse", "coco-strict-left-right")
     scorers = {"additive": {"families": {f: cell(0.5, 1.0) for f in families}},
                "zero-shot": {"families": {"coco-object-coarse": cell(0.95), "coco-strict-left-right": cell(0.5)}},
                "probe-rank-64": {"families": {"coco-strict-left-right": cell(left_right)}}}
-    return {"audit": {"max_tv": 0.0, "max_abs_signed_degree": 0, "violations": 0},
-            "encoders": {spec: {"scorers": scorers} for spec in DemoConfig().encoders}}
+    return record_from_dict(DemoCycleStage, EMPTY_CYCLE_STAGE | {
+        "encoders": {spec: {"scorers": scorers} for spec in DemoConfig().encoders}}, path="<cycles>")
 
 
 def test_cycle_checks_flag_a_missed_known_answer() -> None:
     config = DemoConfig()
-    rows = {row["check"]: row["passed"] for row in cycle_checks(_summary(0.9), config)}
+    rows = {row.check: row.passed for row in cycle_checks(_summary(0.9), config)}
     # the bag encoder "recovering" left/right (0.9) is a failure; the spatial one at 0.9 passes
     assert rows["ref:scene-clip-spatial: coco-strict-left-right probe-rank-64 CycleAcc"] is True
     assert rows["ref:scene-clip-bag: coco-strict-left-right probe-rank-64 CycleAcc (left/right absent)"] is False
-    rows = {row["check"]: row["passed"] for row in cycle_checks(_summary(0.55), config)}
+    rows = {row.check: row.passed for row in cycle_checks(_summary(0.55), config)}
     assert rows["ref:scene-clip-spatial: coco-strict-left-right probe-rank-64 CycleAcc"] is False
     assert all(rows[k] for k in rows if "spatial: coco-strict" not in k)
 
@@ -94,8 +111,7 @@ def test_cycle_checks_flag_a_missed_known_answer() -> None:
 def test_demo_exits_non_zero_when_a_check_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     def fake_run_demo(out_dir, config, *, log, bars):  # type: ignore[no-untyped-def]
-        return {"cycles": {"encoders": {}}, "files": {},
-                "known_answers": [{"check": "planted", "expected": ">= 1", "observed": 0, "passed": False}]}
+        return _fake_summary([{"check": "planted", "expected": ">= 1", "observed": 0, "passed": False}])
 
     monkeypatch.setattr(vlaudit, "run_demo", fake_run_demo)  # the facade name the command calls
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path), "--quick"])
@@ -110,7 +126,7 @@ def test_demo_models_go_where_they_can_be_audited(tmp_path: Path, monkeypatch: p
 
     def fake_run_demo(out_dir, config, *, log, bars):  # type: ignore[no-untyped-def]
         seen["config"] = config
-        return {"cycles": {"encoders": {}}, "files": {}, "known_answers": []}
+        return _fake_summary([])
 
     monkeypatch.setattr(vlaudit, "run_demo", fake_run_demo)  # the facade name the command calls
     result = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d"), "--quick", "--model", "hf:/some/dir",
@@ -132,11 +148,11 @@ def test_a_users_yes_no_model_is_audited_in_the_vca_stage(tmp_path: Path, monkey
     config = replace(VcaStageConfig.quick(), n_scenes=30, factorial_stems_per_relation=1, n_resamples=50,
                      extra_models=("ref:tiny-qwen2-vl",))
     result = run_vca_stage(tmp_path / "vca", config, log=lambda message: None)
-    extra = [run for run in result["runs"] if run["model"] == "ref:tiny-qwen2-vl"]
-    assert extra and {run["interface"] for run in extra} == {"yesno", "truefalse"}
+    extra = [run for run in result.runs if run.model == "ref:tiny-qwen2-vl"]
+    assert extra and {run.interface for run in extra} == {"yesno", "truefalse"}
     assert (tmp_path / "vca" / "tiny-qwen2-vl" / "report" / "vca.json").is_file()
     # the known answers are about the planted references only
-    assert all("tiny-qwen2-vl" not in row["check"] for row in result["known_answers"])
+    assert all("tiny-qwen2-vl" not in row.check for row in result.known_answers)
 
 
 def test_vca_stage_gets_its_own_config_sized_like_the_demo() -> None:
@@ -159,17 +175,20 @@ def test_run_demo_returns_the_typed_summary_it_writes(tmp_path: Path, monkeypatc
 
     synthetic = SyntheticResult(seeds=[0], config={}, rows=[], checks={"planted": True}, checks_per_seed={})
     monkeypatch.setattr(demo, "run_synthetic", lambda *args, **kwargs: synthetic)
-    monkeypatch.setattr(demo, "_cycle_stage", lambda *args: {"encoders": {}, "files": {"plot": "cycles/p.png"}})
+    cycles = record_from_dict(DemoCycleStage, EMPTY_CYCLE_STAGE | {"files": {"plot": "cycles/p.png"}}, path="<c>")
+    monkeypatch.setattr(demo, "_cycle_stage", lambda *args: cycles)
     monkeypatch.setattr(demo, "cycle_checks", lambda cycles, config: [])
-    monkeypatch.setattr(demo, "_vca_stage", lambda *args: {"known_answers": [], "runs": []})
+    monkeypatch.setattr(demo, "_vca_stage", lambda *args: DemoVcaKnownAnswers.from_dict(
+        EMPTY_VCA_STAGE | {"known_answers": []}))
     monkeypatch.setattr(demo, "_report", lambda out: "report.html")
     summary = demo.run_demo(tmp_path, DemoConfig.quick_config(), log=lambda message: None)
     assert isinstance(summary, DemoSummary) and summary.schema_version == 1
     saved = json.loads((tmp_path / "summary.json").read_text())
     assert saved == json.loads(json.dumps(summary.to_dict()))  # JSON turns the config's tuples into lists
     assert DemoSummary.from_dict(saved).to_dict() == saved
-    assert summary["passed"] and summary["files"]["report"] == "report.html"
-    assert [row["check"] for row in summary["known_answers"]] == ["synthetic control: planted"]
+    assert summary.passed and summary.files["report"] == "report.html"
+    assert [row.check for row in summary.known_answers] == ["synthetic control: planted"]
+    assert summary.cycles.files == {"plot": "cycles/p.png"} and summary.vca.runs == []
 
 
 @pytest.mark.usefixtures("reference_cache", "one_torch_thread")

@@ -18,8 +18,8 @@ from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.files import write_jsonl
 from vlaudit.scoring.features import (
     collect_inputs,
-    extract_features,
     read_features,
+    write_features,
     zero_shot_scores,
 )
 from vlaudit.sources.cycle_tables import read_cycles
@@ -116,14 +116,14 @@ def test_features_deduplicate_and_are_deterministic(write_dual_dataset, tmp_path
     inputs = collect_inputs(cycles, cycles_path, images_dir)  # ids resolved as ID.png, texts from the sidecar
     assert list(inputs.images) == ["a", "b", "c", "d"] and len(inputs.texts) == 4
     backend = _Counting(load_backend(f"hf-clip:{tiny_dirs['clip']}", device="cpu", batch_size=2))
-    manifest = extract_features(backend, inputs, tmp_path / "f1", chunk=2)
+    manifest = write_features(backend, inputs, tmp_path / "f1", chunk=2)
     assert (backend.images, backend.texts) == (3, 3)  # one forward per distinct content
     assert manifest["counts"] == {"image_ids": 4, "unique_images": 3, "caption_ids": 4, "unique_texts": 3}
     feats = read_features(tmp_path / "f1")
     assert feats.images.dtype == np.float32 and feats.images.shape == (4, manifest["dim"])
     index = feats.image_index()
     np.testing.assert_array_equal(feats.images[index["a"]], feats.images[index["d"]])
-    extract_features(backend.backend, inputs, tmp_path / "f2", chunk=3)
+    write_features(backend.backend, inputs, tmp_path / "f2", chunk=3)
     for name in ("images.parquet", "texts.parquet"):
         assert (tmp_path / "f1" / name).read_bytes() == (tmp_path / "f2" / name).read_bytes()
 
@@ -132,7 +132,7 @@ def test_zero_shot_scores_are_the_direct_cosine(write_dual_dataset, tmp_path: Pa
     cycles_path, images_dir = write_dual_dataset(tmp_path)
     cycles = read_cycles(cycles_path)
     backend = load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", device="cpu")
-    extract_features(backend, collect_inputs(cycles, cycles_path, images_dir), tmp_path / "feats")
+    write_features(backend, collect_inputs(cycles, cycles_path, images_dir), tmp_path / "feats")
     rows = zero_shot_scores(read_features(tmp_path / "feats"), cycles)
     assert len(rows) == len({(u, v) for c in cycles for u, v, _ in c.entries()}) == 10  # shared pairs once
     texts = {c.caption_1: c.extra["text_1"] for c in cycles} | {c.caption_2: c.extra["text_2"] for c in cycles}
@@ -219,6 +219,6 @@ def test_features_on_real_coco_jpegs(tmp_path: Path, tiny_dirs: dict[str, Path],
     inputs = collect_inputs(cycles, cycles_path, sample / "val2017")
     assert [p.name for p in inputs.images.values()] == [f"{int(i):012d}.jpg" for i in ids]
     backend = load_backend(f"hf-clip:{tiny_dirs['clip']}", device="cpu", batch_size=4)
-    extract_features(backend, inputs, tmp_path / "feats")
+    write_features(backend, inputs, tmp_path / "feats")
     scores = zero_shot_scores(read_features(tmp_path / "feats"), cycles)
     assert len(scores) == 8 and all(-1.0 - 1e-9 <= row["score"] <= 1.0 + 1e-9 for row in scores)

@@ -158,7 +158,7 @@ def test_audit_pairs_reads_a_sugarcrepe_dataset_with_images(cli, tmp_path, capsy
 
 
 def test_coco_captions_from_a_dataset_equal_the_official_file(tmp_path) -> None:
-    from vlaudit.sources.coco import parse_captions, parse_instances
+    from vlaudit.sources.coco import read_coco_captions, read_coco_instances
 
     instances = {"images": [{"id": 1, "width": 10, "height": 10, "file_name": "a.jpg"},
                             {"id": 2, "width": 10, "height": 10, "file_name": "b.jpg"}],
@@ -167,9 +167,9 @@ def test_coco_captions_from_a_dataset_equal_the_official_file(tmp_path) -> None:
     (tmp_path / "instances.json").write_text(json.dumps(instances))
     (tmp_path / "captions.json").write_text(json.dumps({"annotations": captions}))
     datasets.Dataset.from_list(captions).save_to_disk(str(tmp_path / "captions"))
-    parsed = parse_instances(tmp_path / "instances.json")
-    official = parse_captions(tmp_path / "captions.json", parsed)
-    from_dataset = parse_captions("hf-dataset:captions", parsed)
+    parsed = read_coco_instances(tmp_path / "instances.json")
+    official = read_coco_captions(tmp_path / "captions.json", parsed)
+    from_dataset = read_coco_captions("hf-dataset:captions", parsed)
     assert from_dataset.texts == official.texts and from_dataset.raw_ids.tolist() == official.raw_ids.tolist()
     assert from_dataset.image.tolist() == official.image.tolist()
 

@@ -111,16 +111,16 @@ def _vsr(path: Path) -> None:
 
 def _two_obj(path: Path) -> None:
     from vlaudit.builders.benchmark_items import gsr_coco_items
-    from vlaudit.sources.whatsup import read_two_obj
+    from vlaudit.sources.whatsup import read_whatsup_spatial
 
-    gsr_coco_items(read_two_obj(path), split="s")
+    gsr_coco_items(read_whatsup_spatial(path), split="s")
 
 
 def _controlled(path: Path) -> None:
     from vlaudit.builders.benchmark_items import controlled_items
-    from vlaudit.sources.whatsup import read_controlled
+    from vlaudit.sources.whatsup import read_whatsup_controlled
 
-    controlled_items(read_controlled(path), split="s")
+    controlled_items(read_whatsup_controlled(path), split="s")
 
 
 def _audited(fmt: str) -> Callable[[Path], None]:
@@ -134,29 +134,29 @@ def _audited(fmt: str) -> Callable[[Path], None]:
 
 
 def _gqa(path: Path) -> None:
-    from vlaudit.sources.gqa import parse_scene_graphs
+    from vlaudit.sources.gqa import read_gqa_scene_graphs
 
-    parse_scene_graphs(path)
+    read_gqa_scene_graphs(path)
 
 
 def _instances(path: Path) -> None:
-    from vlaudit.sources.coco import parse_instances
+    from vlaudit.sources.coco import read_coco_instances
 
-    parse_instances(path)
+    read_coco_instances(path)
 
 
 def _captions(path: Path) -> None:
-    from vlaudit.sources.coco import parse_captions, parse_instances
+    from vlaudit.sources.coco import read_coco_captions, read_coco_instances
 
     instances_path = path.with_name("instances.json")
     instances_path.write_text(json.dumps(INSTANCES))
-    parse_captions(path, parse_instances(instances_path))
+    read_coco_captions(path, read_coco_instances(instances_path))
 
 
 def _pairs(path: Path) -> None:
-    from vlaudit.sources.pairs_jsonl import parse_pairs
+    from vlaudit.sources.pairs_jsonl import read_pairs_jsonl
 
-    parse_pairs(path)
+    read_pairs_jsonl(path)
 
 
 def _items(path: Path) -> None:

@@ -28,12 +28,20 @@ from vlaudit.errors import InputError
 from vlaudit.files import read_json, write_parquet, write_result
 from vlaudit.records import Cycle
 from vlaudit.results import columns
-from vlaudit.results.base import JsonValue, VersionedResult, declared_fields, json_key
+from vlaudit.results.base import (
+    Interval,
+    JsonValue,
+    VersionedResult,
+    declared_fields,
+    json_key,
+    record_from_dict,
+    to_json,
+)
 from vlaudit.results.catalog import RESULT_TYPES, render_markdown
 from vlaudit.results.cycles import CycleEvaluationResult, PairAuditResult
 
 REPO = Path(__file__).resolve().parents[1]
-_SAMPLES: dict[Any, Any] = {str: "text", int: 3, float: 0.25, bool: True, Path: Path("p")}
+_SAMPLES: dict[Any, Any] = {str: "text", int: 3, float: 0.25, bool: True, Path: Path("p"), type(None): None}
 
 
 def _sample(hint: Any) -> Any:
@@ -352,3 +360,36 @@ def test_a_field_may_name_a_json_key_that_is_not_a_python_name() -> None:
 
     data = Gaps(gaps=[_Gap(0.5)]).to_dict()
     assert data["gaps"] == [{"G_img": 0.5}] and Gaps.from_dict(data).gaps == [_Gap(0.5)]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Difference:
+    value: float | None
+    ci: Interval | None
+
+
+def test_an_interval_reads_back_as_its_two_ends_and_a_wrong_length_names_the_field() -> None:
+    """``Interval`` fields (``[low, high]`` in the file) rebuild as a (low, high) tuple, each end checked."""
+    data = {"value": 0.1, "ci": [-0.25, 0.5]}
+    assert record_from_dict(_Difference, data, path="x.json") == _Difference(0.1, (-0.25, 0.5))
+    assert to_json(_Difference(0.1, (-0.25, 0.5))) == data
+    with pytest.raises(InputError, match=r"d\.ci.*expected 2 values"):
+        record_from_dict(_Difference, {"value": 0.1, "ci": [0.0]}, path="x.json", name="d")
+    with pytest.raises(InputError, match=r"d\.ci\[1\].*expected a number"):
+        record_from_dict(_Difference, {"value": 0.1, "ci": [0.0, "high"]}, path="x.json", name="d")
+
+
+def test_an_api_result_holds_flat_cells_and_imports_pandas_only_for_its_frame() -> None:
+    """``Result.of`` keeps each row value a single cell (numpy numbers as Python numbers, NaN as None) and
+    refuses a list, which belongs in two interval columns; ``with_interval`` adds them."""
+    from vlaudit.api.results import Result, with_interval
+    from vlaudit.results.demo import ProbeNotes
+
+    record = ProbeNotes(notes=[])
+    row = with_interval({"n": np.int64(3), "rate": np.float64("nan")}, "rate", (0.25, 0.75))
+    result = Result.of(record, [row], title="t", interval_columns=("rate",))
+    assert result.rows == [{"n": 3, "rate": None, "rate_lo": 0.25, "rate_hi": 0.75}]
+    assert type(result.rows[0]["n"]) is int and result.data == record.to_dict()
+    assert "0.2500" in result._repr_html_() and list(result.to_frame().columns) == ["n", "rate", "rate_lo", "rate_hi"]
+    with pytest.raises(TypeError, match="'ci'.*with_interval"):
+        Result.of(record, [{"ci": [0.1, 0.2]}])

@@ -173,17 +173,19 @@ def test_count_prior_learns_the_planted_prior():
 
 def test_demo_vca_stage_known_answers(tmp_path):
     from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
+    from vlaudit.results.base import to_json
 
     result = run_vca_stage(tmp_path / "vca", VcaStageConfig.quick(), log=lambda _: None)
-    failed = [row for row in result["known_answers"] if not row["passed"]]
+    failed = [row for row in result.known_answers if not row.passed]
     assert not failed, failed
-    assert {r["model"] for r in result["runs"]} == {"ref:scene-vqa-grounded", "ref:scene-vqa-prior",
-                                                    "ref:scene-vqa-mixture", "ref:scene-mcq-grounded",
-                                                    "ref:scene-mcq-prior", "ref:scene-mcq-mixture"}
-    assert {r["interface"] for r in result["runs"] if "scene-mcq" in r["model"]} == {"letter"}
-    for run in result["runs"]:
-        assert set(run) >= {"model", "dataset", "interface", "n", "acc", "dep", "dcc", "cu", "ci"}
-        assert run["cu"] == pytest.approx(run["acc"] - run["dcc"])
+    assert {r.model for r in result.runs} == {"ref:scene-vqa-grounded", "ref:scene-vqa-prior",
+                                              "ref:scene-vqa-mixture", "ref:scene-mcq-grounded",
+                                              "ref:scene-mcq-prior", "ref:scene-mcq-mixture"}
+    assert {r.interface for r in result.runs if "scene-mcq" in r.model} == {"letter"}
+    for run in result.runs:
+        assert set(to_json(run)) >= {"model", "dataset", "interface", "n", "acc", "dep", "dcc", "cu", "ci"}
+        assert run.cu is not None and run.acc is not None and run.dcc is not None
+        assert run.cu == pytest.approx(run.acc - run.dcc)
     assert (tmp_path / "vca" / "scene-vqa-grounded" / "report" / "vca.json").is_file()
     assert (tmp_path / "vca" / "factorial" / "report" / "factorial.json").is_file()
 

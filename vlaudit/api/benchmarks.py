@@ -7,9 +7,10 @@ from pathlib import Path
 
 from vlaudit.errors import InputError
 from vlaudit.files import check_file_target, write_result
+from vlaudit.results.base import JsonObject
 from vlaudit.results.demo import ItemsBuildSummary
 from vlaudit.sources.items import write_items
-from vlaudit.sources.registry import benchmark_format
+from vlaudit.sources.registry import benchmark_format, read_benchmark_items
 from vlaudit.sources.rows import ImageFolder, default_images_dir
 
 
@@ -36,21 +37,22 @@ def build_benchmark_items(benchmark: str, source: str | Path, *, out: str | Path
         The summary as written: kept items per category and label, text-only items, exclusions by reason.
         Nothing is written when no item is kept.
     """
-    kind = benchmark_format(benchmark)
+    registered = benchmark_format(benchmark)
     check_file_target(out, field="--out")
     folder = ImageFolder(images if images is not None else default_images_dir())
-    read = kind.reader(source, images=folder)
+    read = read_benchmark_items(benchmark, source, images=folder)
     reasons = read.excluded_by_reason()
     if not read.items:
         shown = "; ".join(f"{n} {reason}" for reason, n in reasons.items()) or "the release has no rows"
         raise InputError(f"no {benchmark} items kept ({shown}); nothing written", path=source)
     write_items(out, read.items)
+    categories: JsonObject = dict(read.categories())
+    labels: JsonObject = dict(sorted(Counter(str(item.label) for item in read.items).items()))
     summary = ItemsBuildSummary(
         n_items=len(read.items), n_excluded=len(read.excluded), excluded_by_reason=reasons,
         excluded=read.excluded, notes=read.notes, warnings=[],
-        extra={"benchmark": benchmark, "kind": kind.kind, "source": str(source), "out": str(out),
-               "categories": read.categories(),
-               "labels": dict(sorted(Counter(str(item.label) for item in read.items).items())),
+        extra={"benchmark": benchmark, "kind": registered.answers, "source": str(source), "out": str(out),
+               "categories": categories, "labels": labels,
                "text_only": sum(item.image is None for item in read.items),
                "images": {"folder": str(folder.folder), "written": folder.written, "reused": folder.reused}})
     write_result(items_summary_path(out), summary)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from vlaudit.analysis.compare.cycles import CycleCompareSettings, compute_cycle_comparison
-from vlaudit.analysis.compare.inputs import read_model_runs
 from vlaudit.analysis.compare.vca import CompareSettings, compute_comparison
 from vlaudit.api._inputs import as_cycles, as_scores
-from vlaudit.api.results import Result, with_interval
+from vlaudit.api.inputs import CyclesInput, ScoresInput
+from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.compare import (
     print_compare,
     print_compare_cycles,
@@ -19,7 +18,13 @@ from vlaudit.report.compare import (
     write_compare_files,
 )
 from vlaudit.report.console import print_wrapped
-from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
+from vlaudit.results.base import to_json
+from vlaudit.results.compare import (
+    CompareCyclesResult,
+    CompareVcaResult,
+    Comparison,
+    VcaBandComparison,
+)
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -30,13 +35,32 @@ from vlaudit.settings import (
     MIN_CYCLES,
     PRIMARY_CONTROLS,
 )
+from vlaudit.sources.compared_runs import read_model_runs
+
+
+class VcaComparisonResult(Result):
+    """The result of :func:`compare_vca`: ``comparison`` is the typed ``compare.json``."""
+
+    @property
+    def comparison(self) -> CompareVcaResult:
+        assert isinstance(self.result, CompareVcaResult)
+        return self.result
+
+
+class CycleComparisonResult(Result):
+    """The result of :func:`compare_cycles`: ``comparison`` is the typed ``compare_cycles.json``."""
+
+    @property
+    def comparison(self) -> CompareCyclesResult:
+        assert isinstance(self.result, CompareCyclesResult)
+        return self.result
 
 
 def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
                 controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                 seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                 n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                plot: bool = True, show: bool = False) -> Result:
+                plot: bool = True, show: bool = False) -> VcaComparisonResult:
     """Compare two or more models' Visual Credit Audits on the items they share (paired, VCA §19).
 
     Args:
@@ -55,22 +79,25 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
         show: print the console tables (what the command prints).
 
     ``rows``: one per comparison (dataset, interface, family, metric, A, B, difference with interval, p, Holm p,
-    survives); ``.save(dir)`` writes exactly what the command writes.
+    survives; the noise band of Acc, Dep and D-CC as ``noise_band_lo`` / ``noise_band_hi``); ``comparison`` is
+    the typed ``compare.json``; ``.save(dir)`` writes exactly what the command writes.
     """
     inputs = [read_model_runs(path) for path in runs]
     settings = CompareSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed, level=level,
                                n_permutations=n_permutations, alpha=alpha)
-    record = CompareVcaResult.from_dict(compute_comparison(inputs, settings))
-    return _deliver(record, "Paired model comparison", "compare.json", out=out, show=show,
-                    write=lambda folder: write_compare_files(folder, record, plot=plot),
-                    show_tables=lambda: print_compare(record))
+    record = compute_comparison(inputs, settings)
+    result = VcaComparisonResult.of(record, _rows(record.comparisons), title="Paired model comparison",
+                                    interval_columns=("difference",),
+                                    writer=lambda folder, _: write_compare_files(folder, record, plot=plot))
+    _deliver(result, "compare.json", out=out, show=show, show_tables=lambda: print_compare(record))
+    return result
 
 
-def compare_cycles(cycles: Any, scores: Mapping[str, Any], *, out: str | Path | None = None,
+def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, out: str | Path | None = None,
                    tol: float = CYCLE_TIE_TOL, min_cycles: int = MIN_CYCLES, n_resamples: int = BOOTSTRAP_RESAMPLES,
                    seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                    n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                   plot: bool = True, show: bool = False) -> Result:
+                   plot: bool = True, show: bool = False) -> CycleComparisonResult:
     """Compare two or more models' cycle scores on the same cycles (cycle paper §2.1, §D.5; paired, VCA §19).
 
     Args:
@@ -88,32 +115,45 @@ def compare_cycles(cycles: Any, scores: Mapping[str, Any], *, out: str | Path | 
         plot: write the pairwise matrix PNGs (more than two models).
         show: print the console tables (what the command prints).
 
-    ``.save(dir)`` writes exactly what ``vlaudit compare cycles`` writes.
+    ``rows``: one per comparison; ``comparison`` is the typed ``compare_cycles.json``; ``.save(dir)`` writes
+    exactly what ``vlaudit compare cycles`` writes.
     """
     chosen = as_cycles(cycles)
     tables = {name: as_scores(table, chosen) for name, table in scores.items()}
     sources = {name: str(table) for name, table in scores.items() if isinstance(table, (str, Path))}
     settings = CycleCompareSettings(tol=tol, min_cycles=min_cycles, n_resamples=n_resamples, seed=seed, level=level,
                                     n_permutations=n_permutations, alpha=alpha)
-    record = CompareCyclesResult.from_dict(compute_cycle_comparison(chosen, tables, settings, sources))
-    return _deliver(record, "Paired cycle comparison", "compare_cycles.json", out=out, show=show,
-                    write=lambda folder: write_compare_cycles_files(folder, record, plot=plot),
-                    show_tables=lambda: print_compare_cycles(record))
+    record = compute_cycle_comparison(chosen, tables, settings, sources)
+    result = CycleComparisonResult.of(record, _rows(record.comparisons), title="Paired cycle comparison",
+                                      interval_columns=("difference",),
+                                      writer=lambda folder, _: write_compare_cycles_files(folder, record, plot=plot))
+    _deliver(result, "compare_cycles.json", out=out, show=show, show_tables=lambda: print_compare_cycles(record))
+    return result
 
 
-def _deliver(record: CompareVcaResult | CompareCyclesResult, title: str, json_name: str, *,
-             out: str | Path | None, show: bool, write: Callable[[Path], list[Path]],
-             show_tables: Callable[[], None]) -> Result:
-    """The comparison as a :class:`Result` (one row per comparison, its interval on the difference), written
-    to ``out`` when given and printed as the command prints it when ``show``."""
-    rows = [with_interval({k: v for k, v in row.items() if k != "ci"}, "difference", row["ci"])
-            for row in record.comparisons]
-    result = Result.of(record, rows, title=title, interval_columns=("difference",),
-                       writer=lambda folder, res: write(folder))
+def _rows(comparisons: Sequence[Comparison]) -> list[Row]:
+    """One flat row per comparison: the record's fields, its interval on the difference as ``difference_lo`` /
+    ``difference_hi`` and a noise band as ``noise_band_lo`` / ``noise_band_hi``."""
+    rows = []
+    for comparison in comparisons:
+        written = to_json(comparison)
+        assert isinstance(written, dict)
+        row: Row = {}
+        for key, value in written.items():
+            if value is None or isinstance(value, (str, int, float, bool)):
+                row[key] = value
+        if isinstance(comparison, VcaBandComparison):
+            with_interval(row, "noise_band", comparison.noise_band)
+        rows.append(with_interval(row, "difference", comparison.ci))
+    return rows
+
+
+def _deliver(result: Result, json_name: str, *, out: str | Path | None, show: bool,
+             show_tables: Callable[[], None]) -> None:
+    """Write ``result`` to ``out`` when given and print it as the command prints it when ``show``."""
     if out is not None:
         result.save(out)
     if show:
         show_tables()
         if out is not None:
             print_wrapped(f"wrote {Path(out) / json_name} and CSV tables in {out}")
-    return result

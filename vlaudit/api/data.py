@@ -7,10 +7,9 @@ A build that keeps nothing writes nothing: its :attr:`ItemsBuild.written` is Fal
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from vlaudit.builders.benchmark_items import (
     BuildResult,
@@ -23,6 +22,7 @@ from vlaudit.builders.benchmark_items import (
     vsr_items,
 )
 from vlaudit.files import write_result
+from vlaudit.results.base import JsonObject, JsonValue
 from vlaudit.results.demo import ItemsBuildSummary
 from vlaudit.settings import (
     VSR_INVERSE_EXCLUDED,
@@ -34,7 +34,39 @@ from vlaudit.settings import (
 from vlaudit.sources.items import write_items
 from vlaudit.sources.rows import ImageFolder, default_images_dir, source_stem
 from vlaudit.sources.vsr import check_strict_mapping, read_meta_categories, read_vsr
-from vlaudit.sources.whatsup import read_controlled, read_two_obj
+from vlaudit.sources.whatsup import read_whatsup_controlled, read_whatsup_spatial
+
+
+@dataclass(frozen=True)
+class RelationCandidates:
+    """One VSR relation of the strict families (VCA §18): its family and inverse, how many rows were candidates
+    and how many became original/inverse groups."""
+
+    relation: str
+    family: str
+    inverse: str
+    candidates: int
+    groups: int
+
+
+@dataclass(frozen=True)
+class BuildCounts:
+    """The counts a build's console lines show: ``labels`` (yes/no items), the relations seen, and for inverse
+    pairs the candidates and the groups made from them; None where the build does not count it."""
+
+    labels: dict[str, int] = field(default_factory=dict)
+    n_relations: int | None = None
+    n_candidates: int | None = None
+    n_groups: int | None = None
+
+    @classmethod
+    def of(cls, counts: Mapping[str, object]) -> BuildCounts:
+        """The counts above out of a builder's ``counts`` (the keys it writes into the summary)."""
+        labels = counts.get("labels")
+        number = {name: value for name in ("n_relations", "n_candidates", "n_groups")
+                  if isinstance(value := counts.get(name), int)}
+        return cls(labels={str(k): int(v) for k, v in labels.items() if isinstance(v, int)}
+                   if isinstance(labels, Mapping) else {}, **number)
 
 
 @dataclass(frozen=True)
@@ -42,13 +74,13 @@ class ItemsBuild:
     """What a benchmark build kept and excluded: ``summary`` is ``ITEMS.summary.json``'s content, ``written``
     whether anything was kept (and so written), ``summary_path`` where the summary went."""
 
-    summary: dict[str, Any]
+    summary: JsonObject
     written: bool
     out: Path
     summary_path: Path
-    relations: list[dict[str, Any]] | None = None  # VSR inverse pairs: candidates and groups per relation
+    relations: list[RelationCandidates] | None = None  # VSR inverse pairs: candidates and groups per relation
     categories: dict[str, str] | None = None  # the --meta relation → meta-category map, when given
-    counts: dict[str, Any] | None = None  # the builder's counts (labels, relations, groups, candidates)
+    counts: BuildCounts | None = None  # the builder's counts (labels, relations, groups, candidates)
     n_excluded: int = 0
 
 
@@ -61,8 +93,8 @@ def _images(folder: str | Path | None) -> ImageFolder:
     return ImageFolder(Path(folder) if folder is not None else default_images_dir())
 
 
-def _finish(result: BuildResult, out: Path, *, images: ImageFolder | None = None, **meta: Any) -> ItemsBuild:
-    summary = result.summary(**meta, out=str(out))
+def _finish(result: BuildResult, out: Path, meta: JsonObject, *, images: ImageFolder | None = None) -> ItemsBuild:
+    summary: JsonObject = result.summary(**meta, out=str(out))
     if not result.items:
         return ItemsBuild(summary, False, out, summary_path(out))
     if images is not None and images.written + images.reused:
@@ -91,11 +123,14 @@ def build_vsr_items(split_file: str | Path, *, out: str | Path, meta: str | Path
                        image_prefix=image_prefix, meta_categories=read_meta_categories(meta) if meta else None)
     if instances is not None:
         result = attach_coco_boxes(result, instances)
-    build = _finish(result, Path(out), images=images, source=str(split_file), relations=chosen,
-                    paper_population={"queries": VSR_PAPER_QUERIES, "yes": VSR_PAPER_YES,
-                                      "relation_types": VSR_PAPER_RELATION_TYPES, "rebuilt": False,
-                                      "why": "the nine relation types are not named"})
-    return ItemsBuild(build.summary, build.written, build.out, build.summary_path, counts=result.counts)
+    meta_keys: JsonObject = {
+        "source": str(split_file), "relations": None if chosen is None else [*chosen],
+        "paper_population": {"queries": VSR_PAPER_QUERIES, "yes": VSR_PAPER_YES,
+                             "relation_types": VSR_PAPER_RELATION_TYPES, "rebuilt": False,
+                             "why": "the nine relation types are not named"}}
+    build = _finish(result, Path(out), meta_keys, images=images)
+    return ItemsBuild(build.summary, build.written, build.out, build.summary_path,
+                      counts=BuildCounts.of(result.counts))
 
 
 def build_vsr_inverse_items(split_file: str | Path, *, out: str | Path, entities: str = "structured",
@@ -111,27 +146,30 @@ def build_vsr_inverse_items(split_file: str | Path, *, out: str | Path, entities
                                split=split or default_split, image_prefix=image_prefix, entities=entities)
     if instances is not None:
         result = attach_coco_boxes(result, instances)
-    build = _finish(result, Path(out), images=images, source=str(split_file), entities=entities,
-                    paper_split={"groups": VSR_INVERSE_GROUPS, "excluded": VSR_INVERSE_EXCLUDED, "rebuilt": False,
-                                 "why": "the paper does not state which candidates lack structured entities"})
-    return ItemsBuild(build.summary, build.written, build.out, build.summary_path,
-                      relations=result.counts["by_relation"], categories=categories, counts=result.counts,
-                      n_excluded=len(result.excluded))
+    paper_split: JsonValue = {"groups": VSR_INVERSE_GROUPS, "excluded": VSR_INVERSE_EXCLUDED, "rebuilt": False,
+                              "why": "the paper does not state which candidates lack structured entities"}
+    build = _finish(result, Path(out), {"source": str(split_file), "entities": entities, "paper_split": paper_split},
+                    images=images)
+    relations = [RelationCandidates(relation=str(r["relation"]), family=str(r["family"]), inverse=str(r["inverse"]),
+                                    candidates=int(r["candidates"]), groups=int(r["groups"]))
+                 for r in result.counts["by_relation"]]
+    return ItemsBuild(build.summary, build.written, build.out, build.summary_path, relations=relations,
+                      categories=categories, counts=BuildCounts.of(result.counts), n_excluded=len(result.excluded))
 
 
 def build_gsr_coco_items(two_obj: str | Path, *, out: str | Path, instances: str | Path | None = None,
                          split: str | None = None, image_prefix: str = "") -> ItemsBuild:
     """Same-image true/false groups from What's Up's COCO two-object rows (VCA §11)."""
-    result = gsr_coco_items(read_two_obj(two_obj), split=split or source_stem(two_obj), image_prefix=image_prefix)
+    result = gsr_coco_items(read_whatsup_spatial(two_obj), split=split or source_stem(two_obj), image_prefix=image_prefix)
     if instances is not None:
         result = attach_coco_boxes(result, instances)
-    return _finish(result, Path(out), source=str(two_obj))
+    return _finish(result, Path(out), {"source": str(two_obj)})
 
 
 def build_whatsup_items(controlled: str | Path, *, out: str | Path, split: str | None = None,
                         image_prefix: str = "", hf_images: str | Path | None = None) -> ItemsBuild:
     """What's Up Controlled-A/B: one group per image, option 0 true and every other option false."""
     images = _images(hf_images)
-    result = controlled_items(read_controlled(controlled, images=images), split=split or source_stem(controlled),
+    result = controlled_items(read_whatsup_controlled(controlled, images=images), split=split or source_stem(controlled),
                               image_prefix=image_prefix)
-    return _finish(result, Path(out), images=images, source=str(controlled))
+    return _finish(result, Path(out), {"source": str(controlled)}, images=images)

@@ -28,8 +28,8 @@ from vlaudit.scoring.features import (
     MANIFEST_FILE,
     FeatureInputs,
     collect_inputs,
-    extract_features,
     read_features,
+    write_features,
 )
 from vlaudit.sources.cycle_tables import read_cycles
 
@@ -77,7 +77,7 @@ def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: st
         if marked:
             merged.texts.update({k + MARK_SUFFIX: marked_text(t) for k, t in caption_texts(cycles).items()})
     backend = load_backend(model)
-    extract_features(backend, merged, out_dir, provenance={"cycles": {str(s): str(p) for s, p in cycles_paths.items()},
+    write_features(backend, merged, out_dir, provenance={"cycles": {str(s): str(p) for s, p in cycles_paths.items()},
                                                            "images_dir": str(images_dir), "oe_marked": marked})
     return Path(out_dir)
 

@@ -3,10 +3,10 @@ tokens a yes/no backend reads (VCA §11), and retraining a planted reference mod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from vlaudit.backends.registry import BACKENDS, load_backend, parse_spec, require_kind
 from vlaudit.backends.tiny_dual import build_tiny_dual
@@ -14,6 +14,10 @@ from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FA
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
 from vlaudit.reference.models import REFERENCE_MODELS, TRAINED_MODELS, WEIGHTS_DIR, resolve
+from vlaudit.results.base import JsonObject
+
+#: one verbalizer token: interface, word, continuation (repr), token id, piece (None where not resolved)
+VerbalizerRow = tuple[str, str | None, str | None, int, str | None]
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,18 @@ class Verbalizers:
 
     spec: str
     tokenizer_kind: str
-    rows: list[tuple[Any, ...]]
+    rows: list[VerbalizerRow]
     ids: dict[str, list[int]]
+
+
+class _AnswerTokens(Protocol):
+    """What a loaded yes/no backend says about its answer tokens (:class:`vlaudit.backends.base.YesNoBackendBase`)."""
+
+    @property
+    def verbalizer_ids(self) -> Mapping[str, tuple[int, int]]: ...
+
+    @property
+    def letter_ids(self) -> Sequence[int]: ...
 
 
 def verbalizers(spec: str, interfaces: Sequence[str] = ("yesno", "truefalse")) -> Verbalizers:
@@ -77,7 +91,7 @@ def verbalizers(spec: str, interfaces: Sequence[str] = ("yesno", "truefalse")) -
     light = {"weights": False} if parse_spec(spec).prefix == "hf" else {}
     backend = load_backend(spec, interfaces=interfaces, device="cpu", **light)
     resolved = backend.verbalizers  # empty for a backend without resolution details: ids only
-    rows: list[tuple[Any, ...]] = []
+    rows: list[VerbalizerRow] = []
     for name in interfaces:
         if name in resolved:
             rows.extend((name, v.word, repr(v.text), v.token_id, v.piece) for v in resolved[name])
@@ -87,20 +101,31 @@ def verbalizers(spec: str, interfaces: Sequence[str] = ("yesno", "truefalse")) -
                        ids={name: list(_answer_ids(backend, name)) for name in interfaces})
 
 
-def _answer_ids(backend: Any, interface: str) -> tuple[int, ...]:
+def _answer_ids(backend: _AnswerTokens, interface: str) -> tuple[int, ...]:
     """The answer token ids of ``interface``: the yes/no pair, or the option letters A, B, ..."""
     return tuple(backend.letter_ids) if interface == "letter" else tuple(backend.verbalizer_ids[interface])
 
 
+@dataclass(frozen=True)
+class TrainedReference:
+    """A retrained reference model: its ``curve`` (one row per logged step: step or epoch, loss, ...) and the
+    ``files`` written (weights and their JSON)."""
+
+    name: str
+    curve: list[JsonObject]
+    files: list[Path]
+
+
 def train_reference(name: str, *, out: str | Path | None = None, short: bool = False,
-                    log: Callable[[str], None] = print) -> dict[str, Any]:
+                    log: Callable[[str], None] = print) -> TrainedReference:
     """Retrain the trained reference model ``name`` into ``out`` (default: the shipped weights folder);
-    ``short`` is a seconds-long smoke-test retrain. Returns the trainer's result (``curve``, ``files``)."""
+    ``short`` is a seconds-long smoke-test retrain. Returns the training curve and the files written."""
     if name not in TRAINED_MODELS:
         raise InputError(f"unknown trained reference model {name!r}; available: {', '.join(TRAINED_MODELS)}",
                          field="NAME")
     if TRAINED_MODELS[name].trainer is None:
         raise InputError(f"ref:{name} is a constructed mechanism with nothing to train", field="NAME")
     options = {"short": True} if short else {}
-    result: dict[str, Any] = resolve(str(TRAINED_MODELS[name].trainer))(name, out or WEIGHTS_DIR, log=log, **options)
-    return result
+    result = resolve(str(TRAINED_MODELS[name].trainer))(name, out or WEIGHTS_DIR, log=log, **options)
+    return TrainedReference(name=name, curve=[dict(row) for row in result.get("curve", [])],
+                            files=[Path(path) for path in result.get("files", [])])

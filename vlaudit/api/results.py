@@ -3,25 +3,51 @@
 A result keeps its typed, versioned record (``result``, a :class:`~vlaudit.results.base.VersionedResult`;
 ``data`` is its ``to_dict()``, what the CLI writes as JSON, ``schema_version`` included) and its headline rows
 (``rows``, one per family × split or per model × dataset × interface). Interval columns are stored as
-``NAME_lo`` / ``NAME_hi`` beside ``NAME`` so that the frame stays flat and numeric.
+``NAME_lo`` / ``NAME_hi`` beside ``NAME`` so that the frame stays flat and numeric: a row's cells are JSON
+scalars (:data:`Cell`). pandas is imported by :meth:`Result.to_frame` only.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
-
-import pandas as pd
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 from vlaudit.files import write_json, write_result, write_table
-from vlaudit.results.base import VersionedResult
+from vlaudit.results.base import Interval, JsonObject, VersionedResult, to_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: one cell of a headline row: a number, text, a flag, or None (not computable)
+Cell = str | int | float | bool | None
+#: one headline row: column → cell
+Row = dict[str, Cell]
+#: what writes a result into a folder (the command's files), returning the paths written
+Writer = Callable[[Path, "Result"], list[Path]]
 
 
-def _fmt(value: Any) -> str:
+class _Settable(Protocol):
+    def __setitem__(self, key: str, value: float | None, /) -> None: ...
+
+
+Settable = TypeVar("Settable", bound=_Settable)
+
+
+def _cell(column: str, value: object) -> Cell:
+    """A row's value as a cell: numpy scalars as Python numbers, NaN as None; a list or object is refused (an
+    interval goes in two columns, :func:`with_interval`)."""
+    cell = to_json(value)
+    if isinstance(cell, (list, dict)):
+        raise TypeError(f"row column {column!r} holds {type(value).__name__}, not a single value "
+                        "(an interval goes in NAME_lo / NAME_hi: with_interval)")
+    return cell
+
+
+def _fmt(value: Cell) -> str:
     if isinstance(value, float):
         return "—" if math.isnan(value) else f"{value:.4f}"
     return "—" if value is None else str(value)
@@ -34,29 +60,36 @@ class Result:
     ``result`` is the typed record (``data == result.to_dict()``); every result the API returns has one
     (a Result built by hand without one saves ``data`` as it is)."""
 
-    data: dict[str, Any]
-    rows: list[dict[str, Any]]
+    data: JsonObject
+    rows: list[Row]
     title: str = "vlaudit result"
     interval_columns: Sequence[str] = ()
-    writer: Callable[[Path, Result], list[Path]] | None = field(default=None, repr=False)
+    writer: Writer | None = field(default=None, repr=False)
     result: VersionedResult | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, result: VersionedResult, rows: list[dict[str, Any]], **options: Any) -> Self:
-        """A result of a typed record: ``data`` is ``result.to_dict()``."""
-        return cls(result.to_dict(), rows, result=result, **options)
+    def of(cls, result: VersionedResult, rows: Sequence[Mapping[str, object]], *, title: str = "vlaudit result",
+           interval_columns: Sequence[str] = (), writer: Writer | None = None) -> Self:
+        """A result of a typed record: ``data`` is ``result.to_dict()``, each row's values cells (:data:`Cell`).
+
+        A subclass with fields of its own builds itself with its constructor (``data=result.to_dict()``,
+        ``result=result`` and its fields)."""
+        return cls(result.to_dict(), [{k: _cell(k, v) for k, v in row.items()} for row in rows], title=title,
+                   interval_columns=interval_columns, writer=writer, result=result)
 
     @property
     def schema_version(self) -> int | None:
         """The version of the typed record's JSON shape (None for a Result built by hand without one)."""
         return None if self.result is None else self.result.schema_version
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The full nested record (JSON-serialisable, as the CLI writes it, with ``schema_version``)."""
         return self.data
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """The headline rows as a pandas DataFrame (one row per cell, intervals as ``*_lo``/``*_hi``)."""
+        import pandas as pd
+
         return pd.DataFrame(self.rows)
 
     def save(self, directory: str | Path) -> list[Path]:
@@ -82,7 +115,7 @@ class Result:
             for column in columns:
                 text = _fmt(row.get(column))
                 if column in self.interval_columns and row.get(f"{column}_lo") is not None:
-                    text += f" [{_fmt(row[f'{column}_lo'])}, {_fmt(row[f'{column}_hi'])}]"
+                    text += f" [{_fmt(row.get(f'{column}_lo'))}, {_fmt(row.get(f'{column}_hi'))}]"
                 cells.append(f"<td>{html.escape(text)}</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")
         return (f"<table><caption>{html.escape(self.title)}</caption><thead><tr>{head}</tr></thead>"
@@ -92,7 +125,7 @@ class Result:
         return f"<{type(self).__name__} {self.title!r}: {len(self.rows)} rows>"
 
 
-def with_interval(row: dict[str, Any], name: str, ci: Sequence[float] | None) -> dict[str, Any]:
+def with_interval(row: Settable, name: str, ci: Interval | Sequence[float] | None) -> Settable:
     """Add ``name_lo`` / ``name_hi`` to ``row`` from a two-element interval (None → missing)."""
     low, high = (None, None) if not ci else (ci[0], ci[1])
     row[f"{name}_lo"], row[f"{name}_hi"] = low, high

@@ -26,8 +26,7 @@ from vlaudit.files import write_table
 from vlaudit.results.cycles import MllmCycleScores
 from vlaudit.scoring.dual_margins import score_dual
 from vlaudit.scoring.executors import open_backend
-from vlaudit.scoring.features import collect_inputs, read_features
-from vlaudit.scoring.features import extract_features as write_features
+from vlaudit.scoring.features import collect_inputs, read_features, write_features
 from vlaudit.scoring.mllm_cycle_scores import (
     CYCLE_QUERY,
     INTERFACE,

@@ -102,7 +102,7 @@ def vca_report(margins: Any, *, controls: Sequence[str] = PRIMARY_CONTROLS, n_re
                                                                     n_resamples=n_resamples, seed=seed, level=level))
     result = VcaResult.of(VcaReportResult.from_dict(report.to_json()), _headline(report.runs),
                           title="Visual Credit Audit", interval_columns=HEADLINE,
-                          writer=lambda out, res: write_report_files(out, res.report))
+                          writer=lambda out, res: write_report_files(out, report))
     result.report = report
     return result
 

@@ -95,16 +95,18 @@ def data_vsr(
     build = vlaudit.build_vsr_items(split_file, out=out, meta=meta, dataset=dataset, split=split,
                                     image_prefix=image_prefix, instances=instances, hf_images=hf_images,
                                     relations=chosen)
-    print_population(build.counts or {}, chosen)
+    print_population(build.counts, chosen)
     _finish(build, f"VSR — {split_file.name}", split_file)
 
 
-def print_population(counts: dict[str, Any], relations: list[str] | None) -> None:
-    """The population this build holds, then the paper's as a gap: its nine relation types are not named (§4)."""
-    labels = counts.get("labels", {})
-    n = sum(labels.values())
+def print_population(counts: Any, relations: list[str] | None) -> None:
+    """The population this build holds, then the paper's as a gap: its nine relation types are not named (§4).
+
+    ``counts``: the build's :class:`vlaudit.api.data.BuildCounts` (None when it counted nothing)."""
+    labels = {} if counts is None else counts.labels
+    n_relations = 0 if counts is None or counts.n_relations is None else counts.n_relations
     which = "all relations" if relations is None else "--relations"
-    say(f"population: {n} items ({labels.get('yes', 0)} yes) over {counts.get('n_relations', 0)} "
+    say(f"population: {sum(labels.values())} items ({labels.get('yes', 0)} yes) over {n_relations} "
         f"relation(s), {which}")
     say(f"paper (VCA §4): {VSR_PAPER_QUERIES} queries ({VSR_PAPER_YES} yes) over {VSR_PAPER_RELATION_TYPES} "
         "relation types — not rebuilt: the paper does not name them (docs/concepts/vca.md)")
@@ -143,22 +145,23 @@ def data_vsr_inverse(
     _finish(build, f"VSR inverse pairs — {split_file.name}", split_file)
 
 
-def print_relations(rows: list[dict[str, Any]], categories: dict[str, str] | None) -> None:
-    """Per VSR relation: family, inverse, candidates and groups (and meta-category with ``--meta``)."""
+def print_relations(rows: list[Any], categories: dict[str, str] | None) -> None:
+    """Per VSR relation (:class:`vlaudit.api.data.RelationCandidates`): family, inverse, candidates and groups
+    (and meta-category with ``--meta``)."""
     columns = ["relation", "family", "inverse", "candidates", "groups"]
-    table = [[r["relation"], r["family"], r["inverse"], r["candidates"], r["groups"]] for r in rows]
+    table: list[list[str | int]] = [[r.relation, r.family, r.inverse, r.candidates, r.groups] for r in rows]
     if categories is not None:
         columns.insert(1, "meta")
         for row, r in zip(table, rows, strict=True):
-            row.insert(1, categories.get(r["relation"], "—"))
+            row.insert(1, categories.get(r.relation, "—"))
     vlaudit.print_table("Strict-family candidates per VSR relation", columns, table)
 
 
-def print_inverse_built(counts: dict[str, Any], n_excluded: int, entities: str) -> None:
+def print_inverse_built(counts: Any, n_excluded: int, entities: str) -> None:
     """What this build made, then the paper's split as a gap: its 35 exclusions are not definable (VCA §18)."""
-    say(f"built: {counts['n_groups']} groups from {counts['n_candidates']} candidates, {n_excluded} excluded "
+    say(f"built: {counts.n_groups} groups from {counts.n_candidates} candidates, {n_excluded} excluded "
         f"(--entities {entities})")
-    paper = (counts["n_groups"], n_excluded) == (VSR_INVERSE_GROUPS, VSR_INVERSE_EXCLUDED)
+    paper = (counts.n_groups, n_excluded) == (VSR_INVERSE_GROUPS, VSR_INVERSE_EXCLUDED)
     say(f"paper (VCA §18, VSR test): {VSR_INVERSE_GROUPS} groups + {VSR_INVERSE_EXCLUDED} excluded "
         f"{'— matched' if paper else '— not rebuilt: which 35 lack structured entities is not stated'} "
         "(docs/concepts/vca.md)")

@@ -17,9 +17,10 @@ from vlaudit.commands._say import say
 from vlaudit.settings import BENCHMARK_FORMATS
 
 
-def _counts(title: str, counts: dict[str, int]) -> list[str]:
-    # counts first: the column stays aligned however long a category name is
-    return [f"  {'n':>6}  {title}"] + [f"  {n:>6}  {name}" for name, n in counts.items()]
+def _counts(title: str, counts: object) -> list[str]:
+    """A name → n table of the summary as lines (counts first: aligned however long a name is)."""
+    table = counts if isinstance(counts, dict) else {}
+    return [f"  {'n':>6}  {title}"] + [f"  {n:>6}  {name}" for name, n in table.items()]
 
 
 @data_app.command("items")
@@ -46,7 +47,7 @@ def data_items(
         lines += _counts("excluded because", summary.excluded_by_reason)
     lines += [f"note: {note}" for note in summary.notes]
     written = extra["images"]
-    if written["written"] + written["reused"]:
+    if isinstance(written, dict) and (written["written"] or written["reused"]):
         lines.append(f"images: {written['written']} written, {written['reused']} already in {written['folder']} "
                      "(give it as --images)")
     lines.append(f"wrote {out} and {out.with_name(out.name.split('.')[0] + '.summary.json')}")

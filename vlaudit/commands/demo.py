@@ -6,6 +6,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -24,6 +25,9 @@ import vlaudit
 from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
 from vlaudit.errors import EXIT_CHECK_FAILED
+
+if TYPE_CHECKING:
+    from vlaudit.results.demo import DemoScorer
 
 
 def rich_bars(progress: Progress) -> Callable[[str, int], Callable[[int], None]]:
@@ -81,21 +85,25 @@ def demo(
                                          bars=rich_bars(progress))
     probe = f"probe-rank-{config.probe_rank}"
     rows = []
-    for spec, entry in summary["cycles"]["encoders"].items():
-        scorers = entry["scorers"]
-        for family in scorers.get("zero-shot", {}).get("families", {}):
-            rows.append([spec.removeprefix("ref:"), family] + [
-                scorers.get(s, {}).get("families", {}).get(family, {}).get("test", {}).get("cycle_acc")
-                for s in ("additive", "zero-shot", probe)])
+    for spec, entry in summary.cycles.encoders.items():
+        zero_shot = entry.scorers.get("zero-shot")
+        for family in zero_shot.families if zero_shot else {}:
+            rows.append([spec.removeprefix("ref:"), family] + [_test_acc(entry.scorers.get(s), family)
+                                                               for s in ("additive", "zero-shot", probe)])
     vlaudit.print_table("Exact CycleAcc, test split (mean over seeds)", ["encoder", "family", "additive", "zero-shot",
                                                                   probe], rows)
-    checks = [[row["check"], row["expected"], row["observed"], "pass" if row["passed"] else "FAIL"]
-              for row in summary["known_answers"]]
+    checks = [[row.check, row.expected, row.observed, "pass" if row.passed else "FAIL"]
+              for row in summary.known_answers]
     vlaudit.print_table("Known answers", ["check", "expected", "observed", "result"], checks)
-    console.print(f"\nResults are in [bold]{out}[/]: summary.json" +
-                  "".join(f", {p}" for p in summary["files"].values()))
-    failed = [row["check"] for row in summary["known_answers"] if not row["passed"]]
+    console.print(f"\nResults are in [bold]{out}[/]: summary.json" + "".join(f", {p}" for p in summary.files.values()))
+    failed = [row.check for row in summary.known_answers if not row.passed]
     if failed:
         console.print(f"[bold red]{len(failed)} known-answer check(s) failed:[/] " + "; ".join(failed))
         raise typer.Exit(EXIT_CHECK_FAILED)
     console.print(f"[bold green]Demo finished: all {len(checks)} known-answer checks passed.[/]")
+
+
+def _test_acc(scorer: DemoScorer | None, family: str) -> float | None:
+    """The scorer's test-split CycleAcc on ``family`` (None when it has no such cell)."""
+    cell = None if scorer is None else scorer.families.get(family, {}).get("test")
+    return None if cell is None else cell.cycle_acc

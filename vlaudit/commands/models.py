@@ -66,9 +66,9 @@ def models_train_reference(
 ) -> None:
     """Retrain one planted reference model from its seed and log its training curve."""
     result = vlaudit.train_reference(name, out=out, short=short, log=typer.echo)
-    curve = result.get("curve", [])
+    curve = result.curve
     if curve:
         columns = list(curve[0])
         vlaudit.print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
-    for path in result.get("files", []):
+    for path in result.files:
         say(f"wrote {path}")

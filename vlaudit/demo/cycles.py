@@ -29,6 +29,7 @@ from vlaudit.builders.cycles.audit import audit_cycles_file
 from vlaudit.builders.cycles.coco import build_coco_cycles
 from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.scenes import render_scenes
+from vlaudit.demo.records import json_object
 from vlaudit.errors import InputError
 from vlaudit.figures import pyplot
 from vlaudit.files import atomic_write, write_result, write_table
@@ -41,12 +42,20 @@ from vlaudit.metrics.cycles import (
 )
 from vlaudit.probes.trainer import ProbeData, TrainConfig, cycle_scores, cycles_to_index, fit_probe
 from vlaudit.report.plots import plot_cycle_acc
-from vlaudit.results.demo import DemoCycleAudits, ProbeNotes
+from vlaudit.results.demo import (
+    DemoCycleAudits,
+    DemoCycleCell,
+    DemoEncoder,
+    DemoRankPoint,
+    DemoScorer,
+    ProbeNote,
+    ProbeNotes,
+)
 from vlaudit.scoring.features import (
     FeatureInputs,
     collect_inputs,
-    extract_features,
     read_features,
+    write_features,
     zero_shot_scores,
 )
 from vlaudit.scoring.run_spec import FeaturesSpec
@@ -122,7 +131,7 @@ def features_arguments(model: str, cycles: Sequence[Path], images: Path, out: Pa
 
 
 def _feature_bars(bars: Bars, prefix: str) -> Callable[[str, int, int], None]:
-    """Adapt ``extract_features``' progress(task, done, total) to one bar per task."""
+    """Adapt ``write_features``' progress(task, done, total) to one bar per task."""
     advance: dict[str, Callable[[int], None]] = {}
 
     def progress(task: str, done: int, total: int) -> None:
@@ -154,7 +163,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
     """
     out: dict[str, dict[str, np.ndarray]] = {}
     rows: list[dict[str, Any]] = []
-    notes: list[dict[str, str]] = []
+    notes: list[ProbeNote] = []
 
     def keep(scorer: str, family: str, test: list[Any], block: np.ndarray) -> None:
         delta = cycle_contrast(block[:, 0], block[:, 1], block[:, 2], block[:, 3])
@@ -167,7 +176,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
     cycles_of = {source: read_cycles(built["cycles"][source]) for source in SOURCES}
     inputs = merge_inputs([(collect_inputs(cycles_of[s], built["cycles"][s], built["scenes"] / "images"),
                             built["cycles"][s]) for s in SOURCES])
-    extract_features(backend, inputs, folder / "features", progress=_feature_bars(bars, f"seed {seed}: {spec}"),
+    write_features(backend, inputs, folder / "features", progress=_feature_bars(bars, f"seed {seed}: {spec}"),
                      provenance={"model": spec, "cycles": [str(built["cycles"][s]) for s in SOURCES]},
                      arguments=features_arguments(spec, [built["cycles"][s] for s in SOURCES],
                                                   built["scenes"] / "images", folder / "features",
@@ -194,7 +203,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
         additive = fit_probe("additive", train_data, None,
                              TrainConfig(epochs=5, batch_size=64, lr=1e-2, seed=seed, loss="bce4", select="last"))
         keep("additive", family, test, cycle_scores(additive.scorer, test_data))
-        notes.extend({"family": family, "scorer": "additive", "note": n} for n in additive.notes)
+        notes.extend(ProbeNote(family=family, scorer="additive", note=n) for n in additive.notes)
         advance(1)
         val_data = _probe_data(features, index, val, f"{family}/val") if val else None
         for rank in config.ranks:
@@ -202,85 +211,87 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
                               TrainConfig(epochs=config.probe_epochs, batch_size=config.probe_batch,
                                           lr=config.probe_lr, seed=seed), rank=rank)
             keep(f"probe-rank-{rank}", family, test, cycle_scores(probe.scorer, test_data))
-            notes.extend({"family": family, "scorer": f"probe-rank-{rank}", "note": n} for n in probe.notes)
+            notes.extend(ProbeNote(family=family, scorer=f"probe-rank-{rank}", note=n) for n in probe.notes)
             advance(1)
     write_table(folder / "contrasts.csv", rows)
     write_result(folder / "probe_notes.json", ProbeNotes(notes=notes))
     return out
 
 
-def pooled_summary(deltas: dict[int, np.ndarray], config: DemoConfig) -> dict[str, Any]:
-    """One family × scorer over seeds: ``{n, cycle_acc, ci, ties, tie_rate, per_seed}`` (see module docstring)."""
+def pooled_summary(deltas: dict[int, np.ndarray], config: DemoConfig) -> DemoCycleCell:
+    """One family × scorer over seeds: n, CycleAcc, its interval, ties, tie rate and each seed's CycleAcc (see
+    the module docstring); with no cycles, n = 0 and the rates and interval None."""
     per_seed = {seed: summarize_contrasts(d, tol=DEFAULT_TOL, n_resamples=config.n_resamples, seed=seed)
                 for seed, d in sorted(deltas.items()) if len(d)}
     if not per_seed:
-        return {"n": 0, "cycle_acc": float("nan"), "ci": [float("nan")] * 2, "ties": 0, "tie_rate": float("nan"),
-                "per_seed": {}}
+        return DemoCycleCell(n=0, cycle_acc=None, ci=None, ties=0, tie_rate=None, per_seed={})
     # stratified bootstrap of the mean over seeds: resample cycles within each seed, average the seed means
     draws = np.mean([bootstrap_means(cycle_credit(deltas[s], DEFAULT_TOL), n_resamples=config.n_resamples,
                                      seed=config.seed + s) for s in per_seed], axis=0)
     n = sum(s.n for s in per_seed.values())
     ties = sum(s.ties for s in per_seed.values())
-    return {"n": n, "cycle_acc": float(np.mean([s.cycle_acc for s in per_seed.values()])),
-            "ci": list(percentile_interval(draws)), "ties": ties, "tie_rate": ties / n,
-            "per_seed": {str(seed): s.cycle_acc for seed, s in per_seed.items()}}
+    low, high = percentile_interval(draws)
+    return DemoCycleCell(n=n, cycle_acc=float(np.mean([s.cycle_acc for s in per_seed.values()])),
+                         ci=(float(low), float(high)), ties=ties, tie_rate=ties / n,
+                         per_seed={str(seed): s.cycle_acc for seed, s in per_seed.items() if s.cycle_acc is not None})
 
 
 def summarize_encoders(contrasts: dict[str, dict[int, dict[str, dict[str, np.ndarray]]]],
-                       config: DemoConfig) -> dict[str, Any]:
-    """``{MODEL: {"scorers": {SCORER: {"families": {FAMILY: {SPLIT: summary}}}}}}`` from per-seed contrasts."""
-    encoders: dict[str, Any] = {}
+                       config: DemoConfig) -> dict[str, DemoEncoder]:
+    """Per encoder, scorer, family and the test split the cells pooled over seeds, from per-seed contrasts."""
+    encoders: dict[str, DemoEncoder] = {}
     for spec, by_seed in contrasts.items():
-        scorers: dict[str, Any] = {}
+        scorers: dict[str, DemoScorer] = {}
         names = list(dict.fromkeys(s for per in by_seed.values() for s in per))
         for scorer in names:
             families = sorted({f for per in by_seed.values() for f in per.get(scorer, {})})
-            scorers[scorer] = {"families": {
+            scorers[scorer] = DemoScorer(families={
                 family: {REPORT_SPLIT: pooled_summary({seed: per[scorer][family] for seed, per in by_seed.items()
                                                        if family in per.get(scorer, {})}, config)}
-                for family in families}}
-        encoders[spec] = {"scorers": scorers}
+                for family in families})
+        encoders[spec] = DemoEncoder(scorers=scorers)
     return encoders
 
 
-def rank_sweep(encoders: dict[str, Any], ranks: Sequence[int]) -> list[dict[str, Any]]:
-    """Rows {model, family, rank, cycle_acc, ci, n} of the probe-rank-R scorers (test split)."""
+def rank_sweep(encoders: dict[str, DemoEncoder], ranks: Sequence[int]) -> list[DemoRankPoint]:
+    """The probe-rank-R scorers' test-split CycleAcc per encoder, family and rank."""
     rows = []
     for spec, entry in encoders.items():
         for rank in ranks:
-            families = entry["scorers"].get(f"probe-rank-{rank}", {}).get("families", {})
-            for family, splits in families.items():
-                s = splits[REPORT_SPLIT]
-                rows.append({"model": spec, "family": family, "rank": rank, "cycle_acc": s["cycle_acc"],
-                             "ci": s["ci"], "n": s["n"]})
+            scorer = entry.scorers.get(f"probe-rank-{rank}")
+            for family, splits in ({} if scorer is None else scorer.families).items():
+                cell = splits[REPORT_SPLIT]
+                rows.append(DemoRankPoint(model=spec, family=family, rank=rank, cycle_acc=cell.cycle_acc, ci=cell.ci,
+                                          n=cell.n))
     return rows
 
 
-def plot_outputs(encoders: dict[str, Any], sweep: list[dict[str, Any]], out: Path, config: DemoConfig) -> dict:
+def plot_outputs(encoders: dict[str, DemoEncoder], sweep: list[DemoRankPoint], out: Path,
+                 config: DemoConfig) -> dict[str, Path]:
     """``cycle_acc.png`` (headline scorers per encoder) and ``rank_sweep.png``; returns their paths."""
     evaluations = {}
     for spec, entry in encoders.items():
         for scorer in ("additive", "zero-shot", f"probe-rank-{config.probe_rank}"):
-            if scorer in entry["scorers"]:
-                # already {family: {split: summary}}: the plot labels every row with its split
-                evaluations[f"{spec} / {spec.removeprefix('ref:')} {scorer}"] = {
-                    "families": entry["scorers"][scorer]["families"]}
+            if scorer in entry.scorers:
+                # {family: {split: summary}} as the file holds it: the plot labels every row with its split
+                evaluations[f"{spec} / {spec.removeprefix('ref:')} {scorer}"] = json_object(entry.scorers[scorer])
     paths = {"cycle_plot": plot_cycle_acc(evaluations, out / "cycle_acc.png")}
     paths["rank_plot"] = _plot_rank_sweep(sweep, out / "rank_sweep.png")
     return paths
 
 
-def _plot_rank_sweep(rows: list[dict[str, Any]], path: Path) -> Path:
+def _plot_rank_sweep(rows: list[DemoRankPoint], path: Path) -> Path:
     plt = pyplot()
 
-    models = list(dict.fromkeys(r["model"] for r in rows))
-    families = sorted({r["family"] for r in rows})
+    models = list(dict.fromkeys(r.model for r in rows))
+    families = sorted({r.family for r in rows})
     fig, axes = plt.subplots(1, max(1, len(models)), figsize=(5.2 * max(1, len(models)), 4.8), sharey=True,
                              squeeze=False)
     colours = plt.get_cmap("tab10")
     for ax, model in zip(axes[0], models, strict=False):
         for k, family in enumerate(families):
-            pts = sorted((r["rank"], r["cycle_acc"]) for r in rows if r["model"] == model and r["family"] == family)
+            pts = sorted((r.rank, r.cycle_acc) for r in rows
+                         if r.model == model and r.family == family and r.cycle_acc is not None)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colours(k % 10), label=family)
         ax.axhline(0.5, color="#888888", linestyle="--", linewidth=1)

@@ -9,7 +9,7 @@ whose behaviour is known by construction. Stages:
    ordinary features path: zero-shot, additive and rank-R cycle-loss probe CycleAcc per family on the test
    split, and the rank sweep (:mod:`vlaudit.demo.cycles`);
 4. the Visual Credit Audit stage of the yes/no reference models (``vlaudit.demo.vca``);
-5. the known-answer checks (``summary.json["known_answers"]``; the command exits non-zero if one fails);
+5. the known-answer checks (``summary.json``'s ``known_answers``; the command exits non-zero if one fails);
 6. the HTML report (``vlaudit.report.html``).
 
 Known answers of the encoders (test cycles, mean over the demo's seeds): both encoders ``coco-object-coarse``
@@ -24,7 +24,7 @@ import platform
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +43,25 @@ from vlaudit.demo.cycles import (
     score_encoder,
     summarize_encoders,
 )
+from vlaudit.demo.records import json_object
 from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 from vlaudit.files import write_result
 from vlaudit.reference.models import TRAINED_MODELS
 from vlaudit.report.html import write_report
-from vlaudit.results.demo import DemoCycleEvaluation, DemoSummary
+from vlaudit.results.base import JsonValue, record_from_dict, to_json
+from vlaudit.results.demo import (
+    DemoAuditSummary,
+    DemoCycleCell,
+    DemoCycleEvaluation,
+    DemoCycleStage,
+    DemoSummary,
+    DemoSynthetic,
+    DemoVcaKnownAnswers,
+    DemoVcaStage,
+    DemoVersions,
+    KnownAnswer,
+    SyntheticRowSummary,
+)
 from vlaudit.settings import CYCLE_SEEDS, DEMO_RESAMPLES, MIN_CYCLES, PROBE_BATCH_SIZE, PROBE_RANK
 from vlaudit.version import __version__
 
@@ -111,7 +125,7 @@ def _no_bars(description: str, total: int) -> Callable[[int], None]:
     return lambda n: None
 
 
-def _cycle_stage(config: DemoConfig, out: Path, log: Log, bars: Bars, timings: dict[str, float]) -> dict[str, Any]:
+def _cycle_stage(config: DemoConfig, out: Path, log: Log, bars: Bars, timings: dict[str, float]) -> DemoCycleStage:
     for spec in config.all_encoders:
         require_kind(spec, "features")
     start = time.perf_counter()
@@ -130,53 +144,55 @@ def _cycle_stage(config: DemoConfig, out: Path, log: Log, bars: Bars, timings: d
     sweep = rank_sweep(encoders, config.ranks)
     files = plot_outputs(encoders, sweep, out / "cycles", config)
     audit_rows = [row for b in built.values() for audit in b["audit"].values() for row in audit.get("rows", [])]
-    result = {
-        "split": "test",
-        "seeds": list(config.seeds),
-        "counts": {str(seed): b["counts"] for seed, b in built.items()},
-        "audit": {"max_abs_signed_degree": max((r["max_abs_signed_degree"] for r in audit_rows), default=0),
-                  "max_tv": max((r[k] or 0.0 for r in audit_rows for k in ("tv_image", "tv_caption")), default=0.0),
-                  "violations": sum(b["audit"][s]["validity_violations"] for b in built.values()
-                                    for s in b["audit"])},
-        "encoders": encoders,
-        "rank_sweep": sweep,
-        "files": {name: str(path.relative_to(out)) for name, path in files.items()},
-    }
-    write_result(out / "cycles" / "eval.json", DemoCycleEvaluation.from_dict(result))
-    return result
+    stage = DemoCycleStage(
+        split="test", seeds=list(config.seeds), counts={str(seed): b["counts"] for seed, b in built.items()},
+        audit=DemoAuditSummary(
+            max_abs_signed_degree=max((r["max_abs_signed_degree"] for r in audit_rows), default=0),
+            max_tv=max((r[k] or 0.0 for r in audit_rows for k in ("tv_image", "tv_caption")), default=0.0),
+            violations=sum(b["audit"][s]["validity_violations"] for b in built.values() for s in b["audit"])),
+        encoders=encoders, rank_sweep=sweep, files={name: str(path.relative_to(out)) for name, path in files.items()})
+    write_result(out / "cycles" / "eval.json",
+                 DemoCycleEvaluation(**{f.name: getattr(stage, f.name) for f in fields(DemoCycleStage)}))
+    return stage
 
 
-def cycle_checks(cycles: dict[str, Any], config: DemoConfig) -> list[dict[str, Any]]:
-    """The encoders' known answers as rows ``{check, expected, observed, passed}`` (module docstring)."""
+def _scorer_cells(stage: DemoCycleStage, spec: str, scorer: str) -> dict[str, DemoCycleCell]:
+    """The test-split cells of one encoder's scorer by family (none when it was not run)."""
+    encoder = stage.encoders.get(spec)
+    found = None if encoder is None else encoder.scorers.get(scorer)
+    return {} if found is None else {f: splits["test"] for f, splits in found.families.items() if "test" in splits}
+
+
+def cycle_checks(cycles: DemoCycleStage, config: DemoConfig) -> list[KnownAnswer]:
+    """The encoders' known answers (module docstring)."""
     t = config.thresholds
-    encoders = cycles["encoders"]
-    rows: list[dict[str, Any]] = []
+    rows: list[KnownAnswer] = []
 
     def acc(spec: str, scorer: str, family: str) -> float | None:
-        cell = encoders.get(spec, {}).get("scorers", {}).get(scorer, {}).get("families", {}).get(family)
-        return None if cell is None else cell["test"]["cycle_acc"]
+        cell = _scorer_cells(cycles, spec, scorer).get(family)
+        return None if cell is None else cell.cycle_acc
 
-    def row(check: str, expected: str, observed: Any, passed: bool) -> None:
-        rows.append({"check": check, "expected": expected, "observed": observed, "passed": bool(passed)})
+    def row(check: str, expected: str, observed: JsonValue, passed: bool) -> None:
+        rows.append(KnownAnswer(check=check, expected=expected, observed=observed, passed=bool(passed)))
 
     probe = f"probe-rank-{config.probe_rank}"
-    audit = cycles["audit"]
+    audit = cycles.audit
     row("cycle audit (Table 5): marginals balanced and every block valid",
         "TV = 0, max |signed degree| = 0, 0 validity violations",
-        f"TV = {audit['max_tv']}, max |signed degree| = {audit['max_abs_signed_degree']}, "
-        f"{audit['violations']} violations",
-        audit["max_tv"] == 0 and audit["max_abs_signed_degree"] == 0 and audit["violations"] == 0)
+        f"TV = {audit.max_tv}, max |signed degree| = {audit.max_abs_signed_degree}, {audit.violations} violations",
+        audit.max_tv == 0 and audit.max_abs_signed_degree == 0 and audit.violations == 0)
     for spec in config.encoders:
         value = acc(spec, "zero-shot", "coco-object-coarse")
         row(f"{spec}: coco-object-coarse zero-shot CycleAcc", f">= {t.coarse_min}", value,
             value is not None and value >= t.coarse_min)
     for spec in config.all_encoders:
-        cells = [(f, s["test"]) for f, s in encoders[spec]["scorers"].get("additive", {}).get("families", {}).items()]
-        exact = all(c["cycle_acc"] == 0.5 and c["tie_rate"] == 1.0 for _, c in cells)
-        worst = max((abs(c["cycle_acc"] - 0.5) for _, c in cells), default=None)
+        cells = list(_scorer_cells(cycles, spec, "additive").values())
+        exact = all(c.cycle_acc == 0.5 and c.tie_rate == 1.0 for c in cells)
+        worst = max((abs(c.cycle_acc - 0.5) for c in cells if c.cycle_acc is not None), default=None)
+        lowest_ties = min((c.tie_rate for c in cells if c.tie_rate is not None), default=None)
         row(f"{spec}: additive control on every family", "CycleAcc exactly 0.5, tie rate 1 (Proposition 1)",
-            f"{len(cells)} families, max |CycleAcc - 0.5| = {worst}, min tie rate = "
-            f"{min((c['tie_rate'] for _, c in cells), default=None)}", bool(cells) and exact)
+            f"{len(cells)} families, max |CycleAcc - 0.5| = {worst}, min tie rate = {lowest_ties}",
+            bool(cells) and exact)
     bag, spatial = "ref:scene-clip-bag", "ref:scene-clip-spatial"
     if bag in config.encoders:
         for scorer in ("zero-shot", probe):
@@ -198,7 +214,7 @@ def vca_stage_config(config: DemoConfig) -> Any:
                    n_resamples=config.n_resamples, extra_models=config.vca_models)
 
 
-def _vca_stage(out: Path, config: DemoConfig, log: Log) -> dict[str, Any]:
+def _vca_stage(out: Path, config: DemoConfig, log: Log) -> DemoVcaKnownAnswers:
     """The yes/no reference models' VCA stage (:mod:`vlaudit.demo.vca`), sized like this demo."""
     return run_vca_stage(out / "vca", vca_stage_config(config), log)
 
@@ -218,21 +234,21 @@ def _model_descriptions(config: DemoConfig) -> dict[str, str]:
     return described
 
 
-def _versions() -> dict[str, Any]:
+def _versions() -> DemoVersions:
     commit = None
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, text=True,
                                 capture_output=True, timeout=5, check=True).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         pass
-    return {"vlaudit": __version__, "python": platform.python_version(), "numpy": numpy.__version__,
-            "torch": torch.__version__, "platform": platform.platform(), "commit": commit}
+    return DemoVersions(vlaudit=__version__, python=platform.python_version(), numpy=numpy.__version__,
+                        torch=torch.__version__, platform=platform.platform(), commit=commit)
 
 
 def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log = print,
              bars: Bars | None = None) -> DemoSummary:
     """Run every stage into ``out_dir`` and write ``out_dir/summary.json``; returns the summary (the typed
-    record the file holds, read like the dict it writes).
+    record the file holds, read by attribute).
 
     ``bars(description, total)`` → ``advance(n)`` draws progress bars (the CLI passes rich ones).
     """
@@ -256,28 +272,27 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
                                                                         config.synthetic))
         cycles = stage("exact cycles", lambda: _cycle_stage(config, out, log, bars, timings))
         vca = stage("visual credit audit", lambda: _vca_stage(out, config, log))
-    known = [{"check": f"synthetic control: {name}", "expected": "passes on every seed", "observed": ok,
-              "passed": bool(ok)} for name, ok in synthetic["checks"].items()]
+    known = [KnownAnswer(check=f"synthetic control: {name}", expected="passes on every seed", observed=ok,
+                         passed=bool(ok)) for name, ok in synthetic.checks.items()]
     known += cycle_checks(cycles, config)
-    known += list(vca["known_answers"])
-    summary = {
-        "config": asdict(config),
-        "synthetic": {"checks": synthetic["checks"],
-                      "rows": [{k: r[k] for k in ("diagnostic", "probe", "metric", "mean", "expected")}
-                               for r in synthetic["rows"]]},
-        "cycles": cycles,
-        "vca": {k: v for k, v in vca.items() if k != "known_answers"},
-        "known_answers": known,
-        "passed": all(row["passed"] for row in known),
-        "models": _model_descriptions(config),
-        "timings": timings,
-        "versions": _versions(),
-        "files": {"synthetic": "synthetic/synthetic.json", "cycles": "cycles/eval.json",
-                  **cycles["files"]},
-    }
-    write_result(out / "summary.json", DemoSummary.from_dict(summary))
-    summary["files"]["report"] = stage("report", lambda: _report(out))
+    known += vca.known_answers
+    config_json = to_json(asdict(config))
+    assert isinstance(config_json, dict)
+    summary = DemoSummary(
+        config=config_json,
+        synthetic=DemoSynthetic(checks=dict(synthetic.checks), rows=[
+            record_from_dict(SyntheticRowSummary, {k: row[k] for k in ("diagnostic", "probe", "metric", "mean",
+                                                                       "expected")}, path="synthetic.json")
+            for row in map(json_object, synthetic.rows)]),
+        cycles=cycles,
+        vca=DemoVcaStage(runs=vca.runs, planted_credited_fraction=vca.planted_credited_fraction,
+                         factorial=vca.factorial, seconds=vca.seconds, notes=vca.notes),
+        known_answers=known, passed=all(row.passed for row in known), models=_model_descriptions(config),
+        timings=timings, versions=_versions(),
+        files={"synthetic": "synthetic/synthetic.json", "cycles": "cycles/eval.json", **cycles.files})
+    write_result(out / "summary.json", summary)
+    report = stage("report", lambda: _report(out))
     timings["total"] = round(time.perf_counter() - started, 2)
-    result = DemoSummary.from_dict(summary)
-    write_result(out / "summary.json", result)
-    return result
+    summary = replace(summary, files={**summary.files, "report": report}, timings=dict(timings))
+    write_result(out / "summary.json", summary)
+    return summary

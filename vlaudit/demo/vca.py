@@ -35,6 +35,7 @@ from vlaudit.builders.factorial import build_factorial
 from vlaudit.builders.scene_items import scene_relation_items
 from vlaudit.builders.scenes import render_scenes
 from vlaudit.contexts.image_contexts import CONTEXTS, ContextUnavailable, render_context
+from vlaudit.demo.records import json_object
 from vlaudit.demo.vca_mcq import MCQ_DATASET, run_mcq_stage
 from vlaudit.files import read_json, write_result
 from vlaudit.reference.scene_vqa import category_prior
@@ -199,8 +200,8 @@ def known_answers(runs: list[dict[str, Any]], planted: dict[str, float], factori
     return rows
 
 
-def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log = print) -> dict[str, Any]:
-    """Run the stage into ``out_dir`` (see the module docstring); returns {runs, known_answers, ...}."""
+def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log = print) -> DemoVcaKnownAnswers:
+    """Run the stage into ``out_dir`` (see the module docstring); returns what ``known_answers.json`` holds."""
     config = config or VcaStageConfig()
     out = Path(out_dir)
     timings: dict[str, float] = {}
@@ -228,9 +229,9 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
                          Path(scenes))
         report = compute_report(read_margins(run_dir / "margins.parquet"), settings)
         write_report_files(run_dir / "report", report)
-        runs.extend(report.runs)
+        runs.extend(map(json_object, report.runs))
         timings[_slug(spec)] = round(time.perf_counter() - t0, 2)
-        log(f"vca: {spec} scored {summary['n_scored_rows']} rows in {timings[_slug(spec)]} s")
+        log(f"vca: {spec} scored {json_object(summary)['n_scored_rows']} rows in {timings[_slug(spec)]} s")
     t0 = time.perf_counter()
     fact = out / "factorial"
     build_factorial(fact / "inputs", n_per_relation=config.factorial_stems_per_relation)
@@ -238,9 +239,9 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
     for spec in config.models[:2]:
         _score(spec, fact_items, fact / "inputs", fact / _slug(spec), ("original", "text", "blank"), ("yesno",),
                config.seed, Path(scenes))
-    factorial = run_factorial_analysis([fact / _slug(s) for s in config.models[:2]],
-                                       items=fact / "inputs" / "items.jsonl", out_dir=fact / "report",
-                                       n_resamples=config.n_resamples)
+    factorial = json_object(run_factorial_analysis([fact / _slug(s) for s in config.models[:2]],
+                                                   items=fact / "inputs" / "items.jsonl", out_dir=fact / "report",
+                                                   n_resamples=config.n_resamples))
     timings["factorial"] = round(time.perf_counter() - t0, 2)
     t0 = time.perf_counter()
     mcq = run_mcq_stage(out / "mcq", n_scenes=config.n_mcq_scenes, seed=config.seed,
@@ -258,7 +259,8 @@ def run_vca_stage(out_dir: Path, config: VcaStageConfig | None = None, log: Log 
               "seconds": timings,
               "notes": ["ref:scene-vqa-mixture is a constructed mechanism (a fixed reader of the scene images "
                         "and a text-prior table): a calibration instrument for D-CC, not a stand-in for a model."]}
-    write_result(out / "known_answers.json", DemoVcaKnownAnswers.from_dict(result))
-    for row in answers:
-        log(f"  [{'PASS' if row['passed'] else 'FAIL'}] {row['check']}: {row['observed']} (expected {row['expected']})")
-    return result
+    typed = DemoVcaKnownAnswers.from_dict(result)
+    write_result(out / "known_answers.json", typed)
+    for row in typed.known_answers:
+        log(f"  [{'PASS' if row.passed else 'FAIL'}] {row.check}: {row.observed} (expected {row.expected})")
+    return typed

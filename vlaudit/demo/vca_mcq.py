@@ -16,6 +16,7 @@ from typing import Any
 
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.builders.mcq_scenes import render_mcq_scenes
+from vlaudit.demo.records import json_object
 from vlaudit.reference.scene_mcq import load_backend
 from vlaudit.report.vca_tables import write_report_files
 from vlaudit.scoring.run_spec import ScoreSpec
@@ -46,7 +47,7 @@ def run_mcq_stage(out_dir: Path, *, n_scenes: int, seed: int, n_resamples: int,
                     interfaces=["letter"], seed=seed, arguments=spec.recorded(items))
         report = compute_report(read_margins(run_dir / "margins.parquet"), ReportSettings(n_resamples=n_resamples))
         write_report_files(run_dir / "report", report, plot=False)
-        runs[name] = report.runs[0]
+        runs[name] = json_object(report.runs[0])
     return {"runs": list(runs.values()), "known_answers": mcq_known_answers(runs, planted), "planted": planted}
 
 

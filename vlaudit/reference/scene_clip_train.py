@@ -54,7 +54,7 @@ from vlaudit.builders.cycles.rules import (
 from vlaudit.builders.scenes import render_scenes
 from vlaudit.errors import InputError
 from vlaudit.reference.scene_clip import PAD, UNK, SceneClip, Vocabulary, region_features, save_model, words
-from vlaudit.sources.gqa import parse_scene_graphs
+from vlaudit.sources.gqa import read_gqa_scene_graphs
 
 TRAIN_SCENE_SEED = 1000
 VERSION = 1
@@ -141,7 +141,7 @@ def _coco_statements(instances: dict[str, Any]) -> dict[int, tuple[list[str], li
 
 def _gqa_facts(graphs_path: Path) -> dict[str, list[list[str]]]:
     """Per image id: the stated facts of each GQA family, as cycle captions are written."""
-    graphs = parse_scene_graphs(graphs_path)
+    graphs = read_gqa_scene_graphs(graphs_path)
     return {image_id: [[fact_text(f, fact) for fact in candidate_facts(image, f)] for f in GQA_FAMILIES]
             for image_id, image in graphs.images.items()}
 

@@ -5,16 +5,26 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
 from vlaudit.report.console import print_table, print_wrapped
-from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
+from vlaudit.results.base import Interval, JsonValue, to_json
+from vlaudit.results.compare import (
+    CompareCyclesResult,
+    ComparedItems,
+    CompareVcaResult,
+    Comparison,
+    CycleComparison,
+    LeaderboardRow,
+    NoiseFloor,
+    NoNoiseFloor,
+    VcaBandComparison,
+)
 
 METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict": "Strict", "rel_o": "Rel_o",
                 "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int",
@@ -22,12 +32,14 @@ METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict"
                 "strict_m": "Strict+M", "q_acc": "Q-Acc", "i_acc": "I-Acc", "g_acc": "G-Acc"}
 
 
-def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _flat(rows: Sequence[Comparison | LeaderboardRow]) -> list[dict[str, JsonValue]]:
+    """CSV rows: the record's fields, its interval as ``ci_lo`` / ``ci_hi`` after the others."""
     out = []
     for row in rows:
-        flat = {k: v for k, v in row.items() if k != "ci"}
-        ci = row.get("ci")
-        flat["ci_lo"], flat["ci_hi"] = (None, None) if ci is None else (ci[0], ci[1])
+        written = to_json(row)
+        assert isinstance(written, dict)
+        flat = {k: v for k, v in written.items() if k != "ci"}
+        flat["ci_lo"], flat["ci_hi"] = (None, None) if row.ci is None else row.ci
         out.append(flat)
     return out
 
@@ -36,11 +48,11 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "x"
 
 
-def pairwise_png(path: Path, rows: Sequence[Mapping[str, Any]], title: str) -> Path:
+def pairwise_png(path: Path, rows: Sequence[Comparison], title: str) -> Path:
     """One panel per metric: the matrix of A − B (row A, column B), ``*`` where the Holm-adjusted p survives."""
     plt = pyplot()
-    metrics = list(dict.fromkeys(r["metric"] for r in rows))
-    models = list(dict.fromkeys([r["model_a"] for r in rows] + [r["model_b"] for r in rows]))
+    metrics = list(dict.fromkeys(r.metric for r in rows))
+    models = list(dict.fromkeys([r.model_a for r in rows] + [r.model_b for r in rows]))
     cols = min(3, len(metrics))
     lines = (len(metrics) + cols - 1) // cols
     fig, axes = plt.subplots(lines, cols, figsize=(4.2 * cols, 3.8 * lines), squeeze=False)
@@ -50,11 +62,11 @@ def pairwise_png(path: Path, rows: Sequence[Mapping[str, Any]], title: str) -> P
         matrix = np.zeros((len(models), len(models)))
         marks = np.zeros_like(matrix, dtype=bool)
         for r in rows:
-            if r["metric"] != metric or r["difference"] is None:
+            if r.metric != metric or r.difference is None:
                 continue
-            a, b = models.index(r["model_a"]), models.index(r["model_b"])
-            matrix[a, b], matrix[b, a] = r["difference"], -r["difference"]
-            marks[a, b] = marks[b, a] = bool(r["survives"])
+            a, b = models.index(r.model_a), models.index(r.model_b)
+            matrix[a, b], matrix[b, a] = r.difference, -r.difference
+            marks[a, b] = marks[b, a] = bool(r.survives)
         limit = float(np.abs(matrix).max()) or 1.0
         ax.imshow(matrix, cmap="RdBu", vmin=-limit, vmax=limit)
         for a in range(len(models)):
@@ -80,61 +92,61 @@ def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: 
     if result.leaderboard:
         written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
     if plot and len(result.models) > 2:
-        for key in dict.fromkeys((r["dataset"], r["interface"]) for r in result.comparisons):
-            rows = [r for r in result.comparisons if (r["dataset"], r["interface"]) == key and r["family"] == "all"]
+        for key in dict.fromkeys((r.dataset, r.interface) for r in result.comparisons):
+            rows = [r for r in result.comparisons if (r.dataset, r.interface) == key and r.family == "all"]
             name = f"pairwise_{_slug(key[0])}_{_slug(key[1])}.png"
             written.append(pairwise_png(out / name, rows, f"{key[0]} / {key[1]}"))
     return written
 
 
-def _interval(ci: Sequence[float] | None) -> str:
+def _interval(ci: Interval | None) -> str:
     return "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
-def noise_line(noise: Mapping[str, Any]) -> str:
+def noise_line(noise: NoiseFloor | NoNoiseFloor) -> str:
     """One model's compared decisions inside its noise floor, or why there is no floor."""
-    if not noise.get("measured"):
-        return str(noise.get("note") or "noise floor not measured")
-    return (f"noise floor tau = {noise['tau']:.3g}: {noise['n_decision']} of {noise['n_items']} decisions "
-            f"(|m_o| <= tau) and {noise['n_credit']} credits (|G_img| <= 2 tau) inside the noise")
+    if isinstance(noise, NoNoiseFloor):
+        return noise.note or "noise floor not measured"
+    return (f"noise floor tau = {noise.tau:.3g}: {noise.n_decision} of {noise.n_items} decisions "
+            f"(|m_o| <= tau) and {noise.n_credit} credits (|G_img| <= 2 tau) inside the noise")
 
 
 def print_compare(result: CompareVcaResult) -> None:
     """Per model the items dropped, then per (dataset, interface) the comparisons of the ``all`` family
     (and the leaderboard with more than two models), and what was skipped; whole at 80 columns."""
     for model in result.models:
-        for where, entry in model["datasets"].items():
-            dropped = ", ".join(f"{n} {why}" for why, n in entry["dropped"].items()) or "none"
-            print_wrapped(f"{model['model']} on {where}: {entry['n_compared']} items compared; dropped: {dropped}")
-            if "noise" in entry:
-                print_wrapped(f"  {noise_line(entry['noise'])}")
-    keys = list(dict.fromkeys((r["dataset"], r["interface"]) for r in result.comparisons))
+        for where, entry in model.datasets.items():
+            dropped = ", ".join(f"{n} {why}" for why, n in entry.dropped.items()) or "none"
+            print_wrapped(f"{model.model} on {where}: {entry.n_compared} items compared; dropped: {dropped}")
+            if isinstance(entry, ComparedItems):
+                print_wrapped(f"  {noise_line(entry.noise)}")
+    keys = list(dict.fromkeys((r.dataset, r.interface) for r in result.comparisons))
     for dataset, interface in keys:
-        rows = [r for r in result.comparisons
-                if (r["dataset"], r["interface"], r["family"]) == (dataset, interface, "all")]
-        for pair in dict.fromkeys((r["model_a"], r["model_b"]) for r in rows):
+        rows = [r for r in result.comparisons if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
+        for pair in dict.fromkeys((r.model_a, r.model_b) for r in rows):
             print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items)",
                         ["metric", "A", "B", "A − B", "95% CI", "p (Holm)", "survives"],
-                        [[METRIC_NAMES.get(r["metric"], r["metric"]), r["value_a"], r["value_b"], r["difference"],
-                          _interval(r["ci"]), r["p_holm"], "yes" if r["survives"] else "no"]
-                         for r in rows if (r["model_a"], r["model_b"]) == pair],
+                        [[METRIC_NAMES.get(r.metric, r.metric), r.value_a, r.value_b, r.difference,
+                          _interval(r.ci), r.p_holm, "yes" if r.survives else "no"]
+                         for r in rows if (r.model_a, r.model_b) == pair],
                         identifiers=1, droppable=["A", "B"])
-            bands = [f"{METRIC_NAMES[r['metric']]} {_interval(r['noise_band'])}" for r in rows
-                     if (r["model_a"], r["model_b"]) == pair and r.get("noise_band") is not None]
+            banded = [r for r in rows if (r.model_a, r.model_b) == pair and isinstance(r, VcaBandComparison)]
+            bands = [f"{METRIC_NAMES[r.metric]} {_interval(r.noise_band)}" for r in banded
+                     if r.noise_band is not None]
             if bands:
                 print_wrapped(f"noise band of A − B (flagged decisions set both ways): {'; '.join(bands)}")
-            elif any("noise_band" in r for r in rows if (r["model_a"], r["model_b"]) == pair):
+            elif banded:
                 print_wrapped("noise band of A − B: none (the noise floor of A or B is not measured)")
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
-                     if (r["dataset"], r["interface"], r["family"]) == (dataset, interface, "all")]
+                     if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
             print_table(f"{dataset} / {interface}: leaderboard (rank 1 = highest; ties where intervals overlap)",
                         ["metric", "model", "value", "95% CI", "rank"],
-                        [[METRIC_NAMES.get(r["metric"], r["metric"]), r["model"], r["value"], _interval(r["ci"]),
-                          r["rank"]] for r in board], identifiers=2)
+                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), r.rank]
+                         for r in board], identifiers=2)
     for row in result.skipped:
-        print_wrapped(f"skipped {METRIC_NAMES.get(row['metric'], row['metric'])} on {row['dataset']}/"
-                      f"{row['interface']}: {row['reason']}")
+        print_wrapped(f"skipped {METRIC_NAMES.get(row.metric, row.metric)} on {row.dataset}/"
+                      f"{row.interface}: {row.reason}")
     for warning in result.warnings:
         print_wrapped(f"warning: {warning}")
 
@@ -152,11 +164,10 @@ def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult,
     if result.leaderboard:
         written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
     if plot and len(result.models) > 2:
-        first_family = dict.fromkeys((r["benchmark"], r["split"], r["family"]) for r in result.comparisons)
+        first_family = dict.fromkeys((r.benchmark, r.split, r.family) for r in result.comparisons)
         for benchmark, split in dict.fromkeys((b, s) for b, s, _ in first_family):
             family = next(f for b, s, f in first_family if (b, s) == (benchmark, split))
-            rows = [r for r in result.comparisons if (r["benchmark"], r["split"], r["family"])
-                    == (benchmark, split, family)]
+            rows = [r for r in result.comparisons if (r.benchmark, r.split, r.family) == (benchmark, split, family)]
             what = "cycles" if benchmark is None else str(benchmark)
             name = f"pairwise_{_slug(what)}_{_slug(str(split))}.png"
             title = f"{'CycleAcc' if benchmark is None else benchmark} / {split} / {family}"
@@ -166,23 +177,28 @@ def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult,
 
 def print_compare_cycles(result: CompareCyclesResult) -> None:
     """One table per (benchmark, split) and pair of models: each family's and metric's difference."""
-    keys = list(dict.fromkeys((r["benchmark"], r["split"], r["model_a"], r["model_b"]) for r in result.comparisons))
+    keys = list(dict.fromkeys((r.benchmark, r.split, r.model_a, r.model_b) for r in result.comparisons))
     for benchmark, split, a, b in keys:
-        rows = [r for r in result.comparisons if (r["benchmark"], r["split"], r["model_a"], r["model_b"])
+        rows = [r for r in result.comparisons if (r.benchmark, r.split, r.model_a, r.model_b)
                 == (benchmark, split, a, b)]
         what = "CycleAcc" if benchmark is None else benchmark
         print_table(f"{what} / {split}: A = {a}, B = {b}",
                     ["family", "metric", "A − B", "95% CI", "p (Holm)", "survives", "ties A", "ties B"],
-                    [[r["family"], METRIC_NAMES.get(r["metric"], r["metric"]), r["difference"], _interval(r["ci"]),
-                      r["p_holm"], "yes" if r["survives"] else "no", r.get("tie_rate_a"), r.get("tie_rate_b")]
-                     for r in rows], identifiers=1, droppable=["ties A", "ties B"])
+                    [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.difference, _interval(r.ci), r.p_holm,
+                      "yes" if r.survives else "no", *_tie_rates(r)] for r in rows],
+                    identifiers=1, droppable=["ties A", "ties B"])
     if len(result.models) > 2:
-        for benchmark, split in dict.fromkeys((r["benchmark"], r["split"]) for r in result.leaderboard):
-            board = [r for r in result.leaderboard if (r["benchmark"], r["split"]) == (benchmark, split)]
+        for benchmark, split in dict.fromkeys((r.benchmark, r.split) for r in result.leaderboard):
+            board = [r for r in result.leaderboard if (r.benchmark, r.split) == (benchmark, split)]
             what = "CycleAcc" if benchmark is None else benchmark
             print_table(f"{what} / {split}: leaderboard (rank 1 = highest; ties where intervals overlap)",
                         ["family", "metric", "model", "value", "95% CI", "rank"],
-                        [[r["family"], METRIC_NAMES.get(r["metric"], r["metric"]), r["model"], r["value"],
-                          _interval(r["ci"]), r["rank"]] for r in board], identifiers=3)
+                        [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), r.rank]
+                         for r in board], identifiers=3)
     for row in result.skipped:
-        print_wrapped(f"skipped {row['family']} on {row['split']}: {row['reason']}")
+        print_wrapped(f"skipped {row.family} on {row.split}: {row.reason}")
+
+
+def _tie_rates(row: Comparison) -> tuple[float | None, float | None]:
+    """Both models' tie rates of a CycleAcc comparison (None for a 2×2 benchmark metric: no ties there)."""
+    return (row.tie_rate_a, row.tie_rate_b) if isinstance(row, CycleComparison) else (None, None)

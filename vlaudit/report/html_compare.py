@@ -1,18 +1,29 @@
 """The report's "Model comparison" section: what ``vlaudit compare vca`` wrote (``compare.json`` and the
 pairwise PNGs beside it) and what ``vlaudit compare cycles`` wrote (``compare_cycles.json``, its PNGs).
-Numbers and intervals are the comparison's own; nothing is recomputed."""
+Numbers and intervals are the comparison's own, read back as their typed results; nothing is recomputed."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from vlaudit.report.compare import METRIC_NAMES, noise_line
 from vlaudit.report.html_page import Safe, data_uri, esc, note, num, section, table
+from vlaudit.results.compare import (
+    CompareCyclesResult,
+    ComparedItems,
+    CompareVcaResult,
+    Comparison,
+    CycleSkipped,
+    LeaderboardRow,
+    VcaBandComparison,
+    VcaComparison,
+    VcaLeaderboardRow,
+    VcaSkipped,
+)
 
 
-def _survives(value: Any) -> Safe:
+def _survives(value: bool | None) -> Safe:
     if value is True:
         return Safe('<span class="badge pass">survives</span>')
     if value is False:
@@ -20,55 +31,58 @@ def _survives(value: Any) -> Safe:
     return Safe('<span class="badge na">—</span>')
 
 
-def _p(value: Any) -> Safe:
-    return num(value, digits=4)
+def _band(row: Comparison) -> str:
+    band = row.noise_band if isinstance(row, VcaBandComparison) else None
+    return "—" if band is None else f"[{band[0]:+.3f}, {band[1]:+.3f}]"
 
 
-def _where(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """(heading, key) of the columns that say where a row was compared: a VCA or a cycle comparison."""
-    if any("split" in r for r in rows):
-        return [("Benchmark", "benchmark"), ("Split", "split"), ("Family", "family")]
-    return [("Dataset", "dataset"), ("Interface", "interface")]
+def _where(row: Comparison | LeaderboardRow) -> list[str | None]:
+    """The cells that say where a row was compared: (dataset, interface) or (benchmark, split, family)."""
+    if isinstance(row, (VcaComparison, VcaBandComparison, VcaLeaderboardRow)):
+        return [row.dataset, row.interface]
+    return [row.benchmark, row.split, row.family]
 
 
-def _band(row: Mapping[str, Any]) -> Any:
-    band = row.get("noise_band")
-    if band is None:
-        return "—"
-    return f"[{band[0]:+.3f}, {band[1]:+.3f}]"
+def _skipped_place(row: VcaSkipped | CycleSkipped) -> str:
+    return f"{row.dataset}/{row.interface}" if isinstance(row, VcaSkipped) else f"{row.split}/{row.family}"
 
 
-def comparison(found: Sequence[tuple[Path, Mapping[str, Any]]]) -> tuple[str, str, Safe] | None:
+def read_comparison(path: Path, data: Mapping[str, object]) -> CompareVcaResult | CompareCyclesResult:
+    """A comparison file as its typed result: a cycle comparison's rows say where by split."""
+    rows = data.get("comparisons")
+    cycles = isinstance(rows, list) and any(isinstance(r, Mapping) and "split" in r for r in rows)
+    if cycles or path.name == CompareCyclesResult.file_name:
+        return CompareCyclesResult.from_dict(data, path=path)
+    return CompareVcaResult.from_dict(data, path=path)
+
+
+def comparison(found: Sequence[tuple[Path, Mapping[str, object]]]) -> tuple[str, str, Safe] | None:
     """One block per ``compare.json``: the pairwise differences (family ``all``), the leaderboard with more
     than two models, the pairwise matrix PNGs, the dropped items and the skipped metrics."""
     if not found:
         return None
-    body: list[Any] = []
+    body: list[Safe] = []
     for path, data in found:
-        models = data.get("models") or []
-        body.append(Safe(f"<h3>{esc(path.parent.name)}: {esc(', '.join(str(m.get('model')) for m in models))}"
-                         "</h3>"))
-        everything = data.get("comparisons") or []
-        columns = _where(everything)
-        cycles = len(columns) == 3
+        result = read_comparison(path, data)
+        cycles = isinstance(result, CompareCyclesResult)
+        body.append(Safe(f"<h3>{esc(path.parent.name)}: {esc(', '.join(m.model for m in result.models))}</h3>"))
+        headings = ["Benchmark", "Split", "Family"] if cycles else ["Dataset", "Interface"]
         # a cycle comparison never pools splits or families: every row is shown; a VCA one shows family "all"
-        rows = [r for r in everything if cycles or r.get("family") == "all"]
-        noisy = any("noise_band" in r for r in rows)
+        rows: list[Comparison] = [r for r in result.comparisons if cycles or r.family == "all"]
+        noisy = any(isinstance(r, VcaBandComparison) for r in rows)
         body.append(table(
-            [h for h, _ in columns] + ["Metric", "A", "B", "value A", "value B", "A − B [interval]"]
+            headings + ["Metric", "A", "B", "value A", "value B", "A − B [interval]"]
             + (["noise band"] if noisy else []) + ["test", "p (Holm)", "Holm"],
-            [[r.get(k) for _, k in columns] + [METRIC_NAMES.get(str(r.get("metric")), r.get("metric")),
-              r.get("model_a"), r.get("model_b"), num(r.get("value_a")), num(r.get("value_b")),
-              num(r.get("difference"), r.get("ci"))] + ([_band(r)] if noisy else [])
-             + [r.get("test") or "—", _p(r.get("p_holm")), _survives(r.get("survives"))] for r in rows],
-            numeric_from=len(columns) + 3))
-        if len(models) > 2:
-            board = [r for r in data.get("leaderboard") or [] if cycles or r.get("family") == "all"]
-            body.append(table([h for h, _ in columns] + ["Metric", "Model", "value [interval]", "rank"],
-                              [[r.get(k) for _, k in columns] + [
-                                  METRIC_NAMES.get(str(r.get("metric")), r.get("metric")), r.get("model"),
-                                  num(r.get("value"), r.get("ci")), r.get("rank")] for r in board],
-                              numeric_from=len(columns) + 2,
+            [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model_a, r.model_b, num(r.value_a),
+              num(r.value_b), num(r.difference, r.ci)] + ([_band(r)] if noisy else [])
+             + [r.test or "—", num(r.p_holm, digits=4), _survives(r.survives)] for r in rows],
+            numeric_from=len(headings) + 3))
+        if len(result.models) > 2:
+            board: list[LeaderboardRow] = [r for r in result.leaderboard if cycles or r.family == "all"]
+            body.append(table(headings + ["Metric", "Model", "value [interval]", "rank"],
+                              [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model, num(r.value, r.ci),
+                                r.rank] for r in board],
+                              numeric_from=len(headings) + 2,
                               caption="Leaderboard: rank 1 is the highest value; ranks tie where intervals "
                                       "overlap"))
         for png in sorted(path.parent.glob("pairwise_*.png")):
@@ -76,16 +90,17 @@ def comparison(found: Sequence[tuple[Path, Mapping[str, Any]]]) -> tuple[str, st
             body.append(Safe(f'<figure class="plot"><img src="{uri}" alt="{esc(png.name)}"><figcaption>'
                              f"{esc(png.name)}: row − column, * where the Holm-adjusted p survives</figcaption>"
                              "</figure>"))
-        for model in models:
-            for where, entry in (model.get("datasets") or {}).items():
-                dropped = ", ".join(f"{n} {why}" for why, n in (entry.get("dropped") or {}).items()) or "none"
-                body.append(note(f"{model.get('model')} on {where}: {entry.get('n_compared')} items compared; "
-                                 f"dropped: {dropped}"))
-                if "noise" in entry:
-                    body.append(note(f"{model.get('model')} on {where}: {noise_line(entry['noise'])}"))
-        for row in data.get("skipped") or []:
-            place = "/".join(str(row.get(k)) for k in ("dataset", "interface", "split", "family") if k in row)
-            body.append(note(f"skipped {row.get('metric')} on {place}: {row.get('reason')}", "warn"))
+        if isinstance(result, CompareVcaResult):
+            for model in result.models:
+                for where, entry in model.datasets.items():
+                    dropped = ", ".join(f"{n} {why}" for why, n in entry.dropped.items()) or "none"
+                    body.append(note(f"{model.model} on {where}: {entry.n_compared} items compared; "
+                                     f"dropped: {dropped}"))
+                    if isinstance(entry, ComparedItems):
+                        body.append(note(f"{model.model} on {where}: {noise_line(entry.noise)}"))
+        skipped: list[VcaSkipped | CycleSkipped] = [*result.skipped]
+        for row in skipped:
+            body.append(note(f"skipped {row.metric} on {_skipped_place(row)}: {row.reason}", "warn"))
     return section("comparison", "Model comparison", body,
                    lead="Paired differences on the items the models share: one set of resampled clusters for "
                         "every model and metric (VCA §19); exact McNemar or cluster permutation p-values, "

@@ -2,8 +2,8 @@
 
 * :mod:`vlaudit.results.base` — :class:`VersionedResult`, the frozen dataclass each JSON output is
   (``to_dict()`` is what is written, with ``schema_version``; ``from_dict()`` reads it back);
-* :mod:`vlaudit.results.cycles`, :mod:`vlaudit.results.vca`, :mod:`vlaudit.results.demo` — one class per
-  JSON file a command writes;
+* :mod:`vlaudit.results.cycles`, :mod:`vlaudit.results.vca`, :mod:`vlaudit.results.compare`,
+  :mod:`vlaudit.results.demo` — one class per JSON file a command writes, and the records it holds;
 * :mod:`vlaudit.results.columns` — one definition of each table's columns (margins, cycles, scores, ITEMS,
   features) that writers and readers import;
 * :mod:`vlaudit.results.catalog` — every result type and table, and their Markdown for the docs;

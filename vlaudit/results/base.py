@@ -192,7 +192,7 @@ def type_name(hint: object) -> str:
     """A field's annotation as short text (``list[CreditRate]``, ``float | null``)."""
     if hint is typing.Any:
         return "any"
-    if hint is JsonValue or hint == JsonValue:
+    if _is_json_value(hint):
         return "json"
     args = typing.get_args(hint)
     if _is_union(hint):
@@ -213,6 +213,21 @@ def _is_union(hint: object) -> bool:
     return isinstance(hint, types.UnionType) or typing.get_origin(hint) is Union
 
 
+_JSON_LEAVES = {str, int, float, bool, type(None)}
+
+
+def _is_json_value(hint: object) -> bool:
+    """``JsonValue`` itself, or as ``get_type_hints`` resolves it inside ``dict[str, JsonValue]`` (one level of
+    its forward references evaluated, so no longer ``==`` the alias)."""
+    if hint == JsonValue:
+        return True
+    if not _is_union(hint):
+        return False
+    args = typing.get_args(hint)
+    origins = {typing.get_origin(a) for a in args}
+    return len(args) == 7 and _JSON_LEAVES <= set(args) and {list, dict} <= origins
+
+
 def _fail(message: str, path: str | Path, name: str) -> InputError:
     return InputError(message, path=path, field=name)
 
@@ -220,7 +235,7 @@ def _fail(message: str, path: str | Path, name: str) -> InputError:
 def _decode(value: object, hint: object, path: str | Path, name: str) -> object:
     """``value`` (parsed JSON) as the annotation ``hint``: records rebuilt, lists kept as lists, tuples as
     tuples; an InputError naming the field path when a leaf does not fit."""
-    if hint is typing.Any or hint is object or hint == JsonValue:
+    if hint is typing.Any or hint is object or _is_json_value(hint):
         return value
     if _is_union(hint):
         args = typing.get_args(hint)

@@ -1,11 +1,156 @@
-"""Typed results of the paired model comparisons (``vlaudit compare``; VCA §19's paired bootstrap)."""
+"""Typed results of the paired model comparisons (``vlaudit compare``; VCA §19's paired bootstrap).
+
+Every row is a record: a comparison of two models on one metric and cell, a leaderboard row, a skipped cell
+with its reason. A value, difference or interval that cannot be computed (no items, a degenerate bootstrap) is
+None, and a p-value is None where no test applies; nothing is NaN. Where a key is present on some rows only,
+the rows are two record types (a binary-metric VCA comparison carries its ``noise_band``; a CycleAcc
+comparison its tie rates), so every record writes exactly the keys its JSON row holds.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
-from vlaudit.results.base import VersionedResult
+from vlaudit.results.base import Interval, VersionedResult
+
+#: the test behind a VCA comparison's p-value (None: the models' denominators differ, no paired test applies)
+VcaTest = Literal["mcnemar", "permutation"]
+#: the test behind a cycle comparison's p-value
+CycleTest = Literal["sign", "mcnemar", "permutation"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoiseFloor:
+    """One model's compared decisions inside its noise floor τ (from its run's ``stability.json``): decisions
+    with |m_o| ≤ τ and credits with |G_img| ≤ 2τ, counted and listed by item id."""
+
+    measured: Literal[True] = True
+    tau: float
+    source: str
+    n_items: int
+    n_decision: int
+    n_credit: int
+    decision_items: list[str]
+    credit_items: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoNoiseFloor:
+    """A model whose run has no noise floor: ``note`` says how to measure one."""
+
+    measured: Literal[False] = False
+    note: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComparedItems:
+    """One model on one ``dataset/interface``: the items compared, those dropped by reason, its noise floor."""
+
+    n_compared: int
+    dropped: dict[str, int]
+    noise: NoiseFloor | NoNoiseFloor
+
+
+@dataclass(frozen=True, kw_only=True)
+class UncomparedItems:
+    """One model on a ``dataset/interface`` the runs share no item of: every item dropped, by reason."""
+
+    n_compared: int
+    dropped: dict[str, int]
+
+
+@dataclass(frozen=True, kw_only=True)
+class VcaModel:
+    """One compared model: its label, the input it was read from, and per ``dataset/interface`` its items."""
+
+    model: str
+    source: str
+    datasets: dict[str, ComparedItems | UncomparedItems]
+
+
+@dataclass(frozen=True, kw_only=True)
+class VcaComparison:
+    """A − B on one metric of one (dataset, interface, family): both values, the difference and its paired
+    clustered bootstrap interval, the test and its p-value, Holm-adjusted p and whether it survives α."""
+
+    dataset: str
+    interface: str
+    family: str
+    metric: str
+    model_a: str
+    model_b: str
+    n: int
+    value_a: float | None
+    value_b: float | None
+    difference: float | None
+    ci: Interval | None
+    test: VcaTest | None
+    p: float | None
+    p_holm: float | None
+    survives: bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VcaBandComparison:
+    """A comparison of a binary per-item metric (Acc, Dep, D-CC): a :class:`VcaComparison` with the noise band
+    of A − B (None when either model's noise floor is not measured)."""
+
+    dataset: str
+    interface: str
+    family: str
+    metric: str
+    model_a: str
+    model_b: str
+    n: int
+    value_a: float | None
+    value_b: float | None
+    difference: float | None
+    ci: Interval | None
+    test: VcaTest | None
+    p: float | None
+    noise_band: Interval | None
+    p_holm: float | None
+    survives: bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VcaLeaderboardRow:
+    """One model's value of one metric and (dataset, interface, family), its interval and rank (1 = highest;
+    ranks tie where intervals overlap)."""
+
+    dataset: str
+    interface: str
+    family: str
+    metric: str
+    model: str
+    n: int
+    value: float | None
+    ci: Interval | None
+    rank: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class VcaSkipped:
+    """A metric not compared on a (dataset, interface), and why (what some model lacks)."""
+
+    dataset: str
+    interface: str
+    metric: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class VcaCompareSettings:
+    """The prespecified options a VCA comparison ran with."""
+
+    controls: list[str]
+    n_resamples: int
+    seed: int
+    level: float
+    n_permutations: int
+    alpha: float
+    adjustment: Literal["holm"] = "holm"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,12 +163,109 @@ class CompareVcaResult(VersionedResult):
     file_name = "compare.json"
     written_by = "compare vca; vlaudit.compare_vca"
 
-    models: list[dict[str, Any]]
-    comparisons: list[dict[str, Any]]
-    leaderboard: list[dict[str, Any]]
-    skipped: list[dict[str, Any]]
-    settings: dict[str, Any]
+    models: list[VcaModel]
+    comparisons: list[VcaBandComparison | VcaComparison]
+    leaderboard: list[VcaLeaderboardRow]
+    skipped: list[VcaSkipped]
+    settings: VcaCompareSettings
     warnings: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CycleModel:
+    """One compared model: its name, its scores file (None when given in memory), its tie rate over all
+    cycles (|Δ| ≤ tol)."""
+
+    model: str
+    source: str | None
+    tie_rate: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class CycleComparison:
+    """ΔCycleAcc = CycleAcc_A − CycleAcc_B on one (split, family): both values, the difference with its paired
+    bootstrap interval over cycles, the sign test, both tie rates, Holm-adjusted p and whether it survives."""
+
+    benchmark: None = None
+    split: str
+    family: str
+    metric: str
+    model_a: str
+    model_b: str
+    n: int
+    value_a: float | None
+    value_b: float | None
+    difference: float | None
+    ci: Interval | None
+    test: CycleTest
+    p: float | None
+    tie_rate_a: float
+    tie_rate_b: float
+    p_holm: float | None
+    survives: bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchmarkComparison:
+    """A − B on one 2×2 benchmark metric (Winoground text / image / group, NaturalBench Acc / Q-Acc / I-Acc /
+    G-Acc) of one (benchmark, split, family), its interval, test, p, Holm-adjusted p and whether it survives."""
+
+    benchmark: str
+    split: str
+    family: str
+    metric: str
+    model_a: str
+    model_b: str
+    n: int
+    value_a: float | None
+    value_b: float | None
+    difference: float | None
+    ci: Interval | None
+    test: CycleTest
+    p: float | None
+    p_holm: float | None
+    survives: bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CycleLeaderboardRow:
+    """One model's value of one metric and (benchmark or None for CycleAcc, split, family), its interval and
+    rank (1 = highest; ranks tie where intervals overlap)."""
+
+    benchmark: str | None
+    split: str
+    family: str
+    metric: str
+    model: str
+    n: int
+    value: float | None
+    ci: Interval | None
+    rank: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CycleSkipped:
+    """A (split, family) not compared, and why (fewer cycles than the minimum, cycle paper §D.5)."""
+
+    split: str
+    family: str
+    metric: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CycleCompareSettings:
+    """The options a cycle comparison ran with."""
+
+    tol: float
+    min_cycles: int
+    n_resamples: int
+    seed: int
+    level: float
+    n_permutations: int
+    alpha: float
+    threshold: float
+    adjustment: Literal["holm"] = "holm"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,9 +277,15 @@ class CompareCyclesResult(VersionedResult):
     file_name = "compare_cycles.json"
     written_by = "compare cycles; vlaudit.compare_cycles"
 
-    models: list[dict[str, Any]]
-    comparisons: list[dict[str, Any]]
-    leaderboard: list[dict[str, Any]]
-    skipped: list[dict[str, Any]]
-    settings: dict[str, Any]
+    models: list[CycleModel]
+    comparisons: list[CycleComparison | BenchmarkComparison]
+    leaderboard: list[CycleLeaderboardRow]
+    skipped: list[CycleSkipped]
+    settings: CycleCompareSettings
     warnings: list[str]
+
+
+#: a comparison row of either comparison (the fields the pairwise matrix and the report read)
+Comparison = VcaComparison | VcaBandComparison | CycleComparison | BenchmarkComparison
+#: a leaderboard row of either comparison
+LeaderboardRow = VcaLeaderboardRow | CycleLeaderboardRow

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from vlaudit.results.base import VersionedResult
+from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,56 +17,216 @@ class ItemsBuildSummary(VersionedResult):
     n_items: int
     n_excluded: int
     excluded_by_reason: dict[str, int]
-    excluded: list[dict[str, Any]]
+    excluded: list[JsonObject]
     notes: list[str]
     warnings: list[str]
 
 
 @dataclass(frozen=True, kw_only=True)
+class KnownAnswer:
+    """One known-answer check of the demo: what was expected, what was observed (a number, text, a flag or a
+    small object of numbers), and whether it passed."""
+
+    check: str
+    expected: str
+    observed: JsonValue
+    passed: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyntheticRowSummary:
+    """One synthetic control's mean over seeds (cycle paper §3) and what it is expected to be."""
+
+    diagnostic: str
+    probe: str
+    metric: str
+    mean: float | None
+    expected: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoSynthetic:
+    """The synthetic controls' checks (each held on every seed) and their rows."""
+
+    checks: dict[str, bool]
+    rows: list[SyntheticRowSummary]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoCycleCell:
+    """Exact CycleAcc of one scorer, family and split pooled over seeds: the mean over seeds, its bootstrap
+    interval, ties and tie rate (|Δ| ≤ tol), and each seed's CycleAcc; None where the cell has no cycles."""
+
+    n: int
+    cycle_acc: float | None
+    ci: Interval | None
+    ties: int
+    tie_rate: float | None
+    per_seed: dict[str, float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoScorer:
+    """One scorer's cells: family → split → :class:`DemoCycleCell`."""
+
+    families: dict[str, dict[str, DemoCycleCell]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoEncoder:
+    """One encoder's scorers (zero-shot, additive, probe-rank-R) by name."""
+
+    scorers: dict[str, DemoScorer]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoAuditSummary:
+    """The Table-5 audit over every seed, source, family and split: the largest |signed degree| and marginal
+    TV, and the validity violations (all 0 for exact cycles)."""
+
+    max_abs_signed_degree: int | float
+    max_tv: float
+    violations: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoRankPoint:
+    """The rank-R probe's CycleAcc of one encoder and family (the probe-rank sweep)."""
+
+    model: str
+    family: str
+    rank: int
+    cycle_acc: float | None
+    ci: Interval | None
+    n: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoCycleStage:
+    """The demo's cycle stage on the test split: cycle counts (seed → source → family → split → n), the
+    Table-5 audit, CycleAcc per encoder and scorer over seeds, the probe-rank sweep and the plots written."""
+
+    split: str
+    seeds: list[int]
+    counts: dict[str, dict[str, dict[str, dict[str, int]]]]
+    audit: DemoAuditSummary
+    encoders: dict[str, DemoEncoder]
+    rank_sweep: list[DemoRankPoint]
+    files: dict[str, str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoRunHeadline:
+    """One reference model's headline on one (dataset, interface): Acc, Dep, D-CC, C-U and their intervals."""
+
+    model: str
+    dataset: str
+    interface: str
+    n: int
+    acc: float | None
+    dep: float | None
+    dcc: float | None
+    cu: float | None
+    ci: dict[str, Interval | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoDeltaV:
+    """The mean source effect Δ_V under the relation-free note, its interval and the share of positive Δ_V."""
+
+    mean: float | None
+    ci: Interval | None
+    positive_share: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoFactorialRow:
+    """One model's evidence-source factorial (VCA §10): stems, correct decisions, C-U, responsiveness, flips."""
+
+    model: str
+    stems: int
+    correct: int
+    cu: int
+    cu_rate: float | None
+    responsive_rate_all_correct: float | None
+    flip_rate: float | None
+    delta_v_none: DemoDeltaV
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoVcaStage:
+    """The demo's VCA stage without its checks: each reference model's headline, the planted credited
+    fraction per dataset, the factorial's per-model rows, each step's seconds and notes."""
+
+    runs: list[DemoRunHeadline]
+    planted_credited_fraction: dict[str, float]
+    factorial: list[DemoFactorialRow]
+    seconds: dict[str, float]
+    notes: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoVersions:
+    """What the demo ran on: vlaudit, Python, numpy, torch, the platform and the git commit (None outside one)."""
+
+    vlaudit: str
+    python: str
+    numpy: str
+    torch: str
+    platform: str
+    commit: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class DemoSummary(VersionedResult):
-    """The known-answer demo: every check (``known_answers``), whether all passed, and each stage's summary."""
+    """The known-answer demo: every check (``known_answers``), whether all passed, and each stage's summary.
+
+    ``config`` is the demo's configuration as written (the fields of :class:`vlaudit.demo.pipeline.DemoConfig`).
+    """
 
     file_name = "summary.json (demo folder)"
     written_by = "demo"
 
-    config: dict[str, Any]
-    synthetic: dict[str, Any]
-    cycles: dict[str, Any]
-    vca: dict[str, Any]
-    known_answers: list[dict[str, Any]]
+    config: JsonObject
+    synthetic: DemoSynthetic
+    cycles: DemoCycleStage
+    vca: DemoVcaStage
+    known_answers: list[KnownAnswer]
     passed: bool
-    models: Any
-    timings: dict[str, Any]
-    versions: dict[str, Any]
-    files: dict[str, Any]
+    models: dict[str, str]
+    timings: dict[str, float]
+    versions: DemoVersions
+    files: dict[str, str]
 
 
 @dataclass(frozen=True, kw_only=True)
-class DemoCycleEvaluation(VersionedResult):
+class DemoCycleEvaluation(DemoCycleStage, VersionedResult):
     """The demo's cycle stage on the test split: cycle counts, the Table-5 audit, CycleAcc per encoder and
     scorer over seeds, and the probe-rank sweep (cycle paper §2, §5)."""
 
     file_name = "cycles/eval.json (demo folder)"
     written_by = "demo"
 
-    split: str
-    seeds: list[int]
-    counts: dict[str, Any]
-    audit: dict[str, Any]
-    encoders: dict[str, Any]
-    rank_sweep: Any
-    files: dict[str, str]
-
 
 @dataclass(frozen=True, kw_only=True)
 class DemoCycleAudits(VersionedResult):
-    """The Table-5 audit (:class:`~vlaudit.results.cycles.CycleAudit`) of the demo's COCO and GQA cycles."""
+    """The Table-5 audit of the demo's COCO and GQA cycles, each as ``cycles audit`` writes it
+    (:class:`~vlaudit.results.cycles.CycleAudit` without its version)."""
 
     file_name = "cycles/seed-N/audit.json (demo folder)"
     written_by = "demo"
 
-    coco: dict[str, Any]
-    gqa: dict[str, Any]
+    coco: JsonObject
+    gqa: JsonObject
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeNote:
+    """A probe's training note (a small-set batch, a below-chance fit) for one family and scorer."""
+
+    family: str
+    scorer: str
+    note: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,7 +236,7 @@ class ProbeNotes(VersionedResult):
     file_name = "probe_notes.json (demo folder)"
     written_by = "demo"
 
-    notes: list[dict[str, Any]]
+    notes: list[ProbeNote]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,9 +247,9 @@ class DemoVcaKnownAnswers(VersionedResult):
     file_name = "vca/known_answers.json (demo folder)"
     written_by = "demo"
 
-    runs: list[dict[str, Any]]
-    known_answers: list[dict[str, Any]]
-    planted_credited_fraction: Any
-    factorial: list[dict[str, Any]]
-    seconds: dict[str, Any]
+    runs: list[DemoRunHeadline]
+    known_answers: list[KnownAnswer]
+    planted_credited_fraction: dict[str, float]
+    factorial: list[DemoFactorialRow]
+    seconds: dict[str, float]
     notes: list[str]

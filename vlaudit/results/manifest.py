@@ -12,10 +12,13 @@ commit of vlaudit. It is written by one writer, :func:`vlaudit.files.write_manif
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+
+from vlaudit.errors import InputError
+from vlaudit.results.base import JsonObject, JsonValue, check_schema_version, to_json
 
 MANIFEST_FILE = "manifest.json"
 #: 1: the fields of :class:`RunManifest` (earlier manifests carry no ``schema_version``)
@@ -46,17 +49,34 @@ def git_commit() -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
+def _object(value: JsonValue, *, path: str | Path, name: str) -> JsonObject:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError("must be a JSON object", path=path, field=name)
+    return {str(key): item for key, item in value.items()}
+
+
+def _text(value: JsonValue, *, path: str | Path, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise InputError("must be text or null", path=path, field=name)
+
+
 @dataclass(frozen=True)
 class RunManifest:
     """A run folder's ``manifest.json``.
 
     ``record`` holds what the command adds; its keys are written at the top level beside the common ones
     (the readers of a run — the factorial analysis, the HTML report, ``read_features`` — read them there).
+    ``arguments`` and ``record`` are open (each command records its own): values JSON can hold, or paths and
+    numpy scalars, written as JSON by :func:`~vlaudit.results.base.to_json` (a manifest read back holds JSON
+    values only); ``packages`` maps a package to its installed version (None: not installed).
     """
 
     command: str
-    arguments: dict[str, Any]
-    record: dict[str, Any] = field(default_factory=dict)
+    arguments: Mapping[str, object]
+    record: Mapping[str, object] = field(default_factory=dict)
     packages: dict[str, str | None] = field(default_factory=package_versions)
     git_commit: str | None = field(default_factory=git_commit)
     schema_version: int = MANIFEST_SCHEMA_VERSION
@@ -66,15 +86,22 @@ class RunManifest:
         if clash:
             raise ValueError(f"a manifest record may not redefine {clash}")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": self.schema_version, "command": self.command, **self.record,
-                "arguments": self.arguments, "packages": self.packages, "git_commit": self.git_commit}
+    def to_dict(self) -> JsonObject:
+        return {"schema_version": self.schema_version, "command": self.command,
+                **{key: to_json(value) for key, value in self.record.items()},
+                "arguments": to_json(self.arguments), "packages": to_json(self.packages),
+                "git_commit": self.git_commit}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunManifest:
-        """Read a manifest back (one written before ``schema_version`` existed reads as version 0)."""
-        return cls(command=str(data.get("command") or (data.get("arguments") or {}).get("command") or ""),
-                   arguments=dict(data.get("arguments") or {}),
-                   record={k: v for k, v in data.items() if k not in _OWN_KEYS},
-                   packages=dict(data.get("packages") or {}), git_commit=data.get("git_commit"),
-                   schema_version=int(data.get("schema_version", 0)))
+    def from_dict(cls, data: Mapping[str, JsonValue], *, path: str | Path = "<manifest>") -> RunManifest:
+        """Read a manifest back (one written before ``schema_version`` existed reads as version 0; one from a
+        newer vlaudit is refused); a field of the wrong kind is an InputError naming it."""
+        version = check_schema_version(data, MANIFEST_SCHEMA_VERSION, path=path, what="a run manifest", oldest=0)
+        arguments = _object(data.get("arguments"), path=path, name="arguments")
+        command = _text(data.get("command"), path=path, name="command") or \
+            _text(arguments.get("command"), path=path, name="arguments.command") or ""
+        packages = {name: _text(value, path=path, name=f"packages.{name}")
+                    for name, value in _object(data.get("packages"), path=path, name="packages").items()}
+        return cls(command=command, arguments=arguments, record={k: v for k, v in data.items() if k not in _OWN_KEYS},
+                   packages=packages, git_commit=_text(data.get("git_commit"), path=path, name="git_commit"),
+                   schema_version=version)

@@ -27,7 +27,7 @@ log-odds and so depends on the unused logit scale (its binary events still agree
 
 The statement text is the item's question with the fixed ITEMS wrapper
 (:data:`vlaudit.builders.benchmark_items.QUESTION_TEMPLATE`) removed, or a named column of the ITEMS table.
-Context images are embedded through :func:`vlaudit.scoring.features.extract_features` (the run folder keeps
+Context images are embedded through :func:`vlaudit.scoring.features.write_features` (the run folder keeps
 ``features/`` and the rendered ``context_images/``).
 """
 
@@ -47,7 +47,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_parquet
 from vlaudit.hashing import sha256_text
 from vlaudit.results.vca import DualScoringSummary
-from vlaudit.scoring.features import FeatureInputs, extract_features, pair_cosines, read_features
+from vlaudit.scoring.features import FeatureInputs, pair_cosines, read_features, write_features
 from vlaudit.scoring.manifest import RunManifest
 from vlaudit.scoring.plan import Record, plan_run, render
 from vlaudit.scoring.run_folder import RunFolder
@@ -152,7 +152,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
             inputs.images[record.image_sha256] = path
         for text in texts.values():
             inputs.texts.setdefault(sha256_text(text), text)
-        extract_features(backend, inputs, out / "features", provenance={"benchmark": str(source),
+        write_features(backend, inputs, out / "features", provenance={"benchmark": str(source),
                                                                         "images_dir": str(images_dir)})
         feats = read_features(out / "features")
         image_row, text_row = feats.image_index(), feats.caption_index()

@@ -197,7 +197,7 @@ def _encode_unique(keys: list[str], encode_part: Callable[[Sequence[str]], np.nd
     return rows
 
 
-def extract_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: str | Path, *,
+def write_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: str | Path, *,
                      provenance: Mapping[str, Any] | None = None, chunk: int | None = None,
                      progress: Progress | None = None, workers: int = 4, executor: Any = None,
                      command: str = "features", arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -318,7 +318,7 @@ def _read_embeddings(path: Path, schema: TableSchema) -> tuple[list[str], np.nda
 
 
 def read_features(feats_dir: str | Path) -> Features:
-    """Read a features folder written by :func:`extract_features` (a folder with no manifest is an error)."""
+    """Read a features folder written by :func:`write_features` (a folder with no manifest is an error)."""
     folder = Path(feats_dir)
     manifest_path = folder / MANIFEST_FILE
     if not manifest_path.is_file():

@@ -33,7 +33,7 @@ import orjson
 
 from vlaudit.errors import InputError
 from vlaudit.files import refuse_compressed
-from vlaudit.sources.rows import dataset_rows, is_dataset_source
+from vlaudit.sources.rows import dataset_rows, is_dataset_source, local_file
 
 BOX_TOLERANCE = 1.0
 
@@ -251,9 +251,9 @@ def _where(section: str, index: int, rec_id: object) -> str:
     return f"{section}[{index}] (id {rec_id})"
 
 
-def parse_instances(path: str | Path) -> CocoInstances:
-    """Parse and validate an official COCO ``instances_*.json`` file."""
-    path = Path(path)
+def read_coco_instances(path: str | Path) -> CocoInstances:
+    """Parse and validate an official COCO ``instances_*.json`` file (the file itself: it has no dataset form)."""
+    path = local_file(path, reads="a COCO instances_*.json file")
     data = _load(path, ("images", "annotations", "categories"), skip_segmentation=True)
     warnings: Counter = Counter()
     cats = _columns(path, "categories", data["categories"], _CAT_SPEC)
@@ -368,7 +368,7 @@ def _caption_row(number: int, row: dict) -> dict:
     return record
 
 
-def parse_captions(path: str | Path, instances: CocoInstances) -> CocoCaptions:
+def read_coco_captions(path: str | Path, instances: CocoInstances) -> CocoCaptions:
     """Parse and validate an official ``captions_*.json`` file against its instances file.
 
     ``path`` may also be a dataset source (:mod:`vlaudit.sources.rows`) with one caption per row: columns

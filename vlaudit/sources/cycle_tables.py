@@ -21,6 +21,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import id_text, iter_jsonl, read_table, read_unique_records, table_format
 from vlaudit.records import Cycle
 from vlaudit.results.columns import CYCLES, SCORES
+from vlaudit.sources.rows import local_file
 
 #: the columns a cycles row must have and a scores table's columns (:mod:`vlaudit.results.columns`)
 CYCLE_COLUMNS = CYCLES.required
@@ -54,7 +55,8 @@ def cycle_from_row(row: dict, *, path: str | Path | None = None, record: object 
 
 
 def read_cycles(path: str | Path) -> list[Cycle]:
-    """Read and validate a cycles table; a repeated ``cycle_id`` is an error."""
+    """Read and validate a cycles table (JSONL or Parquet); a repeated ``cycle_id`` is an error."""
+    path = local_file(path, reads="a cycles file (JSONL or Parquet)")
     return read_unique_records(path, lambda row, record: cycle_from_row(row, path=path, record=record),
                                id_field="cycle_id", noun="cycles")
 
@@ -93,7 +95,7 @@ def read_scores(path: str | Path) -> dict[tuple[str, str], float]:
 
     A missing or bad value is reported at its own 1-based row with its own value.
     """
-    path = Path(path)
+    path = local_file(path, reads="a scores file (JSONL, CSV or Parquet)")
     image_ids, caption_ids, values = _score_columns(path)
     rows = []
     for index, (u, v, s) in enumerate(zip(image_ids, caption_ids, values, strict=True), start=1):

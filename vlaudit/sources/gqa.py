@@ -18,6 +18,7 @@ from pathlib import Path
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
 from vlaudit.sources.names import norm_name
+from vlaudit.sources.rows import local_file
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,9 @@ def _relations(path: Path, record: str, raw: object) -> list[tuple[str, str]]:
     return out
 
 
-def parse_scene_graphs(path: str | Path) -> SceneGraphs:
-    """Parse and validate a GQA scene-graph file."""
-    path = Path(path)
+def read_gqa_scene_graphs(path: str | Path) -> SceneGraphs:
+    """Parse and validate a GQA scene-graph file (``train_sceneGraphs.json``; it has no dataset form)."""
+    path = local_file(path, reads="a GQA *_sceneGraphs.json file")
     data = read_json(path)
     if not isinstance(data, dict):
         raise InputError("expected a JSON object {imageId: scene graph}", path=path)

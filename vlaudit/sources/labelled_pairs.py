@@ -6,9 +6,9 @@ Formats (``fmt``; ``auto`` detects them):
   without ids, the caption text in ``caption`` or ``text``;
 * ``sugarcrepe`` — SugarCrepe JSON (:mod:`vlaudit.sources.sugarcrepe`);
 * ``whatsup-controlled`` — What's Up Controlled-A/B JSON: option 0 is the image's positive, the others its
-  negatives (:func:`vlaudit.sources.whatsup.read_controlled`);
+  negatives (:func:`vlaudit.sources.whatsup.read_whatsup_controlled`);
 * ``whatsup-spatial`` — What's Up COCO-Spatial ``[image_id, true, false]`` lists
-  (:func:`vlaudit.sources.whatsup.read_two_obj`);
+  (:func:`vlaudit.sources.whatsup.read_whatsup_spatial`);
 * ``cycles`` — a cycles file: the matched pairs as positives, the swaps as negatives (an exact-cycle set).
 
 Captions without ids are keyed by their text, so the same sentence written for two images is one caption.
@@ -24,7 +24,7 @@ from vlaudit.records import LabelledPair
 from vlaudit.sources.cycle_tables import _id, read_cycles
 from vlaudit.sources.rows import dataset_rows, is_dataset_source
 from vlaudit.sources.sugarcrepe import is_sugarcrepe, read_sugarcrepe
-from vlaudit.sources.whatsup import read_controlled, read_two_obj, repeated_entries
+from vlaudit.sources.whatsup import read_whatsup_controlled, read_whatsup_spatial, repeated_entries
 
 FORMATS = ("auto", "table", "sugarcrepe", "whatsup-controlled", "whatsup-spatial", "cycles")
 _TRUE = {"1", "true", "yes", "y", "t"}
@@ -109,13 +109,13 @@ def read_labelled_pairs(path: str | Path, fmt: str = "auto", *, warnings: list[s
     if fmt == "sugarcrepe":
         return fmt, read_sugarcrepe(path, warnings=warnings if warnings is not None else [])
     if fmt == "whatsup-controlled":
-        controlled = read_controlled(path)
+        controlled = read_whatsup_controlled(path)
         if warnings is not None:
             warnings.extend(f"{path}: {line}" for line in repeated_entries(controlled))
         return fmt, [LabelledPair(row.image_path, option, int(k == 0), option)
                      for row in controlled for k, option in enumerate(row.caption_options)]
     if fmt == "whatsup-spatial":
-        spatial = read_two_obj(path)
+        spatial = read_whatsup_spatial(path)
         if warnings is not None:
             warnings.extend(f"{path}: {line}" for line in repeated_entries(spatial))
         return fmt, [pair for row in spatial for pair in (

@@ -28,6 +28,7 @@ from typing import TypeGuard
 from vlaudit.errors import InputError
 from vlaudit.files import iter_jsonl
 from vlaudit.sources.names import norm_name
+from vlaudit.sources.rows import local_file
 
 # The relation vocabulary of the box rules (vlaudit.builders.cycles.rules.RELATIONS; a test keeps them equal).
 RELATIONS = ("left of", "right of", "above", "below", "larger than", "smaller than")
@@ -89,9 +90,9 @@ def _objects(path: Path, record: str, raw: object, width: object, height: object
     return tuple(out)
 
 
-def parse_pairs(path: str | Path) -> tuple[dict[str, PairImage], list[PairCaption]]:
+def read_pairs_jsonl(path: str | Path) -> tuple[dict[str, PairImage], list[PairCaption]]:
     """Parse and validate a pairs JSONL file (format in the module docstring)."""
-    path = Path(path)
+    path = local_file(path, reads="a pairs JSONL file")
     images: dict[str, PairImage] = {}
     captions: list[PairCaption] = []
     seen_captions: set[str] = set()

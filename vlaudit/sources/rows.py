@@ -92,6 +92,15 @@ def is_dataset_source(source: str | Path) -> bool:
     return path.is_dir() or path.suffix.lower() in _PARQUET
 
 
+def local_file(source: str | Path, *, reads: str) -> Path:
+    """``source`` as the one local file a reader takes (``reads`` says which); a dataset source
+    (``hf-dataset:``, a folder) is an :class:`InputError`: the format has no dataset form to read it from."""
+    text = str(source)
+    if text.startswith(HF_PREFIX) or Path(text).is_dir():
+        raise InputError(f"this reader takes {reads}, not a dataset (hf-dataset: or a folder)", path=text)
+    return Path(text)
+
+
 def source_stem(source: str | Path) -> str:
     """A short name for defaults (dataset, split): the file or folder stem, or the Hub id's last part."""
     text = str(source)

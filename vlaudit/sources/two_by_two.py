@@ -264,16 +264,17 @@ def generic_blocks(rows: Rows, *, source: str, noun: str = "line") -> ParsedBenc
     return ParsedBenchmark(_unique(blocks, source), Counter())
 
 
-READERS = {WINOGROUND: winoground_blocks, NATURALBENCH: naturalbench_blocks, BLOCKS: generic_blocks}
+BLOCKS_OF = {WINOGROUND: winoground_blocks, NATURALBENCH: naturalbench_blocks, BLOCKS: generic_blocks}
 
 
-def file_rows(path: str | Path, images: str | Path | None = None
+def file_rows(path: str | Path, images: ImageFolder | str | Path | None = None
               ) -> tuple[Iterator[tuple[int, dict[str, Any]]], str]:
     """The rows of a JSONL (numbered by line) or Parquet file (numbered by row), or of a Hugging Face dataset
     (``hf-dataset:…``, a ``save_to_disk`` folder), and that noun. A dataset's image columns are written once,
     content-addressed, into ``images`` (:func:`vlaudit.sources.rows.dataset_rows`)."""
     if str(path).startswith(HF_PREFIX) or Path(path).is_dir():
-        return dataset_rows(path, images=ImageFolder(images)), "row"
+        folder = images if isinstance(images, ImageFolder) else ImageFolder(images)
+        return dataset_rows(path, images=folder), "row"
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found" if not path.exists() else "not a file", path=path)
@@ -285,14 +286,30 @@ def file_rows(path: str | Path, images: str | Path | None = None
     return iter_jsonl(path), "line"
 
 
-def read_benchmark(benchmark: str, path: str | Path, images: str | Path | None = None) -> ParsedBenchmark:
+def read_two_by_two(benchmark: str, path: str | Path, images: ImageFolder | str | Path | None = None
+                    ) -> ParsedBenchmark:
     """Read a Winoground, NaturalBench or generic blocks file (JSONL or Parquet) or Hugging Face dataset (its
     images written into ``images``); an empty one is an error."""
-    if benchmark not in READERS:
+    if benchmark not in BLOCKS_OF:
         raise InputError(f"unknown 2×2 benchmark {benchmark!r}; choose from {list(BENCHMARKS)}", field="benchmark")
     rows, noun = file_rows(path, images)
-    parsed = READERS[benchmark](rows, source=str(path), noun=noun)
+    parsed = BLOCKS_OF[benchmark](rows, source=str(path), noun=noun)
     if not parsed.blocks:
         raise InputError(f"no {benchmark} blocks in the file" + (f" (skipped: {dict(parsed.skipped)})"
                                                                  if parsed.skipped else ""), path=path)
     return parsed
+
+
+def read_winoground(source: str | Path, *, images: ImageFolder | None = None) -> ParsedBenchmark:
+    """Winoground's ``examples.jsonl`` (or its dataset) as 2×2 blocks."""
+    return read_two_by_two(WINOGROUND, source, images)
+
+
+def read_naturalbench(source: str | Path, *, images: ImageFolder | None = None) -> ParsedBenchmark:
+    """NaturalBench (``BaiqiL/NaturalBench``: a dataset, or its Parquet / JSONL export) as 2×2 blocks."""
+    return read_two_by_two(NATURALBENCH, source, images)
+
+
+def read_blocks(source: str | Path, *, images: ImageFolder | None = None) -> ParsedBenchmark:
+    """A generic 2×2 blocks JSONL (``id, image_1, image_2, text_1, text_2``; e.g. EqBen) as 2×2 blocks."""
+    return read_two_by_two(BLOCKS, source, images)

@@ -79,7 +79,7 @@ class TwoObjRow:
         return f"val2017/{self.image_id:012d}.jpg"
 
 
-def read_two_obj(path: str | Path) -> list[TwoObjRow]:
+def read_whatsup_spatial(path: str | Path) -> list[TwoObjRow]:
     """Read ``coco_qa_two_obj.json`` (or ``coco_qa_one_obj.json``): ``[[image_id, true, false], ...]``.
 
     A dataset source (:mod:`vlaudit.sources.rows`) gives one row per entry with the columns
@@ -126,7 +126,7 @@ class ControlledRow:
     caption_options: tuple[str, ...]
 
 
-def read_controlled(path: str | Path, *, images: ImageFolder | None = None) -> list[ControlledRow]:
+def read_whatsup_controlled(path: str | Path, *, images: ImageFolder | None = None) -> list[ControlledRow]:
     """Read ``controlled_images_dataset.json`` (What's Up Controlled-A/B), or a dataset source with the
     columns ``image_path`` (or an image column) and ``caption_options`` (:mod:`vlaudit.sources.rows`)."""
     path = Path(path)

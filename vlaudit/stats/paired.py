@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy.special import betainc
@@ -238,12 +237,10 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def mark_holm(rows: Sequence[dict[str, Any]], alpha: float) -> None:
-    """Holm-adjust the ``p`` of every row of one table together (:func:`holm`), in place: each row gets
-    ``p_holm`` and ``survives`` (p_holm ≤ ``alpha``; None where the row has no p-value)."""
-    for row, p_holm in zip(rows, holm([row["p"] for row in rows]), strict=True):
-        row["p_holm"] = p_holm
-        row["survives"] = None if p_holm is None else bool(p_holm <= alpha)
+def holm_marks(pvalues: Sequence[float | None], alpha: float) -> list[tuple[float | None, bool | None]]:
+    """Holm-adjust the p-values of one table together (:func:`holm`): per p-value its adjusted p and whether it
+    survives (p_holm ≤ ``alpha``); (None, None) where a row has no p-value."""
+    return [(p_holm, None if p_holm is None else bool(p_holm <= alpha)) for p_holm in holm(pvalues)]
 
 
 def rank_with_ties(intervals: np.ndarray) -> list[int]:

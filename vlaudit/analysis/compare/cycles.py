@@ -20,8 +20,7 @@ Holm's adjustment runs across every comparison; ``survives`` says whether the ad
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,6 +34,17 @@ from vlaudit.metrics.two_by_two import (
     winoground_outcomes,
 )
 from vlaudit.records import Cycle
+from vlaudit.results.base import Interval
+from vlaudit.results.compare import (
+    BenchmarkComparison,
+    CompareCyclesResult,
+    CycleComparison,
+    CycleLeaderboardRow,
+    CycleModel,
+    CycleSkipped,
+    CycleTest,
+)
+from vlaudit.results.compare import CycleCompareSettings as CycleCompareSettingsRecord
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -49,7 +59,7 @@ from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
     fractional_sign_test,
-    mark_holm,
+    holm_marks,
     paired_bootstrap,
     rank_with_ties,
 )
@@ -70,54 +80,78 @@ class CycleCompareSettings:
     alpha: float = COMPARE_FAMILYWISE_ALPHA
     threshold: float = NATURALBENCH_YES_THRESHOLD
 
+    def record(self) -> CycleCompareSettingsRecord:
+        """The settings as ``compare_cycles.json`` writes them."""
+        return CycleCompareSettingsRecord(tol=self.tol, min_cycles=self.min_cycles, n_resamples=self.n_resamples,
+                                          seed=self.seed, level=self.level, n_permutations=self.n_permutations,
+                                          alpha=self.alpha, threshold=self.threshold)
+
 
 def _num(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def _pair(values: np.ndarray) -> list[float] | None:
-    return None if np.isnan(values).any() else [float(values[0]), float(values[1])]
+def _pair(values: np.ndarray) -> Interval | None:
+    return None if np.isnan(values).any() else (float(values[0]), float(values[1]))
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """Where a block of rows was compared: the 2×2 benchmark (None for CycleAcc), split and family."""
+
+    benchmark: str | None
+    split: str
+    family: str
 
 
 def _block(names: Sequence[str], values: np.ndarray, ids: np.ndarray, metrics: Sequence[str],
-           settings: CycleCompareSettings, where: dict[str, Any], ties: np.ndarray | None
-           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows of one cell: ``values`` is ``(m, n, q)`` per-cycle outcomes; ``ties`` ``(m, n)`` or None."""
+           settings: CycleCompareSettings, where: _Cell, ties: np.ndarray | None
+           ) -> tuple[list[CycleComparison | BenchmarkComparison], list[CycleLeaderboardRow]]:
+    """Rows of one cell: ``values`` is ``(m, n, q)`` per-cycle outcomes; ``ties`` ``(m, n)`` (CycleAcc) or None
+    (a 2×2 benchmark's metrics). ``p_holm`` and ``survives`` are None: Holm runs across the whole table."""
     boot = paired_bootstrap(values, np.ones_like(values), ids, n_resamples=settings.n_resamples,
                             seed=settings.seed, level=settings.level)
     n = int(values.shape[1])
-    board: list[dict[str, Any]] = []
+    board: list[CycleLeaderboardRow] = []
     for j, metric in enumerate(metrics):
         ranks = rank_with_ties(boot.intervals[:, j])
-        board.extend(where | {"metric": metric, "model": name, "n": n, "value": _num(boot.values[a, j]),
-                              "ci": _pair(boot.intervals[a, j]), "rank": ranks[a]} for a, name in enumerate(names))
-    rows: list[dict[str, Any]] = []
+        board.extend(CycleLeaderboardRow(benchmark=where.benchmark, split=where.split, family=where.family,
+                                         metric=metric, model=name, n=n, value=_num(boot.values[a, j]),
+                                         ci=_pair(boot.intervals[a, j]), rank=ranks[a])
+                     for a, name in enumerate(names))
+    rows: list[CycleComparison | BenchmarkComparison] = []
     for a in range(len(names)):
         for b in range(a + 1, len(names)):
             perm = cluster_permutation_pvalues(values[a] - values[b], ids, n_permutations=settings.n_permutations,
                                                seed=settings.seed)
             for j, metric in enumerate(metrics):
+                test: CycleTest
                 if metric == "cycle_acc":
                     test, p = "sign", fractional_sign_test(values[a, :, j] - values[b, :, j])
                 elif metric in WHOLE_METRICS:
                     test, p = "mcnemar", exact_mcnemar(values[a, :, j] > 0, values[b, :, j] > 0)
                 else:
                     test, p = "permutation", float(perm[j])
-                row = where | {"metric": metric, "model_a": names[a], "model_b": names[b], "n": n,
-                               "value_a": _num(boot.values[a, j]), "value_b": _num(boot.values[b, j]),
-                               "difference": _num(boot.difference[a, b, j]),
-                               "ci": _pair(boot.difference_intervals[a, b, j]), "test": test, "p": p}
-                if ties is not None:
-                    row |= {"tie_rate_a": float(ties[a].mean()), "tie_rate_b": float(ties[b].mean())}
-                rows.append(row)
+                value_a, value_b = _num(boot.values[a, j]), _num(boot.values[b, j])
+                difference, ci = _num(boot.difference[a, b, j]), _pair(boot.difference_intervals[a, b, j])
+                if where.benchmark is None and ties is not None:
+                    rows.append(CycleComparison(
+                        split=where.split, family=where.family, metric=metric, model_a=names[a], model_b=names[b],
+                        n=n, value_a=value_a, value_b=value_b, difference=difference, ci=ci, test=test, p=p,
+                        tie_rate_a=float(ties[a].mean()), tie_rate_b=float(ties[b].mean()), p_holm=None,
+                        survives=None))
+                else:
+                    rows.append(BenchmarkComparison(
+                        benchmark=str(where.benchmark), split=where.split, family=where.family, metric=metric,
+                        model_a=names[a], model_b=names[b], n=n, value_a=value_a, value_b=value_b,
+                        difference=difference, ci=ci, test=test, p=p, p_holm=None, survives=None))
     return rows, board
 
 
 def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mapping[tuple[str, str], float]],
                              settings: CycleCompareSettings | None = None,
-                             sources: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Every comparison of the module docstring: ``{models, comparisons, leaderboard, skipped, settings,
-    warnings}``."""
+                             sources: Mapping[str, str] | None = None) -> CompareCyclesResult:
+    """Every comparison of the module docstring (what ``compare cycles`` writes as ``compare_cycles.json``)."""
     settings = settings or CycleCompareSettings()
     names = list(scores)
     if len(names) < 2:
@@ -131,9 +165,9 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
     ids = np.array([c.cycle_id for c in cycles], dtype=object)
     splits = np.array([split_of(c) for c in cycles], dtype=object)
     families = np.array([c.family for c in cycles], dtype=object)
-    comparisons: list[dict[str, Any]] = []
-    leaderboard: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
+    comparisons: list[CycleComparison | BenchmarkComparison] = []
+    leaderboard: list[CycleLeaderboardRow] = []
+    skipped: list[CycleSkipped] = []
     for split in sorted(set(splits.tolist())):
         in_split = splits == split
         tags = {tag: in_split & (families == tag) for tag in sorted(set(families[in_split].tolist()))}
@@ -141,11 +175,11 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
             tags = {ALL_TAGS: in_split, **tags}
         for tag, mask in tags.items():
             if int(mask.sum()) < settings.min_cycles:
-                skipped.append({"split": split, "family": tag, "metric": "cycle_acc",
-                                "reason": f"{int(mask.sum())} cycles, fewer than {settings.min_cycles}"})
+                skipped.append(CycleSkipped(split=split, family=tag, metric="cycle_acc",
+                                            reason=f"{int(mask.sum())} cycles, fewer than {settings.min_cycles}"))
                 continue
             rows, board = _block(names, credits[:, mask, None], ids[mask], ["cycle_acc"], settings,
-                                 {"benchmark": None, "split": split, "family": tag}, ties[:, mask])
+                                 _Cell(None, split, tag), ties[:, mask])
             comparisons.extend(rows)
             leaderboard.extend(board)
     for (benchmark, kind), indexes in sorted(benchmark_groups(cycles).items()):
@@ -162,14 +196,13 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                 tags = {ALL_TAGS: in_split, **tags}
             for tag, mask in tags.items():
                 rows, board = _block(names, values[:, mask], ids[chosen][mask], metrics, settings,
-                                     {"benchmark": benchmark, "split": split, "family": tag}, None)
+                                     _Cell(benchmark, split, tag), None)
                 comparisons.extend(rows)
                 leaderboard.extend(board)
-    mark_holm(comparisons, settings.alpha)
-    return {"models": [{"model": name, "source": (sources or {}).get(name),
-                        "tie_rate": float(ties[a].mean())} for a, name in enumerate(names)],
-            "comparisons": comparisons, "leaderboard": leaderboard, "skipped": skipped,
-            "settings": {"tol": settings.tol, "min_cycles": settings.min_cycles, "n_resamples": settings.n_resamples,
-                         "seed": settings.seed, "level": settings.level, "n_permutations": settings.n_permutations,
-                         "alpha": settings.alpha, "threshold": settings.threshold, "adjustment": "holm"},
-            "warnings": []}
+    marks = holm_marks([row.p for row in comparisons], settings.alpha)
+    return CompareCyclesResult(
+        models=[CycleModel(model=name, source=(sources or {}).get(name), tie_rate=float(ties[a].mean()))
+                for a, name in enumerate(names)],
+        comparisons=[replace(row, p_holm=p_holm, survives=survives)
+                     for row, (p_holm, survives) in zip(comparisons, marks, strict=True)],
+        leaderboard=leaderboard, skipped=skipped, settings=settings.record(), warnings=[])

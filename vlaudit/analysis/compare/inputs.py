@@ -1,102 +1,24 @@
-"""The runs a model comparison reads, and the items they share (matched on id and content).
+"""The items a model comparison shares across its runs (matched on id and content).
 
-An input is a ``vca score`` run folder (``margins.parquet``, ``manifest.json``, ``failures.jsonl``), a
-``vca report`` folder written inside one (``RUN/report``: the margins are its parent's), or a MARGINS file.
 An item is shared when every model has it under the same id *and* the same content: its label, the sha256 of
-its image file, its question (read from the ITEMS file the run's manifest names, when that file is there),
-its group and statement. An id whose content differs between two runs is an :class:`InputError` naming the
-item and the field; an item some model lacks is dropped from every model and counted per model with why.
-A ``vca report`` folder away from its run is refused in one line: its ``items.csv`` holds the report's
-per-item events, not the per-context margins every compared metric is computed from.
+its image file, its question (from the ITEMS file the run's manifest names, read with the runs by
+:func:`vlaudit.sources.compared_runs.read_model_runs`), its group and statement. An id whose content differs
+between two runs is an :class:`InputError` naming the item and the field; an item some model lacks is dropped
+from every model and counted per model with why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
 from vlaudit.errors import InputError
-from vlaudit.files import iter_jsonl, read_json
-from vlaudit.sources.items import read_items
-from vlaudit.sources.margins import MarginRun, read_margins
+from vlaudit.sources.margins import MarginRun
 
-MARGINS_FILE = "margins.parquet"
-REPORT_FILE = "vca.json"
-REPORT_ITEMS_FILE = "items.csv"
 #: the content fields an item id must agree on across runs, in the order they are checked
 FINGERPRINT_FIELDS = ("label", "image", "question", "group_id", "statement")
-
-
-@dataclass(frozen=True)
-class ModelRuns:
-    """The runs of one input: its margins runs, where they came from, questions and failed items by id."""
-
-    source: str
-    runs: tuple[MarginRun, ...]
-    questions: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    failed: Mapping[tuple[str, str], str] = field(default_factory=dict)
-
-
-def _standalone_report(folder: Path) -> InputError | None:
-    """The error for a ``vca report`` folder outside its run: its ``items.csv`` holds per-item events
-    (correct, Dep, D-CC, G_img under the report's controls) but not the per-context margins a comparison
-    re-derives every metric from (Strict, the mismatch and relation axes, the noise flags on m_o, another
-    control set), nor the image fingerprint the item matching checks."""
-    items = folder / REPORT_ITEMS_FILE
-    if not (folder / REPORT_FILE).is_file() and not items.is_file():
-        return None
-    held = (f"its {REPORT_ITEMS_FILE} holds the report's per-item events (correct, dep, dcc, g_img)"
-            if items.is_file() else f"it has no {REPORT_ITEMS_FILE}")
-    return InputError(f"a vca report folder outside its run: {held}, not the per-context margins and image "
-                      f"fingerprint (source_sha256) a paired comparison needs; pass the vca score run folder "
-                      f"(with {MARGINS_FILE}) instead", path=folder)
-
-
-def margins_path(path: str | Path) -> Path:
-    """The MARGINS file an input names (see the module docstring); an InputError when it names none."""
-    path = Path(path)
-    if path.is_file():
-        return path
-    for candidate in (path / MARGINS_FILE, path.parent / MARGINS_FILE):
-        if path.is_dir() and candidate.is_file():
-            return candidate
-    standalone = _standalone_report(path) if path.is_dir() else None
-    if standalone is not None:
-        raise standalone
-    raise InputError(f"not a vca score run folder, a report folder inside one or a MARGINS file (no "
-                     f"{MARGINS_FILE} in it or its parent)", path=path)
-
-
-def _questions(folder: Path) -> dict[tuple[str, str], str]:
-    manifest = folder / "manifest.json"
-    if not manifest.is_file():
-        return {}
-    benchmark = (read_json(manifest).get("arguments") or {}).get("benchmark")
-    if not isinstance(benchmark, str) or not Path(benchmark).is_file():
-        return {}
-    return {(item.dataset or "", item.item_id): item.question for item in read_items(benchmark)}
-
-
-def _failed(folder: Path) -> dict[tuple[str, str], str]:
-    path = folder / "failures.jsonl"
-    if not path.is_file():
-        return {}
-    out: dict[tuple[str, str], str] = {}
-    for _, row in iter_jsonl(path):
-        if row.get("status") == "failed" and row.get("context") == "original":
-            out[(str(row.get("dataset") or ""), str(row.get("item_id")))] = "failed image"
-    return out
-
-
-def read_model_runs(path: str | Path) -> ModelRuns:
-    """Read one input (see the module docstring)."""
-    margins = margins_path(path)
-    folder = margins.parent
-    return ModelRuns(source=str(path), runs=tuple(read_margins(margins)), questions=_questions(folder),
-                     failed=_failed(folder))
 
 
 def _column(run: MarginRun, name: str, questions: Mapping[tuple[str, str], str]) -> list[object] | None:

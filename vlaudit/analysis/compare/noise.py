@@ -1,8 +1,8 @@
 """The compared decisions inside each model's noise floor, and the noise band of a paired difference (VCA §3
 decisions; the floor of ``vca stability``, :mod:`vlaudit.metrics.vca.noise`).
 
-Each model's floor τ is read from the ``stability.json`` beside its margins (as ``vca report`` reads it,
-:func:`vlaudit.analysis.vca.noise_report.read_floor`). On the compared items a decision is inside the noise
+Each model's floor τ comes from the ``stability.json`` beside its margins, read with its runs
+(:func:`vlaudit.sources.noise_floor.read_floors`). On the compared items a decision is inside the noise
 when |m_o| ≤ τ, a credit when |G_img| ≤ 2τ. The noise band of A − B for the binary per-item metrics (Acc,
 Dep, D-CC) is the range the difference takes with every flagged decision and credit of both models set both
 ways: each model's value moves independently within its own band, so the band is
@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.vca.noise_report import NOT_MEASURED, read_floor
+from vlaudit.analysis.vca.noise_report import NOT_MEASURED
+from vlaudit.analysis.vca.report import RunEvents
 from vlaudit.metrics.vca.noise import noise_band, noise_flags
+from vlaudit.results.base import Interval
+from vlaudit.results.compare import NoiseFloor, NoNoiseFloor
+from vlaudit.sources import noise_floor
 
 BAND_METRICS = ("acc", "dep", "dcc")
 
@@ -37,9 +40,9 @@ class ModelNoise:
         return self.tau is not None
 
 
-def model_noise(ev: Any) -> ModelNoise:
-    """The floor of the run behind ``ev`` (its :class:`~vlaudit.analysis.vca.report.RunEvents`) and its flags."""
-    floor = read_floor(ev.run)
+def model_noise(ev: RunEvents, floor: noise_floor.NoiseFloor | None) -> ModelNoise:
+    """The flags of the run behind ``ev`` under its floor (τ and its file, read with the run,
+    :func:`vlaudit.sources.noise_floor.read_floors`; None when it has none)."""
     if floor is None:
         return ModelNoise(None, None, None, None)
     tau, source = floor
@@ -47,19 +50,19 @@ def model_noise(ev: Any) -> ModelNoise:
     return ModelNoise(tau, source, decision, credit)
 
 
-def noise_entry(noise: ModelNoise, ev: Any) -> dict[str, Any]:
+def noise_entry(noise: ModelNoise, ev: RunEvents) -> NoiseFloor | NoNoiseFloor:
     """The ``noise`` object of one model and (dataset, interface) of ``compare.json``."""
-    if not noise.measured or noise.decision is None or noise.credit is None:
-        return {"measured": False, "note": NOT_MEASURED}
+    if noise.tau is None or noise.source is None or noise.decision is None or noise.credit is None:
+        return NoNoiseFloor(note=NOT_MEASURED)
     ids = ev.run.item_ids.astype(str)
-    return {"measured": True, "tau": noise.tau, "source": noise.source, "n_items": int(ids.size),
-            "n_decision": int(noise.decision.sum()), "n_credit": int(noise.credit.sum()),
-            "decision_items": sorted(ids[noise.decision].tolist()),
-            "credit_items": sorted(ids[noise.credit].tolist())}
+    return NoiseFloor(tau=noise.tau, source=noise.source, n_items=int(ids.size),
+                      n_decision=int(noise.decision.sum()), n_credit=int(noise.credit.sum()),
+                      decision_items=sorted(ids[noise.decision].tolist()),
+                      credit_items=sorted(ids[noise.credit].tolist()))
 
 
-def difference_bands(events: Sequence[Any], noises: Sequence[ModelNoise], a: int, b: int,
-                     mask: np.ndarray) -> dict[str, list[float] | None] | None:
+def difference_bands(events: Sequence[RunEvents], noises: Sequence[ModelNoise], a: int, b: int,
+                     mask: np.ndarray) -> dict[str, Interval | None] | None:
     """[min, max] of A − B for Acc, Dep and D-CC over the records in ``mask`` (see the module docstring);
     None when either model has no floor."""
     bands = []
@@ -69,8 +72,8 @@ def difference_bands(events: Sequence[Any], noises: Sequence[ModelNoise], a: int
             return None
         correct = None if ev.correct is None else ev.correct[mask]
         bands.append(noise_band(correct, ev.dep[mask], noise.decision[mask], noise.credit[mask]))
-    out: dict[str, list[float] | None] = {}
+    out: dict[str, Interval | None] = {}
     for metric in BAND_METRICS:
         band_a, band_b = bands[0][metric], bands[1][metric]
-        out[metric] = None if band_a is None or band_b is None else [band_a[0] - band_b[1], band_a[1] - band_b[0]]
+        out[metric] = None if band_a is None or band_b is None else (band_a[0] - band_b[1], band_a[1] - band_b[0])
     return out

@@ -21,12 +21,11 @@ where intervals overlap (rank 1 = highest value).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from vlaudit.analysis.compare.inputs import ModelRuns, check_fingerprints, member_mask, shared_items
+from vlaudit.analysis.compare.inputs import check_fingerprints, member_mask, shared_items
 from vlaudit.analysis.compare.noise import (
     BAND_METRICS,
     ModelNoise,
@@ -34,10 +33,23 @@ from vlaudit.analysis.compare.noise import (
     model_noise,
     noise_entry,
 )
-from vlaudit.analysis.vca.report import cluster_labels, item_matrix, run_events
+from vlaudit.analysis.vca.report import RunEvents, cluster_labels, item_matrix, run_events
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import support
 from vlaudit.relations import relation_family
+from vlaudit.results.base import Interval
+from vlaudit.results.compare import (
+    ComparedItems,
+    CompareVcaResult,
+    UncomparedItems,
+    VcaBandComparison,
+    VcaCompareSettings,
+    VcaComparison,
+    VcaLeaderboardRow,
+    VcaModel,
+    VcaSkipped,
+    VcaTest,
+)
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -45,10 +57,12 @@ from vlaudit.settings import (
     COMPARE_PERMUTATIONS,
     CONFIDENCE_LEVEL,
 )
+from vlaudit.sources.compared_runs import ModelRuns
+from vlaudit.sources.margins import MarginRun
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
-    mark_holm,
+    holm_marks,
     paired_bootstrap,
     rank_with_ties,
 )
@@ -74,6 +88,11 @@ class CompareSettings:
     n_permutations: int = COMPARE_PERMUTATIONS
     alpha: float = COMPARE_FAMILYWISE_ALPHA
 
+    def record(self) -> VcaCompareSettings:
+        """The settings as ``compare.json`` writes them."""
+        return VcaCompareSettings(controls=list(self.controls), n_resamples=self.n_resamples, seed=self.seed,
+                                  level=self.level, n_permutations=self.n_permutations, alpha=self.alpha)
+
 
 def model_labels(inputs: Sequence[ModelRuns]) -> list[str]:
     """One name per input: its model, with the input's path added where two inputs hold the same model."""
@@ -82,7 +101,7 @@ def model_labels(inputs: Sequence[ModelRuns]) -> list[str]:
     return [b if base.count(b) == 1 else f"{b} ({mr.source})" for b, mr in zip(base, inputs, strict=True)]
 
 
-def _record_columns(ev: Any, metrics: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def _record_columns(ev: RunEvents, metrics: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """``(n, q)`` numerators and denominators of ``metrics`` for one model (report definitions)."""
     names, num, den = item_matrix(ev)
     n = ev.run.n
@@ -92,6 +111,7 @@ def _record_columns(ev: Any, metrics: Sequence[str]) -> tuple[np.ndarray, np.nda
             out_num[:, j], out_den[:, j] = num[:, names.index(name)], den[:, names.index(name)]
         else:  # a group rate: the group's value on its true statement's record, denominator 1 there
             g = ev.groups
+            assert g is not None  # a group metric is compared only when every model has relation groups
             values = {"rel_o": g.rel["original"], "pair_credit": g.pair_credit, "pair_d": g.pair_d,
                       "joint": g.joint, "g_int_mean": g.g_int}[name]
             out_num[g.true_index, j] = np.asarray(values, dtype=np.float64)
@@ -99,7 +119,7 @@ def _record_columns(ev: Any, metrics: Sequence[str]) -> tuple[np.ndarray, np.nda
     return out_num, out_den
 
 
-def _families(run: Any) -> np.ndarray:
+def _families(run: MarginRun) -> np.ndarray:
     if "meta_category" in run.extra:
         return np.array([str(f) if f is not None else "Unknown" for f in run.extra["meta_category"]], dtype=object)
     if run.relations is None:
@@ -107,11 +127,12 @@ def _families(run: Any) -> np.ndarray:
     return np.array([relation_family(None if r is None else str(r)) for r in run.relations], dtype=object)
 
 
-def compare_block(labels: Sequence[str], events: Sequence[Any], metrics: Sequence[str], settings: CompareSettings,
-                  *, dataset: str, interface: str, family: str, mask: np.ndarray,
+def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: Sequence[str],
+                  settings: CompareSettings, *, dataset: str, interface: str, family: str, mask: np.ndarray,
                   noises: Sequence[ModelNoise] | None = None
-                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Comparison and leaderboard rows of one (dataset, interface, family) over the records in ``mask``."""
+                  ) -> tuple[list[VcaBandComparison | VcaComparison], list[VcaLeaderboardRow]]:
+    """Comparison and leaderboard rows of one (dataset, interface, family) over the records in ``mask``
+    (``p_holm`` and ``survives`` None: the Holm adjustment runs across the whole table)."""
     cols = [_record_columns(ev, metrics) for ev in events]
     num = np.stack([c[0][mask] for c in cols])
     den = np.stack([c[1][mask] for c in cols])
@@ -121,16 +142,15 @@ def compare_block(labels: Sequence[str], events: Sequence[Any], metrics: Sequenc
     grouped = run.has_groups
     boot = paired_bootstrap(num, den, clusters, n_resamples=settings.n_resamples, seed=settings.seed,
                             level=settings.level)
-    where: dict[str, Any] = {"dataset": dataset, "interface": interface, "family": family}
-    board: list[dict[str, Any]] = []
+    board: list[VcaLeaderboardRow] = []
     for j, metric in enumerate(metrics):
         n_units = int(den[0, :, j].sum()) if metric in GROUP_METRICS else int(mask.sum())
         ranks = rank_with_ties(boot.intervals[:, j])
         for a, label in enumerate(labels):
-            board.append(where | {"metric": metric, "model": label, "n": n_units,
-                                  "value": _num(boot.values[a, j]), "ci": _pair(boot.intervals[a, j]),
-                                  "rank": ranks[a]})
-    rows: list[dict[str, Any]] = []
+            board.append(VcaLeaderboardRow(dataset=dataset, interface=interface, family=family, metric=metric,
+                                           model=label, n=n_units, value=_num(boot.values[a, j]),
+                                           ci=_pair(boot.intervals[a, j]), rank=ranks[a]))
+    rows: list[VcaBandComparison | VcaComparison] = []
     for a in range(len(labels)):
         for b in range(a + 1, len(labels)):
             diff = num[a] - num[b]
@@ -139,45 +159,52 @@ def compare_block(labels: Sequence[str], events: Sequence[Any], metrics: Sequenc
                                                seed=settings.seed) if shared_den else None
             bands = None if noises is None else difference_bands(events, noises, a, b, mask)
             for j, metric in enumerate(metrics):
+                test: VcaTest | None
+                p: float | None
                 if metric in MCNEMAR_METRICS and not grouped:
                     test, p = "mcnemar", exact_mcnemar(num[a, :, j] > 0, num[b, :, j] > 0)
                 elif perm is not None:
                     test, p = "permutation", float(perm[j])
                 else:
                     test, p = None, None
-                rows.append(where | {
-                    "metric": metric, "model_a": labels[a], "model_b": labels[b],
-                    "n": int(den[0, :, j].sum()) if metric in GROUP_METRICS else int(mask.sum()),
-                    "value_a": _num(boot.values[a, j]), "value_b": _num(boot.values[b, j]),
-                    "difference": _num(boot.difference[a, b, j]), "ci": _pair(boot.difference_intervals[a, b, j]),
-                    "test": test, "p": p})
-                if metric in BAND_METRICS:
-                    rows[-1]["noise_band"] = None if bands is None else bands[metric]
+                row = VcaComparison(
+                    dataset=dataset, interface=interface, family=family, metric=metric, model_a=labels[a],
+                    model_b=labels[b], n=int(den[0, :, j].sum()) if metric in GROUP_METRICS else int(mask.sum()),
+                    value_a=_num(boot.values[a, j]), value_b=_num(boot.values[b, j]),
+                    difference=_num(boot.difference[a, b, j]), ci=_pair(boot.difference_intervals[a, b, j]),
+                    test=test, p=p, p_holm=None, survives=None)
+                rows.append(_with_band(row, None if bands is None else bands[metric])
+                            if metric in BAND_METRICS else row)
     return rows, board
+
+
+def _with_band(row: VcaComparison, band: Interval | None) -> VcaBandComparison:
+    return VcaBandComparison(dataset=row.dataset, interface=row.interface, family=row.family, metric=row.metric,
+                             model_a=row.model_a, model_b=row.model_b, n=row.n, value_a=row.value_a,
+                             value_b=row.value_b, difference=row.difference, ci=row.ci, test=row.test, p=row.p,
+                             noise_band=band, p_holm=row.p_holm, survives=row.survives)
 
 
 def _num(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
-def _pair(values: np.ndarray) -> list[float] | None:
-    return None if np.isnan(values).any() else [float(values[0]), float(values[1])]
+def _pair(values: np.ndarray) -> Interval | None:
+    return None if np.isnan(values).any() else (float(values[0]), float(values[1]))
 
 
-def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | None = None) -> dict[str, Any]:
-    """Every comparison of the module docstring: ``{models, comparisons, leaderboard, skipped, settings,
-    warnings}`` (the JSON ``compare vca`` writes)."""
+def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | None = None) -> CompareVcaResult:
+    """Every comparison of the module docstring (what ``compare vca`` writes as ``compare.json``)."""
     settings = settings or CompareSettings()
     if len(inputs) < 2:
         raise InputError(f"a comparison needs at least two runs; got {len(inputs)}", field="runs")
     labels = model_labels(inputs)
     keys = sorted({(run.dataset, run.interface) for mr in inputs for run in mr.runs})
-    comparisons: list[dict[str, Any]] = []
-    leaderboard: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
+    comparisons: list[VcaBandComparison | VcaComparison] = []
+    leaderboard: list[VcaLeaderboardRow] = []
+    skipped: list[VcaSkipped] = []
     warnings: list[str] = []
-    models: list[dict[str, Any]] = [{"model": label, "source": mr.source, "datasets": {}}
-                                    for label, mr in zip(labels, inputs, strict=True)]
+    datasets: list[dict[str, ComparedItems | UncomparedItems]] = [{} for _ in inputs]
     for dataset, interface in keys:
         present = [(i, run) for i, mr in enumerate(inputs) for run in mr.runs
                    if run.dataset == dataset and run.interface == interface]
@@ -187,24 +214,24 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         idx = [i for i, _ in present]
         runs = [run for _, run in present]
         names = [labels[i] for i in idx]
+        where = f"{dataset}/{interface}"
         check_fingerprints(runs, names, {str(x) for r in runs for x in r.item_ids},
                            [inputs[i].questions for i in idx])
         shared = shared_items(runs, settings.controls, [inputs[i].failed for i in idx])
-        for i, dropped in zip(idx, shared.dropped, strict=True):
-            models[i]["datasets"][f"{dataset}/{interface}"] = {"n_compared": int(shared.item_ids.size),
-                                                               "dropped": dropped}
-        if shared.item_ids.size == 0:
-            warnings.append(f"{dataset}/{interface}: the runs share no item with every headline control")
+        n_compared = int(shared.item_ids.size)
+        if n_compared == 0:
+            for i, dropped in zip(idx, shared.dropped, strict=True):
+                datasets[i][where] = UncomparedItems(n_compared=n_compared, dropped=dropped)
+            warnings.append(f"{where}: the runs share no item with every headline control")
             continue
         kept = set(shared.item_ids.tolist())
         subs = [run.subset(member_mask(run.item_ids, kept)) for run in runs]
         events = [run_events(sub, settings.controls) for sub in subs]
-        noises = [model_noise(ev) for ev in events]
-        for i, noise, ev in zip(idx, noises, events, strict=True):
-            models[i]["datasets"][f"{dataset}/{interface}"]["noise"] = noise_entry(noise, ev)
+        noises = [model_noise(ev, inputs[i].floors.get(run.key)) for i, run, ev in zip(idx, runs, events, strict=True)]
+        for i, dropped, noise, ev in zip(idx, shared.dropped, noises, events, strict=True):
+            datasets[i][where] = ComparedItems(n_compared=n_compared, dropped=dropped, noise=noise_entry(noise, ev))
         metrics, lacking = _common_metrics(names, events)
-        skipped.extend({"dataset": dataset, "interface": interface, "metric": m, "reason": why}
-                       for m, why in lacking)
+        skipped.extend(VcaSkipped(dataset=dataset, interface=interface, metric=m, reason=why) for m, why in lacking)
         families = _families(subs[0])
         tags = [ALL_FAMILIES] + (sorted(set(families.tolist())) if len(set(families.tolist())) > 1 else [])
         for tag in tags:
@@ -213,17 +240,18 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
                                         family=tag, mask=mask, noises=noises)
             comparisons.extend(rows)
             leaderboard.extend(board)
-    mark_holm(comparisons, settings.alpha)
-    return {"models": models, "comparisons": comparisons, "leaderboard": leaderboard, "skipped": skipped,
-            "settings": {"controls": list(settings.controls), "n_resamples": settings.n_resamples,
-                         "seed": settings.seed, "level": settings.level, "n_permutations": settings.n_permutations,
-                         "alpha": settings.alpha, "adjustment": "holm"},
-            "warnings": warnings}
+    marks = holm_marks([row.p for row in comparisons], settings.alpha)
+    return CompareVcaResult(
+        models=[VcaModel(model=label, source=mr.source, datasets=held)
+                for label, mr, held in zip(labels, inputs, datasets, strict=True)],
+        comparisons=[replace(row, p_holm=p_holm, survives=survives)
+                     for row, (p_holm, survives) in zip(comparisons, marks, strict=True)],
+        leaderboard=leaderboard, skipped=skipped, settings=settings.record(), warnings=warnings)
 
 
-def _common_metrics(names: Sequence[str], events: Sequence[Any]) -> tuple[list[str], list[tuple[str, str]]]:
+def _common_metrics(names: Sequence[str], events: Sequence[RunEvents]) -> tuple[list[str], list[tuple[str, str]]]:
     """The metrics every model can compute, and (metric, reason) for each one some model cannot."""
-    def can(ev: Any, metric: str) -> bool:
+    def can(ev: RunEvents, metric: str) -> bool:
         if metric in GROUP_METRICS:
             return ev.groups is not None
         if metric in MISMATCH_METRICS:

@@ -29,10 +29,10 @@ from vlaudit.files import read_json
 from vlaudit.metrics.audits import audit_cycles
 from vlaudit.metrics.cycles import split_of
 from vlaudit.records import Cycle
-from vlaudit.sources.coco import parse_instances
+from vlaudit.sources.coco import read_coco_instances
 from vlaudit.sources.cycle_tables import read_cycles
-from vlaudit.sources.gqa import parse_scene_graphs
-from vlaudit.sources.pairs_jsonl import parse_pairs
+from vlaudit.sources.gqa import read_gqa_scene_graphs
+from vlaudit.sources.pairs_jsonl import read_pairs_jsonl
 
 
 class _CocoImages:
@@ -81,15 +81,15 @@ def _load_annotations(paths: Sequence[str | Path], wanted: set[str], rules: Geom
         if not path.exists():
             raise InputError("file not found", path=path)
         if path.suffix.lower() in (".jsonl", ".ndjson"):
-            images, _ = parse_pairs(path)
+            images, _ = read_pairs_jsonl(path)
             out["pairs"].update(images)
             continue
         with path.open("rb") as handle:
             head = handle.read(4096)
         if any(key in head for key in (b'"info"', b'"images"', b'"annotations"', b'"categories"', b'"licenses"')):
-            out["coco"].append(_CocoImages(parse_instances(path), wanted, rules))
+            out["coco"].append(_CocoImages(read_coco_instances(path), wanted, rules))
         else:
-            graphs = parse_scene_graphs(path)
+            graphs = read_gqa_scene_graphs(path)
             out["gqa"].update({i: g for i, g in graphs.images.items() if i in wanted})
     return out
 

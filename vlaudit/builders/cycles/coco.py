@@ -63,7 +63,7 @@ from vlaudit.settings import (
     CYCLE_POOL_SEED,
     MIN_CYCLES,
 )
-from vlaudit.sources.coco import CocoCaptions, gc_paused, parse_captions, parse_instances
+from vlaudit.sources.coco import CocoCaptions, gc_paused, read_coco_captions, read_coco_instances
 
 OBJECT_FAMILIES = ("coco-object-coarse", "coco-object-matched", TEXT_NEIGHBOR_FAMILY)
 STRICT_AXES = {"coco-strict-left-right": 0, "coco-strict-above-below": 1, "coco-strict-size": 2}
@@ -304,10 +304,10 @@ def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | No
     seconds = result.seconds
     with gc_paused():  # only acyclic containers are built here; see gc_paused
         with timed(seconds, "parse instances"):
-            instances = parse_instances(instances_path)
+            instances = read_coco_instances(instances_path)
         needs_captions = any(f in OBJECT_FAMILIES for f in families)
         with timed(seconds, "parse captions"):
-            captions = parse_captions(captions_path, instances) if (captions_path and needs_captions) else None
+            captions = read_coco_captions(captions_path, instances) if (captions_path and needs_captions) else None
         with timed(seconds, "index"):
             index = build_index(instances, rules)
             pool = subsample(len(instances.image_ids), max_images, pool_seed)

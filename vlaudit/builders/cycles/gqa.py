@@ -58,7 +58,7 @@ from vlaudit.builders.cycles.gqa_rules import (
     is_binding_swap,
 )
 from vlaudit.settings import CYCLE_POOL_SEED, MIN_CYCLES, NOT_IN_PAPER_FAMILIES
-from vlaudit.sources.gqa import SceneGraphs, parse_scene_graphs
+from vlaudit.sources.gqa import SceneGraphs, read_gqa_scene_graphs
 
 GQA_PAPER_FAMILIES = ("gqa-attribute", "gqa-relation-object", "gqa-binding")  # §D.3: the paper's GQA families
 GQA_EXTRA_FAMILIES = NOT_IN_PAPER_FAMILIES  # vlaudit's object-presence families across nouns
@@ -160,7 +160,7 @@ def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, fam
         families = GQA_FAMILIES if extra_families else GQA_PAPER_FAMILIES
     families = select_families(families, GQA_FAMILIES, "GQA")
     split_spec = parse_splits(splits)
-    graphs = parse_scene_graphs(scene_graphs_path)
+    graphs = read_gqa_scene_graphs(scene_graphs_path)
     image_ids = sorted(graphs.images, key=lambda s: (len(s), s))
     pool = subsample(len(image_ids), max_images, pool_seed)
     split_of = assign_splits(len(pool), split_spec, seed)

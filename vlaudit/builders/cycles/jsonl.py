@@ -32,7 +32,7 @@ from vlaudit.builders.cycles.build_steps import (
 )
 from vlaudit.builders.cycles.rules import GeometryRules, statement_verdict
 from vlaudit.settings import CYCLE_POOL_SEED, MIN_CYCLES
-from vlaudit.sources.pairs_jsonl import PairCaption, PairImage, parse_pairs
+from vlaudit.sources.pairs_jsonl import PairCaption, PairImage, read_pairs_jsonl
 
 JSONL_FAMILIES = ("pairs-object", "pairs-relation")
 
@@ -83,7 +83,7 @@ def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families
     rules = rules or GeometryRules()
     families = select_families(families, JSONL_FAMILIES)
     split_spec = parse_splits(splits)
-    images, captions = parse_pairs(pairs_path)
+    images, captions = read_pairs_jsonl(pairs_path)
     image_ids = list(images)
     position = {i: k for k, i in enumerate(image_ids)}
     pool = subsample(len(image_ids), max_images, pool_seed)

@@ -19,7 +19,7 @@ from typing import Any
 from vlaudit.builders.cycles.build_steps import new_row, write_outputs
 from vlaudit.errors import InputError
 from vlaudit.settings import TWO_BY_TWO_SPLIT
-from vlaudit.sources.two_by_two import ParsedBenchmark, TwoByTwoBlock, read_benchmark
+from vlaudit.sources.two_by_two import ParsedBenchmark, TwoByTwoBlock, read_two_by_two
 
 
 def check_images(blocks: list[TwoByTwoBlock], images: Path, source: str) -> None:
@@ -63,7 +63,7 @@ def build_benchmark_cycles(benchmark: str, examples: str | Path, out: str | Path
     Returns:
         The build summary in the shape of the other builders' (Table-6 counts per family, one split).
     """
-    parsed = parsed or read_benchmark(benchmark, examples, images)
+    parsed = parsed or read_two_by_two(benchmark, examples, images)
     check_images(parsed.blocks, Path(images), str(examples))
     rows, captions = block_rows(parsed.blocks)
     counts: dict[str, dict[str, int]] = {}
