@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from warnings import catch_warnings, simplefilter
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
+from vlaudit.api.inputs import CyclesInput, MatrixInput, ScoresInput
 from vlaudit.api.results import Result, with_interval
 from vlaudit.backends.registry import load_backend
 from vlaudit.builders.cycles.build_steps import DEFAULT_SPLITS
@@ -24,7 +24,6 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_result
 from vlaudit.metrics.cycles import evaluate_cycle_families, reduced_precision
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
-from vlaudit.records import Cycle
 from vlaudit.report.plots import plot_cycle_acc
 from vlaudit.results.base import to_json
 from vlaudit.results.cycles import (
@@ -44,13 +43,6 @@ from vlaudit.settings import (
     NATURALBENCH_YES_THRESHOLD,
 )
 from vlaudit.sources.two_by_two import BENCHMARKS
-
-#: cycles: a cycles file (JSONL / Parquet), or the :class:`~vlaudit.records.Cycle` records (a pandas
-#: DataFrame or pyarrow Table of the file's columns is read too)
-CyclesSource = str | Path | Sequence[Cycle]
-#: pair scores: a scores file, a (image_id, caption_id) → score mapping, or a scorer called once with the pairs
-#: the cycles use, ``s(image_ids, caption_ids)``, returning one score per pair
-ScoresSource = str | Path | Mapping[tuple[str, str], float] | Callable[[list[str], list[str]], ArrayLike]
 
 
 class CycleEvaluation(Result):
@@ -104,7 +96,7 @@ def _evaluation_rows(result: CycleEvaluationResult) -> list[dict[str, object]]:
     return rows
 
 
-def evaluate_cycles(cycles: CyclesSource, scores: ScoresSource, *, splits: Sequence[str] | None = None,
+def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequence[str] | None = None,
                     min_cycles: int = MIN_CYCLES, tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
                     seed: int = CYCLE_BOOTSTRAP_SEED,
                     yes_threshold: float = NATURALBENCH_YES_THRESHOLD) -> CycleEvaluation:
@@ -249,8 +241,8 @@ def load_model(spec: str, **options: Any) -> Any:
     return load_backend(spec, **options)
 
 
-def features_from_arrays(image_ids: Sequence[str | int], image_embeddings: ArrayLike,
-                         caption_ids: Sequence[str | int], caption_embeddings: ArrayLike) -> Features:
+def features_from_arrays(image_ids: Sequence[str | int], image_embeddings: MatrixInput,
+                         caption_ids: Sequence[str | int], caption_embeddings: MatrixInput) -> Features:
     """Wrap embeddings you already hold (numpy arrays or torch tensors, one row per id) as features."""
     images = as_matrix(image_embeddings, what="image_embeddings")
     texts = as_matrix(caption_embeddings, what="caption_embeddings")
@@ -260,7 +252,7 @@ def features_from_arrays(image_ids: Sequence[str | int], image_embeddings: Array
                     {"source": "in-memory arrays"})
 
 
-def zero_shot_scores(features: Features | str | Path, cycles: CyclesSource) -> dict[tuple[str, str], float]:
+def zero_shot_scores(features: Features | str | Path, cycles: CyclesInput) -> dict[tuple[str, str], float]:
     """Cosine scores s(u, v) = cos(f(u), g(v)) in float64 for every pair the cycles use (cycle paper §5).
 
     ``features`` is a features folder path or the result of :func:`vlaudit.extract_features` /
