@@ -30,8 +30,7 @@ def main() -> None:
         results[label] = run_synthetic(args.seeds, None, num_threads=threads)
         timings[label] = time.perf_counter() - start
         print(f"{label:8s} threads={threads}: {timings[label]:.2f} s")
-    gap = max(abs(a["mean"] - b["mean"]) for a, b in zip(results["one"]["rows"], results["default"]["rows"],
-                                                       strict=True))
+    gap = max(abs(a.mean - b.mean) for a, b in zip(results["one"].rows, results["default"].rows, strict=True))
     print(f"max |mean difference| between the two runs: {gap:.2e}")
     print(f"ratio={timings['default'] / timings['one']:.2f} threads={default_threads}")
 

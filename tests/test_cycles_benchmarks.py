@@ -86,7 +86,7 @@ def _scores(cycles, table: list[tuple[float, float, float, float]]) -> dict[tupl
 def test_winoground_build_writes_one_cycle_per_example(tmp_path: Path) -> None:
     examples, images = _winoground(tmp_path)
     summary = build_cycles("winoground", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
-    assert summary["counts"] == {"winoground-object": {"test": 1}, "winoground-relation": {"test": 2}}
+    assert summary.counts == {"winoground-object": {"test": 1}, "winoground-relation": {"test": 2}}
     cycles = read_cycles(tmp_path / "cycles.jsonl")
     assert [c.cycle_id for c in cycles] == ["winoground-object/test/0", "winoground-relation/test/1",
                                             "winoground-relation/test/2"]
@@ -99,8 +99,8 @@ def test_winoground_build_writes_one_cycle_per_example(tmp_path: Path) -> None:
 def test_naturalbench_build_orients_blocks_and_skips_multiple_choice(tmp_path: Path) -> None:
     examples, images = _naturalbench(tmp_path)
     summary = build_cycles("naturalbench", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
-    assert summary["counts"] == {"naturalbench-docci": {"test": 3}}
-    assert summary["skipped"] == {"multiple-choice samples (only yes/no samples are 2×2 blocks; NaturalBench "
+    assert summary.counts == {"naturalbench-docci": {"test": 3}}
+    assert summary.extra["skipped"] == {"multiple-choice samples (only yes/no samples are 2×2 blocks; NaturalBench "
                                   "figures here are the yes/no subset's)": 1}
     cycles = read_cycles(tmp_path / "cycles.jsonl")
     # the mirrored sample (answers No, Yes, Yes, No) pairs Image_0 with Question_1
@@ -210,7 +210,7 @@ def test_naturalbench_metrics_by_hand(tmp_path: Path, capsys: pytest.CaptureFixt
     # the printed table says whose figures these are: the yes/no samples' (multiple-choice ones are skipped)
     from vlaudit.report.console import print_benchmark_tables
 
-    print_benchmark_tables(result.to_dict()["benchmarks"])
+    print_benchmark_tables(result.evaluation.benchmark_entries)
     assert "yes/no samples only" in " ".join(capsys.readouterr().out.split())
 
 

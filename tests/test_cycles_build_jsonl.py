@@ -45,7 +45,7 @@ def test_the_api_returns_the_typed_build_summary_and_writes_typed_metadata(tmp_p
     summary = build_cycles("jsonl", out=tmp_path / "c.jsonl", pairs=write(tmp_path, pairs_rows()), splits="test",
                            min_cycles=1)
     assert isinstance(summary, CycleBuildSummary) and summary.cycles_written == 2
-    assert summary["counts"]["pairs-relation"]["test"] == 1  # reads like the dict it was
+    assert summary.counts["pairs-relation"]["test"] == 1 and summary.splits == {"test": 1.0}
     meta = CycleBuildMeta.from_dict(json.loads(Path(summary.paths["meta"]).read_text()))
     assert meta.counts == summary.counts and meta.cycles_file == str(tmp_path / "c.jsonl")
 

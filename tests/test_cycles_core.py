@@ -19,7 +19,7 @@ from vlaudit.metrics.cycles import (
     cycle_acc,
     cycle_contrast,
     cycle_credit,
-    evaluate_cycles,
+    evaluate_cycle_families,
     summarize_contrasts,
 )
 from vlaudit.records import Cycle
@@ -50,12 +50,12 @@ def test_additive_scores_give_cycle_acc_exactly_half(cycles: list[Cycle], data: 
     a = {u: data.draw(finite) for u in sorted(images)}
     b = {v: data.draw(finite) for v in sorted(captions)}
     scores = {(u, v): a[u] + b[v] for u in images for v in captions}
-    result = evaluate_cycles(cycles, scores, n_resamples=50, min_cycles=1)
-    assert result["families"] and not result["unavailable"]
-    for cells in result["families"].values():
+    result = evaluate_cycle_families(cycles, scores, n_resamples=50, min_cycles=1)
+    assert result.families and not result.unavailable
+    for cells in result.families.values():
         summary = cells["unsplit"]
-        assert summary["cycle_acc"] == 0.5
-        assert summary["ties"] == summary["n"] and summary["tie_rate"] == 1.0
+        assert summary.cycle_acc == 0.5
+        assert summary.ties == summary.n and summary.tie_rate == 1.0
 
 
 @settings(max_examples=200, deadline=None)
@@ -112,7 +112,7 @@ def test_missing_and_conflicting_scores_are_errors() -> None:
     cycles = [Cycle("blk", "f", "u1", "v1", "u2", "v2")]
     scores = {("u1", "v1"): 1.0, ("u2", "v2"): 1.0, ("u1", "v2"): 0.0}
     with pytest.raises(InputError, match=r"cycle 'blk'.*image_id='u2', caption_id='v1'"):
-        evaluate_cycles(cycles, scores, min_cycles=1)
+        evaluate_cycle_families(cycles, scores, min_cycles=1)
     with pytest.raises(InputError, match="two different scores"):
         score_lookup([("u1", "v1", 1.0), ("u1", "v1", 2.0)])
     assert score_lookup([("u1", "v1", 1.0), ("u1", "v1", 1.0)]) == {("u1", "v1"): 1.0}
@@ -122,7 +122,7 @@ def test_scores_too_large_for_the_tolerance_warn() -> None:
     cycles = [Cycle("c", "f", "u1", "v1", "u2", "v2")]
     scores = {(u, v): 1e9 for u in ("u1", "u2") for v in ("v1", "v2")}
     with pytest.warns(RuntimeWarning, match="rescale"):
-        evaluate_cycles(cycles, scores, n_resamples=10, min_cycles=1)
+        evaluate_cycle_families(cycles, scores, n_resamples=10, min_cycles=1)
 
 
 def test_length_audit_needs_every_caption_text() -> None:
@@ -144,26 +144,26 @@ def test_splits_are_never_pooled() -> None:
     # 30 train cycles with Δ > 0 and 30 test cycles with Δ = 0: train 1.0 and test 0.5, never 0.75.
     train, s_train = _split_family("f", "train", 30, 1.0)
     test, s_test = _split_family("f", "test", 30, 0.0)
-    result = evaluate_cycles(train + test, {**s_train, **s_test}, n_resamples=50)
-    cells = result["families"]["f"]
-    assert set(cells) == {"train", "test"} and result["splits"] == ["train", "test"]
-    assert (cells["train"]["n"], cells["train"]["cycle_acc"], cells["train"]["tie_rate"]) == (30, 1.0, 0.0)
-    assert (cells["test"]["n"], cells["test"]["cycle_acc"], cells["test"]["ties"]) == (30, 0.5, 30)
-    assert cells["test"]["tie_rate"] == 1.0 and "overall" not in result
+    result = evaluate_cycle_families(train + test, {**s_train, **s_test}, n_resamples=50)
+    cells = result.families["f"]
+    assert set(cells) == {"train", "test"} and result.splits == ["train", "test"]
+    assert (cells["train"].n, cells["train"].cycle_acc, cells["train"].tie_rate) == (30, 1.0, 0.0)
+    assert (cells["test"].n, cells["test"].cycle_acc, cells["test"].ties) == (30, 0.5, 30)
+    assert cells["test"].tie_rate == 1.0 and "overall" not in result.to_dict()
     # restricting to one split needs scores only for that split's cycles
-    only_test = evaluate_cycles(train + test, s_test, splits=["test"], n_resamples=50)
-    assert list(only_test["families"]["f"]) == ["test"] and only_test["families"]["f"]["test"]["cycle_acc"] == 0.5
+    only_test = evaluate_cycle_families(train + test, s_test, splits=["test"], n_resamples=50)
+    assert list(only_test.families["f"]) == ["test"] and only_test.families["f"]["test"].cycle_acc == 0.5
     with pytest.raises(InputError, match=r"split\(s\) \['dev'\] not in the cycles"):
-        evaluate_cycles(train + test, s_test, splits=["dev"])
+        evaluate_cycle_families(train + test, s_test, splits=["dev"])
 
 
 def test_cycles_without_a_split_are_their_own_group() -> None:
     split, s_split = _split_family("f", "test", 30, 1.0)
     loose = [Cycle(f"x{k}", "f", f"a{k}", f"b{k}", f"c{k}", f"d{k}") for k in range(30)]
     s_loose = {(u, v): 0.0 for c in loose for u, v, _ in c.entries()}
-    result = evaluate_cycles(split + loose, {**s_split, **s_loose}, n_resamples=50)
-    assert result["families"]["f"]["test"]["cycle_acc"] == 1.0
-    assert result["families"]["f"]["unsplit"]["cycle_acc"] == 0.5
+    result = evaluate_cycle_families(split + loose, {**s_split, **s_loose}, n_resamples=50)
+    assert result.families["f"]["test"].cycle_acc == 1.0
+    assert result.families["f"]["unsplit"].cycle_acc == 0.5
 
 
 def test_a_family_short_in_validation_is_withdrawn_whole() -> None:
@@ -175,21 +175,21 @@ def test_a_family_short_in_validation_is_withdrawn_whole() -> None:
     parts.append(_split_family("attribute", "test", 30, 1.0, start=1000))
     cycles = [c for part, _ in parts for c in part]
     scores = {k: v for _, s in parts for k, v in s.items()}
-    result = evaluate_cycles(cycles, scores, n_resamples=20)
-    assert list(result["families"]) == ["attribute"]
-    assert result["unavailable"] == {"binding": {"train": 120, "val": 19, "test": 60}}
+    result = evaluate_cycle_families(cycles, scores, n_resamples=20)
+    assert list(result.families) == ["attribute"]
+    assert result.unavailable == {"binding": {"train": 120, "val": 19, "test": 60}}
     # the validation count decides even when only train and test are evaluated
-    result = evaluate_cycles(cycles, scores, splits=["train", "test"], n_resamples=20)
-    assert set(result["families"]) == {"attribute"}
-    assert result["unavailable"] == {"binding": {"train": 120, "test": 60, "val": 19}}
+    result = evaluate_cycle_families(cycles, scores, splits=["train", "test"], n_resamples=20)
+    assert set(result.families) == {"attribute"}
+    assert result.unavailable == {"binding": {"train": 120, "test": 60, "val": 19}}
     # without a validation split the minimum applies to every evaluated split
     no_val = [c for c in cycles if c.split != "val"]
-    result = evaluate_cycles(no_val, scores, n_resamples=20, min_cycles=61)
-    assert result["unavailable"] == {"binding": {"train": 120, "test": 60}, "attribute": {"train": 30, "test": 30}}
+    result = evaluate_cycle_families(no_val, scores, n_resamples=20, min_cycles=61)
+    assert result.unavailable == {"binding": {"train": 120, "test": 60}, "attribute": {"train": 30, "test": 30}}
     # a family absent from a split has 0 cycles there
-    result = evaluate_cycles([c for c in cycles if not (c.family == "attribute" and c.split == "val")], scores,
+    result = evaluate_cycle_families([c for c in cycles if not (c.family == "attribute" and c.split == "val")], scores,
                              n_resamples=20, min_cycles=10)
-    assert result["unavailable"] == {"attribute": {"train": 30, "val": 0, "test": 30}}
+    assert result.unavailable == {"attribute": {"train": 30, "val": 0, "test": 30}}
 
 
 def test_minimum_counts_validation_cycles_only() -> None:

@@ -87,7 +87,7 @@ def test_scores_are_the_query_margins_and_resume_from_cache(scene_cycles, ref_ca
 
 def test_cycles_eval_on_mllm_scores_and_the_additive_identity(scene_cycles, ref_cache, tmp_path, no_network) -> None:
     from vlaudit.files import write_table
-    from vlaudit.metrics.cycles import evaluate_cycles
+    from vlaudit.metrics.cycles import evaluate_cycle_families
     from vlaudit.sources.cycle_tables import read_cycles, read_scores
 
     cycles, images = scene_cycles
@@ -112,12 +112,12 @@ def test_cycles_eval_on_mllm_scores_and_the_additive_identity(scene_cycles, ref_
     b = {v: 0.5 * (i % 5) for i, v in enumerate(sorted({v for _, v in scores}))}
     shifted = {(u, v): s + a[u] + b[v] for (u, v), s in scores.items()}
     additive = {(u, v): a[u] + b[v] for (u, v) in scores}
-    base = evaluate_cycles(cycle_list, scores, n_resamples=50, min_cycles=1)
-    moved = evaluate_cycles(cycle_list, shifted, n_resamples=50, min_cycles=1)
-    alone = evaluate_cycles(cycle_list, additive, n_resamples=50, min_cycles=1)
+    base = evaluate_cycle_families(cycle_list, scores, n_resamples=50, min_cycles=1)
+    moved = evaluate_cycle_families(cycle_list, shifted, n_resamples=50, min_cycles=1)
+    alone = evaluate_cycle_families(cycle_list, additive, n_resamples=50, min_cycles=1)
     for family in FAMILIES:
-        assert moved["families"][family][split]["cycle_acc"] == base["families"][family][split]["cycle_acc"]
-        assert alone["families"][family][split]["cycle_acc"] == 0.5
+        assert moved.families[family][split].cycle_acc == base.families[family][split].cycle_acc
+        assert alone.families[family][split].cycle_acc == 0.5
     write_table(tmp_path / "shifted.parquet", [{"image_id": u, "caption_id": v, "score": s}
                                                 for (u, v), s in shifted.items()])
     assert read_scores(tmp_path / "shifted.parquet") == shifted

@@ -24,7 +24,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Scenes, one independently built cycle split per seed (0, 1), and features incl. the OE-marked captions."""
     import torch
 
-    from vlaudit.analysis.cycles.inputs import extract_seed_features
+    from vlaudit.api.experiment_inputs import extract_seed_features
     from vlaudit.builders.cycles.coco import build_coco_cycles
     from vlaudit.builders.scenes import render_scenes
 
@@ -182,8 +182,8 @@ def test_oe_end_to_end_builds_and_encodes_itself(world: dict[str, Path]) -> None
 
 
 def test_oe_reads_marked_captions_from_a_second_folder_by_content(world: dict[str, Path]) -> None:
-    from vlaudit.analysis.cycles.inputs import add_marked_features, load_seed_inputs
     from vlaudit.analysis.cycles.oe import MARK_SUFFIX
+    from vlaudit.api.experiment_inputs import add_marked_features, load_seed_inputs
 
     inputs = load_seed_inputs({0: world["c0"]}, world["features"])[0]
     same = add_marked_features(inputs)  # the marked rows are already in the folder
@@ -234,9 +234,10 @@ def test_min_cycles_default_is_30_and_every_command_takes_it(world: dict[str, Pa
 
 def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dict[str, Path], tmp_path: Path) -> None:
     from vlaudit.analysis.cycles.experiment import ExperimentConfig, select_families
-    from vlaudit.analysis.cycles.inputs import load_seed_inputs
+    from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.builders.cycles.coco import build_coco_cycles
     from vlaudit.metrics.cycles import cycle_counts
+    from vlaudit.results.cycle_experiments import Withdrawn
     from vlaudit.sources.cycle_tables import read_cycles
 
     # Seed 1's build again with the builder's minimum at 10: a family short of 10 in a split is not written.
@@ -249,4 +250,4 @@ def test_a_family_the_build_withdrew_is_listed_with_the_builds_counts(world: dic
     inputs = load_seed_inputs({0: world["c0"], 1: rebuilt}, world["features"])
     kept, unavailable = select_families(inputs, (0, 1), ExperimentConfig(min_cycles=3))
     assert kept[0] == sorted(FAMILIES.split(",")) and not set(kept[1]) & set(gone)
-    assert unavailable == [{"family": f, "seed": 1, "cycles": full[f], "withdrawn_by": "build"} for f in sorted(gone)]
+    assert unavailable == [Withdrawn(family=f, seed=1, cycles=full[f], withdrawn_by="build") for f in sorted(gone)]

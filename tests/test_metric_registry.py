@@ -233,7 +233,7 @@ MODULES = ("vlaudit.metrics.cycles", "vlaudit.metrics.two_by_two", "vlaudit.metr
 NOT_REGISTERED = {
     "block_scores": "assembles the score matrix from records", "split_of": "a cycle's split name",
     "cycle_counts": "counts cycles per family", "withdraw_small_families": "the §D.5 reporting rule",
-    "reduced_precision": "a precision diagnostic of the inputs", "evaluate_cycles": "the pipeline over records",
+    "reduced_precision": "a precision diagnostic of the inputs", "evaluate_cycle_families": "the pipeline over records",
     "summarize_contrasts": "its bootstrap interval resamples rows in order (cycle_acc is registered)",
     "metric_names": "names", "summarize_blocks": "its bootstrap interval resamples rows in order",
     "benchmark_groups": "groups records", "benchmark_metrics": "the pipeline over records",

@@ -37,10 +37,10 @@ def test_paper_settings_are_the_defaults_per_probe_kind() -> None:
     assert (PROBE_EPOCHS, PROBE_BATCH_SIZE, PROBE_LR, PROBE_WEIGHT_DECAY) == (8, 512, 1e-3, 1e-4)
     assert (ADDITIVE_PROBE_EPOCHS, SHORTCUT_PROBE_EPOCHS, SHORTCUT_PROBE_LR) == (5, 50, 1e-2)
     settings = ExperimentConfig().probe_settings()
-    assert {kind: (s["epochs"], s["lr"]) for kind, s in settings.items()} == {
+    assert {kind: (s.epochs, s.lr) for kind, s in settings.items()} == {
         "interaction": (8, 1e-3), "additive": (5, 1e-3), "shortcut": (50, 1e-2)}
-    assert {s["batch_size"] for s in settings.values()} == {512}
-    assert {s["paper"] for s in settings.values()} == {"cycle §E.3", "cycle §E.4"}
+    assert {s.batch_size for s in settings.values()} == {512}
+    assert {s.paper for s in settings.values()} == {"cycle §E.3", "cycle §E.4"}
     train = ExperimentConfig().train(0, "bce4", "last", kind="shortcut")
     assert (train.epochs, train.lr, train.batch_size, train.weight_decay) == (50, 1e-2, 512, 1e-4)
     assert TrainConfig().epochs == 8 and TrainConfig().lr == 1e-3
@@ -60,8 +60,8 @@ def test_each_probe_trains_with_its_kinds_settings_and_the_run_json_says_so(monk
     result = cycle_diagnostics.run_diagnostics(inputs, (0,), config=config)
     assert used == {"image-only": (3, 1e-2), "text-only": (3, 1e-2), "additive": (1, 1e-3),
                     "diagonal": (2, 1e-3), "bilinear": (2, 1e-3), "rank-4": (2, 1e-3)}
-    assert result["probe_settings"] == config.probe_settings()
-    assert result["additive_audit"]["ok"]
+    assert result.probe_settings == config.probe_settings()
+    assert result.additive_audit.ok
 
 
 def test_oe_text_only_probe_uses_the_shortcut_settings(monkeypatch) -> None:
@@ -78,7 +78,7 @@ def test_oe_text_only_probe_uses_the_shortcut_settings(monkeypatch) -> None:
     result = cycle_oe.run_oe(inputs, (0,), config=config)
     assert used == {"lowrank/pair_bce": (2, 1e-3), "lowrank/cycle": (2, 1e-3), "lowrank/bce4": (2, 1e-3),
                     "text/pair_bce": (3, 1e-2)}
-    assert result["probe_settings"]["shortcut"]["epochs"] == 3
+    assert result.probe_settings["shortcut"].epochs == 3
 
 
 def test_the_paper_scale_trains_at_the_papers_batch() -> None:
@@ -145,16 +145,17 @@ def test_a_probe_below_chance_on_its_training_cycles_is_warned() -> None:
 
 def test_probe_notes_reach_the_run_json_and_the_console_lines() -> None:
     from vlaudit.analysis.cycles.experiment import probe_notes_summary
+    from vlaudit.results.cycle_experiments import ProbeNote
 
     inputs = {0: planted_inputs(0, splits=(("train", 60), ("val", 30), ("test", 30)))}
     result = cycle_diagnostics.run_diagnostics(inputs, (0,), config=ExperimentConfig(rank=4, epochs=2))
-    small = [n for n in result["probe_notes"] if n["note"].startswith("small training set")]
+    small = [n for n in result.probe_notes if n.note.startswith("small training set")]
     # 60 training cycles, batch 512: every trained probe but the 50-epoch shortcut ones needs a smaller batch
-    assert {n["probe"].split("/")[2] for n in small} == {"additive", "diagonal", "bilinear", "rank-4"}
-    lines = probe_notes_summary(result["probe_notes"])
+    assert {n.probe.split("/")[2] for n in small} == {"additive", "diagonal", "bilinear", "rank-4"}
+    lines = probe_notes_summary(result.probe_notes)
     assert lines[0].startswith("4 probe(s) had small training sets")
-    (line,) = probe_notes_summary([{"probe": "seed 0/f/diagonal", "note": "warning: below chance …"},
-                                   {"probe": "seed 1/f/bilinear", "note": "warning: below chance …"}])
+    (line,) = probe_notes_summary([ProbeNote(probe="seed 0/f/diagonal", note="warning: below chance …"),
+                                   ProbeNote(probe="seed 1/f/bilinear", note="warning: below chance …")])
     assert line.startswith("warning: 2 probe(s) ended below chance") and line.endswith(
         "seed 0/f/diagonal, seed 1/f/bilinear.")
 
@@ -170,6 +171,6 @@ def test_families_the_paper_does_not_have_are_labelled_in_experiment_tables() ->
     inputs = {0: planted_inputs(0, family=family, splits=(("train", 40), ("val", 30), ("test", 30)))}
     config = ExperimentConfig(rank=2, epochs=1, shortcut_epochs=1, additive_epochs=1)
     result = cycle_diagnostics.run_diagnostics(inputs, (0,), config=config)
-    assert result["families_not_in_paper"] == [family]
+    assert result.families_not_in_paper == [family]
     for _, rows in (cycle_diagnostics.table_rows(result), cycle_diagnostics.shortcut_table_rows(result)):
         assert [row[0] for row in rows] == [f"{family} (not in the paper)"]

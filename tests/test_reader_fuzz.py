@@ -172,13 +172,13 @@ def _cycles(path: Path) -> None:
 
 
 def _scores(path: Path) -> None:
-    from vlaudit.metrics.cycles import evaluate_cycles
+    from vlaudit.metrics.cycles import evaluate_cycle_families
     from vlaudit.records import Cycle
     from vlaudit.sources.cycle_tables import read_scores
 
     scores = read_scores(path)
     try:
-        evaluate_cycles([Cycle("c", "f", "u1", "v1", "u2", "v2")], scores, min_cycles=1, n_resamples=5)
+        evaluate_cycle_families([Cycle("c", "f", "u1", "v1", "u2", "v2")], scores, min_cycles=1, n_resamples=5)
     except VlauditError:
         pass
 

@@ -23,6 +23,7 @@ from vlaudit.analysis.cycles.synthetic import (
     run_synthetic,
 )
 from vlaudit.commands._apps import app
+from vlaudit.results.cycles import SyntheticProbeSetting
 from vlaudit.settings import SYNTHETIC_RANK_EPOCHS, SYNTHETIC_RANK_PEAK
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -87,29 +88,29 @@ def test_run_synthetic_writes_rows_per_seed(default_run) -> None:
     assert next(iter(written)) == "schema_version" and written["schema_version"] == result.schema_version == 1
     assert written == json.loads(json.dumps(result.to_dict()))  # the returned record is what the file holds
     assert written["seeds"] == [0, 1, 2] and written["config"] == json.loads(json.dumps(asdict(SyntheticConfig())))
-    keys = Counter((r["diagnostic"], r["probe"], r["metric"]) for r in result["rows"])
+    keys = Counter((r.diagnostic, r.probe, r.metric) for r in result.rows)
     assert max(keys.values()) == 1
     assert {d for d, _, _ in keys} == {"pure_interaction", "marginal_shortcut", "rank_sweep", "binding",
                                        "exact_cycles"}
     assert {p for d, p, _ in keys if d == "rank_sweep"} == {f"rank {r}" for r in RANKS}
-    for row in result["rows"]:
-        assert set(row) == {"diagnostic", "probe", "metric", "expected", "per_seed", "mean", "sd"}
-        values = list(row["per_seed"].values())
-        assert list(row["per_seed"]) == ["0", "1", "2"]
-        assert row["mean"] == pytest.approx(np.mean(values), abs=1e-15)
-        assert row["sd"] == pytest.approx(np.std(values, ddof=1), abs=1e-15)
-    assert set(result["checks_per_seed"]) == {"0", "1", "2"}
+    for row, saved in zip(result.rows, written["rows"], strict=True):
+        assert set(saved) == {"diagnostic", "probe", "metric", "expected", "per_seed", "mean", "sd"}
+        values = list(row.per_seed.values())
+        assert list(row.per_seed) == ["0", "1", "2"]
+        assert row.mean == pytest.approx(np.mean(values), abs=1e-15)
+        assert row.sd == pytest.approx(np.std(values, ddof=1), abs=1e-15)
+    assert set(result.checks_per_seed) == {"0", "1", "2"}
     assert not [p for p in out.iterdir() if p.name != "synthetic.json"]  # no temporary file left behind
 
 
 def test_default_seeds_each_show_the_constructed_behaviour(default_run) -> None:
     """Seeds 0, 1 and 2 each (not only their mean) behave as §5.1 / Table 1 / Table 8 say."""
     _, result = default_run
-    assert result["checks"] == {name: True for name in result["checks"]}
-    for seed, checks in result["checks_per_seed"].items():
+    assert result.checks == {name: True for name in result.checks}
+    for seed, checks in result.checks_per_seed.items():
         # every check holds on each seed too, but the rank control's, which is on the three-seed mean
-        assert checks == {name: True for name in result["checks"] if name != RANK_PEAK_CHECK}, seed
-    value = {(r["diagnostic"], r["probe"], r["metric"]): r["per_seed"] for r in result["rows"]}
+        assert checks == {name: True for name in result.checks if name != RANK_PEAK_CHECK}, seed
+    value = {(r.diagnostic, r.probe, r.metric): r.per_seed for r in result.rows}
     for seed in ("0", "1", "2"):
         def v(diagnostic: str, probe: str, metric: str = "auroc", seed: str = seed) -> float:
             return value[(diagnostic, probe, metric)][seed]
@@ -132,16 +133,16 @@ def test_rank_control_peaks_at_a_middle_rank_like_table_1(default_run) -> None:
     """§E.5 / Table 1 with the paper's 40 epochs: over seeds 0/1/2 the mean AUROC rises from rank 1 to a peak
     at rank 8 — the paper's peak rank — and dips at 16 (not monotone to the largest rank)."""
     _, result = default_run
-    assert result["config"]["rank_epochs"] == SYNTHETIC_RANK_EPOCHS == 40
-    mean = {int(r["probe"].split()[1]): r["mean"] for r in result["rows"] if r["diagnostic"] == "rank_sweep"}
+    assert result.config["rank_epochs"] == SYNTHETIC_RANK_EPOCHS == 40
+    mean = {int(r.probe.split()[1]): r.mean for r in result.rows if r.diagnostic == "rank_sweep"}
     paper_peak = max(SYNTHETIC_RANK_PEAK, key=SYNTHETIC_RANK_PEAK.get)
     assert paper_peak == 8 and SYNTHETIC_RANK_PEAK[16] < SYNTHETIC_RANK_PEAK[8]  # 0.7575 < 0.7658
     assert max(mean, key=mean.get) == paper_peak
     assert mean[16] < mean[8] and mean[8] > mean[1] + 0.05
     assert rank_peak_shape([mean[r] for r in RANKS], slack=0.0)
-    assert result["checks"][RANK_PEAK_CHECK] and RANK_PEAK_CHECK == "rank_mean_peaks_at_rank_8"
-    peaks = result["rank_peaks"]
-    assert peaks["paper"] == peaks["mean"] == 8 and set(peaks["per_seed"]) == {"0", "1", "2"}
+    assert result.checks[RANK_PEAK_CHECK] and RANK_PEAK_CHECK == "rank_mean_peaks_at_rank_8"
+    peaks = result.rank_peaks
+    assert peaks.paper == peaks.mean == 8 and set(peaks.per_seed) == {"0", "1", "2"}
     line = rank_peak_line(result)
     assert line is not None and line.startswith("rank control: the mean peaks at rank 8 (paper: 8); per seed: 0 → ")
 
@@ -180,8 +181,8 @@ def test_marginal_probes_train_at_e4_settings(monkeypatch) -> None:
     result = run_synthetic([0], None, SyntheticConfig(n_train=40, n_val=20, n_test=20, rank_epochs=1), num_threads=1)
     assert used["image"] == used["text"] == {(SHORTCUT_PROBE_EPOCHS, SHORTCUT_PROBE_LR)} == {(50, 1e-2)}
     assert used["additive"] == {(ADDITIVE_PROBE_EPOCHS, SHORTCUT_PROBE_LR)} and ADDITIVE_PROBE_EPOCHS == 5
-    assert result["settings"]["image/text-only"] == {"epochs": 50, "lr": 1e-2, "paper": "cycle §E.4"}
-    assert result["settings"]["interaction"]["paper"] is None
+    assert result.settings["image/text-only"] == SyntheticProbeSetting(epochs=50, lr=1e-2, paper="cycle §E.4")
+    assert result.settings["interaction"].paper is None
 
 
 def test_rank_peak_shape_by_hand() -> None:
@@ -195,11 +196,11 @@ def test_rank_peak_shape_by_hand() -> None:
 def test_checks_fail_when_any_seed_fails() -> None:
     """Under-trained tiny runs miss some checks; a check passes only if the mean and every seed pass it."""
     result = run_synthetic([0, 1], None, TINY, num_threads=1)
-    assert not all(result["checks"].values())
-    for name, ok in result["checks"].items():
+    assert not all(result.checks.values())
+    for name, ok in result.checks.items():
         if ok:
-            assert all(result["checks_per_seed"][s][name] for s in ("0", "1"))
-    assert result["checks"]["exact_cycles_additive_exactly_half"]  # exact at any size
+            assert all(result.checks_per_seed[s][name] for s in ("0", "1"))
+    assert result.checks["exact_cycles_additive_exactly_half"]  # exact at any size
 
 
 def test_run_synthetic_is_deterministic() -> None:
@@ -209,15 +210,15 @@ def test_run_synthetic_is_deterministic() -> None:
 
 
 def test_run_synthetic_returns_the_typed_record_it_writes(tmp_path) -> None:
-    """The return value is the versioned SyntheticResult that synthetic.json holds, and reads like a dict."""
+    """The return value is the versioned SyntheticResult that synthetic.json holds, rebuilt from it to the leaves."""
     from vlaudit.results.cycles import SyntheticResult
 
     result = run_synthetic([3], tmp_path, TINY, num_threads=1)
     assert isinstance(result, SyntheticResult) and result.schema_version == 1
     saved = json.loads((tmp_path / "synthetic.json").read_text())
     assert saved == json.loads(json.dumps(result.to_dict()))  # JSON turns the config's tuples into lists
-    assert SyntheticResult.from_dict(saved).to_dict() == saved
-    assert result["seeds"] == [3] and "checks" in result and list(result)[0] == "schema_version"
+    assert SyntheticResult.from_dict(saved).to_dict() == saved and SyntheticResult.from_dict(saved) == result
+    assert result.seeds == [3] and "checks" in result.to_dict() and list(result.to_dict())[0] == "schema_version"
     with pytest.raises(ValueError):
         run_synthetic([], None, TINY)
 

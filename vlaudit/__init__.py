@@ -43,7 +43,7 @@ _EXPORTS: dict[str, str] = {
     "features_from_arrays": "vlaudit.api.cycles:features_from_arrays",
     "zero_shot_scores": "vlaudit.api.cycles:zero_shot_scores",
     "run_synthetic": "vlaudit.analysis.cycles.synthetic:run_synthetic",
-    "load_seed_inputs": "vlaudit.analysis.cycles.inputs:load_seed_inputs",
+    "load_seed_inputs": "vlaudit.api.experiment_inputs:load_seed_inputs",
     "run_diagnostics": "vlaudit.analysis.cycles.diagnostics:run_diagnostics",
     "run_rank_sweep": "vlaudit.analysis.cycles.rank_sweep:run_rank_sweep",
     "run_oe": "vlaudit.analysis.cycles.oe:run_oe",
@@ -102,6 +102,8 @@ _EXPORTS: dict[str, str] = {
     "train_reference": "vlaudit.api.models:train_reference",
     "run_experiment": "vlaudit.api.experiments:run_experiment",
     "ExperimentRun": "vlaudit.api.experiments:ExperimentRun",
+    "CycleBuildSummary": "vlaudit.results.cycles:CycleBuildSummary",
+    "CycleAudit": "vlaudit.results.cycles:CycleAudit",
     "ExperimentConfig": "vlaudit.analysis.cycles.experiment:ExperimentConfig",
     "synthetic_controls": "vlaudit.api.experiments:synthetic_controls",
     "SyntheticConfig": "vlaudit.analysis.cycles.synthetic:SyntheticConfig",
@@ -197,6 +199,8 @@ __all__ = [
     "train_reference",
     "run_experiment",
     "ExperimentRun",
+    "CycleBuildSummary",
+    "CycleAudit",
     "ExperimentConfig",
     "synthetic_controls",
     "SyntheticConfig",
@@ -222,7 +226,6 @@ __all__ = [
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
     from vlaudit.analysis.cycles.diagnostics import run_diagnostics
     from vlaudit.analysis.cycles.experiment import ExperimentConfig
-    from vlaudit.analysis.cycles.inputs import load_seed_inputs
     from vlaudit.analysis.cycles.oe import run_oe
     from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
     from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic
@@ -245,6 +248,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
         build_whatsup_items,
     )
     from vlaudit.api.edits import analyze_edits, build_edits, export_annotations, import_annotations
+    from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.api.experiments import ExperimentRun, run_experiment, synthetic_controls
     from vlaudit.api.models import build_tiny_model, model_registry, train_reference, verbalizers
     from vlaudit.api.results import Result
@@ -276,6 +280,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     )
     from vlaudit.report.html import write_report
     from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
+    from vlaudit.results.cycles import CycleAudit, CycleBuildSummary
     from vlaudit.scoring.run_parts import RayOptions
     from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles

@@ -7,23 +7,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from vlaudit.builders.cycles.audit import audit_cycles_file
 from vlaudit.files import write_result, write_table
 from vlaudit.metrics.pair_audit import audit_pairs
-from vlaudit.results.cycles import CycleAudit, PairAuditResult
+from vlaudit.results.base import record_from_dict, to_json
+from vlaudit.results.cycles import CycleAudit, CycleScoreRow, PairAuditResult, PairAuditRow
 from vlaudit.scoring.features import read_features
 from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.labelled_pairs import read_labelled_pairs
 
 
-def audit_cycles(cycles: str | Path, annotations: Sequence[str | Path], *, out: str | Path) -> dict[str, Any]:
+def audit_cycles(cycles: str | Path, annotations: Sequence[str | Path], *, out: str | Path) -> CycleAudit:
     """Table 5 of a cycles file: marginal TVs (must be 0), max |signed degree| (0) and the validity violations
     re-checked from ``annotations`` (0); writes the audit JSON ``out`` and returns it."""
-    result = audit_cycles_file(cycles, list(annotations))
-    write_result(Path(out), CycleAudit.from_dict(result))
+    result = CycleAudit.from_dict(audit_cycles_file(cycles, list(annotations)), path=cycles)
+    write_result(Path(out), result)
     return result
 
 
@@ -32,20 +32,21 @@ def audit_pair_files(pairs: Sequence[str | Path], *, out: str | Path, fmt: str =
     """Image/caption/length TV between positives and negatives, signed-degree imbalance per side and exact-cycle
     completion of each labelled pairs file (cycle paper §2.2); writes ``audit_pairs.json`` and
     ``audit_pairs.csv`` into ``out``."""
-    rows = []
+    rows: list[PairAuditRow] = []
     warnings: list[str] = []
     for path in pairs:
         detected, records = read_labelled_pairs(path, fmt, warnings=warnings)
-        row = {"file": Path(path).name, "format": detected, **audit_pairs(records, weighting)}
-        if row["labelled_both_ways"]:
-            warnings.append(f"{path}: {row['labelled_both_ways']} (image, caption) pair(s) labelled both positive "
+        row = record_from_dict(PairAuditRow, {"file": Path(path).name, "format": detected,
+                                              **audit_pairs(records, weighting)}, path=path, name="audit")
+        if row.labelled_both_ways:
+            warnings.append(f"{path}: {row.labelled_both_ways} (image, caption) pair(s) labelled both positive "
                             "and negative")
         rows.append(row)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     result = PairAuditResult(files=[str(p) for p in pairs], weighting=weighting, rows=rows, warnings=warnings)
     write_result(out / "audit_pairs.json", result)
-    write_table(out / "audit_pairs.csv", rows)
+    write_table(out / "audit_pairs.csv", [to_json(row) for row in rows])
     return result
 
 
@@ -54,7 +55,7 @@ class ZeroShotScores:
     """Zero-shot cosine scores written as a ``cycles eval`` scores table: ``rows`` (image_id, caption_id,
     score), ``n_cycles`` and the features' ``model`` spec."""
 
-    rows: list[dict[str, Any]]
+    rows: list[CycleScoreRow]
     n_cycles: int
     model: str
 
@@ -66,4 +67,6 @@ def write_zero_shot_scores(cycles: str | Path, features: str | Path, *, out: str
     feats = read_features(features)
     rows = cosine(feats, cycle_list, source=cycles)
     write_table(Path(out), rows)
-    return ZeroShotScores(rows=rows, n_cycles=len(cycle_list), model=str(feats.manifest["model"].get("spec", "?")))
+    scores = [CycleScoreRow(image_id=str(r["image_id"]), caption_id=str(r["caption_id"]), score=float(r["score"]))
+              for r in rows]
+    return ZeroShotScores(rows=scores, n_cycles=len(cycle_list), model=str(feats.manifest["model"].get("spec", "?")))

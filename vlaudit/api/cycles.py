@@ -2,30 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 from warnings import catch_warnings, simplefilter
 
 import numpy as np
 
 from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
+from vlaudit.api.inputs import CyclesInput, MatrixInput, ScoresInput
 from vlaudit.api.results import Result, with_interval
 from vlaudit.backends.base import Backend
 from vlaudit.backends.options import RunOptions
 from vlaudit.backends.registry import ModelRef, load_backend
+from vlaudit.builders.cycles.build_steps import DEFAULT_SPLITS
 from vlaudit.builders.cycles.coco import CocoCaps, build_coco_cycles
-from vlaudit.builders.cycles.gqa import build_gqa_cycles
+from vlaudit.builders.cycles.gqa import DEFAULT_GQA_IMAGE_PATTERN, DEFAULT_GQA_SPLITS, build_gqa_cycles
 from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
 from vlaudit.builders.cycles.rules import GeometryRules
 from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
 from vlaudit.files import write_result
-from vlaudit.metrics.cycles import evaluate_cycles as evaluate
-from vlaudit.metrics.cycles import reduced_precision
+from vlaudit.metrics.cycles import evaluate_cycle_families, reduced_precision
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
 from vlaudit.report.plots import plot_cycle_acc
-from vlaudit.results.cycles import BenchmarkMetricsResult, CycleBuildSummary, CycleEvaluationResult
+from vlaudit.results.base import to_json
+from vlaudit.results.cycles import (
+    BenchmarkEntry,
+    BenchmarkMetricsResult,
+    CycleBuildSummary,
+    CycleEvaluationResult,
+)
 from vlaudit.scoring.features import Features, read_features
 from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.settings import (
@@ -40,50 +47,58 @@ from vlaudit.sources.two_by_two import BENCHMARKS
 
 
 class CycleEvaluation(Result):
-    """CycleAcc per (family, split) — ``rows``: family, split, n, cycle_acc (+ interval), ties, tie_rate.
+    """CycleAcc per (family, split) — ``rows``: family, split, n, cycle_acc (+ interval), ties, tie_rate;
+    :attr:`evaluation`: the typed record ``cycles eval`` writes.
 
     When the cycles come from a 2×2 benchmark (``cycles build winoground|naturalbench|blocks``),
-    ``data["benchmarks"]`` holds its own metrics and :attr:`benchmarks` their rows.
+    ``evaluation.benchmark_entries`` holds its own metrics and :attr:`benchmarks` their rows.
     """
+
+    @property
+    def evaluation(self) -> CycleEvaluationResult:
+        """The typed evaluation (``eval.json``)."""
+        assert isinstance(self.result, CycleEvaluationResult)  # evaluate_cycles always builds it with one
+        return self.result
 
     def write(self, path: str | Path, *, plot: bool = True) -> list[Path]:
         """Write the evaluation as ``vlaudit cycles eval --out PATH`` does (see :func:`save_evaluation`)."""
-        return save_evaluation(path, self.data, plot=plot)
+        return save_evaluation(path, self.evaluation, plot=plot)
 
     @property
     def benchmarks(self) -> Result:
         """The 2×2 benchmarks' own metrics beside CycleAcc: one row per benchmark, split, tag and metric."""
-        metrics = self.data.get("benchmarks", {})
-        return Result.of(BenchmarkMetricsResult(benchmarks=metrics), benchmark_rows(metrics),
+        entries = self.evaluation.benchmark_entries
+        return Result.of(BenchmarkMetricsResult(benchmarks=entries), benchmark_rows(entries),
                          title="2×2 benchmark metrics beside CycleAcc", interval_columns=("value",))
 
 
-def benchmark_rows(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
-    """Flat rows (benchmark, split, tag, metric, n, value + interval, ties) of ``data["benchmarks"]``."""
-    rows = []
+def benchmark_rows(benchmarks: Mapping[str, BenchmarkEntry]) -> list[dict[str, object]]:
+    """Flat rows (benchmark, split, tag, metric, n, value + interval, ties) of the benchmarks' metrics."""
+    rows: list[dict[str, object]] = []
     for name, entry in benchmarks.items():
-        for split, tags in entry["splits"].items():
+        for split, tags in entry.splits.items():
             for tag, cell in tags.items():
-                for metric in ("cycle_acc", *metric_names(entry["metrics"])):
-                    row = {"benchmark": name, "split": split, "tag": tag, "metric": METRIC_LABELS[metric],
-                           "n": cell["n"], "value": cell[metric]}
-                    with_interval(row, "value", cell[f"{metric}_ci"])
+                for metric in ("cycle_acc", *metric_names(entry.metrics)):
+                    row: dict[str, object] = {"benchmark": name, "split": split, "tag": tag,
+                                              "metric": METRIC_LABELS[metric], "n": cell["n"], "value": cell[metric]}
+                    interval = cell[f"{metric}_ci"]
+                    with_interval(row, "value", interval if isinstance(interval, list) else None)
                     rows.append(row | {"ties": cell[f"{metric}_ties"]})
     return rows
 
 
-def _evaluation_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = []
-    for family, cells in data["families"].items():
+def _evaluation_rows(result: CycleEvaluationResult) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for family, cells in result.families.items():
         for split, cell in cells.items():
-            row = {"family": family, "split": split, "n": cell["n"], "cycle_acc": cell["cycle_acc"]}
-            with_interval(row, "cycle_acc", cell.get("ci"))
-            rows.append(row | {"ties": cell["ties"], "tie_rate": cell.get("tie_rate")})
+            row: dict[str, object] = {"family": family, "split": split, "n": cell.n, "cycle_acc": cell.cycle_acc}
+            with_interval(row, "cycle_acc", cell.ci)
+            rows.append(row | {"ties": cell.ties, "tie_rate": cell.tie_rate})
     return rows
 
 
-def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = None, min_cycles: int = MIN_CYCLES,
-                    tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
+def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequence[str] | None = None,
+                    min_cycles: int = MIN_CYCLES, tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
                     seed: int = CYCLE_BOOTSTRAP_SEED,
                     yes_threshold: float = NATURALBENCH_YES_THRESHOLD) -> CycleEvaluation:
     """Exact CycleAcc per (family, split), never pooled across splits (cycle paper §2.1, §D.5).
@@ -96,7 +111,7 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
             returning one score per pair.
         splits: evaluate only these splits (default: every split present; no split → ``"unsplit"``).
         min_cycles: a family with fewer validation cycles than this (cycle paper §D.5; every evaluated split
-            when the cycles have no ``val`` split) is withdrawn whole and listed under ``data["unavailable"]``.
+            when the cycles have no ``val`` split) is withdrawn whole and listed under ``unavailable``.
         tol: the fixed absolute tie tolerance (credit ½ when |Δ| ≤ tol).
         n_resamples: bootstrap resamples over cycles for each interval.
         seed: bootstrap seed.
@@ -105,8 +120,9 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
     Returns:
         A :class:`CycleEvaluation` holding what ``vlaudit cycles eval`` writes (``.save(dir)`` writes
         ``dir/eval.json`` and ``dir/eval.png`` byte for byte as ``cycles eval --out dir/eval.json`` does);
-        warnings are collected in ``data["warnings"]``, not issued. An additive score gives ``cycle_acc == 0.5`` and ``tie_rate == 1`` in every row.
-        Cycles from a 2×2 benchmark also get the benchmark's own metrics (:attr:`CycleEvaluation.benchmarks`).
+        warnings are collected in ``evaluation.warnings``, not issued. An additive score gives ``cycle_acc ==
+        0.5`` and ``tie_rate == 1`` in every row. Cycles from a 2×2 benchmark also get the benchmark's own
+        metrics (:attr:`CycleEvaluation.benchmarks`).
     """
     for name, value in (("--yes-threshold", yes_threshold), ("--tol", tol)):
         if not np.isfinite(value):  # a NaN threshold would answer No to everything, silently
@@ -115,15 +131,15 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
     score_table = as_scores(scores, cycle_list)
     cycles_name = str(cycles) if isinstance(cycles, (str, Path)) else "<cycles>"
     scores_name = str(scores) if isinstance(scores, (str, Path)) else "<scores>"
-    with catch_warnings(record=True) as caught:  # every warning lands in data["warnings"] (eval.json)
+    with catch_warnings(record=True) as caught:  # every warning lands in the evaluation's warnings (eval.json)
         simplefilter("always")
-        data: dict[str, Any] = evaluate(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
-                                        n_resamples=n_resamples, seed=seed, source=scores_name,
-                                        cycles_source=cycles_name)
-        data["benchmarks"] = benchmark_metrics(cycle_list, score_table, splits=data["splits"],
-                                               min_cycles=min_cycles, tol=tol, n_resamples=n_resamples, seed=seed,
-                                               threshold=yes_threshold, source=scores_name)
-    notes = list(data["warnings"])
+        result = evaluate_cycle_families(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
+                                         n_resamples=n_resamples, seed=seed, source=scores_name,
+                                         cycles_source=cycles_name)
+        benchmarks = benchmark_metrics(cycle_list, score_table, splits=result.splits, min_cycles=min_cycles,
+                                       tol=tol, n_resamples=n_resamples, seed=seed, threshold=yes_threshold,
+                                       source=scores_name)
+    notes = list(result.warnings)
     notes += [text for text in (" ".join(str(w.message).split()) for w in caught) if text not in notes]
     warnings = [f"{scores_name}: {note}" for note in notes]
     precision = reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))
@@ -131,28 +147,28 @@ def evaluate_cycles(cycles: Any, scores: Any, *, splits: Sequence[str] | None = 
         warnings.append(f"{scores_name}: {precision}: the scores carry less than float64 precision, so additive "
                         "scores need not tie exactly and the additive audit (CycleAcc exactly ½) is not exact; "
                         "store scores as float64 (Parquet double, or CSV/JSONL with shortest-repr text)")
-    data.update({"cycles": cycles_name, "scores": scores_name, "warnings": warnings})
-    return CycleEvaluation.of(CycleEvaluationResult.from_dict(data), _evaluation_rows(data),
+    evaluation = replace(result, warnings=warnings,
+                         extra={"benchmarks": to_json(benchmarks), "cycles": cycles_name, "scores": scores_name})
+    return CycleEvaluation.of(evaluation, _evaluation_rows(evaluation),
                               title="CycleAcc per family and split", interval_columns=("cycle_acc",),
-                              writer=lambda out, result: save_evaluation(out / "eval.json", result.data))
+                              writer=lambda out, _: save_evaluation(out / "eval.json", evaluation))
 
 
-def save_evaluation(path: str | Path, data: dict[str, Any], *, plot: bool = True) -> list[Path]:
+def save_evaluation(path: str | Path, evaluation: CycleEvaluationResult, *, plot: bool = True) -> list[Path]:
     """Write an evaluation as ``vlaudit cycles eval --out PATH`` does: PATH (JSON) and, with ``plot``, PATH's
     ``.png`` (CycleAcc per family and split with CIs). ``CycleEvaluation.save(dir)`` writes ``dir/eval.json``
     this way. An evaluation in which no family reached the minimum writes nothing (a later command must not
     take it for a result) and raises :class:`~vlaudit.errors.InputError`."""
     path = Path(path)
-    if not data["families"]:
-        counted = "validation" if "val" in data["splits"] else ", ".join(data["splits"])
-        raise InputError(f"no family reached --min-cycles {data['min_cycles']} ({counted} cycles) for splits "
-                         f"{data['splits']}, so nothing was written; lower --min-cycles or restrict --split")
-    written = [write_result(path, CycleEvaluationResult.from_dict(data))]
+    if not evaluation.families:
+        counted = "validation" if "val" in evaluation.splits else ", ".join(evaluation.splits)
+        raise InputError(f"no family reached --min-cycles {evaluation.min_cycles} ({counted} cycles) for splits "
+                         f"{evaluation.splits}, so nothing was written; lower --min-cycles or restrict --split")
+    written = [write_result(path, evaluation)]
     if plot:
-        written.append(plot_cycle_acc({Path(data["scores"]).stem: data}, path.with_suffix(".png")))
+        written.append(plot_cycle_acc({Path(evaluation.scores_name).stem: evaluation.to_dict()},
+                                      path.with_suffix(".png")))
     return written
-
-
 
 
 def build_cycles(source: str, *, out: str | Path, instances: str | Path | None = None,
@@ -195,22 +211,24 @@ def build_cycles(source: str, *, out: str | Path, instances: str | Path | None =
     if source in BENCHMARKS:
         return CycleBuildSummary.from_dict(build_benchmark_cycles(source, needed(examples, "examples"), out,
                                                                   images=needed(images, "images")))
-    common: dict[str, Any] = {"families": families, "seed": seed, "min_cycles": min_cycles,
-                              "max_cycles_per_family": max_cycles_per_family, "max_images": max_images,
-                              "pool_seed": pool_seed}
-    if splits is not None:
-        common["splits"] = splits
     if source == "coco":
-        return CycleBuildSummary.from_dict(build_coco_cycles(needed(instances, "instances"), captions, out,
-                                                             rules=rules, validation_from=validation_from,
-                                                             caps=caps, **common))
+        return CycleBuildSummary.from_dict(build_coco_cycles(
+            needed(instances, "instances"), captions, out, families=families, seed=seed,
+            splits=DEFAULT_SPLITS if splits is None else splits, min_cycles=min_cycles,
+            max_cycles_per_family=max_cycles_per_family, max_images=max_images, pool_seed=pool_seed, rules=rules,
+            validation_from=validation_from, caps=caps))
     if source == "gqa":
-        if image_pattern is not None:
-            common["image_pattern"] = image_pattern
-        return CycleBuildSummary.from_dict(build_gqa_cycles(needed(scene_graphs, "scene_graphs"), out,
-                                                            extra_families=extra_families, **common))
+        return CycleBuildSummary.from_dict(build_gqa_cycles(
+            needed(scene_graphs, "scene_graphs"), out, families=families, seed=seed,
+            splits=DEFAULT_GQA_SPLITS if splits is None else splits, min_cycles=min_cycles,
+            max_cycles_per_family=max_cycles_per_family, max_images=max_images, pool_seed=pool_seed,
+            image_pattern=DEFAULT_GQA_IMAGE_PATTERN if image_pattern is None else image_pattern,
+            extra_families=extra_families))
     if source == "jsonl":
-        return CycleBuildSummary.from_dict(build_jsonl_cycles(needed(pairs, "pairs"), out, rules=rules, **common))
+        return CycleBuildSummary.from_dict(build_jsonl_cycles(
+            needed(pairs, "pairs"), out, families=families, seed=seed,
+            splits=DEFAULT_SPLITS if splits is None else splits, min_cycles=min_cycles,
+            max_cycles_per_family=max_cycles_per_family, max_images=max_images, pool_seed=pool_seed, rules=rules))
     raise InputError(f"unknown cycle source {source!r}; use coco, gqa, jsonl, winoground, naturalbench or blocks",
                      field="source")
 
@@ -228,8 +246,8 @@ def load_model(model: ModelRef | str, run: RunOptions | None = None, *,
     return load_backend(model, run, interfaces=interfaces)
 
 
-def features_from_arrays(image_ids: Sequence[Any], image_embeddings: Any, caption_ids: Sequence[Any],
-                         caption_embeddings: Any) -> Any:
+def features_from_arrays(image_ids: Sequence[str | int], image_embeddings: MatrixInput,
+                         caption_ids: Sequence[str | int], caption_embeddings: MatrixInput) -> Features:
     """Wrap embeddings you already hold (numpy arrays or torch tensors, one row per id) as features."""
     images = as_matrix(image_embeddings, what="image_embeddings")
     texts = as_matrix(caption_embeddings, what="caption_embeddings")
@@ -239,7 +257,7 @@ def features_from_arrays(image_ids: Sequence[Any], image_embeddings: Any, captio
                     {"source": "in-memory arrays"})
 
 
-def zero_shot_scores(features: Any, cycles: Any) -> dict[tuple[str, str], float]:
+def zero_shot_scores(features: Features | str | Path, cycles: CyclesInput) -> dict[tuple[str, str], float]:
     """Cosine scores s(u, v) = cos(f(u), g(v)) in float64 for every pair the cycles use (cycle paper §5).
 
     ``features`` is a features folder path or the result of :func:`vlaudit.extract_features` /
@@ -247,4 +265,4 @@ def zero_shot_scores(features: Any, cycles: Any) -> dict[tuple[str, str], float]
     """
     feats = read_features(features) if isinstance(features, (str, Path)) else features
     rows = cosine(feats, as_cycles(cycles))
-    return {(r["image_id"], r["caption_id"]): r["score"] for r in rows}
+    return {(str(r["image_id"]), str(r["caption_id"])): float(r["score"]) for r in rows}

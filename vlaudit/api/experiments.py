@@ -1,47 +1,55 @@
 """The cycle paper's experiments on frozen features, one call each: diagnostics (§5), rank sweep (§5), the
-shortcut-contaminated OE (§6, Table 4) and transfer (§7); and the synthetic controls (§3)."""
+shortcut-contaminated OE (§6, Table 4) and transfer (§7); and the synthetic controls (§3).
+
+The files are read here (:mod:`vlaudit.api.experiment_inputs`); every experiment then runs through the one
+driver :func:`~vlaudit.analysis.cycles.driver.run_cycle_experiment` on the loaded data."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from vlaudit.analysis.cycles.diagnostics import run_diagnostics, shortcut_table_rows
+from vlaudit.analysis.cycles.across_seeds import Table, mean_sd_text, unavailable_table
+from vlaudit.analysis.cycles.diagnostics import Diagnostics, shortcut_table_rows
 from vlaudit.analysis.cycles.diagnostics import table_rows as diagnostics_rows
-from vlaudit.analysis.cycles.experiment import (
-    ExperimentConfig,
-    mean_sd_text,
-    probe_notes_summary,
-    unavailable_table,
-)
-from vlaudit.analysis.cycles.inputs import add_marked_features, extract_seed_features, load_seed_inputs
-from vlaudit.analysis.cycles.oe import run_oe, seed_table_rows
+from vlaudit.analysis.cycles.driver import run_cycle_experiment
+from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs, probe_notes_summary
+from vlaudit.analysis.cycles.oe import OutlierExposure, seed_table_rows
 from vlaudit.analysis.cycles.oe import table_rows as oe_rows
 from vlaudit.analysis.cycles.provenance import settings_lines
-from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
+from vlaudit.analysis.cycles.rank_sweep import RankSweep
 from vlaudit.analysis.cycles.rank_sweep import table_rows as rank_sweep_rows
 from vlaudit.analysis.cycles.synthetic import SyntheticConfig, rank_peak_line, run_synthetic, torch_threads
 from vlaudit.analysis.cycles.synthetic import table_rows as synthetic_rows
-from vlaudit.analysis.cycles.transfer import run_transfer
+from vlaudit.analysis.cycles.transfer import Transfer
 from vlaudit.analysis.cycles.transfer import table_rows as transfer_rows
+from vlaudit.api.experiment_inputs import add_marked_features, extract_seed_features, load_seed_inputs
 from vlaudit.errors import InputError
-from vlaudit.results.cycles import CycleExperimentResult, SyntheticResult
+from vlaudit.results.cycle_experiments import (
+    AdditiveAudit,
+    DiagnosticsResult,
+    OeResult,
+    RankSweepResult,
+    TransferResult,
+)
+from vlaudit.results.cycles import SyntheticResult
 
-Table = tuple[list[str], list[list[Any]]]
 EXPERIMENTS = ("diagnostics", "rank-sweep", "oe", "transfer")
+#: what :func:`run_experiment` returns in ``ExperimentRun.result``: the experiment's typed ``NAME.json``
+ExperimentResult = DiagnosticsResult | RankSweepResult | OeResult | TransferResult
 
 
 @dataclass(frozen=True)
 class ExperimentRun:
     """One experiment's ``result`` (what its JSON holds), its mean ± sd ``table`` (columns, rows), the OE's
     per-seed ``seed_table``, the ``unavailable`` families' table (when any was withdrawn), the probe ``notes``
-    (one line each), the ``settings`` lines (which settings depart from the paper's, which are vlaudit's own),
-    transfer's ``correlation`` text and diagnostics' ``shortcut_table`` (§E.4, Table 8: pair AUROC beside
-    CycleAcc)."""
+    (one line each), the ``settings`` lines (which settings depart from the paper, which are vlaudit's own),
+    transfer's ``correlation`` text (mean ± sd; ``correlation_per_seed``: each seed's), diagnostics'
+    ``shortcut_table`` (§E.4, Table 8: pair AUROC beside
+    CycleAcc) and the ``additive_audit`` of the experiments that run one (diagnostics, rank sweep; §E.4)."""
 
-    result: CycleExperimentResult
+    result: ExperimentResult
     table: Table
     seed_table: Table | None = None
     unavailable: Table | None = None
@@ -49,10 +57,29 @@ class ExperimentRun:
     correlation: str | None = None
     settings: tuple[str, ...] = ()
     shortcut_table: Table | None = None
+    additive_audit: AdditiveAudit | None = None
+    correlation_per_seed: str | None = None
 
 
 def _quiet(message: str) -> None:
     """The default log: a notebook caller reads what was written from the result."""
+
+
+def _run(name: str, loaded: Mapping[int, SeedInputs], seeds: list[int], config: ExperimentConfig,
+         families: Sequence[str] | None, ranks: Sequence[int] | None, out: Path) -> ExperimentResult:
+    """The one driver on experiment ``name``."""
+    if name == "diagnostics":
+        return run_cycle_experiment(Diagnostics(), loaded, seeds, config=config, families=families, out_dir=out)
+    if name == "rank-sweep":
+        chosen = tuple(int(r) for r in (ranks or [config.rank]))
+        if min(chosen) < 1:
+            raise InputError(f"ranks must be ≥ 1, got {list(chosen)}", field="ranks")
+        return run_cycle_experiment(RankSweep(chosen), loaded, seeds, config=config, families=families, out_dir=out)
+    if name == "oe":
+        wanted = None if families is None else tuple(families)
+        return run_cycle_experiment(OutlierExposure(wanted), loaded, seeds, config=config, families=families,
+                                    out_dir=out)
+    return run_cycle_experiment(Transfer(), loaded, seeds, config=config, families=families, out_dir=out)
 
 
 def run_experiment(name: str, cycles: Mapping[int, str | Path], *, config: ExperimentConfig, out: str | Path,
@@ -83,30 +110,24 @@ def run_experiment(name: str, cycles: Mapping[int, str | Path], *, config: Exper
     if marked:
         inputs = {s: add_marked_features(v, marked_features) for s, v in inputs.items()}
     chosen = None if families is None else list(families)
-    seed_table = correlation = None
     with torch_threads(threads):
-        if name == "diagnostics":
-            result = run_diagnostics(inputs, seeds, config=config, families=chosen, out_dir=out)
-        elif name == "rank-sweep":
-            result = run_rank_sweep(inputs, seeds, ranks=list(ranks or [config.rank]), config=config,
-                                    families=chosen, out_dir=out)
-        elif name == "oe":
-            result = run_oe(inputs, seeds, config=config, families=chosen, out_dir=out)
-        else:
-            result = run_transfer(inputs, seeds, config=config, families=chosen, out_dir=out)
-    shortcut_table = None
-    if name == "diagnostics":
-        table, shortcut_table = diagnostics_rows(result), shortcut_table_rows(result)
-    elif name == "rank-sweep":
-        table = rank_sweep_rows(result)
-    elif name == "oe":
+        result = _run(name, inputs, seeds, config, chosen, ranks, out)
+    shortcut_table = seed_table = correlation = per_seed = audit = None
+    if isinstance(result, DiagnosticsResult):
+        table, shortcut_table, audit = diagnostics_rows(result), shortcut_table_rows(result), result.additive_audit
+    elif isinstance(result, RankSweepResult):
+        table, audit = rank_sweep_rows(result), result.additive_audit
+    elif isinstance(result, OeResult):
         table, seed_table = oe_rows(result), seed_table_rows(result)
     else:
-        table, correlation = transfer_rows(result), mean_sd_text(result["correlation"], 3)
+        table, correlation = transfer_rows(result), mean_sd_text(result.correlation, 3)
+        per_seed = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}"
+                             for s, v in result.correlation.per_seed.items())
     return ExperimentRun(result=result, table=table, seed_table=seed_table,
-                         unavailable=unavailable_table(result) if result.get("unavailable") else None,
-                         notes=tuple(probe_notes_summary(result.get("probe_notes", []))), correlation=correlation,
-                         settings=tuple(settings_lines(result)), shortcut_table=shortcut_table)
+                         unavailable=unavailable_table(result) if result.unavailable else None,
+                         notes=tuple(probe_notes_summary(result.probe_notes)), correlation=correlation,
+                         settings=tuple(settings_lines(result)), shortcut_table=shortcut_table,
+                         additive_audit=audit, correlation_per_seed=per_seed)
 
 
 @dataclass(frozen=True)
@@ -116,7 +137,7 @@ class SyntheticRun:
     rank, §E.5), when the rank sweep ran."""
 
     result: SyntheticResult
-    rows: list[list[Any]]
+    rows: list[list[object]]
     rank_peaks: str | None = None
 
 

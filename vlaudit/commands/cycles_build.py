@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich import box
@@ -32,44 +31,46 @@ def _families(value: str | None) -> list[str] | None:
     return [f.strip() for f in value.split(",") if f.strip()] if value else None
 
 
-def _print_counts(summary: Any) -> None:
+def _print_counts(summary: vlaudit.CycleBuildSummary) -> None:
     """Table 6: cycles per family and split of the written families; each withdrawn family (fewer than
     --min-cycles cycles in some split, §D.5) is a row of '—' cells carrying its counts, and a line below."""
-    splits = list(summary["splits"])
-    minimum = summary["min_cycles"]
-    counted = summary.get("min_cycles_counted") or "val"
+    splits = list(summary.splits)
+    minimum = summary.min_cycles
+    extra = summary.extra
+    counted = str(extra.get("min_cycles_counted") or "val")
     gated = {"val"} if counted.startswith("val") else set(counted.split(", "))  # the cells the minimum counts
     label = vlaudit.family_label
-    rows = [[label(family), *[counts.get(s, 0) for s in splits]] for family, counts in summary["counts"].items()]
-    for family, counts in summary["unavailable"].items():
+    rows = [[label(family), *[counts.get(s, 0) for s in splits]] for family, counts in summary.counts.items()]
+    for family, counts in summary.unavailable.items():
         rows.append([f"{label(family)} (unavailable)",
                      *[f"— ({counts.get(s, 0)}{' < ' + str(minimum) if s in gated and counts.get(s, 0) < minimum else ''})"
                        for s in splits]])
-    vlaudit.print_table(f"Cycles per family and split (Table 6; pool: {summary['images_in_pool']} images)",
+    vlaudit.print_table(f"Cycles per family and split (Table 6; pool: {extra.get('images_in_pool')} images)",
                         ["family", *splits], rows)
-    if summary.get("pool_seed") is not None:
-        say(f"pool drawn with pool seed {summary['pool_seed']}; splits and pairing with seed {summary.get('seed')} "
+    if extra.get("pool_seed") is not None:
+        say(f"pool drawn with pool seed {extra['pool_seed']}; splits and pairing with seed {extra.get('seed')} "
             "(every seed shares the pool, §D.5)")
-    vlaudit.print_unavailable(summary["unavailable"], minimum, counted)
-    if summary.get("swap_reasons"):
+    vlaudit.print_unavailable(summary.unavailable, minimum, counted)
+    reasons = extra.get("swap_reasons")
+    if isinstance(reasons, dict) and reasons:
         vlaudit.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
                             ["family", *vlaudit.GQA_SWAP_REASONS],
                             [[label(family), *[counts.get(r, 0) for r in vlaudit.GQA_SWAP_REASONS]]
-                             for family, counts in summary["swap_reasons"].items()])
-    for name, count in summary.get("warnings", {}).items():
+                             for family, counts in reasons.items() if isinstance(counts, dict)])
+    for name, count in summary.warnings.items():
         say(f"warning: {name}: {count}")
-    if summary.get("cycles_written") == 0:
+    if summary.cycles_written == 0:
         # No empty cycles file that a later command would take for a result: fail now, saying why (exit 2).
         what = "validation" if counted == "val" else counted
         raise InputError(f"no family reached --min-cycles {minimum} ({what} cycles), so no cycles were written "
-                         f"(counts in {summary['paths']['failed']}); lower --min-cycles or use more images")
+                         f"(counts in {summary.paths['failed']}); lower --min-cycles or use more images")
     for key in ("cycles", "captions", "meta"):
-        say(f"wrote {summary['paths'][key]}")
+        say(f"wrote {summary.paths[key]}")
 
 
-def _print_audit(result: dict[str, Any], name: str) -> None:
+def _print_audit(result: vlaudit.CycleAudit, name: str) -> None:
     """Table 5, compact enough for 80 columns; an exact zero is shown as 0, anything else with 4 decimals."""
-    def cell(value: Any) -> str:
+    def cell(value: object) -> str:
         return "0" if value == 0 else f"{value:.4f}" if isinstance(value, float) else str(value)
 
     table = Table(title=f"Cycle audit (Table 5): {name}", box=box.SIMPLE_HEAD, pad_edge=False,
@@ -81,10 +82,10 @@ def _print_audit(result: dict[str, Any], name: str) -> None:
     table.add_column("split", overflow="fold")
     for header in ("n", "img", "cap", "TV", "|deg|", "viol."):
         table.add_column(header, justify="right", no_wrap=True)
-    for row in result["rows"]:
-        tv = " / ".join(cell(row[k]) for k in ("tv_image", "tv_caption", "tv_caption_length"))
-        table.add_row(row["family"], row["split"], *(cell(row[k]) for k in ("cycles", "images", "captions")), tv,
-                      cell(row["max_abs_signed_degree"]), cell(row["validity_violations"]))
+    for row in result.rows:
+        tv = " / ".join(cell(value) for value in (row.tv_image, row.tv_caption, row.tv_caption_length))
+        table.add_row(row.family, row.split, *(cell(value) for value in (row.cycles, row.images, row.captions)), tv,
+                      cell(row.max_abs_signed_degree), cell(row.validity_violations))
     Console().print(table)
 
 
@@ -231,6 +232,6 @@ def audit(
     result = vlaudit.audit_cycles(cycles, annotations, out=out)
     _print_audit(result, cycles.name)
     say(f"wrote {out}")
-    if result["validity_violations"] or result["max_abs_signed_degree"]:
+    if result.validity_violations or result.max_abs_signed_degree:
         say("audit FAILED: violations or nonzero signed degree", err=True)
         raise typer.Exit(EXIT_CHECK_FAILED)

@@ -45,12 +45,12 @@ def cycles_eval(
     G-Acc) per tag, with intervals, beside CycleAcc."""
     evaluation = vlaudit.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles, tol=tol,
                                          n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold)
-    result = evaluation.data
+    result = evaluation.evaluation
     vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
-    evaluated = list(result["splits"])
-    vlaudit.print_unavailable(result["unavailable"], min_cycles, "val" if "val" in evaluated else ", ".join(evaluated))
-    vlaudit.print_benchmark_tables(result["benchmarks"])
-    for warning in result["warnings"]:
+    evaluated = result.splits
+    vlaudit.print_unavailable(result.unavailable, min_cycles, "val" if "val" in evaluated else ", ".join(evaluated))
+    vlaudit.print_benchmark_tables(result.benchmark_entries)
+    for warning in result.warnings:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
     written = evaluation.write(out, plot=plot)
     for path in written:

@@ -58,7 +58,7 @@ def cycles_score_mllm(
         gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
     scored = vlaudit.score_cycles_mllm(spec, overwrite=overwrite)
     rows, summary, run = scored.rows, scored.summary, scored.run_dir
-    scores = [row["score"] for row in rows]
+    scores = [float(row["score"]) for row in rows]
     vlaudit.print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
                                                   "mean", "max"],
                 [[scored.n_cycles, len(rows), summary["n_units_scored_now"], summary["n_units_from_cache"],

@@ -143,20 +143,22 @@ def _finish(title: str, run: vlaudit.ExperimentRun) -> None:
     result = run.result
     _print(title, *run.table)
     if run.unavailable is not None:
-        _print(f"Unavailable: fewer than {result['min_cycles']} validation cycles, or none in train or test "
+        _print(f"Unavailable: fewer than {result.min_cycles} validation cycles, or none in train or test "
                "(withdrawn in that seed, §D.5)", *run.unavailable)
-    settings = result.get("probe_settings", {})
-    lines = ["probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} ({v['paper']})"
+    settings = result.probe_settings
+    lines = ["probe settings: " + "; ".join(f"{kind} {v.epochs} epochs, lr {v.lr:g} ({v.paper})"
                                             for kind, v in settings.items())] if settings else []
     lines += run.settings
     for line in [*lines, *run.notes]:
         say(textwrap.fill(line, width=80))
-    for name, path in result.get("files", {}).items():
+    for name, path in result.files.items():
         say(f"wrote {name}: {path}")
-    audit = result.get("additive_audit")
-    if audit is not None and not audit["ok"]:
+    audit = run.additive_audit
+    if audit is not None and not audit.ok:
+        failures = "; ".join(f"seed {f.seed} {f.family} {f.probe}: CycleAcc {f.cycle_acc}, tie rate {f.tie_rate}"
+                             for f in audit.failures[:5])
         Console(stderr=True).print(f"[bold red]ADDITIVE AUDIT FAILED: image-only/text-only/additive probes must score "
-                                   f"exactly 0.5 with tie rate 1 on exact cycles; failures: {audit['failures'][:5]}. "
+                                   f"exactly 0.5 with tie rate 1 on exact cycles; failures: {failures}. "
                                    "The cycles are not complete balanced blocks, or scores are not float64.[/]")
         raise typer.Exit(EXIT_CHECK_FAILED)
 
@@ -178,13 +180,14 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     paths = _cycles(seed_list, cycles, build, features, model, images, out)
     run = vlaudit.run_experiment("diagnostics", paths, config=config, out=out, features=features, model=model,
                                  images=images, families=_families(families), threads=threads, log=say)
-    audit = run.result["additive_audit"]
+    audit = run.additive_audit
+    assert audit is not None  # diagnostics always audits its additive column
     if run.shortcut_table is not None:
         _print(f"Shortcut probes (§E.4, Table 8): pair AUROC on ordinary {config.test_split} pairs with "
                "shortcut-bearing negatives, beside exact CycleAcc", *run.shortcut_table)
     _finish(f"Exact-cycle diagnostics — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
             f"{', '.join(map(str, seed_list))}", run)
-    say(f"additive audit: {audit['checked']} probe × family × seed cells, all exactly 0.5 with tie rate 1")
+    say(f"additive audit: {audit.checked} probe × family × seed cells, all exactly 0.5 with tie rate 1")
 
 
 @experiment_app.command("rank-sweep", context_settings=_CTX)
@@ -254,6 +257,4 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
                                  images=images, families=_families(families), threads=threads, log=say)
     _finish(f"Transfer — rank-{rank} probes, CycleAcc on {config.test_split} cycles; alignment on "
             f"{config.val_split} cycles", run)
-    corr = run.result["correlation"]
-    per_seed = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}" for s, v in corr["per_seed"].items())
-    say(f"correlation(alignment, transfer) within seed: {per_seed}; mean ± sd {run.correlation}")
+    say(f"correlation(alignment, transfer) within seed: {run.correlation_per_seed}; mean ± sd {run.correlation}")

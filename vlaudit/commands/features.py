@@ -79,7 +79,7 @@ def zero_shot(
     """Cosine image–caption scores for every pair the cycles use, in the `cycles eval` scores format."""
     scored = vlaudit.write_zero_shot_scores(cycles, features_dir, out=out)
     rows = scored.rows
-    scores = [row["score"] for row in rows]
+    scores = [row.score for row in rows]
     vlaudit.print_table(f"zero-shot scores — {scored.model}",
                 ["cycles", "pairs", "min", "mean", "max"],
                 [[scored.n_cycles, len(rows), min(scores), sum(scores) / len(scores), max(scores)]])

@@ -39,8 +39,8 @@ def audit_pairs(
 
     vlaudit.print_table(f"Pair audit: positives vs negatives ({weighting} weighting; exact cycles: all 0)",
                 ["file", "+ / −", "TV img", "TV cap", "TV len", "imb img", "imb cap"],
-                [[Path(r["file"]).stem, f"{r['positives']}/{r['negatives']}", cell(r["tv_image"]), cell(r["tv_caption"]),
-                  cell(r["tv_caption_length"]), cell(r["degree_imbalance_image"]), cell(r["degree_imbalance_caption"])]
+                [[Path(r.file).stem, f"{r.positives}/{r.negatives}", cell(r.tv_image), cell(r.tv_caption),
+                  cell(r.tv_caption_length), cell(r.degree_imbalance_image), cell(r.degree_imbalance_caption)]
                  for r in rows], digits=3)
     say(textwrap.fill(
         "+ / −: positive and negative entries; TV: total variation of the image, caption and caption-length "
@@ -48,8 +48,8 @@ def audit_pairs(
         "(0: additive scores of that side cancel; 1: none on both sides)", width=80))
     vlaudit.print_table("Exact-cycle completion (exact cycles: every distinct pair)",
                 ["file", "positives in cycles", "negatives in cycles"],
-                [[Path(r["file"]).stem, f"{r['positives_in_cycles']}/{r['distinct_positives']}",
-                  f"{r['negatives_in_cycles']}/{r['distinct_negatives']}"] for r in rows])
+                [[Path(r.file).stem, f"{r.positives_in_cycles}/{r.distinct_positives}",
+                  f"{r.negatives_in_cycles}/{r.distinct_negatives}"] for r in rows])
     for warning in warnings:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
     say(f"wrote {out / 'audit_pairs.json'} and {out / 'audit_pairs.csv'}")

@@ -71,13 +71,12 @@ def synthetic(
     vlaudit.print_table(f"Synthetic controls — seeds {', '.join(map(str, seed_list))}",
                         ["diagnostic", "probe", "metric", "mean", "sd", "expected"], run.rows)
     failed = []
-    for name, ok in result["checks"].items():
+    for name, ok in result.checks.items():
         if not ok:
-            seeds_failing = [s for s, checks in result["checks_per_seed"].items() if not checks.get(name, True)]
+            seeds_failing = [s for s, checks in result.checks_per_seed.items() if not checks.get(name, True)]
             failed.append(f"{name} (seeds {', '.join(seeds_failing)})" if seeds_failing else f"{name} (mean)")
-    settings = result.get("settings", {})
-    say("probe settings: " + "; ".join(f"{kind} {v['epochs']} epochs, lr {v['lr']:g} "
-                                       f"({v['paper'] or 'not a paper setting'})" for kind, v in settings.items()))
+    say("probe settings: " + "; ".join(f"{kind} {v.epochs} epochs, lr {v.lr:g} "
+                                       f"({v.paper or 'not a paper setting'})" for kind, v in result.settings.items()))
     if run.rank_peaks:
         say(run.rank_peaks)
     say("all checks pass on the mean and on every seed (the rank control: on the mean)" if not failed

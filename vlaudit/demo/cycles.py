@@ -233,7 +233,7 @@ def pooled_summary(deltas: dict[int, np.ndarray], config: DemoConfig) -> DemoCyc
     low, high = percentile_interval(draws)
     return DemoCycleCell(n=n, cycle_acc=float(np.mean([s.cycle_acc for s in per_seed.values()])),
                          ci=(float(low), float(high)), ties=ties, tie_rate=ties / n,
-                         per_seed={str(seed): float(s.cycle_acc) for seed, s in per_seed.items()})
+                         per_seed={str(seed): s.cycle_acc for seed, s in per_seed.items() if s.cycle_acc is not None})
 
 
 def summarize_encoders(contrasts: dict[str, dict[int, dict[str, dict[str, np.ndarray]]]],

@@ -11,7 +11,7 @@ computed in float64 (§E.2). With the half-tie convention an additive score a(u)
 rounding and therefore CycleAcc exactly ½ on every exact-cycle set (Proposition 1).
 
 "Up to rounding": float64 rounding of four scores of magnitude S leaves |Δ| ≲ 4·eps·S ≈ 1e-15·S, inside the
-fixed tolerance while |S| ≲ 1e6. :func:`evaluate_cycles` warns when the scores are large enough for rounding
+fixed tolerance while |S| ≲ 1e6. :func:`evaluate_cycle_families` warns when the scores are large enough for rounding
 alone to exceed ``tol`` (rescale such scores, or raise ``tol`` for every model alike).
 """
 
@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
+from vlaudit.results.cycles import CycleAccCell, CycleEvaluationResult, SplitCounts
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     CONFIDENCE_LEVEL,
@@ -69,22 +68,8 @@ def cycle_acc(delta: np.ndarray, tol: float = DEFAULT_TOL) -> float:
     return float(cycle_credit(delta, tol).mean())
 
 
-@dataclass(frozen=True)
-class CycleSummary:
-    """CycleAcc of one (family, split) cell with its ties (|Δ| ≤ tol), tie rate and a bootstrap CI over cycles."""
-
-    n: int
-    cycle_acc: float
-    ties: int
-    ci: tuple[float, float]
-
-    @property
-    def tie_rate(self) -> float:
-        return self.ties / self.n if self.n else float("nan")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "cycle_acc": self.cycle_acc, "ties": self.ties, "tie_rate": self.tie_rate,
-                "ci": list(self.ci)}
+#: CycleAcc of one (family, split) cell: n, cycle_acc, ties, tie_rate and its bootstrap interval
+CycleSummary = CycleAccCell
 
 
 def summarize_contrasts(
@@ -95,13 +80,16 @@ def summarize_contrasts(
     seed: int = CYCLE_BOOTSTRAP_SEED,
     level: float = CONFIDENCE_LEVEL,
 ) -> CycleSummary:
-    """CycleAcc, tie count (|Δ| ≤ tol) and a seeded percentile-bootstrap CI resampling cycles."""
+    """CycleAcc, tie count (|Δ| ≤ tol), tie rate and a seeded percentile-bootstrap CI resampling cycles
+    (cycle paper §2.1); CycleAcc, tie rate and interval are None for no cycle."""
     delta = np.asarray(delta, dtype=np.float64)
     credit = cycle_credit(delta, tol)
     if delta.size == 0:
-        return CycleSummary(0, float("nan"), 0, (float("nan"), float("nan")))
-    ci = percentile_interval(bootstrap_means(credit, n_resamples=n_resamples, seed=seed), level)
-    return CycleSummary(int(delta.size), float(credit.mean()), int((np.abs(delta) <= tol).sum()), ci)
+        return CycleAccCell(n=0, cycle_acc=None, ties=0, tie_rate=None, ci=None)
+    low, high = percentile_interval(bootstrap_means(credit, n_resamples=n_resamples, seed=seed), level)
+    ties = int((np.abs(delta) <= tol).sum())
+    return CycleAccCell(n=int(delta.size), cycle_acc=float(credit.mean()), ties=ties, tie_rate=ties / delta.size,
+                        ci=(float(low), float(high)))
 
 
 def block_scores(
@@ -178,7 +166,7 @@ def reduced_precision(values: np.ndarray | Sequence[float]) -> str | None:
     return f"every score has at most {digits} significant decimal digits (rounded when stored)"
 
 
-def evaluate_cycles(
+def evaluate_cycle_families(
     cycles: Sequence[Cycle],
     scores: Mapping[tuple[str, str], float],
     *,
@@ -189,12 +177,13 @@ def evaluate_cycles(
     seed: int = CYCLE_BOOTSTRAP_SEED,
     source: str | None = None,
     cycles_source: str | None = None,
-) -> dict[str, Any]:
+) -> CycleEvaluationResult:
     """CycleAcc per (family, split), never pooled across splits (cycle paper §5, §D.5).
 
-    Returns ``{"families": {family: {split: {"n", "cycle_acc", "ties", "tie_rate", "ci"}}},
-    "unavailable": {family: {split: count}}, "splits": [...], "min_cycles", "tol", "n_resamples", "seed",
-    "warnings": [...]}`` (``warnings``: one-line notes, also issued as :class:`RuntimeWarning`). A contrast
+    Returns the evaluation record: ``families`` ``{family: {split: CycleAccCell}}``, ``unavailable``
+    ``{family: {split: count}}``, ``splits``, ``min_cycles``, ``tol``, ``n_resamples``, ``seed`` and ``warnings``
+    (one-line notes, also issued as :class:`RuntimeWarning`); :func:`vlaudit.evaluate_cycles` adds the files'
+    names and a 2×2 benchmark's own metrics. A contrast
     that overflows float64 (scores near ±1e308) is an :class:`InputError` naming the scores file and the
     first such block: counted as a tie or a win it would be a made-up credit.
     ``splits`` restricts to the named splits (default: every split of ``cycles``, first-appearance order;
@@ -239,7 +228,7 @@ def evaluate_cycles(
                      "the scores")
         warnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
     cells = np.array([f"{c.family}\x00{split_of(c)}" for c in kept], dtype=object)
-    families: dict[str, dict[str, Any]] = {}
+    families: dict[str, dict[str, CycleAccCell]] = {}
     for family in sorted(counts):
         if family in unavailable:
             continue
@@ -248,6 +237,7 @@ def evaluate_cycles(
             mask = cells == f"{family}\x00{split}"
             if mask.any():
                 families[family][split] = summarize_contrasts(
-                    delta[mask], tol=tol, n_resamples=n_resamples, seed=seed).to_dict()
-    return {"families": families, "unavailable": dict(sorted(unavailable.items())), "splits": requested,
-            "min_cycles": min_cycles, "tol": tol, "n_resamples": n_resamples, "seed": seed, "warnings": notes}
+                    delta[mask], tol=tol, n_resamples=n_resamples, seed=seed)
+    withdrawn: dict[str, SplitCounts] = dict(sorted(unavailable.items()))
+    return CycleEvaluationResult(families=families, unavailable=withdrawn, splits=requested, min_cycles=min_cycles,
+                                 tol=tol, n_resamples=n_resamples, seed=seed, warnings=notes)

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vlaudit.metrics.two_by_two import METRIC_LABELS, metric_names
+from vlaudit.results.cycles import BenchmarkEntry, CycleEvaluationResult
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -108,18 +109,18 @@ def _pair_lines(pairs: Sequence[str], width: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
-def print_cycle_table(result: Mapping[str, Any], title: str = "CycleAcc") -> None:
+def print_cycle_table(result: CycleEvaluationResult, title: str = "CycleAcc") -> None:
     """One row per (family, split) of an ``evaluate_cycles`` result: n, CycleAcc, ties, tie rate, CI.
 
     Splits are never pooled, so there is no "overall" row; the split is in every row and in the title.
     """
     rows = []
-    for family, cells in result["families"].items():
-        for split, summary in cells.items():
-            lo, hi = summary["ci"]
-            rows.append([family, split, summary["n"], summary["cycle_acc"], summary["ties"], summary["tie_rate"],
+    for family, cells in result.families.items():
+        for split, cell in cells.items():
+            lo, hi = (None, None) if cell.ci is None else cell.ci
+            rows.append([family, split, cell.n, cell.cycle_acc, cell.ties, cell.tie_rate,
                          f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]"])
-    splits = ", ".join(result.get("splits", []))
+    splits = ", ".join(result.splits)
     print_table(f"{title} (split: {splits})" if splits else title,
                 ["family", "split", "n", "CycleAcc", "ties", "tie rate", "95% CI"], rows, identifiers=2,
                 droppable=("ties",))
@@ -144,20 +145,20 @@ def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: 
         console.print(line, style="yellow", markup=False, highlight=False)
 
 
-def print_benchmark_tables(benchmarks: Mapping[str, Any]) -> None:
+def print_benchmark_tables(benchmarks: Mapping[str, BenchmarkEntry]) -> None:
     """One table per 2×2 benchmark and split: per tag, CycleAcc then the benchmark's own metrics, each with n,
     value, 95% interval and ties (a withheld CycleAcc — fewer blocks than --min-cycles — shows as —)."""
     for name, entry in benchmarks.items():
-        metrics = ("cycle_acc", *metric_names(entry["metrics"]))
-        for split, tags in entry["splits"].items():
+        metrics = ("cycle_acc", *metric_names(entry.metrics))
+        for split, tags in entry.splits.items():
             rows = []
             for tag, cell in tags.items():
                 for index, metric in enumerate(metrics):
                     ci = cell[f"{metric}_ci"]
                     rows.append([tag if index == 0 else "", METRIC_LABELS[metric], cell["n"], cell[metric],
-                                 "—" if ci is None else f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]",
+                                 f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]" if isinstance(ci, list) else "—",
                                  cell[f"{metric}_ties"]])
-            rule = ("strict >, a tie loses" if entry["metrics"] == "winoground"
-                    else f"Yes iff score > {entry.get('threshold', 0.0):g}; yes/no samples only")
+            rule = ("strict >, a tie loses" if entry.metrics == "winoground"
+                    else f"Yes iff score > {entry.threshold or 0.0:g}; yes/no samples only")
             print_table(f"{name} — split {split} ({rule})",
                         ["tag", "metric", "n", "value", "95% CI", "ties"], rows)

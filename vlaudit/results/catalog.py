@@ -8,6 +8,7 @@ import inspect
 from vlaudit.results.base import VersionedResult, field_types, nested_records
 from vlaudit.results.columns import TABLES, TableSchema
 from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
+from vlaudit.results.cycle_experiments import DiagnosticsResult, OeResult, RankSweepResult, TransferResult
 from vlaudit.results.cycles import (
     BenchmarkMetricsResult,
     CycleAudit,
@@ -15,7 +16,6 @@ from vlaudit.results.cycles import (
     CycleBuildMeta,
     CycleBuildSummary,
     CycleEvaluationResult,
-    CycleExperimentResult,
     MllmCycleScores,
     PairAuditResult,
     SyntheticResult,
@@ -47,7 +47,7 @@ from vlaudit.results.vca import (
 
 RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     CycleBuildMeta, CycleBuildSummary, CycleBuildFailure, CycleAudit, CycleEvaluationResult, BenchmarkMetricsResult,
-    CycleExperimentResult, PairAuditResult, MllmCycleScores,
+    DiagnosticsResult, RankSweepResult, OeResult, TransferResult, PairAuditResult, MllmCycleScores,
     SyntheticResult, ItemsBuildSummary, ScoringSummary, DualScoringSummary, VcaReportResult, VcaValidityResult,
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,

@@ -26,37 +26,40 @@ A family with fewer than ``min_cycles`` validation cycles in a seed is withdrawn
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.cycles.experiment import (
+from vlaudit.analysis.cycles.across_seeds import (
     UNAVAILABLE,
-    ExperimentConfig,
-    SeedInputs,
+    SeedRow,
+    Table,
+    additive_audit,
     aggregate,
-    check_seeds,
-    cosine_scores,
-    experiment_result,
-    family_splits,
     flat_rows,
+    json_rows,
     mean_sd_text,
     per_seed_n_text,
-    run_settings,
+    withdrawn_everywhere,
+)
+from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
+from vlaudit.analysis.cycles.experiment import (
+    ExperimentConfig,
+    SeedInputs,
+    cosine_scores,
+    family_splits,
     scorer_scores,
-    select_families,
     split_cycle_eval,
     train_on,
     train_on_pairs,
-    withdrawn_everywhere,
-    write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_family_bars
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc
 from vlaudit.records import Cycle
-from vlaudit.results.cycles import CycleExperimentResult
+from vlaudit.results.base import JsonValue
+from vlaudit.results.cycle_experiments import DiagnosticsResult, DiagnosticsRow, ProbeNote
 from vlaudit.settings import CYCLE_SEEDS, SHORTCUT_MARKER_SD
 
 ADDITIVE_PROBES = ("image-only", "text-only", "additive")
@@ -92,6 +95,8 @@ def shortcut_pairs(inputs: SeedInputs, cycles: Sequence[Cycle], side: str, marke
         y[labels == 0] += marker
     pairs = np.stack([np.arange(len(labels)), np.arange(len(labels))], axis=1)
     return ProbeData(x, y, pairs=pairs, labels=labels, name=name)
+
+
 _KIND = {"image-only": "image", "text-only": "text", "additive": "additive", "diagonal": "diagonal",
          "bilinear": "bilinear"}
 
@@ -104,10 +109,10 @@ def probe_names(config: ExperimentConfig) -> tuple[str, ...]:
 
 
 def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
-                     notes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                     notes: list[ProbeNote] | None = None) -> list[SeedRow]:
     """Rows {family, probe, n, cycle_acc, ties, tie_rate} of one seed over ``families`` (those that passed
     :func:`select_families` in this seed); probe notes go to ``notes``."""
-    rows: list[dict[str, Any]] = []
+    rows: list[SeedRow] = []
     square = inputs.x.shape[1] == inputs.y.shape[1]
     for family in families:
         train, val, test = family_splits(inputs, family, config)
@@ -140,76 +145,79 @@ def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Seq
                                   rank=config.rank if kind == "lowrank" else None, name=name, notes=notes)
                 scores = scorer_scores(scorer, inputs, test, config.device)
             summary = split_cycle_eval(test, scores, config.test_split, tol=config.tol, seed=inputs.seed)[family]
-            rows.append({"family": family, "probe": probe, "n": summary["n"], "cycle_acc": summary["cycle_acc"],
-                         "ties": summary["ties"], "tie_rate": summary["tie_rate"], "pair_auroc": pair_auroc})
+            rows.append({"family": family, "probe": probe, "n": summary.n, "cycle_acc": summary.cycle_acc,
+                         "ties": summary.ties, "tie_rate": summary.tie_rate, "pair_auroc": pair_auroc})
     return rows
 
 
-def additive_audit(per_seed: Mapping[int, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
-    """ok iff every additive-column probe has CycleAcc exactly 0.5 and tie rate exactly 1 on every seed/family."""
-    failures = [{"seed": seed, **{k: row[k] for k in ("family", "probe", "cycle_acc", "tie_rate")}}
-                for seed, rows in per_seed.items() for row in rows
-                if row["probe"] in ADDITIVE_PROBES and (row["cycle_acc"] != 0.5 or row["tie_rate"] != 1.0)]
-    checked = sum(1 for rows in per_seed.values() for row in rows if row["probe"] in ADDITIVE_PROBES)
-    return {"ok": not failures and checked > 0, "checked": checked, "failures": failures}
+@dataclass(frozen=True)
+class Diagnostics:
+    """The diagnostics as an :class:`~vlaudit.analysis.cycles.driver.Experiment`."""
+
+    name: str = "diagnostics"
+    file_stem: str = "diagnostics"
+    kinds: tuple[str, ...] = ("interaction", "additive", "shortcut")
+
+    def run_seed(self, inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
+                 notes: list[ProbeNote]) -> list[SeedRow]:
+        return seed_diagnostics(inputs, config, families, notes)
+
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+                  families: Mapping[int, Sequence[str]]) -> DiagnosticsResult:
+        rows = [DiagnosticsRow(family=str(family), probe=str(probe), cycle_acc=cells["cycle_acc"],
+                               tie_rate=cells["tie_rate"], n=cells["n"], pair_auroc=cells["pair_auroc"])
+                for (family, probe), cells in aggregate(per_seed, ("family", "probe"), VALUES)]
+        audit = additive_audit(per_seed, lambda row: str(row["probe"]) if row["probe"] in ADDITIVE_PROBES else None)
+        return DiagnosticsResult(**common, probes=list(probe_names(config)), rows=rows, additive_audit=audit)
+
+    def write(self, result: DiagnosticsResult, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
+        plot = plot_family_bars(json_rows(result.rows), out_dir / "diagnostics.png",
+                                title=f"Exact-cycle diagnostics ({config.test_split} cycles)")
+        return {"plot": str(plot)}
+
+    def csv(self, result: DiagnosticsResult, config: ExperimentConfig
+            ) -> tuple[list[dict[str, JsonValue]], str | None]:
+        return flat_rows(result.rows, ("family", "probe"), VALUES), config.test_split
 
 
 def run_diagnostics(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
                     config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
-                    out_dir: Any = None) -> CycleExperimentResult:
+                    out_dir: str | Path | None = None) -> DiagnosticsResult:
     """Run :func:`seed_diagnostics` for every seed; aggregate mean ± sample sd; write JSON + CSV (+ plot).
 
-    Returns the typed record ``diagnostics.json`` holds (:class:`~vlaudit.results.cycles.CycleExperimentResult`;
+    Returns the typed record ``diagnostics.json`` holds (:class:`~vlaudit.results.cycles.DiagnosticsResult`;
     ``files`` is empty without ``out_dir``)."""
-    config = config or ExperimentConfig()
-    seeds = check_seeds(seeds, inputs)
-    kept, unavailable = select_families(inputs, seeds, config, families)
-    notes: list[dict[str, Any]] = []
-    per_seed = {seed: seed_diagnostics(inputs[seed], config, kept[seed], notes) for seed in seeds}
-    rows = aggregate(per_seed, ("family", "probe"), VALUES)
-    result: dict[str, Any] = {"experiment": "diagnostics", "split": config.test_split, "seeds": seeds, "config": config.as_dict(),
-              **run_settings(config, ("interaction", "additive", "shortcut"), inputs, seeds), "probe_notes": notes,
-              "probes": list(probe_names(config)), "rows": rows, "min_cycles": config.min_cycles,
-              "unavailable": unavailable,
-              "additive_audit": additive_audit(per_seed)}
-    if out_dir is not None:
-        result["files"] = {"plot": str(plot_family_bars(rows, Path(out_dir) / "diagnostics.png",
-                                                        title=f"Exact-cycle diagnostics ({config.test_split} cycles)"))}
-        result["files"].update(write_outputs(out_dir, "diagnostics", result,
-                                             flat_rows(rows, ("family", "probe"), VALUES),
-                                             split=config.test_split))
-    return experiment_result(result)
+    return run_cycle_experiment(Diagnostics(), inputs, seeds, config=config or ExperimentConfig(),
+                                families=families, out_dir=out_dir)
 
 
-def shortcut_table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def shortcut_table_rows(result: DiagnosticsResult) -> Table:
     """§E.4 / Table 8: per family, each shortcut probe's pair AUROC (ordinary test pairs, shortcut-bearing
     negatives) beside its exact CycleAcc on the test cycles (mean ± sd over seeds)."""
-    cells = {(r["family"], r["probe"]): r for r in result["rows"]}
-    families = list(dict.fromkeys(r["family"] for r in result["rows"]))
-    out = []
+    cells = {(r.family, r.probe): r for r in result.rows}
+    families = list(dict.fromkeys(r.family for r in result.rows))
+    out: list[list[object]] = []
     for family in families:
-        row = [family_label(family)]
+        row: list[object] = [family_label(family)]
         for probe in SHORTCUT_PROBES:
             cell = cells.get((family, probe))
-            row += ["—", "—"] if cell is None else [mean_sd_text(cell["pair_auroc"], 3),
-                                                    mean_sd_text(cell["cycle_acc"], 3)]
+            row += ["—", "—"] if cell is None else [mean_sd_text(cell.pair_auroc, 3), mean_sd_text(cell.cycle_acc, 3)]
         out.append(row)
     return ["family", "image AUROC", "image CycleAcc", "text AUROC", "text CycleAcc"], out
 
 
-def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def table_rows(result: DiagnosticsResult) -> Table:
     """Table 2 layout: one row per family, one column per probe (mean ± sd over seeds), test n per seed ("—"
     for a seed that withdrew the family); a family withdrawn in every seed reads "unavailable" throughout."""
-    probes = result["probes"]
-    cells = {(r["family"], r["probe"]): r for r in result["rows"]}
-    families = list(dict.fromkeys(r["family"] for r in result["rows"]))
-    out = []
+    probes = result.probes
+    cells = {(r.family, r.probe): r for r in result.rows}
+    families = list(dict.fromkeys(r.family for r in result.rows))
+    out: list[list[object]] = []
     for family in families:
-        first = next(r for r in result["rows"] if r["family"] == family)
-        out.append([family_label(family), per_seed_n_text(first["n"]), *[mean_sd_text(cells[(family, p)]["cycle_acc"], 3) if (family, p) in cells else "—"
-                                 for p in probes]])
-    unavailable = withdrawn_everywhere(result)
-    out += [[family_label(family), "/".join("—" for _ in result["seeds"]), *[UNAVAILABLE] * len(probes)]
-            for family in unavailable]
+        first = next(r for r in result.rows if r.family == family)
+        out.append([family_label(family), per_seed_n_text(first.n),
+                    *[mean_sd_text(cells[(family, p)].cycle_acc, 3) if (family, p) in cells else "—" for p in probes]])
+    out += [[family_label(family), "/".join("—" for _ in result.seeds), *[UNAVAILABLE] * len(probes)]
+            for family in withdrawn_everywhere(result)]
     short = {"image-only": "image", "text-only": "text", "zero-shot cosine": "cosine", "diagonal": "diag."}
     return ["family", "n test", *[short.get(p, p) for p in probes]], out

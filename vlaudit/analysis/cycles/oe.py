@@ -27,31 +27,34 @@ counts, and a seed left with none reports no number.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from vlaudit.analysis.cycles.across_seeds import (
+    SeedRow,
+    Table,
+    aggregate,
+    flat_rows,
+    json_rows,
+    mean_sd_text,
+    number,
+    seed_aggregate,
+)
+from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
 from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
-    aggregate,
-    check_seeds,
-    experiment_result,
-    flat_rows,
-    mean_sd,
-    mean_sd_text,
-    run_settings,
     scorer_scores,
-    select_families,
     split_cycle_eval,
-    write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_oe
 from vlaudit.errors import InputError
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
 from vlaudit.records import Cycle
-from vlaudit.results.cycles import CycleExperimentResult
+from vlaudit.results.base import JsonValue
+from vlaudit.results.cycle_experiments import OeResult, OeRow, ProbeNote
 from vlaudit.settings import CYCLE_SEEDS
 
 # §5.5: "prefixing the true caption with the marker “this is an out of distribution negative example.”" — the
@@ -91,7 +94,7 @@ def marked_pairs(inputs: SeedInputs, cycles: Sequence[Cycle], name: str) -> Prob
 
 
 def seed_oe(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
-            notes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+            notes: list[ProbeNote] | None = None) -> list[SeedRow]:
     """Rows {protocol, val_metric, val_value, val_auroc, test_cycle_acc, test_tie_rate, n_test} of one seed, on
     the cycles of ``families`` (those that passed :func:`select_families` in this seed; none: no rows)."""
     if not families:
@@ -109,74 +112,102 @@ def seed_oe(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str
         "Text-only probe": ("text", pairs_train, pairs_val, config.train(seed, "pair_bce", "auroc", "shortcut"),
                             "AUROC"),
     }
-    rows = []
+    rows: list[SeedRow] = []
     for protocol, (kind, train_data, val_data, train_config, metric) in runs.items():
         lowrank = kind == "lowrank"
         fitted = fit_probe(kind, train_data, val_data, train_config, rank=config.rank if lowrank else None,
                            additive_heads=lowrank)
         if notes is not None:
-            notes.extend({"probe": f"seed {seed}/{protocol}", "note": note} for note in fitted.notes)
+            notes.extend(ProbeNote(probe=f"seed {seed}/{protocol}", note=note) for note in fitted.notes)
         summary = split_cycle_eval(test, scorer_scores(fitted.scorer, inputs, test, config.device), config.test_split,
                                    tol=config.tol, seed=seed)["overall"]
         rows.append({"protocol": protocol, "val_metric": metric, "val_value": fitted.best_value,
                      "best_epoch": fitted.best_epoch,
                      "val_auroc": evaluate_auroc(fitted.scorer, pairs_val, device=config.device),
-                     "test_cycle_acc": summary["cycle_acc"], "test_tie_rate": summary["tie_rate"],
-                     "n_test": summary["n"]})
+                     "test_cycle_acc": summary.cycle_acc, "test_tie_rate": summary.tie_rate,
+                     "n_test": summary.n})
     return rows
+
+
+VALUES = ("val_value", "val_auroc", "test_cycle_acc", "test_tie_rate", "n_test")
+
+
+@dataclass(frozen=True)
+class OutlierExposure:
+    """The shortcut-contaminated OE as an :class:`~vlaudit.analysis.cycles.driver.Experiment`; ``wanted``: the
+    families asked for (None: every family), as the JSON records them."""
+
+    wanted: tuple[str, ...] | None = None
+    name: str = "oe"
+    file_stem: str = "oe"
+    kinds: tuple[str, ...] = ("interaction", "shortcut")
+
+    def run_seed(self, inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
+                 notes: list[ProbeNote]) -> list[SeedRow]:
+        return seed_oe(inputs, config, families, notes)
+
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+                  families: Mapping[int, Sequence[str]]) -> OeResult:
+        rows = [OeRow(protocol=str(protocol), val_metric=str(metric), val_value=cells["val_value"],
+                      val_auroc=cells["val_auroc"], test_cycle_acc=cells["test_cycle_acc"],
+                      test_tie_rate=cells["test_tie_rate"], n_test=cells["n_test"])
+                for (protocol, metric), cells in aggregate(per_seed, ("protocol", "val_metric"), VALUES)]
+        return OeResult(**common, val_split=config.val_split, marker=MARKER,
+                        families=None if self.wanted is None else list(self.wanted),
+                        families_per_seed={str(s): list(kept) for s, kept in families.items()}, rows=rows,
+                        difference_cycle_minus_shortcut=seed_aggregate(
+                            {str(seed): _difference(rows_of_seed) for seed, rows_of_seed in per_seed.items()}))
+
+    def write(self, result: OeResult, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
+        plot = plot_oe(json_rows(result.rows), out_dir / "oe.png",
+                       title=f"Shortcut-contaminated OE (rank {config.rank} + additive heads)")
+        return {"plot": str(plot)}
+
+    def csv(self, result: OeResult, config: ExperimentConfig) -> tuple[list[dict[str, JsonValue]], str | None]:
+        difference = result.difference_cycle_minus_shortcut
+        rows = flat_rows(result.rows, ("protocol", "val_metric"), VALUES)
+        rows.append({"protocol": "Cycle OE − Shortcut OE", "val_metric": "test CycleAcc difference",
+                     **{f"test_cycle_acc_seed_{s}": v for s, v in difference.per_seed.items()},
+                     "test_cycle_acc_mean": difference.mean, "test_cycle_acc_sd": difference.sd,
+                     "test_cycle_acc_n_seeds": difference.n_seeds})
+        return rows, None
+
+
+def _difference(rows: Sequence[SeedRow]) -> float | None:
+    """One seed's test CycleAcc of Cycle OE minus Shortcut OE (None: the seed kept no family)."""
+    test = {r["protocol"]: number(r["test_cycle_acc"]) for r in rows}
+    cycle, shortcut = test.get("Cycle OE"), test.get("Shortcut OE")
+    return None if cycle is None or shortcut is None else cycle - shortcut
 
 
 def run_oe(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
            config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
-           out_dir: str | Path | None = None) -> CycleExperimentResult:
+           out_dir: str | Path | None = None) -> OeResult:
     """All seeds: rows per protocol (mean ± sd), per-seed Cycle − Shortcut differences; JSON + CSV + plot.
 
     Each :class:`SeedInputs` must hold the marked caption features under ``caption_id + MARK_SUFFIX``
-    (see :func:`vlaudit.analysis.cycles.inputs.add_marked_features`). Returns the typed record ``oe.json``
-    holds (:class:`~vlaudit.results.cycles.CycleExperimentResult`; ``files`` is empty without ``out_dir``).
+    (see :func:`vlaudit.api.experiment_inputs.add_marked_features`). Returns the typed record ``oe.json``
+    holds (:class:`~vlaudit.results.cycles.OeResult`; ``files`` is empty without ``out_dir``).
     """
-    config = config or ExperimentConfig()
-    seeds = check_seeds(seeds, inputs)
-    kept, unavailable = select_families(inputs, seeds, config, families)
-    notes: list[dict[str, Any]] = []
-    per_seed = {seed: seed_oe(inputs[seed], config, kept[seed], notes) for seed in seeds}
-    values = ("val_value", "val_auroc", "test_cycle_acc", "test_tie_rate", "n_test")
-    rows = aggregate(per_seed, ("protocol", "val_metric"), values)
-    test = {s: {r["protocol"]: r["test_cycle_acc"] for r in per_seed[s]} for s in seeds}
-    differences = {str(s): (test[s]["Cycle OE"] - test[s]["Shortcut OE"] if test[s] else None) for s in seeds}
-    mean, sd, n = mean_sd(differences.values())
-    result: dict[str, Any] = {"experiment": "oe", "split": config.test_split, "val_split": config.val_split, "seeds": seeds,
-              "marker": MARKER, "config": config.as_dict(), **run_settings(config, ("interaction", "shortcut"), inputs, seeds),
-              "probe_notes": notes, "families": families,
-              "families_per_seed": {str(s): kept[s] for s in seeds}, "min_cycles": config.min_cycles,
-              "unavailable": unavailable, "rows": rows,
-              "difference_cycle_minus_shortcut": {"per_seed": differences, "mean": mean, "sd": sd, "n_seeds": n}}
-    if out_dir is not None:
-        plot = plot_oe(rows, Path(out_dir) / "oe.png",
-                       title=f"Shortcut-contaminated OE (rank {config.rank} + additive heads)")
-        csv_rows = flat_rows(rows, ("protocol", "val_metric"), values)
-        csv_rows.append({"protocol": "Cycle OE − Shortcut OE", "val_metric": "test CycleAcc difference",
-                         **{f"test_cycle_acc_seed_{s}": v for s, v in differences.items()},
-                         "test_cycle_acc_mean": mean, "test_cycle_acc_sd": sd, "test_cycle_acc_n_seeds": n})
-        result["files"] = {"plot": str(plot)}
-        result["files"].update(write_outputs(out_dir, "oe", result, csv_rows))
-    return experiment_result(result)
+    experiment = OutlierExposure(None if families is None else tuple(families))
+    return run_cycle_experiment(experiment, inputs, seeds, config=config or ExperimentConfig(), families=families,
+                                out_dir=out_dir)
 
 
-def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def table_rows(result: OeResult) -> Table:
     """Table 4 layout: per protocol its selection value, marked-validation AUROC and test CycleAcc (mean ± sd)."""
-    rows = [[r["protocol"], f"{r['val_metric']} {mean_sd_text(r['val_value'], 3)}", mean_sd_text(r["val_auroc"], 3),
-             mean_sd_text(r["test_cycle_acc"], 3)] for r in result["rows"]]
+    rows: list[list[object]] = [[r.protocol, f"{r.val_metric} {mean_sd_text(r.val_value, 3)}",
+                                 mean_sd_text(r.val_auroc, 3), mean_sd_text(r.test_cycle_acc, 3)] for r in result.rows]
     return ["protocol", "selection (val)", "marked AUROC", "test CycleAcc"], rows
 
 
-def seed_table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def seed_table_rows(result: OeResult) -> Table:
     """Table 7 layout: per seed the test CycleAcc of Shortcut OE and Cycle OE and their difference."""
-    cells = {r["protocol"]: r["test_cycle_acc"]["per_seed"] for r in result["rows"]}
-    diff = result["difference_cycle_minus_shortcut"]
-    rows = [[s, _fmt(cells["Shortcut OE"][s]), _fmt(cells["Cycle OE"][s]), _fmt(diff["per_seed"][s])]
-            for s in map(str, result["seeds"])]
-    means = {r["protocol"]: r["test_cycle_acc"] for r in result["rows"]}
+    cells = {r.protocol: r.test_cycle_acc.per_seed for r in result.rows}
+    diff = result.difference_cycle_minus_shortcut
+    rows: list[list[object]] = [[s, _fmt(cells["Shortcut OE"][s]), _fmt(cells["Cycle OE"][s]), _fmt(diff.per_seed[s])]
+                                for s in map(str, result.seeds)]
+    means = {r.protocol: r.test_cycle_acc for r in result.rows}
     rows.append(["mean ± sd", mean_sd_text(means["Shortcut OE"], 3), mean_sd_text(means["Cycle OE"], 3),
                  mean_sd_text(diff, 3)])
     return ["seed", "Shortcut OE", "Cycle OE", "Cycle − Shortcut"], rows

@@ -1,20 +1,21 @@
 """What a cycle-paper experiment records about its own settings and inputs (cycle paper §D.5, §E.3–§E.5).
 
-``run_settings`` is the settings block of every run's JSON: the probe kinds the run trains, every setting sorted
-into the paper's, departures from the paper and vlaudit's own, the families the paper does not have, and each
-seed's cycle build (the image pool all seeds share and the seed of the splits drawn inside it, §D.5);
-``settings_lines`` prints it.
+Every run's JSON records the probe kinds it trains, every setting sorted into the paper's, departures from the
+paper and vlaudit's own, the families the paper does not have, and each seed's cycle build (:func:`cycle_builds`:
+the image pool all seeds share and the seed of the splits drawn inside it, §D.5); :func:`settings_lines` prints
+it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from vlaudit.results.cycle_experiments import CycleBuilds, CycleExperimentResult
+from vlaudit.results.cycles import Setting
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     MIN_CYCLES,
-    NOT_IN_PAPER_FAMILIES,
     PROBE_BATCH_SIZE,
     PROBE_EPOCHS,
     PROBE_LR,
@@ -25,11 +26,11 @@ from vlaudit.settings import (
 )
 
 if TYPE_CHECKING:
-    from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs
+    from vlaudit.analysis.cycles.experiment import SeedInputs
 
 # The settings the cycle paper states, with the section: ExperimentConfig.settings_provenance sorts a run's
 # settings into the paper's, departures from it and vlaudit's own.
-PAPER_VALUES: dict[str, tuple[Any, str]] = {
+PAPER_VALUES: dict[str, tuple[Setting, str]] = {
     "epochs": (PROBE_EPOCHS, "cycle §E.3"), "batch_size": (PROBE_BATCH_SIZE, "cycle §E.3"),
     "lr": (PROBE_LR, "cycle §E.3"), "weight_decay": (PROBE_WEIGHT_DECAY, "cycle §E.3"),
     "rank": (PROBE_RANK, "cycle §E.3"), "additive_epochs": (ADDITIVE_PROBE_EPOCHS, "cycle §E.4"),
@@ -38,36 +39,28 @@ PAPER_VALUES: dict[str, tuple[Any, str]] = {
 }
 
 
-def run_settings(config: ExperimentConfig, kinds: Sequence[str], inputs: Mapping[int, SeedInputs],
-                 seeds: Sequence[int]) -> dict[str, Any]:
-    """The settings block of a run's JSON: the probe kinds it trains (``probe_settings``), every setting sorted
-    into the paper's / departures / vlaudit's own (``settings``) and each seed's cycle build (``cycle_builds``)."""
-    present = {c.family for s in seeds for c in inputs[s].cycles}
-    return {"probe_settings": config.probe_settings(kinds), "settings": config.settings_provenance(),
-            "cycle_builds": cycle_builds(inputs, seeds),
-            "families_not_in_paper": sorted(present & set(NOT_IN_PAPER_FAMILIES))}
-
-
-def settings_lines(result: Mapping[str, Any]) -> list[str]:
-    """Console lines of :func:`run_settings`: which settings depart from the paper and which are vlaudit's own,
-    and the image pool the seeds' splits were drawn in."""
-    provenance = result.get("settings") or {}
+def settings_lines(result: CycleExperimentResult) -> list[str]:
+    """Console lines of a run's settings block: which settings depart from the paper and which are vlaudit's
+    own, and the image pool the seeds' splits were drawn in."""
     lines = []
-    departs = provenance.get("departs", {})
+    departs = result.settings.departs
     if departs:
         lines.append("departs from the paper: " + "; ".join(
-            f"{name} {cell['value']:g} (paper {cell['paper']:g}, {cell['section']})"
+            f"{name} {_setting(cell.value)} (paper {_setting(cell.paper)}, {cell.section})"
             for name, cell in departs.items()))
-    own = provenance.get("not_in_paper", {})
+    own = result.settings.not_in_paper
     if own:
         lines.append("not paper settings (vlaudit's): " + ", ".join(f"{name} {value}" for name, value in own.items()))
-    builds = result.get("cycle_builds") or {}
-    first = next((b for b in builds.get("per_seed", {}).values() if b), None)
+    first = next((b for b in result.cycle_builds.per_seed.values() if b), None)
     if first is not None:
-        shared = "shared by every seed" if builds.get("shared_pool") else "NOT the same pool in every seed"
+        shared = "shared by every seed" if result.cycle_builds.shared_pool else "NOT the same pool in every seed"
         lines.append(f"image pool: {first.get('images_in_pool')} images (pool seed {first.get('pool_seed')}), "
                      f"{shared}; each seed draws its own splits inside it (§D.5)")
     return lines
+
+
+def _setting(value: Setting) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
 
 # What a run records of each seed's cycles build (from its CYCLES.meta.json): the pool every seed shares (§D.5)
@@ -75,10 +68,10 @@ def settings_lines(result: Mapping[str, Any]) -> list[str]:
 BUILD_PROVENANCE = ("source", "pool_seed", "seed", "max_images", "images_in_pool", "splits")
 
 
-def cycle_builds(inputs: Mapping[int, SeedInputs], seeds: Sequence[int]) -> dict[str, Any]:
+def cycle_builds(inputs: Mapping[int, SeedInputs], seeds: Sequence[int]) -> CycleBuilds:
     """Per seed, how its cycles were built (:data:`BUILD_PROVENANCE`; {} for cycles without a metadata file),
     and whether every seed drew its splits inside one image pool (same pool seed and pool size, §D.5)."""
     per_seed = {str(s): dict(inputs[s].build) for s in seeds}
     pools = {(b.get("source"), b.get("pool_seed"), b.get("max_images"), b.get("images_in_pool"))
              for b in per_seed.values() if b}
-    return {"per_seed": per_seed, "shared_pool": None if not pools else len(pools) == 1}
+    return CycleBuilds(per_seed=per_seed, shared_pool=None if not pools else len(pools) == 1)

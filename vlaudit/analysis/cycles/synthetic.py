@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from vlaudit.analysis.cycles import synthetic_generators as gen
-from vlaudit.analysis.cycles.experiment import mean_sd
+from vlaudit.analysis.cycles.across_seeds import mean_sd
 from vlaudit.files import write_result
 from vlaudit.metrics.cycles import DEFAULT_TOL, cycle_acc
 from vlaudit.probes.trainer import (
@@ -51,7 +51,7 @@ from vlaudit.probes.trainer import (
     evaluate_cycle_acc,
     fit_probe,
 )
-from vlaudit.results.cycles import SyntheticResult
+from vlaudit.results.cycles import RankPeaks, SyntheticProbeSetting, SyntheticResult, SyntheticRow
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     CYCLE_SEEDS,
@@ -275,10 +275,10 @@ def run_synthetic(seeds: Sequence[int] = CYCLE_SEEDS, out_dir: Path | None = Non
                   config: SyntheticConfig | None = None, *, num_threads: int | None = None) -> SyntheticResult:
     """Run every diagnostic for every seed; return (and write ``out_dir/synthetic.json``) per-row results.
 
-    Result (typed, :class:`~vlaudit.results.cycles.SyntheticResult`, read like the dict it writes):
-    ``{"seeds", "config", "rows": [{diagnostic, probe, metric, expected, per_seed: {seed: value},
-    mean, sd}], "checks": {name: bool}, "checks_per_seed": {seed: {name: bool}}}``; ``sd`` is the sample sd
-    across seeds (None for one seed); a check is true only when it holds on the mean and on every seed.
+    Result (typed, :class:`~vlaudit.results.cycles.SyntheticResult`): ``seeds``, ``config``, ``rows`` (one
+    :class:`~vlaudit.results.cycles.SyntheticRow` per diagnostic, probe and metric: value per seed, mean and
+    sample sd across seeds, None for one seed), ``checks`` and ``checks_per_seed`` (a check is true only when it
+    holds on the mean and on every seed), ``rank_peaks`` and the probe ``settings``.
 
     ``num_threads``: torch CPU threads for the duration of the call (restored afterwards); None keeps the
     caller's setting. These matrices are tiny, so 1 thread is fastest: on a loaded 2-core machine the default
@@ -292,28 +292,29 @@ def run_synthetic(seeds: Sequence[int] = CYCLE_SEEDS, out_dir: Path | None = Non
         raise ValueError(f"duplicated seeds: {seeds}")
     with torch_threads(num_threads):
         per_seed = {seed: seed_results(seed, config) for seed in seeds}
-    rows = []
+    rows: list[SyntheticRow] = []
     for index, template in enumerate(per_seed[seeds[0]]):
-        values = {str(seed): per_seed[seed][index]["value"] for seed in seeds}
+        values = {str(seed): float(per_seed[seed][index]["value"]) for seed in seeds}
         mean, sd, _ = mean_sd(values.values())
-        rows.append({key: template[key] for key in ("diagnostic", "probe", "metric", "expected")}
-                    | {"per_seed": values, "mean": mean, "sd": sd})
-    key = ("diagnostic", "probe", "metric")
-    per_seed_checks = {str(seed): _checks({tuple(r[k] for k in key): r["value"] for r in per_seed[seed]}, mean=False)
+        assert mean is not None  # every seed has every row
+        rows.append(SyntheticRow(diagnostic=str(template["diagnostic"]), probe=str(template["probe"]),
+                                 metric=str(template["metric"]), expected=str(template["expected"]),
+                                 per_seed=values, mean=mean, sd=sd))
+    per_seed_checks = {str(seed): _checks({(str(r["diagnostic"]), str(r["probe"]), str(r["metric"])): float(r["value"])
+                                           for r in per_seed[seed]}, mean=False)
                        for seed in seeds}
-    mean_checks = _checks({tuple(r[k] for k in key): r["mean"] for r in rows}, mean=True)
+    mean_checks = _checks({(r.diagnostic, r.probe, r.metric): r.mean for r in rows}, mean=True)
     # A check passes only if it holds for the mean *and* for every seed on its own (the rank control: the mean).
     checks = {name: ok and all(c.get(name, True) for c in per_seed_checks.values())
               for name, ok in mean_checks.items()}
-    sweep = [r for r in rows if r["diagnostic"] == "rank_sweep"]
-    rank_of = {r["probe"]: int(r["probe"].split()[1]) for r in sweep}
-    rank_peaks = {"paper": PAPER_PEAK_RANK,
-                  "mean": peak_rank({rank_of[r["probe"]]: r["mean"] for r in sweep}),
-                  "per_seed": {str(seed): peak_rank({rank_of[r["probe"]]: r["per_seed"][str(seed)] for r in sweep})
-                               for seed in seeds}}
-    result = SyntheticResult(seeds=seeds, config=asdict(config), rows=rows, checks=checks,
-                             checks_per_seed=per_seed_checks,
-                             extra={"rank_peaks": rank_peaks, "settings": synthetic_settings(config)})
+    sweep = [r for r in rows if r.diagnostic == "rank_sweep"]
+    rank_of = {r.probe: int(r.probe.split()[1]) for r in sweep}
+    rank_peaks = RankPeaks(paper=PAPER_PEAK_RANK, mean=peak_rank({rank_of[r.probe]: r.mean for r in sweep}),
+                           per_seed={str(seed): peak_rank({rank_of[r.probe]: r.per_seed[str(seed)] for r in sweep})
+                                     for seed in seeds})
+    result = SyntheticResult(seeds=seeds, config=_config_values(config), rows=rows, checks=checks,
+                             checks_per_seed=per_seed_checks, rank_peaks=rank_peaks,
+                             settings=synthetic_settings(config))
     if out_dir is not None:
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -321,26 +322,33 @@ def run_synthetic(seeds: Sequence[int] = CYCLE_SEEDS, out_dir: Path | None = Non
     return result
 
 
-def synthetic_settings(config: SyntheticConfig) -> dict[str, dict[str, Any]]:
+def _config_values(config: SyntheticConfig) -> dict[str, int | float | list[float]]:
+    """The sizes and settings as ``synthetic.json`` writes them (``config``)."""
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(config).items()}
+
+
+def synthetic_settings(config: SyntheticConfig) -> dict[str, SyntheticProbeSetting]:
     """Epochs and lr per probe kind of the synthetic controls, with the section that states them (None: vlaudit's
     own, the paper states none)."""
     sections = {"image/text-only": ("text", "cycle §E.4"), "additive": ("additive", "cycle §E.4"),
                 "rank control": ("rank", "cycle §E.5 (epochs; lr vlaudit's)"), "interaction": ("bilinear", None)}
-    return {name: dict(zip(("epochs", "lr"), config.settings(kind), strict=True)) | {"paper": section}
-            for name, (kind, section) in sections.items()}
+    out = {}
+    for name, (kind, section) in sections.items():
+        epochs, lr = config.settings(kind)
+        out[name] = SyntheticProbeSetting(epochs=epochs, lr=lr, paper=section)
+    return out
 
 
-def rank_peak_line(result: Mapping[str, Any]) -> str | None:
+def rank_peak_line(result: SyntheticResult) -> str | None:
     """'rank control: the mean peaks at rank 8 (paper: 8); per seed: 0 → 8, 1 → 4, 2 → 8'."""
-    peaks = result.get("rank_peaks")
-    if not peaks:
+    peaks = result.rank_peaks
+    if peaks is None:
         return None
-    per_seed = ", ".join(f"{seed} → {rank}" for seed, rank in peaks["per_seed"].items())
-    return f"rank control: the mean peaks at rank {peaks['mean']} (paper: {peaks['paper']}); per seed: {per_seed}"
+    per_seed = ", ".join(f"{seed} → {rank}" for seed, rank in peaks.per_seed.items())
+    return f"rank control: the mean peaks at rank {peaks.mean} (paper: {peaks.paper}); per seed: {per_seed}"
 
 
-def table_rows(result: Mapping[str, Any]) -> list[list[Any]]:
+def table_rows(result: SyntheticResult) -> list[list[object]]:
     """Rows for the console table: diagnostic, probe, metric, mean, sd, expected."""
     short = {"auroc": "AUROC", "cycle_acc": "CycleAcc", "tie_rate": "ties"}
-    return [[r["diagnostic"], r["probe"], short.get(r["metric"], r["metric"]), r["mean"], r["sd"], r["expected"]]
-            for r in result["rows"]]
+    return [[r.diagnostic, r.probe, short.get(r.metric, r.metric), r.mean, r.sd, r.expected] for r in result.rows]

@@ -25,36 +25,42 @@ trained on nor tested on in that seed, and is reported as unavailable.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.cycles.experiment import (
+from vlaudit.analysis.cycles.across_seeds import (
     UNAVAILABLE,
-    ExperimentConfig,
-    SeedInputs,
+    SeedRow,
+    Table,
     aggregate,
-    check_seeds,
-    experiment_result,
-    family_splits,
     flat_rows,
     mean_sd,
     mean_sd_text,
+    number,
     per_seed_n_text,
-    run_settings,
+    withdrawn_everywhere,
+)
+from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
+from vlaudit.analysis.cycles.experiment import (
+    ExperimentConfig,
+    SeedInputs,
+    family_splits,
     scorer_scores,
-    select_families,
     split_cycle_eval,
     train_on,
-    withdrawn_everywhere,
-    write_outputs,
 )
 from vlaudit.analysis.cycles.plots import plot_transfer
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.records import Cycle
-from vlaudit.results.cycles import CycleExperimentResult
+from vlaudit.results.base import JsonValue
+from vlaudit.results.cycle_experiments import ProbeNote, TransferCorrelation, TransferResult, TransferRow
 from vlaudit.settings import CYCLE_SEEDS
+
+KEYS = ("train_family", "test_family", "off_diagonal")
+VALUES = ("cycle_acc", "alignment", "n")
+CORRELATION = "Pearson r of alignment (val) with transfer CycleAcc (test), off-diagonal pairs"
 
 
 def difference_operator(inputs: SeedInputs, cycles: Sequence[Cycle]) -> np.ndarray:
@@ -82,12 +88,12 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
 
 def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
-                  notes: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                  notes: list[ProbeNote] | None = None) -> list[SeedRow]:
     """Rows {train_family, test_family, off_diagonal, cycle_acc, alignment, n} of one seed over ``families``
     (those that passed :func:`select_families` in this seed)."""
     available = [(family, *family_splits(inputs, family, config)) for family in families]
     operators = {family: difference_operator(inputs, val) for family, _, val, _ in available}
-    rows = []
+    rows: list[SeedRow] = []
     for family_i, train, val, _ in available:
         scorer = train_on(inputs, "lowrank", train, val, config.train(inputs.seed), rank=config.rank,
                           name=f"seed {inputs.seed}/{family_i}", notes=notes)
@@ -95,59 +101,73 @@ def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequen
             summary = split_cycle_eval(test, scorer_scores(scorer, inputs, test, config.device), config.test_split,
                                        tol=config.tol, seed=inputs.seed)[family_j]
             rows.append({"train_family": family_i, "test_family": family_j, "off_diagonal": family_i != family_j,
-                         "cycle_acc": summary["cycle_acc"], "n": summary["n"],
+                         "cycle_acc": summary.cycle_acc, "n": summary.n,
                          "alignment": alignment(operators[family_i], operators[family_j])})
     return rows
 
 
+def seed_correlation(rows: Sequence[SeedRow]) -> float | None:
+    """One seed's Pearson r of alignment with transfer CycleAcc over its off-diagonal pairs."""
+    off = [(number(r["alignment"]), number(r["cycle_acc"])) for r in rows if r["off_diagonal"]]
+    points = [(a, c) for a, c in off if a is not None and c is not None]
+    return pearson([a for a, _ in points], [c for _, c in points])
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """Transfer as an :class:`~vlaudit.analysis.cycles.driver.Experiment`."""
+
+    name: str = "transfer"
+    file_stem: str = "transfer"
+    kinds: tuple[str, ...] = ("interaction",)
+
+    def run_seed(self, inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str],
+                 notes: list[ProbeNote]) -> list[SeedRow]:
+        return seed_transfer(inputs, config, families, notes)
+
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+                  families: Mapping[int, Sequence[str]]) -> TransferResult:
+        rows = [TransferRow(train_family=str(train), test_family=str(test), off_diagonal=bool(off),
+                            cycle_acc=cells["cycle_acc"], alignment=cells["alignment"], n=cells["n"])
+                for (train, test, off), cells in aggregate(per_seed, KEYS, VALUES)]
+        correlations = {str(seed): seed_correlation(rows_of_seed) for seed, rows_of_seed in per_seed.items()}
+        mean, sd, n = mean_sd(correlations.values())
+        return TransferResult(**common, alignment_split=config.val_split, rows=rows,
+                              correlation=TransferCorrelation(per_seed=correlations, mean=mean, sd=sd, n_seeds=n,
+                                                              what=CORRELATION))
+
+    def write(self, result: TransferResult, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
+        names = list(dict.fromkeys(r.train_family for r in result.rows))
+        cells = {(r.train_family, r.test_family): r.cycle_acc.mean for r in result.rows}
+        matrix = [[cells.get((i, j)) for j in names] for i in names]
+        points = [(r.alignment.mean, r.cycle_acc.mean) for r in result.rows
+                  if r.off_diagonal and r.alignment.mean is not None and r.cycle_acc.mean is not None]
+        plot = plot_transfer(names, matrix, points, out_dir / "transfer.png",
+                             title=f"Rank-{config.rank} transfer (mean over seeds); "
+                                   f"r(alignment, transfer) = {mean_sd_text(result.correlation, 3)}")
+        return {"plot": str(plot)}
+
+    def csv(self, result: TransferResult, config: ExperimentConfig) -> tuple[list[dict[str, JsonValue]], str | None]:
+        return flat_rows(result.rows, KEYS, VALUES), f"{config.test_split} (alignment: {config.val_split})"
+
+
 def run_transfer(inputs: Mapping[int, SeedInputs], seeds: Sequence[int] = CYCLE_SEEDS, *,
                  config: ExperimentConfig | None = None, families: Sequence[str] | None = None,
-                 out_dir: str | Path | None = None) -> CycleExperimentResult:
+                 out_dir: str | Path | None = None) -> TransferResult:
     """All seeds; per-pair rows (mean ± sd), within-seed correlation of alignment with transfer; JSON/CSV/heatmap.
 
-    Returns the typed record ``transfer.json`` holds (:class:`~vlaudit.results.cycles.CycleExperimentResult`;
+    Returns the typed record ``transfer.json`` holds (:class:`~vlaudit.results.cycles.TransferResult`;
     ``files`` is empty without ``out_dir``)."""
-    config = config or ExperimentConfig()
-    seeds = check_seeds(seeds, inputs)
-    kept, unavailable = select_families(inputs, seeds, config, families)
-    per_seed: dict[int, list[dict[str, Any]]] = {}
-    correlations: dict[str, float | None] = {}
-    notes: list[dict[str, Any]] = []
-    for seed in seeds:
-        per_seed[seed] = seed_transfer(inputs[seed], config, kept[seed], notes)
-        off = [r for r in per_seed[seed] if r["off_diagonal"] and r["alignment"] is not None]
-        correlations[str(seed)] = pearson([r["alignment"] for r in off], [r["cycle_acc"] for r in off])
-    rows = aggregate(per_seed, ("train_family", "test_family", "off_diagonal"), ("cycle_acc", "alignment", "n"))
-    mean, sd, n = mean_sd(correlations.values())
-    result: dict[str, Any] = {"experiment": "transfer", "split": config.test_split, "alignment_split": config.val_split,
-              "seeds": seeds, "config": config.as_dict(), **run_settings(config, ("interaction",), inputs, seeds),
-              "probe_notes": notes, "rows": rows, "min_cycles": config.min_cycles,
-              "unavailable": unavailable,
-              "correlation": {"per_seed": correlations, "mean": mean, "sd": sd, "n_seeds": n,
-                              "what": "Pearson r of alignment (val) with transfer CycleAcc (test), off-diagonal pairs"}}
-    if out_dir is not None:
-        names = list(dict.fromkeys(r["train_family"] for r in rows))
-        cells = {(r["train_family"], r["test_family"]): r["cycle_acc"]["mean"] for r in rows}
-        matrix = [[cells.get((i, j)) for j in names] for i in names]
-        points = [(r["alignment"]["mean"], r["cycle_acc"]["mean"]) for r in rows
-                  if r["off_diagonal"] and r["alignment"]["mean"] is not None]
-        plot = plot_transfer(names, matrix, points, Path(out_dir) / "transfer.png",
-                             title=f"Rank-{config.rank} transfer (mean over seeds); "
-                                   f"r(alignment, transfer) = {mean_sd_text(result['correlation'], 3)}")
-        result["files"] = {"plot": str(plot)}
-        result["files"].update(write_outputs(out_dir, "transfer", result,
-                                             flat_rows(rows, ("train_family", "test_family", "off_diagonal"),
-                                                       ("cycle_acc", "alignment", "n")),
-                                             split=f"{config.test_split} (alignment: {config.val_split})"))
-    return experiment_result(result)
+    return run_cycle_experiment(Transfer(), inputs, seeds, config=config or ExperimentConfig(), families=families,
+                                out_dir=out_dir)
 
 
-def table_rows(result: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def table_rows(result: TransferResult) -> Table:
     """One row per ordered pair: train → test family, the test family's n per seed ("—" where withdrawn),
     transfer CycleAcc and alignment (mean ± sd); a family withdrawn in every seed gets one row reading
     "unavailable"."""
-    out = [[family_label(r["train_family"]), family_label(r["test_family"]) + ("" if r["off_diagonal"] else " (same)"),
-            per_seed_n_text(r["n"]),
-            mean_sd_text(r["cycle_acc"], 3), mean_sd_text(r["alignment"], 3)] for r in result["rows"]]
+    out: list[list[object]] = [
+        [family_label(r.train_family), family_label(r.test_family) + ("" if r.off_diagonal else " (same)"),
+         per_seed_n_text(r.n), mean_sd_text(r.cycle_acc, 3), mean_sd_text(r.alignment, 3)] for r in result.rows]
     out += [[family_label(family), "—", "—", UNAVAILABLE, UNAVAILABLE] for family in withdrawn_everywhere(result)]
     return ["train family", "test family", "n test", "transfer CycleAcc (test)", "alignment (val)"], out

@@ -39,6 +39,7 @@ from vlaudit.results.cycles import CycleBuildFailure, CycleBuildMeta
 from vlaudit.settings import NOT_IN_PAPER_FAMILIES, NOT_IN_PAPER_LABEL
 
 CheckFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+DEFAULT_SPLITS = "train=0.8,val=0.2"  # the split fractions of a COCO or pairs build without --splits
 BASE_COLUMNS = CYCLES.names  # the written column order (vlaudit.results.columns.CYCLES)
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.builders.cycles.build_steps import (
+    DEFAULT_SPLITS,
     BuildResult,
     assign_splits,
     counted_split,
@@ -281,7 +282,7 @@ def build_coco(index: CocoIndex, captions: CocoCaptions | None, pool: np.ndarray
 
 def build_coco_cycles(instances_path: str | Path, captions_path: str | Path | None, out_path: str | Path, *,
                       families: Sequence[str] | None = None, seed: int = 0,
-                      splits: str | Sequence[tuple[str, float]] = "train=0.8,val=0.2", min_cycles: int = MIN_CYCLES,
+                      splits: str | Sequence[tuple[str, float]] = DEFAULT_SPLITS, min_cycles: int = MIN_CYCLES,
                       max_cycles_per_family: int | None = None, max_images: int | None = None, pool_seed: int = CYCLE_POOL_SEED,
                       rules: GeometryRules | None = None, rounds: int = 4,
                       validation_from: str | Path | None = None, caps: CocoCaps | None = None) -> dict[str, Any]:

@@ -64,6 +64,7 @@ GQA_PAPER_FAMILIES = ("gqa-attribute", "gqa-relation-object", "gqa-binding")  # 
 GQA_EXTRA_FAMILIES = NOT_IN_PAPER_FAMILIES  # vlaudit's object-presence families across nouns
 GQA_FAMILIES = (*GQA_PAPER_FAMILIES, *GQA_EXTRA_FAMILIES)
 DEFAULT_GQA_SPLITS = "train=0.6,val=0.1,test=0.3"
+DEFAULT_GQA_IMAGE_PATTERN = "{image_id}.jpg"
 
 
 def _swap_ok(family: str, status: str) -> bool:
@@ -145,7 +146,7 @@ def build_gqa_cycles(scene_graphs_path: str | Path, out_path: str | Path, *, fam
                      seed: int = 0, splits: str | Sequence[tuple[str, float]] = DEFAULT_GQA_SPLITS,
                      min_cycles: int = MIN_CYCLES, max_cycles_per_family: int | None = None,
                      max_images: int | None = None, pool_seed: int = CYCLE_POOL_SEED, rounds: int = 4,
-                     image_pattern: str = "{image_id}.jpg", extra_families: bool = False) -> dict[str, Any]:
+                     image_pattern: str = DEFAULT_GQA_IMAGE_PATTERN, extra_families: bool = False) -> dict[str, Any]:
     """Parse a GQA scene-graph file, build the GQA families and write CYCLES + captions + metadata.
 
     Without ``families``, the paper's families only (:data:`GQA_PAPER_FAMILIES`, §D.3); ``extra_families`` adds

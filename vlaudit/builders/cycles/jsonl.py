@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.builders.cycles.build_steps import (
+    DEFAULT_SPLITS,
     BuildResult,
     assign_splits,
     counted_split,
@@ -74,7 +75,7 @@ def caption_verdict(family: str, image: PairImage, caption: PairCaption | dict, 
 
 
 def build_jsonl_cycles(pairs_path: str | Path, out_path: str | Path, *, families: Sequence[str] | None = None,
-                       seed: int = 0, splits: str | Sequence[tuple[str, float]] = "train=0.8,val=0.2",
+                       seed: int = 0, splits: str | Sequence[tuple[str, float]] = DEFAULT_SPLITS,
                        min_cycles: int = MIN_CYCLES, max_cycles_per_family: int | None = None,
                        max_images: int | None = None, pool_seed: int = CYCLE_POOL_SEED, rules: GeometryRules | None = None,
                        rounds: int = 4) -> dict[str, Any]:

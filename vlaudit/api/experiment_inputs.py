@@ -1,4 +1,5 @@
-"""Inputs of the cycle-paper experiments: one cycles file per seed + frozen features → :class:`SeedInputs`.
+"""Inputs of the cycle-paper experiments, read here so that the analysis reads nothing from disk: one cycles file
+per seed + frozen features → :class:`~vlaudit.analysis.cycles.experiment.SeedInputs`.
 
 Features come from a features folder written by ``vlaudit features`` (it must hold every image and caption id
 of every seed's cycles) or are extracted here, once for the union of all seeds, with a dual encoder
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from vlaudit.analysis.cycles.experiment import BUILD_PROVENANCE, SeedInputs
 from vlaudit.analysis.cycles.oe import MARK_SUFFIX, caption_texts, marked_text
@@ -40,7 +42,7 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
     there is one) come along, so the experiments report them with the build's counts.
     """
     features = read_features(features_dir)
-    out = {}
+    out: dict[int, SeedInputs] = {}
     images, captions = set(features.image_ids), set(features.caption_ids)
     for seed, path in cycles_paths.items():
         cycles = read_cycles(path)
@@ -95,7 +97,7 @@ def add_marked_features(inputs: SeedInputs, marked_dir: str | Path | None = None
                              "--marked-features or --model", path=inputs.source, field="marked features")
         return inputs
     by_hash = _rows_by_hash(Path(marked_dir))
-    extra: dict[str, np.ndarray] = {}
+    extra: dict[str, NDArray[np.float32]] = {}
     for caption_id, text in texts.items():
         row = by_hash.get(sha256_text(marked_text(text)))
         if row is None:
@@ -107,7 +109,7 @@ def add_marked_features(inputs: SeedInputs, marked_dir: str | Path | None = None
     return inputs.with_texts(extra)
 
 
-def _rows_by_hash(folder: Path) -> dict[str, np.ndarray]:
+def _rows_by_hash(folder: Path) -> dict[str, NDArray[np.float32]]:
     features = read_features(folder)
     manifest = read_json(folder / MANIFEST_FILE)
     hashes = read_table(folder / manifest["files"]["texts"], required=("content_hash",)).column("content_hash")
