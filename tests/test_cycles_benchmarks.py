@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from PIL import Image
+from two_by_two_samples import WINOGROUND_ROWS, naturalbench_files, winoground_files
 from typer.testing import CliRunner
 
 from vlaudit.api.cycles import build_cycles, evaluate_cycles
@@ -20,56 +20,6 @@ from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.two_by_two import generic_blocks, naturalbench_blocks, read_two_by_two, winoground_blocks
 
 # ------------------------------------------------------------------------------------------------ fixtures
-
-WINOGROUND_ROWS = [
-    {"id": 0, "caption_0": "an old person kisses a young person", "caption_1": "a young person kisses an old person",
-     "image_0": "ex_0_img_0", "image_1": "ex_0_img_1", "tag": "Adjective-Age", "secondary_tag": "",
-     "num_main_preds": 1, "collapsed_tag": "Object"},
-    {"id": 1, "caption_0": "the dog chases the cat", "caption_1": "the cat chases the dog",
-     "image_0": "ex_1_img_0", "image_1": "ex_1_img_1", "tag": "Noun", "secondary_tag": "Symbolic",
-     "num_main_preds": 1, "collapsed_tag": "Relation"},
-    {"id": 2, "caption_0": "a cup on a box", "caption_1": "a box on a cup",
-     "image_0": "ex_2_img_0", "image_1": "ex_2_img_1", "tag": "Preposition", "secondary_tag": "",
-     "num_main_preds": 1, "collapsed_tag": "Relation"},
-]
-
-
-def _png(path: Path, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    Image.fromarray(rng.integers(0, 256, (24, 32, 3), dtype=np.uint8)).save(path, format="PNG")
-
-
-def _winoground(root: Path) -> tuple[Path, Path]:
-    images = root / "images"
-    images.mkdir(parents=True)
-    for k, row in enumerate(WINOGROUND_ROWS):
-        _png(images / f"{row['image_0']}.png", 2 * k)
-        _png(images / f"{row['image_1']}.png", 2 * k + 1)
-    examples = root / "examples.jsonl"
-    examples.write_text("".join(json.dumps(r) + "\n" for r in WINOGROUND_ROWS))
-    return examples, images
-
-
-def _naturalbench(root: Path) -> tuple[Path, Path]:
-    """Three yes/no samples in the Hugging Face column layout (the third with the mirrored answers) and one
-    multiple-choice sample, which is skipped."""
-    images = root / "nb_images"
-    images.mkdir(parents=True)
-    rows = []
-    for k in range(4):
-        for side in (0, 1):
-            _png(images / f"nb_{k}_{side}.png", 10 + 2 * k + side)
-        yes_first = k != 2
-        a, b = ("Yes", "No") if yes_first else ("No", "Yes")
-        rows.append({"Index": k, "Image_0": f"nb_{k}_0.png", "Image_1": f"nb_{k}_1.png",
-                     "Question_0": f"Is the thing {k} red?", "Image_0_Question_0": a, "Image_1_Question_0": b,
-                     "Question_1": f"Is the thing {k} blue?", "Image_0_Question_1": b, "Image_1_Question_1": a,
-                     "Question_Type": "yes_no" if k < 3 else "multiple_choice", "Source": "DOCCI"})
-    rows[3].update(Image_0_Question_0="A", Image_1_Question_0="B", Image_0_Question_1="B", Image_1_Question_1="A")
-    examples = root / "naturalbench.jsonl"
-    examples.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return examples, images
-
 
 def _scores(cycles, table: list[tuple[float, float, float, float]]) -> dict[tuple[str, str], float]:
     """[s11, s22, s12, s21] per cycle, in file order, as the scores mapping."""
@@ -84,7 +34,7 @@ def _scores(cycles, table: list[tuple[float, float, float, float]]) -> dict[tupl
 
 
 def test_winoground_build_writes_one_cycle_per_example(tmp_path: Path) -> None:
-    examples, images = _winoground(tmp_path)
+    examples, images = winoground_files(tmp_path)
     summary = build_cycles("winoground", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
     assert summary.counts == {"winoground-object": {"test": 1}, "winoground-relation": {"test": 2}}
     cycles = read_cycles(tmp_path / "cycles.jsonl")
@@ -97,7 +47,7 @@ def test_winoground_build_writes_one_cycle_per_example(tmp_path: Path) -> None:
 
 
 def test_naturalbench_build_orients_blocks_and_skips_multiple_choice(tmp_path: Path) -> None:
-    examples, images = _naturalbench(tmp_path)
+    examples, images = naturalbench_files(tmp_path)
     summary = build_cycles("naturalbench", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
     assert summary.counts == {"naturalbench-docci": {"test": 3}}
     assert summary.extra["skipped"] == {"multiple-choice samples (only yes/no samples are 2×2 blocks; NaturalBench "
@@ -114,7 +64,7 @@ def test_naturalbench_parquet_with_image_structs(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    examples, images = _naturalbench(tmp_path)
+    examples, images = naturalbench_files(tmp_path)
     rows = [json.loads(line) for line in examples.read_text().splitlines()]
     for row in rows:
         row["Image_0"], row["Image_1"] = ({"bytes": None, "path": row[k]} for k in ("Image_0", "Image_1"))
@@ -134,7 +84,7 @@ WINOGROUND_SCORES = [(0.9, 0.8, 0.1, 0.2), (0.5, 0.3, 0.6, 0.1), (0.4, 0.4, 0.4,
 
 
 def test_winoground_metrics_by_hand(tmp_path: Path) -> None:
-    examples, images = _winoground(tmp_path)
+    examples, images = winoground_files(tmp_path)
     build_cycles("winoground", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
     cycles = read_cycles(tmp_path / "cycles.jsonl")
     result = evaluate_cycles(cycles, _scores(cycles, WINOGROUND_SCORES), min_cycles=1, n_resamples=2000)
@@ -165,7 +115,7 @@ def test_cli_eval_prints_the_hand_computed_figures(tmp_path: Path) -> None:
     from vlaudit.cli import app
     from vlaudit.files import write_table
 
-    examples, images = _winoground(tmp_path)
+    examples, images = winoground_files(tmp_path)
     cycles_path, scores_path, out = tmp_path / "c.jsonl", tmp_path / "s.csv", tmp_path / "e.json"
     runner = CliRunner()
     result = runner.invoke(app, ["cycles", "build", "winoground", "--examples", str(examples), "--images",
@@ -192,7 +142,7 @@ NATURALBENCH_SCORES = [(2.0, 1.0, -1.0, -3.0), (1.0, -0.5, -2.0, 0.5), (0.0, 3.0
 
 
 def test_naturalbench_metrics_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    examples, images = _naturalbench(tmp_path)
+    examples, images = naturalbench_files(tmp_path)
     build_cycles("naturalbench", out=tmp_path / "cycles.jsonl", examples=examples, images=images)
     cycles = read_cycles(tmp_path / "cycles.jsonl")
     result = evaluate_cycles(cycles, _scores(cycles, NATURALBENCH_SCORES), min_cycles=1, n_resamples=2000)
@@ -262,7 +212,7 @@ def test_cli_build_zero_shot_eval(benchmark: str, tmp_path: Path, no_network: No
     pytest.importorskip("torch")
     from vlaudit.cli import app
 
-    examples, images = (_winoground if benchmark == "winoground" else _naturalbench)(tmp_path)
+    examples, images = (winoground_files if benchmark == "winoground" else naturalbench_files)(tmp_path)
     runner = CliRunner()
     cycles, feats, scores, out = (tmp_path / n for n in ("cycles.jsonl", "feats", "scores.csv", "eval.json"))
 
@@ -296,7 +246,7 @@ def test_cli_naturalbench_with_a_tiny_mllm_asked_the_question(tmp_path: Path, no
     from vlaudit.settings import NATURALBENCH_QUERY
 
     monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
-    examples, images = _naturalbench(tmp_path)
+    examples, images = naturalbench_files(tmp_path)
     runner = CliRunner()
     cycles, scores, out = tmp_path / "nb.jsonl", tmp_path / "nb.csv", tmp_path / "nb-eval.json"
     for args in (["cycles", "build", "naturalbench", "--examples", str(examples), "--images", str(images),
@@ -377,7 +327,7 @@ def test_cli_build_on_hostile_files_is_one_red_line(case: str, tmp_path: Path, c
 
     from vlaudit.cli import main
 
-    _, images = _winoground(tmp_path)
+    _, images = winoground_files(tmp_path)
     (tmp_path / "bad.jsonl").write_text(HOSTILE[case] + "\n")
     out = tmp_path / "cycles.jsonl"
     monkeypatch.setattr(sys, "argv", ["vlaudit", "cycles", "build", "winoground", "--examples",
@@ -396,7 +346,7 @@ def test_winoground_from_a_saved_hf_dataset_gives_the_blocks_of_the_release(tmp_
     ``datasets`` and read back offline, it gives the release's blocks, images written once by content."""
     datasets = pytest.importorskip("datasets")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    examples, images = _winoground(tmp_path / "release")
+    examples, images = winoground_files(tmp_path / "release")
     rows = [{**row, "image_0": {"bytes": (images / f"{row['image_0']}.png").read_bytes(), "path": None},
              "image_1": {"bytes": (images / f"{row['image_1']}.png").read_bytes(), "path": None}}
             for row in WINOGROUND_ROWS]

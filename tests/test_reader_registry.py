@@ -12,8 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from benchmark_releases import HALLUSION, RELEASES, mmbench_hub
-from test_cycles_benchmarks import WINOGROUND_ROWS, _naturalbench
-from test_reader_fuzz import (
+from reader_samples import (
     AI2D,
     CAPTIONS,
     CONTROLLED,
@@ -33,6 +32,7 @@ from test_reader_fuzz import (
     TWO_OBJ,
     VSR,
 )
+from two_by_two_samples import WINOGROUND_ROWS, naturalbench_files
 
 from vlaudit.errors import InputError
 from vlaudit.sources.benchmarks.release import BenchmarkRead
@@ -79,7 +79,7 @@ CASES: dict[str, Case] = {
        for fmt, (name, content) in ITEM_FILES.items()},
     "winoground": ("examples.jsonl", WINOGROUND_ROWS, lambda root: WINOGROUND_ROWS),
     "naturalbench": ("naturalbench.jsonl", None, lambda root: [
-        json.loads(line) for line in _naturalbench(root / "nb")[0].read_text().splitlines()]),
+        json.loads(line) for line in naturalbench_files(root / "nb")[0].read_text().splitlines()]),
     "blocks": ("blocks.jsonl", BLOCKS, lambda root: BLOCKS),
     "sugarcrepe": ("swap_att.json", SUGARCREPE, lambda root: list(SUGARCREPE.values())),
     "pair-table": ("pairs.jsonl", PAIR_ROWS, lambda root: PAIR_ROWS),
@@ -116,7 +116,7 @@ def _size(read: object) -> int:
 def _file(name: str, root: Path) -> Path:
     file_name, content, _ = CASES[name]
     if name == "naturalbench":
-        return _naturalbench(root / "nb-file")[0]
+        return naturalbench_files(root / "nb-file")[0]
     return _write(root / file_name, content)
 
 

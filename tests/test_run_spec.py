@@ -172,8 +172,8 @@ def test_score_mllm_cli_then_api_then_cli(tmp_path, cli, refusal) -> None:
     assert _files(run, skip=("summary.json",)) == cli_files and out.read_bytes() == scores
     result = vlaudit.score_cycles_mllm(vlaudit.CycleScoreSpec.of(model="ref:tiny-qwen2-vl", cycles=cycles,
                                                                  images=images, out=out))
-    assert result["summary"]["n_units_scored_now"] == 0  # the same spec resumes from the cache
-    assert result.schema_version == 1 and result["run_dir"] == str(run) and result["n_cycles"] == 2
+    assert result.summary.n_units_scored_now == 0  # the same spec resumes from the cache
+    assert result.schema_version == 1 and result.run_dir == str(run) and result.n_cycles == 2
     assert type(result).from_dict(json.loads(json.dumps(result.to_dict()))) == result  # a typed round trip
     assert _files(run, skip=("summary.json",)) == cli_files and out.read_bytes() == scores
     line = refusal(*cli(*args, "--min-pixels", "64"))

@@ -89,7 +89,16 @@ def test_mypy_silences_no_module_wholesale() -> None:
     config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     assert config["packages"] == ["vlaudit"]
     assert "ignore_errors" not in config and "ignore_missing_imports" not in config
+    stricter = {"disallow_any_explicit", "disallow_any_generics"}
     for override in config.get("overrides", []):
         assert "ignore_errors" not in override
-        # only third-party modules may be marked untyped, never vlaudit's own
-        assert not any(module.startswith("vlaudit") for module in override["module"])
+        # only third-party modules may be marked untyped; vlaudit's own may only be held to stricter rules
+        if any(module.startswith("vlaudit") for module in override["module"]):
+            assert set(override) - {"module"} <= stricter and all(override[key] is True for key in stricter)
+
+
+def test_the_public_door_and_the_results_are_held_to_no_explicit_any() -> None:
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    strict = [o for o in config.get("overrides", []) if o.get("disallow_any_explicit")]
+    assert {m for o in strict for m in o["module"]} >= {"vlaudit.api.*", "vlaudit.results.*"}
+    assert all(o.get("disallow_any_generics") for o in strict)

@@ -104,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "ExperimentRun": "vlaudit.api.experiments:ExperimentRun",
     "CycleBuildSummary": "vlaudit.results.cycles:CycleBuildSummary",
     "CycleAudit": "vlaudit.results.cycles:CycleAudit",
+    "DemoScorer": "vlaudit.results.demo:DemoScorer",
     "ExperimentConfig": "vlaudit.analysis.cycles.experiment:ExperimentConfig",
     "synthetic_controls": "vlaudit.api.experiments:synthetic_controls",
     "SyntheticConfig": "vlaudit.analysis.cycles.synthetic:SyntheticConfig",
@@ -201,6 +202,7 @@ __all__ = [
     "ExperimentRun",
     "CycleBuildSummary",
     "CycleAudit",
+    "DemoScorer",
     "ExperimentConfig",
     "synthetic_controls",
     "SyntheticConfig",
@@ -281,6 +283,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.report.html import write_report
     from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
     from vlaudit.results.cycles import CycleAudit, CycleBuildSummary
+    from vlaudit.results.demo import DemoScorer
     from vlaudit.scoring.run_parts import RayOptions
     from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles

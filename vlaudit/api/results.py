@@ -4,7 +4,7 @@ A result keeps its typed, versioned record (``result``, a :class:`~vlaudit.resul
 ``data`` is its ``to_dict()``, what the CLI writes as JSON, ``schema_version`` included) and its headline rows
 (``rows``, one per family × split or per model × dataset × interface). Interval columns are stored as
 ``NAME_lo`` / ``NAME_hi`` beside ``NAME`` so that the frame stays flat and numeric: a row's cells are JSON
-scalars (:data:`Cell`). pandas is imported by :meth:`Result.to_frame` only.
+scalars (:data:`Cell`).
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Self, TypeVar
+from typing import Protocol, Self, TypeVar
+
+import pandas as pd
 
 from vlaudit.files import write_json, write_result, write_table
 from vlaudit.results.base import Interval, JsonObject, VersionedResult, to_json
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 #: one cell of a headline row: a number, text, a flag, or None (not computable)
 Cell = str | int | float | bool | None
@@ -88,8 +87,6 @@ class Result:
 
     def to_frame(self) -> pd.DataFrame:
         """The headline rows as a pandas DataFrame (one row per cell, intervals as ``*_lo``/``*_hi``)."""
-        import pandas as pd
-
         return pd.DataFrame(self.rows)
 
     def save(self, directory: str | Path) -> list[Path]:

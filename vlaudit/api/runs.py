@@ -154,4 +154,4 @@ def score_cycles_mllm(spec: CycleScoreSpec, *, overwrite: bool = False) -> MllmC
                               arguments=recorded, executor=executor, command=spec.COMMAND)
     rows = scores_from_margins(run / "margins.parquet", items, source=cycles_path)
     write_table(spec.out, rows)
-    return MllmCycleScores(rows=rows, summary=summary, n_cycles=len(cycle_list), run_dir=str(run))
+    return MllmCycleScores(rows=rows, summary=ScoringSummary.from_dict(summary), n_cycles=len(cycle_list), run_dir=str(run))

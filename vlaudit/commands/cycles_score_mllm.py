@@ -61,6 +61,6 @@ def cycles_score_mllm(
     scores = [float(row["score"]) for row in rows]
     vlaudit.print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
                                                   "mean", "max"],
-                [[scored.n_cycles, len(rows), summary["n_units_scored_now"], summary["n_units_from_cache"],
+                [[scored.n_cycles, len(rows), summary.n_units_scored_now, summary.n_units_from_cache,
                   min(scores), sum(scores) / len(scores), max(scores)]])
     say(f"wrote {out} (run folder {run})")

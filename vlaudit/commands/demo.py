@@ -6,7 +6,6 @@ import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -25,9 +24,6 @@ import vlaudit
 from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
 from vlaudit.errors import EXIT_CHECK_FAILED
-
-if TYPE_CHECKING:
-    from vlaudit.results.demo import DemoScorer
 
 
 def rich_bars(progress: Progress) -> Callable[[str, int], Callable[[int], None]]:
@@ -103,7 +99,7 @@ def demo(
     console.print(f"[bold green]Demo finished: all {len(checks)} known-answer checks passed.[/]")
 
 
-def _test_acc(scorer: DemoScorer | None, family: str) -> float | None:
+def _test_acc(scorer: vlaudit.DemoScorer | None, family: str) -> float | None:
     """The scorer's test-split CycleAcc on ``family`` (None when it has no such cell)."""
     cell = None if scorer is None else scorer.families.get(family, {}).get("test")
     return None if cell is None else cell.cycle_acc

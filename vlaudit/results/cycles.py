@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vlaudit.results.base import Interval, JsonValue, VersionedResult, record_from_dict
+from vlaudit.results.base import Interval, VersionedResult, record_from_dict
+from vlaudit.results.vca import ScoringSummary
 
 #: a count per split (``{"train": 120, "val": 30, "test": 40}``)
 SplitCounts = dict[str, int]
@@ -97,7 +98,7 @@ class MllmCycleScores(VersionedResult):
     written_by = "vlaudit.score_cycles_mllm"
 
     rows: list[dict[str, str | float]]  # image_id, caption_id, score (the scores table's rows)
-    summary: dict[str, JsonValue]
+    summary: ScoringSummary
     n_cycles: int
     run_dir: str
 
