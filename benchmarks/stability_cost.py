@@ -58,7 +58,7 @@ def main() -> None:
                                                      images=root / "images", out=root / "run"),
                                 backend=backend)
     score_s = time.perf_counter() - start
-    n_units = run.summary["n_unique_units"]
+    n_units = run.summary.n_unique_units
     calls = 0
     start = time.perf_counter()
     result = vlaudit.measure_stability(root / "run", sample=args.sample, model=backend)
