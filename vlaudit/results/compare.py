@@ -70,9 +70,8 @@ class VcaModel:
 
 
 @dataclass(frozen=True, kw_only=True)
-class VcaComparison:
-    """A − B on one metric of one (dataset, interface, family): both values, the difference and its paired
-    clustered bootstrap interval, the test and its p-value, Holm-adjusted p and whether it survives α."""
+class _VcaDifference:
+    """The cells every VCA comparison row starts with (a subclass adds what follows ``p``, in file order)."""
 
     dataset: str
     interface: str
@@ -87,28 +86,22 @@ class VcaComparison:
     ci: Interval | None
     test: VcaTest | None
     p: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class VcaComparison(_VcaDifference):
+    """A − B on one metric of one (dataset, interface, family): both values, the difference and its paired
+    clustered bootstrap interval, the test and its p-value, Holm-adjusted p and whether it survives α."""
+
     p_holm: float | None
     survives: bool | None
 
 
 @dataclass(frozen=True, kw_only=True)
-class VcaBandComparison:
+class VcaBandComparison(_VcaDifference):
     """A comparison of a binary per-item metric (Acc, Dep, D-CC): a :class:`VcaComparison` with the noise band
     of A − B (None when either model's noise floor is not measured)."""
 
-    dataset: str
-    interface: str
-    family: str
-    metric: str
-    model_a: str
-    model_b: str
-    n: int
-    value_a: float | None
-    value_b: float | None
-    difference: float | None
-    ci: Interval | None
-    test: VcaTest | None
-    p: float | None
     noise_band: Interval | None
     p_holm: float | None
     survives: bool | None
@@ -182,11 +175,10 @@ class CycleModel:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CycleComparison:
-    """ΔCycleAcc = CycleAcc_A − CycleAcc_B on one (split, family): both values, the difference with its paired
-    bootstrap interval over cycles, the sign test, both tie rates, Holm-adjusted p and whether it survives."""
+class _CycleDifference:
+    """The cells every cycle comparison row starts with (a subclass adds what follows ``p``, in file order)."""
 
-    benchmark: None = None
+    benchmark: str | None
     split: str
     family: str
     metric: str
@@ -199,6 +191,14 @@ class CycleComparison:
     ci: Interval | None
     test: CycleTest
     p: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CycleComparison(_CycleDifference):
+    """ΔCycleAcc = CycleAcc_A − CycleAcc_B on one (split, family): both values, the difference with its paired
+    bootstrap interval over cycles, the sign test, both tie rates, Holm-adjusted p and whether it survives."""
+
+    benchmark: None = None
     tie_rate_a: float
     tie_rate_b: float
     p_holm: float | None
@@ -206,23 +206,11 @@ class CycleComparison:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BenchmarkComparison:
+class BenchmarkComparison(_CycleDifference):
     """A − B on one 2×2 benchmark metric (Winoground text / image / group, NaturalBench Acc / Q-Acc / I-Acc /
     G-Acc) of one (benchmark, split, family), its interval, test, p, Holm-adjusted p and whether it survives."""
 
     benchmark: str
-    split: str
-    family: str
-    metric: str
-    model_a: str
-    model_b: str
-    n: int
-    value_a: float | None
-    value_b: float | None
-    difference: float | None
-    ci: Interval | None
-    test: CycleTest
-    p: float | None
     p_holm: float | None
     survives: bool | None
 
