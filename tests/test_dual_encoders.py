@@ -19,9 +19,9 @@ from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.files import write_jsonl
 from vlaudit.scoring.features import (
     collect_inputs,
+    cosine_rows,
     read_features,
     write_features,
-    zero_shot_scores,
 )
 from vlaudit.sources.cycle_tables import read_cycles
 
@@ -134,7 +134,7 @@ def test_zero_shot_scores_are_the_direct_cosine(write_dual_dataset, tmp_path: Pa
     cycles = read_cycles(cycles_path)
     backend = load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", RunOptions(device="cpu"))
     write_features(backend, collect_inputs(cycles, cycles_path, images_dir), tmp_path / "feats")
-    rows = zero_shot_scores(read_features(tmp_path / "feats"), cycles)
+    rows = cosine_rows(read_features(tmp_path / "feats"), cycles)
     assert len(rows) == len({(u, v) for c in cycles for u, v, _ in c.entries()}) == 10  # shared pairs once
     texts = {c.caption_1: c.extra["text_1"] for c in cycles} | {c.caption_2: c.extra["text_2"] for c in cycles}
     for row in rows:
@@ -193,7 +193,7 @@ def test_cli_features_zero_shot_eval(write_dual_dataset, tmp_path: Path, tiny_di
     # the CSV holds the float64 cosines exactly (shortest repr), and the ids as written
     from vlaudit.sources.cycle_tables import read_scores
 
-    direct = zero_shot_scores(read_features(tmp_path / "feats"), read_cycles(cycles_path))
+    direct = cosine_rows(read_features(tmp_path / "feats"), read_cycles(cycles_path))
     assert read_scores(scores) == {(r["image_id"], r["caption_id"]): r["score"] for r in direct}
     result = runner.invoke(app, ["cycles", "eval", "--cycles", str(cycles_path), "--scores", str(scores),
                                  "--out", str(tmp_path / "eval.json"), "--resamples", "50", "--min-cycles", "1"])
@@ -221,5 +221,5 @@ def test_features_on_real_coco_jpegs(tmp_path: Path, tiny_dirs: dict[str, Path],
     assert [p.name for p in inputs.images.values()] == [f"{int(i):012d}.jpg" for i in ids]
     backend = load_backend(f"hf-clip:{tiny_dirs['clip']}", RunOptions(device="cpu", batch_size=4))
     write_features(backend, inputs, tmp_path / "feats")
-    scores = zero_shot_scores(read_features(tmp_path / "feats"), cycles)
+    scores = cosine_rows(read_features(tmp_path / "feats"), cycles)
     assert len(scores) == 8 and all(-1.0 - 1e-9 <= row["score"] <= 1.0 + 1e-9 for row in scores)

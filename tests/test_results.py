@@ -190,12 +190,12 @@ def test_cycles_writer_and_reader_share_one_schema(tmp_path: Path) -> None:
 def test_scores_writers_and_reader_share_one_schema(tmp_path: Path) -> None:
     from vlaudit.api.cycles import features_from_arrays
     from vlaudit.files import write_table
-    from vlaudit.scoring.features import zero_shot_scores
+    from vlaudit.scoring.features import cosine_rows
     from vlaudit.sources.cycle_tables import SCORE_COLUMNS, read_scores
 
     assert SCORE_COLUMNS == columns.SCORES.names == columns.SCORES.required
     feats = features_from_arrays(["1", "2"], np.eye(2), ["11", "12"], np.eye(2))
-    rows = zero_shot_scores(feats, [Cycle("c", "f", "1", "11", "2", "12")])
+    rows = cosine_rows(feats, [Cycle("c", "f", "1", "11", "2", "12")])
     assert all(tuple(row) == columns.SCORES.names for row in rows)
     scores = read_scores(write_table(tmp_path / "scores.csv", rows))
     assert scores[("1", "11")] == pytest.approx(1.0) and scores[("1", "12")] == pytest.approx(0.0)

@@ -13,8 +13,8 @@ from vlaudit.files import write_result, write_table
 from vlaudit.metrics.pair_audit import audit_pairs
 from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.cycles import CycleAudit, CycleScoreRow, PairAuditResult, PairAuditRow
+from vlaudit.scoring.features import cosine_rows as cosine
 from vlaudit.scoring.features import read_features
-from vlaudit.scoring.features import zero_shot_scores as cosine
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.labelled_pairs import read_labelled_pairs
 

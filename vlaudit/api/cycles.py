@@ -34,7 +34,7 @@ from vlaudit.results.cycles import (
     CycleEvaluationResult,
 )
 from vlaudit.scoring.features import Features, read_features
-from vlaudit.scoring.features import zero_shot_scores as cosine
+from vlaudit.scoring.features import cosine_rows as cosine
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     CYCLE_BOOTSTRAP_SEED,

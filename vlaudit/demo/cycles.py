@@ -54,9 +54,9 @@ from vlaudit.results.demo import (
 from vlaudit.scoring.features import (
     FeatureInputs,
     collect_inputs,
+    cosine_rows,
     read_features,
     write_features,
-    zero_shot_scores,
 )
 from vlaudit.scoring.run_spec import FeaturesSpec
 from vlaudit.sources.cycle_tables import read_cycles
@@ -194,7 +194,7 @@ def score_encoder(config: DemoConfig, spec: str, backend: Any, seed: int, built:
     for family, train, val, test in jobs:
         if not test:
             continue
-        scores = {(r["image_id"], r["caption_id"]): r["score"] for r in zero_shot_scores(features, test)}
+        scores = {(r["image_id"], r["caption_id"]): r["score"] for r in cosine_rows(features, test)}
         keep("zero-shot", family, test, block_scores(test, scores))
         if not train:
             continue

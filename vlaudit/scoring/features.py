@@ -347,8 +347,8 @@ def read_features(feats_dir: str | Path) -> Features:
 # ------------------------------------------------------------------------------------------------ zero-shot
 
 
-def zero_shot_scores(features: Features, cycles: Iterable[Cycle], *, source: str | Path | None = None
-                     ) -> list[dict[str, Any]]:
+def cosine_rows(features: Features, cycles: Iterable[Cycle], *, source: str | Path | None = None
+                ) -> list[dict[str, Any]]:
     """Rows ``image_id, caption_id, score`` with score = cos(image, caption) in float64, one per distinct pair
     the cycles use (matched pairs and swaps), in first-appearance order."""
     image_index, caption_index = features.image_index(), features.caption_index()

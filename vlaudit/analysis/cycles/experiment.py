@@ -52,7 +52,7 @@ from vlaudit.results.cycle_experiments import (
     Withdrawn,
 )
 from vlaudit.results.cycles import CycleAccCell, Setting
-from vlaudit.scoring.features import Features, zero_shot_scores
+from vlaudit.scoring.features import Features, cosine_rows
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     CYCLE_EXPERIMENT_RESAMPLES,
@@ -278,9 +278,9 @@ def scorer_scores(scorer: Any, inputs: SeedInputs, cycles: Sequence[Cycle], devi
 
 
 def cosine_scores(inputs: SeedInputs, cycles: Sequence[Cycle]) -> dict[tuple[str, str], float]:
-    """Zero-shot cos(image, caption) in float64 via :func:`vlaudit.scoring.features.zero_shot_scores`."""
+    """Zero-shot cos(image, caption) in float64 via :func:`vlaudit.scoring.features.cosine_rows`."""
     features = Features(inputs.image_ids, inputs.x, inputs.caption_ids, inputs.y, {})
-    rows = zero_shot_scores(features, cycles, source=inputs.source)
+    rows = cosine_rows(features, cycles, source=inputs.source)
     return {(r["image_id"], r["caption_id"]): r["score"] for r in rows}
 
 
