@@ -20,10 +20,14 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+T = TypeVar("T")
 
 
 def make_benchmark(root: Path, n_items: int, seed: int) -> Path:
@@ -85,6 +89,15 @@ def naive_margins(backend, items, images_dir: Path, contexts, interfaces) -> dic
     return margins
 
 
+def timed(call: Callable[[], T]) -> tuple[T, float]:
+    """``call()`` and its seconds, started with no full collection pending: one over the ~250k objects torch and
+    transformers keep alive costs ~0.2 s here, and where it falls depends on the process's history."""
+    gc.collect()
+    start = time.perf_counter()
+    result = call()
+    return result, time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=200)
@@ -115,36 +128,24 @@ def main() -> None:
               f"records={len(items) * len(contexts) * len(interfaces)} threads={args.threads}")
 
         naive_margins(backend, items[:4], root / "bench" / "images", contexts, interfaces)  # warm-up
-        # Each timed region starts with no full collection pending: one over the ~250k objects torch and
-        # transformers keep alive costs ~0.2 s here, and where it falls depends on the process's history.
-        gc.collect()
-        start = time.perf_counter()
-        baseline = naive_margins(backend, items, root / "bench" / "images", contexts, interfaces)
-        t_base = time.perf_counter() - start
+        baseline, t_base = timed(lambda: naive_margins(backend, items, root / "bench" / "images", contexts,
+                                                       interfaces))
         print(f"baseline (1 forward per context x verbalizer, batch 1): {t_base:.2f} s "
               f"({len(baseline) * 2} forwards, {len(baseline) / t_base:.1f} records/s)")
 
         # The same warm-up for ours: the first call in a process pays one-time costs (pyarrow imports pandas on
         # its first array, ~0.3-0.5 s here) that would otherwise land on one side only.
-        gc.collect()
-        start = time.perf_counter()
-        run_scoring(backend, items[:4], images_dir=root / "bench" / "images", out_dir=root / "warm-up",
-                    contexts=contexts, interfaces=interfaces)
-        print(f"warm-up, the process's first runner call (4 items): {time.perf_counter() - start:.2f} s")
-        gc.collect()
-        start = time.perf_counter()
-        summary = run_scoring(backend, items, images_dir=root / "bench" / "images", out_dir=root / "run",
-                              contexts=contexts, interfaces=interfaces)
-        t_ours = time.perf_counter() - start
+        _, t_warm = timed(lambda: run_scoring(backend, items[:4], images_dir=root / "bench" / "images",
+                                              out_dir=root / "warm-up", contexts=contexts, interfaces=interfaces))
+        print(f"warm-up, the process's first runner call (4 items): {t_warm:.2f} s")
+        summary, t_ours = timed(lambda: run_scoring(backend, items, images_dir=root / "bench" / "images",
+                                                    out_dir=root / "run", contexts=contexts, interfaces=interfaces))
         rows = pq.read_table(root / "run" / "margins.parquet").to_pylist()
         print(f"vlaudit runner: {t_ours:.2f} s ({summary['n_unique_units']} unique queries for "
               f"{summary['n_scored_rows']} records, {summary['n_scored_rows'] / t_ours:.1f} records/s)")
         plain = load_backend(fp32, RunOptions(device="cpu", batch_size=args.batch_size, prefix_cache=False))
-        gc.collect()
-        start = time.perf_counter()
-        run_scoring(plain, items, images_dir=root / "bench" / "images", out_dir=root / "run-plain",
-                    contexts=contexts, interfaces=interfaces)
-        t_plain = time.perf_counter() - start
+        _, t_plain = timed(lambda: run_scoring(plain, items, images_dir=root / "bench" / "images",
+                                               out_dir=root / "run-plain", contexts=contexts, interfaces=interfaces))
         print(f"ablation, runner without the shared image-prefix cache: {t_plain:.2f} s "
               f"(speedup {t_base / t_plain:.2f})")
         diff = max(abs(r["margin"] - baseline[(r["item_id"], r["context"], r["interface"])]) for r in rows)
