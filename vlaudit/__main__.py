@@ -1,5 +1,5 @@
 """``python -m vlaudit`` runs the command line."""
 
-from vlaudit.cli import main
+from vlaudit.cli import run
 
-main()
+run()

@@ -7,12 +7,17 @@ nor torch.
 
 from __future__ import annotations
 
+import _thread
+import atexit
 import contextlib
 import logging
+import os
 import signal
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -23,6 +28,9 @@ from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.commands._help import polish
 from vlaudit.errors import EXIT_BAD_INPUT, EXIT_DONE, EXIT_INTERRUPTED, VlauditError, describe_os_error
+
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
 
 
 def _warnings_as_one_line() -> None:
@@ -35,7 +43,7 @@ def _warnings_as_one_line() -> None:
     warnings.showwarning = show
 
 
-def main() -> None:
+def main() -> NoReturn:
     """Entry point: run the app with polished help; exit with the status of the one table (README "Exit codes").
 
     vlaudit's own errors print as one red line (``error: …``) and exit with their ``exit_code`` (2 bad input,
@@ -77,6 +85,49 @@ def main() -> None:
     sys.exit(status)
 
 
+def run() -> NoReturn:
+    """The process's entry point (the ``vlaudit`` script, ``python -m vlaudit``): :func:`main`, where a Ctrl-C
+    always stops the command and always ends the process with status 130.
+
+    Two places where an interrupt can fall broke that. One: CPython marks a KeyboardInterrupt that leaves an
+    ``exec`` of a string as unhandled even when it is caught further up, and after finalizing kills a ``python -m``
+    process with SIGINT instead of returning the exit status (a subprocess saw −2, not 130); imports run such
+    ``exec`` calls all the time (``dataclasses`` builds each ``__init__`` so). Here an interrupted command runs the
+    exit handlers, flushes the streams and leaves at once; every writer has removed its temporary file on the way
+    up. Two: an interrupt raised inside a weakref callback or a ``__del__`` (the import system runs such callbacks)
+    is printed as "Exception ignored" and dropped, and the command ran to the end; here it is delivered again
+    (:func:`_deliver_dropped_interrupts_again`). :func:`main` itself raises ``SystemExit`` for callers in the same
+    process (the tests).
+    """
+    _deliver_dropped_interrupts_again()
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code != EXIT_INTERRUPTED:
+            raise
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed or broken stream must not turn 130 into a traceback
+                stream.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+
+def _deliver_dropped_interrupts_again() -> None:
+    """A KeyboardInterrupt that Python drops (raised where no exception can propagate: a weakref callback, a
+    ``__del__``) is raised again in the main thread a moment later, once that callback has returned; other dropped
+    exceptions go to the hook that was there before."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: UnraisableHookArgs) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            # not from inside the hook: an interrupt raised here would be dropped again
+            threading.Timer(0.01, _thread.interrupt_main).start()
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+
+
 @contextlib.contextmanager
 def _library_logs_as_warnings() -> Iterator[None]:
     """Print the warnings and errors that libraries log (transformers, huggingface_hub, datasets, open_clip, the
@@ -108,4 +159,4 @@ def _error_line(message: str) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run()
