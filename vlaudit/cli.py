@@ -105,6 +105,7 @@ def run() -> NoReturn:
     except SystemExit as exc:
         if exc.code != EXIT_INTERRUPTED:
             raise
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while leaving must not print a traceback
         atexit._run_exitfuncs()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed or broken stream must not turn 130 into a traceback
