@@ -225,20 +225,24 @@ def test_ctrl_c_exits_130_even_from_a_background_job_and_the_rerun_resumes(works
     assert (run / "margins.parquet").read_bytes() == (tmp_path / "reference" / "margins.parquet").read_bytes()
 
 
+def _models_list_with(tmp_path: Path, entry: list[str], sitecustomize: str) -> subprocess.CompletedProcess[str]:
+    """``vlaudit models list`` as its own process through ``entry``, with ``sitecustomize`` run at start-up
+    (Python imports a ``sitecustomize`` it finds on the path before anything else)."""
+    (tmp_path / "sitecustomize.py").write_text(sitecustomize)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([*entry, "models", "list"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
 @pytest.mark.parametrize("entry", [[sys.executable, "-m", "vlaudit"], [str(Path(sys.executable).parent / "vlaudit")]],
                          ids=["python -m vlaudit", "the vlaudit script"])
 def test_an_interrupt_inside_an_exec_still_exits_130(entry, tmp_path) -> None:
-    """CPython marks a KeyboardInterrupt that leaves an ``exec`` of a string as unhandled though vlaudit catches it,
-    and then kills a ``python -m`` process with SIGINT (−2 to a subprocess, not 130). Imports exec all the time
-    (``dataclasses`` builds each ``__init__`` so): a Ctrl-C that fell there gave −2, one that fell elsewhere 130.
-    Here the interrupt is raised inside an ``exec`` every time (a ``sitecustomize`` on the path plants it before the
-    command starts), through both entry points users run."""
-    (tmp_path / "sitecustomize.py").write_text(
-        "import vlaudit\n"
-        "vlaudit.print_table = lambda *args, **kwargs: exec('raise KeyboardInterrupt')\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]), "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run([*entry, "models", "list"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                            timeout=120)
+    """A Ctrl-C that falls inside an ``exec`` (imports run many) ended a ``python -m`` process by SIGINT (−2, not
+    130) though vlaudit had caught it (:func:`vlaudit.cli.run` says why); here it falls there every time, through
+    both entry points users run."""
+    result = _models_list_with(tmp_path, entry,
+                               "import vlaudit\n"
+                               "vlaudit.print_table = lambda *args, **kwargs: exec('raise KeyboardInterrupt')\n")
     assert (result.returncode, result.stderr.strip().splitlines()) == (errors.EXIT_INTERRUPTED,
                                                                        ["error: interrupted"]), result.stderr
 
@@ -247,7 +251,7 @@ def test_an_interrupt_that_python_drops_still_stops_the_command(tmp_path) -> Non
     """Raised inside a ``__del__`` or a weakref callback (the import system runs such callbacks), a
     KeyboardInterrupt is printed as "Exception ignored" and dropped: the command ran to the end and exited 0. It
     must stop the command like any Ctrl-C: 130, the one line, nothing of the table printed."""
-    (tmp_path / "sitecustomize.py").write_text(
+    site = (
         "import time\n"
         "import vlaudit\n"
         "class DroppedInterrupt:\n"
@@ -259,9 +263,7 @@ def test_an_interrupt_that_python_drops_still_stops_the_command(tmp_path) -> Non
         "        time.sleep(0.01)\n"
         "    print('the table')\n"
         "vlaudit.print_table = print_table\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]), "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run([sys.executable, "-m", "vlaudit", "models", "list"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = _models_list_with(tmp_path, [sys.executable, "-m", "vlaudit"], site)
     assert (result.returncode, result.stdout, result.stderr.strip().splitlines()) == (
         errors.EXIT_INTERRUPTED, "", ["error: interrupted"]), result.stderr
 

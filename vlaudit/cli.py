@@ -44,7 +44,8 @@ def _warnings_as_one_line() -> None:
 
 
 def main() -> NoReturn:
-    """Entry point: run the app with polished help; exit with the status of the one table (README "Exit codes").
+    """The command line in this process (the tests call it; :func:`run` is the process's entry point): run the
+    app with polished help; exit with the status of the one table (README "Exit codes").
 
     vlaudit's own errors print as one red line (``error: …``) and exit with their ``exit_code`` (2 bad input,
     3 incomplete); click's usage errors exit 2; Ctrl-C exits 130 with one line, not click's "Aborted!" (1,
@@ -89,15 +90,11 @@ def run() -> NoReturn:
     """The process's entry point (the ``vlaudit`` script, ``python -m vlaudit``): :func:`main`, where a Ctrl-C
     always stops the command and always ends the process with status 130.
 
-    Two places where an interrupt can fall broke that. One: CPython marks a KeyboardInterrupt that leaves an
-    ``exec`` of a string as unhandled even when it is caught further up, and after finalizing kills a ``python -m``
-    process with SIGINT instead of returning the exit status (a subprocess saw −2, not 130); imports run such
-    ``exec`` calls all the time (``dataclasses`` builds each ``__init__`` so). Here an interrupted command runs the
-    exit handlers, flushes the streams and leaves at once; every writer has removed its temporary file on the way
-    up. Two: an interrupt raised inside a weakref callback or a ``__del__`` (the import system runs such callbacks)
-    is printed as "Exception ignored" and dropped, and the command ran to the end; here it is delivered again
-    (:func:`_deliver_dropped_interrupts_again`). :func:`main` itself raises ``SystemExit`` for callers in the same
-    process (the tests).
+    CPython marks a KeyboardInterrupt that leaves an ``exec`` of a string (imports run many: ``dataclasses``
+    builds each ``__init__`` so) as unhandled even when it is caught, and after finalizing kills a ``python -m``
+    process with SIGINT (−2 to a subprocess). So an interrupted command runs the exit handlers, flushes the
+    streams and leaves at once; every writer has removed its temporary file on the way up. An interrupt Python
+    drops is delivered again (:func:`_deliver_dropped_interrupts_again`).
     """
     _deliver_dropped_interrupts_again()
     try:
