@@ -171,8 +171,9 @@ RED64 = base64.b64encode(RED).decode()
 BAD_TSV_ROWS = {
     "answer not an option": (["1", "Q?", "", "a", "b", "", "", "C", "x", "y", RED64, "dev"], "row 1, field "
                              "'answer': answer 'C' is none of the options (A, B or their texts)"),
-    "an option gap": (["1", "Q?", "", "a", "b", "", "d", "A", "x", "y", RED64, "dev"],
-                      "row 1, field 'D': options A, B, D are not consecutive letters from A"),
+    "the answer names the empty option": (["1", "Q?", "", "a", "b", "", "d", "C", "x", "y", RED64, "dev"],
+                                          "row 1, field 'answer': answer 'C' is none of the options (A, B, D "
+                                          "or their texts)"),
     "not base64": (["1", "Q?", "", "a", "b", "", "", "A", "x", "y", "***not an image***" * 5, "dev"],
                    "row 1, field 'image': image is not base64"),
     "dangling image reference": (["1", "Q?", "", "a", "b", "", "", "A", "x", "y", "7", "dev"],

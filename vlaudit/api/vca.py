@@ -104,7 +104,7 @@ def _write_report(out: Path, result: Result) -> list[Path]:
 
 def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTROLS,
                n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-               level: float = CONFIDENCE_LEVEL) -> VcaResult:
+               level: float = CONFIDENCE_LEVEL, base_llm: str | Mapping[str, str] | None = None) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.
 
@@ -114,12 +114,16 @@ def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTR
         n_resamples: paired (group-clustered) bootstrap resamples.
         seed: bootstrap seed.
         level: confidence level of every interval.
+        base_llm: MMStar's leakage ML: the model name of the base LLM's text-only run (rows with only the
+            ``text`` context) for every LVLM, or a mapping LVLM → its base LLM. Without it ML is not computed.
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
     runs = as_margin_runs(margins)
+    named = {"*": base_llm} if isinstance(base_llm, str) else dict(base_llm or {})
     report = compute_report(runs, ReportSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed,
-                                                 level=level), read_floors(runs))
+                                                 level=level, base_llms=tuple(sorted(named.items()))),
+                            read_floors(runs))
     return VcaResult(report.result.to_dict(), _headline(report.runs), title="Visual Credit Audit",
                      interval_columns=HEADLINE, writer=_write_report, result=report.result, report=report)
 

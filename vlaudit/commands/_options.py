@@ -111,6 +111,19 @@ def field_option(options_class: type, name: str) -> Any:
     return typer.Option(field.default, str(meta["flag"]), help=str(meta["help"]), **extra)
 
 
+def parse_base_llms(values: list[str]) -> dict[str, str]:
+    """``--base-llm`` values (``LLM`` for every LVLM, or ``LVLM=LLM``) → LVLM (``*`` for every one) → LLM."""
+    named: dict[str, str] = {}
+    for value in values:
+        lvlm, _, llm = value.rpartition("=") if "=" in value else ("*", "", value)
+        if not lvlm.strip() or not llm.strip():
+            raise typer.BadParameter(f"expected LLM or LVLM=LLM, got {value!r}", param_hint="--base-llm")
+        if named.get(lvlm.strip(), llm.strip()) != llm.strip():
+            raise typer.BadParameter(f"two base LLMs for {lvlm.strip()!r}", param_hint="--base-llm")
+        named[lvlm.strip()] = llm.strip()
+    return named
+
+
 def parse_controls(text: str) -> tuple[str, ...]:
     """``--controls`` (comma list) → normalised control contexts; 'original' or none is a usage error."""
     try:

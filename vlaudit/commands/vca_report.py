@@ -8,7 +8,7 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import out_folder_option, parse_controls
+from vlaudit.commands._options import out_folder_option, parse_base_llms, parse_controls
 from vlaudit.commands._say import say
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PRIMARY_CONTROLS
 
@@ -23,11 +23,14 @@ def vca_report(
     seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
     level: float = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write gap_hist.png."),
+    base_llm: list[str] = typer.Option([], "--base-llm", help="MMStar's leakage ML: the model of the base LLM's "
+                                       "text-only run (LLM, for every LVLM) or LVLM=LLM; repeatable."),
 ) -> None:
     """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
     control_set = parse_controls(controls)
-    result = vlaudit.vca_report(margins, controls=control_set, n_resamples=n_resamples, seed=seed, level=level)
+    result = vlaudit.vca_report(margins, controls=control_set, n_resamples=n_resamples, seed=seed, level=level,
+                                base_llm=parse_base_llms(base_llm))
     result.write(out, plot=plot)
     result.print_console(title=f"Visual Credit Audit — {margins.name}")
     say(f"wrote {out / 'vca.json'} and CSV tables in {out}")

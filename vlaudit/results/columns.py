@@ -103,6 +103,7 @@ MARGINS = TableSchema(
         ("image_pair", "string", False, "MME: the image whose two questions make one acc+ pair"),
         ("circular_id", "string", False, "CircularEval: the item whose option rotations these rows are"),
         ("rotation", "int64", False, "CircularEval: how far the options were rotated (0 = as published)"),
+        ("l2_category", "string", False, "the benchmark's second-level category (MMStar's l2 axis, MMBench's L2)"),
     ),
     input_only=_cols(
         ("logp_yes", "float64", False, "log-probability of yes (a margin is logp_yes − logp_no)"),

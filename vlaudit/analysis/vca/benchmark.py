@@ -1,34 +1,46 @@
 """The benchmarks' own figures of one run, beside its audit (``vca.json`` ``runs[].benchmark``).
 
 From the run's headline items (:class:`vlaudit.analysis.vca.report.RunEvents`) and the metadata the
-benchmark readers carry into the margins table (``category``, MME's ``image_pair``, CircularEval's
-``circular_id`` and ``rotation``), with the definitions of :mod:`vlaudit.metrics.vca.benchmark_figures`:
+benchmark readers carry into the margins table (``category``, ``l2_category``, MME's ``image_pair``,
+CircularEval's ``circular_id`` and ``rotation``), with the definitions of
+:mod:`vlaudit.metrics.vca.benchmark_figures`. A benchmark's figures are computed only on that benchmark's runs
+(the run's ``dataset`` is the reader's name), so a POPE run never shows MMStar's MG:
 
-* ``mmstar``: Acc with the image, Acc under the ``text`` context and MG = their difference (MMStar §4); with
-  a text-only run of a base LLM on the same dataset and interface in the table (only ``text`` rows), its
-  accuracy ``acc_llm`` and the leakage ML = max(0, Acc_text − acc_llm) (:func:`add_leakage`);
-* ``categories``: n, Acc, Dep, D-CC, C-U per category (VCA §12 within each);
-* ``pope`` (categorised yes/no runs): accuracy, precision, recall, F1, yes-ratio, overall and per category;
-* ``mme`` (categorised yes/no runs with image pairs): acc, acc+ and score, overall and per category (MME subtask);
-* ``circular`` (runs with rotations): CircularEval accuracy and "credited in every rotation".
+* ``mmstar`` (``dataset`` mmstar): Acc with the image, Acc under the ``text`` context and MG = their
+  difference (MMStar §4); per capability and l2 axis (``axes``); with ``base_llm`` naming the text-only run of
+  the LVLM's base LLM, its accuracy on the LVLM's items ``acc_llm`` and ML = max(0, Acc_text − acc_llm)
+  (:func:`add_leakage`), else ``ml_reason`` says why ML is missing;
+* ``pope`` (``dataset`` pope): accuracy, precision, recall, F1, yes-ratio, overall and per category;
+* ``mme`` (``dataset`` mme, with image pairs): acc, acc+ and score per subtask, the official totals
+  Perception and Cognition (sums of subtask scores), and vlaudit's own pooled row (``pooled``);
+* ``hallusionbench`` (``dataset`` hallusionbench): aAcc, fAcc, qAcc overall, per category (VD/VS) and per
+  subcategory;
+* ``circular`` (any run with rotations): CircularEval accuracy, per rotation and per category, and "credited
+  in every rotation";
+* ``blind`` (any other labelled run with a ``text`` context): vlaudit's own Acc with and without the image;
+* ``categories``: n, Acc, Dep, D-CC, C-U per category (VCA §12 within each).
 
 Each figure is present only when the run has what it needs (labels, a text context, the metadata).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from vlaudit.analysis.vca import choice_run
+from vlaudit.errors import InputError
 from vlaudit.metrics.vca import benchmark_figures as figures
 from vlaudit.metrics.vca import choice, support
 
 if TYPE_CHECKING:
     from vlaudit.analysis.vca.report import RunEvents
     from vlaudit.sources.margins import MarginRun
+
+#: vlaudit's name for a pooled row that no benchmark prints (MME pools nothing; its totals are sums)
+POOLED = "pooled (vlaudit)"
 
 
 def _column(ev: RunEvents, name: str) -> np.ndarray | None:
@@ -49,37 +61,80 @@ def text_correct(ev: RunEvents) -> np.ndarray | None:
     return support.correctness(support.prediction_direction(run.margins["text"]), run.labels)
 
 
+def _per_category(named: np.ndarray, compute: Any, *arrays: np.ndarray) -> list[dict[str, Any]]:
+    return [{"category": c} | compute(*(a[named == c] for a in arrays)) for c in sorted(set(named.tolist()))]
+
+
+def _mme(correct: np.ndarray, pairs: np.ndarray, named: np.ndarray) -> dict[str, Any]:
+    subtasks = _per_category(named, figures.mme_figures, correct, pairs)
+    return {"subtasks": subtasks,
+            "totals": figures.mme_totals({row["category"]: row["score"] for row in subtasks}),
+            "pooled": {"category": POOLED} | figures.mme_figures(correct, pairs)}
+
+
+def _hallusion_keys(ev: RunEvents, named: np.ndarray) -> tuple[list[str], list[str]] | None:
+    """Each item's figure (subcategory, set, figure) and question (subcategory, set, question) from the ids the
+    HallusionBench reader writes (``hallusionbench-{category}-{subcategory}-{set}-{figure}-{question}``)."""
+    figure_keys, question_keys = [], []
+    for item_id, category in zip(ev.run.item_ids, named, strict=True):
+        prefix = "hallusionbench-" + str(category).replace("/", "-", 1) + "-"
+        parts = str(item_id)[len(prefix):].split("-") if str(item_id).startswith(prefix) else []
+        if len(parts) != 3:
+            return None
+        subcategory = str(category).split("/", 1)[-1]
+        figure_keys.append(f"{subcategory}_{parts[0]}_{parts[1]}")
+        question_keys.append(f"{subcategory}_{parts[0]}_{parts[2]}")
+    return figure_keys, question_keys
+
+
+def _hallusion(ev: RunEvents, correct: np.ndarray, named: np.ndarray) -> list[dict[str, Any]] | None:
+    keys = _hallusion_keys(ev, named)
+    if keys is None:
+        return None
+    fig, que = np.array(keys[0], dtype=object), np.array(keys[1], dtype=object)
+    top = np.array([str(c).split("/", 1)[0] for c in named], dtype=object)
+    sub = np.array([str(c).split("/", 1)[-1] for c in named], dtype=object)
+    rows = [{"split": "Overall", "level": "overall"} | figures.hallusion_figures(correct, fig, que)]
+    for level, names in (("category", top), ("subcategory", sub)):
+        rows += [{"split": c, "level": level} | figures.hallusion_figures(correct[names == c], fig[names == c],
+                                                                          que[names == c])
+                 for c in sorted(set(names.tolist()))]
+    return rows
+
+
 def benchmark_figures(ev: RunEvents) -> dict[str, Any]:
     """Every benchmark figure the run supports (see the module docstring)."""
     out: dict[str, Any] = {}
-    correct = ev.correct
-    blind = text_correct(ev)
+    dataset, correct, blind = ev.run.dataset, ev.correct, text_correct(ev)
     if correct is not None and blind is not None:
         acc, acc_text = float(correct.mean()), float(blind.mean())
-        out["mmstar"] = {"acc_image": acc, "acc_text": acc_text, "mg": figures.multimodal_gain(acc, acc_text)}
+        gain = {"acc_image": acc, "acc_text": acc_text, "mg": figures.multimodal_gain(acc, acc_text)}
+        out["mmstar" if dataset == "mmstar" else "blind"] = gain
     categories = _column(ev, "category")
-    if categories is not None:
-        named = np.array(["(none)" if c is None else str(c) for c in categories], dtype=object)
+    named = None if categories is None else np.array(["(none)" if c is None else str(c) for c in categories],
+                                                     dtype=object)
+    if named is not None:
         out["categories"] = figures.category_credit(named, correct, ev.dep)
-    else:
-        named = None
-    if ev.run.choices is None and correct is not None and named is not None:  # POPE, MME: categorised yes/no
+    axes = _column(ev, "l2_category")
+    if dataset == "mmstar" and correct is not None and named is not None and axes is not None:
+        out["mmstar_axes"] = figures.mmstar_axes(correct, named, ["(none)" if a is None else a for a in axes])
+    if ev.run.choices is None and correct is not None and named is not None:
         assert ev.run.labels is not None
         predicted_yes, gold = ev.direction > 0, ev.run.labels
-        out["pope"] = [{"category": "all"} | figures.yes_no_figures(predicted_yes, gold)]
-        if named is not None:
-            out["pope"] += [{"category": c} | figures.yes_no_figures(predicted_yes[named == c], gold[named == c])
-                            for c in sorted(set(named.tolist()))]
+        if dataset == "pope":
+            out["pope"] = ([{"category": "all"} | figures.yes_no_figures(predicted_yes, gold)]
+                           + _per_category(named, figures.yes_no_figures, predicted_yes, gold))
         pairs = _column(ev, "image_pair")
-        if pairs is not None:
-            assert correct is not None
-            out["mme"] = [{"category": "all"} | figures.mme_figures(correct, pairs)]
-            if named is not None:
-                out["mme"] += [{"category": c} | figures.mme_figures(correct[named == c], pairs[named == c])
-                               for c in sorted(set(named.tolist()))]
+        if dataset == "mme" and pairs is not None:
+            out["mme"] = _mme(correct, pairs, named)
+        if dataset == "hallusionbench":
+            rows = _hallusion(ev, correct, named)
+            if rows is not None:
+                out["hallusionbench"] = rows
     bases, rotations = _column(ev, "circular_id"), _column(ev, "rotation")
     if correct is not None and bases is not None and rotations is not None:
-        out["circular"] = figures.circular_figures(bases, [int(r or 0) for r in rotations], correct, ev.dep)
+        out["circular"] = figures.circular_figures(bases, [None if r is None else int(r) for r in rotations],
+                                                   correct, ev.dep, named)
     return out
 
 
@@ -88,23 +143,65 @@ def is_text_only(run: MarginRun) -> bool:
     return tuple(run.margins) == ("text",)
 
 
-def blind_accuracy(run: MarginRun) -> float | None:
-    """Accuracy of a text-only run's answers (None without labels)."""
+def _text_answers_correct(run: MarginRun) -> np.ndarray | None:
+    """Per item, whether a text-only run's answer is the gold one (None without labels)."""
     if run.choices is not None:
         if run.choices.gold is None:
             return None
-        predicted = choice.predicted_option(run.choices.logp["text"])
-        return float((predicted == choice_run.gold_index(run.choices)).mean())
+        return choice.predicted_option(run.choices.logp["text"]) == choice_run.gold_index(run.choices)
     if run.labels is None:
         return None
-    return float(support.correctness(support.prediction_direction(run.margins["text"]), run.labels).mean())
+    return support.correctness(support.prediction_direction(run.margins["text"]), run.labels)
 
 
-def add_leakage(figures_of_run: dict[str, Any], run: MarginRun, text_llms: Sequence[MarginRun]) -> None:
-    """MMStar's ML = max(0, Acc_text − Acc_LLM) into the run's ``benchmark.mmstar`` figures when a text-only
-    run of the same dataset and interface exists (MMStar §4); the first such run is the base LLM."""
+def blind_accuracy(run: MarginRun) -> float | None:
+    """Accuracy of a text-only run's answers (None without labels)."""
+    correct = _text_answers_correct(run)
+    return None if correct is None else float(correct.mean())
+
+
+def base_llm_of(run: MarginRun, base_llms: Mapping[str, str]) -> str | None:
+    """The base LLM named for ``run``'s model (``base_llms``: LVLM → LLM, ``"*"`` for every LVLM)."""
+    return base_llms.get(run.model, base_llms.get("*"))
+
+
+def check_base_llms(base_llms: Mapping[str, str], runs: Sequence[MarginRun], text_llms: Sequence[MarginRun]) -> None:
+    """Refuse a base LLM that no text-only run is, or an LVLM the margins do not hold (one line each)."""
+    llms = sorted({r.model for r in text_llms})
+    lvlms = {r.model for r in runs}
+    for lvlm, llm in base_llms.items():
+        if llm not in llms:
+            raise InputError(f"base LLM {llm!r} is no text-only run in the margins (text-only runs: "
+                             f"{', '.join(llms) or 'none'})", field="base_llm")
+        if lvlm != "*" and lvlm not in lvlms:
+            raise InputError(f"{lvlm!r} is no model in the margins (models: {', '.join(sorted(lvlms))})",
+                             field="base_llm")
+
+
+def add_leakage(figures_of_run: dict[str, Any], run: MarginRun, text_llms: Sequence[MarginRun],
+                base_llms: Mapping[str, str]) -> None:
+    """MMStar's ML = max(0, S_wv − S_t) into the run's ``benchmark.mmstar`` figures (MMStar §4), S_t the
+    accuracy of the base LLM named for this LVLM (``base_llms``) on the LVLM's own items (same dataset and
+    interface); without one, or when it lacks some of the items, ``ml_reason`` says why ML is missing."""
     gain = figures_of_run.get("mmstar")
-    llm = next((r for r in text_llms if (r.dataset, r.interface) == (run.dataset, run.interface)), None)
-    acc_llm = None if llm is None else blind_accuracy(llm)
-    if gain is not None and llm is not None and acc_llm is not None:
-        gain |= {"llm": llm.model, "acc_llm": acc_llm, "ml": figures.multimodal_leakage(gain["acc_text"], acc_llm)}
+    if gain is None:
+        return
+    name = base_llm_of(run, base_llms)
+    if name is None:
+        gain["ml_reason"] = ("ML needs the base LLM's text-only run: name it with --base-llm"
+                             + (f" (text-only runs here: {', '.join(sorted({r.model for r in text_llms}))})"
+                                if text_llms else ""))
+        return
+    llm = next((r for r in text_llms if r.model == name and (r.dataset, r.interface) == (run.dataset, run.interface)),
+               None)
+    correct = None if llm is None else _text_answers_correct(llm)
+    if llm is None or correct is None:
+        gain["ml_reason"] = f"{name} has no labelled text-only run on {run.dataset} ({run.interface})"
+        return
+    where = {item: k for k, item in enumerate(llm.item_ids)}
+    missing = [item for item in run.item_ids if item not in where]
+    if missing:
+        gain["ml_reason"] = f"{name} scored {run.n - len(missing)} of the LVLM's {run.n} items (e.g. {missing[0]})"
+        return
+    acc_llm = float(correct[[where[item] for item in run.item_ids]].mean())
+    gain |= {"llm": name, "acc_llm": acc_llm, "ml": figures.multimodal_leakage(gain["acc_text"], acc_llm)}

@@ -30,7 +30,7 @@ import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
 from vlaudit.analysis.vca import choice_run, report_rows
-from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, is_text_only
+from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, check_base_llms, is_text_only
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
@@ -56,6 +56,8 @@ class ReportSettings:
     seed: int = BOOTSTRAP_SEED
     level: float = CONFIDENCE_LEVEL
     control_sets: tuple[tuple[str, ...], ...] = robustness.ALTERNATE_CONTROL_SETS
+    #: MMStar's ML: (LVLM model, its base LLM's text-only model) pairs; LVLM ``*`` names one for every LVLM
+    base_llms: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -259,7 +261,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
                   text_llms: Sequence[MarginRun] = ()) -> RunAudit:
     """The audit of one run (fractions in [0, 1]; an axis the run lacks is None; schema:
     :class:`vlaudit.results.vca_audit.RunAudit`); ``floor``: its measured noise floor; ``text_llms``: the
-    text-only runs that give MMStar's leakage."""
+    text-only runs of which ``settings.base_llms`` names the one that gives MMStar's leakage."""
     run, controls = ev.run, settings.controls
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)
@@ -311,7 +313,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
     out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
     out["coverage"] = vca_axes.coverage_rows(ev, settings)
     out["benchmark"] = benchmark_figures(ev)
-    add_leakage(out["benchmark"], run, text_llms)
+    add_leakage(out["benchmark"], run, text_llms, dict(settings.base_llms))
     out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct, floor)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
@@ -353,6 +355,7 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
     runs = [run for run in runs if not is_text_only(run)]
     if not runs:
         raise InputError("no runs to report")
+    check_base_llms(dict(settings.base_llms), runs, text_llms)
     stress = [c for c in settings.controls if c in vca_axes.STRESS]
     if stress:
         raise InputError(f"{stress} are stress probes that retain or degrade the image's content, never controls "

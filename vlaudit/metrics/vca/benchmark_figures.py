@@ -7,8 +7,11 @@
 * MMStar (Chen et al., 2024, §4): multimodal gain MG = S_v − S_wv (accuracy with the image minus accuracy of
   the same model without it — here the ``text`` context), and multimodal leakage ML = max(0, S_wv − S_t) with
   S_t the accuracy of the model's text-only base LLM.
+  The totals Perception (10 subtasks, max 2000) and Cognition (4, max 800) are sums of subtask scores.
 * MMBench CircularEval (Liu et al., 2023): an item counts only if it is answered correctly in every rotation
   of its options; vlaudit adds "credited in every rotation" = correct ∧ Dep (VCA §3) in every rotation.
+* HallusionBench (Guan et al., 2024): aAcc per question, fAcc per figure, qAcc per question across figures.
+* MMStar per capability and l2 axis: accuracy within each.
 * Per-category credit: n, Acc, Dep, D-CC, C-U = Acc − D-CC (VCA §12) within each category.
 """
 
@@ -64,24 +67,89 @@ def multimodal_leakage(acc_text: float, acc_llm: float) -> float:
     return float(max(0.0, acc_text - acc_llm))
 
 
-def circular_figures(base_ids: Labels, rotations: Sequence[int] | np.ndarray, correct: np.ndarray,
-                     dep: np.ndarray) -> dict[str, Any]:
-    """CircularEval: per rotation acc and D-CC; over items, the share correct in every rotation (the
-    benchmark's CircularEval accuracy) and the share credited (correct ∧ Dep) in every rotation."""
+def circular_figures(base_ids: Labels, rotations: Sequence[int | None] | np.ndarray, correct: np.ndarray,
+                     dep: np.ndarray, categories: Labels | None = None) -> dict[str, Any]:
+    """CircularEval as VLMEvalKit's ``mcq_circular_eval`` counts it: a question is one group (its
+    ``base_ids``), counted only when its rotation-0 row is there (a group without one is dropped,
+    ``n_dropped``), and hit when every row of the group is correct. Per rotation: acc and D-CC (rows whose
+    rotation is None are in their group only); per category (the rotation-0 row's, as ``report_acc`` groups
+    ``data_main``): the circular accuracy; and vlaudit's "credited in every rotation" (correct ∧ Dep, VCA §3)."""
     correct, dep = np.asarray(correct, dtype=bool), np.asarray(dep, dtype=bool)
-    turns = np.asarray(rotations, dtype=np.int64)
     per_item: dict[object, list[int]] = {}
     for k, base in enumerate(base_ids):
         per_item.setdefault(base, []).append(k)
-    all_correct = [bool(correct[ks].all()) for ks in per_item.values()]
-    all_credited = [bool((correct[ks] & dep[ks]).all()) for ks in per_item.values()]
+    kept = {base: ks for base, ks in per_item.items() if any(rotations[k] == 0 for k in ks)}
+    all_correct = {base: bool(correct[ks].all()) for base, ks in kept.items()}
+    all_credited = [bool((correct[ks] & dep[ks]).all()) for ks in kept.values()]
     per_rotation = []
-    for r in sorted(set(turns.tolist())):
-        mask = turns == r
-        per_rotation.append({"rotation": int(r), "n": int(mask.sum()), "acc": float(correct[mask].mean()),
+    for r in sorted({int(t) for t in rotations if t is not None}):
+        mask = np.array([t is not None and int(t) == r for t in rotations], dtype=bool)
+        per_rotation.append({"rotation": r, "n": int(mask.sum()), "acc": float(correct[mask].mean()),
                              "dcc": float((correct[mask] & dep[mask]).mean())})
-    return {"n_items": len(per_item), "circular_acc": _ratio(sum(all_correct), len(per_item)),
-            "credited_every_rotation": _ratio(sum(all_credited), len(per_item)), "per_rotation": per_rotation}
+    out: dict[str, Any] = {"n_items": len(kept), "n_dropped": len(per_item) - len(kept),
+                           "circular_acc": _ratio(sum(all_correct.values()), len(kept)),
+                           "credited_every_rotation": _ratio(sum(all_credited), len(kept)),
+                           "per_rotation": per_rotation}
+    if categories is not None:
+        category_of = {base: str(categories[next(k for k in ks if rotations[k] == 0)]) for base, ks in kept.items()}
+        out["per_category"] = [
+            {"category": c, "n_items": len(members), "circular_acc": _ratio(sum(all_correct[b] for b in members),
+                                                                              len(members))}
+            for c in sorted(set(category_of.values()))
+            for members in [[b for b, cat in category_of.items() if cat == c]]]
+    return out
+
+
+#: MME's two totals (its eval_tool/calculation.py ``eval_type_dict``): sums of subtask scores, max 2000 and 800
+MME_PERCEPTION = ("existence", "count", "position", "color", "posters", "celebrity", "scene", "landmark", "artwork",
+                  "OCR")
+MME_COGNITION = ("commonsense_reasoning", "numerical_calculation", "text_translation", "code_reasoning")
+
+
+def mme_totals(subtask_scores: dict[str, float | None]) -> list[dict[str, Any]]:
+    """MME's Perception and Cognition totals: the sum of the scores (100·(acc + acc+)) of their subtasks
+    present, with how many of the 10 / 4 subtasks that is; a total with none of its subtasks is left out."""
+    rows = []
+    for name, subtasks in (("Perception", MME_PERCEPTION), ("Cognition", MME_COGNITION)):
+        present = [s for s in subtasks if subtask_scores.get(s) is not None]
+        if present:
+            rows.append({"total": name, "score": float(sum(float(subtask_scores[s] or 0.0) for s in present)),
+                         "subtasks": len(present), "of": len(subtasks), "max": 200.0 * len(subtasks)})
+    return rows
+
+
+def hallusion_figures(correct: np.ndarray, figures: Labels, questions: Labels) -> dict[str, Any]:
+    """HallusionBench's three accuracies (VLMEvalKit ``Hallusion_rating``; the authors' ``evaluation.py``):
+    aAcc = share of questions answered correctly; fAcc = share of figures (subcategory, set, figure) whose
+    every question is correct; qAcc = share of questions (subcategory, set, question) answered correctly
+    on every figure they are asked of."""
+    correct = np.asarray(correct, dtype=bool)
+
+    def grouped(keys: Labels) -> float | None:
+        members: dict[object, list[bool]] = {}
+        for key, ok in zip(keys, correct, strict=True):
+            members.setdefault(key, []).append(bool(ok))
+        return _ratio(sum(all(v) for v in members.values()), len(members))
+
+    return {"n": int(correct.size), "n_figures": len(set(figures)), "n_questions": len(set(questions)),
+            "aacc": _ratio(int(correct.sum()), correct.size), "facc": grouped(figures), "qacc": grouped(questions)}
+
+
+def mmstar_axes(correct: np.ndarray, categories: Labels, axes: Labels) -> list[dict[str, Any]]:
+    """MMStar's accuracy per core capability and per l2 axis (its ``MMStar_eval``): correct / questions of the
+    axis; a capability's accuracy here is over its questions scored (the evaluator divides by a fixed 250,
+    the same on the full release)."""
+    correct = np.asarray(correct, dtype=bool)
+    cats = np.asarray([str(c) for c in categories], dtype=object)
+    l2 = np.asarray([str(a) for a in axes], dtype=object)
+    rows = []
+    for c in sorted(set(cats.tolist())):
+        in_c = cats == c
+        rows.append({"category": c, "l2_category": None, "n": int(in_c.sum()), "acc": float(correct[in_c].mean())})
+        for a in sorted(set(l2[in_c].tolist())):
+            mask = in_c & (l2 == a)
+            rows.append({"category": c, "l2_category": a, "n": int(mask.sum()), "acc": float(correct[mask].mean())})
+    return rows
 
 
 def category_credit(categories: Labels, correct: np.ndarray | None,

@@ -4,13 +4,16 @@ Options are kept as stored, in order, lettered A, B, ...; the label is the gold 
 
 * **MMStar** — the Hub release ``Lin-Chen/MMStar`` (``mmstar.parquet``, split ``val``): ``index, question,
   image (Image), answer (letter), category, l2_category, meta_info``, the options inside the question as
-  ``"...\\nOptions: A: ..., B: ..., C: ..., D: ..."`` (split off here: the question keeps the text before
-  ``Options:``); or ``MMStar.tsv`` (VLMEvalKit: options in columns ``A``–``D``, base64 ``image``).
+  ``"...\\nOptions: A: ..., B: ..., C: ..., D: ..."`` or, in the 346 questions taken from MathVista and MMMU,
+  ``"...\\nChoices:\\n(A) ...\\n(B) ..."`` (split off here: the question keeps the text before ``Options:`` /
+  ``Choices:``); or ``MMStar.tsv`` (VLMEvalKit: options in columns ``A``–``D``, base64 ``image``).
 * **MMBench** — ``lmms-lab/MMBench`` (configs ``en``, ``cn``, ``cc``; splits ``dev``, ``test``): ``index,
   question, hint, answer, A, B, C, D, (E), category, image, source, L2-category, comment, split``; or the
   OpenCompass/VLMEvalKit TSV (``MMBench_DEV_EN.tsv`` …: ``index, question, hint, A … D, answer, category,
-  l2-category, image`` (base64), ``source, split``). Empty option cells (``nan``) end the options; the test
-  split has no answers (label null). ``extra["source_index"]`` is the release's ``index``.
+  l2-category, image`` (base64), ``source, split``). The options are the letter columns with a value, as
+  VLMEvalKit reads them (an empty middle one skipped, the rest lettered on); the test split has no answers
+  (label null). ``extra["source_index"]`` is the release's ``index``. The published CircularEval copies
+  (index + k·10⁶, options rotated) carry ``circular_id`` and ``rotation`` (:func:`circular_groups`).
 * **SEED-Bench** (image part) — ``lmms-lab/SEED-Bench`` (split ``test``): ``answer, choice_a … choice_d,
   data_id, data_type, question, question_id, question_type_id, image`` (a list of Images); or the authors'
   ``SEED-Bench.json`` (``{"questions": [...]}``, the image file ``data_id``). Video questions
@@ -24,10 +27,19 @@ Options are kept as stored, in order, lettered A, B, ...; the label is the gold 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vlaudit.sources.benchmarks.release import BenchmarkRead, Row, release_rows, split_name, unique_ids
+from vlaudit.sources.benchmarks.release import (
+    PANDAS_NA_TEXT,
+    BenchmarkRead,
+    Row,
+    release_rows,
+    split_name,
+    unique_ids,
+)
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.sources.rows import ImageFolder
 
@@ -38,6 +50,9 @@ SEED_DIMENSIONS = {1: "Scene Understanding", 2: "Instance Identity", 3: "Instanc
                    10: "Action Recognition", 11: "Action Prediction", 12: "Procedure Understanding"}
 SEED_IMAGE_DIMENSIONS = range(1, 10)
 _EMBEDDED_OPTION = "Options:"
+_EMBEDDED_CHOICES = "Choices:"
+#: MMBench's published CircularEval copy k of question i has index i + k·10⁶ (VLMEvalKit: ``index % 1e6``)
+CIRCULAR_OFFSET = 1_000_000
 
 
 def _images(images: ImageFolder | None) -> ImageFolder:
@@ -45,26 +60,40 @@ def _images(images: ImageFolder | None) -> ImageFolder:
 
 
 def embedded_options(row: Row, name: str = "question") -> tuple[str, tuple[str, ...]]:
-    """MMStar's ``"question\\nOptions: A: x, B: y, ..."`` → ``(question, (x, y, ...))``."""
+    """MMStar's options inside the question, in either of its two layouts → ``(question, options)``:
+    ``"question\\nOptions: A: x, B: y, ..."`` (most rows) or MathVista's ``"...\\nChoices:\\n(A) x\\n(B) y"`` (346
+    of the 1,500). The question keeps the text before ``Options:`` / ``Choices:``."""
     text = row.required(name)
-    at = text.rfind(_EMBEDDED_OPTION)
-    if at < 0:
-        raise row.error("no 'Options:' in the question (MMStar lists the options there)", name)
-    body = text[at + len(_EMBEDDED_OPTION):]
-    starts = []
+    at_options, at_choices = text.rfind(_EMBEDDED_OPTION), text.rfind(_EMBEDDED_CHOICES)
+    if at_options < 0 and at_choices < 0:
+        raise row.error("no 'Options:' or 'Choices:' in the question (MMStar lists the options there)", name)
+    if at_choices > at_options:
+        at, body = at_choices, text[at_choices + len(_EMBEDDED_CHOICES):]
+        starts = _option_starts(body, lambda k, letter: [rf"(?:^|\n)\s*\({letter}\)\s*"])
+    else:
+        at, body = at_options, text[at_options + len(_EMBEDDED_OPTION):]
+        # "B: " inside an option's text is not a separator when the published ", B: " follows
+        starts = _option_starts(body, lambda k, letter: [rf"^\s*{letter}:\s*"] if k == 0
+                                else [rf",\s*{letter}:\s*", rf"\s+{letter}:\s*"])
+    if len(starts) < 2:
+        raise row.error("the question's option list has fewer than two lettered options", name)
+    options = [body[match.end():(starts[k + 1].start() if k + 1 < len(starts) else len(body))].strip()
+               for k, match in enumerate(starts)]
+    return text[:at].rstrip(), row.checked_options(options, name)
+
+
+def _option_starts(body: str, patterns: Callable[[int, str], list[str]]) -> list[re.Match[str]]:
+    """Where each lettered option starts, A first, each letter searched after the previous one (the first
+    of ``patterns(k, letter)`` that matches wins)."""
+    starts: list[re.Match[str]] = []
     position = 0
     for k, letter in enumerate("ABCDEFGHIJ"):
-        pattern = rf"^\s*{letter}:\s*" if k == 0 else rf"(?:,\s*|\s+){letter}:\s*"
-        match = re.compile(pattern).search(body, position)
+        match = next((m for p in patterns(k, letter) if (m := re.compile(p).search(body, position))), None)
         if match is None:
             break
         starts.append(match)
         position = match.end()
-    if len(starts) < 2:
-        raise row.error("the question's 'Options:' list has fewer than two lettered options", name)
-    options = [body[match.end():(starts[k + 1].start() if k + 1 < len(starts) else len(body))].strip()
-               for k, match in enumerate(starts)]
-    return text[:at].rstrip(), row.checked_options(options, name)
+    return starts
 
 
 def read_mmstar(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
@@ -74,14 +103,15 @@ def read_mmstar(source: str | Path, *, images: ImageFolder | None = None) -> Ben
     items, records = [], []
     for number, raw in rows:
         row = Row(raw, name, f"{noun} {number}")
+        columns = None
         if row.has("A"):
-            question, options = row.required("question"), row.lettered_options()
+            question, (options, columns) = row.required("question"), row.column_options()
         else:
             question, options = embedded_options(row)
         index = row.required("index")
         items.append(BenchmarkItem(
             item_id=f"mmstar-{index}", image=row.image("image"), question=question,
-            label=row.gold_letter("answer", options), dataset="mmstar", split=split, options=options,
+            label=row.gold_letter("answer", options, columns=columns), dataset="mmstar", split=split, options=options,
             category=row.text("category", required=False),
             extra={"l2_category": row.first(("l2_category", "l2-category"), required=False),
                    "source_index": index}))
@@ -90,22 +120,80 @@ def read_mmstar(source: str | Path, *, images: ImageFolder | None = None) -> Ben
 
 
 def read_mmbench(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
-    """MMBench rows (Hub release or VLMEvalKit TSV) → lettered items with hint, category and l2_category."""
+    """MMBench rows (Hub release or VLMEvalKit TSV) → lettered items with hint, category and l2_category; the
+    published CircularEval copies (index + k·10⁶) grouped with their question (:func:`circular_groups`)."""
     rows, noun = release_rows(source, _images(images))
     name, split = str(source), split_name(source)
-    items, records = [], []
+    items, records, notes = [], [], []
     for number, raw in rows:
         row = Row(raw, name, f"{noun} {number}")
-        options = row.lettered_options()
+        options, columns = row.column_options()
+        if list(columns) != list(columns.values()):
+            notes.append(f"{row.record}: options {', '.join(columns)} (an empty option between them) are lettered "
+                         f"{', '.join(columns.values())} here, the gold answer with them")
+        missing = [letter for letter in columns if str(row.raw.get(letter)).strip() in PANDAS_NA_TEXT]
+        if missing:
+            notes.append(f"{row.record}: option {', '.join(missing)} reads 'None'/'NA', which pandas (VLMEvalKit) "
+                         f"reads as no option; kept here as the option's text")
         index = row.required("index")
         items.append(BenchmarkItem(
             item_id=f"mmbench-{index}", image=row.image("image"), question=row.required("question"),
-            label=row.gold_letter("answer", options), dataset="mmbench", split=split, options=options,
-            hint=row.text("hint", required=False), category=row.text("category", required=False),
+            label=row.gold_letter("answer", options, columns=columns), dataset="mmbench", split=split,
+            options=options, hint=row.text("hint", required=False), category=row.text("category", required=False),
             extra={"l2_category": row.first(("L2-category", "l2-category", "l2_category"), required=False),
                    "source_index": index, "source": row.text("source", required=False)}))
         records.append(row.record)
-    return BenchmarkRead("mmbench", unique_ids(items, records, name))
+    items, circular_notes = circular_groups(unique_ids(items, records, name))
+    return BenchmarkRead("mmbench", items, notes=notes[:5] + ([f"... and {len(notes) - 5} more such rows"]
+                                                               if len(notes) > 5 else []) + circular_notes)
+
+
+def _rotation(copy: tuple[str, ...], main: tuple[str, ...]) -> int | None:
+    """j with ``copy[i] == main[(i + j) % K]`` (the rotation :mod:`vlaudit.builders.circular` writes), or None."""
+    k = len(main)
+    turns = [j for j in range(k) if len(copy) == k and all(copy[i] == main[(i + j) % k] for i in range(k))]
+    return turns[0] if turns else None
+
+
+def circular_groups(items: list[BenchmarkItem]) -> tuple[list[BenchmarkItem], list[str]]:
+    """MMBench's published CircularEval copies grouped as VLMEvalKit's ``mcq_circular_eval`` groups them.
+
+    A release that holds copies (an ``index`` ≥ 10⁶) gives every row ``circular_id`` = ``mmbench-{index mod
+    10⁶}`` and ``rotation`` = how far its options are rotated from the row whose index is that group's
+    (0 for that row itself; None where the options are no rotation of it, or that row is missing — VLMEvalKit
+    then drops the question from CircularEval, and so does the report). Without copies items are unchanged
+    (``vca score --circular`` then writes the rotations)."""
+    indexes = {item.item_id: _integer(item.extra.get("source_index")) for item in items}
+    if not any(index is not None and index >= CIRCULAR_OFFSET for index in indexes.values()):
+        return items, []
+    main = {index: item for item in items if (index := indexes[item.item_id]) is not None and index < CIRCULAR_OFFSET}
+    out, orphans, unread = [], set(), 0
+    for item in items:
+        index = indexes[item.item_id]
+        if index is None:
+            out.append(item)
+            continue
+        group = main.get(index % CIRCULAR_OFFSET)
+        rotation = None if group is None else _rotation(item.options or (), group.options or ())
+        if group is None:
+            orphans.add(index % CIRCULAR_OFFSET)
+        elif rotation is None:
+            unread += 1
+        out.append(replace(item, extra={**item.extra, "circular_id": f"mmbench-{index % CIRCULAR_OFFSET}",
+                                         "rotation": rotation}))
+    notes = [f"CircularEval: {len(main)} questions with their published copies (index + k·10⁶)"]
+    if orphans:
+        notes.append(f"CircularEval: {len(orphans)} question(s) have copies but no row of their own "
+                     f"(e.g. index {min(orphans)}); VLMEvalKit leaves them out of CircularEval, and so does the report")
+    if unread:
+        notes.append(f"CircularEval: {unread} copies whose options are no rotation of their question's; they count "
+                     f"in its group, not in a rotation's row")
+    return out, notes
+
+
+def _integer(value: object) -> int | None:
+    text = str(value).strip() if value is not None else ""
+    return int(text) if re.fullmatch(r"[0-9]{1,12}", text) else None
 
 
 def _seed_dimension(row: Row) -> int:

@@ -4,7 +4,8 @@ Rows come from :func:`release_rows`: a JSONL file (numbered by line), a JSON fil
 object of objects keyed by id, or SEED-Bench's ``{"questions": [...]}``; numbered by entry; JSON lines in a
 ``.json`` file, as POPE ships them, are read as JSONL), an
 OpenCompass/VLMEvalKit TSV (numbered by data row; a base64 ``image`` cell is decoded and written once, named by
-content; a short number in it refers to the row of that ``index``, as VLMEvalKit stores repeated images), or a
+content; a short number in it refers to the row of that ``index``, earlier or later, as VLMEvalKit stores
+repeated images), or a
 dataset source (:func:`vlaudit.sources.rows.dataset_rows`: Parquet, ``save_to_disk`` folders, ``hf-dataset:``;
 Image columns become file names in the images folder).
 """
@@ -42,6 +43,10 @@ Rows = Iterator[tuple[int, dict[str, Any]]]
 _MISSING_TEXT = {"", "nan"}  # pandas writes an empty cell back as "nan" (the peers read it as absent)
 _LETTER = re.compile(r"\(?([A-Z])\)?\.?")
 _DIGITS = re.compile(r"[0-9]+")
+_COLUMN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: the cell texts pandas' ``read_csv`` (VLMEvalKit's TSV loader) reads as missing, beyond the empty cell
+PANDAS_NA_TEXT = frozenset({"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                            "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
 
 
 @dataclass
@@ -154,18 +159,19 @@ class Row:
             raise self.error(f"a multiple-choice item needs 2 to 26 options, got {len(values)}", name)
         return tuple(str(v).strip() for v in values)
 
-    def lettered_options(self, letters: str = "ABCDEFGHIJ") -> tuple[str, ...]:
-        """Options stored one per column ``A``, ``B``, ... (MMBench, VLMEvalKit TSVs): the consecutive letters
-        present; a gap (``A, B, D``) is refused, as it would re-letter the gold answer."""
-        found = [letter for letter in letters if self.has(letter)]
-        present = tuple(letters[:len(found)])
-        if tuple(found) != present:
-            raise self.error(f"options {', '.join(found)} are not consecutive letters from A", found[-1])
-        return self.checked_options([self.required(letter) for letter in present], present[0] if present else "A")
+    def column_options(self) -> tuple[tuple[str, ...], dict[str, str]]:
+        """Options stored one per column ``A`` … ``Z`` as VLMEvalKit reads them (``build_choices``): every
+        letter column with a value, in order, an empty one skipped (``A, B, D``). Returns the options, lettered
+        A, B, … here, and each column's letter → its letter here (D → C in that example)."""
+        found = [letter for letter in _COLUMN_LETTERS if self.has(letter)]
+        options = self.checked_options([self.required(letter) for letter in found], found[0] if found else "A")
+        return options, dict(zip(found, option_letters(len(found)), strict=True))
 
-    def gold_letter(self, name: str, options: Sequence[str], *, unknown: Sequence[str] = ()) -> str | None:
+    def gold_letter(self, name: str, options: Sequence[str], *, unknown: Sequence[str] = (),
+                    columns: Mapping[str, str] | None = None) -> str | None:
         """The gold option's letter from a letter (``B``, ``(B)``, ``B.``) or an option's exact text; None when
-        the release hides the answer (absent, or one of ``unknown``). Anything else is an error."""
+        the release hides the answer (absent, or one of ``unknown``). Anything else is an error. ``columns``:
+        the option columns' letters → their letters here (:meth:`column_options`)."""
         value = self.raw.get(name)
         if _missing(value):
             return None
@@ -176,12 +182,16 @@ class Row:
             return None
         letters = option_letters(len(options))
         match = _LETTER.fullmatch(text)
-        if match and match.group(1) in letters:
+        if match and columns is not None:
+            if match.group(1) in columns:
+                return columns[match.group(1)]
+        elif match and match.group(1) in letters:
             return match.group(1)
         same = [letter for letter, option in zip(letters, options, strict=True) if option == text]
         if len(same) == 1:
             return same[0]
-        raise self.error(f"answer {text!r:.40} is none of the options ({', '.join(letters)} or their texts)", name)
+        shown = ", ".join(columns if columns is not None else letters)
+        raise self.error(f"answer {text!r:.40} is none of the options ({shown} or their texts)", name)
 
     def index_letter(self, name: str, options: Sequence[str]) -> str:
         """The gold option's letter from a 0-based index (an integer or its digits, as ScienceQA and AI2D)."""
@@ -277,36 +287,54 @@ def _json_rows(path: Path) -> Rows:
 
 
 def _tsv_rows(path: Path, images: ImageFolder) -> Rows:
-    csv.field_size_limit(min(sys.maxsize, 2 ** 31 - 1))  # a base64 image cell is megabytes long
+    """The TSV's rows, each ``image`` cell a file name. Two passes, as VLMEvalKit maps every row's ``index`` to
+    its image before it reads one row: the first decodes each base64 cell (written once, named by content),
+    the second resolves a short number in ``image`` to that row's image, before or after it."""
+    names: list[str | None] = []
     by_index: dict[str, str] = {}
+    for number, row in _tsv_cells(path):
+        cell = row.get("image")
+        name = None
+        if cell is not None and not _is_reference(str(cell)):
+            name = _tsv_image(str(cell), images, path, f"row {number}")
+            if row.get("index") is not None:
+                by_index[str(row["index"]).strip()] = name
+        names.append(name)
+    for (number, row), name in zip(_tsv_cells(path), names, strict=True):
+        cell = row.get("image")
+        if cell is not None:
+            reference = str(cell).strip()
+            if name is None and reference not in by_index:
+                raise InputError(f"image refers to row index {reference}, which no row with an image has",
+                                 path=path, record=f"row {number}", field="image")
+            row["image"] = name if name is not None else by_index[reference]
+        yield number, row
+
+
+def _tsv_cells(path: Path) -> Rows:
+    csv.field_size_limit(min(sys.maxsize, 2 ** 31 - 1))  # a base64 image cell is megabytes long
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle, delimiter="\t")
             for number, raw in enumerate(reader, start=1):
-                record = f"row {number}"
                 if None in raw:
-                    raise InputError("more cells than header columns", path=path, record=record)
-                row: dict[str, Any] = {k: (None if v is None or v == "" else v) for k, v in raw.items()}
-                if row.get("image") is not None:
-                    name = _tsv_image(str(row["image"]), by_index, images, path, record)
-                    row["image"] = name
-                    if row.get("index") is not None:
-                        by_index[str(row["index"]).strip()] = name
-                yield number, row
+                    raise InputError("more cells than header columns", path=path, record=f"row {number}")
+                yield number, {k: (None if v is None or v == "" else v) for k, v in raw.items()}
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path) from exc
     except csv.Error as exc:
         raise InputError(f"malformed TSV: {exc}", path=path) from exc
 
 
-def _tsv_image(cell: str, by_index: Mapping[str, str], images: ImageFolder, path: Path, record: str) -> str:
-    """A base64 image cell → its content-addressed file name; a short number → that row's image."""
+def _is_reference(cell: str) -> bool:
+    """A short number in an ``image`` cell: the index of the row whose image this row shares (VLMEvalKit)."""
     cell = cell.strip()
-    if len(cell) < 64 and _DIGITS.fullmatch(cell):
-        if cell not in by_index:
-            raise InputError(f"image refers to row index {cell}, which has no image before it", path=path,
-                             record=record, field="image")
-        return by_index[cell]
+    return len(cell) < 64 and _DIGITS.fullmatch(cell) is not None
+
+
+def _tsv_image(cell: str, images: ImageFolder, path: Path, record: str) -> str:
+    """A base64 image cell → its content-addressed file name."""
+    cell = cell.strip()
     try:
         data = base64.b64decode(cell, validate=True)
     except (binascii.Error, ValueError) as exc:
