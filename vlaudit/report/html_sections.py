@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vlaudit.report import html_plots as plots
+from vlaudit.report.benchmark_tables import GAIN_COLUMNS, GAIN_TITLE, benchmark_notes, benchmark_tables, gain_rows
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
 from vlaudit.results.base import JsonObject
@@ -158,6 +159,7 @@ def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> 
     credit = category_credit_table(runs)
     if credit is not None:
         body += [Safe("<h3>Credit per category</h3>"), credit]
+    body += benchmark_figure_tables(runs)
     if gaps:
         body += [Safe("<h3>G_img per item</h3>"), plots.gap_histograms(gaps) or ""]
     return section("vca", "Visual Credit Audit", body,
@@ -179,6 +181,28 @@ def category_credit_table(runs: Sequence[VcaRun]) -> Safe | None:
     return Safe(str(table(["Model", "Dataset", "Interface", "Category", "n", "Acc", "Dep", "D-CC", "C-U"], rows,
                           numeric_from=4))
                 + str(note("Percent of the category's items; Acc = D-CC + C-U within each category.")))
+
+
+def _figure(value: Any) -> Any:
+    return num(value, digits=1) if isinstance(value, float) else _value(value)
+
+
+def benchmark_figure_tables(runs: Sequence[VcaRun]) -> list[Any]:
+    """The benchmarks' own tables as the console prints them (:mod:`vlaudit.report.benchmark_tables`), each
+    on its own benchmark's runs: MMStar MG/ML and axes, POPE, MME, HallusionBench, CircularEval (percent)."""
+    body: list[Any] = []
+    gain = gain_rows([(r.label, r.benchmark) for r in runs])
+    if gain:
+        body += [Safe(f"<h3>{esc(GAIN_TITLE)}</h3>"),
+                 table(GAIN_COLUMNS, [[row[0], *map(_figure, row[1:])] for row in gain], numeric_from=1)]
+        body += [note(f"ML — for {r.label}: {r.benchmark['mmstar']['ml_reason']}") for r in runs
+                 if isinstance(r.benchmark.get("mmstar"), dict) and r.benchmark["mmstar"].get("ml_reason")]
+    for r in runs:
+        for title, columns, rows in benchmark_tables(r.benchmark):
+            body += [Safe(f"<h3>{esc(title)} — {esc(r.label)}</h3>"),
+                     table(columns, [[row[0], *map(_figure, row[1:])] for row in rows], numeric_from=1)]
+        body += [note(line) for line in benchmark_notes(r.benchmark)]
+    return body
 
 
 def noise_table(runs: Sequence[VcaRun]) -> Safe | None:

@@ -10,13 +10,18 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from vlaudit.report.benchmark_tables import (
+    GAIN_COLUMNS,
+    GAIN_TITLE,
+    benchmark_notes,
+    benchmark_tables,
+    gain_notes,
+    gain_rows,
+)
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.report.noise_lines import noise_lines
 from vlaudit.results.base import JsonObject
 from vlaudit.results.vca_audit import RunAudit
-
-#: MMStar's size: its evaluator divides by 1,500 whatever was scored
-MMSTAR_SIZE = 1500
 
 if TYPE_CHECKING:
     from vlaudit.analysis.vca.report import VcaReport
@@ -107,17 +112,11 @@ def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
     pct = _pct
     # the benchmark section's keys are the benchmark's own (JSON objects, read as such)
     figures: list[tuple[str, Any]] = [(run.name, run.benchmark) for run in runs]
-    gain = [[n, pct(f["mmstar"]["acc_image"]), pct(f["mmstar"]["acc_text"]), pct(f["mmstar"]["mg"]),
-             pct(f["mmstar"].get("ml"))] for n, f in figures if "mmstar" in f]
+    gain = gain_rows(figures)
     if gain:
-        print_table("Multimodal gain and leakage (%, MMStar)", ["run", "Acc", "Acc text", "MG", "ML"], gain,
-                    digits=1)
-        for n, f in figures:
-            if f.get("mmstar", {}).get("ml_reason"):
-                print_wrapped(f"ML — for {n}: {f['mmstar']['ml_reason']}")
-        if any(run.n != MMSTAR_SIZE for run in runs if "mmstar" in run.benchmark):
-            print_wrapped(f"Acc is over the items scored (n); MMStar's evaluator divides by a fixed {MMSTAR_SIZE} "
-                          f"(250 per capability), the same on the full release.")
+        print_table(GAIN_TITLE, GAIN_COLUMNS, gain, digits=1)
+        for line in gain_notes(runs):
+            print_wrapped(line)
     for n, f in figures:
         if f.get("categories"):
             print_table(f"Credit per category (%) — {n}", ["category", "n", "Acc", "Dep", "D-CC", "C-U"],
@@ -127,57 +126,6 @@ def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
             print_table(f"{title} — {n}", columns, rows, digits=1)
         for line in benchmark_notes(f):
             print_wrapped(line)
-
-
-def benchmark_notes(f: Any) -> list[str]:
-    """What a reader of one run's benchmark tables must know: MME questions outside acc+, CircularEval
-    questions dropped."""
-    notes = []
-    if f.get("mme"):
-        half = sum(r["n"] - 2 * r["n_pairs"] for r in f["mme"]["subtasks"])
-        if half:
-            notes.append(f"MME: {half} question(s) without their image's other question count in acc, not in acc+ "
-                         f"(MME's calculation.py pairs consecutive lines and would pair the wrong ones).")
-    dropped = (f.get("circular") or {}).get("n_dropped")
-    if dropped:
-        notes.append(f"CircularEval: {dropped} question(s) without their rotation-0 row are left out, as VLMEvalKit "
-                     f"leaves them out.")
-    return notes
-
-
-def benchmark_tables(f: Any) -> list[tuple[str, list[str], list[list[Any]]]]:
-    """One run's benchmark tables as (title, columns, rows), rates in percent: what the console prints and
-    the HTML report shows (MMStar axes, POPE, MME, HallusionBench, CircularEval)."""
-    pct = _pct
-    out: list[tuple[str, list[str], list[list[Any]]]] = []
-    if f.get("mmstar_axes"):
-        out.append(("MMStar accuracy per capability and l2 axis (%)", ["capability / axis", "n", "Acc"],
-                    [[r["category"] if r["l2_category"] is None else f"  {r['l2_category']}", r["n"],
-                      pct(r["acc"])] for r in f["mmstar_axes"]]))
-    if f.get("pope"):
-        out.append(("POPE figures (%)", ["category", "n", "Acc", "Prec", "Rec", "F1", "Yes"],
-                    [[r["category"], r["n"], pct(r["accuracy"]), pct(r["precision"]), pct(r["recall"]),
-                      pct(r["f1"]), pct(r["yes_ratio"])] for r in f["pope"]]))
-    if f.get("mme"):
-        m = f["mme"]
-        out.append(("MME subtasks", ["subtask", "n", "pairs", "acc %", "acc+ %", "score"],
-                    [[r["category"], r["n"], r["n_pairs"], pct(r["acc"]), pct(r["acc_plus"]), r["score"]]
-                     for r in [*m["subtasks"], m["pooled"]]]))
-        out.append(("MME totals (sums of subtask scores)", ["total", "score", "max", "subtasks"],
-                    [[r["total"], r["score"], r["max"], f"{r['subtasks']} of {r['of']}"] for r in m["totals"]]))
-    if f.get("hallusionbench"):
-        out.append(("HallusionBench (%)", ["split", "n", "aAcc", "fAcc", "qAcc"],
-                    [[r["split"], r["n"], pct(r["aacc"]), pct(r["facc"]), pct(r["qacc"])]
-                     for r in f["hallusionbench"]]))
-    if f.get("circular"):
-        c = f["circular"]
-        out.append(("CircularEval (%)", ["rotation", "n", "Acc", "D-CC"],
-                    [[r["rotation"], r["n"], pct(r["acc"]), pct(r["dcc"])] for r in c["per_rotation"]]
-                    + [["every", c["n_items"], pct(c["circular_acc"]), pct(c["credited_every_rotation"])]]))
-        if c.get("per_category"):
-            out.append(("CircularEval per category (%)", ["category", "questions", "Acc"],
-                        [[r["category"], r["n_items"], pct(r["circular_acc"])] for r in c["per_category"]]))
-    return out
 
 
 def print_geometry(runs: Sequence[RunAudit]) -> None:
