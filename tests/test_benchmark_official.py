@@ -480,3 +480,30 @@ def test_the_html_report_shows_each_benchmarks_tables_on_its_own_runs(tmp_path) 
     assert "POPE figures (%) — m · pope · yesno" in text
     assert "MMStar accuracy per capability and l2 axis (%) — m · mmstar · letter" in text
     assert "POPE figures (%) — m · mmstar" not in text and "geometry" in text
+
+
+# --- MMMU items with several images ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_mmmu_items_with_several_images_are_left_out_of_scoring_with_a_warning(cli, tmp_path) -> None:
+    """The reader keeps every MMMU image in order; ``vca score`` gives a model one image per query, so an item
+    with several is left out with a warning naming it (scoring ``image_1`` alone would ask another question),
+    and a benchmark of only such items is refused in one line."""
+    columns: dict[str, Any] = {
+        "id": (S, ["validation_Art_Theory_1", "validation_Art_Theory_2"]),
+        "question": (S, ["<image 1> and <image 2>: which is older?", "<image 1>: which colour?"]),
+        "options": (S, ["['<image 1>', '<image 2>']", "['red', 'green']"]), "explanation": (S, ["", ""])}
+    for k in range(1, 8):
+        columns[f"image_{k}"] = (IMAGE, [image(RED) if k == 1 else image(BLUE) if k == 2 else None,
+                                         image(GREEN) if k == 1 else None])
+    columns |= {"img_type": (S, ["[]", "[]"]), "answer": (S, ["B", "A"]), "topic_difficulty": (S, ["Easy"] * 2),
+                "question_type": (S, ["multiple-choice"] * 2), "subfield": (S, ["Art History"] * 2)}
+    items, _ = _items(cli, "mmmu", write_parquet(tmp_path / "mmmu_validation.parquet", columns), tmp_path)
+    assert [len(i.extra["images"]) for i in items] == [2, 1]
+    code, out, err = cli("vca", "score", "--model", "ref:scene-mcq-mixture", "--benchmark", tmp_path / "mmmu.jsonl",
+                         "--images", tmp_path / "images", "--out", tmp_path / "run", "--interface", "letter")
+    assert code == 0, err
+    said = " ".join((out + err).split())
+    assert "1 item(s) with several images left out (e.g. mmmu-validation_Art_Theory_1: 2 images)" in said
+    scored = pd.read_parquet(tmp_path / "run" / "margins.parquet")
+    assert set(scored["item_id"]) == {"mmmu-validation_Art_Theory_2"}

@@ -8,6 +8,7 @@ the run's manifest (:class:`~vlaudit.scoring.manifest.RunManifest`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.sources.cycle_tables import read_cycles
-from vlaudit.sources.items import read_items
+from vlaudit.sources.items import BenchmarkItem, read_items
 
 
 def _check_names(name: str, given: Sequence[str], known: Sequence[str] | dict[str, object]) -> None:
@@ -69,7 +70,7 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
     if backend is None:
         require_kind(spec.model.spec, "yesno")
     templates = None if spec.template is None else read_question_templates(spec.template)
-    item_list = as_items(spec.benchmark)
+    item_list = single_image_items(as_items(spec.benchmark), on_warning or _warn)
     if spec.circular:
         item_list = circular_items(item_list)
     recorded = spec.recorded(item_list, templates)
@@ -83,6 +84,27 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
                               on_warning=on_warning, executor=executor)
         decision = loaded.describe().get("prefix_cache_decision")  # as manifest.json records it
     return Margins(Path(spec.out) / "margins.parquet", ScoringSummary.from_dict(summary), prefix_cache=decision)
+
+
+def single_image_items(items: Sequence[BenchmarkItem], warn: Callable[[str], None]) -> list[BenchmarkItem]:
+    """The items a yes/no backend can be given whole: an item with several images (MMMU's ``image_1`` …
+    ``image_7``, in ``extra["images"]``) is left out with a warning — every backend here takes one image per
+    query, and scoring the first image alone would ask another question than the benchmark's."""
+    several = [item for item in items if len(item.extra.get("images") or ()) > 1]
+    if not several:
+        return list(items)
+    kept = [item for item in items if len(item.extra.get("images") or ()) <= 1]
+    first = several[0]
+    message = (f"{len(several)} item(s) with several images left out (e.g. {first.item_id}: "
+               f"{len(first.extra['images'])} images): vca score gives a model one image per query")
+    if not kept:
+        raise InputError(f"every item has several images; {message}", field="benchmark")
+    warn(message)
+    return kept
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, stacklevel=3)
 
 
 def score_dual_margins(spec: DualScoreSpec, *, overwrite: bool = False) -> Margins:
