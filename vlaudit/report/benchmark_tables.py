@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vlaudit.results.vca_audit import RunAudit
-
 #: MMStar's size: its evaluator divides by 1,500 whatever was scored (250 per capability)
 MMSTAR_SIZE = 1500
 GAIN_TITLE = "Multimodal gain and leakage (%, MMStar)"
@@ -30,11 +28,12 @@ def gain_rows(figures: Sequence[tuple[str, Any]]) -> list[list[Any]]:
              pct(f["mmstar"].get("ml"))] for n, f in figures if "mmstar" in f]
 
 
-def gain_notes(runs: Sequence[RunAudit]) -> list[str]:
-    """Why an MMStar run's ML is missing, and MMStar's fixed divisor when fewer items were scored."""
-    notes = [f"ML — for {run.name}: {run.benchmark['mmstar']['ml_reason']}" for run in runs
-             if isinstance(run.benchmark.get("mmstar"), dict) and run.benchmark["mmstar"].get("ml_reason")]
-    if any(run.n != MMSTAR_SIZE for run in runs if "mmstar" in run.benchmark):
+def gain_notes(runs: Sequence[tuple[str, int | None, Any]]) -> list[str]:
+    """Why an MMStar run's ML is missing, and MMStar's fixed divisor when fewer items were scored; ``runs``:
+    (name, n, benchmark section) of each run."""
+    gains = [(name, n, f["mmstar"]) for name, n, f in runs if isinstance(f.get("mmstar"), dict)]
+    notes = [f"ML — for {name}: {gain['ml_reason']}" for name, _, gain in gains if gain.get("ml_reason")]
+    if any(n != MMSTAR_SIZE for _, n, _ in gains):
         notes.append(f"Acc is over the items scored (n); MMStar's evaluator divides by a fixed {MMSTAR_SIZE} "
                      f"(250 per capability), the same on the full release.")
     return notes

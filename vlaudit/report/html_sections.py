@@ -11,7 +11,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vlaudit.report import html_plots as plots
-from vlaudit.report.benchmark_tables import GAIN_COLUMNS, GAIN_TITLE, benchmark_notes, benchmark_tables, gain_rows
+from vlaudit.report.benchmark_tables import (
+    GAIN_COLUMNS,
+    GAIN_TITLE,
+    benchmark_notes,
+    benchmark_tables,
+    gain_notes,
+    gain_rows,
+)
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
 from vlaudit.results.base import JsonObject
@@ -195,8 +202,7 @@ def benchmark_figure_tables(runs: Sequence[VcaRun]) -> list[Any]:
     if gain:
         body += [Safe(f"<h3>{esc(GAIN_TITLE)}</h3>"),
                  table(GAIN_COLUMNS, [[row[0], *map(_figure, row[1:])] for row in gain], numeric_from=1)]
-        body += [note(f"ML — for {r.label}: {r.benchmark['mmstar']['ml_reason']}") for r in runs
-                 if isinstance(r.benchmark.get("mmstar"), dict) and r.benchmark["mmstar"].get("ml_reason")]
+        body += [note(line) for line in gain_notes([(r.label, r.n, r.benchmark) for r in runs])]
     for r in runs:
         for title, columns, rows in benchmark_tables(r.benchmark):
             body += [Safe(f"<h3>{esc(title)} — {esc(r.label)}</h3>"),

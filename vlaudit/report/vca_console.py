@@ -115,7 +115,7 @@ def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
     gain = gain_rows(figures)
     if gain:
         print_table(GAIN_TITLE, GAIN_COLUMNS, gain, digits=1)
-        for line in gain_notes(runs):
+        for line in gain_notes([(run.name, run.n, run.benchmark) for run in runs]):
             print_wrapped(line)
     for n, f in figures:
         if f.get("categories"):
