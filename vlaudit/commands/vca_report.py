@@ -23,8 +23,10 @@ def vca_report(
     seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
     level: float = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write gap_hist.png."),
-    base_llm: list[str] = typer.Option([], "--base-llm", help="MMStar's leakage ML: the model of the base LLM's "
-                                       "text-only run (LLM, for every LVLM) or LVLM=LLM; repeatable."),
+    base_llm: list[str] = typer.Option([], "--base-llm", show_default=False,
+                                       help="MMStar's leakage ML: the model of the base LLM's text-only run (LLM, "
+                                            "for every LVLM) or LVLM=LLM; repeatable. Default: none, so ML is "
+                                            "not computed."),
 ) -> None:
     """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
