@@ -97,6 +97,8 @@ def test_vca_report_shows_pope_mme_and_category_figures(cli, tmp_path) -> None:
 
 
 def test_html_report_shows_the_per_category_credit_table(tmp_path) -> None:
+    """``report.html`` shows the per-category credit and the benchmark tables the console prints (MMStar MG/ML
+    and axes, POPE), each only on its benchmark's run."""
     from vlaudit.files import write_table
     from vlaudit.report.html import write_report
 
@@ -106,9 +108,17 @@ def test_html_report_shows_the_per_category_credit_table(tmp_path) -> None:
         for context, m in (("original", 2.0 if k % 2 else -1.0), ("text", 0.5), ("blank", 0.2)):
             rows.append({"model": "m", "dataset": "pope", "item_id": f"i{k}", "context": context, "margin": m,
                          "label": "yes", "category": category})
+        for context, logp in (("original", [-0.1, -2.0]), ("text", [-2.0, -0.1]), ("blank", [-2.0, -0.1])):
+            rows.append({"model": "m", "dataset": "mmstar", "item_id": f"s{k}", "context": context,
+                         "interface": "letter", "label": "A", "logp_options": logp, "category": "math",
+                         "l2_category": "geometry"})
     write_table(tmp_path / "run" / "margins.parquet", rows)
     text = write_report(tmp_path).read_text(encoding="utf-8")
     assert "Credit per category" in text and "adversarial" in text and "popular" in text
+    assert "Multimodal gain and leakage (%, MMStar)" in text and "ML needs the base LLM" in text
+    assert "POPE figures (%) — m · pope · yesno" in text
+    assert "MMStar accuracy per capability and l2 axis (%) — m · mmstar · letter" in text
+    assert "POPE figures (%) — m · mmstar" not in text and "geometry" in text
 
 
 def test_a_text_only_llm_run_gives_mmstar_leakage(cli, tmp_path) -> None:

@@ -455,33 +455,6 @@ def test_hallusionbench_aacc_facc_qacc_equal_vlmevalkit(cli, tmp_path) -> None:
     assert "HallusionBench (%) — m · hallusionbench · yesno" in said and "POPE" not in out and "MMStar" not in out
 
 
-# --- the HTML report ------------------------------------------------------------------------------------------
-
-@pytest.mark.slow
-def test_the_html_report_shows_each_benchmarks_tables_on_its_own_runs(tmp_path) -> None:
-    """The report folder's ``report.html`` shows the MMStar MG/ML table, the POPE table and the others as the
-    console prints them, each only on its benchmark's run."""
-    from vlaudit.files import write_table
-    from vlaudit.report.html import write_report
-
-    rows = []
-    for k in range(6):
-        category = "adversarial" if k % 2 else "popular"
-        for context, m in (("original", 2.0 if k % 2 else -1.0), ("text", 0.5), ("blank", 0.2)):
-            rows.append({"model": "m", "dataset": "pope", "item_id": f"i{k}", "context": context, "margin": m,
-                         "label": "yes", "category": category})
-        for context, logp in (("original", [-0.1, -2.0]), ("text", [-2.0, -0.1]), ("blank", [-2.0, -0.1])):
-            rows.append({"model": "m", "dataset": "mmstar", "item_id": f"s{k}", "context": context,
-                         "interface": "letter", "label": "A", "logp_options": logp, "category": "math",
-                         "l2_category": "geometry"})
-    write_table(tmp_path / "run" / "margins.parquet", rows)
-    text = write_report(tmp_path).read_text(encoding="utf-8")
-    assert "Multimodal gain and leakage (%, MMStar)" in text and "ML needs the base LLM" in text
-    assert "POPE figures (%) — m · pope · yesno" in text
-    assert "MMStar accuracy per capability and l2 axis (%) — m · mmstar · letter" in text
-    assert "POPE figures (%) — m · mmstar" not in text and "geometry" in text
-
-
 # --- MMMU items with several images ---------------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -133,9 +133,16 @@ def benchmark_figures(ev: RunEvents) -> dict[str, Any]:
                 out["hallusionbench"] = rows
     bases, rotations = _column(ev, "circular_id"), _column(ev, "rotation")
     if correct is not None and bases is not None and rotations is not None:
-        out["circular"] = figures.circular_figures(bases, [None if r is None else int(r) for r in rotations],
-                                                   correct, ev.dep, named)
+        out["circular"] = figures.circular_figures(bases, [_rotation(r) for r in rotations], correct, ev.dep,
+                                                   named)
     return out
+
+
+def _rotation(value: object) -> int | None:
+    """A rotation cell as a whole number; an empty one (None, NaN from a CSV) is no rotation."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value):
+        return int(value)
+    return int(value) if isinstance(value, str) and value.strip().isdigit() else None
 
 
 def is_text_only(run: MarginRun) -> bool:
