@@ -10,15 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vlaudit.report import benchmark_tables as tables
 from vlaudit.report import html_plots as plots
-from vlaudit.report.benchmark_tables import (
-    GAIN_COLUMNS,
-    GAIN_TITLE,
-    benchmark_notes,
-    benchmark_tables,
-    gain_notes,
-    gain_rows,
-)
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
 from vlaudit.results.base import JsonObject
@@ -198,16 +191,16 @@ def benchmark_figure_tables(runs: Sequence[VcaRun]) -> list[Any]:
     """The benchmarks' own tables as the console prints them (:mod:`vlaudit.report.benchmark_tables`), each
     on its own benchmark's runs: MMStar MG/ML and axes, POPE, MME, HallusionBench, CircularEval (percent)."""
     body: list[Any] = []
-    gain = gain_rows([(r.label, r.benchmark) for r in runs])
+    gain = tables.gain_rows([(r.label, r.benchmark) for r in runs])
     if gain:
-        body += [Safe(f"<h3>{esc(GAIN_TITLE)}</h3>"),
-                 table(GAIN_COLUMNS, [[row[0], *map(_figure, row[1:])] for row in gain], numeric_from=1)]
-        body += [note(line) for line in gain_notes([(r.label, r.n, r.benchmark) for r in runs])]
+        body += [Safe(f"<h3>{esc(tables.GAIN_TITLE)}</h3>"),
+                 table(tables.GAIN_COLUMNS, [[row[0], *map(_figure, row[1:])] for row in gain], numeric_from=1)]
+        body += [note(line) for line in tables.gain_notes([(r.label, r.n, r.benchmark) for r in runs])]
     for r in runs:
-        for title, columns, rows in benchmark_tables(r.benchmark):
+        for title, columns, rows in tables.benchmark_tables(r.benchmark):
             body += [Safe(f"<h3>{esc(title)} — {esc(r.label)}</h3>"),
                      table(columns, [[row[0], *map(_figure, row[1:])] for row in rows], numeric_from=1)]
-        body += [note(line) for line in benchmark_notes(r.benchmark)]
+        body += [note(line) for line in tables.benchmark_notes(r.benchmark)]
     return body
 
 

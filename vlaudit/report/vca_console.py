@@ -10,14 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from vlaudit.report.benchmark_tables import (
-    GAIN_COLUMNS,
-    GAIN_TITLE,
-    benchmark_notes,
-    benchmark_tables,
-    gain_notes,
-    gain_rows,
-)
+from vlaudit.report import benchmark_tables as tables
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.report.noise_lines import noise_lines
 from vlaudit.results.base import JsonObject
@@ -112,19 +105,19 @@ def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
     pct = _pct
     # the benchmark section's keys are the benchmark's own (JSON objects, read as such)
     figures: list[tuple[str, Any]] = [(run.name, run.benchmark) for run in runs]
-    gain = gain_rows(figures)
+    gain = tables.gain_rows(figures)
     if gain:
-        print_table(GAIN_TITLE, GAIN_COLUMNS, gain, digits=1)
-        for line in gain_notes([(run.name, run.n, run.benchmark) for run in runs]):
+        print_table(tables.GAIN_TITLE, tables.GAIN_COLUMNS, gain, digits=1)
+        for line in tables.gain_notes([(run.name, run.n, run.benchmark) for run in runs]):
             print_wrapped(line)
     for n, f in figures:
         if f.get("categories"):
             print_table(f"Credit per category (%) — {n}", ["category", "n", "Acc", "Dep", "D-CC", "C-U"],
                         [[r["category"], r["n"], pct(r.get("acc")), pct(r["dep"]), pct(r.get("dcc")),
                           pct(r.get("cu"))] for r in f["categories"]], digits=1)
-        for title, columns, rows in benchmark_tables(f):
+        for title, columns, rows in tables.benchmark_tables(f):
             print_table(f"{title} — {n}", columns, rows, digits=1)
-        for line in benchmark_notes(f):
+        for line in tables.benchmark_notes(f):
             print_wrapped(line)
 
 
