@@ -68,6 +68,10 @@ def cycle_acc(delta: np.ndarray, tol: float = DEFAULT_TOL) -> float:
     return float(cycle_credit(delta, tol).mean())
 
 
+#: the resampling unit of every cycle interval and test (cycle paper §2.1): the cycle, and its caveat
+CYCLE_UNIT_CAVEAT = ("resampling unit: the cycle (n cycles = n clusters); cycles that share an image are "
+                     "resampled as independent, so where many do the intervals are too narrow")
+
 #: CycleAcc of one (family, split) cell: n, cycle_acc, ties, tie_rate and its bootstrap interval
 CycleSummary = CycleAccCell
 

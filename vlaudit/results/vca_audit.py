@@ -176,12 +176,16 @@ class Coverage:
 
 @dataclass(frozen=True)
 class BootstrapPlan:
-    """The one count matrix every interval of the run shares (VCA §19)."""
+    """The one count matrix every interval of the run shares (VCA §19): ``cluster`` the column its clusters
+    came from (``cluster``, ``group_id``, ``item_id`` or the ``--cluster`` column), ``unit`` what a cluster
+    is (stem, image, relation group, item, ...), ``n_clusters`` how many there are."""
 
     n_resamples: int
     seed: int
     level: float
-    cluster: Literal["group_id", "item_id"]
+    cluster: str
+    unit: str
+    n_clusters: int
 
 
 @dataclass(frozen=True, kw_only=True)

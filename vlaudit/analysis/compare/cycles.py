@@ -14,7 +14,9 @@ it has several), for every pair of models:
   blocks for the fractional ones.
 
 A family with fewer than ``min_cycles`` cycles in a split is not compared (listed in ``skipped``, §D.5).
-Holm's adjustment runs across every comparison; ``survives`` says whether the adjusted p is at most α.
+The resampling unit is the cycle (cycles that share an image are treated as independent: a caveat every
+output states). Holm's adjustment runs within each (benchmark or CycleAcc, split, family) cell
+(:mod:`vlaudit.stats.multiplicity`); ``survives`` says whether the adjusted p is at most α.
 """
 
 from __future__ import annotations
@@ -55,16 +57,19 @@ from vlaudit.settings import (
     MIN_CYCLES,
     NATURALBENCH_YES_THRESHOLD,
 )
+from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
     fractional_sign_test,
-    holm_marks,
     paired_bootstrap,
     rank_with_ties,
 )
 
 WHOLE_METRICS = ("text", "image", "group", "g_acc")  # 0/1 per block: exact McNemar
+#: the resampling unit of a cycle comparison: the cycle (two cycles that share an image are treated as
+#: independent — the caveat every output states, :data:`vlaudit.metrics.cycles.CYCLE_UNIT_CAVEAT`)
+CYCLE_UNIT = "cycle"
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,11 @@ class _Cell:
     family: str
 
 
+def _holm_family(where: _Cell) -> str:
+    """One Holm family per (benchmark or CycleAcc, split, family) cell (:mod:`vlaudit.stats.multiplicity`)."""
+    return f"{where.benchmark or 'CycleAcc'}/{where.split}/{where.family}"
+
+
 def _block(names: Sequence[str], values: np.ndarray, ids: np.ndarray, metrics: Sequence[str],
            settings: CycleCompareSettings, where: _Cell, ties: np.ndarray | None
            ) -> tuple[list[CycleComparison | BenchmarkComparison], list[CycleLeaderboardRow]]:
@@ -137,14 +147,16 @@ def _block(names: Sequence[str], values: np.ndarray, ids: np.ndarray, metrics: S
                 if where.benchmark is None and ties is not None:
                     rows.append(CycleComparison(
                         split=where.split, family=where.family, metric=metric, model_a=names[a], model_b=names[b],
-                        n=n, value_a=value_a, value_b=value_b, difference=difference, ci=ci, test=test, p=p,
+                        n=n, unit=CYCLE_UNIT, n_clusters=n, value_a=value_a, value_b=value_b,
+                        difference=difference, ci=ci, test=test, p=p, holm_family=_holm_family(where),
                         tie_rate_a=float(ties[a].mean()), tie_rate_b=float(ties[b].mean()), p_holm=None,
                         survives=None))
                 else:
                     rows.append(BenchmarkComparison(
                         benchmark=str(where.benchmark), split=where.split, family=where.family, metric=metric,
-                        model_a=names[a], model_b=names[b], n=n, value_a=value_a, value_b=value_b,
-                        difference=difference, ci=ci, test=test, p=p, p_holm=None, survives=None))
+                        model_a=names[a], model_b=names[b], n=n, unit=CYCLE_UNIT, n_clusters=n, value_a=value_a,
+                        value_b=value_b, difference=difference, ci=ci, test=test, p=p,
+                        holm_family=_holm_family(where), p_holm=None, survives=None))
     return rows, board
 
 
@@ -199,7 +211,8 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                                      _Cell(benchmark, split, tag), None)
                 comparisons.extend(rows)
                 leaderboard.extend(board)
-    marks = holm_marks([row.p for row in comparisons], settings.alpha)
+    marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
+                           settings.alpha)
     return CompareCyclesResult(
         models=[CycleModel(model=name, source=(sources or {}).get(name), tie_rate=float(ties[a].mean()))
                 for a, name in enumerate(names)],
