@@ -79,7 +79,8 @@ def print_axes(report: VcaReport, *, console: Console | None = None) -> None:
     count of every quantity whenever a run has an exclusion or an optional context (each quantity on the items
     that have its contexts); VCA Table 11 for runs with erasure geometry; the Table 28 sensitivity columns for runs with a mismatch context."""
     console = console or Console()
-    for warning in report.warnings:
+    small = [run.bootstrap.small_sample for run in report.runs if run.bootstrap.small_sample]
+    for warning in [*report.warnings, *small]:
         console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
 
     for run in report.runs:

@@ -178,7 +178,8 @@ class Coverage:
 class BootstrapPlan:
     """The one count matrix every interval of the run shares (VCA §19): ``cluster`` the column its clusters
     came from (``cluster``, ``group_id``, ``item_id`` or the ``--cluster`` column), ``unit`` what a cluster
-    is (stem, image, relation group, item, ...), ``n_clusters`` how many there are."""
+    is (stem, image, relation group, item, ...), ``n_clusters`` how many there are; ``small_sample`` the
+    warning printed when they are fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` (None otherwise)."""
 
     n_resamples: int
     seed: int
@@ -186,6 +187,7 @@ class BootstrapPlan:
     cluster: str
     unit: str
     n_clusters: int
+    small_sample: str | None
 
 
 @dataclass(frozen=True, kw_only=True)

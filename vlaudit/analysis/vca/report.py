@@ -320,9 +320,10 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
     out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct, floor)
     unit = run_unit(run, settings.cluster)
     small = small_sample_warning(unit.n_clusters, unit.unit, run.name)
-    out["warnings"] = list(ev.warnings) + ([small] if small else [])
+    out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
-                        "cluster": unit.source, "unit": unit.unit, "n_clusters": unit.n_clusters}
+                        "cluster": unit.source, "unit": unit.unit, "n_clusters": unit.n_clusters,
+                        "small_sample": small}
     out.setdefault("perm", None)
     out.setdefault("relation", None)
     # the metric functions return plain rows; the record checks every leaf and holds None for NaN
@@ -372,7 +373,7 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
         settings=AuditSettings(controls=list(settings.controls), n_resamples=settings.n_resamples,
                                seed=settings.seed, level=settings.level,
                                control_sets=["+".join(s) for s in settings.control_sets]),
-        warnings=[w for s in summaries for w in s.warnings])
+        warnings=[w for ev in events for w in ev.warnings])
     return VcaReport(result=result, items=[row for ev in events for row in report_rows.item_rows(ev)],
                      groups=[row for ev in events for row in report_rows.group_rows(ev)],
                      gaps={ev.run.key: ev.gap for ev in events})
