@@ -65,10 +65,18 @@ def _keep_groups_whole(unit: ResamplingUnit, run: MarginRun) -> ResamplingUnit:
 
 def shared_unit(runs: Sequence[MarginRun], column: str | None = None) -> ResamplingUnit:
     """One unit for runs over the same items (aligned by item id): each run's clusters, merged until every
-    run's clusters lie inside one shared cluster (the unit named by the first run)."""
+    run's clusters lie inside one shared cluster (the unit named by the first run).
+
+    Each cluster is labelled by its smallest item id: the labels do not depend on the records' order or on
+    how the input named the clusters, and with clusters of one item each the labels are the item ids, so
+    the clustered comparison is bit for bit the item-level one."""
     units = [run_unit(run, column) for run in runs]
     labels = units[0].labels
     for other in units[1:]:
         labels = nest_groups(labels, other.labels)
+    smallest: dict[str, str] = {}
+    for label, item in zip(labels.tolist(), runs[0].item_ids.astype(str).tolist(), strict=True):
+        smallest[label] = min(smallest.get(label, item), item)
     names = list(dict.fromkeys(u.unit for u in units))
-    return ResamplingUnit(labels, "/".join(names), units[0].source)
+    return ResamplingUnit(np.array([smallest[label] for label in labels.tolist()], dtype=object), "/".join(names),
+                          units[0].source)
