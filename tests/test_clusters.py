@@ -181,3 +181,42 @@ def test_cli_names_the_unit_and_prints_no_zero_p(tmp_path: Path) -> None:
                                       "--resamples", "100", "--cluster", "item_id", "--no-plot"], env={"COLUMNS": "80"})
     assert report.exit_code == 0, report.output
     assert "40 item clusters" in report.output
+
+
+def test_factorial_items_carry_their_stem_into_the_margins_row(tmp_path: Path) -> None:
+    """``data factorial`` declares the stem; ``vca score`` writes it on every margins row of the item."""
+    from vlaudit.builders.factorial import build_factorial
+    from vlaudit.scoring.plan import Record
+    from vlaudit.scoring.runner import _item_fields
+    from vlaudit.sources.items import read_items
+
+    build_factorial(tmp_path, n_per_relation=1)
+    items = read_items(tmp_path / "items.jsonl")
+    assert {(i.cluster, i.cluster_unit) for i in items} == {(i.extra["stem_id"], "stem") for i in items}
+    assert len({i.cluster for i in items}) == 4 and len(items) == 36
+    row = _item_fields(Record(items[0], "original", "yesno"), "m")
+    assert (row["cluster"], row["cluster_unit"]) == (items[0].extra["stem_id"], "stem")
+
+
+@pytest.mark.slow
+def test_the_compare_tutorial_reports_stem_clusters_and_the_stem_level_p(tmp_path: Path) -> None:
+    """docs/tutorials/compare.md, run as written: 16 stem clusters; Strict's +0.125 is a stem-level sign flip
+    (p ≈ 0.25 with 1,000 flips; item-level it was 0.001) and does not survive; its interval is [0, 0.25]."""
+    runner = CliRunner()
+    steps = [["data", "factorial", "--out", "factorial", "--stems", "4"],
+             *[["vca", "score", "--model", f"ref:scene-vqa-{name}", "--benchmark", "factorial/items.jsonl",
+                "--images", "factorial", "--out", f"runs/{name}"] for name in ("grounded", "prior")],
+             ["compare", "vca", "runs/grounded", "runs/prior", "--out", "compare", "--resamples", "1000",
+              "--permutations", "1000"]]
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        for step in steps:
+            out = runner.invoke(app, step, env={"COLUMNS": "80"})
+            assert out.exit_code == 0, (step, out.output)
+        assert "16 stem clusters" in out.output and "only 16 stem clusters (< 20)" in out.output
+        rows = {r["metric"]: r for r in json.loads(Path("compare/compare.json").read_text())["comparisons"]
+                if r["family"] == "all"}
+    strict = rows["strict"]
+    assert (strict["unit"], strict["n_clusters"], strict["test"]) == ("stem", 16, "permutation")
+    assert strict["difference"] == pytest.approx(0.125) and strict["ci"] == pytest.approx([0.0, 0.25])
+    assert 0.2 < strict["p"] < 0.3 and not strict["survives"]
+    assert rows["dcc"]["survives"] and rows["dcc"]["holm_family"] == "factorial/yesno/all/headline"
