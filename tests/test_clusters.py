@@ -199,7 +199,8 @@ def test_factorial_items_carry_their_stem_into_the_margins_row(tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_the_compare_tutorial_reports_stem_clusters_and_the_stem_level_p(tmp_path: Path) -> None:
+def test_the_compare_tutorial_reports_stem_clusters_and_the_stem_level_p(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/tutorials/compare.md, run as written: 16 stem clusters; Strict's +0.125 is a stem-level sign flip
     (p ≈ 0.25 with 1,000 flips; item-level it was 0.001) and does not survive; its interval is [0, 0.25]."""
     runner = CliRunner()
@@ -208,13 +209,13 @@ def test_the_compare_tutorial_reports_stem_clusters_and_the_stem_level_p(tmp_pat
                 "--images", "factorial", "--out", f"runs/{name}"] for name in ("grounded", "prior")],
              ["compare", "vca", "runs/grounded", "runs/prior", "--out", "compare", "--resamples", "1000",
               "--permutations", "1000"]]
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        for step in steps:
-            out = runner.invoke(app, step, env={"COLUMNS": "80"})
-            assert out.exit_code == 0, (step, out.output)
-        assert "16 stem clusters" in out.output and "only 16 stem clusters (< 20)" in out.output
-        rows = {r["metric"]: r for r in json.loads(Path("compare/compare.json").read_text())["comparisons"]
-                if r["family"] == "all"}
+    monkeypatch.chdir(tmp_path)
+    for step in steps:
+        out = runner.invoke(app, step, env={"COLUMNS": "80"})
+        assert out.exit_code == 0, (step, out.output)
+    assert "16 stem clusters" in out.output and "only 16 stem clusters (< 20)" in out.output
+    rows = {r["metric"]: r for r in json.loads(Path("compare/compare.json").read_text())["comparisons"]
+            if r["family"] == "all"}
     strict = rows["strict"]
     assert (strict["unit"], strict["n_clusters"], strict["test"]) == ("stem", 16, "permutation")
     assert strict["difference"] == pytest.approx(0.125) and strict["ci"] == pytest.approx([0.0, 0.25])
