@@ -221,3 +221,37 @@ def test_the_compare_tutorial_reports_stem_clusters_and_the_stem_level_p(tmp_pat
     assert strict["difference"] == pytest.approx(0.125) and strict["ci"] == pytest.approx([0.0, 0.25])
     assert 0.2 < strict["p"] < 0.3 and not strict["survives"]
     assert rows["dcc"]["survives"] and rows["dcc"]["holm_family"] == "factorial/yesno/all/headline"
+
+
+def test_cycles_cluster_by_shared_image_joins_cycles_that_share_one() -> None:
+    from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT, cycle_unit
+    from vlaudit.records import Cycle
+
+    cycles = [Cycle("c1", "f", "a", "x", "b", "y"), Cycle("c2", "f", "b", "x", "c", "y"),
+              Cycle("c3", "f", "d", "x", "e", "y"), Cycle("c4", "f", "e", "x", "a", "y")]
+    assert cycle_unit(cycles).n_clusters == 4 and cycle_unit(cycles).unit == "cycle"
+    assert _partition(cycle_unit(cycles, "image").labels) == {frozenset({0, 1, 2, 3})}  # a-b-c, d-e-a: one
+    assert cycle_unit(cycles[:3], "image").n_clusters == 2
+    with pytest.raises(InputError, match="--cluster stem"):
+        cycle_unit(cycles, "stem")
+    assert "share an image" in CYCLE_UNIT_CAVEAT
+
+
+def test_compare_cycles_names_the_unit_and_joins_cycles_by_image() -> None:
+    """By default the unit is the cycle; ``cluster="image"`` resamples cycles that share an image together."""
+    from vlaudit.records import Cycle
+
+    # 40 cycles on 10 images: cycle k uses images k % 10 and (k + 1) % 10, so all are linked into one chain
+    cycles = [Cycle(f"c{k:02d}", "left", f"u{k % 10}", f"v{k}a", f"u{(k + 1) % 10}", f"v{k}b", split="test")
+              for k in range(40)]
+    rng = np.random.default_rng(0)
+    scores = [{(img, cap): float(rng.normal() + (shift if cap.endswith("a") == (img == c.image_1) else 0))
+               for c in cycles for img in (c.image_1, c.image_2) for cap in (c.caption_1, c.caption_2)}
+              for shift in (1.0, 0.0)]
+    kwargs: dict[str, Any] = {"min_cycles": 5, "n_resamples": 100, "n_permutations": 100}
+    plain = vlaudit.compare_cycles(cycles, {"a": scores[0], "b": scores[1]}, **kwargs).comparison
+    assert {(r.unit, r.n_clusters) for r in plain.comparisons} == {("cycle", 40)}
+    assert {r.holm_family for r in plain.comparisons} == {"CycleAcc/test/left"}
+    joined = vlaudit.compare_cycles(cycles, {"a": scores[0], "b": scores[1]}, cluster="image", **kwargs).comparison
+    assert {(r.unit, r.n_clusters) for r in joined.comparisons} == {("image", 1)}
+    assert joined.settings.cluster == "image"

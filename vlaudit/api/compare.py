@@ -100,7 +100,7 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
                    tol: float = CYCLE_TIE_TOL, min_cycles: int = MIN_CYCLES, n_resamples: int = BOOTSTRAP_RESAMPLES,
                    seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                    n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                   plot: bool = True, show: bool = False) -> CycleComparisonResult:
+                   cluster: str | None = None, plot: bool = True, show: bool = False) -> CycleComparisonResult:
     """Compare two or more models' cycle scores on the same cycles (cycle paper §2.1, §D.5; paired, VCA §19).
 
     Args:
@@ -114,7 +114,9 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
         seed: the seed of the bootstrap and the permutation test.
         level: confidence level of every interval.
         n_permutations: sign flips of the permutation test (fractional 2×2 metrics).
-        alpha: family-wise error rate of the Holm adjustment.
+        alpha: family-wise error rate of the Holm adjustment (within each benchmark, split and family).
+        cluster: the resampling unit: None (the cycle), ``image`` (cycles joined whenever they share an
+            image), ``image_1``, ``image_2`` or ``family``.
         plot: write the pairwise matrix PNGs (more than two models).
         show: print the console tables (what the command prints).
 
@@ -125,7 +127,7 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
     tables = {name: as_scores(table, chosen) for name, table in scores.items()}
     sources = {name: str(table) for name, table in scores.items() if isinstance(table, (str, Path))}
     settings = CycleCompareSettings(tol=tol, min_cycles=min_cycles, n_resamples=n_resamples, seed=seed, level=level,
-                                    n_permutations=n_permutations, alpha=alpha)
+                                    n_permutations=n_permutations, alpha=alpha, cluster=cluster)
     record = compute_cycle_comparison(chosen, tables, settings, sources)
     result = CycleComparisonResult.of(record, _rows(record.comparisons), title="Paired cycle comparison",
                                       interval_columns=("difference",),

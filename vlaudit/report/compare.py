@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from vlaudit.figures import pyplot, save_png
-from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT
 from vlaudit.files import write_result, write_table
+from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.base import Interval, JsonValue, to_json
 from vlaudit.results.compare import (
@@ -200,7 +200,8 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
         what = "CycleAcc" if benchmark is None else benchmark
         counts = sorted({r.n_clusters for r in rows})
         span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
-        print_table(f"{what} / {split}: A = {a}, B = {b} ({span} cycle clusters)",
+        unit = "/".join(dict.fromkeys(r.unit for r in rows))
+        print_table(f"{what} / {split}: A = {a}, B = {b} ({span} {unit} clusters)",
                     ["family", "metric", "A − B", "CI (unadj.)", "p (Holm)", "survives", "ties A", "ties B"],
                     [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.difference, _interval(r.ci),
                       format_p(r.p_holm), "yes" if r.survives else "no", *_tie_rates(r)] for r in rows],

@@ -264,6 +264,8 @@ class CycleCompareSettings:
     n_permutations: int
     alpha: float
     threshold: float
+    #: the ``--cluster`` unit (None: the cycle)
+    cluster: str | None = None
     adjustment: Literal["holm"] = "holm"
 
 

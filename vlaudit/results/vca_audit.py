@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 from vlaudit.results.base import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
 

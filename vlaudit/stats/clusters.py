@@ -75,30 +75,46 @@ def labels_or_items(values: Sequence[object] | np.ndarray, item_ids: Sequence[ob
     return np.array(out, dtype=object)
 
 
+class _UnionFind:
+    """Disjoint sets of labels; each set is named by its smallest label."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        while self.parent.setdefault(x, x) != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
 def nest_groups(labels: np.ndarray, groups: Sequence[object | None] | np.ndarray | None) -> np.ndarray:
     """Cluster labels in which every relation group lies inside one cluster: clusters that a group spans are
     merged (union-find; the merged cluster takes its smallest label), so a group is never split."""
     labels = np.asarray(labels, dtype=object).astype(str)
     if groups is None:
         return labels.astype(object)
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    sets = _UnionFind()
     first: dict[str, str] = {}
     for label, group in zip(labels.tolist(), np.asarray(groups, dtype=object).tolist(), strict=True):
-        find(label)
-        if group is None:
-            continue
-        other = first.setdefault(str(group), label)
-        a, b = find(label), find(other)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
-    return np.array([find(label) for label in labels.tolist()], dtype=object)
+        sets.find(label)
+        if group is not None:
+            sets.union(label, first.setdefault(str(group), label))
+    return np.array([sets.find(label) for label in labels.tolist()], dtype=object)
+
+
+def linked_components(left: Sequence[object], right: Sequence[object]) -> np.ndarray:
+    """Record i links nodes ``left[i]`` and ``right[i]`` (a cycle's two images); each record's label is its
+    connected component, so records that share a node, directly or through others, share a label."""
+    sets = _UnionFind()
+    for a, b in zip(left, right, strict=True):
+        sets.union(str(a), str(b))
+    return np.array([sets.find(str(a)) for a in left], dtype=object)
 
 
 def small_sample_warning(n_clusters: int, unit: str, where: str = "") -> str | None:
