@@ -142,3 +142,5 @@ PROMPT_CHARS_PER_TOKEN_BOUND = 64
 # 2,000 seeded replicates, `python benchmarks/cluster_coverage.py`) is SMALL_SAMPLE_COVERAGE.
 MIN_CLUSTERS = 20
 SMALL_SAMPLE_COVERAGE = ((5, 0.84), (10, 0.91), (20, 0.93))
+# Not a paper setting: bootstrap resamples per replicate of those coverage simulations (vlaudit.stats.coverage).
+COVERAGE_SIMULATION_RESAMPLES = 1000

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vlaudit.settings import CONFIDENCE_LEVEL, COVERAGE_SIMULATION_RESAMPLES
 from vlaudit.stats.paired import cluster_permutation_pvalues
 
 
@@ -62,8 +63,8 @@ def _paired(rng: np.random.Generator, design: Clustered, probs: np.ndarray) -> t
     return a.astype(np.float64), b.astype(np.float64)
 
 
-def bootstrap_coverage(design: Clustered, *, reps: int = 1000, n_resamples: int = 1000, seed: int = 0,
-                       level: float = 0.95) -> float:
+def bootstrap_coverage(design: Clustered, *, reps: int = 1000, n_resamples: int = COVERAGE_SIMULATION_RESAMPLES,
+                       seed: int = 0, level: float = CONFIDENCE_LEVEL) -> float:
     """Coverage of the percentile cluster-bootstrap interval of one model's rate."""
     rng = np.random.default_rng(seed)
     probs = _cluster_probs(rng, design, reps)
@@ -71,8 +72,8 @@ def bootstrap_coverage(design: Clustered, *, reps: int = 1000, n_resamples: int 
     return _percentile_cover(sums, design.size, design.rate, rng, n_resamples, level)
 
 
-def difference_coverage(design: Clustered, *, reps: int = 1000, n_resamples: int = 1000, seed: int = 0,
-                        level: float = 0.95) -> float:
+def difference_coverage(design: Clustered, *, reps: int = 1000, n_resamples: int = COVERAGE_SIMULATION_RESAMPLES,
+                        seed: int = 0, level: float = CONFIDENCE_LEVEL) -> float:
     """Coverage of the paired percentile cluster-bootstrap interval of A − B (the clustered null, truth 0)."""
     rng = np.random.default_rng(seed)
     a, b = _paired(rng, design, _cluster_probs(rng, design, reps))
