@@ -90,6 +90,10 @@ BENCHMARKS = (
     Benchmark("compare_bootstrap.py", ("--items", "2000", "--large-items", "20000"), (),
               (Goal("ratio", ">= 20"), Goal("max_ci_diff", "<= 1e-12"), Goal("large_peak_gb", "<= 1"),
                Goal("large_s"))),
+    # the small-sample figures of docs/concepts/statistics.md: percentile cluster-bootstrap coverage at the
+    # documented minimum number of clusters (quick: 400 replicates, full: the published 2,000)
+    Benchmark("cluster_coverage.py", ("--reps", "400", "--clusters", "5", "20"), (),
+              (Goal("coverage_at_min", ">= 0.9"), Goal("min_clusters"))),
 )
 
 

@@ -232,6 +232,7 @@ MODULES = ("vlaudit.metrics.cycles", "vlaudit.metrics.two_by_two", "vlaudit.metr
 #: public functions of those modules that are not registered, and why
 NOT_REGISTERED = {
     "block_scores": "assembles the score matrix from records", "split_of": "a cycle's split name",
+    "cycle_unit": "the cycles' resampling unit (their clusters), not a metric",
     "cycle_counts": "counts cycles per family", "withdraw_small_families": "the §D.5 reporting rule",
     "reduced_precision": "a precision diagnostic of the inputs", "evaluate_cycle_families": "the pipeline over records",
     "summarize_contrasts": "its bootstrap interval resamples rows in order (cycle_acc is registered)",

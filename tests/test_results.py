@@ -148,7 +148,7 @@ def test_margins_writer_and_reader_share_one_schema() -> None:
     from vlaudit.sources import margins
 
     assert runner.margins_schema() == columns.MARGINS.arrow_schema()
-    assert runner.MARGIN_COLUMNS == columns.MARGINS.names and len(runner.MARGIN_COLUMNS) == 36
+    assert runner.MARGIN_COLUMNS == columns.MARGINS.names and len(runner.MARGIN_COLUMNS) == 38
     assert margins.KEY_COLUMNS == ("model", "dataset", "item_id", "context") == columns.MARGINS.required
     assert set(margins.SCHEMA_COLUMNS) <= set(columns.MARGINS.known)
     assert set(runner.GEOMETRY_COLUMNS) <= set(columns.MARGINS.names)
@@ -214,7 +214,8 @@ def test_items_writer_and_reader_share_one_schema(tmp_path: Path) -> None:
     (again,) = read_items(write_items(tmp_path / "items.jsonl", [item]))
     assert again == item
     choice = BenchmarkItem(item_id="q2", image="b.jpg", question="Where is the cat?", label="B", dataset="toy",
-                           options=("left", "right"), hint="a kitchen", category="spatial")
+                           options=("left", "right"), hint="a kitchen", category="spatial", cluster="b.jpg",
+                           cluster_unit="image")
     assert tuple(choice.to_row()) == ITEM_COLUMNS
     for suffix in ("jsonl", "parquet"):
         (again,) = read_items(write_items(tmp_path / f"choice.{suffix}", [choice]))

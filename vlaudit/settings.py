@@ -135,3 +135,12 @@ COMPARE_FAMILYWISE_ALPHA = 0.05
 # A prompt longer than this many characters per position of the model's context cannot fit it (no tokenizer
 # vlaudit loads spans more characters per token); it is refused without being tokenised.
 PROMPT_CHARS_PER_TOKEN_BOUND = 64
+
+# --- the resampling unit and small samples (vlaudit.stats.clusters; docs/concepts/statistics.md) ----------
+# Not a paper setting: below this many clusters every interval is flagged as rough. The percentile cluster
+# bootstrap's coverage of a rate at nominal 95% (9 records per cluster, intra-cluster correlation 0.3,
+# 2,000 seeded replicates, `python benchmarks/cluster_coverage.py`) is SMALL_SAMPLE_COVERAGE.
+MIN_CLUSTERS = 20
+SMALL_SAMPLE_COVERAGE = ((5, 0.84), (10, 0.91), (20, 0.93))
+# Not a paper setting: bootstrap resamples per replicate of those coverage simulations (vlaudit.stats.coverage).
+COVERAGE_SIMULATION_RESAMPLES = 1000

@@ -60,7 +60,7 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
                 controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                 seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                 n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                plot: bool = True, show: bool = False) -> VcaComparisonResult:
+                cluster: str | None = None, plot: bool = True, show: bool = False) -> VcaComparisonResult:
     """Compare two or more models' Visual Credit Audits on the items they share (paired, VCA §19).
 
     Args:
@@ -74,7 +74,10 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
         seed: the seed of the bootstrap and of the permutation test.
         level: confidence level of every interval.
         n_permutations: sign flips of the paired cluster permutation test.
-        alpha: family-wise error rate of the Holm adjustment (``survives``).
+        alpha: family-wise error rate of the Holm adjustment (``survives``), within each Holm family.
+        cluster: the margins column whose values are the resampling unit (``image``, ``item_id``,
+            ``group_id``, ...); None: the unit the items declare (factorial stem, edit, image), else the
+            relation group, else the item.
         plot: write the pairwise matrix PNGs.
         show: print the console tables (what the command prints).
 
@@ -84,7 +87,7 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
     """
     inputs = [read_model_runs(path) for path in runs]
     settings = CompareSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed, level=level,
-                               n_permutations=n_permutations, alpha=alpha)
+                               n_permutations=n_permutations, alpha=alpha, cluster=cluster)
     record = compute_comparison(inputs, settings)
     result = VcaComparisonResult.of(record, _rows(record.comparisons), title="Paired model comparison",
                                     interval_columns=("difference",),
@@ -97,7 +100,7 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
                    tol: float = CYCLE_TIE_TOL, min_cycles: int = MIN_CYCLES, n_resamples: int = BOOTSTRAP_RESAMPLES,
                    seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                    n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                   plot: bool = True, show: bool = False) -> CycleComparisonResult:
+                   cluster: str | None = None, plot: bool = True, show: bool = False) -> CycleComparisonResult:
     """Compare two or more models' cycle scores on the same cycles (cycle paper §2.1, §D.5; paired, VCA §19).
 
     Args:
@@ -111,7 +114,9 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
         seed: the seed of the bootstrap and the permutation test.
         level: confidence level of every interval.
         n_permutations: sign flips of the permutation test (fractional 2×2 metrics).
-        alpha: family-wise error rate of the Holm adjustment.
+        alpha: family-wise error rate of the Holm adjustment (within each benchmark, split and family).
+        cluster: the resampling unit: None (the cycle), ``image`` (cycles joined whenever they share an
+            image), ``image_1``, ``image_2`` or ``family``.
         plot: write the pairwise matrix PNGs (more than two models).
         show: print the console tables (what the command prints).
 
@@ -122,7 +127,7 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
     tables = {name: as_scores(table, chosen) for name, table in scores.items()}
     sources = {name: str(table) for name, table in scores.items() if isinstance(table, (str, Path))}
     settings = CycleCompareSettings(tol=tol, min_cycles=min_cycles, n_resamples=n_resamples, seed=seed, level=level,
-                                    n_permutations=n_permutations, alpha=alpha)
+                                    n_permutations=n_permutations, alpha=alpha, cluster=cluster)
     record = compute_cycle_comparison(chosen, tables, settings, sources)
     result = CycleComparisonResult.of(record, _rows(record.comparisons), title="Paired cycle comparison",
                                       interval_columns=("difference",),

@@ -104,25 +104,29 @@ def _write_report(out: Path, result: Result) -> list[Path]:
 
 def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTROLS,
                n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-               level: float = CONFIDENCE_LEVEL, base_llm: str | Mapping[str, str] | None = None) -> VcaResult:
+               level: float = CONFIDENCE_LEVEL, base_llm: str | Mapping[str, str] | None = None,
+               cluster: str | None = None) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.
 
     Args:
         margins: a margins file, DataFrame, pyarrow Table, list of rows, or :func:`score_margins`' result.
         controls: the headline control contexts of G_img = r_o − max_c r_c.
-        n_resamples: paired (group-clustered) bootstrap resamples.
+        n_resamples: paired (cluster) bootstrap resamples.
         seed: bootstrap seed.
         level: confidence level of every interval.
         base_llm: MMStar's leakage ML: the model name of the base LLM's text-only run (rows with only the
             ``text`` context) for every LVLM, or a mapping LVLM → its base LLM. Without it ML is not computed.
+        cluster: the margins column whose values are the resampling unit (``image``, ``item_id``,
+            ``group_id``, ...); None: the unit the items declare, else the relation group, else the item.
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
     runs = as_margin_runs(margins)
     named = {"*": base_llm} if isinstance(base_llm, str) else dict(base_llm or {})
     report = compute_report(runs, ReportSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed,
-                                                 level=level, base_llms=tuple(sorted(named.items()))),
+                                                 level=level, base_llms=tuple(sorted(named.items())),
+                                                 cluster=cluster),
                             read_floors(runs))
     return VcaResult(report.result.to_dict(), _headline(report.runs), title="Visual Credit Audit",
                      interval_columns=HEADLINE, writer=_write_report, result=report.result, report=report)

@@ -31,7 +31,7 @@ from typing import Any
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
 from vlaudit.relations import VSR_STRICT_RELATIONS, relation_family, relation_phrase
-from vlaudit.sources.items import BenchmarkItem
+from vlaudit.sources.items import BenchmarkItem, image_clusters
 from vlaudit.sources.vsr import VsrRow, duplicate_rows
 from vlaudit.sources.whatsup import ControlledRow, TwoObjRow, parse_spatial_caption, repeated_entries
 
@@ -118,7 +118,7 @@ def vsr_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image_prefix:
     }
     if meta_categories is not None:
         counts["meta_category"] = dict(Counter(item.extra["meta_category"] for item in items))
-    return BuildResult(items=items, counts=counts, notes=notes, warnings=duplicate_warnings(rows))
+    return BuildResult(items=image_clusters(items), counts=counts, notes=notes, warnings=duplicate_warnings(rows))
 
 
 def select_relations(rows: Sequence[VsrRow], relations: Sequence[str], *, source: str | None = None) -> list[VsrRow]:
@@ -179,7 +179,7 @@ def vsr_inverse_items(rows: Sequence[VsrRow], *, dataset: str, split: str, image
               "groups_by_family": dict(families),
               "by_relation": [{"relation": r, "family": relation_family(r), "inverse": VSR_STRICT_RELATIONS[r][1],
                                "candidates": n, "groups": kept[r]} for r, n in candidates.most_common()]}
-    return BuildResult(items=items, excluded=excluded, counts=counts, warnings=duplicate_warnings(rows))
+    return BuildResult(items=image_clusters(items), excluded=excluded, counts=counts, warnings=duplicate_warnings(rows))
 
 
 def _entity_exclusion(row: VsrRow, entities: str) -> str | None:
@@ -234,7 +234,7 @@ def gsr_coco_items(rows: Sequence[TwoObjRow], *, split: str, dataset: str = "gsr
         families[relation_family(relation)] += n
     counts = {"n_rows": len(rows), "n_groups": len(items) // 2, "n_statements": len(items),
               "groups_by_true_relation": dict(by_relation), "groups_by_family": dict(families)}
-    return BuildResult(items=items, excluded=excluded, counts=counts, notes=notes, warnings=repeated_entries(rows))
+    return BuildResult(items=image_clusters(items), excluded=excluded, counts=counts, notes=notes, warnings=repeated_entries(rows))
 
 
 def controlled_items(rows: Sequence[ControlledRow], *, split: str, dataset: str = "whatsup-controlled",
@@ -261,7 +261,7 @@ def controlled_items(rows: Sequence[ControlledRow], *, split: str, dataset: str 
             ))
     counts = {"n_groups": len({i.group_id for i in items}), "n_statements": len(items),
               "groups_by_true_relation": dict(Counter(i.relation for i in items if i.statement == "true"))}
-    return BuildResult(items=items, excluded=excluded, counts=counts, warnings=repeated_entries(rows))
+    return BuildResult(items=image_clusters(items), excluded=excluded, counts=counts, warnings=repeated_entries(rows))
 
 
 def attach_coco_boxes(result: BuildResult, instances: str | Path) -> BuildResult:

@@ -34,6 +34,8 @@ def circular_items(items: Sequence[BenchmarkItem]) -> list[BenchmarkItem]:
         for j in range(k):
             options = tuple(item.options[(i + j) % k] for i in range(k))
             label = None if item.label is None else letters[(letters.index(item.label) - j) % k]
+            # the rotations of one question are one cluster (resampled together) unless it has a wider one
             out.append(replace(item, item_id=f"{item.item_id}~r{j}", options=options, label=label,
+                               cluster=item.cluster or item.item_id, cluster_unit=item.cluster_unit or "question",
                                extra={**item.extra, "circular_id": item.item_id, "rotation": j}))
     return out

@@ -178,7 +178,8 @@ def presence_question(name: str) -> str:
 
 def edit_probes(edit_id: str, source: BenchmarkItem, source_image: str, edited_image: str,
                 new_boxes: tuple[Box, Box]) -> list[BenchmarkItem]:
-    """The six probes of one edit (§15), with source/edited same-image groups."""
+    """The six probes of one edit (§15), with source/edited same-image groups; the edit is their cluster
+    (resampling unit): its six probes share the source image and its render."""
     s, o, r = str(source.subject), str(source.object), str(source.relation)
     inv = INVERSE_RELATIONS[r]
     q_r = question_for(statement_text(s, relation_phrase(r), o))
@@ -197,7 +198,8 @@ def edit_probes(edit_id: str, source: BenchmarkItem, source_image: str, edited_i
     ]
     return [BenchmarkItem(item_id=f"{edit_id}-{probe}", image=image, question=question, label=label,
                           group_id=group, statement=statement, relation=relation, boxes=boxes,
-                          extra={**extra, "probe": probe}, dataset="edits", split="edits", subject=s, object=o)
+                          extra={**extra, "probe": probe}, dataset="edits", split="edits", subject=s, object=o,
+                          cluster=edit_id, cluster_unit="edit")
             for probe, image, question, label, group, statement, relation, boxes in spec]
 
 

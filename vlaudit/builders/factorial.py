@@ -30,7 +30,9 @@ else the textual source's (the nested text-source cells: yes for (V∅, T+), no 
 ``boxes`` {subject, object} in pixels. Extra columns: ``stem_id``, ``visual_state``, ``text_state``
 (``pos``/``neg``/``none`` for +/−/∅), ``queried_relation``, ``cell`` (e.g. ``V+T-``), ``agreement`` (both
 sources + or both −: the 400 agreement decisions), ``evidence_note``, ``query``, ``text_control_id``.
-``group_id`` stays null: a stem is not a same-image true/false group (§13).
+``group_id`` stays null: a stem is not a same-image true/false group (§13). ``cluster`` = ``stem_id``
+(``cluster_unit`` stem): a stem's nine items share objects, layout and texts, so the stem is the resampling
+unit of every interval and test (VCA §19 resamples stem ids).
 
 Automated checks (:func:`check_factorial`) run before items.jsonl is written and fail the build.
 """
@@ -210,7 +212,7 @@ def factorial_items(stems: Sequence[Stem], image_paths: dict[tuple[str, str], st
                     item_id=f"{stem.stem_id}-V{SLUG[v]}-T{SLUG[t]}", image=image_paths[(stem.stem_id, v)],
                     question=f"{note} {query(stem)}", label=cell_label(v, t),
                     dataset="factorial", split="test", relation=stem.relation, subject=stem.subject_name,
-                    object=stem.object_name, boxes=boxes,
+                    object=stem.object_name, boxes=boxes, cluster=stem.stem_id, cluster_unit="stem",
                     extra={"stem_id": stem.stem_id, "visual_state": v, "text_state": t,
                            "label_source": label_source(v, t),
                            "queried_relation": stem.relation, "cell": f"V{SYMBOL[v]}T{SYMBOL[t]}",

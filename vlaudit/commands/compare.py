@@ -23,6 +23,8 @@ from vlaudit.settings import (
 _SEED = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap and permutation seed.")
 _LEVEL = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999, help="Confidence level of every interval.")
 _PLOT = typer.Option(True, "--plot/--no-plot", help="Write the pairwise matrix PNGs (> 2 models).")
+_CLUSTER_HELP = ("Resampling unit: the margins column whose equal values are resampled together (image, "
+                 "item_id, group_id, ...); default: the unit the items declare (stem, edit, image).")
 
 
 @compare_app.command("vca")
@@ -39,13 +41,14 @@ def compare_vca(
     level: float = _LEVEL,
     n_permutations: int = typer.Option(COMPARE_PERMUTATIONS, "--permutations", min=1,
                                        help="Sign flips of the paired cluster permutation test."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="COLUMN", help=_CLUSTER_HELP),
     plot: bool = _PLOT,
 ) -> None:
     """Is model A's visual credit really higher than B's on the same items? Paired differences of Acc, Dep,
-    D-CC, C-U, Strict (and the relation axis) with paired clustered bootstrap intervals, exact McNemar or
-    cluster permutation p-values, Holm-adjusted across the table; a leaderboard with more than two models."""
+    D-CC, C-U, Strict (and the relation axis) with paired cluster-bootstrap intervals, exact McNemar or
+    cluster permutation p-values, Holm-adjusted within each family; a leaderboard with more than two models."""
     vlaudit.compare_vca(runs, out=out, controls=parse_controls(controls), n_resamples=n_resamples, seed=seed,
-                        level=level, n_permutations=n_permutations, plot=plot, show=True)
+                        level=level, n_permutations=n_permutations, cluster=cluster, plot=plot, show=True)
 
 
 def _named_scores(values: list[str]) -> dict[str, Path]:
@@ -77,10 +80,13 @@ def compare_cycles(
     level: float = _LEVEL,
     n_permutations: int = typer.Option(COMPARE_PERMUTATIONS, "--permutations", min=1,
                                        help="Sign flips of the permutation test (fractional 2×2 metrics)."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="UNIT",
+                                       help="Resampling unit: the cycle (default), image (cycles that share an "
+                                            "image joined), image_1, image_2 or family."),
     plot: bool = _PLOT,
 ) -> None:
     """ΔCycleAcc per family and split (never pooled) with a paired bootstrap over cycles, a sign test on the
     per-cycle credit differences and tie rates; Winoground / NaturalBench metric differences on 2×2 cycles."""
     vlaudit.compare_cycles(cycles, _named_scores(scores), out=out, tol=tol, min_cycles=min_cycles,
                            n_resamples=n_resamples, seed=seed, level=level, n_permutations=n_permutations,
-                           plot=plot, show=True)
+                           cluster=cluster, plot=plot, show=True)

@@ -54,7 +54,7 @@ def vca_factorial(
                  f"{_pct(pooled.responsive_rate)} {_ci(pooled.responsive_rate_ci)}",
                  f"{_pct(pooled.neutral_exceed_rate)} {_ci(pooled.neutral_exceed_rate_ci)}",
                  f"{_pct(pooled.flip_rate)} {_ci(pooled.flip_rate_ci)}"])
-    vlaudit.print_table(f"Evidence-source factorial ({result.stems} stems, {interface})",
+    vlaudit.print_table(f"Evidence-source factorial ({interface}; intervals resample {result.stems} stem clusters)",
                 ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
     effect_rows = []
     for m in result.models:

@@ -22,6 +22,10 @@ def vca_report(
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),
     seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
     level: float = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="COLUMN",
+                                       help="Resampling unit: the margins column whose equal values are resampled "
+                                            "together (image, item_id, group_id, ...); default: the unit the "
+                                            "items declare (stem, edit, image)."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write gap_hist.png."),
     base_llm: list[str] = typer.Option([], "--base-llm", show_default=False,
                                        help="MMStar's leakage ML: the model of the base LLM's text-only run (LLM, "
@@ -32,7 +36,7 @@ def vca_report(
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
     control_set = parse_controls(controls)
     result = vlaudit.vca_report(margins, controls=control_set, n_resamples=n_resamples, seed=seed, level=level,
-                                base_llm=parse_base_llms(base_llm))
+                                base_llm=parse_base_llms(base_llm), cluster=cluster)
     result.write(out, plot=plot)
     result.print_console(title=f"Visual Credit Audit — {margins.name}")
     say(f"wrote {out / 'vca.json'} and CSV tables in {out}")

@@ -33,6 +33,7 @@ from vlaudit.settings import (
     MIN_CYCLES,
 )
 from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
+from vlaudit.stats.clusters import ResamplingUnit, linked_components
 
 DEFAULT_TOL = CYCLE_TIE_TOL
 DEFAULT_MIN_CYCLES = MIN_CYCLES  # §D.5: smaller families are reported as unavailable, not as an unstable number
@@ -66,6 +67,30 @@ def cycle_acc(delta: np.ndarray, tol: float = DEFAULT_TOL) -> float:
     if delta.size == 0:
         return float("nan")
     return float(cycle_credit(delta, tol).mean())
+
+
+#: the resampling unit of every cycle interval and test (cycle paper §2.1): the cycle, and its caveat
+CYCLE_UNIT_CAVEAT = ("resampling unit: the cycle (n cycles = n clusters); cycles that share an image are "
+                     "resampled as independent, so where many do the intervals are too narrow "
+                     "(compare cycles --cluster image joins them)")
+
+#: ``--cluster`` for cycles: ``image`` merges every two cycles that share an image (connected components)
+CYCLE_CLUSTERS = ("cycle_id", "image", "image_1", "image_2", "family")
+
+
+def cycle_unit(cycles: Sequence[Cycle], column: str | None = None) -> ResamplingUnit:
+    """The resampling unit of a cycle table: the cycle (default, ``cycle_id``), or ``image`` — cycles joined
+    whenever they share an image, so no image is in two clusters — or another :data:`CYCLE_CLUSTERS` field."""
+    ids = np.array([c.cycle_id for c in cycles], dtype=object)
+    if column in (None, "cycle_id"):
+        return ResamplingUnit(ids, "cycle", "cycle_id")
+    if column not in CYCLE_CLUSTERS:
+        raise InputError(f"--cluster {column}: cycles can be clustered by {', '.join(CYCLE_CLUSTERS)}",
+                         field="cluster")
+    if column == "image":
+        labels = linked_components([c.image_1 for c in cycles], [c.image_2 for c in cycles])
+        return ResamplingUnit(labels, "image", "image")
+    return ResamplingUnit(np.array([str(getattr(c, column)) for c in cycles], dtype=object), column, column)
 
 
 #: CycleAcc of one (family, split) cell: n, cycle_acc, ties, tie_rate and its bootstrap interval

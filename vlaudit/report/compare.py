@@ -12,6 +12,7 @@ import numpy as np
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
+from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.base import Interval, JsonValue, to_json
 from vlaudit.results.compare import (
@@ -25,6 +26,8 @@ from vlaudit.results.compare import (
     NoNoiseFloor,
     VcaBandComparison,
 )
+from vlaudit.stats.clusters import cluster_phrase
+from vlaudit.stats.formatting import format_interval, format_p
 
 METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict": "Strict", "rel_o": "Rel_o",
                 "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int",
@@ -100,7 +103,17 @@ def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: 
 
 
 def _interval(ci: Interval | None) -> str:
-    return "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    return format_interval(ci)
+
+
+#: what every comparison table says of its intervals and p-values (docs/concepts/statistics.md)
+MULTIPLICITY_NOTE = ("CI: unadjusted 95% paired cluster-bootstrap interval; p (Holm): adjusted within its Holm "
+                     "family (one dataset, relation family and metric family; every pair of models)")
+
+
+def _units(rows: Sequence[Comparison]) -> str:
+    """``"16 stem clusters"`` for the rows of one table (each distinct unit once)."""
+    return "; ".join(dict.fromkeys(cluster_phrase(r.n_clusters, r.unit) for r in rows))
 
 
 def noise_line(noise: NoiseFloor | NoNoiseFloor) -> str:
@@ -124,11 +137,12 @@ def print_compare(result: CompareVcaResult) -> None:
     for dataset, interface in keys:
         rows = [r for r in result.comparisons if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
         for pair in dict.fromkeys((r.model_a, r.model_b) for r in rows):
-            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items)",
-                        ["metric", "A", "B", "A − B", "95% CI", "p (Holm)", "survives"],
+            own = [r for r in rows if (r.model_a, r.model_b) == pair]
+            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items, "
+                        f"{_units(own)})",
+                        ["metric", "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives"],
                         [[METRIC_NAMES.get(r.metric, r.metric), r.value_a, r.value_b, r.difference,
-                          _interval(r.ci), r.p_holm, "yes" if r.survives else "no"]
-                         for r in rows if (r.model_a, r.model_b) == pair],
+                          _interval(r.ci), format_p(r.p_holm), "yes" if r.survives else "no"] for r in own],
                         identifiers=1, droppable=["A", "B"])
             banded = [r for r in rows if (r.model_a, r.model_b) == pair and isinstance(r, VcaBandComparison)]
             bands = [f"{METRIC_NAMES[r.metric]} {_interval(r.noise_band)}" for r in banded
@@ -144,6 +158,8 @@ def print_compare(result: CompareVcaResult) -> None:
                         ["metric", "model", "value", "95% CI", "rank"],
                         [[METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), r.rank]
                          for r in board], identifiers=2)
+    if result.comparisons:
+        print_wrapped(MULTIPLICITY_NOTE)
     for row in result.skipped:
         print_wrapped(f"skipped {METRIC_NAMES.get(row.metric, row.metric)} on {row.dataset}/"
                       f"{row.interface}: {row.reason}")
@@ -182,11 +198,18 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
         rows = [r for r in result.comparisons if (r.benchmark, r.split, r.model_a, r.model_b)
                 == (benchmark, split, a, b)]
         what = "CycleAcc" if benchmark is None else benchmark
-        print_table(f"{what} / {split}: A = {a}, B = {b}",
-                    ["family", "metric", "A − B", "95% CI", "p (Holm)", "survives", "ties A", "ties B"],
-                    [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.difference, _interval(r.ci), r.p_holm,
-                      "yes" if r.survives else "no", *_tie_rates(r)] for r in rows],
+        counts = sorted({r.n_clusters for r in rows})
+        span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+        unit = "/".join(dict.fromkeys(r.unit for r in rows))
+        print_table(f"{what} / {split}: A = {a}, B = {b} ({span} {unit} clusters)",
+                    ["family", "metric", "A − B", "CI (unadj.)", "p (Holm)", "survives", "ties A", "ties B"],
+                    [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.difference, _interval(r.ci),
+                      format_p(r.p_holm), "yes" if r.survives else "no", *_tie_rates(r)] for r in rows],
                     identifiers=1, droppable=["ties A", "ties B"])
+    if result.comparisons:
+        print_wrapped(CYCLE_UNIT_CAVEAT)
+        print_wrapped(MULTIPLICITY_NOTE.replace("one dataset, relation family and metric family",
+                                                "one benchmark, split and family"))
     if len(result.models) > 2:
         for benchmark, split in dict.fromkeys((r.benchmark, r.split) for r in result.leaderboard):
             board = [r for r in result.leaderboard if (r.benchmark, r.split) == (benchmark, split)]

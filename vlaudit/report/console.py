@@ -12,8 +12,10 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT
 from vlaudit.metrics.two_by_two import METRIC_LABELS, metric_names
 from vlaudit.results.cycles import BenchmarkEntry, CycleEvaluationResult
+from vlaudit.stats.formatting import format_interval
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -117,13 +119,13 @@ def print_cycle_table(result: CycleEvaluationResult, title: str = "CycleAcc") ->
     rows = []
     for family, cells in result.families.items():
         for split, cell in cells.items():
-            lo, hi = (None, None) if cell.ci is None else cell.ci
             rows.append([family, split, cell.n, cell.cycle_acc, cell.ties, cell.tie_rate,
-                         f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]"])
+                         format_interval(cell.ci, signed=False)])
     splits = ", ".join(result.splits)
     print_table(f"{title} (split: {splits})" if splits else title,
                 ["family", "split", "n", "CycleAcc", "ties", "tie rate", "95% CI"], rows, identifiers=2,
                 droppable=("ties",))
+    print_wrapped(CYCLE_UNIT_CAVEAT)
 
 
 def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val"

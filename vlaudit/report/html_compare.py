@@ -21,6 +21,8 @@ from vlaudit.results.compare import (
     VcaLeaderboardRow,
     VcaSkipped,
 )
+from vlaudit.stats.clusters import cluster_phrase
+from vlaudit.stats.formatting import format_p
 
 
 def _survives(value: bool | None) -> Safe:
@@ -71,12 +73,13 @@ def comparison(found: Sequence[tuple[Path, Mapping[str, object]]]) -> tuple[str,
         rows: list[Comparison] = [r for r in result.comparisons if cycles or r.family == "all"]
         noisy = any(isinstance(r, VcaBandComparison) for r in rows)
         body.append(table(
-            headings + ["Metric", "A", "B", "value A", "value B", "A − B [interval]"]
+            headings + ["Metric", "A", "B", "clusters", "value A", "value B", "A − B [unadjusted interval]"]
             + (["noise band"] if noisy else []) + ["test", "p (Holm)", "Holm"],
-            [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model_a, r.model_b, num(r.value_a),
-              num(r.value_b), num(r.difference, r.ci)] + ([_band(r)] if noisy else [])
-             + [r.test or "—", num(r.p_holm, digits=4), _survives(r.survives)] for r in rows],
-            numeric_from=len(headings) + 3))
+            [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model_a, r.model_b,
+              cluster_phrase(r.n_clusters, r.unit), num(r.value_a), num(r.value_b), num(r.difference, r.ci)]
+             + ([_band(r)] if noisy else [])
+             + [r.test or "—", format_p(r.p_holm), _survives(r.survives)] for r in rows],
+            numeric_from=len(headings) + 4))
         if len(result.models) > 2:
             board: list[LeaderboardRow] = [r for r in result.leaderboard if cycles or r.family == "all"]
             body.append(table(headings + ["Metric", "Model", "value [interval]", "rank"],
@@ -103,5 +106,6 @@ def comparison(found: Sequence[tuple[Path, Mapping[str, object]]]) -> tuple[str,
             body.append(note(f"skipped {row.metric} on {_skipped_place(row)}: {row.reason}", "warn"))
     return section("comparison", "Model comparison", body,
                    lead="Paired differences on the items the models share: one set of resampled clusters for "
-                        "every model and metric (VCA §19); exact McNemar or cluster permutation p-values, "
-                        "Holm-adjusted across each table.")
+                        "every model and metric (VCA §19), the clusters named per row; exact McNemar or "
+                        "cluster permutation p-values, Holm-adjusted within each family (one dataset, relation "
+                        "family and metric family); intervals unadjusted.")

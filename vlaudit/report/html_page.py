@@ -18,6 +18,7 @@ from typing import Any, TypeGuard
 from PIL import Image
 
 from vlaudit.figures import pyplot
+from vlaudit.stats.formatting import degenerate
 
 
 class Safe(str):
@@ -54,6 +55,8 @@ def num(value: Any, ci: Any = None, *, pct: bool = False, digits: int | None = N
     bounds = interval(ci)
     if bounds is None:
         return Safe(f'<span class="v">{text}</span>')
+    if degenerate(bounds):  # a zero-width bootstrap interval is an artefact, not certainty
+        return Safe(f'<span class="v">{text}</span><span class="ci">[—]</span>')
     lo, hi = (f"{scale * b:.{digits}f}" for b in bounds)
     return Safe(f'<span class="v">{text}</span><span class="ci">[{lo}, {hi}]</span>')
 

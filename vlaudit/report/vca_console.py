@@ -15,18 +15,23 @@ from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.report.noise_lines import noise_lines
 from vlaudit.results.base import JsonObject
 from vlaudit.results.vca_audit import RunAudit
+from vlaudit.stats.clusters import cluster_phrase
+from vlaudit.stats.formatting import degenerate
 
 if TYPE_CHECKING:
     from vlaudit.analysis.vca.report import VcaReport
 
 
 def _pct_cell(value: float | None, ci: Sequence[float] | None = None) -> str:
-    """``12.3`` over a dim ``10.1–14.6`` CI line (percent); an em dash for a missing value."""
+    """``12.3`` over a dim ``10.1–14.6`` CI line (percent); an em dash for a missing value, and for an
+    interval that is missing or zero-width (an artefact of the bootstrap, :func:`degenerate`)."""
     if value is None or value != value:
         return "—"
     text = f"{100 * value:.1f}"
-    if ci is not None and ci[0] is not None and ci[0] == ci[0]:
+    if ci is not None and ci[0] is not None and not degenerate(ci):
         text += f"\n[dim]{100 * ci[0]:.1f}–{100 * ci[1]:.1f}[/dim]"
+    elif ci is not None:
+        text += "\n[dim]—[/dim]"
     return text
 
 
@@ -49,12 +54,14 @@ def print_headline(
     console = console or Console()
     level = runs[0].bootstrap.level if runs else 0.95
     console.print(f"[bold]{title}[/bold]")
-    console.print(f"[dim]percent of items; second line: {100 * level:g}% paired bootstrap percentile CI[/dim]")
+    console.print(f"[dim]percent of items; second line: {100 * level:g}% paired bootstrap percentile CI over "
+                  f"the clusters each table names (— where it is zero-width)[/dim]")
     has_perm = any(run.perm is not None for run in runs)
     metrics = ("Acc", "Dep", "D-CC", "C-U") + (("Δ D-CC perm",) if has_perm else ())
     for number, ((model, dataset), members) in enumerate(run_groups(runs)):
         # fixed widths so the per-(model, dataset) tables line up as one; the header is shown once
-        table = Table(title=f"{model} · {dataset}", title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+        units = "; ".join(dict.fromkeys(cluster_phrase(r.bootstrap.n_clusters, r.bootstrap.unit) for r in members))
+        table = Table(title=f"{model} · {dataset} · {units}", title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
                       show_edge=False, pad_edge=False, collapse_padding=True, show_header=number == 0)
         table.add_column("interface", justify="left", no_wrap=True, min_width=9)
         table.add_column("n", justify="right", min_width=5, no_wrap=True)
@@ -73,8 +80,9 @@ def print_axes(report: VcaReport, *, console: Console | None = None) -> None:
     count of every quantity whenever a run has an exclusion or an optional context (each quantity on the items
     that have its contexts); VCA Table 11 for runs with erasure geometry; the Table 28 sensitivity columns for runs with a mismatch context."""
     console = console or Console()
-    for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+    small = [run.bootstrap.small_sample for run in report.runs if run.bootstrap.small_sample]
+    for warning in [*report.warnings, *small]:
+        print_wrapped(f"warning: {warning}")
 
     for run in report.runs:
         if len(run.coverage) > 1 or run.n_excluded:

@@ -68,6 +68,11 @@ _RELATION_FACTS = (
     ("subject", "string", False, "subject object name"),
     ("object", "string", False, "object name"),
 )
+#: the resampling unit an item belongs to (vlaudit.stats.clusters), the same columns in ITEMS and the margins
+_CLUSTER = (
+    ("cluster", "string", False, "resampling unit: items sharing it are resampled together (stem, image, ...)"),
+    ("cluster_unit", "string", False, "what a cluster is: stem, edit, image, cycle (none: the item)"),
+)
 GEOMETRY_COLUMNS = ("union_pct", "rele_erased_pct", "irre_erased_pct", "irre_erased_in_union_pct")
 
 MARGINS = TableSchema(
@@ -104,6 +109,7 @@ MARGINS = TableSchema(
         ("circular_id", "string", False, "CircularEval: the item whose option rotations these rows are"),
         ("rotation", "int64", False, "CircularEval: how far the options were rotated (0 = as published)"),
         ("l2_category", "string", False, "the benchmark's second-level category (MMStar's l2 axis, MMBench's L2)"),
+        *_CLUSTER,
     ),
     input_only=_cols(
         ("logp_yes", "float64", False, "log-probability of yes (a margin is logp_yes − logp_no)"),
@@ -154,6 +160,7 @@ ITEMS = TableSchema(
         ("options", "any", False, "multiple choice: option texts, lettered A, B, ...; label is the letter"),
         ("hint", "string", False, "multiple choice: the benchmark's hint, shown before the question"),
         ("category", "string", False, "the benchmark's own category (POPE, MMStar, MMBench, ...)"),
+        *_CLUSTER,
     ),
 )
 

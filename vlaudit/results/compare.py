@@ -2,7 +2,10 @@
 
 Every row is a record: a comparison of two models on one metric and cell, a leaderboard row, a skipped cell
 with its reason. A value, difference or interval that cannot be computed (no items, a degenerate bootstrap) is
-None, and a p-value is None where no test applies; nothing is NaN. Where a key is present on some rows only,
+None, and a p-value is None where no test applies; nothing is NaN. Every comparison row names its resampling
+``unit`` (stem, image, relation group, item, cycle, ...) and ``n_clusters``, and its ``holm_family``: the
+rows one Holm adjustment runs over (:mod:`vlaudit.stats.multiplicity`); ``ci`` is the unadjusted interval.
+Where a key is present on some rows only,
 the rows are two record types (a binary-metric VCA comparison carries its ``noise_band``; a CycleAcc
 comparison its tie rates), so every record writes exactly the keys its JSON row holds.
 """
@@ -80,12 +83,15 @@ class _VcaDifference:
     model_a: str
     model_b: str
     n: int
+    unit: str
+    n_clusters: int
     value_a: float | None
     value_b: float | None
     difference: float | None
     ci: Interval | None
     test: VcaTest | None
     p: float | None
+    holm_family: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +149,8 @@ class VcaCompareSettings:
     level: float
     n_permutations: int
     alpha: float
+    #: the ``--cluster`` column (None: the unit the items declare)
+    cluster: str | None = None
     adjustment: Literal["holm"] = "holm"
 
 
@@ -185,12 +193,15 @@ class _CycleDifference:
     model_a: str
     model_b: str
     n: int
+    unit: str
+    n_clusters: int
     value_a: float | None
     value_b: float | None
     difference: float | None
     ci: Interval | None
     test: CycleTest
     p: float | None
+    holm_family: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -253,6 +264,8 @@ class CycleCompareSettings:
     n_permutations: int
     alpha: float
     threshold: float
+    #: the ``--cluster`` unit (None: the cycle)
+    cluster: str | None = None
     adjustment: Literal["holm"] = "holm"
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 from vlaudit.results.base import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
 
@@ -176,12 +175,18 @@ class Coverage:
 
 @dataclass(frozen=True)
 class BootstrapPlan:
-    """The one count matrix every interval of the run shares (VCA §19)."""
+    """The one count matrix every interval of the run shares (VCA §19): ``cluster`` the column its clusters
+    came from (``cluster``, ``group_id``, ``item_id`` or the ``--cluster`` column), ``unit`` what a cluster
+    is (stem, image, relation group, item, ...), ``n_clusters`` how many there are; ``small_sample`` the
+    warning printed when they are fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` (None otherwise)."""
 
     n_resamples: int
     seed: int
     level: float
-    cluster: Literal["group_id", "item_id"]
+    cluster: str
+    unit: str
+    n_clusters: int
+    small_sample: str | None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -76,7 +76,8 @@ def _item_fields(record: Record, model: str) -> dict[str, Any]:
             **{name: (record.geometry or {}).get(name) for name in GEOMETRY_COLUMNS},
             "category": item.category, "image_pair": _text_or_none(item.extra.get("image_pair")),
             "circular_id": _text_or_none(item.extra.get("circular_id", item.extra.get("source_index"))),
-            "rotation": item.extra.get("rotation"), "l2_category": _text_or_none(item.extra.get("l2_category"))}
+            "rotation": item.extra.get("rotation"), "l2_category": _text_or_none(item.extra.get("l2_category")),
+            "cluster": item.cluster, "cluster_unit": item.cluster_unit}
 
 
 def _text_or_none(value: Any) -> str | None:

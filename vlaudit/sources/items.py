@@ -21,11 +21,14 @@ options       no         multiple-choice items: the option texts in order, lette
                          is then the gold option's letter
 hint          no         multiple-choice items: the benchmark's hint/context text, shown before the question
 category      no         the benchmark's own category (POPE's random/popular/adversarial, MMStar's category)
+cluster       no         the resampling unit's id: items sharing it are resampled and permuted together
+                         (a factorial stem, an edit, an image; :mod:`vlaudit.stats.clusters`)
+cluster_unit  no         what a cluster is (``stem``, ``edit``, ``image``); without a cluster, the item
 ============  =========  ===================================================================================
 
 A yes/no item has no ``options``; a multiple-choice item has two or more, and its label (when known) must be
-one of their letters. ``options``, ``hint`` and ``category`` are written only when set, so a yes/no ITEMS
-file has the columns above ``options`` and nothing more.
+one of their letters. ``options``, ``hint``, ``category`` and the cluster are written only when set, so a
+yes/no ITEMS file without clusters has the columns above ``options`` and nothing more.
 
 Any other column is carried along in :attr:`BenchmarkItem.extra`.
 """
@@ -34,8 +37,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +89,8 @@ class BenchmarkItem:
     options: tuple[str, ...] | None = None
     hint: str | None = None
     category: str | None = None
+    cluster: str | None = None
+    cluster_unit: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -106,7 +111,7 @@ class BenchmarkItem:
 
 
 #: the ITEMS columns written only when set (multiple-choice and category fields)
-_OPTIONAL_WRITTEN = ("options", "hint", "category")
+_OPTIONAL_WRITTEN = ("options", "hint", "category", "cluster", "cluster_unit")
 
 
 def option_letters(k: int) -> tuple[str, ...]:
@@ -204,8 +209,27 @@ def item_from_row(row: Mapping[str, Any], *, path: str | Path | None = None, rec
         options=options,
         hint=None if row.get("hint") in (None, "") else str(row["hint"]),
         category=None if row.get("category") in (None, "") else str(row["category"]),
+        cluster=None if row.get("cluster") in (None, "") else str(row["cluster"]),
+        cluster_unit=None if row.get("cluster_unit") in (None, "") else str(row["cluster_unit"]),
         extra={k: v for k, v in row.items() if k not in ITEM_COLUMNS},
     )
+
+
+def with_clusters(items: Iterable[BenchmarkItem], unit: str, key: Callable[[BenchmarkItem], object]
+                  ) -> list[BenchmarkItem]:
+    """The items with their resampling unit declared: ``cluster`` = ``key(item)`` (an item whose key is None
+    stays its own cluster), ``cluster_unit`` = ``unit``."""
+    out = []
+    for item in items:
+        value = key(item)
+        out.append(item if value is None else replace(item, cluster=str(value), cluster_unit=unit))
+    return out
+
+
+def image_clusters(items: Iterable[BenchmarkItem]) -> list[BenchmarkItem]:
+    """Items clustered by their image file (the unit of benchmarks that ask several questions of one image:
+    VSR, What's Up, POPE, MME); a text-only item stays its own cluster."""
+    return with_clusters(items, "image", lambda item: item.image)
 
 
 def read_items(path: str | Path) -> list[BenchmarkItem]:

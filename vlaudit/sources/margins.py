@@ -34,7 +34,9 @@ mean-margin ensemble of VCA §18 can average them per context.
 
 Any other column is carried along (values from the ``original`` row) in :attr:`MarginRun.extra` — among
 them the erasure geometry ``union_pct``, ``rele_erased_pct``, ``irre_erased_pct``,
-``irre_erased_in_union_pct`` (% of the image area, VCA Table 11) that ``vca score`` writes with ``rele``/``irre``.
+``irre_erased_in_union_pct`` (% of the image area, VCA Table 11) that ``vca score`` writes with ``rele``/``irre``,
+and the resampling unit ``cluster`` / ``cluster_unit`` copied from the ITEMS file (a factorial stem, an edit, an
+image; :mod:`vlaudit.analysis.vca.units` reads them, ``--cluster COLUMN`` may name any carried column).
 When ``margin`` and the ``nll_*`` pair are both given they must agree (tolerance 1e-4 of the NLL scale).
 
 Validation errors name the file, the 1-based row and the field: a duplicate key, an item without an

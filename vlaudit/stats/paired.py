@@ -10,7 +10,8 @@
 * :func:`cluster_permutation_pvalues`: the paired cluster permutation test: within each cluster the two
   models' labels are swapped with probability ½, i.e. the cluster's difference changes sign; two-sided
   p = (1 + #{|Σ s_k d_k| ≥ |Σ d_k|}) / (n + 1).
-* :func:`holm`: Holm's step-down adjustment across every comparison of a table.
+* :func:`holm`: Holm's step-down adjustment of one family of p-values (the families:
+  :mod:`vlaudit.stats.multiplicity`).
 * :func:`rank_with_ties`: rank 1 is the highest value; a model's rank is 1 + the number of models whose
   interval lies wholly above its own, so models with overlapping intervals share a rank.
 
@@ -235,12 +236,6 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
         running = max(running, min(1.0, (m - rank) * float(p)))
         out[i] = running
     return out
-
-
-def holm_marks(pvalues: Sequence[float | None], alpha: float) -> list[tuple[float | None, bool | None]]:
-    """Holm-adjust the p-values of one table together (:func:`holm`): per p-value its adjusted p and whether it
-    survives (p_holm ≤ ``alpha``); (None, None) where a row has no p-value."""
-    return [(p_holm, None if p_holm is None else bool(p_holm <= alpha)) for p_holm in holm(pvalues)]
 
 
 def rank_with_ties(intervals: np.ndarray) -> list[int]:

@@ -14,7 +14,10 @@ it has several), for every pair of models:
   blocks for the fractional ones.
 
 A family with fewer than ``min_cycles`` cycles in a split is not compared (listed in ``skipped``, §D.5).
-Holm's adjustment runs across every comparison; ``survives`` says whether the adjusted p is at most α.
+The resampling unit is the cycle (cycles that share an image are treated as independent: a caveat every
+output states), or ``cluster="image"``: cycles joined whenever they share an image
+(:func:`vlaudit.metrics.cycles.cycle_unit`). Holm's adjustment runs within each (benchmark or CycleAcc, split, family) cell
+(:mod:`vlaudit.stats.multiplicity`); ``survives`` says whether the adjusted p is at most α.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from vlaudit.errors import InputError
-from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, split_of
+from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, cycle_unit, split_of
 from vlaudit.metrics.two_by_two import (
     ALL_TAGS,
     benchmark_groups,
@@ -55,16 +58,18 @@ from vlaudit.settings import (
     MIN_CYCLES,
     NATURALBENCH_YES_THRESHOLD,
 )
+from vlaudit.stats.clusters import ResamplingUnit
+from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
     fractional_sign_test,
-    holm_marks,
     paired_bootstrap,
     rank_with_ties,
 )
 
 WHOLE_METRICS = ("text", "image", "group", "g_acc")  # 0/1 per block: exact McNemar
+
 
 
 @dataclass(frozen=True)
@@ -79,12 +84,14 @@ class CycleCompareSettings:
     n_permutations: int = COMPARE_PERMUTATIONS
     alpha: float = COMPARE_FAMILYWISE_ALPHA
     threshold: float = NATURALBENCH_YES_THRESHOLD
+    #: ``--cluster``: the cycles' resampling unit (None: the cycle; ``image``: cycles sharing an image joined)
+    cluster: str | None = None
 
     def record(self) -> CycleCompareSettingsRecord:
         """The settings as ``compare_cycles.json`` writes them."""
         return CycleCompareSettingsRecord(tol=self.tol, min_cycles=self.min_cycles, n_resamples=self.n_resamples,
                                           seed=self.seed, level=self.level, n_permutations=self.n_permutations,
-                                          alpha=self.alpha, threshold=self.threshold)
+                                          alpha=self.alpha, threshold=self.threshold, cluster=self.cluster)
 
 
 def _num(value: float) -> float | None:
@@ -104,11 +111,18 @@ class _Cell:
     family: str
 
 
-def _block(names: Sequence[str], values: np.ndarray, ids: np.ndarray, metrics: Sequence[str],
+def _holm_family(where: _Cell) -> str:
+    """One Holm family per (benchmark or CycleAcc, split, family) cell (:mod:`vlaudit.stats.multiplicity`)."""
+    return f"{where.benchmark or 'CycleAcc'}/{where.split}/{where.family}"
+
+
+def _block(names: Sequence[str], values: np.ndarray, unit: ResamplingUnit, metrics: Sequence[str],
            settings: CycleCompareSettings, where: _Cell, ties: np.ndarray | None
            ) -> tuple[list[CycleComparison | BenchmarkComparison], list[CycleLeaderboardRow]]:
-    """Rows of one cell: ``values`` is ``(m, n, q)`` per-cycle outcomes; ``ties`` ``(m, n)`` (CycleAcc) or None
-    (a 2×2 benchmark's metrics). ``p_holm`` and ``survives`` are None: Holm runs across the whole table."""
+    """Rows of one cell: ``values`` is ``(m, n, q)`` per-cycle outcomes, ``unit`` the cell's clusters (the
+    cycles by default); ``ties`` ``(m, n)`` (CycleAcc) or None (a 2×2 benchmark's metrics). ``p_holm`` and
+    ``survives`` are None: Holm runs over the families of the whole table."""
+    ids, n_clusters = unit.labels, unit.n_clusters
     boot = paired_bootstrap(values, np.ones_like(values), ids, n_resamples=settings.n_resamples,
                             seed=settings.seed, level=settings.level)
     n = int(values.shape[1])
@@ -137,14 +151,17 @@ def _block(names: Sequence[str], values: np.ndarray, ids: np.ndarray, metrics: S
                 if where.benchmark is None and ties is not None:
                     rows.append(CycleComparison(
                         split=where.split, family=where.family, metric=metric, model_a=names[a], model_b=names[b],
-                        n=n, value_a=value_a, value_b=value_b, difference=difference, ci=ci, test=test, p=p,
+                        n=n, unit=unit.unit, n_clusters=n_clusters, value_a=value_a, value_b=value_b,
+                        difference=difference, ci=ci, test=test, p=p, holm_family=_holm_family(where),
                         tie_rate_a=float(ties[a].mean()), tie_rate_b=float(ties[b].mean()), p_holm=None,
                         survives=None))
                 else:
                     rows.append(BenchmarkComparison(
                         benchmark=str(where.benchmark), split=where.split, family=where.family, metric=metric,
-                        model_a=names[a], model_b=names[b], n=n, value_a=value_a, value_b=value_b,
-                        difference=difference, ci=ci, test=test, p=p, p_holm=None, survives=None))
+                        model_a=names[a], model_b=names[b], n=n, unit=unit.unit, n_clusters=n_clusters,
+                        value_a=value_a,
+                        value_b=value_b, difference=difference, ci=ci, test=test, p=p,
+                        holm_family=_holm_family(where), p_holm=None, survives=None))
     return rows, board
 
 
@@ -162,7 +179,7 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
     deltas = cycle_contrast(matrices[..., 0], matrices[..., 1], matrices[..., 2], matrices[..., 3])
     credits = cycle_credit(deltas, settings.tol)
     ties = np.abs(deltas) <= settings.tol
-    ids = np.array([c.cycle_id for c in cycles], dtype=object)
+    unit = cycle_unit(cycles, settings.cluster)
     splits = np.array([split_of(c) for c in cycles], dtype=object)
     families = np.array([c.family for c in cycles], dtype=object)
     comparisons: list[CycleComparison | BenchmarkComparison] = []
@@ -178,7 +195,7 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                 skipped.append(CycleSkipped(split=split, family=tag, metric="cycle_acc",
                                             reason=f"{int(mask.sum())} cycles, fewer than {settings.min_cycles}"))
                 continue
-            rows, board = _block(names, credits[:, mask, None], ids[mask], ["cycle_acc"], settings,
+            rows, board = _block(names, credits[:, mask, None], unit.subset(mask), ["cycle_acc"], settings,
                                  _Cell(None, split, tag), ties[:, mask])
             comparisons.extend(rows)
             leaderboard.extend(board)
@@ -195,11 +212,12 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
             if len(tags) > 1:
                 tags = {ALL_TAGS: in_split, **tags}
             for tag, mask in tags.items():
-                rows, board = _block(names, values[:, mask], ids[chosen][mask], metrics, settings,
+                rows, board = _block(names, values[:, mask], unit.subset(chosen).subset(mask), metrics, settings,
                                      _Cell(benchmark, split, tag), None)
                 comparisons.extend(rows)
                 leaderboard.extend(board)
-    marks = holm_marks([row.p for row in comparisons], settings.alpha)
+    marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
+                           settings.alpha)
     return CompareCyclesResult(
         models=[CycleModel(model=name, source=(sources or {}).get(name), tie_rate=float(ties[a].mean()))
                 for a, name in enumerate(names)],

@@ -8,11 +8,15 @@ Dep+M and Strict+M (VCA §12), and on relation groups Rel_o, PairCredit, PairD, 
 G_int (each group's value carried by its true statement's record, so the group is one cluster).
 
 For every pair of models and every metric both can compute: value A, value B, A − B, a paired clustered
-bootstrap interval (one count matrix — clusters = group id, else item — shared by every model and metric,
-:func:`vlaudit.stats.paired.paired_bootstrap`), and a p-value: the exact McNemar test on the discordant items
-for the binary events correct, Dep and D-CC when items are independent (no relation groups), else the paired
-cluster permutation test. Holm's adjustment runs across every comparison of the table; ``survives`` says
-whether the adjusted p-value is at most the family-wise α. When a run folder holds ``stability.json``, each
+bootstrap interval (one count matrix shared by every model and metric,
+:func:`vlaudit.stats.paired.paired_bootstrap`; clusters = the resampling unit the items declare — a stem, an
+edit, an image — else the relation group, else the item, or ``--cluster COLUMN``:
+:mod:`vlaudit.analysis.vca.units`), and a p-value: the exact McNemar test on the discordant items for the
+binary events correct, Dep, D-CC, C-U and Strict when items are independent (every cluster one item), else
+the paired cluster permutation test (sign flips of whole clusters). Every row names its unit and cluster
+count; fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` clusters add a warning. Holm's adjustment runs
+within each family (:mod:`vlaudit.stats.multiplicity`: one (dataset, interface, relation family) cell and
+metric family); ``survives`` says whether the adjusted p-value is at most the family-wise α. When a run folder holds ``stability.json``, each
 model's compared decisions inside its noise floor are counted and Acc, Dep and D-CC differences get a noise
 band (:mod:`vlaudit.analysis.compare.noise`). The leaderboard ranks models per metric with ties
 where intervals overlap (rank 1 = highest value).
@@ -33,7 +37,8 @@ from vlaudit.analysis.compare.noise import (
     model_noise,
     noise_entry,
 )
-from vlaudit.analysis.vca.report import RunEvents, cluster_labels, item_matrix, run_events
+from vlaudit.analysis.vca.report import RunEvents, item_matrix, run_events
+from vlaudit.analysis.vca.units import shared_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import support
 from vlaudit.relations import relation_family
@@ -59,10 +64,11 @@ from vlaudit.settings import (
 )
 from vlaudit.sources.compared_runs import ModelRuns
 from vlaudit.sources.margins import MarginRun
+from vlaudit.stats.clusters import ResamplingUnit, small_sample_warning
+from vlaudit.stats.multiplicity import holm_by_family, metric_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
-    holm_marks,
     paired_bootstrap,
     rank_with_ties,
 )
@@ -70,7 +76,7 @@ from vlaudit.stats.paired import (
 ITEM_METRICS = ("acc", "dep", "dcc", "cu", "strict")
 GROUP_METRICS = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
 MISMATCH_METRICS = ("dep_perm", "dcc_perm", "dep_m", "strict_m")  # the permutation axis (VCA §12)
-MCNEMAR_METRICS = ("acc", "dep", "dcc")  # binary per-item events
+MCNEMAR_METRICS = ("acc", "dep", "dcc", "cu", "strict")  # binary per-item events
 ALL_FAMILIES = "all"
 NEEDS = {"acc": "labels", "dcc": "labels", "cu": "labels", **{m: "relation groups" for m in GROUP_METRICS},
          **{m: "a mismatch margin on every shared item" for m in MISMATCH_METRICS},
@@ -87,11 +93,14 @@ class CompareSettings:
     level: float = CONFIDENCE_LEVEL
     n_permutations: int = COMPARE_PERMUTATIONS
     alpha: float = COMPARE_FAMILYWISE_ALPHA
+    #: ``--cluster COLUMN`` (None: the unit the items declare, :mod:`vlaudit.analysis.vca.units`)
+    cluster: str | None = None
 
     def record(self) -> VcaCompareSettings:
         """The settings as ``compare.json`` writes them."""
         return VcaCompareSettings(controls=list(self.controls), n_resamples=self.n_resamples, seed=self.seed,
-                                  level=self.level, n_permutations=self.n_permutations, alpha=self.alpha)
+                                  level=self.level, n_permutations=self.n_permutations, alpha=self.alpha,
+                                  cluster=self.cluster)
 
 
 def model_labels(inputs: Sequence[ModelRuns]) -> list[str]:
@@ -129,17 +138,18 @@ def _families(run: MarginRun) -> np.ndarray:
 
 def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: Sequence[str],
                   settings: CompareSettings, *, dataset: str, interface: str, family: str, mask: np.ndarray,
-                  noises: Sequence[ModelNoise] | None = None
+                  noises: Sequence[ModelNoise] | None = None, unit: ResamplingUnit | None = None
                   ) -> tuple[list[VcaBandComparison | VcaComparison], list[VcaLeaderboardRow]]:
     """Comparison and leaderboard rows of one (dataset, interface, family) over the records in ``mask``
-    (``p_holm`` and ``survives`` None: the Holm adjustment runs across the whole table)."""
+    (``p_holm`` and ``survives`` None: the Holm adjustment runs over the whole table's families).
+
+    ``unit``: the resampling unit of the runs' records (default :func:`shared_unit` of the runs); the exact
+    McNemar test applies to a binary metric only when every cluster in ``mask`` is one item."""
     cols = [_record_columns(ev, metrics) for ev in events]
     num = np.stack([c[0][mask] for c in cols])
     den = np.stack([c[1][mask] for c in cols])
-    run = events[0].run
-    clusters = cluster_labels(run)
-    clusters = (run.item_ids.astype(str) if clusters is None else clusters)[mask]
-    grouped = run.has_groups
+    unit = (unit or shared_unit([ev.run for ev in events], settings.cluster)).subset(mask)
+    clusters, n_clusters = unit.labels, unit.n_clusters
     boot = paired_bootstrap(num, den, clusters, n_resamples=settings.n_resamples, seed=settings.seed,
                             level=settings.level)
     board: list[VcaLeaderboardRow] = []
@@ -161,7 +171,7 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
             for j, metric in enumerate(metrics):
                 test: VcaTest | None
                 p: float | None
-                if metric in MCNEMAR_METRICS and not grouped:
+                if metric in MCNEMAR_METRICS and unit.independent:
                     test, p = "mcnemar", exact_mcnemar(num[a, :, j] > 0, num[b, :, j] > 0)
                 elif perm is not None:
                     test, p = "permutation", float(perm[j])
@@ -170,9 +180,11 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
                 row = VcaComparison(
                     dataset=dataset, interface=interface, family=family, metric=metric, model_a=labels[a],
                     model_b=labels[b], n=int(den[0, :, j].sum()) if metric in GROUP_METRICS else int(mask.sum()),
+                    unit=unit.unit, n_clusters=n_clusters,
                     value_a=_num(boot.values[a, j]), value_b=_num(boot.values[b, j]),
                     difference=_num(boot.difference[a, b, j]), ci=_pair(boot.difference_intervals[a, b, j]),
-                    test=test, p=p, p_holm=None, survives=None)
+                    test=test, p=p, holm_family=f"{dataset}/{interface}/{family}/{metric_family(metric)}",
+                    p_holm=None, survives=None)
                 rows.append(_with_band(row, None if bands is None else bands[metric])
                             if metric in BAND_METRICS else row)
     return rows, board
@@ -180,9 +192,11 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
 
 def _with_band(row: VcaComparison, band: Interval | None) -> VcaBandComparison:
     return VcaBandComparison(dataset=row.dataset, interface=row.interface, family=row.family, metric=row.metric,
-                             model_a=row.model_a, model_b=row.model_b, n=row.n, value_a=row.value_a,
-                             value_b=row.value_b, difference=row.difference, ci=row.ci, test=row.test, p=row.p,
-                             noise_band=band, p_holm=row.p_holm, survives=row.survives)
+                             model_a=row.model_a, model_b=row.model_b, n=row.n, unit=row.unit,
+                             n_clusters=row.n_clusters, value_a=row.value_a, value_b=row.value_b,
+                             difference=row.difference, ci=row.ci, test=row.test, p=row.p,
+                             holm_family=row.holm_family, noise_band=band, p_holm=row.p_holm,
+                             survives=row.survives)
 
 
 def _num(value: float) -> float | None:
@@ -234,13 +248,18 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         skipped.extend(VcaSkipped(dataset=dataset, interface=interface, metric=m, reason=why) for m, why in lacking)
         families = _families(subs[0])
         tags = [ALL_FAMILIES] + (sorted(set(families.tolist())) if len(set(families.tolist())) > 1 else [])
+        unit = shared_unit([ev.run for ev in events], settings.cluster)
+        small = small_sample_warning(unit.n_clusters, unit.unit, where)
+        if small:
+            warnings.append(small)
         for tag in tags:
             mask = np.ones(subs[0].n, dtype=bool) if tag == ALL_FAMILIES else families == tag
             rows, board = compare_block(names, events, metrics, settings, dataset=dataset, interface=interface,
-                                        family=tag, mask=mask, noises=noises)
+                                        family=tag, mask=mask, noises=noises, unit=unit)
             comparisons.extend(rows)
             leaderboard.extend(board)
-    marks = holm_marks([row.p for row in comparisons], settings.alpha)
+    marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
+                           settings.alpha)
     return CompareVcaResult(
         models=[VcaModel(model=label, source=mr.source, datasets=held)
                 for label, mr, held in zip(labels, inputs, datasets, strict=True)],

@@ -14,8 +14,10 @@ Each optional axis uses the headline items that have its context, with its own n
 ``irre`` (box-erasure diagnostics). ``coverage`` in each run lists every such n.
 
 Statistics (§19): one ``(n_resamples, n_clusters)`` count matrix per run, drawn once with the seed and reused
-by every quantity (so differences such as Δ_DCC^perm are paired); clusters are ``group_id`` when the run has
-relation groups (ungrouped items form their own clusters), else ``item_id``. A rate over an axis subset is
+by every quantity (so differences such as Δ_DCC^perm are paired); clusters are the resampling unit the items
+declare (a factorial stem, an edit, an image; :mod:`vlaudit.analysis.vca.units`), else ``group_id`` when the
+run has relation groups (ungrouped items form their own clusters), else ``item_id``; ``--cluster COLUMN``
+overrides it. Below :data:`~vlaudit.settings.MIN_CLUSTERS` clusters the run carries a small-sample warning. A rate over an axis subset is
 Σ numerator / Σ subset indicator over the drawn clusters.
 """
 
@@ -32,6 +34,7 @@ from vlaudit.analysis.vca import axes as vca_axes
 from vlaudit.analysis.vca import choice_run, report_rows
 from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, check_base_llms, is_text_only
 from vlaudit.analysis.vca.noise_report import noise_summary
+from vlaudit.analysis.vca.units import run_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
 from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
@@ -41,6 +44,7 @@ from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEV
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.sources.noise_floor import NoiseFloor
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.clusters import small_sample_warning
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
 
@@ -58,6 +62,8 @@ class ReportSettings:
     control_sets: tuple[tuple[str, ...], ...] = robustness.ALTERNATE_CONTROL_SETS
     #: MMStar's ML: (LVLM model, its base LLM's text-only model) pairs; LVLM ``*`` names one for every LVLM
     base_llms: tuple[tuple[str, str], ...] = ()
+    #: ``--cluster COLUMN``: the resampling unit's column (None: what the items declare, :mod:`.units`)
+    cluster: str | None = None
 
 
 @dataclass
@@ -216,17 +222,16 @@ def item_matrix(ev: RunEvents) -> tuple[list[str], np.ndarray, np.ndarray]:
     return names, num, den
 
 
-def cluster_labels(run: MarginRun) -> np.ndarray | None:
-    """group_id when the run has groups (an ungrouped item is its own cluster), else None (items)."""
-    if not run.has_groups or run.group_ids is None:
-        return None
-    return np.array([f"g:{g}" if g is not None else f"i:{i}" for g, i in zip(run.group_ids, run.item_ids,
-                                                                               strict=True)], dtype=object)
+def cluster_labels(run: MarginRun, column: str | None = None) -> np.ndarray:
+    """Each item's cluster (:func:`vlaudit.analysis.vca.units.run_unit`: the declared cluster, else the
+    relation group — an ungrouped item its own cluster — else the item)."""
+    return run_unit(run, column).labels
 
 
 def bootstrap_run(ev: RunEvents, settings: ReportSettings) -> dict[str, tuple[float, float]]:
     """Paired cluster-bootstrap percentile CIs for every rate of the run, from one shared count matrix."""
-    plan = ClusterBootstrap.draw(ev.run.n, clusters=cluster_labels(ev.run), n_resamples=settings.n_resamples,
+    plan = ClusterBootstrap.draw(ev.run.n, clusters=cluster_labels(ev.run, settings.cluster),
+                                 n_resamples=settings.n_resamples,
                                  seed=settings.seed)
     names, num, den = item_matrix(ev)
     # every numerator and denominator of the run as cluster-level columns, resampled by one matrix product
@@ -315,9 +320,12 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
     out["benchmark"] = benchmark_figures(ev)
     add_leakage(out["benchmark"], run, text_llms, dict(settings.base_llms))
     out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct, floor)
+    unit = run_unit(run, settings.cluster)
+    small = small_sample_warning(unit.n_clusters, unit.unit, run.name)
     out["warnings"] = list(ev.warnings)
     out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
-                        "cluster": "group_id" if run.has_groups else "item_id"}
+                        "cluster": unit.source, "unit": unit.unit, "n_clusters": unit.n_clusters,
+                        "small_sample": small}
     out.setdefault("perm", None)
     out.setdefault("relation", None)
     # the metric functions return plain rows; the record checks every leaf and holds None for NaN

@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from vlaudit.sources.benchmarks.release import BenchmarkRead, Row, release_rows, split_name, unique_ids
-from vlaudit.sources.items import BenchmarkItem
+from vlaudit.sources.items import BenchmarkItem, image_clusters, with_clusters
 from vlaudit.sources.rows import ImageFolder
 
 POPE_CATEGORIES = ("random", "popular", "adversarial")
@@ -58,7 +58,7 @@ def read_pope(source: str | Path, *, images: ImageFolder | None = None) -> Bench
             category=category,
             extra={"question_id": question_id, "image_source": row.text("image_source", required=False)}))
         records.append(row.record)
-    return BenchmarkRead("pope", unique_ids(items, records, name))
+    return BenchmarkRead("pope", unique_ids(image_clusters(items), records, name))
 
 
 def read_mme(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
@@ -81,7 +81,8 @@ def read_mme(source: str | Path, *, images: ImageFolder | None = None) -> Benchm
     odd = sorted(pair for pair, n in asked.items() if n != 2)
     notes = [f"{len(odd)} image(s) with other than two questions (MME's acc+ needs both): "
              f"{', '.join(odd[:3])}{' and more' if len(odd) > 3 else ''}"] if odd else []
-    return BenchmarkRead("mme", unique_ids(items, records, name), notes=notes)
+    clustered = with_clusters(items, "image", lambda item: item.extra["image_pair"])
+    return BenchmarkRead("mme", unique_ids(clustered, records, name), notes=notes)
 
 
 def read_hallusionbench(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
@@ -108,4 +109,4 @@ def read_hallusionbench(source: str | Path, *, images: ImageFolder | None = None
             dataset="hallusionbench", split=split, category=f"{category}/{subcategory}",
             extra={**ids, "visual_input": visual != "0", "sample_note": row.text("sample_note", required=False)}))
         records.append(row.record)
-    return BenchmarkRead("hallusionbench", unique_ids(items, records, name))
+    return BenchmarkRead("hallusionbench", unique_ids(image_clusters(items), records, name))

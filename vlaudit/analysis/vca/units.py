@@ -1,0 +1,82 @@
+"""The resampling unit of a margins run (VCA §19; :mod:`vlaudit.stats.clusters`).
+
+By default the unit is what the items declare: the margins' ``cluster`` column (copied by ``vca score`` from
+the ITEMS file: a factorial stem, an edit, an image) named by ``cluster_unit``; without one, the relation
+group where the run has groups, else the item. ``--cluster COLUMN`` overrides it with any margins column
+(``image`` is the source image file's sha256, ``item_id`` each item alone, ``group_id`` the relation group);
+an item with no value in the column is its own cluster. Relation groups are always kept whole, and when
+several runs are compared their clusters are merged until every run's clusters nest in them, so one
+resample draws the same records for every model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from vlaudit.errors import InputError
+from vlaudit.sources.margins import MarginRun
+from vlaudit.stats.clusters import GROUP_UNIT, ResamplingUnit, item_unit, labels_or_items, nest_groups
+
+#: ``--cluster`` names that are not margins columns
+CLUSTER_ALIASES = {"image": "source_sha256"}
+
+
+def _declared(run: MarginRun) -> ResamplingUnit | None:
+    values = run.extra.get("cluster")
+    if values is None or all(v is None or str(v) == "" for v in values):
+        return None
+    units = sorted({str(u) for u in run.extra.get("cluster_unit", np.array([], dtype=object)) if u is not None})
+    return ResamplingUnit(labels_or_items(values, run.item_ids, "c"), "/".join(units) or "cluster", "cluster")
+
+
+def run_unit(run: MarginRun, column: str | None = None) -> ResamplingUnit:
+    """The clusters of ``run``'s items (see the module docstring); relation groups kept whole."""
+    unit: ResamplingUnit | None
+    if column is None:
+        unit = _declared(run)
+        if unit is None and run.has_groups and run.group_ids is not None:
+            unit = ResamplingUnit(labels_or_items(run.group_ids, run.item_ids, "g"), GROUP_UNIT, "group_id")
+        unit = unit or item_unit(run.item_ids)
+    elif column == "item_id":
+        unit = item_unit(run.item_ids)
+    elif column == "group_id":
+        if not run.has_groups or run.group_ids is None:
+            raise InputError(f"--cluster group_id: {run.name} has no relation groups", path=run.source,
+                             field="cluster")
+        unit = ResamplingUnit(labels_or_items(run.group_ids, run.item_ids, "g"), GROUP_UNIT, "group_id")
+    else:
+        name = CLUSTER_ALIASES.get(column, column)
+        if name not in run.extra:
+            known = sorted({"item_id", "group_id", *CLUSTER_ALIASES, *run.extra})
+            raise InputError(f"--cluster {column}: {run.name} has no such column; it has {', '.join(known)}",
+                             path=run.source, field="cluster")
+        unit = ResamplingUnit(labels_or_items(run.extra[name], run.item_ids, "c"), column, name)
+    return _keep_groups_whole(unit, run)
+
+
+def _keep_groups_whole(unit: ResamplingUnit, run: MarginRun) -> ResamplingUnit:
+    if not run.has_groups or unit.source == "group_id":
+        return unit
+    merged = nest_groups(unit.labels, run.group_ids)
+    return ResamplingUnit(merged, unit.unit if unit.source != "item_id" else GROUP_UNIT, unit.source)
+
+
+def shared_unit(runs: Sequence[MarginRun], column: str | None = None) -> ResamplingUnit:
+    """One unit for runs over the same items (aligned by item id): each run's clusters, merged until every
+    run's clusters lie inside one shared cluster (the unit named by the first run).
+
+    Each cluster is labelled by its smallest item id: the labels do not depend on the records' order or on
+    how the input named the clusters, and with clusters of one item each the labels are the item ids, so
+    the clustered comparison is bit for bit the item-level one."""
+    units = [run_unit(run, column) for run in runs]
+    labels = units[0].labels
+    for other in units[1:]:
+        labels = nest_groups(labels, other.labels)
+    smallest: dict[str, str] = {}
+    for label, item in zip(labels.tolist(), runs[0].item_ids.astype(str).tolist(), strict=True):
+        smallest[label] = min(smallest.get(label, item), item)
+    names = list(dict.fromkeys(u.unit for u in units))
+    return ResamplingUnit(np.array([smallest[label] for label in labels.tolist()], dtype=object), "/".join(names),
+                          units[0].source)
