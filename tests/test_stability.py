@@ -170,13 +170,24 @@ def test_the_floor_is_the_largest_per_perturbation_p99() -> None:
     assert noise_floor({"a": exact}) == 0.0 and noise_floor({}) == 0.0
 
 
-def test_a_model_with_no_perturbation_is_told_there_is_no_noise_to_measure(tmp_path: Path, cli,
-                                                                         one_error_line) -> None:
-    """A constructed mechanism (the planted multiple-choice models) scores each unit alone in one precision."""
+def test_a_planted_model_measures_batch_1_and_its_known_floor_zero(tmp_path: Path, cli) -> None:
+    """Issue 40 item 8: the docs say the planted ``ref:`` models support ``batch-1``; a constructed mechanism
+    scores each request alone, so at the run's own batch size (1) τ = 0 is the known answer (was a refusal)."""
     bench = tmp_path / "mcq"
     assert cli("data", "mcq-scenes", "--out", bench, "--scenes", "4")[0] == 0
     vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:scene-mcq-grounded", benchmark=bench / "items.jsonl",
                                                images=bench / "images", out=tmp_path / "run", interfaces=["letter"]))
-    line = one_error_line(*cli("vca", "stability", tmp_path / "run"))
-    assert "ref:scene-mcq-grounded supports no perturbation" in line and "no numerical noise" in line
-    assert not (tmp_path / "run" / "stability.json").exists()
+    code, out, err = cli("vca", "stability", tmp_path / "run")
+    assert code == 0, err
+    result = json.loads((tmp_path / "run" / "stability.json").read_text())
+    assert [p["perturbation"] for p in result["perturbations"]] == ["batch-1"]
+    assert result["noise_floor"] == 0.0 and "tau = 0" in out
+
+
+def test_a_backend_without_a_perturbation_is_told_there_is_no_noise_to_measure(tmp_path: Path) -> None:
+    """A batching backend loaded at batch size 1 has nothing to change: ``batch-1`` would re-run the run."""
+    run = _score(_items(tmp_path / "bench", 6), tmp_path / "run")
+    with pytest.raises(vlaudit.InputError, match="supports no perturbation") as error:
+        vlaudit.measure_stability(run, batch_size=1)
+    assert "no numerical noise" in str(error.value) and "\n" not in str(error.value)
+    assert not (run / "stability.json").exists()

@@ -32,14 +32,23 @@ METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict"
                 "strict_m": "Strict+M", "q_acc": "Q-Acc", "i_acc": "I-Acc", "g_acc": "G-Acc"}
 
 
+#: the interval fields of a comparison or leaderboard row, written to CSV as NAME_lo / NAME_hi
+INTERVAL_FIELDS = ("ci", "noise_band")
+
+
 def _flat(rows: Sequence[Comparison | LeaderboardRow]) -> list[dict[str, JsonValue]]:
-    """CSV rows: the record's fields, its interval as ``ci_lo`` / ``ci_hi`` after the others."""
+    """CSV rows: the record's fields, each interval (``ci``, and ``noise_band`` where a row has one) as
+    ``NAME_lo`` / ``NAME_hi`` after the others (a CSV cell holds no list). Every row gets the columns any row
+    has, empty where it has no value, so that a table mixing rows with and without a band is one table."""
     out = []
+    present = [name for name in INTERVAL_FIELDS if any(hasattr(row, name) for row in rows)]
     for row in rows:
         written = to_json(row)
         assert isinstance(written, dict)
-        flat = {k: v for k, v in written.items() if k != "ci"}
-        flat["ci_lo"], flat["ci_hi"] = (None, None) if row.ci is None else row.ci
+        flat = {k: v for k, v in written.items() if k not in INTERVAL_FIELDS}
+        for name in present:
+            value = getattr(row, name, None)
+            flat[f"{name}_lo"], flat[f"{name}_hi"] = (None, None) if value is None else value
         out.append(flat)
     return out
 
