@@ -17,7 +17,8 @@ from vlaudit.results.base import Interval, VersionedResult
 #: the test behind a VCA comparison's p-value (None: the models' denominators differ, no paired test applies)
 VcaTest = Literal["mcnemar", "permutation"]
 #: the test behind a cycle comparison's p-value
-CycleTest = Literal["sign", "mcnemar", "permutation"]
+#: "sign": the ½-credit sign test of files written before the exact sign-flip test replaced it (still read)
+CycleTest = Literal["sign-flip", "sign", "mcnemar", "permutation"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,7 +197,8 @@ class _CycleDifference:
 @dataclass(frozen=True, kw_only=True)
 class CycleComparison(_CycleDifference):
     """ΔCycleAcc = CycleAcc_A − CycleAcc_B on one (split, family): both values, the difference with its paired
-    bootstrap interval over cycles, the sign test, both tie rates, Holm-adjusted p and whether it survives."""
+    bootstrap interval over cycles, the exact sign-flip test, both tie rates, Holm-adjusted p and whether it
+    survives."""
 
     benchmark: None = None
     tie_rate_a: float
@@ -259,8 +261,8 @@ class CycleCompareSettings:
 @dataclass(frozen=True, kw_only=True)
 class CompareCyclesResult(VersionedResult):
     """Models' cycle scores compared on the same cycles: per split (never pooled) and family, ΔCycleAcc with
-    its paired bootstrap interval over cycles, the sign test on per-cycle credit differences and both tie
-    rates; on 2×2 benchmarks the Winoground / NaturalBench metric differences; Holm-adjusted p-values."""
+    its paired bootstrap interval over cycles, the exact sign-flip test on per-cycle credit differences and both
+    tie rates; on 2×2 benchmarks the Winoground / NaturalBench metric differences; Holm-adjusted p-values."""
 
     file_name = "compare_cycles.json"
     written_by = "compare cycles; vlaudit.compare_cycles"

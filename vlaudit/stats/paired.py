@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import betainc
 from scipy.stats import binom
 
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, COMPARE_PERMUTATIONS, CONFIDENCE_LEVEL
@@ -179,23 +178,6 @@ def mcnemar_from_counts(only_a: int, only_b: int) -> float:
     if n == 0:
         return 1.0
     return float(min(1.0, 2.0 * binom.cdf(min(only_a, only_b), n, 0.5)))
-
-
-def fractional_sign_test(differences: np.ndarray) -> float:
-    """Two-sided sign test on paired differences in [−1, 1] that may be fractional (½ credits count as such).
-
-    Wins W = Σ max(d, 0) and losses L = Σ max(−d, 0) (a difference of ½ is half a win); with n = W + L,
-    p = min(1, 2·P[Bin(n, ½) ≤ min(W, L)]), the binomial CDF taken as the regularised incomplete beta
-    I_½(n − k, k + 1), which is the exact binomial test when every difference is whole (1 when n = 0).
-    """
-    d = np.asarray(differences, dtype=np.float64)
-    wins, losses = float(np.clip(d, 0, None).sum()), float(np.clip(-d, 0, None).sum())
-    n, k = wins + losses, min(wins, losses)
-    if n == 0:
-        return 1.0
-    if k >= n / 2:
-        return 1.0
-    return float(min(1.0, 2.0 * betainc(n - k, k + 1.0, 0.5)))
 
 
 def cluster_permutation_pvalues(differences: np.ndarray, clusters: Sequence[object] | np.ndarray, *,

@@ -5,9 +5,10 @@ it has several), for every pair of models:
 
 * ΔCycleAcc = CycleAcc_A − CycleAcc_B, credits 1 / ½ / 0 per cycle (Δ > tol / |Δ| ≤ tol / else), with a
   paired bootstrap interval over cycles (one set of resampled cycles for every model,
-  :func:`vlaudit.stats.paired.paired_bootstrap`) and the sign test on the per-cycle credit differences, ½
-  differences counted as half a win (:func:`vlaudit.stats.paired.fractional_sign_test`); both models' tie
-  rates (|Δ| ≤ tol);
+  :func:`vlaudit.stats.paired.paired_bootstrap`) and the exact paired sign-flip test on the per-cycle credit
+  differences (which take the values 0, ±½, ±1), the signs flipped per cluster (the cycle unless the cycles
+  declare a coarser unit): :func:`vlaudit.stats.sign_flip.sign_flip_test`, exact by enumeration when
+  feasible, Monte Carlo otherwise; both models' tie rates (|Δ| ≤ tol);
 * on cycles from 2×2 benchmarks, the benchmark's own metrics (Winoground text / image / group, NaturalBench
   Acc / Q-Acc / I-Acc / G-Acc, :mod:`vlaudit.metrics.two_by_two`) with the same paired bootstrap; the exact
   McNemar test for the all-or-nothing ones (text, image, group, G-Acc), the paired permutation test over
@@ -58,11 +59,11 @@ from vlaudit.settings import (
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
-    fractional_sign_test,
     holm_marks,
     paired_bootstrap,
     rank_with_ties,
 )
+from vlaudit.stats.sign_flip import sign_flip_test
 
 WHOLE_METRICS = ("text", "image", "group", "g_acc")  # 0/1 per block: exact McNemar
 
@@ -127,7 +128,9 @@ def _block(names: Sequence[str], values: np.ndarray, ids: np.ndarray, metrics: S
             for j, metric in enumerate(metrics):
                 test: CycleTest
                 if metric == "cycle_acc":
-                    test, p = "sign", fractional_sign_test(values[a, :, j] - values[b, :, j])
+                    test, p = "sign-flip", sign_flip_test(values[a, :, j] - values[b, :, j], ids,
+                                                          n_permutations=settings.n_permutations,
+                                                          seed=settings.seed).p
                 elif metric in WHOLE_METRICS:
                     test, p = "mcnemar", exact_mcnemar(values[a, :, j] > 0, values[b, :, j] > 0)
                 else:
