@@ -15,7 +15,6 @@ from vlaudit.stats.paired import (
     mcnemar_from_counts,
     paired_bootstrap,
     paired_bootstrap_loop,
-    rank_with_ties,
 )
 
 
@@ -116,8 +115,3 @@ def test_permutation_test_detects_a_clear_difference() -> None:
 def test_holm_matches_the_step_down_definition() -> None:
     assert holm([0.01, 0.04, 0.03, None, 0.5]) == pytest.approx([0.04, 0.09, 0.09, None, 0.5])  # type: ignore[arg-type]
     assert holm([]) == []
-
-
-def test_rank_with_ties_shares_ranks_where_intervals_overlap() -> None:
-    intervals = np.array([[0.7, 0.8], [0.75, 0.85], [0.4, 0.5], [np.nan, np.nan]])
-    assert rank_with_ties(intervals) == [1, 1, 3, 1]

@@ -108,6 +108,10 @@ def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: 
     return written
 
 
+def _rank(rank: int | None) -> str | int:
+    return "—" if rank is None else rank
+
+
 def _interval(ci: Interval | None) -> str:
     return "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
@@ -149,9 +153,10 @@ def print_compare(result: CompareVcaResult) -> None:
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
                      if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
-            print_table(f"{dataset} / {interface}: leaderboard (rank 1 = highest; ties where intervals overlap)",
+            print_table(f"{dataset} / {interface}: leaderboard (rank 1 = best; a model outranks another when "
+                        "their paired difference says so)",
                         ["metric", "model", "value", "95% CI", "rank"],
-                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), r.rank]
+                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), _rank(r.rank)]
                          for r in board], identifiers=2)
     for row in result.skipped:
         print_wrapped(f"skipped {METRIC_NAMES.get(row.metric, row.metric)} on {row.dataset}/"
@@ -200,9 +205,11 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
         for benchmark, split in dict.fromkeys((r.benchmark, r.split) for r in result.leaderboard):
             board = [r for r in result.leaderboard if (r.benchmark, r.split) == (benchmark, split)]
             what = "CycleAcc" if benchmark is None else benchmark
-            print_table(f"{what} / {split}: leaderboard (rank 1 = highest; ties where intervals overlap)",
+            print_table(f"{what} / {split}: leaderboard (rank 1 = best; a model outranks another when "
+                        "their paired difference says so)",
                         ["family", "metric", "model", "value", "95% CI", "rank"],
-                        [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), r.rank]
+                        [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci),
+                          _rank(r.rank)]
                          for r in board], identifiers=3)
     for row in result.skipped:
         print_wrapped(f"skipped {row.family} on {row.split}: {row.reason}")

@@ -110,8 +110,9 @@ class VcaBandComparison(_VcaDifference):
 
 @dataclass(frozen=True, kw_only=True)
 class VcaLeaderboardRow:
-    """One model's value of one metric and (dataset, interface, family), its interval and rank (1 = highest;
-    ranks tie where intervals overlap)."""
+    """One model's value of one metric and (dataset, interface, family), its interval and rank: 1 + the number
+    of models whose comparison with it survives the adjustment with them ahead (the paired interval agreeing);
+    None (unranked) without a value."""
 
     dataset: str
     interface: str
@@ -121,7 +122,7 @@ class VcaLeaderboardRow:
     n: int
     value: float | None
     ci: Interval | None
-    rank: int
+    rank: int | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,7 +153,7 @@ class CompareVcaResult(VersionedResult):
     """Models' Visual Credit Audits compared on the items they share: per (dataset, interface, family) and
     pair of models, each metric's values, difference A − B with its paired clustered bootstrap interval,
     p-value (exact McNemar or cluster permutation), Holm-adjusted p and whether it survives; the leaderboard
-    (value, interval, rank with ties), per model the items dropped and why, and the metrics skipped."""
+    (value, interval, rank from the paired comparisons), per model the items dropped and why, and the metrics skipped."""
 
     file_name = "compare.json"
     written_by = "compare vca; vlaudit.compare_vca"
@@ -220,7 +221,7 @@ class BenchmarkComparison(_CycleDifference):
 @dataclass(frozen=True, kw_only=True)
 class CycleLeaderboardRow:
     """One model's value of one metric and (benchmark or None for CycleAcc, split, family), its interval and
-    rank (1 = highest; ranks tie where intervals overlap)."""
+    rank from the paired comparisons (as :class:`VcaLeaderboardRow`; None without a value)."""
 
     benchmark: str | None
     split: str
@@ -230,7 +231,7 @@ class CycleLeaderboardRow:
     n: int
     value: float | None
     ci: Interval | None
-    rank: int
+    rank: int | None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,8 +11,7 @@
   models' labels are swapped with probability ½, i.e. the cluster's difference changes sign; two-sided
   p = (1 + #{|Σ s_k d_k| ≥ |Σ d_k|}) / (n + 1).
 * :func:`holm`: Holm's step-down adjustment across every comparison of a table.
-* :func:`rank_with_ties`: rank 1 is the highest value; a model's rank is 1 + the number of models whose
-  interval lies wholly above its own, so models with overlapping intervals share a rank.
+* Leaderboard ranks come from the paired comparisons themselves (:func:`vlaudit.stats.ranking.paired_ranks`).
 
 Clusters are coded in sorted order of their labels and records are summed within a cluster in a canonical
 order, so the order of the records changes no bit of any result; an interval of a difference is computed so
@@ -223,12 +222,3 @@ def holm_marks(pvalues: Sequence[float | None], alpha: float) -> list[tuple[floa
     """Holm-adjust the p-values of one table together (:func:`holm`): per p-value its adjusted p and whether it
     survives (p_holm ≤ ``alpha``); (None, None) where a row has no p-value."""
     return [(p_holm, None if p_holm is None else bool(p_holm <= alpha)) for p_holm in holm(pvalues)]
-
-
-def rank_with_ties(intervals: np.ndarray) -> list[int]:
-    """Rank of each model from its ``(m, 2)`` interval: 1 + #{models whose low end exceeds its high end}
-    (rank 1 = highest; overlapping intervals share a rank). A NaN interval never outranks another."""
-    iv = np.asarray(intervals, dtype=np.float64).reshape(-1, 2)
-    lo, hi = iv[:, 0], iv[:, 1]
-    with np.errstate(invalid="ignore"):
-        return [int(1 + np.sum(lo > hi[i])) for i in range(iv.shape[0])]

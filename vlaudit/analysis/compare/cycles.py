@@ -14,6 +14,7 @@ it has several), for every pair of models:
   McNemar test for the all-or-nothing ones (text, image, group, G-Acc), the paired permutation test over
   blocks for the fractional ones.
 
+The leaderboard ranks from the paired comparisons as ``compare vca`` does (:mod:`vlaudit.analysis.compare.ranks`).
 A family with fewer than ``min_cycles`` cycles in a split is not compared (listed in ``skipped``, §D.5).
 Holm's adjustment runs across every comparison; ``survives`` says whether the adjusted p is at most α.
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, split_of
 from vlaudit.metrics.two_by_two import (
@@ -61,7 +63,6 @@ from vlaudit.stats.paired import (
     exact_mcnemar,
     holm_marks,
     paired_bootstrap,
-    rank_with_ties,
 )
 from vlaudit.stats.sign_flip import sign_flip_test
 
@@ -115,10 +116,9 @@ def _block(names: Sequence[str], values: np.ndarray, ids: np.ndarray, metrics: S
     n = int(values.shape[1])
     board: list[CycleLeaderboardRow] = []
     for j, metric in enumerate(metrics):
-        ranks = rank_with_ties(boot.intervals[:, j])
         board.extend(CycleLeaderboardRow(benchmark=where.benchmark, split=where.split, family=where.family,
                                          metric=metric, model=name, n=n, value=_num(boot.values[a, j]),
-                                         ci=_pair(boot.intervals[a, j]), rank=ranks[a])
+                                         ci=_pair(boot.intervals[a, j]), rank=None)
                      for a, name in enumerate(names))
     rows: list[CycleComparison | BenchmarkComparison] = []
     for a in range(len(names)):
@@ -203,9 +203,11 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                 comparisons.extend(rows)
                 leaderboard.extend(board)
     marks = holm_marks([row.p for row in comparisons], settings.alpha)
+    adjusted = [replace(row, p_holm=p_holm, survives=survives)
+                for row, (p_holm, survives) in zip(comparisons, marks, strict=True)]
     return CompareCyclesResult(
         models=[CycleModel(model=name, source=(sources or {}).get(name), tie_rate=float(ties[a].mean()))
                 for a, name in enumerate(names)],
-        comparisons=[replace(row, p_holm=p_holm, survives=survives)
-                     for row, (p_holm, survives) in zip(comparisons, marks, strict=True)],
-        leaderboard=leaderboard, skipped=skipped, settings=settings.record(), warnings=[])
+        comparisons=adjusted,
+        leaderboard=ranked(leaderboard, adjusted, lambda r: (r.benchmark, r.split, r.family, r.metric)),
+        skipped=skipped, settings=settings.record(), warnings=[])

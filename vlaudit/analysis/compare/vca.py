@@ -14,8 +14,10 @@ for the binary events correct, Dep and D-CC when items are independent (no relat
 cluster permutation test. Holm's adjustment runs across every comparison of the table; ``survives`` says
 whether the adjusted p-value is at most the family-wise α. When a run folder holds ``stability.json``, each
 model's compared decisions inside its noise floor are counted and Acc, Dep and D-CC differences get a noise
-band (:mod:`vlaudit.analysis.compare.noise`). The leaderboard ranks models per metric with ties
-where intervals overlap (rank 1 = highest value).
+band (:mod:`vlaudit.analysis.compare.noise`). The leaderboard ranks models per metric from the paired
+comparisons (:mod:`vlaudit.analysis.compare.ranks`): a model outranks another when their comparison survives
+the adjustment with it ahead and the paired interval agrees; rank 1 = best, models no comparison separates
+share a rank, a model without a value is unranked.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from vlaudit.analysis.compare.noise import (
     model_noise,
     noise_entry,
 )
+from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.analysis.vca.report import RunEvents, cluster_labels, item_matrix, run_events
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import support
@@ -64,7 +67,6 @@ from vlaudit.stats.paired import (
     exact_mcnemar,
     holm_marks,
     paired_bootstrap,
-    rank_with_ties,
 )
 
 ITEM_METRICS = ("acc", "dep", "dcc", "cu", "strict")
@@ -145,11 +147,10 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
     board: list[VcaLeaderboardRow] = []
     for j, metric in enumerate(metrics):
         n_units = int(den[0, :, j].sum()) if metric in GROUP_METRICS else int(mask.sum())
-        ranks = rank_with_ties(boot.intervals[:, j])
         for a, label in enumerate(labels):
             board.append(VcaLeaderboardRow(dataset=dataset, interface=interface, family=family, metric=metric,
                                            model=label, n=n_units, value=_num(boot.values[a, j]),
-                                           ci=_pair(boot.intervals[a, j]), rank=ranks[a]))
+                                           ci=_pair(boot.intervals[a, j]), rank=None))
     rows: list[VcaBandComparison | VcaComparison] = []
     for a in range(len(labels)):
         for b in range(a + 1, len(labels)):
@@ -241,12 +242,14 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
             comparisons.extend(rows)
             leaderboard.extend(board)
     marks = holm_marks([row.p for row in comparisons], settings.alpha)
+    adjusted = [replace(row, p_holm=p_holm, survives=survives)
+                for row, (p_holm, survives) in zip(comparisons, marks, strict=True)]
     return CompareVcaResult(
         models=[VcaModel(model=label, source=mr.source, datasets=held)
                 for label, mr, held in zip(labels, inputs, datasets, strict=True)],
-        comparisons=[replace(row, p_holm=p_holm, survives=survives)
-                     for row, (p_holm, survives) in zip(comparisons, marks, strict=True)],
-        leaderboard=leaderboard, skipped=skipped, settings=settings.record(), warnings=warnings)
+        comparisons=adjusted,
+        leaderboard=ranked(leaderboard, adjusted, lambda r: (r.dataset, r.interface, r.family, r.metric)),
+        skipped=skipped, settings=settings.record(), warnings=warnings)
 
 
 def _common_metrics(names: Sequence[str], events: Sequence[RunEvents]) -> tuple[list[str], list[tuple[str, str]]]:
