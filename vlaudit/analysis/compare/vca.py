@@ -228,6 +228,7 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         kept = set(shared.item_ids.tolist())
         subs = [run.subset(member_mask(run.item_ids, kept)) for run in runs]
         events = [run_events(sub, settings.controls) for sub in subs]
+        warnings.extend(w for ev in events for w in ev.warnings if w.startswith("ties decide"))
         noises = [model_noise(ev, inputs[i].floors.get(run.key)) for i, run, ev in zip(idx, runs, events, strict=True)]
         for i, dropped, noise, ev in zip(idx, shared.dropped, noises, events, strict=True):
             datasets[i][where] = ComparedItems(n_compared=n_compared, dropped=dropped, noise=noise_entry(noise, ev))
