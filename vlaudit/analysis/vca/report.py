@@ -179,15 +179,14 @@ def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROL
 
 def tie_warning(name: str, ties: Mapping[str, int], n: int, *, labelled: bool) -> str | None:
     """One line when ties (|m| ≤ tol, no decision: :mod:`vlaudit.metrics.vca.support`) decide a metric of the
-    run: the items whose Strict, Dep or (with labels) Acc a tie decides; None when none."""
-    parts = [f"{metric} on {ties[key]} of {n} items" for key, metric in (("strict", "Strict"), ("dep", "Dep"),
-                                                                          ("acc", "Acc"))
+    run: the items whose Strict or (with labels) Acc a tie decides; None when none. A tied gap is counted
+    (``ties.dep``) but not warned about: a gap of zero is no image advantage, whichever interface reads it."""
+    parts = [f"{metric} on {ties[key]} of {n} items" for key, metric in (("strict", "Strict"), ("acc", "Acc"))
              if ties.get(key) and (key != "acc" or labelled)]
     if not parts:
         return None
-    return (f"ties decide {', '.join(parts)} of {name} (|margin| <= {TIE_TOL:g} counts as no decision: a tied "
-            "control does not reverse the answer, a tied gap is no credit, a tied original answer is read as "
-            "yes / the first letter)")
+    return (f"ties decide {', '.join(parts)} of {name} (|margin| <= {TIE_TOL:g} is no decision: a tied "
+            "control does not reverse the answer; a tied original answer is read as yes / the first letter)")
 
 
 def complete_groups(all_ids: np.ndarray, kept_ids: np.ndarray) -> tuple[list[object], int]:
