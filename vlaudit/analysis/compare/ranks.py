@@ -15,9 +15,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from vlaudit.results.compare import CycleLeaderboardRow, VcaLeaderboardRow
 from vlaudit.stats.ranking import paired_ranks
 
-Row = TypeVar("Row")
+#: a leaderboard row of either comparison (a frozen dataclass with ``model``, ``value`` and ``rank``)
+Row = TypeVar("Row", VcaLeaderboardRow, CycleLeaderboardRow)
 
 
 def separates(row: Any) -> tuple[str, str] | None:
@@ -48,5 +50,5 @@ def ranked(board: Sequence[Row], comparisons: Sequence[Any], cell: Callable[[Any
                            for k in members], dtype=np.float64)
         beats = np.array([[(b, a) in wins.get(key, set()) for a in models] for b in models], dtype=bool)
         for k, rank in zip(members, paired_ranks(values, beats), strict=True):
-            out[k] = replace(board[k], rank=rank)  # type: ignore[type-var]  # a leaderboard row dataclass
+            out[k] = replace(board[k], rank=rank)
     return out
