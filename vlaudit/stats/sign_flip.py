@@ -44,7 +44,7 @@ ENUMERATE_CLUSTERS = 16
 #: the most multiply-adds the exact lattice distribution may take (about a third of a second)
 EXACT_LATTICE_WORK = 300_000_000
 #: relative float tolerance: a resampled |T*| equal to |T| up to rounding counts as extreme
-_TOLERANCE = 1e-9
+_TOLERANCE = 1e-12
 
 SignFlipMethod = Literal["exact", "monte-carlo"]
 
