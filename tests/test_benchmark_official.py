@@ -166,7 +166,7 @@ def _report(cli, rows: list[dict[str, Any]], tmp_path: Path, *args: Any) -> tupl
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     code, out, err = cli("vca", "report", path, "--out", tmp_path / "report", "--resamples", 20, "--no-plot", *args)
     assert code == 0, err
-    assert max(len(line) for line in out.splitlines()) <= 80, [l for l in out.splitlines() if len(l) > 80]
+    assert max(len(line) for line in out.splitlines()) <= 80, [ln for ln in out.splitlines() if len(ln) > 80]
     report = json.loads((tmp_path / "report" / "vca.json").read_text(encoding="utf-8"))
     return {r["model"]: r for r in report["runs"]}["m"], out
 

@@ -1,5 +1,5 @@
-"""`vlaudit compare cycles` / `vlaudit.compare_cycles`: ΔCycleAcc per family and split, the sign test with ½
-credits, tie rates, and Winoground metric differences on 2×2 cycles."""
+"""`vlaudit compare cycles` / `vlaudit.compare_cycles`: ΔCycleAcc per family and split, the exact sign-flip test
+on ½ credits, tie rates, and Winoground metric differences on 2×2 cycles."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.files import read_json, write_jsonl
 from vlaudit.records import Cycle
-from vlaudit.stats.paired import fractional_sign_test
+from vlaudit.stats.sign_flip import sign_flip_test
 
 
 def _cycles(n: int = 40, winoground: bool = False) -> list[Cycle]:
@@ -47,14 +47,14 @@ def test_delta_cycle_acc_per_family_and_split_with_sign_test_and_ties() -> None:
     assert cells == {("test", "all"), ("test", "above"), ("test", "left"), ("val", "all"), ("val", "above"),
                      ("val", "left")}
     row = next(r for r in data["comparisons"] if (r["split"], r["family"]) == ("test", "all"))
-    assert row["test"] == "sign" and row["n"] == 30 and row["tie_rate_a"] == pytest.approx(4 / 30)
+    assert row["test"] == "sign-flip" and row["n"] == 30 and row["tie_rate_a"] == pytest.approx(4 / 30)
     assert row["tie_rate_b"] == 0.0 and row["difference"] > 0.3 and row["ci"][0] > 0
-    # the sign test counts the tied cycles' ½ credits as half wins or losses
+    # the exact sign-flip test on the per-cycle credit differences (a tie's ½ credit as it is), cycle clusters
     from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit
 
     test = [c for c in cycles if c.split == "test"]
     credit = [cycle_credit(cycle_contrast(*block_scores(test, s).T)) for s in (a, b)]
-    assert row["p"] == fractional_sign_test(credit[0] - credit[1])
+    assert row["p"] == sign_flip_test(credit[0] - credit[1], [c.cycle_id for c in test]).p
     assert {r["family"] for r in data["skipped"]} == set()
     swapped = vlaudit.compare_cycles(cycles, {"b": b, "a": a}, min_cycles=5, n_resamples=300,
                                      n_permutations=200).data

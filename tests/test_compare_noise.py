@@ -120,3 +120,25 @@ def test_a_report_folder_away_from_its_run_is_refused_in_one_line(tmp_path: Path
     message = str(error.value)
     assert "\n" not in message and "standalone" in message
     assert "margins" in message and "run folder" in message
+
+
+def test_both_runs_with_a_floor_write_the_band_as_two_csv_columns(tmp_path: Path) -> None:
+    """Issue 40 item 8: with stability.json beside both runs `compare vca` exited 1 (pyarrow ArrowInvalid: a
+    list in a CSV cell); the band is written as noise_band_lo / noise_band_hi, empty where a row has none."""
+    import csv
+
+    a, _ = _run(tmp_path / "a", "a", 10, 0.3)
+    b, _ = _run(tmp_path / "b", "b", 11, 0.2)
+    out = tmp_path / "o"
+    result = CliRunner().invoke(app, ["compare", "vca", str(a), str(b), "--out", str(out), "--resamples", "50",
+                                      "--permutations", "50"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    with (out / "comparisons.csv").open(encoding="utf-8") as handle:
+        table = {row["metric"]: row for row in csv.DictReader(handle) if row["family"] == "all"}
+    rows = _rows(_compare([a, b]))
+    for metric in ("acc", "dep", "dcc"):
+        low, high = rows[metric]["noise_band"]
+        assert float(table[metric]["noise_band_lo"]) == pytest.approx(low)
+        assert float(table[metric]["noise_band_hi"]) == pytest.approx(high)
+    assert table["strict"]["noise_band_lo"] == table["strict"]["noise_band_hi"] == ""
+    assert "noise_band" not in table["acc"]

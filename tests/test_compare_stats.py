@@ -15,7 +15,6 @@ from vlaudit.stats.paired import (
     mcnemar_from_counts,
     paired_bootstrap,
     paired_bootstrap_loop,
-    rank_with_ties,
 )
 
 
@@ -116,22 +115,3 @@ def test_permutation_test_detects_a_clear_difference() -> None:
 def test_holm_matches_the_step_down_definition() -> None:
     assert holm([0.01, 0.04, 0.03, None, 0.5]) == pytest.approx([0.04, 0.09, 0.09, None, 0.5])  # type: ignore[arg-type]
     assert holm([]) == []
-
-
-def test_rank_with_ties_shares_ranks_where_intervals_overlap() -> None:
-    intervals = np.array([[0.7, 0.8], [0.75, 0.85], [0.4, 0.5], [np.nan, np.nan]])
-    assert rank_with_ties(intervals) == [1, 1, 3, 1]
-
-
-def test_fractional_sign_test_is_the_binomial_test_on_whole_differences() -> None:
-    from scipy.stats import binomtest
-
-    from vlaudit.stats.paired import fractional_sign_test
-
-    d = np.array([1, 1, 1, 0, -1, 1, 1, 0, 1, 1, -1, 1], dtype=np.float64)
-    expected = binomtest(int((d > 0).sum()), int((d != 0).sum()), 0.5).pvalue
-    assert fractional_sign_test(d) == pytest.approx(expected, rel=1e-12)
-    assert fractional_sign_test(np.zeros(5)) == 1.0
-    assert fractional_sign_test(-d) == fractional_sign_test(d)
-    halves = np.array([0.5] * 10)  # ten half wins are five wins: 2 · ½⁵
-    assert fractional_sign_test(halves) == pytest.approx(2 * 0.5 ** 5)

@@ -231,6 +231,10 @@ MODULES = ("vlaudit.metrics.cycles", "vlaudit.metrics.two_by_two", "vlaudit.metr
            "vlaudit.metrics.vca.robustness", "vlaudit.stats.ranking")
 #: public functions of those modules that are not registered, and why
 NOT_REGISTERED = {
+    "keeps_decision": "the per-item predicate Strict and survival share (the tie convention)",
+    "tie_counts": "counts the items a tie decides, for the report's warning",
+    "paired_ranks": "a leaderboard's ranks from its paired comparisons (tests/test_paired_ranks.py)",
+    "outranks_from_intervals": "the outranks relation of paired intervals (tests/test_paired_ranks.py)",
     "block_scores": "assembles the score matrix from records", "split_of": "a cycle's split name",
     "cycle_unit": "the cycles' resampling unit (their clusters), not a metric",
     "cycle_counts": "counts cycles per family", "withdraw_small_families": "the §D.5 reporting rule",

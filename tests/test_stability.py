@@ -164,19 +164,83 @@ def test_noise_bands_contain_the_estimate_and_collapse_at_zero(rows, tau) -> Non
     assert zero["acc"] == [correct.mean()] * 2 and zero["dcc"] == [(correct & dep).mean()] * 2
 
 
-def test_the_floor_is_the_largest_per_perturbation_p99() -> None:
+def test_the_floor_is_the_largest_per_perturbation_bound_of_the_p99() -> None:
+    """Each perturbation's p99 bounded from above by an order statistic; with 101 units (fewer than the 299 a
+    95% bound needs) the bound is their maximum, with 1,000 it is the 996th smallest."""
     exact, noisy = np.zeros(100), np.linspace(0, 1, 101)
-    assert noise_floor({"a": exact, "b": noisy}) == pytest.approx(0.99)
+    assert noise_floor({"a": exact, "b": noisy}) == 1.0
+    many = np.arange(1000) / 999
+    assert noise_floor({"a": exact, "b": many}) == pytest.approx(995 / 999)
     assert noise_floor({"a": exact}) == 0.0 and noise_floor({}) == 0.0
 
 
-def test_a_model_with_no_perturbation_is_told_there_is_no_noise_to_measure(tmp_path: Path, cli,
-                                                                         one_error_line) -> None:
-    """A constructed mechanism (the planted multiple-choice models) scores each unit alone in one precision."""
+def test_a_planted_model_measures_batch_1_and_its_known_floor_zero(tmp_path: Path, cli) -> None:
+    """Issue 40 item 8: the docs say the planted ``ref:`` models support ``batch-1``; a constructed mechanism
+    scores each request alone, so at the run's own batch size (1) τ = 0 is the known answer (was a refusal)."""
     bench = tmp_path / "mcq"
     assert cli("data", "mcq-scenes", "--out", bench, "--scenes", "4")[0] == 0
     vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:scene-mcq-grounded", benchmark=bench / "items.jsonl",
                                                images=bench / "images", out=tmp_path / "run", interfaces=["letter"]))
-    line = one_error_line(*cli("vca", "stability", tmp_path / "run"))
-    assert "ref:scene-mcq-grounded supports no perturbation" in line and "no numerical noise" in line
-    assert not (tmp_path / "run" / "stability.json").exists()
+    code, out, err = cli("vca", "stability", tmp_path / "run")
+    assert code == 0, err
+    result = json.loads((tmp_path / "run" / "stability.json").read_text())
+    assert [p["perturbation"] for p in result["perturbations"]] == ["batch-1"]
+    assert result["noise_floor"] == 0.0 and "tau = 0" in out
+
+
+def test_a_backend_without_a_perturbation_is_told_there_is_no_noise_to_measure(tmp_path: Path) -> None:
+    """A batching backend loaded at batch size 1 has nothing to change: ``batch-1`` would re-run the run."""
+    run = _score(_items(tmp_path / "bench", 6), tmp_path / "run")
+    with pytest.raises(vlaudit.InputError, match="supports no perturbation") as error:
+        vlaudit.measure_stability(run, batch_size=1)
+    assert "no numerical noise" in str(error.value) and "\n" not in str(error.value)
+    assert not (run / "stability.json").exists()
+
+
+def test_each_unit_is_counted_once(tmp_path: Path) -> None:
+    """Issue 40 item 7: two items asking the same question of one image share their units (one forward, one
+    |Δ|); the floor and the summaries count each once (they counted it once per item)."""
+    root = tmp_path / "bench"
+    items = _items(root, 12)
+    rows = [json.loads(line) for line in items.read_text().splitlines()]
+    for row in rows:
+        row["question"] = row["question"].split("/")[0] + "?"  # the two items of an image ask one question
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = _score(items, tmp_path / "run", noise_scale=0.25)
+    result = vlaudit.measure_stability(run, sample=12)
+    (row,) = result.perturbations
+    # both items of an image now ask one question on one image: one unit per (image, context), 6 × 3
+    assert result.sample["n_records"] == 36 and result.sample["n_units"] == 18
+    assert row.all.n == 18 and {c: s.n for c, s in row.contexts.items()} == {"blank": 6, "original": 6, "text": 6}
+    assert result.estimate is not None and result.estimate.bounds[0].n == 18
+
+
+def test_too_few_units_say_tau_is_their_maximum_and_how_often_it_covers(tmp_path: Path, cli) -> None:
+    run = _score(_items(tmp_path / "bench", 10), tmp_path / "run", noise_scale=0.25)
+    code, out, err = cli("vca", "stability", run)
+    assert code == 0
+    saved = json.loads((run / "stability.json").read_text())
+    (bound,) = saved["estimate"]["bounds"]
+    assert bound["n"] == 30 and bound["order"] == 30 and not bound["bounded"]
+    assert bound["coverage"] == pytest.approx(1 - 0.99**30) and saved["noise_floor"] == bound["value"]
+    assert saved["estimate"]["n_needed"] == 299
+    assert "warning: tau rests on 30 re-scored units" in err and "26%" in err
+    assert "order statistic 30 of 30" in out
+
+
+def test_a_nan_margin_or_tau_is_an_error_not_a_floor_that_flags_nothing(tmp_path: Path) -> None:
+    from vlaudit.scoring.stability import floor_estimate
+
+    with pytest.raises(ValueError, match="NaN"):
+        noise_floor({"batch-1": np.array([0.1, np.nan])})
+    with pytest.raises(vlaudit.InputError, match="batch-1: 1 of 2"):
+        floor_estimate({"batch-1": np.array([0.1, np.nan])}, where=tmp_path)
+    with pytest.raises(ValueError, match="non-negative"):
+        noise_flags(np.array([0.5, -2.0]), np.array([0.1, 0.2]), float("nan"))
+    run = _score(_items(tmp_path / "bench", 4), tmp_path / "run", noise_scale=0.0)
+    vlaudit.measure_stability(run)
+    saved = json.loads((run / "stability.json").read_text())
+    saved["noise_floor"] = None  # how a NaN is written (strict JSON has none)
+    (run / "stability.json").write_text(json.dumps(saved))
+    with pytest.raises(vlaudit.InputError, match="noise_floor"):
+        vlaudit.vca_report(run / "margins.parquet", n_resamples=20)

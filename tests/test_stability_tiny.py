@@ -48,7 +48,7 @@ def test_float32_vs_bfloat16_and_batch_1_vs_8_on_every_tiny_family(tiny_model, f
     rows = {row.perturbation: row for row in result.perturbations}
     assert "float32" in rows["dtype"].description and "bfloat16" in rows["dtype"].description
     assert rows["batch-1"].all.p99 < EXACT_BOUND
-    assert EXACT_BOUND < rows["dtype"].all.p99 == result.noise_floor < 0.5
+    assert EXACT_BOUND < rows["dtype"].all.p99 <= rows["dtype"].all.max == result.noise_floor < 0.5  # < 299 units
     assert result.sample["n_records"] == 8 * 3 and result.forwards["scored_now"] == 2 * result.sample["n_units"]
     print(f"\n{family}: tau = {result.noise_floor:.3g} (dtype p99 {rows['dtype'].all.p99:.3g}, "
           f"batch-1 p99 {rows['batch-1'].all.p99:.3g})")
@@ -58,7 +58,9 @@ def test_padding_attention_and_prefix_cache_leave_qwen2_vl_margins_to_rounding(t
     result = vlaudit.measure_stability(_run(tiny_model, "qwen2-vl", tmp_path),
                                        perturbations=["padding-right", "attention", "prefix-cache"])
     assert [row.perturbation for row in result.perturbations] == ["padding-right", "attention", "prefix-cache"]
-    assert all(row.all.max < EXACT_BOUND and row.all.n == 24 for row in result.perturbations)
+    # 24 records, but the text context of the two questions is one unit per question: each unit once
+    assert all(row.all.max < EXACT_BOUND and row.all.n == result.sample["n_units"] < 24
+               for row in result.perturbations)
     assert result.noise_floor < EXACT_BOUND
 
 
@@ -72,7 +74,7 @@ def test_the_letter_interface_has_a_floor_and_a_generation_check(tiny_model, tmp
                                                interfaces=("letter",), device="cpu", dtype="float32"))
     floor = vlaudit.measure_stability(tmp_path / "run", perturbations=["batch-1", "dtype"])
     rows = {row.perturbation: row for row in floor.perturbations}
-    assert rows["batch-1"].all.p99 < EXACT_BOUND < rows["dtype"].all.p99 == floor.noise_floor
+    assert rows["batch-1"].all.p99 < EXACT_BOUND < rows["dtype"].all.p99 <= rows["dtype"].all.max == floor.noise_floor
     assert rows["dtype"].g_img.n == 0  # G_img flips are counted on yes/no interfaces
     check = vlaudit.generate_check(tmp_path / "run", max_new_tokens=3)
     lines = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]

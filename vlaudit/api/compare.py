@@ -113,7 +113,8 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
         n_resamples: paired bootstrap resamples over cycles.
         seed: the seed of the bootstrap and the permutation test.
         level: confidence level of every interval.
-        n_permutations: sign flips of the permutation test (fractional 2×2 metrics).
+        n_permutations: random sign flips of a test that cannot be computed exactly (the sign-flip test on
+            ΔCycleAcc beyond exact enumeration; the permutation test of fractional 2×2 metrics).
         alpha: family-wise error rate of the Holm adjustment (within each benchmark, split and family).
         cluster: the resampling unit: None (the cycle), ``image`` (cycles joined whenever they share an
             image), ``image_1``, ``image_2`` or ``family``.

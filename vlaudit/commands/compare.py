@@ -79,14 +79,15 @@ def compare_cycles(
     seed: int = _SEED,
     level: float = _LEVEL,
     n_permutations: int = typer.Option(COMPARE_PERMUTATIONS, "--permutations", min=1,
-                                       help="Sign flips of the permutation test (fractional 2×2 metrics)."),
+                                       help="Random sign flips where a test is not exact (ΔCycleAcc past "
+                                            "exact enumeration; fractional 2×2 metrics)."),
     cluster: str | None = typer.Option(None, "--cluster", metavar="UNIT",
                                        help="Resampling unit: the cycle (default), image (cycles that share an "
                                             "image joined), image_1, image_2 or family."),
     plot: bool = _PLOT,
 ) -> None:
-    """ΔCycleAcc per family and split (never pooled) with a paired bootstrap over cycles, a sign test on the
-    per-cycle credit differences and tie rates; Winoground / NaturalBench metric differences on 2×2 cycles."""
+    """ΔCycleAcc per family and split (never pooled) with a paired bootstrap over cycles, the exact sign-flip test
+    on the per-cycle credit differences and tie rates; Winoground / NaturalBench metric differences on 2×2 cycles."""
     vlaudit.compare_cycles(cycles, _named_scores(scores), out=out, tol=tol, min_cycles=min_cycles,
                            n_resamples=n_resamples, seed=seed, level=level, n_permutations=n_permutations,
                            cluster=cluster, plot=plot, show=True)

@@ -37,6 +37,15 @@ def vca_stability(
                                        perturbations=_csv(perturbations), model=model, device=device)
     say(f"noise floor of {result.spec} on {result.sample['n_items']} items "
         f"({result.sample['n_records']} records): tau = {result.noise_floor:.3g}")
+    estimate = result.estimate
+    if estimate is not None:
+        for bound in estimate.bounds:
+            kind = (f"{estimate.level:.0%} upper bound of the p99" if bound.bounded
+                    else f"the maximum; covers the p99 with probability {bound.coverage:.0%}")
+            say(f"  {bound.perturbation}: {_g(bound.value)} from {bound.n} units, order statistic "
+                f"{bound.order} of {bound.n} ({kind})")
+        if estimate.warning:
+            say(f"warning: {estimate.warning}", err=True)
     for row in result.perturbations:
         total = row.all
         say(f"  {row.perturbation}: median |d| {_g(total.median)}, p99 {_g(total.p99)}, max "

@@ -36,6 +36,7 @@ from vlaudit.backends.letters import ALL_LETTERS
 from vlaudit.builders.mcq_scenes import MCQ_COLOURS, MCQ_RELATIONS
 from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.hashing import sha256_text
+from vlaudit.reference.planted_noise import ScoresAlone
 
 MCQ_SEED = 20261203
 IMAGE_FRACTION = 0.4
@@ -83,7 +84,7 @@ def read_relation(image: Any, subject: str, obj: str) -> str | None:
     return "above" if dy < 0 else "below"
 
 
-class SceneMcq(YesNoBackendBase):
+class SceneMcq(ScoresAlone, YesNoBackendBase):
     """The mechanism of the module docstring."""
 
     tokenizer_kind = "symbolic (no tokenizer)"

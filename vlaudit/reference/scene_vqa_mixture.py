@@ -40,6 +40,7 @@ from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
 from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
+from vlaudit.reference.planted_noise import ScoresAlone
 from vlaudit.reference.scene_vqa import (
     PRIOR_CATEGORIES,
     VERBALIZER_IDS,
@@ -76,7 +77,7 @@ def image_types(fraction: float = IMAGE_FRACTION, seed: int = MIXTURE_SEED) -> f
     return frozenset(types[int(k)] for k in chosen)
 
 
-class SceneVqaMixture(YesNoBackendBase):
+class SceneVqaMixture(ScoresAlone, YesNoBackendBase):
     """The mechanism described in the module docstring, over the scenes in ``scenes_dir``."""
 
     def __init__(self, scenes_dir: str | Path, *, image_fraction: float = IMAGE_FRACTION,

@@ -39,6 +39,7 @@ from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.builders.scenes import DEFAULT_OBJECTS
 from vlaudit.errors import InputError
 from vlaudit.hashing import pixels_sha256, sha256_file, sha256_text
+from vlaudit.reference.planted_noise import ScoresAlone
 from vlaudit.reference.scene_vqa import (
     IMAGE_SIZE,
     VERBALIZER_IDS,
@@ -100,7 +101,7 @@ def _nll(margin: float) -> tuple[float, float]:
     return float(np.logaddexp(0.0, -margin)), float(np.logaddexp(0.0, margin))
 
 
-class _Base(YesNoBackendBase):
+class _Base(ScoresAlone, YesNoBackendBase):
     spec: str
     verbalizer_ids = VERBALIZER_IDS
 

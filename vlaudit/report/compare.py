@@ -35,14 +35,23 @@ METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict"
                 "strict_m": "Strict+M", "q_acc": "Q-Acc", "i_acc": "I-Acc", "g_acc": "G-Acc"}
 
 
+#: the interval fields of a comparison or leaderboard row, written to CSV as NAME_lo / NAME_hi
+INTERVAL_FIELDS = ("ci", "noise_band")
+
+
 def _flat(rows: Sequence[Comparison | LeaderboardRow]) -> list[dict[str, JsonValue]]:
-    """CSV rows: the record's fields, its interval as ``ci_lo`` / ``ci_hi`` after the others."""
+    """CSV rows: the record's fields, each interval (``ci``, and ``noise_band`` where a row has one) as
+    ``NAME_lo`` / ``NAME_hi`` after the others (a CSV cell holds no list). Every row gets the columns any row
+    has, empty where it has no value, so that a table mixing rows with and without a band is one table."""
     out = []
+    present = [name for name in INTERVAL_FIELDS if any(hasattr(row, name) for row in rows)]
     for row in rows:
         written = to_json(row)
         assert isinstance(written, dict)
-        flat = {k: v for k, v in written.items() if k != "ci"}
-        flat["ci_lo"], flat["ci_hi"] = (None, None) if row.ci is None else row.ci
+        flat = {k: v for k, v in written.items() if k not in INTERVAL_FIELDS}
+        for name in present:
+            value = getattr(row, name, None)
+            flat[f"{name}_lo"], flat[f"{name}_hi"] = (None, None) if value is None else value
         out.append(flat)
     return out
 
@@ -102,6 +111,10 @@ def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: 
     return written
 
 
+def _rank(rank: int | None) -> str | int:
+    return "—" if rank is None else rank
+
+
 def _interval(ci: Interval | None) -> str:
     return format_interval(ci)
 
@@ -154,9 +167,10 @@ def print_compare(result: CompareVcaResult) -> None:
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
                      if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
-            print_table(f"{dataset} / {interface}: leaderboard (rank 1 = highest; ties where intervals overlap)",
+            print_table(f"{dataset} / {interface}: leaderboard (rank 1 = best; a model outranks another when "
+                        "their paired difference says so)",
                         ["metric", "model", "value", "95% CI", "rank"],
-                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), r.rank]
+                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), _rank(r.rank)]
                          for r in board], identifiers=2)
     if result.comparisons:
         print_wrapped(MULTIPLICITY_NOTE)
@@ -214,9 +228,11 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
         for benchmark, split in dict.fromkeys((r.benchmark, r.split) for r in result.leaderboard):
             board = [r for r in result.leaderboard if (r.benchmark, r.split) == (benchmark, split)]
             what = "CycleAcc" if benchmark is None else benchmark
-            print_table(f"{what} / {split}: leaderboard (rank 1 = highest; ties where intervals overlap)",
+            print_table(f"{what} / {split}: leaderboard (rank 1 = best; a model outranks another when "
+                        "their paired difference says so)",
                         ["family", "metric", "model", "value", "95% CI", "rank"],
-                        [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), r.rank]
+                        [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci),
+                          _rank(r.rank)]
                          for r in board], identifiers=3)
     for row in result.skipped:
         print_wrapped(f"skipped {row.family} on {row.split}: {row.reason}")

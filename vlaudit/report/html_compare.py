@@ -84,10 +84,11 @@ def comparison(found: Sequence[tuple[Path, Mapping[str, object]]]) -> tuple[str,
             board: list[LeaderboardRow] = [r for r in result.leaderboard if cycles or r.family == "all"]
             body.append(table(headings + ["Metric", "Model", "value [interval]", "rank"],
                               [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model, num(r.value, r.ci),
-                                r.rank] for r in board],
+                                "—" if r.rank is None else r.rank] for r in board],
                               numeric_from=len(headings) + 2,
-                              caption="Leaderboard: rank 1 is the highest value; ranks tie where intervals "
-                                      "overlap"))
+                              caption="Leaderboard: rank 1 is best; a model outranks another when their "
+                                      "comparison survives the Holm adjustment with it ahead and the paired "
+                                      "interval agrees; — is unranked (no value)"))
         for png in sorted(path.parent.glob("pairwise_*.png")):
             uri = data_uri(png.read_bytes(), "image/png")
             body.append(Safe(f'<figure class="plot"><img src="{uri}" alt="{esc(png.name)}"><figcaption>'

@@ -94,11 +94,13 @@ def print_axes(report: VcaReport, *, console: Console | None = None) -> None:
     for line in noise_lines(report.runs):
         print_wrapped(line)
     print_geometry(report.runs)
-    rows = [[run.name, s.n, _pct(s.dep), _pct(s.strict), s.n_m, _pct(s.dep_m), _pct(s.strict_m), s.gap_mean]
+    rows = [[run.name, s.n, _pct(s.dep), _pct(s.strict), None if run.ties is None else run.ties.strict, s.n_m,
+             _pct(s.dep_m), _pct(s.strict_m), s.gap_mean]
             for run in report.runs if (s := run.sensitivity).n_m]
     if rows:
-        print_table("Stricter definitions (%, VCA Table 28; not headline scores)",
-                    ["run", "n", "Dep", "Strict T/B", "n_M", "Dep+M", "Strict+M", "mean G"], rows, digits=2)
+        print_table("Stricter definitions (%, VCA Table 28; not headline scores; ties: items whose Strict a tie "
+                    "decides)", ["run", "n", "Dep", "Strict T/B", "ties", "n_M", "Dep+M", "Strict+M", "mean G"],
+                    rows, digits=2)
     print_benchmark_figures(report.runs)
 
 

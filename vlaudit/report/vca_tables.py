@@ -9,7 +9,7 @@ file                           rows
 =============================  ============================================================================
 vca.json                       ``{"runs": [...], "interfaces": [...], "macro": [...], "settings": {...},
                                "warnings": [...]}``
-headline.csv                   one per run: n, n_excluded, acc, dep, dcc, cu, wrong_dep, strict with CIs
+headline.csv                   one per run: n, n_excluded, acc, dep, dcc, cu, wrong_dep, strict with CIs, strict_ties
 coverage.csv                   per run and quantity (headline, relation groups, each optional context): n,
                                n_excluded and the missing contexts — every quantity uses the items it can
 taxonomy.csv                   four cells (sum to 1) and credited precision (bootstrap and Wilson CIs)
@@ -91,6 +91,8 @@ def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
         for k in HEADLINE_RATES:
             row[k] = run.rate_of(k)
             _with_ci(row, k, run.interval_of(k))
+        # beside Strict: the items whose Strict a tie decides (none counted in files written before ties were)
+        row["strict_ties"] = None if run.ties is None else run.ties.strict
         noise = run.noise
         row["noise_tau"] = noise.get("tau")
         row["n_decision_in_noise"], row["n_credit_in_noise"] = noise.get("n_decision"), noise.get("n_credit")

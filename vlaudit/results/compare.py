@@ -20,7 +20,8 @@ from vlaudit.results.base import Interval, VersionedResult
 #: the test behind a VCA comparison's p-value (None: the models' denominators differ, no paired test applies)
 VcaTest = Literal["mcnemar", "permutation"]
 #: the test behind a cycle comparison's p-value
-CycleTest = Literal["sign", "mcnemar", "permutation"]
+#: "sign": the ½-credit sign test of files written before the exact sign-flip test replaced it (still read)
+CycleTest = Literal["sign-flip", "sign", "mcnemar", "permutation"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,8 +116,9 @@ class VcaBandComparison(_VcaDifference):
 
 @dataclass(frozen=True, kw_only=True)
 class VcaLeaderboardRow:
-    """One model's value of one metric and (dataset, interface, family), its interval and rank (1 = highest;
-    ranks tie where intervals overlap)."""
+    """One model's value of one metric and (dataset, interface, family), its interval and rank: 1 + the number
+    of models whose comparison with it survives the adjustment with them ahead (the paired interval agreeing);
+    None (unranked) without a value."""
 
     dataset: str
     interface: str
@@ -126,7 +128,7 @@ class VcaLeaderboardRow:
     n: int
     value: float | None
     ci: Interval | None
-    rank: int
+    rank: int | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,7 +161,7 @@ class CompareVcaResult(VersionedResult):
     """Models' Visual Credit Audits compared on the items they share: per (dataset, interface, family) and
     pair of models, each metric's values, difference A − B with its paired clustered bootstrap interval,
     p-value (exact McNemar or cluster permutation), Holm-adjusted p and whether it survives; the leaderboard
-    (value, interval, rank with ties), per model the items dropped and why, and the metrics skipped."""
+    (value, interval, rank from the paired comparisons), per model the items dropped and why, and the metrics skipped."""
 
     file_name = "compare.json"
     written_by = "compare vca; vlaudit.compare_vca"
@@ -207,7 +209,8 @@ class _CycleDifference:
 @dataclass(frozen=True, kw_only=True)
 class CycleComparison(_CycleDifference):
     """ΔCycleAcc = CycleAcc_A − CycleAcc_B on one (split, family): both values, the difference with its paired
-    bootstrap interval over cycles, the sign test, both tie rates, Holm-adjusted p and whether it survives."""
+    bootstrap interval over cycles, the exact sign-flip test, both tie rates, Holm-adjusted p and whether it
+    survives."""
 
     benchmark: None = None
     tie_rate_a: float
@@ -229,7 +232,7 @@ class BenchmarkComparison(_CycleDifference):
 @dataclass(frozen=True, kw_only=True)
 class CycleLeaderboardRow:
     """One model's value of one metric and (benchmark or None for CycleAcc, split, family), its interval and
-    rank (1 = highest; ranks tie where intervals overlap)."""
+    rank from the paired comparisons (as :class:`VcaLeaderboardRow`; None without a value)."""
 
     benchmark: str | None
     split: str
@@ -239,7 +242,7 @@ class CycleLeaderboardRow:
     n: int
     value: float | None
     ci: Interval | None
-    rank: int
+    rank: int | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,8 +275,8 @@ class CycleCompareSettings:
 @dataclass(frozen=True, kw_only=True)
 class CompareCyclesResult(VersionedResult):
     """Models' cycle scores compared on the same cycles: per split (never pooled) and family, ΔCycleAcc with
-    its paired bootstrap interval over cycles, the sign test on per-cycle credit differences and both tie
-    rates; on 2×2 benchmarks the Winoground / NaturalBench metric differences; Holm-adjusted p-values."""
+    its paired bootstrap interval over cycles, the exact sign-flip test on per-cycle credit differences and both
+    tie rates; on 2×2 benchmarks the Winoground / NaturalBench metric differences; Holm-adjusted p-values."""
 
     file_name = "compare_cycles.json"
     written_by = "compare cycles; vlaudit.compare_cycles"

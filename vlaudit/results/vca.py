@@ -9,7 +9,7 @@ from typing import Literal, TypeVar
 
 from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
-from vlaudit.results.vca_checks import GenerationCheck, PerturbationNoise
+from vlaudit.results.vca_checks import FloorEstimate, GenerationCheck, PerturbationNoise
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
 
 T = TypeVar("T", bound="VersionedResult")
@@ -346,6 +346,15 @@ class StabilityResult(VersionedResult):
     noise_floor: float
     floor_definition: str
     forwards: JsonObject
+    #: how τ was estimated (order-statistic bound, units, warning); None in files written before it was recorded
+    estimate: FloorEstimate | None = None
+
+    @classmethod
+    def from_dict(cls, data: object, *, path: str | Path | None = None) -> StabilityResult:
+        """Also reads a file written before ``estimate`` was recorded (its τ was a plain p99)."""
+        if isinstance(data, dict) and "estimate" not in data:
+            data = {**data, "estimate": None}
+        return super().from_dict(data, path=path)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -174,6 +174,18 @@ class Coverage:
 
 
 @dataclass(frozen=True)
+class TieCounts:
+    """Items whose rate a tie decides (|margin| ≤ ``tol`` is no decision, VCA §12 with the tie convention of
+    :mod:`vlaudit.metrics.vca.support`): a tied original (``acc``: d is the §9 tie-break), a tied gap
+    (``dep``), an item Strict only were its ties read as decisions against d (``strict``)."""
+
+    tol: float
+    acc: int
+    dep: int
+    strict: int
+
+
+@dataclass(frozen=True)
 class BootstrapPlan:
     """The one count matrix every interval of the run shares (VCA §19): ``cluster`` the column its clusters
     came from (``cluster``, ``group_id``, ``item_id`` or the ``--cluster`` column), ``unit`` what a cluster
@@ -217,6 +229,8 @@ class RunAudit:
     cu: float | None
     wrong_dep: float | None
     strict: float | None
+    #: the items whose Acc, Dep or Strict a tie decides; None in files written before ties were counted
+    ties: TieCounts | None = None
     ci: HeadlineIntervals
     taxonomy: Taxonomy
     stratified: JsonObject

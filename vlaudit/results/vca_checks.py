@@ -40,6 +40,33 @@ class PerturbationNoise:
 
 
 @dataclass(frozen=True)
+class FloorBound:
+    """One perturbation's upper confidence bound of the p99 of |Δ margin|: its ``n`` units (each counted once),
+    the ``order`` of the order statistic taken, the bound's ``value``, its ``coverage`` P(value ≥ true p99) and
+    whether that reaches the level (False: too few units, the value is their maximum)."""
+
+    perturbation: str
+    n: int
+    order: int
+    value: float
+    coverage: float
+    bounded: bool
+
+
+@dataclass(frozen=True)
+class FloorEstimate:
+    """How τ was estimated: the ``quantile`` (0.99) bounded at ``level`` from order statistics, the fewest units
+    ``n_needed`` for such a bound to exist, each perturbation's bound, and a ``warning`` when τ is not the
+    bound it is called (too few units)."""
+
+    quantile: float
+    level: float
+    n_needed: int
+    bounds: list[FloorBound]
+    warning: str | None
+
+
+@dataclass(frozen=True)
 class Disagreement:
     """A decision the generated answer contradicts: the margin, both answers and the raw generated text."""
 

@@ -42,6 +42,7 @@ from vlaudit.scoring.stability import (
     FLOOR_DEFINITION,
     STABILITY_FILE,
     choose_perturbations,
+    floor_estimate,
     gap_flips,
     publish,
     sample_item_ids,
@@ -121,8 +122,8 @@ def run_dual_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: M
                 return float(cos[k] - np.delete(cos, k).max())
 
             perturbation_rows.append(_row(name, supported[name], sampled, base, margin))
-        floor = noise.noise_floor({row["perturbation"]: np.asarray(row.pop("_abs_deltas"))
-                                   for row in perturbation_rows})
+        floor, estimate = floor_estimate({row["perturbation"]: np.asarray(row.pop("_abs_deltas"))
+                                          for row in perturbation_rows}, where=run / "margins.parquet")
         n_inputs = len(files) + len(statements)
         result = StabilityResult(
             model=str(manifest.get("model") or backend.spec), spec=backend.spec, run=str(run.resolve()),
@@ -130,7 +131,7 @@ def run_dual_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: M
                     "n_records": len(sampled), "contexts": contexts, "interfaces": [INTERFACE],
                     "kind": "dual-encoder"},
             perturbations=[record_from_dict(PerturbationNoise, to_json(row), path=out) for row in perturbation_rows],
-            noise_floor=floor, floor_definition=FLOOR_DEFINITION,
+            noise_floor=floor, floor_definition=FLOOR_DEFINITION, estimate=estimate,
             forwards={"unit": "embedded input (context image or statement)", "baseline_from_run_cache": len(sampled),
                       "scored_now": scored_now, "total_perturbed": len(names) * n_inputs,
                       "per_sampled_item": len(names) * n_inputs / max(len(chosen), 1)})

@@ -30,7 +30,7 @@ from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca import noise, support
 from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.vca import StabilityResult
-from vlaudit.results.vca_checks import PerturbationNoise
+from vlaudit.results.vca_checks import FloorBound, FloorEstimate, PerturbationNoise
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.manifest import local_weights_identity, model_fingerprint
 from vlaudit.scoring.plan import Record, Unit, plan_run
@@ -42,8 +42,44 @@ from vlaudit.sources.items import BenchmarkItem
 
 STABILITY_FILE = "stability.json"
 CACHE_DIR = "stability-cache"
-FLOOR_DEFINITION = ("tau = max over perturbations of the 0.99 quantile (numpy linear) of |margin_perturbed - "
-                    "margin_run| over every re-scored record of the sample (all contexts and interfaces)")
+FLOOR_DEFINITION = ("tau = max over perturbations of the order-statistic upper 95% confidence bound of the 0.99 "
+                    "quantile of |margin_perturbed - margin_run| over the re-scored units of the sample, each unit "
+                    "once (all contexts and interfaces); with fewer units than a bound needs, their maximum")
+
+
+def floor_estimate(abs_deltas: Mapping[str, np.ndarray], *, where: Path) -> tuple[float, FloorEstimate]:
+    """τ and how it was estimated (:func:`vlaudit.metrics.vca.noise.noise_floor_bounds`); a NaN |Δ| is an
+    error naming ``where``, and too few units give the estimate its warning."""
+    try:
+        bounds = noise.noise_floor_bounds(abs_deltas)
+    except ValueError as error:
+        raise InputError(str(error), path=where, field="margin") from None
+    needed = noise.units_for_bound()
+    rows = [FloorBound(perturbation=name, n=b.n, order=b.order, value=b.value, coverage=b.coverage,
+                       bounded=b.bounded) for name, b in bounds.items()]
+    short = [row for row in rows if not row.bounded]
+    warning = None
+    if short:
+        fewest = min(short, key=lambda row: row.n)
+        warning = (f"tau rests on {fewest.n} re-scored units ({fewest.perturbation}): with fewer than {needed} "
+                   f"it is their maximum, which lies above the p99 of |delta margin| only with probability "
+                   f"{fewest.coverage:.0%}, not a {noise.CONFIDENCE_LEVEL:.0%} upper bound; re-run with a larger "
+                   "--sample")
+    tau = max((row.value for row in rows), default=0.0)
+    return tau, FloorEstimate(quantile=noise.FLOOR_QUANTILE, level=noise.CONFIDENCE_LEVEL, n_needed=needed,
+                              bounds=rows, warning=warning)
+
+
+def unique_units(records: Sequence[Record]) -> list[Record]:
+    """One record per unit (cache key): two items that share a prompt and image (the ``text`` context of one
+    question, say) are one forward, re-scored once, so its |Δ| is one value, not two."""
+    seen: set[str] = set()
+    out = []
+    for record in records:
+        if str(record.key) not in seen:
+            seen.add(str(record.key))
+            out.append(record)
+    return out
 
 
 def check_same_model(backend: Any, manifest: Mapping[str, Any], interfaces: Sequence[str], run_dir: Path) -> None:
@@ -147,13 +183,14 @@ def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mappin
         scored_now = _score_perturbations(backend, names, sampled_units, cache, store, int(manifest.get("seed", 0)),
                                           chunk_size, on_progress)
         rows = [_perturbation_row(name, supported[name], sampled, base, tops, cache) for name in names]
-        floor = noise.noise_floor({row["perturbation"]: np.asarray(row.pop("_abs_deltas")) for row in rows})
+        floor, estimate = floor_estimate({row["perturbation"]: np.asarray(row.pop("_abs_deltas")) for row in rows},
+                                         where=run / "cache")
         result = StabilityResult(
             model=str(manifest.get("model") or backend.spec), spec=backend.spec, run=str(run.resolve()),
             sample={"n_items": len(chosen), "seed": seed, "requested": sample, "n_units": len(sampled_units),
                     "n_records": len(sampled), "contexts": contexts, "interfaces": interfaces},
             perturbations=[record_from_dict(PerturbationNoise, to_json(row), path=out) for row in rows],
-            noise_floor=floor, floor_definition=FLOOR_DEFINITION,
+            noise_floor=floor, floor_definition=FLOOR_DEFINITION, estimate=estimate,
             forwards={"baseline_from_run_cache": len(sampled_units), "scored_now": scored_now,
                       "total_perturbed": len(names) * len(sampled_units),
                       "per_sampled_item": len(names) * len(sampled_units) / max(len(chosen), 1)})
@@ -199,7 +236,7 @@ def _perturbation_row(name: str, description: str, records: Sequence[Record], ba
         return answer_margin(cache.records[_perturbed_key(name, key)], tops[key])
 
     by_context: dict[str, tuple[list[float], list[float]]] = {}
-    for record in records:
+    for record in unique_units(records):
         key = str(record.key)
         before, after = by_context.setdefault(record.context, ([], []))
         before.append(base[key])

@@ -12,8 +12,7 @@
   p = (1 + #{|Σ s_k d_k| ≥ |Σ d_k|}) / (n + 1).
 * :func:`holm`: Holm's step-down adjustment of one family of p-values (the families:
   :mod:`vlaudit.stats.multiplicity`).
-* :func:`rank_with_ties`: rank 1 is the highest value; a model's rank is 1 + the number of models whose
-  interval lies wholly above its own, so models with overlapping intervals share a rank.
+* Leaderboard ranks come from the paired comparisons themselves (:func:`vlaudit.stats.ranking.paired_ranks`).
 
 Clusters are coded in sorted order of their labels and records are summed within a cluster in a canonical
 order, so the order of the records changes no bit of any result; an interval of a difference is computed so
@@ -26,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import betainc
 from scipy.stats import binom
 
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, COMPARE_PERMUTATIONS, CONFIDENCE_LEVEL
@@ -182,23 +180,6 @@ def mcnemar_from_counts(only_a: int, only_b: int) -> float:
     return float(min(1.0, 2.0 * binom.cdf(min(only_a, only_b), n, 0.5)))
 
 
-def fractional_sign_test(differences: np.ndarray) -> float:
-    """Two-sided sign test on paired differences in [−1, 1] that may be fractional (½ credits count as such).
-
-    Wins W = Σ max(d, 0) and losses L = Σ max(−d, 0) (a difference of ½ is half a win); with n = W + L,
-    p = min(1, 2·P[Bin(n, ½) ≤ min(W, L)]), the binomial CDF taken as the regularised incomplete beta
-    I_½(n − k, k + 1), which is the exact binomial test when every difference is whole (1 when n = 0).
-    """
-    d = np.asarray(differences, dtype=np.float64)
-    wins, losses = float(np.clip(d, 0, None).sum()), float(np.clip(-d, 0, None).sum())
-    n, k = wins + losses, min(wins, losses)
-    if n == 0:
-        return 1.0
-    if k >= n / 2:
-        return 1.0
-    return float(min(1.0, 2.0 * betainc(n - k, k + 1.0, 0.5)))
-
-
 def cluster_permutation_pvalues(differences: np.ndarray, clusters: Sequence[object] | np.ndarray, *,
                                 n_permutations: int = COMPARE_PERMUTATIONS, seed: int = BOOTSTRAP_SEED,
                                 chunk_cells: int = CHUNK_CELLS) -> np.ndarray:
@@ -238,10 +219,3 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def rank_with_ties(intervals: np.ndarray) -> list[int]:
-    """Rank of each model from its ``(m, 2)`` interval: 1 + #{models whose low end exceeds its high end}
-    (rank 1 = highest; overlapping intervals share a rank). A NaN interval never outranks another."""
-    iv = np.asarray(intervals, dtype=np.float64).reshape(-1, 2)
-    lo, hi = iv[:, 0], iv[:, 1]
-    with np.errstate(invalid="ignore"):
-        return [int(1 + np.sum(lo > hi[i])) for i in range(iv.shape[0])]

@@ -5,6 +5,12 @@
   third, thirds taken on average ranks (ties share a rank, so tied scores never straddle a cut arbitrarily).
 * Macro average: compute the metric separately within each model, then take the unweighted mean; raw scores
   are never ranked across models.
+* Leaderboard ranks from paired comparisons (:func:`paired_ranks`): model b outranks model a when their
+  paired, multiplicity-adjusted comparison says b is better; a model's rank is 1 + the number of models that
+  outrank it. Two models their comparison does not separate share a rank however far apart their own intervals
+  lie, and two it separates do not, however much their own intervals overlap (both answered the same items, so
+  only the paired difference says which is better; VCA §19's paired design). A model without a value is
+  unranked (None).
 """
 
 from __future__ import annotations
@@ -177,3 +183,22 @@ def weighted_high_minus_low(scores: np.ndarray, target: np.ndarray, weights: np.
     with np.errstate(invalid="ignore", divide="ignore"):
         out = (hit * high).sum(0) / (tot * high).sum(0) - (hit * low).sum(0) / (tot * low).sum(0)
     return np.where(n[0] >= 3, out, np.nan)
+
+
+def paired_ranks(values: np.ndarray, outranks: np.ndarray) -> list[int | None]:
+    """Rank of each of ``m`` models (1 = best; see the module docstring) from ``(m,)`` ``values`` and the
+    ``(m, m)`` boolean ``outranks[b, a]``: the paired comparison says b is better than a.
+    rank(a) = 1 + #{b with a value : outranks[b, a]}; None where the value is NaN."""
+    values = np.asarray(values, dtype=np.float64).ravel()
+    beats = np.asarray(outranks, dtype=bool).reshape(values.size, values.size)
+    valued = ~np.isnan(values)
+    return [None if not valued[a] else 1 + int(np.sum(beats[:, a] & valued & (np.arange(values.size) != a)))
+            for a in range(values.size)]
+
+
+def outranks_from_intervals(intervals: np.ndarray) -> np.ndarray:
+    """``outranks[b, a]`` from the ``(m, m, 2)`` intervals of the paired differences values[b] − values[a]:
+    the interval lies wholly above 0 (a NaN interval separates nothing)."""
+    iv = np.asarray(intervals, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return iv[:, :, 0] > 0

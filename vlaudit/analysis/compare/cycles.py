@@ -5,14 +5,16 @@ it has several), for every pair of models:
 
 * ΔCycleAcc = CycleAcc_A − CycleAcc_B, credits 1 / ½ / 0 per cycle (Δ > tol / |Δ| ≤ tol / else), with a
   paired bootstrap interval over cycles (one set of resampled cycles for every model,
-  :func:`vlaudit.stats.paired.paired_bootstrap`) and the sign test on the per-cycle credit differences, ½
-  differences counted as half a win (:func:`vlaudit.stats.paired.fractional_sign_test`); both models' tie
-  rates (|Δ| ≤ tol);
+  :func:`vlaudit.stats.paired.paired_bootstrap`) and the exact paired sign-flip test on the per-cycle credit
+  differences (which take the values 0, ±½, ±1), the signs flipped per cluster (the cycle unless the cycles
+  declare a coarser unit): :func:`vlaudit.stats.sign_flip.sign_flip_test`, exact by enumeration when
+  feasible, Monte Carlo otherwise; both models' tie rates (|Δ| ≤ tol);
 * on cycles from 2×2 benchmarks, the benchmark's own metrics (Winoground text / image / group, NaturalBench
   Acc / Q-Acc / I-Acc / G-Acc, :mod:`vlaudit.metrics.two_by_two`) with the same paired bootstrap; the exact
   McNemar test for the all-or-nothing ones (text, image, group, G-Acc), the paired permutation test over
   blocks for the fractional ones.
 
+The leaderboard ranks from the paired comparisons as ``compare vca`` does (:mod:`vlaudit.analysis.compare.ranks`).
 A family with fewer than ``min_cycles`` cycles in a split is not compared (listed in ``skipped``, §D.5).
 The resampling unit is the cycle (cycles that share an image are treated as independent: a caveat every
 output states), or ``cluster="image"``: cycles joined whenever they share an image
@@ -27,6 +29,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, cycle_unit, split_of
 from vlaudit.metrics.two_by_two import (
@@ -63,10 +66,9 @@ from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
-    fractional_sign_test,
     paired_bootstrap,
-    rank_with_ties,
 )
+from vlaudit.stats.sign_flip import sign_flip_test
 
 WHOLE_METRICS = ("text", "image", "group", "g_acc")  # 0/1 per block: exact McNemar
 
@@ -128,10 +130,9 @@ def _block(names: Sequence[str], values: np.ndarray, unit: ResamplingUnit, metri
     n = int(values.shape[1])
     board: list[CycleLeaderboardRow] = []
     for j, metric in enumerate(metrics):
-        ranks = rank_with_ties(boot.intervals[:, j])
         board.extend(CycleLeaderboardRow(benchmark=where.benchmark, split=where.split, family=where.family,
                                          metric=metric, model=name, n=n, value=_num(boot.values[a, j]),
-                                         ci=_pair(boot.intervals[a, j]), rank=ranks[a])
+                                         ci=_pair(boot.intervals[a, j]), rank=None)
                      for a, name in enumerate(names))
     rows: list[CycleComparison | BenchmarkComparison] = []
     for a in range(len(names)):
@@ -141,7 +142,9 @@ def _block(names: Sequence[str], values: np.ndarray, unit: ResamplingUnit, metri
             for j, metric in enumerate(metrics):
                 test: CycleTest
                 if metric == "cycle_acc":
-                    test, p = "sign", fractional_sign_test(values[a, :, j] - values[b, :, j])
+                    test, p = "sign-flip", sign_flip_test(values[a, :, j] - values[b, :, j], ids,
+                                                          n_permutations=settings.n_permutations,
+                                                          seed=settings.seed).p
                 elif metric in WHOLE_METRICS:
                     test, p = "mcnemar", exact_mcnemar(values[a, :, j] > 0, values[b, :, j] > 0)
                 else:
@@ -218,9 +221,11 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                 leaderboard.extend(board)
     marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
                            settings.alpha)
+    adjusted = [replace(row, p_holm=p_holm, survives=survives)
+                for row, (p_holm, survives) in zip(comparisons, marks, strict=True)]
     return CompareCyclesResult(
         models=[CycleModel(model=name, source=(sources or {}).get(name), tie_rate=float(ties[a].mean()))
                 for a, name in enumerate(names)],
-        comparisons=[replace(row, p_holm=p_holm, survives=survives)
-                     for row, (p_holm, survives) in zip(comparisons, marks, strict=True)],
-        leaderboard=leaderboard, skipped=skipped, settings=settings.record(), warnings=[])
+        comparisons=adjusted,
+        leaderboard=ranked(leaderboard, adjusted, lambda r: (r.benchmark, r.split, r.family, r.metric)),
+        skipped=skipped, settings=settings.record(), warnings=[])

@@ -18,8 +18,10 @@ count; fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` clusters add a warning.
 within each family (:mod:`vlaudit.stats.multiplicity`: one (dataset, interface, relation family) cell and
 metric family); ``survives`` says whether the adjusted p-value is at most the family-wise α. When a run folder holds ``stability.json``, each
 model's compared decisions inside its noise floor are counted and Acc, Dep and D-CC differences get a noise
-band (:mod:`vlaudit.analysis.compare.noise`). The leaderboard ranks models per metric with ties
-where intervals overlap (rank 1 = highest value).
+band (:mod:`vlaudit.analysis.compare.noise`). The leaderboard ranks models per metric from the paired
+comparisons (:mod:`vlaudit.analysis.compare.ranks`): a model outranks another when their comparison survives
+the adjustment with it ahead and the paired interval agrees; rank 1 = best, models no comparison separates
+share a rank, a model without a value is unranked.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from vlaudit.analysis.compare.noise import (
     model_noise,
     noise_entry,
 )
+from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.analysis.vca.report import RunEvents, item_matrix, run_events
 from vlaudit.analysis.vca.units import shared_unit
 from vlaudit.errors import InputError
@@ -70,7 +73,6 @@ from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
     paired_bootstrap,
-    rank_with_ties,
 )
 
 ITEM_METRICS = ("acc", "dep", "dcc", "cu", "strict")
@@ -155,11 +157,10 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
     board: list[VcaLeaderboardRow] = []
     for j, metric in enumerate(metrics):
         n_units = int(den[0, :, j].sum()) if metric in GROUP_METRICS else int(mask.sum())
-        ranks = rank_with_ties(boot.intervals[:, j])
         for a, label in enumerate(labels):
             board.append(VcaLeaderboardRow(dataset=dataset, interface=interface, family=family, metric=metric,
                                            model=label, n=n_units, value=_num(boot.values[a, j]),
-                                           ci=_pair(boot.intervals[a, j]), rank=ranks[a]))
+                                           ci=_pair(boot.intervals[a, j]), rank=None))
     rows: list[VcaBandComparison | VcaComparison] = []
     for a in range(len(labels)):
         for b in range(a + 1, len(labels)):
@@ -241,6 +242,7 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         kept = set(shared.item_ids.tolist())
         subs = [run.subset(member_mask(run.item_ids, kept)) for run in runs]
         events = [run_events(sub, settings.controls) for sub in subs]
+        warnings.extend(w for ev in events for w in ev.warnings if w.startswith("ties decide"))
         noises = [model_noise(ev, inputs[i].floors.get(run.key)) for i, run, ev in zip(idx, runs, events, strict=True)]
         for i, dropped, noise, ev in zip(idx, shared.dropped, noises, events, strict=True):
             datasets[i][where] = ComparedItems(n_compared=n_compared, dropped=dropped, noise=noise_entry(noise, ev))
@@ -260,12 +262,14 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
             leaderboard.extend(board)
     marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
                            settings.alpha)
+    adjusted = [replace(row, p_holm=p_holm, survives=survives)
+                for row, (p_holm, survives) in zip(comparisons, marks, strict=True)]
     return CompareVcaResult(
         models=[VcaModel(model=label, source=mr.source, datasets=held)
                 for label, mr, held in zip(labels, inputs, datasets, strict=True)],
-        comparisons=[replace(row, p_holm=p_holm, survives=survives)
-                     for row, (p_holm, survives) in zip(comparisons, marks, strict=True)],
-        leaderboard=leaderboard, skipped=skipped, settings=settings.record(), warnings=warnings)
+        comparisons=adjusted,
+        leaderboard=ranked(leaderboard, adjusted, lambda r: (r.dataset, r.interface, r.family, r.metric)),
+        skipped=skipped, settings=settings.record(), warnings=warnings)
 
 
 def _common_metrics(names: Sequence[str], events: Sequence[RunEvents]) -> tuple[list[str], list[tuple[str, str]]]:

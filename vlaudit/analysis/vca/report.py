@@ -40,7 +40,7 @@ from vlaudit.metrics.vca import choice, permutation, relation, robustness, suppo
 from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.results.vca import VcaReportResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, interval, rate
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, TIE_TOL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.sources.noise_floor import NoiseFloor
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -91,6 +91,7 @@ class RunEvents:
     strict_m: np.ndarray | None = None
     groups: relation.RelationGroups | None = None
     groups_excluded: int = 0
+    ties: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,11 @@ def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROL
     dep = support.dependence(gap)
     correct = None if sub.labels is None else support.correctness(d, sub.labels)
     events = RunEvents(sub, d, gap, dep, correct, support.strict_isolation(sub.margins, controls),
-                       n_total=run.n, excluded=excluded, warnings=warnings)
+                       n_total=run.n, excluded=excluded, warnings=warnings,
+                       ties=support.tie_counts(sub.margins, gap, controls))
+    warning = tie_warning(run.name, events.ties, sub.n, labelled=correct is not None)
+    if warning:
+        warnings.append(warning)
     if "mismatch" in sub.margins and "mismatch" not in controls:
         has = sub.available("mismatch")
         if has.any():
@@ -178,6 +183,18 @@ def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROL
             events.groups = relation.relation_groups(group_ids, sub.statements, sub.margins, dep, controls,
                                                      extra_contexts=extra)
     return events
+
+
+def tie_warning(name: str, ties: Mapping[str, int], n: int, *, labelled: bool) -> str | None:
+    """One line when ties (|m| ≤ tol, no decision: :mod:`vlaudit.metrics.vca.support`) decide a metric of the
+    run: the items whose Strict or (with labels) Acc a tie decides; None when none. A tied gap is counted
+    (``ties.dep``) but not warned about: a gap of zero is no image advantage, whichever interface reads it."""
+    parts = [f"{metric} on {ties[key]} of {n} items" for key, metric in (("strict", "Strict"), ("acc", "Acc"))
+             if ties.get(key) and (key != "acc" or labelled)]
+    if not parts:
+        return None
+    return (f"ties decide {', '.join(parts)} of {name} (|margin| <= {TIE_TOL:g} is no decision: a tied "
+            "control does not reverse the answer; a tied original answer is read as yes / the first letter)")
 
 
 def complete_groups(all_ids: np.ndarray, kept_ids: np.ndarray) -> tuple[list[object], int]:
@@ -277,6 +294,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
         "labelled": ev.correct is not None, "contexts": list(run.contexts), "controls": list(controls),
         **{k: rates[k] for k in ("acc", "dep", "dcc", "cu", "wrong_dep")},
         "strict": float(ev.strict.mean()),
+        "ties": {"tol": TIE_TOL, **ev.ties},
         "ci": {k: _ci(cis, k) for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict")},
     }
     n_dep = int(ev.dep.sum())

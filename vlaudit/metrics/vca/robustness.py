@@ -22,7 +22,12 @@ from scipy.special import expit
 from scipy.stats import spearmanr
 
 from vlaudit.metrics.vca.relation import short
-from vlaudit.metrics.vca.support import DEFAULT_CONTROLS, aligned_support, prediction_direction
+from vlaudit.metrics.vca.support import (
+    DEFAULT_CONTROLS,
+    aligned_support,
+    keeps_decision,
+    prediction_direction,
+)
 
 ALTERNATE_CONTROL_SETS: tuple[tuple[str, ...], ...] = (
     ("text", "blank"), ("text", "mean"), ("text", "blank", "mismatch"),
@@ -121,14 +126,15 @@ def erasure_effect(
 ) -> dict[str, float]:
     """A box-erasure view c (``rele``/``irre``) against the original, d fixed by m_o (VCA §11, §18).
 
-    ``same`` = share of items whose decision survives (sign of m_c agrees with d); ``drop_mean`` = mean of
+    ``same`` = share of items whose decision survives (m_c does not decide against d; a tie keeps it);
+    ``drop_mean`` = mean of
     r_o − r_c; ``drop_positive`` = share with r_o − r_c > 0 (the erased view supports the decision less);
     with ``dep``, ``same_dep`` = survival among credited items. Diagnostics only: erasures never enter
     G_img, Dep or D-CC. NaN for no items.
     """
     d = prediction_direction(margins["original"])
     drop = aligned_support(d, margins["original"]) - aligned_support(d, margins[context])
-    same = prediction_direction(margins[context]) == d
+    same = keeps_decision(d, margins[context])
     nan = float("nan")
     out = {"same": float(same.mean()) if same.size else nan,
            "drop_mean": float(drop.mean()) if drop.size else nan,

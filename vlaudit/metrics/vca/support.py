@@ -5,9 +5,21 @@ Definitions for one item with margins m_c = NLL(no | c) − NLL(yes | c):
 * original prediction   d = +1 if m_o ≥ 0 else −1 (an exact zero maps to "yes", §9)
 * aligned support       r_c = d·m_c
 * image gap             G_img = r_o − max_{c ∈ controls} r_c, controls = {text, blank} by default (§3)
-* dependence            Dep = G_img > 0 (strict; fixed before labels are consulted)
+* dependence            Dep = G_img > tol (strict; fixed before labels are consulted)
 * with a gold label     correct = (d = +1) ⇔ (label = yes); D-CC = correct ∧ Dep; C-U = correct ∧ ¬Dep;
                         support-advantaged error = wrong ∧ Dep; credited precision = P(correct | Dep) (§12)
+* Strict                the original decides (|m_o| > tol) and every control decides the other way,
+                        r_c < −tol (§12)
+* decision survival     control c keeps d unless it decides the other way (r_c ≥ −tol)
+
+**Ties** (one convention for every interface, as CycleAcc's ½ credit has it, cycle paper §2.1): a margin with
+|m| ≤ tol (:data:`~vlaudit.settings.TIE_TOL`) is no decision. A tied control neither keeps nor reverses d, so it
+does not make an item Strict and does not end its decision; a tied gap is no credit. The yes/no reading of an
+exact zero as "yes" and the letter reading of it as "the earliest letter" would otherwise disagree on Strict
+(``ref:scene-vqa-grounded`` has m_text = 0 on every item: 18 of 144 factorial items were Strict as yes/no and
+none as K = 2 letters). Only the original decision d keeps its §9 tie-break (d must point somewhere for r_c to
+be defined); :func:`tie_counts` counts the items whose Acc, Dep or Strict a tie decides, which the report
+prints beside Strict and warns about.
 
 Run-level rates are means of these per-item events, so C-U = Acc − D-CC holds exactly.
 """
@@ -18,7 +30,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from vlaudit.settings import PRIMARY_CONTROLS
+from vlaudit.settings import PRIMARY_CONTROLS, TIE_TOL
 
 DEFAULT_CONTROLS: tuple[str, ...] = PRIMARY_CONTROLS
 NEAR_ZERO = (0.01, 0.1)
@@ -55,9 +67,14 @@ def image_gap(
     return r_o - r_max
 
 
-def dependence(gap: np.ndarray) -> np.ndarray:
-    """Dep = G_img > 0 (boolean; an exact zero gap is not credited)."""
-    return np.asarray(gap, dtype=np.float64) > 0
+def dependence(gap: np.ndarray, tol: float = TIE_TOL) -> np.ndarray:
+    """Dep = G_img > tol (boolean; a tied gap, |G_img| ≤ tol, is not credited)."""
+    return np.asarray(gap, dtype=np.float64) > tol
+
+
+def keeps_decision(direction: np.ndarray, margin: np.ndarray, tol: float = TIE_TOL) -> np.ndarray:
+    """A context keeps the decision d unless it decides the other way: d·m_c ≥ −tol (a tie keeps it)."""
+    return aligned_support(direction, margin) >= -tol
 
 
 def correctness(direction: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -65,10 +82,26 @@ def correctness(direction: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return (np.asarray(direction) > 0) == np.asarray(labels, dtype=bool)
 
 
-def strict_isolation(margins: Mapping[str, np.ndarray], controls: Sequence[str] = DEFAULT_CONTROLS) -> np.ndarray:
-    """Strict: every control's decision is the opposite of the original one (VCA §12; implies Dep)."""
+def strict_isolation(margins: Mapping[str, np.ndarray], controls: Sequence[str] = DEFAULT_CONTROLS,
+                     tol: float = TIE_TOL) -> np.ndarray:
+    """Strict: the original decides (|m_o| > tol) and every control decides the opposite (d·m_c < −tol)
+    (VCA §12; implies Dep). A tie is no decision (module docstring)."""
     d = prediction_direction(margins["original"])
-    return np.all(np.stack([prediction_direction(margins[c]) != d for c in controls]), axis=0)
+    decided = np.abs(np.asarray(margins["original"], dtype=np.float64)) > tol
+    return decided & np.all(np.stack([~keeps_decision(d, margins[c], tol) for c in controls]), axis=0)
+
+
+def tie_counts(margins: Mapping[str, np.ndarray], gap: np.ndarray, controls: Sequence[str] = DEFAULT_CONTROLS,
+               tol: float = TIE_TOL) -> dict[str, int]:
+    """How many items' Acc, Dep and Strict a tie decides (the value changes when the ties are read the other
+    way): ``acc`` items with a tied original (d is the §9 tie-break), ``dep`` items with a tied gap, ``strict``
+    items that would be Strict were every tie read as a decision against d."""
+    d = prediction_direction(margins["original"])
+    would = np.all(np.stack([aligned_support(d, margins[c]) <= tol for c in controls]), axis=0)
+    strict = strict_isolation(margins, controls, tol)
+    return {"acc": int((np.abs(np.asarray(margins["original"], dtype=np.float64)) <= tol).sum()),
+            "dep": int((np.abs(np.asarray(gap, dtype=np.float64)) <= tol).sum()),
+            "strict": int((would & ~strict).sum())}
 
 
 def decomposition(dep: np.ndarray, correct: np.ndarray | None) -> dict[str, float | None]:
@@ -135,14 +168,15 @@ def balanced(strata: Mapping[str, Mapping[str, float | None]]) -> dict[str, floa
 def decision_survival(
     margins: Mapping[str, np.ndarray], dep: np.ndarray, controls: Sequence[str] = DEFAULT_CONTROLS
 ) -> dict[str, float]:
-    """Among credited items (Dep), the share whose decision each control preserves (VCA §12).
+    """Among credited items (Dep), the share whose decision each control preserves (VCA §12; a tied control
+    preserves it, :func:`keeps_decision`).
 
     Keys: ``n_dep``, ``<control>_same`` per control, ``both_same`` (no control changes the answer; "both" for the default two controls) and
     ``any_changes`` = 1 − both_same.
     """
     dep = np.asarray(dep, dtype=bool)
     d = prediction_direction(margins["original"])[dep]
-    same = {c: prediction_direction(margins[c])[dep] == d for c in controls}
+    same = {c: keeps_decision(d, np.asarray(margins[c])[dep]) for c in controls}
     n = int(dep.sum())
     out: dict[str, float] = {"n_dep": n}
     nan = float("nan")
