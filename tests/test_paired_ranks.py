@@ -46,7 +46,7 @@ def test_the_three_model_example_ranks_a_above_c() -> None:
 
 def _comparison(a: str, b: str, difference: float, ci: tuple[float, float], survives: bool) -> VcaComparison:
     return VcaComparison(dataset="d", interface="yesno", family="all", metric="acc", model_a=a, model_b=b, n=40,
-                         value_a=None, value_b=None, difference=difference, ci=ci, test="mcnemar", p=0.01,
+                         unit="item", n_clusters=40, holm_family="d/yesno/all/headline", value_a=None, value_b=None, difference=difference, ci=ci, test="mcnemar", p=0.01,
                          p_holm=0.01 if survives else 0.2, survives=survives)
 
 
