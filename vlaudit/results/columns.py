@@ -103,6 +103,8 @@ MARGINS = TableSchema(
         ("image_pair", "string", False, "MME: the image whose two questions make one acc+ pair"),
         ("circular_id", "string", False, "CircularEval: the item whose option rotations these rows are"),
         ("rotation", "int64", False, "CircularEval: how far the options were rotated (0 = as published)"),
+        ("censored", "string", False, "answer words (or letters) outside a served model's top-k log-probs, "
+                                      "e.g. no: their NLL/log-p is only a bound (the k-th value); null: exact"),
     ),
     input_only=_cols(
         ("logp_yes", "float64", False, "log-probability of yes (a margin is logp_yes − logp_no)"),

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
-from vlaudit.backends.options import BackendOptions, DualOptions, HfOptions, option_values
+from vlaudit.backends.options import BackendOptions, DualOptions, EndpointOptions, HfOptions, option_values
 from vlaudit.backends.registry import options_classes
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file
@@ -86,17 +86,32 @@ def _extra_options(options: BackendOptions, recorded: Sequence[str]) -> Recorded
     return {k: v for k, v in option_values(options).items() if k not in recorded and v != defaults[k]}
 
 
-def _model(model: str | ModelRef, options: BackendOptions) -> ModelRef:
-    """``model`` as a ModelRef: a spec string takes ``options``; a ModelRef keeps its own (then ``options``
-    must be the defaults: two sets of options for one model is a mistake)."""
+def _model(model: str | ModelRef, options: HfOptions | DualOptions,
+           endpoint: EndpointOptions | None = None) -> ModelRef:
+    """``model`` as a ModelRef: a spec string takes ``options`` (``endpoint`` for an ``openai:`` model); a
+    ModelRef keeps its own (then both must be the defaults: two sets of options for one model is a mistake).
+    An option the model's backend does not take, set away from its default, is refused naming the backend."""
+    endpoint = endpoint or EndpointOptions(system=getattr(options, "system", None))
     if isinstance(model, str):
         allowed = options_classes(model)
+        if EndpointOptions in allowed:
+            _refuse_unused(model, options, shared=("system",))
+            return ModelRef(model, endpoint)
+        _refuse_unused(model, endpoint, shared=("system",))
         if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
-            options = allowed[0](dtype=options.dtype, revision=options.revision)
+            options = allowed[0](dtype=options.dtype, revision=options.revision)  # type: ignore[call-arg]
         return ModelRef(model, options)
-    if options != type(options)():
+    if options != type(options)() or endpoint != EndpointOptions(system=getattr(options, "system", None)):
         raise InputError("give the model's options in its ModelRef, not beside it", field="model")
     return model
+
+
+def _refuse_unused(model: str, options: BackendOptions, *, shared: Sequence[str]) -> None:
+    """Refuse a field of ``options`` (another backend's) set away from its default: ``model`` would ignore it."""
+    for f in fields(options):
+        if f.name not in shared and f.metadata.get("flag") and getattr(options, f.name) != f.default:
+            raise InputError(f"{model.partition(':')[0]}: models do not take {f.metadata['flag']}",
+                             field=str(f.metadata["flag"]))
 
 
 @dataclass(frozen=True)
@@ -138,12 +153,18 @@ class ScoreSpec:
            system: str | None = None, batch_size: int | None = None, chunk_size: int = 64, device: str = "auto",
            device_map: str | None = None, prefix_cache: bool | None = None, strict: bool = False,
            executor: str = "local", address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
-           threads_per_worker: int | None = None) -> ScoreSpec:
+           threads_per_worker: int | None = None, api_key_env: str | None = None,
+           replicas: Sequence[str] = (), concurrency: int = 8, timeout: float = 120.0, max_retries: int = 5,
+           backoff: float = 0.5, top_logprobs: int = 20, logprob_token_ids: str = "auto") -> ScoreSpec:
         """The spec from the flat options of ``vca score`` (names as its flags); ``model`` a spec string or a
-        :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options."""
+        :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options. ``api_key_env`` ...
+        ``logprob_token_ids`` are the :class:`~vlaudit.backends.options.EndpointOptions` of an ``openai:`` model."""
         options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
                             trust_remote_code=trust_remote_code, system=system)
-        return cls(model=_model(model, options), benchmark=benchmark, images=Path(images), out=Path(out),
+        endpoint = EndpointOptions(api_key_env=api_key_env, replicas=tuple(replicas), concurrency=concurrency,
+                                   timeout=timeout, max_retries=max_retries, backoff=backoff,
+                                   top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids, system=system)
+        return cls(model=_model(model, options, endpoint), benchmark=benchmark, images=Path(images), out=Path(out),
                    contexts=tuple(contexts), interfaces=tuple(interfaces), seed=seed, model_name=model_name,
                    template=None if template is None else Path(template), circular=circular,
                    run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device,
@@ -166,9 +187,13 @@ class ScoreSpec:
         """The manifest's ``arguments`` (``items``: the rows read; ``question_templates``: ``template`` read)."""
         assert self.run.batch_size is not None  # settled in __post_init__
         ray = self.executor or RayOptions()
+        options = self.model.backend_options
+        # recorded at the top level, where a rerun may change them (OPERATIONAL); none for an in-process model
+        operational = {f.name: list(value) if isinstance(value := getattr(options, f.name), tuple) else value
+                       for f in fields(options) if f.metadata.get("operational")}
         backend: dict[str, Any] = {**self.backend_arguments(),
-                                   **_extra_options(self.model.backend_options, tuple(BACKEND_DEFAULTS))}
-        return {"command": self.COMMAND, **score_arguments(
+                                   **_extra_options(options, (*BACKEND_DEFAULTS, *operational))}
+        return {"command": self.COMMAND, **operational, **score_arguments(
             model=self.model.spec, items=items, benchmark=self.benchmark_path(), images=self.images, out=self.out,
             contexts=self.contexts, interfaces=self.interfaces, seed=self.seed, batch_size=self.run.batch_size,
             chunk_size=self.run.chunk_size, strict=self.run.strict, model_name=self.model_name,
