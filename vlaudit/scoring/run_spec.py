@@ -188,12 +188,12 @@ class ScoreSpec:
         assert self.run.batch_size is not None  # settled in __post_init__
         ray = self.executor or RayOptions()
         options = self.model.backend_options
-        # recorded at the top level, where a rerun may change them (OPERATIONAL); none for an in-process model
-        operational = {f.name: list(value) if isinstance(value := getattr(options, f.name), tuple) else value
-                       for f in fields(options) if f.metadata.get("operational")}
-        backend: dict[str, Any] = {**self.backend_arguments(),
-                                   **_extra_options(options, (*BACKEND_DEFAULTS, *operational))}
-        return {"command": self.COMMAND, **operational, **score_arguments(
+        # a backend's own flags beyond the HF ones (an endpoint's), always recorded by name: compared on a
+        # rerun, unless operational (OPERATIONAL); an in-process model has none
+        own = {f.name: list(value) if isinstance(value := getattr(options, f.name), tuple) else value
+               for f in fields(options) if f.metadata.get("flag") and f.name not in BACKEND_DEFAULTS}
+        backend: dict[str, Any] = {**self.backend_arguments(), **_extra_options(options, (*BACKEND_DEFAULTS, *own))}
+        return {"command": self.COMMAND, **own, **score_arguments(
             model=self.model.spec, items=items, benchmark=self.benchmark_path(), images=self.images, out=self.out,
             contexts=self.contexts, interfaces=self.interfaces, seed=self.seed, batch_size=self.run.batch_size,
             chunk_size=self.run.chunk_size, strict=self.run.strict, model_name=self.model_name,
