@@ -106,15 +106,14 @@ def test_margins_are_exact_where_the_server_offers_logprob_token_ids(server) -> 
 
 
 def test_the_prompt_wording_is_the_hf_backends(server) -> None:
-    from vlaudit.backends.hf_mllm import HFMLLMBackend
-    from vlaudit.backends.prompt_wording import user_text
+    from vlaudit.backends.prompt_wording import GENERATION_PREFIX, user_text
     from vlaudit.backends.verbalizers import QUESTION_TEMPLATES
 
     backend = _load(server(models=("Org/Some-Model",)), model="Org/Some-Model", system="qwen-neutral")
     messages = backend.messages("Is it?", "yesno", None)
     assert messages[0]["content"].startswith("Answer the user's question with exactly yes or no")
     assert messages[1]["content"] == [{"type": "text", "text": user_text("Is it?", "yesno", QUESTION_TEMPLATES)}]
-    assert HFMLLMBackend.generation_prefix == messages[2]["content"]
+    assert messages[2] == {"role": "assistant", "content": GENERATION_PREFIX}  # hf_mllm's, imported from there
     assert [m["role"] for m in _load(server(models=("Org/M",)), model="Org/M").messages("Q", "yesno", None)] == \
         ["user", "assistant"]  # not a Qwen model: no system turn, as hf: does
 

@@ -99,6 +99,7 @@ def _model(model: str | ModelRef, options: HfOptions | DualOptions,
             return ModelRef(model, endpoint)
         _refuse_unused(model, endpoint, shared=("system",))
         if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
+            # every class here takes both (EndpointOptions, which takes neither, returned above)
             options = allowed[0](dtype=options.dtype, revision=options.revision)  # type: ignore[call-arg]
         return ModelRef(model, options)
     if options != type(options)() or endpoint != EndpointOptions(system=getattr(options, "system", None)):
