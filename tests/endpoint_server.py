@@ -122,6 +122,7 @@ class EndpointServer:
 def _handler(server: EndpointServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
 
         def log_message(self, *args: Any) -> None:  # quiet: pytest shows failures, not access logs
             return

@@ -18,8 +18,8 @@ import pytest
 
 import vlaudit
 from vlaudit import DualOptions, HfOptions, ModelRef, PlantedOptions, RayOptions, RunOptions, ScoreSpec
-from vlaudit.commands._introspect import is_option, iter_commands, root_command
 from vlaudit.backends.options import operational_option_names
+from vlaudit.commands._introspect import is_option, iter_commands, root_command
 from vlaudit.errors import InputError
 
 pytestmark = pytest.mark.usefixtures("reference_cache")

@@ -41,7 +41,14 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
-from vlaudit.backends.letters import ALL_LETTERS, LETTER_INTERFACE, PROBE_OPTIONS, letter_question, resolve_letters, settle_letters
+from vlaudit.backends.letters import (
+    ALL_LETTERS,
+    LETTER_INTERFACE,
+    PROBE_OPTIONS,
+    letter_question,
+    resolve_letters,
+    settle_letters,
+)
 from vlaudit.backends.openai_endpoint_http import (
     EndpointError,
     EndpointPool,
