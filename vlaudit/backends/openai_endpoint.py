@@ -242,16 +242,16 @@ class EndpointBackend(YesNoBackendBase):
                                    what=f"request {request.key[:12]}")
         values, censored, n_tokens = read_answers(body, answers, by_id=self.by_id, exact=self.mode == TOKEN_IDS)
         prompt = self.prompt(request.question, request.interface, request.image is not None)
-        common = {"key": request.key, "prompt": prompt, "prompt_hash": sha256_text(prompt),
-                  "n_prompt_tokens": n_tokens, "censored": tuple(censored)}
         if request.interface == LETTER_INTERFACE:
             nan = float("nan")
-            return YesNoResult(nll_yes=nan, nll_no=nan, margin=nan, yes_token_id=-1, no_token_id=-1,
+            return YesNoResult(key=request.key, nll_yes=nan, nll_no=nan, margin=nan, yes_token_id=-1, no_token_id=-1,
+                               prompt=prompt, prompt_hash=sha256_text(prompt), n_prompt_tokens=n_tokens,
                                logp_options=tuple(values), option_token_ids=tuple(a.token_id for a in answers),
-                               **common)
+                               censored=tuple(censored))
         nll_yes, nll_no = -values[0], -values[1]
-        return YesNoResult(nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes, yes_token_id=answers[0].token_id,
-                           no_token_id=answers[1].token_id, **common)
+        return YesNoResult(key=request.key, nll_yes=nll_yes, nll_no=nll_no, margin=nll_no - nll_yes,
+                           yes_token_id=answers[0].token_id, no_token_id=answers[1].token_id, prompt=prompt,
+                           prompt_hash=sha256_text(prompt), n_prompt_tokens=n_tokens, censored=tuple(censored))
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """One request per query, ``batch_size`` (``--concurrency``) in flight at once; results in order. The

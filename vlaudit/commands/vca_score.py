@@ -110,9 +110,10 @@ def vca_score(
              if k != "schema_version" and not isinstance(v, (dict, list))]
     vlaudit.print_table(f"vca score — {summary.model}", ["field", "value"], shown, digits=3)
     say(f"records not scored: {margins.failure_line} — listed in {out / 'failures.jsonl'}")
-    if summary.n_censored:
-        by_context = ", ".join(f"{c}: {n}" for c, n in summary.censored_by_context.items())
-        say(f"censored: {summary.n_censored} of {summary.n_scored_rows} rows ({by_context}) have an answer word "
+    n_censored = getattr(summary, "n_censored", 0)  # a yes/no run's count (a dual run has none)
+    if n_censored:
+        by_context = ", ".join(f"{c}: {n}" for c, n in getattr(summary, "censored_by_context", {}).items())
+        say(f"censored: {n_censored} of {summary.n_scored_rows} rows ({by_context}) have an answer word "
             "outside the server's top-k log-probs; their margins are bounds (column censored), which vca report "
             "refuses — serve with logprob_token_ids (vLLM) for exact margins")
     decision = margins.prefix_cache

@@ -100,11 +100,21 @@ def _model(model: str | ModelRef, options: HfOptions | DualOptions,
         _refuse_unused(model, endpoint, shared=("system",))
         if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
             # every class here takes both (EndpointOptions, which takes neither, returned above)
-            options = allowed[0](dtype=options.dtype, revision=options.revision)  # type: ignore[call-arg]
+            kept: BackendOptions = allowed[0](dtype=options.dtype, revision=options.revision)  # type: ignore[call-arg]
+            return ModelRef(model, kept)
         return ModelRef(model, options)
     if options != type(options)() or endpoint != EndpointOptions(system=getattr(options, "system", None)):
         raise InputError("give the model's options in its ModelRef, not beside it", field="model")
     return model
+
+
+def _dtype(options: BackendOptions) -> str:
+    """The options' dtype as a manifest records it (``auto`` for a served model: the server chose it)."""
+    return str(getattr(options, "dtype", "auto"))
+
+
+def _revision(options: BackendOptions) -> str | None:
+    return getattr(options, "revision", None)
 
 
 def _refuse_unused(model: str, options: BackendOptions, *, shared: Sequence[str]) -> None:
@@ -244,7 +254,7 @@ class DualScoreSpec:
                 "benchmark": resolved_path(self.benchmark), "images": resolved_path(self.images),
                 "out": resolved_path(self.out), "contexts": list(self.contexts), "no_image": self.no_image,
                 "text_field": self.text_field, "batch_size": self.run.batch_size, "seed": self.seed,
-                "device": self.run.device, "dtype": options.dtype, "model_name": self.model_name,
+                "device": self.run.device, "dtype": _dtype(options), "model_name": self.model_name,
                 "benchmark_sha256": _file_sha256(self.benchmark), **_extra_options(options, ("dtype",))}
 
 
@@ -287,8 +297,8 @@ class FeaturesSpec:
         return {"command": self.COMMAND, "model": resolved_model_spec(self.model.spec),
                 "cycles": resolved_path(self.cycles), "images": resolved_path(self.images),
                 "out": resolved_path(self.out), "captions": resolved_path(self.captions),
-                "batch_size": self.run.batch_size, "device": self.run.device, "dtype": options.dtype,
-                "revision": options.revision, **executor_recorded(self.executor),
+                "batch_size": self.run.batch_size, "device": self.run.device, "dtype": _dtype(options),
+                "revision": _revision(options), **executor_recorded(self.executor),
                 "cycles_sha256": _file_sha256(self.cycles), "captions_sha256": _file_sha256(self.captions),
                 **_extra_options(options, ("dtype", "revision"))}
 
@@ -346,7 +356,7 @@ class CycleScoreSpec:
                 "cycles": resolved_path(self.cycles), "images": resolved_path(self.images),
                 "out": resolved_path(self.out), "captions": resolved_path(self.captions),
                 "run_dir": resolved_path(self.run_folder()), "query": query, "batch_size": self.run.batch_size,
-                "dtype": options.dtype, "device": self.run.device, "revision": options.revision, **pixels,
+                "dtype": _dtype(options), "device": self.run.device, "revision": _revision(options), **pixels,
                 "chunk_size": self.run.chunk_size, **executor_recorded(self.executor),
                 "cycles_sha256": _file_sha256(self.cycles), "captions_sha256": _file_sha256(self.captions),
                 **_extra_options(options, ("dtype", "revision", "min_pixels", "max_pixels"))}
