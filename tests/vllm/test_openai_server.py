@@ -16,7 +16,7 @@ from PIL import Image
 
 pytest.importorskip("vllm")  # the vLLM environment only (make test-vllm); the main one skips this file
 
-from vlaudit.backends.base import YesNoRequest  # noqa: E402 (after the skip)
+from vlaudit.backends.base import YesNoRequest, attribute_set  # noqa: E402 (after the skip)
 from vlaudit.backends.options import EndpointOptions  # noqa: E402
 from vlaudit.backends.registry import ModelRef, load_backend  # noqa: E402
 
@@ -41,6 +41,14 @@ def _requests(interface: str = "yesno", n_options: int = 0) -> list[YesNoRequest
     return out
 
 
+def _hf_full(hf, requests: list[YesNoRequest]) -> list:
+    """The HF reference as full forwards: its shared image-prefix path is off, since on these head_dim-32
+    models in the vLLM environment's transformers it differs from full forwards by ~0.1 nat on a shared image
+    (measured; reported to the lead), while full forwards are the definition of the margin."""
+    with attribute_set(hf, "prefix_cache", False):
+        return hf.score(requests)
+
+
 @pytest.fixture(scope="module")
 def served(vllm_server):
     url, name = vllm_server
@@ -55,7 +63,7 @@ def test_served_margins_equal_the_hf_backends(served, hf_backend) -> None:
     assert served.letter_ids[:4] == hf.letter_ids[:4]
     for interface in ("yesno", "truefalse"):
         requests = _requests(interface)
-        ours, theirs = served.score(requests), hf.score(requests)
+        ours, theirs = served.score(requests), _hf_full(hf, requests)
         gaps = np.array([abs(a.margin - b.margin) for a, b in zip(ours, theirs, strict=True)])
         print(f"{interface}: max |margin gap| = {gaps.max():.3g} over {len(gaps)} rows")
         assert all(not r.censored for r in ours)
@@ -64,7 +72,7 @@ def test_served_margins_equal_the_hf_backends(served, hf_backend) -> None:
 
 def test_served_letters_equal_the_hf_backends(served, hf_backend) -> None:
     requests = _requests("letter", 4)
-    ours, theirs = served.score(requests), hf_backend("qwen2-vl").score(requests)
+    ours, theirs = served.score(requests), _hf_full(hf_backend("qwen2-vl"), requests)
     gaps = np.array([np.abs(np.subtract(a.logp_options, b.logp_options)).max()
                      for a, b in zip(ours, theirs, strict=True)])
     print(f"letter: max |log p gap| = {gaps.max():.3g} over {len(gaps)} rows × 4 letters")
@@ -77,7 +85,7 @@ def test_top_logprobs_only_censors_and_bounds(vllm_server, hf_backend) -> None:
                            interfaces=["yesno"])
     assert backend.describe()["logprobs"] == "top_logprobs"
     requests = _requests()
-    ours, theirs = backend.score(requests), hf_backend("qwen2-vl").score(requests)
+    ours, theirs = backend.score(requests), _hf_full(hf_backend("qwen2-vl"), requests)
     n_censored = sum(bool(r.censored) for r in ours)
     print(f"top_logprobs=20: {n_censored} of {len(ours)} rows censored")
     for a, b in zip(ours, theirs, strict=True):
