@@ -135,6 +135,7 @@ def _score_args(url: str, bench: Path, out: Path, *more: str) -> list[str]:
             "--backoff", "0", *more]
 
 
+@pytest.mark.slow  # ~15 s on a shared machine: vca score and vca report through the CLI, first imports included
 def test_vca_score_end_to_end_with_top_logprobs_counts_and_flags_censored_rows(server, cli, one_error_line,
                                                                                  tmp_path) -> None:
     srv = server(token_ids=False)  # an OpenAI-compatible server without logprob_token_ids
