@@ -86,6 +86,10 @@ BENCHMARKS = (
     Benchmark("stability_cost.py", ("--images", "4"), (),
               (Goal("units_per_item", "<= 15"), Goal("within_budget", "== True"), Goal("forwards_per_item"),
                Goal("ratio"), Goal("tau"))),
+    # openai: endpoint, 8 requests in flight against a local server answering after 20 ms: ≥ 4× one at a
+    # time, the same margins bit for bit; requests/s and the per-request overhead shown
+    Benchmark("endpoint_requests.py", ("--requests", "160"), ("--requests", "800"),
+              (Goal("speedup", ">= 4"), Goal("identical", "== True"), Goal("ours_rps"), Goal("overhead_ms"))),
     # paired model comparison: ≥ 20× the per-resample loop with equal intervals; 8 runs × 100k items ≤ 1 GB
     Benchmark("compare_bootstrap.py", ("--items", "2000", "--large-items", "20000"), (),
               (Goal("ratio", ">= 20"), Goal("max_ci_diff", "<= 1e-12"), Goal("large_peak_gb", "<= 1"),

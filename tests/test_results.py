@@ -148,7 +148,7 @@ def test_margins_writer_and_reader_share_one_schema() -> None:
     from vlaudit.sources import margins
 
     assert runner.margins_schema() == columns.MARGINS.arrow_schema()
-    assert runner.MARGIN_COLUMNS == columns.MARGINS.names and len(runner.MARGIN_COLUMNS) == 38
+    assert runner.MARGIN_COLUMNS == columns.MARGINS.names and len(runner.MARGIN_COLUMNS) == 39
     assert margins.KEY_COLUMNS == ("model", "dataset", "item_id", "context") == columns.MARGINS.required
     assert set(margins.SCHEMA_COLUMNS) <= set(columns.MARGINS.known)
     assert set(runner.GEOMETRY_COLUMNS) <= set(columns.MARGINS.names)

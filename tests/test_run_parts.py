@@ -18,6 +18,7 @@ import pytest
 
 import vlaudit
 from vlaudit import DualOptions, HfOptions, ModelRef, PlantedOptions, RayOptions, RunOptions, ScoreSpec
+from vlaudit.backends.options import operational_option_names
 from vlaudit.commands._introspect import is_option, iter_commands, root_command
 from vlaudit.errors import InputError
 
@@ -90,6 +91,7 @@ def test_what_a_rerun_may_change_follows_from_the_parts(kind, operational, tmp_p
                 else spec.recorded("Is it {caption}?") if kind == "CycleScoreSpec" else spec.recorded())
     assert set(recorded) & spec_class.OPERATIONAL == operational
     held = {f.name for part in (RunOptions, RayOptions) for f in dataclasses.fields(part)}
+    held |= set(operational_option_names())  # an endpoint's replicas, concurrency, retries, ...
     assert spec_class.OPERATIONAL - {"out", "run_dir", "executor"} == held  # nothing but the parts' fields
 
 

@@ -66,6 +66,10 @@ class YesNoResult:
     #: (the yes/no fields are then NaN and −1)
     logp_options: tuple[float, ...] = ()
     option_token_ids: tuple[int, ...] = ()
+    #: the answer words (or option letters) whose log-prob the backend could only bound: outside a served
+    #: model's top-k log-probs, each is at most the k-th value, which its field then holds (an endpoint
+    #: backend without ``logprob_token_ids``); empty when every value is exact
+    censored: tuple[str, ...] = ()
 
 
 @runtime_checkable

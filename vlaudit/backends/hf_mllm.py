@@ -45,6 +45,14 @@ from vlaudit.backends.letters import (
 from vlaudit.backends.mistral_common_backend import load_mistral_common, tekken_file
 from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.options import HfOptions, RunOptions
+from vlaudit.backends.prompt_wording import (
+    GENERATION_PREFIX,
+    QWEN_FAMILIES,
+    QWEN_SYSTEM,
+    resolve_system,
+    template_fingerprint,
+    user_text,
+)
 from vlaudit.backends.torch_perturbations import TorchPerturbations
 from vlaudit.backends.verbalizers import (
     PROBE_QUESTION,
@@ -58,42 +66,20 @@ from vlaudit.backends.verbalizers import (
 from vlaudit.backends.yesno_common import (
     check_interfaces,
     load_config,
-    question_text,
     yes_no_results,
 )
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import pixels_sha256, sha256_text
-from vlaudit.settings import NAMED_SYSTEM_MESSAGES, PROMPT_CHARS_PER_TOKEN_BOUND
+from vlaudit.settings import PROMPT_CHARS_PER_TOKEN_BOUND
 from vlaudit.sources.images import ImageFailure, ImageStore
 
 if TYPE_CHECKING:
     from PIL import Image
 
-GENERATION_PREFIX = "Answer:"
-QWEN_SYSTEM = "You are a helpful assistant."
-QWEN_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 # mrope prefix reuse verified exact (to float rounding) against full forwards for these model types.
 PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 # Placeholder the family's template emits for one image; the prefix ends right after it.
 _IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
-
-
-def resolve_system(system: str | None) -> str | None:
-    """A system message: a name of :data:`vlaudit.settings.NAMED_SYSTEM_MESSAGES` (e.g. ``qwen-neutral``, the
-    neutral instruction of VCA §18's Qwen system diagnostic) stands for its text; any other text is itself."""
-    return NAMED_SYSTEM_MESSAGES.get(system, system) if system is not None else None
-
-
-def template_fingerprint(question_templates: dict[str, str] | None = None,
-                         system: str | None = None) -> dict[str, Any]:
-    """The prompt pieces (question templates, generation prefix, system message). With the defaults it holds
-    only the built-in templates (no override entries), so every default run shares its cache keys; a ``system``
-    override (``vca score --system``) is added as its own entry."""
-    out = {"question_templates": question_templates or QUESTION_TEMPLATES, "generation_prefix": GENERATION_PREFIX,
-           "qwen_system": QWEN_SYSTEM, "verbalizers": ANSWER_WORDS}
-    if system is not None:
-        out["system"] = system
-    return out
 
 
 def _plain_size(size: Any) -> dict[str, Any] | None:
@@ -197,9 +183,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         return {**QUESTION_TEMPLATES, **self._template_overrides}
 
     def messages(self, question: str, interface: str, with_image: bool) -> list[dict[str, Any]]:
-        templates = self.question_templates
-        text = (templates[interface].format(question=question) if interface in templates
-                else question_text(question, interface))
+        text = user_text(question, interface, self.question_templates)
         content: list[dict[str, Any]] = [{"type": "image"}] if with_image else []
         content.append({"type": "text", "text": text})
         messages: list[dict[str, Any]] = []

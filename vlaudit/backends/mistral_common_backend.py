@@ -37,9 +37,10 @@ from vlaudit.backends.letters import (
     settle_letters,
 )
 from vlaudit.backends.mistral_generate import MistralGreedyGeneration
+from vlaudit.backends.prompt_wording import question_text
 from vlaudit.backends.torch_perturbations import TorchPerturbations
 from vlaudit.backends.verbalizers import PROBE_QUESTION, Verbalizer, resolve_verbalizers
-from vlaudit.backends.yesno_common import check_interfaces, load_config, question_text, yes_no_results
+from vlaudit.backends.yesno_common import check_interfaces, load_config, yes_no_results
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import sha256_text
 

@@ -22,6 +22,9 @@ from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
 from vlaudit.errors import InputError
 
 _DTYPE = field(default="auto", metadata={"flag": "--dtype", "help": DTYPE_HELP})
+_SYSTEM_HELP = ("System message for every family (default: Qwen families 'You are a helpful assistant.', others "
+                "none; '' for none), or a named one: qwen-neutral (VCA §18, 'Answer the user's question with "
+                "exactly yes or no.').")
 
 
 def at_least(name: str, value: float | None, minimum: float) -> None:
@@ -54,11 +57,7 @@ class HfOptions:
         "help": "Pixel budget: maximum pixels (Qwen-VL; default: the processor's)."})
     trust_remote_code: bool = field(default=False, metadata={
         "flag": "--trust-remote-code", "help": "Allow model repo code (off)."})
-    system: str | None = field(default=None, metadata={
-        "flag": "--system",
-        "help": "System message for every family (default: Qwen families 'You are a helpful assistant.', others "
-                "none; '' for none), or a named one: qwen-neutral (VCA §18, 'Answer the user's question with "
-                "exactly yes or no.')."})
+    system: str | None = field(default=None, metadata={"flag": "--system", "help": _SYSTEM_HELP})
     #: transformers' attention kernel (eager, sdpa, ...; API only, default: the model's)
     attn_implementation: str | None = field(default=None, metadata={"flag": None})
 
@@ -92,8 +91,69 @@ class DualOptions:
         object.__setattr__(self, "dtype", parse_dtype(self.dtype, field="--dtype"))
 
 
+#: how an endpoint backend reads the answer words: vLLM's ``logprob_token_ids`` (exact), the server's
+#: ``top_logprobs`` (a word outside the top k is censored), or the first of the two the server offers
+LOGPROB_TOKEN_IDS_MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    """``openai:URL#MODEL`` — a model behind an OpenAI-compatible chat-completions server (``vllm serve``,
+    SGLang, a hosted API returning log-probs).
+
+    Fields marked ``operational`` change how the requests are sent, not what they return (replicas,
+    concurrency, time-outs, retries, the key's variable): a rerun into the run's folder may change them. The
+    API key itself is never held here: ``api_key_env`` is the *name* of the environment variable to read."""
+
+    api_key_env: str | None = field(default=None, metadata={
+        "flag": "--api-key-env", "operational": True,
+        "help": "Name of the environment variable holding the API key, sent as a Bearer token (the key is "
+                "never recorded; default: no key)."})
+    replicas: tuple[str, ...] = field(default=(), metadata={
+        "flag": "--replica", "operational": True,
+        "help": "Base URL of another server of the same model (data-parallel; repeat the flag)."})
+    concurrency: int = field(default=8, metadata={
+        "flag": "--concurrency", "min": 1, "operational": True,
+        "help": "Requests in flight at once, over all endpoints."})
+    timeout: float = field(default=120.0, metadata={
+        "flag": "--timeout", "min": 0.001, "operational": True, "help": "Seconds one request may take."})
+    max_retries: int = field(default=5, metadata={
+        "flag": "--max-retries", "min": 0, "operational": True,
+        "help": "Retries of a request after a dropped connection, a time-out, HTTP 429 or 5xx."})
+    backoff: float = field(default=0.5, metadata={
+        "flag": "--backoff", "min": 0.0, "operational": True,
+        "help": "First retry's back-off in seconds, doubled per retry, with jitter (HTTP 429: at least its "
+                "Retry-After)."})
+    top_logprobs: int = field(default=20, metadata={
+        "flag": "--top-logprobs", "min": 1,
+        "help": "k of top_logprobs when the server has no logprob_token_ids: an answer word outside the top k "
+                "is censored (its log-prob only bounded above)."})
+    logprob_token_ids: str = field(default="auto", metadata={
+        "flag": "--logprob-token-ids",
+        "help": "Read the answer words' exact log-probs with vLLM's logprob_token_ids: auto (when the server "
+                "offers it), on (required), off (top_logprobs only)."})
+    system: str | None = field(default=None, metadata={"flag": "--system", "help": _SYSTEM_HELP})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "replicas", tuple(str(url) for url in self.replicas))
+        at_least("--concurrency", self.concurrency, 1)
+        at_least("--timeout", self.timeout, 0.001)
+        at_least("--max-retries", self.max_retries, 0)
+        at_least("--backoff", self.backoff, 0.0)
+        at_least("--top-logprobs", self.top_logprobs, 1)
+        if self.logprob_token_ids not in LOGPROB_TOKEN_IDS_MODES:
+            raise InputError(f"must be one of {', '.join(LOGPROB_TOKEN_IDS_MODES)}, got {self.logprob_token_ids!r}",
+                             field="--logprob-token-ids")
+
+
+def operational_option_names() -> tuple[str, ...]:
+    """The fields of every backend options class marked ``operational`` (a rerun may change them)."""
+    return tuple(f.name for kind in (HfOptions, PlantedOptions, DualOptions, EndpointOptions) for f in fields(kind)
+                 if f.metadata.get("operational"))
+
+
 #: the options of any backend (the registry says which a prefix takes)
-BackendOptions = Union[HfOptions, PlantedOptions, DualOptions]  # noqa: UP007 (a runtime alias)
+BackendOptions = Union[HfOptions, PlantedOptions, DualOptions, EndpointOptions]  # noqa: UP007 (a runtime alias)
 
 
 def option_values(options: BackendOptions) -> dict[str, object]:

@@ -1,7 +1,7 @@
-"""The backend registry, keyed by prefix: ``hf:``, ``hf-clip:``, ``open_clip:``, ``ref:``.
+"""The backend registry, keyed by prefix: ``hf:``, ``hf-clip:``, ``open_clip:``, ``ref:``, ``openai:``.
 
 A model spec is ``PREFIX:NAME`` (e.g. ``hf:Qwen/Qwen2-VL-2B-Instruct``, ``hf:/path/to/dir``,
-``open_clip:ViT-B-32/laion2b_s34b_b79k``). Loaders are referenced by import path so that resolving a spec
+``open_clip:ViT-B-32/laion2b_s34b_b79k``, ``openai:http://127.0.0.1:8000/v1#Qwen/Qwen2-VL-7B-Instruct``). Loaders are referenced by import path so that resolving a spec
 imports only the one backend module it needs (torch and transformers stay unimported until then).
 
 A :class:`ModelRef` is a spec and its backend's typed options (:mod:`vlaudit.backends.options`); the registry
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from vlaudit.backends.options import (
     BackendOptions,
     DualOptions,
+    EndpointOptions,
     HfOptions,
     PlantedOptions,
     RunOptions,
@@ -37,7 +38,11 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "hf-clip": ("vlaudit.backends.hf_clip:load_backend", "CLIP / SigLIP dual encoders via transformers"),
     "open_clip": ("vlaudit.backends.open_clip_backend:load_backend", "open_clip dual encoders"),
     "ref": ("vlaudit.reference.models:load_backend", "vlaudit's own small reference models"),
+    "openai": ("vlaudit.backends.openai_endpoint:load_backend",
+               "a model behind an OpenAI-compatible server, URL#MODEL (yes/no margins from its log-probs)"),
 }
+#: the prefixes whose models are multimodal LLMs read through yes/no verbalizers (the others: dual encoders)
+YES_NO_PREFIXES = ("hf", "openai")
 # prefix -> "module:function" naming the kind of each NAME, for a prefix that serves both kinds; the reference
 # models live above this layer (vlaudit.reference), so they are reached by import path like the loaders
 KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.models:reference_kind"}
@@ -45,7 +50,7 @@ KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.models:reference_kind"}
 
 # prefix -> the options classes its loader takes (the first is the default); ref: by the kind of each NAME
 OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {
-    "hf": (HfOptions,), "hf-clip": (DualOptions,), "open_clip": (DualOptions,),
+    "hf": (HfOptions,), "hf-clip": (DualOptions,), "open_clip": (DualOptions,), "openai": (EndpointOptions,),
 }
 _REF_OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {"yesno": (HfOptions, PlantedOptions),
                                                              "features": (DualOptions,)}
@@ -87,13 +92,13 @@ def backend_kind(spec: str) -> str:
     parsed = parse_spec(spec)
     if parsed.prefix in KIND_OF:
         return _resolve(KIND_OF[parsed.prefix])(parsed.name) or "yesno"
-    return "yesno" if parsed.prefix == "hf" else "features"
+    return "yesno" if parsed.prefix in YES_NO_PREFIXES else "features"
 
 
 def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
     """Raise a clear error when ``spec`` is not a backend of ``kind`` (checked before any model is loaded)."""
     if backend_kind(spec) != kind:
-        wanted = ("a multimodal LLM (hf:... or ref:tiny-qwen2-vl, ...)" if kind == "yesno"
+        wanted = ("a multimodal LLM (hf:..., openai:URL#MODEL or ref:tiny-qwen2-vl, ...)" if kind == "yesno"
                   else "a dual encoder (hf-clip:..., open_clip:... or ref:tiny-open-clip, ...)")
         raise InputError(f"{spec!r} is not {wanted}", field=field)
 

@@ -14,19 +14,8 @@ import transformers
 
 from vlaudit.backends.base import YesNoRequest, YesNoResult
 from vlaudit.backends.letters import LETTER_INTERFACE
-from vlaudit.backends.verbalizers import QUESTION_TEMPLATES, check_interface
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_text
-
-
-def question_text(question: str, interface: str) -> str:
-    """The user text of one query: the question and the interface's answer instruction (under the letter
-    interface ``question`` already holds the options and the instruction, :func:`letters.item_question`)."""
-    if interface == LETTER_INTERFACE:
-        return question
-    positive, negative = check_interface(interface)
-    template = QUESTION_TEMPLATES.get(interface, f"{{question}} Answer {positive} or {negative}.")
-    return template.format(question=question)
 
 
 def check_interfaces(requests: Sequence[YesNoRequest], verbalizer_ids: dict[str, Any],

@@ -69,6 +69,14 @@ def vca_score(
     system: str | None = field_option(vlaudit.HfOptions, "system"),
     circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
                                                             "options (multiple choice)."),
+    api_key_env: str | None = field_option(vlaudit.EndpointOptions, "api_key_env"),
+    replicas: list[str] = field_option(vlaudit.EndpointOptions, "replicas"),
+    concurrency: int = field_option(vlaudit.EndpointOptions, "concurrency"),
+    timeout: float = field_option(vlaudit.EndpointOptions, "timeout"),
+    max_retries: int = field_option(vlaudit.EndpointOptions, "max_retries"),
+    backoff: float = field_option(vlaudit.EndpointOptions, "backoff"),
+    top_logprobs: int = field_option(vlaudit.EndpointOptions, "top_logprobs"),
+    logprob_token_ids: str = field_option(vlaudit.EndpointOptions, "logprob_token_ids"),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = vlaudit.ScoreSpec.of(
@@ -77,7 +85,9 @@ def vca_score(
         model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,
         revision=revision, min_pixels=min_pixels, max_pixels=max_pixels, trust_remote_code=trust_remote_code,
         prefix_cache=prefix_cache, system=system, executor=executor, address=address, workers=workers,
-        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker, circular=circular)
+        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker, circular=circular,
+        api_key_env=api_key_env, replicas=tuple(replicas or ()), concurrency=concurrency, timeout=timeout,
+        max_retries=max_retries, backoff=backoff, top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,
@@ -100,6 +110,12 @@ def vca_score(
              if k != "schema_version" and not isinstance(v, (dict, list))]
     vlaudit.print_table(f"vca score — {summary.model}", ["field", "value"], shown, digits=3)
     say(f"records not scored: {margins.failure_line} — listed in {out / 'failures.jsonl'}")
+    n_censored = getattr(summary, "n_censored", 0)  # a yes/no run's count (a dual run has none)
+    if n_censored:
+        by_context = ", ".join(f"{c}: {n}" for c, n in getattr(summary, "censored_by_context", {}).items())
+        say(f"censored: {n_censored} of {summary.n_scored_rows} rows ({by_context}) have an answer word "
+            "outside the server's top-k log-probs; their margins are bounds (column censored), which vca report "
+            "refuses — serve with logprob_token_ids (vLLM) for exact margins")
     decision = margins.prefix_cache
     if decision:
         say(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")

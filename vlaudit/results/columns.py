@@ -110,6 +110,8 @@ MARGINS = TableSchema(
         ("rotation", "int64", False, "CircularEval: how far the options were rotated (0 = as published)"),
         ("l2_category", "string", False, "the benchmark's second-level category (MMStar's l2 axis, MMBench's L2)"),
         *_CLUSTER,
+        ("censored", "string", False, "answer words (or letters) outside a served model's top-k log-probs, "
+                                      "e.g. no: their NLL/log-p is only a bound (the k-th value); null: exact"),
     ),
     input_only=_cols(
         ("logp_yes", "float64", False, "log-probability of yes (a margin is logp_yes − logp_no)"),

@@ -35,6 +35,11 @@ class ScoringSummary(VersionedResult):
     n_items: int
     n_records: int
     n_scored_rows: int
+    #: scored rows whose margin is only a bound: an answer word outside a served model's top-k log-probs
+    #: (column ``censored`` of margins.parquet; 0 for every in-process backend)
+    n_censored: int
+    #: those rows by context (empty when there are none)
+    censored_by_context: dict[str, int]
     n_failed: int
     n_skipped: int
     n_unique_units: int

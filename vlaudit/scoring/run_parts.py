@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Literal
 
-from vlaudit.backends.options import RunOptions, at_least
+from vlaudit.backends.options import RunOptions, at_least, operational_option_names
 from vlaudit.backends.registry import ModelRef
 from vlaudit.errors import InputError
 
@@ -73,5 +73,7 @@ OPERATIONAL_PARTS: tuple[type, ...] = (RunOptions, RayOptions)
 
 def operational_names(folders: tuple[str, ...] = ("out",)) -> frozenset[str]:
     """The recorded argument names a rerun may change: the fields of :data:`OPERATIONAL_PARTS`, the executor
-    they are chosen by, and the spec's ``folders`` (the run's own output)."""
-    return frozenset({*folders, "executor", *(f.name for part in OPERATIONAL_PARTS for f in fields(part))})
+    they are chosen by, the backend options marked operational (an endpoint's replicas, concurrency,
+    retries, ...) and the spec's ``folders`` (the run's own output)."""
+    return frozenset({*folders, "executor", *(f.name for part in OPERATIONAL_PARTS for f in fields(part)),
+                      *operational_option_names()})

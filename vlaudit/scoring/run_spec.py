@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
-from vlaudit.backends.options import BackendOptions, DualOptions, HfOptions, option_values
+from vlaudit.backends.options import BackendOptions, DualOptions, EndpointOptions, HfOptions, option_values
 from vlaudit.backends.registry import options_classes
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file
@@ -86,17 +86,43 @@ def _extra_options(options: BackendOptions, recorded: Sequence[str]) -> Recorded
     return {k: v for k, v in option_values(options).items() if k not in recorded and v != defaults[k]}
 
 
-def _model(model: str | ModelRef, options: BackendOptions) -> ModelRef:
-    """``model`` as a ModelRef: a spec string takes ``options``; a ModelRef keeps its own (then ``options``
-    must be the defaults: two sets of options for one model is a mistake)."""
+def _model(model: str | ModelRef, options: HfOptions | DualOptions,
+           endpoint: EndpointOptions | None = None) -> ModelRef:
+    """``model`` as a ModelRef: a spec string takes ``options`` (``endpoint`` for an ``openai:`` model); a
+    ModelRef keeps its own (then both must be the defaults: two sets of options for one model is a mistake).
+    An option the model's backend does not take, set away from its default, is refused naming the backend."""
+    endpoint = endpoint or EndpointOptions(system=getattr(options, "system", None))
     if isinstance(model, str):
         allowed = options_classes(model)
+        if EndpointOptions in allowed:
+            _refuse_unused(model, options, shared=("system",))
+            return ModelRef(model, endpoint)
+        _refuse_unused(model, endpoint, shared=("system",))
         if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
-            options = allowed[0](dtype=options.dtype, revision=options.revision)
+            # every class here takes both (EndpointOptions, which takes neither, returned above)
+            kept: BackendOptions = allowed[0](dtype=options.dtype, revision=options.revision)  # type: ignore[call-arg]
+            return ModelRef(model, kept)
         return ModelRef(model, options)
-    if options != type(options)():
+    if options != type(options)() or endpoint != EndpointOptions(system=getattr(options, "system", None)):
         raise InputError("give the model's options in its ModelRef, not beside it", field="model")
     return model
+
+
+def _dtype(options: BackendOptions) -> str:
+    """The options' dtype as a manifest records it (``auto`` for a served model: the server chose it)."""
+    return str(getattr(options, "dtype", "auto"))
+
+
+def _revision(options: BackendOptions) -> str | None:
+    return getattr(options, "revision", None)
+
+
+def _refuse_unused(model: str, options: BackendOptions, *, shared: Sequence[str]) -> None:
+    """Refuse a field of ``options`` (another backend's) set away from its default: ``model`` would ignore it."""
+    for f in fields(options):
+        if f.name not in shared and f.metadata.get("flag") and getattr(options, f.name) != f.default:
+            raise InputError(f"{model.partition(':')[0]}: models do not take {f.metadata['flag']}",
+                             field=str(f.metadata["flag"]))
 
 
 @dataclass(frozen=True)
@@ -138,12 +164,18 @@ class ScoreSpec:
            system: str | None = None, batch_size: int | None = None, chunk_size: int = 64, device: str = "auto",
            device_map: str | None = None, prefix_cache: bool | None = None, strict: bool = False,
            executor: str = "local", address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
-           threads_per_worker: int | None = None) -> ScoreSpec:
+           threads_per_worker: int | None = None, api_key_env: str | None = None,
+           replicas: Sequence[str] = (), concurrency: int = 8, timeout: float = 120.0, max_retries: int = 5,
+           backoff: float = 0.5, top_logprobs: int = 20, logprob_token_ids: str = "auto") -> ScoreSpec:
         """The spec from the flat options of ``vca score`` (names as its flags); ``model`` a spec string or a
-        :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options."""
+        :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options. ``api_key_env`` ...
+        ``logprob_token_ids`` are the :class:`~vlaudit.backends.options.EndpointOptions` of an ``openai:`` model."""
         options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
                             trust_remote_code=trust_remote_code, system=system)
-        return cls(model=_model(model, options), benchmark=benchmark, images=Path(images), out=Path(out),
+        endpoint = EndpointOptions(api_key_env=api_key_env, replicas=tuple(replicas), concurrency=concurrency,
+                                   timeout=timeout, max_retries=max_retries, backoff=backoff,
+                                   top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids, system=system)
+        return cls(model=_model(model, options, endpoint), benchmark=benchmark, images=Path(images), out=Path(out),
                    contexts=tuple(contexts), interfaces=tuple(interfaces), seed=seed, model_name=model_name,
                    template=None if template is None else Path(template), circular=circular,
                    run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device,
@@ -166,9 +198,13 @@ class ScoreSpec:
         """The manifest's ``arguments`` (``items``: the rows read; ``question_templates``: ``template`` read)."""
         assert self.run.batch_size is not None  # settled in __post_init__
         ray = self.executor or RayOptions()
-        backend: dict[str, Any] = {**self.backend_arguments(),
-                                   **_extra_options(self.model.backend_options, tuple(BACKEND_DEFAULTS))}
-        return {"command": self.COMMAND, **score_arguments(
+        options = self.model.backend_options
+        # a backend's own flags beyond the HF ones (an endpoint's), always recorded by name: compared on a
+        # rerun, unless operational (OPERATIONAL); an in-process model has none
+        own = {f.name: list(value) if isinstance(value := getattr(options, f.name), tuple) else value
+               for f in fields(options) if f.metadata.get("flag") and f.name not in BACKEND_DEFAULTS}
+        backend: dict[str, Any] = {**self.backend_arguments(), **_extra_options(options, (*BACKEND_DEFAULTS, *own))}
+        return {"command": self.COMMAND, **own, **score_arguments(
             model=self.model.spec, items=items, benchmark=self.benchmark_path(), images=self.images, out=self.out,
             contexts=self.contexts, interfaces=self.interfaces, seed=self.seed, batch_size=self.run.batch_size,
             chunk_size=self.run.chunk_size, strict=self.run.strict, model_name=self.model_name,
@@ -218,7 +254,7 @@ class DualScoreSpec:
                 "benchmark": resolved_path(self.benchmark), "images": resolved_path(self.images),
                 "out": resolved_path(self.out), "contexts": list(self.contexts), "no_image": self.no_image,
                 "text_field": self.text_field, "batch_size": self.run.batch_size, "seed": self.seed,
-                "device": self.run.device, "dtype": options.dtype, "model_name": self.model_name,
+                "device": self.run.device, "dtype": _dtype(options), "model_name": self.model_name,
                 "benchmark_sha256": _file_sha256(self.benchmark), **_extra_options(options, ("dtype",))}
 
 
@@ -261,8 +297,8 @@ class FeaturesSpec:
         return {"command": self.COMMAND, "model": resolved_model_spec(self.model.spec),
                 "cycles": resolved_path(self.cycles), "images": resolved_path(self.images),
                 "out": resolved_path(self.out), "captions": resolved_path(self.captions),
-                "batch_size": self.run.batch_size, "device": self.run.device, "dtype": options.dtype,
-                "revision": options.revision, **executor_recorded(self.executor),
+                "batch_size": self.run.batch_size, "device": self.run.device, "dtype": _dtype(options),
+                "revision": _revision(options), **executor_recorded(self.executor),
                 "cycles_sha256": _file_sha256(self.cycles), "captions_sha256": _file_sha256(self.captions),
                 **_extra_options(options, ("dtype", "revision"))}
 
@@ -320,7 +356,7 @@ class CycleScoreSpec:
                 "cycles": resolved_path(self.cycles), "images": resolved_path(self.images),
                 "out": resolved_path(self.out), "captions": resolved_path(self.captions),
                 "run_dir": resolved_path(self.run_folder()), "query": query, "batch_size": self.run.batch_size,
-                "dtype": options.dtype, "device": self.run.device, "revision": options.revision, **pixels,
+                "dtype": _dtype(options), "device": self.run.device, "revision": _revision(options), **pixels,
                 "chunk_size": self.run.chunk_size, **executor_recorded(self.executor),
                 "cycles_sha256": _file_sha256(self.cycles), "captions_sha256": _file_sha256(self.captions),
                 **_extra_options(options, ("dtype", "revision", "min_pixels", "max_pixels"))}

@@ -8,6 +8,8 @@ Outputs in RUN_DIR (all written atomically):
   ``image_sha256`` is the sha256 of the context image's pixels as the model received them (null for text);
   ``source_sha256`` that of the item's image file; ``donor_image`` the mismatch donor's path;
   :data:`GEOMETRY_COLUMNS` the item's erasure geometry (VCA Table 11) when the run has ``rele``/``irre``.
+  ``censored`` names the answer words whose log-prob is only a bound (a served model's top-k log-probs
+  without them; :mod:`vlaudit.backends.openai_endpoint`): null on an exact row, counted in the summary.
 * ``failures.jsonl`` — failed (missing/corrupt/out-of-tree image) and skipped (context unavailable) records
   with the reason. When no record at all can be scored, the run stops with an :class:`InputError` giving
   the counts by reason and leaves no run behind: no manifest, no margins, no lock (see
@@ -156,14 +158,15 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
 
 def _scored_fields(hit: Mapping[str, Any]) -> dict[str, Any]:
     """The answer columns of one cached result: the yes/no NLLs and margin, or the option letters' log-probs."""
+    censored = ",".join(hit["censored"]) if hit.get("censored") else None
     if "logp_options" in hit:
         logps = [float(v) for v in hit["logp_options"]]
         return {"nll_yes": None, "nll_no": None, "margin": None, "yes_token_id": None, "no_token_id": None,
                 "option_letters": "".join(option_letters(len(logps))), "logp_options": logps,
-                "option_token_ids": [int(i) for i in hit["option_token_ids"]]}
+                "option_token_ids": [int(i) for i in hit["option_token_ids"]], "censored": censored}
     nll_yes, nll_no = float(hit["nll_yes"]), float(hit["nll_no"])
     return {"nll_yes": nll_yes, "nll_no": nll_no, "margin": nll_no - nll_yes, "yes_token_id": hit["yes_token_id"],
-            "no_token_id": hit["no_token_id"]}
+            "no_token_id": hit["no_token_id"], "censored": censored}
 
 
 def check_letter_items(backend: Any, items: Sequence[BenchmarkItem]) -> None:
@@ -253,8 +256,11 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
     write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=margins_schema()))
     write_jsonl(out / "failures.jsonl", _problems(records, model))
     counts = problem_counts(records)
+    censored = [r for r in rows if r["censored"] is not None]
     summary = {
         "model": model, "n_items": len(items), "n_records": len(records), "n_scored_rows": len(rows),
+        "n_censored": len(censored),
+        "censored_by_context": {c: sum(1 for r in censored if r["context"] == c) for c in contexts if censored},
         "n_failed": counts["n_failed"], "n_skipped": counts["n_skipped"],
         "n_unique_units": len(units), "n_units_from_cache": n_cached, "n_units_scored_now": n_scored,
         "n_chunks": len(chunks), "damaged_cache_chunks": cache.damaged, "seconds": elapsed,

@@ -74,11 +74,14 @@ def cache_rows(results: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def _cache_row(r: Any) -> dict[str, Any]:
+    # censored words only where there are some: an exact result's record is what it always was
+    censored = {"censored": list(r.censored)} if getattr(r, "censored", ()) else {}
     if r.logp_options:  # a letter result: the options' log-probs in place of the yes/no NLLs
         return {"key": r.key, "logp_options": list(r.logp_options), "option_token_ids": list(r.option_token_ids),
-                "prompt_hash": r.prompt_hash, "n_prompt_tokens": r.n_prompt_tokens}
+                "prompt_hash": r.prompt_hash, "n_prompt_tokens": r.n_prompt_tokens, **censored}
     return {"key": r.key, "nll_yes": r.nll_yes, "nll_no": r.nll_no, "yes_token_id": r.yes_token_id,
-            "no_token_id": r.no_token_id, "prompt_hash": r.prompt_hash, "n_prompt_tokens": r.n_prompt_tokens}
+            "no_token_id": r.no_token_id, "prompt_hash": r.prompt_hash, "n_prompt_tokens": r.n_prompt_tokens,
+            **censored}
 
 
 def score_tasks(backend: Any, store: Any, tasks: Sequence[UnitTask], seed: int) -> list[dict[str, Any]]:

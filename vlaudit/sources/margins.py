@@ -26,6 +26,8 @@ group_id      no         same-image true/false relation group (VCA §13)
 statement     no         ``true``/``false`` (also yes/no, 1/0) within a group: exactly one true per group
 relation      no         relation phrase
 status        no         rows whose status is set and not ``ok`` (failed scoring records) are skipped
+censored      no         set on a row whose margin is only a bound (an answer word outside a served model's
+                         top-k log-probs): such a file is refused, naming the count — never read as exact
 ============  =========  ===================================================================================
 
 Under the ``truefalse`` interface the same columns hold the aligned True/False margin: "yes" stands for
@@ -84,7 +86,7 @@ KEY_COLUMNS = MARGINS.required
 #: the original row's other columns are carried along in :attr:`MarginRun.extra`
 SCHEMA_COLUMNS = (
     *KEY_COLUMNS, "interface", "margin", "nll_yes", "nll_no", "logp_yes", "logp_no", "label", "group_id",
-    "statement", "relation", "status", "logp_options", "option_letters", "option_token_ids",
+    "statement", "relation", "status", "logp_options", "option_letters", "option_token_ids", "censored",
 )
 _CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "textonly": "text", "t": "text",
                     "b": "blank", "gray": "blank", "grey": "blank", "mean_color": "mean", "meancolor": "mean",
@@ -267,6 +269,9 @@ def runs_from_rows(rows: Sequence[Mapping[str, Any]], *, path: str | Path = "<ro
     runs: dict[tuple[str, str, str], dict[str, _ItemAcc]] = {}
     seen: dict[tuple[str, str, str, str, str], int] = {}
     skipped: list[int] = []
+    censored = [index for index, row in enumerate(rows, start=1) if _text(row.get("censored"))]
+    if censored:
+        raise censored_rows_error(len(censored), len(rows), path=path, record=f"row {censored[0]}")
     for index, row in enumerate(rows, start=1):
         record = f"row {index}"
         status = _text(row.get("status"))
@@ -314,6 +319,13 @@ def runs_from_rows(rows: Sequence[Mapping[str, Any]], *, path: str | Path = "<ro
     note = "" if not skipped else (f" ({len(skipped)} row(s) with a status other than 'ok' were skipped, "
                                    f"first row {skipped[0]})")
     return [_build_run(key, items, path=path, note=note) for key, items in ordered]
+
+
+def censored_rows_error(n_censored: int, n_rows: int, *, path: str | Path, record: str) -> InputError:
+    """The refusal of a margins file holding censored rows: a bound read as a margin would be a silent number."""
+    return InputError(f"{n_censored} of {n_rows} rows hold a censored margin (an answer word outside the served "
+                      "model's top-k log-probs: only a bound); the analyses need exact margins: score against a "
+                      "server that offers logprob_token_ids (vLLM)", path=path, record=record, field="censored")
 
 
 def _name_items(ids: Sequence[str], limit: int = 5) -> str:
