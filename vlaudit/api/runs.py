@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vlaudit.api._inputs import as_items
-from vlaudit.api.vca import Margins
+from vlaudit.api.margins import Margins
 from vlaudit.backends.base import INTERFACES, FeatureBackend, YesNoBackend
 from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.backends.registry import BackendLoad, require_kind
