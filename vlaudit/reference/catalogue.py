@@ -48,6 +48,8 @@ class TrainedReference:
     retrain (seconds) used by tests to check that the loss goes down. ``trainer`` is None for a constructed
     mechanism model (nothing to train). ``understands``: the items it was built for (``models list`` prints it);
     on any other item it has no evidence and no answer, and an audit of those items means nothing.
+    ``reads_scenes``: its margins also depend on a folder of scenes the user gives (so its shipped files alone
+    do not identify it).
     """
 
     kind: str
@@ -55,6 +57,11 @@ class TrainedReference:
     trainer: str | None  # None: a constructed mechanism, nothing to train
     description: str
     understands: str = SCENE_STATEMENTS
+    reads_scenes: bool = False
+
+    def files(self, name: str) -> dict[str, Path]:
+        """The shipped files this model reads (``weights/NAME.*``): with its code, what identifies it."""
+        return {path.name: path for path in sorted(WEIGHTS_DIR.glob(f"{name}.*"))}
 
 
 # name -> how it is loaded and retrained
@@ -77,10 +84,11 @@ TRAINED_MODELS: dict[str, TrainedReference] = {
     "scene-vqa-mixture": TrainedReference(
         "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
         "calibration instrument: a seeded 40% of statement types read from the image, the rest from the prior "
-        "(the true credited fraction is known)"),
+        "(the true credited fraction is known)", reads_scenes=True),
     "scene-vqa-reader": TrainedReference(
         "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
-        "calibration instrument: every statement read from the image (the mixture at fraction 1)"),
+        "calibration instrument: every statement read from the image (the mixture at fraction 1)",
+        reads_scenes=True),
     "batch-noise": TrainedReference(
         "yesno", "vlaudit.reference.batch_noise:load_backend", None,
         "calibration instrument for vca stability: margins plus noise of a known scale that depends on the "
@@ -88,7 +96,8 @@ TRAINED_MODELS: dict[str, TrainedReference] = {
         "any yes/no item (seeded noise of a known scale, not an answer)"),
     "scene-vqa-prior-table": TrainedReference(
         "yesno", "vlaudit.reference.scene_vqa_mixture:load_backend", None,
-        "calibration instrument: every statement answered from the prior table (the mixture at fraction 0)"),
+        "calibration instrument: every statement answered from the prior table (the mixture at fraction 0)",
+        reads_scenes=True),
     "scene-mcq-mixture": TrainedReference(
         "yesno", "vlaudit.reference.scene_mcq:load_backend", None,
         "multiple-choice calibration instrument: a seeded 40% of question types read from the image, the rest "
