@@ -6,7 +6,7 @@ Its own module so that ``vca score`` (:mod:`vlaudit.api.runs`) imports neither t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,11 +21,13 @@ if TYPE_CHECKING:
 @dataclass
 class Margins:
     """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts, the typed
-    record ``summary.json`` holds (a dual-encoder run's own record)."""
+    record ``summary.json`` holds (a dual-encoder run's own record); ``warnings``: runs of the table that gave no
+    answer (:func:`vlaudit.analysis.vca.no_answer.no_answer_warning`)."""
 
     path: Path
     summary: ScoringSummary | DualScoringSummary
     prefix_cache: Mapping[str, object] | None = None  # the shared image-prefix reuse decision (manifest.json)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def failure_line(self) -> str:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vlaudit.analysis.vca.choice_run import aligned_run
+from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.api._inputs import as_items
 from vlaudit.api.margins import Margins
 from vlaudit.backends.base import INTERFACES, FeatureBackend, YesNoBackend
@@ -42,6 +44,7 @@ from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.items import read_items
+from vlaudit.sources.margins import read_margins
 
 
 def _check_names(name: str, given: Sequence[str], known: Sequence[str] | dict[str, object]) -> None:
@@ -94,7 +97,8 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
         summary_now, decision = rerun
         if on_plan:
             on_plan(summary_now.n_unique_units, summary_now.n_unique_units)
-        return Margins(Path(spec.out) / "margins.parquet", summary_now, prefix_cache=decision)
+        path = Path(spec.out) / "margins.parquet"
+        return Margins(path, summary_now, prefix_cache=decision, warnings=no_answer_warnings(path))
     load = BackendLoad(spec.model, spec.run, interfaces=spec.interfaces, question_templates=templates)
     with yes_no_executor(load, spec.executor, backend=backend) as (loaded, executor):
         summary = run_scoring(loaded, item_list, images_dir=spec.images, out_dir=spec.out,
@@ -103,7 +107,14 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
                               arguments=recorded, on_plan=on_plan, on_progress=on_progress,
                               on_warning=on_warning, executor=executor, model_files=files)
         decision = loaded.describe().get("prefix_cache_decision")  # as manifest.json records it
-    return Margins(Path(spec.out) / "margins.parquet", ScoringSummary.from_dict(summary), prefix_cache=decision)
+    path = Path(spec.out) / "margins.parquet"
+    return Margins(path, ScoringSummary.from_dict(summary), prefix_cache=decision, warnings=no_answer_warnings(path))
+
+
+def no_answer_warnings(path: Path) -> list[str]:
+    """One line per run of the margins table ``path`` that gave no answer (a planted model on items it was not
+    built for, a broken prompt): :func:`~vlaudit.analysis.vca.no_answer.no_answer_warning`."""
+    return [line for run in read_margins(path) if (line := no_answer_warning(aligned_run(run))) is not None]
 
 
 def score_dual_margins(spec: DualScoreSpec, *, overwrite: bool = False) -> Margins:
