@@ -199,6 +199,11 @@ box-shadow:0 1px 2px rgba(20,30,40,.04)}
 .card .meta{color:var(--muted);font-size:12px;margin:0 0 6px;overflow-wrap:anywhere}
 .card table{min-width:0;width:100%;font-size:12px}
 .card th,.card td{padding:2px 6px}
+.gallery.choices{grid-template-columns:repeat(auto-fill,minmax(340px,1fr))}
+.card .verdict{font-size:12.5px;margin:0 0 6px;font-weight:600}
+.card .verdict.credited{color:var(--pass)}.card .verdict.uncredited{color:#8a5300}
+.card tr.chosen td{background:var(--soft)}
+.card .mark{color:var(--muted);font-size:11px;font-weight:600}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}
 .pair .cap{font-size:13px;margin-top:6px}
 .noimg{width:180px;height:120px;display:flex;flex-direction:column;align-items:center;justify-content:center;

@@ -268,8 +268,14 @@ def galleries(cu: Sequence[tuple[str, Safe]], failed: Sequence[tuple[str, Safe]]
     body: list[Any] = []
     if cu:
         body.append(Safe("<h3>Correct but uncredited (C-U)</h3>"))
-        body.append(note("Answered correctly, yet the real image moved the margin no more than a no-image "
-                         "control did (G_img ≤ 0): lowest G_img first. Margin m = NLL(no) − NLL(yes)."))
+        letters = any(label.endswith(" · letter") for label, _ in cu)
+        yes_no = any(not label.endswith(" · letter") for label, _ in cu)
+        reads = ([" Yes/no cards: the margin m = NLL(no) − NLL(yes) under each context."] if yes_no else []) + (
+            [" Multiple-choice cards: the options, log p(letter) of each under each context (the chosen option "
+             "shaded); r_c = ℓ_c(chosen) − max of the others, G_img = r_o − max(r_text, r_blank)."]
+            if letters else [])
+        body.append(note("Answered correctly, yet the real image supported the answer no more than a no-image "
+                         "control did (G_img ≤ 0): lowest G_img first." + "".join(reads)))
         for label, cards in cu:
             body += [Safe(f'<p class="meta"><b>{esc(label)}</b></p>'), cards]
     if failed:
