@@ -167,7 +167,7 @@ h2{font-size:21px;margin:0 0 6px;font-weight:650;letter-spacing:-.01em}
 h3{font-size:16px;margin:22px 0 8px;font-weight:620}
 p.lead{color:var(--muted);margin:0 0 14px;max-width:860px}
 p.note{color:var(--muted);font-size:13.5px;margin:6px 0 12px}
-p.note.warn{color:#8a5300}
+p.note.warn{color:#8a5300;background:#fdf3e1;border-left:3px solid #e3a13b;padding:6px 10px;border-radius:3px}
 .scroll{overflow-x:auto;margin:8px 0 18px}
 table{border-collapse:collapse;font-size:13.5px;font-variant-numeric:tabular-nums;min-width:40%}
 caption{caption-side:top;text-align:left;color:var(--muted);font-size:13px;padding:0 0 6px}

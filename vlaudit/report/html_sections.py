@@ -132,7 +132,7 @@ def synthetic(summary: Mapping[str, Any]) -> Section | None:
 def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> Section | None:
     if not runs and not gaps:
         return None
-    body: list[Any] = []
+    body: list[Any] = run_warnings(runs)
     if runs:
         has_perm = any(r.perm is not None for r in runs)
         headers = ["Model", "Dataset", "Interface", "n", "Acc", "Dep", "D-CC", "C-U"]
@@ -163,6 +163,13 @@ def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> 
     return section("vca", "Visual Credit Audit", body,
                    lead="Is a correct answer credited to the image? G_img = r_o − max(r_text, r_blank) compares the "
                         "margin with the real image against no-image controls (VCA §3).")
+
+
+def run_warnings(runs: Sequence[VcaRun]) -> list[Any]:
+    """The audit's warnings first (a run that gave no answer, items excluded for a missing control), as the
+    console prints them: one highlighted line each."""
+    lines = list(dict.fromkeys(w for r in runs if r.audit is not None for w in r.audit.warnings))
+    return [note(f"warning: {line}", "warn") for line in lines]
 
 
 def category_credit_table(runs: Sequence[VcaRun]) -> Safe | None:
