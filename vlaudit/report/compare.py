@@ -103,6 +103,15 @@ def _interval(ci: Interval | None) -> str:
     return "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
+def _pct(value: float | None) -> str | None:
+    """A rate in percent with one decimal, the unit of every VCA table (the files keep fractions)."""
+    return None if value is None else f"{100.0 * value:.1f}"
+
+
+def _pct_interval(ci: Interval | None) -> str:
+    return "—" if ci is None else f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
+
+
 def noise_line(noise: NoiseFloor | NoNoiseFloor) -> str:
     """One model's compared decisions inside its noise floor, or why there is no floor."""
     if isinstance(noise, NoNoiseFloor):
@@ -124,25 +133,25 @@ def print_compare(result: CompareVcaResult) -> None:
     for dataset, interface in keys:
         rows = [r for r in result.comparisons if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
         for pair in dict.fromkeys((r.model_a, r.model_b) for r in rows):
-            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items)",
+            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items, %)",
                         ["metric", "A", "B", "A − B", "95% CI", "p (Holm)", "survives"],
-                        [[METRIC_NAMES.get(r.metric, r.metric), r.value_a, r.value_b, r.difference,
-                          _interval(r.ci), r.p_holm, "yes" if r.survives else "no"]
+                        [[METRIC_NAMES.get(r.metric, r.metric), _pct(r.value_a), _pct(r.value_b),
+                          _pct(r.difference), _pct_interval(r.ci), r.p_holm, "yes" if r.survives else "no"]
                          for r in rows if (r.model_a, r.model_b) == pair],
                         identifiers=1, droppable=["A", "B"])
             banded = [r for r in rows if (r.model_a, r.model_b) == pair and isinstance(r, VcaBandComparison)]
-            bands = [f"{METRIC_NAMES[r.metric]} {_interval(r.noise_band)}" for r in banded
+            bands = [f"{METRIC_NAMES[r.metric]} {_pct_interval(r.noise_band)}" for r in banded
                      if r.noise_band is not None]
             if bands:
-                print_wrapped(f"noise band of A − B (flagged decisions set both ways): {'; '.join(bands)}")
+                print_wrapped(f"noise band of A − B (%, flagged decisions set both ways): {'; '.join(bands)}")
             elif banded:
                 print_wrapped("noise band of A − B: none (the noise floor of A or B is not measured)")
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
                      if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
-            print_table(f"{dataset} / {interface}: leaderboard (rank 1 = highest; ties where intervals overlap)",
-                        ["metric", "model", "value", "95% CI", "rank"],
-                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), r.rank]
+            print_table(f"{dataset} / {interface}: leaderboard (%; rank 1 = highest; ties where intervals "
+                        "overlap)", ["metric", "model", "value", "95% CI", "rank"],
+                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, _pct(r.value), _pct_interval(r.ci), r.rank]
                          for r in board], identifiers=2)
     for row in result.skipped:
         print_wrapped(f"skipped {METRIC_NAMES.get(row.metric, row.metric)} on {row.dataset}/"

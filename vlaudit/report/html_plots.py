@@ -105,6 +105,52 @@ def permutation(runs: Sequence[VcaRun]) -> Safe | None:
                   alt="permutation calibration")
 
 
+#: one compared pair: (panel title, [(row label, A − B, its interval, survives Holm)])
+PairPanel = tuple[str, Sequence[tuple[str, float, Any, bool | None]]]
+
+
+def paired_differences(panels: Sequence[PairPanel], *, unit: str) -> Safe | None:
+    """One panel per compared pair: A − B per metric with its paired interval; a filled marker where the
+    Holm-adjusted test survives, the dashed line at 0 (no difference)."""
+    panels = [(title, [r for r in rows if is_number(r[1])]) for title, rows in panels]
+    panels = [(title, rows) for title, rows in panels if rows]
+    if not panels:
+        return None
+    plt = _plt()
+    cols = min(2, len(panels))
+    lines = -(-len(panels) // cols)
+    tallest = max(len(rows) for _, rows in panels)
+    fig, axes = plt.subplots(lines, cols, figsize=(5.6 * cols, (0.32 * tallest + 1.3) * lines), squeeze=False,
+                             layout="constrained")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    for ax, (title, rows) in zip(axes.flat, panels, strict=False):
+        y = list(range(len(rows)))
+        values = [float(r[1]) for r in rows]
+        ax.errorbar(values, y, xerr=_signed_err(values, [r[2] for r in rows]), fmt="none", ecolor="#444",
+                    capsize=3, linewidth=1)
+        for i, (_, value, _, survives) in enumerate(rows):
+            ax.scatter([value], [i], s=36, zorder=3, color=SERIES[0],
+                       facecolors=SERIES[0] if survives else "white", linewidths=1.4)
+        ax.axvline(0, color="#333", linestyle="--", linewidth=0.8)
+        ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(title, fontsize=8.5)
+        ax.set_xlabel(f"A − B ({unit})")
+    return figure(fig, "Paired differences A − B with their bootstrap intervals on the shared items; a filled "
+                  "marker: the Holm-adjusted test survives; an open one: it does not.", alt="paired differences")
+
+
+def _signed_err(values: Sequence[float], cis: Sequence[Any]) -> list[list[float]]:
+    """Error-bar lengths of intervals around values that may be negative (no clipping at 0)."""
+    lo, hi = [], []
+    for value, ci in zip(values, cis, strict=True):
+        bounds = interval(ci)
+        lo.append(max(0.0, value - bounds[0]) if bounds else 0.0)
+        hi.append(max(0.0, bounds[1] - value) if bounds else 0.0)
+    return [lo, hi]
+
+
 def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None:
     """G_img per item, one panel per run; bars right of 0 are credited (Dep)."""
     arrays = [(name, np.asarray(values, dtype=float)) for name, values in groups if len(values)]
