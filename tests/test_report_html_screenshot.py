@@ -3,14 +3,14 @@
 the console prints: the MCQ gallery's question, options, log p(letter) per context and verdict, the credit bar
 and tables in percent, the warning of a run that gave no answer, the comparison's files and pairwise plot.
 
-Chromium (Debian's ``chromium``) and playwright as in ``test_report_html_browser.py``; without them only this
-module skips. The screenshots are written under ``tmp_path`` (``report-mcq.png``, ``report-compare.png``) for
-a person to look at.
+Chromium (Debian's ``chromium``, the conftest's ``chromium`` fixture) and playwright as in
+``test_report_html_browser.py``; without them only this module skips. The screenshots are written under the
+test's temporary folder (``report-mcq.png``, ``report-pope.png``, ``report-compare.png``) for a person to
+look at.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import benchmark_releases
@@ -21,19 +21,6 @@ from vlaudit.report.html import write_report
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "docs" / "samples" / "mmstar-sample.parquet"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("no chromium on PATH: the screenshot test needs Debian's chromium (`apt-get install chromium`, "
-                "which .ci/run does)")
-
-
 def _letter_run(root: Path, model: str) -> Path:
     """The MMStar sample scored by a planted multiple-choice model through the letter interface."""
     items = root / "mmstar.jsonl"
@@ -46,13 +33,14 @@ def _letter_run(root: Path, model: str) -> Path:
     return run
 
 
-def _render(html: Path, shot: Path) -> tuple[str, list[str], list[tuple[str, bool, int]]]:
-    """(visible text, console problems, images as (alt, complete, natural width)) of ``html``; ``shot`` the
-    full-page screenshot."""
+def _render(chromium: tuple[str, list[str]], html: Path, shot: Path
+            ) -> tuple[str, list[str], list[tuple[str, bool, int]]]:
+    """(visible text, console problems, images as (alt, complete, natural width)) of ``html`` in ``chromium``
+    (the conftest fixture); ``shot`` the full-page screenshot."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the dev extra)")
     problems: list[str] = []
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=chromium[0], headless=True, args=chromium[1])
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
@@ -69,20 +57,20 @@ def _render(html: Path, shot: Path) -> tuple[str, list[str], list[tuple[str, boo
 
 
 @pytest.fixture(scope="module")
-def mcq_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str], list[tuple[str, bool, int]]]:
+def mcq_page(chromium, tmp_path_factory: pytest.TempPathFactory
+             ) -> tuple[str, list[str], list[tuple[str, bool, int]]]:
     """The report of a ``vca report`` folder inside a letter run, rendered (text, problems, images)."""
-    _chromium()
     root = tmp_path_factory.mktemp("mcq")
     run = _letter_run(root, "ref:scene-mcq-mixture")
     vlaudit.vca_report(run / "margins.parquet", n_resamples=200).save(run / "report")
-    return _render(write_report(run / "report"), root / "report-mcq.png")
+    return _render(chromium, write_report(run / "report"), root / "report-mcq.png")
 
 
 @pytest.fixture(scope="module")
-def pope_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str], list[tuple[str, bool, int]]]:
+def pope_page(chromium, tmp_path_factory: pytest.TempPathFactory
+              ) -> tuple[str, list[str], list[tuple[str, bool, int]]]:
     """A POPE release (its published schema) scored by ``ref:scene-vqa-grounded``, which was built for scene
     statements, not POPE's questions: every margin is 0. The report of its run folder, rendered."""
-    _chromium()
     root = tmp_path_factory.mktemp("pope")
     vlaudit.build_benchmark_items("pope", benchmark_releases.pope(root), out=root / "pope.jsonl",
                                   images=root / "pope-images")
@@ -90,7 +78,7 @@ def pope_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str],
     vlaudit.score_margins(vlaudit.ScoreSpec.of(model="ref:scene-vqa-grounded", benchmark=root / "pope.jsonl",
                                                images=root / "pope-images", out=run))
     vlaudit.vca_report(run / "margins.parquet", n_resamples=200).save(run / "report")
-    return _render(write_report(run), root / "report-pope.png")
+    return _render(chromium, write_report(run), root / "report-pope.png")
 
 
 @pytest.mark.slow  # scores a small run and launches headless chromium
@@ -134,12 +122,11 @@ def test_a_run_that_gave_no_answer_is_named_on_the_page(pope_page) -> None:
 
 
 @pytest.mark.slow  # scores two small runs and launches headless chromium
-def test_the_comparison_lists_its_files_and_draws_the_pairwise_plot(tmp_path: Path) -> None:
-    _chromium()
+def test_the_comparison_lists_its_files_and_draws_the_pairwise_plot(chromium, tmp_path: Path) -> None:
     mixture = _letter_run(tmp_path, "ref:scene-mcq-mixture")
     grounded = _letter_run(tmp_path, "ref:scene-mcq-grounded")
     vlaudit.compare_vca([mixture, grounded], out=tmp_path / "compare", n_resamples=200, n_permutations=200)
-    text, problems, images = _render(write_report(tmp_path / "compare"), tmp_path / "report-compare.png")
+    text, problems, images = _render(chromium, write_report(tmp_path / "compare"), tmp_path / "report-compare.png")
     assert problems == []
     assert any(alt == "paired differences" and complete and width > 0 for alt, complete, width in images)
     assert "Paired differences A − B" in text
