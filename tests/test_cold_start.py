@@ -115,3 +115,12 @@ def test_a_cached_rerun_on_the_command_line_imports_no_torch(tmp_path: Path) -> 
     assert "torch" in first  # the planted reader is a torch model: scoring loads it
     again, out = _imported(args, tmp_path)
     assert "n_units_scored_now" in out and again & set(HEAVY) == set()
+
+
+def test_a_damaged_cache_chunk_takes_the_ordinary_path_and_is_named(finished: Path) -> None:
+    chunk = sorted((finished / "run" / "cache").glob("chunk-*.jsonl"))[0]
+    chunk.write_bytes(chunk.read_bytes()[:-10])
+    warned: list[str] = []
+    again = _score(finished, on_warning=warned.append)
+    assert any(str(chunk) in line for line in warned)
+    assert again.summary.n_units_scored_now > 0 and again.summary.damaged_cache_chunks

@@ -7,7 +7,8 @@ folder shows that nothing changed since: the same recorded arguments (items by c
 file with the sha256 ``margins.parquet`` recorded, the same package versions and vlaudit commit, and the same
 model files (:func:`model_files` recorded in the manifest; a model whose files cannot be identified without
 loading it, e.g. a hub id, always takes the ordinary path). A run with failed records (an image that may
-have been fixed since) or damaged cache chunks takes the ordinary path too, which rescores what it must.
+have been fixed since) or a damaged cache chunk takes the ordinary path too, which names the chunk and
+rescores what it must.
 
 What the rerun writes is what the ordinary path writes when every unit comes from the cache: the summary
 with ``n_units_from_cache`` = ``n_unique_units`` and nothing scored now; the margins are left as they are.
@@ -26,6 +27,7 @@ from vlaudit.files import read_json, write_result
 from vlaudit.hashing import sha256_file
 from vlaudit.results.manifest import git_commit, package_versions
 from vlaudit.results.vca import ScoringSummary
+from vlaudit.scoring.cache import DamagedChunk, read_chunk
 from vlaudit.scoring.manifest import local_weights_identity
 from vlaudit.scoring.run_folder import MANIFEST, SUMMARY, RunFolder
 from vlaudit.sources.image_paths import confine
@@ -64,6 +66,7 @@ def finished_summary(out: str | Path, recorded: Mapping[str, Any], items: Sequen
             or any(name not in previous for name in recorded)
             or manifest.get("packages") != package_versions() or manifest.get("git_commit") != git_commit()
             or summary.n_failed or summary.damaged_cache_chunks or summary.n_items != len(items)
+            or not _cache_whole(folder / "cache", summary.n_unique_units)
             or not _images_unchanged(folder / "margins.parquet", items, Path(images))):
         return None
     rerun = ScoringSummary.from_dict({**summary.to_dict(), "n_units_from_cache": summary.n_unique_units,
@@ -73,6 +76,18 @@ def finished_summary(out: str | Path, recorded: Mapping[str, Any], items: Sequen
         write_result(folder / SUMMARY, rerun)
     decision = manifest.get("prefix_cache")
     return rerun, decision if isinstance(decision, dict) else None
+
+
+def _cache_whole(directory: Path, n_units: int) -> bool:
+    """Every chunk of the score cache sealed and whole, holding at least the run's units: a damaged chunk is
+    for the ordinary path to name, move aside and rescore (:class:`~vlaudit.scoring.cache.ChunkCache`)."""
+    keys: set[str] = set()
+    for path in sorted(directory.glob("chunk-*.jsonl")) if directory.is_dir() else []:
+        try:
+            keys.update(row["key"] for row in read_chunk(path))
+        except (DamagedChunk, OSError):
+            return False
+    return len(keys) >= n_units
 
 
 def _images_unchanged(margins: Path, items: Sequence[BenchmarkItem], images: Path) -> bool:
