@@ -113,8 +113,14 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
 
 def no_answer_warnings(path: Path) -> list[str]:
     """One line per run of the margins table ``path`` that gave no answer (a planted model on items it was not
-    built for, a broken prompt): :func:`~vlaudit.analysis.vca.no_answer.no_answer_warning`."""
-    return [line for run in read_margins(path) if (line := no_answer_warning(aligned_run(run))) is not None]
+    built for, a broken prompt): :func:`~vlaudit.analysis.vca.no_answer.no_answer_warning`. Margins the
+    report would refuse (e.g. a relation group without its false statement) are for ``vca report`` to name:
+    scoring them succeeded, so nothing is said here."""
+    try:
+        runs = read_margins(path)
+    except InputError:
+        return []
+    return [line for run in runs if (line := no_answer_warning(aligned_run(run))) is not None]
 
 
 def score_dual_margins(spec: DualScoreSpec, *, overwrite: bool = False) -> Margins:
