@@ -8,9 +8,8 @@ the run's manifest (:class:`~vlaudit.scoring.manifest.RunManifest`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from vlaudit.analysis.vca.choice_run import aligned_run
 from vlaudit.analysis.vca.no_answer import no_answer_warning
@@ -54,7 +53,7 @@ def _check_names(name: str, given: Sequence[str], known: Sequence[str] | dict[st
                          field=name)
 
 
-def _model_files(model: ModelRef) -> dict[str, Any] | None:
+def _model_files(model: ModelRef) -> Mapping[str, object] | None:
     """What identifies ``model`` without loading it (:func:`~vlaudit.scoring.finished_run.model_files`): a
     planted reference by its shipped files, unless it also reads scenes the user gives."""
     prefix, _, name = model.spec.partition(":")

@@ -111,8 +111,10 @@ def comparison(found: Sequence[tuple[Path, Mapping[str, object]]]) -> tuple[str,
         if not cycles:
             body.append(note("Rates in percent of the shared items; A − B in percentage points, its paired "
                              "bootstrap interval below it."))
-        body.append(plots.paired_differences(_panels(rows, percent=not cycles),
-                                             unit="percentage points" if not cycles else "CycleAcc") or "")
+        plot = plots.paired_differences(_panels(rows, percent=not cycles),
+                                        unit="percentage points" if not cycles else "CycleAcc")
+        if plot is not None:
+            body.append(plot)
         body.append(_files_read(path, result))
         for png in sorted(path.parent.glob("pairwise_*.png")):
             uri = data_uri(png.read_bytes(), "image/png")

@@ -132,7 +132,7 @@ def _option_table(scores: Mapping[str, Scores], options: Sequence[str], gold: An
     """A multiple-choice item: one row per option (its letter and text, gold and prediction marked), one
     column per context holding log p_c(letter)."""
     contexts = [c for c in _ordered(scores) if isinstance(scores[c], tuple)]
-    letters = next((scores[c][0] for c in contexts if isinstance(scores[c], tuple)), [])
+    letters = next((entry[0] for c in contexts if isinstance(entry := scores[c], tuple)), [])
     head = "".join(f'<th class="num">{esc(c)}</th>' for c in contexts)
     rows = []
     for k, letter in enumerate(letters):

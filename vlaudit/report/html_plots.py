@@ -87,9 +87,8 @@ def permutation(runs: Sequence[VcaRun]) -> Safe | None:
     y = list(range(len(shown)))
     ax.barh([i - 0.18 for i in y], [dcc for _, dcc, _ in shown], height=0.34, color=PALETTE["dcc"],
             label="D-CC (controls: text, blank)")
-    ax.barh([i + 0.18 for i in y], [100.0 * perm.dcc_perm for _, _, perm in shown], height=0.34,
-            color=PALETTE["perm"],
-            label="D-CC_perm (a mismatched image also a control)")
+    ax.barh([i + 0.18 for i in y], [100.0 * (perm.dcc_perm or 0.0) for _, _, perm in shown], height=0.34,
+            color=PALETTE["perm"], label="D-CC_perm (a mismatched image also a control)")
     for i, (_, dcc, perm) in enumerate(shown):
         delta, ci = perm.delta_dcc, perm.ci_delta_dcc
         if perm.dcc_perm is not None and delta is not None and is_number(delta):
