@@ -126,7 +126,7 @@ def paired_differences(panels: Sequence[PairPanel], *, unit: str) -> Safe | None
     for ax, (title, rows) in zip(axes.flat, panels, strict=False):
         y = list(range(len(rows)))
         values = [float(r[1]) for r in rows]
-        ax.errorbar(values, y, xerr=_signed_err(values, [r[2] for r in rows]), fmt="none", ecolor="#444",
+        ax.errorbar(values, y, xerr=_err(values, [r[2] for r in rows]), fmt="none", ecolor="#444",
                     capsize=3, linewidth=1)
         for i, (_, value, _, survives) in enumerate(rows):
             ax.scatter([value], [i], s=36, zorder=3, color=SERIES[0],
@@ -138,16 +138,6 @@ def paired_differences(panels: Sequence[PairPanel], *, unit: str) -> Safe | None
         ax.set_xlabel(f"A − B ({unit})")
     return figure(fig, "Paired differences A − B with their bootstrap intervals on the shared items; a filled "
                   "marker: the Holm-adjusted test survives; an open one: it does not.", alt="paired differences")
-
-
-def _signed_err(values: Sequence[float], cis: Sequence[Any]) -> list[list[float]]:
-    """Error-bar lengths of intervals around values that may be negative (no clipping at 0)."""
-    lo, hi = [], []
-    for value, ci in zip(values, cis, strict=True):
-        bounds = interval(ci)
-        lo.append(max(0.0, value - bounds[0]) if bounds else 0.0)
-        hi.append(max(0.0, bounds[1] - value) if bounds else 0.0)
-    return [lo, hi]
 
 
 def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None:
