@@ -90,6 +90,11 @@ BENCHMARKS = (
     # time, the same margins bit for bit; requests/s and the per-request overhead shown
     Benchmark("endpoint_requests.py", ("--requests", "160"), ("--requests", "800"),
               (Goal("speedup", ">= 4"), Goal("identical", "== True"), Goal("ours_rps"), Goal("overhead_ms"))),
+    # a cached rerun of `vca score` (every record in the run folder) starts faster than the bare
+    # `import torch, transformers` a model needs: it loads no model; `models list` likewise imports no torch
+    Benchmark("cold_start.py", ("--repeats", "2"), (),
+              (Goal("ratio", "<= 1"), Goal("list_ratio", "<= 1"), Goal("torch_on_rerun", "== False"),
+               Goal("rerun_s"), Goal("import_s"))),
     # paired model comparison: ≥ 20× the per-resample loop with equal intervals; 8 runs × 100k items ≤ 1 GB
     Benchmark("compare_bootstrap.py", ("--items", "2000", "--large-items", "20000"), (),
               (Goal("ratio", ">= 20"), Goal("max_ci_diff", "<= 1e-12"), Goal("large_peak_gb", "<= 1"),

@@ -423,6 +423,23 @@ def _build_run_folder(root: Path) -> Path:
     return root
 
 
+# Flags for a root user in a container, with nothing that phones home.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> tuple[str, list[str]]:
+    """(executable, launch flags) of the system's headless Chromium (Debian's ``chromium``) for the report's
+    browser tests; the test skips, saying why, without it."""
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path, CHROMIUM_ARGS
+    pytest.skip("no chromium on PATH: the browser test needs Debian's chromium (`apt-get install chromium`, "
+                "which .ci/run does)")
+
+
 @pytest.fixture(scope="session")
 def build_run_folder() -> Callable[[Path], Path]:
     """``build_run_folder(root) -> root``: a small fabricated run folder in the demo's summary schema —

@@ -7,37 +7,23 @@ full-page screenshot. ``.ci/run`` installs chromium; without it (or without play
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from vlaudit.report.html import write_report
 
-# Flags for a root user in a container, with nothing that phones home.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("no chromium on PATH: the browser test needs Debian's chromium (`apt-get install chromium`, "
-                "which .ci/run does)")
-
 
 @pytest.mark.slow  # launches headless chromium
-def test_report_renders_in_headless_chromium(build_run_folder, hostile, tmp_path: Path) -> None:
-    executable = _chromium()
+def test_report_renders_in_headless_chromium(build_run_folder, chromium, hostile, tmp_path: Path) -> None:
+    executable, flags = chromium
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the dev extra)")
     report = write_report(build_run_folder(tmp_path / "run"))
     problems: list[str] = []
     requests: list[str] = []
     with sync_api.sync_playwright() as pw:
         # launch() gives every run a fresh temporary --user-data-dir
-        browser = pw.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=executable, headless=True, args=flags)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")

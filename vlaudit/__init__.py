@@ -98,7 +98,7 @@ _EXPORTS: dict[str, str] = {
     "vca_filter": "vlaudit.api.analyses:vca_filter",
     "vca_proxies": "vlaudit.api.analyses:vca_proxies",
     "build_tiny_model": "vlaudit.api.models:build_tiny_model",
-    "model_registry": "vlaudit.api.models:model_registry",
+    "model_registry": "vlaudit.api.model_registry:model_registry",
     "verbalizers": "vlaudit.api.models:verbalizers",
     "train_reference": "vlaudit.api.models:train_reference",
     "run_experiment": "vlaudit.api.experiments:run_experiment",
@@ -254,7 +254,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.edits import analyze_edits, build_edits, export_annotations, import_annotations
     from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.api.experiments import ExperimentRun, run_experiment, synthetic_controls
-    from vlaudit.api.models import build_tiny_model, model_registry, train_reference, verbalizers
+    from vlaudit.api.model_registry import model_registry
+    from vlaudit.api.models import build_tiny_model, train_reference, verbalizers
     from vlaudit.api.results import Result
     from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
     from vlaudit.api.stability import generate_check, measure_stability

@@ -126,7 +126,7 @@ def as_items(items: ItemsInput) -> list[BenchmarkItem]:
 
 def as_margin_runs(margins: MarginsInput) -> list[MarginRun]:
     """Validated :class:`~vlaudit.sources.margins.MarginRun` list from a margins path, table, frame or rows
-    (or a :class:`~vlaudit.api.vca.Margins` result)."""
+    (or a :class:`~vlaudit.api.margins.Margins` result)."""
     if isinstance(margins, MarginsFolder):
         margins = margins.path
     if isinstance(margins, (str, Path)):

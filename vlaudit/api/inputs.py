@@ -13,7 +13,7 @@ row is the same one-line :class:`~vlaudit.errors.InputError`, naming the row and
 - :data:`ItemsInput` — ITEMS rows (:mod:`vlaudit.sources.items`) or
   :class:`~vlaudit.sources.items.BenchmarkItem` records.
 - :data:`MarginsInput` — margin rows (:mod:`vlaudit.sources.margins`), or a scoring run's result (anything
-  with a ``path`` to its ``margins.parquet``, such as :class:`~vlaudit.api.vca.Margins`).
+  with a ``path`` to its ``margins.parquet``, such as :class:`~vlaudit.api.margins.Margins`).
 - :data:`MatrixInput` — a 2-D matrix: numpy array, torch tensor (moved to the CPU) or nested lists.
 """
 
@@ -59,7 +59,7 @@ class Tensor(Protocol):
 
 @runtime_checkable
 class MarginsFolder(Protocol):
-    """A finished scoring run: ``path`` is its ``margins.parquet`` (:class:`vlaudit.api.vca.Margins`)."""
+    """A finished scoring run: ``path`` is its ``margins.parquet`` (:class:`vlaudit.api.margins.Margins`)."""
 
     @property
     def path(self) -> Path: ...

@@ -1,5 +1,5 @@
-"""Model helpers: tiny offline models built from config, the backend and reference-model registry, the answer
-tokens a yes/no backend reads (VCA §11), and retraining a planted reference model."""
+"""Model helpers: tiny offline models built from config, the answer tokens a yes/no backend reads (VCA §11),
+and retraining a planted reference model (the registry of names: :mod:`vlaudit.api.model_registry`)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from typing import Protocol, cast
 
 from vlaudit.backends.base import YesNoBackendBase, as_yes_no
 from vlaudit.backends.options import RunOptions
-from vlaudit.backends.registry import BACKENDS, load_backend, parse_spec, require_kind
+from vlaudit.backends.registry import load_backend, parse_spec, require_kind
 from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FAMILIES
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
-from vlaudit.reference.models import REFERENCE_MODELS, TRAINED_MODELS, WEIGHTS_DIR, resolve
+from vlaudit.reference.catalogue import TRAINED_MODELS, WEIGHTS_DIR, resolve
 from vlaudit.results.base import JsonObject
 
 #: one verbalizer token: interface, word, continuation (repr), token id, piece (None where not resolved)
@@ -42,25 +42,6 @@ def build_tiny_model(family: str, *, out: str | Path, seed: int = 0, tokenizer: 
     else:
         raise InputError(f"unknown family {family!r}; available: {', '.join(TINY_FAMILIES)}", field="family")
     return TinyModel(family, Path(path), f"{prefix}{path}")
-
-
-@dataclass(frozen=True)
-class ModelRegistry:
-    """Every way to name a model: ``backends`` (spec pattern, what it serves), the ``tiny_families`` of
-    :func:`build_tiny_model`, the constructed ``reference`` models and the ``trained`` ones (name →
-    description; weights shipped)."""
-
-    backends: list[tuple[str, str]]
-    tiny_families: tuple[str, ...]
-    reference: list[str]
-    trained: dict[str, str]
-
-
-def model_registry() -> ModelRegistry:
-    """The backends, tiny families and reference models vlaudit can load."""
-    return ModelRegistry(backends=[(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()],
-                         tiny_families=TINY_FAMILIES, reference=[f"ref:{n}" for n in REFERENCE_MODELS],
-                         trained={name: entry.description for name, entry in TRAINED_MODELS.items()})
 
 
 @dataclass(frozen=True)

@@ -9,24 +9,28 @@ the run's manifest (:class:`~vlaudit.scoring.manifest.RunManifest`).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from vlaudit.analysis.vca.choice_run import aligned_run
+from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.api._inputs import as_items
-from vlaudit.api.vca import Margins
+from vlaudit.api.margins import Margins
 from vlaudit.backends.base import INTERFACES, FeatureBackend, YesNoBackend
 from vlaudit.backends.letters import LETTER_INTERFACE
-from vlaudit.backends.registry import BackendLoad, require_kind
+from vlaudit.backends.registry import BackendLoad, ModelRef, require_kind
 from vlaudit.backends.verbalizers import read_question_templates
 from vlaudit.builders.circular import circular_items
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError
 from vlaudit.files import write_table
+from vlaudit.reference.catalogue import TRAINED_MODELS
 from vlaudit.results.cycles import MllmCycleScores
 from vlaudit.results.vca import DualScoringSummary, ScoringSummary
 from vlaudit.scoring.dual_margins import score_dual
 from vlaudit.scoring.executors import features_executor, open_features, yes_no_executor
 from vlaudit.scoring.features import Features, collect_inputs, read_features, write_features
+from vlaudit.scoring.finished_run import finished_summary, model_files
 from vlaudit.scoring.mllm_cycle_scores import (
     CYCLE_QUERY,
     INTERFACE,
@@ -34,11 +38,13 @@ from vlaudit.scoring.mllm_cycle_scores import (
     cycle_pair_items,
     scores_from_margins,
 )
+from vlaudit.scoring.run_arguments import resolved_model_spec
 from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.items import BenchmarkItem, read_items
+from vlaudit.sources.margins import read_margins
 
 
 def _check_names(name: str, given: Sequence[str], known: Sequence[str] | dict[str, object]) -> None:
@@ -46,6 +52,16 @@ def _check_names(name: str, given: Sequence[str], known: Sequence[str] | dict[st
     if unknown or not given:
         raise InputError(f"unknown or empty {name} {unknown or list(given)}; available: {', '.join(known)}",
                          field=name)
+
+
+def _model_files(model: ModelRef) -> Mapping[str, object] | None:
+    """What identifies ``model`` without loading it (:func:`~vlaudit.scoring.finished_run.model_files`): a
+    planted reference by its shipped files, unless it also reads scenes the user gives."""
+    prefix, _, name = model.spec.partition(":")
+    if prefix == "ref":
+        entry = TRAINED_MODELS.get(name)
+        return None if entry is None or entry.reads_scenes else model_files(model.spec, entry.files(name))
+    return model_files(resolved_model_spec(model.spec))
 
 
 def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overwrite: bool = False,
@@ -75,15 +91,36 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
         item_list = circular_items(item_list)
     recorded = spec.recorded(item_list, templates)
     RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
+    files = None if backend is not None else _model_files(spec.model)
+    rerun = None if overwrite else finished_summary(spec.out, recorded, item_list, spec.images, files)
+    if rerun is not None:  # a finished run answers this rerun: the model is not loaded
+        summary_now, decision = rerun
+        if on_plan:
+            on_plan(summary_now.n_unique_units, summary_now.n_unique_units)
+        path = Path(spec.out) / "margins.parquet"
+        return Margins(path, summary_now, prefix_cache=decision, warnings=no_answer_warnings(path))
     load = BackendLoad(spec.model, spec.run, interfaces=spec.interfaces, question_templates=templates)
     with yes_no_executor(load, spec.executor, backend=backend) as (loaded, executor):
         summary = run_scoring(loaded, item_list, images_dir=spec.images, out_dir=spec.out,
                               contexts=list(spec.contexts), interfaces=list(spec.interfaces), seed=spec.seed,
                               strict=spec.run.strict, model_name=spec.model_name, chunk_size=spec.run.chunk_size,
                               arguments=recorded, on_plan=on_plan, on_progress=on_progress,
-                              on_warning=on_warning, executor=executor)
+                              on_warning=on_warning, executor=executor, model_files=files)
         decision = loaded.describe().get("prefix_cache_decision")  # as manifest.json records it
-    return Margins(Path(spec.out) / "margins.parquet", ScoringSummary.from_dict(summary), prefix_cache=decision)
+    path = Path(spec.out) / "margins.parquet"
+    return Margins(path, ScoringSummary.from_dict(summary), prefix_cache=decision, warnings=no_answer_warnings(path))
+
+
+def no_answer_warnings(path: Path) -> list[str]:
+    """One line per run of the margins table ``path`` that gave no answer (a planted model on items it was not
+    built for, a broken prompt): :func:`~vlaudit.analysis.vca.no_answer.no_answer_warning`. Margins the
+    report would refuse (e.g. a relation group without its false statement) are for ``vca report`` to name:
+    scoring them succeeded, so nothing is said here."""
+    try:
+        runs = read_margins(path)
+    except InputError:
+        return []
+    return [line for run in runs if (line := no_answer_warning(aligned_run(run))) is not None]
 
 
 def single_image_items(items: Sequence[BenchmarkItem], warn: Callable[[str], None]) -> list[BenchmarkItem]:

@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import pyarrow.parquet as pq
 
 from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, write_factorial_files
 from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_report
@@ -17,7 +14,7 @@ from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.vca_console import print_axes, print_headline
 from vlaudit.report.vca_tables import write_report_files
 from vlaudit.results.base import to_json
-from vlaudit.results.vca import DualScoringSummary, FactorialResult, ScoringSummary, VcaReportResult
+from vlaudit.results.vca import FactorialResult, VcaReportResult
 from vlaudit.results.vca_audit import RunAudit
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -29,36 +26,7 @@ from vlaudit.settings import (
 from vlaudit.sources.factorial_runs import read_factorial_inputs
 from vlaudit.sources.noise_floor import read_floors
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 HEADLINE = ("acc", "dep", "dcc", "cu")
-
-
-@dataclass
-class Margins:
-    """A scoring run folder: ``path`` is its ``margins.parquet``; ``summary`` the run's counts, the typed
-    record ``summary.json`` holds (a dual-encoder run's own record)."""
-
-    path: Path
-    summary: ScoringSummary | DualScoringSummary
-    prefix_cache: Mapping[str, object] | None = None  # the shared image-prefix reuse decision (manifest.json)
-
-    @property
-    def failure_line(self) -> str:
-        """One line counting the records not scored, by reason and by context (``failures.jsonl`` lists them)."""
-        if isinstance(self.summary, DualScoringSummary):
-            return f"{self.summary.n_not_scored} not scored"
-        return self.summary.failure_line
-
-    @property
-    def schema_version(self) -> int:
-        """The version of ``summary.json``'s shape."""
-        return self.summary.schema_version
-
-    def to_frame(self) -> pd.DataFrame:
-        """The margins as a pandas DataFrame (schema: :mod:`vlaudit.sources.margins`)."""
-        return pq.read_table(self.path).to_pandas()
 
 
 @dataclass(repr=False)

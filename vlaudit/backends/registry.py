@@ -37,7 +37,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "hf": ("vlaudit.backends.hf_mllm:load_backend", "multimodal chat LLMs via transformers (yes/no margins)"),
     "hf-clip": ("vlaudit.backends.hf_clip:load_backend", "CLIP / SigLIP dual encoders via transformers"),
     "open_clip": ("vlaudit.backends.open_clip_backend:load_backend", "open_clip dual encoders"),
-    "ref": ("vlaudit.reference.models:load_backend", "vlaudit's own small reference models"),
+    "ref": ("vlaudit.reference.load:load_backend", "vlaudit's own small reference models"),
     "openai": ("vlaudit.backends.openai_endpoint:load_backend",
                "a model behind an OpenAI-compatible server, URL#MODEL (yes/no margins from its log-probs)"),
 }
@@ -45,7 +45,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
 YES_NO_PREFIXES = ("hf", "openai")
 # prefix -> "module:function" naming the kind of each NAME, for a prefix that serves both kinds; the reference
 # models live above this layer (vlaudit.reference), so they are reached by import path like the loaders
-KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.models:reference_kind"}
+KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.catalogue:reference_kind"}
 
 
 # prefix -> the options classes its loader takes (the first is the default); ref: by the kind of each NAME

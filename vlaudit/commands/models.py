@@ -39,6 +39,7 @@ def models_list() -> None:
     say("trained reference models (weights shipped; `vlaudit models train-reference NAME` rebuilds one):")
     for name, description in registry.trained.items():
         say(f"  ref:{name}  {description}")
+        say(f"    understands: {registry.understands[name]}")
 
 
 @models_app.command("verbalizers")

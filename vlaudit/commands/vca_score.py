@@ -119,4 +119,6 @@ def vca_score(
     decision = margins.prefix_cache
     if decision:
         say(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
+    for warning in margins.warnings:
+        say(f"warning: {warning}")
     say(f"wrote {out / 'margins.parquet'}")

@@ -46,7 +46,7 @@ from vlaudit.demo.cycles import (
 from vlaudit.demo.records import json_object
 from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 from vlaudit.files import write_result
-from vlaudit.reference.models import TRAINED_MODELS
+from vlaudit.reference.catalogue import TRAINED_MODELS
 from vlaudit.report.html import write_report
 from vlaudit.results.base import JsonValue, record_from_dict, to_json
 from vlaudit.results.demo import (

@@ -52,7 +52,7 @@ from vlaudit.backends.base import batch_one, unsupported_perturbation
 from vlaudit.backends.dtypes import check_supported
 from vlaudit.errors import InputError
 from vlaudit.files import atomic_write, write_json
-from vlaudit.reference.models import WEIGHTS_DIR
+from vlaudit.reference.catalogue import WEIGHTS_DIR
 
 IMAGE_WIDTH, IMAGE_HEIGHT = 160, 120
 MAX_TOKENS = 32

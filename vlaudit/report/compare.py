@@ -27,7 +27,7 @@ from vlaudit.results.compare import (
     VcaBandComparison,
 )
 from vlaudit.stats.clusters import cluster_phrase
-from vlaudit.stats.formatting import format_interval, format_p
+from vlaudit.stats.formatting import degenerate, format_interval, format_p
 
 METRIC_NAMES = {"acc": "Acc", "dep": "Dep", "dcc": "D-CC", "cu": "C-U", "strict": "Strict", "rel_o": "Rel_o",
                 "pair_credit": "PairCredit", "pair_d": "PairD", "joint": "Joint", "g_int_mean": "mean G_int",
@@ -129,6 +129,16 @@ def _units(rows: Sequence[Comparison]) -> str:
     return "; ".join(dict.fromkeys(cluster_phrase(r.n_clusters, r.unit) for r in rows))
 
 
+def _pct(value: float | None) -> str | None:
+    """A rate in percent with one decimal, the unit of every VCA table (the files keep fractions)."""
+    return None if value is None else f"{100.0 * value:.1f}"
+
+
+def _pct_interval(ci: Interval | None) -> str:
+    """An interval in percent; — when missing or zero-width (a bootstrap artefact, not certainty)."""
+    return "—" if ci is None or degenerate(ci) else f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
+
+
 def noise_line(noise: NoiseFloor | NoNoiseFloor) -> str:
     """One model's compared decisions inside its noise floor, or why there is no floor."""
     if isinstance(noise, NoNoiseFloor):
@@ -151,26 +161,28 @@ def print_compare(result: CompareVcaResult) -> None:
         rows = [r for r in result.comparisons if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
         for pair in dict.fromkeys((r.model_a, r.model_b) for r in rows):
             own = [r for r in rows if (r.model_a, r.model_b) == pair]
-            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items, "
+            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items, %, "
                         f"{_units(own)})",
                         ["metric", "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives"],
-                        [[METRIC_NAMES.get(r.metric, r.metric), r.value_a, r.value_b, r.difference,
-                          _interval(r.ci), format_p(r.p_holm), "yes" if r.survives else "no"] for r in own],
+                        [[METRIC_NAMES.get(r.metric, r.metric), _pct(r.value_a), _pct(r.value_b),
+                          _pct(r.difference), _pct_interval(r.ci), format_p(r.p_holm),
+                          "yes" if r.survives else "no"] for r in own],
                         identifiers=1, droppable=["A", "B"])
             banded = [r for r in rows if (r.model_a, r.model_b) == pair and isinstance(r, VcaBandComparison)]
-            bands = [f"{METRIC_NAMES[r.metric]} {_interval(r.noise_band)}" for r in banded
+            bands = [f"{METRIC_NAMES[r.metric]} {_pct_interval(r.noise_band)}" for r in banded
                      if r.noise_band is not None]
             if bands:
-                print_wrapped(f"noise band of A − B (flagged decisions set both ways): {'; '.join(bands)}")
+                print_wrapped(f"noise band of A − B (%, flagged decisions set both ways): {'; '.join(bands)}")
             elif banded:
                 print_wrapped("noise band of A − B: none (the noise floor of A or B is not measured)")
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
                      if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
-            print_table(f"{dataset} / {interface}: leaderboard (rank 1 = best; a model outranks another when "
-                        "their paired difference says so)",
+            print_table(f"{dataset} / {interface}: leaderboard (%; rank 1 = best; a model outranks another "
+                        "when their paired difference says so)",
                         ["metric", "model", "value", "95% CI", "rank"],
-                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci), _rank(r.rank)]
+                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, _pct(r.value), _pct_interval(r.ci),
+                          _rank(r.rank)]
                          for r in board], identifiers=2)
     if result.comparisons:
         print_wrapped(MULTIPLICITY_NOTE)

@@ -97,7 +97,7 @@ def manifest(art: Artifacts) -> tuple[str, str, Safe]:
              "cycles eval results": len(art.cycle_evals), "cycles tables": len(art.cycle_tables),
              "scores tables": len(art.score_tables), "factorial results": len(art.factorials),
              "benchmark items tables": len(art.benchmarks), "manifests": len(art.manifests),
-             "generate-check results": len(art.generate_checks)}
+             "generate-check results": len(art.generate_checks), "comparisons (compare.json)": len(art.comparisons)}
     body += [Safe("<h3>Files read</h3>"), _kv({k: v for k, v in found.items() if v})]
     if art.problems:
         body += [Safe("<h3>Files skipped</h3>"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from vlaudit.report import html_plots as plots
 from vlaudit.report.compare import METRIC_NAMES, noise_line
 from vlaudit.report.html_page import Safe, data_uri, esc, note, num, section, table
 from vlaudit.results.compare import (
@@ -49,6 +50,27 @@ def _skipped_place(row: VcaSkipped | CycleSkipped) -> str:
     return f"{row.dataset}/{row.interface}" if isinstance(row, VcaSkipped) else f"{row.split}/{row.family}"
 
 
+def _panels(rows: Sequence[Comparison], *, percent: bool) -> list[plots.PairPanel]:
+    """The pairwise plot's panels: one per (where, A, B), a row per metric (and family for cycles)."""
+    scale = 100.0 if percent else 1.0
+    panels: dict[tuple[object, ...], list[tuple[str, float, object, bool | None]]] = {}
+    for r in rows:
+        if r.difference is None:
+            continue
+        key = (*_where(r)[:2], r.model_a, r.model_b)
+        label = METRIC_NAMES.get(r.metric, r.metric) + ("" if percent else f" · {r.family}")
+        ci = None if r.ci is None else (scale * r.ci[0], scale * r.ci[1])
+        panels.setdefault(key, []).append((label, scale * r.difference, ci, r.survives))
+    return [(f"{' / '.join(str(k) for k in key[:2])}: A = {key[2]}, B = {key[3]}", shown)
+            for key, shown in panels.items()]
+
+
+def _files_read(path: Path, result: CompareVcaResult | CompareCyclesResult) -> Safe:
+    """The comparison file and, for each model, the run (or scores table) it was read from."""
+    sources = [[model.model, model.source] for model in result.models]
+    return table(["Model", "Read from"], sources, caption=f"Files read: {path.name} and, per model, its run")
+
+
 def read_comparison(path: Path, data: Mapping[str, object]) -> CompareVcaResult | CompareCyclesResult:
     """A comparison file as its typed result: a cycle comparison's rows say where by split."""
     rows = data.get("comparisons")
@@ -76,19 +98,29 @@ def comparison(found: Sequence[tuple[Path, Mapping[str, object]]]) -> tuple[str,
             headings + ["Metric", "A", "B", "clusters", "value A", "value B", "A − B [unadjusted interval]"]
             + (["noise band"] if noisy else []) + ["test", "p (Holm)", "Holm"],
             [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model_a, r.model_b,
-              cluster_phrase(r.n_clusters, r.unit), num(r.value_a), num(r.value_b), num(r.difference, r.ci)]
+              cluster_phrase(r.n_clusters, r.unit), num(r.value_a, pct=not cycles), num(r.value_b, pct=not cycles),
+              num(r.difference, r.ci, pct=not cycles)]
              + ([_band(r)] if noisy else [])
              + [r.test or "—", format_p(r.p_holm), _survives(r.survives)] for r in rows],
             numeric_from=len(headings) + 4))
         if len(result.models) > 2:
             board: list[LeaderboardRow] = [r for r in result.leaderboard if cycles or r.family == "all"]
             body.append(table(headings + ["Metric", "Model", "value [interval]", "rank"],
-                              [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model, num(r.value, r.ci),
-                                "—" if r.rank is None else r.rank] for r in board],
+                              [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model,
+                                num(r.value, r.ci, pct=not cycles), "—" if r.rank is None else r.rank]
+                               for r in board],
                               numeric_from=len(headings) + 2,
                               caption="Leaderboard: rank 1 is best; a model outranks another when their "
                                       "comparison survives the Holm adjustment with it ahead and the paired "
                                       "interval agrees; — is unranked (no value)"))
+        if not cycles:
+            body.append(note("Rates in percent of the shared items; A − B in percentage points, its paired "
+                             "bootstrap interval below it."))
+        plot = plots.paired_differences(_panels(rows, percent=not cycles),
+                                        unit="percentage points" if not cycles else "CycleAcc")
+        if plot is not None:
+            body.append(plot)
+        body.append(_files_read(path, result))
         for png in sorted(path.parent.glob("pairwise_*.png")):
             uri = data_uri(png.read_bytes(), "image/png")
             body.append(Safe(f'<figure class="plot"><img src="{uri}" alt="{esc(png.name)}"><figcaption>'

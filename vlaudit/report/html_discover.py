@@ -11,6 +11,8 @@ Recognised (by content, not by name, except ``summary.json`` at the top and ``ma
 * ``factorial.json`` (``{"models", "pooled"}``) and ``known_answers.json`` (rows ``{check, passed, …}``);
 * ``compare vca`` output: ``compare.json`` (``{"comparisons", "leaderboard", …}``).
 
+A ``vca report`` folder inside a scoring run also reads the run's ``margins.parquet`` and ``manifest.json``.
+
 A file that cannot be read is listed in :attr:`Artifacts.problems` and otherwise ignored.
 """
 
@@ -139,6 +141,21 @@ def _classify_table(art: Artifacts, path: Path) -> None:
         art.benchmarks.append(path)
 
 
+def _enclosing_run(art: Artifacts) -> None:
+    """A ``vca report`` folder inside its scoring run (``vca report RUN/margins.parquet --out RUN/report``):
+    the run's margins and manifest too, so that the galleries show each item's scores and image."""
+    parent = art.root.parent
+    if art.margins or not art.vca_reports or not (parent / "margins.parquet").is_file():
+        return
+    art.margins.append(parent / "margins.parquet")
+    manifest = parent / "manifest.json"
+    if manifest.is_file():
+        try:
+            _classify_json(art, manifest, json.loads(manifest.read_text(encoding="utf-8")))
+        except Exception as exc:  # noqa: BLE001  (one unreadable file never blocks the report)
+            art.problems.append(f"{manifest}: {type(exc).__name__}: {exc}")
+
+
 def discover(run_dir: str | Path) -> Artifacts:
     """Scan ``run_dir`` (not into cache or image folders, which are only remembered) and classify files."""
     root = Path(run_dir).resolve()
@@ -178,6 +195,7 @@ def discover(run_dir: str | Path) -> Artifacts:
                 warnings.warn(f"{exc}; left out of the report", stacklevel=2)
             except Exception as exc:  # noqa: BLE001  (one unreadable file never blocks the report)
                 art.problems.append(f"{art.rel(path)}: {type(exc).__name__}: {exc}")
+    _enclosing_run(art)
     for _, manifest in art.manifests:
         args = manifest["arguments"] if isinstance(manifest.get("arguments"), dict) else {}
         images = args.get("images")

@@ -1,7 +1,8 @@
 """Galleries: correct-but-uncredited items (C-U, VCA §3) and failed strict cycles (Δ < −tol, cycle paper §2.1).
 
-A C-U card shows the image, the question, gold and prediction, G_img and the margin m_c under every scored
-context (from the run's ``margins.parquet``). A failed-cycle card shows both images and both captions of a
+A C-U card shows the image, the question, gold and prediction, the verdict with G_img, and the scores under
+every scored context (from the run's ``margins.parquet``): a yes/no item's margin m_c, a multiple-choice
+item's options with log p_c(letter) of each (VCA §3). A failed-cycle card shows both images and both captions of a
 strict-family cycle whose matched pairs scored below their swaps. Everything is read from the run's files;
 whatever cannot be found (an image, a margins file) is shown as missing, never fatal.
 """
@@ -76,14 +77,21 @@ def _benchmark_items(art: Artifacts) -> dict[str, tuple[Any, Path]]:
     return out
 
 
-def _margins(art: Artifacts, wanted: set[tuple[str, str, str, str]]) -> dict[tuple, dict[str, float]]:
-    """(model, dataset, interface, item_id) → {context: margin} for the wanted items only."""
-    out: dict[tuple, dict[str, float]] = {}
+#: one item's scores under one context: its yes/no margin, or its options' (letters, log-probs)
+Scores = float | tuple[list[str], list[float]]
+
+MARGIN_READ = ("model", "dataset", "interface", "item_id", "context", "margin", "option_letters", "logp_options")
+
+
+def _margins(art: Artifacts, wanted: set[tuple[str, str, str, str]]) -> dict[tuple, dict[str, Scores]]:
+    """(model, dataset, interface, item_id) → {context: margin, or (letters, log-probs) of a letter row} for
+    the wanted items only."""
+    out: dict[tuple, dict[str, Scores]] = {}
     ids = {key[3] for key in wanted}
     for path in art.margins:
         try:
             names = set(pq.read_schema(path).names)
-            columns = [c for c in ("model", "dataset", "interface", "item_id", "context", "margin") if c in names]
+            columns = [c for c in MARGIN_READ if c in names]
             # only the shown items' rows: a real margins table may hold millions
             try:
                 table = pq.read_table(path, columns=columns, filters=[("item_id", "in", sorted(ids))])
@@ -94,18 +102,64 @@ def _margins(art: Artifacts, wanted: set[tuple[str, str, str, str]]) -> dict[tup
                     continue
                 key = (str(row.get("model")), str(row.get("dataset")), str(row.get("interface", "yesno")),
                        str(row["item_id"]))
-                if key in wanted and is_number(row.get("margin")):
+                if key not in wanted:
+                    continue
+                logps, letters = row.get("logp_options"), row.get("option_letters")
+                if isinstance(logps, list) and logps and all(is_number(v) for v in logps):
+                    shown = list(letters) if isinstance(letters, str) and len(letters) == len(logps) else [
+                        chr(ord("A") + k) for k in range(len(logps))]
+                    out.setdefault(key, {})[str(row["context"])] = (shown, [float(v) for v in logps])
+                elif is_number(row.get("margin")):
                     out.setdefault(key, {})[str(row["context"])] = float(row["margin"])
         except Exception as exc:  # noqa: BLE001
             art.problems.append(f"{art.rel(path)}: {exc}")
     return out
 
 
-def _margin_table(margins: Mapping[str, float]) -> Safe:
-    order = [c for c in CONTEXTS if c in margins] + sorted(c for c in margins if c not in CONTEXTS)
-    rows = "".join(f'<tr><td>{esc(c)}</td><td class="num">{margins[c]:+.4f}</td></tr>' for c in order)
-    return Safe(f'<table><thead><tr><th>context</th><th class="num">margin</th></tr></thead>'
+def _ordered(contexts: Mapping[str, Any]) -> list[str]:
+    return [c for c in CONTEXTS if c in contexts] + sorted(c for c in contexts if c not in CONTEXTS)
+
+
+def _margin_table(margins: Mapping[str, Scores]) -> Safe:
+    """A yes/no item: its margin m_c under every context."""
+    rows = "".join(f'<tr><td>{esc(c)}</td><td class="num">{margins[c]:+.4f}</td></tr>'
+                   for c in _ordered(margins) if isinstance(margins[c], float))
+    return Safe(f'<table><thead><tr><th>context</th><th class="num">margin m</th></tr></thead>'
                 f"<tbody>{rows}</tbody></table>")
+
+
+def _option_table(scores: Mapping[str, Scores], options: Sequence[str], gold: Any, pred: Any) -> Safe:
+    """A multiple-choice item: one row per option (its letter and text, gold and prediction marked), one
+    column per context holding log p_c(letter)."""
+    contexts = [c for c in _ordered(scores) if isinstance(scores[c], tuple)]
+    letters = next((entry[0] for c in contexts if isinstance(entry := scores[c], tuple)), [])
+    head = "".join(f'<th class="num">{esc(c)}</th>' for c in contexts)
+    rows = []
+    for k, letter in enumerate(letters):
+        text = options[k] if k < len(options) else ""
+        marks = [m for m, on in (("gold", letter == str(gold)), ("predicted", letter == str(pred))) if on]
+        label = f"<b>{esc(letter)}</b>. {esc(text)}" + (f' <span class="mark">{esc(" · ".join(marks))}</span>'
+                                                        if marks else "")
+        cells = []
+        for c in contexts:
+            entry = scores[c]
+            value = entry[1][k] if isinstance(entry, tuple) and k < len(entry[1]) else None
+            cells.append(f'<td class="num">{"—" if value is None else f"{value:.3f}"}</td>')
+        rows.append(f'<tr class="{"chosen" if letter == str(pred) else ""}"><td>{label}</td>{"".join(cells)}</tr>')
+    return Safe(f'<table class="options"><thead><tr><th>option</th>{head}</tr></thead>'
+                f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def _verdict(row: Mapping[str, Any]) -> Safe:
+    """Credited (D-CC: correct and G_img > 0) or uncredited (C-U: correct, G_img ≤ 0), as ``items.csv`` says."""
+    gap = row.get("g_img")
+    shown = f"G_img = {gap:+.3f}" if is_number(gap) else "G_img not recorded"
+    if row.get("dcc") in TRUE:
+        return Safe(f'<p class="verdict credited">credited to the image: {esc(shown)} &gt; 0</p>')
+    if row.get("cu") in TRUE:
+        return Safe(f'<p class="verdict uncredited">correct but uncredited: {esc(shown)} ≤ 0 — the image did not '
+                    "raise the answer beyond the no-image controls</p>")
+    return Safe(f'<p class="verdict">{esc(shown)}</p>')
 
 
 def cu_gallery(art: Artifacts, rows: Sequence[Mapping[str, Any]], per_run: int = 6) -> list[tuple[str, Safe]]:
@@ -131,15 +185,22 @@ def cu_gallery(art: Artifacts, rows: Sequence[Mapping[str, Any]], per_run: int =
             item, folder = bench.get(item_id, (None, None))
             image = _find_image(getattr(item, "image", None), [*([folder] if folder else []), *art.image_dirs])
             question = getattr(item, "question", None) or row.get("statement") or "(question not found)"
-            gap = row.get("g_img")
-            meta = (f"{item_id} · gold {row.get('label')} · predicted {row.get('pred')}"
-                    + (f" · G_img {gap:+.4f}" if is_number(gap) else ""))
+            meta = f"{item_id} · gold {row.get('label')} · predicted {row.get('pred')}"
             found = margins.get((*key, item_id))
+            if not found:
+                scores = esc("scores not found (no margins table of this run in the folder)")
+            elif any(isinstance(v, tuple) for v in found.values()):
+                scores = _option_table(found, list(getattr(item, "options", None) or ()), row.get("label"),
+                                       row.get("pred"))
+            else:
+                scores = _margin_table(found)
             cards.append(Safe(
                 f'<div class="card">{img(thumbnail(image) if image else None, getattr(item, "image", item_id))}'
-                f'<p class="q">{esc(question)}</p><p class="meta">{esc(meta)}</p>'
-                f"{_margin_table(found) if found else esc('margins not found')}</div>"))
-        out.append((" · ".join(key), Safe(f'<div class="gallery">{"".join(cards)}</div>')))
+                f'<p class="q">{esc(question)}</p><p class="meta">{esc(meta)}</p>{_verdict(row)}{scores}</div>'))
+        choices = any(isinstance(v, tuple) for r in items
+                      for v in margins.get((*key, str(r.get("item_id"))), {}).values())
+        out.append((" · ".join(key), Safe(f'<div class="gallery{" choices" if choices else ""}">'
+                                          f'{"".join(cards)}</div>')))
     return out
 
 

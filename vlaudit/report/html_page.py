@@ -170,7 +170,7 @@ h2{font-size:21px;margin:0 0 6px;font-weight:650;letter-spacing:-.01em}
 h3{font-size:16px;margin:22px 0 8px;font-weight:620}
 p.lead{color:var(--muted);margin:0 0 14px;max-width:860px}
 p.note{color:var(--muted);font-size:13.5px;margin:6px 0 12px}
-p.note.warn{color:#8a5300}
+p.note.warn{color:#8a5300;background:#fdf3e1;border-left:3px solid #e3a13b;padding:6px 10px;border-radius:3px}
 .scroll{overflow-x:auto;margin:8px 0 18px}
 table{border-collapse:collapse;font-size:13.5px;font-variant-numeric:tabular-nums;min-width:40%}
 caption{caption-side:top;text-align:left;color:var(--muted);font-size:13px;padding:0 0 6px}
@@ -202,6 +202,11 @@ box-shadow:0 1px 2px rgba(20,30,40,.04)}
 .card .meta{color:var(--muted);font-size:12px;margin:0 0 6px;overflow-wrap:anywhere}
 .card table{min-width:0;width:100%;font-size:12px}
 .card th,.card td{padding:2px 6px}
+.gallery.choices{grid-template-columns:repeat(auto-fill,minmax(340px,1fr))}
+.card .verdict{font-size:12.5px;margin:0 0 6px;font-weight:600}
+.card .verdict.credited{color:var(--pass)}.card .verdict.uncredited{color:#8a5300}
+.card tr.chosen td{background:var(--soft)}
+.card .mark{color:var(--muted);font-size:11px;font-weight:600}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}
 .pair .cap{font-size:13px;margin-top:6px}
 .noimg{width:180px;height:120px;display:flex;flex-direction:column;align-items:center;justify-content:center;

@@ -41,6 +41,11 @@ def _err(values: Sequence[float], cis: Sequence[Any]) -> list[list[float]]:
     return [lo, hi]
 
 
+def _percent(ci: Any) -> tuple[float, float] | None:
+    bounds = interval(ci)
+    return None if bounds is None else (100.0 * bounds[0], 100.0 * bounds[1])
+
+
 def decomposition(runs: Sequence[VcaRun]) -> Safe | None:
     """Stacked horizontal bars: D-CC + C-U = Acc per run, Acc's CI at the bar end, Dep as a tick."""
     runs = [r for r in runs if is_number(r.dcc) and is_number(r.cu)]
@@ -49,21 +54,22 @@ def decomposition(runs: Sequence[VcaRun]) -> Safe | None:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(9.5, 0.42 * len(runs) + 1.6), layout="constrained")
     y = list(range(len(runs)))
-    dcc = [float(r.dcc or 0.0) for r in runs]
-    cu = [float(r.cu or 0.0) for r in runs]
+    # percent of items, the unit of every table in the report
+    dcc = [100.0 * float(r.dcc or 0.0) for r in runs]
+    cu = [100.0 * float(r.cu or 0.0) for r in runs]
     acc = [d + c for d, c in zip(dcc, cu, strict=True)]
     ax.barh(y, dcc, color=PALETTE["dcc"], height=0.62, label="D-CC (correct, image credited)")
     ax.barh(y, cu, left=dcc, color=PALETTE["cu"], height=0.62, label="C-U (correct, uncredited)")
-    ax.errorbar(acc, y, xerr=_err(acc, [r.interval("acc") for r in runs]), fmt="none",
+    ax.errorbar(acc, y, xerr=_err(acc, [_percent(r.interval("acc")) for r in runs]), fmt="none",
                 ecolor="#333", capsize=3, linewidth=1, label="Acc 95% CI")
-    deps = [(i, float(r.dep)) for i, r in enumerate(runs) if r.dep is not None and is_number(r.dep)]
+    deps = [(i, 100.0 * float(r.dep)) for i, r in enumerate(runs) if r.dep is not None and is_number(r.dep)]
     if deps:
         ax.scatter([d for _, d in deps], [i for i, _ in deps], marker="|", s=260, color=PALETTE["dep"],
                    zorder=4, label="Dep (image credited, any answer)")
     ax.set_yticks(y, [r.label for r in runs])
     ax.invert_yaxis()
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("fraction of items")
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of items")
     fig.legend(loc="outside lower center", ncol=4, fontsize=8)
     return figure(fig, "Accuracy split into credited (D-CC) and uncredited (C-U) correct answers; the bar's end is "
                   "Acc, with its bootstrap interval. Dep counts credited items whether right or wrong.",
@@ -72,7 +78,7 @@ def decomposition(runs: Sequence[VcaRun]) -> Safe | None:
 
 def permutation(runs: Sequence[VcaRun]) -> Safe | None:
     """D-CC under the headline controls against D-CC_perm (a mismatched image as a control), Δ with CI."""
-    shown = [(r.label, r.dcc, r.perm) for r in runs
+    shown = [(r.label, 100.0 * r.dcc, r.perm) for r in runs
              if r.perm is not None and r.perm.dcc_perm is not None and r.dcc is not None]
     if not shown:
         return None
@@ -81,21 +87,57 @@ def permutation(runs: Sequence[VcaRun]) -> Safe | None:
     y = list(range(len(shown)))
     ax.barh([i - 0.18 for i in y], [dcc for _, dcc, _ in shown], height=0.34, color=PALETTE["dcc"],
             label="D-CC (controls: text, blank)")
-    ax.barh([i + 0.18 for i in y], [perm.dcc_perm for _, _, perm in shown], height=0.34, color=PALETTE["perm"],
-            label="D-CC_perm (a mismatched image also a control)")
+    ax.barh([i + 0.18 for i in y], [100.0 * (perm.dcc_perm or 0.0) for _, _, perm in shown], height=0.34,
+            color=PALETTE["perm"], label="D-CC_perm (a mismatched image also a control)")
     for i, (_, dcc, perm) in enumerate(shown):
         delta, ci = perm.delta_dcc, perm.ci_delta_dcc
         if perm.dcc_perm is not None and delta is not None and is_number(delta):
-            text = f"Δ = {delta:+.3f}" + (f"  [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "")
-            ax.text(max(dcc, perm.dcc_perm) + 0.01, i, text, va="center", fontsize=8)
+            text = f"Δ = {100 * delta:+.1f}" + (f"  [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]" if ci else "")
+            ax.text(max(dcc, 100.0 * perm.dcc_perm) + 1.0, i, text, va="center", fontsize=8)
     ax.set_yticks(y, [label for label, _, _ in shown])
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.25)
-    ax.set_xlabel("fraction of items")
+    ax.set_xlim(0, 125)
+    ax.set_xlabel("% of items")
     fig.legend(loc="outside lower center", ncol=2, fontsize=8)
     return figure(fig, "Permutation calibration: credit that survives when a mismatched image is one more control. "
                   "A large Δ means the credit was earned by any image, not by this one.",
                   alt="permutation calibration")
+
+
+#: one compared pair: (panel title, [(row label, A − B, its interval, survives Holm)])
+PairPanel = tuple[str, Sequence[tuple[str, float, Any, bool | None]]]
+
+
+def paired_differences(panels: Sequence[PairPanel], *, unit: str) -> Safe | None:
+    """One panel per compared pair: A − B per metric with its paired interval; a filled marker where the
+    Holm-adjusted test survives, the dashed line at 0 (no difference)."""
+    panels = [(title, [r for r in rows if is_number(r[1])]) for title, rows in panels]
+    panels = [(title, rows) for title, rows in panels if rows]
+    if not panels:
+        return None
+    plt = _plt()
+    cols = min(2, len(panels))
+    lines = -(-len(panels) // cols)
+    tallest = max(len(rows) for _, rows in panels)
+    fig, axes = plt.subplots(lines, cols, figsize=(5.6 * cols, (0.32 * tallest + 1.3) * lines), squeeze=False,
+                             layout="constrained")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    for ax, (title, rows) in zip(axes.flat, panels, strict=False):
+        y = list(range(len(rows)))
+        values = [float(r[1]) for r in rows]
+        ax.errorbar(values, y, xerr=_err(values, [r[2] for r in rows]), fmt="none", ecolor="#444",
+                    capsize=3, linewidth=1)
+        for i, (_, value, _, survives) in enumerate(rows):
+            ax.scatter([value], [i], s=36, zorder=3, color=SERIES[0],
+                       facecolors=SERIES[0] if survives else "white", linewidths=1.4)
+        ax.axvline(0, color="#333", linestyle="--", linewidth=0.8)
+        ax.set_yticks(y, [r[0] for r in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(title, fontsize=8.5)
+        ax.set_xlabel(f"A − B ({unit})")
+    return figure(fig, "Paired differences A − B with their bootstrap intervals on the shared items; a filled "
+                  "marker: the Holm-adjusted test survives; an open one: it does not.", alt="paired differences")
 
 
 def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None:
@@ -106,7 +148,8 @@ def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None
     plt = _plt()
     cols = min(3, len(arrays))
     rows = -(-len(arrays) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.6, 2.5 * rows + 0.4), squeeze=False)
+    height = 2.5 * rows + 0.7
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.6, height), squeeze=False)
     for ax, (name, gap) in zip(axes.flat, arrays, strict=False):
         gap = gap[np.isfinite(gap)]
         edges = np.histogram_bin_edges(gap, bins=min(30, max(8, gap.size // 3))) if gap.size else [0, 1]
@@ -118,8 +161,10 @@ def gap_histograms(groups: Sequence[tuple[str, Sequence[float]]]) -> Safe | None
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(arrays):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
+    # the legend sits below the panels: inside one it covered the bars at 0, where C-U items pile up
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=7)
+    fig.tight_layout(rect=(0, 0.3 / height, 1, 1))
     return figure(fig, "G_img = r_o − max(r_text, r_blank) per item (VCA §3): how much the real image moves the "
                   "margin toward the prediction beyond the no-image controls.", alt="G_img histograms")
 
@@ -213,15 +258,16 @@ def factorial(models: Sequence[Mapping[str, Any]]) -> Safe | None:
     ax = axes[0][0]
     width = 0.8 / len(FACTORIAL_BARS)
     for k, (key, label) in enumerate(FACTORIAL_BARS):
-        pts = [(i, float(m[key]), m.get(f"{key}_ci")) for i, m in enumerate(models) if is_number(m.get(key))]
+        pts = [(i, 100.0 * float(m[key]), _percent(m.get(f"{key}_ci"))) for i, m in enumerate(models)
+               if is_number(m.get(key))]
         if pts:
             ax.barh([i - 0.4 + width * (k + 0.5) for i, _, _ in pts], [v for _, v, _ in pts], height=width * 0.9,
                     xerr=_err([v for _, v, _ in pts], [c for _, _, c in pts]), color=SERIES[k], ecolor="#444",
                     capsize=2, error_kw={"linewidth": 0.7}, label=label)
     ax.set_yticks(range(len(models)), [str(m.get("model")) for m in models])
     ax.invert_yaxis()
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("fraction (Wilson 95% CI)")
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% (Wilson 95% CI)")
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3)
     if with_effects:
         ax = axes[0][1]

@@ -133,7 +133,7 @@ def synthetic(summary: Mapping[str, Any]) -> Section | None:
 def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> Section | None:
     if not runs and not gaps:
         return None
-    body: list[Any] = []
+    body: list[Any] = run_warnings(runs)
     if runs:
         has_perm = any(r.perm is not None for r in runs)
         headers = ["Model", "Dataset", "Interface", "n", "Acc", "Dep", "D-CC", "C-U"]
@@ -165,6 +165,13 @@ def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> 
     return section("vca", "Visual Credit Audit", body,
                    lead="Is a correct answer credited to the image? G_img = r_o − max(r_text, r_blank) compares the "
                         "margin with the real image against no-image controls (VCA §3).")
+
+
+def run_warnings(runs: Sequence[VcaRun]) -> list[Any]:
+    """The audit's warnings first (a run that gave no answer, items excluded for a missing control), as the
+    console prints them: one highlighted line each."""
+    lines = list(dict.fromkeys(w for r in runs if r.audit is not None for w in r.audit.warnings))
+    return [note(f"warning: {line}", "warn") for line in lines]
 
 
 def category_credit_table(runs: Sequence[VcaRun]) -> Safe | None:
@@ -291,8 +298,14 @@ def galleries(cu: Sequence[tuple[str, Safe]], failed: Sequence[tuple[str, Safe]]
     body: list[Any] = []
     if cu:
         body.append(Safe("<h3>Correct but uncredited (C-U)</h3>"))
-        body.append(note("Answered correctly, yet the real image moved the margin no more than a no-image "
-                         "control did (G_img ≤ 0): lowest G_img first. Margin m = NLL(no) − NLL(yes)."))
+        letters = any(label.endswith(" · letter") for label, _ in cu)
+        yes_no = any(not label.endswith(" · letter") for label, _ in cu)
+        reads = ([" Yes/no cards: the margin m = NLL(no) − NLL(yes) under each context."] if yes_no else []) + (
+            [" Multiple-choice cards: the options, log p(letter) of each under each context (the chosen option "
+             "shaded); r_c = ℓ_c(chosen) − max of the others, G_img = r_o − max(r_text, r_blank)."]
+            if letters else [])
+        body.append(note("Answered correctly, yet the real image supported the answer no more than a no-image "
+                         "control did (G_img ≤ 0): lowest G_img first." + "".join(reads)))
         for label, cards in cu:
             body += [Safe(f'<p class="meta"><b>{esc(label)}</b></p>'), cards]
     if failed:

@@ -100,14 +100,16 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
                 on_plan: Callable[[int, int], None] | None = None,
                 on_progress: Callable[[int], None] | None = None,
                 on_warning: Callable[[str], None] | None = None, executor: Any = None,
-                command: str = "vca score") -> dict[str, Any]:
+                command: str = "vca score", model_files: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Score every (item, context, interface) with ``backend`` and write the run directory; returns the summary.
 
     ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar;
     ``on_warning(message)`` hears of damaged cache chunks moved aside (default: :func:`warnings.warn`).
     ``executor``: where the forward passes run — :class:`~vlaudit.scoring.executors.LocalExecutor` (default)
     or :class:`~vlaudit.scoring.ray_executor.RayExecutor` (then ``backend`` is its planning proxy); either way
-    the cache, the shards and ``margins.parquet`` are the same.
+    the cache, the shards and ``margins.parquet`` are the same. ``model_files``: what identifies the model
+    without loading it (:func:`vlaudit.scoring.finished_run.model_files`), recorded so that a rerun of the
+    finished run need not load it.
     With ``strict`` a failed record raises :class:`InputError` before any scoring.
     """
     unknown = [c for c in contexts if c not in CONTEXTS]
@@ -145,6 +147,7 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
         "seed": seed, "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
         "prefix_cache": describe.get("prefix_cache_decision"),
+        "model_files": None if model_files is None else dict(model_files),
     }
     manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
     if not any(r.status == "ok" for r in records):

@@ -33,6 +33,7 @@ import numpy as np
 from vlaudit.analysis.vca import axes as vca_axes
 from vlaudit.analysis.vca import choice_run, report_rows
 from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, check_base_llms, is_text_only
+from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.analysis.vca.units import run_unit
 from vlaudit.errors import InputError
@@ -150,6 +151,9 @@ def run_events(run: MarginRun, controls: Sequence[str] = support.DEFAULT_CONTROL
     if not keep.any():
         raise InputError(f"no item of {run.name} has every headline control {list(controls)}", path=run.source,
                          field="context")
+    answerless = no_answer_warning(run)
+    if answerless is not None:
+        warnings.append(answerless)
     sub = run.subset(keep) if not keep.all() else run
     d = support.prediction_direction(sub.margins["original"])
     gap = support.image_gap(sub.margins, controls)
