@@ -1,6 +1,6 @@
 """The benchmarks' own figures of one run, beside its audit (``vca.json`` ``runs[].benchmark``).
 
-From the run's headline items (:class:`vlaudit.analysis.vca.report.RunEvents`) and the metadata the
+From the run's headline items (:class:`vlaudit.analysis.vca.events.RunEvents`) and the metadata the
 benchmark readers carry into the margins table (``category``, MME's ``image_pair``, CircularEval's
 ``circular_id`` and ``rotation``), with the definitions of :mod:`vlaudit.metrics.vca.benchmark_figures`:
 
@@ -18,17 +18,15 @@ Each figure is present only when the run has what it needs (labels, a text conte
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from vlaudit.analysis.vca import choice_run
+from vlaudit.analysis.vca.events import RunEvents
 from vlaudit.metrics.vca import benchmark_figures as figures
 from vlaudit.metrics.vca import choice, support
-
-if TYPE_CHECKING:
-    from vlaudit.analysis.vca.report import RunEvents
-    from vlaudit.sources.margins import MarginRun
+from vlaudit.sources.margins import MarginRun
 
 
 def _column(ev: RunEvents, name: str) -> np.ndarray | None:
