@@ -94,7 +94,7 @@ def score_shared_prefix(backend: PrefixBackend, requests: Sequence[YesNoRequest]
     pad_id = int(tokenizer.pad_token_id)
     for prefix, members in by_prefix.items():
         # only requests with an image share a prefix cache (the caller groups them by image)
-        batch = backend.encode([prefix], [requests[members[0]].image])  # type: ignore[list-item]
+        batch = backend.encode([prefix], [requests[members[0]].image])
         with torch.inference_mode():
             out = model(**batch, use_cache=True, logits_to_keep=1)
         cache = out["cache"] if "cache" in out else out["past_key_values"]
