@@ -35,13 +35,18 @@ docs-build: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
+# The suite runs on every core (pytest-xdist; WORKERS=0: in this one process): tests that share a heavy module
+# fixture carry one xdist_group mark, and --dist loadgroup sends each group to one worker so it is built once.
+WORKERS ?= auto
+XDIST := -n $(WORKERS) --dist loadgroup
+
 test: $(STAMP) lint docs-build
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest $(XDIST)
 
 # The suite without the tests marked slow (the demo, the docs build, Ray, the end-to-end scoring runs): the
 # quick loop while editing. `make test` still runs everything.
 test-fast: $(STAMP)
-	$(VENV)/bin/python -m pytest -m "not slow"
+	$(VENV)/bin/python -m pytest $(XDIST) -m "not slow"
 
 # Every benchmark at a quick scale (a few minutes), one table of figures against their goals; FULL=1: full scale.
 bench: $(STAMP)

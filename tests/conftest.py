@@ -42,6 +42,20 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks (its loadgroup hook)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep each test module's heavy module-scoped fixture built once when the suite runs on several workers
+    (``make test``: ``pytest -n auto --dist loadgroup``): every test that uses a module-scoped fixture is put in
+    its module's ``xdist_group``, which loadgroup sends to one worker. The module's other tests still spread."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
+        if "module" in scopes or "package" in scopes:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The real data samples beside the repository; skips cleanly where a clone has none."""

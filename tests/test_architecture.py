@@ -31,6 +31,13 @@ def graph() -> grimp.ImportGraph:
     return grimp.build_graph("vlaudit", cache_dir=None, exclude_type_checking_imports=True)
 
 
+@pytest.fixture(scope="module")
+def typed_graph() -> grimp.ImportGraph:
+    """Every import of the package, ``if TYPE_CHECKING:`` blocks too: a name imported only for its type is
+    still a dependency, and a circle hidden behind the guard is a circle all the same."""
+    return grimp.build_graph("vlaudit", cache_dir=None, exclude_type_checking_imports=False)
+
+
 def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's strongly connected components with more than one member: the import circles."""
     index: dict[str, int] = {}
@@ -75,6 +82,33 @@ def test_circle_finder_finds_a_planted_circle() -> None:
 def test_no_import_circles_between_modules(graph: grimp.ImportGraph) -> None:
     edges = {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
     assert strongly_connected(edges) == []
+
+
+def test_no_import_circles_hidden_behind_type_checking(typed_graph: grimp.ImportGraph) -> None:
+    """Two modules that need each other's names share a lower module holding them (the report's
+    ``RunEvents`` in ``analysis/vca/events.py``, the demo's ``DemoConfig`` in ``demo/config.py``); an
+    ``if TYPE_CHECKING:`` import does not make the circle go away."""
+    edges = {module: set(typed_graph.find_modules_directly_imported_by(module)) for module in typed_graph.modules}
+    assert strongly_connected(edges) == []
+
+
+def test_the_type_checking_circle_scan_sees_a_planted_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "planted_circle"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from planted_circle.b import B\n\n\nclass A:\n    b: B\n")
+    (package / "b.py").write_text("from __future__ import annotations\n\nfrom typing import TYPE_CHECKING\n\n"
+                                  "if TYPE_CHECKING:\n    from planted_circle.a import A\n\n\nclass B:\n"
+                                  "    a: A\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    hidden = grimp.build_graph("planted_circle", cache_dir=None, exclude_type_checking_imports=True)
+    seen = grimp.build_graph("planted_circle", cache_dir=None, exclude_type_checking_imports=False)
+
+    def circles(g: grimp.ImportGraph) -> list[list[str]]:
+        return strongly_connected({m: set(g.find_modules_directly_imported_by(m)) for m in g.modules})
+
+    assert circles(hidden) == []
+    assert circles(seen) == [["planted_circle.a", "planted_circle.b"]]
 
 
 def test_only_the_commands_import_the_package_root(graph: grimp.ImportGraph) -> None:
@@ -178,3 +212,30 @@ def test_command_modules_import_only_the_facade_errors_settings_and_each_other()
                             and all(a.name in ("settings", "errors") for a in node.names)):
                         found.append((path.name, node.lineno, name))
     assert found == []
+
+
+def keyword_bags(root: Path) -> Iterator[tuple[str, int, str]]:
+    """(file, line, what) of every ``**name`` parameter and every ``f(**mapping)`` call under ``root``."""
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and node.args.kwarg:
+                yield str(path.relative_to(root.parent)), node.lineno, f"**{node.args.kwarg.arg}"
+            elif isinstance(node, ast.Call):
+                for keyword in node.keywords:
+                    if keyword.arg is None:
+                        yield str(path.relative_to(root.parent)), node.lineno, f"**{ast.unparse(keyword.value)}"
+
+
+def test_the_public_door_passes_no_untyped_keyword_bags() -> None:
+    """No ``**options`` in ``vlaudit/api/``: a backend's options travel as its typed record (``ModelRef(spec,
+    options)``, ``RunOptions``), every public function names each keyword it takes, and every call names what
+    it passes, so a misspelt option is a type error, not a silently ignored key."""
+    assert list(keyword_bags(PACKAGE / "api")) == []
+
+
+def test_the_keyword_bag_scan_sees_planted_ones(tmp_path: Path) -> None:
+    package = tmp_path / "api"
+    package.mkdir()
+    (package / "m.py").write_text("def f(a, **options):\n    return g(a, **options)\n\n\n"
+                                  "def h(x):\n    return {**x, 'k': 1}\n")
+    assert list(keyword_bags(package)) == [("api/m.py", 1, "**options"), ("api/m.py", 2, "**options")]

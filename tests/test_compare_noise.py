@@ -95,10 +95,13 @@ def test_the_band_holds_the_difference_and_spans_everything_when_every_item_is_f
     assert wide["acc"]["noise_band"] == [-1.0, 1.0] and wide["dep"]["noise_band"] == [-1.0, 1.0]
 
 
-def test_the_console_prints_the_floor_per_model_at_80_columns(tmp_path: Path) -> None:
+def test_the_console_prints_the_floor_per_model_at_80_columns(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     a, _ = _run(tmp_path / "a", "model-with-a-long-name-a", 6, 0.4)
     b, _ = _run(tmp_path / "b", "model-with-a-long-name-b", 7, None)
-    result = CliRunner().invoke(app, ["compare", "vca", str(a), str(b), "--out", str(tmp_path / "o"),
+    monkeypatch.chdir(tmp_path)  # relative paths: the width checked is the command's, not the temp folder's
+    result = CliRunner().invoke(app, ["compare", "vca", str(a.relative_to(tmp_path)), str(b.relative_to(tmp_path)),
+                                      "--out", "o",
                                       "--resamples", "50", "--permutations", "50"], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert "inside the noise" in result.output and "noise floor not measured" in result.output

@@ -167,9 +167,11 @@ def test_the_html_report_shows_a_compare_folder(tmp_path: Path) -> None:
 
 def test_console_output_reads_whole_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.chdir(tmp_path)  # relative paths: the width checked is the command's, not the temp folder's
     paths = [write_run(tmp_path / n, margins_rows(f"model-with-a-long-name-{n}", s, groups=True))
              for n, s in (("a", 18), ("b", 19), ("c", 20))]
-    result = CliRunner().invoke(app, ["compare", "vca", *map(str, paths), "--out", str(tmp_path / "o"),
+    relative = [str(path.relative_to(tmp_path)) for path in paths]
+    result = CliRunner().invoke(app, ["compare", "vca", *relative, "--out", "o",
                                       "--resamples", "50", "--permutations", "50", "--no-plot"], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert max(len(line) for line in result.output.splitlines()) <= 80

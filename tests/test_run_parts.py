@@ -142,6 +142,31 @@ def test_a_model_ref_gets_its_prefixs_default_options() -> None:
                      dtype="bf16")
 
 
+
+@pytest.mark.parametrize(("build", "line"), [
+    (lambda: ScoreSpec.of(model="hf-clip:some/clip", benchmark="b", images="i", out="o", min_pixels=64),
+     "field '--min-pixels': the hf-clip: backend of 'hf-clip:some/clip' takes no --min-pixels (its options: "
+     "dtype, revision)"),
+    (lambda: ScoreSpec.of(model="ref:tiny-open-clip", benchmark="b", images="i", out="o", system="qwen-neutral"),
+     "field '--system': the ref: backend of 'ref:tiny-open-clip' takes no --system (its options: dtype, "
+     "revision)"),
+    (lambda: vlaudit.CycleScoreSpec.of(model="open_clip:ViT-B-32", cycles="c", images="i", out="o", max_pixels=9),
+     "field '--max-pixels': the open_clip: backend of 'open_clip:ViT-B-32' takes no --max-pixels (its options: "
+     "dtype, revision)"),
+])
+def test_an_option_the_backend_does_not_take_is_refused_naming_the_backend(build, line) -> None:
+    """A flat option of another backend kind is refused in one line, not dropped unseen on the way to the
+    model's own options class."""
+    with pytest.raises(InputError) as refused:
+        build()
+    assert str(refused.value).splitlines() == [line]
+
+
+def test_the_options_both_kinds_hold_carry_over_to_the_backends_class() -> None:
+    spec = ScoreSpec.of(model="ref:tiny-open-clip", benchmark="b", images="i", out="o", dtype="bf16")
+    assert spec.model.options == DualOptions(dtype="bfloat16")
+
+
 # ------------------------------------------------------------------------------ the flags and the options
 
 

@@ -49,6 +49,23 @@ def test_fresh_clone_runs_the_whole_setup(tmp_path: Path) -> None:
     assert venv < torch < package < ruff < pytest_step
 
 
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize("target", ["test", "test-fast"])
+def test_the_suite_runs_on_every_core_with_its_groups_kept_together(target: str) -> None:
+    """``make test`` and ``make test-fast`` run pytest on every core (pytest-xdist, pinned in the dev extra),
+    sending each ``xdist_group`` to one worker so a heavy shared fixture is built once; ``WORKERS=0`` runs
+    it in one process."""
+    def pytest_step(*overrides: str) -> str:
+        plan = subprocess.run(["make", "-n", target, *overrides], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout
+        return next(line for line in plan.splitlines() if "-m pytest" in line)
+
+    assert "-n auto --dist loadgroup" in pytest_step()
+    assert "-n 0 --dist loadgroup" in pytest_step("WORKERS=0")
+    assert re.search(r"^pytest-xdist==[\d.]+$", (REPO / "constraints.txt").read_text(), re.M)
+    assert '"pytest-xdist"' in (REPO / "pyproject.toml").read_text()
+
 def test_help_does_not_import_heavy_libraries() -> None:
     code = (
         "import sys\n"

@@ -30,9 +30,10 @@ def _cycles_and_scores(root: Path) -> tuple[Path, Path]:
 
 
 def test_cycles_eval_table_keeps_family_names_whole_at_80_columns(tmp_path, cli, monkeypatch) -> None:
-    cycles, scores = _cycles_and_scores(tmp_path)
+    _cycles_and_scores(tmp_path)
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, err = cli("cycles", "eval", "--cycles", cycles, "--scores", scores, "--out", tmp_path / "eval.json",
+    monkeypatch.chdir(tmp_path)  # relative paths: the width checked is the command's, not the temp folder's
+    code, out, err = cli("cycles", "eval", "--cycles", "cycles.jsonl", "--scores", "scores.jsonl", "--out", "eval.json",
                          "--min-cycles", "1", "--resamples", "50", "--no-plot")
     assert code == 0, err
     lines = out.splitlines()

@@ -109,7 +109,7 @@ _EXPORTS: dict[str, str] = {
     "ExperimentConfig": "vlaudit.analysis.cycles.experiment:ExperimentConfig",
     "synthetic_controls": "vlaudit.api.experiments:synthetic_controls",
     "SyntheticConfig": "vlaudit.analysis.cycles.synthetic:SyntheticConfig",
-    "DemoConfig": "vlaudit.demo.pipeline:DemoConfig",
+    "DemoConfig": "vlaudit.demo.config:DemoConfig",
     "backend_kind": "vlaudit.backends.registry:backend_kind",
     # console rendering (80 columns) of the results above
     "print_table": "vlaudit.report.console:print_table",
@@ -272,7 +272,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.builders.factorial import build_factorial
     from vlaudit.builders.mcq_scenes import render_mcq_scenes
     from vlaudit.builders.scenes import render_scenes
-    from vlaudit.demo.pipeline import DemoConfig, run_demo
+    from vlaudit.demo.config import DemoConfig
+    from vlaudit.demo.pipeline import run_demo
     from vlaudit.errors import InputError, VlauditError
     from vlaudit.files import check_file_target, check_folder_target
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit

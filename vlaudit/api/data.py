@@ -63,10 +63,14 @@ class BuildCounts:
     def of(cls, counts: Mapping[str, object]) -> BuildCounts:
         """The counts above out of a builder's ``counts`` (the keys it writes into the summary)."""
         labels = counts.get("labels")
-        number = {name: value for name in ("n_relations", "n_candidates", "n_groups")
-                  if isinstance(value := counts.get(name), int)}
+
+        def number(name: str) -> int | None:
+            value = counts.get(name)
+            return value if isinstance(value, int) else None
+
         return cls(labels={str(k): int(v) for k, v in labels.items() if isinstance(v, int)}
-                   if isinstance(labels, Mapping) else {}, **number)
+                   if isinstance(labels, Mapping) else {}, n_relations=number("n_relations"),
+                   n_candidates=number("n_candidates"), n_groups=number("n_groups"))
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ def _images(folder: str | Path | None) -> ImageFolder:
 
 
 def _finish(result: BuildResult, out: Path, meta: JsonObject, *, images: ImageFolder | None = None) -> ItemsBuild:
-    summary: JsonObject = result.summary(**meta, out=str(out))
+    summary: JsonObject = {**meta, **result.summary(out=str(out))}  # meta's keys first, as written before
     if not result.items:
         return ItemsBuild(summary, False, out, summary_path(out))
     if images is not None and images.written + images.reused:

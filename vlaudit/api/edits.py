@@ -7,7 +7,6 @@ computed.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,6 @@ from vlaudit.results.vca import (
     AnnotationExportSummary,
     EditBuildSummary,
     EditOutcomesSummary,
-    EditRule,
 )
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -78,7 +76,7 @@ def build_edits(items: str | Path, *, images: str | Path, out: str | Path, seed:
     audit = feasibility_audit(result["candidates"], n_resamples=resamples, seed=seed)
     n_feasible = sum(bool(c.get("feasible")) for c in result["candidates"])
     summary = EditBuildSummary(
-        items=str(items), seed=seed, params=EditRule(**dataclasses.asdict(params)),
+        items=str(items), seed=seed, params=params,
         n_candidates=len(result["candidates"]), n_feasible=n_feasible,
         n_infeasible=len(result["candidates"]) - n_feasible, n_edits=result["n_edits"],
         n_probes=len(result["items"]), excluded_by_reason=dict(result["excluded"]), feasibility_audit=audit)

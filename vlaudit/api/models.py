@@ -110,7 +110,6 @@ def train_reference(name: str, *, out: str | Path | None = None, short: bool = F
                          field="NAME")
     if TRAINED_MODELS[name].trainer is None:
         raise InputError(f"ref:{name} is a constructed mechanism with nothing to train", field="NAME")
-    options = {"short": True} if short else {}
-    result = resolve(str(TRAINED_MODELS[name].trainer))(name, out or WEIGHTS_DIR, log=log, **options)
+    result = resolve(str(TRAINED_MODELS[name].trainer))(name, out or WEIGHTS_DIR, log=log, short=short)
     return TrainedReference(name=name, curve=[dict(row) for row in result.get("curve", [])],
                             files=[Path(path) for path in result.get("files", [])])

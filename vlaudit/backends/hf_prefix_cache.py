@@ -14,14 +14,29 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from vlaudit.backends.base import YesNoRequest, YesNoResult
+from vlaudit.backends.yesno_common import yes_no_results
 
-if TYPE_CHECKING:
-    from vlaudit.backends.hf_mllm import HFMLLMBackend
+
+class PrefixBackend(Protocol):
+    """What prefix reuse reads of a transformers yes/no backend
+    (:class:`vlaudit.backends.hf_mllm.HFMLLMBackend`): its model, tokenizer, device and batch size, how it
+    renders and encodes a prompt, and its answer token ids."""
+
+    model: Any
+    tokenizer: Any
+    device: Any
+    batch_size: int
+    verbalizer_ids: dict[str, tuple[int, int]]
+    letter_ids: tuple[int, ...]
+
+    def prompt(self, question: str, interface: str, with_image: bool) -> str: ...
+
+    def encode(self, prompts: Sequence[str], images: Sequence[Any] | None) -> dict[str, Any]: ...
 
 
 # A forward call's fixed cost (Python dispatch, kernel launches, the per-call vision/processor setup) in
@@ -65,7 +80,7 @@ def split_prompt(prompt: str, block_end: str) -> tuple[str, str]:
     return prompt[:index], prompt[index:]
 
 
-def score_shared_prefix(backend: HFMLLMBackend, requests: Sequence[YesNoRequest],
+def score_shared_prefix(backend: PrefixBackend, requests: Sequence[YesNoRequest],
                         block_end: str) -> list[YesNoResult]:
     """Score requests that share one image (and hence one prefix) with one prefix forward."""
     prompts = [backend.prompt(r.question, r.interface, True) for r in requests]
@@ -79,7 +94,7 @@ def score_shared_prefix(backend: HFMLLMBackend, requests: Sequence[YesNoRequest]
     pad_id = int(tokenizer.pad_token_id)
     for prefix, members in by_prefix.items():
         # only requests with an image share a prefix cache (the caller groups them by image)
-        batch = backend.encode([prefix], [requests[members[0]].image])  # type: ignore[list-item]
+        batch = backend.encode([prefix], [requests[members[0]].image])
         with torch.inference_mode():
             out = model(**batch, use_cache=True, logits_to_keep=1)
         cache = out["cache"] if "cache" in out else out["past_key_values"]
@@ -110,13 +125,14 @@ def score_shared_prefix(backend: HFMLLMBackend, requests: Sequence[YesNoRequest]
             logprobs = torch.log_softmax(final.double(), dim=-1).cpu()
             chunk = [requests[i] for i in rows]
             n_tokens = [n_prefix + len(tokens) for tokens in ids]
-            for i, result in zip(rows, backend._results(chunk, [prompts[i] for i in rows], logprobs, n_tokens),
-                                 strict=True):
+            scored = yes_no_results(chunk, [prompts[i] for i in rows], logprobs, n_tokens, backend.verbalizer_ids,
+                                    backend.letter_ids)
+            for i, result in zip(rows, scored, strict=True):
                 results[i] = result
     return [r for r in results if r is not None]
 
 
-def expected_prompt_ids(backend: HFMLLMBackend, prompt: str, image: Any, block_end: str) -> bool:
+def expected_prompt_ids(backend: PrefixBackend, prompt: str, image: Any, block_end: str) -> bool:
     """True when tokenizing prefix and suffix separately reproduces the full prompt's ids (a self-check)."""
     full = backend.encode([prompt], [image])["input_ids"][0].tolist()
     prefix, suffix = split_prompt(prompt, block_end)

@@ -36,6 +36,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import atomic_write
 from vlaudit.geometry import box_centre, box_iou, pixel_rect
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
+from vlaudit.results.vca import EditRule
 from vlaudit.settings import (
     EDIT_FEATHER_PX,
     EDIT_INPAINT_RADIUS,
@@ -51,8 +52,9 @@ Box = tuple[float, float, float, float]  # x, y, w, h (COCO xywh, pixels)
 
 
 @dataclass(frozen=True)
-class EditParams:
-    """The fixed edit rule (VCA §17); values are set before any model is scored."""
+class EditParams(EditRule):
+    """The fixed edit rule (VCA §17) with vlaudit's defaults; values are set before any model is scored. It is
+    the :class:`~vlaudit.results.vca.EditRule` a build summary records (the same fields)."""
 
     min_gap: float = EDIT_MIN_GAP
     max_iou: float = EDIT_MAX_IOU

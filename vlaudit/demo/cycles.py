@@ -21,7 +21,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from vlaudit.builders.cycles.audit import audit_cycles_file
 from vlaudit.builders.cycles.coco import build_coco_cycles
 from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.scenes import render_scenes
+from vlaudit.demo.config import DemoConfig
 from vlaudit.demo.records import json_object
 from vlaudit.errors import InputError
 from vlaudit.figures import pyplot
@@ -61,9 +62,6 @@ from vlaudit.scoring.features import (
 from vlaudit.scoring.run_spec import FeaturesSpec
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
-
-if TYPE_CHECKING:
-    from vlaudit.demo.pipeline import DemoConfig
 
 SPLITS = "train=0.6,val=0.2,test=0.2"
 REPORT_SPLIT = "test"

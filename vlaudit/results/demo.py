@@ -190,7 +190,7 @@ class DemoVersions:
 class DemoSummary(VersionedResult):
     """The known-answer demo: every check (``known_answers``), whether all passed, and each stage's summary.
 
-    ``config`` is the demo's configuration as written (the fields of :class:`vlaudit.demo.pipeline.DemoConfig`).
+    ``config`` is the demo's configuration as written (the fields of :class:`vlaudit.demo.config.DemoConfig`).
     """
 
     file_name = "summary.json (demo folder)"

@@ -126,24 +126,38 @@ class RemoteBackend(YesNoBackendBase):
         raise NotImplementedError("the Ray actors score the shards; the driver's stand-in only plans")
 
 
-class RayExecutor:
-    """Run a scoring run's shards on ``workers`` Ray actors, each holding one model replica.
-
-    ``address``: ``None`` starts a local Ray instance (or joins the one already initialised in this
-    process), ``"auto"`` joins the running cluster, ``ray://HOST:PORT`` a remote one. ``gpus_per_worker`` and
-    ``cpus_per_worker`` reserve resources per actor; ``threads`` sets torch's CPU threads in each actor.
-    """
+class _RayActors:
+    """``workers`` Ray actors, each holding one model replica loaded by ``load``, and their stop (the Ray instance
+    stays up for the caller). ``address``: ``None`` starts a local Ray instance (or joins the one already
+    initialised in this process), ``"auto"`` joins the running cluster, ``ray://HOST:PORT`` a remote one.
+    ``gpus_per_worker`` and ``cpus_per_worker`` reserve resources per actor; ``threads`` sets torch's CPU
+    threads in each actor."""
 
     def __init__(self, load: BackendLoad, *, workers: int = 1, address: str | None = None,
                  gpus_per_worker: float = 0.0, cpus_per_worker: float = 1.0, threads: int | None = 1) -> None:
         if workers < 1:
             raise InputError("needs at least one worker", field="--workers")
         self.ray = import_ray()
-        self.load = load
-        self.workers, self.address = workers, address
+        self.load, self.workers, self.address = load, workers, address
         self.gpus_per_worker, self.cpus_per_worker, self.threads = gpus_per_worker, cpus_per_worker, threads
         self.actors: list[Any] = []
-        self._images_dir: str | None = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the actors (the Ray instance stays up for the caller)."""
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.actors = []
+
+
+class RayExecutor(_RayActors):
+    """Run a scoring run's shards on ``workers`` Ray actors, each holding one model replica (the options:
+    :class:`_RayActors`)."""
 
     def describe(self) -> dict[str, Any]:
         return {"executor": "ray", "workers": self.workers, "address": self.address,
@@ -196,18 +210,6 @@ class RayExecutor:
             on_shard_done(shard, rows)
         return failures
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-
-    def shutdown(self) -> None:
-        """Stop the actors (the Ray instance stays up for the caller)."""
-        for actor in self.actors:
-            self.ray.kill(actor)
-        self.actors = []
-
 
 class FeatureWorker:
     """A Ray actor body for dual encoders: one loaded model; encodes chunks of images (read from shared
@@ -256,19 +258,10 @@ class FeatureProxy:
         raise NotImplementedError("the Ray actors encode the chunks; the driver's stand-in only describes")
 
 
-class RayFeatureExecutor:
+class RayFeatureExecutor(_RayActors):
     """``vlaudit features --executor ray``: the chunks of distinct images and texts encoded on ``workers``
     actors (one model replica each), results gathered in chunk order — the same embeddings as a local run
     with the same batch size and threads. Images are read by the actors from shared storage."""
-
-    def __init__(self, load: BackendLoad, *, workers: int = 1, address: str | None = None,
-                 gpus_per_worker: float = 0.0, cpus_per_worker: float = 1.0, threads: int | None = 1) -> None:
-        if workers < 1:
-            raise InputError("needs at least one worker", field="--workers")
-        self.ray = import_ray()
-        self.load, self.workers, self.address = load, workers, address
-        self.gpus_per_worker, self.cpus_per_worker, self.threads = gpus_per_worker, cpus_per_worker, threads
-        self.actors: list[Any] = []
 
     def start(self) -> FeatureProxy:
         ensure_ray(self.ray, self.address)
@@ -293,14 +286,3 @@ class RayFeatureExecutor:
 
     def encode_texts(self, payloads: Sequence[Sequence[str]]) -> Iterator[Any]:
         yield from self._map("encode_texts", payloads)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-
-    def shutdown(self) -> None:
-        for actor in self.actors:
-            self.ray.kill(actor)
-        self.actors = []

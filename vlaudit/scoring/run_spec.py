@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from vlaudit.backends.options import BackendOptions, DualOptions, EndpointOptions, HfOptions, option_values
-from vlaudit.backends.registry import options_classes
+from vlaudit.backends.registry import options_classes, parse_spec
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file
 from vlaudit.scoring.run_arguments import (
@@ -86,6 +86,17 @@ def _extra_options(options: BackendOptions, recorded: Sequence[str]) -> Recorded
     return {k: v for k, v in option_values(options).items() if k not in recorded and v != defaults[k]}
 
 
+def _refuse_foreign(model: str, options: BackendOptions, takes: type[BackendOptions]) -> None:
+    """Refuse an option set away from its default that ``model``'s backend (options class ``takes``) does not
+    take, naming the backend and the option's flag: it would otherwise be dropped unseen."""
+    names = {f.name for f in fields(takes)}
+    for f in fields(options):
+        if f.name not in names and getattr(options, f.name) != f.default:
+            flag = str(f.metadata.get("flag") or f.name)
+            raise InputError(f"the {parse_spec(model).prefix}: backend of {model!r} takes no {flag} (its options: "
+                             f"{', '.join(sorted(names))})", field=flag)
+
+
 def _model(model: str | ModelRef, options: HfOptions | DualOptions,
            endpoint: EndpointOptions | None = None) -> ModelRef:
     """``model`` as a ModelRef: a spec string takes ``options`` (``endpoint`` for an ``openai:`` model); a
@@ -99,6 +110,7 @@ def _model(model: str | ModelRef, options: HfOptions | DualOptions,
             return ModelRef(model, endpoint)
         _refuse_unused(model, endpoint, shared=("system",))
         if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
+            _refuse_foreign(model, options, allowed[0])
             # every class here takes both (EndpointOptions, which takes neither, returned above)
             kept: BackendOptions = allowed[0](dtype=options.dtype, revision=options.revision)  # type: ignore[call-arg]
             return ModelRef(model, kept)

@@ -21,7 +21,7 @@ All exact CycleAcc values go through :func:`split_cycle_eval`, which calls the s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from vlaudit.analysis.cycles.provenance import BUILD_PROVENANCE as BUILD_PROVENA
 from vlaudit.analysis.cycles.provenance import PAPER_VALUES
 from vlaudit.analysis.cycles.provenance import cycle_builds as cycle_builds
 from vlaudit.analysis.cycles.provenance import settings_lines as settings_lines
+from vlaudit.analysis.cycles.seed_inputs import SeedInputs as SeedInputs
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import (
     DEFAULT_MIN_CYCLES,
@@ -41,9 +42,8 @@ from vlaudit.metrics.cycles import (
     summarize_contrasts,
     withdraw_small_families,
 )
-from vlaudit.probes.trainer import ProbeData, TrainConfig, cycles_to_index, fit_probe, score_index
+from vlaudit.probes.trainer import ProbeData, TrainConfig, fit_probe, score_index
 from vlaudit.records import Cycle
-from vlaudit.results.base import JsonValue
 from vlaudit.results.cycle_experiments import (
     PaperSetting,
     ProbeNote,
@@ -146,55 +146,6 @@ class ExperimentConfig:
 
 
 PROBE_KINDS = ("interaction", "additive", "shortcut")  # §E.3 probes; §E.4 additive audit; §E.4 image/text-only
-
-
-@dataclass
-class SeedInputs:
-    """One seed's cycles and the features they index (image/caption id → row of ``x`` / ``y``).
-
-    ``extra_texts``: additional caption rows (e.g. the OE-marked captions) keyed by caption id, appended to
-    ``y`` by :meth:`with_texts`. ``built_unavailable``: families the cycles build already withdrew by its own
-    minimum (``unavailable`` of its ``.meta.json``: family → {split: count}); they are in no cycle of the file.
-    """
-
-    seed: int
-    cycles: list[Cycle]
-    image_ids: list[str]
-    x: np.ndarray
-    caption_ids: list[str]
-    y: np.ndarray
-    source: str = ""
-    built_unavailable: dict[str, dict[str, int]] = field(default_factory=dict)
-    build: dict[str, JsonValue] = field(default_factory=dict)  # BUILD_PROVENANCE of its CYCLES.meta.json, if read
-    image_row: dict[str, int] = field(init=False)
-    caption_row: dict[str, int] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.x = np.array(self.x, dtype=np.float32)  # copies: Parquet arrays are read-only
-        self.y = np.array(self.y, dtype=np.float32)
-        self.image_row = {k: i for i, k in enumerate(self.image_ids)}
-        self.caption_row = {k: i for i, k in enumerate(self.caption_ids)}
-
-    @classmethod
-    def from_features(cls, seed: int, cycles: list[Cycle], features: Any, source: str = "",
-                      built_unavailable: Mapping[str, Mapping[str, int]] | None = None) -> SeedInputs:
-        return cls(seed, cycles, list(features.image_ids), features.images, list(features.caption_ids),
-                   features.texts, source, {f: dict(c) for f, c in (built_unavailable or {}).items()})
-
-    def with_texts(self, extra: Mapping[str, np.ndarray]) -> SeedInputs:
-        """A copy whose caption table also holds ``extra`` (caption id → feature row)."""
-        keys = [k for k in extra if k not in self.caption_row]
-        y = np.concatenate([self.y, np.stack([extra[k] for k in keys])]) if keys else self.y
-        return SeedInputs(self.seed, self.cycles, self.image_ids, self.x, self.caption_ids + keys, y, self.source,
-                          self.built_unavailable, self.build)
-
-    def select(self, split: str, family: str | Sequence[str] | None = None) -> list[Cycle]:
-        fams = None if family is None else {family} if isinstance(family, str) else set(family)
-        return [c for c in self.cycles if c.split == split and (fams is None or c.family in fams)]
-
-    def probe_data(self, cycles: Sequence[Cycle], name: str) -> ProbeData:
-        index = cycles_to_index(cycles, self.image_row, self.caption_row, source=self.source)
-        return ProbeData(self.x, self.y, cycles=index, name=name)
 
 
 def split_cycle_eval(cycles: Sequence[Cycle], scores: Mapping[tuple[str, str], float], split: str, *,

@@ -9,8 +9,8 @@ it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
+from vlaudit.analysis.cycles.seed_inputs import SeedInputs
 from vlaudit.results.cycle_experiments import CycleBuilds, CycleExperimentResult
 from vlaudit.results.cycles import Setting
 from vlaudit.settings import (
@@ -24,9 +24,6 @@ from vlaudit.settings import (
     SHORTCUT_PROBE_EPOCHS,
     SHORTCUT_PROBE_LR,
 )
-
-if TYPE_CHECKING:
-    from vlaudit.analysis.cycles.experiment import SeedInputs
 
 # The settings the cycle paper states, with the section: ExperimentConfig.settings_provenance sorts a run's
 # settings into the paper's, departures from it and vlaudit's own.

@@ -22,16 +22,14 @@ the functions here add, per run:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from vlaudit.analysis.vca.events import ReportSettings, RunEvents
 from vlaudit.metrics.vca import permutation, robustness, support
 from vlaudit.results.base import Interval
 from vlaudit.results.vca_audit import interval
-
-if TYPE_CHECKING:
-    from vlaudit.analysis.vca.report import ReportSettings, RunEvents
 
 AXIS_ROLES = {"mismatch": "permutation calibration, Dep+M, Strict+M", "mean": "mean-colour control set",
               "rele": "relation-region erasure", "irre": "irrelevant-region erasure",

@@ -1,6 +1,6 @@
 """The benchmarks' own figures of one run, beside its audit (``vca.json`` ``runs[].benchmark``).
 
-From the run's headline items (:class:`vlaudit.analysis.vca.report.RunEvents`) and the metadata the
+From the run's headline items (:class:`vlaudit.analysis.vca.events.RunEvents`) and the metadata the
 benchmark readers carry into the margins table (``category``, ``l2_category``, MME's ``image_pair``,
 CircularEval's ``circular_id`` and ``rotation``), with the definitions of
 :mod:`vlaudit.metrics.vca.benchmark_figures`. A benchmark's figures are computed only on that benchmark's runs
@@ -26,18 +26,16 @@ Each figure is present only when the run has what it needs (labels, a text conte
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from vlaudit.analysis.vca import choice_run
+from vlaudit.analysis.vca.events import RunEvents
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import benchmark_figures as figures
 from vlaudit.metrics.vca import choice, support
-
-if TYPE_CHECKING:
-    from vlaudit.analysis.vca.report import RunEvents
-    from vlaudit.sources.margins import MarginRun
+from vlaudit.sources.margins import MarginRun
 
 #: vlaudit's name for a pooled row that no benchmark prints (MME pools nothing; its totals are sums)
 POOLED = "pooled (vlaudit)"

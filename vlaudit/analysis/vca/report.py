@@ -33,6 +33,8 @@ import numpy as np
 from vlaudit.analysis.vca import axes as vca_axes
 from vlaudit.analysis.vca import choice_run, report_rows
 from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, check_base_llms, is_text_only
+from vlaudit.analysis.vca.events import ReportSettings as ReportSettings
+from vlaudit.analysis.vca.events import RunEvents as RunEvents
 from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.analysis.vca.units import run_unit
@@ -41,7 +43,7 @@ from vlaudit.metrics.vca import choice, permutation, relation, robustness, suppo
 from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.results.vca import VcaReportResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, interval, rate
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, TIE_TOL
+from vlaudit.settings import TIE_TOL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.sources.noise_floor import NoiseFloor
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -50,49 +52,6 @@ from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
 
 GROUP_RATES = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
-
-
-@dataclass(frozen=True)
-class ReportSettings:
-    """Prespecified report options; the defaults are the paper's (§19)."""
-
-    controls: tuple[str, ...] = support.DEFAULT_CONTROLS
-    n_resamples: int = BOOTSTRAP_RESAMPLES
-    seed: int = BOOTSTRAP_SEED
-    level: float = CONFIDENCE_LEVEL
-    control_sets: tuple[tuple[str, ...], ...] = robustness.ALTERNATE_CONTROL_SETS
-    #: MMStar's ML: (LVLM model, its base LLM's text-only model) pairs; LVLM ``*`` names one for every LVLM
-    base_llms: tuple[tuple[str, str], ...] = ()
-    #: ``--cluster COLUMN``: the resampling unit's column (None: what the items declare, :mod:`.units`)
-    cluster: str | None = None
-
-
-@dataclass
-class RunEvents:
-    """Per-item events of one run under the headline controls (the inputs of every run-level quantity).
-
-    ``run`` holds the headline items only (see the module docstring); ``n_total`` counts the run's items
-    before exclusion and ``excluded`` maps each headline control to the ids of the items that lack it.
-    ``has_mismatch`` marks the headline items with a ``mismatch`` margin: ``dep_perm`` (Dep_perm),
-    ``dep_m`` (Dep+M) and ``strict_m`` (Strict+M) are meaningful there only (False elsewhere).
-    """
-
-    run: MarginRun
-    direction: np.ndarray
-    gap: np.ndarray
-    dep: np.ndarray
-    correct: np.ndarray | None
-    strict: np.ndarray
-    n_total: int = 0
-    excluded: dict[str, list[str]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    has_mismatch: np.ndarray | None = None
-    dep_perm: np.ndarray | None = None
-    dep_m: np.ndarray | None = None
-    strict_m: np.ndarray | None = None
-    groups: relation.RelationGroups | None = None
-    groups_excluded: int = 0
-    ties: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,12 @@ edits analysis and the HTML galleries read."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from vlaudit.analysis.vca import choice_run
-
-if TYPE_CHECKING:
-    from vlaudit.analysis.vca.report import RunEvents
+from vlaudit.analysis.vca.events import RunEvents
 
 
 def item_rows(ev: RunEvents) -> list[dict[str, Any]]:
