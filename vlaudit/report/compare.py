@@ -100,7 +100,8 @@ def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: 
 
 
 def _interval(ci: Interval | None) -> str:
-    return "—" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    # rounded before the sign is printed, so that a bound of -1e-17 reads +0.000, not -0.000
+    return "—" if ci is None else f"[{round(ci[0], 3) + 0.0:+.3f}, {round(ci[1], 3) + 0.0:+.3f}]"
 
 
 def noise_line(noise: NoiseFloor | NoNoiseFloor) -> str:
@@ -182,11 +183,14 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
         rows = [r for r in result.comparisons if (r.benchmark, r.split, r.model_a, r.model_b)
                 == (benchmark, split, a, b)]
         what = "CycleAcc" if benchmark is None else benchmark
+        # each model's value beside A − B (issue 41); under CycleAcc the title names the one metric
+        metric = [] if benchmark is None else ["metric"]
         print_table(f"{what} / {split}: A = {a}, B = {b}",
-                    ["family", "metric", "A − B", "95% CI", "p (Holm)", "survives", "ties A", "ties B"],
-                    [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.difference, _interval(r.ci), r.p_holm,
-                      "yes" if r.survives else "no", *_tie_rates(r)] for r in rows],
-                    identifiers=1, droppable=["ties A", "ties B"])
+                    ["family", *metric, "A", "B", "A − B", "95% CI", "p (Holm)", "survives", "ties A", "ties B"],
+                    [[r.family, *([METRIC_NAMES.get(r.metric, r.metric)] if metric else []), r.value_a, r.value_b,
+                      r.difference, _interval(r.ci), r.p_holm, "yes" if r.survives else "no", *_tie_rates(r)]
+                     for r in rows],
+                    identifiers=1, droppable=["ties A", "ties B"], digits=3)
     if len(result.models) > 2:
         for benchmark, split in dict.fromkeys((r.benchmark, r.split) for r in result.leaderboard):
             board = [r for r in result.leaderboard if (r.benchmark, r.split) == (benchmark, split)]
