@@ -136,6 +136,13 @@ class YesNoBackendBase:
 
 #: the perturbation every batching backend supports: one request per forward pass
 BATCH_ONE = "batch-1"
+#: what torch backends can change besides (``backends/torch_perturbations.py``, ``dual_perturbations.py``)
+PADDING_RIGHT = "padding-right"
+DTYPE = "dtype"
+ATTENTION = "attention"
+PREFIX_CACHE = "prefix-cache"
+#: every perturbation name ``vca stability`` knows, so that a typo is refused before any model loads
+PERTURBATION_NAMES = (BATCH_ONE, PADDING_RIGHT, DTYPE, ATTENTION, PREFIX_CACHE)
 
 
 def batch_one(batch_size: int) -> dict[str, str]:
