@@ -192,10 +192,23 @@ class GeneratingBackend(Protocol):
 
     ``generate(requests, max_new_tokens, answer_prefix)``: one result per request, in order; with
     ``answer_prefix`` False the prompt ends at the chat template's generation prompt, without the scoring
-    prefix ("Answer:")."""
+    prefix ("Answer:"). ``context_length()``: the model's window (None when unknown)."""
 
     def generate(self, requests: Sequence[YesNoRequest], max_new_tokens: int,
                  answer_prefix: bool = True) -> list[GenerationResult]: ...
+
+    def context_length(self) -> int | None: ...
+
+
+def config_context_length(model: object) -> int | None:
+    """The most positions a transformers model was built for (its text config first), None when it does not
+    say: the bound of ``generate-check``'s ``max_new_tokens``."""
+    config = getattr(model, "config", None)
+    for part in (getattr(config, "text_config", None), config):
+        limit = getattr(part, "max_position_embeddings", None)
+        if isinstance(limit, int) and limit > 0:
+            return limit
+    return None
 
 
 @runtime_checkable

@@ -26,10 +26,10 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
-from vlaudit.backends.options import BackendOptions, DualOptions, HfOptions, option_values
-from vlaudit.backends.registry import options_classes
 from vlaudit.backends.base import ANSWER_WORDS
 from vlaudit.backends.letters import LETTER_INTERFACE
+from vlaudit.backends.options import BackendOptions, DualOptions, HfOptions, option_values
+from vlaudit.backends.registry import options_classes
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError, unknown_names
 from vlaudit.hashing import sha256_file
