@@ -70,7 +70,7 @@ def _raising(exception: BaseException):
     (IncompleteRunError(
         "1 of 4 shards failed; rerun the same command to score the rest"), 3,
      "error: 1 of 4 shards failed; rerun the same command to score the rest"),
-    (KeyboardInterrupt(), 130, "error: interrupted"),
+    (KeyboardInterrupt(), 130, "error: interrupted; rerun the same command to resume"),
     # a library's multi-line exception text inside vlaudit's error: folded onto the one line
     (errors.InputError("cannot load hf:m: Error(s) in loading state_dict:\n\tsize mismatch for w\n\tand b"), 2,
      "error: cannot load hf:m: Error(s) in loading state_dict: size mismatch for w; and b"),

@@ -198,3 +198,19 @@ def test_report_refuses_an_out_folder_inside_another_runs_folder(tmp_path, cli, 
     with pytest.raises(InputError, match="inside the run folder"):
         result.save(pope / "report2")
     assert not (pope / "report2").exists()
+
+
+def test_each_headline_says_in_plain_words_what_the_image_is_credited_with(tmp_path, cli, monkeypatch) -> None:
+    """Issue 41 item 10: under each headline one sentence "of A accuracy points, D are credited to the image
+    [lo, hi]; C are answered without it" — the report's own Acc, D-CC (with its interval) and C-U = Acc − D-CC."""
+    monkeypatch.setenv("COLUMNS", "200")  # one line per sentence, to read it back whole
+    code, out, err = cli("vca", "report", _table(tmp_path), "--out", tmp_path / "out", "--resamples", "50",
+                         "--no-plot")
+    assert code == 0, err
+    runs = json.loads((tmp_path / "out" / "vca.json").read_text())["runs"]
+    for run in runs:
+        lo, hi = run["ci"]["dcc"]
+        said = (f"of {100 * run['acc']:.1f} accuracy points, {100 * run['dcc']:.1f} are credited to the image "
+                f"[{100 * lo:.1f}, {100 * hi:.1f}]; {100 * run['cu']:.1f} are answered without it")
+        assert said in out, (said, out)
+    assert "yesno: of " in out and "truefalse: of " in out  # a (model, dataset) with two interfaces names each
