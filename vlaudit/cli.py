@@ -154,9 +154,16 @@ def _click_message(exc: typer.TyperException) -> str:
     return message
 
 
-def _error_line(message: str) -> None:
-    """vlaudit's one error line: a message that spans lines (a library's exception text) is folded."""
-    Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(one_line(message)))
+def _error_line(message: str, console: Console | None = None) -> None:
+    """vlaudit's one error line: a message that spans lines (a library's exception text) is folded. Piped or
+    captured it stays one physical line (for logs and greps); in a terminal it wraps between words at the
+    terminal's width, never inside a word the way a terminal folds a long line ("percep/tion", issue 41)."""
+    console = console or Console(stderr=True)
+    line = Text("error: ", style="bold red") + Text(one_line(message))
+    if console.is_terminal:
+        console.print(line, overflow="fold")  # words whole; only a word wider than the screen is folded
+    else:
+        console.print(line, soft_wrap=True)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ def build_benchmark_items(benchmark: str, source: str | Path, *, out: str | Path
         extra={"benchmark": benchmark, "kind": registered.answers, "source": str(source), "out": str(out),
                "categories": categories, "labels": labels,
                "text_only": sum(item.image is None for item in read.items),
-               "images": {"folder": str(folder.folder), "written": folder.written, "reused": folder.reused}})
+               "images": {"folder": str(folder.folder), "written": folder.written, "reused": folder.reused,
+                          "repeated": folder.repeated}})
     write_result(items_summary_path(out), summary)
     return summary
