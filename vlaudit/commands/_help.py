@@ -97,7 +97,9 @@ def _whole_words(formatter_class: type) -> type:
     """``formatter_class`` (click's, as typer vendors it) whose text and definition lists wrap at spaces only:
     click's wrapper breaks after any hyphen, which cuts ``patch-shuffle`` and ``--images`` across lines."""
 
-    class WholeWordsFormatter(formatter_class):  # type: ignore[misc, valid-type]  # click's class, duck-typed
+    class WholeWordsFormatter(formatter_class):  # click's class, as typer vendors it
+        _vlaudit_whole_words = True
+
         def _held(self, write: Any, *args: Any) -> None:
             start = len(self.buffer)
             write(*args)
@@ -121,7 +123,6 @@ def polish(command: Any, path: str = "") -> Any:
     context = type(command).context_class
     if not getattr(context.formatter_class, "_vlaudit_whole_words", False):
         formatter = _whole_words(context.formatter_class)
-        formatter._vlaudit_whole_words = True
         command.context_class = type("WholeWordsContext", (context,), {"formatter_class": formatter})
     ctx = command.context_class(command)
     command.help = _unescaped(command.help)

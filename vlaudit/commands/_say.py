@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from collections.abc import Mapping
 
 import typer
 
@@ -31,7 +32,7 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def images_line(images: dict[str, object]) -> str:
+def images_line(images: Mapping[str, object]) -> str:
     """Where a release's embedded images went: written now, already in the folder before, and repeats of an
     image within the release (POPE asks several questions per image: not "already in" the folder, issue 41)."""
     repeated = images.get("repeated")

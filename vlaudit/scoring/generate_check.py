@@ -62,7 +62,8 @@ def run_generate_check(backend: Any, items: Sequence[BenchmarkItem], manifest: M
                        seed: int, max_new_tokens: int, chunk_size: int = 64,
                        on_progress: Callable[[str, int, int], None] | None = None) -> GenerateCheckResult:
     """Decode, parse and compare (see the module docstring); ``sample=None`` checks every item."""
-    if not isinstance(backend, GeneratingBackend):
+    generates = isinstance(backend, GeneratingBackend)  # kept apart: narrowing would hide the rest of its members
+    if not generates:
         raise InputError(f"{backend.spec} cannot generate text (it scores margins only, as the planted ref: "
                          "models do); generate-check needs a model that decodes, e.g. hf:DIR", field="--model")
     window = backend.context_length()
