@@ -286,3 +286,17 @@ def test_an_answer_given_as_an_options_text_is_its_letter_and_none_is_an_option(
             ["2", "Which is missing?", "", "all", "None", "", "", "B", "x", "y", "1", "dev"]]
     items, _ = _build("mmbench", mmbench_tsv(tmp_path, rows), tmp_path)
     assert [(item.label, item.options) for item in items] == [("B", ("red", "green")), ("B", ("all", "None"))]
+
+
+def test_pope_images_repeated_within_the_file_are_not_called_already_in_the_folder(cli, tmp_path,
+                                                                                   monkeypatch) -> None:
+    """Issue 41 item 10: POPE asks several questions of one image; the second use is a repeat within the
+    release, not an image "already in pope-images" (which says the folder held it before this build)."""
+    monkeypatch.chdir(tmp_path)
+    pope(tmp_path)  # rows 0 and 1 embed the same red PNG
+    args = ["data", "items", "--format", "pope", "pope.parquet", "--images", "pope-images"]
+    code, out, err = cli(*args, "--out", "a.jsonl")
+    assert code == 0, err
+    assert "images: 2 written, 0 already in pope-images, 1 repeat within the release" in out
+    code, out, err = cli(*args, "--out", "b.jsonl")
+    assert code == 0 and "images: 0 written, 2 already in" in out and "1 repeat within" in out, err

@@ -309,3 +309,27 @@ def test_vca_score_survives_damaged_cache_chunks_bit_identically(toy_items, cli,
     assert [d["chunk"] for d in summary["damaged_cache_chunks"]] == [str(chunks[1]), str(chunks[3])]
     for name, expected in reference.items():
         assert (run / name).read_bytes() == expected, name
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["vca", "score", "--contexts", "original,txt,blank"], "unknown context 'txt' (did you mean 'text'?)"),
+    (["vca", "score", "--interface", "yes-no"], "unknown interface 'yes-no' (did you mean 'yesno'?)"),
+    (["vca", "score-dual", "--contexts", "original,blnk"], "unknown context 'blnk' (did you mean 'blank'?)"),
+    (["vca", "stability", "run", "--perturbations", "batch1"], "unknown perturbation 'batch1' (did you mean "
+                                                                "'batch-1'?)"),
+], ids=["contexts", "interface", "dual-contexts", "perturbations"])
+def test_a_misspelled_name_is_refused_before_any_model_loads(args, said, cli, tmp_path, monkeypatch,
+                                                             one_error_line) -> None:
+    """Issue 41 item 7: a typo in a name surfaced after the model loaded (23–34 s); now it is one line with the
+    closest name, and nothing was built, loaded or written."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "images").mkdir()
+    (tmp_path / "items.jsonl").write_text('{"item_id": "a", "image": "x.png", "question": "Is it?", '
+                                          '"label": "yes", "group_id": "g", "statement": "true"}\n')
+    model = "ref:tiny-open-clip" if args[1] == "score-dual" else "ref:tiny-qwen2-vl"
+    extra = [] if args[1] == "stability" else ["--model", model, "--benchmark", "items.jsonl", "--images", "images",
+                                               "--out", "out"]
+    line = one_error_line(*cli(*args, *extra))
+    assert said in line
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "out").exists()

@@ -216,7 +216,7 @@ def test_ctrl_c_exits_130_even_from_a_background_job_and_the_rerun_resumes(works
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == errors.EXIT_INTERRUPTED, err
-    assert err.strip().splitlines() == ["error: interrupted"], err
+    assert err.strip().splitlines() == ["error: interrupted; rerun the same command to resume"], err
     assert not (run / "margins.parquet").exists() and _temporary_files(tmp_path) == []
     rerun = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
@@ -243,8 +243,8 @@ def test_an_interrupt_inside_an_exec_still_exits_130(entry, tmp_path) -> None:
     result = _models_list_with(tmp_path, entry,
                                "import vlaudit\n"
                                "vlaudit.print_table = lambda *args, **kwargs: exec('raise KeyboardInterrupt')\n")
-    assert (result.returncode, result.stderr.strip().splitlines()) == (errors.EXIT_INTERRUPTED,
-                                                                       ["error: interrupted"]), result.stderr
+    assert (result.returncode, result.stderr.strip().splitlines()) == (
+        errors.EXIT_INTERRUPTED, ["error: interrupted; rerun the same command to resume"]), result.stderr
 
 
 def test_an_interrupt_that_python_drops_still_stops_the_command(tmp_path) -> None:
@@ -265,7 +265,7 @@ def test_an_interrupt_that_python_drops_still_stops_the_command(tmp_path) -> Non
         "vlaudit.print_table = print_table\n")
     result = _models_list_with(tmp_path, [sys.executable, "-m", "vlaudit"], site)
     assert (result.returncode, result.stdout, result.stderr.strip().splitlines()) == (
-        errors.EXIT_INTERRUPTED, "", ["error: interrupted"]), result.stderr
+        errors.EXIT_INTERRUPTED, "", ["error: interrupted; rerun the same command to resume"]), result.stderr
 
 
 def test_an_end_of_file_inside_a_command_is_bad_input_not_an_interrupt(cli, monkeypatch) -> None:

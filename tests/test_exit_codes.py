@@ -70,7 +70,7 @@ def _raising(exception: BaseException):
     (IncompleteRunError(
         "1 of 4 shards failed; rerun the same command to score the rest"), 3,
      "error: 1 of 4 shards failed; rerun the same command to score the rest"),
-    (KeyboardInterrupt(), 130, "error: interrupted"),
+    (KeyboardInterrupt(), 130, "error: interrupted; rerun the same command to resume"),
     # a library's multi-line exception text inside vlaudit's error: folded onto the one line
     (errors.InputError("cannot load hf:m: Error(s) in loading state_dict:\n\tsize mismatch for w\n\tand b"), 2,
      "error: cannot load hf:m: Error(s) in loading state_dict: size mismatch for w; and b"),
@@ -125,3 +125,52 @@ def test_the_table_is_in_the_commands_guide_and_the_cli_reference() -> None:
     for status, word in rows:
         assert f"| {status} | {word}" in table, status
     assert "<!-- guide: Exit codes -->" in (REPO / "docs" / "reference" / "cli.md").read_text()
+
+
+def _toy_margins(path: Path, model: str, ids: range) -> Path:
+    """A MARGINS file of ``model`` on the items ``q{k}`` for k in ``ids`` (three contexts, alternating labels)."""
+    import json
+
+    rows = [{"model": model, "dataset": "toy", "item_id": f"q{k}", "context": context,
+             "margin": (1.0 if k % 2 else -1.0) * (2.0 if context == "original" else 0.5),
+             "label": "yes" if k % 2 else "no", "source_sha256": f"img{k}"}
+            for k in ids for context in ("original", "text", "blank")]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_compare_vca_with_nothing_shared_exits_2_with_the_reason(cli, tmp_path, one_error_line) -> None:
+    """Issue 41 item 4: runs with no shared item are "nothing to do" (exit 2), not two warnings and "wrote
+    compare.json and CSV tables" with no CSV; the line says why and what to give instead, and nothing is left."""
+    a = _toy_margins(tmp_path / "a" / "margins.jsonl", "a", range(0, 10))
+    b = _toy_margins(tmp_path / "b" / "margins.jsonl", "b", range(10, 20))
+    line = one_error_line(*cli("compare", "vca", a, b, "--out", tmp_path / "cmp", "--resamples", "20",
+                               "--permutations", "20"))
+    assert "nothing was compared" in line and "share no" in line and "same ITEMS" in line
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_compare_cycles_under_the_minimum_exits_2_and_names_min_cycles(cli, tmp_path, one_error_line) -> None:
+    """Issue 41 item 4: every family under --min-cycles is exit 2 naming --min-cycles and the count that
+    would compare; that rerun then works."""
+    import json
+
+    cycles = tmp_path / "cycles.jsonl"
+    cycles.write_text("".join(json.dumps(
+        {"cycle_id": f"c{k}", "family": "f", "image_1": f"u{2 * k - 1}", "caption_1": f"v{2 * k - 1}",
+         "image_2": f"u{2 * k}", "caption_2": f"v{2 * k}"}) + "\n" for k in (1, 2, 3)))
+    for name, high in (("a", 0.5), ("b", 0.3)):
+        (tmp_path / f"{name}.csv").write_text("image_id,caption_id,score\n" + "".join(
+            f"u{i},v{j},{high if i == j else 0.25 + 0.01 * i}\n" for i in range(1, 7) for j in range(1, 7)))
+    args = ["compare", "cycles", "--cycles", cycles, "--scores", f"a={tmp_path / 'a.csv'}",
+            "--scores", f"b={tmp_path / 'b.csv'}", "--out", tmp_path / "cmp", "--resamples", "20"]
+    line = one_error_line(*cli(*args))
+    assert "nothing was compared" in line and "--min-cycles 3" in line
+    assert not (tmp_path / "cmp").exists()
+    code, out, err = cli(*args, "--min-cycles", "3")
+    assert code == 0 and (tmp_path / "cmp" / "comparisons.csv").is_file(), err
+    # issue 41 item 10: each model's CycleAcc beside A − B, whole at 80 columns
+    (header,) = [line.split() for line in out.splitlines() if "A − B" in line]
+    assert header[:4] == ["family", "A", "B", "A"] and "survives" in header
+    assert max(len(line) for line in out.split("wrote")[0].splitlines()) <= 80

@@ -142,3 +142,31 @@ def test_mistral_common_generates_under_its_own_prompt(tiny_model, tmp_path: Pat
     for row in rows:
         by_form.setdefault(row["prompt"], {})[(row["item_id"], row["context"])] = row["text"]
     assert len(rows) == 6 * 2 * 2 and by_form["with-prefix"] == by_form["without-prefix"]
+
+
+@pytest.mark.slow
+def test_hostile_runs_of_generate_check_and_stability(tiny_model, tmp_path: Path, cli, one_error_line,
+                                                      files_under, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41's hostile corpus on the run-reading commands (3 cases): --max-new-tokens 10⁹ is refused at the
+    model's window instead of decoding for hours, and the corrected rerun into the same --out works; a planted
+    backend that cannot generate says so; a half-killed run (killed before its margins) is one line."""
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    run = _run(tiny_model("qwen2-vl"), tmp_path)
+    line = one_error_line(*cli("vca", "generate-check", run, "--out", tmp_path / "gc", "--max-new-tokens",
+                               "1000000000"))
+    assert "--max-new-tokens" in line and "window of 4096 positions" in line
+    assert not (tmp_path / "gc").exists() or files_under(tmp_path / "gc") == []
+    code, _, err = cli("vca", "generate-check", run, "--out", tmp_path / "gc", "--max-new-tokens", "2",
+                       "--sample", "1")
+    assert code == 0, err
+    half = tmp_path / "half"
+    half.mkdir()
+    (half / "manifest.json").write_text((run / "manifest.json").read_text())
+    line = one_error_line(*cli("vca", "stability", half, "--sample", "2", "--perturbations", "batch-1"))
+    assert str(half) in line
+    items = _items(tmp_path / "planted")
+    code, _, err = cli("vca", "score", "--model", "ref:scene-vqa-prior", "--benchmark", items, "--images",
+                       items.parent / "images", "--out", tmp_path / "planted-run")
+    assert code == 0, err
+    line = one_error_line(*cli("vca", "generate-check", tmp_path / "planted-run", "--sample", "1"))
+    assert "ref:scene-vqa-prior cannot generate text" in line

@@ -92,7 +92,8 @@ def test_an_image_column_is_written_once_by_content(cli, files_under, tmp_path, 
     args = ["data", "whatsup-controlled", "hf-dataset:controlled", "--hf-images", "imgs"]
     code, out, err = cli(*[*args, "--out", "a.jsonl"])
     assert code == 0, err
-    assert "images: 2 written, 1 already in imgs" in out
+    # the second red image repeats one of this release: not "already in" the folder (issue 41)
+    assert "images: 2 written, 0 already in imgs, 1 repeat within the release" in out
     import hashlib
 
     names = {hashlib.sha256(red).hexdigest() + ".png", hashlib.sha256(blue).hexdigest() + ".png"}
@@ -101,10 +102,10 @@ def test_an_image_column_is_written_once_by_content(cli, files_under, tmp_path, 
     items = _items(tmp_path / "a.jsonl")
     assert [i["image"] for i in items[::4]] == [hashlib.sha256(b).hexdigest() + ".png" for b in (red, blue, red)]
     code, out, err = cli(*[*args, "--out", "b.jsonl"])  # a rerun writes nothing
-    assert code == 0 and "images: 0 written, 3 already in imgs" in out
+    assert code == 0 and "images: 0 written, 2 already in imgs, 1 repeat within the release" in out
     assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
     summary = json.loads((tmp_path / "b.summary.json").read_text())
-    assert summary["hf_images"] == {"folder": "imgs", "written": 0, "reused": 3}
+    assert summary["hf_images"] == {"folder": "imgs", "written": 0, "reused": 2, "repeated": 1}
 
 
 def test_a_dataset_dict_needs_its_split_named(cli, one_error_line, tmp_path, capsys, monkeypatch) -> None:

@@ -166,3 +166,196 @@ def test_a_python_warning_prints_as_one_line(capsys) -> None:
         _warnings_as_one_line()
         warnings.warn("overflow encountered\n  in add", RuntimeWarning, stacklevel=1)
     assert capsys.readouterr().err == "warning: overflow encountered in add\n"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The new commands (issue 41): published-benchmark readers, letter margins, both compares, the report's
+# folders, images PIL refuses. Each case writes its files and gives (argv, expected, detail, corrected argv):
+# expected "error" is exit 2 with one error line holding ``detail`` and nothing in out/; "ok" is exit 0; the
+# corrected command (when given) then runs into the same --out with exit 0: nothing left blocks it.
+
+def _letter_rows(n_options: int, *, label: str = "A", logp: float = -1.0, model: str = "m",
+                 dataset: str = "mmstar") -> list[dict]:
+    return [{"model": model, "dataset": dataset, "item_id": f"q{k}", "context": context, "interface": "letter",
+             "margin": 0.0, "label": label, "logp_options": [logp] + [-2.0] * (n_options - 1)}
+            for k in range(4) for context in ("original", "text", "blank")]
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def _yes_no_rows(model: str, ids: range, *, dataset: str = "toy", flip: bool = False) -> list[dict]:
+    return [{"model": model, "dataset": dataset, "item_id": f"q{k}", "context": context,
+             "margin": (1.0 if (k % 2) != flip else -1.0) * (2.0 if context == "original" else 0.25 * (k % 3)),
+             "label": "yes" if k % 2 else "no", "source_sha256": f"img{k}"}
+            for k in ids for context in ("original", "text", "blank")]
+
+
+def _mmbench(root: Path, **edits: object) -> Path:
+    from benchmark_releases import mmbench_tsv
+
+    path = mmbench_tsv(root)
+    text = path.read_text()
+    if edits.get("bom_crlf"):
+        path.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    if edits.get("latin1"):
+        path.write_bytes(text.replace("color", "colour é").encode("latin-1"))
+    if edits.get("garbled"):
+        path.write_bytes(bytes(range(256)) * 8)
+    if edits.get("duplicate"):
+        lines = text.splitlines()
+        path.write_text("\n".join([*lines, lines[1].replace("What is the color", "Which colour")]) + "\n")
+    if edits.get("one_option"):
+        lines = text.splitlines()
+        cells = lines[1].split("\t")
+        cells[4:7] = ["", "", ""]
+        path.write_text("\n".join([lines[0], "\t".join(cells)]) + "\n")
+    return path
+
+
+def _mmstar(root: Path, *, truncate: bool = False, answer: str | None = None) -> Path:
+    import pyarrow.parquet as pq
+    from benchmark_releases import mmstar
+
+    path = mmstar(root)
+    if answer is not None:
+        table = pq.read_table(path)
+        table = table.set_column(table.schema.get_field_index("answer"), "answer",
+                                 __import__("pyarrow").array([answer, "B"]))
+        pq.write_table(table, path)
+    if truncate:
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    return path
+
+
+def _bomb_png(path: Path, side: int = 20000) -> Path:
+    """A 1-bit side×side PNG of zeros, written row by row (a few kB on disk, 400 M pixels decoded)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    packer = zlib.compressobj(9)
+    row = b"\x00" * (1 + (side + 7) // 8)
+    body = b"".join(packer.compress(row) for _ in range(side)) + packer.flush()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0))
+                     + chunk(b"IDAT", body) + chunk(b"IEND", b""))
+    return path
+
+
+def _case_items_csv(root: Path):
+    f = _mmbench(root)
+    cmd = ["data", "items", "--format", "mmbench", str(f), "--images", "imgs"]
+    return [*cmd, "--out", "out/items.csv"], "error", ".jsonl or .parquet", [*cmd, "--out", "out/items.jsonl"]
+
+
+def _reader(kind: str, detail: str | None, expected: str = "error", **edits: object):
+    def build(root: Path):
+        f = _mmbench(root, **edits) if kind == "mmbench" else _mmstar(root, **edits)  # type: ignore[arg-type]
+        return (["data", "items", "--format", kind, str(f), "--images", "imgs", "--out", "out/items.jsonl"],
+                expected, detail or f.name, None)
+    return build
+
+
+def _report(rows: list[dict], detail: str, expected: str = "error", *, parquet: bool = False):
+    def build(root: Path):
+        if parquet:  # JSON has no NaN or inf: a Parquet file can hold them
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            f = root / "margins.parquet"
+            pq.write_table(pa.Table.from_pylist(rows), f)
+        else:
+            f = _jsonl(root / "margins.jsonl", rows)
+        return ["vca", "report", str(f), "--resamples", "10", "--no-plot", "--out", "out/report"], expected, detail, \
+            None
+    return build
+
+
+def _compare(*runs: list[dict], expected: str = "ok", detail: str = ""):
+    def build(root: Path):
+        paths = [str(_jsonl(root / f"run{k}" / "margins.jsonl", rows)) for k, rows in enumerate(runs)]
+        return ["compare", "vca", *paths, "--resamples", "10", "--permutations", "10", "--no-plot",
+                "--out", "out/compare"], expected, detail, None
+    return build
+
+
+def _out_occupied(command: str):
+    def build(root: Path):
+        margins = str(_jsonl(root / "margins.jsonl", _yes_no_rows("m", range(8))))
+        (root / "out").write_text("a file where the folder must go\n")
+        tail = {"report": ["vca", "report", margins, "--resamples", "10", "--no-plot"],
+                "compare": ["compare", "vca", margins, margins, "--resamples", "10", "--no-plot"]}[command]
+        return [*tail, "--out", "out/result"], "error", "out", None
+    return build
+
+
+def _bomb_score(root: Path):
+    _bomb_png(root / "images" / "bomb.png")
+    items = _jsonl(root / "items.jsonl", [{"item_id": "a", "image": "bomb.png", "question": "Is it red?",
+                                           "label": "yes"}])
+    return (["vca", "score", "--model", "ref:scene-vqa-grounded", "--benchmark", str(items), "--images", "images",
+             "--strict", "--out", "out/run"], "error", "image too large to decode safely", None)
+
+
+NEW_CASES = {
+    "data-items-csv-out-list-column": _case_items_csv,
+    "mmbench-garbled-tsv": _reader("mmbench", None, garbled=True),
+    "mmbench-bom-crlf": _reader("mmbench", None, "ok", bom_crlf=True),
+    "mmbench-latin-1": _reader("mmbench", None, latin1=True),
+    "mmbench-duplicate-index-other-content": _reader("mmbench", "repeats row 1", duplicate=True),
+    "mmbench-one-option": _reader("mmbench", None, one_option=True),
+    "mmstar-truncated-parquet": _reader("mmstar", None, truncate=True),
+    "mmstar-letter-outside-options": _reader("mmstar", "answer", answer="E"),
+    "letter-27-options": _report(_letter_rows(27), "field 'logp_options': 27 log-probabilities"),
+    "letter-1-option": _report(_letter_rows(1), "field 'logp_options'"),
+    "letter-label-outside-options": _report(_letter_rows(4, label="F"), "field 'label'"),
+    "letter-nan-logp": _report(_letter_rows(4, logp=float("nan")), "field 'logp_options'", parquet=True),
+    "letter-inf-logp": _report(_letter_rows(4, logp=float("-inf")), "field 'logp_options'", parquet=True),
+    "letter-nan-logp-jsonl": _report(_letter_rows(4, logp=float("nan")), "invalid JSON"),
+    "compare-disjoint": _compare(_yes_no_rows("a", range(0, 8)), _yes_no_rows("b", range(8, 16)),
+                                 expected="error", detail="nothing was compared"),
+    "compare-partial": _compare(_yes_no_rows("a", range(0, 12)), _yes_no_rows("b", range(6, 18), flip=True)),
+    "compare-three-runs": _compare(_yes_no_rows("a", range(12)), _yes_no_rows("b", range(12), flip=True),
+                                   _yes_no_rows("c", range(12))),
+    "compare-another-benchmark": _compare(_yes_no_rows("a", range(8), dataset="mmstar"),
+                                          _yes_no_rows("b", range(8), dataset="pope"),
+                                          expected="error", detail="nothing was compared"),
+    "compare-same-id-other-label": _compare(_yes_no_rows("a", range(8)),
+                                            [{**r, "label": "no"} if r["item_id"] == "q1" else r
+                                             for r in _yes_no_rows("b", range(8))],
+                                            expected="error", detail="q1"),
+    "report-out-occupied": _out_occupied("report"),
+    "compare-out-occupied": _out_occupied("compare"),
+    "score-decompression-bomb-png": _bomb_score,
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEW_CASES))
+def test_new_commands_on_hostile_input(case, cli, files_under, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "80")
+    args, expected, detail, corrected = NEW_CASES[case](tmp_path)
+    code, out, err = cli(*args)
+    assert "Traceback" not in out + err and "Warning:" not in err and "warnings.warn" not in err, err
+    if expected == "ok":
+        assert code == 0, (code, out, err)
+        return
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), (code, out, err)
+    assert detail in lines[0], lines[0]
+    out_dir = tmp_path / "out"
+    assert not out_dir.is_dir() or files_under(out_dir) == []
+    if corrected is not None:
+        code, out, err = cli(*corrected)
+        assert code == 0, (code, out, err)
+
+
+def test_the_corpus_counts_its_new_cases() -> None:
+    assert len(NEW_CASES) == 22

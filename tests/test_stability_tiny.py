@@ -81,3 +81,35 @@ def test_the_letter_interface_has_a_floor_and_a_generation_check(tiny_model, tmp
     assert len(lines) == 6 * 3 * 2 and all(r["answers"] == ["A", "B", "C", "D"] for r in lines)
     assert all(r["margin_answer"] in "ABCD" and r["margin"] >= 0 for r in lines)
     assert all(set(c.confusion) == set("ABCD") for c in check.checks)
+
+
+@pytest.mark.slow
+def test_a_run_scored_with_a_relative_hf_folder_reloads_whatever_path_form(tiny_model, cli, tmp_path: Path,
+                                                                           monkeypatch) -> None:
+    """Issue 41 item 1: `models tiny` prints "load it as hf:models/tiny"; the run records the resolved folder
+    and its weights, so `vca stability` / `vca generate-check` reload the run's own model from any folder and
+    under any spelling of the path (relative, ./, absolute) instead of calling it another model."""
+    import shutil
+
+    shutil.copytree(tiny_model("qwen2-vl"), tmp_path / "models" / "tiny")
+    items = _items(tmp_path / "bench")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("vca", "score", "--model", "hf:models/tiny", "--benchmark", items, "--images",
+                       items.parent / "images", "--out", "run", "--device", "cpu", "--dtype", "float32")
+    assert code == 0, err
+    code, out, err = cli("vca", "stability", "run", "--sample", "2", "--perturbations", "batch-1")
+    assert code == 0 and "noise floor of" in out, err
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    for model in ("hf:../models/tiny", "hf:./../models/tiny", f"hf:{tmp_path / 'models' / 'tiny'}"):
+        code, out, err = cli("vca", "stability", "../run", "--sample", "2", "--perturbations", "batch-1",
+                             "--model", model)
+        assert code == 0 and "(0 now)" in out, (model, err)  # resumed from the cache the first call wrote
+    code, out, err = cli("vca", "generate-check", "../run", "--sample", "1", "--max-new-tokens", "2")
+    assert code == 0 and "generate_check.json" in out, err
+    # another folder's weights are still another model
+    shutil.copytree(tmp_path / "models" / "tiny", tmp_path / "models" / "other")
+    config = tmp_path / "models" / "other" / "config.json"
+    config.write_text(config.read_text().replace('"vocab_size"', '"pad_token_id_unused": 0, "vocab_size"', 1))
+    code, _, err = cli("vca", "stability", "../run", "--sample", "2", "--model", "hf:../models/other")
+    assert code == 2 and "other settings or weights" in err, err

@@ -220,3 +220,25 @@ def test_report_prose_wraps_between_words_at_80_columns(capsys, monkeypatch) -> 
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 1 and max(map(len, lines)) <= 80
     assert all(line.startswith("  ") for line in lines[1:]) and " ".join(" ".join(lines).split()) == text
+
+
+def test_an_error_line_wraps_between_words_in_a_terminal_and_stays_one_line_when_piped() -> None:
+    """Issue 41 item 10: in a terminal the error wraps at word boundaries (no "percep/tion"); piped it is one
+    physical line, so a log keeps one line per error."""
+    import io
+
+    from rich.console import Console
+
+    from vlaudit.cli import _error_line
+
+    message = ("data/mmstar.jsonl, record mmstar-12, field 'category': expected one of coarse perception, "
+               "fine-grained perception, instance reasoning, logical reasoning")
+    screen = io.StringIO()
+    _error_line(message, Console(file=screen, force_terminal=True, width=40, color_system=None))
+    lines = screen.getvalue().splitlines()
+    assert len(lines) > 2 and all(len(line) <= 40 for line in lines)
+    words = set(("error: " + message).split())
+    assert all(word in words for line in lines for word in line.split()), lines  # no word cut in two
+    piped = io.StringIO()
+    _error_line(message, Console(file=piped, force_terminal=False, width=40))
+    assert piped.getvalue() == f"error: {message}\n"

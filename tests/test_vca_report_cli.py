@@ -158,3 +158,59 @@ def test_bad_controls_option_is_a_usage_error(tmp_path) -> None:
                                       "--controls", "original,text"])
     assert result.exit_code == 2
     assert not (tmp_path / "o").exists()
+
+
+def _run_folder(root, name):
+    """A run folder as `vca score` leaves it, for the report's purposes: margins.parquet beside manifest.json."""
+    folder = root / name
+    folder.mkdir()
+    _table(folder)
+    (folder / "manifest.json").write_text(json.dumps({"schema_version": 1, "command": "vca score"}))
+    return folder
+
+
+def test_report_reads_a_run_folder_as_its_margins(tmp_path, cli) -> None:
+    """Issue 41 item 8: `vca report RUN_DIR` reads RUN_DIR/margins.parquet, as `compare` and `report` do."""
+    run = _run_folder(tmp_path, "run")
+    code, out, err = cli("vca", "report", run, "--out", run / "report", "--resamples", "20", "--no-plot")
+    assert code == 0, err
+    assert (run / "report" / "vca.json").is_file()
+    (tmp_path / "empty").mkdir()
+    code, out, err = cli("vca", "report", tmp_path / "empty", "--out", tmp_path / "r2", "--resamples", "20")
+    assert code == 2 and "folder without margins.parquet" in err and "Traceback" not in err, err
+    assert not (tmp_path / "r2").exists()
+
+
+def test_report_refuses_an_out_folder_inside_another_runs_folder(tmp_path, cli, files_under) -> None:
+    """Issue 41 item 9: a report of run A written inside run B's folder would show A under B in `vlaudit report
+    B`; refused in one line before anything is written, and the run's own margins still report there."""
+    mmstar, pope = _run_folder(tmp_path, "mmstar"), _run_folder(tmp_path, "pope")
+    before = files_under(pope)
+    code, out, err = cli("vca", "report", mmstar / "margins.parquet", "--out", pope / "report", "--resamples", "20")
+    assert code == 2 and err.startswith("error: ") and "--out" in err and str(pope) in err, err
+    assert files_under(pope) == before
+    code, out, err = cli("vca", "report", pope / "margins.parquet", "--out", pope / "report", "--resamples", "20",
+                         "--no-plot")
+    assert code == 0, err
+    import vlaudit
+
+    result = vlaudit.vca_report(mmstar, n_resamples=20)
+    with pytest.raises(InputError, match="inside the run folder"):
+        result.save(pope / "report2")
+    assert not (pope / "report2").exists()
+
+
+def test_each_headline_says_in_plain_words_what_the_image_is_credited_with(tmp_path, cli, monkeypatch) -> None:
+    """Issue 41 item 10: under each headline one sentence "of A accuracy points, D are credited to the image
+    [lo, hi]; C are answered without it" — the report's own Acc, D-CC (with its interval) and C-U = Acc − D-CC."""
+    monkeypatch.setenv("COLUMNS", "200")  # one line per sentence, to read it back whole
+    code, out, err = cli("vca", "report", _table(tmp_path), "--out", tmp_path / "out", "--resamples", "50",
+                         "--no-plot")
+    assert code == 0, err
+    runs = json.loads((tmp_path / "out" / "vca.json").read_text())["runs"]
+    for run in runs:
+        lo, hi = run["ci"]["dcc"]
+        said = (f"of {100 * run['acc']:.1f} accuracy points, {100 * run['dcc']:.1f} are credited to the image "
+                f"[{100 * lo:.1f}, {100 * hi:.1f}]; {100 * run['cu']:.1f} are answered without it")
+        assert said in out, (said, out)
+    assert "yesno: of " in out and "truefalse: of " in out  # a (model, dataset) with two interfaces names each

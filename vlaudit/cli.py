@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from sys import UnraisableHookArgs
 
 
+#: what Ctrl-C prints: a resumable command keeps what it finished, so the same command picks up from there
+INTERRUPTED = "interrupted; rerun the same command to resume"
+
 def _warnings_as_one_line() -> None:
     """Show every Python warning as one ``warning: …`` line on stderr: never a source line or a file path."""
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
@@ -70,7 +73,7 @@ def main() -> NoReturn:
             _error_line(f"a file or the input ended early (EOFError{': ' if str(exc.__cause__) else ''}"
                         f"{exc.__cause__}); is a file truncated or empty?")
             sys.exit(EXIT_BAD_INPUT)
-        _error_line("interrupted")
+        _error_line(INTERRUPTED)
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:
         _error_line(describe_os_error(exc))
@@ -82,7 +85,7 @@ def main() -> NoReturn:
     # returns its callback's value (None)
     status = status if isinstance(status, int) and not isinstance(status, bool) else EXIT_DONE
     if status == EXIT_INTERRUPTED:
-        _error_line("interrupted")
+        _error_line(INTERRUPTED)
     sys.exit(status)
 
 
@@ -151,9 +154,16 @@ def _click_message(exc: typer.TyperException) -> str:
     return message
 
 
-def _error_line(message: str) -> None:
-    """vlaudit's one error line: a message that spans lines (a library's exception text) is folded."""
-    Console(stderr=True, soft_wrap=True).print(Text("error: ", style="bold red") + Text(one_line(message)))
+def _error_line(message: str, console: Console | None = None) -> None:
+    """vlaudit's one error line: a message that spans lines (a library's exception text) is folded. Piped or
+    captured it stays one physical line (for logs and greps); in a terminal it wraps between words at the
+    terminal's width, never inside a word the way a terminal folds a long line ("percep/tion", issue 41)."""
+    console = console or Console(stderr=True)
+    line = Text("error: ", style="bold red") + Text(one_line(message))
+    if console.is_terminal:
+        console.print(line, overflow="fold")  # words whole; only a word wider than the screen is folded
+    else:
+        console.print(line, soft_wrap=True)
 
 
 if __name__ == "__main__":

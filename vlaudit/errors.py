@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import errno
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 # The exit status of every ``vlaudit`` command (README "Exit codes"; docs/cli.md).
@@ -43,6 +45,20 @@ class InputError(VlauditError, ValueError):
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
+
+
+def unknown_names(given: Iterable[str], known: Iterable[str], *, what: str, field: str) -> InputError | None:
+    """The one-line refusal of the names in ``given`` that are not ``known`` (None when all are), each with
+    its closest known spelling ("did you mean …"), so that a typo is refused before any model loads."""
+    vocabulary = list(dict.fromkeys(known))
+    wrong = [name for name in dict.fromkeys(given) if name not in vocabulary]
+    if not wrong:
+        return None
+    hints = []
+    for name in wrong:
+        close = difflib.get_close_matches(name, vocabulary, n=1, cutoff=0.5)
+        hints.append(f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name))
+    return InputError(f"unknown {what} {', '.join(hints)}; known: {', '.join(vocabulary)}", field=field)
 
 
 class MissingDependencyError(VlauditError, ImportError):

@@ -130,8 +130,43 @@ def as_margin_runs(margins: MarginsInput) -> list[MarginRun]:
     if isinstance(margins, MarginsFolder):
         margins = margins.path
     if isinstance(margins, (str, Path)):
-        return read_margins(margins)
+        return read_margins(margins_file(margins))
     return runs_from_rows(table_rows(margins, what="margins"), path="<margins>")
+
+
+def margins_file(path: str | Path) -> Path:
+    """A MARGINS file, or the ``margins.parquet`` of a ``vca score`` run folder (issue 41: ``vca report RUN``
+    reads a run folder as ``compare`` and ``report`` do)."""
+    path = Path(path)
+    if not path.is_dir():
+        return path
+    if not (path / "margins.parquet").is_file():
+        raise InputError("is a folder without margins.parquet: give a vca score run folder or a MARGINS file "
+                         "(Parquet, CSV or JSONL)", path=path)
+    return path / "margins.parquet"
+
+
+def enclosing_run(folder: str | Path) -> Path | None:
+    """The scoring run folder (``manifest.json`` of ``vca score``/``score-dual`` beside ``margins.parquet``)
+    that ``folder`` is or lies inside, if any."""
+    start = Path(folder).expanduser().resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / "margins.parquet").is_file() and (candidate / "manifest.json").is_file():
+            return candidate
+    return None
+
+
+def refuse_foreign_report_folder(out: str | Path, sources: Sequence[str | None]) -> None:
+    """Refuse (one line, before anything is written) a report folder inside a run folder whose margins are
+    not the report's own: ``vlaudit report RUN`` would show them under that run (issue 41, item 9)."""
+    run = enclosing_run(out)
+    if run is None:
+        return
+    own = {Path(source).resolve().parent for source in sources if source and Path(source).is_file()}
+    if own != {run}:
+        read = ", ".join(sorted(str(s) for s in sources if s)) or "margins given in memory"
+        raise InputError(f"lies inside the run folder {run}, whose margins are not the ones reported ({read}); "
+                         "choose an --out outside it or the run's own margins", path=out, field="--out")
 
 
 def as_matrix(values: MatrixInput, *, what: str) -> NDArray[np.float32]:

@@ -9,7 +9,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import check_file_target, write_result
 from vlaudit.results.base import JsonObject, JsonValue
 from vlaudit.results.demo import ItemNote, ItemsBuildSummary
-from vlaudit.sources.items import write_items
+from vlaudit.sources.items import check_items_target, write_items
 from vlaudit.sources.registry import benchmark_format, read_benchmark_items
 from vlaudit.sources.rows import ImageFolder, default_images_dir
 
@@ -39,6 +39,7 @@ def build_benchmark_items(benchmark: str, source: str | Path, *, out: str | Path
     """
     registered = benchmark_format(benchmark)
     check_file_target(out, field="--out")
+    check_items_target(out)
     folder = ImageFolder(images if images is not None else default_images_dir())
     read = read_benchmark_items(benchmark, source, images=folder)
     reasons = read.excluded_by_reason()
@@ -55,6 +56,7 @@ def build_benchmark_items(benchmark: str, source: str | Path, *, out: str | Path
         extra={"benchmark": benchmark, "kind": registered.answers, "source": str(source), "out": str(out),
                "categories": categories, "labels": labels,
                "text_only": sum(item.image is None for item in read.items),
-               "images": {"folder": str(folder.folder), "written": folder.written, "reused": folder.reused}})
+               "images": {"folder": str(folder.folder), "written": folder.written, "reused": folder.reused,
+                          "repeated": folder.repeated}})
     write_result(items_summary_path(out), summary)
     return summary

@@ -3,6 +3,7 @@ items? (VCA §3, §13, §19)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from vlaudit.analysis.compare.vca import CompareSettings, compute_comparison
 from vlaudit.api._inputs import as_cycles, as_scores
 from vlaudit.api.inputs import CyclesInput, ScoresInput
 from vlaudit.api.results import Result, Row, with_interval
+from vlaudit.errors import InputError
+from vlaudit.records import Cycle
 from vlaudit.report.compare import (
     print_compare,
     print_compare_cycles,
@@ -89,6 +92,8 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
     settings = CompareSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed, level=level,
                                n_permutations=n_permutations, alpha=alpha, cluster=cluster)
     record = compute_comparison(inputs, settings)
+    if not record.comparisons:
+        raise InputError(_nothing_compared_vca(record), field="runs")
     result = VcaComparisonResult.of(record, _rows(record.comparisons), title="Paired model comparison",
                                     interval_columns=("difference",),
                                     writer=lambda folder, _: write_compare_files(folder, record, plot=plot))
@@ -130,11 +135,39 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
     settings = CycleCompareSettings(tol=tol, min_cycles=min_cycles, n_resamples=n_resamples, seed=seed, level=level,
                                     n_permutations=n_permutations, alpha=alpha, cluster=cluster)
     record = compute_cycle_comparison(chosen, tables, settings, sources)
+    if not record.comparisons:
+        raise InputError(_nothing_compared_cycles(chosen, min_cycles), field="--min-cycles")
     result = CycleComparisonResult.of(record, _rows(record.comparisons), title="Paired cycle comparison",
                                       interval_columns=("difference",),
                                       writer=lambda folder, _: write_compare_cycles_files(folder, record, plot=plot))
     _deliver(result, "compare_cycles.json", out=out, show=show, show_tables=lambda: print_compare_cycles(record))
     return result
+
+
+def _nothing_compared_vca(record: CompareVcaResult) -> str:
+    """Why ``compare vca`` compared nothing, and the way out (issue 41: nothing to do is exit status 2)."""
+    counts = [f"{model.model} on {where}: {entry.n_compared} shared"
+              + "".join(f", {n} {why}" for why, n in entry.dropped.items() if n)
+              for model in record.models for where, entry in model.datasets.items()]
+    if any(entry.n_compared for model in record.models for entry in model.datasets.values()):
+        why = "no metric can be computed for every run (" + "; ".join(
+            f"{row.metric}: {row.reason}" for row in record.skipped[:3]) + ")"
+    else:
+        why = "the runs share no item"
+    return (f"nothing was compared: {why}; {'; '.join(counts) or 'no runs'}. Give runs scored on the same "
+            "ITEMS (an item is shared when every run has its id with the same content)")
+
+
+def _nothing_compared_cycles(cycles: Sequence[Cycle], min_cycles: int) -> str:
+    """Why ``compare cycles`` compared nothing (every family of every split under ``--min-cycles``) and the
+    way out: the largest family's count as ``--min-cycles`` (cycle paper §D.5 sets the default)."""
+    counts = Counter((cycle.split or "unsplit", cycle.family) for cycle in cycles)
+    if not counts:
+        return "nothing was compared: no cycles"
+    (split, family), most = counts.most_common(1)[0]
+    return (f"nothing was compared: every family has fewer than --min-cycles {min_cycles} cycles in its split "
+            f"(the largest, {family!r} on {split!r}, has {most}); rerun with --min-cycles {most} to compare them "
+            "anyway (intervals on so few cycles are wide), or give more cycles")
 
 
 def _rows(comparisons: Sequence[Comparison]) -> list[Row]:

@@ -101,8 +101,9 @@ def _finish(result: BuildResult, out: Path, meta: JsonObject, *, images: ImageFo
     summary: JsonObject = {**meta, **result.summary(out=str(out))}  # meta's keys first, as written before
     if not result.items:
         return ItemsBuild(summary, False, out, summary_path(out))
-    if images is not None and images.written + images.reused:
-        summary["hf_images"] = {"folder": str(images.folder), "written": images.written, "reused": images.reused}
+    if images is not None and images.written + images.reused + images.repeated:
+        summary["hf_images"] = {"folder": str(images.folder), "written": images.written, "reused": images.reused,
+                                "repeated": images.repeated}
     write_items(out, result.items)
     write_result(summary_path(out), ItemsBuildSummary.from_dict(summary))
     return ItemsBuild(summary, True, out, summary_path(out))

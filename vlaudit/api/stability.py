@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TypeAlias
 
 from vlaudit.api._inputs import as_items
-from vlaudit.backends.base import Backend, FeatureBackend, YesNoBackend
+from vlaudit.backends.base import PERTURBATION_NAMES, Backend, FeatureBackend, YesNoBackend
 from vlaudit.backends.registry import BackendLoad
-from vlaudit.errors import InputError
+from vlaudit.errors import InputError, unknown_names
 from vlaudit.files import read_json
 from vlaudit.results.base import JsonValue
 from vlaudit.results.vca import GenerateCheckResult, StabilityResult
@@ -137,6 +137,9 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
     """
     if sample < 1:
         raise InputError(f"the sample must be at least one item, not {sample}", field="--sample")
+    typo = unknown_names(perturbations or (), PERTURBATION_NAMES, what="perturbation", field="--perturbations")
+    if typo is not None:  # before the model loads
+        raise typo
     run_dir = Path(run)
     manifest = read_run_manifest(run_dir, dual=True)
     out_dir = Path(out) if out is not None else run_dir

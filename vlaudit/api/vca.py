@@ -8,7 +8,7 @@ from pathlib import Path
 
 from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, write_factorial_files
 from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_report
-from vlaudit.api._inputs import as_margin_runs
+from vlaudit.api._inputs import as_margin_runs, refuse_foreign_report_folder
 from vlaudit.api.inputs import MarginsInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.vca_console import print_axes, print_headline
@@ -37,6 +37,7 @@ class VcaResult(Result):
     rows and each run's gaps."""
 
     report: VcaReport = field(kw_only=True)
+    sources: tuple[str | None, ...] = field(kw_only=True, default=())  # the margins files read
 
     @property
     def audit(self) -> VcaReportResult:
@@ -45,8 +46,14 @@ class VcaResult(Result):
 
     def write(self, out: str | Path, *, plot: bool = True) -> list[Path]:
         """Write ``vca.json``, the CSV tables, items/groups and (with ``plot``) the gap plot into ``out``, as
-        ``vlaudit vca report --out OUT`` does."""
+        ``vlaudit vca report --out OUT`` does (refused inside another run's folder)."""
+        refuse_foreign_report_folder(out, self.sources)
         return write_report_files(Path(out), self.report, plot=plot)
+
+    def save(self, directory: str | Path) -> list[Path]:
+        """Write what ``vlaudit vca report --out DIRECTORY`` writes (refused inside another run's folder)."""
+        refuse_foreign_report_folder(directory, self.sources)
+        return super().save(directory)
 
     def print_console(self, *, title: str) -> None:
         """Print the headline table and the permutation, relation and robustness axes at 80 columns."""
@@ -78,7 +85,8 @@ def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTR
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.
 
     Args:
-        margins: a margins file, DataFrame, pyarrow Table, list of rows, or :func:`score_margins`' result.
+        margins: a margins file, a ``vca score`` run folder (its ``margins.parquet``), DataFrame, pyarrow
+            Table, list of rows, or :func:`score_margins`' result.
         controls: the headline control contexts of G_img = r_o − max_c r_c.
         n_resamples: paired (cluster) bootstrap resamples.
         seed: bootstrap seed.
@@ -97,7 +105,8 @@ def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTR
                                                  cluster=cluster),
                             read_floors(runs))
     return VcaResult(report.result.to_dict(), _headline(report.runs), title="Visual Credit Audit",
-                     interval_columns=HEADLINE, writer=_write_report, result=report.result, report=report)
+                     interval_columns=HEADLINE, writer=_write_report, result=report.result, report=report,
+                     sources=tuple(dict.fromkeys(run.source for run in runs)))
 
 
 @dataclass(repr=False)

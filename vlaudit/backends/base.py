@@ -140,6 +140,13 @@ class YesNoBackendBase:
 
 #: the perturbation every batching backend supports: one request per forward pass
 BATCH_ONE = "batch-1"
+#: what torch backends can change besides (``backends/torch_perturbations.py``, ``dual_perturbations.py``)
+PADDING_RIGHT = "padding-right"
+DTYPE = "dtype"
+ATTENTION = "attention"
+PREFIX_CACHE = "prefix-cache"
+#: every perturbation name ``vca stability`` knows, so that a typo is refused before any model loads
+PERTURBATION_NAMES = (BATCH_ONE, PADDING_RIGHT, DTYPE, ATTENTION, PREFIX_CACHE)
 
 
 def batch_one(batch_size: int) -> dict[str, str]:
@@ -189,10 +196,23 @@ class GeneratingBackend(Protocol):
 
     ``generate(requests, max_new_tokens, answer_prefix)``: one result per request, in order; with
     ``answer_prefix`` False the prompt ends at the chat template's generation prompt, without the scoring
-    prefix ("Answer:")."""
+    prefix ("Answer:"). ``context_length()``: the model's window (None when unknown)."""
 
     def generate(self, requests: Sequence[YesNoRequest], max_new_tokens: int,
                  answer_prefix: bool = True) -> list[GenerationResult]: ...
+
+    def context_length(self) -> int | None: ...
+
+
+def config_context_length(model: object) -> int | None:
+    """The most positions a transformers model was built for (its text config first), None when it does not
+    say: the bound of ``generate-check``'s ``max_new_tokens``."""
+    config = getattr(model, "config", None)
+    for part in (getattr(config, "text_config", None), config):
+        limit = getattr(part, "max_position_embeddings", None)
+        if isinstance(limit, int) and limit > 0:
+            return limit
+    return None
 
 
 @runtime_checkable

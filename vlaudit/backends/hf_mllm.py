@@ -30,7 +30,13 @@ import transformers
 from transformers.image_utils import SizeDict
 from transformers.utils import logging as hf_logging
 
-from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.base import (
+    ANSWER_WORDS,
+    YesNoBackendBase,
+    YesNoRequest,
+    YesNoResult,
+    config_context_length,
+)
 from vlaudit.backends.dtypes import resolve_dtype
 from vlaudit.backends.hf_generate import GreedyGeneration
 from vlaudit.backends.hf_prefix_cache import prefix_cache_decision, score_shared_prefix, split_prompt
@@ -194,12 +200,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
 
     def context_length(self) -> int | None:
         """The most positions the language model was built for (its config), None when it does not say."""
-        config = getattr(self.model, "config", None)
-        for part in (getattr(config, "text_config", None), config):
-            limit = getattr(part, "max_position_embeddings", None)
-            if isinstance(limit, int) and limit > 0:
-                return limit
-        return None
+        return config_context_length(self.model)
 
     def prompt_too_long(self, prompt: str) -> str | None:
         """Why ``prompt`` cannot fit the model's context (None when it fits), before any tensor is allocated:

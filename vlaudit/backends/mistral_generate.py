@@ -15,12 +15,16 @@ from typing import Any
 
 import torch
 
-from vlaudit.backends.base import GenerationResult, YesNoRequest
+from vlaudit.backends.base import GenerationResult, YesNoRequest, config_context_length
 
 
 class MistralGreedyGeneration:
     """``generate`` for a backend with ``tokenize``, ``encode(tokens, images)``, ``model``, ``mistral``,
     ``pad_id`` and ``batch_size``."""
+
+    def context_length(self) -> int | None:
+        """The most positions the language model was built for (its config), None when it does not say."""
+        return config_context_length(self.model)  # type: ignore[attr-defined]  # the host backend's
 
     def generate(self, requests: Sequence[YesNoRequest], max_new_tokens: int,
                  answer_prefix: bool = True) -> list[GenerationResult]:

@@ -23,12 +23,18 @@ from typing import Any
 
 import torch
 
-from vlaudit.backends.base import BATCH_ONE, attribute_set, batch_one, unsupported_perturbation
+from vlaudit.backends.base import (
+    ATTENTION,
+    BATCH_ONE,
+    DTYPE,
+    PADDING_RIGHT,
+    PREFIX_CACHE,
+    attribute_set,
+    batch_one,
+    unsupported_perturbation,
+)
 
-PADDING_RIGHT = "padding-right"
-DTYPE = "dtype"
-ATTENTION = "attention"
-PREFIX_CACHE = "prefix-cache"
+__all__ = ["ATTENTION", "BATCH_ONE", "DTYPE", "PADDING_RIGHT", "PREFIX_CACHE"]
 
 
 def other_dtype(dtype: Any, device_type: str) -> Any:

@@ -11,7 +11,8 @@ walks the command tree typer built and
   instead of typer's ``<str>`` / ``<int>`` / ``<path>`` tags;
 * says the default of an on/off flag (``[default: off]``) and of an option left unset (``[default: none]``),
   which click leaves unsaid, unless the help text already says what happens by default;
-* says which paper an option's default comes from when it is a paper setting (:data:`PAPER_DEFAULTS`).
+* says which paper an option's default comes from when it is a paper setting (:data:`PAPER_DEFAULTS`);
+* wraps help text between words only, never after a hyphen inside a name ("patch-/shuffle", issue 41).
 
 Where "none" says too little, the option's help states what happens when it is not given ("default: every
 image"); a test checks that every option of every command says its default one way or the other.
@@ -88,12 +89,42 @@ def _is_option(param: Any) -> bool:
     return getattr(param, "param_type_name", "") == "option"
 
 
+#: a character no help text holds, standing in for "-" while click wraps, so that it breaks only at spaces
+_HYPHEN_HELD = "\u2011"
+
+
+def _whole_words(formatter_class: type) -> type:
+    """``formatter_class`` (click's, as typer vendors it) whose text and definition lists wrap at spaces only:
+    click's wrapper breaks after any hyphen, which cuts ``patch-shuffle`` and ``--images`` across lines."""
+
+    class WholeWordsFormatter(formatter_class):  # click's class, as typer vendors it
+        _vlaudit_whole_words = True
+
+        def _held(self, write: Any, *args: Any) -> None:
+            start = len(self.buffer)
+            write(*args)
+            self.buffer[start:] = [part.replace(_HYPHEN_HELD, "-") for part in self.buffer[start:]]
+
+        def write_text(self, text: str) -> None:
+            self._held(super().write_text, text.replace("-", _HYPHEN_HELD))
+
+        def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+            held = [(first, second.replace("-", _HYPHEN_HELD)) for first, second in rows]
+            self._held(super().write_dl, held, col_max, col_spacing)
+
+    return WholeWordsFormatter
+
+
 def polish(command: Any, path: str = "") -> Any:
     """Apply the help conventions above to every option of ``command`` and its subcommands, in place
     (``path``: the command's words after ``vlaudit``, e.g. ``data factorial``)."""
     for name, sub in getattr(command, "commands", {}).items():
         polish(sub, f"{path} {name}".strip())
-    ctx = type(command).context_class(command)
+    context = type(command).context_class
+    if not getattr(context.formatter_class, "_vlaudit_whole_words", False):
+        formatter = _whole_words(context.formatter_class)
+        command.context_class = type("WholeWordsContext", (context,), {"formatter_class": formatter})
+    ctx = command.context_class(command)
     command.help = _unescaped(command.help)
     for param in getattr(command, "params", ()):
         if getattr(param, "_vlaudit_polished", False):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from collections.abc import Mapping
 
 import typer
 
@@ -24,3 +25,17 @@ def say(message: str, *, err: bool = False) -> None:
         lines += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
                                break_on_hyphens=False)
     typer.echo("\n".join(lines), err=err)
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 item``, ``2 items``: a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def images_line(images: Mapping[str, object]) -> str:
+    """Where a release's embedded images went: written now, already in the folder before, and repeats of an
+    image within the release (POPE asks several questions per image: not "already in" the folder, issue 41)."""
+    repeated = images.get("repeated")
+    repeats = f", {counted(int(str(repeated)), 'repeat')} within the release" if repeated else ""
+    return (f"images: {images['written']} written, {images['reused']} already in {images['folder']}{repeats} "
+            "(give it as --images)")

@@ -16,7 +16,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._options import out_file_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import images_line, say
 from vlaudit.errors import InputError
 from vlaudit.settings import (
     VSR_INVERSE_EXCLUDED,
@@ -68,9 +68,7 @@ def _finish(build: Any, title: str, source: Path) -> None:
     for warning in summary.get("warnings", []):
         typer.secho(f"warning: {source}: {warning}", fg="yellow", err=True)
     if "hf_images" in summary:
-        images = summary["hf_images"]
-        say(f"images: {images['written']} written, {images['reused']} already in {images['folder']} "
-            "(give it as --images)")
+        say(images_line(summary["hf_images"]))
     say(f"wrote {build.out} and {build.summary_path}")
 
 

@@ -13,7 +13,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._options import FOLDER, out_file_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import images_line, say
 from vlaudit.settings import BENCHMARK_FORMATS
 
 
@@ -47,8 +47,7 @@ def data_items(
         lines += _counts("excluded because", summary.excluded_by_reason)
     lines += [f"note: {note}" for note in summary.notes]
     written = extra["images"]
-    if isinstance(written, dict) and (written["written"] or written["reused"]):
-        lines.append(f"images: {written['written']} written, {written['reused']} already in {written['folder']} "
-                     "(give it as --images)")
+    if isinstance(written, dict) and (written["written"] or written["reused"] or written.get("repeated")):
+        lines.append(images_line(written))
     lines.append(f"wrote {out} and {out.with_name(out.name.split('.')[0] + '.summary.json')}")
     say("\n".join(lines))

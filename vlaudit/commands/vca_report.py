@@ -15,8 +15,8 @@ from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEV
 
 @vca_app.command("report")
 def vca_report(
-    margins: Path = typer.Argument(..., help="MARGINS table (Parquet, CSV or JSONL); schema in "
-                                             "vlaudit.sources.margins."),
+    margins: Path = typer.Argument(..., help="A vca score run folder (its margins.parquet) or a MARGINS table "
+                                             "(Parquet, CSV or JSONL; schema in vlaudit.sources.margins)."),
     out: Path = out_folder_option(help="Output folder (vca.json, CSV tables, items/groups, plot)."),
     controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts, comma-separated."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),

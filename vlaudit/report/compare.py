@@ -227,11 +227,15 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
         counts = sorted({r.n_clusters for r in rows})
         span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
         unit = "/".join(dict.fromkeys(r.unit for r in rows))
+        # each model's value beside A − B (issue 41); under CycleAcc the title names the one metric
+        metric = [] if benchmark is None else ["metric"]
         print_table(f"{what} / {split}: A = {a}, B = {b} ({span} {unit} clusters)",
-                    ["family", "metric", "A − B", "CI (unadj.)", "p (Holm)", "survives", "ties A", "ties B"],
-                    [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.difference, _interval(r.ci),
-                      format_p(r.p_holm), "yes" if r.survives else "no", *_tie_rates(r)] for r in rows],
-                    identifiers=1, droppable=["ties A", "ties B"])
+                    ["family", *metric, "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives", "ties A",
+                     "ties B"],
+                    [[r.family, *([METRIC_NAMES.get(r.metric, r.metric)] if metric else []), r.value_a, r.value_b,
+                      r.difference, _interval(r.ci), format_p(r.p_holm), "yes" if r.survives else "no",
+                      *_tie_rates(r)] for r in rows],
+                    identifiers=1, droppable=["ties A", "ties B"], digits=3)
     if result.comparisons:
         print_wrapped(CYCLE_UNIT_CAVEAT)
         print_wrapped(MULTIPLICITY_NOTE.replace("one dataset, relation family and metric family",

@@ -153,7 +153,7 @@ def _headline(summary: Mapping[str, Any], runs: Sequence[data.VcaRun]) -> str:
         parts.append(f"{sum(r.get('passed') is True for r in rows if isinstance(r, Mapping))}/{len(rows)} "
                      "known answers pass")
     if runs:
-        parts.append(f"{len(runs)} VCA runs")
+        parts.append(f"{len(runs)} VCA run{'' if len(runs) == 1 else 's'}")
     return " · ".join(parts) or "audit outputs found in this folder"
 
 

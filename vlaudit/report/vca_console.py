@@ -35,6 +35,18 @@ def _pct_cell(value: float | None, ci: Sequence[float] | None = None) -> str:
     return text
 
 
+def credit_sentence(run: RunAudit) -> str | None:
+    """The headline in plain words (issue 41): of the accuracy points, how many the image is credited with
+    (D-CC, with its interval) and how many are answered without it (C-U = Acc − D-CC, VCA §12)."""
+    acc, dcc, cu = run.rate_of("acc"), run.rate_of("dcc"), run.rate_of("cu")
+    if acc is None or dcc is None or cu is None or acc != acc or dcc != dcc or cu != cu:
+        return None
+    ci = run.interval_of("dcc")
+    where = "" if ci is None or ci[0] is None or ci[0] != ci[0] else f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    return (f"of {100 * acc:.1f} accuracy points, {100 * dcc:.1f} are credited to the image{where}; "
+            f"{100 * cu:.1f} are answered without it")
+
+
 def run_groups(runs: Sequence[RunAudit]) -> list[tuple[tuple[str, str], list[RunAudit]]]:
     """Runs grouped by (model, dataset) in first-seen order; each group's rows are its interfaces."""
     groups: dict[tuple[str, str], list[RunAudit]] = {}
@@ -73,6 +85,10 @@ def print_headline(
                 cells.append("—" if run.perm is None else _pct_cell(run.perm.delta_dcc, run.perm.ci_delta_dcc))
             table.add_row(run.interface, str(run.n), *cells)
         console.print(table)
+        for run in members:
+            said = credit_sentence(run)
+            if said:
+                console.print(f"{run.interface}: {said}" if len(members) > 1 else said, highlight=False)
 
 
 def print_axes(report: VcaReport, *, console: Console | None = None) -> None:

@@ -42,6 +42,7 @@ from vlaudit.scoring.stability import (
     FLOOR_DEFINITION,
     STABILITY_FILE,
     choose_perturbations,
+    described_as_recorded,
     floor_estimate,
     gap_flips,
     publish,
@@ -57,7 +58,7 @@ _OPERATIONAL = ("batch_size", "device")
 def check_same_encoder(backend: Any, manifest: Mapping[str, Any], run_dir: Path) -> None:
     """Refuse (one line) an encoder that describes itself otherwise than the one the run was scored with."""
     recorded = {k: v for k, v in (manifest.get("backend") or {}).items() if k not in _OPERATIONAL}
-    now = {k: v for k, v in backend.describe().items() if k not in _OPERATIONAL}
+    now = {k: v for k, v in described_as_recorded(backend.describe(), manifest).items() if k not in _OPERATIONAL}
     if recorded != now:
         differing = sorted(k for k in recorded.keys() | now.keys() if recorded.get(k) != now.get(k))
         raise InputError(f"the run was scored by {manifest.get('spec')!r} with other settings or weights than "

@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlaudit.backends.base import ANSWER_WORDS, GeneratingBackend, require_protocol
+from vlaudit.backends.base import ANSWER_WORDS, GeneratingBackend
+from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca.generation import agreement_summary, margin_decision, parse_answer
@@ -61,7 +62,15 @@ def run_generate_check(backend: Any, items: Sequence[BenchmarkItem], manifest: M
                        seed: int, max_new_tokens: int, chunk_size: int = 64,
                        on_progress: Callable[[str, int, int], None] | None = None) -> GenerateCheckResult:
     """Decode, parse and compare (see the module docstring); ``sample=None`` checks every item."""
-    require_protocol(backend, GeneratingBackend)
+    generates = isinstance(backend, GeneratingBackend)  # kept apart: narrowing would hide the rest of its members
+    if not generates:
+        raise InputError(f"{backend.spec} cannot generate text (it scores margins only, as the planted ref: "
+                         "models do); generate-check needs a model that decodes, e.g. hf:DIR", field="--model")
+    window = backend.context_length()
+    if window is not None and max_new_tokens > window:  # refused, not run for hours (issue 41)
+        raise InputError(f"{max_new_tokens} new tokens cannot fit {backend.spec}'s window of {window} positions; "
+                         f"give at most {window} (the answer word comes first: the default is 8)",
+                         field="--max-new-tokens")
     run, out = Path(run_dir), Path(out_dir)
     interfaces = list(manifest["interfaces"])
     backend.prepare(items, images_dir, interfaces)

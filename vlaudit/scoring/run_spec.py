@@ -26,9 +26,12 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
+from vlaudit.backends.base import ANSWER_WORDS
+from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.backends.options import BackendOptions, DualOptions, EndpointOptions, HfOptions, option_values
 from vlaudit.backends.registry import options_classes, parse_spec
-from vlaudit.errors import InputError
+from vlaudit.contexts.image_contexts import CONTEXTS
+from vlaudit.errors import InputError, unknown_names
 from vlaudit.hashing import sha256_file
 from vlaudit.scoring.run_arguments import (
     BACKEND_DEFAULTS,
@@ -58,9 +61,14 @@ def _file_sha256(path: str | Path | None) -> str | None:
     return sha256_file(path) if path is not None and Path(path).is_file() else None
 
 
-def _check_common(seed: int | None, contexts: Sequence[str]) -> None:
+def _check_common(seed: int | None, contexts: Sequence[str], interfaces: Sequence[str] = ()) -> None:
+    """The seed and every context and interface name, checked when the spec is built: before any model loads."""
     if seed is not None and not seed >= 0:
         raise InputError(f"must be at least 0, got {seed!r}", field="--seed")
+    for error in (unknown_names(contexts, CONTEXTS, what="context", field="--contexts"),
+                  unknown_names(interfaces, [*ANSWER_WORDS, LETTER_INTERFACE], what="interface", field="--interface")):
+        if error is not None:
+            raise error
     repeated = sorted({c for c in contexts if list(contexts).count(c) > 1})
     if repeated:
         raise InputError(f"names {', '.join(repeated)} more than once; name each context once", field="--contexts")
@@ -164,7 +172,7 @@ class ScoreSpec:
     executor: RayOptions | None = None
 
     def __post_init__(self) -> None:
-        _check_common(self.seed, self.contexts)
+        _check_common(self.seed, self.contexts, self.interfaces)
         _settle(self, self.COMMAND, _YESNO_RUN, 8)
 
     @classmethod

@@ -34,6 +34,7 @@ from vlaudit.results.vca_checks import FloorBound, FloorEstimate, PerturbationNo
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.manifest import local_weights_identity, model_fingerprint
 from vlaudit.scoring.plan import Record, Unit, plan_run
+from vlaudit.scoring.run_arguments import resolved_model_spec
 from vlaudit.scoring.run_folder import run_lock
 from vlaudit.scoring.shards import UnitTask, render_requests
 from vlaudit.settings import PRIMARY_CONTROLS
@@ -82,9 +83,24 @@ def unique_units(records: Sequence[Record]) -> list[Record]:
     return out
 
 
+def described_as_recorded(describe: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """``describe`` with its ``spec`` spelled as the run recorded it when both name the same model.
+
+    A local folder is named by its resolved path in the manifest's ``arguments`` (``hf:models/m`` ≡
+    ``hf:/abs/models/m``), and its weights by their identity, so the path form the user typed when scoring
+    (or now) must not make the run's own model "another" one (issue 41)."""
+    arguments = manifest.get("arguments") or {}
+    recorded = (manifest.get("backend") or {}).get("spec") or manifest.get("spec")
+    spec = describe.get("spec")
+    if (isinstance(spec, str) and isinstance(recorded, str) and isinstance(arguments.get("model"), str)
+            and resolved_model_spec(spec) == resolved_model_spec(arguments["model"])):
+        return {**describe, "spec": recorded}
+    return dict(describe)
+
+
 def check_same_model(backend: Any, manifest: Mapping[str, Any], interfaces: Sequence[str], run_dir: Path) -> None:
     """Refuse (one line) a backend whose fingerprint differs from the one the run was scored with."""
-    describe = backend.describe()
+    describe = described_as_recorded(backend.describe(), manifest)
     weights = local_weights_identity(backend.spec.partition(":")[2])
     recorded = manifest.get("model_fingerprint_by_interface") or {}
     for interface in interfaces:

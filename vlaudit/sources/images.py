@@ -83,6 +83,8 @@ class ImageStore:
                 image = rgb_image(handle)
         except ImageFailure as exc:
             raise ImageFailure(f"{exc} ({path})") from exc
+        except PILImage.DecompressionBombError as exc:  # not an OSError: PIL refuses to decode it at all
+            raise ImageFailure(f"image too large to decode safely: {path}: {exc}") from exc
         except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
             # PIL names the in-memory buffer by its address; drop it so that failures.jsonl is reproducible
             detail = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the file", str(exc))

@@ -241,6 +241,19 @@ def read_items(path: str | Path) -> list[BenchmarkItem]:
     )
 
 
+#: the files an ITEMS table is written as: its options and boxes are lists and objects, which CSV cannot hold
+ITEMS_SUFFIXES = (".jsonl", ".parquet")
+
+
+def check_items_target(path: str | Path, *, field: str = "--out") -> None:
+    """Refuse (one line, before any work) an ITEMS file name that is neither JSONL nor Parquet."""
+    if Path(path).suffix.lower() not in ITEMS_SUFFIXES:
+        raise InputError(f"an ITEMS table is written as .jsonl or .parquet (its options and boxes are lists, "
+                         f"which {Path(path).suffix or 'a file without a suffix'} cannot hold); give "
+                         f"{Path(path).with_suffix('.jsonl').name}", path=path, field=field)
+
+
 def write_items(path: str | Path, items: Iterable[BenchmarkItem]) -> Path:
     """Write an ITEMS table (JSONL or Parquet by suffix), atomically."""
+    check_items_target(path)
     return write_table(path, [item.to_row() for item in items])

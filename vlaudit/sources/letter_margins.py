@@ -20,6 +20,9 @@ import numpy as np
 from vlaudit.errors import InputError
 from vlaudit.sources.items import option_letters
 
+#: options lettered A..Z at most (:func:`~vlaudit.sources.items.option_letters`)
+MAX_OPTIONS = 26
+
 LETTER_INTERFACE = "letter"
 
 
@@ -49,6 +52,9 @@ def row_logps(row: Mapping[str, Any], *, path: str | Path, record: str) -> tuple
     if not isinstance(values, (list, tuple)) or len(values) < 2:
         raise InputError("a letter row needs logp_options: a list of at least two log-probabilities", path=path,
                          record=record, field="logp_options")
+    if len(values) > MAX_OPTIONS:
+        raise InputError(f"{len(values)} log-probabilities, but at most {MAX_OPTIONS} options are lettered (A–Z)",
+                         path=path, record=record, field="logp_options")
     out = []
     for value in values:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):

@@ -138,7 +138,9 @@ class ImageFolder:
     def __init__(self, folder: str | Path | None) -> None:
         self.folder = None if folder is None else Path(folder)
         self.written = 0
-        self.reused = 0
+        self.reused = 0  # already in the folder before this build
+        self.repeated = 0  # the same image again within this release (POPE asks many questions per image)
+        self._seen: set[str] = set()
 
     def name_for(self, value: dict[str, Any], *, source: str, record: str, field: str) -> str | None:
         """The file name of one ``{bytes, path}`` image value, writing its bytes once; None for no image."""
@@ -154,12 +156,15 @@ class ImageFolder:
         name = sha256_bytes(data) + image_suffix(data, stored)
         if self.folder is not None:
             target = self.folder / name
-            if target.is_file():
+            if name in self._seen:
+                self.repeated += 1
+            elif target.is_file():
                 self.reused += 1
             else:
                 with atomic_write(target, "wb") as handle:
                     handle.write(data)
                 self.written += 1
+            self._seen.add(name)
         return name
 
 

@@ -47,5 +47,6 @@ def format_interval(interval: Sequence[float] | None, *, signed: bool = True, di
     if interval is None or degenerate(interval):
         return NOT_COMPUTED
     sign = "+" if signed else ""
-    lo, hi = scale * float(interval[0]), scale * float(interval[1])
+    # rounded before the sign is printed, so that a bound of -1e-17 reads +0.000, not -0.000
+    lo, hi = (round(scale * float(bound), digits) + 0.0 for bound in interval[:2])
     return f"[{lo:{sign}.{digits}f}, {hi:{sign}.{digits}f}]"
