@@ -8,6 +8,7 @@ real entry point in-process (``cli``, ``one_error_line``, ``files_under``), tiny
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -37,6 +38,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # one here: imported first inside a CliRunner (which swaps sys.stderr for a buffer it then closes), its later
 # warnings would land in whatever command output is being captured at that time.
 transformers_logging.get_logger("vlaudit")
+
+# tests/vllm/ start a real vLLM engine: they run in the vLLM environment (`make test-vllm`), not in this one
+collect_ignore = [] if importlib.util.find_spec("vllm") else ["vllm"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -1,4 +1,4 @@
-"""The backend registry, keyed by prefix: ``hf:``, ``hf-clip:``, ``open_clip:``, ``ref:``.
+"""The backend registry, keyed by prefix: ``hf:``, ``hf-clip:``, ``open_clip:``, ``ref:``, ``vllm:``.
 
 A model spec is ``PREFIX:NAME`` (e.g. ``hf:Qwen/Qwen2-VL-2B-Instruct``, ``hf:/path/to/dir``,
 ``open_clip:ViT-B-32/laion2b_s34b_b79k``). Loaders are referenced by import path so that resolving a spec
@@ -24,6 +24,7 @@ from vlaudit.backends.options import (
     HfOptions,
     PlantedOptions,
     RunOptions,
+    VllmOptions,
     option_values,
 )
 from vlaudit.errors import InputError, VlauditError
@@ -37,6 +38,8 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "hf-clip": ("vlaudit.backends.hf_clip:load_backend", "CLIP / SigLIP dual encoders via transformers"),
     "open_clip": ("vlaudit.backends.open_clip_backend:load_backend", "open_clip dual encoders"),
     "ref": ("vlaudit.reference.models:load_backend", "vlaudit's own small reference models"),
+    "vllm": ("vlaudit.backends.vllm_mllm:load_backend",
+             "multimodal chat LLMs in vLLM's offline engine (yes/no margins; needs the vllm package)"),
 }
 # prefix -> "module:function" naming the kind of each NAME, for a prefix that serves both kinds; the reference
 # models live above this layer (vlaudit.reference), so they are reached by import path like the loaders
@@ -45,8 +48,10 @@ KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.models:reference_kind"}
 
 # prefix -> the options classes its loader takes (the first is the default); ref: by the kind of each NAME
 OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {
-    "hf": (HfOptions,), "hf-clip": (DualOptions,), "open_clip": (DualOptions,),
+    "hf": (HfOptions,), "hf-clip": (DualOptions,), "open_clip": (DualOptions,), "vllm": (VllmOptions,),
 }
+#: the prefixes that serve multimodal chat LLMs (yes/no margins) for every NAME
+YESNO_PREFIXES = ("hf", "vllm")
 _REF_OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {"yesno": (HfOptions, PlantedOptions),
                                                              "features": (DualOptions,)}
 
@@ -87,7 +92,7 @@ def backend_kind(spec: str) -> str:
     parsed = parse_spec(spec)
     if parsed.prefix in KIND_OF:
         return _resolve(KIND_OF[parsed.prefix])(parsed.name) or "yesno"
-    return "yesno" if parsed.prefix == "hf" else "features"
+    return "yesno" if parsed.prefix in YESNO_PREFIXES else "features"
 
 
 def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Union
 
-from vlaudit.backends.options import BackendOptions, DualOptions, HfOptions, option_values
+from vlaudit.backends.options import BackendOptions, DualOptions, HfOptions, VllmOptions, option_values
 from vlaudit.backends.registry import options_classes
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file
@@ -86,17 +86,35 @@ def _extra_options(options: BackendOptions, recorded: Sequence[str]) -> Recorded
     return {k: v for k, v in option_values(options).items() if k not in recorded and v != defaults[k]}
 
 
-def _model(model: str | ModelRef, options: BackendOptions) -> ModelRef:
-    """``model`` as a ModelRef: a spec string takes ``options``; a ModelRef keeps its own (then ``options``
-    must be the defaults: two sets of options for one model is a mistake)."""
+def _model(model: str | ModelRef, options: BackendOptions, engine: Mapping[str, object] | None = None) -> ModelRef:
+    """``model`` as a ModelRef: a spec string takes ``options`` (and the vLLM ``engine`` settings given: None or
+    the default is not given); a ModelRef keeps its own (then ``options`` must be the defaults: two sets of
+    options for one model is a mistake)."""
+    defaults = {f.name: f.default for f in fields(VllmOptions)}
+    given = {k: v for k, v in (engine or {}).items() if v is not None and v != defaults[k]}
     if isinstance(model, str):
-        allowed = options_classes(model)
-        if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
-            options = allowed[0](dtype=options.dtype, revision=options.revision)
+        kind = options_classes(model)[0]
+        names = {f.name for f in fields(kind)}
+        refused = sorted(set(given) - names)
+        if refused:
+            raise InputError(f"is a setting of vllm: models, not of {model!r}",
+                             field="--" + refused[0].replace("_", "-"))
+        if type(options) not in options_classes(model) or given:  # keep what both options classes hold
+            options = kind(**{f.name: getattr(options, f.name) for f in fields(options) if f.name in names},
+                           **given)
         return ModelRef(model, options)
-    if options != type(options)():
+    if options != type(options)() or given:
         raise InputError("give the model's options in its ModelRef, not beside it", field="model")
     return model
+
+
+def _engine(tensor_parallel_size: int | None, pipeline_parallel_size: int | None,
+            gpu_memory_utilization: float | None, max_model_len: int | None, block_size: int | None,
+            max_num_seqs: int | None) -> dict[str, object]:
+    """The vLLM engine settings of a command's flat options (:class:`VllmOptions`), by field name."""
+    return {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
+            "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
+            "block_size": block_size, "max_num_seqs": max_num_seqs}
 
 
 @dataclass(frozen=True)
@@ -138,12 +156,18 @@ class ScoreSpec:
            system: str | None = None, batch_size: int | None = None, chunk_size: int = 64, device: str = "auto",
            device_map: str | None = None, prefix_cache: bool | None = None, strict: bool = False,
            executor: str = "local", address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
-           threads_per_worker: int | None = None) -> ScoreSpec:
+           threads_per_worker: int | None = None, tensor_parallel_size: int | None = None,
+           pipeline_parallel_size: int | None = None, gpu_memory_utilization: float | None = None,
+           max_model_len: int | None = None, block_size: int | None = None,
+           max_num_seqs: int | None = None) -> ScoreSpec:
         """The spec from the flat options of ``vca score`` (names as its flags); ``model`` a spec string or a
-        :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options."""
+        :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options. The vLLM engine settings
+        (``tensor_parallel_size``, ...) apply to ``vllm:`` models only."""
         options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
                             trust_remote_code=trust_remote_code, system=system)
-        return cls(model=_model(model, options), benchmark=benchmark, images=Path(images), out=Path(out),
+        engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
+                         block_size, max_num_seqs)
+        return cls(model=_model(model, options, engine), benchmark=benchmark, images=Path(images), out=Path(out),
                    contexts=tuple(contexts), interfaces=tuple(interfaces), seed=seed, model_name=model_name,
                    template=None if template is None else Path(template), circular=circular,
                    run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device,
@@ -296,10 +320,16 @@ class CycleScoreSpec:
            dtype: str = "auto", revision: str | None = None, min_pixels: int | None = None,
            max_pixels: int | None = None, batch_size: int | None = None, chunk_size: int = 64,
            device: str = "auto", executor: str = "local", address: str | None = None, workers: int = 1,
-           gpus_per_worker: float = 0.0, threads_per_worker: int | None = None) -> CycleScoreSpec:
-        """The spec from the flat options of ``cycles score-mllm`` (names as its flags)."""
+           gpus_per_worker: float = 0.0, threads_per_worker: int | None = None,
+           tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
+           gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
+           block_size: int | None = None, max_num_seqs: int | None = None) -> CycleScoreSpec:
+        """The spec from the flat options of ``cycles score-mllm`` (names as its flags; the vLLM engine
+        settings apply to ``vllm:`` models only)."""
         options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels)
-        return cls(model=_model(model, options), cycles=Path(cycles), images=Path(images), out=Path(out),
+        engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
+                         block_size, max_num_seqs)
+        return cls(model=_model(model, options, engine), cycles=Path(cycles), images=Path(images), out=Path(out),
                    captions=None if captions is None else Path(captions),
                    run_dir=None if run_dir is None else Path(run_dir), query=query,
                    run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device),
