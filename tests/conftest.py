@@ -39,8 +39,17 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # warnings would land in whatever command output is being captured at that time.
 transformers_logging.get_logger("vlaudit")
 
+
+
+def vllm_installed() -> bool:
+    """Whether the vllm package is installed (this folder's tests/vllm/ is a namespace package of that name
+    while tests/ is on the path: it has no origin)."""
+    spec = importlib.util.find_spec("vllm")
+    return spec is not None and spec.origin is not None
+
+
 # tests/vllm/ start a real vLLM engine: they run in the vLLM environment (`make test-vllm`), not in this one
-collect_ignore = [] if importlib.util.find_spec("vllm") else ["vllm"]
+collect_ignore = [] if vllm_installed() else ["vllm"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

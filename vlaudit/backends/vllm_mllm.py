@@ -50,9 +50,13 @@ def _import_vllm() -> Any:
     try:
         import vllm  # the optional engine, imported only when a vllm: model loads
     except ImportError as exc:
+        missing: Exception | None = exc
+    else:  # a folder named vllm on the path imports as an empty namespace package
+        missing = None if hasattr(vllm, "LLM") else ImportError("no module named 'vllm'")
+    if missing is not None:
         raise MissingDependencyError(
-            f"vllm: models need the vllm package ({exc}); build its environment with `make vllm-env` "
-            "(docs/guide/served-models.md)") from exc
+            f"vllm: models need the vllm package ({missing}); build its environment with `make vllm-env` "
+            "(docs/guide/served-models.md)") from missing
     return vllm
 
 
