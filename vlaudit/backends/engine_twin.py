@@ -41,7 +41,7 @@ def engine_perturbation(backend: Any) -> dict[str, str]:
 def _twin_options(backend: Any, twin: str) -> HfOptions:
     """The run backend's options for the twin: the shared fields, the resolved dtype (auto may differ)."""
     own = backend.options
-    values = {name: (own.get(name) if isinstance(own, dict) else getattr(own, name, None))
+    values: dict[str, Any] = {name: (own.get(name) if isinstance(own, dict) else getattr(own, name, None))
               for name in ("revision", "min_pixels", "max_pixels", "system")}
     values["trust_remote_code"] = bool(own.get("trust_remote_code") if isinstance(own, dict)
                                        else own.trust_remote_code)

@@ -91,7 +91,7 @@ def _model(model: str | ModelRef, options: BackendOptions, engine: Mapping[str, 
     the default is not given); a ModelRef keeps its own (then ``options`` must be the defaults: two sets of
     options for one model is a mistake)."""
     defaults = {f.name: f.default for f in fields(VllmOptions)}
-    given = {k: v for k, v in (engine or {}).items() if v is not None and v != defaults[k]}
+    given: dict[str, Any] = {k: v for k, v in (engine or {}).items() if v is not None and v != defaults[k]}
     if isinstance(model, str):
         kind = options_classes(model)[0]
         names = {f.name for f in fields(kind)}
