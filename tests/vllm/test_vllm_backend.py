@@ -118,6 +118,21 @@ def test_the_backend_passes_the_conformance_checks(vllm_backend) -> None:
                                                               "Is the dog above the car?"])
 
 
+def test_hf_prefix_reuse_is_exact_under_the_transformers_vllm_pins(hd32_model) -> None:
+    """The HF backend's shared image-prefix reuse equals full forwards in this environment too (transformers
+    5.19 takes the KV cache as `past_key_values`; a `cache=` keyword is silently ignored there)."""
+    from vlaudit.backends.options import RunOptions
+    from vlaudit.backends.registry import load_backend
+
+    image = Image.fromarray(np.random.default_rng(5).integers(0, 256, (60, 80, 3), dtype=np.uint8))
+    requests = [YesNoRequest(f"k{i}", q, image) for i, q in enumerate(
+        ["Is the cat left of the dog?", "Is the dog above the car?", "Is the cat near the table?"])]
+    scored = [[r.margin for r in load_backend(f"hf:{hd32_model('qwen2-vl')}",
+                                              RunOptions(prefix_cache=reuse, device="cpu")).score(requests)]
+              for reuse in (True, False)]
+    assert np.max(np.abs(np.subtract(*scored))) <= MARGIN_TOL
+
+
 def test_greedy_generation_matches_the_hf_backends(vllm_backend, hf_backend) -> None:
     request = [YesNoRequest("g", "Is the cat left of the dog?", None)]
     ours = vllm_backend("qwen2-vl").generate(request, max_new_tokens=4)[0]
