@@ -41,26 +41,28 @@ def _margins(path: Path) -> dict[tuple[str, str, str], tuple[float, str]]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, make_benchmark, vllm_backend, hf_backend):
-    """family -> (benchmark, vllm run folder, hf run folder): 10 items × every context × yes/no and true/false,
-    scored by both backends through the runner (vca score's API twin)."""
-    out = {}
-    for family in FAMILIES:
-        root = tmp_path_factory.mktemp(f"runs-{family}")
-        items = make_benchmark(root, n_images=5, questions=2)
-        folders = {}
-        for name, backend in (("vllm", vllm_backend(family)), ("hf", hf_backend(family))):
-            spec = vlaudit.ScoreSpec.of(model=backend.spec, benchmark=items, images=root / "images",
-                                        out=root / name, contexts=CONTEXTS, interfaces=("yesno", "truefalse"),
-                                        chunk_size=16)
-            vlaudit.score_margins(spec, backend=backend)
-            folders[name] = root / name
-        out[family] = (items, folders["vllm"], folders["hf"])
-    return out
+    """``runs(family)`` -> (benchmark, vllm run folder, hf run folder): 10 items × every context × yes/no and
+    true/false, scored by both backends through the runner (vca score's API twin), once per family."""
+    done = {}
+
+    def scored(family):
+        if family not in done:
+            root = tmp_path_factory.mktemp(f"runs-{family}")
+            items = make_benchmark(root, n_images=5, questions=2)
+            for name, backend in (("vllm", vllm_backend(family)), ("hf", hf_backend(family))):
+                spec = vlaudit.ScoreSpec.of(model=backend.spec, benchmark=items, images=root / "images",
+                                            out=root / name, contexts=CONTEXTS, interfaces=("yesno", "truefalse"),
+                                            chunk_size=16)
+                vlaudit.score_margins(spec, backend=backend)
+            done[family] = (items, root / "vllm", root / "hf")
+        return done[family]
+
+    return scored
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_margins_equal_the_hf_backends_under_every_context(runs, family) -> None:
-    _, vllm_run, hf_run = runs[family]
+    _, vllm_run, hf_run = runs(family)
     ours, theirs = _margins(vllm_run), _margins(hf_run)
     assert set(ours) == set(theirs) and len(ours) == 10 * len(CONTEXTS) * 2
     deltas = np.array([abs(ours[k][0] - theirs[k][0]) for k in ours])
@@ -71,7 +73,7 @@ def test_margins_equal_the_hf_backends_under_every_context(runs, family) -> None
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_manifest_records_the_engine_and_the_hf_rendering(runs, family) -> None:
-    _, vllm_run, hf_run = runs[family]
+    _, vllm_run, hf_run = runs(family)
     ours_file, theirs_file = (json.loads((run / "manifest.json").read_text()) for run in (vllm_run, hf_run))
     assert ours_file["prompt_template_sha256"] == theirs_file["prompt_template_sha256"]
     assert ours_file["example_prompts"] == theirs_file["example_prompts"]
@@ -141,7 +143,7 @@ def test_greedy_generation_matches_the_hf_backends(vllm_backend, hf_backend) -> 
 
 
 def test_engine_noise_is_measured_by_vca_stability(runs, vllm_backend) -> None:
-    _, vllm_run, _ = runs["qwen2-vl"]
+    _, vllm_run, _ = runs("qwen2-vl")
     result = vlaudit.measure_stability(vllm_run, sample=4, perturbations=["engine"], model=vllm_backend("qwen2-vl"))
     (row,) = result.perturbations
     assert row.perturbation == "engine" and row.all.n > 0
@@ -152,7 +154,7 @@ def test_engine_noise_is_measured_by_vca_stability(runs, vllm_backend) -> None:
 def test_vca_score_on_vllm_resumes_after_kill_9(runs, tmp_path) -> None:
     """`vca score --model vllm:DIR` from the command line, killed -9 after its first cache chunk, then rerun:
     the same margins as the in-process run, every record once."""
-    items, vllm_run, _ = runs["qwen2-vl"]
+    items, vllm_run, _ = runs("qwen2-vl")
     model = json.loads((vllm_run / "manifest.json").read_text())["spec"]
     out = tmp_path / "cli"
     command = [sys.executable, "-m", "vlaudit", "vca", "score", "--model", model, "--benchmark", str(items),
