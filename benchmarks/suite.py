@@ -50,6 +50,9 @@ class Benchmark:
     quick: tuple[str, ...]
     full: tuple[str, ...]
     goals: tuple[Goal, ...]
+    #: the interpreter, relative to the repository, for a benchmark that needs its own environment (None: this
+    #: one); the benchmark is skipped where that environment was not built
+    python: str | None = None
 
 
 BENCHMARKS = (
@@ -103,6 +106,10 @@ BENCHMARKS = (
     # documented minimum number of clusters (quick: 400 replicates, full: the published 2,000)
     Benchmark("cluster_coverage.py", ("--reps", "400", "--clusters", "5", "20"), (),
               (Goal("coverage_at_min", ">= 0.9"), Goal("min_clusters"))),
+    # vLLM's offline engine vs the HF backend on one tiny model (queries/s ratio, one run; start-up apart),
+    # in the vLLM environment (make vllm-env): the same margins to 1e-5
+    Benchmark("vllm_offline.py", ("--images", "6"), (),
+              (Goal("ratio"), Goal("startup_s"), Goal("max_abs_diff", "<= 1e-5")), python=".venv-vllm/bin/python"),
 )
 
 
@@ -118,10 +125,11 @@ def run(benchmark: Benchmark, full: bool, log_dir: Path) -> tuple[dict[str, str]
     """Run one benchmark; its figures, an error line (or None) and its wall time. Output goes to the log."""
     args = benchmark.full if full else benchmark.quick
     log = log_dir / (Path(benchmark.script).stem + ".log")
+    python = sys.executable if benchmark.python is None else str(HERE.parent / benchmark.python)
     start = time.perf_counter()
     try:
         with log.open("w") as out:
-            done = subprocess.run([sys.executable, str(HERE / benchmark.script), *args], stdout=out,
+            done = subprocess.run([python, str(HERE / benchmark.script), *args], stdout=out,
                                   stderr=subprocess.STDOUT, timeout=TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
         return {}, f"timed out after {TIMEOUT_S} s", time.perf_counter() - start
@@ -156,6 +164,9 @@ def main() -> None:
     failed = False
     for benchmark in chosen:
         name = Path(benchmark.script).stem
+        if benchmark.python is not None and not (HERE.parent / benchmark.python).exists():
+            rows.append((name, f"skipped: no {benchmark.python.split('/')[0]}", "", "-"))
+            continue
         print(f"running {name} ({'full' if args.full else 'quick'}) ...", flush=True)
         figures, error, seconds = run(benchmark, args.full, log_dir)
         print(f"  done in {seconds:.0f} s", flush=True)

@@ -8,6 +8,7 @@ real entry point in-process (``cli``, ``one_error_line``, ``files_under``), tiny
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -37,6 +38,18 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 # one here: imported first inside a CliRunner (which swaps sys.stderr for a buffer it then closes), its later
 # warnings would land in whatever command output is being captured at that time.
 transformers_logging.get_logger("vlaudit")
+
+
+
+def vllm_installed() -> bool:
+    """Whether the vllm package is installed (this folder's tests/vllm/ is a namespace package of that name
+    while tests/ is on the path: it has no origin)."""
+    spec = importlib.util.find_spec("vllm")
+    return spec is not None and spec.origin is not None
+
+
+# tests/vllm/ start a real vLLM engine: they run in the vLLM environment (`make test-vllm`), not in this one
+collect_ignore = [] if vllm_installed() else ["vllm"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

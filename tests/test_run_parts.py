@@ -182,11 +182,18 @@ def _params(path: tuple[str, ...]) -> dict[str, object]:
     raise AssertionError(path)
 
 
-@pytest.mark.parametrize("path", list(_COMMANDS), ids=" ".join)
-def test_every_option_field_has_its_flag_and_every_flag_maps_back(path, tmp_path) -> None:
+_VLLM_COMMANDS = [("vca", "score"), ("cycles", "score-mllm")]  # the commands that take a vllm: model's engine flags
+
+
+@pytest.mark.parametrize("path,prefix", [(p, None) for p in _COMMANDS] + [(p, "vllm") for p in _VLLM_COMMANDS],
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else str(v))
+def test_every_option_field_has_its_flag_and_every_flag_maps_back(path, prefix, tmp_path) -> None:
     spec_class = getattr(vlaudit, _COMMANDS[path])
     params = _params(path)
-    spec = spec_class.of(**_required(spec_class, tmp_path))
+    required = _required(spec_class, tmp_path)
+    if prefix is not None:  # a vllm: model: its VllmOptions fields (the engine's settings) have flags too
+        required["model"] = f"{prefix}:{tmp_path / 'model'}"
+    spec = spec_class.of(**required)
     parts = [(spec.model.options, True), (spec.run, False)]
     if "executor" in params:
         parts.append((RayOptions(), True))

@@ -18,7 +18,8 @@ the §18 wording diagnostics :func:`build_wording_items` → :func:`wording_diag
 :func:`render_mcq_scenes` writes the multiple-choice known-answer benchmark.
 Run specs, shared with the CLI: :class:`ScoreSpec`, :class:`DualScoreSpec`, :class:`FeaturesSpec`,
 :class:`CycleScoreSpec` (:func:`score_cycles_mllm` takes the last), built from parts: :class:`ModelRef` (a
-model spec and its backend's :class:`HfOptions`, :class:`DualOptions`, :class:`PlantedOptions` or :class:`EndpointOptions`),
+model spec and its backend's :class:`HfOptions`, :class:`VllmOptions`, :class:`DualOptions`,
+:class:`PlantedOptions` or :class:`EndpointOptions`),
 :class:`RunOptions` and :class:`RayOptions`. Errors:
 :class:`InputError` (bad input, naming file, record and field), :class:`VlauditError`.
 """
@@ -64,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "EndpointOptions": "vlaudit.backends.options:EndpointOptions",
     "DualOptions": "vlaudit.backends.options:DualOptions",
     "PlantedOptions": "vlaudit.backends.options:PlantedOptions",
+    "VllmOptions": "vlaudit.backends.options:VllmOptions",
     "RunOptions": "vlaudit.backends.options:RunOptions",
     "RayOptions": "vlaudit.scoring.run_parts:RayOptions",
     "vca_report": "vlaudit.api.vca:vca_report",
@@ -164,6 +166,7 @@ __all__ = [
     "EndpointOptions",
     "DualOptions",
     "PlantedOptions",
+    "VllmOptions",
     "RunOptions",
     "RayOptions",
     "vca_report",
@@ -262,7 +265,14 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.vca import factorial, vca_report
     from vlaudit.api.wording import build_wording_items, wording_diagnostics
     from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
-    from vlaudit.backends.options import DualOptions, EndpointOptions, HfOptions, PlantedOptions, RunOptions
+    from vlaudit.backends.options import (
+        DualOptions,
+        EndpointOptions,
+        HfOptions,
+        PlantedOptions,
+        RunOptions,
+        VllmOptions,
+    )
     from vlaudit.backends.registry import ModelRef, backend_kind
     from vlaudit.backends.tiny_families import TINY_FAMILIES
     from vlaudit.builders.cycles.build_steps import family_label

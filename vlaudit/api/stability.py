@@ -126,7 +126,8 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
         out: the output folder (default: the run folder).
         sample: items to re-score.
         seed: the sample's seed.
-        perturbations: names (``batch-1``, ``padding-right``, ``dtype``, ``attention``, ``prefix-cache``;
+        perturbations: names (``batch-1``, ``padding-right``, ``dtype``, ``attention``, ``prefix-cache``,
+            ``engine``: hf: vs vllm: on the same weights, measured only when named;
             a dual encoder: ``batch-1``, ``dtype``).
         model: a loaded backend or a model spec (default: the run's).
         items: the run's items when its manifest names no ITEMS file.

@@ -88,7 +88,7 @@ PREFIX_CACHE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 _IMAGE_BLOCK_END = {"qwen2_vl": "<|vision_end|>", "qwen2_5_vl": "<|vision_end|>", "qwen3_vl": "<|vision_end|>"}
 
 
-def _plain_size(size: Any) -> dict[str, Any] | None:
+def plain_size(size: Any) -> dict[str, Any] | None:
     """The image processor's size setting as a plain dict (transformers keeps a SizeDict dataclass)."""
     if size is None:
         return None
@@ -252,7 +252,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
             "device": str(self.device),
             "pixel_budget": {"min_pixels": self.options.get("min_pixels"),
                              "max_pixels": self.options.get("max_pixels"),
-                             "image_processor_size": _plain_size(size)},
+                             "image_processor_size": plain_size(size)},
             "chat_template_sha256": sha256_text(str(getattr(self.processor, "chat_template", "") or "")),
             "template": template_fingerprint(self.question_templates, self.system_override),
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
@@ -372,7 +372,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
 def _set_pixel_budget(processor: Any, min_pixels: int | None, max_pixels: int | None) -> None:
     """Set the Qwen-VL style pixel budget (shortest_edge/longest_edge are pixel counts there)."""
     image_processor = getattr(processor, "image_processor", None)
-    current = _plain_size(getattr(image_processor, "size", None)) or {}
+    current = plain_size(getattr(image_processor, "size", None)) or {}
     if image_processor is None or "longest_edge" not in current or "shortest_edge" not in current:
         raise InputError(f"--min-pixels/--max-pixels apply to Qwen-VL style image processors; "
                          f"{type(image_processor).__name__} has size {current}", field="max_pixels")

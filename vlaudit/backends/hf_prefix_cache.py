@@ -97,7 +97,10 @@ def score_shared_prefix(backend: PrefixBackend, requests: Sequence[YesNoRequest]
         batch = backend.encode([prefix], [requests[members[0]].image])
         with torch.inference_mode():
             out = model(**batch, use_cache=True, logits_to_keep=1)
-        cache = out["cache"] if "cache" in out else out["past_key_values"]
+        # transformers ≥ 5.2x returns and takes `cache`; the 5.1x that vLLM pins `past_key_values`, and there a
+        # `cache=` keyword is silently ignored (the suffix would not see the image prefix)
+        cache_keyword = "cache" if "cache" in out else "past_key_values"
+        cache = out[cache_keyword]
         rope_delta = model.model.rope_deltas.clone()  # (1, 1): text position offset after the image
         n_prefix = int(batch["input_ids"].shape[1])
         suffix_ids = [tokenizer.encode(parts[i][1], add_special_tokens=False) for i in members]
@@ -119,7 +122,8 @@ def score_shared_prefix(backend: PrefixBackend, requests: Sequence[YesNoRequest]
             device = backend.device
             with torch.inference_mode():
                 logits = model(input_ids=input_ids.to(device), attention_mask=mask.to(device),
-                               position_ids=positions.to(device), cache=row_cache, use_cache=True).logits
+                               position_ids=positions.to(device), use_cache=True,
+                               **{cache_keyword: row_cache}).logits
             last = torch.tensor([len(tokens) - 1 for tokens in ids], device=logits.device)
             final = logits[torch.arange(k, device=logits.device), last]
             logprobs = torch.log_softmax(final.double(), dim=-1).cpu()

@@ -2,7 +2,7 @@
 
 :class:`HfOptions` serves ``hf:`` (multimodal chat LLMs) and the yes/no ``ref:`` models built like them,
 :class:`DualOptions` serves ``hf-clip:``, ``open_clip:`` and the dual-encoder ``ref:`` models, and
-:class:`PlantedOptions` adds the knobs of vlaudit's own planted yes/no references (``ref:batch-noise``,
+:class:`VllmOptions` adds vLLM's engine settings for ``vllm:``, :class:`PlantedOptions` adds the knobs of vlaudit's own planted yes/no references (``ref:batch-noise``,
 ``ref:scene-vqa-mixture``, ...). The registry (:mod:`vlaudit.backends.registry`) says which classes a prefix
 takes, so a :class:`~vlaudit.scoring.run_parts.ModelRef` gets the right default and a wrong class is refused.
 
@@ -80,6 +80,49 @@ class PlantedOptions(HfOptions):
 
 
 @dataclass(frozen=True)
+class VllmOptions(HfOptions):
+    """``vllm:`` models served in-process by vLLM's offline engine (:mod:`vlaudit.backends.vllm_mllm`): the
+    :class:`HfOptions` (the same prompt rendering, precision and pixel budget) and the engine's settings.
+
+    A None engine setting is vLLM's own default. Every field changes the engine the margins come from (the
+    parallel layout changes summation order), so a rerun into a run folder compares them all."""
+
+    tensor_parallel_size: int = field(default=1, metadata={
+        "flag": "--tensor-parallel-size", "min": 1,
+        "help": "vllm: GPUs one copy of the model is split across (tensor parallel; 1)."})
+    pipeline_parallel_size: int = field(default=1, metadata={
+        "flag": "--pipeline-parallel-size", "min": 1,
+        "help": "vllm: pipeline stages (layers split across GPUs; 1)."})
+    gpu_memory_utilization: float | None = field(default=None, metadata={
+        "flag": "--gpu-memory-utilization", "min": 0.01,
+        "help": "vllm: fraction of each GPU's memory the engine may take (default: vLLM's, 0.9)."})
+    max_model_len: int | None = field(default=None, metadata={
+        "flag": "--max-model-len", "min": 1,
+        "help": "vllm: longest prompt + answer in tokens (default: the model's context)."})
+    block_size: int = field(default=32, metadata={
+        "flag": "--block-size", "min": 1,
+        "help": "vllm: KV-cache block in tokens; prefix caching reuses whole blocks (32)."})
+    max_num_seqs: int | None = field(default=None, metadata={
+        "flag": "--max-num-seqs", "min": 1,
+        "help": "vllm: most sequences in one engine step, the engine's batch (default: vLLM's)."})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        at_least("--tensor-parallel-size", self.tensor_parallel_size, 1)
+        at_least("--pipeline-parallel-size", self.pipeline_parallel_size, 1)
+        at_least("--max-model-len", self.max_model_len, 1)
+        at_least("--block-size", self.block_size, 1)
+        at_least("--max-num-seqs", self.max_num_seqs, 1)
+        if self.gpu_memory_utilization is not None and not 0 < self.gpu_memory_utilization <= 1:
+            raise InputError(f"must be in (0, 1], got {self.gpu_memory_utilization!r}",
+                             field="--gpu-memory-utilization")
+
+
+#: the engine settings :class:`VllmOptions` adds to :class:`HfOptions` (flags a non-vllm model refuses when set)
+VLLM_ENGINE_FIELDS = tuple(f.name for f in fields(VllmOptions) if f.name not in {g.name for g in fields(HfOptions)})
+
+
+@dataclass(frozen=True)
 class DualOptions:
     """Dual encoders: ``hf-clip:``, ``open_clip:`` (which takes no revision) and the dual ``ref:`` models."""
 
@@ -153,7 +196,7 @@ def operational_option_names() -> tuple[str, ...]:
 
 
 #: the options of any backend (the registry says which a prefix takes)
-BackendOptions = Union[HfOptions, PlantedOptions, DualOptions, EndpointOptions]  # noqa: UP007 (a runtime alias)
+BackendOptions = Union[HfOptions, PlantedOptions, VllmOptions, DualOptions, EndpointOptions]  # noqa: UP007
 
 
 def option_values(options: BackendOptions) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""The backend registry, keyed by prefix: ``hf:``, ``hf-clip:``, ``open_clip:``, ``ref:``, ``openai:``.
+"""The backend registry, keyed by prefix: ``hf:``, ``hf-clip:``, ``open_clip:``, ``ref:``, ``vllm:``, ``openai:``.
 
 A model spec is ``PREFIX:NAME`` (e.g. ``hf:Qwen/Qwen2-VL-2B-Instruct``, ``hf:/path/to/dir``,
 ``open_clip:ViT-B-32/laion2b_s34b_b79k``, ``openai:http://127.0.0.1:8000/v1#Qwen/Qwen2-VL-7B-Instruct``). Loaders are referenced by import path so that resolving a spec
@@ -25,6 +25,7 @@ from vlaudit.backends.options import (
     HfOptions,
     PlantedOptions,
     RunOptions,
+    VllmOptions,
     option_values,
 )
 from vlaudit.errors import InputError, VlauditError
@@ -40,9 +41,11 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "ref": ("vlaudit.reference.load:load_backend", "vlaudit's own small reference models"),
     "openai": ("vlaudit.backends.openai_endpoint:load_backend",
                "a model behind an OpenAI-compatible server, URL#MODEL (yes/no margins from its log-probs)"),
+    "vllm": ("vlaudit.backends.vllm_mllm:load_backend",
+             "multimodal chat LLMs in vLLM's offline engine (yes/no margins; needs the vllm package)"),
 }
 #: the prefixes whose models are multimodal LLMs read through yes/no verbalizers (the others: dual encoders)
-YES_NO_PREFIXES = ("hf", "openai")
+YES_NO_PREFIXES = ("hf", "vllm", "openai")
 # prefix -> "module:function" naming the kind of each NAME, for a prefix that serves both kinds; the reference
 # models live above this layer (vlaudit.reference), so they are reached by import path like the loaders
 KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.catalogue:reference_kind"}
@@ -50,8 +53,12 @@ KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.catalogue:reference_kind"}
 
 # prefix -> the options classes its loader takes (the first is the default); ref: by the kind of each NAME
 OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {
-    "hf": (HfOptions,), "hf-clip": (DualOptions,), "open_clip": (DualOptions,), "openai": (EndpointOptions,),
+    "hf": (HfOptions,), "hf-clip": (DualOptions,), "open_clip": (DualOptions,), "vllm": (VllmOptions,),
+    "openai": (EndpointOptions,),
 }
+#: the yes/no prefixes whose prompts and verbalizers load from the model's config and tokenizer alone
+#: (``weights=False``: no weights read, no engine or server reached)
+CONFIG_ONLY_PREFIXES = ("hf", "vllm")
 _REF_OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {"yesno": (HfOptions, PlantedOptions),
                                                              "features": (DualOptions,)}
 
@@ -93,7 +100,6 @@ def backend_kind(spec: str) -> str:
     if parsed.prefix in KIND_OF:
         return _resolve(KIND_OF[parsed.prefix])(parsed.name) or "yesno"
     return "yesno" if parsed.prefix in YES_NO_PREFIXES else "features"
-
 
 def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
     """Raise a clear error when ``spec`` is not a backend of ``kind`` (checked before any model is loaded)."""

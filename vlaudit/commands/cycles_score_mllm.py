@@ -24,7 +24,7 @@ from vlaudit.commands._say import say
 
 @cycles_app.command("score-mllm")
 def cycles_score_mllm(
-    model: str = typer.Option(..., "--model", help="Multimodal LLM: hf:<id|dir> or ref:tiny-qwen2-vl, ..."),
+    model: str = typer.Option(..., "--model", help="Multimodal LLM: hf:<id|dir>, vllm:<id|dir> or ref:tiny-qwen2-vl, ..."),
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
     images: Path = in_folder_option("--images", help="Folder the image files are relative to."),
     out: Path = out_file_option(help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
@@ -48,6 +48,12 @@ def cycles_score_mllm(
     threads_per_worker: int | None = ray_threads_option(),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in the run "
                                                              "folder (its score cache is kept and reused)."),
+    tensor_parallel_size: int = field_option(vlaudit.VllmOptions, "tensor_parallel_size"),
+    pipeline_parallel_size: int = field_option(vlaudit.VllmOptions, "pipeline_parallel_size"),
+    gpu_memory_utilization: float | None = field_option(vlaudit.VllmOptions, "gpu_memory_utilization"),
+    max_model_len: int | None = field_option(vlaudit.VllmOptions, "max_model_len"),
+    block_size: int = field_option(vlaudit.VllmOptions, "block_size"),
+    max_num_seqs: int | None = field_option(vlaudit.VllmOptions, "max_num_seqs"),
 ) -> None:
     """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
     cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
@@ -55,7 +61,10 @@ def cycles_score_mllm(
         model=model, cycles=cycles, images=images, out=out, captions=captions, run_dir=run_dir, query=query,
         batch_size=batch_size, dtype=dtype, device=device, revision=revision, min_pixels=min_pixels,
         max_pixels=max_pixels, chunk_size=chunk_size, executor=executor, address=address, workers=workers,
-        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
+        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker,
+        tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size,
+        gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, block_size=block_size,
+        max_num_seqs=max_num_seqs)
     scored = vlaudit.score_cycles_mllm(spec, overwrite=overwrite)
     rows, summary, run = scored.rows, scored.summary, scored.run_dir
     scores = [float(row["score"]) for row in rows]

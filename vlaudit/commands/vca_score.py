@@ -31,7 +31,7 @@ def _csv(value: str) -> list[str]:
 
 @vca_app.command("score")
 def vca_score(
-    model: str = typer.Option(..., "--model", help="Model spec, e.g. hf:Qwen/Qwen3-VL-8B-Instruct or hf:DIR."),
+    model: str = typer.Option(..., "--model", help="Model spec, e.g. hf:Qwen/Qwen3-VL-8B-Instruct, hf:DIR or vllm:DIR (vLLM engine)."),
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table (JSONL or Parquet)."),
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
@@ -77,6 +77,12 @@ def vca_score(
     backoff: float = field_option(vlaudit.EndpointOptions, "backoff"),
     top_logprobs: int = field_option(vlaudit.EndpointOptions, "top_logprobs"),
     logprob_token_ids: str = field_option(vlaudit.EndpointOptions, "logprob_token_ids"),
+    tensor_parallel_size: int = field_option(vlaudit.VllmOptions, "tensor_parallel_size"),
+    pipeline_parallel_size: int = field_option(vlaudit.VllmOptions, "pipeline_parallel_size"),
+    gpu_memory_utilization: float | None = field_option(vlaudit.VllmOptions, "gpu_memory_utilization"),
+    max_model_len: int | None = field_option(vlaudit.VllmOptions, "max_model_len"),
+    block_size: int = field_option(vlaudit.VllmOptions, "block_size"),
+    max_num_seqs: int | None = field_option(vlaudit.VllmOptions, "max_num_seqs"),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = vlaudit.ScoreSpec.of(
@@ -87,7 +93,10 @@ def vca_score(
         prefix_cache=prefix_cache, system=system, executor=executor, address=address, workers=workers,
         gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker, circular=circular,
         api_key_env=api_key_env, replicas=tuple(replicas or ()), concurrency=concurrency, timeout=timeout,
-        max_retries=max_retries, backoff=backoff, top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids)
+        max_retries=max_retries, backoff=backoff, top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids,
+        tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size,
+        gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, block_size=block_size,
+        max_num_seqs=max_num_seqs)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,

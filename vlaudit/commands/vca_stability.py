@@ -24,7 +24,8 @@ def vca_stability(
     sample: int = typer.Option(200, "--sample", min=1, help="Items re-scored (seeded), each with all its contexts."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the item sample."),
     perturbations: str = typer.Option(None, "--perturbations",
-                                      help="Comma list of batch-1, padding-right, dtype, attention, prefix-cache "
+                                      help="Comma list of batch-1, padding-right, dtype, attention, prefix-cache, "
+                                           "engine (hf: vs vllm: on the same weights; only when named) "
                                            "(default: every one the backend supports; dual encoders: "
                                            "batch-1, dtype)."),
     model: str = typer.Option(None, "--model", help="Model spec to load instead of the run's (refused unless its "

@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from vlaudit.backends.base import ANSWER_WORDS
 from vlaudit.backends.letters import LETTER_INTERFACE
-from vlaudit.backends.options import BackendOptions, DualOptions, EndpointOptions, HfOptions, option_values
+from vlaudit.backends.options import (
+    BackendOptions,
+    DualOptions,
+    EndpointOptions,
+    HfOptions,
+    VllmOptions,
+    option_values,
+)
 from vlaudit.backends.registry import options_classes, parse_spec
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError, unknown_names
@@ -105,25 +112,35 @@ def _refuse_foreign(model: str, options: BackendOptions, takes: type[BackendOpti
                              f"{', '.join(sorted(names))})", field=flag)
 
 
-def _model(model: str | ModelRef, options: HfOptions | DualOptions,
-           endpoint: EndpointOptions | None = None) -> ModelRef:
-    """``model`` as a ModelRef: a spec string takes ``options`` (``endpoint`` for an ``openai:`` model); a
-    ModelRef keeps its own (then both must be the defaults: two sets of options for one model is a mistake).
-    An option the model's backend does not take, set away from its default, is refused naming the backend."""
+def _model(model: str | ModelRef, options: HfOptions | DualOptions, endpoint: EndpointOptions | None = None,
+           *, engine: Mapping[str, object] | None = None) -> ModelRef:
+    """``model`` as a ModelRef: a spec string takes ``options`` (``endpoint`` for an ``openai:`` model; the
+    vLLM ``engine`` settings given — None or the default is not given — for a ``vllm:`` model); a ModelRef
+    keeps its own (then all must be the defaults: two sets of options for one model is a mistake). An option
+    the model's backend does not take, set away from its default, is refused naming the backend."""
     endpoint = endpoint or EndpointOptions(system=getattr(options, "system", None))
+    defaults = {f.name: f.default for f in fields(VllmOptions)}
+    given: dict[str, Any] = {k: v for k, v in (engine or {}).items() if v is not None and v != defaults[k]}
     if isinstance(model, str):
         allowed = options_classes(model)
+        kind = allowed[0]
+        names = {f.name for f in fields(kind)}
+        refused = sorted(set(given) - names)
+        if refused:
+            raise InputError(f"is a setting of vllm: models, not of {model!r}",
+                             field="--" + refused[0].replace("_", "-"))
         if EndpointOptions in allowed:
             _refuse_unused(model, options, shared=("system",))
             return ModelRef(model, endpoint)
         _refuse_unused(model, endpoint, shared=("system",))
-        if type(options) not in allowed:  # the flat options of another backend kind: keep what both hold
-            _refuse_foreign(model, options, allowed[0])
-            # every class here takes both (EndpointOptions, which takes neither, returned above)
-            kept: BackendOptions = allowed[0](dtype=options.dtype, revision=options.revision)  # type: ignore[call-arg]
+        if type(options) not in allowed or given:  # the flat options of another backend kind: keep what both hold
+            _refuse_foreign(model, options, kind)
+            kept: BackendOptions = kind(**{f.name: getattr(options, f.name) for f in fields(options)
+                                           if f.name in names}, **given)
             return ModelRef(model, kept)
         return ModelRef(model, options)
-    if options != type(options)() or endpoint != EndpointOptions(system=getattr(options, "system", None)):
+    if (options != type(options)() or given
+            or endpoint != EndpointOptions(system=getattr(options, "system", None))):
         raise InputError("give the model's options in its ModelRef, not beside it", field="model")
     return model
 
@@ -143,6 +160,15 @@ def _refuse_unused(model: str, options: BackendOptions, *, shared: Sequence[str]
         if f.name not in shared and f.metadata.get("flag") and getattr(options, f.name) != f.default:
             raise InputError(f"{model.partition(':')[0]}: models do not take {f.metadata['flag']}",
                              field=str(f.metadata["flag"]))
+
+
+def _engine(tensor_parallel_size: int | None, pipeline_parallel_size: int | None,
+            gpu_memory_utilization: float | None, max_model_len: int | None, block_size: int | None,
+            max_num_seqs: int | None) -> dict[str, object]:
+    """The vLLM engine settings of a command's flat options (:class:`VllmOptions`), by field name."""
+    return {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
+            "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
+            "block_size": block_size, "max_num_seqs": max_num_seqs}
 
 
 @dataclass(frozen=True)
@@ -186,16 +212,23 @@ class ScoreSpec:
            executor: str = "local", address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
            threads_per_worker: int | None = None, api_key_env: str | None = None,
            replicas: Sequence[str] = (), concurrency: int = 8, timeout: float = 120.0, max_retries: int = 5,
-           backoff: float = 0.5, top_logprobs: int = 20, logprob_token_ids: str = "auto") -> ScoreSpec:
+           backoff: float = 0.5, top_logprobs: int = 20, logprob_token_ids: str = "auto",
+           tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
+           gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
+           block_size: int | None = None, max_num_seqs: int | None = None) -> ScoreSpec:
         """The spec from the flat options of ``vca score`` (names as its flags); ``model`` a spec string or a
         :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options. ``api_key_env`` ...
-        ``logprob_token_ids`` are the :class:`~vlaudit.backends.options.EndpointOptions` of an ``openai:`` model."""
+        ``logprob_token_ids`` are the :class:`~vlaudit.backends.options.EndpointOptions` of an ``openai:`` model;
+        the vLLM engine settings (``tensor_parallel_size``, ...) apply to ``vllm:`` models only."""
         options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
                             trust_remote_code=trust_remote_code, system=system)
         endpoint = EndpointOptions(api_key_env=api_key_env, replicas=tuple(replicas), concurrency=concurrency,
                                    timeout=timeout, max_retries=max_retries, backoff=backoff,
                                    top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids, system=system)
-        return cls(model=_model(model, options, endpoint), benchmark=benchmark, images=Path(images), out=Path(out),
+        engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
+                         block_size, max_num_seqs)
+        return cls(model=_model(model, options, endpoint, engine=engine), benchmark=benchmark, images=Path(images),
+                   out=Path(out),
                    contexts=tuple(contexts), interfaces=tuple(interfaces), seed=seed, model_name=model_name,
                    template=None if template is None else Path(template), circular=circular,
                    run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device,
@@ -352,10 +385,16 @@ class CycleScoreSpec:
            dtype: str = "auto", revision: str | None = None, min_pixels: int | None = None,
            max_pixels: int | None = None, batch_size: int | None = None, chunk_size: int = 64,
            device: str = "auto", executor: str = "local", address: str | None = None, workers: int = 1,
-           gpus_per_worker: float = 0.0, threads_per_worker: int | None = None) -> CycleScoreSpec:
-        """The spec from the flat options of ``cycles score-mllm`` (names as its flags)."""
+           gpus_per_worker: float = 0.0, threads_per_worker: int | None = None,
+           tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
+           gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
+           block_size: int | None = None, max_num_seqs: int | None = None) -> CycleScoreSpec:
+        """The spec from the flat options of ``cycles score-mllm`` (names as its flags; the vLLM engine
+        settings apply to ``vllm:`` models only)."""
         options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels)
-        return cls(model=_model(model, options), cycles=Path(cycles), images=Path(images), out=Path(out),
+        engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
+                         block_size, max_num_seqs)
+        return cls(model=_model(model, options, engine=engine), cycles=Path(cycles), images=Path(images), out=Path(out),
                    captions=None if captions is None else Path(captions),
                    run_dir=None if run_dir is None else Path(run_dir), query=query,
                    run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device),

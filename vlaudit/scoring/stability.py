@@ -7,7 +7,8 @@ replacement with ``numpy.random.default_rng(seed)`` from the run's items that ha
 with every context and interface of the run. The run is re-planned over *all* its items (mismatch donors
 depend on the whole set), so every sampled unit has the run's cache key and its **unperturbed margin is read
 from the run's cache**, never recomputed: the cost is exactly one re-scored unit per (perturbation, sampled
-unit), in batches of the run's batch size (of 1 under ``batch-1``).
+unit), in batches of the run's batch size (of 1 under ``batch-1``). The ``engine`` perturbation re-scores with
+the same weights in the other engine (``hf:`` ↔ ``vllm:``, :mod:`vlaudit.backends.engine_twin`).
 
 Perturbed scores are cached in ``OUT/stability-cache/`` (:class:`~vlaudit.scoring.cache.ChunkCache`, keyed
 by sha256(perturbation, unit key)), one sealed chunk per scored shard, under an exclusive lock on OUT: a
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.backends.base import ANSWER_WORDS, PerturbableBackend, require_protocol
+from vlaudit.backends.engine_twin import ENGINE, engine_perturbation, other_engine
 from vlaudit.errors import InputError
 from vlaudit.files import write_result
 from vlaudit.hashing import sha256_json
@@ -158,9 +160,13 @@ def answer_margin(hit: Mapping[str, Any], top: int | None = None) -> float:
 
 
 def choose_perturbations(backend: Any, perturbations: Sequence[str] | None) -> tuple[dict[str, str], list[str]]:
-    """(what ``backend`` supports, the names to measure: ``perturbations`` or all); one line for others."""
-    supported = backend.perturbations()
-    names = list(supported) if perturbations is None else list(perturbations)
+    """(what ``backend`` supports, the names to measure: ``perturbations`` or all); one line for others.
+
+    ``engine`` (:mod:`vlaudit.backends.engine_twin`: the other engine on the same weights) loads a second
+    model, so "all" leaves it out unless it is the only one the backend has."""
+    supported = {**backend.perturbations(), **engine_perturbation(backend)}
+    default = [n for n in supported if n != ENGINE] or list(supported)
+    names = default if perturbations is None else list(perturbations)
     if not supported:
         raise InputError(f"{backend.spec} supports no perturbation (it scores each unit alone, in one fixed "
                          "precision), so it has no numerical noise to measure", field="--perturbations")
@@ -231,7 +237,7 @@ def _score_perturbations(backend: Any, names: Sequence[str], units: Sequence[Uni
         todo = [u for u in ordered if _perturbed_key(name, u.key) not in cache.records]
         if not todo:
             continue
-        with backend.perturbed(name) as perturbed:
+        with other_engine(backend) if name == ENGINE else backend.perturbed(name) as perturbed:
             for start in range(0, len(todo), chunk_size):
                 chunk = todo[start:start + chunk_size]
                 results = perturbed.score(render_requests(store, [UnitTask.of(u) for u in chunk], seed))
