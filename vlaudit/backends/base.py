@@ -145,8 +145,10 @@ PADDING_RIGHT = "padding-right"
 DTYPE = "dtype"
 ATTENTION = "attention"
 PREFIX_CACHE = "prefix-cache"
+#: the same weights and prompts scored by the other engine, hf: ↔ vllm: (``backends/engine_twin.py``)
+ENGINE = "engine"
 #: every perturbation name ``vca stability`` knows, so that a typo is refused before any model loads
-PERTURBATION_NAMES = (BATCH_ONE, PADDING_RIGHT, DTYPE, ATTENTION, PREFIX_CACHE)
+PERTURBATION_NAMES = (BATCH_ONE, PADDING_RIGHT, DTYPE, ATTENTION, PREFIX_CACHE, ENGINE)
 
 
 def batch_one(batch_size: int) -> dict[str, str]:

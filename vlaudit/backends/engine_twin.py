@@ -17,10 +17,10 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from vlaudit.backends.base import ENGINE
 from vlaudit.backends.options import HfOptions, RunOptions, VllmOptions
 from vlaudit.backends.registry import ModelRef, load_backend
 
-ENGINE = "engine"
 #: a spec's prefix -> the prefix of the same weights in the other engine
 TWIN_PREFIX = {"hf": "vllm", "vllm": "hf"}
 
