@@ -175,6 +175,13 @@ class VllmMLLMBackend(YesNoBackendBase):
             n_tokens.append(len(output.prompt_token_ids))
         return yes_no_results(requests, prompts, rows, n_tokens, self.verbalizer_ids, self.letter_ids)
 
+    def context_length(self) -> int | None:
+        """The engine's window: vLLM's ``max_model_len`` (the option, else what the engine derived from the
+        model's config), None when the engine does not say."""
+        config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
+        limit = getattr(config, "max_model_len", None) or self.options.max_model_len
+        return int(limit) if isinstance(limit, int) and limit > 0 else None
+
     def generate(self, requests: Sequence[YesNoRequest], max_new_tokens: int,
                  answer_prefix: bool = True) -> list[GenerationResult]:
         """Greedy continuations (temperature 0) of every request's prompt, with or without "Answer:"."""
