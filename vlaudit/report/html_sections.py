@@ -15,6 +15,7 @@ from vlaudit.report import html_plots as plots
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
 from vlaudit.results.base import JsonObject
+from vlaudit.stats.clusters import cluster_phrase
 
 Section = tuple[str, str, Safe]
 
@@ -136,17 +137,20 @@ def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> 
     body: list[Any] = run_warnings(runs)
     if runs:
         has_perm = any(r.perm is not None for r in runs)
-        headers = ["Model", "Dataset", "Interface", "n", "Acc", "Dep", "D-CC", "C-U"]
+        headers = ["Model", "Dataset", "Interface", "Resampled", "n", "Acc", "Dep", "D-CC", "C-U"]
         headers += ["Δ D-CC perm"] if has_perm else []
         rows = []
         for r in runs:
-            row = [r.model, r.dataset, r.interface, _value(r.n)]
+            plan = None if r.audit is None else r.audit.bootstrap
+            unit = "—" if plan is None else cluster_phrase(plan.n_clusters, plan.unit)
+            row = [r.model, r.dataset, r.interface, unit, _value(r.n)]
             row += [num(r.rate(k), r.interval(k), pct=True) for k in ("acc", "dep", "dcc", "cu")]
             if has_perm:
                 row.append(num(None) if r.perm is None else num(r.perm.delta_dcc, r.perm.ci_delta_dcc, pct=True))
             rows.append(row)
-        body += [table(headers, rows, numeric_from=3),
-                 note("Percent of items; below each value its 95% paired cluster-bootstrap interval. "
+        body += [table(headers, rows, numeric_from=4),
+                 note("Percent of items; below each value its 95% paired cluster-bootstrap interval over the "
+                      "clusters the Resampled column names (docs/concepts/statistics.md). "
                       "Acc = D-CC + C-U; Dep = share of items whose image raises the answer beyond the no-image "
                       "controls (G_img > 0).")]
         body += [plots.decomposition(runs) or "", plots.permutation(runs) or ""]
