@@ -92,7 +92,8 @@ def backend(request: pytest.FixtureRequest, module_cache: Path, scenes: Path,
 
 
 #: prefixes whose backend needs a server, checked with check_backend where one runs
-CHECKED_ELSEWHERE = {"openai": "tests/test_openai_endpoint.py, against a loopback server of the tests' own"}
+CHECKED_ELSEWHERE = {"openai": "tests/test_openai_endpoint.py, against a loopback server of the tests' own",
+                     "vllm": "tests/vllm/test_vllm_backend.py (check_backend on a real engine, in the vLLM venv)"}
 YES_NO_CASES = [c for c in CASES if backend_kind(c) == "yesno"]
 FEATURE_CASES = [c for c in CASES if c not in YES_NO_CASES]
 
