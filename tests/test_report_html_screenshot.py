@@ -97,17 +97,13 @@ def test_the_mcq_gallery_shows_the_question_options_log_probs_and_verdict(mcq_pa
     assert "50.0" in text and "33.3" in text
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(reason="the MMStar table (Acc, Acc text, MG, ML) in the HTML is issue 39's (bench39's "
-                          "change); this passes once it is merged", strict=False)
+@pytest.mark.slow  # the benchmark tables the console prints are on the page too (issue 39's tables)
 def test_the_mmstar_table_appears(mcq_page) -> None:
     text, _, _ = mcq_page
     assert "Acc text" in text and "MG" in text and "29.2" in text  # MG = 50.0 − 20.8 (the tutorial's numbers)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="the POPE table (precision, recall, F1, yes-ratio) in the HTML is issue 39's "
-                          "(bench39's change); this passes once it is merged", strict=False)
 def test_the_pope_table_appears(pope_page) -> None:
     text, _, _ = pope_page
     # the tie rule answers yes to all 3 items (1 yes, 2 no): precision 33.3, recall 100.0, F1 50.0
