@@ -1,10 +1,15 @@
 """`vca generate-check` and `cycles score-mllm` on a `vllm:` model (issue 42 item 1), on the tiny head_dim-32
 Qwen2-VL in a real vLLM engine: generate-check decodes with the session's engine; score-mllm loads its own
-engine through the spec, as a user's run does, and its cycle scores equal the `hf:` backend's margins."""
+engine from the command line, as a user's run does (a process of its own: an engine shut down in the test
+process would take the session engine's parallel groups with it), and its cycle scores equal the `hf:`
+backend's margins."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,12 +54,14 @@ def test_generate_check_runs_on_the_vllm_engine(tmp_path, make_benchmark, vllm_b
 def test_cycles_score_mllm_on_vllm_equals_the_hf_backends_scores(tmp_path, hd32_model) -> None:
     cycles = two_cycles(tmp_path)
     folder = hd32_model("qwen2-vl")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     scores = {}
     for prefix in ("vllm", "hf"):
-        spec = vlaudit.CycleScoreSpec.of(model=f"{prefix}:{folder}", cycles=cycles, images=tmp_path / "images",
-                                         out=tmp_path / f"{prefix}.csv", dtype="float32", device="cpu")
-        result = vlaudit.score_cycles_mllm(spec)
-        assert result.n_cycles == 2
+        command = [sys.executable, "-m", "vlaudit", "cycles", "score-mllm", "--model", f"{prefix}:{folder}",
+                   "--cycles", str(cycles), "--images", str(tmp_path / "images"), "--out",
+                   str(tmp_path / f"{prefix}.csv"), "--dtype", "float32", "--device", "cpu"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
         scores[prefix] = read_scores(tmp_path / f"{prefix}.csv")
     assert set(scores["vllm"]) == set(scores["hf"]) and len(scores["hf"]) == 8
     for key, value in scores["hf"].items():
