@@ -112,6 +112,7 @@ def test_a_dataset_dict_needs_its_split_named(cli, one_error_line, tmp_path, cap
     rows = datasets.Dataset.from_list([{"image_id": 139, "true_caption": "A photo of a cup to the left of a dog",
                                         "false_caption": "A photo of a cup to the right of a dog"}])
     datasets.DatasetDict({"test": rows, "validation": rows}).save_to_disk(str(tmp_path / "spatial"))
+    capsys.readouterr()  # the set-up's own progress bars (shown unless an earlier test turned them off)
     line = one_error_line(*cli(*["data", "gsr-coco", "hf-dataset:spatial", "--out", "g.jsonl"]))
     assert "splits ['test', 'validation']" in line and "@SPLIT" in line
     line = one_error_line(*cli(*["data", "gsr-coco", "hf-dataset:spatial@train", "--out", "g.jsonl"]))
