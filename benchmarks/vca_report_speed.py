@@ -9,7 +9,7 @@ vectorised and as a readable loop over resamples; then the large case, the full 
 items (``--large-items``) with its seconds and peak resident memory (the bootstrap redraws its count matrix in
 blocks of resamples, so the peak does not grow with resamples × items). Last line: ``ratio=<loop/vectorised>
 seconds=<report> max_ci_diff=<vectorised vs loop> large_s=<report> large_peak_gb=<peak RSS>``.
-Goals: seconds < 10, ratio ≥ 20, the intervals equal (≤ 1e-12); large peak ≤ 2 GB (issues 4 and 23).
+Goals: seconds < 10, ratio ≥ 20, the intervals equal (≤ 1e-12); large peak ≤ 2 GB.
 
     .venv/bin/python benchmarks/vca_report_speed.py [--large-items 100000]
 """

@@ -32,7 +32,7 @@ def test_help_reads_whole_at_80_columns(path, command, cli, monkeypatch) -> None
     text = _help(path, cli, monkeypatch)
     too_wide = [line for line in text.splitlines() if len(line) > 80]
     assert not too_wide, too_wide
-    # wrapped between words only: no line ends inside a hyphenated name ("patch-/shuffle", issue 41)
+    # wrapped between words only: no line ends inside a hyphenated name ("patch-/shuffle")
     cut = [line for line in text.splitlines() if re.search(r"[\w/]-$", line)]
     assert not cut, cut
     assert not TYPER_TAG.search(text) and "\\[" not in text, text

@@ -1,4 +1,4 @@
-"""The resampling unit (issue 40 item 1): every builder declares its cluster, ``vca report`` and
+"""The resampling unit: every builder declares its cluster, ``vca report`` and
 ``compare vca`` resample and permute it (``--cluster COLUMN`` overrides), and every output names it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Start-up does only the work asked (issue 41, item 11): ``models list`` imports neither torch nor
+"""Start-up does only the work asked: ``models list`` imports neither torch nor
 transformers, and a rerun of a finished ``vca score`` run with nothing changed is answered from the run folder
 without loading the model (no torch for a planted model whose loader needs it); anything changed since — an
 image, the model's files, ``--overwrite`` — takes the ordinary path. Behaviour, never timings."""

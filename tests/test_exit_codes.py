@@ -171,7 +171,7 @@ def test_compare_cycles_under_the_minimum_exits_2_and_names_min_cycles(cli, tmp_
     assert not (tmp_path / "cmp").exists()
     code, out, err = cli(*args, "--min-cycles", "3")
     assert code == 0 and (tmp_path / "cmp" / "comparisons.csv").is_file(), err
-    # issue 41 item 10: each model's CycleAcc beside A − B, whole at 80 columns
+    # each model's CycleAcc beside A − B, whole at 80 columns
     (header,) = [line.split() for line in out.splitlines() if "A − B" in line]
     assert header[:4] == ["family", "A", "B", "A"] and "survives" in header
     assert max(len(line) for line in out.split("wrote")[0].splitlines()) <= 80

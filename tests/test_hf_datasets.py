@@ -92,7 +92,7 @@ def test_an_image_column_is_written_once_by_content(cli, files_under, tmp_path, 
     args = ["data", "whatsup-controlled", "hf-dataset:controlled", "--hf-images", "imgs"]
     code, out, err = cli(*[*args, "--out", "a.jsonl"])
     assert code == 0, err
-    # the second red image repeats one of this release: not "already in" the folder (issue 41)
+    # the second red image repeats one of this release: not "already in" the folder
     assert "images: 2 written, 0 already in imgs, 1 repeat within the release" in out
     import hashlib
 

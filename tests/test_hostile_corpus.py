@@ -1,4 +1,4 @@
-"""The hostile corpus (issues 22 and 25): every command that reads a file, run on the nastiest inputs found.
+"""The hostile corpus: every command that reads a file, run on the nastiest inputs found.
 
 ``tests/data/hostile/<reader>__<case>.<ext>`` holds one small file per case. Each file is run through every
 command that reads that kind of file, in a temporary folder, through the real entry point. The bar: no
@@ -169,7 +169,7 @@ def test_a_python_warning_prints_as_one_line(capsys) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# The new commands (issue 41): published-benchmark readers, letter margins, both compares, the report's
+# The new commands: published-benchmark readers, letter margins, both compares, the report's
 # folders, images PIL refuses. Each case writes its files and gives (argv, expected, detail, corrected argv):
 # expected "error" is exit 2 with one error line holding ``detail`` and nothing in out/; "ok" is exit 0; the
 # corrected command (when given) then runs into the same --out with exit 0: nothing left blocks it.

@@ -1,4 +1,4 @@
-"""A run that gave no answer is named (issue 41, item 3): a planted model on items it was not built for, or any
+"""A run that gave no answer is named: a planted model on items it was not built for, or any
 run whose margins are tied under the image for most items, gets a warning in ``vca score``, ``vca report``
 (console and ``vca.json``) and the HTML; ``models list`` says which items each planted model understands."""
 

@@ -1,4 +1,4 @@
-"""The noise floor's order-statistic upper bound of the p99 (issue 40 item 7) against a brute-force
+"""The noise floor's order-statistic upper bound of the p99 against a brute-force
 simulation: the coverage it reports is the coverage it has, at least 95% from 299 units on; the old linear p99
 of few records was exceeded by a fresh record far more often than 1%."""
 

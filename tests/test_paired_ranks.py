@@ -1,4 +1,4 @@
-"""Leaderboards rank from paired comparisons (issue 40 item 4): a model outranks another when their paired,
+"""Leaderboards rank from paired comparisons: a model outranks another when their paired,
 multiplicity-adjusted comparison says so; overlapping own intervals no longer tie two models the paired
 comparison separates, and a model without a value is unranked."""
 

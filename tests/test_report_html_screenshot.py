@@ -97,7 +97,7 @@ def test_the_mcq_gallery_shows_the_question_options_log_probs_and_verdict(mcq_pa
     assert "50.0" in text and "33.3" in text
 
 
-@pytest.mark.slow  # the benchmark tables the console prints are on the page too (issue 39's tables)
+@pytest.mark.slow  # the benchmark tables the console prints are on the page too
 def test_the_mmstar_table_appears(mcq_page) -> None:
     text, _, _ = mcq_page
     assert "Acc text" in text and "MG" in text and "29.2" in text  # MG = 50.0 − 20.8 (the tutorial's numbers)

@@ -1,4 +1,4 @@
-"""The exact paired sign-flip test of `compare cycles` (issue 40 item 3): it equals a readable full enumeration,
+"""The exact paired sign-flip test of `compare cycles`: it equals a readable full enumeration,
 clusters of one record are the item-level test, ten ½-wins give 2/2¹⁰, and its null size stays at most α —
 also with 80% ties, where the old ½-credit "sign test" (2·I½(n − k, k + 1)) fell to about 0.001."""
 

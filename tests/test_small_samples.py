@@ -1,4 +1,4 @@
-"""Small samples and multiplicity (issue 40 items 5, 6): null sizes on clustered nulls, the measured coverage
+"""Small samples and multiplicity: null sizes on clustered nulls, the measured coverage
 the warning quotes, exact McNemar and Holm against statsmodels, Holm families, and how p-values and
 degenerate intervals print."""
 

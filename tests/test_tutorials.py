@@ -1,5 +1,5 @@
 """The three question tutorials run end to end, every command of every ``bash`` block in the order the page
-gives it (issue 41): "Is MMStar credited to the image?", "Is model A better than B?" and "Is this decision
+gives it: "Is MMStar credited to the image?", "Is model A better than B?" and "Is this decision
 above the noise?". A command that needs the Hub or a GPU runs on a planted or tiny model instead: the swaps
 are listed per page (whole arguments only), as are the inputs a page assumes the reader already has."""
 

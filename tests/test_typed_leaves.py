@@ -1,4 +1,4 @@
-"""Typed to the leaves (issue 43 item 1), as a ratchet: every field of every JSON result a command writes
+"""Typed to the leaves, as a ratchet: every field of every JSON result a command writes
 (:data:`vlaudit.results.catalog.RESULT_TYPES` and each record inside one) is a typed record, a scalar or a
 container of those — not a JSON bag (``dict[str, json]``, ``json``, ``Any``, ``object``) read by key.
 

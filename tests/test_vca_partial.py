@@ -85,7 +85,7 @@ def test_item_missing_a_headline_control_is_excluded_with_a_warning(tmp_path) ->
     assert (a.n, a.n_total, a.n_excluded, a.excluded_items) == (5, 7, 2, ["i1", "i5"])
     for key in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict"):
         assert getattr(a, key) == getattr(b, key) and a.interval_of(key) == b.interval_of(key), key
-    # the fixture's exact zeros (i3's original margin, i7's blank) also get the tie warning of issue 40
+    # the fixture's exact zeros (i3's original margin, i7's blank) also get the tie warning
     (warning,) = [w for w in partial.warnings if not w.startswith("ties decide")]
     assert "2 of 7 items" in warning and "context 'blank' is missing for 2 of 7 items" in warning
     assert "'i1', 'i5'" in warning and [w for w in a.warnings if not w.startswith("ties decide")] == [warning]

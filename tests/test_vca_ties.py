@@ -1,4 +1,4 @@
-"""One tie convention (issue 40 item 2): |m| ≤ tol is no decision in the yes/no and the K-letter interfaces
+"""One tie convention: |m| ≤ tol is no decision in the yes/no and the K-letter interfaces
 alike, so a tied control never makes an item Strict; the report counts the items a tie decides beside Strict
 and warns. On main the yes/no reading of a tied control as "yes" made items Strict that the K = 2 letter
 reading of the same log-probabilities did not (ref:scene-vqa-grounded: 18 of 144 factorial items)."""

@@ -157,7 +157,7 @@ def _click_message(exc: typer.TyperException) -> str:
 def _error_line(message: str, console: Console | None = None) -> None:
     """vlaudit's one error line: a message that spans lines (a library's exception text) is folded. Piped or
     captured it stays one physical line (for logs and greps); in a terminal it wraps between words at the
-    terminal's width, never inside a word the way a terminal folds a long line ("percep/tion", issue 41)."""
+    terminal's width, never inside a word the way a terminal folds a long line ("percep/tion")."""
     console = console or Console(stderr=True)
     line = Text("error: ", style="bold red") + Text(one_line(message))
     if console.is_terminal:

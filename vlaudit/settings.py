@@ -16,7 +16,7 @@ CONFIDENCE_LEVEL = 0.95  # VCA §19: two-sided 95% intervals
 
 # --- cycle paper ---------------------------------------------------------------------------------------------
 MIN_CYCLES = 30  # cycle §D.5: a family with fewer validation cycles is reported unavailable
-TIE_TOL = 1e-9  # |m| ≤ tol is a tie, no decision: CycleAcc's ½ credit, VCA's Strict, survival and Dep (issue 40)
+TIE_TOL = 1e-9  # |m| ≤ tol is a tie, no decision: CycleAcc's ½ credit, VCA's Strict, survival and Dep
 CYCLE_TIE_TOL = TIE_TOL  # |Δ| ≤ tol counts as a tie (credit ½)
 CYCLE_SEEDS = (0, 1, 2)  # cycle §E.3 / §D.5: three independently constructed cycle splits and runs
 # Not a paper setting (the cycle paper states no bootstrap seed): the seed of the cycle metrics' bootstrap.

@@ -1,4 +1,4 @@
-"""`vca generate-check` and `cycles score-mllm` on a `vllm:` model (issue 42 item 1), on the tiny head_dim-32
+"""`vca generate-check` and `cycles score-mllm` on a `vllm:` model, on the tiny head_dim-32
 Qwen2-VL in a real vLLM engine: generate-check decodes with the session's engine; score-mllm loads its own
 engine from the command line, as a user's run does (a process of its own: an engine shut down in the test
 process would take the session engine's parallel groups with it), and its cycle scores equal the `hf:`

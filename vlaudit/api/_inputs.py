@@ -135,7 +135,7 @@ def as_margin_runs(margins: MarginsInput) -> list[MarginRun]:
 
 
 def margins_file(path: str | Path) -> Path:
-    """A MARGINS file, or the ``margins.parquet`` of a ``vca score`` run folder (issue 41: ``vca report RUN``
+    """A MARGINS file, or the ``margins.parquet`` of a ``vca score`` run folder (``vca report RUN``
     reads a run folder as ``compare`` and ``report`` do)."""
     path = Path(path)
     if not path.is_dir():
@@ -158,7 +158,7 @@ def enclosing_run(folder: str | Path) -> Path | None:
 
 def refuse_foreign_report_folder(out: str | Path, sources: Sequence[str | None]) -> None:
     """Refuse (one line, before anything is written) a report folder inside a run folder whose margins are
-    not the report's own: ``vlaudit report RUN`` would show them under that run (issue 41, item 9)."""
+    not the report's own: ``vlaudit report RUN`` would show them under that run."""
     run = enclosing_run(out)
     if run is None:
         return

@@ -145,7 +145,7 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
 
 
 def _nothing_compared_vca(record: CompareVcaResult) -> str:
-    """Why ``compare vca`` compared nothing, and the way out (issue 41: nothing to do is exit status 2)."""
+    """Why ``compare vca`` compared nothing, and the way out (nothing to do is exit status 2)."""
     counts = [f"{model.model} on {where}: {entry.n_compared} shared"
               + "".join(f", {n} {why}" for why, n in entry.dropped.items() if n)
               for model in record.models for where, entry in model.datasets.items()]

@@ -12,7 +12,7 @@ walks the command tree typer built and
 * says the default of an on/off flag (``[default: off]``) and of an option left unset (``[default: none]``),
   which click leaves unsaid, unless the help text already says what happens by default;
 * says which paper an option's default comes from when it is a paper setting (:data:`PAPER_DEFAULTS`);
-* wraps help text between words only, never after a hyphen inside a name ("patch-/shuffle", issue 41).
+* wraps help text between words only, never after a hyphen inside a name ("patch-/shuffle").
 
 Where "none" says too little, the option's help states what happens when it is not given ("default: every
 image"); a test checks that every option of every command says its default one way or the other.

@@ -34,7 +34,7 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 def images_line(images: Mapping[str, object]) -> str:
     """Where a release's embedded images went: written now, already in the folder before, and repeats of an
-    image within the release (POPE asks several questions per image: not "already in" the folder, issue 41)."""
+    image within the release (POPE asks several questions per image: not "already in" the folder)."""
     repeated = images.get("repeated")
     repeats = f", {counted(int(str(repeated)), 'repeat')} within the release" if repeated else ""
     return (f"images: {images['written']} written, {images['reused']} already in {images['folder']}{repeats} "

@@ -227,7 +227,7 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
         counts = sorted({r.n_clusters for r in rows})
         span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
         unit = "/".join(dict.fromkeys(r.unit for r in rows))
-        # each model's value beside A − B (issue 41); under CycleAcc the title names the one metric
+        # each model's value beside A − B; under CycleAcc the title names the one metric
         metric = [] if benchmark is None else ["metric"]
         print_table(f"{what} / {split}: A = {a}, B = {b} ({span} {unit} clusters)",
                     ["family", *metric, "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives", "ties A",

@@ -36,7 +36,7 @@ def _pct_cell(value: float | None, ci: Sequence[float] | None = None) -> str:
 
 
 def credit_sentence(run: RunAudit) -> str | None:
-    """The headline in plain words (issue 41): of the accuracy points, how many the image is credited with
+    """The headline in plain words: of the accuracy points, how many the image is credited with
     (D-CC, with its interval) and how many are answered without it (C-U = Acc − D-CC, VCA §12)."""
     acc, dcc, cu = run.rate_of("acc"), run.rate_of("dcc"), run.rate_of("cu")
     if acc is None or dcc is None or cu is None or acc != acc or dcc != dcc or cu != cu:

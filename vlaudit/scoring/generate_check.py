@@ -67,7 +67,7 @@ def run_generate_check(backend: Any, items: Sequence[BenchmarkItem], manifest: M
         raise InputError(f"{backend.spec} cannot generate text (it scores margins only, as the planted ref: "
                          "models do); generate-check needs a model that decodes, e.g. hf:DIR", field="--model")
     window = backend.context_length()
-    if window is not None and max_new_tokens > window:  # refused, not run for hours (issue 41)
+    if window is not None and max_new_tokens > window:  # refused, not run for hours
         raise InputError(f"{max_new_tokens} new tokens cannot fit {backend.spec}'s window of {window} positions; "
                          f"give at most {window} (the answer word comes first: the default is 8)",
                          field="--max-new-tokens")

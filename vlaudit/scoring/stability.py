@@ -90,7 +90,7 @@ def described_as_recorded(describe: Mapping[str, Any], manifest: Mapping[str, An
 
     A local folder is named by its resolved path in the manifest's ``arguments`` (``hf:models/m`` ≡
     ``hf:/abs/models/m``), and its weights by their identity, so the path form the user typed when scoring
-    (or now) must not make the run's own model "another" one (issue 41)."""
+    (or now) must not make the run's own model "another" one."""
     arguments = manifest.get("arguments") or {}
     recorded = (manifest.get("backend") or {}).get("spec") or manifest.get("spec")
     spec = describe.get("spec")

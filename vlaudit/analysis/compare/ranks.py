@@ -1,4 +1,4 @@
-"""Leaderboard ranks from the paired comparisons of a ``compare`` table (issue 40: rank from paired,
+"""Leaderboard ranks from the paired comparisons of a ``compare`` table (rank from paired,
 multiplicity-adjusted differences, :func:`vlaudit.stats.ranking.paired_ranks`).
 
 Within one cell (dataset/interface or benchmark/split, family) and metric, model b outranks model a when the
