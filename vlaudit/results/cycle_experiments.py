@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from vlaudit.results.base import JsonValue, VersionedResult
+from vlaudit.results.base import VersionedResult
 from vlaudit.results.cycles import Setting, SplitCounts
+from vlaudit.results.missing import Missing
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,27 @@ class SettingsProvenance:
 
 
 @dataclass(frozen=True)
-class CycleBuilds:
-    """Per seed what its cycles build recorded (source, pool seed, seed, pool size, splits; {} without a
-    metadata file), and whether every seed drew its splits inside one image pool (§D.5; None: unknown)."""
+class SeedBuild:
+    """What one seed's cycles build recorded in its ``CYCLES.meta.json`` (§D.5): the source, the seed of the
+    image pool every seed shares and its size (``max_images`` asked, ``images_in_pool`` drawn), the seed of the
+    splits drawn inside it and the split fractions. None: the build did not record it (a JSONL source has no
+    pool; a file of an older vlaudit)."""
 
-    per_seed: dict[str, dict[str, JsonValue]]
+    source: str | None = None
+    pool_seed: int | None = None
+    seed: int | None = None
+    max_images: int | None = None
+    images_in_pool: int | None = None
+    splits: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class CycleBuilds:
+    """Per seed what its cycles build recorded (:class:`SeedBuild`; :class:`Missing` when the cycles file has
+    no metadata beside it), and whether every seed drew its splits inside one image pool (§D.5; None: unknown)."""
+
+    # Missing first: a reader tries the union's types in order, and a SeedBuild (all defaults) reads any object
+    per_seed: dict[str, Missing | SeedBuild]
     shared_pool: bool | None
 
 
