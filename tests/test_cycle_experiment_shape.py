@@ -13,7 +13,7 @@ import pytest
 from experiment_planted import merge, planted_inputs
 
 from vlaudit.analysis.cycles.across_seeds import SeedRow, additive_audit, aggregate, flat_rows
-from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment
 from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs
 from vlaudit.errors import InputError
 from vlaudit.results.base import JsonValue, record_from_dict
@@ -21,6 +21,7 @@ from vlaudit.results.cycle_experiments import (
     AdditiveAudit,
     AdditiveFailure,
     CycleExperimentResult,
+    ExperimentRun,
     ProbeNote,
     SeedAggregate,
     Withdrawn,
@@ -56,11 +57,11 @@ class CountTestCycles:
         notes.append(ProbeNote(probe=f"seed {inputs.seed}", note="counted"))
         return [{"family": f, "test_cycles": len(inputs.select(config.test_split, f))} for f in families]
 
-    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], run: ExperimentRun, config: ExperimentConfig,
                   families: Mapping[int, Sequence[str]]) -> CountResult:
         rows = [CountRow(family=str(family), test_cycles=cells["test_cycles"])
                 for (family,), cells in aggregate(per_seed, ("family",), ("test_cycles",))]
-        return CountResult(**common, rows=rows)
+        return CountResult(**run.run_fields(), rows=rows)
 
     def write(self, result: CountResult, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
         (out_dir / "count.txt").write_text("plot")

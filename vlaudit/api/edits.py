@@ -17,7 +17,7 @@ from vlaudit.builders.annotation import import_annotations as consensus_of
 from vlaudit.builders.edits import EditParams
 from vlaudit.builders.edits import build_edits as render_edits
 from vlaudit.files import read_records, write_result, write_table
-from vlaudit.results.base import JsonObject, record_from_dict, to_json
+from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca import (
     AnnotationConsensusSummary,

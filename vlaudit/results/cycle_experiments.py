@@ -9,8 +9,8 @@ quantity, the sd of one seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 from vlaudit.results.base import VersionedResult
 from vlaudit.results.cycles import Setting, SplitCounts
@@ -126,14 +126,11 @@ class AdditiveAudit:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CycleExperimentResult(VersionedResult):
-    """One cycle-paper experiment (diagnostics, rank-sweep, oe, transfer; §5.2–§5.6): what every experiment
-    writes — its name, the split its numbers are on, seeds, settings and their provenance, each seed's cycle
-    build, the probe notes, the families withdrawn by §D.5's minimum — and the files written beside it. Each
-    experiment's result adds its rows."""
-
-    file_name = "NAME.json"
-    written_by = "experiment diagnostics|rank-sweep|oe|transfer"
+class ExperimentRun:
+    """What every cycle-paper experiment records of its run (§5.2–§5.6, §D.5, §E.3–§E.5), the one definition of
+    the fields every experiment's result shares: the files written beside it, its name, the split its numbers
+    are on, seeds, settings and their provenance, each seed's cycle build, the families the paper does not
+    have, the probe notes, §D.5's minimum and the families it withdrew."""
 
     files: dict[str, str]
     experiment: str
@@ -147,6 +144,21 @@ class CycleExperimentResult(VersionedResult):
     probe_notes: list[ProbeNote]
     min_cycles: int
     unavailable: list[Withdrawn]
+
+    def run_fields(self) -> dict[str, Any]:
+        """These fields by name, as keyword arguments of an experiment's result type (its own rows beside
+        them): ``DiagnosticsResult(**run.run_fields(), rows=...)``."""
+        return {f.name: getattr(self, f.name) for f in fields(ExperimentRun)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CycleExperimentResult(ExperimentRun, VersionedResult):
+    """One cycle-paper experiment (diagnostics, rank-sweep, oe, transfer; §5.2–§5.6): what every experiment
+    writes (:class:`ExperimentRun`, its keys first in the file) and the files written beside it. Each
+    experiment's result adds its rows."""
+
+    file_name = "NAME.json"
+    written_by = "experiment diagnostics|rank-sweep|oe|transfer"
 
 
 @dataclass(frozen=True)
