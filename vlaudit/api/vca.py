@@ -12,7 +12,7 @@ from vlaudit.api._inputs import as_margin_runs, refuse_foreign_report_folder
 from vlaudit.api.inputs import MarginsInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.vca_console import print_axes, print_headline
-from vlaudit.report.vca_tables import write_report_files
+from vlaudit.report.vca_files import write_report_files
 from vlaudit.results.base import to_json
 from vlaudit.results.vca import FactorialResult, VcaReportResult
 from vlaudit.results.vca_audit import RunAudit
