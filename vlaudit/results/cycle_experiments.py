@@ -96,11 +96,12 @@ class SeedBuild:
 @dataclass(frozen=True)
 class CycleBuilds:
     """Per seed what its cycles build recorded (:class:`SeedBuild`; :class:`Missing` when the cycles file has
-    no metadata beside it), and whether every seed drew its splits inside one image pool (§D.5; None: unknown)."""
+    no metadata beside it), and whether every seed drew its splits inside one image pool (§D.5; Missing when
+    no seed's build is known, None in a file written before reasons were recorded)."""
 
     # Missing first: a reader tries the union's types in order, and a SeedBuild (all defaults) reads any object
     per_seed: dict[str, Missing | SeedBuild]
-    shared_pool: bool | None
+    shared_pool: bool | Missing | None
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def settings_lines(result: CycleExperimentResult) -> list[str]:
         lines.append("not paper settings (vlaudit's): " + ", ".join(f"{name} {value}" for name, value in own.items()))
     first = next((b for b in result.cycle_builds.per_seed.values() if isinstance(b, SeedBuild)), None)
     if first is not None:
-        shared = "shared by every seed" if result.cycle_builds.shared_pool else "NOT the same pool in every seed"
+        shared = "shared by every seed" if result.cycle_builds.shared_pool is True else "NOT the same pool in every seed"
         lines.append(f"image pool: {first.images_in_pool} images (pool seed {first.pool_seed}), "
                      f"{shared}; each seed draws its own splits inside it (§D.5)")
     unknown = [seed for seed, b in result.cycle_builds.per_seed.items() if isinstance(b, Missing)]
@@ -78,4 +78,5 @@ def cycle_builds(inputs: Mapping[int, SeedInputs], seeds: Sequence[int]) -> Cycl
         str(s): inputs[s].build or Missing("no CYCLES.meta.json beside its cycles file") for s in seeds}
     pools = {(b.source, b.pool_seed, b.max_images, b.images_in_pool)
              for b in per_seed.values() if isinstance(b, SeedBuild)}
-    return CycleBuilds(per_seed=per_seed, shared_pool=None if not pools else len(pools) == 1)
+    shared = len(pools) == 1 if pools else Missing("no seed's cycles build is known")
+    return CycleBuilds(per_seed=per_seed, shared_pool=shared)
