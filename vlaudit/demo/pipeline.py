@@ -46,7 +46,7 @@ from vlaudit.demo.cycles import (
     score_encoder,
     summarize_encoders,
 )
-from vlaudit.demo.records import json_object
+from vlaudit.demo.json_view import json_object
 from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 from vlaudit.files import write_result
 from vlaudit.reference.catalogue import TRAINED_MODELS

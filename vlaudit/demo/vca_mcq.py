@@ -16,7 +16,7 @@ from typing import Any
 
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.builders.mcq_scenes import render_mcq_scenes
-from vlaudit.demo.records import json_object
+from vlaudit.demo.json_view import json_object
 from vlaudit.reference.scene_mcq import load_backend
 from vlaudit.report.vca_files import write_report_files
 from vlaudit.results.missing import Missing
