@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vlaudit.analysis.compare.cycles import CycleCompareSettings, compute_cycle_comparison
 from vlaudit.analysis.compare.vca import CompareSettings, compute_comparison
-from vlaudit.api._inputs import as_cycles, as_scores
+from vlaudit.api.input_records import as_cycles, as_scores
 from vlaudit.api.inputs import CyclesInput, ScoresInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.errors import InputError

@@ -9,7 +9,7 @@ from warnings import catch_warnings, simplefilter
 
 import numpy as np
 
-from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
+from vlaudit.api.input_records import as_cycles, as_matrix, as_scores
 from vlaudit.api.inputs import CyclesInput, MatrixInput, ScoresInput
 from vlaudit.api.results import Result, with_interval
 from vlaudit.backends.base import Backend

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TypeAlias
 
-from vlaudit.api._inputs import as_items
+from vlaudit.api.input_records import as_items
 from vlaudit.backends.base import PERTURBATION_NAMES, Backend, FeatureBackend, YesNoBackend
 from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError, unknown_names

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, write_factorial_files
 from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_report
-from vlaudit.api._inputs import as_margin_runs, refuse_foreign_report_folder
+from vlaudit.api.input_records import as_margin_runs, refuse_foreign_report_folder
 from vlaudit.api.inputs import MarginsInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.vca_console import print_axes, print_headline
