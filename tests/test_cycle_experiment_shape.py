@@ -14,7 +14,7 @@ import pytest
 from experiment_planted import merge, planted_inputs
 
 from vlaudit.analysis.cycles.across_seeds import SeedRow, additive_audit, aggregate, flat_rows
-from vlaudit.analysis.cycles.driver import run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs
 from vlaudit.analysis.cycles.provenance import settings_lines
 from vlaudit.errors import InputError
@@ -67,7 +67,7 @@ class CountTestCycles:
                   families: Mapping[int, Sequence[str]]) -> CountResult:
         rows = [CountRow(family=str(family), test_cycles=cells["test_cycles"])
                 for (family,), cells in aggregate(per_seed, ("family",), ("test_cycles",))]
-        return CountResult(**run.run_fields(), rows=rows)
+        return CountResult(**run_fields(run), rows=rows)
 
     def write(self, result: CountResult, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
         (out_dir / "count.txt").write_text("plot")

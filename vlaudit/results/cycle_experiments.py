@@ -9,8 +9,8 @@ quantity, the sd of one seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from vlaudit.results.base import VersionedResult
 from vlaudit.results.cycles import Setting, SplitCounts
@@ -145,11 +145,6 @@ class ExperimentRun:
     probe_notes: list[ProbeNote]
     min_cycles: int
     unavailable: list[Withdrawn]
-
-    def run_fields(self) -> dict[str, Any]:
-        """These fields by name, as keyword arguments of an experiment's result type (its own rows beside
-        them): ``DiagnosticsResult(**run.run_fields(), rows=...)``."""
-        return {f.name: getattr(self, f.name) for f in fields(ExperimentRun)}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -43,7 +43,7 @@ from vlaudit.analysis.cycles.across_seeds import (
     per_seed_n_text,
     withdrawn_everywhere,
 )
-from vlaudit.analysis.cycles.driver import run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
@@ -168,7 +168,7 @@ class Diagnostics:
                                tie_rate=cells["tie_rate"], n=cells["n"], pair_auroc=cells["pair_auroc"])
                 for (family, probe), cells in aggregate(per_seed, ("family", "probe"), VALUES)]
         audit = additive_audit(per_seed, lambda row: str(row["probe"]) if row["probe"] in ADDITIVE_PROBES else None)
-        return DiagnosticsResult(**run.run_fields(), probes=list(probe_names(config)), rows=rows, additive_audit=audit)
+        return DiagnosticsResult(**run_fields(run), probes=list(probe_names(config)), rows=rows, additive_audit=audit)
 
     def write(self, result: DiagnosticsResult, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
         plot = plot_family_bars(json_rows(result.rows), out_dir / "diagnostics.png",

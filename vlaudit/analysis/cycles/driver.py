@@ -11,9 +11,9 @@ files) built here once, and adds its own rows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from vlaudit.analysis.cycles.across_seeds import SeedRow
 from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs, check_seeds, select_families
@@ -24,6 +24,12 @@ from vlaudit.results.cycle_experiments import CycleExperimentResult, ExperimentR
 from vlaudit.settings import NOT_IN_PAPER_FAMILIES
 
 R = TypeVar("R", bound=CycleExperimentResult)
+
+
+def run_fields(run: ExperimentRun) -> dict[str, Any]:
+    """``run``'s fields by name, as keyword arguments of an experiment's result type, whose base it is (the
+    experiment's own rows beside them): ``DiagnosticsResult(**run_fields(run), rows=...)``."""
+    return {f.name: getattr(run, f.name) for f in fields(ExperimentRun)}
 
 
 class Experiment(Protocol[R]):

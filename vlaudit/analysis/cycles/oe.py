@@ -42,7 +42,7 @@ from vlaudit.analysis.cycles.across_seeds import (
     number,
     seed_aggregate,
 )
-from vlaudit.analysis.cycles.driver import run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
@@ -152,7 +152,7 @@ class OutlierExposure:
                       val_auroc=cells["val_auroc"], test_cycle_acc=cells["test_cycle_acc"],
                       test_tie_rate=cells["test_tie_rate"], n_test=cells["n_test"])
                 for (protocol, metric), cells in aggregate(per_seed, ("protocol", "val_metric"), VALUES)]
-        return OeResult(**run.run_fields(), val_split=config.val_split, marker=MARKER,
+        return OeResult(**run_fields(run), val_split=config.val_split, marker=MARKER,
                         families=None if self.wanted is None else list(self.wanted),
                         families_per_seed={str(s): list(kept) for s, kept in families.items()}, rows=rows,
                         difference_cycle_minus_shortcut=seed_aggregate(

@@ -27,7 +27,7 @@ from vlaudit.analysis.cycles.across_seeds import (
     per_seed_n_text,
     withdrawn_everywhere,
 )
-from vlaudit.analysis.cycles.driver import run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     RANKS,
     ExperimentConfig,
@@ -86,7 +86,7 @@ class RankSweep:
                   families: Mapping[int, Sequence[str]]) -> RankSweepResult:
         rows = [RankSweepRow(family=str(family), rank=rank if isinstance(rank, int) else "additive", **cells)
                 for (family, rank), cells in aggregate(per_seed, ("family", "rank"), VALUES)]
-        return RankSweepResult(**run.run_fields(), ranks=list(self.ranks),
+        return RankSweepResult(**run_fields(run), ranks=list(self.ranks),
                                rows=[r for r in rows if r.rank != "additive"],
                                additive=[r for r in rows if r.rank == "additive"],
                                additive_audit=additive_audit(

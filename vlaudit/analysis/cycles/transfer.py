@@ -42,7 +42,7 @@ from vlaudit.analysis.cycles.across_seeds import (
     per_seed_n_text,
     withdrawn_everywhere,
 )
-from vlaudit.analysis.cycles.driver import run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
@@ -138,7 +138,7 @@ class Transfer:
                 for (train, test, off), cells in aggregate(per_seed, KEYS, VALUES)]
         correlations = {str(seed): seed_correlation(rows_of_seed) for seed, rows_of_seed in per_seed.items()}
         mean, sd, n = mean_sd(correlations.values())
-        return TransferResult(**run.run_fields(), alignment_split=config.val_split, rows=rows,
+        return TransferResult(**run_fields(run), alignment_split=config.val_split, rows=rows,
                               correlation=TransferCorrelation(per_seed=correlations, mean=mean, sd=sd, n_seeds=n,
                                                               what=CORRELATION))
 
