@@ -18,7 +18,6 @@ from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs
 from vlaudit.analysis.cycles.provenance import settings_lines
 from vlaudit.errors import InputError
-from vlaudit.results.base import JsonValue, declared_fields, record_from_dict
 from vlaudit.results.cycle_experiments import (
     EXPERIMENT_RESULTS,
     AdditiveAudit,
@@ -33,6 +32,7 @@ from vlaudit.results.cycle_experiments import (
 )
 from vlaudit.results.cycles import CycleAccCell
 from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import JsonValue, declared_fields, record_from_dict
 
 CONFIG = ExperimentConfig(min_cycles=30)
 

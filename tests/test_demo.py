@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 import vlaudit
 from vlaudit.cli import app
 from vlaudit.demo.pipeline import DemoConfig, cycle_checks
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.cycles import CycleBuildMeta, SyntheticResult
 from vlaudit.results.demo import (
     DemoCycleAudits,
@@ -24,6 +23,7 @@ from vlaudit.results.demo import (
     ProbeNotes,
 )
 from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
+from vlaudit.results.versioned import record_from_dict, to_json
 
 # the smallest stage summaries a DemoSummary holds (stages faked where the wiring, not the models, is tested)
 EMPTY_CYCLE_STAGE = {"split": "test", "seeds": [0], "counts": {}, "encoders": {}, "rank_sweep": [], "files": {},

@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 
 from vlaudit.demo.config import DemoConfig
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.demo import DemoCycleAudits, DemoSettings, Exclusion, ItemsBuildSummary, KnownAnswer
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca import EditOutcomesSummary, GenerateCheckResult, StabilityResult
 from vlaudit.results.vca_checks import StabilityForwards, StabilitySample
+from vlaudit.results.versioned import record_from_dict, to_json
 
 OLD_STABILITY = {
     "model": "m", "spec": "ref:x", "run": "/run", "perturbations": [], "noise_floor": 0.001,

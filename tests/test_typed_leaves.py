@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from vlaudit.results.base import field_types, nested_records
 from vlaudit.results.catalog import RESULT_TYPES
+from vlaudit.results.versioned import field_types, nested_records
 
 UNTYPED = re.compile(r"\bjson\b|\bAny\b|\bobject\b")
 

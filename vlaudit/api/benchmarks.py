@@ -7,8 +7,8 @@ from pathlib import Path
 
 from vlaudit.errors import InputError
 from vlaudit.files import check_file_target, write_result
-from vlaudit.results.base import JsonObject, record_from_dict
 from vlaudit.results.demo import Exclusion, ItemNote, ItemsBuildSummary
+from vlaudit.results.versioned import JsonObject, record_from_dict
 from vlaudit.sources.items import check_items_target, write_items
 from vlaudit.sources.registry import benchmark_format, read_benchmark_items
 from vlaudit.sources.rows import ImageFolder, default_images_dir

@@ -21,13 +21,13 @@ from vlaudit.report.compare import (
     write_compare_files,
 )
 from vlaudit.report.console import print_wrapped
-from vlaudit.results.base import to_json
 from vlaudit.results.compare import (
     CompareCyclesResult,
     CompareVcaResult,
     Comparison,
     VcaBandComparison,
 )
+from vlaudit.results.versioned import to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,

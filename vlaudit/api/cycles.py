@@ -26,13 +26,13 @@ from vlaudit.files import write_result
 from vlaudit.metrics.cycles import evaluate_cycle_families, reduced_precision
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
 from vlaudit.report.plots import plot_cycle_acc
-from vlaudit.results.base import to_json
 from vlaudit.results.cycles import (
     BenchmarkEntry,
     BenchmarkMetricsResult,
     CycleBuildSummary,
     CycleEvaluationResult,
 )
+from vlaudit.results.versioned import to_json
 from vlaudit.scoring.features import Features, read_features
 from vlaudit.scoring.features import cosine_rows as cosine
 from vlaudit.settings import (

@@ -17,7 +17,6 @@ from vlaudit.builders.annotation import import_annotations as consensus_of
 from vlaudit.builders.edits import EditParams
 from vlaudit.builders.edits import build_edits as render_edits
 from vlaudit.files import read_records, write_result, write_table
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca import (
     AnnotationConsensusSummary,
@@ -26,6 +25,7 @@ from vlaudit.results.vca import (
     EditOutcomesSummary,
 )
 from vlaudit.results.vca_edits import EditStratumRow
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     EDIT_FEATHER_PX,

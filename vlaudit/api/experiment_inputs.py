@@ -25,8 +25,8 @@ from vlaudit.builders.cycles.build_steps import sidecar_paths
 from vlaudit.errors import InputError
 from vlaudit.files import read_json, read_table
 from vlaudit.hashing import sha256_text
-from vlaudit.results.base import record_from_dict
 from vlaudit.results.cycle_experiments import SeedBuild
+from vlaudit.results.versioned import record_from_dict
 from vlaudit.scoring.features import (
     MANIFEST_FILE,
     FeatureInputs,

@@ -13,9 +13,9 @@ from vlaudit.api.inputs import MarginsInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.vca_console import print_axes, print_headline
 from vlaudit.report.vca_files import write_report_files
-from vlaudit.results.base import to_json
 from vlaudit.results.vca import FactorialResult, VcaReportResult
 from vlaudit.results.vca_audit import RunAudit
+from vlaudit.results.versioned import to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,

@@ -51,7 +51,6 @@ from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 from vlaudit.files import write_result
 from vlaudit.reference.catalogue import TRAINED_MODELS
 from vlaudit.report.html import write_report
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.demo import (
     DemoAuditSummary,
     DemoCycleCell,
@@ -68,6 +67,7 @@ from vlaudit.results.demo import (
     SyntheticRowSummary,
 )
 from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.version import __version__
 
 

@@ -14,8 +14,8 @@ from vlaudit.report import benchmark_tables as tables
 from vlaudit.report import html_plots as plots
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
-from vlaudit.results.base import JsonObject
 from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import JsonObject
 from vlaudit.stats.clusters import cluster_phrase
 
 Section = tuple[str, str, Safe]

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from vlaudit.results.base import VersionedResult
 from vlaudit.results.cycles import Setting, SplitCounts
 from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import VersionedResult
 
 
 @dataclass(frozen=True)

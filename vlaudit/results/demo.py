@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vlaudit.results.base import Interval, VersionedResult
 from vlaudit.results.cycles import CycleAudit
 from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import Interval, VersionedResult
 
 
 @dataclass(frozen=True)

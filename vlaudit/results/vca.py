@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
 from vlaudit.results.vca_checks import (
     FloorEstimate,
@@ -19,6 +18,7 @@ from vlaudit.results.vca_checks import (
 )
 from vlaudit.results.vca_edits import EditStratumRow
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
+from vlaudit.results.versioned import Interval, JsonObject, JsonValue, VersionedResult
 
 T = TypeVar("T", bound="VersionedResult")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vlaudit.results.base import Interval
+from vlaudit.results.versioned import Interval
 
 
 @dataclass(frozen=True)

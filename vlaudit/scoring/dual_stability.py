@@ -30,9 +30,9 @@ from vlaudit.errors import InputError
 from vlaudit.files import read_records, write_result
 from vlaudit.hashing import sha256_json, sha256_text
 from vlaudit.metrics.vca import noise
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.vca import StabilityResult
 from vlaudit.results.vca_checks import PerturbationNoise, StabilityForwards, StabilitySample
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.dual_margins import INTERFACE, check_groups, plan_dual, statement_of, text_context_image
 from vlaudit.scoring.features import pair_cosines, read_features

@@ -30,7 +30,6 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca import noise, support
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.vca import StabilityResult
 from vlaudit.results.vca_checks import (
     FloorBound,
@@ -39,6 +38,7 @@ from vlaudit.results.vca_checks import (
     StabilityForwards,
     StabilitySample,
 )
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.manifest import local_weights_identity, model_fingerprint
 from vlaudit.scoring.plan import Record, Unit, plan_run

@@ -58,8 +58,8 @@ from vlaudit.analysis.cycles.plots import plot_family_bars
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc
 from vlaudit.records import Cycle
-from vlaudit.results.base import JsonValue
 from vlaudit.results.cycle_experiments import DiagnosticsResult, DiagnosticsRow, ExperimentRun, ProbeNote
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import CYCLE_SEEDS, SHORTCUT_MARKER_SD
 
 ADDITIVE_PROBES = ("image-only", "text-only", "additive")

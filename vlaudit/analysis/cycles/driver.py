@@ -19,8 +19,8 @@ from vlaudit.analysis.cycles.across_seeds import SeedRow
 from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs, check_seeds, select_families
 from vlaudit.analysis.cycles.provenance import cycle_builds
 from vlaudit.files import write_result, write_table
-from vlaudit.results.base import JsonValue
 from vlaudit.results.cycle_experiments import CycleExperimentResult, ExperimentRun, ProbeNote
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import NOT_IN_PAPER_FAMILIES
 
 R = TypeVar("R", bound=CycleExperimentResult)

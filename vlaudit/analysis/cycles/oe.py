@@ -53,8 +53,8 @@ from vlaudit.analysis.cycles.plots import plot_oe
 from vlaudit.errors import InputError
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
 from vlaudit.records import Cycle
-from vlaudit.results.base import JsonValue
 from vlaudit.results.cycle_experiments import ExperimentRun, OeResult, OeRow, ProbeNote
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import CYCLE_SEEDS
 
 # §5.5: "prefixing the true caption with the marker “this is an out of distribution negative example.”" — the

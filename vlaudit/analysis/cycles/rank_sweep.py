@@ -39,8 +39,8 @@ from vlaudit.analysis.cycles.experiment import (
 )
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
 from vlaudit.builders.cycles.build_steps import family_label
-from vlaudit.results.base import JsonValue
 from vlaudit.results.cycle_experiments import ExperimentRun, ProbeNote, RankSweepResult, RankSweepRow
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import CYCLE_SEEDS
 
 VALUES = ("cycle_acc", "tie_rate", "n")

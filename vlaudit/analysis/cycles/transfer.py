@@ -54,7 +54,6 @@ from vlaudit.analysis.cycles.experiment import (
 from vlaudit.analysis.cycles.plots import plot_transfer
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.records import Cycle
-from vlaudit.results.base import JsonValue
 from vlaudit.results.cycle_experiments import (
     ExperimentRun,
     ProbeNote,
@@ -62,6 +61,7 @@ from vlaudit.results.cycle_experiments import (
     TransferResult,
     TransferRow,
 )
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import CYCLE_SEEDS
 
 KEYS = ("train_family", "test_family", "off_diagonal")
