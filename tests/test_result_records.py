@@ -64,6 +64,7 @@ def test_a_known_answer_keeps_what_it_observed_and_why_it_observed_nothing() -> 
     assert observed(True) is True and observed(3) == 3 and isinstance(observed(3), int)
     assert observed(0.25) == 0.25 and observed("TV = 0") == "TV = 0" and observed(None) is None
     assert observed({"dcc": 0.5, "ci": [0.4, 0.6]}) == {"dcc": 0.5, "ci": [0.4, 0.6]}
+    assert observed([0.55, 0.66]) == [0.55, 0.66]
     assert observed({"missing": "no CircularEval result"}) == Missing("no CircularEval result")
 
 

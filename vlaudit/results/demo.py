@@ -17,10 +17,10 @@ class ItemNote:
     note: str
 
 
-#: what a known-answer check observed: a flag, a number, text or a small object of named numbers and intervals,
+#: what a known-answer check observed: a flag, a number, text, an interval or a small object of named numbers,
 #: Missing (with the reason) where the run gave none; None only in a file written before reasons were recorded.
 #: Missing first: a reader tries the union's types in order, and the object of numbers reads any object.
-Observed = Missing | bool | int | float | str | dict[str, float | list[float]] | None
+Observed = Missing | bool | int | float | str | list[float] | dict[str, float | list[float]] | None
 
 
 @dataclass(frozen=True)
