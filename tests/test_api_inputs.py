@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 import torch
 
-from vlaudit.api._inputs import as_cycles, as_items, as_margin_runs, as_matrix, as_scores
+from vlaudit.api.input_records import as_cycles, as_items, as_margin_runs, as_matrix, as_scores
 from vlaudit.errors import InputError
 from vlaudit.files import write_table
 

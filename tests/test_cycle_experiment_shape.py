@@ -4,6 +4,7 @@ an analysis that reads nothing from disk."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -13,19 +14,25 @@ import pytest
 from experiment_planted import merge, planted_inputs
 
 from vlaudit.analysis.cycles.across_seeds import SeedRow, additive_audit, aggregate, flat_rows
-from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs
+from vlaudit.analysis.cycles.provenance import settings_lines
 from vlaudit.errors import InputError
-from vlaudit.results.base import JsonValue, record_from_dict
 from vlaudit.results.cycle_experiments import (
+    EXPERIMENT_RESULTS,
     AdditiveAudit,
     AdditiveFailure,
+    CycleBuilds,
     CycleExperimentResult,
+    ExperimentRun,
     ProbeNote,
     SeedAggregate,
+    SeedBuild,
     Withdrawn,
 )
 from vlaudit.results.cycles import CycleAccCell
+from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import JsonValue, declared_fields, record_from_dict
 
 CONFIG = ExperimentConfig(min_cycles=30)
 
@@ -56,11 +63,11 @@ class CountTestCycles:
         notes.append(ProbeNote(probe=f"seed {inputs.seed}", note="counted"))
         return [{"family": f, "test_cycles": len(inputs.select(config.test_split, f))} for f in families]
 
-    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], run: ExperimentRun, config: ExperimentConfig,
                   families: Mapping[int, Sequence[str]]) -> CountResult:
         rows = [CountRow(family=str(family), test_cycles=cells["test_cycles"])
                 for (family,), cells in aggregate(per_seed, ("family",), ("test_cycles",))]
-        return CountResult(**common, rows=rows)
+        return CountResult(**run_fields(run), rows=rows)
 
     def write(self, result: CountResult, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
         (out_dir / "count.txt").write_text("plot")
@@ -95,6 +102,35 @@ def test_the_driver_runs_every_seed_withdraws_per_seed_and_writes_what_it_return
     assert header.startswith("split,family,test_cycles_seed_0") and all(line.startswith("test,") for line in lines)
     unsaved = run_cycle_experiment(CountTestCycles(), inputs, [0, 1], config=CONFIG)
     assert unsaved.files == {} and unsaved.rows == result.rows
+
+
+def test_the_fields_every_experiment_shares_are_defined_once() -> None:
+    # every experiment's result type is an ExperimentRun: its keys come first in the file, in one order
+    shared = [f.name for f in dataclasses.fields(ExperimentRun)]
+    for kind in (*EXPERIMENT_RESULTS.values(), CountResult):
+        assert list(declared_fields(kind))[:len(shared)] == shared
+
+
+def test_each_seeds_build_is_a_record_and_an_unknown_one_says_why(tmp_path: Path) -> None:
+    inputs = {0: _inputs(0, 30), 1: _inputs(1, 30)}
+    inputs[0].build = SeedBuild(source="coco", pool_seed=7, seed=0, max_images=500, images_in_pool=480,
+                                splits={"train": 0.6, "val": 0.2, "test": 0.2})
+    result = run_cycle_experiment(CountTestCycles(), inputs, [0, 1], config=CONFIG, out_dir=tmp_path)
+    assert result.cycle_builds.per_seed == {"0": inputs[0].build,
+                                            "1": Missing("no CYCLES.meta.json beside its cycles file")}
+    assert result.cycle_builds.shared_pool is True
+    saved = json.loads((tmp_path / "count.json").read_text())["cycle_builds"]
+    assert saved["per_seed"]["0"]["images_in_pool"] == 480
+    assert saved["per_seed"]["1"] == {"missing": "no CYCLES.meta.json beside its cycles file"}
+    lines = settings_lines(result)
+    assert "image pool: 480 images (pool seed 7), shared by every seed; each seed draws its own splits inside it " \
+           "(§D.5)" in lines
+    assert "cycles build of seed 1: — (no CYCLES.meta.json beside its cycles file)" in lines
+    unknown = run_cycle_experiment(CountTestCycles(), {0: _inputs(0, 30)}, [0], config=CONFIG)
+    assert unknown.cycle_builds.shared_pool == Missing("no seed's cycles build is known")
+    # a file of an older vlaudit: {} for a seed without metadata, null for an unknown pool
+    old = record_from_dict(CycleBuilds, {"per_seed": {"0": {}}, "shared_pool": None}, path="old.json")
+    assert old == CycleBuilds(per_seed={"0": SeedBuild()}, shared_pool=None)
 
 
 def test_the_driver_checks_seeds_and_families_before_running() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,6 @@ from typer.testing import CliRunner
 import vlaudit
 from vlaudit.cli import app
 from vlaudit.demo.pipeline import DemoConfig, cycle_checks
-from vlaudit.results.base import record_from_dict
 from vlaudit.results.cycles import CycleBuildMeta, SyntheticResult
 from vlaudit.results.demo import (
     DemoCycleAudits,
@@ -23,6 +23,7 @@ from vlaudit.results.demo import (
     ProbeNotes,
 )
 from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
+from vlaudit.results.versioned import record_from_dict, to_json
 
 # the smallest stage summaries a DemoSummary holds (stages faked where the wiring, not the models, is tested)
 EMPTY_CYCLE_STAGE = {"split": "test", "seeds": [0], "counts": {}, "encoders": {}, "rank_sweep": [], "files": {},
@@ -34,7 +35,7 @@ VERSIONS = {"vlaudit": "0", "python": "3", "numpy": "2", "torch": "2", "platform
 def _fake_summary(known_answers: list[dict[str, Any]]) -> DemoSummary:
     """What a faked ``run_demo`` returns: empty stages and these checks."""
     return DemoSummary.from_dict({
-        "config": {}, "synthetic": {"checks": {}, "rows": []}, "cycles": EMPTY_CYCLE_STAGE, "vca": EMPTY_VCA_STAGE,
+        "config": to_json(dataclasses.asdict(DemoConfig.quick_config())), "synthetic": {"checks": {}, "rows": []}, "cycles": EMPTY_CYCLE_STAGE, "vca": EMPTY_VCA_STAGE,
         "known_answers": known_answers, "passed": all(row["passed"] for row in known_answers), "models": {},
         "timings": {}, "versions": VERSIONS, "files": {}})
 

@@ -354,7 +354,8 @@ def test_cli_build_export_import_on_real_coco(shared_data, tmp_path):
     assert (m1["n"], m1["flip_vis"], m1["strict"], m1["n_joint"], m1["joint"]) == (4, 100.0, 100.0, 4, 100.0)
     assert m1["n_cu"] + m1["n_dcc"] == 4
     assert any(a["characteristic"] == "m1 source D-CC" for a in analysis["feasibility_audit"])
-    # a model with empty Rel_o and Joint strata: every rate and interval over them reads "—" beside n = 0
+    # a model with empty Rel_o and Joint strata: every rate and interval over them reads "— (empty stratum)"
+    # beside n = 0, and the JSON holds that reason where the number would stand
     write_table(report / "groups.csv", [{"model": "m1", "dataset": "gsr-coco", "interface": "yesno",
                                          "group_id": g, "rel_o": False, "pair_credit": False, "pair_d": False,
                                          "joint": False, "g_int": -1.0} for g in sorted({i.group_id for i in gsr})])
@@ -362,10 +363,11 @@ def test_cli_build_export_import_on_real_coco(shared_data, tmp_path):
                                  str(tmp_path / "imp" / "consensus.csv"), "--report", str(report), "--out",
                                  str(tmp_path / "empty"), "--resamples", "200"])
     assert result.exit_code == 0, result.output
-    assert "nan" not in result.output.lower() and "—" in result.output
+    assert "nan" not in result.output.lower() and "— (empty stratum)" in result.output
     assert "pooled C-U flip+visibility: n=0 rate=— CI=—" in result.output
     m1 = json.loads((tmp_path / "empty" / "summary.json").read_text())["table"][0]
-    assert (m1["n_rel_o"], m1["rel_o"], m1["n_joint"], m1["joint"], m1["delta_pair_d"]) == (0, None, 0, None, None)
+    empty = {"missing": "empty stratum"}
+    assert (m1["n_rel_o"], m1["rel_o"], m1["n_joint"], m1["joint"], m1["delta_pair_d"]) == (0, empty, 0, empty, empty)
 
 
 def test_build_with_a_missing_or_corrupt_image_writes_nothing(tmp_path):

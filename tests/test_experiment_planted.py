@@ -18,8 +18,8 @@ from vlaudit.analysis.cycles.across_seeds import additive_audit, aggregate, mean
 from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs, split_cycle_eval
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
-from vlaudit.results.base import to_json
 from vlaudit.results.cycle_experiments import AdditiveAudit
+from vlaudit.results.versioned import to_json
 
 # The planted problems are small: a larger step than §E.3's lr 1e-3 converges in a few hundred updates. Their
 # margins were set at batch 256 exactly, so the small-set minimum of optimiser steps is off here (it is tested

@@ -110,7 +110,7 @@ def test_text_before_the_answer_is_parsed_and_the_disagreement_listed(head_model
         assert all(d["text"] == " the yes" and d["margin"] < 0 and d["generated_answer"] == "yes"
                    for d in check["disagreements"])
     again = vlaudit.generate_check(run, out=tmp_path / "gc", sample=None, max_new_tokens=2)
-    assert again.sample["generated_now"] == 0  # resumed from its cache
+    assert again.sample.generated_now == 0  # resumed from its cache
     assert cli("report", run)[0] == 0
     html = (run / "report.html").read_text()
     assert "Likelihood vs generation" in html and "without-prefix" in html

@@ -13,7 +13,7 @@ import pytest
 import vlaudit
 from vlaudit.analysis.vca.choice_run import aligned_run
 from vlaudit.analysis.vca.no_answer import no_answer_warning
-from vlaudit.api._inputs import as_margin_runs
+from vlaudit.api.input_records import as_margin_runs
 from vlaudit.api.margins import Margins
 from vlaudit.reference.catalogue import TRAINED_MODELS
 from vlaudit.sources.margins import read_margins

@@ -13,6 +13,7 @@ from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.report.html import write_report
 from vlaudit.report.html_page import esc, num
+from vlaudit.report.html_sections import known_answers
 
 DATA_URI = re.compile(r"data:[a-z]+/[a-z+.-]+;base64,[A-Za-z0-9+/=]+")
 
@@ -37,6 +38,13 @@ def test_headline_tables_show_the_runs_numbers_with_intervals(report: str) -> No
     # known answers: the tally and a fail badge for the failing row
     assert "<b>2 of 3</b> checks" in report
     assert 'class="badge fail"' in report and 'class="badge pass"' in report
+
+
+def test_a_known_answer_the_run_could_not_observe_shows_why() -> None:
+    rows = [{"check": "circular", "expected": "<= 0.02", "observed": {"missing": "no CircularEval result"},
+             "passed": False}]
+    found = known_answers(rows)
+    assert found is not None and "— (no CircularEval result)" in str(found[2])
 
 
 def test_plots_and_galleries_are_present(report: str) -> None:

@@ -28,7 +28,9 @@ from vlaudit.errors import InputError
 from vlaudit.files import read_json, write_parquet, write_result
 from vlaudit.records import Cycle
 from vlaudit.results import columns
-from vlaudit.results.base import (
+from vlaudit.results.catalog import RESULT_TYPES, render_markdown
+from vlaudit.results.cycles import CycleEvaluationResult, PairAuditResult
+from vlaudit.results.versioned import (
     Interval,
     JsonValue,
     VersionedResult,
@@ -37,8 +39,6 @@ from vlaudit.results.base import (
     record_from_dict,
     to_json,
 )
-from vlaudit.results.catalog import RESULT_TYPES, render_markdown
-from vlaudit.results.cycles import CycleEvaluationResult, PairAuditResult
 
 REPO = Path(__file__).resolve().parents[1]
 _SAMPLES: dict[Any, Any] = {str: "text", int: 3, float: 0.25, bool: True, Path: Path("p"), type(None): None}

@@ -174,7 +174,7 @@ def test_count_prior_learns_the_planted_prior():
 
 def test_demo_vca_stage_known_answers(tmp_path):
     from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
-    from vlaudit.results.base import to_json
+    from vlaudit.results.versioned import to_json
 
     result = run_vca_stage(tmp_path / "vca", VcaStageConfig.quick(), log=lambda _: None)
     failed = [row for row in result.known_answers if not row.passed]

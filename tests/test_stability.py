@@ -58,7 +58,7 @@ def test_planted_batch_noise_gives_its_quantile_and_flags_exactly_the_items_with
     scale = 0.25
     run = _score(_items(tmp_path / "bench", 200), tmp_path / "run", noise_scale=scale)
     result = vlaudit.measure_stability(run, sample=200, seed=3)
-    assert result.sample["n_items"] == 200 and result.sample["n_records"] == 600
+    assert result.sample.n_items == 200 and result.sample.n_records == 600
     assert abs(result.noise_floor - 0.99 * scale) <= PLANTED_TOLERANCE * scale
     (row,) = result.perturbations
     assert row.perturbation == "batch-1" and row.all.max <= scale
@@ -84,11 +84,11 @@ def test_the_baseline_is_the_runs_cache_and_a_rerun_scores_nothing(tmp_path: Pat
     run = _score(_items(tmp_path / "bench", 60), tmp_path / "run")
     backend = BatchNoiseModel("ref:batch-noise")
     first = vlaudit.measure_stability(run, out=tmp_path / "out", sample=20, model=backend, chunk_size=16)
-    n_units = first.sample["n_units"]
-    assert backend.n_scored == len(first.perturbations) * n_units == first.forwards["total_perturbed"]
-    assert first.forwards["per_sampled_item"] == pytest.approx(3.0)  # one context triple per item
+    n_units = first.sample.n_units
+    assert backend.n_scored == len(first.perturbations) * n_units == first.forwards.total_perturbed
+    assert first.forwards.per_sampled_item == pytest.approx(3.0)  # one context triple per item
     again = vlaudit.measure_stability(run, out=tmp_path / "out", sample=20, model=backend, chunk_size=16)
-    assert backend.n_scored == n_units and again.forwards["scored_now"] == 0
+    assert backend.n_scored == n_units and again.forwards.scored_now == 0
     assert again.noise_floor == first.noise_floor
     assert (run / "stability.json").is_file() and (tmp_path / "out" / "stability.json").is_file()
 
@@ -107,7 +107,7 @@ def test_a_killed_stability_run_resumes_from_its_cache(tmp_path: Path) -> None:
         vlaudit.measure_stability(run, sample=20, model=backend, chunk_size=10, on_progress=kill_after_first_chunk)
     assert backend.n_scored == 10 and not (run / ".lock").exists()
     result = vlaudit.measure_stability(run, sample=20, model=backend, chunk_size=10)
-    assert backend.n_scored == result.sample["n_units"] == 60 and result.forwards["scored_now"] == 50
+    assert backend.n_scored == result.sample.n_units == 60 and result.forwards.scored_now == 50
 
 
 def test_another_model_is_refused_in_one_line(tmp_path: Path, cli, one_error_line, reference_cache) -> None:
@@ -210,7 +210,7 @@ def test_each_unit_is_counted_once(tmp_path: Path) -> None:
     result = vlaudit.measure_stability(run, sample=12)
     (row,) = result.perturbations
     # both items of an image now ask one question on one image: one unit per (image, context), 6 × 3
-    assert result.sample["n_records"] == 36 and result.sample["n_units"] == 18
+    assert result.sample.n_records == 36 and result.sample.n_units == 18
     assert row.all.n == 18 and {c: s.n for c, s in row.contexts.items()} == {"blank": 6, "original": 6, "text": 6}
     assert result.estimate is not None and result.estimate.bounds[0].n == 18
 

@@ -53,10 +53,10 @@ def test_float32_vs_bfloat16_and_batch_1_on_tiny_dual_encoders(model: str, tmp_p
     assert rows["batch-1"].all.p99 < EXACT_BOUND < rows["dtype"].all.max == result.noise_floor < 0.5
     assert set(rows["dtype"].contexts) == {"original", "text", "blank", "mean", "mismatch"}
     # one embedding per (perturbation, distinct context image or statement): 2 statements, ≤ 4·4 + 1 images
-    assert result.forwards["scored_now"] == result.forwards["total_perturbed"] == 2 * result.sample["n_units"]
-    assert result.sample["n_records"] == 8 * 5 and result.sample["n_units"] <= 2 + 4 * 4 + 1
+    assert result.forwards.scored_now == result.forwards.total_perturbed == 2 * result.sample.n_units
+    assert result.sample.n_records == 8 * 5 and result.sample.n_units <= 2 + 4 * 4 + 1
     again = vlaudit.measure_stability(run)
-    assert again.forwards["scored_now"] == 0 and again.noise_floor == result.noise_floor
+    assert again.forwards.scored_now == 0 and again.noise_floor == result.noise_floor
     print(f"\n{model}: tau = {result.noise_floor:.3g} (dtype p99 {rows['dtype'].all.p99:.3g}, "
           f"batch-1 p99 {rows['batch-1'].all.p99:.3g})")
 

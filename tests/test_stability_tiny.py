@@ -49,7 +49,7 @@ def test_float32_vs_bfloat16_and_batch_1_vs_8_on_every_tiny_family(tiny_model, f
     assert "float32" in rows["dtype"].description and "bfloat16" in rows["dtype"].description
     assert rows["batch-1"].all.p99 < EXACT_BOUND
     assert EXACT_BOUND < rows["dtype"].all.p99 <= rows["dtype"].all.max == result.noise_floor < 0.5  # < 299 units
-    assert result.sample["n_records"] == 8 * 3 and result.forwards["scored_now"] == 2 * result.sample["n_units"]
+    assert result.sample.n_records == 8 * 3 and result.forwards.scored_now == 2 * result.sample.n_units
     print(f"\n{family}: tau = {result.noise_floor:.3g} (dtype p99 {rows['dtype'].all.p99:.3g}, "
           f"batch-1 p99 {rows['batch-1'].all.p99:.3g})")
 
@@ -59,7 +59,7 @@ def test_padding_attention_and_prefix_cache_leave_qwen2_vl_margins_to_rounding(t
                                        perturbations=["padding-right", "attention", "prefix-cache"])
     assert [row.perturbation for row in result.perturbations] == ["padding-right", "attention", "prefix-cache"]
     # 24 records, but the text context of the two questions is one unit per question: each unit once
-    assert all(row.all.max < EXACT_BOUND and row.all.n == result.sample["n_units"] < 24
+    assert all(row.all.max < EXACT_BOUND and row.all.n == result.sample.n_units < 24
                for row in result.perturbations)
     assert result.noise_floor < EXACT_BOUND
 

@@ -6,7 +6,7 @@ import pytest
 from vca_fixtures import rows_from_arrays
 
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
-from vlaudit.report.vca_tables import sensitivity_rows
+from vlaudit.report.vca_files import sensitivity_rows
 from vlaudit.sources.margins import runs_from_rows
 
 # model, data, n, Dep, Strict T/B, Dep+M, Strict+M, mean G_img — as printed in Table 28

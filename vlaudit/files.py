@@ -27,8 +27,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
-from vlaudit.results.base import VersionedResult
 from vlaudit.results.manifest import MANIFEST_FILE, RunManifest
+from vlaudit.results.versioned import VersionedResult
 
 # mkstemp creates files 0600; outputs should get the ordinary permissions the user's umask gives.
 _UMASK = os.umask(0o022)

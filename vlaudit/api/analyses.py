@@ -20,8 +20,8 @@ from vlaudit.analysis.vca.scored_runs import (
 )
 from vlaudit.analysis.vca.validity import ValiditySettings, compute_validity
 from vlaudit.report.vca_analyses import write_filter, write_proxies, write_validity
-from vlaudit.results.base import to_json
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
+from vlaudit.results.versioned import to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from vlaudit.errors import InputError
 from vlaudit.files import check_file_target, write_result
-from vlaudit.results.base import JsonObject, JsonValue
-from vlaudit.results.demo import ItemNote, ItemsBuildSummary
+from vlaudit.results.demo import Exclusion, ItemNote, ItemsBuildSummary
+from vlaudit.results.versioned import JsonObject, record_from_dict
 from vlaudit.sources.items import check_items_target, write_items
 from vlaudit.sources.registry import benchmark_format, read_benchmark_items
 from vlaudit.sources.rows import ImageFolder, default_images_dir
@@ -49,7 +49,7 @@ def build_benchmark_items(benchmark: str, source: str | Path, *, out: str | Path
     write_items(out, read.items)
     categories: JsonObject = dict(read.categories())
     labels: JsonObject = dict(sorted(Counter(str(item.label) for item in read.items).items()))
-    excluded: list[dict[str, JsonValue]] = [dict(row) for row in read.excluded]
+    excluded = [record_from_dict(Exclusion, row, path=source, name="excluded") for row in read.excluded]
     summary = ItemsBuildSummary(
         n_items=len(read.items), n_excluded=len(read.excluded), excluded_by_reason=reasons,
         excluded=excluded, notes=list[str | ItemNote](read.notes), warnings=[],

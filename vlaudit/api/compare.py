@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vlaudit.analysis.compare.cycles import CycleCompareSettings, compute_cycle_comparison
 from vlaudit.analysis.compare.vca import CompareSettings, compute_comparison
-from vlaudit.api._inputs import as_cycles, as_scores
+from vlaudit.api.input_records import as_cycles, as_scores
 from vlaudit.api.inputs import CyclesInput, ScoresInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.errors import InputError
@@ -21,13 +21,13 @@ from vlaudit.report.compare import (
     write_compare_files,
 )
 from vlaudit.report.console import print_wrapped
-from vlaudit.results.base import to_json
 from vlaudit.results.compare import (
     CompareCyclesResult,
     CompareVcaResult,
     Comparison,
     VcaBandComparison,
 )
+from vlaudit.results.versioned import to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,

@@ -11,8 +11,8 @@ from pathlib import Path
 from vlaudit.builders.cycles.audit import audit_cycles_file
 from vlaudit.files import write_result, write_table
 from vlaudit.metrics.pair_audit import audit_pairs
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.cycles import CycleAudit, CycleScoreRow, PairAuditResult, PairAuditRow
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.scoring.features import cosine_rows as cosine
 from vlaudit.scoring.features import read_features
 from vlaudit.sources.cycle_tables import read_cycles

@@ -9,7 +9,7 @@ from warnings import catch_warnings, simplefilter
 
 import numpy as np
 
-from vlaudit.api._inputs import as_cycles, as_matrix, as_scores
+from vlaudit.api.input_records import as_cycles, as_matrix, as_scores
 from vlaudit.api.inputs import CyclesInput, MatrixInput, ScoresInput
 from vlaudit.api.results import Result, with_interval
 from vlaudit.backends.base import Backend
@@ -26,13 +26,13 @@ from vlaudit.files import write_result
 from vlaudit.metrics.cycles import evaluate_cycle_families, reduced_precision
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
 from vlaudit.report.plots import plot_cycle_acc
-from vlaudit.results.base import to_json
 from vlaudit.results.cycles import (
     BenchmarkEntry,
     BenchmarkMetricsResult,
     CycleBuildSummary,
     CycleEvaluationResult,
 )
+from vlaudit.results.versioned import to_json
 from vlaudit.scoring.features import Features, read_features
 from vlaudit.scoring.features import cosine_rows as cosine
 from vlaudit.settings import (

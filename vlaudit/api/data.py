@@ -22,8 +22,8 @@ from vlaudit.builders.benchmark_items import (
     vsr_items,
 )
 from vlaudit.files import write_result
-from vlaudit.results.base import JsonObject, JsonValue
 from vlaudit.results.demo import ItemsBuildSummary
+from vlaudit.results.versioned import JsonObject, JsonValue
 from vlaudit.settings import (
     VSR_INVERSE_EXCLUDED,
     VSR_INVERSE_GROUPS,

@@ -17,13 +17,15 @@ from vlaudit.builders.annotation import import_annotations as consensus_of
 from vlaudit.builders.edits import EditParams
 from vlaudit.builders.edits import build_edits as render_edits
 from vlaudit.files import read_records, write_result, write_table
-from vlaudit.results.base import JsonObject, to_json
+from vlaudit.results.missing import Missing
 from vlaudit.results.vca import (
     AnnotationConsensusSummary,
     AnnotationExportSummary,
     EditBuildSummary,
     EditOutcomesSummary,
 )
+from vlaudit.results.vca_edits import EditStratumRow
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     EDIT_FEATHER_PX,
@@ -149,12 +151,16 @@ def analyze_edits(build_dir: str | Path, *, consensus: str | Path, report: str |
                               seed=seed)
     write_table(out / "edit_outcomes.csv", result.records)
     summary = EditOutcomesSummary(
-        n_accepted=len(accepted), table=[_json_row(row) for row in result.table], pooled_cu=result.pooled_cu,
+        n_accepted=len(accepted), table=[_stratum_row(row) for row in result.table], pooled_cu=result.pooled_cu,
         pooled_dcc=result.pooled_dcc, feasibility_audit=audit)
     write_result(out / "summary.json", summary)
     return EditAnalysis(summary, result.records)
 
 
-def _json_row(row: Mapping[str, object]) -> JsonObject:
-    """A table row as JSON (a rate that is not computable is None, never NaN)."""
-    return {str(key): to_json(value) for key, value in row.items()}
+def _stratum_row(row: Mapping[str, object]) -> EditStratumRow:
+    """A table row as its record: a rate, difference or interval bound that is not computable (None or NaN:
+    its stratum has no record) is Missing with that reason."""
+    empty = Missing("empty stratum")
+    written = {str(key): to_json(value) for key, value in row.items()}
+    values = {key: empty if value is None else value for key, value in written.items()}
+    return record_from_dict(EditStratumRow, values, path="edit outcomes", name=f"table[{row.get('model')}]")

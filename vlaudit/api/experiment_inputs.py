@@ -25,6 +25,8 @@ from vlaudit.builders.cycles.build_steps import sidecar_paths
 from vlaudit.errors import InputError
 from vlaudit.files import read_json, read_table
 from vlaudit.hashing import sha256_text
+from vlaudit.results.cycle_experiments import SeedBuild
+from vlaudit.results.versioned import record_from_dict
 from vlaudit.scoring.features import (
     MANIFEST_FILE,
     FeatureInputs,
@@ -61,7 +63,9 @@ def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str |
             raise InputError("expected {family: {split: count}}", path=meta, field="unavailable")
         out[int(seed)] = SeedInputs.from_features(int(seed), cycles, features, source=str(path),
                                                   built_unavailable=built)
-        out[int(seed)].build = {key: meta_data.get(key) for key in BUILD_PROVENANCE}
+        if meta.exists():
+            out[int(seed)].build = record_from_dict(SeedBuild, {key: meta_data.get(key) for key in BUILD_PROVENANCE},
+                                                    path=meta)
     return out
 
 

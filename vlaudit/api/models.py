@@ -16,7 +16,7 @@ from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FA
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
 from vlaudit.errors import InputError
 from vlaudit.reference.catalogue import TRAINED_MODELS, WEIGHTS_DIR, resolve
-from vlaudit.results.base import JsonObject
+from vlaudit.results.versioned import JsonObject
 
 #: one verbalizer token: interface, word, continuation (repr), token id, piece (None where not resolved)
 VerbalizerRow = tuple[str, str | None, str | None, int, str | None]

@@ -1,6 +1,6 @@
 """Typed results with one face: ``.to_dict()``, ``.to_frame()``, ``.save(dir)`` and a Jupyter table.
 
-A result keeps its typed, versioned record (``result``, a :class:`~vlaudit.results.base.VersionedResult`;
+A result keeps its typed, versioned record (``result``, a :class:`~vlaudit.results.versioned.VersionedResult`;
 ``data`` is its ``to_dict()``, what the CLI writes as JSON, ``schema_version`` included) and its headline rows
 (``rows``, one per family × split or per model × dataset × interface). Interval columns are stored as
 ``NAME_lo`` / ``NAME_hi`` beside ``NAME`` so that the frame stays flat and numeric: a row's cells are JSON
@@ -19,7 +19,7 @@ from typing import Protocol, Self, TypeVar
 import pandas as pd
 
 from vlaudit.files import write_json, write_result, write_table
-from vlaudit.results.base import Interval, JsonObject, VersionedResult, to_json
+from vlaudit.results.versioned import Interval, JsonObject, VersionedResult, to_json
 
 #: one cell of a headline row: a number, text, a flag, or None (not computable)
 Cell = str | int | float | bool | None

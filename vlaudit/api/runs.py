@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vlaudit.analysis.vca.choice_run import aligned_run
 from vlaudit.analysis.vca.no_answer import no_answer_warning
-from vlaudit.api._inputs import as_items
+from vlaudit.api.input_records import as_items
 from vlaudit.api.margins import Margins
 from vlaudit.backends.base import INTERFACES, FeatureBackend, YesNoBackend
 from vlaudit.backends.letters import LETTER_INTERFACE

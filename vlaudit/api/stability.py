@@ -14,13 +14,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TypeAlias
 
-from vlaudit.api._inputs import as_items
+from vlaudit.api.input_records import as_items
 from vlaudit.backends.base import PERTURBATION_NAMES, Backend, FeatureBackend, YesNoBackend
 from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError, unknown_names
 from vlaudit.files import read_json
-from vlaudit.results.base import JsonValue
 from vlaudit.results.vca import GenerateCheckResult, StabilityResult
+from vlaudit.results.versioned import JsonValue
 from vlaudit.scoring.dual_stability import run_dual_stability
 from vlaudit.scoring.executors import open_features, open_yes_no
 from vlaudit.scoring.generate_check import run_generate_check

@@ -8,14 +8,14 @@ from pathlib import Path
 
 from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, write_factorial_files
 from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_report
-from vlaudit.api._inputs import as_margin_runs, refuse_foreign_report_folder
+from vlaudit.api.input_records import as_margin_runs, refuse_foreign_report_folder
 from vlaudit.api.inputs import MarginsInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.vca_console import print_axes, print_headline
-from vlaudit.report.vca_tables import write_report_files
-from vlaudit.results.base import to_json
+from vlaudit.report.vca_files import write_report_files
 from vlaudit.results.vca import FactorialResult, VcaReportResult
 from vlaudit.results.vca_audit import RunAudit
+from vlaudit.results.versioned import to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,

@@ -135,25 +135,30 @@ def edits_analyze(
                                    interface=interface, resamples=resamples, seed=seed).summary
     title = f"Edited outcomes of {result.n_accepted} accepted edits (%)"
     vlaudit.print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
-                [[row.get(c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result.table],
+                [[getattr(row, c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result.table],
                 digits=2)
     cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "n_cu", "cu", "n_dcc", "dcc"]
     vlaudit.print_table("Flip+visibility by source audit stratum (%)",
                 ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "C-U n", "C-U", "D-CC n", "D-CC"],
-                [[row.get(c) for c in cols] for row in result.table], digits=2)
+                [[getattr(row, c) for c in cols] for row in result.table], digits=2)
 
-    def ci(row: dict, name: str) -> str:
-        # an empty Joint or Rel_o stratum has no rate and no interval: "—" (its n = 0 is in the table above)
-        if row.get(name) is None or row.get(f"{name}_lo") is None:
-            return "—"
-        return f"{row[name]:+.2f} [{row[f'{name}_lo']:+.2f}, {row[f'{name}_hi']:+.2f}]"
+    def shown(value: object, spec: str = "+.2f") -> str:
+        # a rate of an empty Joint or Rel_o stratum is Missing, printed "— (reason)" (its n = 0 is in the table
+        # above); None only in a summary written before reasons were recorded
+        return format(value, spec) if isinstance(value, float) else "—" if value is None else str(value)
+
+    def ci(row: object, name: str) -> str:
+        value, low, high = (getattr(row, name + end) for end in ("", "_lo", "_hi"))
+        if not isinstance(value, float):
+            return shown(value)
+        return f"{shown(value)} [{shown(low)}, {shown(high)}]"
 
     vlaudit.print_table("Joint enrichment, percentage points (95% edit-cluster bootstrap CI, VCA §15/§19)",
                 ["model", "Joint − overall", "Δ PairD = Joint − Rel_o"],
-                [[row["model"], ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result.table])
+                [[row.model, ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result.table])
     vlaudit.print_table("Relation-only success within Joint (%; 95% edit-cluster bootstrap CI, VCA §15)",
                 ["model", "Rel. overall", "Rel. in Joint", "Joint − overall"],
-                [[row["model"], "—" if row["rel"] is None else f"{row['rel']:.2f}",
+                [[row.model, shown(row.rel, ".2f"),
                   ci(row, "rel_joint").replace("+", ""),
                   ci(row, "rel_joint_minus_overall")] for row in result.table])
     cu = result.pooled_cu

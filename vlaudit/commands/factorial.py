@@ -60,8 +60,8 @@ def vca_factorial(
     for m in result.models:
         e, nested = m.effects, m.nested
         effect_rows.append([m.model, e["delta_v_pos"].mean, e["delta_v_neg"].mean, e["delta_v_none"].mean,
-                            e["interaction"].mean, nested["image_tpr"], nested["text_fpr"],
-                            nested["auroc_vca_correct"], nested["auroc_confidence_correct"]])
+                            e["interaction"].mean, nested.image_tpr, nested.text_fpr,
+                            nested.auroc_vca_correct, nested.auroc_confidence_correct])
     vlaudit.print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
                                                          "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
     for path in run.files:

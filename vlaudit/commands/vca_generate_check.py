@@ -29,7 +29,7 @@ def vca_generate_check(
     against the margin's decision per context: agreement, confusion table, unparseable rate, disagreements."""
     result = vlaudit.generate_check(run, out=out, sample=None if all_items else sample, seed=seed,
                                     max_new_tokens=max_new_tokens, model=model, device=device)
-    say(f"likelihood vs generation of {result.spec} on {result.sample['n_items']} items "
+    say(f"likelihood vs generation of {result.spec} on {result.sample.n_items} items "
         f"(greedy, {result.max_new_tokens} new tokens at most):")
     for check in result.checks:
         agreement = "—" if check.agreement is None else f"{100 * check.agreement:.1f}%"

@@ -36,8 +36,8 @@ def vca_stability(
     size 1, padding side, dtype, attention kernel, prefix cache); write the noise floor τ (p99 |Δ margin|)."""
     result = vlaudit.measure_stability(run, out=out, sample=sample, seed=seed,
                                        perturbations=_csv(perturbations), model=model, device=device)
-    say(f"noise floor of {result.spec} on {result.sample['n_items']} items "
-        f"({result.sample['n_records']} records): tau = {result.noise_floor:.3g}")
+    say(f"noise floor of {result.spec} on {result.sample.n_items} items "
+        f"({result.sample.n_records} records): tau = {result.noise_floor:.3g}")
     estimate = result.estimate
     if estimate is not None:
         for bound in estimate.bounds:
@@ -54,9 +54,9 @@ def vca_stability(
         for context, stats in row.contexts.items():
             say(f"    {context}: n {stats.n}, p99 {_g(stats.p99)}, max {_g(stats.max)}, "
                 f"{stats.sign_flips} flips")
-    unit = "embedded inputs" if result.forwards.get("unit") else "re-scored units"
-    say(f"forwards: {result.forwards['total_perturbed']} {unit} "
-        f"({result.forwards['scored_now']} now), baseline read from the run")
+    unit = "embedded inputs" if result.forwards.unit else "re-scored units"
+    say(f"forwards: {result.forwards.total_perturbed} {unit} "
+        f"({result.forwards.scored_now} now), baseline read from the run")
     say(f"wrote {(out or run) / 'stability.json'}")
 
 

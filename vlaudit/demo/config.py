@@ -7,18 +7,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vlaudit.analysis.cycles.synthetic import SyntheticConfig
+from vlaudit.results.demo import Thresholds as Thresholds
 from vlaudit.settings import CYCLE_SEEDS, DEMO_RESAMPLES, MIN_CYCLES, PROBE_BATCH_SIZE, PROBE_RANK
 
 REFERENCE_ENCODERS = ("ref:scene-clip-spatial", "ref:scene-clip-bag")
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """The known answers' bounds (the quick run uses looser ones where its few cycles are noisier)."""
-
-    coarse_min: float = 0.85
-    absent_band: float = 0.10
-    spatial_probe_min: float = 0.75
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from vlaudit.builders.cycles.coco import build_coco_cycles
 from vlaudit.builders.cycles.gqa import build_gqa_cycles
 from vlaudit.builders.scenes import render_scenes
 from vlaudit.demo.config import DemoConfig
-from vlaudit.demo.records import json_object
+from vlaudit.demo.json_view import json_object
 from vlaudit.errors import InputError
 from vlaudit.figures import pyplot
 from vlaudit.files import atomic_write, write_result, write_table

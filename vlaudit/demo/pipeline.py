@@ -46,25 +46,28 @@ from vlaudit.demo.cycles import (
     score_encoder,
     summarize_encoders,
 )
-from vlaudit.demo.records import json_object
+from vlaudit.demo.json_view import json_object
 from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
 from vlaudit.files import write_result
 from vlaudit.reference.catalogue import TRAINED_MODELS
 from vlaudit.report.html import write_report
-from vlaudit.results.base import JsonValue, record_from_dict, to_json
 from vlaudit.results.demo import (
     DemoAuditSummary,
     DemoCycleCell,
     DemoCycleEvaluation,
     DemoCycleStage,
+    DemoSettings,
     DemoSummary,
     DemoSynthetic,
     DemoVcaKnownAnswers,
     DemoVcaStage,
     DemoVersions,
     KnownAnswer,
+    Observed,
     SyntheticRowSummary,
 )
+from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.version import __version__
 
 
@@ -115,11 +118,13 @@ def cycle_checks(cycles: DemoCycleStage, config: DemoConfig) -> list[KnownAnswer
     t = config.thresholds
     rows: list[KnownAnswer] = []
 
-    def acc(spec: str, scorer: str, family: str) -> float | None:
+    def acc(spec: str, scorer: str, family: str) -> float | Missing:
         cell = _scorer_cells(cycles, spec, scorer).get(family)
-        return None if cell is None else cell.cycle_acc
+        if cell is None:
+            return Missing(f"no {family} test cycles")
+        return Missing("no cycle to score") if cell.cycle_acc is None else cell.cycle_acc
 
-    def row(check: str, expected: str, observed: JsonValue, passed: bool) -> None:
+    def row(check: str, expected: str, observed: Observed, passed: bool) -> None:
         rows.append(KnownAnswer(check=check, expected=expected, observed=observed, passed=bool(passed)))
 
     probe = f"probe-rank-{config.probe_rank}"
@@ -131,7 +136,7 @@ def cycle_checks(cycles: DemoCycleStage, config: DemoConfig) -> list[KnownAnswer
     for spec in config.encoders:
         value = acc(spec, "zero-shot", "coco-object-coarse")
         row(f"{spec}: coco-object-coarse zero-shot CycleAcc", f">= {t.coarse_min}", value,
-            value is not None and value >= t.coarse_min)
+            not isinstance(value, Missing) and value >= t.coarse_min)
     for spec in config.all_encoders:
         cells = list(_scorer_cells(cycles, spec, "additive").values())
         exact = all(c.cycle_acc == 0.5 and c.tie_rate == 1.0 for c in cells)
@@ -146,11 +151,11 @@ def cycle_checks(cycles: DemoCycleStage, config: DemoConfig) -> list[KnownAnswer
             value = acc(bag, scorer, "coco-strict-left-right")
             row(f"{bag}: coco-strict-left-right {scorer} CycleAcc (left/right absent)",
                 f"within 0.5 ± {t.absent_band}", value,
-                value is not None and abs(value - 0.5) <= t.absent_band)
+                not isinstance(value, Missing) and abs(value - 0.5) <= t.absent_band)
     if spatial in config.encoders:
         value = acc(spatial, probe, "coco-strict-left-right")
         row(f"{spatial}: coco-strict-left-right {probe} CycleAcc", f">= {t.spatial_probe_min}", value,
-            value is not None and value >= t.spatial_probe_min)
+            not isinstance(value, Missing) and value >= t.spatial_probe_min)
     return rows
 
 
@@ -223,10 +228,8 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
                          passed=bool(ok)) for name, ok in synthetic.checks.items()]
     known += cycle_checks(cycles, config)
     known += vca.known_answers
-    config_json = to_json(asdict(config))
-    assert isinstance(config_json, dict)
     summary = DemoSummary(
-        config=config_json,
+        config=record_from_dict(DemoSettings, to_json(asdict(config)), path="DemoConfig"),
         synthetic=DemoSynthetic(checks=dict(synthetic.checks), rows=[
             record_from_dict(SyntheticRowSummary, {k: row[k] for k in ("diagnostic", "probe", "metric", "mean",
                                                                        "expected")}, path="synthetic.json")

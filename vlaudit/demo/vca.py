@@ -37,12 +37,12 @@ from vlaudit.builders.factorial import build_factorial
 from vlaudit.builders.scene_items import scene_relation_items
 from vlaudit.builders.scenes import render_scenes
 from vlaudit.contexts.image_contexts import CONTEXTS, ContextUnavailable, render_context
-from vlaudit.demo.records import json_object
+from vlaudit.demo.json_view import json_object
 from vlaudit.demo.vca_mcq import MCQ_DATASET, run_mcq_stage
 from vlaudit.files import read_json, write_result
 from vlaudit.reference.scene_vqa import category_prior
 from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
-from vlaudit.report.vca_tables import write_report_files
+from vlaudit.report.vca_files import write_report_files
 from vlaudit.results.demo import DemoVcaKnownAnswers
 from vlaudit.scoring.run_spec import ScoreSpec
 from vlaudit.scoring.runner import run_scoring

@@ -16,9 +16,10 @@ from typing import Any
 
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.builders.mcq_scenes import render_mcq_scenes
-from vlaudit.demo.records import json_object
+from vlaudit.demo.json_view import json_object
 from vlaudit.reference.scene_mcq import load_backend
-from vlaudit.report.vca_tables import write_report_files
+from vlaudit.report.vca_files import write_report_files
+from vlaudit.results.missing import Missing
 from vlaudit.scoring.run_spec import ScoreSpec
 from vlaudit.scoring.runner import run_scoring
 from vlaudit.sources.margins import read_margins
@@ -72,6 +73,7 @@ def mcq_known_answers(runs: dict[str, dict[str, Any]], planted: float) -> list[d
     circular = (m.get("benchmark") or {}).get("circular") or {}
     every = circular.get("credited_every_rotation")
     row("multiple choice: mixture credited in every CircularEval rotation = planted fraction",
-        f"|credited in every rotation - {planted:.4f}| <= 0.02", None if every is None else round(every, 4),
+        f"|credited in every rotation - {planted:.4f}| <= 0.02",
+        Missing("the mixture's run has no CircularEval result") if every is None else round(every, 4),
         every is not None and abs(every - planted) <= 0.02)
     return rows

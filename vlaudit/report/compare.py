@@ -14,7 +14,6 @@ from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
 from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT
 from vlaudit.report.console import print_table, print_wrapped
-from vlaudit.results.base import Interval, JsonValue, to_json
 from vlaudit.results.compare import (
     CompareCyclesResult,
     ComparedItems,
@@ -26,6 +25,7 @@ from vlaudit.results.compare import (
     NoNoiseFloor,
     VcaBandComparison,
 )
+from vlaudit.results.versioned import Interval, JsonValue, to_json
 from vlaudit.stats.clusters import cluster_phrase
 from vlaudit.stats.formatting import degenerate, format_interval, format_p
 

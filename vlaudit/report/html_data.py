@@ -20,8 +20,8 @@ from typing import Any
 from vlaudit.errors import InputError
 from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import interval, is_number
-from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.results.vca_audit import HeadlineIntervals, PermutationAxis, RunAudit, none_for_empty_intervals
+from vlaudit.results.versioned import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.sources.cycle_tables import read_cycles
 
 

@@ -29,11 +29,11 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from vlaudit.errors import InputError
-from vlaudit.results.base import check_schema_version
 from vlaudit.results.columns import CYCLES, SCORES
 from vlaudit.results.cycles import CycleEvaluationResult
 from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION
 from vlaudit.results.vca import FactorialResult, VcaReportResult
+from vlaudit.results.versioned import check_schema_version
 
 SKIP_DIRS = {"cache", "__pycache__", "node_modules", "images"}
 MAX_JSON_BYTES = 64 * 2**20

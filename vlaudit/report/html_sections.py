@@ -14,13 +14,16 @@ from vlaudit.report import benchmark_tables as tables
 from vlaudit.report import html_plots as plots
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
-from vlaudit.results.base import JsonObject
+from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import JsonObject
 from vlaudit.stats.clusters import cluster_phrase
 
 Section = tuple[str, str, Safe]
 
 
 def _value(value: Any) -> Any:
+    if isinstance(value, Mapping) and set(value) == {"missing"}:  # a Missing value as its JSON holds it
+        return str(Missing(str(value["missing"])))
     if is_number(value):
         return num(value, digits=3 if isinstance(value, float) else 0)
     if isinstance(value, (list, tuple)) and len(value) == 2 and all(is_number(v) for v in value):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vlaudit.results.base import JsonValue
 from vlaudit.results.vca_audit import RunAudit
+from vlaudit.results.versioned import JsonValue
 
 
 def _band(value: JsonValue) -> tuple[float, float] | None:

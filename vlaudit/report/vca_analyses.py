@@ -14,8 +14,8 @@ from typing import Any
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
 from vlaudit.report.console import print_table, print_wrapped
-from vlaudit.results.base import VersionedResult
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
+from vlaudit.results.versioned import VersionedResult
 
 
 def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -13,8 +13,8 @@ from rich.table import Table
 from vlaudit.report import benchmark_tables as tables
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.report.noise_lines import noise_lines
-from vlaudit.results.base import JsonObject
 from vlaudit.results.vca_audit import RunAudit
+from vlaudit.results.versioned import JsonObject
 from vlaudit.stats.clusters import cluster_phrase
 from vlaudit.stats.formatting import degenerate
 

@@ -1,6 +1,6 @@
 """Typed, versioned results and table schemas: the shapes of everything vlaudit writes (a leaf package).
 
-* :mod:`vlaudit.results.base` — :class:`VersionedResult`, the frozen dataclass each JSON output is
+* :mod:`vlaudit.results.versioned` — :class:`VersionedResult`, the frozen dataclass each JSON output is
   (``to_dict()`` is what is written, with ``schema_version``; ``from_dict()`` reads it back);
 * :mod:`vlaudit.results.cycles`, :mod:`vlaudit.results.vca`, :mod:`vlaudit.results.compare`,
   :mod:`vlaudit.results.demo` — one class per JSON file a command writes, and the records it holds;

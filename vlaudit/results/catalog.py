@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 
-from vlaudit.results.base import VersionedResult, field_types, nested_records
 from vlaudit.results.columns import TABLES, TableSchema
 from vlaudit.results.compare import CompareCyclesResult, CompareVcaResult
 from vlaudit.results.cycle_experiments import DiagnosticsResult, OeResult, RankSweepResult, TransferResult
@@ -44,6 +43,7 @@ from vlaudit.results.vca import (
     VcaValidityResult,
     WordingDiagnosticsResult,
 )
+from vlaudit.results.versioned import VersionedResult, field_types, nested_records
 
 RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     CycleBuildMeta, CycleBuildSummary, CycleBuildFailure, CycleAudit, CycleEvaluationResult, BenchmarkMetricsResult,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from vlaudit.results.base import Interval, VersionedResult
+from vlaudit.results.versioned import Interval, VersionedResult
 
 #: the test behind a VCA comparison's p-value (None: the models' denominators differ, no paired test applies)
 VcaTest = Literal["mcnemar", "permutation"]

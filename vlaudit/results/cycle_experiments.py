@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from vlaudit.results.base import JsonValue, VersionedResult
 from vlaudit.results.cycles import Setting, SplitCounts
+from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import VersionedResult
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,29 @@ class SettingsProvenance:
 
 
 @dataclass(frozen=True)
-class CycleBuilds:
-    """Per seed what its cycles build recorded (source, pool seed, seed, pool size, splits; {} without a
-    metadata file), and whether every seed drew its splits inside one image pool (§D.5; None: unknown)."""
+class SeedBuild:
+    """What one seed's cycles build recorded in its ``CYCLES.meta.json`` (§D.5): the source, the seed of the
+    image pool every seed shares and its size (``max_images`` asked, ``images_in_pool`` drawn), the seed of the
+    splits drawn inside it and the split fractions. None: the build did not record it (a JSONL source has no
+    pool; a file of an older vlaudit)."""
 
-    per_seed: dict[str, dict[str, JsonValue]]
-    shared_pool: bool | None
+    source: str | None = None
+    pool_seed: int | None = None
+    seed: int | None = None
+    max_images: int | None = None
+    images_in_pool: int | None = None
+    splits: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class CycleBuilds:
+    """Per seed what its cycles build recorded (:class:`SeedBuild`; :class:`Missing` when the cycles file has
+    no metadata beside it), and whether every seed drew its splits inside one image pool (§D.5; Missing when
+    no seed's build is known, None in a file written before reasons were recorded)."""
+
+    # Missing first: a reader tries the union's types in order, and a SeedBuild (all defaults) reads any object
+    per_seed: dict[str, Missing | SeedBuild]
+    shared_pool: bool | Missing | None
 
 
 @dataclass(frozen=True)
@@ -109,14 +127,11 @@ class AdditiveAudit:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CycleExperimentResult(VersionedResult):
-    """One cycle-paper experiment (diagnostics, rank-sweep, oe, transfer; §5.2–§5.6): what every experiment
-    writes — its name, the split its numbers are on, seeds, settings and their provenance, each seed's cycle
-    build, the probe notes, the families withdrawn by §D.5's minimum — and the files written beside it. Each
-    experiment's result adds its rows."""
-
-    file_name = "NAME.json"
-    written_by = "experiment diagnostics|rank-sweep|oe|transfer"
+class ExperimentRun:
+    """What every cycle-paper experiment records of its run (§5.2–§5.6, §D.5, §E.3–§E.5), the one definition of
+    the fields every experiment's result shares: the files written beside it, its name, the split its numbers
+    are on, seeds, settings and their provenance, each seed's cycle build, the families the paper does not
+    have, the probe notes, §D.5's minimum and the families it withdrew."""
 
     files: dict[str, str]
     experiment: str
@@ -130,6 +145,16 @@ class CycleExperimentResult(VersionedResult):
     probe_notes: list[ProbeNote]
     min_cycles: int
     unavailable: list[Withdrawn]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CycleExperimentResult(ExperimentRun, VersionedResult):
+    """One cycle-paper experiment (diagnostics, rank-sweep, oe, transfer; §5.2–§5.6): what every experiment
+    writes (:class:`ExperimentRun`, its keys first in the file) and the files written beside it. Each
+    experiment's result adds its rows."""
+
+    file_name = "NAME.json"
+    written_by = "experiment diagnostics|rank-sweep|oe|transfer"
 
 
 @dataclass(frozen=True)

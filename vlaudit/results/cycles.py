@@ -2,7 +2,7 @@
 experiments on frozen features (cycle paper §2–§5, §D, §E).
 
 Each ``…Result`` class is the JSON file one command writes; its fields are the keys the file always holds (see
-:mod:`vlaudit.results.base` for ``schema_version`` and ``extra``). The records nested in them are named after
+:mod:`vlaudit.results.versioned` for ``schema_version`` and ``extra``). The records nested in them are named after
 the paper's quantities: a (family, split) CycleAcc cell, an across-seed :class:`SeedAggregate`, a family
 withdrawn by §D.5's minimum (:class:`Withdrawn`), the additive audit (§E.4: an additive probe's CycleAcc is
 exactly ½). "Not computable" is None: a CycleAcc of no cycle, the sd of one seed.
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vlaudit.results.base import Interval, VersionedResult, record_from_dict
 from vlaudit.results.vca import ScoringSummary
+from vlaudit.results.versioned import Interval, VersionedResult, record_from_dict
 
 #: a count per split (``{"train": 120, "val": 30, "test": 40}``)
 SplitCounts = dict[str, int]

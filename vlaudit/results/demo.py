@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
+from vlaudit.results.cycles import CycleAudit
+from vlaudit.results.missing import Missing
+from vlaudit.results.versioned import Interval, VersionedResult
 
 
 @dataclass(frozen=True)
@@ -13,6 +15,23 @@ class ItemNote:
 
     record: str
     note: str
+
+
+#: what a known-answer check observed: a flag, a number, text, an interval or a small object of named numbers,
+#: Missing (with the reason) where the run gave none; None only in a file written before reasons were recorded.
+#: Missing first: a reader tries the union's types in order, and the object of numbers reads any object.
+Observed = Missing | bool | int | float | str | list[float] | dict[str, float | list[float]] | None
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A source row a builder or reader did not make an item, and why (``record`` names the row: ``line 12``,
+    ``entry 3 (image 17697)``); the relation or the caption that made it fail where the builder has one."""
+
+    record: str
+    reason: str
+    relation: str | None = None
+    caption: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,7 +44,7 @@ class ItemsBuildSummary(VersionedResult):
     n_items: int
     n_excluded: int
     excluded_by_reason: dict[str, int]
-    excluded: list[JsonObject]
+    excluded: list[Exclusion]
     #: the benchmark readers' notes are lines of text; the VSR, GSR and What's Up builders note items
     notes: list[str | ItemNote]
     warnings: list[str]
@@ -33,12 +52,13 @@ class ItemsBuildSummary(VersionedResult):
 
 @dataclass(frozen=True, kw_only=True)
 class KnownAnswer:
-    """One known-answer check of the demo: what was expected, what was observed (a number, text, a flag or a
-    small object of numbers), and whether it passed."""
+    """One known-answer check of the demo: what was expected, what was observed (a flag, a number, text or a
+    small object of named numbers and intervals; :class:`Missing` with the reason when the run gave none), and
+    whether it passed."""
 
     check: str
     expected: str
-    observed: JsonValue
+    observed: Observed
     passed: bool
 
 
@@ -186,17 +206,52 @@ class DemoVersions:
     commit: str | None
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """The demo's known-answer bounds (the quick run uses looser ones where its few cycles are noisier): the
+    least coarse zero-shot CycleAcc, the band around ½ of an absent relation, the least spatial probe CycleAcc."""
+
+    coarse_min: float = 0.85
+    absent_band: float = 0.10
+    spatial_probe_min: float = 0.75
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoSettings:
+    """The demo's configuration as written: the fields of :class:`vlaudit.demo.config.DemoConfig` (sizes,
+    seeds, the encoders and models, the probes' settings, the known-answer bounds); ``synthetic`` holds the
+    synthetic controls' sizes and settings as ``synthetic.json``'s ``config`` does."""
+
+    seed: int
+    seeds: list[int]
+    quick: bool
+    synthetic_seeds: list[int]
+    synthetic: dict[str, int | float | list[float]]
+    n_scenes: int
+    min_cycles: int
+    n_resamples: int
+    encoders: list[str]
+    models: list[str]
+    vca_models: list[str]
+    probe_rank: int
+    ranks: list[int]
+    probe_epochs: int
+    probe_batch: int
+    probe_lr: float
+    stored_scorers: list[str]
+    torch_threads: int | None
+    thresholds: Thresholds
+
+
 @dataclass(frozen=True, kw_only=True)
 class DemoSummary(VersionedResult):
-    """The known-answer demo: every check (``known_answers``), whether all passed, and each stage's summary.
-
-    ``config`` is the demo's configuration as written (the fields of :class:`vlaudit.demo.config.DemoConfig`).
-    """
+    """The known-answer demo: its configuration, every check (``known_answers``), whether all passed, and each
+    stage's summary."""
 
     file_name = "summary.json (demo folder)"
     written_by = "demo"
 
-    config: JsonObject
+    config: DemoSettings
     synthetic: DemoSynthetic
     cycles: DemoCycleStage
     vca: DemoVcaStage
@@ -220,13 +275,13 @@ class DemoCycleEvaluation(DemoCycleStage, VersionedResult):
 @dataclass(frozen=True, kw_only=True)
 class DemoCycleAudits(VersionedResult):
     """The Table-5 audit of the demo's COCO and GQA cycles, each as ``cycles audit`` writes it
-    (:class:`~vlaudit.results.cycles.CycleAudit` without its version)."""
+    (a :class:`~vlaudit.results.cycles.CycleAudit`; an older file holds it without its ``schema_version``)."""
 
     file_name = "cycles/seed-N/audit.json (demo folder)"
     written_by = "demo"
 
-    coco: JsonObject
-    gqa: JsonObject
+    coco: CycleAudit
+    gqa: CycleAudit
 
 
 @dataclass(frozen=True, kw_only=True)

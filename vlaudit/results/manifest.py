@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from vlaudit.errors import InputError
-from vlaudit.results.base import JsonObject, JsonValue, check_schema_version, to_json
+from vlaudit.results.versioned import JsonObject, JsonValue, check_schema_version, to_json
 
 MANIFEST_FILE = "manifest.json"
 #: 1: the fields of :class:`RunManifest` (earlier manifests carry no ``schema_version``)
@@ -70,7 +70,7 @@ class RunManifest:
     ``record`` holds what the command adds; its keys are written at the top level beside the common ones
     (the readers of a run — the factorial analysis, the HTML report, ``read_features`` — read them there).
     ``arguments`` and ``record`` are open (each command records its own): values JSON can hold, or paths and
-    numpy scalars, written as JSON by :func:`~vlaudit.results.base.to_json` (a manifest read back holds JSON
+    numpy scalars, written as JSON by :func:`~vlaudit.results.versioned.to_json` (a manifest read back holds JSON
     values only); ``packages`` maps a package to its installed version (None: not installed).
     """
 

@@ -7,10 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
-from vlaudit.results.vca_checks import FloorEstimate, GenerationCheck, PerturbationNoise
+from vlaudit.results.vca_checks import (
+    FloorEstimate,
+    GenerateSample,
+    GenerationCheck,
+    PerturbationNoise,
+    StabilityForwards,
+    StabilitySample,
+)
+from vlaudit.results.vca_edits import EditStratumRow
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
+from vlaudit.results.versioned import Interval, JsonObject, JsonValue, VersionedResult
 
 T = TypeVar("T", bound="VersionedResult")
 
@@ -327,7 +335,7 @@ class EditOutcomesSummary(_ReadsEmptyIntervals):
     written_by = "edits analyze"
 
     n_accepted: int
-    table: list[JsonObject]
+    table: list[EditStratumRow]
     pooled_cu: PooledRate
     pooled_dcc: PooledRate
     feasibility_audit: list[FeasibilityCheck]
@@ -346,11 +354,11 @@ class StabilityResult(VersionedResult):
     model: str
     spec: str
     run: str
-    sample: JsonObject
+    sample: StabilitySample
     perturbations: list[PerturbationNoise]
     noise_floor: float
     floor_definition: str
-    forwards: JsonObject
+    forwards: StabilityForwards
     #: how τ was estimated (order-statistic bound, units, warning); None in files written before it was recorded
     estimate: FloorEstimate | None = None
 
@@ -374,6 +382,6 @@ class GenerateCheckResult(VersionedResult):
     model: str
     spec: str
     run: str
-    sample: JsonObject
+    sample: GenerateSample
     max_new_tokens: int
     checks: list[GenerationCheck]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from vlaudit.results.base import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
+from vlaudit.results.versioned import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
 
 
 def none_for_empty_intervals(value: object) -> object:

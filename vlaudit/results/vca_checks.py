@@ -92,3 +92,45 @@ class GenerationCheck:
     unparseable_rate: float | None
     confusion: dict[str, dict[str, int]]
     disagreements: list[Disagreement]
+
+
+@dataclass(frozen=True)
+class CheckSample:
+    """The items a run check re-scored: ``n_items`` drawn with ``seed`` (``requested``; None: every item), the
+    scoring units and the records (item × context × interface) they cover."""
+
+    n_items: int
+    seed: int
+    requested: int | None
+    n_units: int
+    n_records: int
+
+
+@dataclass(frozen=True)
+class StabilitySample(CheckSample):
+    """The sample of ``vca stability``: its contexts and interfaces, and ``kind`` (``dual-encoder`` for a
+    dual-encoder run, None for a yes/no model's)."""
+
+    contexts: list[str]
+    interfaces: list[str]
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class StabilityForwards:
+    """The forwards of ``vca stability``: the baseline read from the run's cache, those scored now (0 on a
+    resumed run), every perturbed forward and their number per sampled item; ``unit`` what one forward is
+    (a dual-encoder run embeds one input; None: a yes/no model's scoring unit)."""
+
+    baseline_from_run_cache: int
+    scored_now: int
+    total_perturbed: int
+    per_sampled_item: float
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class GenerateSample(CheckSample):
+    """The sample of ``vca generate-check`` and how many generations were decoded now (0 on a resumed run)."""
+
+    generated_now: int

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vlaudit.results.base import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
+from vlaudit.results.versioned import Interval
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,26 @@ class NeutralExcess:
 
     cu_mean_excess: float | None
     cu_median_excess: float | None
+
+
+@dataclass(frozen=True)
+class NestedValidation:
+    """The nested source-only validation (VCA §10 Table 8): the image-source cells (±, ∅) against the
+    text-source cells (∅, ±). Credit's TPR on image-source and FPR on text-source cells (all and on correct
+    decisions), and the AUROC of G_img and of the confidence |m| for telling them apart. None where the
+    rate or AUROC has no cell (no correct decision of a source, or one source only)."""
+
+    n_image: int
+    n_text: int
+    image_tpr: float | None
+    text_fpr: float | None
+    n_correct_image: int
+    n_correct_text: int
+    image_tpr_correct: float | None
+    text_fpr_correct: float | None
+    auroc_vca_correct: float | None
+    auroc_confidence_correct: float | None
+    auroc_vca_all: float | None
 
 
 @dataclass(frozen=True)
@@ -63,7 +83,7 @@ class FactorialModel:
     neutral: NeutralExcess
     effects: dict[str, SourceEffect]
     #: image-source against text-source cells: credit TPR/FPR and the source AUROCs (Table 8)
-    nested: JsonObject
+    nested: NestedValidation
     control_reuse_max_abs_diff: float | None
 
 

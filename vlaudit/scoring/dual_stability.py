@@ -30,9 +30,9 @@ from vlaudit.errors import InputError
 from vlaudit.files import read_records, write_result
 from vlaudit.hashing import sha256_json, sha256_text
 from vlaudit.metrics.vca import noise
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.vca import StabilityResult
-from vlaudit.results.vca_checks import PerturbationNoise
+from vlaudit.results.vca_checks import PerturbationNoise, StabilityForwards, StabilitySample
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.dual_margins import INTERFACE, check_groups, plan_dual, statement_of, text_context_image
 from vlaudit.scoring.features import pair_cosines, read_features
@@ -128,14 +128,15 @@ def run_dual_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: M
         n_inputs = len(files) + len(statements)
         result = StabilityResult(
             model=str(manifest.get("model") or backend.spec), spec=backend.spec, run=str(run.resolve()),
-            sample={"n_items": len(chosen), "seed": seed, "requested": sample, "n_units": n_inputs,
-                    "n_records": len(sampled), "contexts": contexts, "interfaces": [INTERFACE],
-                    "kind": "dual-encoder"},
+            sample=StabilitySample(n_items=len(chosen), seed=seed, requested=sample, n_units=n_inputs,
+                                   n_records=len(sampled), contexts=list(contexts), interfaces=[INTERFACE],
+                                   kind="dual-encoder"),
             perturbations=[record_from_dict(PerturbationNoise, to_json(row), path=out) for row in perturbation_rows],
             noise_floor=floor, floor_definition=FLOOR_DEFINITION, estimate=estimate,
-            forwards={"unit": "embedded input (context image or statement)", "baseline_from_run_cache": len(sampled),
-                      "scored_now": scored_now, "total_perturbed": len(names) * n_inputs,
-                      "per_sampled_item": len(names) * n_inputs / max(len(chosen), 1)})
+            forwards=StabilityForwards(baseline_from_run_cache=len(sampled), scored_now=scored_now,
+                                       total_perturbed=len(names) * n_inputs,
+                                       per_sampled_item=len(names) * n_inputs / max(len(chosen), 1),
+                                       unit="embedded input (context image or statement)"))
         write_result(out / STABILITY_FILE, result)
     publish(result, out, run)
     return result

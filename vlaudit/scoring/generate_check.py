@@ -21,8 +21,9 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca.generation import agreement_summary, margin_decision, parse_answer
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.vca import GenerateCheckResult, GenerationCheck
+from vlaudit.results.vca_checks import GenerateSample
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.run_folder import run_lock
 from vlaudit.scoring.shards import UnitTask, render_requests
@@ -109,8 +110,8 @@ def run_generate_check(backend: Any, items: Sequence[BenchmarkItem], manifest: M
         rows.sort(key=lambda r: (r["item_id"], r["context"], r["interface"], r["prompt"]))
         result = GenerateCheckResult(
             model=str(manifest.get("model") or backend.spec), spec=backend.spec, run=str(run.resolve()),
-            sample={"n_items": len(chosen), "seed": seed, "requested": sample, "n_units": len(units),
-                    "n_records": len(records), "generated_now": scored},
+            sample=GenerateSample(n_items=len(chosen), seed=seed, requested=sample, n_units=len(units),
+                                  n_records=len(records), generated_now=scored),
             max_new_tokens=max_new_tokens,
             checks=[record_from_dict(GenerationCheck, to_json(check), path=out) for check in _checks(rows)])
         write_jsonl(out / "generations.jsonl", rows)

@@ -34,8 +34,8 @@ from typing import Any, ClassVar, Protocol
 
 from vlaudit.errors import InputError
 from vlaudit.files import check_folder_target, read_json, write_manifest, write_result
-from vlaudit.results.base import VersionedResult, check_schema_version
 from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION, RunManifest
+from vlaudit.results.versioned import VersionedResult, check_schema_version
 from vlaudit.scoring.run_parts import operational_names
 
 MANIFEST = "manifest.json"

@@ -30,9 +30,15 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca import noise, support
-from vlaudit.results.base import record_from_dict, to_json
 from vlaudit.results.vca import StabilityResult
-from vlaudit.results.vca_checks import FloorBound, FloorEstimate, PerturbationNoise
+from vlaudit.results.vca_checks import (
+    FloorBound,
+    FloorEstimate,
+    PerturbationNoise,
+    StabilityForwards,
+    StabilitySample,
+)
+from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.manifest import local_weights_identity, model_fingerprint
 from vlaudit.scoring.plan import Record, Unit, plan_run
@@ -209,13 +215,13 @@ def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mappin
                                          where=run / "cache")
         result = StabilityResult(
             model=str(manifest.get("model") or backend.spec), spec=backend.spec, run=str(run.resolve()),
-            sample={"n_items": len(chosen), "seed": seed, "requested": sample, "n_units": len(sampled_units),
-                    "n_records": len(sampled), "contexts": contexts, "interfaces": interfaces},
+            sample=StabilitySample(n_items=len(chosen), seed=seed, requested=sample, n_units=len(sampled_units),
+                                   n_records=len(sampled), contexts=list(contexts), interfaces=list(interfaces)),
             perturbations=[record_from_dict(PerturbationNoise, to_json(row), path=out) for row in rows],
             noise_floor=floor, floor_definition=FLOOR_DEFINITION, estimate=estimate,
-            forwards={"baseline_from_run_cache": len(sampled_units), "scored_now": scored_now,
-                      "total_perturbed": len(names) * len(sampled_units),
-                      "per_sampled_item": len(names) * len(sampled_units) / max(len(chosen), 1)})
+            forwards=StabilityForwards(baseline_from_run_cache=len(sampled_units), scored_now=scored_now,
+                                       total_perturbed=len(names) * len(sampled_units),
+                                       per_sampled_item=len(names) * len(sampled_units) / max(len(chosen), 1)))
         write_result(out / STABILITY_FILE, result)
     publish(result, out, run)
     return result

@@ -40,7 +40,6 @@ from vlaudit.metrics.two_by_two import (
     winoground_outcomes,
 )
 from vlaudit.records import Cycle
-from vlaudit.results.base import Interval
 from vlaudit.results.compare import (
     BenchmarkComparison,
     CompareCyclesResult,
@@ -51,6 +50,7 @@ from vlaudit.results.compare import (
     CycleTest,
 )
 from vlaudit.results.compare import CycleCompareSettings as CycleCompareSettingsRecord
+from vlaudit.results.versioned import Interval
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,

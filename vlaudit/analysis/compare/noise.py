@@ -19,8 +19,8 @@ import numpy as np
 from vlaudit.analysis.vca.noise_report import NOT_MEASURED
 from vlaudit.analysis.vca.report import RunEvents
 from vlaudit.metrics.vca.noise import noise_band, noise_flags
-from vlaudit.results.base import Interval
 from vlaudit.results.compare import NoiseFloor, NoNoiseFloor
+from vlaudit.results.versioned import Interval
 from vlaudit.sources import noise_floor
 
 BAND_METRICS = ("acc", "dep", "dcc")

@@ -45,7 +45,6 @@ from vlaudit.analysis.vca.units import shared_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import support
 from vlaudit.relations import relation_family
-from vlaudit.results.base import Interval
 from vlaudit.results.compare import (
     ComparedItems,
     CompareVcaResult,
@@ -58,6 +57,7 @@ from vlaudit.results.compare import (
     VcaSkipped,
     VcaTest,
 )
+from vlaudit.results.versioned import Interval
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from vlaudit.builders.cycles.build_steps import family_label
-from vlaudit.results.base import JsonValue, to_json
 from vlaudit.results.cycle_experiments import (
     AdditiveAudit,
     AdditiveFailure,
@@ -24,6 +23,7 @@ from vlaudit.results.cycle_experiments import (
     SeedAggregate,
     TransferCorrelation,
 )
+from vlaudit.results.versioned import JsonValue, to_json
 
 #: one value of a per-seed row: a key (family, probe, rank, protocol) or a number (None: not computable)
 SeedValue = str | int | float | bool | None

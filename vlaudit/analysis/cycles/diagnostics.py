@@ -43,7 +43,7 @@ from vlaudit.analysis.cycles.across_seeds import (
     per_seed_n_text,
     withdrawn_everywhere,
 )
-from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
@@ -58,8 +58,8 @@ from vlaudit.analysis.cycles.plots import plot_family_bars
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc
 from vlaudit.records import Cycle
-from vlaudit.results.base import JsonValue
-from vlaudit.results.cycle_experiments import DiagnosticsResult, DiagnosticsRow, ProbeNote
+from vlaudit.results.cycle_experiments import DiagnosticsResult, DiagnosticsRow, ExperimentRun, ProbeNote
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import CYCLE_SEEDS, SHORTCUT_MARKER_SD
 
 ADDITIVE_PROBES = ("image-only", "text-only", "additive")
@@ -162,13 +162,13 @@ class Diagnostics:
                  notes: list[ProbeNote]) -> list[SeedRow]:
         return seed_diagnostics(inputs, config, families, notes)
 
-    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], run: ExperimentRun, config: ExperimentConfig,
                   families: Mapping[int, Sequence[str]]) -> DiagnosticsResult:
         rows = [DiagnosticsRow(family=str(family), probe=str(probe), cycle_acc=cells["cycle_acc"],
                                tie_rate=cells["tie_rate"], n=cells["n"], pair_auroc=cells["pair_auroc"])
                 for (family, probe), cells in aggregate(per_seed, ("family", "probe"), VALUES)]
         audit = additive_audit(per_seed, lambda row: str(row["probe"]) if row["probe"] in ADDITIVE_PROBES else None)
-        return DiagnosticsResult(**common, probes=list(probe_names(config)), rows=rows, additive_audit=audit)
+        return DiagnosticsResult(**run_fields(run), probes=list(probe_names(config)), rows=rows, additive_audit=audit)
 
     def write(self, result: DiagnosticsResult, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
         plot = plot_family_bars(json_rows(result.rows), out_dir / "diagnostics.png",

@@ -3,52 +3,33 @@
 does the rest, the same way for each of them — check the seeds, withdraw the families below §D.5's minimum per
 seed, run every seed, aggregate, and (with an output folder) plot and write ``NAME.json`` + ``NAME.csv``.
 
-Every experiment's result holds the same common part (:class:`~vlaudit.results.cycles.CycleExperimentResult`:
-settings and their provenance, each seed's build, probe notes, withdrawn families, files) built here once
-(:class:`CommonFields`), and adds its own rows.
+Every experiment's result holds the same common part (:class:`~vlaudit.results.cycle_experiments.ExperimentRun`,
+the base of its result type: settings and their provenance, each seed's build, probe notes, withdrawn families,
+files) built here once, and adds its own rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
-from typing import Protocol, TypedDict, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from vlaudit.analysis.cycles.across_seeds import SeedRow
 from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs, check_seeds, select_families
 from vlaudit.analysis.cycles.provenance import cycle_builds
 from vlaudit.files import write_result, write_table
-from vlaudit.results.base import JsonValue
-from vlaudit.results.cycle_experiments import (
-    CycleBuilds,
-    CycleExperimentResult,
-    ProbeNote,
-    ProbeSettings,
-    SettingsProvenance,
-    Withdrawn,
-)
-from vlaudit.results.cycles import Setting
+from vlaudit.results.cycle_experiments import CycleExperimentResult, ExperimentRun, ProbeNote
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import NOT_IN_PAPER_FAMILIES
 
 R = TypeVar("R", bound=CycleExperimentResult)
 
 
-class CommonFields(TypedDict):
-    """The fields every experiment's result shares, as keyword arguments of its result type."""
-
-    experiment: str
-    split: str
-    seeds: list[int]
-    config: dict[str, Setting]
-    probe_settings: dict[str, ProbeSettings]
-    settings: SettingsProvenance
-    cycle_builds: CycleBuilds
-    families_not_in_paper: list[str]
-    probe_notes: list[ProbeNote]
-    min_cycles: int
-    unavailable: list[Withdrawn]
-    files: dict[str, str]
+def run_fields(run: ExperimentRun) -> dict[str, Any]:
+    """``run``'s fields by name, as keyword arguments of an experiment's result type, whose base it is (the
+    experiment's own rows beside them): ``DiagnosticsResult(**run_fields(run), rows=...)``."""
+    return {f.name: getattr(run, f.name) for f in fields(ExperimentRun)}
 
 
 class Experiment(Protocol[R]):
@@ -75,9 +56,10 @@ class Experiment(Protocol[R]):
         """One seed's rows over ``families`` (those §D.5 kept in this seed); probe notes go to ``notes``."""
         ...
 
-    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], run: ExperimentRun, config: ExperimentConfig,
                   families: Mapping[int, Sequence[str]]) -> R:
-        """The result: ``common`` and the rows aggregated across seeds (mean ± sample sd)."""
+        """The result: ``run`` (what every experiment records) and the rows aggregated across seeds (mean ±
+        sample sd)."""
         ...
 
     def write(self, result: R, out_dir: Path, config: ExperimentConfig) -> dict[str, str]:
@@ -100,12 +82,12 @@ def run_cycle_experiment(experiment: Experiment[R], inputs: Mapping[int, SeedInp
     notes: list[ProbeNote] = []
     per_seed = {seed: experiment.run_seed(inputs[seed], config, kept[seed], notes) for seed in seeds}
     present = {c.family for s in seeds for c in inputs[s].cycles}
-    common = CommonFields(experiment=experiment.name, split=config.test_split, seeds=seeds, config=config.as_dict(),
-                          probe_settings=config.probe_settings(experiment.kinds),
-                          settings=config.settings_provenance(), cycle_builds=cycle_builds(inputs, seeds),
-                          families_not_in_paper=sorted(present & set(NOT_IN_PAPER_FAMILIES)), probe_notes=notes,
-                          min_cycles=config.min_cycles, unavailable=unavailable, files={})
-    result = experiment.aggregate(per_seed, common, config, kept)
+    run = ExperimentRun(experiment=experiment.name, split=config.test_split, seeds=seeds, config=config.as_dict(),
+                        probe_settings=config.probe_settings(experiment.kinds),
+                        settings=config.settings_provenance(), cycle_builds=cycle_builds(inputs, seeds),
+                        families_not_in_paper=sorted(present & set(NOT_IN_PAPER_FAMILIES)), probe_notes=notes,
+                        min_cycles=config.min_cycles, unavailable=unavailable, files={})
+    result = experiment.aggregate(per_seed, run, config, kept)
     if out_dir is None:
         return result
     out = Path(out_dir)

@@ -42,7 +42,7 @@ from vlaudit.analysis.cycles.across_seeds import (
     number,
     seed_aggregate,
 )
-from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
@@ -53,8 +53,8 @@ from vlaudit.analysis.cycles.plots import plot_oe
 from vlaudit.errors import InputError
 from vlaudit.probes.trainer import ProbeData, evaluate_auroc, fit_probe
 from vlaudit.records import Cycle
-from vlaudit.results.base import JsonValue
-from vlaudit.results.cycle_experiments import OeResult, OeRow, ProbeNote
+from vlaudit.results.cycle_experiments import ExperimentRun, OeResult, OeRow, ProbeNote
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import CYCLE_SEEDS
 
 # §5.5: "prefixing the true caption with the marker “this is an out of distribution negative example.”" — the
@@ -146,13 +146,13 @@ class OutlierExposure:
                  notes: list[ProbeNote]) -> list[SeedRow]:
         return seed_oe(inputs, config, families, notes)
 
-    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], run: ExperimentRun, config: ExperimentConfig,
                   families: Mapping[int, Sequence[str]]) -> OeResult:
         rows = [OeRow(protocol=str(protocol), val_metric=str(metric), val_value=cells["val_value"],
                       val_auroc=cells["val_auroc"], test_cycle_acc=cells["test_cycle_acc"],
                       test_tie_rate=cells["test_tie_rate"], n_test=cells["n_test"])
                 for (protocol, metric), cells in aggregate(per_seed, ("protocol", "val_metric"), VALUES)]
-        return OeResult(**common, val_split=config.val_split, marker=MARKER,
+        return OeResult(**run_fields(run), val_split=config.val_split, marker=MARKER,
                         families=None if self.wanted is None else list(self.wanted),
                         families_per_seed={str(s): list(kept) for s, kept in families.items()}, rows=rows,
                         difference_cycle_minus_shortcut=seed_aggregate(

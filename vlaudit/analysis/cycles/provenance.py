@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from vlaudit.analysis.cycles.seed_inputs import SeedInputs
-from vlaudit.results.cycle_experiments import CycleBuilds, CycleExperimentResult
+from vlaudit.results.cycle_experiments import CycleBuilds, CycleExperimentResult, SeedBuild
 from vlaudit.results.cycles import Setting
+from vlaudit.results.missing import Missing
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     MIN_CYCLES,
@@ -48,11 +49,15 @@ def settings_lines(result: CycleExperimentResult) -> list[str]:
     own = result.settings.not_in_paper
     if own:
         lines.append("not paper settings (vlaudit's): " + ", ".join(f"{name} {value}" for name, value in own.items()))
-    first = next((b for b in result.cycle_builds.per_seed.values() if b), None)
+    first = next((b for b in result.cycle_builds.per_seed.values() if isinstance(b, SeedBuild)), None)
     if first is not None:
-        shared = "shared by every seed" if result.cycle_builds.shared_pool else "NOT the same pool in every seed"
-        lines.append(f"image pool: {first.get('images_in_pool')} images (pool seed {first.get('pool_seed')}), "
+        shared = "shared by every seed" if result.cycle_builds.shared_pool is True else "NOT the same pool in every seed"
+        lines.append(f"image pool: {first.images_in_pool} images (pool seed {first.pool_seed}), "
                      f"{shared}; each seed draws its own splits inside it (§D.5)")
+    unknown = [seed for seed, b in result.cycle_builds.per_seed.items() if isinstance(b, Missing)]
+    if unknown:
+        reason = result.cycle_builds.per_seed[unknown[0]]
+        lines.append(f"cycles build of seed {', '.join(unknown)}: {reason}")
     return lines
 
 
@@ -66,9 +71,12 @@ BUILD_PROVENANCE = ("source", "pool_seed", "seed", "max_images", "images_in_pool
 
 
 def cycle_builds(inputs: Mapping[int, SeedInputs], seeds: Sequence[int]) -> CycleBuilds:
-    """Per seed, how its cycles were built (:data:`BUILD_PROVENANCE`; {} for cycles without a metadata file),
-    and whether every seed drew its splits inside one image pool (same pool seed and pool size, §D.5)."""
-    per_seed = {str(s): dict(inputs[s].build) for s in seeds}
-    pools = {(b.get("source"), b.get("pool_seed"), b.get("max_images"), b.get("images_in_pool"))
-             for b in per_seed.values() if b}
-    return CycleBuilds(per_seed=per_seed, shared_pool=None if not pools else len(pools) == 1)
+    """Per seed, how its cycles were built (:data:`BUILD_PROVENANCE`; :class:`Missing` for cycles without a
+    metadata file), and whether every seed drew its splits inside one image pool (same pool seed and pool
+    size, §D.5)."""
+    per_seed: dict[str, Missing | SeedBuild] = {
+        str(s): inputs[s].build or Missing("no CYCLES.meta.json beside its cycles file") for s in seeds}
+    pools = {(b.source, b.pool_seed, b.max_images, b.images_in_pool)
+             for b in per_seed.values() if isinstance(b, SeedBuild)}
+    shared = len(pools) == 1 if pools else Missing("no seed's cycles build is known")
+    return CycleBuilds(per_seed=per_seed, shared_pool=shared)

@@ -27,7 +27,7 @@ from vlaudit.analysis.cycles.across_seeds import (
     per_seed_n_text,
     withdrawn_everywhere,
 )
-from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     RANKS,
     ExperimentConfig,
@@ -39,8 +39,8 @@ from vlaudit.analysis.cycles.experiment import (
 )
 from vlaudit.analysis.cycles.plots import plot_rank_sweep
 from vlaudit.builders.cycles.build_steps import family_label
-from vlaudit.results.base import JsonValue
-from vlaudit.results.cycle_experiments import ProbeNote, RankSweepResult, RankSweepRow
+from vlaudit.results.cycle_experiments import ExperimentRun, ProbeNote, RankSweepResult, RankSweepRow
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import CYCLE_SEEDS
 
 VALUES = ("cycle_acc", "tie_rate", "n")
@@ -82,11 +82,12 @@ class RankSweep:
                  notes: list[ProbeNote]) -> list[SeedRow]:
         return seed_rank_sweep(inputs, config, self.ranks, families, notes)
 
-    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], run: ExperimentRun, config: ExperimentConfig,
                   families: Mapping[int, Sequence[str]]) -> RankSweepResult:
         rows = [RankSweepRow(family=str(family), rank=rank if isinstance(rank, int) else "additive", **cells)
                 for (family, rank), cells in aggregate(per_seed, ("family", "rank"), VALUES)]
-        return RankSweepResult(**common, ranks=list(self.ranks), rows=[r for r in rows if r.rank != "additive"],
+        return RankSweepResult(**run_fields(run), ranks=list(self.ranks),
+                               rows=[r for r in rows if r.rank != "additive"],
                                additive=[r for r in rows if r.rank == "additive"],
                                additive_audit=additive_audit(
                                    per_seed, lambda row: "additive" if row["rank"] == "additive" else None))

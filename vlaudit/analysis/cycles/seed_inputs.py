@@ -14,7 +14,7 @@ import numpy as np
 
 from vlaudit.probes.trainer import ProbeData, cycles_to_index
 from vlaudit.records import Cycle
-from vlaudit.results.base import JsonValue
+from vlaudit.results.cycle_experiments import SeedBuild
 
 
 @dataclass
@@ -34,7 +34,7 @@ class SeedInputs:
     y: np.ndarray
     source: str = ""
     built_unavailable: dict[str, dict[str, int]] = field(default_factory=dict)
-    build: dict[str, JsonValue] = field(default_factory=dict)  # BUILD_PROVENANCE of its CYCLES.meta.json, if read
+    build: SeedBuild | None = None  # what its CYCLES.meta.json records (BUILD_PROVENANCE), None without one
     image_row: dict[str, int] = field(init=False)
     caption_row: dict[str, int] = field(init=False)
 

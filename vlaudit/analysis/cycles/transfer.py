@@ -42,7 +42,7 @@ from vlaudit.analysis.cycles.across_seeds import (
     per_seed_n_text,
     withdrawn_everywhere,
 )
-from vlaudit.analysis.cycles.driver import CommonFields, run_cycle_experiment
+from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
@@ -54,8 +54,14 @@ from vlaudit.analysis.cycles.experiment import (
 from vlaudit.analysis.cycles.plots import plot_transfer
 from vlaudit.builders.cycles.build_steps import family_label
 from vlaudit.records import Cycle
-from vlaudit.results.base import JsonValue
-from vlaudit.results.cycle_experiments import ProbeNote, TransferCorrelation, TransferResult, TransferRow
+from vlaudit.results.cycle_experiments import (
+    ExperimentRun,
+    ProbeNote,
+    TransferCorrelation,
+    TransferResult,
+    TransferRow,
+)
+from vlaudit.results.versioned import JsonValue
 from vlaudit.settings import CYCLE_SEEDS
 
 KEYS = ("train_family", "test_family", "off_diagonal")
@@ -125,14 +131,14 @@ class Transfer:
                  notes: list[ProbeNote]) -> list[SeedRow]:
         return seed_transfer(inputs, config, families, notes)
 
-    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], common: CommonFields, config: ExperimentConfig,
+    def aggregate(self, per_seed: Mapping[int, Sequence[SeedRow]], run: ExperimentRun, config: ExperimentConfig,
                   families: Mapping[int, Sequence[str]]) -> TransferResult:
         rows = [TransferRow(train_family=str(train), test_family=str(test), off_diagonal=bool(off),
                             cycle_acc=cells["cycle_acc"], alignment=cells["alignment"], n=cells["n"])
                 for (train, test, off), cells in aggregate(per_seed, KEYS, VALUES)]
         correlations = {str(seed): seed_correlation(rows_of_seed) for seed, rows_of_seed in per_seed.items()}
         mean, sd, n = mean_sd(correlations.values())
-        return TransferResult(**common, alignment_split=config.val_split, rows=rows,
+        return TransferResult(**run_fields(run), alignment_split=config.val_split, rows=rows,
                               correlation=TransferCorrelation(per_seed=correlations, mean=mean, sd=sd, n_seeds=n,
                                                               what=CORRELATION))
 

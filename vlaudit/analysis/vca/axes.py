@@ -28,8 +28,8 @@ import numpy as np
 
 from vlaudit.analysis.vca.events import ReportSettings, RunEvents
 from vlaudit.metrics.vca import permutation, robustness, support
-from vlaudit.results.base import Interval
 from vlaudit.results.vca_audit import interval
+from vlaudit.results.versioned import Interval
 
 AXIS_ROLES = {"mismatch": "permutation calibration, Dep+M, Strict+M", "mean": "mean-colour control set",
               "rele": "relation-region erasure", "irre": "irrelevant-region erasure",

@@ -36,8 +36,8 @@ from vlaudit.builders.factorial import IMAGE_SOURCE_CELLS, STATES, TEXT_SOURCE_C
 from vlaudit.errors import InputError
 from vlaudit.files import write_result, write_table
 from vlaudit.metrics.vca.support import image_gap
-from vlaudit.results.base import to_json
 from vlaudit.results.vca import FactorialResult
+from vlaudit.results.versioned import to_json
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
 from vlaudit.sources.factorial_runs import FactorialInputs
 from vlaudit.sources.items import BenchmarkItem

@@ -40,9 +40,9 @@ from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.analysis.vca.units import run_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
-from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.results.vca import VcaReportResult
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, interval, rate
+from vlaudit.results.versioned import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.settings import TIE_TOL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.sources.noise_floor import NoiseFloor

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from vlaudit.results.base import to_json
+from vlaudit.results.versioned import to_json
 
 
 def json_object(value: object) -> dict[str, Any]:
-    """``value`` (a record, a result or a mapping) as the JSON object :func:`~vlaudit.results.base.to_json`
+    """``value`` (a record, a result or a mapping) as the JSON object :func:`~vlaudit.results.versioned.to_json`
     writes for it; TypeError for anything that is not written as an object."""
     written = to_json(value)
     if not isinstance(written, dict):

@@ -50,8 +50,8 @@ import pyarrow as pa
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
-from vlaudit.results.base import Interval, JsonObject, JsonValue
 from vlaudit.results.vca_audit import RunAudit
+from vlaudit.results.versioned import Interval, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
