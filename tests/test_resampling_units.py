@@ -4,6 +4,7 @@ McNemar test on the binary mismatch-axis and relation-group metrics of `compare 
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,73 @@ def test_compare_cycles_clustered_two_by_two_metrics_use_the_sign_flip_not_mcnem
     joined = vlaudit.compare_cycles(cycles, scores, cluster="image", **kwargs).comparison
     whole = [r for r in joined.comparisons if r.metric in ("text", "image", "group")]
     assert {(r.test, r.unit, r.n_clusters) for r in whole} == {("sign-flip", "image", 45)}
+
+
+# ------------------------------------------------------------------------------------------ every record
+
+#: records with an interval that do not carry ``unit`` and ``n_clusters`` themselves, and where their unit and
+#: cluster count are named instead (docs/concepts/statistics.md, "Where each output names its unit")
+UNIT_NAMED_ELSEWHERE = {
+    "HeadlineIntervals": "RunAudit.bootstrap (one count matrix per run)",
+    "Taxonomy": "RunAudit.bootstrap; the Wilson interval is item-level",
+    "PermutationAxis": "RunAudit.bootstrap",
+    "Sensitivity": "RunAudit.bootstrap",
+    "SourceEffect": "FactorialResult.unit and .stems",
+    "FactorialPooled": "FactorialResult.unit and .stems",
+    "FactorialModel": "Wilson intervals over the model's decisions (item-level), FactorialResult.definitions",
+    "PooledRate": "the accepted edits (EditOutcomesSummary.n_accepted), printed by edits analyze",
+    "FeasibilityCheck": "a Wilson interval over the sampled items (item-level)",
+    "AnnotationConsensusSummary": "pairwise_range is a range of agreements, not an interval",
+    "DemoCycleCell": "the demo's cycles, bootstrapped within each seed (the cycle)",
+    "DemoRankPoint": "a CycleAccCell of one seed (the cycle)",
+    "DemoRunHeadline": "the demo run's RunAudit.bootstrap",
+    "DemoDeltaV": "the demo factorial's FactorialResult (stems)",
+}
+
+
+def _interval_records() -> dict[str, set[str]]:
+    """Every record type of vlaudit.results with an interval field → its field names."""
+    import dataclasses
+    import importlib
+    import pkgutil
+    import typing
+
+    import vlaudit.results
+
+    found: dict[str, set[str]] = {}
+    for info in pkgutil.iter_modules(vlaudit.results.__path__):
+        module = importlib.import_module(f"vlaudit.results.{info.name}")
+        for name, obj in vars(module).items():
+            if not (isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__):
+                continue
+            hints = typing.get_type_hints(obj)
+            if any("tuple[float, float]" in str(hints[f.name]) for f in dataclasses.fields(obj)):
+                found[name] = {f.name for f in dataclasses.fields(obj)}
+    return found
+
+
+def test_every_record_with_an_interval_names_its_unit_and_cluster_count() -> None:
+    """A new record with an interval must carry ``unit`` and ``n_clusters`` or say where they are named."""
+    records = _interval_records()
+    assert {"CycleAccCell", "VcaComparison", "VcaLeaderboardRow", "CycleLeaderboardRow"} <= set(records)
+    unnamed = [name for name, fields in records.items()
+               if not {"unit", "n_clusters"} <= fields and name not in UNIT_NAMED_ELSEWHERE]
+    assert not unnamed, f"records with an interval but no unit/n_clusters: {unnamed}"
+    stale = [name for name in UNIT_NAMED_ELSEWHERE if name in records and {"unit", "n_clusters"} <= records[name]]
+    assert not stale and set(UNIT_NAMED_ELSEWHERE) <= set(records)
+
+
+def test_leaderboards_name_their_unit_in_the_rows_the_console_and_the_csv(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = []
+    for i, name in enumerate(("a", "b", "c")):
+        (tmp_path / name).mkdir()
+        write_jsonl(tmp_path / name / "margins.jsonl", _mismatch_rows(name, 60 + i, 80, clusters=True))
+        paths.append(tmp_path / name / "margins.jsonl")
+    result = vlaudit.compare_vca(paths, out=tmp_path / "out", n_resamples=50, n_permutations=49, show=True)
+    assert {(r.unit, r.n_clusters) for r in result.comparison.leaderboard} == {("image", 20)}
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "leaderboard (%; 20 image clusters;" in printed
+    with (tmp_path / "out" / "leaderboard.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(row["unit"], row["n_clusters"]) for row in rows} == {("image", "20")}

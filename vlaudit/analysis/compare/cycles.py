@@ -133,7 +133,8 @@ def _block(names: Sequence[str], values: np.ndarray, unit: ResamplingUnit, metri
     for j, metric in enumerate(metrics):
         board.extend(CycleLeaderboardRow(benchmark=where.benchmark, split=where.split, family=where.family,
                                          metric=metric, model=name, n=n, value=_num(boot.values[a, j]),
-                                         ci=_pair(boot.intervals[a, j]), rank=None)
+                                         ci=_pair(boot.intervals[a, j]), unit=unit.unit, n_clusters=n_clusters,
+                                         rank=None)
                      for a, name in enumerate(names))
     rows: list[CycleComparison | BenchmarkComparison] = []
     for a in range(len(names)):

@@ -164,7 +164,8 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
         for a, label in enumerate(labels):
             board.append(VcaLeaderboardRow(dataset=dataset, interface=interface, family=family, metric=metric,
                                            model=label, n=n_units, value=_num(boot.values[a, j]),
-                                           ci=_pair(boot.intervals[a, j]), rank=None))
+                                           ci=_pair(boot.intervals[a, j]), unit=unit.unit,
+                                           n_clusters=n_clusters, rank=None))
     rows: list[VcaBandComparison | VcaComparison] = []
     for a in range(len(labels)):
         for b in range(a + 1, len(labels)):
