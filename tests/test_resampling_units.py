@@ -281,3 +281,16 @@ def test_leaderboards_name_their_unit_in_the_rows_the_console_and_the_csv(
     with (tmp_path / "out" / "leaderboard.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert {(row["unit"], row["n_clusters"]) for row in rows} == {("image", "20")}
+
+
+def test_compare_cycles_warns_below_the_minimum_number_of_clusters() -> None:
+    cycles = _shared_image_cycles(n=40, images=40)
+    scores = {"a": _cycle_scores(cycles, 1), "b": _cycle_scores(cycles, 2)}
+    kwargs: dict[str, Any] = {"min_cycles": 5, "n_resamples": 50, "n_permutations": 49}
+    assert vlaudit.compare_cycles(cycles, scores, **kwargs).comparison.warnings == []
+    assert vlaudit.compare_cycles(cycles, scores, cluster="source", **kwargs).comparison.warnings == []  # 20
+    chain = _shared_image_cycles(n=40, images=8)
+    joined = vlaudit.compare_cycles(chain, {"a": _cycle_scores(chain, 1), "b": _cycle_scores(chain, 2)},
+                                    cluster="image", **kwargs)
+    (line,) = joined.comparison.warnings
+    assert "CycleAcc/test/left 1" in line and "only 1 image cluster" in line

@@ -254,6 +254,8 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
                          for r in board], identifiers=3)
     for row in result.skipped:
         print_wrapped(f"skipped {row.family} on {row.split}: {row.reason}")
+    for warning in result.warnings:
+        print_wrapped(f"warning: {warning}")
 
 
 def _tie_rates(row: Comparison) -> tuple[float | None, float | None]:

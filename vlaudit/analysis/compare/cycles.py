@@ -62,7 +62,7 @@ from vlaudit.settings import (
     MIN_CYCLES,
     NATURALBENCH_YES_THRESHOLD,
 )
-from vlaudit.stats.clusters import ResamplingUnit
+from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells
 from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
@@ -234,4 +234,6 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                 for a, name in enumerate(names)],
         comparisons=adjusted,
         leaderboard=ranked(leaderboard, adjusted, lambda r: (r.benchmark, r.split, r.family, r.metric)),
-        skipped=skipped, settings=settings.record(), warnings=[])
+        skipped=skipped, settings=settings.record(),
+        warnings=small_sample_cells({f"{r.benchmark or 'CycleAcc'}/{r.split}/{r.family}": r.n_clusters
+                                     for r in adjusted}, unit.unit))
