@@ -274,7 +274,8 @@ def test_leaderboards_name_their_unit_in_the_rows_the_console_and_the_csv(
         (tmp_path / name).mkdir()
         write_jsonl(tmp_path / name / "margins.jsonl", _mismatch_rows(name, 60 + i, 80, clusters=True))
         paths.append(tmp_path / name / "margins.jsonl")
-    result = vlaudit.compare_vca(paths, out=tmp_path / "out", n_resamples=50, n_permutations=49, show=True)
+    result = vlaudit.compare_vca(paths, out=tmp_path / "out", n_resamples=50, n_permutations=49, show=True,
+                                 plot=False)
     assert {(r.unit, r.n_clusters) for r in result.comparison.leaderboard} == {("image", 20)}
     printed = " ".join(capsys.readouterr().out.split())
     assert "leaderboard (%; 20 image clusters;" in printed
