@@ -295,3 +295,23 @@ def test_compare_cycles_warns_below_the_minimum_number_of_clusters() -> None:
                                     cluster="image", **kwargs)
     (line,) = joined.comparison.warnings
     assert "CycleAcc/test/left 1" in line and "only 1 image cluster" in line
+
+
+def test_declared_clusters_of_one_item_give_the_item_level_comparison(tmp_path: Path) -> None:
+    """Every item declared its own cluster: the same tests, p-values and intervals as undeclared items."""
+    results = []
+    for declared in (False, True):
+        paths = []
+        for i, name in enumerate(("a", "b")):
+            rows = _mismatch_rows(name, 80 + i, 60)
+            if declared:
+                rows = [r | {"cluster": f"solo-{r['item_id']}", "cluster_unit": "item"} for r in rows]
+            folder = tmp_path / str(declared) / name
+            folder.mkdir(parents=True)
+            write_jsonl(folder / "margins.jsonl", rows)
+            paths.append(folder / "margins.jsonl")
+        results.append(vlaudit.compare_vca(paths, n_resamples=100, n_permutations=99).comparison)
+    plain, solo = results
+    assert [(r.metric, r.test, r.p, r.ci, r.n_clusters) for r in plain.comparisons] == \
+        [(r.metric, r.test, r.p, r.ci, r.n_clusters) for r in solo.comparisons]
+    assert {r.test for r in plain.comparisons if r.metric in ("dep_perm", "strict_m")} == {"mcnemar"}
