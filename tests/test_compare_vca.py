@@ -97,7 +97,11 @@ def test_relation_axis_uses_the_permutation_test_and_families(tmp_path: Path) ->
     data = vlaudit.compare_vca([a, b], n_resamples=200, n_permutations=200).data
     metrics = {r["metric"] for r in data["comparisons"]}
     assert {"rel_o", "pair_credit", "pair_d", "joint", "g_int_mean", "acc", "dcc"} <= metrics
-    assert all(r["test"] == "permutation" for r in data["comparisons"])  # grouped items are not independent
+    # grouped items are not independent: the item metrics and mean G_int take the cluster permutation test;
+    # each relation group is one cluster, so the binary group metrics count independent groups: exact McNemar
+    binary_groups = {"rel_o", "pair_credit", "pair_d", "joint"}
+    assert all(r["test"] == ("mcnemar" if r["metric"] in binary_groups else "permutation")
+               for r in data["comparisons"])
     assert {r["family"] for r in data["comparisons"]} == {"all", "left/right", "above/below"}
     rel = next(r for r in data["comparisons"] if r["metric"] == "rel_o" and r["family"] == "all")
     assert rel["n"] == 30

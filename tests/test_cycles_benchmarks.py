@@ -127,11 +127,13 @@ def test_cli_eval_prints_the_hand_computed_figures(tmp_path: Path) -> None:
                                  "--out", str(out), "--resamples", "2000", "--min-cycles", "2", "--no-plot"])
     assert result.exit_code == 0, result.output + repr(result.exception)
     lines = [" ".join(line.replace("│", " ").split()) for line in result.output.splitlines()]
-    assert "all CycleAcc 3 0.8333 [0.500, 1.000] 1" in lines
-    assert "group 3 0.3333 [0.000, 1.000] 1" in lines
-    assert "winoground-object CycleAcc 1 — — 0" in lines  # withheld under --min-cycles 2
-    assert "winoground-relation CycleAcc 2 0.7500 [0.500, 1.000] 1" in lines
-    assert "text 2 0.0000 [0.000, 0.000] 1" in lines
+    # tag, metric, n, clusters (each block its own), value, interval, ties
+    assert "all CycleAcc 3 3 0.8333 [0.500, 1.000] 1" in lines
+    assert "group 3 3 0.3333 [0.000, 1.000] 1" in lines
+    assert "winoground-object CycleAcc 1 1 — — 0" in lines  # withheld under --min-cycles 2
+    assert "winoground-relation CycleAcc 2 2 0.7500 [0.500, 1.000] 1" in lines
+    assert "text 2 2 0.0000 — 1" in lines  # a zero-width interval is an artefact: printed —
+    assert any(line.startswith("winoground — split test") and "unit: cycle" in line for line in lines)
     saved = json.loads(out.read_text())["benchmarks"]["winoground"]["splits"]["test"]
     assert saved["all"]["text"] == pytest.approx(1 / 3) and saved["winoground-object"]["cycle_acc"] is None
 

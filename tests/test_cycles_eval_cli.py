@@ -55,7 +55,7 @@ def test_cycles_eval_hand_computed(tmp_path: Path, scores_name: str, versioned_o
     lo, hi = a["ci"]
     assert 0.0 <= lo <= a["cycle_acc"] <= hi <= 1.0
     assert data["families"]["B"] == {"unsplit": {"n": 1, "cycle_acc": 0.0, "ties": 0, "tie_rate": 0.0,
-                                                 "ci": [0.0, 0.0]}}
+                                                 "ci": [0.0, 0.0], "unit": "cycle", "n_clusters": 1}}
     assert "overall" not in data and data["splits"] == ["unsplit"] and data["unavailable"] == {}
     assert "CycleAcc" in result.output and "unsplit" in result.output
     assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")

@@ -44,6 +44,7 @@ from vlaudit.settings import (
     NATURALBENCH_YES_THRESHOLD,
 )
 from vlaudit.sources.two_by_two import BENCHMARKS
+from vlaudit.stats.clusters import small_sample_cells
 
 
 class CycleEvaluation(Result):
@@ -93,14 +94,15 @@ def _evaluation_rows(result: CycleEvaluationResult) -> list[dict[str, object]]:
         for split, cell in cells.items():
             row: dict[str, object] = {"family": family, "split": split, "n": cell.n, "cycle_acc": cell.cycle_acc}
             with_interval(row, "cycle_acc", cell.ci)
-            rows.append(row | {"ties": cell.ties, "tie_rate": cell.tie_rate})
+            rows.append(row | {"unit": cell.unit, "n_clusters": cell.n_clusters, "ties": cell.ties,
+                               "tie_rate": cell.tie_rate})
     return rows
 
 
 def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequence[str] | None = None,
                     min_cycles: int = MIN_CYCLES, tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
                     seed: int = CYCLE_BOOTSTRAP_SEED,
-                    yes_threshold: float = NATURALBENCH_YES_THRESHOLD) -> CycleEvaluation:
+                    yes_threshold: float = NATURALBENCH_YES_THRESHOLD, cluster: str | None = None) -> CycleEvaluation:
     """Exact CycleAcc per (family, split), never pooled across splits (cycle paper §2.1, §D.5).
 
     Args:
@@ -116,6 +118,10 @@ def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequenc
         n_resamples: bootstrap resamples over cycles for each interval.
         seed: bootstrap seed.
         yes_threshold: NaturalBench blocks answer Yes iff the score exceeds this (0 for a yes/no log-odds).
+        cluster: the resampling unit of every interval: None (the cycle; cycles that share an image are then
+            resampled as independent, a caveat the table states), ``image`` (cycles joined whenever they share
+            an image), ``image_1``, ``image_2``, ``family`` or an extra column of the cycles table (an image
+            id of the source, ...). Every cell records its ``unit`` and ``n_clusters``.
 
     Returns:
         A :class:`CycleEvaluation` holding what ``vlaudit cycles eval`` writes (``.save(dir)`` writes
@@ -135,11 +141,15 @@ def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequenc
         simplefilter("always")
         result = evaluate_cycle_families(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
                                          n_resamples=n_resamples, seed=seed, source=scores_name,
-                                         cycles_source=cycles_name)
+                                         cycles_source=cycles_name, cluster=cluster)
         benchmarks = benchmark_metrics(cycle_list, score_table, splits=result.splits, min_cycles=min_cycles,
                                        tol=tol, n_resamples=n_resamples, seed=seed, threshold=yes_threshold,
-                                       source=scores_name)
+                                       source=scores_name, cluster=cluster)
     notes = list(result.warnings)
+    for name, entry in benchmarks.items():
+        cells = {f"{name}/{split}/{tag}": cell for split, tags in entry["splits"].items() for tag, cell in tags.items()}
+        notes += small_sample_cells({where: int(cell["n_clusters"]) for where, cell in cells.items()},
+                              next((str(cell["unit"]) for cell in cells.values()), "cycle"))
     notes += [text for text in (" ".join(str(w.message).split()) for w in caught) if text not in notes]
     warnings = [f"{scores_name}: {note}" for note in notes]
     precision = reduced_precision(np.fromiter(score_table.values(), dtype=np.float64, count=len(score_table)))

@@ -36,6 +36,11 @@ def cycles_eval(
     yes_threshold: float = typer.Option(NATURALBENCH_YES_THRESHOLD, "--yes-threshold",
                                         help="NaturalBench blocks: the model answers Yes iff its score exceeds "
                                              "this (0 for the yes/no log-odds of `cycles score-mllm`)."),
+    cluster: str | None = typer.Option(
+        None, "--cluster", metavar="UNIT",
+        help="Resampling unit of the intervals: the cycle (default; cycles that share an image are then "
+             "resampled as independent), image (cycles that share an image joined), image_1, image_2, family "
+             "or a column of the cycles table (e.g. a source image id)."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Also write OUT.png (CycleAcc per family and split "
                                                              "with CIs)."),
 ) -> None:
@@ -44,7 +49,8 @@ def cycles_eval(
     blocks`) also get the benchmark's own metrics (Winoground text/image/group; NaturalBench Acc, Q-Acc, I-Acc,
     G-Acc) per tag, with intervals, beside CycleAcc."""
     evaluation = vlaudit.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles, tol=tol,
-                                         n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold)
+                                         n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold,
+                                         cluster=cluster)
     result = evaluation.evaluation
     vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     evaluated = result.splits

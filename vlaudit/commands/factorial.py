@@ -54,8 +54,11 @@ def vca_factorial(
                  f"{_pct(pooled.responsive_rate)} {_ci(pooled.responsive_rate_ci)}",
                  f"{_pct(pooled.neutral_exceed_rate)} {_ci(pooled.neutral_exceed_rate_ci)}",
                  f"{_pct(pooled.flip_rate)} {_ci(pooled.flip_rate_ci)}"])
-    vlaudit.print_table(f"Evidence-source factorial ({interface}; intervals resample {result.stems} stem clusters)",
-                ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
+    vlaudit.print_table(f"Evidence-source factorial ({interface}; per model: Wilson intervals over its decisions; "
+                        f"pooled: intervals resample {result.stems} {result.unit} clusters)",
+                        ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
+    for warning in result.warnings:
+        typer.secho(f"warning: {warning}", fg="yellow", err=True)
     effect_rows = []
     for m in result.models:
         e, nested = m.effects, m.nested

@@ -33,7 +33,7 @@ from vlaudit.settings import (
     MIN_CYCLES,
 )
 from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
-from vlaudit.stats.clusters import ResamplingUnit, linked_components
+from vlaudit.stats.clusters import ResamplingUnit, labels_or_items, linked_components, small_sample_cells
 
 DEFAULT_TOL = CYCLE_TIE_TOL
 DEFAULT_MIN_CYCLES = MIN_CYCLES  # §D.5: smaller families are reported as unavailable, not as an unstable number
@@ -72,25 +72,31 @@ def cycle_acc(delta: np.ndarray, tol: float = DEFAULT_TOL) -> float:
 #: the resampling unit of every cycle interval and test (cycle paper §2.1): the cycle, and its caveat
 CYCLE_UNIT_CAVEAT = ("resampling unit: the cycle (n cycles = n clusters); cycles that share an image are "
                      "resampled as independent, so where many do the intervals are too narrow "
-                     "(compare cycles --cluster image joins them)")
+                     "(--cluster image joins them)")
 
-#: ``--cluster`` for cycles: ``image`` merges every two cycles that share an image (connected components)
+#: ``--cluster`` for cycles: ``image`` merges every two cycles that share an image (connected components);
+#: a column of the cycles table beyond these (an image id of the source, ...) is also accepted
 CYCLE_CLUSTERS = ("cycle_id", "image", "image_1", "image_2", "family")
 
 
 def cycle_unit(cycles: Sequence[Cycle], column: str | None = None) -> ResamplingUnit:
     """The resampling unit of a cycle table: the cycle (default, ``cycle_id``), or ``image`` — cycles joined
-    whenever they share an image, so no image is in two clusters — or another :data:`CYCLE_CLUSTERS` field."""
+    whenever they share an image, so no image is in two clusters — or another :data:`CYCLE_CLUSTERS` field,
+    or an extra column of the cycles table (a cycle without a value there is its own cluster)."""
     ids = np.array([c.cycle_id for c in cycles], dtype=object)
     if column in (None, "cycle_id"):
         return ResamplingUnit(ids, "cycle", "cycle_id")
-    if column not in CYCLE_CLUSTERS:
-        raise InputError(f"--cluster {column}: cycles can be clustered by {', '.join(CYCLE_CLUSTERS)}",
-                         field="cluster")
     if column == "image":
         labels = linked_components([c.image_1 for c in cycles], [c.image_2 for c in cycles])
         return ResamplingUnit(labels, "image", "image")
-    return ResamplingUnit(np.array([str(getattr(c, column)) for c in cycles], dtype=object), column, column)
+    if column in CYCLE_CLUSTERS:
+        return ResamplingUnit(np.array([str(getattr(c, column)) for c in cycles], dtype=object), column, column)
+    if not any(column in c.extra for c in cycles):
+        extra = sorted({key for c in cycles for key in c.extra})
+        raise InputError(f"--cluster {column}: cycles can be clustered by {', '.join([*CYCLE_CLUSTERS, *extra])}",
+                         field="cluster")
+    values = [c.extra.get(column) for c in cycles]
+    return ResamplingUnit(labels_or_items(values, ids, column), column, column)
 
 
 #: CycleAcc of one (family, split) cell: n, cycle_acc, ties, tie_rate and its bootstrap interval
@@ -104,17 +110,23 @@ def summarize_contrasts(
     n_resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = CYCLE_BOOTSTRAP_SEED,
     level: float = CONFIDENCE_LEVEL,
+    unit: ResamplingUnit | None = None,
 ) -> CycleSummary:
-    """CycleAcc, tie count (|Δ| ≤ tol), tie rate and a seeded percentile-bootstrap CI resampling cycles
-    (cycle paper §2.1); CycleAcc, tie rate and interval are None for no cycle."""
+    """CycleAcc, tie count (|Δ| ≤ tol), tie rate and a seeded percentile-bootstrap CI (cycle paper §2.1)
+    resampling the clusters of ``unit`` (default: each cycle alone; a unit whose clusters are single cycles
+    gives the same draws); CycleAcc, tie rate and interval are None for no cycle."""
     delta = np.asarray(delta, dtype=np.float64)
     credit = cycle_credit(delta, tol)
+    name = "cycle" if unit is None else unit.unit
     if delta.size == 0:
-        return CycleAccCell(n=0, cycle_acc=None, ties=0, tie_rate=None, ci=None)
-    low, high = percentile_interval(bootstrap_means(credit, n_resamples=n_resamples, seed=seed), level)
+        return CycleAccCell(n=0, cycle_acc=None, ties=0, tie_rate=None, ci=None, unit=name, n_clusters=0)
+    clusters = None if unit is None or unit.independent else unit.labels
+    samples = bootstrap_means(credit, n_resamples=n_resamples, seed=seed, clusters=clusters)
+    low, high = percentile_interval(samples, level)
     ties = int((np.abs(delta) <= tol).sum())
     return CycleAccCell(n=int(delta.size), cycle_acc=float(credit.mean()), ties=ties, tie_rate=ties / delta.size,
-                        ci=(float(low), float(high)))
+                        ci=(float(low), float(high)), unit=name,
+                        n_clusters=int(delta.size) if unit is None else unit.n_clusters)
 
 
 def block_scores(
@@ -202,6 +214,7 @@ def evaluate_cycle_families(
     seed: int = CYCLE_BOOTSTRAP_SEED,
     source: str | None = None,
     cycles_source: str | None = None,
+    cluster: str | None = None,
 ) -> CycleEvaluationResult:
     """CycleAcc per (family, split), never pooled across splits (cycle paper §5, §D.5).
 
@@ -215,7 +228,10 @@ def evaluate_cycle_families(
     cycles without a split are the split ``"unsplit"``). The minimum-cycle rule (:func:`withdraw_small_families`)
     counts the validation split of ``cycles`` when it has one — evaluated or not — else every evaluated split:
     a withdrawn family is listed under ``"unavailable"`` with its counts and needs no scores. Only the evaluated cycles need scores, so a test-only scores file serves ``splits=["test"]``.
-    ``source`` and ``cycles_source`` name the scores and cycles files in errors.
+    ``source`` and ``cycles_source`` name the scores and cycles files in errors. ``cluster`` is the
+    resampling unit of the intervals (:func:`cycle_unit`: None, the cycle; ``image``: cycles that share an image
+    joined; or a column); every cell records its unit and number of clusters, and cells with fewer than
+    :data:`~vlaudit.settings.MIN_CLUSTERS` clusters add one warning.
     """
     present = list(dict.fromkeys(split_of(c) for c in cycles))
     if splits is None:
@@ -253,6 +269,7 @@ def evaluate_cycle_families(
                      "the scores")
         warnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
     cells = np.array([f"{c.family}\x00{split_of(c)}" for c in kept], dtype=object)
+    unit = cycle_unit(kept, cluster)
     families: dict[str, dict[str, CycleAccCell]] = {}
     for family in sorted(counts):
         if family in unavailable:
@@ -262,7 +279,11 @@ def evaluate_cycle_families(
             mask = cells == f"{family}\x00{split}"
             if mask.any():
                 families[family][split] = summarize_contrasts(
-                    delta[mask], tol=tol, n_resamples=n_resamples, seed=seed)
+                    delta[mask], tol=tol, n_resamples=n_resamples, seed=seed, unit=unit.subset(mask))
+    small = small_sample_cells({f"{family}/{split}": cell.n_clusters or 0 for family, by_split in families.items()
+                          for split, cell in by_split.items()}, unit.unit)
     withdrawn: dict[str, SplitCounts] = dict(sorted(unavailable.items()))
     return CycleEvaluationResult(families=families, unavailable=withdrawn, splits=requested, min_cycles=min_cycles,
-                                 tol=tol, n_resamples=n_resamples, seed=seed, warnings=notes)
+                                 tol=tol, n_resamples=n_resamples, seed=seed, warnings=notes + small,
+                                 cluster=cluster)
+

@@ -25,7 +25,9 @@ shifts the terms of each split by opposite amounts: it leaves Δ — and CycleAc
 group failure into a success (or back); see the docs page "2×2 benchmarks as exact cycles".
 
 Intervals: seeded percentile bootstrap resampling examples (each example's cells stay together: the
-clustered bootstrap over samples), one draw per tag shared by every metric of that tag.
+clustered bootstrap over samples), one draw per tag shared by every metric of that tag; with ``cluster``
+(``cycles eval --cluster``) whole clusters of examples are resampled (:func:`vlaudit.metrics.cycles.cycle_unit`).
+Every cell names its ``unit`` and ``n_clusters``.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, split_of
+from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, cycle_unit, split_of
 from vlaudit.records import Cycle
 from vlaudit.settings import CONFIDENCE_LEVEL, NATURALBENCH_YES_THRESHOLD
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.clusters import ResamplingUnit
 
 ALL_TAGS = "all"
 WINOGROUND_METRICS = ("text", "image", "group")
@@ -81,8 +84,10 @@ def metric_names(kind: str) -> tuple[str, ...]:
 
 
 def summarize_blocks(scores: np.ndarray, kind: str, *, tol: float, min_cycles: int, n_resamples: int, seed: int,
-                     threshold: float = NATURALBENCH_YES_THRESHOLD, level: float = CONFIDENCE_LEVEL) -> dict[str, Any]:
-    """CycleAcc and the benchmark's metrics of one set of blocks, each with its percentile interval and ties.
+                     threshold: float = NATURALBENCH_YES_THRESHOLD, level: float = CONFIDENCE_LEVEL,
+                     unit: ResamplingUnit | None = None) -> dict[str, Any]:
+    """CycleAcc and the benchmark's metrics of one set of blocks, each with its percentile interval and ties;
+    ``unit``: the blocks' clusters (default: each block alone).
 
     CycleAcc is withheld (None) under ``min_cycles`` blocks (cycle paper §D.5); the benchmark's own metrics are
     reported on any number of blocks, as the benchmark defines them.
@@ -93,9 +98,11 @@ def summarize_blocks(scores: np.ndarray, kind: str, *, tol: float, min_cycles: i
     outcomes = winoground_outcomes(scores) if kind == "winoground" else naturalbench_outcomes(scores, threshold)
     names = metric_names(kind)
     values = np.column_stack([cycle_credit(delta, tol), *(outcomes[m] for m in names)])
-    plan = ClusterBootstrap.draw(n, n_resamples=n_resamples, seed=seed)
+    clusters = None if unit is None or unit.independent else unit.labels
+    plan = ClusterBootstrap.draw(n, clusters=clusters, n_resamples=n_resamples, seed=seed)
     intervals = percentile_intervals(plan.means(values), level)
-    cell: dict[str, Any] = {"n": int(n)}
+    cell: dict[str, Any] = {"n": int(n), "unit": "cycle" if unit is None else unit.unit,
+                            "n_clusters": int(n) if unit is None else unit.n_clusters}
     for column, name in enumerate(("cycle_acc", *names)):
         cell[name] = float(values[:, column].mean())
         cell[f"{name}_ci"] = [float(intervals[column, 0]), float(intervals[column, 1])]
@@ -118,12 +125,13 @@ def benchmark_groups(cycles: Sequence[Cycle]) -> dict[tuple[str, str], list[int]
 
 def benchmark_metrics(cycles: Sequence[Cycle], scores: Mapping[tuple[str, str], float], *,
                       splits: Sequence[str] | None = None, min_cycles: int, tol: float, n_resamples: int, seed: int,
-                      threshold: float = NATURALBENCH_YES_THRESHOLD, source: str | None = None
-                      ) -> dict[str, Any]:
+                      threshold: float = NATURALBENCH_YES_THRESHOLD, source: str | None = None,
+                      cluster: str | None = None) -> dict[str, Any]:
     """The benchmark's own metrics beside CycleAcc, per benchmark, split and tag (family), plus ``all``.
 
     Returns ``{name: {"benchmark", "metrics", "threshold"?, "splits": {split: {tag: cell}}}}`` with cells from
     :func:`summarize_blocks`; empty when no cycle came from a 2×2 benchmark. Splits are never pooled.
+    ``cluster``: the resampling unit (:func:`~vlaudit.metrics.cycles.cycle_unit`; None: the block).
     """
     groups = benchmark_groups(cycles)
     kinds_of: dict[str, set[str]] = {}
@@ -135,6 +143,7 @@ def benchmark_metrics(cycles: Sequence[Cycle], scores: Mapping[tuple[str, str], 
         if not chosen:
             continue
         matrix = block_scores(chosen, scores, source=source)
+        unit = cycle_unit(chosen, cluster)
         name = benchmark if len(kinds_of[benchmark]) == 1 else f"{benchmark}/{kind}"
         entry: dict[str, Any] = {"benchmark": benchmark, "metrics": kind, "splits": {}}
         if kind == "naturalbench":
@@ -148,7 +157,7 @@ def benchmark_metrics(cycles: Sequence[Cycle], scores: Mapping[tuple[str, str], 
                 tags = {ALL_TAGS: in_split, **tags}
             entry["splits"][split] = {
                 tag: summarize_blocks(matrix[mask], kind, tol=tol, min_cycles=min_cycles, n_resamples=n_resamples,
-                                      seed=seed, threshold=threshold)
+                                      seed=seed, threshold=threshold, unit=unit.subset(mask))
                 for tag, mask in tags.items()}
         result[name] = entry
     return result

@@ -124,9 +124,11 @@ MULTIPLICITY_NOTE = ("CI: unadjusted 95% paired cluster-bootstrap interval; p (H
                      "family (one dataset, relation family and metric family; every pair of models)")
 
 
-def _units(rows: Sequence[Comparison]) -> str:
-    """``"16 stem clusters"`` for the rows of one table (each distinct unit once)."""
-    return "; ".join(dict.fromkeys(cluster_phrase(r.n_clusters, r.unit) for r in rows))
+def _units(rows: Sequence[Comparison | LeaderboardRow]) -> str:
+    """``"16 stem clusters"`` for the rows of one table (each distinct unit once; a leaderboard row read from
+    a file written before rows named their unit has none)."""
+    return "; ".join(dict.fromkeys(cluster_phrase(r.n_clusters, r.unit) for r in rows
+                                   if r.unit is not None and r.n_clusters is not None)) or "unit not recorded"
 
 
 def _pct(value: float | None) -> str | None:
@@ -178,8 +180,8 @@ def print_compare(result: CompareVcaResult) -> None:
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
                      if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
-            print_table(f"{dataset} / {interface}: leaderboard (%; rank 1 = best; a model outranks another "
-                        "when their paired difference says so)",
+            print_table(f"{dataset} / {interface}: leaderboard (%; {_units(board)}; rank 1 = best; a model "
+                        "outranks another when their paired difference says so)",
                         ["metric", "model", "value", "95% CI", "rank"],
                         [[METRIC_NAMES.get(r.metric, r.metric), r.model, _pct(r.value), _pct_interval(r.ci),
                           _rank(r.rank)]
@@ -244,14 +246,16 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
         for benchmark, split in dict.fromkeys((r.benchmark, r.split) for r in result.leaderboard):
             board = [r for r in result.leaderboard if (r.benchmark, r.split) == (benchmark, split)]
             what = "CycleAcc" if benchmark is None else benchmark
-            print_table(f"{what} / {split}: leaderboard (rank 1 = best; a model outranks another when "
-                        "their paired difference says so)",
+            print_table(f"{what} / {split}: leaderboard ({_units(board)}; rank 1 = best; a model outranks "
+                        "another when their paired difference says so)",
                         ["family", "metric", "model", "value", "95% CI", "rank"],
                         [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci),
                           _rank(r.rank)]
                          for r in board], identifiers=3)
     for row in result.skipped:
         print_wrapped(f"skipped {row.family} on {row.split}: {row.reason}")
+    for warning in result.warnings:
+        print_wrapped(f"warning: {warning}")
 
 
 def _tie_rates(row: Comparison) -> tuple[float | None, float | None]:

@@ -112,20 +112,33 @@ def _pair_lines(pairs: Sequence[str], width: int) -> list[str]:
 
 
 def print_cycle_table(result: CycleEvaluationResult, title: str = "CycleAcc") -> None:
-    """One row per (family, split) of an ``evaluate_cycles`` result: n, CycleAcc, ties, tie rate, CI.
+    """One row per (family, split) of an ``evaluate_cycles`` result: n, clusters, CycleAcc, ties, tie rate, CI.
 
-    Splits are never pooled, so there is no "overall" row; the split is in every row and in the title.
+    Splits are never pooled, so there is no "overall" row; the split is in every row and in the title. The
+    title names the resampling unit, each row its number of clusters (with the cycle as the unit, n), and the
+    line below the table the unit's caveat.
     """
     rows = []
+    units = []
     for family, cells in result.families.items():
         for split, cell in cells.items():
-            rows.append([family, split, cell.n, cell.cycle_acc, cell.ties, cell.tie_rate,
+            units.append(cell.unit)
+            rows.append([family, split, cell.n, cell.n_clusters, cell.cycle_acc, cell.ties, cell.tie_rate,
                          format_interval(cell.ci, signed=False)])
+    unit = "/".join(dict.fromkeys(units)) or "cycle"
     splits = ", ".join(result.splits)
-    print_table(f"{title} (split: {splits})" if splits else title,
-                ["family", "split", "n", "CycleAcc", "ties", "tie rate", "95% CI"], rows, identifiers=2,
-                droppable=("ties",))
-    print_wrapped(CYCLE_UNIT_CAVEAT)
+    where = f"split: {splits}; unit: {unit}" if splits else f"unit: {unit}"
+    # with the cycle as the unit the cluster count is n, so that column may go first on a narrow terminal
+    print_table(f"{title} ({where})", ["family", "split", "n", "clusters", "CycleAcc", "ties", "tie rate", "95% CI"],
+                rows, identifiers=2, droppable=("clusters", "ties") if unit == "cycle" else ("ties",))
+    print_wrapped(CYCLE_UNIT_CAVEAT if unit == "cycle" else unit_note(unit))
+
+
+def unit_note(unit: str) -> str:
+    """The line under a cycle table clustered by ``unit`` (``--cluster``)."""
+    how = ("cycles that share an image, directly or through others, resampled together" if unit == "image"
+           else f"cycles with the same {unit} resampled together")
+    return f"resampling unit: {unit} ({how}); each row names its number of clusters"
 
 
 def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val"
@@ -149,7 +162,8 @@ def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: 
 
 def print_benchmark_tables(benchmarks: Mapping[str, BenchmarkEntry]) -> None:
     """One table per 2×2 benchmark and split: per tag, CycleAcc then the benchmark's own metrics, each with n,
-    value, 95% interval and ties (a withheld CycleAcc — fewer blocks than --min-cycles — shows as —)."""
+    the intervals' clusters, value, 95% interval and ties (a withheld CycleAcc — fewer blocks than
+    --min-cycles — shows as —); the title names the resampling unit."""
     for name, entry in benchmarks.items():
         metrics = ("cycle_acc", *metric_names(entry.metrics))
         for split, tags in entry.splits.items():
@@ -157,10 +171,12 @@ def print_benchmark_tables(benchmarks: Mapping[str, BenchmarkEntry]) -> None:
             for tag, cell in tags.items():
                 for index, metric in enumerate(metrics):
                     ci = cell[f"{metric}_ci"]
-                    rows.append([tag if index == 0 else "", METRIC_LABELS[metric], cell["n"], cell[metric],
-                                 f"[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]" if isinstance(ci, list) else "—",
+                    rows.append([tag if index == 0 else "", METRIC_LABELS[metric], cell["n"],
+                                 cell.get("n_clusters", cell["n"]), cell[metric],
+                                 format_interval(ci, signed=False) if isinstance(ci, list) else "—",
                                  cell[f"{metric}_ties"]])
             rule = ("strict >, a tie loses" if entry.metrics == "winoground"
                     else f"Yes iff score > {entry.threshold or 0.0:g}; yes/no samples only")
-            print_table(f"{name} — split {split} ({rule})",
-                        ["tag", "metric", "n", "value", "95% CI", "ties"], rows)
+            unit = "/".join(dict.fromkeys(str(cell.get("unit", "cycle")) for cell in tags.values()))
+            print_table(f"{name} — split {split} ({rule}; unit: {unit})",
+                        ["tag", "metric", "n", "clusters", "value", "95% CI", "ties"], rows)

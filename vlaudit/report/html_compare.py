@@ -105,11 +105,13 @@ def comparison(found: Sequence[tuple[Path, Mapping[str, object]]]) -> tuple[str,
             numeric_from=len(headings) + 4))
         if len(result.models) > 2:
             board: list[LeaderboardRow] = [r for r in result.leaderboard if cycles or r.family == "all"]
-            body.append(table(headings + ["Metric", "Model", "value [interval]", "rank"],
+            body.append(table(headings + ["Metric", "Model", "clusters", "value [interval]", "rank"],
                               [[*_where(r), METRIC_NAMES.get(r.metric, r.metric), r.model,
+                                "—" if r.unit is None or r.n_clusters is None
+                                else cluster_phrase(r.n_clusters, r.unit),
                                 num(r.value, r.ci, pct=not cycles), "—" if r.rank is None else r.rank]
                                for r in board],
-                              numeric_from=len(headings) + 2,
+                              numeric_from=len(headings) + 3,
                               caption="Leaderboard: rank 1 is best; a model outranks another when their "
                                       "comparison survives the Holm adjustment with it ahead and the paired "
                                       "interval agrees; — is unranked (no value)"))

@@ -54,6 +54,9 @@ def _cycle_cell(cell: Mapping[str, Any] | None) -> Any:
     tie = cell.get("tie_rate")
     if is_number(tie) and tie > 0:
         text = Safe(f'{text}<span class="ci">ties {100 * tie:.0f}%</span>')
+    unit, k = cell.get("unit", "cycle"), cell.get("n_clusters")
+    if unit != "cycle" and is_number(k):  # a coarser unit than the cycle: its count, under the interval
+        text = Safe(f'{text}<span class="ci">{esc(cluster_phrase(int(k), str(unit)))}</span>')
     return text
 
 
@@ -101,9 +104,12 @@ def cycles(cells: Sequence[Mapping[str, Any]], sweep: Sequence[Mapping[str, Any]
     body: list[Any] = []
     if cells:
         table_html, scorers = cycle_table(cells)
-        body += [table_html, note("Cell: exact CycleAcc, 95% bootstrap interval over cycles below it; green/red: "
-                                  "the interval lies above/below ½. Ties count ½ (their share is shown when any). "
-                                  "Probes of lower rank are in the rank sweep.")]
+        body += [table_html, note("Cell: exact CycleAcc, 95% bootstrap interval below it, resampling the n cycles "
+                                  "(the cycle is the unit, n cycles = n clusters, unless a cell names a coarser "
+                                  "one; cycles that share an image are resampled as independent, so where many do "
+                                  "the interval is too narrow); green/red: the interval lies above/below ½. Ties "
+                                  "count ½ (their share is shown when any). Probes of lower rank are in the rank "
+                                  "sweep.")]
         body.append(plots.cycle_families(cells, scorers) or "")
     cyc = summary["cycles"] if isinstance(summary.get("cycles"), Mapping) else {}
     degree = cyc.get("audit_max_abs_signed_degree")
@@ -293,7 +299,11 @@ def factorial(models: Sequence[Mapping[str, Any]]) -> Section | None:
     headers = ["Model", "Stems", "Correct", "C-U"] + [label for _, label in keys]
     rows = [[m.get("model"), _value(m.get("stems")), _value(m.get("correct")), _value(m.get("cu"))]
             + [num(m.get(k), m.get(f"{k}_ci"), pct=True) for k, _ in keys] for m in models]
-    body = [table(headers, rows, numeric_from=1), plots.factorial(models) or ""]
+    body = [table(headers, rows, numeric_from=1),
+            note("Below each rate its 95% Wilson interval over the model's decisions (per model the intervals "
+                 "are item-level, not clustered by stem; the pooled rates and the source effects in "
+                 "factorial.json resample the stems)."),
+            plots.factorial(models) or ""]
     return section("factorial", "Evidence-source factorial", body,
                    lead="Relation image × relation text, each supporting, opposing or neutral (VCA §10). "
                         "Responsive: reversing the relation in the image moves the margin the right way.")

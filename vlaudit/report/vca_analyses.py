@@ -16,6 +16,7 @@ from vlaudit.files import write_result, write_table
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
 from vlaudit.results.versioned import VersionedResult
+from vlaudit.stats.clusters import GROUP_UNIT, cluster_phrase
 
 
 def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -64,6 +65,11 @@ def pct_ci(row: Mapping[str, Any], key: str, signed: bool = False) -> str:
     return f"{text} [{fmt.format(100 * lo)}, {fmt.format(100 * hi)}]"
 
 
+def clusters_cell(row: Mapping[str, Any]) -> str:
+    """``"48 relation group"``: the number and unit of the clusters a row's intervals resample (— if none)."""
+    return "—" if row.get("n_clusters") is None else f"{row['n_clusters']} {row.get('unit', 'cluster')}"
+
+
 def rows_of(value: object) -> list[Mapping[str, Any]]:
     """The JSON rows of a result section (a list of objects; anything else has none)."""
     return [row for row in value if isinstance(row, Mapping)] if isinstance(value, list) else []
@@ -75,10 +81,10 @@ def _range(values: Sequence[float] | None) -> str:
 
 def print_validity(result: VcaValidityResult) -> None:
     """The §15 tables in the paper's layout (percentages)."""
-    print_table("Standalone predictive validity of the raw VCA gap (%; 95% cluster-bootstrap CI)",
-                ["check", "model", "N", "base rate", "AUROC", "AUPRC", "H–L"],
-                [[r["check"], r["model"], r["n"], pct(r["base_rate"]), pct_ci(r, "auroc"), pct_ci(r, "auprc"),
-                  pct_ci(r, "hl", signed=True)] for r in result.standalone], digits=2)
+    print_table("Standalone predictive validity of the raw VCA gap (%; 95% cluster-bootstrap CI over the "
+                "clusters named)", ["check", "model", "N", "clusters", "base rate", "AUROC", "AUPRC", "H–L"],
+                [[r["check"], r["model"], r["n"], clusters_cell(r), pct(r["base_rate"]), pct_ci(r, "auroc"),
+                  pct_ci(r, "auprc"), pct_ci(r, "hl", signed=True)] for r in result.standalone], digits=2)
     d: Mapping[str, Any] = result.discordance
     print_table(f"Confidence–VCA discordance ({d['n']} records; %)",
                 ["source quadrant", "N", "share", "acc", "swap N", "flip+vis", "strict"],
@@ -87,9 +93,10 @@ def print_validity(result: VcaValidityResult) -> None:
     lo, hi = d["high_conf_uncredited_range"]
     print_wrapped(f"strata (confidence ≥ median within run): high n = {d['n_high']}, low n = {d['n_low']}")
     print_wrapped(f"high-confidence uncredited share per (model, dataset): {100 * lo:.2f}–{100 * hi:.2f}%")
-    print_table("Direct shared-margin control (macro AUROC within model, %)",
-                ["dataset", "target", "model", "N", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
-                [[r["dataset"], r["target"], r["model"], r["n"], pct(r["true_margin_auroc"]), pct(r["gap_auroc"]),
+    print_table("Direct shared-margin control (macro AUROC within model, %; CI over the clusters named)",
+                ["dataset", "target", "model", "N", "clusters", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
+                [[r["dataset"], r["target"], r["model"], r["n"], clusters_cell(r), pct(r["true_margin_auroc"]),
+                  pct(r["gap_auroc"]),
                   pct(r["conditional_gap_auroc"]), pct_ci(r, "cv_delta", signed=True)]
                  for r in result.shared_margin], digits=2)
     if result.incremental:
@@ -150,7 +157,8 @@ def print_filter(result: VcaFilterResult) -> None:
         print_table("Jaccard overlap of kept groups with the VCA panel (macro, %)", ["keep", "panel", "Jaccard"],
                     [[f"{r['coverage']:g}%", r["panel"], pct(r["jaccard_with_vca"])] for r in res["jaccard"]],
                     digits=2)
-        print_table("Relation-group bootstrap differences at the primary coverage (points, 95% CI)",
+        print_table(f"Relation-group bootstrap differences at the primary coverage (points, 95% CI over "
+                    f"{cluster_phrase(res['groups'], GROUP_UNIT)})",
                     ["contrast", "Acc", "Blind gap", "Visual gain"],
                     [[r["contrast"], pct_ci(r, "acc", True), pct_ci(r, "blind_gap", True),
                       pct_ci(r, "visual_gain", True)] for r in res["bootstrap"]], digits=2)

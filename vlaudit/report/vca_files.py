@@ -1,7 +1,8 @@
 """The VCA report as files: flat CSV tables and a gap plot (VCA §12, §13, §18; the console: vca_console).
 
-Every CSV row starts with ``model, dataset, interface`` (cross-interface rows: ``model, dataset``); rates are
-fractions in [0, 1]; ``*_lo``/``*_hi`` are the bootstrap percentile bounds. Files written by
+Every CSV row starts with ``model, dataset, interface`` (cross-interface rows: ``model, dataset``), a table with
+bootstrap intervals then with their resampling ``unit`` and ``n_clusters``; rates are fractions in [0, 1];
+``*_lo``/``*_hi`` are the bootstrap percentile bounds. Files written by
 :func:`write_report_files`:
 
 =============================  ============================================================================
@@ -66,6 +67,12 @@ def _head(run: RunAudit) -> dict[str, object]:
     return {"model": run.model, "dataset": run.dataset, "interface": run.interface}
 
 
+def _interval_head(run: RunAudit) -> dict[str, object]:
+    """The row head of a table with bootstrap intervals: the run, then the intervals' resampling unit and
+    number of clusters (the run's one count matrix, :class:`~vlaudit.results.vca_audit.BootstrapPlan`)."""
+    return _head(run) | {"unit": run.bootstrap.unit, "n_clusters": run.bootstrap.n_clusters}
+
+
 def _with_ci(row: dict[str, object], name: str, ci: Sequence[float] | None) -> None:
     row[f"{name}_lo"], row[f"{name}_hi"] = (None, None) if ci is None else (ci[0], ci[1])
 
@@ -87,7 +94,7 @@ def _objects(value: JsonValue) -> list[JsonObject]:
 def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     rows = []
     for run in runs:
-        row = _head(run) | {"n": run.n, "n_excluded": run.n_excluded}
+        row = _interval_head(run) | {"n": run.n, "n_excluded": run.n_excluded}
         for k in HEADLINE_RATES:
             row[k] = run.rate_of(k)
             _with_ci(row, k, run.interval_of(k))
@@ -106,7 +113,7 @@ def taxonomy_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     rows = []
     for run in runs:
         t = run.taxonomy
-        row = _head(run) | {"n": run.n, "correct_dep": t.correct_dep, "correct_nodep": t.correct_nodep,
+        row = _interval_head(run) | {"n": run.n, "correct_dep": t.correct_dep, "correct_nodep": t.correct_nodep,
                             "wrong_dep": t.wrong_dep, "wrong_nodep": t.wrong_nodep,
                             "credited_precision": t.credited_precision}
         _with_ci(row, "credited_precision", t.ci_credited_precision)
@@ -138,7 +145,7 @@ def permutation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
         p = run.perm
         if p is None:
             continue
-        row = _head(run) | {"n": p.n, "n_excluded": p.n_excluded, "dcc": p.dcc, "dep_perm": p.dep_perm,
+        row = _interval_head(run) | {"n": p.n, "n_excluded": p.n_excluded, "dcc": p.dcc, "dep_perm": p.dep_perm,
                             "dcc_perm": p.dcc_perm, "delta_dcc": p.delta_dcc, "cu_perm": p.cu_perm,
                             "orig_only": p.orig_only, "perm_only": p.perm_only}
         _with_ci(row, "delta_dcc", p.ci_delta_dcc)
@@ -151,7 +158,7 @@ def sensitivity_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     rows = []
     for run in runs:
         s = run.sensitivity
-        row = _head(run) | {"n": s.n, "dep": s.dep, "strict": s.strict, "n_m": s.n_m,
+        row = _interval_head(run) | {"n": s.n, "dep": s.dep, "strict": s.strict, "n_m": s.n_m,
                             "n_m_excluded": s.n_m_excluded, "dep_m": s.dep_m, "strict_m": s.strict_m,
                             "dep_on_m_items": s.dep_on_m_items, "gap_mean": s.gap_mean}
         for k, ci in (("dep", s.ci_dep), ("strict", s.ci_strict), ("dep_m", s.ci_dep_m),
@@ -187,7 +194,8 @@ def relation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
         rel = run.relation
         if rel is None:
             continue
-        row = _head(run) | {k: v for k, v in rel.items() if k not in ("ci", "ci_g_int_mean", "gap_ranks_rel_o")}
+        row = _interval_head(run) | {k: v for k, v in rel.items()
+                                     if k not in ("ci", "ci_g_int_mean", "gap_ranks_rel_o")}
         _with_ci(row, "g_int_mean", _json_interval(rel.get("ci_g_int_mean")))
         row |= {f"gap_ranks_rel_o_{k}": v for k, v in _object(rel.get("gap_ranks_rel_o")).items()}
         rows.append(row)

@@ -128,6 +128,9 @@ class VcaLeaderboardRow:
     n: int
     value: float | None
     ci: Interval | None
+    #: the interval's resampling unit and number of clusters (None in files written before they were recorded)
+    unit: str | None = None
+    n_clusters: int | None = None
     rank: int | None
 
 
@@ -242,6 +245,9 @@ class CycleLeaderboardRow:
     n: int
     value: float | None
     ci: Interval | None
+    #: the interval's resampling unit and number of clusters (None in files written before they were recorded)
+    unit: str | None = None
+    n_clusters: int | None = None
     rank: int | None
 
 

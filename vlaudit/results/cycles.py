@@ -196,18 +196,22 @@ class PairAuditResult(VersionedResult):
 @dataclass(frozen=True)
 class CycleAccCell:
     """Exact CycleAcc of one (family, split) cell (cycle paper §2.1): n cycles, mean credit, ties (|Δ| ≤ tol),
-    tie rate and a bootstrap interval over cycles (VCA §19's bootstrap; the cycle paper states none). None
-    where there is no cycle."""
+    tie rate and a bootstrap interval over clusters (VCA §19's bootstrap; the cycle paper states none): the
+    resampling ``unit`` (``cycle`` by default, ``image`` with ``--cluster image``) and the cell's number of
+    clusters. None where there is no cycle."""
 
     n: int
     cycle_acc: float | None
     ties: int
     tie_rate: float | None
     ci: Interval | None
+    unit: str = "cycle"
+    n_clusters: int | None = None
 
 
-#: a 2×2 benchmark's metric cell: ``n``, each metric's value, ``…_ci`` interval and ``…_ties`` (the metric
-#: names depend on the benchmark: Winoground text/image/group, NaturalBench Acc, Q-Acc, I-Acc, G-Acc)
+#: a 2×2 benchmark's metric cell: ``n``, the resampling ``unit`` and ``n_clusters`` of its intervals, each
+#: metric's value, ``…_ci`` interval and ``…_ties`` (the metric names depend on the benchmark: Winoground
+#: text/image/group, NaturalBench Acc, Q-Acc, I-Acc, G-Acc)
 BenchmarkCell = dict[str, int | float | str | list[float] | None]
 
 
@@ -242,6 +246,8 @@ class CycleEvaluationResult(VersionedResult):
     n_resamples: int
     seed: int
     warnings: list[str]
+    #: ``--cluster``: the resampling unit asked for (None: the cycle); each cell names its unit and clusters
+    cluster: str | None = None
 
     @property
     def scores_name(self) -> str:

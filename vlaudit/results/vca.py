@@ -3,7 +3,7 @@ and the object-swap edits (VCA §3, §9–§19). Each class is the JSON file one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -218,6 +218,11 @@ class FactorialResult(_ReadsEmptyIntervals):
     pooled: FactorialPooled
     definitions: dict[str, str]
     interface: str
+    #: the resampling unit of the pooled intervals and the source effects (``stems`` of them); the per-model
+    #: proportions are Wilson intervals over the model's decisions
+    unit: str = "stem"
+    #: the small-sample warning when ``stems`` is below :data:`~vlaudit.settings.MIN_CLUSTERS`
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

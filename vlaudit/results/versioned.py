@@ -103,7 +103,10 @@ class VersionedResult:
         values: dict[str, object] = {}
         for f in _declared(cls):
             if _key(f) not in data:
-                raise InputError("missing field", path=where, field=_key(f))
+                # a field added later has a default (no schema bump): a file written before it still reads
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise InputError("missing field", path=where, field=_key(f))
+                continue
             values[f.name] = _decode(data[_key(f)], hints[f.name], where, _key(f))
         declared = {_key(f) for f in _declared(cls)} | {SCHEMA_VERSION_KEY}
         return cls(**values, extra={k: v for k, v in data.items() if k not in declared})

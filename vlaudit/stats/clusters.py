@@ -15,7 +15,7 @@ measured by ``benchmarks/cluster_coverage.py`` (see docs/concepts/statistics.md)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,3 +126,13 @@ def small_sample_warning(n_clusters: int, unit: str, where: str = "") -> str | N
     prefix = f"{where}: " if where else ""
     return (f"{prefix}only {cluster_phrase(n_clusters, unit)} (< {MIN_CLUSTERS}): 95% bootstrap intervals "
             f"under-cover (measured: {measured}); read them as rough")
+
+
+def small_sample_cells(counts: Mapping[str, int], unit: str) -> list[str]:
+    """One :func:`small_sample_warning` naming every cell (``{where: clusters}``) below
+    :data:`~vlaudit.settings.MIN_CLUSTERS`, or none: a table of many cells warns once, not per row."""
+    small = {where: k for where, k in counts.items() if k < MIN_CLUSTERS}
+    if not small:
+        return []
+    where = ", ".join(f"{name} {k}" for name, k in small.items())
+    return [str(small_sample_warning(min(small.values()), unit, f"{len(small)} cell(s) ({where})"))]

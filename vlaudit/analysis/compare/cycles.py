@@ -11,8 +11,9 @@ it has several), for every pair of models:
   feasible, Monte Carlo otherwise; both models' tie rates (|Δ| ≤ tol);
 * on cycles from 2×2 benchmarks, the benchmark's own metrics (Winoground text / image / group, NaturalBench
   Acc / Q-Acc / I-Acc / G-Acc, :mod:`vlaudit.metrics.two_by_two`) with the same paired bootstrap; the exact
-  McNemar test for the all-or-nothing ones (text, image, group, G-Acc), the paired permutation test over
-  blocks for the fractional ones.
+  McNemar test for the all-or-nothing ones (text, image, group, G-Acc) when each cluster is one block (with
+  ``--cluster image`` the exact sign flip of the clusters' totals instead), the paired cluster permutation
+  test for the fractional ones.
 
 The leaderboard ranks from the paired comparisons as ``compare vca`` does (:mod:`vlaudit.analysis.compare.ranks`).
 A family with fewer than ``min_cycles`` cycles in a split is not compared (listed in ``skipped``, §D.5).
@@ -61,7 +62,7 @@ from vlaudit.settings import (
     MIN_CYCLES,
     NATURALBENCH_YES_THRESHOLD,
 )
-from vlaudit.stats.clusters import ResamplingUnit
+from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells
 from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
@@ -132,7 +133,8 @@ def _block(names: Sequence[str], values: np.ndarray, unit: ResamplingUnit, metri
     for j, metric in enumerate(metrics):
         board.extend(CycleLeaderboardRow(benchmark=where.benchmark, split=where.split, family=where.family,
                                          metric=metric, model=name, n=n, value=_num(boot.values[a, j]),
-                                         ci=_pair(boot.intervals[a, j]), rank=None)
+                                         ci=_pair(boot.intervals[a, j]), unit=unit.unit, n_clusters=n_clusters,
+                                         rank=None)
                      for a, name in enumerate(names))
     rows: list[CycleComparison | BenchmarkComparison] = []
     for a in range(len(names)):
@@ -145,8 +147,12 @@ def _block(names: Sequence[str], values: np.ndarray, unit: ResamplingUnit, metri
                     test, p = "sign-flip", sign_flip_test(values[a, :, j] - values[b, :, j], ids,
                                                           n_permutations=settings.n_permutations,
                                                           seed=settings.seed).p
-                elif metric in WHOLE_METRICS:
+                elif metric in WHOLE_METRICS and unit.independent:
                     test, p = "mcnemar", exact_mcnemar(values[a, :, j] > 0, values[b, :, j] > 0)
+                elif metric in WHOLE_METRICS:  # 0/1 per block, clustered: the exact sign flip of cluster totals
+                    test, p = "sign-flip", sign_flip_test(values[a, :, j] - values[b, :, j], ids,
+                                                          n_permutations=settings.n_permutations,
+                                                          seed=settings.seed).p
                 else:
                     test, p = "permutation", float(perm[j])
                 value_a, value_b = _num(boot.values[a, j]), _num(boot.values[b, j])
@@ -228,4 +234,6 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                 for a, name in enumerate(names)],
         comparisons=adjusted,
         leaderboard=ranked(leaderboard, adjusted, lambda r: (r.benchmark, r.split, r.family, r.metric)),
-        skipped=skipped, settings=settings.record(), warnings=[])
+        skipped=skipped, settings=settings.record(),
+        warnings=small_sample_cells({f"{r.benchmark or 'CycleAcc'}/{r.split}/{r.family}": r.n_clusters
+                                     for r in adjusted}, unit.unit))

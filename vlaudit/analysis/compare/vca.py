@@ -12,8 +12,10 @@ bootstrap interval (one count matrix shared by every model and metric,
 :func:`vlaudit.stats.paired.paired_bootstrap`; clusters = the resampling unit the items declare — a stem, an
 edit, an image — else the relation group, else the item, or ``--cluster COLUMN``:
 :mod:`vlaudit.analysis.vca.units`), and a p-value: the exact McNemar test on the discordant items for the
-binary events correct, Dep, D-CC, C-U and Strict when items are independent (every cluster one item), else
-the paired cluster permutation test (sign flips of whole clusters). Every row names its unit and cluster
+binary events — correct, Dep, D-CC, C-U, Strict, the mismatch axis's Dep_perm, D-CC_perm, Dep+M, Strict+M and
+the groups' Rel_o, PairCredit, PairD, Joint — when the units the metric counts are independent (every cluster
+holds one item, or for a group metric one group), else the paired cluster permutation test (sign flips of
+whole clusters; its p is never below 1/(B + 1)). Every row names its unit and cluster
 count; fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` clusters add a warning. Holm's adjustment runs
 within each family (:mod:`vlaudit.stats.multiplicity`: one (dataset, interface, relation family) cell and
 metric family); ``survives`` says whether the adjusted p-value is at most the family-wise α. When a run folder holds ``stability.json``, each
@@ -78,7 +80,8 @@ from vlaudit.stats.paired import (
 ITEM_METRICS = ("acc", "dep", "dcc", "cu", "strict")
 GROUP_METRICS = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
 MISMATCH_METRICS = ("dep_perm", "dcc_perm", "dep_m", "strict_m")  # the permutation axis (VCA §12)
-MCNEMAR_METRICS = ("acc", "dep", "dcc", "cu", "strict")  # binary per-item events
+#: binary events per item or per relation group: the exact McNemar test where those units are independent
+MCNEMAR_METRICS = ("acc", "dep", "dcc", "cu", "strict", *MISMATCH_METRICS, "rel_o", "pair_credit", "pair_d", "joint")
 ALL_FAMILIES = "all"
 NEEDS = {"acc": "labels", "dcc": "labels", "cu": "labels", **{m: "relation groups" for m in GROUP_METRICS},
          **{m: "a mismatch margin on every shared item" for m in MISMATCH_METRICS},
@@ -146,7 +149,8 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
     (``p_holm`` and ``survives`` None: the Holm adjustment runs over the whole table's families).
 
     ``unit``: the resampling unit of the runs' records (default :func:`shared_unit` of the runs); the exact
-    McNemar test applies to a binary metric only when every cluster in ``mask`` is one item."""
+    McNemar test applies to a binary metric only when every cluster in ``mask`` holds one of the units it
+    counts (:func:`mcnemar_applies`)."""
     cols = [_record_columns(ev, metrics) for ev in events]
     num = np.stack([c[0][mask] for c in cols])
     den = np.stack([c[1][mask] for c in cols])
@@ -160,7 +164,8 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
         for a, label in enumerate(labels):
             board.append(VcaLeaderboardRow(dataset=dataset, interface=interface, family=family, metric=metric,
                                            model=label, n=n_units, value=_num(boot.values[a, j]),
-                                           ci=_pair(boot.intervals[a, j]), rank=None))
+                                           ci=_pair(boot.intervals[a, j]), unit=unit.unit,
+                                           n_clusters=n_clusters, rank=None))
     rows: list[VcaBandComparison | VcaComparison] = []
     for a in range(len(labels)):
         for b in range(a + 1, len(labels)):
@@ -172,8 +177,9 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
             for j, metric in enumerate(metrics):
                 test: VcaTest | None
                 p: float | None
-                if metric in MCNEMAR_METRICS and unit.independent:
-                    test, p = "mcnemar", exact_mcnemar(num[a, :, j] > 0, num[b, :, j] > 0)
+                counted = den[a, :, j] > 0
+                if metric in MCNEMAR_METRICS and mcnemar_applies(num[[a, b]][:, :, j], den[[a, b]][:, :, j], clusters):
+                    test, p = "mcnemar", exact_mcnemar(num[a, counted, j] > 0, num[b, counted, j] > 0)
                 elif perm is not None:
                     test, p = "permutation", float(perm[j])
                 else:
@@ -189,6 +195,18 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
                 rows.append(_with_band(row, None if bands is None else bands[metric])
                             if metric in BAND_METRICS else row)
     return rows, board
+
+
+def mcnemar_applies(num: np.ndarray, den: np.ndarray, clusters: np.ndarray) -> bool:
+    """Whether the exact McNemar test is the right test of a metric ``(2, n)`` numerators over ``(2, n)``
+    denominators: both models share the denominator, the numerators are 0/1 events on the counted records
+    (denominator > 0: every item, or each relation group's true statement) and no two counted records share a
+    cluster — the counted units are independent, so the discordant counts are binomial under the null."""
+    counted = den[0] > 0
+    if not np.array_equal(den[0], den[1]) or not np.isin(num[:, counted], (0.0, 1.0)).all():
+        return False
+    labels = np.asarray(clusters, dtype=object)[counted].astype(str)
+    return bool(np.unique(labels).size == labels.size)
 
 
 def _with_band(row: VcaComparison, band: Interval | None) -> VcaBandComparison:

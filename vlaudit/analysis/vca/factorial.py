@@ -43,6 +43,7 @@ from vlaudit.sources.factorial_runs import FactorialInputs
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.sources.margins import require_contexts
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.clusters import small_sample_warning
 from vlaudit.stats.intervals import wilson_interval
 from vlaudit.stats.ranking import auroc
 
@@ -235,7 +236,9 @@ def analyze_factorial(runs: Sequence[Any], items: Sequence[BenchmarkItem], *, n_
         pooled[f"{name}_ci"] = percentile_intervals(samples)[0].tolist()
         rates = [mm[name] for mm in models if mm[den]]
         pooled[f"{name}_macro"] = float(np.mean(rates)) if rates else float("nan")
-    return {"items": str(items_path), "margins": str(margins_path), "stems": len(stems),
+    small = small_sample_warning(len(stems), "stem", "factorial pooled intervals and source effects")
+    return {"unit": "stem", "warnings": [small] if small else [],
+            "items": str(items_path), "margins": str(margins_path), "stems": len(stems),
             "n_resamples": n_resamples, "seed": seed, "level": 0.95, "models": models, "pooled": pooled,
             "definitions": {
                 "agreement": "cells (V+,T+) gold yes and (V-,T-) gold no",

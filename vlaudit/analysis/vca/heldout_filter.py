@@ -46,6 +46,7 @@ from vlaudit.settings import (
     FILTER_PRIMARY_COVERAGE,
 )
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.clusters import GROUP_UNIT
 from vlaudit.stats.ranking import percentile_ranks
 
 PANELS = ("shortcut", "visnec", "confidence", "vca", "prob_gap")
@@ -217,7 +218,8 @@ def bootstrap_differences(tables: Sequence[ModelTable], codes: np.ndarray, n_gro
     for other in PANELS:
         if other == "vca":
             continue
-        row: dict[str, Any] = {"coverage": settings.primary, "contrast": f"VCA − {PANEL_NAMES[other]}"}
+        row: dict[str, Any] = {"coverage": settings.primary, "contrast": f"VCA − {PANEL_NAMES[other]}",
+                               "unit": GROUP_UNIT, "n_clusters": n_groups}
         for metric in ("acc", "blind_gap", "visual_gain"):
             diff = samples["vca"][metric] - samples[other][metric]
             lo, hi = percentile_intervals(diff, settings.level)[0]

@@ -90,8 +90,9 @@ def increment(edits: Mapping[str, np.ndarray], target: str, mask: np.ndarray, *,
     y = np.asarray(edits[target], dtype=bool)[mask]
     edit_ids = edits["edit_id"][mask].astype(str)
     models = edits["model"][mask].astype(str)
-    row: dict[str, Any] = {"added": ADDED[added], "edits": int(len(set(edit_ids.tolist()))),
-                           "records": int(mask.sum()), "base_rate": float(y.mean()) if y.size else None}
+    n_edits = int(len(set(edit_ids.tolist())))
+    row: dict[str, Any] = {"added": ADDED[added], "edits": n_edits, "records": int(mask.sum()),
+                           "base_rate": float(y.mean()) if y.size else None, "unit": "edit", "n_clusters": n_edits}
     if y.size == 0 or y.all() or not y.any():
         return row | {"baseline": None, "augmented": None, "delta": None, "delta_lo": None, "delta_hi": None,
                       "reason": "no records" if y.size == 0 else "the target has one class"}

@@ -30,6 +30,7 @@ from vlaudit.analysis.vca.scored_runs import RunScores, has_context, ranking_row
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
+from vlaudit.stats.clusters import GROUP_UNIT
 
 Signal = Callable[[RunScores], np.ndarray]
 
@@ -112,9 +113,10 @@ def _summary(check: str, parts: Sequence[tuple], kw: Mapping[str, Any]) -> dict[
         return {"check": check, "auroc": None, "auprc": None, "n": 0}
     cat = [np.concatenate([p[k] for p in parts]) for k in (1, 2, 3)]
     models = np.concatenate([[p[0]] * len(p[1]) for p in parts])
-    rows = ranking_rows(cat[0], cat[1], models, cat[2], **kw)
+    rows = ranking_rows(cat[0], cat[1], models, cat[2], **kw, unit=GROUP_UNIT if check.startswith("SRC") else "edit")
     macro = rows[-1]
-    return {"check": check, "n": int(cat[0].size), "auroc": macro["auroc"], "auroc_lo": macro["auroc_lo"],
+    return {"check": check, "n": int(cat[0].size), "unit": macro["unit"], "n_clusters": macro["n_clusters"],
+            "auroc": macro["auroc"], "auroc_lo": macro["auroc_lo"],
             "auroc_hi": macro["auroc_hi"], "auprc": macro["auprc"],
             "per_model": {r["model"]: {"n": r["n"], "auroc": r["auroc"], "auprc": r["auprc"]} for r in rows[:-1]}}
 

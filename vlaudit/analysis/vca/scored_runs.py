@@ -209,12 +209,20 @@ METRICS = (("auroc", auroc, weighted_auroc), ("auprc", auprc, weighted_auprc),
            ("hl", high_minus_low, weighted_high_minus_low))
 
 
+def unit_fields(unit: str, clusters: np.ndarray | Sequence[object], mask: np.ndarray | None = None
+                ) -> dict[str, Any]:
+    """``{"unit", "n_clusters"}`` of a row whose intervals resample ``clusters`` (the records in ``mask``)."""
+    labels = np.asarray(clusters, dtype=object).astype(str)
+    return {"unit": unit, "n_clusters": int(np.unique(labels if mask is None else labels[mask]).size)}
+
+
 def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clusters: np.ndarray, *,
                  n_resamples: int, seed: int, level: float = CONFIDENCE_LEVEL, pooled: bool = True,
-                 hl_resamples: int | None = None) -> list[dict[str, Any]]:
+                 hl_resamples: int | None = None, unit: str = "cluster") -> list[dict[str, Any]]:
     """AUROC, AUPRC and H–L of ``scores`` for the boolean ``target`` per model, macro over models and (with
     ``pooled``) rank-pooled, each with a percentile interval from one cluster bootstrap (``clusters``: relation
-    pairs for SRC, edit ids for Swap; a drawn cluster brings the records of every model, §19).
+    pairs for SRC, edit ids for Swap; a drawn cluster brings the records of every model, §19). Every row
+    names the resampling ``unit`` and its ``n_clusters`` (the clusters its records fall in).
 
     ``hl_resamples``: the H–L intervals' own number of resamples (VCA §19: "semantic H–L intervals use
     2,000"), drawn with the same seed; None uses ``n_resamples`` for all three metrics.
@@ -232,7 +240,8 @@ def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clu
     per_model: dict[str, list[tuple[float, np.ndarray]]] = {name: [] for name, _, _ in METRICS}
     for model in sorted(set(models.tolist())):
         mask = models == model
-        row: dict[str, Any] = {"model": model, "n": int(mask.sum()), "base_rate": float(target[mask].mean())}
+        row: dict[str, Any] = {"model": model, "n": int(mask.sum()), "base_rate": float(target[mask].mean()),
+                               **unit_fields(unit, clusters, mask)}
         for name, point, weighted in METRICS:
             samples = weighted(scores[mask], target[mask], metric_weights[name][:, mask])
             per_model[name].append((point(scores[mask], target[mask]), samples))
@@ -240,7 +249,8 @@ def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clu
         rows.append(row)
     # the macro base rate averages the per-model base rates, like every macro metric (SRC macro 53.01, §15)
     macro: dict[str, Any] = {"model": f"Macro ({len(rows)} models)", "n": int(scores.size),
-                             "base_rate": float(np.mean([r["base_rate"] for r in rows]))}
+                             "base_rate": float(np.mean([r["base_rate"] for r in rows])),
+                             **unit_fields(unit, clusters)}
     for name, _, _ in METRICS:
         points = [p for p, _ in per_model[name] if not np.isnan(p)]
         with warnings.catch_warnings():
@@ -250,7 +260,8 @@ def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clu
     rows.append(macro)
     if pooled and len(per_model["auroc"]) > 1:
         ranks = within_model_ranks(scores, models)
-        row = {"model": "Rank-pooled", "n": int(scores.size), "base_rate": float(target.mean())}
+        row = {"model": "Rank-pooled", "n": int(scores.size), "base_rate": float(target.mean()),
+               **unit_fields(unit, clusters)}
         for name, point, weighted in METRICS:
             row |= _ci_fields(name, point(ranks, target), weighted(ranks, target, metric_weights[name]), level)
         rows.append(row)

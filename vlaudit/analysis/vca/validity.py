@@ -32,10 +32,18 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
 from vlaudit.analysis.vca.incremental import incremental_rows
-from vlaudit.analysis.vca.scored_runs import RunScores, fit_predict, ranking_rows, run_info, src_records
+from vlaudit.analysis.vca.scored_runs import (
+    RunScores,
+    fit_predict,
+    ranking_rows,
+    run_info,
+    src_records,
+    unit_fields,
+)
 from vlaudit.metrics.vca import support
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HL_RESAMPLES
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.clusters import GROUP_UNIT
 from vlaudit.stats.ranking import auroc, percentile_ranks, weighted_auroc
 
 QUADRANTS = ("high conf, credited", "high conf, uncredited", "low conf, credited", "low conf, uncredited")
@@ -67,7 +75,8 @@ def standalone_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray]
     if edits is not None and len(edits["model"]):
         for check, target in (("Swap strict", "strict"), ("Swap flip+vis.", "flip_vis")):
             rows += [{"check": check, "dataset": str(edits["dataset"][0])} | r
-                     for r in ranking_rows(edits["gap"], edits[target], edits["model"], edits["edit_id"], **kw)]
+                     for r in ranking_rows(edits["gap"], edits[target], edits["model"], edits["edit_id"], **kw,
+                                           unit="edit")]
     for dataset in sorted({s.run.dataset for s in scores}):
         src = [(s.run.model, r) for s in scores
                if s.run.dataset == dataset and (r := src_records(s)) is not None]
@@ -76,7 +85,7 @@ def standalone_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray]
         cat = {k: np.concatenate([r[k] for _, r in src]) for k in ("gap", "rel_o", "group_id")}
         models = np.concatenate([[m] * len(r["gap"]) for m, r in src])
         rows += [{"check": "SRC", "dataset": dataset} | r for r in ranking_rows(
-            cat["gap"], cat["rel_o"], models, cat["group_id"].astype(str), **kw)]
+            cat["gap"], cat["rel_o"], models, cat["group_id"].astype(str), **kw, unit=GROUP_UNIT)]
     return rows
 
 
@@ -185,6 +194,7 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
                 y, gap, margin = r["rel_o"][mask], r["gap"][mask], r["true_margin"][mask]
                 w = weights[:, offsets[k]:offsets[k + 1]][:, mask]
                 row = {"model": model, "n": int(mask.sum()), "base_rate": _rate(y),
+                       **unit_fields(GROUP_UNIT, clusters[offsets[k]:offsets[k + 1]], mask),
                        "true_margin_auroc": auroc(margin, y), "gap_auroc": auroc(gap, y),
                        "conditional_gap_auroc": conditional_auroc(gap, y, margin, settings.bins)}
                 kw: dict[str, Any] = {"folds": settings.folds, "repeats": settings.repeats,
@@ -206,7 +216,8 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
                 per_model.append(row)
             base_rates = [r["base_rate"] for r in per_model if r["base_rate"] is not None]
             macro = {"model": f"Macro ({len(per_model)} models)", "n": sum(r["n"] for r in per_model),
-                     "base_rate": float(np.mean(base_rates)) if base_rates else None}
+                     "base_rate": float(np.mean(base_rates)) if base_rates else None,
+                     **unit_fields(GROUP_UNIT, clusters)}
             for key in ("true_margin_auroc", "gap_auroc", "conditional_gap_auroc", "cv_base_auroc",
                         "cv_aug_auroc", "cv_delta"):
                 values = [r[key] for r in per_model if r.get(key) is not None and not np.isnan(r[key])]
