@@ -471,3 +471,17 @@ def test_new_commands_on_hostile_input(case, cli, files_under, tmp_path, monkeyp
 
 def test_the_corpus_counts_its_new_cases() -> None:
     assert len(NEW_CASES) == 34
+
+
+def test_an_incomplete_circular_group_is_listed_in_the_json(cli, tmp_path, monkeypatch) -> None:
+    """CircularEval counts a question over the rotations it has (as VLMEvalKit does) and vca.json lists each
+    question short of its K rotations, and each dropped one (no rotation-0 row), by id."""
+    monkeypatch.chdir(tmp_path)
+    margins = _jsonl(tmp_path / "margins.jsonl", _circular_rows({"g1": [0, 1, 2, 3], "g2": [0, 3], "g3": [1, 2]}))
+    code, _, err = cli("vca", "report", str(margins), "--resamples", "10", "--no-plot", "--out", "out")
+    assert code == 0, err
+    circular = json.loads((tmp_path / "out" / "vca.json").read_text())["runs"][0]["benchmark"]["circular"]
+    assert (circular["n_items"], circular["n_incomplete"], circular["n_dropped"]) == (2, 1, 1)
+    assert circular["incomplete"] == [{"circular_id": "g2", "rotations": [0, 3], "of": 4}]
+    assert circular["dropped"] == ["g3"]
+
