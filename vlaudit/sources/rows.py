@@ -19,6 +19,8 @@ Images. ``datasets.Image`` stores an image as the Arrow struct ``{bytes, path}``
 Parquet). Each such value becomes the file name ``<sha256 of the bytes>.<format>`` and the bytes are written
 once into an :class:`ImageFolder` (skipped when the file is there): equal images get equal names on every
 run and machine, so the scoring cache keys stay stable. Give that folder as ``--images`` when scoring.
+A cell with empty bytes, or bytes no image reader recognises, is an :class:`InputError` naming the row and
+the column (the benchmarks' own loaders decode every image and fail on it too).
 A reader whose image field (``image``, ``filename``, ``image_path``) is absent from the rows takes the
 dataset's only image column in its place.
 

@@ -31,7 +31,13 @@ import numpy as np
 
 from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.errors import InputError
-from vlaudit.metrics.cycles import block_scores, checked_contrasts, cycle_contrast, cycle_credit, cycle_unit, split_of
+from vlaudit.metrics.cycles import (
+    block_scores,
+    checked_contrasts,
+    cycle_credit,
+    cycle_unit,
+    split_of,
+)
 from vlaudit.metrics.two_by_two import (
     ALL_TAGS,
     benchmark_groups,
