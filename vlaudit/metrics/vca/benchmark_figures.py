@@ -89,7 +89,7 @@ def circular_figures(base_ids: Labels, rotations: Sequence[int | None] | np.ndar
     every = sorted({int(t) for t in rotations if t is not None})
     incomplete = []
     for base, ks in kept.items():
-        has = sorted({int(rotations[k]) for k in ks if rotations[k] is not None})
+        has = sorted({int(t) for t in (rotations[k] for k in ks) if t is not None})
         first = next(k for k in ks if rotations[k] == 0)
         expected = list(range(int(n_options[first]))) if n_options is not None else every
         if has != expected:
