@@ -216,11 +216,21 @@ def _mmbench(root: Path, **edits: object) -> Path:
     return path
 
 
-def _mmstar(root: Path, *, truncate: bool = False, answer: str | None = None) -> Path:
+def _mmstar(root: Path, *, truncate: bool = False, answer: str | None = None,
+            image_bytes: bytes | None = None) -> Path:
     import pyarrow.parquet as pq
     from benchmark_releases import mmstar
 
     path = mmstar(root)
+    if image_bytes is not None:  # row 2's Hub image cell holds these bytes under a .png path
+        import pyarrow as pa
+
+        table = pq.read_table(path)
+        cells = table.column("image").to_pylist()
+        cells[1] = {"bytes": image_bytes, "path": "images/1.png"}
+        table = table.set_column(table.schema.get_field_index("image"), "image",
+                                 pa.array(cells, type=table.schema.field("image").type))
+        pq.write_table(table, path)
     if answer is not None:
         table = pq.read_table(path)
         table = table.set_column(table.schema.get_field_index("answer"), "answer",
@@ -258,7 +268,7 @@ def _reader(kind: str, detail: str | None, expected: str = "error", **edits: obj
     def build(root: Path):
         f = _mmbench(root, **edits) if kind == "mmbench" else _mmstar(root, **edits)  # type: ignore[arg-type]
         return (["data", "items", "--format", kind, str(f), "--images", "imgs", "--out", "out/items.jsonl"],
-                expected, detail or f.name, None)
+                expected, detail or (f.name if expected == "error" else "2 items kept"), None)
     return build
 
 
@@ -293,6 +303,84 @@ def _out_occupied(command: str):
                 "compare": ["compare", "vca", margins, margins, "--resamples", "10", "--no-plot"]}[command]
         return [*tail, "--out", "out/result"], "error", "out", None
     return build
+
+
+def _circular_rows(rotations: dict[str, list[int]]) -> list[dict]:
+    """Letter rows of CircularEval groups: question → the rotations it has (4 options each, always right)."""
+    return [{"model": "m", "dataset": "mmbench", "item_id": f"{q}~r{j}", "context": context, "interface": "letter",
+             "margin": 0.0, "label": "ABCD"[(4 - j) % 4], "circular_id": q, "rotation": j,
+             "logp_options": [-1.0 if k == (4 - j) % 4 else -3.0 for k in range(4)]}
+            for q, js in rotations.items() for j in js for context in ("original", "text", "blank")]
+
+
+def _items_jsonl(root: Path, name: str, rows: list[dict]) -> Path:
+    return _jsonl(root / name, [{"image": "x.png", "question": "Which colour is the square?", **row} for row in rows])
+
+
+def _mcq_under_yesno(root: Path):
+    items = _items_jsonl(root, "items.jsonl", [{"item_id": "a", "options": ["red", "green"], "label": "A"},
+                                               {"item_id": "b", "options": ["red", "green"], "label": "B"}])
+    (root / "images").mkdir()
+    return (["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images", "images",
+             "--out", "out/run"], "error", "--interface letter", None)
+
+
+def _compare_letters(edit: str, detail: str):
+    """Two letter runs of the same ids; run 1's item q1 differs in ``edit``: its gold letter, its number of
+    options or (with each run's ITEMS file named by its manifest) the order of its options."""
+    def build(root: Path):
+        paths = []
+        for k in range(2):
+            rows = _letter_rows(4, model=f"m{k}")
+            options = {f"q{i}": ["red", "green", "blue", "pink"] for i in range(4)}
+            if k == 1:
+                for row in rows:
+                    if row["item_id"] == "q1" and edit == "label":
+                        row["label"] = "B"
+                    if row["item_id"] == "q1" and edit == "count":
+                        row["logp_options"] = [-1.0, -2.0, -2.0]
+                options["q1"] = ["green", "red", "blue", "pink"] if edit == "order" else options["q1"]
+            folder = root / f"run{k}"
+            items = _items_jsonl(folder, "items.jsonl", [{"item_id": i, "dataset": "mmstar", "options": o,
+                                                          "label": "A"} for i, o in options.items()])
+            (folder / "manifest.json").write_text(json.dumps({"arguments": {"benchmark": str(items)}}))
+            paths.append(str(_jsonl(folder / "margins.jsonl", rows)))
+        return ["compare", "vca", *paths, "--resamples", "10", "--permutations", "10", "--no-plot",
+                "--out", "out/compare"], "error", detail, None
+    return build
+
+
+def _compare_cycles_overflow(root: Path):
+    (root / "cycles.jsonl").write_text("".join(json.dumps(
+        {"cycle_id": f"c{k}", "family": "f", "image_1": f"u{2 * k - 1}", "caption_1": f"v{2 * k - 1}",
+         "image_2": f"u{2 * k}", "caption_2": f"v{2 * k}"}) + "\n" for k in (1, 2)))
+    for name, big in (("a", 1.7e308), ("b", 1.0)):
+        (root / f"{name}.csv").write_text("image_id,caption_id,score\n" + "".join(
+            f"u{i},v{j},{(big if i == j else -big) if i < 3 else 0.5 if i == j else 0.25}\n"
+            for i, j in ((1, 1), (2, 2), (1, 2), (2, 1), (3, 3), (4, 4), (3, 4), (4, 3))))
+    return (["compare", "cycles", "--cycles", "cycles.jsonl", "--scores", "a=a.csv", "--scores", "b=b.csv",
+             "--min-cycles", "1", "--resamples", "10", "--permutations", "10", "--no-plot", "--out", "out/compare"],
+            "error", "a.csv, record c1, field 'score': the cycle contrast of 1 block(s) overflows float64", None)
+
+
+def _wording_flipped(root: Path):
+    rows = [{"item_id": f"w{k}-{form}", "label": "yes" if k % 2 else "no", "wording": form, "source_id": f"w{k}"}
+            for k in range(4) for form in ("canonical", "synonym")]
+    items = _items_jsonl(root, "wording.jsonl", rows)
+    margins = [{"model": "m", "dataset": "vsr", "item_id": r["item_id"], "context": context, "margin": 1.0,
+                "label": ("no" if r["label"] == "yes" else "yes") if r["item_id"] == "w2-synonym" else r["label"]}
+               for r in rows for context in ("original", "text", "blank")]
+    run = _jsonl(root / "run" / "margins.jsonl", margins)
+    return (["vca", "wording", str(run), "--items", str(items), "--out", "out/wording"], "error",
+            "record w2-synonym, field 'label'", None)
+
+
+def _vsr_no_relation(root: Path):
+    row = {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1, "relation": "left of"}
+    split = _jsonl(root / "vsr.jsonl", [row])
+    return (["data", "vsr", str(split), "--relations", "", "--out", "out/items.jsonl"], "error",
+            "--relations takes a comma-separated list of this split's relations: left of",
+            ["data", "vsr", str(split), "--relations", "left of", "--out", "out/items.jsonl"])
 
 
 def _bomb_score(root: Path):
@@ -333,6 +421,29 @@ NEW_CASES = {
     "report-out-occupied": _out_occupied("report"),
     "compare-out-occupied": _out_occupied("compare"),
     "score-decompression-bomb-png": _bomb_score,
+    # the silent cases: each was accepted without a word before
+    "mmstar-image-cell-not-an-image": _reader("mmstar", "record row 2, field 'image': the image cell's 22 bytes "
+                                              "are not an image", image_bytes=b"<html>not found</html>"),
+    "mmstar-image-cell-empty": _reader("mmstar", "record row 2, field 'image': the image cell holds no bytes",
+                                       image_bytes=b""),
+    "circular-rotation-missing": _report(
+        _circular_rows({"g1": [0, 1, 2, 3], "g2": [0, 1, 3], "g3": [1, 2, 3]}),
+        "CircularEval: 1 question(s) lack some of their rotations and count over those they have (as VLMEvalKit "
+        "counts them), so 'every' is fewer rotations there: g2 (3 of 4)", "ok"),
+    "score-mcq-items-under-yesno": _mcq_under_yesno,
+    "margins-edge-of-float64": _report([{**r, "margin": 1.7e308 if r["item_id"] == "q1" else r["margin"]}
+                                        for r in _yes_no_rows("m", range(8))],
+                                       "record row 4, field 'margin': 1.7e+308 is beyond ±1e+100"),
+    "letter-logp-edge-of-float64": _report(_letter_rows(4, logp=-1.7e308),
+                                           "record row 1, field 'logp_options': -1.7e+308 is beyond ±1e+100"),
+    "compare-cycles-edge-of-float64": _compare_cycles_overflow,
+    "compare-letters-other-gold-letter": _compare_letters("label", "record q1, field 'label'"),
+    "compare-letters-other-option-count": _compare_letters("count", "record q1, field 'logp_options': the item's "
+                                                                    "number of options differs"),
+    "compare-letters-other-option-order": _compare_letters("order", "record q1, field 'options': the item's "
+                                                                    "options (texts, in order) differs"),
+    "wording-labels-flipped-against-items": _wording_flipped,
+    "vsr-relations-empty": _vsr_no_relation,
 }
 
 
@@ -346,6 +457,7 @@ def test_new_commands_on_hostile_input(case, cli, files_under, tmp_path, monkeyp
     assert "Traceback" not in out + err and "Warning:" not in err and "warnings.warn" not in err, err
     if expected == "ok":
         assert code == 0, (code, out, err)
+        assert detail in " ".join((out + err).split()), out + err  # the notice the case needs, in the console
         return
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), (code, out, err)
@@ -358,4 +470,18 @@ def test_new_commands_on_hostile_input(case, cli, files_under, tmp_path, monkeyp
 
 
 def test_the_corpus_counts_its_new_cases() -> None:
-    assert len(NEW_CASES) == 22
+    assert len(NEW_CASES) == 34
+
+
+def test_an_incomplete_circular_group_is_listed_in_the_json(cli, tmp_path, monkeypatch) -> None:
+    """CircularEval counts a question over the rotations it has (as VLMEvalKit does) and vca.json lists each
+    question short of its K rotations, and each dropped one (no rotation-0 row), by id."""
+    monkeypatch.chdir(tmp_path)
+    margins = _jsonl(tmp_path / "margins.jsonl", _circular_rows({"g1": [0, 1, 2, 3], "g2": [0, 3], "g3": [1, 2]}))
+    code, _, err = cli("vca", "report", str(margins), "--resamples", "10", "--no-plot", "--out", "out")
+    assert code == 0, err
+    circular = json.loads((tmp_path / "out" / "vca.json").read_text())["runs"][0]["benchmark"]["circular"]
+    assert (circular["n_items"], circular["n_incomplete"], circular["n_dropped"]) == (2, 1, 1)
+    assert circular["incomplete"] == [{"circular_id": "g2", "rotations": [0, 3], "of": 4}]
+    assert circular["dropped"] == ["g3"]
+

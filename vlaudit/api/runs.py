@@ -27,7 +27,7 @@ from vlaudit.files import write_table
 from vlaudit.reference.catalogue import TRAINED_MODELS
 from vlaudit.results.cycles import MllmCycleScores
 from vlaudit.results.vca import DualScoringSummary, ScoringSummary
-from vlaudit.scoring.dual_margins import score_dual
+from vlaudit.scoring.dual_margins import grouped_items, score_dual
 from vlaudit.scoring.executors import features_executor, open_features, yes_no_executor
 from vlaudit.scoring.features import Features, collect_inputs, read_features, write_features
 from vlaudit.scoring.finished_run import finished_summary, model_files
@@ -41,7 +41,7 @@ from vlaudit.scoring.mllm_cycle_scores import (
 from vlaudit.scoring.run_arguments import resolved_model_spec
 from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
-from vlaudit.scoring.runner import run_scoring
+from vlaudit.scoring.runner import check_yes_no_items, run_scoring
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.items import BenchmarkItem, read_items
 from vlaudit.sources.margins import read_margins
@@ -87,6 +87,7 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
         require_kind(spec.model.spec, "yesno")
     templates = None if spec.template is None else read_question_templates(spec.template)
     item_list = single_image_items(as_items(spec.benchmark), on_warning or _warn)
+    check_yes_no_items(item_list, spec.interfaces)
     if spec.circular:
         item_list = circular_items(item_list)
     recorded = spec.recorded(item_list, templates)
@@ -151,14 +152,15 @@ def score_dual_margins(spec: DualScoreSpec, *, overwrite: bool = False) -> Margi
     ``DualScoreSpec.of(model="open_clip:…", ...)``; the margins feed :func:`vlaudit.vca_report`.
     """
     require_kind(spec.model.spec, "features")
-    items = read_items(spec.benchmark)
+    items, left_out = grouped_items(read_items(spec.benchmark), spec.benchmark)
     recorded = spec.recorded()
     RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
     backend, _ = open_features(BackendLoad(spec.model, spec.run))
     summary = score_dual(backend, items, images_dir=spec.images, out_dir=spec.out, contexts=list(spec.contexts),
                          no_image=spec.no_image, text_field=spec.text_field, seed=spec.seed,
                          model_name=spec.model_name, arguments=recorded, source=spec.benchmark)
-    return Margins(Path(spec.out) / "margins.parquet", DualScoringSummary.from_dict(summary))
+    return Margins(Path(spec.out) / "margins.parquet", DualScoringSummary.from_dict(summary),
+                   warnings=[] if left_out is None else [left_out])
 
 
 def extract_features(spec: FeaturesSpec, *, backend: FeatureBackend | None = None, overwrite: bool = False,

@@ -17,8 +17,9 @@ from vlaudit.results.demo import ItemsBuildSummary
 from vlaudit.results.vca import WordingDiagnosticsResult
 from vlaudit.results.versioned import to_json
 from vlaudit.settings import NAMED_SYSTEM_MESSAGES, WORDING_ITEMS_PER_DIRECTION, WORDING_SEED
-from vlaudit.sources.items import read_items, write_items
+from vlaudit.sources.items import BenchmarkItem, read_items, write_items
 from vlaudit.sources.margin_runs import read_margin_runs
+from vlaudit.sources.margins import MarginRun
 from vlaudit.sources.rows import source_stem
 from vlaudit.sources.vsr import read_vsr
 
@@ -56,14 +57,18 @@ def wording_diagnostics(runs: Sequence[str | Path] | str | Path, *, items: str |
     """
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     wording = {}
-    for item in read_items(items):
+    item_list = read_items(items)
+    for item in item_list:
         kind, source = item.extra.get("wording"), item.extra.get("source_id")
         if kind not in ("canonical", "synonym") or source is None:
             raise InputError("not a wording item (extra.wording / extra.source_id missing; build them with "
                              "`vlaudit data vsr-wording`)", path=items, record=item.item_id, field="wording")
         wording[item.item_id] = (str(source), str(kind))
-    default = run_scores(read_margin_runs(paths, interface))
-    other = run_scores(read_margin_runs(list(system_runs), interface)) if system_runs else []
+    margin_runs = read_margin_runs(paths, interface)
+    extra_runs = read_margin_runs(list(system_runs), interface) if system_runs else []
+    check_labels(item_list, [*margin_runs, *extra_runs], items=items)
+    default = run_scores(margin_runs)
+    other = run_scores(extra_runs)
     rows = paraphrase_rows(default, wording) + system_rows(default, other, wording)
     if not rows:
         raise InputError("no scored wording item in the runs (do they score these ITEMS?)", path=items,
@@ -75,3 +80,18 @@ def wording_diagnostics(runs: Sequence[str | Path] | str | Path, *, items: str |
         write_result(folder / "wording.json", result)
         write_table(folder / "wording.csv", [{k: r[k] for k in HEADLINE} for r in rows])
     return Result.of(result, [{k: r[k] for k in HEADLINE} for r in rows], title="Wording diagnostics")
+
+
+def check_labels(item_list: Sequence[BenchmarkItem], runs: Sequence[MarginRun], *, items: str | Path) -> None:
+    """Refuse a run whose gold label of an item is not the one the ``--items`` file gives: Acc and D-CC
+    would be scored against flipped answers (a run of other items under the same ids, or an edited file)."""
+    gold = {item.item_id: item.label for item in item_list if item.label is not None}
+    for run in runs:
+        if run.labels is None:
+            continue
+        for item_id, yes in zip(run.item_ids.astype(str).tolist(), run.labels.tolist(), strict=True):
+            label = gold.get(item_id)
+            if label is not None and label != ("yes" if yes else "no"):
+                raise InputError(f"the run's label is {'yes' if yes else 'no'!r}, the --items file {items} says "
+                                 f"{label!r}: the run did not score these items (or one of the files was edited)",
+                                 path=run.source, record=item_id, field="label")

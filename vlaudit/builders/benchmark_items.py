@@ -126,9 +126,12 @@ def select_relations(rows: Sequence[VsrRow], relations: Sequence[str], *, source
     wanted = [r.strip() for r in relations if r.strip()]
     present = {row.relation for row in rows}
     missing = [r for r in wanted if r not in present]
-    if missing:
-        raise InputError(f"relation(s) not in this split: {', '.join(repr(r) for r in missing)}", path=source,
-                         field="relation")
+    if missing or not wanted:
+        asked = (f"relation(s) not in this split: {', '.join(repr(r) for r in missing)}" if missing
+                 else "--relations names no relation")
+        # the valid values are the split's own names: the user's way out is in the same line
+        raise InputError(f"{asked}; --relations takes a comma-separated list of this split's relations: "
+                         f"{', '.join(sorted(present)) or '(none)'}", path=source, field="relation")
     return [row for row in rows if row.relation in set(wanted)]
 
 

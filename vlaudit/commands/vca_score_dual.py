@@ -37,8 +37,11 @@ def vca_score_dual(
         model=model, benchmark=benchmark, images=images, out=out,
         contexts=tuple(c.strip() for c in contexts.split(",") if c.strip()), no_image=no_image,
         text_field=text_field, batch_size=batch_size, seed=seed, device=device, dtype=dtype, model_name=model_name)
-    summary = vlaudit.score_dual_margins(spec, overwrite=overwrite).summary
+    margins = vlaudit.score_dual_margins(spec, overwrite=overwrite)
+    summary = margins.summary
     shown = [(k, v) for k, v in summary.to_dict().items() if k != "schema_version" and not isinstance(v, dict)]
     shown += [(f"rows: {c}", n) for c, n in summary.contexts.items()]
     vlaudit.print_table(f"vca score-dual — {summary.model}", ["field", "value"], shown)
+    for warning in margins.warnings:
+        say(f"warning: {warning}")
     say(f"wrote {out / 'margins.parquet'}")

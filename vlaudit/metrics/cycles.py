@@ -42,6 +42,23 @@ UNSPLIT = "unsplit"
 _SHORT_DIGITS = 9  # float64 needs up to 17 significant digits; 9 round-trips every float32
 
 
+def checked_contrasts(cycles: Sequence[Cycle], matrix: np.ndarray, *, source: str | None = None) -> np.ndarray:
+    """The cycle contrast Δ of each block of ``matrix`` (rows aligned with ``cycles``, :func:`block_scores`).
+
+    A contrast that overflows float64 (scores near ±1e308) is an :class:`InputError` naming the scores file and
+    the first such cycle: counted as a tie or a win it would be a made-up credit."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, naming the block
+        delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
+    overflowed = np.nonzero(~np.isfinite(delta))[0]
+    if len(overflowed):
+        first = cycles[int(overflowed[0])]
+        raise InputError(
+            f"the cycle contrast of {len(overflowed)} block(s) overflows float64, first cycle '{first.cycle_id}' "
+            f"(family '{first.family}'; scores reach {np.abs(matrix).max():.3g}); rescale the scores",
+            path=source, record=first.cycle_id, field="score")
+    return delta
+
+
 def cycle_contrast(
     s11: np.ndarray | float, s22: np.ndarray | float, s12: np.ndarray | float, s21: np.ndarray | float
 ) -> np.ndarray:
@@ -253,16 +270,8 @@ def evaluate_cycle_families(
     kept = [c for c in cycles if split_of(c) in requested and c.family not in unavailable]
     matrix = block_scores(kept, scores, source=source)
     notes = []
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, naming the block
-        rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
-        delta = cycle_contrast(matrix[:, 0], matrix[:, 1], matrix[:, 2], matrix[:, 3])
-    overflowed = np.nonzero(~np.isfinite(delta))[0]
-    if len(overflowed):
-        first = kept[int(overflowed[0])]
-        raise InputError(
-            f"the cycle contrast of {len(overflowed)} block(s) overflows float64, first cycle '{first.cycle_id}' "
-            f"(family '{first.family}'; scores reach {np.abs(matrix).max():.3g}); rescale the scores",
-            path=source, record=first.cycle_id, field="score")
+    rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
+    delta = checked_contrasts(kept, matrix, source=source)
     if rounding > tol:
         notes.append(f"scores reach {np.abs(matrix).max():.3g}: float64 rounding of the cycle contrast "
                      f"(~{rounding:.1e}) exceeds tol={tol:g}, so additive scores may not tie exactly; rescale "

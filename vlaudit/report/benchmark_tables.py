@@ -48,11 +48,24 @@ def benchmark_notes(f: Any) -> list[str]:
         if half:
             notes.append(f"MME: {half} question(s) without their image's other question count in acc, not in acc+ "
                          f"(MME's calculation.py pairs consecutive lines and would pair the wrong ones).")
-    dropped = (f.get("circular") or {}).get("n_dropped")
+    circular = f.get("circular") or {}
+    dropped = circular.get("n_dropped")
     if dropped:
         notes.append(f"CircularEval: {dropped} question(s) without their rotation-0 row are left out, as VLMEvalKit "
-                     f"leaves them out.")
+                     f"leaves them out: {_first_ids(circular.get('dropped') or [])}.")
+    incomplete = circular.get("incomplete") or []
+    if incomplete:
+        shown = [f"{g['circular_id']} ({len(g['rotations'])} of {g['of']})" for g in incomplete]
+        notes.append(f"CircularEval: {len(incomplete)} question(s) lack some of their rotations and count over "
+                     f"those they have (as VLMEvalKit counts them), so 'every' is fewer rotations there: "
+                     f"{_first_ids(shown)}.")
     return notes
+
+
+def _first_ids(ids: list[str], shown: int = 5) -> str:
+    """The first ``shown`` ids, then how many more (the JSON lists every one)."""
+    more = f" and {len(ids) - shown} more (listed in vca.json)" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
 
 
 def benchmark_tables(f: Any) -> list[Table]:

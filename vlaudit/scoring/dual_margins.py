@@ -22,7 +22,7 @@ tower. ``text`` ("no image") has no image to embed; it is defined by ``NO_IMAGE`
 
 What does not carry over: the answer interfaces (one ``yesno`` decision; there is no True/False prompt, so the
 interface ensemble and pair-centred cross-interface stability are empty), ungrouped items (a lone statement
-needs a threshold; they are rejected), and the probability-max aggregation p = σ(r), which reads the margin as
+needs a threshold; they are left out with a counted warning, :func:`grouped_items`), and the probability-max aggregation p = σ(r), which reads the margin as
 log-odds and so depends on the unused logit scale (its binary events still agree with r_o − max).
 
 The statement text is the item's question with the fixed ITEMS wrapper
@@ -69,6 +69,23 @@ def statement_of(item: BenchmarkItem, text_field: str | None = None) -> str:
     head, _, tail = QUESTION_TEMPLATE.partition("{statement}")
     match = re.fullmatch(re.escape(head) + "(.*)" + re.escape(tail), item.question, flags=re.DOTALL)
     return match.group(1) if match else item.question
+
+
+def grouped_items(items: Sequence[BenchmarkItem], source: str | Path | None = None
+                  ) -> tuple[list[BenchmarkItem], str | None]:
+    """The items a dual encoder can decide — those in a statement group — and a warning counting the lone
+    items left out (None when there are none). A benchmark that mixes groups with lone yes/no questions (the
+    demo's items, a VSR file beside GSR groups) is scored on its groups, as a reader of it expects, rather than
+    refused whole; a file with no group at all is an :class:`InputError`."""
+    kept = [item for item in items if item.group_id is not None]
+    lone = [item.item_id for item in items if item.group_id is None]
+    if not kept:
+        check_groups(items, source)  # raises, naming the first lone item
+    if not lone:
+        return kept, None
+    return kept, (f"{len(lone)} of {len(items)} item(s) have no group_id and are left out (e.g. {lone[0]}): a "
+                  f"dual-encoder decision is defined within a true/false statement group; {len(kept)} grouped "
+                  "item(s) are scored")
 
 
 def check_groups(items: Sequence[BenchmarkItem], source: str | Path | None = None) -> dict[str, list[int]]:

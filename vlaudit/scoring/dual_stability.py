@@ -34,7 +34,14 @@ from vlaudit.results.vca import StabilityResult
 from vlaudit.results.vca_checks import PerturbationNoise, StabilityForwards, StabilitySample
 from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.scoring.cache import ChunkCache
-from vlaudit.scoring.dual_margins import INTERFACE, check_groups, plan_dual, statement_of, text_context_image
+from vlaudit.scoring.dual_margins import (
+    INTERFACE,
+    check_groups,
+    grouped_items,
+    plan_dual,
+    statement_of,
+    text_context_image,
+)
 from vlaudit.scoring.features import pair_cosines, read_features
 from vlaudit.scoring.run_folder import run_lock
 from vlaudit.scoring.stability import (
@@ -79,6 +86,7 @@ def run_dual_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: M
     check_same_encoder(backend, manifest, run)
     supported, names = choose_perturbations(backend, perturbations)
     contexts = list(manifest["contexts"])
+    items, _ = grouped_items(items)  # the run scored its groups only (score-dual leaves lone items out)
     groups = check_groups(items)
     texts = {item.item_id: statement_of(item, manifest.get("text_field")) for item in items}
     by_id = {item.item_id: item for item in items}

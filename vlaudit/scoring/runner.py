@@ -172,6 +172,19 @@ def _scored_fields(hit: Mapping[str, Any]) -> dict[str, Any]:
             "no_token_id": hit["no_token_id"], "censored": censored}
 
 
+def check_yes_no_items(items: Sequence[BenchmarkItem], interfaces: Sequence[str]) -> None:
+    """Before any model loads: a yes/no interface asks "Is it ...?", so an item with options (its label a
+    letter) under it would be written as a yes/no row labelled with that letter; refused with the way out."""
+    yes_no = [name for name in interfaces if name != LETTER_INTERFACE]
+    choice = [item for item in items if item.options]
+    if yes_no and choice:
+        first = choice[0]
+        raise InputError(f"{len(choice)} of {len(items)} item(s) are multiple-choice (options "
+                         f"{''.join(option_letters(len(first.options or ())))}, label {first.label!r}); "
+                         f"--interface {','.join(yes_no)} asks yes/no questions: score them with --interface letter",
+                         record=first.item_id, field="interface")
+
+
 def check_letter_items(backend: Any, items: Sequence[BenchmarkItem]) -> None:
     """Before any scoring: every item has options, and each of their letters is one token for ``backend``."""
     plain = [item.item_id for item in items if not item.options]

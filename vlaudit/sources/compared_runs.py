@@ -16,7 +16,7 @@ from pathlib import Path
 
 from vlaudit.errors import InputError
 from vlaudit.files import iter_jsonl, read_json
-from vlaudit.sources.items import read_items
+from vlaudit.sources.items import BenchmarkItem, read_items
 from vlaudit.sources.margins import MarginRun, read_margins
 from vlaudit.sources.noise_floor import NoiseFloor, read_floors
 
@@ -33,6 +33,8 @@ class ModelRuns:
     source: str
     runs: tuple[MarginRun, ...]
     questions: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    #: (dataset, item id) → the option texts in order, for the multiple-choice items of the ITEMS file
+    options: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     failed: Mapping[tuple[str, str], str] = field(default_factory=dict)
     floors: Mapping[tuple[str, str, str], NoiseFloor] = field(default_factory=dict)
 
@@ -67,15 +69,16 @@ def margins_path(path: str | Path) -> Path:
                      f"{MARGINS_FILE} in it or its parent)", path=path)
 
 
-def _questions(folder: Path) -> dict[tuple[str, str], str]:
+def _items(folder: Path) -> list[BenchmarkItem]:
+    """The items of the ITEMS file the run's manifest names (none when it names none, or it is gone)."""
     manifest = folder / "manifest.json"
     if not manifest.is_file():
-        return {}
+        return []
     arguments = read_json(manifest).get("arguments")
     benchmark = arguments.get("benchmark") if isinstance(arguments, Mapping) else None
     if not isinstance(benchmark, str) or not Path(benchmark).is_file():
-        return {}
-    return {(item.dataset or "", item.item_id): item.question for item in read_items(benchmark)}
+        return []
+    return read_items(benchmark)
 
 
 def _failed(folder: Path) -> dict[tuple[str, str], str]:
@@ -94,5 +97,9 @@ def read_model_runs(path: str | Path) -> ModelRuns:
     margins = margins_path(path)
     folder = margins.parent
     runs = tuple(read_margins(margins))
-    return ModelRuns(source=str(path), runs=runs, questions=_questions(folder), failed=_failed(folder),
-                     floors=read_floors(runs))
+    items = _items(folder)
+    return ModelRuns(source=str(path), runs=runs,
+                     questions={(item.dataset or "", item.item_id): item.question for item in items},
+                     options={(item.dataset or "", item.item_id): tuple(item.options) for item in items
+                              if item.options},
+                     failed=_failed(folder), floors=read_floors(runs))

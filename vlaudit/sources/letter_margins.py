@@ -25,6 +25,12 @@ MAX_OPTIONS = 26
 
 LETTER_INTERFACE = "letter"
 
+#: the largest |value| a margin, NLL or log-probability may hold. No model computing in float32, bfloat16 or
+#: float16 writes one beyond ±3.4e38 (float32's largest), while values near float64's ±1.8e308 overflow to inf
+#: as soon as the report takes a difference (G_img = r_o − max r_c, a letter's lead over the next option) or
+#: a sum; 1e100 leaves every such difference, square and sum over any table finite.
+MAX_ABS_LOG_VALUE = 1e100
+
 
 @dataclass(frozen=True)
 class LetterChoices:
@@ -60,12 +66,20 @@ def row_logps(row: Mapping[str, Any], *, path: str | Path, record: str) -> tuple
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise InputError(f"not a finite log-probability: {value!r}", path=path, record=record,
                              field="logp_options")
+        if abs(value) > MAX_ABS_LOG_VALUE:
+            raise InputError(too_large(value), path=path, record=record, field="logp_options")
         out.append(float(value))
     letters = row.get("option_letters")
     if letters not in (None, "") and str(letters) != "".join(option_letters(len(out))):
         raise InputError(f"option_letters {letters!r} do not match {len(out)} log-probabilities", path=path,
                          record=record, field="option_letters")
     return tuple(out)
+
+
+def too_large(value: float) -> str:
+    """The refusal of a finite value beyond :data:`MAX_ABS_LOG_VALUE` (differences of it would overflow)."""
+    return (f"{value!r} is beyond ±{MAX_ABS_LOG_VALUE:g}, where differences overflow float64; no model's log-prob "
+            "or margin reaches it (rescale or fix the writer)")
 
 
 def letter_label(value: object, k: int, *, path: str | Path, record: str) -> str | None:

@@ -43,7 +43,9 @@ When ``margin`` and the ``nll_*`` pair are both given they must agree (tolerance
 
 Validation errors name the file, the 1-based row and the field: a duplicate key, an item without an
 ``original`` row (unless the run has only ``text`` rows: a text-only LLM run, MMStar's leakage baseline), a group without exactly one true statement (or without a false one), unparsable labels,
-labels given for only some items of a run, and non-finite margins.
+labels given for only some items of a run, and non-finite margins, NLLs or log-probs — or finite ones beyond
+±1e100 (:data:`~vlaudit.sources.letter_margins.MAX_ABS_LOG_VALUE`: differences of values near ±1.8e308
+overflow to inf, and no model's log-prob comes near).
 
 A context present for some items of a run but not others is legitimate (``vca score`` skips ``rele``/``irre``
 where no unique boxes exist, a failed record leaves a hole): its margin is NaN for the items without it, and
@@ -72,10 +74,12 @@ from vlaudit.results.columns import MARGINS
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.sources.letter_margins import (
     LETTER_INTERFACE,
+    MAX_ABS_LOG_VALUE,
     LetterChoices,
     build_choices,
     letter_label,
     row_logps,
+    too_large,
 )
 
 CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "irre-disjoint", "blur",
@@ -195,6 +199,8 @@ def _number(value: Any, *, path: str | Path, record: str, name: str) -> float | 
         raise InputError(f"not a number: {value!r}", path=path, record=record, field=name) from None
     if not math.isfinite(number):
         raise InputError(f"non-finite value {value!r}", path=path, record=record, field=name)
+    if abs(number) > MAX_ABS_LOG_VALUE:
+        raise InputError(too_large(number), path=path, record=record, field=name)
     return number
 
 

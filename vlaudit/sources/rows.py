@@ -19,6 +19,8 @@ Images. ``datasets.Image`` stores an image as the Arrow struct ``{bytes, path}``
 Parquet). Each such value becomes the file name ``<sha256 of the bytes>.<format>`` and the bytes are written
 once into an :class:`ImageFolder` (skipped when the file is there): equal images get equal names on every
 run and machine, so the scoring cache keys stay stable. Give that folder as ``--images`` when scoring.
+A cell with empty bytes, or bytes no image reader recognises, is an :class:`InputError` naming the row and
+the column (the benchmarks' own loaders decode every image and fail on it too).
 A reader whose image field (``image``, ``filename``, ``image_path``) is absent from the rows takes the
 dataset's only image column in its place.
 
@@ -29,6 +31,7 @@ JSON reader.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,6 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from PIL import Image, UnidentifiedImageError
 
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.files import _ids_as_text, atomic_write, iter_jsonl
@@ -132,6 +136,30 @@ def image_suffix(data: bytes, path: str | None) -> str:
     return stored if stored in _IMAGE_SUFFIXES else ".img"
 
 
+def _checked_suffix(data: bytes, stored: str | None, *, source: str, record: str, field: str) -> str:
+    """The suffix of an image cell's bytes; empty bytes or bytes no image reader knows are an InputError.
+
+    The benchmarks' own loaders decode every image (``datasets.Image``, VLMEvalKit's base64 decoding) and fail on
+    such a cell, so it is refused here rather than written as a ``.png`` that fails at scoring time."""
+    if not data:
+        raise InputError("the image cell holds no bytes (an empty image)", path=source, record=record, field=field)
+    suffix = image_suffix(data, None)
+    if suffix != ".img":
+        return suffix
+    try:
+        with Image.open(io.BytesIO(data)) as image:  # reads the header only
+            kind = (image.format or "").lower()
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise InputError(f"the image cell's {len(data)} bytes are not an image ({_head(data)}…)", path=source,
+                         record=record, field=field) from exc
+    return {"jpeg": ".jpg", "tiff": ".tif"}.get(kind, f".{kind}" if kind else image_suffix(data, stored))
+
+
+def _head(data: bytes) -> str:
+    """The first bytes of a cell as text a terminal shows whole (for the error line)."""
+    return repr(data[:12])
+
+
 class ImageFolder:
     """The content-addressed folder dataset images are written to (``folder=None``: names only, no files)."""
 
@@ -153,7 +181,7 @@ class ImageFolder:
                                  record=record, field=field) from exc
         if data is None:
             return None
-        name = sha256_bytes(data) + image_suffix(data, stored)
+        name = sha256_bytes(data) + _checked_suffix(data, stored, source=source, record=record, field=field)
         if self.folder is not None:
             target = self.folder / name
             if name in self._seen:

@@ -32,7 +32,13 @@ import numpy as np
 
 from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.errors import InputError
-from vlaudit.metrics.cycles import block_scores, cycle_contrast, cycle_credit, cycle_unit, split_of
+from vlaudit.metrics.cycles import (
+    block_scores,
+    checked_contrasts,
+    cycle_credit,
+    cycle_unit,
+    split_of,
+)
 from vlaudit.metrics.two_by_two import (
     ALL_TAGS,
     benchmark_groups,
@@ -185,7 +191,8 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
     if not cycles:
         raise InputError("no cycles to compare on", field="cycles")
     matrices = np.stack([block_scores(cycles, scores[name], source=(sources or {}).get(name)) for name in names])
-    deltas = cycle_contrast(matrices[..., 0], matrices[..., 1], matrices[..., 2], matrices[..., 3])
+    deltas = np.stack([checked_contrasts(cycles, matrix, source=(sources or {}).get(name))
+                       for name, matrix in zip(names, matrices, strict=True)])
     credits = cycle_credit(deltas, settings.tol)
     ties = np.abs(deltas) <= settings.tol
     unit = cycle_unit(cycles, settings.cluster)

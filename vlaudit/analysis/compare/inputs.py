@@ -1,8 +1,10 @@
 """The items a model comparison shares across its runs (matched on id and content).
 
-An item is shared when every model has it under the same id *and* the same content: its label, the sha256 of
-its image file, its question (from the ITEMS file the run's manifest names, read with the runs by
-:func:`vlaudit.sources.compared_runs.read_model_runs`), its group and statement. An id whose content differs
+An item is shared when every model has it under the same id *and* the same content: its label (the gold
+letter of a multiple-choice item), the sha256 of its image file, its question and option texts in order (from
+the ITEMS file the run's manifest names, read with the runs by
+:func:`vlaudit.sources.compared_runs.read_model_runs`; a bare MARGINS file has neither), its number of options
+(``logp_options``), its group and statement. An id whose content differs
 between two runs is an :class:`InputError` naming the item and the field; an item some model lacks is dropped
 from every model and counted per model with why.
 """
@@ -18,12 +20,21 @@ from vlaudit.errors import InputError
 from vlaudit.sources.margins import MarginRun
 
 #: the content fields an item id must agree on across runs, in the order they are checked
-FINGERPRINT_FIELDS = ("label", "image", "question", "group_id", "statement")
+FINGERPRINT_FIELDS = ("label", "image", "question", "options", "logp_options", "group_id", "statement")
+_WHAT = {"options": "options (texts, in order)", "logp_options": "number of options"}
 
 
-def _column(run: MarginRun, name: str, questions: Mapping[tuple[str, str], str]) -> list[object] | None:
+def _column(run: MarginRun, name: str, questions: Mapping[tuple[str, str], object],
+            options: Mapping[tuple[str, str], object]) -> list[object] | None:
     if name == "label":
+        if run.choices is not None:
+            gold = run.choices.gold
+            return None if gold is None else [None if g is None else str(g) for g in gold]
         return None if run.labels is None else [bool(v) for v in run.labels]
+    if name == "logp_options":  # how many options the item has, from its log-prob list
+        return None if run.choices is None else [int(k) for k in run.choices.n_options]
+    if name == "options":
+        return [options.get((run.dataset, str(i))) for i in run.item_ids] if options else None
     if name == "image":
         values = run.extra.get("source_sha256")
         return None if values is None else [None if v is None else str(v) for v in values]
@@ -46,13 +57,18 @@ def member_mask(ids: np.ndarray, chosen: set[str] | frozenset[str]) -> np.ndarra
 
 
 def check_fingerprints(runs: Sequence[MarginRun], labels: Sequence[str], shared: set[str],
-                       questions: Sequence[Mapping[tuple[str, str], str]]) -> None:
-    """Raise an InputError naming the first shared item whose content differs between two runs, and the field."""
+                       questions: Sequence[Mapping[tuple[str, str], object]],
+                       options: Sequence[Mapping[tuple[str, str], object]] | None = None) -> None:
+    """Raise an InputError naming the first shared item whose content differs between two runs, and the field.
+
+    ``questions`` and ``options``: per run, (dataset, item id) → the question / the option texts in order, from
+    the run's ITEMS file (empty when it has none)."""
+    per_run_options = list(options) if options is not None else [{} for _ in runs]
     for name in FINGERPRINT_FIELDS:
         reference: dict[str, object] = {}
         owner: dict[str, str] = {}
-        for run, label, q in zip(runs, labels, questions, strict=True):
-            values = _column(run, name, q)
+        for run, label, q, o in zip(runs, labels, questions, per_run_options, strict=True):
+            values = _column(run, name, q, o)
             if values is None:
                 continue
             ids = run.item_ids.astype(str)
@@ -62,7 +78,7 @@ def check_fingerprints(runs: Sequence[MarginRun], labels: Sequence[str], shared:
                 if value is None:
                     continue
                 if item in reference and reference[item] != value:
-                    raise InputError(f"the item's {name} differs between {owner[item]} and {label} "
+                    raise InputError(f"the item's {_WHAT.get(name, name)} differs between {owner[item]} and {label} "
                                      f"({reference[item]!r} vs {value!r}): they are not the same item",
                                      path=run.source, record=item, field=name)
                 reference.setdefault(item, value)

@@ -249,7 +249,7 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         names = [labels[i] for i in idx]
         where = f"{dataset}/{interface}"
         check_fingerprints(runs, names, {str(x) for r in runs for x in r.item_ids},
-                           [inputs[i].questions for i in idx])
+                           [inputs[i].questions for i in idx], [inputs[i].options for i in idx])
         shared = shared_items(runs, settings.controls, [inputs[i].failed for i in idx])
         n_compared = int(shared.item_ids.size)
         if n_compared == 0:

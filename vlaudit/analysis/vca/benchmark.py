@@ -131,8 +131,9 @@ def benchmark_figures(ev: RunEvents) -> dict[str, Any]:
                 out["hallusionbench"] = rows
     bases, rotations = _column(ev, "circular_id"), _column(ev, "rotation")
     if correct is not None and bases is not None and rotations is not None:
+        n_options = None if ev.run.choices is None else ev.run.choices.n_options
         out["circular"] = figures.circular_figures(bases, [_rotation(r) for r in rotations], correct, ev.dep,
-                                                   named)
+                                                   named, n_options)
     return out
 
 

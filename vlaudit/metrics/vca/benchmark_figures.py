@@ -68,17 +68,32 @@ def multimodal_leakage(acc_text: float, acc_llm: float) -> float:
 
 
 def circular_figures(base_ids: Labels, rotations: Sequence[int | None] | np.ndarray, correct: np.ndarray,
-                     dep: np.ndarray, categories: Labels | None = None) -> dict[str, Any]:
+                     dep: np.ndarray, categories: Labels | None = None,
+                     n_options: Sequence[int] | np.ndarray | None = None) -> dict[str, Any]:
     """CircularEval as VLMEvalKit's ``mcq_circular_eval`` counts it: a question is one group (its
     ``base_ids``), counted only when its rotation-0 row is there (a group without one is dropped,
-    ``n_dropped``), and hit when every row of the group is correct. Per rotation: acc and D-CC (rows whose
-    rotation is None are in their group only); per category (the rotation-0 row's, as ``report_acc`` groups
-    ``data_main``): the circular accuracy; and vlaudit's "credited in every rotation" (correct ∧ Dep, VCA §3)."""
+    ``n_dropped``, ids in ``dropped``), and hit when every row of the group is correct. Per rotation: acc and
+    D-CC (rows whose rotation is None are in their group only); per category (the rotation-0 row's, as
+    ``report_acc`` groups ``data_main``): the circular accuracy; and vlaudit's "credited in every rotation"
+    (correct ∧ Dep, VCA §3).
+
+    A kept group that lacks one of its rotations 0..K−1 (K: the rotation-0 row's ``n_options``; without them,
+    every rotation the table holds) is counted as VLMEvalKit counts it, over the rotations it has, and listed:
+    ``n_incomplete`` and ``incomplete`` (its id, the rotations it has and K), so that "every rotation" never
+    silently means fewer."""
     correct, dep = np.asarray(correct, dtype=bool), np.asarray(dep, dtype=bool)
     per_item: dict[object, list[int]] = {}
     for k, base in enumerate(base_ids):
         per_item.setdefault(base, []).append(k)
     kept = {base: ks for base, ks in per_item.items() if any(rotations[k] == 0 for k in ks)}
+    every = sorted({int(t) for t in rotations if t is not None})
+    incomplete = []
+    for base, ks in kept.items():
+        has = sorted({int(t) for t in (rotations[k] for k in ks) if t is not None})
+        first = next(k for k in ks if rotations[k] == 0)
+        expected = list(range(int(n_options[first]))) if n_options is not None else every
+        if has != expected:
+            incomplete.append({"circular_id": str(base), "rotations": has, "of": len(expected)})
     all_correct = {base: bool(correct[ks].all()) for base, ks in kept.items()}
     all_credited = [bool((correct[ks] & dep[ks]).all()) for ks in kept.values()]
     per_rotation = []
@@ -87,6 +102,8 @@ def circular_figures(base_ids: Labels, rotations: Sequence[int | None] | np.ndar
         per_rotation.append({"rotation": r, "n": int(mask.sum()), "acc": float(correct[mask].mean()),
                              "dcc": float((correct[mask] & dep[mask]).mean())})
     out: dict[str, Any] = {"n_items": len(kept), "n_dropped": len(per_item) - len(kept),
+                           "dropped": sorted(str(base) for base in per_item if base not in kept),
+                           "n_incomplete": len(incomplete), "incomplete": incomplete,
                            "circular_acc": _ratio(sum(all_correct.values()), len(kept)),
                            "credited_every_rotation": _ratio(sum(all_credited), len(kept)),
                            "per_rotation": per_rotation}
