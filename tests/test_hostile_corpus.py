@@ -141,8 +141,10 @@ def test_hostile_file_gives_one_line_and_no_traceback(cli, files_under, name, k,
     lines = err.strip().splitlines()
     if case in WARNING:
         assert code == 0, err
-        assert len(lines) == 1 and lines[0].startswith("warning: ") and WARNING[case] in lines[0], err
-        assert name in lines[0]
+        # the case's own warning, one line naming the file; a small-sample note may stand beside it (2 cycle
+        # clusters are below the minimum), each a whole line of its own
+        assert all(line.startswith("warning: ") for line in lines), err
+        assert [line for line in lines if WARNING[case] in line and name in line], err
         # the warning is also kept with the result, in the JSON the command writes
         kept = [w for path in (tmp_path / "out").rglob("*.json")
                 for w in json.loads(path.read_text()).get("warnings", [])]
