@@ -46,6 +46,14 @@ def shown(value: object, fmt: str = "{}") -> str:
     return fmt.format(value)
 
 
+def known(value: float | None, reason: str) -> float | Missing:
+    """``value`` as a float where it is a finite number, else ``Missing(reason)`` (NaN, ±inf and None are not
+    numbers a reader can use)."""
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        return Missing(reason)
+    return float(value)
+
+
 def value_or(value: T | Missing | None, default: T) -> T:
     """``value`` where computed, else ``default`` (for arithmetic and sorting that skip what is missing)."""
     return default if value is None or isinstance(value, Missing) else value
