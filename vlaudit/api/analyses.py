@@ -73,8 +73,7 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
     settings = ValiditySettings(controls=tuple(controls), n_resamples=n_resamples, hl_resamples=hl_resamples,
                                 seed=seed, folds=folds, repeats=repeats)
     scores = _scores(runs, interface, settings.controls, log, warn)
-    result = VcaValidityResult.from_dict(to_json(compute_validity(
-        scores, _joined(edits, edit_items, scores, edits_dataset), settings)))
+    result = compute_validity(scores, _joined(edits, edit_items, scores, edits_dataset), settings)
     write_validity(Path(out), result, plot=plot)
     return result
 

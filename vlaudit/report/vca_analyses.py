@@ -13,53 +13,46 @@ from typing import Any
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
+from vlaudit.report.cells import csv_rows
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.base import VersionedResult
+from vlaudit.results.missing import Missing, shown
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
-
-
-def _flat(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """CSV rows: nested mappings become ``key.sub`` columns; every row gets every column."""
-    def items(prefix: str, value: Any) -> list[tuple[str, Any]]:
-        if isinstance(value, Mapping):
-            return [kv for sub, x in value.items() for kv in items(f"{prefix}.{sub}" if prefix else str(sub), x)]
-        if isinstance(value, list | tuple):
-            return [(prefix, ";".join(str(x) for x in value))]
-        return [(prefix, value)]
-
-    flat = [dict(items("", row)) for row in rows]
-    columns = list(dict.fromkeys(k for row in flat for k in row))
-    return [{k: row.get(k) for k in columns} for row in flat]
-
 
 #: the typed result each analysis writes as ``<name>.json``
 RESULT_TYPES: dict[str, type[VersionedResult]] = {"validity": VcaValidityResult, "filter": VcaFilterResult,
                                                   "proxies": VcaProxiesResult}
 
 
-def write_tables(out: Path, name: str, result: VersionedResult,
-                 tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Path]:
+def write_tables(out: Path, name: str, result: VersionedResult, tables: Mapping[str, Sequence[object]]) -> list[Path]:
     """``out/<name>.json`` (the typed result: :data:`RESULT_TYPES`) and ``out/<table>.csv`` for every non-empty
     table."""
     paths = [write_result(out / f"{name}.json", result)]
     for table, rows in tables.items():
         if rows:
-            paths.append(write_table(out / f"{table}.csv", _flat(rows)))
+            paths.append(write_table(out / f"{table}.csv", csv_rows(rows)))
     return paths
 
 
-def pct(value: Any) -> float | None:
-    return None if value is None else 100.0 * float(value)
+def pct(value: Any) -> float | Missing | None:
+    """A fraction in percent; a :class:`Missing` value as itself (the table prints its reason)."""
+    return value if value is None or isinstance(value, Missing) else 100.0 * float(value)
 
 
-def pct_ci(row: Mapping[str, Any], key: str, signed: bool = False) -> str:
-    value = row.get(key)
-    if value is None or value != value:
-        return "—"
+def _get(row: object, key: str) -> Any:
+    return row.get(key) if isinstance(row, Mapping) else getattr(row, key, None)
+
+
+def pct_ci(row: object, key: str, signed: bool = False) -> str:
+    """``value [lo, hi]`` in percent of the field ``key`` and its ``key_lo``/``key_hi``; the reason where the
+    value is missing, the value alone where its interval is."""
+    value = _get(row, key)
+    if value is None or isinstance(value, Missing) or value != value:
+        return shown(value)
     fmt = "{:+.2f}" if signed else "{:.2f}"
     text = fmt.format(100 * value)
-    lo, hi = row.get(f"{key}_lo"), row.get(f"{key}_hi")
-    if lo is None or hi is None or lo != lo:
+    lo, hi = _get(row, f"{key}_lo"), _get(row, f"{key}_hi")
+    if not isinstance(lo, float | int) or not isinstance(hi, float | int) or lo != lo:
         return text
     return f"{text} [{fmt.format(100 * lo)}, {fmt.format(100 * hi)}]"
 
@@ -77,38 +70,38 @@ def print_validity(result: VcaValidityResult) -> None:
     """The §15 tables in the paper's layout (percentages)."""
     print_table("Standalone predictive validity of the raw VCA gap (%; 95% cluster-bootstrap CI)",
                 ["check", "model", "N", "base rate", "AUROC", "AUPRC", "H–L"],
-                [[r["check"], r["model"], r["n"], pct(r["base_rate"]), pct_ci(r, "auroc"), pct_ci(r, "auprc"),
+                [[r.check, r.model, r.n, pct(r.base_rate), pct_ci(r, "auroc"), pct_ci(r, "auprc"),
                   pct_ci(r, "hl", signed=True)] for r in result.standalone], digits=2)
-    d: Mapping[str, Any] = result.discordance
-    print_table(f"Confidence–VCA discordance ({d['n']} records; %)",
+    d = result.discordance
+    print_table(f"Confidence–VCA discordance ({d.n} records; %)",
                 ["source quadrant", "N", "share", "acc", "swap N", "flip+vis", "strict"],
-                [[r["quadrant"], r["n"], pct(r["share"]), pct(r["acc"]), r.get("swap_n"), pct(r.get("flip_vis")),
-                  pct(r.get("strict"))] for r in d["rows"]], digits=2)
-    lo, hi = d["high_conf_uncredited_range"]
-    print_wrapped(f"strata (confidence ≥ median within run): high n = {d['n_high']}, low n = {d['n_low']}")
+                [[r.quadrant, r.n, pct(r.share), pct(r.acc), r.swap_n, pct(r.flip_vis), pct(r.strict)]
+                 for r in d.rows], digits=2)
+    lo, hi = d.high_conf_uncredited_range
+    print_wrapped(f"strata (confidence ≥ median within run): high n = {d.n_high}, low n = {d.n_low}")
     print_wrapped(f"high-confidence uncredited share per (model, dataset): {100 * lo:.2f}–{100 * hi:.2f}%")
     print_table("Direct shared-margin control (macro AUROC within model, %)",
                 ["dataset", "target", "model", "N", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
-                [[r["dataset"], r["target"], r["model"], r["n"], pct(r["true_margin_auroc"]), pct(r["gap_auroc"]),
-                  pct(r["conditional_gap_auroc"]), pct_ci(r, "cv_delta", signed=True)]
+                [[r.dataset, r.target, r.model, r.n, pct(r.true_margin_auroc), pct(r.gap_auroc),
+                  pct(r.conditional_gap_auroc), pct_ci(r, "cv_delta", signed=True)]
                  for r in result.shared_margin], digits=2)
     if result.incremental:
         print_table("Edit-grouped incremental control (leave-one-edit-out AUROC, %)",
                     ["analysis", "target", "edits/records", "baseline", "+added", "Δ [95% CI]"],
-                    [[r["analysis"], r["target"], f"{r['edits']}/{r['records']}", pct(r["baseline"]),
-                      pct(r["augmented"]), pct_ci(r, "delta", signed=True)] for r in result.incremental],
+                    [[r.analysis, r.target, f"{r.edits}/{r.records}", pct(r.baseline),
+                      pct(r.augmented), pct_ci(r, "delta", signed=True)] for r in result.incremental],
                     digits=2)
         print_wrapped("+added: the baseline plus the within-model G_img rank; on the Pair D within Rel_o row, "
                       "plus the Pair D indicator instead (VCA §15)")
         for r in result.incremental:
-            if r.get("reason"):
-                print_wrapped(f"{r['analysis']}: not computable ({r['reason']})")
+            if isinstance(r.delta, Missing):
+                print_wrapped(f"{r.analysis}: not computable ({r.delta.reason})")
 
 
 def write_validity(out: Path, result: VcaValidityResult, *, plot: bool = True) -> list[Path]:
     paths = write_tables(out, "validity", result, {
-        "standalone": result.standalone, "discordance": rows_of(result.discordance.get("rows")),
-        "discordance_runs": rows_of(result.discordance.get("per_run")), "shared_margin": result.shared_margin,
+        "standalone": result.standalone, "discordance": result.discordance.rows,
+        "discordance_runs": result.discordance.per_run, "shared_margin": result.shared_margin,
         "incremental": result.incremental})
     if plot and result.standalone:
         paths.append(interval_plot(out / "validity.png", result.standalone, "auroc", "check",
@@ -116,22 +109,23 @@ def write_validity(out: Path, result: VcaValidityResult, *, plot: bool = True) -
     return paths
 
 
-def interval_plot(path: Path, rows: Sequence[Mapping[str, Any]], key: str, panel: str, title: str,
+def interval_plot(path: Path, rows: Sequence[object], key: str, panel: str, title: str,
                   label: str = "model") -> Path:
-    """One horizontal point-and-interval panel per value of ``panel``; a dashed line at chance (½)."""
+    """One horizontal point-and-interval panel per value of ``panel``; a dashed line at chance (½). Rows
+    whose ``key`` is missing are left out (their reason is in the table)."""
     plt = pyplot()
 
-    panels = list(dict.fromkeys(str(r[panel]) for r in rows))
+    panels = list(dict.fromkeys(str(_get(r, panel)) for r in rows))
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 0.45 * max(
-        sum(str(r[panel]) == p for r in rows) for p in panels) + 1.4), squeeze=False)
+        sum(str(_get(r, panel)) == p for r in rows) for p in panels) + 1.4), squeeze=False)
     for ax, name in zip(axes[0], panels, strict=True):
-        sub = [r for r in rows if str(r[panel]) == name and r.get(key) is not None]
+        sub = [r for r in rows if str(_get(r, panel)) == name and isinstance(_get(r, key), float | int)]
         for y, r in enumerate(sub):
-            lo, hi = r.get(f"{key}_lo"), r.get(f"{key}_hi")
-            ax.plot([r[key]], [y], "o", color="C0")
-            if lo is not None and hi is not None and lo == lo:
+            lo, hi = _get(r, f"{key}_lo"), _get(r, f"{key}_hi")
+            ax.plot([_get(r, key)], [y], "o", color="C0")
+            if isinstance(lo, float | int) and isinstance(hi, float | int) and lo == lo:
                 ax.plot([lo, hi], [y, y], "-", color="C0")
-        ax.set_yticks(range(len(sub)), [str(r[label]) for r in sub], fontsize=8)
+        ax.set_yticks(range(len(sub)), [str(_get(r, label)) for r in sub], fontsize=8)
         ax.axvline(0.5 if key in ("auroc",) else 0.0, color="grey", linestyle="--", linewidth=0.8)
         ax.set_title(name, fontsize=9)
         ax.invert_yaxis()

@@ -11,6 +11,7 @@ from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResul
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
 from vlaudit.results.vca_checks import FloorEstimate, GenerationCheck, PerturbationNoise
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
+from vlaudit.results.vca_validity import Discordance, IncrementalRow, SharedMarginRow, StandaloneRow
 
 T = TypeVar("T", bound="VersionedResult")
 
@@ -108,10 +109,10 @@ class VcaValidityResult(VersionedResult):
     file_name = "validity.json"
     written_by = "vca validity"
 
-    standalone: list[JsonObject]
-    discordance: JsonObject
-    shared_margin: list[JsonObject]
-    incremental: list[JsonObject]
+    standalone: list[StandaloneRow]
+    discordance: Discordance
+    shared_margin: list[SharedMarginRow]
+    incremental: list[IncrementalRow]
 
 
 @dataclass(frozen=True)

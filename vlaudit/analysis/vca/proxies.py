@@ -114,9 +114,9 @@ def _summary(check: str, parts: Sequence[tuple], kw: Mapping[str, Any]) -> dict[
     models = np.concatenate([[p[0]] * len(p[1]) for p in parts])
     rows = ranking_rows(cat[0], cat[1], models, cat[2], **kw)
     macro = rows[-1]
-    return {"check": check, "n": int(cat[0].size), "auroc": macro["auroc"], "auroc_lo": macro["auroc_lo"],
-            "auroc_hi": macro["auroc_hi"], "auprc": macro["auprc"],
-            "per_model": {r["model"]: {"n": r["n"], "auroc": r["auroc"], "auprc": r["auprc"]} for r in rows[:-1]}}
+    return {"check": check, "n": int(cat[0].size), "auroc": macro.auroc, "auroc_lo": macro.auroc_lo,
+            "auroc_hi": macro.auroc_hi, "auprc": macro.auprc,
+            "per_model": {r.model: {"n": r.n, "auroc": r.auroc, "auprc": r.auprc} for r in rows[:-1]}}
 
 
 def proxy_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None,
