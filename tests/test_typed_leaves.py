@@ -20,7 +20,6 @@ STILL_UNTYPED = {
     "CycleBuilds.per_seed", "ItemsBuildSummary.excluded", "VcaReportResult.interfaces",
     "RunAudit.stratified", "RunAudit.balanced", "RunAudit.survival", "RunAudit.gap", "RunAudit.relation",
     "RunAudit.erasure_geometry", "RunAudit.benchmark", "RunAudit.noise",
-    "VcaFilterResult.datasets", "VcaFilterResult.settings",
     "VcaProxiesResult.proxies", "VcaProxiesResult.aggregates", "VcaProxiesResult.aggregation",
     "VcaProxiesResult.control_sets", "VcaProxiesResult.families", "FactorialModel.nested",
     "EditOutcomesSummary.table", "DemoSummary.config", "KnownAnswer.observed", "DemoCycleAudits.coco",

@@ -86,8 +86,7 @@ def vca_filter(runs: Sequence[str | Path], *, out: str | Path, coverages: Sequen
     model (Acc, Blind Gap, Visual Gain, Dep); writes ``filter.json``, CSV tables and ``filter.png``."""
     settings = FilterSettings(coverages=tuple(coverages), primary=primary, n_resamples=n_resamples, seed=seed,
                               controls=tuple(controls))
-    result = VcaFilterResult.from_dict(to_json(compute_filter(_scores(runs, interface, settings.controls, log, warn),
-                                                              settings)))
+    result = compute_filter(_scores(runs, interface, settings.controls, log, warn), settings)
     write_filter(Path(out), result, plot=plot)
     return result
 

@@ -136,23 +136,22 @@ def interval_plot(path: Path, rows: Sequence[object], key: str, panel: str, titl
 
 def print_filter(result: VcaFilterResult) -> None:
     """The §16 table (macro leave-one-model-out), Jaccard overlaps and bootstrap differences (percent)."""
-    for res in rows_of(result.datasets):
-        print_table(f"Held-out filtering — {res['dataset']} ({len(res['models'])} models, {res['groups']} groups; "
+    for res in result.datasets:
+        print_table(f"Held-out filtering — {res.dataset} ({len(res.models)} models, {res.groups} groups; "
                     "macro over held-out models, %)", ["keep", "filter", "Acc", "Blind gap", "Visual gain", "Dep"],
-                    [[f"{r['coverage']:g}%", r["panel"], pct(r["acc"]), pct(r["blind_gap"]), pct(r["visual_gain"]),
-                      pct(r["dep"])] for r in res["rows"]], digits=2)
+                    [[f"{r.coverage:g}%", r.panel, pct(r.acc), pct(r.blind_gap), pct(r.visual_gain), pct(r.dep)]
+                     for r in res.rows], digits=2)
         print_table("Jaccard overlap of kept groups with the VCA panel (macro, %)", ["keep", "panel", "Jaccard"],
-                    [[f"{r['coverage']:g}%", r["panel"], pct(r["jaccard_with_vca"])] for r in res["jaccard"]],
-                    digits=2)
+                    [[f"{r.coverage:g}%", r.panel, pct(r.jaccard_with_vca)] for r in res.jaccard], digits=2)
         print_table("Relation-group bootstrap differences at the primary coverage (points, 95% CI)",
                     ["contrast", "Acc", "Blind gap", "Visual gain"],
-                    [[r["contrast"], pct_ci(r, "acc", True), pct_ci(r, "blind_gap", True),
-                      pct_ci(r, "visual_gain", True)] for r in res["bootstrap"]], digits=2)
+                    [[r.contrast, pct_ci(r, "acc", True), pct_ci(r, "blind_gap", True),
+                      pct_ci(r, "visual_gain", True)] for r in res.bootstrap], digits=2)
 
 
 def write_filter(out: Path, result: VcaFilterResult, *, plot: bool = True) -> list[Path]:
     def tagged(key: str) -> list[dict[str, Any]]:
-        return [{"dataset": res["dataset"]} | dict(r) for res in rows_of(result.datasets) for r in rows_of(res[key])]
+        return [row for res in result.datasets for row in csv_rows(getattr(res, key), dataset=res.dataset)]
 
     paths = write_tables(out, "filter", result, {
         "filter": tagged("rows"), "filter_held_out": tagged("per_held_out"), "filter_jaccard": tagged("jaccard"),
@@ -166,18 +165,18 @@ def _coverage_plot(path: Path, result: VcaFilterResult) -> Path:
     """Visual Gain and Acc against coverage, one line per panel (macro over held-out models)."""
     plt = pyplot()
 
-    datasets = rows_of(result.datasets)
+    datasets = result.datasets
     fig, axes = plt.subplots(len(datasets), 2, figsize=(9, 3.2 * len(datasets)), squeeze=False)
     for row_axes, res in zip(axes, datasets, strict=True):
-        panels = [p for p in dict.fromkeys(r["panel"] for r in res["rows"]) if p != "Full benchmark"]
+        panels = [p for p in dict.fromkeys(r.panel for r in res.rows) if p != "Full benchmark"]
         for ax, metric in zip(row_axes, ("visual_gain", "acc"), strict=True):
             for panel in panels:
-                pts = sorted((r["coverage"], r[metric]) for r in res["rows"] if r["panel"] == panel)
+                pts = sorted((r.coverage, getattr(r, metric)) for r in res.rows if r.panel == panel)
                 ax.plot([p[0] for p in pts], [100 * p[1] for p in pts], "o-", label=panel)
-            full = [r for r in res["rows"] if r["panel"] == "Full benchmark"][0]
-            ax.axhline(100 * full[metric], color="grey", linestyle="--", linewidth=0.8)
+            full = [r for r in res.rows if r.panel == "Full benchmark"][0]
+            ax.axhline(100 * getattr(full, metric), color="grey", linestyle="--", linewidth=0.8)
             ax.set_xlabel("coverage (%)")
-            ax.set_title(f"{res['dataset']}: {metric.replace('_', ' ')} (%)", fontsize=9)
+            ax.set_title(f"{res.dataset}: {metric.replace('_', ' ')} (%)", fontsize=9)
         row_axes[0].legend(fontsize=7)
     fig.tight_layout()
     return save_png(fig, path)

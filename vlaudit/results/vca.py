@@ -11,6 +11,7 @@ from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResul
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
 from vlaudit.results.vca_checks import FloorEstimate, GenerationCheck, PerturbationNoise
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
+from vlaudit.results.vca_filter import FilterDataset, FilterSettings
 from vlaudit.results.vca_validity import Discordance, IncrementalRow, SharedMarginRow, StandaloneRow
 
 T = TypeVar("T", bound="VersionedResult")
@@ -176,8 +177,8 @@ class VcaFilterResult(VersionedResult):
     file_name = "filter.json"
     written_by = "vca filter"
 
-    datasets: list[JsonObject]
-    settings: JsonObject
+    datasets: list[FilterDataset]
+    settings: FilterSettings
 
 
 @dataclass(frozen=True, kw_only=True)
