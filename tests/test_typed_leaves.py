@@ -20,8 +20,7 @@ STILL_UNTYPED = {
     "CycleBuilds.per_seed", "ItemsBuildSummary.excluded", "VcaReportResult.interfaces",
     "RunAudit.stratified", "RunAudit.balanced", "RunAudit.survival", "RunAudit.gap", "RunAudit.relation",
     "RunAudit.erasure_geometry", "RunAudit.benchmark", "RunAudit.noise",
-    "VcaProxiesResult.proxies", "VcaProxiesResult.aggregates", "VcaProxiesResult.aggregation",
-    "VcaProxiesResult.control_sets", "VcaProxiesResult.families", "FactorialModel.nested",
+    "FactorialModel.nested",
     "EditOutcomesSummary.table", "DemoSummary.config", "KnownAnswer.observed", "DemoCycleAudits.coco",
     "DemoCycleAudits.gqa", "StabilityResult.sample", "StabilityResult.forwards", "GenerateCheckResult.sample",
 }

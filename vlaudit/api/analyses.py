@@ -20,7 +20,6 @@ from vlaudit.analysis.vca.scored_runs import (
 )
 from vlaudit.analysis.vca.validity import ValiditySettings, compute_validity
 from vlaudit.report.vca_analyses import write_filter, write_proxies, write_validity
-from vlaudit.results.base import to_json
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -100,8 +99,7 @@ def vca_proxies(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pat
     aggregation, control-set stability, relation families; writes ``proxies.json``, CSV tables, ``proxies.png``."""
     settings = ProxySettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed)
     scores = _scores(runs, interface, settings.controls, log, warn)
-    result = VcaProxiesResult.from_dict(to_json(compute_proxies(
-        scores, _joined(edits, edit_items, scores, edits_dataset), settings,
-        read_meta_categories(Path(meta)) if meta else None)))
+    result = compute_proxies(scores, _joined(edits, edit_items, scores, edits_dataset), settings,
+                             read_meta_categories(Path(meta)) if meta else None)
     write_proxies(Path(out), result, plot=plot)
     return result

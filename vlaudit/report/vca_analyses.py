@@ -57,13 +57,10 @@ def pct_ci(row: object, key: str, signed: bool = False) -> str:
     return f"{text} [{fmt.format(100 * lo)}, {fmt.format(100 * hi)}]"
 
 
-def rows_of(value: object) -> list[Mapping[str, Any]]:
-    """The JSON rows of a result section (a list of objects; anything else has none)."""
-    return [row for row in value if isinstance(row, Mapping)] if isinstance(value, list) else []
-
-
-def _range(values: Sequence[float] | None) -> str:
-    return "—" if not values else f"{100 * values[0]:.2f}–{100 * values[1]:.2f}%"
+def _range(values: Sequence[float] | Missing | None) -> str:
+    if values is None or isinstance(values, Missing):
+        return shown(values)
+    return f"{100 * values[0]:.2f}–{100 * values[1]:.2f}%"
 
 
 def print_validity(result: VcaValidityResult) -> None:
@@ -184,50 +181,58 @@ def _coverage_plot(path: Path, result: VcaFilterResult) -> Path:
 
 def print_proxies(result: VcaProxiesResult) -> None:
     """The §18 tables (percentages)."""
-    checks = list(dict.fromkeys(r["check"] for r in result.proxies if r["check"] != "unavailable"))
-    by: dict[tuple[Any, Any], Mapping[str, Any]] = {(r["signal"], r["check"]): r for r in result.proxies}
-    signals = list(dict.fromkeys(r["signal"] for r in result.proxies))
+    checks = list(dict.fromkeys(r.check for r in result.proxies if r.check != "unavailable"))
+    by = {(r.signal, r.check): r for r in result.proxies}
+    signals = list(dict.fromkeys(r.signal for r in result.proxies))
+
+    def cell(signal: str, check: str, metric: str) -> object:
+        row = by.get((signal, check)) or by.get((signal, "unavailable"))
+        return None if row is None else pct(getattr(row, metric))
+
     print_table("Cached-context proxies: macro-within-model AUROC / AUPRC (%)",
                 ["signal", *[f"{c} {m}" for c in checks for m in ("AUROC", "AUPRC")]],
-                [[s, *[pct(by.get((s, c), {}).get(m)) for c in checks for m in ("auroc", "auprc")]] for s in signals],
-                digits=2)
+                [[s, *[cell(s, c, m) for c in checks for m in ("auroc", "auprc")]] for s in signals], digits=2)
     print_table("Per run: Perceptual Score = acc(o) − acc(perm); Visual Dependence = (acc_o − mean(acc_t, acc_b))"
                 " / acc_o (%)", ["model", "dataset", "N", "Acc", "Perceptual", "VD"],
-                [[r["model"], r["dataset"], r["n"], pct(r["acc"]), pct(r["perceptual_score"]),
-                  pct(r["visual_dependence"])] for r in result.aggregates], digits=2)
-    agg = rows_of(result.aggregation)
-    ext = list(dict.fromkeys(k for r in agg for k in r if k.endswith("_auroc")))
+                [[r.model, r.dataset, r.n, pct(r.acc), pct(r.perceptual_score), pct(r.visual_dependence)]
+                 for r in result.aggregates], digits=2)
+    agg = result.aggregation
+    ext = list(dict.fromkeys(a.check for r in agg for a in r.aurocs))
     print_table("Control aggregation against the headline gap (%; ρ mean over runs)",
-                ["signal", "mean agr.", "min agr.", "ρ", *[k.removesuffix("_auroc") for k in ext]],
-                [[r["variant"], pct(r["mean_agreement"]), pct(r["min_agreement"]), r["spearman"],
-                  *[pct(r.get(k)) for k in ext]] for r in agg], digits=2)
-    cs: Mapping[str, Any] = result.control_sets
-    if cs.get("sets"):
-        print_table(f"Micro-pooled control-set stability over {cs['n']} records (%)",
+                ["signal", "mean agr.", "min agr.", "ρ", *ext],
+                [[r.variant, pct(r.mean_agreement), pct(r.min_agreement), r.spearman,
+                  *[pct(next((a.auroc for a in r.aurocs if a.check == check), None)) for check in ext]]
+                 for r in agg], digits=2)
+    cs = result.control_sets
+    if cs.sets:
+        print_table(f"Micro-pooled control-set stability over {cs.n} records (%)",
                     ["control set", "credit", "C-U", "agr.", "C-U Jacc."],
-                    [[r["control_set"], pct(r["credit"]), pct(r["cu"]), pct(r["agreement"]), pct(r["cu_jaccard"])]
-                     for r in cs["sets"]], digits=2)
-        retained = cs["headline_cu_retained"]
-        print_wrapped(f"stable across all sets: {cs['stable_n']}/{cs['n']} ({100 * cs['stable']:.2f}%); C-U intersection "
-              f"{cs['cu_intersection']}, union {cs['cu_union']}; headline C-U in the intersection: "
-              f"{'—' if retained is None else f'{100 * retained:.2f}%'}; per-run stable "
-              f"{_range(cs['stable_range'])}, C-U retention {_range(cs['cu_retention_range'])}")
-        if cs.get("unavailable_sets"):
-            print_wrapped(f"control sets without their contexts: {', '.join(cs['unavailable_sets'])}")
+                    [[r.control_set, pct(r.credit), pct(r.cu), pct(r.agreement), pct(r.cu_jaccard)]
+                     for r in cs.sets], digits=2)
+        print_wrapped(f"stable across all sets: {cs.stable_n}/{cs.n} ({shown(pct(cs.stable), '{:.2f}')}%); C-U "
+                      f"intersection {cs.cu_intersection}, union {cs.cu_union}; headline C-U in the intersection: "
+                      f"{shown(pct(cs.headline_cu_retained), '{:.2f}%')}; per-run stable "
+                      f"{_range(cs.stable_range)}, C-U retention {_range(cs.cu_retention_range)}")
+    else:
+        print_wrapped(f"control-set stability: {shown(cs.stable)}")
+    if cs.unavailable_sets:
+        print_wrapped(f"control sets without their contexts: {', '.join(cs.unavailable_sets)}")
     if result.families:
         print_table("Per relation family (Table 19 layout; % except N and mean gap)",
                     ["model", "dataset", "family", "N", "Acc", "Dep", "D-CC", "C-U", "strict", "mean gap"],
-                    [[r["model"], r["dataset"], r["family"], r["n"], pct(r["acc"]), pct(r["dep"]), pct(r["dcc"]),
-                      pct(r["cu"]), pct(r["strict"]), r["mean_gap"]] for r in result.families], digits=2)
+                    [[r.model, r.dataset, r.family, r.n, pct(r.acc), pct(r.dep), pct(r.dcc), pct(r.cu),
+                      pct(r.strict), r.mean_gap] for r in result.families], digits=2)
 
 
 def write_proxies(out: Path, result: VcaProxiesResult, *, plot: bool = True) -> list[Path]:
     cs = result.control_sets
+    aggregation = [{"variant": r.variant, "runs": r.runs, "mean_agreement": r.mean_agreement,
+                    "min_agreement": r.min_agreement, "spearman": r.spearman}
+                   | {f"{a.check}_auroc": a.auroc for a in r.aurocs} for r in result.aggregation]
     paths = write_tables(out, "proxies", result, {
-        "proxies": result.proxies, "proxy_aggregates": result.aggregates,
-        "control_aggregation": rows_of(result.aggregation), "control_sets": rows_of(cs.get("sets", [])),
-        "control_sets_runs": rows_of(cs.get("per_run", [])), "families": result.families})
-    rows = [r for r in result.proxies if r.get("auroc") is not None]
+        "proxies": result.proxies, "proxy_aggregates": result.aggregates, "control_aggregation": aggregation,
+        "control_sets": cs.sets, "control_sets_runs": cs.per_run, "families": result.families})
+    rows = [r for r in result.proxies if isinstance(r.auroc, float)]
     if plot and rows:
         paths.append(interval_plot(out / "proxies.png", rows, "auroc", "check",
                                    "Cached-context proxies: macro AUROC (95% CI)", label="signal"))

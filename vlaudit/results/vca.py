@@ -7,11 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult
+from vlaudit.results.base import Interval, JsonObject, JsonValue, VersionedResult  # noqa: F401  # JsonObject's forward reference resolves here
 from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, none_for_empty_intervals
 from vlaudit.results.vca_checks import FloorEstimate, GenerationCheck, PerturbationNoise
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
 from vlaudit.results.vca_filter import FilterDataset, FilterSettings
+from vlaudit.results.vca_proxies import (
+    AggregationRow,
+    ControlSetStability,
+    FamilyRow,
+    ProxyAggregate,
+    ProxyRow,
+)
 from vlaudit.results.vca_validity import Discordance, IncrementalRow, SharedMarginRow, StandaloneRow
 
 T = TypeVar("T", bound="VersionedResult")
@@ -188,11 +195,11 @@ class VcaProxiesResult(VersionedResult):
     file_name = "proxies.json"
     written_by = "vca proxies"
 
-    proxies: list[JsonObject]
-    aggregates: list[JsonObject]
-    aggregation: JsonValue
-    control_sets: JsonObject
-    families: list[JsonObject]
+    proxies: list[ProxyRow]
+    aggregates: list[ProxyAggregate]
+    aggregation: list[AggregationRow]
+    control_sets: ControlSetStability
+    families: list[FamilyRow]
 
 
 @dataclass(frozen=True, kw_only=True)
