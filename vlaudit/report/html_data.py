@@ -21,7 +21,9 @@ from vlaudit.errors import InputError
 from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import interval, is_number
 from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
+from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import HeadlineIntervals, PermutationAxis, RunAudit, none_for_empty_intervals
+from vlaudit.results.vca_run_sections import RunNoise, read_noise, upgrade_run
 from vlaudit.sources.cycle_tables import read_cycles
 
 
@@ -159,7 +161,7 @@ class VcaRun:
     cu: float | None
     ci: HeadlineIntervals | None
     perm: PermutationAxis | None
-    noise: JsonObject
+    noise: RunNoise | Missing
     erasure_geometry: JsonObject | None
     benchmark: JsonObject
     source: str
@@ -196,7 +198,8 @@ class VcaRun:
     def listed(cls, run: Mapping[str, Any], source: str) -> VcaRun:
         """A run a demo summary lists: the whole audit when it holds one, else its headline numbers."""
         try:
-            return cls.of(record_from_dict(RunAudit, none_for_empty_intervals(dict(run)), path=source), source)
+            return cls.of(record_from_dict(RunAudit, none_for_empty_intervals(upgrade_run(run)), path=source),
+                          source)
         except InputError:
             pass
 
@@ -215,7 +218,7 @@ class VcaRun:
         return cls(model=str(run.get("model") or run.get("spec")), dataset=str(run.get("dataset")),
                    interface=str(run.get("interface")), n=n if isinstance(n, int) else None, acc=number("acc"),
                    dep=number("dep"), dcc=number("dcc"), cu=number("cu"), ci=intervals, perm=None,
-                   noise=section("noise") or {}, erasure_geometry=section("erasure_geometry"),
+                   noise=read_noise(run.get("noise"), path=source), erasure_geometry=section("erasure_geometry"),
                    benchmark=section("benchmark") or {}, source=source)
 
 

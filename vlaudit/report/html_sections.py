@@ -14,7 +14,7 @@ from vlaudit.report import benchmark_tables as tables
 from vlaudit.report import html_plots as plots
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
-from vlaudit.results.base import JsonObject
+from vlaudit.results.missing import Missing
 from vlaudit.stats.clusters import cluster_phrase
 
 Section = tuple[str, str, Safe]
@@ -223,14 +223,14 @@ def noise_table(runs: Sequence[VcaRun]) -> Safe | None:
     rows = []
     for r in runs:
         n = r.noise
-        recorded = n.get("band")
-        band: JsonObject = recorded if isinstance(recorded, dict) else {}
-        if not n.get("measured"):
-            rows.append([r.model, r.dataset, r.interface, "not measured", "—", "—", "—", "—", "—"])
+        if isinstance(n, Missing):  # the reason stands where τ would, the other cells empty
+            rows.append([r.model, r.dataset, r.interface, esc(n), "—", "—", "—", "—", "—"])
             continue
-        rows.append([r.model, r.dataset, r.interface, num(n.get("tau"), digits=4),
-                     _value(n.get("n_decision")), _value(n.get("n_credit"))]
-                    + [num(r.rate(k), band.get(k), pct=True) for k in ("acc", "dep", "dcc")])
+        bands = {k: getattr(n.band, k) for k in ("acc", "dep", "dcc")}
+        rows.append([r.model, r.dataset, r.interface, num(n.tau, digits=4), _value(n.n_decision),
+                     _value(n.n_credit)]
+                    + [num(r.rate(k), None if isinstance(bands[k], Missing) else list(bands[k]), pct=True)
+                       for k in ("acc", "dep", "dcc")])
     return Safe(str(table(["Model", "Dataset", "Interface", "τ", "Decisions |m_o| ≤ τ", "Credits |G_img| ≤ 2τ",
                            "Acc (noise band)", "Dep (noise band)", "D-CC (noise band)"], rows, numeric_from=3))
                 + str(note("τ: the backend's noise floor from vca stability (p99 |Δ margin| under math-preserving "

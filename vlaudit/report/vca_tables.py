@@ -43,14 +43,16 @@ import dataclasses
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
+from vlaudit.report.cells import csv_rows
 from vlaudit.results.base import Interval, JsonObject, JsonValue
+from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import RunAudit
 
 if TYPE_CHECKING:
@@ -94,10 +96,19 @@ def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
         # beside Strict: the items whose Strict a tie decides (none counted in files written before ties were)
         row["strict_ties"] = None if run.ties is None else run.ties.strict
         noise = run.noise
-        row["noise_tau"] = noise.get("tau")
-        row["n_decision_in_noise"], row["n_credit_in_noise"] = noise.get("n_decision"), noise.get("n_credit")
-        for k in ("acc", "dep", "dcc"):
-            _with_ci(row, f"{k}_noise", _json_interval(_object(noise.get("band")).get(k)))
+        if isinstance(noise, Missing):  # every noise column says why it is empty
+            row |= dict.fromkeys(("noise_tau", "n_decision_in_noise", "n_credit_in_noise"), noise)
+            for k in ("acc", "dep", "dcc"):
+                row[f"{k}_noise_lo"] = row[f"{k}_noise_hi"] = noise
+        else:
+            row |= {"noise_tau": noise.tau, "n_decision_in_noise": noise.n_decision,
+                    "n_credit_in_noise": noise.n_credit}
+            for k in ("acc", "dep", "dcc"):
+                band = getattr(noise.band, k)
+                if isinstance(band, Missing):
+                    row[f"{k}_noise_lo"] = row[f"{k}_noise_hi"] = band
+                else:
+                    _with_ci(row, f"{k}_noise", band)
         rows.append(row)
     return rows
 
@@ -116,20 +127,29 @@ def taxonomy_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 
 def stratified_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | {"by": by, "stratum": stratum} | _object(values)
-            for run in runs for by, strata in run.stratified.items() for stratum, values in _object(strata).items()]
+    return [_head(run) | _fields(row) for run in runs for row in run.stratified]
 
 
 def balanced_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | {"by": by} | _object(values) for run in runs for by, values in run.balanced.items()]
+    return [_head(run) | _fields(row) for run in runs for row in run.balanced]
 
 
 def survival_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | {k: v for k, v in run.survival.items() if k != "wilson"} for run in runs]
+    """Per run: n_dep, ``<control>_same`` per control, both_same, any_changes (the Wilson intervals are in
+    ``vca.json``)."""
+    rows = []
+    for run in runs:
+        s = run.survival
+        rows.append(_head(run) | {"n_dep": s.n_dep} | {f"{c.control}_same": c.same for c in s.controls}
+                    | {"both_same": s.both_same, "any_changes": s.any_changes})
+    return rows
 
 
 def gap_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | {"n": run.n} | run.gap for run in runs]
+    """Per run: n, mean, min, max, ``qNN`` per quantile and ``near_zero_EPS`` per near-zero share of G_img."""
+    return [_head(run) | {"n": run.n, "mean": run.gap.mean, "min": run.gap.min, "max": run.gap.max}
+            | {f"q{int(round(q.q * 100)):02d}": q.value for q in run.gap.quantiles}
+            | {f"near_zero_{z.eps:g}": z.share for z in run.gap.near_zero} for run in runs]
 
 
 def permutation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
@@ -227,7 +247,7 @@ def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = T
     }
     for name, rows in tables.items():
         if rows:
-            written.append(write_table(out / name, _uniform(rows)))
+            written.append(write_table(out / name, csv_rows(rows)))
         elif name in empty_columns:
             # a header-only file, so readers of items/groups never have to special-case a missing file
             written.append(write_table(out / name, pa.table({c: pa.array([], pa.string())
@@ -235,14 +255,6 @@ def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = T
     if plot:
         written.append(plot_gaps(out / "gap_hist.png", report))
     return written
-
-
-def _uniform(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Give every row every column (in first-seen order) so Arrow infers one schema."""
-    columns: dict[str, None] = {}
-    for row in rows:
-        columns.update(dict.fromkeys(row))
-    return [{c: row.get(c) for c in columns} for row in rows]
 
 
 def plot_gaps(path: str | Path, report: VcaReport) -> Path:

@@ -19,6 +19,7 @@ from vlaudit.results.vca_proxies import (
     ProxyAggregate,
     ProxyRow,
 )
+from vlaudit.results.vca_run_sections import InterfaceCheck, upgrade_interface, upgrade_run
 from vlaudit.results.vca_validity import Discordance, IncrementalRow, SharedMarginRow, StandaloneRow
 
 T = TypeVar("T", bound="VersionedResult")
@@ -96,17 +97,28 @@ class VcaReportResult(_ReadsEmptyIntervals):
     """The Visual Credit Audit (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap intervals per
     (model, dataset, interface) in ``runs``, the interface and macro summaries, and the settings used."""
 
+    #: 2: sections whose keys followed the run's names became typed rows; not computable is {"missing": reason}
+    schema_version = 2
     file_name = "vca.json"
     written_by = "vca report; vlaudit.vca_report"
 
     runs: list[RunAudit]
     #: per (model, dataset) with both interfaces: the mean-margin ensemble and True/False against Yes/No
-    #: (``ensemble_*``, ``truefalse_*`` rates and agreements, pair stability), or a ``note`` when they share
-    #: no items
-    interfaces: list[JsonObject]
+    interfaces: list[InterfaceCheck]
     macro: list[MacroAverage]
     settings: AuditSettings
     warnings: list[str]
+
+    @classmethod
+    def from_dict(cls, data: object, *, path: str | Path | None = None) -> VcaReportResult:
+        """Also reads a file written before the survival, gap, noise and interfaces sections were typed
+        (:func:`~vlaudit.results.vca_run_sections.upgrade_run`, ``upgrade_interface``)."""
+        if isinstance(data, dict) and isinstance(data.get("runs"), list):
+            data = data | {"runs": [upgrade_run(r) if isinstance(r, dict) else r for r in data["runs"]]}
+        if isinstance(data, dict) and isinstance(data.get("interfaces"), list):
+            data = data | {"interfaces": [upgrade_interface(r) if isinstance(r, dict) else r
+                                          for r in data["interfaces"]]}
+        return super().from_dict(data, path=path)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +126,8 @@ class VcaValidityResult(VersionedResult):
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L, confidence discordance, the
     shared-margin and incremental controls."""
 
+    #: 2: sections whose keys followed the run's names became typed rows; not computable is {"missing": reason}
+    schema_version = 2
     file_name = "validity.json"
     written_by = "vca validity"
 
@@ -192,6 +206,8 @@ class VcaFilterResult(VersionedResult):
 class VcaProxiesResult(VersionedResult):
     """Proxies and aggregations of visual credit (VCA §18): ranking rows, control-set stability, families."""
 
+    #: 2: sections whose keys followed the run's names became typed rows; not computable is {"missing": reason}
+    schema_version = 2
     file_name = "proxies.json"
     written_by = "vca proxies"
 
