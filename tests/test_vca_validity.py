@@ -267,13 +267,14 @@ def test_edit_outcome_records_name_their_source_statement_for_the_join():
 
 def _two_model_ranking(**kw):
     from vlaudit.analysis.vca.scored_runs import ranking_rows
+    from vlaudit.results.vca_validity import RankingRow
 
     # model a: 4 records, 3 successes (base rate 0.75); model b: 8 records, 2 successes (0.25)
     scores = np.array([4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)
     target = np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0], dtype=bool)
     models = np.array(["a"] * 4 + ["b"] * 8, dtype=object)
     clusters = np.array([f"g{i % 4}" for i in range(12)], dtype=object)
-    return ranking_rows(scores, target, models, clusters, seed=7, **kw)
+    return ranking_rows(scores, target, models, clusters, seed=7, make=RankingRow, **kw)
 
 
 def test_macro_base_rate_averages_the_models_and_pooling_weights_records():

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -225,7 +225,7 @@ def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = T
     out.mkdir(parents=True, exist_ok=True)
     runs = report.runs
     written = [write_result(out / "vca.json", report.result)]
-    tables: dict[str, Sequence[Mapping[str, object]]] = {
+    tables: dict[str, Sequence[object]] = {
         "headline.csv": headline_rows(runs), "coverage.csv": coverage_rows(runs),
         "sensitivity.csv": sensitivity_rows(runs), "erasure.csv": erasure_rows(runs),
         "stress.csv": stress_rows(runs), "erasure_geometry.csv": geometry_rows(runs),

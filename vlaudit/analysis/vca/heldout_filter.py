@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ from vlaudit.analysis.vca.scored_runs import RunScores, run_info
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
-from vlaudit.results.missing import Missing, known
+from vlaudit.results.missing import known
 from vlaudit.results.vca import VcaFilterResult
 from vlaudit.results.vca_filter import (
     FilterDataset,
@@ -217,7 +218,7 @@ def bootstrap_differences(tables: Sequence[ModelTable], codes: np.ndarray, n_gro
     for other in PANELS:
         if other == "vca":
             continue
-        figures: dict[str, float | Missing] = {}
+        figures: dict[str, Any] = {}
         for metric in ("acc", "blind_gap", "visual_gain"):
             diff = samples["vca"][metric] - samples[other][metric]
             lo, hi = percentile_intervals(diff, settings.level)[0]

@@ -43,7 +43,7 @@ from vlaudit.results.vca_proxies import (
     ProxyRow,
     TargetAuroc,
 )
-from vlaudit.results.vca_validity import Figure
+from vlaudit.results.vca_validity import Figure, RankingRow
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 
 Signal = Callable[[RunScores], np.ndarray]
@@ -97,7 +97,8 @@ def external_auroc(values: Mapping[tuple[str, str], np.ndarray], scores: Sequenc
                    targets: Sequence[str] = ("strict", "flip_vis")) -> list[ProxyRow]:
     """Macro-within-model AUROC/AUPRC of per-item ``values`` (keyed by (model, dataset)) for SRC per grouped
     dataset and the Swap targets; items with a NaN value are left out (n per model in ``per_model``)."""
-    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level, "pooled": False}
+    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level, "pooled": False,
+          "make": RankingRow}
     out = []
     for dataset in sorted({s.run.dataset for s in scores}):
         parts = []

@@ -68,8 +68,8 @@ def strata(by_stratum: Mapping[str, Mapping[str, Mapping[str, float | None]]]) -
             for by, named in by_stratum.items() for name, r in named.items()]
 
 
-def balanced(by_stratum: Mapping[str, Mapping[str, Mapping[str, float | None]]],
-             average: Callable[[Mapping[str, Mapping[str, float | None]]], Mapping[str, float]]) -> list[Balanced]:
+def balanced(by_stratum: Mapping[str, dict[str, dict[str, float | None]]],
+             average: Callable[[dict[str, dict[str, float | None]]], Mapping[str, float]]) -> list[Balanced]:
     """The equal-weight average of each ``by``'s strata (``average``: :func:`support.balanced` or the letters'
     :func:`choice.balanced_letters`); NaN where a stratum lacks the rate (an empty one)."""
     rows = []

@@ -222,11 +222,11 @@ Row = TypeVar("Row", bound=RankingRow)
 
 def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clusters: np.ndarray, *,
                  n_resamples: int, seed: int, level: float = CONFIDENCE_LEVEL, pooled: bool = True,
-                 hl_resamples: int | None = None, make: Callable[..., Row] = RankingRow) -> list[Row]:
+                 hl_resamples: int | None = None, make: Callable[..., Row]) -> list[Row]:
     """AUROC, AUPRC and H–L of ``scores`` for the boolean ``target`` per model, macro over models and (with
     ``pooled``) rank-pooled, each with a percentile interval from one cluster bootstrap (``clusters``: relation
     pairs for SRC, edit ids for Swap; a drawn cluster brings the records of every model, §19). ``make`` builds
-    each row (:class:`RankingRow`, or a subclass given its other fields by ``functools.partial``).
+    each row: :class:`RankingRow`, or a subclass given its other fields by ``functools.partial``.
 
     ``hl_resamples``: the H–L intervals' own number of resamples (VCA §19: "semantic H–L intervals use
     2,000"), drawn with the same seed; None uses ``n_resamples`` for all three metrics.

@@ -213,8 +213,8 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
                     samples = np.mean([weighted_auroc(pa, y, w) - weighted_auroc(pb, y, w)
                                        for pa, pb in zip(aug, base, strict=True)], axis=0)
                     lo, hi = percentile_intervals(samples, settings.level)[0]
-                    cv = {"cv_base_auroc": known(a_base, why), "cv_aug_auroc": known(a_aug, why),
-                          "cv_delta": known(a_aug - a_base, why), "cv_delta_lo": known(lo, why),
+                    cv = {"cv_base_auroc": known(float(a_base), why), "cv_aug_auroc": known(float(a_aug), why),
+                          "cv_delta": known(float(a_aug - a_base), why), "cv_delta_lo": known(lo, why),
                           "cv_delta_hi": known(hi, why)}
                     deltas.append(samples)
                 per_model.append(SharedMarginRow(
