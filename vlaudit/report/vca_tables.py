@@ -202,14 +202,21 @@ def stress_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 
 def relation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    """Per run with groups: groups, groups_excluded, ``rel_<c>`` per context, pair_credit, pair_d, joint,
+    g_int_mean with its interval, ``h_<c>_mean`` per context and the gap's ranking of Rel_o (the columns of
+    the earlier files)."""
     rows = []
     for run in runs:
         rel = run.relation
         if rel is None:
             continue
-        row = _head(run) | {k: v for k, v in rel.items() if k not in ("ci", "ci_g_int_mean", "gap_ranks_rel_o")}
-        _with_ci(row, "g_int_mean", _json_interval(rel.get("ci_g_int_mean")))
-        row |= {f"gap_ranks_rel_o_{k}": v for k, v in _object(rel.get("gap_ranks_rel_o")).items()}
+        row = _head(run) | {"groups": rel.groups, "groups_excluded": rel.groups_excluded}
+        row |= {f"rel_{c.short}": c.rel for c in rel.contexts}
+        row |= {"pair_credit": rel.pair_credit, "pair_d": rel.pair_d, "joint": rel.joint,
+                "g_int_mean": rel.g_int_mean}
+        row |= {f"h_{c.short}_mean": c.h_mean for c in rel.contexts}
+        _with_ci(row, "g_int_mean", rel.ci_g_int_mean)
+        row |= {f"gap_ranks_rel_o_{k}": v for k, v in _fields(rel.gap_ranks_rel_o).items()}
         rows.append(row)
     return rows
 

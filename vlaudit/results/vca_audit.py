@@ -6,8 +6,9 @@ coverage of every quantity. A rate that cannot be computed (no labels, an empty 
 an axis whose context the run lacks is None (``perm`` without a ``mismatch`` margin, ``relation`` without
 relation groups, ``erasure_geometry`` without the geometry columns). Sections whose keys depend on the run's
 own contexts or strata are typed rows keyed by a field (``stratified``, ``balanced``, ``survival``, ``gap``,
-``noise``: :mod:`vlaudit.results.vca_run_sections`, a figure not computable there ``Missing(reason)``);
-``relation``, ``erasure_geometry`` and ``benchmark`` are still JSON objects named in their field's docstring.
+``relation``, ``noise``: :mod:`vlaudit.results.vca_run_sections`, a figure not computable there
+``Missing(reason)``); ``erasure_geometry`` and ``benchmark`` are still JSON objects named in their field's
+docstring.
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from dataclasses import dataclass
 
 from vlaudit.results.base import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_run_sections import Balanced, GapSummary, RunNoise, Stratum, Survival
+from vlaudit.results.vca_run_sections import (
+    Balanced,
+    GapSummary,
+    RelationSummary,
+    RunNoise,
+    Stratum,
+    Survival,
+)
 
 
 def none_for_empty_intervals(value: object) -> object:
@@ -208,10 +216,9 @@ class BootstrapPlan:
 class RunAudit:
     """One (model, dataset, interface) run of the audit (see the module docstring).
 
-    ``stratified``, ``balanced``, ``survival``, ``gap``, ``noise``: the records of
-    :mod:`vlaudit.results.vca_run_sections` (``noise`` Missing without a noise floor); ``relation``:
-    groups, rel_CONTEXT, pair_credit, pair_d, joint, g_int_mean, h_CONTEXT_mean with intervals and
-    ``gap_ranks_rel_o``; ``erasure_geometry``: VCA Table 11; ``benchmark``: the benchmarks' own figures.
+    ``stratified``, ``balanced``, ``survival``, ``gap``, ``relation``, ``noise``: the records of
+    :mod:`vlaudit.results.vca_run_sections` (``noise`` Missing without a noise floor, ``relation`` None without
+    relation groups); ``erasure_geometry``: VCA Table 11; ``benchmark``: the benchmarks' own figures.
     """
 
     model: str
@@ -240,7 +247,7 @@ class RunAudit:
     gap: GapSummary
     perm: PermutationAxis | None = None
     sensitivity: Sensitivity
-    relation: JsonObject | None = None
+    relation: RelationSummary | None = None
     robustness: Robustness
     erasure: list[ErasureCheck]
     erasure_geometry: JsonObject | None

@@ -161,6 +161,70 @@ def upgrade_interface(row: Mapping[str, object]) -> dict[str, object]:
         k: {"missing": reason} for k in INTERFACE_FIGURES if k not in row}
 
 
+@dataclass(frozen=True)
+class RelationContext:
+    """One context of the same-image relation groups (VCA §13): the share of groups whose pair is correct
+    under it (Rel_c; ``short`` is the paper's subscript: o, t, b, m, x) and the mean pair support H_c."""
+
+    context: str
+    short: str
+    rel: Figure
+    h_mean: Figure
+
+
+@dataclass(frozen=True)
+class GroupIntervals:
+    """Paired cluster-bootstrap percentile intervals of the group rates (VCA §19); None when not computable."""
+
+    rel_o: Interval | None
+    pair_credit: Interval | None
+    pair_d: Interval | None
+    joint: Interval | None
+    g_int_mean: Interval | None
+
+
+@dataclass(frozen=True)
+class GapRanking:
+    """How well the true statement's G_img ranks Rel_o over the run's groups: AUROC, AUPRC, the high-minus-low
+    tertile difference and Rel_o's base rate (an internal check of the §15 ranking statistics)."""
+
+    auroc: Figure
+    auprc: Figure
+    high_minus_low: Figure
+    base_rate: Figure
+
+
+@dataclass(frozen=True)
+class RelationSummary:
+    """The run's same-image relation groups (VCA §13): ``groups`` kept (``groups_excluded`` lacking a member),
+    Rel_c and mean H_c per context, PairCredit, PairD, Joint, mean G_int and their intervals, and the gap's
+    ranking of Rel_o."""
+
+    groups: int
+    groups_excluded: int
+    contexts: list[RelationContext]
+    pair_credit: float
+    pair_d: float
+    joint: float
+    g_int_mean: float
+    ci_g_int_mean: Interval | None
+    ci: GroupIntervals
+    gap_ranks_rel_o: GapRanking
+
+
+SHORT = {"original": "o", "text": "t", "blank": "b", "mean": "m", "mismatch": "x"}
+
+
+def _relation(old: Mapping[str, object]) -> dict[str, object]:
+    names = {v: k for k, v in SHORT.items()}
+    shorts = list(dict.fromkeys([k[4:] for k in old if k.startswith("rel_")]
+                                + [k[2:-5] for k in old if k.startswith("h_") and k.endswith("_mean")]))
+    contexts = [{"context": names.get(c, c), "short": c, "rel": old.get(f"rel_{c}"), "h_mean": old.get(f"h_{c}_mean")}
+                for c in shorts]
+    return {k: v for k, v in old.items() if not (k.startswith("rel_") or (k.startswith("h_") and k.endswith("_mean")))
+            } | {"contexts": contexts}
+
+
 def _survival(old: Mapping[str, object]) -> dict[str, object]:
     wilson = old.get("wilson") if isinstance(old.get("wilson"), Mapping) else {}
     assert isinstance(wilson, Mapping)
@@ -182,11 +246,13 @@ def _gap(old: Mapping[str, object]) -> dict[str, object]:
 
 
 def upgrade_run(run: Mapping[str, object]) -> dict[str, object]:
-    """A ``vca.json`` run as this vlaudit writes it: the strata, survival, gap and noise sections of a file
+    """A ``vca.json`` run as this vlaudit writes it: the strata, survival, gap, relation and noise sections of a file
     written before they were typed rewritten into their records' shape (the same numbers); a current run
     unchanged."""
     out = dict(run)
-    stratified, balanced = out.get("stratified"), out.get("balanced")
+    stratified, balanced, relation = out.get("stratified"), out.get("balanced"), out.get("relation")
+    if isinstance(relation, Mapping) and "contexts" not in relation:
+        out["relation"] = _relation(relation)
     if isinstance(stratified, Mapping):
         out["stratified"] = [{"by": by, "stratum": name} | dict(values)
                              for by, strata in stratified.items() if isinstance(strata, Mapping)

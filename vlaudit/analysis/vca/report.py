@@ -61,7 +61,7 @@ from vlaudit.sources.noise_floor import NoiseFloor
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.clusters import small_sample_warning
 from vlaudit.stats.intervals import wilson_interval
-from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
+from vlaudit.stats.ranking import macro_average
 
 GROUP_RATES = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
 
@@ -278,18 +278,8 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
         strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
         balanced = support.balanced
     perm, sensitivity = vca_axes.mismatch_axes(ev, cis)
-    rel: JsonObject | None = None
-    if ev.groups is not None:
-        summary: dict[str, Any] = relation.relation_summary(ev.groups) | {"groups_excluded": ev.groups_excluded}
-        summary["ci_g_int_mean"] = _ci(cis, "g_int_mean")
-        summary["ci"] = {k: _ci(cis, k) for k in GROUP_RATES}
-        # how well the true statement's G_img ranks Rel_o: an internal check of the ranking statistics (§15
-        # metrics), not the paper's external SRC/Swap targets, which need edited images
-        true_gap, rel_o = ev.gap[ev.groups.true_index], ev.groups.rel["original"]
-        summary["gap_ranks_rel_o"] = {"auroc": auroc(true_gap, rel_o), "auprc": auprc(true_gap, rel_o),
-                                      "high_minus_low": high_minus_low(true_gap, rel_o),
-                                      "base_rate": float(rel_o.mean())}
-        rel = _json_object(summary)
+    rel = None if ev.groups is None else run_sections.relation_groups(ev.groups, ev.gap, ev.groups_excluded, {
+        k: _ci(cis, k) for k in GROUP_RATES})
     figures = benchmark_figures(ev)
     add_leakage(figures, run, text_llms, dict(settings.base_llms))
     geometry = vca_axes.erasure_geometry(ev)

@@ -9,20 +9,26 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from vlaudit.metrics.vca import support
+from vlaudit.metrics.vca import relation, support
+from vlaudit.metrics.vca.relation import RelationGroups
 from vlaudit.results.base import Interval
 from vlaudit.results.missing import Missing, known
 from vlaudit.results.vca_run_sections import (
     Balanced,
     ControlSurvival,
     GapQuantile,
+    GapRanking,
     GapSummary,
+    GroupIntervals,
     NearZero,
+    RelationContext,
+    RelationSummary,
     Stratum,
     Survival,
 )
 from vlaudit.results.vca_validity import Figure
 from vlaudit.stats.intervals import wilson_interval
+from vlaudit.stats.ranking import auprc, auroc, high_minus_low
 
 NO_CREDIT = "no credited item"
 
@@ -77,3 +83,25 @@ def balanced(by_stratum: Mapping[str, dict[str, dict[str, float | None]]],
         r = average(named)
         rows.append(Balanced(by, *(known(r[k], "a stratum without the rate (empty)") for k in ("acc", "dcc", "cu", "dep"))))
     return rows
+
+
+def relation_groups(groups: RelationGroups, gap: np.ndarray, excluded: int,
+                    intervals: Mapping[str, Interval | None]) -> RelationSummary:
+    """The run's relation-group section (:func:`relation.relation_summary`, VCA §13) with the group rates'
+    ``intervals`` (by name: rel_o, pair_credit, pair_d, joint, g_int_mean) and how the true statement's G_img
+    ranks Rel_o — an internal check of the §15 ranking statistics, not the paper's external SRC/Swap targets,
+    which need edited images."""
+    summary = relation.relation_summary(groups)
+    one_class = "Rel_o has one class over the groups"
+    contexts = [RelationContext(c, relation.short(c), known(summary.get(f"rel_{relation.short(c)}"), "no group"),
+                                known(summary.get(f"h_{relation.short(c)}_mean"), "no group"))
+                for c in dict.fromkeys([*groups.rel, *groups.h])]
+    true_gap, rel_o = gap[groups.true_index], groups.rel["original"]
+    ranking = GapRanking(known(auroc(true_gap, rel_o), one_class), known(auprc(true_gap, rel_o), one_class),
+                         known(high_minus_low(true_gap, rel_o), one_class), known(float(rel_o.mean()), "no group"))
+    return RelationSummary(
+        groups=groups.n_groups, groups_excluded=excluded, contexts=contexts,
+        pair_credit=float(summary["pair_credit"]), pair_d=float(summary["pair_d"]), joint=float(summary["joint"]),
+        g_int_mean=float(summary["g_int_mean"]), ci_g_int_mean=intervals["g_int_mean"],
+        ci=GroupIntervals(*(intervals[k] for k in ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean"))),
+        gap_ranks_rel_o=ranking)
