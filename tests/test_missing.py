@@ -96,3 +96,29 @@ def test_the_json_holds_the_reason(validity_run):
 
 def test_the_html_prints_the_reason():
     assert esc(Missing("one cluster <of 1>")) == "— (one cluster &lt;of 1&gt;)"
+
+
+def test_the_report_prints_why_a_table_11_figure_is_missing(capsys, monkeypatch):
+    """A benchmark whose items have RelE geometry but no IrrE view: the IrrE cells of VCA Table 11 say so in
+    the console, the CSV row and the HTML report."""
+    from vca_fixtures import SUPPORT_LABELS, SUPPORT_MARGINS, rows_from_arrays
+
+    from vlaudit.analysis.vca.events import ReportSettings
+    from vlaudit.analysis.vca.report import run_events, summarize_run
+    from vlaudit.report.html_data import VcaRun
+    from vlaudit.report.html_sections import erasure_geometry_table
+    from vlaudit.report.vca_console import print_geometry
+    from vlaudit.report.vca_tables import geometry_rows
+    from vlaudit.sources.margins import runs_from_rows
+
+    monkeypatch.setenv("COLUMNS", "120")
+    rows = rows_from_arrays({**SUPPORT_MARGINS, "rele": [0.1] * 7}, labels=SUPPORT_LABELS)
+    geometry = {"union_pct": 12.5, "rele_erased_pct": 10.0, "irre_erased_pct": None, "irre_erased_in_union_pct": None}
+    (run,) = runs_from_rows([r | geometry for r in rows])
+    audit = summarize_run(run_events(run), ReportSettings(n_resamples=20))
+    assert audit.erasure_geometry.irre_erased_pct == Missing("no IrrE view")
+    print_geometry([audit])
+    assert "— (no IrrE view)" in capsys.readouterr().out
+    (row,) = csv_rows(geometry_rows([audit]))
+    assert row["irre_zero_overlap_pct"] == "— (no IrrE view)" and row["rele_erased_pct"] == 10.0
+    assert "— (no IrrE view)" in erasure_geometry_table([VcaRun.of(audit, "vca.json")])

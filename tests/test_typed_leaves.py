@@ -18,7 +18,7 @@ UNTYPED = re.compile(r"\bjson\b|\bAny\b|\bobject\b")
 # record.field of every result field still a JSON bag (remove a line when its field gets a record)
 STILL_UNTYPED = {
     "CycleBuilds.per_seed", "ItemsBuildSummary.excluded",
-    "RunAudit.erasure_geometry", "RunAudit.benchmark",
+    "RunAudit.benchmark",
     "FactorialModel.nested",
     "EditOutcomesSummary.table", "DemoSummary.config", "KnownAnswer.observed", "DemoCycleAudits.coco",
     "DemoCycleAudits.gqa", "StabilityResult.sample", "StabilityResult.forwards", "GenerateCheckResult.sample",

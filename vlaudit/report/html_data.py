@@ -23,7 +23,7 @@ from vlaudit.report.html_page import interval, is_number
 from vlaudit.results.base import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import HeadlineIntervals, PermutationAxis, RunAudit, none_for_empty_intervals
-from vlaudit.results.vca_run_sections import RunNoise, read_noise, upgrade_run
+from vlaudit.results.vca_run_sections import ErasureGeometry, RunNoise, read_noise, upgrade_run
 from vlaudit.sources.cycle_tables import read_cycles
 
 
@@ -162,7 +162,7 @@ class VcaRun:
     ci: HeadlineIntervals | None
     perm: PermutationAxis | None
     noise: RunNoise | Missing
-    erasure_geometry: JsonObject | None
+    erasure_geometry: ErasureGeometry | None
     benchmark: JsonObject
     source: str
     audit: RunAudit | None = None
@@ -218,8 +218,15 @@ class VcaRun:
         return cls(model=str(run.get("model") or run.get("spec")), dataset=str(run.get("dataset")),
                    interface=str(run.get("interface")), n=n if isinstance(n, int) else None, acc=number("acc"),
                    dep=number("dep"), dcc=number("dcc"), cu=number("cu"), ci=intervals, perm=None,
-                   noise=read_noise(run.get("noise"), path=source), erasure_geometry=section("erasure_geometry"),
+                   noise=read_noise(run.get("noise"), path=source), erasure_geometry=_geometry(run.get("erasure_geometry"), source),
                    benchmark=section("benchmark") or {}, source=source)
+
+
+def _geometry(value: object, source: str) -> ErasureGeometry | None:
+    """A listed run's VCA Table 11, when its summary holds one."""
+    if not isinstance(value, Mapping):
+        return None
+    return record_from_dict(ErasureGeometry, value, path=source, name="erasure_geometry")
 
 
 def vca_runs(art: Artifacts) -> list[VcaRun]:

@@ -194,7 +194,7 @@ def erasure_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 
 def geometry_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | run.erasure_geometry for run in runs if run.erasure_geometry]
+    return [_head(run) | _fields(run.erasure_geometry) for run in runs if run.erasure_geometry is not None]
 
 
 def stress_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:

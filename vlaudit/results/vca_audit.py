@@ -6,9 +6,8 @@ coverage of every quantity. A rate that cannot be computed (no labels, an empty 
 an axis whose context the run lacks is None (``perm`` without a ``mismatch`` margin, ``relation`` without
 relation groups, ``erasure_geometry`` without the geometry columns). Sections whose keys depend on the run's
 own contexts or strata are typed rows keyed by a field (``stratified``, ``balanced``, ``survival``, ``gap``,
-``relation``, ``noise``: :mod:`vlaudit.results.vca_run_sections`, a figure not computable there
-``Missing(reason)``); ``erasure_geometry`` and ``benchmark`` are still JSON objects named in their field's
-docstring.
+``relation``, ``erasure_geometry``, ``noise``: :mod:`vlaudit.results.vca_run_sections`, a figure not
+computable there ``Missing(reason)``); ``benchmark`` is still a JSON object named in its field's docstring.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from vlaudit.results.base import Interval, JsonObject, JsonValue  # noqa: F401  
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca_run_sections import (
     Balanced,
+    ErasureGeometry,
     GapSummary,
     RelationSummary,
     RunNoise,
@@ -218,7 +218,8 @@ class RunAudit:
 
     ``stratified``, ``balanced``, ``survival``, ``gap``, ``relation``, ``noise``: the records of
     :mod:`vlaudit.results.vca_run_sections` (``noise`` Missing without a noise floor, ``relation`` None without
-    relation groups); ``erasure_geometry``: VCA Table 11; ``benchmark``: the benchmarks' own figures.
+    relation groups); ``erasure_geometry``: VCA Table 11 (None without geometry columns); ``benchmark``: the
+    benchmarks' own figures.
     """
 
     model: str
@@ -250,7 +251,7 @@ class RunAudit:
     relation: RelationSummary | None = None
     robustness: Robustness
     erasure: list[ErasureCheck]
-    erasure_geometry: JsonObject | None
+    erasure_geometry: ErasureGeometry | None
     stress: list[ErasureCheck]
     coverage: list[Coverage]
     benchmark: JsonObject

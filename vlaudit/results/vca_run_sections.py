@@ -106,6 +106,20 @@ class NoiseBand:
     dcc: Interval | Missing
 
 
+@dataclass(frozen=True)
+class ErasureGeometry:
+    """VCA Table 11 ("Erasure Geometry") over the run's items, in % of image area: the mean RelE erased area
+    and padded-union area over the ``n_rele`` RelE views, the mean IrrE erased area over the ``n_irre`` IrrE
+    views and the % of IrrE views with no erased pixel inside the protected union."""
+
+    n_rele: int
+    rele_erased_pct: Figure
+    union_pct: Figure
+    n_irre: int
+    irre_erased_pct: Figure
+    irre_zero_overlap_pct: Figure
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunNoise:
     """The run's decisions inside the backend's noise floor τ (``vca stability``'s ``stability.json``,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -41,7 +40,7 @@ from vlaudit.results.vca_audit import (
     interval,
     rate,
 )
-from vlaudit.results.vca_run_sections import INTERFACE_FIGURES, InterfaceCheck
+from vlaudit.results.vca_run_sections import INTERFACE_FIGURES, ErasureGeometry, InterfaceCheck
 
 #: the pair-centred stability figures of an interface check (they need the same relation groups in both runs)
 PAIR_FIGURES = ("item_flip", "pair_flip", "pair_jaccard")
@@ -137,7 +136,7 @@ def erasure_rows(ev: RunEvents, contexts: tuple[str, ...] = ERASURES) -> list[Er
 GEOMETRY = ("union_pct", "rele_erased_pct", "irre_erased_pct", "irre_erased_in_union_pct")
 
 
-def erasure_geometry(ev: RunEvents) -> dict[str, Any] | None:
+def erasure_geometry(ev: RunEvents) -> ErasureGeometry | None:
     """Table 11 over the run's headline items (see the module docstring); None without geometry columns."""
     if not all(name in ev.run.extra for name in GEOMETRY):
         return None
@@ -145,7 +144,16 @@ def erasure_geometry(ev: RunEvents) -> dict[str, Any] | None:
     def column(name: str) -> np.ndarray:
         return np.array([np.nan if v is None else float(v) for v in ev.run.extra[name]], dtype=np.float64)
 
-    return robustness.erasure_geometry_summary(*(column(name) for name in GEOMETRY))
+    g = robustness.erasure_geometry_summary(*(column(name) for name in GEOMETRY))
+    no_rele, no_irre = Missing("no RelE view"), Missing("no IrrE view")
+
+    def pct(key: str, reason: Missing) -> float | Missing:
+        value = g[key]
+        return reason if value is None else float(value)
+
+    return ErasureGeometry(int(g["n_rele"] or 0), pct("rele_erased_pct", no_rele), pct("union_pct", no_rele),
+                           int(g["n_irre"] or 0), pct("irre_erased_pct", no_irre),
+                           pct("irre_zero_overlap_pct", no_irre))
 
 
 def coverage_rows(ev: RunEvents, settings: ReportSettings) -> list[Coverage]:

@@ -298,7 +298,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
         gap=run_sections.gap_distribution(ev.gap), perm=perm, sensitivity=sensitivity, relation=rel,
         robustness=Robustness(control_sets=vca_axes.control_set_rows(ev, settings),
                               aggregation=vca_axes.aggregation_rows(ev, settings)),
-        erasure=vca_axes.erasure_rows(ev), erasure_geometry=None if geometry is None else _json_object(geometry),
+        erasure=vca_axes.erasure_rows(ev), erasure_geometry=geometry,
         stress=vca_axes.erasure_rows(ev, vca_axes.STRESS), coverage=vca_axes.coverage_rows(ev, settings),
         benchmark=_json_object(figures), noise=noise_summary(run, ev.gap, ev.dep, ev.correct, floor),
         warnings=list(ev.warnings),
@@ -308,7 +308,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
 
 
 def _json_object(section: Mapping[str, Any]) -> JsonObject:
-    """A section still held as JSON (``relation``, ``erasure_geometry``, ``benchmark``): NaN as None."""
+    """A section still held as JSON (``benchmark``): NaN as None."""
     return typing.cast(JsonObject, to_json(section))
 
 
