@@ -97,8 +97,7 @@ class VcaReportResult(_ReadsEmptyIntervals):
     """The Visual Credit Audit (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap intervals per
     (model, dataset, interface) in ``runs``, the interface and macro summaries, and the settings used."""
 
-    #: 2: sections whose keys followed the run's names became typed rows; not computable is {"missing": reason}
-    schema_version = 2
+    schema_version = 2  # 2: typed rows keyed by a field; not computable is {"missing": reason}
     file_name = "vca.json"
     written_by = "vca report; vlaudit.vca_report"
 
@@ -126,8 +125,7 @@ class VcaValidityResult(VersionedResult):
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L, confidence discordance, the
     shared-margin and incremental controls."""
 
-    #: 2: sections whose keys followed the run's names became typed rows; not computable is {"missing": reason}
-    schema_version = 2
+    schema_version = 2  # 2: typed rows keyed by a field; not computable is {"missing": reason}
     file_name = "validity.json"
     written_by = "vca validity"
 
@@ -206,8 +204,7 @@ class VcaFilterResult(VersionedResult):
 class VcaProxiesResult(VersionedResult):
     """Proxies and aggregations of visual credit (VCA §18): ranking rows, control-set stability, families."""
 
-    #: 2: sections whose keys followed the run's names became typed rows; not computable is {"missing": reason}
-    schema_version = 2
+    schema_version = 2  # 2: typed rows keyed by a field; not computable is {"missing": reason}
     file_name = "proxies.json"
     written_by = "vca proxies"
 
