@@ -16,6 +16,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_result
 from vlaudit.metrics.vca.support import image_gap
 from vlaudit.results.vca import StabilityResult
+from vlaudit.results.vca_checks import StabilityForwards, StabilitySample
 
 CONTEXTS = ("original", "text", "blank")
 N = 40
@@ -38,8 +39,12 @@ def _run(folder: Path, model: str, seed: int, tau: float | None) -> tuple[Path, 
     write_jsonl(folder / "margins.jsonl", rows)
     if tau is not None:
         write_result(folder / "stability.json", StabilityResult(
-            model=model, spec=model, run=str(folder), sample={"n_items": N}, perturbations=[], noise_floor=tau,
-            floor_definition="planted", forwards={}))
+            model=model, spec=model, run=str(folder),
+            sample=StabilitySample(n_items=N, seed=0, requested=None, n_units=N, n_records=N * len(CONTEXTS),
+                                   contexts=list(CONTEXTS), interfaces=["yesno"]),
+            perturbations=[], noise_floor=tau, floor_definition="planted",
+            forwards=StabilityForwards(baseline_from_run_cache=N, scored_now=0, total_perturbed=0,
+                                       per_sampled_item=0.0)))
     return folder / "margins.jsonl", margins
 
 

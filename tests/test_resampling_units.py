@@ -232,6 +232,13 @@ UNIT_NAMED_ELSEWHERE = {
     "DemoRankPoint": "a CycleAccCell of one seed (the cycle)",
     "DemoRunHeadline": "the demo run's RunAudit.bootstrap",
     "DemoDeltaV": "the demo factorial's FactorialResult (stems)",
+    "ControlSetStability": "stable_range and cu_retention_range are ranges over runs, not intervals",
+    "Discordance": "high_conf_uncredited_range is a range over runs, not an interval",
+    "ControlSurvival": "a Wilson interval over the credited items (item-level)",
+    "Survival": "a Wilson interval over the credited items (item-level)",
+    "NoiseBand": "a band from the noise floor (every decision inside it set both ways), not resampled",
+    "GroupIntervals": "RunAudit.bootstrap (relation.csv carries its unit and n_clusters)",
+    "RelationSummary": "RunAudit.bootstrap (relation.csv carries its unit and n_clusters)",
 }
 
 

@@ -3,6 +3,8 @@ and the report's decisions inside the noise."""
 
 from __future__ import annotations
 
+import csv
+import html
 import json
 from pathlib import Path
 
@@ -124,8 +126,15 @@ def test_a_report_without_a_floor_says_so(tmp_path: Path, cli) -> None:
                        "--resamples", "20")
     assert code == 0 and "noise floor not measured" in out
     data = json.loads((tmp_path / "rep" / "vca.json").read_text())
-    assert data["runs"][0]["noise"] == {"measured": False, "note": data["runs"][0]["noise"]["note"]}
-    assert "not measured" in data["runs"][0]["noise"]["note"]
+    # not computable carries its reason: in the JSON, the CSV and the HTML report
+    reason = data["runs"][0]["noise"]["missing"]
+    assert data["runs"][0]["noise"] == {"missing": reason} and "not measured" in reason
+    with (tmp_path / "rep" / "headline.csv").open(encoding="utf-8") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["noise_tau"] == row["dcc_noise_lo"] == f"— ({reason})"
+    assert cli("report", tmp_path / "rep")[0] == 0
+    page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert html.escape(f"— ({reason})") in page
 
 
 def test_the_stability_command_prints_the_floor_and_the_report_reads_it(tmp_path: Path, cli,

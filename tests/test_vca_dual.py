@@ -78,7 +78,8 @@ def test_grounded_dual_encoder_gets_full_credit(tmp_path: Path) -> None:
                for i in range(8) for s in ("true", "false") for c in ("text", "blank"))
     run = _report(tmp_path / "run" / "margins.parquet")
     assert (run.acc, run.dep, run.dcc, run.cu) == (1.0, 1.0, 1.0, 0.0)
-    assert run.relation["rel_o"] == 1.0 and run.relation["pair_credit"] == 1.0
+    assert run.relation.contexts[0].rel == 1.0 and run.relation.pair_credit == 1.0
+    assert run.relation.contexts[0].context == "original"
     # a mismatch donor with the same layout supports the decision (Dep_perm), one with the opposite flips it
     same = [int(by[(f"g{i}-{s}", "mismatch")]["donor_image"][2:-4]) % 2 == i % 2
             for i in range(8) for s in ("true", "false")]

@@ -46,31 +46,31 @@ FAST = FilterSettings(n_resamples=200)
 
 
 def test_vca_panel_recovers_the_shared_visually_necessary_groups_at_25_percent():
-    result = compute_filter(run_scores(runs_from_rows(necessary_rows())), FAST)["datasets"][0]
-    assert result["groups"] == N_GROUPS and result["models"] == sorted(MODELS)
-    for sel in result["selections"]:
-        if sel["coverage"] == 25.0 and sel["panel"] == "VCA panel":
-            assert set(sel["groups"]) == NECESSARY, sel
-    vca = [r for r in result["per_held_out"] if r["coverage"] == 25.0 and r["panel"] == "VCA panel"]
+    result = compute_filter(run_scores(runs_from_rows(necessary_rows())), FAST).datasets[0]
+    assert result.groups == N_GROUPS and result.models == sorted(MODELS)
+    for sel in result.selections:
+        if sel.coverage == 25.0 and sel.panel == "VCA panel":
+            assert set(sel.groups) == NECESSARY, sel
+    vca = [r for r in result.per_held_out if r.coverage == 25.0 and r.panel == "VCA panel"]
     assert len(vca) == len(MODELS)
     for row in vca:
         # kept items: correct with the image, wrong without it → Acc 1, text-only accuracy 0, Dep 1
-        assert row == pytest.approx(row | {"acc": 1.0, "blind_gap": -0.5, "visual_gain": 1.0, "dep": 1.0,
-                                           "groups": 4, "items": 8})
-    full = result["rows"][0]
-    assert full["panel"] == "Full benchmark" and full["visual_gain"] == pytest.approx(0.25)
+        got = (row.acc, row.blind_gap, row.visual_gain, row.dep, row.groups, row.items)
+        assert got == pytest.approx((1.0, -0.5, 1.0, 1.0, 4, 8))
+    full = result.rows[0]
+    assert full.panel == "Full benchmark" and full.visual_gain == pytest.approx(0.25)
 
 
 def test_filter_reports_jaccard_and_paired_bootstrap_differences():
-    result = compute_filter(run_scores(runs_from_rows(necessary_rows())), FAST)["datasets"][0]
-    overlap = {(r["coverage"], r["panel"]): r["jaccard_with_vca"] for r in result["jaccard"]}
+    result = compute_filter(run_scores(runs_from_rows(necessary_rows())), FAST).datasets[0]
+    overlap = {(r.coverage, r.panel): r.jaccard_with_vca for r in result.jaccard}
     # VisNec-style and the Shortcut Score also see the planted set (text-only is wrong exactly there)
     assert overlap[(25.0, "VisNec-style")] == 1.0 and overlap[(25.0, "Shortcut Score")] == 1.0
-    boot = {r["contrast"]: r for r in result["bootstrap"]}
+    boot = {r.contrast: r for r in result.bootstrap}
     assert set(boot) == {"VCA − Shortcut Score", "VCA − VisNec-style", "VCA − Confidence panel",
                          "VCA − Direct prob-gap avg"}
     for row in boot.values():
-        assert row["acc_lo"] <= row["acc"] <= row["acc_hi"]
+        assert row.acc_lo <= row.acc <= row.acc_hi
 
 
 def test_selection_is_deterministic_under_ties_by_group_id():

@@ -167,9 +167,10 @@ def test_relation_group_losing_a_member_is_excluded_and_counted() -> None:
     (a,), (b,) = partial.runs, only_g2.runs
     assert (a.n, a.n_excluded) == (5, 1)
     rel = a.relation
-    assert (rel["groups"], rel["groups_excluded"]) == (1, 1)
-    for key in ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean"):
-        assert rel[key] == b.relation[key], key
+    assert (rel.groups, rel.groups_excluded) == (1, 1)
+    assert rel.contexts[0].context == "original" and rel.contexts[0].rel == b.relation.contexts[0].rel
+    for key in ("pair_credit", "pair_d", "joint", "g_int_mean"):
+        assert getattr(rel, key) == getattr(b.relation, key), key
     assert [g["group_id"] for g in partial.groups] == ["G2"]
     coverage = {row.quantity: row for row in a.coverage}
     assert (coverage["relation groups"].n, coverage["relation groups"].n_excluded) == (1, 1)

@@ -72,8 +72,9 @@ def test_report_end_to_end(tmp_path, versioned_outputs) -> None:
     assert vsr["relation"] is None  # no relation groups: the axis is not computable
     gsr = runs[("alpha", "gsr", "yesno")]
     rel = gsr["relation"]
-    assert {k: rel[k] for k in ("groups", "rel_o", "rel_t", "rel_b", "pair_credit", "pair_d", "joint")} == {
-        "groups": 2, "rel_o": 0.5, "rel_t": 0.0, "rel_b": 0.0, "pair_credit": 0.5, "pair_d": 0.5, "joint": 0.5}
+    assert {k: rel[k] for k in ("groups", "pair_credit", "pair_d", "joint")} == {
+        "groups": 2, "pair_credit": 0.5, "pair_d": 0.5, "joint": 0.5}
+    assert {c["short"]: c["rel"] for c in rel["contexts"]} == {"o": 0.5, "t": 0.0, "b": 0.0}
     assert rel["g_int_mean"] == pytest.approx(0.5) and len(rel["ci_g_int_mean"]) == 2
     assert gsr["bootstrap"]["cluster"] == "group_id" and vsr["bootstrap"]["cluster"] == "item_id"
     (iface,) = report["interfaces"]
@@ -214,3 +215,45 @@ def test_each_headline_says_in_plain_words_what_the_image_is_credited_with(tmp_p
                 f"[{100 * lo:.1f}, {100 * hi:.1f}]; {100 * run['cu']:.1f} are answered without it")
         assert said in out, (said, out)
     assert "yesno: of " in out and "truefalse: of " in out  # a (model, dataset) with two interfaces names each
+
+
+def _written_before_typed_sections(run: dict) -> dict:
+    """A run of ``vca.json`` in the shape files had before its strata, survival, gap, relation and noise
+    sections were typed rows (schema_version 1): the same numbers under the old keys."""
+    old = dict(run)
+    old["stratified"] = {}
+    for row in run["stratified"]:
+        old["stratified"].setdefault(row["by"], {})[row["stratum"]] = {
+            k: v for k, v in row.items() if k not in ("by", "stratum")}
+    old["balanced"] = {row["by"]: {k: v for k, v in row.items() if k != "by"} for row in run["balanced"]}
+    s = run["survival"]
+    old["survival"] = {"n_dep": s["n_dep"], **{f"{c['control']}_same": c["same"] for c in s["controls"]},
+                       "both_same": s["both_same"], "any_changes": s["any_changes"],
+                       "wilson": {**{f"{c['control']}_same": c["wilson"] for c in s["controls"]},
+                                  "both_same": s["both_same_wilson"]}}
+    g = run["gap"]
+    old["gap"] = {"mean": g["mean"], "min": g["min"], "max": g["max"],
+                  **{f"q{round(q['q'] * 100):02d}": q["value"] for q in g["quantiles"]},
+                  **{f"near_zero_{z['eps']:g}": z["share"] for z in g["near_zero"]}}
+    if run["relation"] is not None:
+        rel = {k: v for k, v in run["relation"].items() if k != "contexts"}
+        old["relation"] = rel | {f"rel_{c['short']}": c["rel"] for c in run["relation"]["contexts"]} | {
+            f"h_{c['short']}_mean": c["h_mean"] for c in run["relation"]["contexts"]}
+    if "missing" in run["noise"]:
+        old["noise"] = {"measured": False, "note": run["noise"]["missing"]}
+    return old
+
+
+def test_a_vca_json_written_before_the_typed_sections_reads_as_today(tmp_path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["vca", "report", str(_table(tmp_path)), "--out", str(out), "--resamples", "50",
+                                      "--no-plot"])
+    assert result.exit_code == 0, result.output
+    today = json.loads((out / "vca.json").read_text())
+    older = today | {"schema_version": 1, "runs": [_written_before_typed_sections(r) for r in today["runs"]]}
+    assert older["runs"][1]["survival"]["text_same"] is not None and "quantiles" not in older["runs"][1]["gap"]
+    assert VcaReportResult.from_dict(older) == VcaReportResult.from_dict(today)
+    # and the report of such a folder renders
+    (out / "vca.json").write_text(json.dumps(older))
+    assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
+    assert "noise floor not measured" in (out / "report.html").read_text(encoding="utf-8")

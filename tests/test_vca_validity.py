@@ -21,6 +21,7 @@ from vlaudit.analysis.vca.validity import (
 )
 from vlaudit.cli import app, main
 from vlaudit.files import write_table
+from vlaudit.results.missing import Missing
 from vlaudit.results.vca import VcaValidityResult
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.ranking import (
@@ -64,13 +65,13 @@ def test_a_gap_that_ranks_the_outcome_perfectly_gives_auroc_one_per_model_macro_
     scores = _scores(panel_rows(12))
     edits = join_edits(edit_rows(12), scores)
     result = compute_validity(scores, edits, FAST)
-    rows = result["standalone"]
-    assert {r["check"] for r in rows} == {"SRC", "Swap strict", "Swap flip+vis."}
+    rows = result.standalone
+    assert {r.check for r in rows} == {"SRC", "Swap strict", "Swap flip+vis."}
     for row in rows:
-        assert row["auroc"] == 1.0 and row["auprc"] == 1.0 and row["hl"] == 1.0, row
-        assert row["auroc_lo"] == 1.0
-    pooled = [r for r in rows if r["model"] == "Rank-pooled" and r["check"] == "SRC"][0]
-    assert pooled["n"] == 12 * len(MODELS) and pooled["base_rate"] == 0.5
+        assert row.auroc == 1.0 and row.auprc == 1.0 and row.hl == 1.0, row
+        assert row.auroc_lo == 1.0
+    pooled = [r for r in rows if r.model == "Rank-pooled" and r.check == "SRC"][0]
+    assert pooled.n == 12 * len(MODELS) and pooled.base_rate == 0.5
     # raw gaps live on per-model scales: ranking them across models would not separate the outcome
     raw = np.concatenate([s.events.gap[s.events.groups.true_index] for s in scores])
     rel = np.concatenate([s.events.groups.rel["original"] for s in scores])
@@ -80,16 +81,16 @@ def test_a_gap_that_ranks_the_outcome_perfectly_gives_auroc_one_per_model_macro_
 def test_discordance_quadrants_partition_the_records_and_join_the_edits():
     scores = _scores(panel_rows(12))
     edits = join_edits(edit_rows(12), scores)
-    d = compute_validity(scores, edits, FAST)["discordance"]
-    assert [r["quadrant"] for r in d["rows"]] == list(QUADRANTS)
-    assert sum(r["n"] for r in d["rows"]) == d["n"] == 24 * len(MODELS)
-    assert sum(r["share"] for r in d["rows"]) == pytest.approx(1.0)
-    assert sum(r["swap_n"] for r in d["rows"]) == 12 * len(MODELS)
+    d = compute_validity(scores, edits, FAST).discordance
+    assert [r.quadrant for r in d.rows] == list(QUADRANTS)
+    assert sum(r.n for r in d.rows) == d.n == 24 * len(MODELS)
+    assert sum(r.share for r in d.rows) == pytest.approx(1.0)
+    assert sum(r.swap_n for r in d.rows) == 12 * len(MODELS)
     # every statement here is credited; confidence σ(|m_o|) rises with v, so the high half holds v > ½
-    high = d["rows"][0]
-    assert high["n"] == 12 * len(MODELS) and high["flip_vis"] == 1.0 and d["rows"][2]["flip_vis"] == 0.0
-    assert d["n_high"] == d["rows"][0]["n"] + d["rows"][1]["n"] and d["n_low"] == d["n"] - d["n_high"]
-    assert all(r["n_high"] + r["n_low"] == r["n"] for r in d["per_run"])
+    high = d.rows[0]
+    assert high.n == 12 * len(MODELS) and high.flip_vis == 1.0 and d.rows[2].flip_vis == 0.0
+    assert d.n_high == d.rows[0].n + d.rows[1].n and d.n_low == d.n - d.n_high
+    assert all(r.n_high + r.n_low == r.n for r in d.per_run)
 
 
 def test_confidence_split_puts_median_ties_in_the_high_stratum():
@@ -132,13 +133,13 @@ def _gap_beyond_confidence(model, v, s):
 def test_incremental_control_credits_a_gap_that_confidence_does_not_carry():
     scores = _scores(panel_rows(16, extra=_gap_beyond_confidence))
     edits = join_edits(edit_rows(16), scores)
-    rows = compute_validity(scores, edits, FAST)["incremental"]
-    primary = [r for r in rows if r["analysis"] == "primary" and r["target"] == "Flip+visibility"][0]
-    assert primary["edits"] == 16 and primary["records"] == 64
-    assert primary["augmented"] > 0.9 and primary["baseline"] < 0.7
-    assert primary["delta"] > 0.3 and primary["delta_lo"] > 0
-    assert all(d > 0 for d in primary["per_model_delta"].values())
-    names = {r["analysis"] for r in rows}
+    rows = compute_validity(scores, edits, FAST).incremental
+    primary = [r for r in rows if r.analysis == "primary" and r.target == "Flip+visibility"][0]
+    assert primary.edits == 16 and primary.records == 64
+    assert primary.augmented > 0.9 and primary.baseline < 0.7
+    assert primary.delta > 0.3 and primary.delta_lo > 0
+    assert all(d > 0 for d in primary.per_model_delta.values())
+    names = {r.analysis for r in rows}
     assert {"signed-margin rank", "horizontal", "vertical"} <= names
     assert {f"without {m}" for m in MODELS} <= names
 
@@ -159,13 +160,13 @@ def test_pair_d_increment_within_rel_o_credits_a_pair_d_the_baseline_does_not_ca
     rng = np.random.default_rng(3)
     planted = rng.random(80) < 0.5
     edits = join_edits(_with_pair_d(edit_rows(20), lambda k: (planted[k], planted[k])), scores)
-    rows = compute_validity(scores, edits, FAST)["incremental"]
-    (row,) = [r for r in rows if r["analysis"] == "Pair D within Rel_o"]
-    assert (row["target"], row["added"], row["edits"], row["records"]) == ("Flip+visibility", "Pair D", 20, 80)
-    assert row["augmented"] > 0.95 and row["baseline"] < 0.75
-    assert row["delta"] > 0.2 and row["delta_lo"] > 0 and row["reason"] is None
+    rows = compute_validity(scores, edits, FAST).incremental
+    (row,) = [r for r in rows if r.analysis == "Pair D within Rel_o"]
+    assert (row.target, row.added, row.edits, row.records) == ("Flip+visibility", "Pair D", 20, 80)
+    assert row.augmented > 0.95 and row.baseline < 0.75
+    assert row.delta > 0.2 and row.delta_lo > 0 and not isinstance(row.delta_hi, Missing)
     # the G_img rows say what they add, beside it
-    assert {r["added"] for r in rows if r["analysis"] == "primary"} == {"G_img rank"}
+    assert {r.added for r in rows if r.analysis == "primary"} == {"G_img rank"}
 
 
 def test_pair_d_increment_is_null_when_pair_d_carries_nothing_and_not_computable_without_it():
@@ -174,27 +175,27 @@ def test_pair_d_increment_is_null_when_pair_d_carries_nothing_and_not_computable
     outcomes = np.random.default_rng(5).random(80) < 0.5
     flags = np.ones(80, dtype=bool)
     edits = join_edits(_with_pair_d(edit_rows(20), lambda k: (flags[k], outcomes[k])), scores)
-    (row,) = [r for r in compute_validity(scores, edits, FAST)["incremental"] if r["analysis"] == "Pair D within Rel_o"]
-    assert row["delta"] == pytest.approx(0.0, abs=1e-12) and row["baseline"] == pytest.approx(row["augmented"])
-    assert row["delta_lo"] == pytest.approx(0.0, abs=1e-12) == row["delta_hi"]
+    (row,) = [r for r in compute_validity(scores, edits, FAST).incremental if r.analysis == "Pair D within Rel_o"]
+    assert row.delta == pytest.approx(0.0, abs=1e-12) and row.baseline == pytest.approx(row.augmented)
+    assert row.delta_lo == pytest.approx(0.0, abs=1e-12) == row.delta_hi
     # an older outcome table with joint but no pair_d: within Rel_o, Pair D is Joint
     older = [{k: v for k, v in r.items() if k != "pair_d"} | {"joint": r["pair_d"]}
              for r in _with_pair_d(edit_rows(20), lambda k: (flags[k], outcomes[k]))]
-    (same,) = [r for r in compute_validity(scores, join_edits(older, scores), FAST)["incremental"]
-               if r["analysis"] == "Pair D within Rel_o"]
-    assert same["delta"] == row["delta"]
-    (missing,) = [r for r in compute_validity(scores, join_edits(edit_rows(20), scores), FAST)["incremental"]
-                  if r["analysis"] == "Pair D within Rel_o"]
-    assert missing["delta"] is None and "pair_d" in missing["reason"]
+    (same,) = [r for r in compute_validity(scores, join_edits(older, scores), FAST).incremental
+               if r.analysis == "Pair D within Rel_o"]
+    assert same.delta == row.delta
+    (missing,) = [r for r in compute_validity(scores, join_edits(edit_rows(20), scores), FAST).incremental
+                  if r.analysis == "Pair D within Rel_o"]
+    assert isinstance(missing.delta, Missing) and "pair_d" in missing.delta.reason
 
 
 def test_shared_margin_control_separates_the_true_margin_from_the_gap():
     scores = _scores(panel_rows(12, extra=_gap_beyond_confidence))
-    rows = compute_validity(scores, None, FAST)["shared_margin"]
-    macro = [r for r in rows if r["target"] == "rel_o" and r["model"].startswith("Macro")][0]
-    assert macro["gap_auroc"] == 1.0
-    assert macro["true_margin_auroc"] < 0.8
-    assert macro["cv_delta"] > 0.2 and macro["cv_delta_lo"] <= macro["cv_delta"] <= macro["cv_delta_hi"]
+    rows = compute_validity(scores, None, FAST).shared_margin
+    macro = [r for r in rows if r.target == "rel_o" and r.model.startswith("Macro")][0]
+    assert macro.gap_auroc == 1.0
+    assert macro.true_margin_auroc < 0.8
+    assert macro.cv_delta > 0.2 and macro.cv_delta_lo <= macro.cv_delta <= macro.cv_delta_hi
 
 
 def test_conditional_auroc_is_the_size_weighted_mean_over_bins_with_both_classes():
@@ -266,20 +267,21 @@ def test_edit_outcome_records_name_their_source_statement_for_the_join():
 
 def _two_model_ranking(**kw):
     from vlaudit.analysis.vca.scored_runs import ranking_rows
+    from vlaudit.results.vca_validity import RankingRow
 
     # model a: 4 records, 3 successes (base rate 0.75); model b: 8 records, 2 successes (0.25)
     scores = np.array([4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)
     target = np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0], dtype=bool)
     models = np.array(["a"] * 4 + ["b"] * 8, dtype=object)
     clusters = np.array([f"g{i % 4}" for i in range(12)], dtype=object)
-    return ranking_rows(scores, target, models, clusters, seed=7, **kw)
+    return ranking_rows(scores, target, models, clusters, seed=7, make=RankingRow, **kw)
 
 
 def test_macro_base_rate_averages_the_models_and_pooling_weights_records():
-    rows = {r["model"]: r for r in _two_model_ranking(n_resamples=50)}
-    assert rows["a"]["base_rate"] == 0.75 and rows["b"]["base_rate"] == 0.25
-    assert rows["Macro (2 models)"]["base_rate"] == 0.5  # as the paper's SRC macro 53.01 = mean of 4 models
-    assert rows["Rank-pooled"]["base_rate"] == pytest.approx(5 / 12)
+    rows = {r.model: r for r in _two_model_ranking(n_resamples=50)}
+    assert rows["a"].base_rate == 0.75 and rows["b"].base_rate == 0.25
+    assert rows["Macro (2 models)"].base_rate == 0.5  # as the paper's SRC macro 53.01 = mean of 4 models
+    assert rows["Rank-pooled"].base_rate == pytest.approx(5 / 12)
 
 
 def test_hl_intervals_use_their_own_resample_count():
@@ -290,5 +292,5 @@ def test_hl_intervals_use_their_own_resample_count():
     same_count = _two_model_ranking(n_resamples=300)
     hl_only = _two_model_ranking(n_resamples=100)
     for m, s, h in zip(mixed, same_count, hl_only, strict=True):
-        assert (m["auroc_lo"], m["auroc_hi"], m["auprc_lo"]) == (s["auroc_lo"], s["auroc_hi"], s["auprc_lo"])
-        assert (m["hl_lo"], m["hl_hi"]) == (h["hl_lo"], h["hl_hi"])
+        assert (m.auroc_lo, m.auroc_hi, m.auprc_lo) == (s.auroc_lo, s.auroc_hi, s.auprc_lo)
+        assert (m.hl_lo, m.hl_hi) == (h.hl_lo, h.hl_hi)

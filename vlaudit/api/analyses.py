@@ -21,7 +21,6 @@ from vlaudit.analysis.vca.scored_runs import (
 from vlaudit.analysis.vca.validity import ValiditySettings, compute_validity
 from vlaudit.report.vca_analyses import write_filter, write_proxies, write_validity
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
-from vlaudit.results.versioned import to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -73,8 +72,7 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
     settings = ValiditySettings(controls=tuple(controls), n_resamples=n_resamples, hl_resamples=hl_resamples,
                                 seed=seed, folds=folds, repeats=repeats)
     scores = _scores(runs, interface, settings.controls, log, warn)
-    result = VcaValidityResult.from_dict(to_json(compute_validity(
-        scores, _joined(edits, edit_items, scores, edits_dataset), settings)))
+    result = compute_validity(scores, _joined(edits, edit_items, scores, edits_dataset), settings)
     write_validity(Path(out), result, plot=plot)
     return result
 
@@ -87,8 +85,7 @@ def vca_filter(runs: Sequence[str | Path], *, out: str | Path, coverages: Sequen
     model (Acc, Blind Gap, Visual Gain, Dep); writes ``filter.json``, CSV tables and ``filter.png``."""
     settings = FilterSettings(coverages=tuple(coverages), primary=primary, n_resamples=n_resamples, seed=seed,
                               controls=tuple(controls))
-    result = VcaFilterResult.from_dict(to_json(compute_filter(_scores(runs, interface, settings.controls, log, warn),
-                                                              settings)))
+    result = compute_filter(_scores(runs, interface, settings.controls, log, warn), settings)
     write_filter(Path(out), result, plot=plot)
     return result
 
@@ -102,8 +99,7 @@ def vca_proxies(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pat
     aggregation, control-set stability, relation families; writes ``proxies.json``, CSV tables, ``proxies.png``."""
     settings = ProxySettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed)
     scores = _scores(runs, interface, settings.controls, log, warn)
-    result = VcaProxiesResult.from_dict(to_json(compute_proxies(
-        scores, _joined(edits, edit_items, scores, edits_dataset), settings,
-        read_meta_categories(Path(meta)) if meta else None)))
+    result = compute_proxies(scores, _joined(edits, edit_items, scores, edits_dataset), settings,
+                             read_meta_categories(Path(meta)) if meta else None)
     write_proxies(Path(out), result, plot=plot)
     return result

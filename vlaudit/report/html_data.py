@@ -20,7 +20,9 @@ from typing import Any
 from vlaudit.errors import InputError
 from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import interval, is_number
+from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import HeadlineIntervals, PermutationAxis, RunAudit, none_for_empty_intervals
+from vlaudit.results.vca_run_sections import ErasureGeometry, RunNoise, read_noise, upgrade_run
 from vlaudit.results.versioned import Interval, JsonObject, record_from_dict, to_json
 from vlaudit.sources.cycle_tables import read_cycles
 
@@ -159,8 +161,8 @@ class VcaRun:
     cu: float | None
     ci: HeadlineIntervals | None
     perm: PermutationAxis | None
-    noise: JsonObject
-    erasure_geometry: JsonObject | None
+    noise: RunNoise | Missing
+    erasure_geometry: ErasureGeometry | None
     benchmark: JsonObject
     source: str
     audit: RunAudit | None = None
@@ -196,7 +198,8 @@ class VcaRun:
     def listed(cls, run: Mapping[str, Any], source: str) -> VcaRun:
         """A run a demo summary lists: the whole audit when it holds one, else its headline numbers."""
         try:
-            return cls.of(record_from_dict(RunAudit, none_for_empty_intervals(dict(run)), path=source), source)
+            return cls.of(record_from_dict(RunAudit, none_for_empty_intervals(upgrade_run(run)), path=source),
+                          source)
         except InputError:
             pass
 
@@ -215,8 +218,15 @@ class VcaRun:
         return cls(model=str(run.get("model") or run.get("spec")), dataset=str(run.get("dataset")),
                    interface=str(run.get("interface")), n=n if isinstance(n, int) else None, acc=number("acc"),
                    dep=number("dep"), dcc=number("dcc"), cu=number("cu"), ci=intervals, perm=None,
-                   noise=section("noise") or {}, erasure_geometry=section("erasure_geometry"),
+                   noise=read_noise(run.get("noise"), path=source), erasure_geometry=_geometry(run.get("erasure_geometry"), source),
                    benchmark=section("benchmark") or {}, source=source)
+
+
+def _geometry(value: object, source: str) -> ErasureGeometry | None:
+    """A listed run's VCA Table 11, when its summary holds one."""
+    if not isinstance(value, Mapping):
+        return None
+    return record_from_dict(ErasureGeometry, value, path=source, name="erasure_geometry")
 
 
 def vca_runs(art: Artifacts) -> list[VcaRun]:

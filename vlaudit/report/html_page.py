@@ -18,6 +18,7 @@ from typing import Any, TypeGuard
 from PIL import Image
 
 from vlaudit.figures import pyplot
+from vlaudit.results.missing import Missing
 from vlaudit.stats.formatting import degenerate
 
 
@@ -46,7 +47,10 @@ def interval(ci: Any) -> tuple[float, float] | None:
 
 
 def num(value: Any, ci: Any = None, *, pct: bool = False, digits: int | None = None) -> Safe:
-    """A number over its interval (``0.870`` / ``[0.80, 0.93]``); percent with ``pct``; — when missing."""
+    """A number over its interval (``0.870`` / ``[0.80, 0.93]``); percent with ``pct``; — when missing, and
+    ``— (reason)`` for :class:`~vlaudit.results.missing.Missing`."""
+    if isinstance(value, Missing):  # not computable: the reason where the number would stand
+        return Safe(f'<span class="na">{esc(value)}</span>')
     if not is_number(value):
         missing = value is None or isinstance(value, float) or value == ""
         return Safe('<span class="na">—</span>') if missing else esc(value)

@@ -15,7 +15,7 @@ from vlaudit.report import html_plots as plots
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
 from vlaudit.results.missing import Missing
-from vlaudit.results.versioned import JsonObject
+from vlaudit.results.vca_run_sections import ErasureGeometry
 from vlaudit.stats.clusters import cluster_phrase
 
 Section = tuple[str, str, Safe]
@@ -232,14 +232,14 @@ def noise_table(runs: Sequence[VcaRun]) -> Safe | None:
     rows = []
     for r in runs:
         n = r.noise
-        recorded = n.get("band")
-        band: JsonObject = recorded if isinstance(recorded, dict) else {}
-        if not n.get("measured"):
-            rows.append([r.model, r.dataset, r.interface, "not measured", "—", "—", "—", "—", "—"])
+        if isinstance(n, Missing):  # the reason stands where τ would, the other cells empty
+            rows.append([r.model, r.dataset, r.interface, esc(n), "—", "—", "—", "—", "—"])
             continue
-        rows.append([r.model, r.dataset, r.interface, num(n.get("tau"), digits=4),
-                     _value(n.get("n_decision")), _value(n.get("n_credit"))]
-                    + [num(r.rate(k), band.get(k), pct=True) for k in ("acc", "dep", "dcc")])
+        bands = {k: getattr(n.band, k) for k in ("acc", "dep", "dcc")}
+        rows.append([r.model, r.dataset, r.interface, num(n.tau, digits=4), _value(n.n_decision),
+                     _value(n.n_credit)]
+                    + [num(r.rate(k), None if isinstance(bands[k], Missing) else list(bands[k]), pct=True)
+                       for k in ("acc", "dep", "dcc")])
     return Safe(str(table(["Model", "Dataset", "Interface", "τ", "Decisions |m_o| ≤ τ", "Credits |G_img| ≤ 2τ",
                            "Acc (noise band)", "Dep (noise band)", "D-CC (noise band)"], rows, numeric_from=3))
                 + str(note("τ: the backend's noise floor from vca stability (p99 |Δ margin| under math-preserving "
@@ -275,15 +275,15 @@ def generation(checks: Sequence[Mapping[str, Any]]) -> Section | None:
 
 def erasure_geometry_table(runs: Sequence[VcaRun]) -> Safe | None:
     """Table 11 per benchmark (the geometry does not depend on the model); None without geometry."""
-    seen: dict[str, Mapping[str, Any]] = {}
+    seen: dict[str, ErasureGeometry] = {}
     for r in runs:
         g = r.erasure_geometry
-        if g is not None and (g.get("n_rele") or g.get("n_irre")):
+        if g is not None and (g.n_rele or g.n_irre):
             seen.setdefault(r.dataset, g)
     if not seen:
         return None
-    keys = ("rele_erased_pct", "union_pct", "irre_erased_pct", "irre_zero_overlap_pct")
-    rows = [[dataset, _value(g.get("n_rele")), _value(g.get("n_irre"))] + [num(g.get(k), digits=2) for k in keys]
+    rows = [[dataset, _value(g.n_rele), _value(g.n_irre)]
+            + [num(v, digits=2) for v in (g.rele_erased_pct, g.union_pct, g.irre_erased_pct, g.irre_zero_overlap_pct)]
             for dataset, g in seen.items()]
     return Safe(str(table(["Benchmark", "RelE n", "IrrE n", "RelE erased", "Padded union", "IrrE erased",
                            "IrrE zero overlap"], rows, numeric_from=1))

@@ -14,7 +14,7 @@ from vlaudit.report import benchmark_tables as tables
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.report.noise_lines import noise_lines
 from vlaudit.results.vca_audit import RunAudit
-from vlaudit.results.versioned import JsonObject
+from vlaudit.results.vca_run_sections import ErasureGeometry
 from vlaudit.stats.clusters import cluster_phrase
 from vlaudit.stats.formatting import degenerate
 
@@ -150,13 +150,13 @@ def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
 def print_geometry(runs: Sequence[RunAudit]) -> None:
     """VCA Table 11, one row per benchmark (the geometry does not depend on the model); a benchmark without an
     erasure view (no object boxes, or no erasure context scored) has no row."""
-    seen: dict[str, JsonObject] = {}
+    seen: dict[str, ErasureGeometry] = {}
     for run in runs:
         g = run.erasure_geometry
-        if g and (g.get("n_rele") or g.get("n_irre")):
+        if g is not None and (g.n_rele or g.n_irre):
             seen.setdefault(run.dataset, g)
     if seen:
         print_table("Erasure geometry (% of image area, VCA Table 11)",
                     ["benchmark", "RelE n", "RelE", "union", "IrrE n", "IrrE", "zero overlap"],
-                    [[dataset, g["n_rele"], g["rele_erased_pct"], g["union_pct"], g["n_irre"],
-                      g["irre_erased_pct"], g["irre_zero_overlap_pct"]] for dataset, g in seen.items()], digits=2)
+                    [[dataset, g.n_rele, g.rele_erased_pct, g.union_pct, g.n_irre, g.irre_erased_pct,
+                      g.irre_zero_overlap_pct] for dataset, g in seen.items()], digits=2)

@@ -42,15 +42,17 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
+from vlaudit.report.cells import csv_rows
+from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import RunAudit
 from vlaudit.results.versioned import Interval, JsonObject, JsonValue
 
@@ -101,10 +103,19 @@ def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
         # beside Strict: the items whose Strict a tie decides (none counted in files written before ties were)
         row["strict_ties"] = None if run.ties is None else run.ties.strict
         noise = run.noise
-        row["noise_tau"] = noise.get("tau")
-        row["n_decision_in_noise"], row["n_credit_in_noise"] = noise.get("n_decision"), noise.get("n_credit")
-        for k in ("acc", "dep", "dcc"):
-            _with_ci(row, f"{k}_noise", _json_interval(_object(noise.get("band")).get(k)))
+        if isinstance(noise, Missing):  # every noise column says why it is empty
+            row |= dict.fromkeys(("noise_tau", "n_decision_in_noise", "n_credit_in_noise"), noise)
+            for k in ("acc", "dep", "dcc"):
+                row[f"{k}_noise_lo"] = row[f"{k}_noise_hi"] = noise
+        else:
+            row |= {"noise_tau": noise.tau, "n_decision_in_noise": noise.n_decision,
+                    "n_credit_in_noise": noise.n_credit}
+            for k in ("acc", "dep", "dcc"):
+                band = getattr(noise.band, k)
+                if isinstance(band, Missing):
+                    row[f"{k}_noise_lo"] = row[f"{k}_noise_hi"] = band
+                else:
+                    _with_ci(row, f"{k}_noise", band)
         rows.append(row)
     return rows
 
@@ -123,20 +134,29 @@ def taxonomy_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 
 def stratified_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | {"by": by, "stratum": stratum} | _object(values)
-            for run in runs for by, strata in run.stratified.items() for stratum, values in _object(strata).items()]
+    return [_head(run) | _fields(row) for run in runs for row in run.stratified]
 
 
 def balanced_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | {"by": by} | _object(values) for run in runs for by, values in run.balanced.items()]
+    return [_head(run) | _fields(row) for run in runs for row in run.balanced]
 
 
 def survival_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | {k: v for k, v in run.survival.items() if k != "wilson"} for run in runs]
+    """Per run: n_dep, ``<control>_same`` per control, both_same, any_changes (the Wilson intervals are in
+    ``vca.json``)."""
+    rows = []
+    for run in runs:
+        s = run.survival
+        rows.append(_head(run) | {"n_dep": s.n_dep} | {f"{c.control}_same": c.same for c in s.controls}
+                    | {"both_same": s.both_same, "any_changes": s.any_changes})
+    return rows
 
 
 def gap_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | {"n": run.n} | run.gap for run in runs]
+    """Per run: n, mean, min, max, ``qNN`` per quantile and ``near_zero_EPS`` per near-zero share of G_img."""
+    return [_head(run) | {"n": run.n, "mean": run.gap.mean, "min": run.gap.min, "max": run.gap.max}
+            | {f"q{int(round(q.q * 100)):02d}": q.value for q in run.gap.quantiles}
+            | {f"near_zero_{z.eps:g}": z.share for z in run.gap.near_zero} for run in runs]
 
 
 def permutation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
@@ -181,7 +201,7 @@ def erasure_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 
 def geometry_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | run.erasure_geometry for run in runs if run.erasure_geometry]
+    return [_head(run) | _fields(run.erasure_geometry) for run in runs if run.erasure_geometry is not None]
 
 
 def stress_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
@@ -189,15 +209,21 @@ def stress_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 
 def relation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
+    """Per run with groups: groups, groups_excluded, ``rel_<c>`` per context, pair_credit, pair_d, joint,
+    g_int_mean with its interval, ``h_<c>_mean`` per context and the gap's ranking of Rel_o (the columns of
+    the earlier files)."""
     rows = []
     for run in runs:
         rel = run.relation
         if rel is None:
             continue
-        row = _interval_head(run) | {k: v for k, v in rel.items()
-                                     if k not in ("ci", "ci_g_int_mean", "gap_ranks_rel_o")}
-        _with_ci(row, "g_int_mean", _json_interval(rel.get("ci_g_int_mean")))
-        row |= {f"gap_ranks_rel_o_{k}": v for k, v in _object(rel.get("gap_ranks_rel_o")).items()}
+        row = _interval_head(run) | {"groups": rel.groups, "groups_excluded": rel.groups_excluded}
+        row |= {f"rel_{c.short}": c.rel for c in rel.contexts}
+        row |= {"pair_credit": rel.pair_credit, "pair_d": rel.pair_d, "joint": rel.joint,
+                "g_int_mean": rel.g_int_mean}
+        row |= {f"h_{c.short}_mean": c.h_mean for c in rel.contexts}
+        _with_ci(row, "g_int_mean", rel.ci_g_int_mean)
+        row |= {f"gap_ranks_rel_o_{k}": v for k, v in _fields(rel.gap_ranks_rel_o).items()}
         rows.append(row)
     return rows
 
@@ -213,7 +239,7 @@ def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = T
     out.mkdir(parents=True, exist_ok=True)
     runs = report.runs
     written = [write_result(out / "vca.json", report.result)]
-    tables: dict[str, Sequence[Mapping[str, object]]] = {
+    tables: dict[str, Sequence[object]] = {
         "headline.csv": headline_rows(runs), "coverage.csv": coverage_rows(runs),
         "sensitivity.csv": sensitivity_rows(runs), "erasure.csv": erasure_rows(runs),
         "stress.csv": stress_rows(runs), "erasure_geometry.csv": geometry_rows(runs),
@@ -235,7 +261,7 @@ def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = T
     }
     for name, rows in tables.items():
         if rows:
-            written.append(write_table(out / name, _uniform(rows)))
+            written.append(write_table(out / name, csv_rows(rows)))
         elif name in empty_columns:
             # a header-only file, so readers of items/groups never have to special-case a missing file
             written.append(write_table(out / name, pa.table({c: pa.array([], pa.string())
@@ -243,14 +269,6 @@ def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = T
     if plot:
         written.append(plot_gaps(out / "gap_hist.png", report))
     return written
-
-
-def _uniform(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Give every row every column (in first-seen order) so Arrow infers one schema."""
-    columns: dict[str, None] = {}
-    for row in rows:
-        columns.update(dict.fromkeys(row))
-    return [{c: row.get(c) for c in columns} for row in rows]
 
 
 def plot_gaps(path: str | Path, report: VcaReport) -> Path:

@@ -18,7 +18,17 @@ from vlaudit.results.vca_checks import (
 )
 from vlaudit.results.vca_edits import EditStratumRow
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
-from vlaudit.results.versioned import Interval, JsonObject, JsonValue, VersionedResult
+from vlaudit.results.vca_filter import FilterDataset, FilterSettings
+from vlaudit.results.vca_proxies import (
+    AggregationRow,
+    ControlSetStability,
+    FamilyRow,
+    ProxyAggregate,
+    ProxyRow,
+)
+from vlaudit.results.vca_run_sections import InterfaceCheck, upgrade_interface, upgrade_run
+from vlaudit.results.vca_validity import Discordance, IncrementalRow, SharedMarginRow, StandaloneRow
+from vlaudit.results.versioned import Interval, JsonObject, JsonValue, VersionedResult  # noqa: F401  # JsonObject's forward reference resolves here
 
 T = TypeVar("T", bound="VersionedResult")
 
@@ -95,17 +105,27 @@ class VcaReportResult(_ReadsEmptyIntervals):
     """The Visual Credit Audit (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap intervals per
     (model, dataset, interface) in ``runs``, the interface and macro summaries, and the settings used."""
 
+    schema_version = 2  # 2: typed rows keyed by a field; not computable is {"missing": reason}
     file_name = "vca.json"
     written_by = "vca report; vlaudit.vca_report"
 
     runs: list[RunAudit]
     #: per (model, dataset) with both interfaces: the mean-margin ensemble and True/False against Yes/No
-    #: (``ensemble_*``, ``truefalse_*`` rates and agreements, pair stability), or a ``note`` when they share
-    #: no items
-    interfaces: list[JsonObject]
+    interfaces: list[InterfaceCheck]
     macro: list[MacroAverage]
     settings: AuditSettings
     warnings: list[str]
+
+    @classmethod
+    def from_dict(cls, data: object, *, path: str | Path | None = None) -> VcaReportResult:
+        """Also reads a file written before the survival, gap, noise and interfaces sections were typed
+        (:func:`~vlaudit.results.vca_run_sections.upgrade_run`, ``upgrade_interface``)."""
+        if isinstance(data, dict) and isinstance(data.get("runs"), list):
+            data = data | {"runs": [upgrade_run(r) if isinstance(r, dict) else r for r in data["runs"]]}
+        if isinstance(data, dict) and isinstance(data.get("interfaces"), list):
+            data = data | {"interfaces": [upgrade_interface(r) if isinstance(r, dict) else r
+                                          for r in data["interfaces"]]}
+        return super().from_dict(data, path=path)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,13 +133,14 @@ class VcaValidityResult(VersionedResult):
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L, confidence discordance, the
     shared-margin and incremental controls."""
 
+    schema_version = 2  # 2: typed rows keyed by a field; not computable is {"missing": reason}
     file_name = "validity.json"
     written_by = "vca validity"
 
-    standalone: list[JsonObject]
-    discordance: JsonObject
-    shared_margin: list[JsonObject]
-    incremental: list[JsonObject]
+    standalone: list[StandaloneRow]
+    discordance: Discordance
+    shared_margin: list[SharedMarginRow]
+    incremental: list[IncrementalRow]
 
 
 @dataclass(frozen=True)
@@ -183,22 +204,23 @@ class VcaFilterResult(VersionedResult):
     file_name = "filter.json"
     written_by = "vca filter"
 
-    datasets: list[JsonObject]
-    settings: JsonObject
+    datasets: list[FilterDataset]
+    settings: FilterSettings
 
 
 @dataclass(frozen=True, kw_only=True)
 class VcaProxiesResult(VersionedResult):
     """Proxies and aggregations of visual credit (VCA §18): ranking rows, control-set stability, families."""
 
+    schema_version = 2  # 2: typed rows keyed by a field; not computable is {"missing": reason}
     file_name = "proxies.json"
     written_by = "vca proxies"
 
-    proxies: list[JsonObject]
-    aggregates: list[JsonObject]
-    aggregation: JsonValue
-    control_sets: JsonObject
-    families: list[JsonObject]
+    proxies: list[ProxyRow]
+    aggregates: list[ProxyAggregate]
+    aggregation: list[AggregationRow]
+    control_sets: ControlSetStability
+    families: list[FamilyRow]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,8 +5,9 @@ A :class:`RunAudit` is one (model, dataset, interface) run: the headline rates A
 coverage of every quantity. A rate that cannot be computed (no labels, an empty subset) is None, never NaN;
 an axis whose context the run lacks is None (``perm`` without a ``mismatch`` margin, ``relation`` without
 relation groups, ``erasure_geometry`` without the geometry columns). Sections whose keys depend on the run's
-own contexts or strata (``stratified``, ``survival``, ``gap``, ``relation``, ``benchmark``, ``noise``) are JSON
-objects named in their field's docstring.
+own contexts or strata are typed rows keyed by a field (``stratified``, ``balanced``, ``survival``, ``gap``,
+``relation``, ``erasure_geometry``, ``noise``: :mod:`vlaudit.results.vca_run_sections`, a figure not
+computable there ``Missing(reason)``); ``benchmark`` is still a JSON object named in its field's docstring.
 """
 
 from __future__ import annotations
@@ -14,6 +15,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from vlaudit.results.missing import Missing
+from vlaudit.results.vca_run_sections import (
+    Balanced,
+    ErasureGeometry,
+    GapSummary,
+    RelationSummary,
+    RunNoise,
+    Stratum,
+    Survival,
+)
 from vlaudit.results.versioned import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
 
 
@@ -205,12 +216,10 @@ class BootstrapPlan:
 class RunAudit:
     """One (model, dataset, interface) run of the audit (see the module docstring).
 
-    ``stratified``: by ``prediction``/``gold`` (or letter) → stratum → {n, acc, dep, dcc, cu, strict};
-    ``balanced``: by → {acc, dcc, cu, dep}; ``survival``: n_dep, CONTROL_same, both_same, any_changes and their
-    Wilson intervals; ``gap``: mean, min, max, qNN quantiles, near_zero_EPS shares of G_img; ``relation``:
-    groups, rel_CONTEXT, pair_credit, pair_d, joint, g_int_mean, h_CONTEXT_mean with intervals and
-    ``gap_ranks_rel_o``; ``erasure_geometry``: VCA Table 11; ``benchmark``: the benchmarks' own figures;
-    ``noise``: the noise floor τ and the decisions inside it, or ``measured: false`` with a ``note``.
+    ``stratified``, ``balanced``, ``survival``, ``gap``, ``relation``, ``noise``: the records of
+    :mod:`vlaudit.results.vca_run_sections` (``noise`` Missing without a noise floor, ``relation`` None without
+    relation groups); ``erasure_geometry``: VCA Table 11 (None without geometry columns); ``benchmark``: the
+    benchmarks' own figures.
     """
 
     model: str
@@ -233,20 +242,20 @@ class RunAudit:
     ties: TieCounts | None = None
     ci: HeadlineIntervals
     taxonomy: Taxonomy
-    stratified: JsonObject
-    balanced: JsonObject
-    survival: JsonObject
-    gap: JsonObject
+    stratified: list[Stratum]
+    balanced: list[Balanced]
+    survival: Survival
+    gap: GapSummary
     perm: PermutationAxis | None = None
     sensitivity: Sensitivity
-    relation: JsonObject | None = None
+    relation: RelationSummary | None = None
     robustness: Robustness
     erasure: list[ErasureCheck]
-    erasure_geometry: JsonObject | None
+    erasure_geometry: ErasureGeometry | None
     stress: list[ErasureCheck]
     coverage: list[Coverage]
     benchmark: JsonObject
-    noise: JsonObject
+    noise: RunNoise | Missing
     warnings: list[str]
     bootstrap: BootstrapPlan
 

@@ -9,7 +9,9 @@ declared ones. ``from_dict`` checks the version and rebuilds every declared fiel
 reporting a bad file as one :class:`~vlaudit.errors.InputError` line naming the file and the field path
 (``runs[2].credit.value``).
 
-"Not computable" is ``None`` (a record says why in a ``reason`` field), never NaN: a JSON file is strict JSON.
+"Not computable" is :class:`~vlaudit.results.missing.Missing` (``{"missing": reason}``) in a field typed
+``float | Missing``, never NaN (a JSON file is strict JSON); an older file's ``null`` there reads as
+``Missing(UNRECORDED)``. Some older records still hold ``None`` beside a ``reason`` field.
 
 A file written before results were versioned has no ``schema_version``; it reads as version 1 (the first
 versioned shape added the key and changed nothing else). A version newer than the type's is refused: its
@@ -29,8 +31,11 @@ from pathlib import Path
 from typing import ClassVar, Literal, TypeVar, Union
 
 from vlaudit.errors import InputError
+from vlaudit.results.missing import Missing
 
 SCHEMA_VERSION_KEY = "schema_version"
+#: the reason a ``null`` of a file written before its field said why reads as
+UNRECORDED = "not computed; no reason recorded (an older file)"
 
 #: any JSON value (what an open-ended section of a result holds: provenance, a producer's extra keys)
 JsonValue = Union[str, int, float, bool, None, list["JsonValue"], dict[str, "JsonValue"]]  # noqa: UP007
@@ -244,6 +249,9 @@ def _decode(value: object, hint: object, path: str | Path, name: str) -> object:
         args = typing.get_args(hint)
         if value is None and type(None) in args:
             return None
+        if value is None and Missing in args:
+            # a file written before the field said why it was not computed: read it, saying so
+            return Missing(UNRECORDED)
         errors: list[InputError] = []
         for arg in (a for a in args if a is not type(None)):
             try:

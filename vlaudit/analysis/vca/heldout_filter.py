@@ -28,7 +28,7 @@ For each held-out model h, every filter is built from the *other* models (refere
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,12 +38,16 @@ from vlaudit.analysis.vca.scored_runs import RunScores, run_info
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
-from vlaudit.settings import (
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
-    CONFIDENCE_LEVEL,
-    FILTER_COVERAGES,
-    FILTER_PRIMARY_COVERAGE,
+from vlaudit.results.missing import known
+from vlaudit.results.vca import VcaFilterResult
+from vlaudit.results.vca_filter import (
+    FilterDataset,
+    FilterRow,
+    FilterSettings,
+    HeldOutRow,
+    JaccardRow,
+    PanelDifference,
+    Selection,
 )
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.clusters import GROUP_UNIT
@@ -54,18 +58,6 @@ PANEL_NAMES = {"shortcut": "Shortcut Score", "visnec": "VisNec-style", "confiden
                "vca": "VCA panel", "prob_gap": "Direct prob-gap avg"}
 RANK_NORMALIZED = ("confidence", "vca")
 METRICS = ("acc", "blind_gap", "visual_gain", "dep")
-
-
-@dataclass(frozen=True)
-class FilterSettings:
-    """Options of ``vlaudit vca filter`` (the paper's: 25/50/75% coverage, 50% primary, 5,000 resamples)."""
-
-    coverages: tuple[float, ...] = FILTER_COVERAGES
-    primary: float = FILTER_PRIMARY_COVERAGE
-    n_resamples: int = BOOTSTRAP_RESAMPLES
-    seed: int = BOOTSTRAP_SEED
-    level: float = CONFIDENCE_LEVEL
-    controls: tuple[str, ...] = support.DEFAULT_CONTROLS
 
 
 @dataclass
@@ -146,11 +138,15 @@ def held_out_metrics(table: ModelTable, items: np.ndarray) -> dict[str, float]:
     return {"acc": acc, "blind_gap": acc_t - 0.5, "visual_gain": acc - acc_t, "dep": float(table.dep[items].mean())}
 
 
-def _macro(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
-    return {k: float(np.mean([r[k] for r in rows])) for k in METRICS}
+def _macro(rows: Sequence[FilterRow] | Sequence[dict[str, float]], coverage: float, panel: str) -> FilterRow:
+    """The unweighted mean over held-out models of each metric (§16)."""
+    def mean(key: str) -> float:
+        return float(np.mean([r[key] if isinstance(r, dict) else getattr(r, key) for r in rows]))
+
+    return FilterRow(coverage=coverage, panel=panel, held_out="macro", **{k: mean(k) for k in METRICS})
 
 
-def filter_dataset(scores: Sequence[RunScores], settings: FilterSettings) -> dict[str, Any]:
+def filter_dataset(scores: Sequence[RunScores], settings: FilterSettings) -> FilterDataset:
     """Leave-one-model-out filtering of one dataset's runs (see the module docstring)."""
     if len(scores) < 2:
         raise InputError(f"dataset {scores[0].run.dataset!r} has one model; leave-one-model-out filtering needs "
@@ -159,9 +155,9 @@ def filter_dataset(scores: Sequence[RunScores], settings: FilterSettings) -> dic
     group_keys, codes = np.unique(group_labels.astype(str), return_inverse=True)
     n_groups = group_keys.size
     coverages = sorted(set(settings.coverages) | {settings.primary})
-    rows = [{"coverage": 100.0, "panel": "Full benchmark", "held_out": "macro"}
-            | _macro([held_out_metrics(t, np.ones(item_ids.size, dtype=bool)) for t in tables])]
-    per_held: list[dict[str, Any]] = []
+    rows = [_macro([held_out_metrics(t, np.ones(item_ids.size, dtype=bool)) for t in tables], 100.0,
+                   "Full benchmark")]
+    per_held: list[HeldOutRow] = []
     kept: dict[tuple[str, float, str], np.ndarray] = {}
     for h, table in enumerate(tables):
         refs = [t for k, t in enumerate(tables) if k != h]
@@ -170,34 +166,38 @@ def filter_dataset(scores: Sequence[RunScores], settings: FilterSettings) -> dic
             for panel in PANELS:
                 mask = select(group_scores[panel], group_keys, cov)
                 kept[(table.model, cov, panel)] = mask
-                per_held.append({"coverage": cov, "panel": PANEL_NAMES[panel], "held_out": table.model,
-                                 "groups": int(mask.sum()), "items": int(mask[codes].sum())}
-                                | held_out_metrics(table, mask[codes]))
+                per_held.append(HeldOutRow(coverage=cov, panel=PANEL_NAMES[panel], held_out=table.model,
+                                           groups=int(mask.sum()), items=int(mask[codes].sum()),
+                                           **held_out_metrics(table, mask[codes])))
     for cov in coverages:
         for panel in PANELS:
-            sub = [r for r in per_held if r["coverage"] == cov and r["panel"] == PANEL_NAMES[panel]]
-            rows.append({"coverage": cov, "panel": PANEL_NAMES[panel], "held_out": "macro"} | _macro(sub))
+            sub = [r for r in per_held if r.coverage == cov and r.panel == PANEL_NAMES[panel]]
+            rows.append(_macro(sub, cov, PANEL_NAMES[panel]))
     overlaps = []
     for cov in coverages:
         for other in PANELS:
             if other == "vca":
                 continue
             values = [jaccard(kept[(t.model, cov, "vca")], kept[(t.model, cov, other)]) for t in tables]
-            overlaps.append({"coverage": cov, "panel": PANEL_NAMES[other], "jaccard_with_vca": float(np.mean(values)),
-                             "per_held_out": {t.model: v for t, v in zip(tables, values, strict=True)}})
-    return {"dataset": scores[0].run.dataset, "models": [t.model for t in tables],
-            "splits": sorted({x for s in scores for x in run_info(s)["splits"]}), "items": int(item_ids.size),
-            "groups": int(n_groups), "items_not_shared": int(dropped), "rows": rows, "per_held_out": per_held,
-            "jaccard": overlaps, "bootstrap": bootstrap_differences(tables, codes, n_groups, kept, settings),
-            "selections": [{"held_out": m, "coverage": c, "panel": PANEL_NAMES[p],
-                            "groups": [str(g)[2:] if str(g)[:2] in ("g:", "i:") else str(g) for g in group_keys[mask]]}
-                           for (m, c, p), mask in kept.items()]}
+            overlaps.append(JaccardRow(cov, PANEL_NAMES[other], float(np.mean(values)),
+                                       {t.model: v for t, v in zip(tables, values, strict=True)}))
+    primary = {r.panel: r for r in rows if r.coverage == settings.primary}
+    return FilterDataset(
+        dataset=scores[0].run.dataset, models=[t.model for t in tables],
+        splits=sorted({x for s in scores for x in run_info(s)["splits"]}), items=int(item_ids.size),
+        groups=int(n_groups), items_not_shared=int(dropped), rows=rows, per_held_out=per_held, jaccard=overlaps,
+        bootstrap=bootstrap_differences(tables, codes, n_groups, kept, primary, settings),
+        selections=[Selection(m, c, PANEL_NAMES[p],
+                              [str(g)[2:] if str(g)[:2] in ("g:", "i:") else str(g) for g in group_keys[mask]])
+                    for (m, c, p), mask in kept.items()])
 
 
 def bootstrap_differences(tables: Sequence[ModelTable], codes: np.ndarray, n_groups: int,
-                          kept: dict[tuple[str, float, str], np.ndarray], settings: FilterSettings) -> list[dict]:
+                          kept: dict[tuple[str, float, str], np.ndarray], primary: Mapping[str, FilterRow],
+                          settings: FilterSettings) -> list[PanelDifference]:
     """Relation-group bootstrap of macro VCA − other panel at the primary coverage (Acc, Blind Gap, Visual
-    Gain), one plan shared by every model and panel so the differences are paired."""
+    Gain), one plan shared by every model and panel so the differences are paired; the point differences
+    from the ``primary`` coverage's macro rows (by panel name)."""
     plan = ClusterBootstrap.draw(n_groups, n_resamples=settings.n_resamples, seed=settings.seed)
     samples: dict[str, dict[str, np.ndarray]] = {}
     for panel in PANELS:
@@ -215,30 +215,25 @@ def bootstrap_differences(tables: Sequence[ModelTable], codes: np.ndarray, n_gro
             macro = np.nanmean(np.stack(per_model), axis=0)
         samples[panel] = {"acc": macro[:, 0], "blind_gap": macro[:, 1], "visual_gain": macro[:, 2]}
     out = []
+    vca = primary[PANEL_NAMES["vca"]]
     for other in PANELS:
         if other == "vca":
             continue
-        row: dict[str, Any] = {"coverage": settings.primary, "contrast": f"VCA − {PANEL_NAMES[other]}",
-                               "unit": GROUP_UNIT, "n_clusters": n_groups}
+        figures: dict[str, Any] = {}
         for metric in ("acc", "blind_gap", "visual_gain"):
             diff = samples["vca"][metric] - samples[other][metric]
             lo, hi = percentile_intervals(diff, settings.level)[0]
-            row[f"{metric}_lo"], row[f"{metric}_hi"] = float(lo), float(hi)
-        out.append(row)
+            figures |= {metric: getattr(vca, metric) - getattr(primary[PANEL_NAMES[other]], metric),
+                        f"{metric}_lo": known(lo, "no resample keeps an item"),
+                        f"{metric}_hi": known(hi, "no resample keeps an item")}
+        out.append(PanelDifference(coverage=settings.primary, contrast=f"VCA − {PANEL_NAMES[other]}", **figures,
+                                   unit=GROUP_UNIT, n_clusters=n_groups))
     return out
 
 
-def compute_filter(scores: Sequence[RunScores], settings: FilterSettings | None = None) -> dict[str, Any]:
+def compute_filter(scores: Sequence[RunScores], settings: FilterSettings | None = None) -> VcaFilterResult:
     """``filter.json``: one leave-one-model-out filtering result per dataset (datasets never pooled)."""
     settings = settings or FilterSettings()
     datasets = sorted({s.run.dataset for s in scores})
-    results = [filter_dataset([s for s in scores if s.run.dataset == d], settings) for d in datasets]
-    for res in results:
-        # point differences at the primary coverage beside their intervals
-        macro = {r["panel"]: r for r in res["rows"] if r["coverage"] == settings.primary and r["held_out"] == "macro"}
-        for row in res["bootstrap"]:
-            other = row["contrast"].split(" − ", 1)[1]
-            for metric in ("acc", "blind_gap", "visual_gain"):
-                row[metric] = macro[PANEL_NAMES["vca"]][metric] - macro[other][metric]
-    return {"datasets": results, "settings": {k: (list(v) if isinstance(v, tuple) else v)
-                                              for k, v in settings.__dict__.items()}}
+    return VcaFilterResult(datasets=[filter_dataset([s for s in scores if s.run.dataset == d], settings)
+                                     for d in datasets], settings=settings)

@@ -27,11 +27,14 @@ validity only; they never change the label-free VCA definition.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from vlaudit.analysis.vca.scored_runs import fit_predict, relation_axis, within_model_ranks
+from vlaudit.analysis.vca.scored_runs import fit_predict, outcome_reason, relation_axis, within_model_ranks
+from vlaudit.results.missing import Missing, known
+from vlaudit.results.vca_validity import IncrementalRow
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, weighted_auroc
 
@@ -85,17 +88,19 @@ def leave_one_edit_out(features: np.ndarray, target: np.ndarray, edit_ids: np.nd
 
 
 def increment(edits: Mapping[str, np.ndarray], target: str, mask: np.ndarray, *, ridge: float, kind: str,
-              n_resamples: int, seed: int, level: float, added: str = "gap") -> dict[str, Any]:
+              n_resamples: int, seed: int, level: float, analysis: str, target_name: str,
+              added: str = "gap") -> IncrementalRow:
     """One row: edits/records, baseline and augmented held-out AUROC, Δ with its edit-id interval, per-model Δ."""
     y = np.asarray(edits[target], dtype=bool)[mask]
     edit_ids = edits["edit_id"][mask].astype(str)
     models = edits["model"][mask].astype(str)
     n_edits = int(len(set(edit_ids.tolist())))
-    row: dict[str, Any] = {"added": ADDED[added], "edits": n_edits, "records": int(mask.sum()),
-                           "base_rate": float(y.mean()) if y.size else None, "unit": "edit", "n_clusters": n_edits}
+    head = IncrementalRow(analysis, target_name, ADDED[added], n_edits, int(mask.sum()),
+                          *(Missing("no records"),) * 6, unit="edit", n_clusters=n_edits)
     if y.size == 0 or y.all() or not y.any():
-        return row | {"baseline": None, "augmented": None, "delta": None, "delta_lo": None, "delta_hi": None,
-                      "reason": "no records" if y.size == 0 else "the target has one class"}
+        gone = Missing(outcome_reason(y))
+        return replace(head, base_rate=float(y.mean()) if y.size else gone, baseline=gone, augmented=gone,
+                       delta=gone, delta_lo=gone, delta_hi=gone)
     base_x, aug_x = design(edits, mask, kind, added=added)
     p_base = leave_one_edit_out(base_x, y, edit_ids, ridge)
     p_aug = leave_one_edit_out(aug_x, y, edit_ids, ridge)
@@ -103,52 +108,55 @@ def increment(edits: Mapping[str, np.ndarray], target: str, mask: np.ndarray, *,
     plan = ClusterBootstrap.draw(y.size, clusters=edit_ids, n_resamples=n_resamples, seed=seed)
     w = plan.counts[:, plan.codes]
     lo, hi = percentile_intervals(weighted_auroc(p_aug, y, w) - weighted_auroc(p_base, y, w), level)[0]
-    per_model = {m: auroc(p_aug[models == m], y[models == m]) - auroc(p_base[models == m], y[models == m])
+    per_model = {m: known(auroc(p_aug[models == m], y[models == m]) - auroc(p_base[models == m], y[models == m]),
+                          outcome_reason(y[models == m]))
                  for m in sorted(set(models.tolist()))}
-    return row | {"baseline": a_base, "augmented": a_aug, "delta": a_aug - a_base, "delta_lo": float(lo),
-                  "delta_hi": float(hi), "reason": None, "per_model_delta": per_model}
+    return replace(head, base_rate=float(y.mean()), baseline=float(a_base), augmented=float(a_aug),
+                   delta=float(a_aug - a_base),
+                   delta_lo=known(lo, "no finite resample"), delta_hi=known(hi, "no finite resample"),
+                   per_model_delta=per_model)
 
 
-def incremental_rows(edits: Mapping[str, np.ndarray], settings: Any) -> list[dict[str, Any]]:
+def incremental_rows(edits: Mapping[str, np.ndarray], settings: Any) -> list[IncrementalRow]:
     """The §15 "Edit-grouped incremental control" table and its sensitivity rows."""
     if not len(edits["model"]):
         return []
-    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level}
+    kw: dict[str, Any] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level}
     every = np.ones(len(edits["model"]), dtype=bool)
     rows = []
     for name, target, mask in (("Flip+visibility", "flip_vis", every), ("Strict composite", "strict", every),
                                ("Flip given orig. pair", "flip_vis", np.asarray(edits["rel_o"], dtype=bool))):
-        rows.append({"analysis": "primary", "target": name} | increment(
-            edits, target, mask, ridge=settings.ridge, kind="confidence", **kw))
+        rows.append(increment(edits, target, mask, ridge=settings.ridge, kind="confidence", analysis="primary",
+                              target_name=name, **kw))
     rows.append(pair_d_increment(edits, settings))
+
+    def flip(analysis: str, mask: np.ndarray, ridge: float = settings.ridge, kind: str = "confidence") -> None:
+        rows.append(increment(edits, "flip_vis", mask, ridge=ridge, kind=kind, analysis=analysis,
+                              target_name="Flip+visibility", **kw))
+
     for ridge in settings.ridges:
         if ridge != settings.ridge:
-            rows.append({"analysis": f"ridge {ridge:g}", "target": "Flip+visibility"} | increment(
-                edits, "flip_vis", every, ridge=ridge, kind="confidence", **kw))
-    rows.append({"analysis": "signed-margin rank", "target": "Flip+visibility"} | increment(
-        edits, "flip_vis", every, ridge=settings.ridge, kind="signed", **kw))
+            flip(f"ridge {ridge:g}", every, ridge)
+    flip("signed-margin rank", every, kind="signed")
     models = edits["model"].astype(str)
     if len(set(models.tolist())) > 2:
         for model in sorted(set(models.tolist())):
-            rows.append({"analysis": f"without {model}", "target": "Flip+visibility"} | increment(
-                edits, "flip_vis", models != model, ridge=settings.ridge, kind="confidence", **kw))
+            flip(f"without {model}", models != model)
     axes = np.array([relation_axis(r) for r in edits["relation"]])
     for axis in ("horizontal", "vertical"):
         if (axes == axis).any():
-            rows.append({"analysis": axis, "target": "Flip+visibility"} | increment(
-                edits, "flip_vis", axes == axis, ridge=settings.ridge, kind="confidence", **kw))
+            flip(axis, axes == axis)
     return rows
 
 
-def pair_d_increment(edits: Mapping[str, np.ndarray], settings: Any) -> dict[str, Any]:
+def pair_d_increment(edits: Mapping[str, np.ndarray], settings: Any) -> IncrementalRow:
     """§15's adjusted Pair D increment: Rel_o records, flip+visibility, baseline + Pair D (module docstring)."""
-    head = {"analysis": PAIR_D_ANALYSIS, "target": "Flip+visibility"}
     rel_o = np.asarray(edits["rel_o"], dtype=bool)
     if "pair_d" not in edits:
-        return head | {"added": ADDED["pair_d"], "edits": int(len(set(edits["edit_id"][rel_o].tolist()))),
-                       "records": int(rel_o.sum()), "base_rate": None, "baseline": None, "augmented": None,
-                       "delta": None, "delta_lo": None, "delta_hi": None,
-                       "reason": "the edit outcomes have no pair_d (or joint) column"}
-    return head | increment(edits, "flip_vis", rel_o, ridge=settings.ridge, kind="confidence",
-                            n_resamples=settings.n_resamples, seed=settings.seed, level=settings.level,
-                            added="pair_d")
+        gone = Missing("the edit outcomes have no pair_d (or joint) column")
+        n_edits = int(len(set(edits["edit_id"][rel_o].tolist())))
+        return IncrementalRow(PAIR_D_ANALYSIS, "Flip+visibility", ADDED["pair_d"], n_edits, int(rel_o.sum()),
+                              *(gone,) * 6, unit="edit", n_clusters=n_edits)
+    return increment(edits, "flip_vis", rel_o, ridge=settings.ridge, kind="confidence",
+                     n_resamples=settings.n_resamples, seed=settings.seed, level=settings.level,
+                     analysis=PAIR_D_ANALYSIS, target_name="Flip+visibility", added="pair_d")

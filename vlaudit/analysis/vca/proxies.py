@@ -29,6 +29,21 @@ import numpy as np
 from vlaudit.analysis.vca.scored_runs import RunScores, has_context, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
+from vlaudit.results.missing import Missing, known
+from vlaudit.results.vca import VcaProxiesResult
+from vlaudit.results.vca_proxies import (
+    AggregationRow,
+    ControlSetRow,
+    ControlSetRun,
+    ControlSetStability,
+    FamilyRow,
+    ModelRanking,
+    ProxyAggregate,
+    ProxyRow,
+    TargetAuroc,
+)
+from vlaudit.results.vca_validity import Figure, RankingRow
+from vlaudit.results.versioned import JsonObject
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.stats.clusters import GROUP_UNIT
 
@@ -79,11 +94,12 @@ def signal_values(s: RunScores, name: str) -> np.ndarray | None:
 
 
 def external_auroc(values: Mapping[tuple[str, str], np.ndarray], scores: Sequence[RunScores],
-                   edits: Mapping[str, np.ndarray] | None, settings: ProxySettings,
-                   targets: Sequence[str] = ("strict", "flip_vis")) -> list[dict[str, Any]]:
+                   edits: Mapping[str, np.ndarray] | None, settings: ProxySettings, signal: str,
+                   targets: Sequence[str] = ("strict", "flip_vis")) -> list[ProxyRow]:
     """Macro-within-model AUROC/AUPRC of per-item ``values`` (keyed by (model, dataset)) for SRC per grouped
     dataset and the Swap targets; items with a NaN value are left out (n per model in ``per_model``)."""
-    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level, "pooled": False}
+    kw = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level, "pooled": False,
+          "make": RankingRow}
     out = []
     for dataset in sorted({s.run.dataset for s in scores}):
         parts = []
@@ -95,7 +111,7 @@ def external_auroc(values: Mapping[tuple[str, str], np.ndarray], scores: Sequenc
             ok = ~np.isnan(v)
             parts.append((s.run.model, v[ok], src["rel_o"][ok], src["group_id"][ok].astype(str)))
         if parts:
-            out.append(_summary(f"SRC {dataset}", parts, kw))
+            out.append(_summary(signal, f"SRC {dataset}", parts, kw))
     if edits is not None and len(edits["model"]):
         index = {(s.run.model, s.run.dataset): s.index() for s in scores}
         v = np.array([values[(m, d)][index[(m, d)][i]] if (m, d) in values else np.nan for m, d, i in zip(
@@ -104,60 +120,64 @@ def external_auroc(values: Mapping[tuple[str, str], np.ndarray], scores: Sequenc
         for target in targets:
             parts = [(m, v[ok & (edits["model"] == m)], edits[target][ok & (edits["model"] == m)],
                       edits["edit_id"][ok & (edits["model"] == m)]) for m in sorted(set(edits["model"][ok]))]
-            out.append(_summary(f"Swap {target}", parts, kw))
+            out.append(_summary(signal, f"Swap {target}", parts, kw))
     return out
 
 
-def _summary(check: str, parts: Sequence[tuple], kw: Mapping[str, Any]) -> dict[str, Any]:
+def _summary(signal: str, check: str, parts: Sequence[tuple], kw: Mapping[str, Any]) -> ProxyRow:
     if not parts:
-        return {"check": check, "auroc": None, "auprc": None, "n": 0}
+        gone = Missing("no record has the signal")
+        return ProxyRow(signal, check, 0, gone, gone, gone, gone)
     cat = [np.concatenate([p[k] for p in parts]) for k in (1, 2, 3)]
     models = np.concatenate([[p[0]] * len(p[1]) for p in parts])
     rows = ranking_rows(cat[0], cat[1], models, cat[2], **kw, unit=GROUP_UNIT if check.startswith("SRC") else "edit")
     macro = rows[-1]
-    return {"check": check, "n": int(cat[0].size), "unit": macro["unit"], "n_clusters": macro["n_clusters"],
-            "auroc": macro["auroc"], "auroc_lo": macro["auroc_lo"],
-            "auroc_hi": macro["auroc_hi"], "auprc": macro["auprc"],
-            "per_model": {r["model"]: {"n": r["n"], "auroc": r["auroc"], "auprc": r["auprc"]} for r in rows[:-1]}}
+    return ProxyRow(signal, check, int(cat[0].size), macro.auroc, macro.auprc, macro.auroc_lo, macro.auroc_hi,
+                    {r.model: ModelRanking(r.n, r.auroc, r.auprc) for r in rows[:-1]}, macro.unit, macro.n_clusters)
 
 
 def proxy_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None,
-               settings: ProxySettings) -> list[dict[str, Any]]:
+               settings: ProxySettings) -> list[ProxyRow]:
     """The §18 proxy comparison: one row per (signal, check)."""
     rows = []
     for name in SIGNALS:
         values = {(s.run.model, s.run.dataset): v for s in scores if (v := signal_values(s, name)) is not None}
         if not values:
-            rows.append({"signal": name, "check": "unavailable", "n": 0, "auroc": None, "auprc": None})
+            contexts, labels, _ = SIGNALS[name]
+            gone = Missing(f"no run has {' + '.join((*contexts, 'labels') if labels else contexts)}")
+            rows.append(ProxyRow(name, "unavailable", 0, gone, gone, gone, gone))
             continue
-        rows += [{"signal": name} | r for r in external_auroc(values, scores, edits, settings)]
+        rows += external_auroc(values, scores, edits, settings, name)
     return rows
 
 
-def aggregate_rows(scores: Sequence[RunScores]) -> list[dict[str, Any]]:
+def aggregate_rows(scores: Sequence[RunScores]) -> list[ProxyAggregate]:
     """Per run: accuracy, Perceptual Score (on the items with a mismatch margin) and Visual Dependence."""
     rows = []
     for s in scores:
         run, labels = s.run, s.run.labels
-        row: dict[str, Any] = {"model": run.model, "dataset": run.dataset, "n": run.n,
-                               "acc": None if s.events.correct is None else float(s.events.correct.mean()),
-                               "perceptual_score": None, "n_perceptual": 0, "visual_dependence": None}
+        no_labels = Missing("no labels")
+        perceptual: Figure = no_labels if labels is None else Missing("no mismatch context")
+        n_perceptual = 0
         ps = signal_values(s, "Perceptual Score")
         if ps is not None:
             ok = ~np.isnan(ps)
-            row |= {"perceptual_score": float(ps[ok].mean()), "n_perceptual": int(ok.sum())}
+            perceptual, n_perceptual = float(ps[ok].mean()), int(ok.sum())
+        vd: Figure = no_labels if labels is None else Missing("no text or blank context")
+        n_vd = 0
         nulls = [c for c in ("text", "blank") if c in run.margins]
         if labels is not None and nulls:
             have = has_context(run, *nulls)
             m = {c: run.margins[c][have] for c in ("original", *nulls)}
-            row |= {"visual_dependence": proxies.visual_dependence(m, labels[have], nulls),
-                    "n_visual_dependence": int(have.sum())}
-        rows.append(row)
+            vd = known(proxies.visual_dependence(m, labels[have], nulls), "no item answered correctly")
+            n_vd = int(have.sum())
+        acc = no_labels if s.events.correct is None else float(s.events.correct.mean())
+        rows.append(ProxyAggregate(run.model, run.dataset, run.n, acc, perceptual, n_perceptual, vd, n_vd))
     return rows
 
 
 def aggregation_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None,
-                     settings: ProxySettings) -> list[dict[str, Any]]:
+                     settings: ProxySettings) -> list[AggregationRow]:
     """Control-aggregation variants against the headline gap, summarized over runs (VCA §18)."""
     variants: dict[str, dict[tuple[str, str], np.ndarray]] = {k: {} for k in VARIANT_NAMES}
     per_run: dict[str, list[dict[str, Any]]] = {k: [] for k in VARIANT_NAMES}
@@ -175,14 +195,14 @@ def aggregation_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray
             continue
         agree = [r["agreement"] for r in per_run[key]]
         rhos = [r["spearman"] for r in per_run[key] if not np.isnan(r["spearman"])]
-        external = {r["check"]: r for r in external_auroc(variants[key], scores, edits, settings, ("flip_vis",))}
-        rows.append({"variant": name, "runs": len(agree), "mean_agreement": float(np.mean(agree)),
-                     "min_agreement": float(np.min(agree)), "spearman": float(np.mean(rhos)) if rhos else None}
-                    | {f"{check}_auroc": r["auroc"] for check, r in external.items()})
+        external = external_auroc(variants[key], scores, edits, settings, name, ("flip_vis",))
+        rows.append(AggregationRow(name, len(agree), float(np.mean(agree)), float(np.min(agree)),
+                                   float(np.mean(rhos)) if rhos else Missing("every run's gaps are constant"),
+                                   [TargetAuroc(r.check, r.auroc) for r in external]))
     return rows
 
 
-def control_set_stability(scores: Sequence[RunScores], settings: ProxySettings) -> dict[str, Any]:
+def control_set_stability(scores: Sequence[RunScores], settings: ProxySettings) -> ControlSetStability:
     """Micro-pooled Dep/C-U stability across the alternate control sets (the first set is the reference),
     over the records that have every context of the sets available in all labelled runs (the others are
     listed in ``unavailable_sets``)."""
@@ -190,12 +210,11 @@ def control_set_stability(scores: Sequence[RunScores], settings: ProxySettings) 
     sets = [cs for cs in settings.control_sets if labelled and all(c in s.run.margins for s in labelled for c in cs)]
     unavailable = ["+".join(cs) for cs in settings.control_sets if cs not in sets]
     if not sets:
-        return {"n": 0, "sets": [], "per_run": [], "unavailable_sets": unavailable,
-                "note": "no control set has its contexts in every labelled run"}
+        return _no_stability(unavailable, "no control set has its contexts in every labelled run")
     needed = sorted({c for cs in sets for c in cs})
     deps: list[list[np.ndarray]] = [[] for _ in sets]
     cus: list[list[np.ndarray]] = [[] for _ in sets]
-    per_run: list[dict[str, Any]] = []
+    per_run: list[ControlSetRun] = []
     for s in scores:
         if s.events.correct is None:
             continue
@@ -211,31 +230,38 @@ def control_set_stability(scores: Sequence[RunScores], settings: ProxySettings) 
             cus[k].append(run_cu[k])
         stable = np.all([d == run_dep[0] for d in run_dep], axis=0)
         inter = np.all(run_cu, axis=0)
-        per_run.append({"model": s.run.model, "dataset": s.run.dataset, "n": int(have.sum()),
-                        "stable": float(stable.mean()),
-                        "cu_retention": float(inter.sum() / run_cu[0].sum()) if run_cu[0].any() else None})
+        per_run.append(ControlSetRun(s.run.model, s.run.dataset, int(have.sum()), float(stable.mean()),
+                                     float(inter.sum() / run_cu[0].sum()) if run_cu[0].any()
+                                     else Missing("no headline C-U item")))
     if not per_run:
-        return {"n": 0, "sets": [], "per_run": [], "unavailable_sets": unavailable,
-                "note": f"no labelled record has every context of {needed}"}
+        return _no_stability(unavailable, f"no labelled record has every context of {needed}")
     dep = [np.concatenate(d) for d in deps]
     cu = [np.concatenate(c) for c in cus]
-    n = int(dep[0].size)
-    rows = [{"control_set": "+".join(cs), "credit": float(dep[k].mean()), "cu": float(cu[k].mean()),
-             "agreement": robustness.agreement(dep[0], dep[k]), "cu_jaccard": jaccard(cu[0], cu[k])}
+    rows = [ControlSetRow("+".join(cs), float(dep[k].mean()), float(cu[k].mean()),
+                          known(robustness.agreement(dep[0], dep[k]), "no records"),
+                          known(jaccard(cu[0], cu[k]), "no C-U item under either set"))
             for k, cs in enumerate(sets)]
     stable = np.all([d == dep[0] for d in dep], axis=0)
     inter, union = np.all(cu, axis=0), np.any(cu, axis=0)
-    retention = [r["cu_retention"] for r in per_run if r["cu_retention"] is not None]
-    return {"n": n, "sets": rows, "per_run": per_run, "unavailable_sets": unavailable, "stable": float(stable.mean()), "stable_n": int(stable.sum()),
-            "cu_intersection": int(inter.sum()), "cu_union": int(union.sum()),
-            "cu_intersection_share": float(inter.mean()), "cu_union_share": float(union.mean()),
-            "headline_cu": int(cu[0].sum()),
-            "headline_cu_retained": float(inter.sum() / cu[0].sum()) if cu[0].any() else None,
-            "stable_range": [min(r["stable"] for r in per_run), max(r["stable"] for r in per_run)],
-            "cu_retention_range": [min(retention), max(retention)] if retention else None}
+    retention = [r.cu_retention for r in per_run if isinstance(r.cu_retention, float)]
+    no_cu = Missing("no headline C-U item")
+    return ControlSetStability(
+        n=int(dep[0].size), sets=rows, per_run=per_run, unavailable_sets=unavailable, stable=float(stable.mean()),
+        stable_n=int(stable.sum()), cu_intersection=int(inter.sum()), cu_union=int(union.sum()),
+        cu_intersection_share=float(inter.mean()), cu_union_share=float(union.mean()), headline_cu=int(cu[0].sum()),
+        headline_cu_retained=float(inter.sum() / cu[0].sum()) if cu[0].any() else no_cu,
+        stable_range=(min(r.stable for r in per_run), max(r.stable for r in per_run)),
+        cu_retention_range=(min(retention), max(retention)) if retention else no_cu)
 
 
-def family_rows(scores: Sequence[RunScores], meta: Mapping[str, str] | None) -> list[dict[str, Any]]:
+def _no_stability(unavailable: list[str], reason: str) -> ControlSetStability:
+    gone = Missing(reason)
+    return ControlSetStability(n=0, sets=[], per_run=[], unavailable_sets=unavailable, stable=gone, stable_n=0,
+                               cu_intersection=0, cu_union=0, cu_intersection_share=gone, cu_union_share=gone,
+                               headline_cu=0, headline_cu_retained=gone, stable_range=gone, cu_retention_range=gone)
+
+
+def family_rows(scores: Sequence[RunScores], meta: Mapping[str, str] | None) -> list[FamilyRow]:
     """Table 19 layout: per (model, dataset, family) n, Acc, Dep, D-CC, C-U, strict and mean G_img."""
     rows = []
     for s in scores:
@@ -250,21 +276,21 @@ def family_rows(scores: Sequence[RunScores], meta: Mapping[str, str] | None) -> 
             mask = families == family
             rates = support.decomposition(s.events.dep[mask], None if s.events.correct is None
                                           else s.events.correct[mask])
-            rows.append({"model": run.model, "dataset": run.dataset, "family": family, "n": int(mask.sum())}
-                        | {k: rates[k] for k in ("acc", "dep", "dcc", "cu")}
-                        | {"strict": float(s.events.strict[mask].mean()),
-                           "mean_gap": float(s.events.gap[mask].mean())})
+            acc, dcc, cu = (known(rates[k], "no labels") for k in ("acc", "dcc", "cu"))
+            rows.append(FamilyRow(run.model, run.dataset, family, int(mask.sum()), acc, float(s.events.dep[mask].mean()),
+                                  dcc, cu, float(s.events.strict[mask].mean()), float(s.events.gap[mask].mean())))
     return rows
 
 
 def compute_proxies(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None,
-                    settings: ProxySettings | None = None, meta: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """``proxies.json``: every §18 table."""
+                    settings: ProxySettings | None = None, meta: Mapping[str, str] | None = None) -> VcaProxiesResult:
+    """``proxies.json``: every §18 table; the settings and the runs as the result's extra keys."""
     settings = settings or ProxySettings()
-    return {"proxies": proxy_rows(scores, edits, settings), "aggregates": aggregate_rows(scores),
-            "aggregation": aggregation_rows(scores, edits, settings),
-            "control_sets": control_set_stability(scores, settings), "families": family_rows(scores, meta),
-            "settings": {"controls": list(settings.controls), "n_resamples": settings.n_resamples,
-                         "seed": settings.seed, "level": settings.level,
-                         "control_sets": ["+".join(cs) for cs in settings.control_sets]},
-            "runs": [run_info(s) for s in scores]}
+    extra: JsonObject = {"settings": {"controls": list(settings.controls), "n_resamples": settings.n_resamples,
+                                      "seed": settings.seed, "level": settings.level,
+                                      "control_sets": ["+".join(cs) for cs in settings.control_sets]},
+                         "runs": [run_info(s) for s in scores]}
+    return VcaProxiesResult(proxies=proxy_rows(scores, edits, settings), aggregates=aggregate_rows(scores),
+                            aggregation=aggregation_rows(scores, edits, settings),
+                            control_sets=control_set_stability(scores, settings), families=family_rows(scores, meta),
+                            extra=extra)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from vlaudit.analysis.vca import axes as vca_axes
-from vlaudit.analysis.vca import choice_run, report_rows
+from vlaudit.analysis.vca import choice_run, report_rows, run_sections
 from vlaudit.analysis.vca.benchmark import add_leakage, benchmark_figures, check_base_llms, is_text_only
 from vlaudit.analysis.vca.events import ReportSettings as ReportSettings
 from vlaudit.analysis.vca.events import RunEvents as RunEvents
@@ -39,17 +39,29 @@ from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.analysis.vca.units import run_unit
 from vlaudit.errors import InputError
-from vlaudit.metrics.vca import choice, permutation, relation, robustness, support
+from vlaudit.metrics.vca import choice, permutation, relation, support
 from vlaudit.results.vca import VcaReportResult
-from vlaudit.results.vca_audit import AuditSettings, MacroAverage, RunAudit, interval, rate
-from vlaudit.results.versioned import Interval, JsonObject, record_from_dict, to_json
+from vlaudit.results.vca_audit import (
+    AuditSettings,
+    BootstrapPlan,
+    HeadlineIntervals,
+    MacroAverage,
+    Robustness,
+    RunAudit,
+    Taxonomy,
+    TieCounts,
+    interval,
+    rate,
+)
+from vlaudit.results.vca_run_sections import InterfaceCheck
+from vlaudit.results.versioned import Interval, JsonObject, to_json
 from vlaudit.settings import TIE_TOL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.sources.noise_floor import NoiseFloor
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.clusters import small_sample_warning
 from vlaudit.stats.intervals import wilson_interval
-from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
+from vlaudit.stats.ranking import macro_average
 
 GROUP_RATES = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
 
@@ -70,7 +82,7 @@ class VcaReport:
         return self.result.runs
 
     @property
-    def interfaces(self) -> list[JsonObject]:
+    def interfaces(self) -> list[InterfaceCheck]:
         """The cross-interface checks per (model, dataset)."""
         return self.result.interfaces
 
@@ -245,79 +257,59 @@ def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
 def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | None = None,
                   text_llms: Sequence[MarginRun] = ()) -> RunAudit:
     """The audit of one run (fractions in [0, 1]; an axis the run lacks is None; schema:
-    :class:`vlaudit.results.vca_audit.RunAudit`); ``floor``: its measured noise floor; ``text_llms``: the
-    text-only runs of which ``settings.base_llms`` names the one that gives MMStar's leakage."""
+    :class:`vlaudit.results.vca_audit.RunAudit`, each section constructed where it is computed); ``floor``:
+    its measured noise floor; ``text_llms``: the text-only runs of which ``settings.base_llms`` names the one
+    that gives MMStar's leakage."""
     run, controls = ev.run, settings.controls
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)
-    out: dict[str, Any] = {
-        "model": run.model, "dataset": run.dataset, "interface": run.interface, "n": run.n,
-        "n_total": ev.n_total, "n_excluded": ev.n_total - run.n,
-        "excluded_items": sorted({i for ids in ev.excluded.values() for i in ids}),
-        "labelled": ev.correct is not None, "contexts": list(run.contexts), "controls": list(controls),
-        **{k: rates[k] for k in ("acc", "dep", "dcc", "cu", "wrong_dep")},
-        "strict": float(ev.strict.mean()),
-        "ties": {"tol": TIE_TOL, **ev.ties},
-        "ci": {k: _ci(cis, k) for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict")},
-    }
     n_dep = int(ev.dep.sum())
-    taxonomy = {"correct_dep": rates["dcc"], "correct_nodep": rates["cu"], "wrong_dep": rates["wrong_dep"],
-                "wrong_nodep": rates["wrong_nodep"], "credited_precision": rates["credited_precision"],
-                "ci_credited_precision": _ci(cis, "credited_precision"), "wilson_credited_precision": None}
+    wilson = None
     if ev.correct is not None:
-        taxonomy["wilson_credited_precision"] = interval(
-            wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
-    out["taxonomy"] = taxonomy
+        wilson = interval(wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
+    taxonomy = Taxonomy(correct_dep=rate(rates["dcc"]), correct_nodep=rate(rates["cu"]),
+                        wrong_dep=rate(rates["wrong_dep"]), wrong_nodep=rate(rates["wrong_nodep"]),
+                        credited_precision=rate(rates["credited_precision"]),
+                        ci_credited_precision=_ci(cis, "credited_precision"), wilson_credited_precision=wilson)
     if run.choices is not None:
         strata = choice_run.letter_strata_of(run.choices, ev.dep, ev.correct, ev.strict)
         balanced = choice.balanced_letters
     else:
         strata = support.stratified(ev.direction, ev.dep, ev.correct, ev.strict, run.labels)
         balanced = support.balanced
-    out["stratified"] = strata
-    out["balanced"] = {by: balanced(s) for by, s in strata.items()} if ev.correct is not None else {}
-    survival: dict[str, Any] = support.decision_survival(run.margins, ev.dep, controls)
-    survival["wilson"] = {k: list(wilson_interval(int(round(v * n_dep)), n_dep, settings.level))
-                          for k, v in survival.items() if k.endswith("_same") and n_dep}
-    out["survival"] = survival
-    out["gap"] = support.gap_summary(ev.gap)
-    out |= vca_axes.mismatch_axes(ev, cis)
-    if ev.groups is not None:
-        rel: dict[str, Any] = relation.relation_summary(ev.groups) | {"groups_excluded": ev.groups_excluded}
-        rel["ci_g_int_mean"] = _ci(cis, "g_int_mean")
-        rel["ci"] = {k: _ci(cis, k) for k in GROUP_RATES}
-        # how well the true statement's G_img ranks Rel_o: an internal check of the ranking statistics (§15
-        # metrics), not the paper's external SRC/Swap targets, which need edited images
-        true_gap, rel_o = ev.gap[ev.groups.true_index], ev.groups.rel["original"]
-        rel["gap_ranks_rel_o"] = {"auroc": auroc(true_gap, rel_o), "auprc": auprc(true_gap, rel_o),
-                                  "high_minus_low": high_minus_low(true_gap, rel_o),
-                                  "base_rate": float(rel_o.mean())}
-        out["relation"] = rel
-    out["robustness"] = run_robustness(ev, settings)
-    out["erasure"] = vca_axes.erasure_rows(ev)
-    out["erasure_geometry"] = vca_axes.erasure_geometry(ev)
-    out["stress"] = vca_axes.erasure_rows(ev, vca_axes.STRESS)
-    out["coverage"] = vca_axes.coverage_rows(ev, settings)
-    out["benchmark"] = benchmark_figures(ev)
-    add_leakage(out["benchmark"], run, text_llms, dict(settings.base_llms))
-    out["noise"] = noise_summary(run, ev.gap, ev.dep, ev.correct, floor)
+    perm, sensitivity = vca_axes.mismatch_axes(ev, cis)
+    rel = None if ev.groups is None else run_sections.relation_groups(ev.groups, ev.gap, ev.groups_excluded, {
+        k: _ci(cis, k) for k in GROUP_RATES})
+    figures = benchmark_figures(ev)
+    add_leakage(figures, run, text_llms, dict(settings.base_llms))
+    geometry = vca_axes.erasure_geometry(ev)
     unit = run_unit(run, settings.cluster)
-    small = small_sample_warning(unit.n_clusters, unit.unit, run.name)
-    out["warnings"] = list(ev.warnings)
-    out["bootstrap"] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
-                        "cluster": unit.source, "unit": unit.unit, "n_clusters": unit.n_clusters,
-                        "small_sample": small}
-    out.setdefault("perm", None)
-    out.setdefault("relation", None)
-    # the metric functions return plain rows; the record checks every leaf and holds None for NaN
-    return record_from_dict(RunAudit, to_json(out), path=run.source or run.name, name=run.name)
+    return RunAudit(
+        model=run.model, dataset=run.dataset, interface=run.interface, n=run.n, n_total=ev.n_total,
+        n_excluded=ev.n_total - run.n, excluded_items=sorted({i for ids in ev.excluded.values() for i in ids}),
+        labelled=ev.correct is not None, contexts=list(run.contexts), controls=list(controls),
+        acc=rate(rates["acc"]), dep=rate(rates["dep"]), dcc=rate(rates["dcc"]), cu=rate(rates["cu"]),
+        wrong_dep=rate(rates["wrong_dep"]), strict=rate(float(ev.strict.mean())),
+        ties=TieCounts(tol=TIE_TOL, **ev.ties),
+        ci=HeadlineIntervals(**{k: _ci(cis, k) for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict")}),
+        taxonomy=taxonomy, stratified=run_sections.strata(strata),
+        balanced=run_sections.balanced(strata, balanced) if ev.correct is not None else [],
+        survival=run_sections.survival(run.margins, ev.dep, controls, settings.level),
+        gap=run_sections.gap_distribution(ev.gap), perm=perm, sensitivity=sensitivity, relation=rel,
+        robustness=Robustness(control_sets=vca_axes.control_set_rows(ev, settings),
+                              aggregation=vca_axes.aggregation_rows(ev, settings)),
+        erasure=vca_axes.erasure_rows(ev), erasure_geometry=geometry,
+        stress=vca_axes.erasure_rows(ev, vca_axes.STRESS), coverage=vca_axes.coverage_rows(ev, settings),
+        benchmark=_json_object(figures), noise=noise_summary(run, ev.gap, ev.dep, ev.correct, floor),
+        warnings=list(ev.warnings),
+        bootstrap=BootstrapPlan(n_resamples=settings.n_resamples, seed=settings.seed, level=settings.level,
+                                cluster=unit.source, unit=unit.unit, n_clusters=unit.n_clusters,
+                                small_sample=small_sample_warning(unit.n_clusters, unit.unit, run.name)))
 
 
-def run_robustness(ev: RunEvents, settings: ReportSettings) -> dict[str, list[dict[str, Any]]]:
-    """Alternate control sets and control-aggregation variants against the headline gap (VCA §18)."""
-    variants = [{"variant": name} | robustness.compare_gaps(ev.gap, gap, ev.correct)
-                for name, gap in robustness.aggregation_gaps(ev.run.margins, settings.controls).items()]
-    return {"control_sets": vca_axes.control_set_rows(ev, settings), "aggregation": variants}
+def _json_object(section: Mapping[str, Any]) -> JsonObject:
+    """A section still held as JSON (``benchmark``): NaN as None."""
+    return typing.cast(JsonObject, to_json(section))
 
 
 def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:
@@ -351,7 +343,7 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
                          f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
     summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key), text_llms) for ev in events]
-    interfaces = [typing.cast(JsonObject, to_json(row)) for row in vca_axes.interface_checks(events, settings)]
+    interfaces = vca_axes.interface_checks(events, settings)
     result = VcaReportResult(
         runs=summaries, interfaces=interfaces, macro=macro_rows(summaries),
         settings=AuditSettings(controls=list(settings.controls), n_resamples=settings.n_resamples,

@@ -15,9 +15,9 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import sklearn
@@ -26,6 +26,8 @@ from sklearn.linear_model import LogisticRegression
 from vlaudit.analysis.vca.report import RunEvents, run_events
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import proxies, support
+from vlaudit.results.missing import known
+from vlaudit.results.vca_validity import Figure, RankingRow
 from vlaudit.settings import CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
@@ -200,13 +202,22 @@ def relation_axis(relation: object) -> str:
     return "horizontal" if text in HORIZONTAL else "vertical" if text in VERTICAL else "other"
 
 
-def _ci_fields(name: str, point: float, samples: np.ndarray, level: float) -> dict[str, float]:
+def _ci_fields(name: str, point: float, samples: np.ndarray, level: float, reason: str) -> dict[str, Figure]:
     lo, hi = percentile_intervals(samples, level)[0]
-    return {name: point, f"{name}_lo": float(lo), f"{name}_hi": float(hi)}
+    return {name: known(point, reason), f"{name}_lo": known(lo, reason), f"{name}_hi": known(hi, reason)}
+
+
+def outcome_reason(target: np.ndarray) -> str:
+    """Why a ranking metric of a boolean outcome is not computable on these records."""
+    if target.size == 0:
+        return "no records"
+    return "one outcome class" if target.all() or not target.any() else "not defined on these records"
 
 
 METRICS = (("auroc", auroc, weighted_auroc), ("auprc", auprc, weighted_auprc),
            ("hl", high_minus_low, weighted_high_minus_low))
+
+Row = TypeVar("Row", bound=RankingRow)
 
 
 def unit_fields(unit: str, clusters: np.ndarray | Sequence[object], mask: np.ndarray | None = None
@@ -218,10 +229,11 @@ def unit_fields(unit: str, clusters: np.ndarray | Sequence[object], mask: np.nda
 
 def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clusters: np.ndarray, *,
                  n_resamples: int, seed: int, level: float = CONFIDENCE_LEVEL, pooled: bool = True,
-                 hl_resamples: int | None = None, unit: str = "cluster") -> list[dict[str, Any]]:
+                 hl_resamples: int | None = None, unit: str = "cluster", make: Callable[..., Row]) -> list[Row]:
     """AUROC, AUPRC and H–L of ``scores`` for the boolean ``target`` per model, macro over models and (with
     ``pooled``) rank-pooled, each with a percentile interval from one cluster bootstrap (``clusters``: relation
-    pairs for SRC, edit ids for Swap; a drawn cluster brings the records of every model, §19). Every row
+    pairs for SRC, edit ids for Swap; a drawn cluster brings the records of every model, §19). ``make`` builds
+    each row: :class:`RankingRow`, or a subclass given its other fields by ``functools.partial``. Every row
     names the resampling ``unit`` and its ``n_clusters`` (the clusters its records fall in).
 
     ``hl_resamples``: the H–L intervals' own number of resamples (VCA §19: "semantic H–L intervals use
@@ -236,34 +248,36 @@ def ranking_rows(scores: np.ndarray, target: np.ndarray, models: np.ndarray, clu
         weights_of[count] = plan.counts[:, plan.codes]
     metric_weights = {name: weights_of[hl_resamples or n_resamples if name == "hl" else n_resamples]
                       for name, _, _ in METRICS}
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
+    base_rates: list[float] = []
     per_model: dict[str, list[tuple[float, np.ndarray]]] = {name: [] for name, _, _ in METRICS}
     for model in sorted(set(models.tolist())):
         mask = models == model
-        row: dict[str, Any] = {"model": model, "n": int(mask.sum()), "base_rate": float(target[mask].mean()),
-                               **unit_fields(unit, clusters, mask)}
+        figures: dict[str, Figure] = {}
         for name, point, weighted in METRICS:
             samples = weighted(scores[mask], target[mask], metric_weights[name][:, mask])
             per_model[name].append((point(scores[mask], target[mask]), samples))
-            row |= _ci_fields(name, per_model[name][-1][0], samples, level)
-        rows.append(row)
+            figures |= _ci_fields(name, per_model[name][-1][0], samples, level, outcome_reason(target[mask]))
+        base_rates.append(float(target[mask].mean()))
+        rows.append(make(model=model, n=int(mask.sum()), base_rate=base_rates[-1], **figures,
+                         **unit_fields(unit, clusters, mask)))
     # the macro base rate averages the per-model base rates, like every macro metric (SRC macro 53.01, §15)
-    macro: dict[str, Any] = {"model": f"Macro ({len(rows)} models)", "n": int(scores.size),
-                             "base_rate": float(np.mean([r["base_rate"] for r in rows])),
-                             **unit_fields(unit, clusters)}
+    figures = {}
     for name, _, _ in METRICS:
         points = [p for p, _ in per_model[name] if not np.isnan(p)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a resample where every model is NaN
             samples = np.nanmean(np.stack([s for _, s in per_model[name]]), axis=0)
-        macro |= _ci_fields(name, float(np.mean(points)) if points else float("nan"), samples, level)
-    rows.append(macro)
+        figures |= _ci_fields(name, float(np.mean(points)) if points else float("nan"), samples, level,
+                              "no model where it is defined")
+    rows.append(make(model=f"Macro ({len(rows)} models)", n=int(scores.size), base_rate=float(np.mean(base_rates)),
+                     **figures, **unit_fields(unit, clusters)))
     if pooled and len(per_model["auroc"]) > 1:
         ranks = within_model_ranks(scores, models)
-        row = {"model": "Rank-pooled", "n": int(scores.size), "base_rate": float(target.mean()),
-               **unit_fields(unit, clusters)}
+        figures = {}
         for name, point, weighted in METRICS:
-            row |= _ci_fields(name, point(ranks, target), weighted(ranks, target, metric_weights[name]), level)
-        rows.append(row)
+            figures |= _ci_fields(name, point(ranks, target), weighted(ranks, target, metric_weights[name]), level,
+                                  outcome_reason(target))
+        rows.append(make(model="Rank-pooled", n=int(scores.size), base_rate=float(target.mean()), **figures,
+                         **unit_fields(unit, clusters)))
     return rows
-

@@ -25,7 +25,8 @@ Every AUROC is computed within model; macro rows average models with equal weigh
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -35,12 +36,24 @@ from vlaudit.analysis.vca.incremental import incremental_rows
 from vlaudit.analysis.vca.scored_runs import (
     RunScores,
     fit_predict,
+    outcome_reason,
     ranking_rows,
     run_info,
     src_records,
     unit_fields,
 )
 from vlaudit.metrics.vca import support
+from vlaudit.results.missing import Missing, known
+from vlaudit.results.vca import VcaValidityResult
+from vlaudit.results.vca_validity import (
+    Discordance,
+    DiscordanceRun,
+    Figure,
+    QuadrantRow,
+    SharedMarginRow,
+    StandaloneRow,
+)
+from vlaudit.results.versioned import JsonObject
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HL_RESAMPLES
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.clusters import GROUP_UNIT
@@ -67,16 +80,15 @@ class ValiditySettings:
 
 
 def standalone_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None,
-                    settings: ValiditySettings) -> list[dict[str, Any]]:
+                    settings: ValiditySettings) -> list[StandaloneRow]:
     """The "Standalone predictive validity" table: SRC per dataset with groups, Swap strict and flip+vis."""
-    rows: list[dict[str, Any]] = []
+    rows: list[StandaloneRow] = []
     kw: dict[str, Any] = {"n_resamples": settings.n_resamples, "seed": settings.seed, "level": settings.level,
                           "hl_resamples": settings.hl_resamples}
     if edits is not None and len(edits["model"]):
         for check, target in (("Swap strict", "strict"), ("Swap flip+vis.", "flip_vis")):
-            rows += [{"check": check, "dataset": str(edits["dataset"][0])} | r
-                     for r in ranking_rows(edits["gap"], edits[target], edits["model"], edits["edit_id"], **kw,
-                                           unit="edit")]
+            rows += ranking_rows(edits["gap"], edits[target], edits["model"], edits["edit_id"], **kw, unit="edit",
+                                 make=partial(StandaloneRow, check=check, dataset=str(edits["dataset"][0])))
     for dataset in sorted({s.run.dataset for s in scores}):
         src = [(s.run.model, r) for s in scores
                if s.run.dataset == dataset and (r := src_records(s)) is not None]
@@ -84,13 +96,13 @@ def standalone_rows(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray]
             continue
         cat = {k: np.concatenate([r[k] for _, r in src]) for k in ("gap", "rel_o", "group_id")}
         models = np.concatenate([[m] * len(r["gap"]) for m, r in src])
-        rows += [{"check": "SRC", "dataset": dataset} | r for r in ranking_rows(
-            cat["gap"], cat["rel_o"], models, cat["group_id"].astype(str), **kw, unit=GROUP_UNIT)]
+        rows += ranking_rows(cat["gap"], cat["rel_o"], models, cat["group_id"].astype(str), **kw, unit=GROUP_UNIT,
+                             make=partial(StandaloneRow, check="SRC", dataset=dataset))
     return rows
 
 
-def _rate(values: np.ndarray) -> float | None:
-    return float(np.mean(values)) if len(values) else None
+def _rate(values: np.ndarray, reason: str = "no records") -> Figure:
+    return float(np.mean(values)) if len(values) else Missing(reason)
 
 
 def confidence_high(confidence: np.ndarray) -> np.ndarray:
@@ -102,11 +114,11 @@ def confidence_high(confidence: np.ndarray) -> np.ndarray:
     return confidence >= np.median(confidence)
 
 
-def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None) -> dict[str, Any]:
+def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None) -> Discordance:
     """Confidence (median split within run) × Dep quadrants, pooled over runs, with joined edit outcomes."""
     quadrant_of: dict[tuple[str, str, str], str] = {}
     records = []
-    per_run: list[dict[str, Any]] = []
+    per_run: list[DiscordanceRun] = []
     for s in scores:
         high = confidence_high(s.confidence)
         dep = s.events.dep
@@ -115,10 +127,9 @@ def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | N
             quadrant_of[(s.run.model, s.run.dataset, str(item))] = str(q)
         correct = s.events.correct
         records.append((names, correct))
-        per_run.append({"model": s.run.model, "dataset": s.run.dataset, "n": s.run.n,
-                        "n_high": int(high.sum()), "n_low": int((~high).sum()),
-                        "median_confidence": float(np.median(s.confidence))}
-                       | {q: float((names == q).mean()) for q in QUADRANTS})
+        shares = [float((names == q).mean()) for q in QUADRANTS]
+        per_run.append(DiscordanceRun(s.run.model, s.run.dataset, s.run.n, int(high.sum()), int((~high).sum()),
+                                      float(np.median(s.confidence)), *shares))
     names = np.concatenate([n for n, _ in records])
     labelled = all(c is not None for _, c in records)
     correct = np.concatenate([c for _, c in records]) if labelled else None
@@ -129,18 +140,17 @@ def discordance(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | N
     rows = []
     for q in QUADRANTS:
         mask = names == q
-        row: dict[str, Any] = {"quadrant": q, "n": int(mask.sum()), "share": float(mask.mean()),
-                               "acc": _rate(correct[mask]) if correct is not None else None}
+        acc = _rate(correct[mask], "no record in the quadrant") if correct is not None else Missing("no labels")
+        row = QuadrantRow(q, int(mask.sum()), float(mask.mean()), acc)
         if swap_q is not None and edits is not None:
             sel = swap_q == q
-            row |= {"swap_n": int(sel.sum()), "flip_vis": _rate(edits["flip_vis"][sel]),
-                    "strict": _rate(edits["strict"][sel])}
+            row = replace(row, swap_n=int(sel.sum()), flip_vis=_rate(edits["flip_vis"][sel], "no edit"),
+                          strict=_rate(edits["strict"][sel], "no edit"))
         rows.append(row)
-    hcu = [r[QUADRANTS[1]] for r in per_run]
-    n_high = sum(r["n_high"] for r in per_run)
-    return {"rows": rows, "per_run": per_run, "n": int(names.size), "n_high": n_high,
-            "n_low": int(names.size) - n_high, "split_rule": "high = confidence >= median within run",
-            "high_conf_uncredited_range": [float(min(hcu)), float(max(hcu))]}
+    hcu = [r.high_uncredited for r in per_run]
+    n_high = sum(r.n_high for r in per_run)
+    return Discordance(rows, per_run, int(names.size), n_high, int(names.size) - n_high,
+                       "high = confidence >= median within run", (float(min(hcu)), float(max(hcu))))
 
 
 def conditional_auroc(scores: np.ndarray, target: np.ndarray, condition: np.ndarray, bins: int) -> float:
@@ -173,9 +183,9 @@ def repeated_oof(features: np.ndarray, target: np.ndarray, *, folds: int, repeat
     return out
 
 
-def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) -> list[dict[str, Any]]:
+def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) -> list[SharedMarginRow]:
     """The "Direct shared-margin control" table per dataset with groups: rows Rel_o and false-only."""
-    rows = []
+    rows: list[SharedMarginRow] = []
     for dataset in sorted({s.run.dataset for s in scores}):
         src = [(s.run.model, r) for s in scores
                if s.run.dataset == dataset and (r := src_records(s)) is not None]
@@ -187,61 +197,72 @@ def shared_margin_rows(scores: Sequence[RunScores], settings: ValiditySettings) 
         weights = plan.counts[:, plan.codes]
         offsets = np.cumsum([0] + [len(r["gap"]) for _, r in src])
         for target_name in ("rel_o", "false_only"):
-            per_model: list[dict[str, Any]] = []
+            per_model: list[SharedMarginRow] = []
             deltas: list[np.ndarray] = []
             for k, (model, r) in enumerate(src):
                 mask = np.ones(len(r["gap"]), dtype=bool) if target_name == "rel_o" else r["true_accepted"]
                 y, gap, margin = r["rel_o"][mask], r["gap"][mask], r["true_margin"][mask]
                 w = weights[:, offsets[k]:offsets[k + 1]][:, mask]
-                row = {"model": model, "n": int(mask.sum()), "base_rate": _rate(y),
-                       **unit_fields(GROUP_UNIT, clusters[offsets[k]:offsets[k + 1]], mask),
-                       "true_margin_auroc": auroc(margin, y), "gap_auroc": auroc(gap, y),
-                       "conditional_gap_auroc": conditional_auroc(gap, y, margin, settings.bins)}
+                why = outcome_reason(np.asarray(y, dtype=bool))
+                cv: dict[str, Any] = dict.fromkeys(CV_FIGURES, Missing(f"{why}: a class has fewer than two records"))
                 kw: dict[str, Any] = {"folds": settings.folds, "repeats": settings.repeats,
                                       "seed": settings.seed, "ridge": settings.ridge}
                 base = repeated_oof(margin[:, None], y, **kw)
                 aug = repeated_oof(np.column_stack([margin, gap]), y, **kw)
-                if base is None or aug is None:
-                    row |= {"cv_base_auroc": None, "cv_aug_auroc": None, "cv_delta": None}
-                else:
+                if base is not None and aug is not None:
                     a_base = np.mean([auroc(p, y) for p in base])
                     a_aug = np.mean([auroc(p, y) for p in aug])
-                    row |= {"cv_base_auroc": float(a_base), "cv_aug_auroc": float(a_aug),
-                            "cv_delta": float(a_aug - a_base)}
                     samples = np.mean([weighted_auroc(pa, y, w) - weighted_auroc(pb, y, w)
                                        for pa, pb in zip(aug, base, strict=True)], axis=0)
                     lo, hi = percentile_intervals(samples, settings.level)[0]
-                    row |= {"cv_delta_lo": float(lo), "cv_delta_hi": float(hi)}
+                    cv = {"cv_base_auroc": known(float(a_base), why), "cv_aug_auroc": known(float(a_aug), why),
+                          "cv_delta": known(float(a_aug - a_base), why), "cv_delta_lo": known(lo, why),
+                          "cv_delta_hi": known(hi, why)}
                     deltas.append(samples)
-                per_model.append(row)
-            base_rates = [r["base_rate"] for r in per_model if r["base_rate"] is not None]
-            macro = {"model": f"Macro ({len(per_model)} models)", "n": sum(r["n"] for r in per_model),
-                     "base_rate": float(np.mean(base_rates)) if base_rates else None,
-                     **unit_fields(GROUP_UNIT, clusters)}
-            for key in ("true_margin_auroc", "gap_auroc", "conditional_gap_auroc", "cv_base_auroc",
-                        "cv_aug_auroc", "cv_delta"):
-                values = [r[key] for r in per_model if r.get(key) is not None and not np.isnan(r[key])]
-                macro[key] = float(np.mean(values)) if values else None
-            if deltas:
-                lo, hi = percentile_intervals(np.nanmean(np.stack(deltas), axis=0), settings.level)[0]
-                macro |= {"cv_delta_lo": float(lo), "cv_delta_hi": float(hi)}
-            rows += [{"dataset": dataset, "target": target_name} | r for r in (*per_model, macro)]
+                per_model.append(SharedMarginRow(
+                    dataset, target_name, model, int(mask.sum()), _rate(y), known(auroc(margin, y), why),
+                    known(auroc(gap, y), why), known(conditional_auroc(gap, y, margin, settings.bins),
+                                                     "no true-margin bin holds both outcomes"), **cv,
+                    **unit_fields(GROUP_UNIT, clusters[offsets[k]:offsets[k + 1]], mask)))
+            rows += [*per_model, _macro(dataset, target_name, per_model, deltas, settings.level,
+                                        unit_fields(GROUP_UNIT, clusters)["n_clusters"])]
     return rows
 
 
+CV_FIGURES = ("cv_base_auroc", "cv_aug_auroc", "cv_delta", "cv_delta_lo", "cv_delta_hi")
+
+
+def _macro(dataset: str, target: str, per_model: Sequence[SharedMarginRow], deltas: Sequence[np.ndarray],
+           level: float, n_clusters: int) -> SharedMarginRow:
+    """The unweighted mean over models of each figure (over the models where it is computed, §19)."""
+    def mean(key: str) -> Figure:
+        values = [v for r in per_model if isinstance(v := getattr(r, key), float) and not np.isnan(v)]
+        return float(np.mean(values)) if values else Missing("no model where it is computed")
+
+    interval: tuple[Figure, Figure] = (Missing("no model where it is computed"),) * 2
+    if deltas:
+        lo, hi = percentile_intervals(np.nanmean(np.stack(deltas), axis=0), level)[0]
+        interval = (known(lo, "no finite resample"), known(hi, "no finite resample"))
+    return SharedMarginRow(dataset, target, f"Macro ({len(per_model)} models)", sum(r.n for r in per_model),
+                           mean("base_rate"), mean("true_margin_auroc"), mean("gap_auroc"),
+                           mean("conditional_gap_auroc"), mean("cv_base_auroc"), mean("cv_aug_auroc"),
+                           mean("cv_delta"), *interval, GROUP_UNIT, n_clusters)
+
+
 def compute_validity(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray] | None,
-                     settings: ValiditySettings | None = None) -> dict[str, Any]:
-    """Every §15 table over the runs' scores and (optionally) the joined edit outcomes."""
+                     settings: ValiditySettings | None = None) -> VcaValidityResult:
+    """Every §15 table over the runs' scores and (optionally) the joined edit outcomes; the settings, the runs
+    and the edits joined as the result's extra keys."""
     settings = settings or ValiditySettings()
-    out: dict[str, Any] = {
-        "standalone": standalone_rows(scores, edits, settings),
-        "discordance": discordance(scores, edits),
-        "shared_margin": shared_margin_rows(scores, settings),
-        "incremental": incremental_rows(edits, settings) if edits is not None else [],
+    extra: JsonObject = {
         "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()},
         "runs": [run_info(s) for s in scores],
     }
     if edits is not None:
-        out["edits"] = {"dataset": str(edits["dataset"][0]) if len(edits["model"]) else None,
-                        "records": int(len(edits["model"])), "edits": int(len(set(edits["edit_id"].tolist())))}
-    return out
+        extra["edits"] = {"dataset": str(edits["dataset"][0]) if len(edits["model"]) else None,
+                          "records": int(len(edits["model"])), "edits": int(len(set(edits["edit_id"].tolist())))}
+    return VcaValidityResult(
+        standalone=standalone_rows(scores, edits, settings), discordance=discordance(scores, edits),
+        shared_margin=shared_margin_rows(scores, settings),
+        incremental=incremental_rows(edits, settings) if edits is not None else [],
+        extra=extra)

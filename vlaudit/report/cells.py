@@ -1,0 +1,42 @@
+"""Typed records as the rows of a CSV table, a value that could not be computed written as its reason.
+
+A record's fields become columns (a nested record or mapping ``key.sub``, a list ``a;b``); a
+:class:`~vlaudit.results.missing.Missing` cell is its text ``— (reason)``, so the CSV says why a number is
+absent instead of leaving the cell blank. A column that holds such a text and numbers is written as text
+(numbers in Python's shortest round-trip form), since a CSV column has one type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from vlaudit.results.missing import Missing
+
+
+def _items(prefix: str, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, Missing):
+        return [(prefix, str(value))]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {str(f.metadata.get("json", f.name)): getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return [kv for sub, x in value.items() for kv in _items(f"{prefix}.{sub}" if prefix else str(sub), x)]
+    if isinstance(value, list | tuple):
+        return [(prefix, ";".join(str(x) for x in value))]
+    return [(prefix, value)]
+
+
+def csv_rows(rows: Sequence[object], **tags: Any) -> list[dict[str, Any]]:
+    """CSV rows of records (or mappings): ``tags`` first (``dataset="vsr"``), every row every column, a missing
+    value as ``— (reason)``; a column mixing such texts with numbers all text."""
+    flat = [dict(tags) | dict(_items("", row)) for row in rows]
+    columns = list(dict.fromkeys(k for row in flat for k in row))
+    out = [{k: row.get(k) for k in columns} for row in flat]
+    for key in columns:
+        values = [row[key] for row in out if row[key] is not None]
+        if any(isinstance(v, str) for v in values) and not all(isinstance(v, str) for v in values):
+            for row in out:
+                if row[key] is not None and not isinstance(row[key], str):
+                    row[key] = repr(row[key])
+    return out
