@@ -119,7 +119,7 @@ class MistralCommonBackend(TorchPerturbations, MistralGreedyGeneration, YesNoBac
         encoded = self.mistral.encode_chat_completion(self._request(question, interface, image, answer))
         return list(encoded.tokens), list(encoded.images), str(encoded.text)
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         """The serialized prompt; the image block is shown for a one-patch image (its size varies per image)."""
         key = (question, interface, with_image)
         if key not in self._prompts:

@@ -195,7 +195,7 @@ class EndpointBackend(YesNoBackendBase):
         turns: list[dict[str, Any]] = [{"role": "system", "content": self.system}] if self.system else []
         return [*turns, {"role": "user", "content": content}, {"role": "assistant", "content": answer}]
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         """The messages sent, as canonical JSON, the image's URL replaced by ``<image>``."""
         messages = self.messages(question, interface, _IMAGE_PLACEHOLDER if with_image else None)
         return json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

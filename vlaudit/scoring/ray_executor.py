@@ -100,7 +100,7 @@ class RemoteBackend(YesNoBackendBase):
         self.letter_ids = tuple(info.get("letter_ids", ()))
         self.refused_letters = dict(info.get("refused_letters", {}))
         self._describe = info["describe"]
-        self._prompts: dict[tuple[str, str, bool], str] = {}
+        self._prompts: dict[tuple[str, str, int], str] = {}
 
     def describe(self) -> dict[str, Any]:
         return self._describe
@@ -111,12 +111,13 @@ class RemoteBackend(YesNoBackendBase):
         self._describe = self._ray.get(self._actors[0].describe.remote())["describe"]
 
     def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None:
+        # no image, one, and each item's own count (an item with several images: one placeholder per image)
         queries = sorted({(item_question(item, interface), interface, with_image) for item in items
-                          for interface in interfaces for with_image in (True, False)})
+                          for interface in interfaces for with_image in {0, 1, len(item.images)}})
         rendered = self._ray.get(self._actors[0].prompts.remote(queries))
         self._prompts.update(zip(queries, rendered, strict=True))
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         key = (question, interface, with_image)
         if key not in self._prompts:
             self._prompts[key] = self._ray.get(self._actors[0].prompts.remote([key]))[0]
