@@ -141,8 +141,8 @@ def fitting_items(items: Sequence[BenchmarkItem], capacity: int, model: str, *, 
         raise refused
     kept = [item for item in items if len(item.images) <= capacity]
     first = next(item for item in items if len(item.images) > capacity)
-    message = (f"{len(items) - len(kept)} item(s) with several images left out (--skip-multi-image; e.g. "
-               f"{first.item_id}: {len(first.images)} images): {model} takes {capacity} per query")
+    message = (f"{len(items) - len(kept)} item(s) with several images left out (e.g. {first.item_id}: "
+               f"{len(first.images)} images): {model} takes {capacity} per query (--skip-multi-image)")
     if not kept:
         raise InputError(f"every item has several images; {message}", field="benchmark")
     warn(message)
