@@ -218,3 +218,31 @@ def test_a_dual_encoder_refuses_items_with_several_images(cli, mmmu: Path, one_e
     line = one_error_line(*cli("vca", "score-dual", "--model", "ref:tiny-open-clip", "--benchmark", mmmu,
                                "--images", mmmu.parent / "images", "--out", mmmu.parent / "dual"))
     assert "takes 1 image per query; 2 of 3 items have more" in line and "dual encoder" in line
+
+
+def test_a_served_model_gets_every_image_as_an_image_part_in_order(cli, mmmu: Path) -> None:
+    """``openai:``: the user turn holds one ``image_url`` part per image, in the item's order, and the log-probs
+    are the ones the (small, real) server planted for exactly those messages; the reversed item sends its
+    images reversed."""
+    import base64
+    import io
+
+    from endpoint_server import EndpointServer
+    from PIL import Image
+
+    srv = EndpointServer()
+    try:
+        code, _, err = _score(cli, f"openai:{srv.url}#tiny-qwen", mmmu, mmmu.parent / "run", "--contexts",
+                              "original,text")
+        assert code == 0, err
+        scored = pd.read_parquet(mmmu.parent / "run" / "margins.parquet").set_index(["item_id", "context"])
+        for item_id, sizes in ((f"mmmu-{IDS[0]}", [(4, 4), (6, 4), (12, 4)]),
+                               (f"mmmu-{IDS[1]}", [(12, 4), (6, 4), (4, 4)])):
+            (body,) = [b for b in srv.requests if len(b["messages"][-2]["content"]) == 4
+                       and [Image.open(io.BytesIO(base64.b64decode(part["image_url"]["url"].split(",")[1]))).size
+                            for part in b["messages"][-2]["content"][:3]] == sizes]
+            planted = srv.planted(body["messages"])
+            assert list(scored.loc[(item_id, "original"), "logp_options"]) == \
+                pytest.approx([planted[f" {letter}"] for letter in "ABC"])
+    finally:
+        srv.close()

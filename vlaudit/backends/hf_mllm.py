@@ -276,13 +276,13 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         supported = self.family in PREFIX_CACHE_FAMILIES
         per_image: dict[str, int] = {}
         for item in items:
-            if item.image is not None:
+            if len(item.images) == 1:  # several images are scored by full forwards (no shared prefix)
                 per_image[item.image] = per_image.get(item.image, 0) + 1
         prefix_tokens = suffix_tokens = 0
         if supported and per_image:
             store = ImageStore(images_dir)
             for item in items:
-                if item.image is None:
+                if len(item.images) != 1:
                     continue
                 try:
                     image, _ = store.load(item.image)

@@ -52,8 +52,10 @@ KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.catalogue:reference_kind"}
 
 
 # prefix -> "module:function" saying how many images one query of NAME may hold, known before its weights load
-# (from its config); a prefix without one takes a single image (ref:, vllm:, openai:)
-IMAGES_OF: dict[str, str] = {"hf": "vlaudit.backends.hf_mllm:max_images_of"}
+# (from its config; openai: by the chat format, the served model's limit is the server's); a prefix without one
+# takes a single image (ref:, vllm:)
+IMAGES_OF: dict[str, str] = {"hf": "vlaudit.backends.hf_mllm:max_images_of",
+                             "openai": "vlaudit.backends.openai_endpoint:max_images_of"}
 
 
 # prefix -> the options classes its loader takes (the first is the default); ref: by the kind of each NAME
@@ -116,7 +118,8 @@ def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
 
 def max_images_of(model: ModelRef) -> int:
     """How many images one query of ``model`` may hold, before its weights load: several for the ``hf:``
-    families of :data:`vlaudit.backends.base.MULTI_IMAGE_FAMILIES` (read from the config), one otherwise."""
+    families of :data:`vlaudit.backends.base.MULTI_IMAGE_FAMILIES` (read from the config) and ``openai:``
+    models, one otherwise."""
     parsed = parse_spec(model.spec)
     target = IMAGES_OF.get(parsed.prefix)
     return 1 if target is None else int(_resolve(target)(parsed.name, model.backend_options))

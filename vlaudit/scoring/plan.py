@@ -32,6 +32,7 @@ from vlaudit.scoring.cache import cache_key
 from vlaudit.sources.images import ImageFailure, ImageStore
 from vlaudit.sources.items import BenchmarkItem
 
+
 @dataclass(frozen=True)
 class Record:
     """One output row of the run: an (item, context, interface) and the unit that scores it."""

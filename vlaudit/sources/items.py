@@ -122,7 +122,7 @@ def item_images(item: BenchmarkItem) -> tuple[str, ...]:
     """The image paths of ``item`` in order (see :attr:`BenchmarkItem.images`)."""
     if item.image is None:
         return ()
-    listed = item.extra.get("images")
+    listed: Any = item.extra.get("images")
     values = listed.tolist() if hasattr(listed, "tolist") else listed  # a numpy array from a Parquet row
     if isinstance(values, (list, tuple)) and len(values) > 1 and all(isinstance(v, str) and v for v in values):
         return tuple(values)
