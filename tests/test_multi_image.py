@@ -246,3 +246,24 @@ def test_a_served_model_gets_every_image_as_an_image_part_in_order(cli, mmmu: Pa
                 pytest.approx([planted[f" {letter}"] for letter in "ABC"])
     finally:
         srv.close()
+
+
+@pytest.mark.parametrize(("model_type", "expected"), [("llava", 1), ("qwen2_vl", 7), ("gemma3", 7)])
+def test_an_hf_familys_image_count_is_read_from_its_config_alone(tmp_path: Path, model_type: str,
+                                                                  expected: int) -> None:
+    """Before any weights load: a folder holding only a config says how many images one query takes."""
+    from vlaudit.backends.registry import ModelRef, max_images_of
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": model_type}))
+    assert max_images_of(ModelRef(f"hf:{tmp_path}")) == expected
+
+
+@pytest.mark.parametrize("prefix", ["hf", "vllm"])
+def test_a_one_image_family_or_engine_is_refused_without_loading(cli, mmmu: Path, one_error_line, prefix: str) -> None:
+    """An ``hf:`` family that takes one image (LLaVA-1.5: a folder holding only its config, so loading it would
+    fail otherwise) and the ``vllm:`` engine are refused by name with the count, before anything loads."""
+    folder = mmmu.parent / "llava"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "llava"}))
+    line = one_error_line(*_score(cli, f"{prefix}:{folder}", mmmu, mmmu.parent / "run"))
+    assert f"{prefix}:{folder} takes 1 image per query; 2 of 3 items have more" in line

@@ -177,7 +177,7 @@ def _scored_fields(hit: Mapping[str, Any]) -> dict[str, Any]:
 
 #: the way out of :func:`too_many_images` for a yes/no run (``vca score``)
 SEVERAL_IMAGES_WAY_OUT = ("score them with a model that takes several (hf: Qwen-VL, LLaVA-OneVision, InternVL, "
-                          "Gemma 3) or leave them out with --skip-multi-image")
+                          "Gemma 3; openai:) or leave them out with --skip-multi-image")
 
 
 def too_many_images(items: Sequence[BenchmarkItem], capacity: int, model: str,
