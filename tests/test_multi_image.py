@@ -267,3 +267,15 @@ def test_a_one_image_family_or_engine_is_refused_without_loading(cli, mmmu: Path
     (folder / "config.json").write_text(json.dumps({"model_type": "llava"}))
     line = one_error_line(*_score(cli, f"{prefix}:{folder}", mmmu, mmmu.parent / "run"))
     assert f"{prefix}:{folder} takes 1 image per query; 2 of 3 items have more" in line
+
+
+def test_stability_of_a_skip_multi_image_run_resamples_only_what_it_scored(cli, mmmu: Path) -> None:
+    """``vca stability`` re-reads the ITEMS file: the items the run left out (``--skip-multi-image``) stay out,
+    rather than being shown their first image only."""
+    run = mmmu.parent / "run"
+    code, _, err = _score(cli, "ref:scene-mcq-mixture", mmmu, run, "--skip-multi-image", "--batch-size", "4")
+    assert code == 0, err
+    code, _, err = cli("vca", "stability", run, "--out", mmmu.parent / "stability", "--sample", "3")
+    assert code == 0, err
+    stability = json.loads((mmmu.parent / "stability" / "stability.json").read_text())
+    assert stability["sample"]["n_items"] == 1
