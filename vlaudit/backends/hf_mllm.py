@@ -13,6 +13,10 @@ Prompt tokens are masked, so the NLL of the one-token continuation is −log p(v
 verbalizers are read from the log-softmax at the last position of **one** forward pass;
 margin m = NLL(no) − NLL(yes).
 
+Several images (MMMU): the families of :data:`~vlaudit.backends.base.MULTI_IMAGE_FAMILIES` take an item's
+images in one user turn, one placeholder each, in order, before the question text (``max_images``); every other
+family takes one, and :func:`max_images_of` says which from the config alone, before any weights load.
+
 Speed: batched full forwards with left padding; for the Qwen-VL families the KV cache of the shared
 system+image prefix is computed once per image and reused for every question about it, with explicit mrope
 position ids (see :mod:`vlaudit.backends.hf_prefix_cache`); other families fall back to full forwards.
