@@ -279,3 +279,27 @@ def test_stability_of_a_skip_multi_image_run_resamples_only_what_it_scored(cli, 
     assert code == 0, err
     stability = json.loads((mmmu.parent / "stability" / "stability.json").read_text())
     assert stability["sample"]["n_items"] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["llava-onevision", "internvl", "gemma3", "qwen2.5-vl"])
+def test_every_multi_image_family_takes_the_images_of_one_query(tiny_model, family: str) -> None:
+    """The other families that take several images (tiny, built from config): three images make a longer
+    prompt than one, and a query of three scored in one batch with a one-image query gives what it gives
+    alone (each prompt is handed its own images)."""
+    import numpy as np
+    from PIL import Image
+
+    from vlaudit.backends.base import YesNoRequest
+    from vlaudit.backends.registry import load_backend
+
+    images = [Image.fromarray(np.random.default_rng(k).integers(0, 256, size=(32, 32 + 16 * k, 3), dtype=np.uint8))
+              for k in range(3)]
+    backend: Any = load_backend(f"hf:{tiny_model(family)}", interfaces=["yesno"])
+    assert backend.max_images == 7
+    question = "Is <image 1> left of <image 2>?"
+    several = YesNoRequest("several", question, images[0], more_images=tuple(images[1:]))
+    alone = backend.score([several])[0]
+    together, one = backend.score([several, YesNoRequest("one", question, images[1])])
+    assert together.margin == pytest.approx(alone.margin, abs=1e-5)
+    assert alone.n_prompt_tokens > one.n_prompt_tokens
