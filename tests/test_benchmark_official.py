@@ -461,9 +461,9 @@ def test_hallusionbench_aacc_facc_qacc_equal_vlmevalkit(cli, tmp_path) -> None:
 
 @pytest.mark.slow
 def test_mmmu_items_with_several_images_are_left_out_of_scoring_with_a_warning(cli, tmp_path) -> None:
-    """The reader keeps every MMMU image in order; ``vca score`` gives a model one image per query, so an item
-    with several is left out with a warning naming it (scoring ``image_1`` alone would ask another question),
-    and a benchmark of only such items is refused in one line."""
+    """The reader keeps every MMMU image in order; a planted model reads one image per query, so with
+    ``--skip-multi-image`` an item with several is left out with a warning naming it (scoring ``image_1`` alone
+    would ask another question; without the flag the run is refused, ``tests/test_multi_image.py``)."""
     columns: dict[str, Any] = {
         "id": (S, ["validation_Art_Theory_1", "validation_Art_Theory_2"]),
         "question": (S, ["<image 1> and <image 2>: which is older?", "<image 1>: which colour?"]),
@@ -476,7 +476,8 @@ def test_mmmu_items_with_several_images_are_left_out_of_scoring_with_a_warning(c
     items, _ = _items(cli, "mmmu", write_parquet(tmp_path / "mmmu_validation.parquet", columns), tmp_path)
     assert [len(i.extra["images"]) for i in items] == [2, 1]
     code, out, err = cli("vca", "score", "--model", "ref:scene-mcq-mixture", "--benchmark", tmp_path / "mmmu.jsonl",
-                         "--images", tmp_path / "images", "--out", tmp_path / "run", "--interface", "letter")
+                         "--images", tmp_path / "images", "--out", tmp_path / "run", "--interface", "letter",
+                         "--skip-multi-image")
     assert code == 0, err
     said = " ".join((out + err).split())
     assert "1 item(s) with several images left out (e.g. mmmu-validation_Art_Theory_1: 2 images)" in said

@@ -102,13 +102,13 @@ def test_the_report_prints_why_a_table_11_figure_is_missing(capsys, monkeypatch)
     """A benchmark whose items have RelE geometry but no IrrE view: the IrrE cells of VCA Table 11 say so in
     the console, the CSV row and the HTML report."""
     from vca_fixtures import SUPPORT_LABELS, SUPPORT_MARGINS, rows_from_arrays
-    from vlaudit.report.vca_files import geometry_rows
 
     from vlaudit.analysis.vca.events import ReportSettings
     from vlaudit.analysis.vca.report import run_events, summarize_run
     from vlaudit.report.html_data import VcaRun
     from vlaudit.report.html_sections import erasure_geometry_table
     from vlaudit.report.vca_console import print_geometry
+    from vlaudit.report.vca_files import geometry_rows
     from vlaudit.sources.margins import runs_from_rows
 
     monkeypatch.setenv("COLUMNS", "120")

@@ -149,3 +149,20 @@ def test_features_on_ray_equal_local_features(write_dual_dataset, local_ray, tmp
     assert remote.exit_code == 0, remote.output
     for name in ("images.parquet", "texts.parquet"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+
+def test_items_with_several_images_score_on_ray_as_locally(cli, tiny_model, local_ray, tmp_path) -> None:
+    """MMMU items with several images: the workers' model takes them (the planning stand-in says so), and the
+    margins are byte-identical to a local run's."""
+    from test_multi_image import mmmu_release
+
+    model = f"hf:{tiny_model('qwen2-vl')}"
+    code, _, err = cli("data", "items", "--format", "mmmu", mmmu_release(tmp_path), "--out", tmp_path / "mmmu.jsonl",
+                       "--images", tmp_path / "images")
+    assert code == 0, err
+    common = ["vca", "score", "--model", model, "--benchmark", tmp_path / "mmmu.jsonl", "--images",
+              tmp_path / "images", "--interface", "letter", "--contexts", "original,blank"]
+    assert cli(*common, "--out", tmp_path / "local")[0] == 0
+    code, _, err = cli(*common, "--out", tmp_path / "ray", "--executor", "ray", "--workers", "1")
+    assert code == 0, err
+    assert (tmp_path / "ray" / "margins.parquet").read_bytes() == (tmp_path / "local" / "margins.parquet").read_bytes()

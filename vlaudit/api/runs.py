@@ -16,9 +16,9 @@ from vlaudit.analysis.vca.choice_run import aligned_run
 from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.api.input_records import as_items
 from vlaudit.api.margins import Margins
-from vlaudit.backends.base import INTERFACES, FeatureBackend, YesNoBackend
+from vlaudit.backends.base import INTERFACES, FeatureBackend, YesNoBackend, images_per_query
 from vlaudit.backends.letters import LETTER_INTERFACE
-from vlaudit.backends.registry import BackendLoad, ModelRef, require_kind
+from vlaudit.backends.registry import BackendLoad, ModelRef, max_images_of, require_kind
 from vlaudit.backends.verbalizers import read_question_templates
 from vlaudit.builders.circular import circular_items
 from vlaudit.contexts.image_contexts import CONTEXTS
@@ -41,7 +41,7 @@ from vlaudit.scoring.mllm_cycle_scores import (
 from vlaudit.scoring.run_arguments import resolved_model_spec
 from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
-from vlaudit.scoring.runner import check_yes_no_items, run_scoring
+from vlaudit.scoring.runner import check_yes_no_items, run_scoring, too_many_images
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.items import BenchmarkItem, read_items
 from vlaudit.sources.margins import read_margins
@@ -86,7 +86,9 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
     if backend is None:
         require_kind(spec.model.spec, "yesno")
     templates = None if spec.template is None else read_question_templates(spec.template)
-    item_list = single_image_items(as_items(spec.benchmark), on_warning or _warn)
+    item_list = as_items(spec.benchmark)
+    item_list = fitting_items(item_list, _capacity(spec, item_list, backend), spec.model.spec,
+                              skip=spec.skip_multi_image, warn=on_warning or _warn)
     check_yes_no_items(item_list, spec.interfaces)
     if spec.circular:
         item_list = circular_items(item_list)
@@ -124,21 +126,36 @@ def no_answer_warnings(path: Path) -> list[str]:
     return [line for run in runs if (line := no_answer_warning(aligned_run(run))) is not None]
 
 
-def single_image_items(items: Sequence[BenchmarkItem], warn: Callable[[str], None]) -> list[BenchmarkItem]:
-    """The items a yes/no backend can be given whole: an item with several images (MMMU's ``image_1`` …
-    ``image_7``, in ``extra["images"]``) is left out with a warning — every backend here takes one image per
-    query, and scoring the first image alone would ask another question than the benchmark's."""
-    several = [item for item in items if len(item.extra.get("images") or ()) > 1]
-    if not several:
+def fitting_items(items: Sequence[BenchmarkItem], capacity: int, model: str, *, skip: bool,
+                  warn: Callable[[str], None]) -> list[BenchmarkItem]:
+    """The items ``model`` can be given whole, ``capacity`` images per query (MMMU's ``image_1`` …
+    ``image_7``, in :attr:`~vlaudit.sources.items.BenchmarkItem.images`).
+
+    An item with more images refuses the run in one line naming the model and the count
+    (:func:`~vlaudit.scoring.runner.too_many_images`), before any model loads: scoring ``image_1`` alone would
+    ask another question than the benchmark's. With ``skip`` (``--skip-multi-image``) such items are left out
+    with a warning, and a benchmark of only such items is refused."""
+    refused = too_many_images(items, capacity, model)
+    if refused is None:
         return list(items)
-    kept = [item for item in items if len(item.extra.get("images") or ()) <= 1]
-    first = several[0]
-    message = (f"{len(several)} item(s) with several images left out (e.g. {first.item_id}: "
-               f"{len(first.extra['images'])} images): vca score gives a model one image per query")
+    if not skip:
+        raise refused
+    kept = [item for item in items if len(item.images) <= capacity]
+    first = next(item for item in items if len(item.images) > capacity)
+    message = (f"{len(items) - len(kept)} item(s) with several images left out (e.g. {first.item_id}: "
+               f"{len(first.images)} images): {model} takes {capacity} per query (--skip-multi-image)")
     if not kept:
         raise InputError(f"every item has several images; {message}", field="benchmark")
     warn(message)
     return kept
+
+
+def _capacity(spec: ScoreSpec, items: Sequence[BenchmarkItem], backend: YesNoBackend | None) -> int:
+    """How many images one query of the run's model holds: the loaded ``backend``'s, or read from the model's
+    config before any weights load (only when some item has several images)."""
+    if backend is not None:
+        return images_per_query(backend)
+    return max_images_of(spec.model) if any(len(item.images) > 1 for item in items) else 1
 
 
 def _warn(message: str) -> None:
@@ -152,7 +169,12 @@ def score_dual_margins(spec: DualScoreSpec, *, overwrite: bool = False) -> Margi
     ``DualScoreSpec.of(model="open_clip:…", ...)``; the margins feed :func:`vlaudit.vca_report`.
     """
     require_kind(spec.model.spec, "features")
-    items, left_out = grouped_items(read_items(spec.benchmark), spec.benchmark)
+    items = read_items(spec.benchmark)
+    refused = too_many_images(items, 1, spec.model.spec,  # a dual encoder embeds one image per statement
+                              "a dual encoder scores one image; leave those items out of the ITEMS file")
+    if refused is not None:
+        raise refused
+    items, left_out = grouped_items(items, spec.benchmark)
     recorded = spec.recorded()
     RunFolder(spec.out).check(spec, recorded, overwrite=overwrite)
     backend, _ = open_features(BackendLoad(spec.model, spec.run))

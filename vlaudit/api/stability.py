@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from vlaudit.api.input_records import as_items
-from vlaudit.backends.base import PERTURBATION_NAMES, Backend, FeatureBackend, YesNoBackend
+from vlaudit.backends.base import PERTURBATION_NAMES, Backend, FeatureBackend, YesNoBackend, images_per_query
 from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError, unknown_names
 from vlaudit.files import read_json
@@ -68,6 +68,14 @@ def run_items(manifest: Mapping[str, JsonValue], items: ItemsArg, run: str | Pat
         raise InputError("the run's items were given in memory, not as a file: pass them as items=",
                          path=run, field="benchmark")
     return read_items(benchmark)
+
+
+def scored_items(items: Sequence[BenchmarkItem], backend: object) -> list[BenchmarkItem]:
+    """The items a finished run scored with ``backend``: those with more images than it takes in one query
+    were left out of the run (``--skip-multi-image``; without it the run was refused), so they are left out
+    here too instead of being shown only their first image."""
+    capacity = images_per_query(backend)
+    return [item for item in items if len(item.images) <= capacity]
 
 
 def open_run_backend(manifest: Mapping[str, object], model: YesNoBackend | FeatureBackend | str | None, *,
@@ -151,7 +159,7 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
     backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
     _refuse_other_stability(out_dir, run_dir, backend.spec)
     measure = run_dual_stability if manifest["command"] == "vca score-dual" else run_stability
-    return measure(backend, item_list, manifest, run_dir=run_dir, images_dir=images, out_dir=out_dir,
+    return measure(backend, scored_items(item_list, backend), manifest, run_dir=run_dir, images_dir=images, out_dir=out_dir,
                          sample=sample, seed=seed, perturbations=perturbations, chunk_size=chunk_size,
                          on_progress=on_progress)
 
@@ -180,6 +188,6 @@ def generate_check(run: str | Path, *, out: str | Path | None = None, sample: in
     if not images or not isinstance(images, str):
         raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
     backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
-    return run_generate_check(backend, item_list, manifest, run_dir=run_dir, images_dir=images,
+    return run_generate_check(backend, scored_items(item_list, backend), manifest, run_dir=run_dir, images_dir=images,
                               out_dir=Path(out) if out is not None else run_dir, sample=sample, seed=seed,
                               max_new_tokens=max_new_tokens, chunk_size=chunk_size, on_progress=on_progress)

@@ -39,7 +39,10 @@ INTERFACES: dict[str, tuple[str, str]] = {name: (f" {pos}", f" {neg}") for name,
 
 @dataclass(frozen=True)
 class YesNoRequest:
-    """One query: a question under one context (``image`` is None for the text-only context)."""
+    """One query: a question under one context (``image`` is None for the text-only context).
+
+    An item with several images (MMMU's ``image_1`` … ``image_7``) holds the first in ``image`` and the rest,
+    in order, in ``more_images``; only a backend whose ``max_images`` allows it is given such a request."""
 
     key: str
     question: str
@@ -47,6 +50,13 @@ class YesNoRequest:
     interface: str = "yesno"
     #: under the letter interface: how many option letters (A, B, ...) to read
     n_options: int = 0
+    #: the item's second, third, ... image under this context (empty for a single-image or text-only query)
+    more_images: tuple[Image.Image, ...] = ()
+
+    @property
+    def images(self) -> tuple[Image.Image, ...]:
+        """Every image of the query in order (empty for the text-only context)."""
+        return () if self.image is None else (self.image, *self.more_images)
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,8 @@ class YesNoBackend(Protocol):
     ``verbalizer_ids``: interface → (yes id, no id), resolved at load for every interface the backend
     accepts; ``letter_ids``: the ids of the option letters A, B, ... that are one token after the prompt
     (the letter interface; empty when the backend was not loaded for it); ``models verbalizers`` prints them and every :class:`YesNoResult` carries them.
-    ``prompt(question, interface, with_image)``: the exact serialized prompt (hashed into the cache keys).
+    ``prompt(question, interface, with_image)``: the exact serialized prompt (hashed into the cache keys);
+    ``with_image`` is how many images it holds (False/0 none, True/1 one, n several, in order).
     ``prepare(items, images_dir, interfaces)``: run-shape decisions taken before planning (e.g. prefix
     reuse), which ``describe()`` then records; may return the decision. ``prefetch_prompts(items,
     interfaces)``: render every prompt the run needs at once (a remote backend's one round trip).
@@ -92,7 +103,7 @@ class YesNoBackend(Protocol):
 
     def describe(self) -> dict[str, Any]: ...
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str: ...
+    def prompt(self, question: str, interface: str, with_image: int) -> str: ...
 
     def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any] | None: ...
 
@@ -114,6 +125,8 @@ class YesNoBackendBase:
     letter_ids: tuple[int, ...] = ()
     verbalizers: Mapping[str, Any] = MappingProxyType({})
     tokenizer_kind: str = "AutoProcessor"
+    #: how many images one query may hold (:func:`images_per_query`); a backend that reads several says so
+    max_images: int = 1
 
     def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any] | None:
         """No run-shape decision to take."""
@@ -136,6 +149,20 @@ class YesNoBackendBase:
             raise unsupported_perturbation(type(self).__name__, name, self.perturbations())
         with attribute_set(self, "batch_size", 1):
             yield self  # type: ignore[misc]  # a subclass that scores is a YesNoBackend
+
+
+#: the transformers model types whose chat template and processor take several images in one user turn, in
+#: order (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, LLaVA-OneVision, InternVL, Gemma 3); every other family gets one
+MULTI_IMAGE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "llava_onevision", "internvl", "gemma3")
+#: the most images one query of such a family holds (MMMU's image_1 … image_7)
+MAX_IMAGES = 7
+
+
+def images_per_query(backend: object) -> int:
+    """How many images ``backend`` takes in one query: its ``max_images`` (1 for a backend that does not say;
+    every backend reads one image, the ``hf:`` families of :data:`MULTI_IMAGE_FAMILIES` several)."""
+    value = getattr(backend, "max_images", 1)
+    return value if isinstance(value, int) and value > 0 else 1
 
 
 #: the perturbation every batching backend supports: one request per forward pass

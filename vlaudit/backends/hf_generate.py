@@ -26,7 +26,7 @@ class GreedyGeneration:
 
     generation_prefix: str = ""
 
-    def generation_prompt(self, question: str, interface: str, with_image: bool, answer_prefix: bool = True) -> str:
+    def generation_prompt(self, question: str, interface: str, with_image: int, answer_prefix: bool = True) -> str:
         """The scoring prompt, with or without its trailing scoring prefix."""
         prompt: str = self.prompt(question, interface, with_image)  # type: ignore[attr-defined]  # the host backend's
         if not answer_prefix and self.generation_prefix and prompt.endswith(self.generation_prefix):
@@ -42,8 +42,9 @@ class GreedyGeneration:
             todo = [r for r in requests if (r.image is not None) == with_image]
             for start in range(0, len(todo), backend.batch_size):
                 chunk = todo[start:start + backend.batch_size]
-                prompts = [self.generation_prompt(r.question, r.interface, with_image, answer_prefix) for r in chunk]
-                batch = backend.encode(prompts, [r.image for r in chunk] if with_image else None)
+                prompts = [self.generation_prompt(r.question, r.interface, len(r.images), answer_prefix)
+                           for r in chunk]
+                batch = backend.encode(prompts, [r.images for r in chunk] if with_image else None)
                 pad = backend.tokenizer.pad_token_id
                 with torch.inference_mode(), warnings.catch_warnings():
                     warnings.simplefilter("ignore")

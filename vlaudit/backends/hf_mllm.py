@@ -13,6 +13,10 @@ Prompt tokens are masked, so the NLL of the one-token continuation is −log p(v
 verbalizers are read from the log-softmax at the last position of **one** forward pass;
 margin m = NLL(no) − NLL(yes).
 
+Several images (MMMU): the families of :data:`~vlaudit.backends.base.MULTI_IMAGE_FAMILIES` take an item's
+images in one user turn, one placeholder each, in order, before the question text (``max_images``); every other
+family takes one, and :func:`max_images_of` says which from the config alone, before any weights load.
+
 Speed: batched full forwards with left padding; for the Qwen-VL families the KV cache of the shared
 system+image prefix is computed once per image and reused for every question about it, with explicit mrope
 position ids (see :mod:`vlaudit.backends.hf_prefix_cache`); other families fall back to full forwards.
@@ -23,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import torch
 import transformers
@@ -32,6 +36,8 @@ from transformers.utils import logging as hf_logging
 
 from vlaudit.backends.base import (
     ANSWER_WORDS,
+    MAX_IMAGES,
+    MULTI_IMAGE_FAMILIES,
     YesNoBackendBase,
     YesNoRequest,
     YesNoResult,
@@ -114,6 +120,8 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.options = options
         self.family = str(getattr(model.config if model is not None else config, "model_type", "unknown"))
+        # several images in one user turn, in order, where the family's template and processor take them
+        self.max_images = MAX_IMAGES if self.family in MULTI_IMAGE_FAMILIES else 1
         self.batch_size = int(options.get("batch_size", 8))
         # None: decided per run by :meth:`prepare` from the run's shape; True/False: the user's override.
         self.prefix_override: bool | None = options.get("prefix_cache")
@@ -188,9 +196,12 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         """The module defaults (read live) with this backend's ``--template`` overrides on top."""
         return {**QUESTION_TEMPLATES, **self._template_overrides}
 
-    def messages(self, question: str, interface: str, with_image: bool) -> list[dict[str, Any]]:
+    def messages(self, question: str, interface: str, with_image: int) -> list[dict[str, Any]]:
+        """The chat turns: the user turn holds ``with_image`` image placeholders (0, 1 or several, in the
+        item's order) and then the question text, whose ``<image k>`` references stay as written: the images
+        are listed before the text, not interleaved at those references (docs/reference/benchmarks.md)."""
         text = user_text(question, interface, self.question_templates)
-        content: list[dict[str, Any]] = [{"type": "image"}] if with_image else []
+        content: list[dict[str, Any]] = [{"type": "image"} for _ in range(int(with_image))]
         content.append({"type": "text", "text": text})
         messages: list[dict[str, Any]] = []
         if self.system:  # an empty --system sends no system turn
@@ -218,11 +229,11 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
             n_tokens = f"{count} tokens"
         return f"input too long: the prompt has {n_tokens}, more than the model's context of {limit} tokens"
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
-        """The exact serialized prompt (one image placeholder, before the processor expands it)."""
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
+        """The exact serialized prompt (``with_image`` image placeholders, before the processor expands them)."""
         # Rendering the jinja chat template costs more than a tiny model's forward; the memo key holds every
         # module-level prompt piece too, so a changed template is never served a stale prompt.
-        memo_key = (question, interface, with_image,
+        memo_key = (question, interface, int(with_image),
                     self._template_overrides.get(interface, QUESTION_TEMPLATES.get(interface)), GENERATION_PREFIX,
                     self.system)
         cached = self._prompts.get(memo_key)
@@ -269,13 +280,13 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         supported = self.family in PREFIX_CACHE_FAMILIES
         per_image: dict[str, int] = {}
         for item in items:
-            if item.image is not None:
+            if len(item.images) == 1:  # several images are scored by full forwards (no shared prefix)
                 per_image[item.image] = per_image.get(item.image, 0) + 1
         prefix_tokens = suffix_tokens = 0
         if supported and per_image:
             store = ImageStore(images_dir)
             for item in items:
-                if item.image is None:
+                if len(item.images) != 1:
                     continue
                 try:
                     image, _ = store.load(item.image)
@@ -295,12 +306,16 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
 
     # ------------------------------------------------------------------------------------------ scoring
 
-    def encode(self, prompts: Sequence[str], images: Sequence[Image.Image] | None) -> dict[str, Any]:
-        """Processor inputs for a left-padded batch (``images`` aligned with ``prompts``, or None)."""
+    def encode(self, prompts: Sequence[str],
+               images: Sequence[Image.Image | Sequence[Image.Image]] | None) -> dict[str, Any]:
+        """Processor inputs for a left-padded batch (``images`` aligned with ``prompts``: each prompt's image,
+        or its images in order; None for text-only prompts)."""
         kwargs: dict[str, Any] = {"text": list(prompts), "return_tensors": "pt", "padding": True,
                                   "add_special_tokens": self._add_special_tokens(prompts[0])}
         if images:
-            kwargs["images"] = list(images) if self.family in QWEN_FAMILIES else [[im] for im in images]
+            per_prompt = [list(im) if isinstance(im, (list, tuple)) else [im] for im in images]
+            # the Qwen processors take one flat list, filling the placeholders in order; the others one per prompt
+            kwargs["images"] = [im for ims in per_prompt for im in ims] if self.family in QWEN_FAMILIES else per_prompt
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             batch = self.processor(**kwargs)
@@ -318,9 +333,9 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         results: list[YesNoResult] = []
         for start in range(0, len(requests), self.batch_size):
             chunk = requests[start:start + self.batch_size]
-            prompts = [self.prompt(r.question, r.interface, r.image is not None) for r in chunk]
+            prompts = [self.prompt(r.question, r.interface, len(r.images)) for r in chunk]
             # a chunk is all with images or all without (the runner groups requests by context)
-            images = cast("list[Image.Image]", [r.image for r in chunk]) if chunk[0].image is not None else None
+            images = [r.images for r in chunk] if chunk[0].image is not None else None
             batch = self.encode(prompts, images)
             with torch.inference_mode():
                 logits = self._last_logits(batch)
@@ -353,10 +368,12 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
             for result in self.score_full(text_only):
                 by_key[result.key] = result
         groups: dict[str, list[YesNoRequest]] = {}
+        singles: list[YesNoRequest] = [r for r in with_image if r.more_images]  # several images: no shared prefix
         for request in with_image:
+            if request.more_images:
+                continue
             # with_image: every request here has an image, so a hash
             groups.setdefault(pixels_sha256(request.image), []).append(request)  # type: ignore[arg-type]
-        singles: list[YesNoRequest] = []
         for group in groups.values():
             if self.prefix_cache and len(group) > 1:
                 for result in score_shared_prefix(self, group, _IMAGE_BLOCK_END[self.family]):
@@ -388,6 +405,17 @@ def _load_processor(name: str, kwargs: dict[str, Any]) -> Any:
         raise MissingDependencyError(f"loading {name!r} needs an optional package: {exc}") from exc
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot load hf:{name}: {exc}", field="model") from exc
+
+
+def max_images_of(name: str, options: HfOptions = HfOptions()) -> int:
+    """How many images one query of ``hf:<name>`` may hold, from its config alone (no weights): several for
+    :data:`~vlaudit.backends.base.MULTI_IMAGE_FAMILIES`, one for any other family and for a Ministral folder
+    (served through mistral-common, one image per query)."""
+    check_model_source("hf", name, options.revision)
+    if tekken_file(name, options.revision) is not None:
+        return 1
+    config = load_config(name, {"revision": options.revision, "trust_remote_code": options.trust_remote_code})
+    return MAX_IMAGES if str(getattr(config, "model_type", "")) in MULTI_IMAGE_FAMILIES else 1
 
 
 def load_backend(name: str, options: HfOptions = HfOptions(), run: RunOptions = RunOptions(), *,

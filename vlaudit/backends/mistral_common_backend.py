@@ -91,7 +91,7 @@ class MistralCommonBackend(TorchPerturbations, MistralGreedyGeneration, YesNoBac
         self.device = first.device if first is not None else None
         self.model_dtype = first.dtype if first is not None else None
         self.pad_id = int(tokenizer.instruct_tokenizer.tokenizer.pad_id)
-        self._prompts: dict[tuple[str, str, bool], str] = {}
+        self._prompts: dict[tuple[str, str, int], str] = {}
         self.verbalizers: dict[str, tuple[Verbalizer, ...]] = {}
         self.verbalizer_ids = {name: self._single_token_ids(name) for name in options["interfaces"]
                                if name != LETTER_INTERFACE}
@@ -119,7 +119,7 @@ class MistralCommonBackend(TorchPerturbations, MistralGreedyGeneration, YesNoBac
         encoded = self.mistral.encode_chat_completion(self._request(question, interface, image, answer))
         return list(encoded.tokens), list(encoded.images), str(encoded.text)
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         """The serialized prompt; the image block is shown for a one-patch image (its size varies per image)."""
         key = (question, interface, with_image)
         if key not in self._prompts:

@@ -3,8 +3,8 @@ serve``, SGLang, a hosted API that returns log-probs), read like the ``hf:`` bac
 
 **Request.** One chat completion per query, the messages the HF backend renders in-process
 (:mod:`vlaudit.backends.prompt_wording`): the system message (Qwen families by default, as ``hf:``), a user
-turn holding the image as a ``data:image/png;base64`` URL (none for the text-only context) and the question
-text, and an assistant turn ``"Answer:"`` that the server continues (``continue_final_message=true``,
+turn holding the image as a ``data:image/png;base64`` URL (none for the text-only context; an item's several
+images as several such parts, in order) and the question text, and an assistant turn ``"Answer:"`` that the server continues (``continue_final_message=true``,
 ``add_generation_prompt=false``), with ``max_tokens=1``, ``temperature=0`` and ``logprobs=true``. The server
 renders them with the model's own chat template, so the scored prompt is the HF backend's. PNG is lossless:
 the server decodes the pixels the HF backend is handed.
@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
-from vlaudit.backends.base import ANSWER_WORDS, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.base import ANSWER_WORDS, MAX_IMAGES, YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.letters import (
     ALL_LETTERS,
     LETTER_INTERFACE,
@@ -158,6 +158,9 @@ class EndpointBackend(YesNoBackendBase):
     """A served chat model read through its literal answer words (see the module docstring)."""
 
     tokenizer_kind = "server (/tokenize)"
+    #: the chat format takes several image parts in one user turn, in order; whether the served model does is
+    #: the server's to say (vLLM: ``--limit-mm-per-prompt``), and a refusal fails the request with its message
+    max_images = MAX_IMAGES
 
     def __init__(self, spec: str, pool: EndpointPool, model: str, *, options: EndpointOptions,
                  interfaces: Sequence[str], question_templates: Mapping[str, str] | None = None) -> None:
@@ -186,18 +189,18 @@ class EndpointBackend(YesNoBackendBase):
     def question_templates(self) -> dict[str, str]:
         return {**QUESTION_TEMPLATES, **self._template_overrides}
 
-    def messages(self, question: str, interface: str, image_url: str | None, *,
+    def messages(self, question: str, interface: str, image_urls: Sequence[str] | None = (), *,
                  answer: str = GENERATION_PREFIX) -> list[dict[str, Any]]:
-        """system (when any) + user (image URL first, then the text) + assistant ``answer`` to continue."""
-        content: list[dict[str, Any]] = [] if image_url is None else [
-            {"type": "image_url", "image_url": {"url": image_url}}]
+        """system (when any) + user (the image URLs first, in order, then the text) + assistant ``answer`` to
+        continue."""
+        content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": url}} for url in image_urls or ()]
         content.append({"type": "text", "text": user_text(question, interface, self.question_templates)})
         turns: list[dict[str, Any]] = [{"role": "system", "content": self.system}] if self.system else []
         return [*turns, {"role": "user", "content": content}, {"role": "assistant", "content": answer}]
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
-        """The messages sent, as canonical JSON, the image's URL replaced by ``<image>``."""
-        messages = self.messages(question, interface, _IMAGE_PLACEHOLDER if with_image else None)
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
+        """The messages sent, as canonical JSON, each image's URL replaced by ``<image>``."""
+        messages = self.messages(question, interface, [_IMAGE_PLACEHOLDER] * int(with_image))
         return json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     def describe(self) -> dict[str, Any]:
@@ -236,12 +239,12 @@ class EndpointBackend(YesNoBackendBase):
 
     def _score_one(self, request: YesNoRequest) -> YesNoResult:
         answers = self.answers(request)
-        url = None if request.image is None else png_data_url(request.image)
+        urls = [png_data_url(image) for image in request.images]
         body = self.pool.post_json("/chat/completions", self.body(self.messages(request.question, request.interface,
-                                                                                url), answers),
+                                                                                urls), answers),
                                    what=f"request {request.key[:12]}")
         values, censored, n_tokens = read_answers(body, answers, by_id=self.by_id, exact=self.mode == TOKEN_IDS)
-        prompt = self.prompt(request.question, request.interface, request.image is not None)
+        prompt = self.prompt(request.question, request.interface, len(request.images))
         if request.interface == LETTER_INTERFACE:
             nan = float("nan")
             return YesNoResult(key=request.key, nll_yes=nan, nll_no=nan, margin=nan, yes_token_id=-1, no_token_id=-1,
@@ -341,7 +344,7 @@ class EndpointBackend(YesNoBackendBase):
             self._pieces.update(zip(tokens, answer.get("token_strs") or (), strict=False))
             return tokens
 
-        probe = self.messages(PROBE_QUESTION, next(iter(ANSWER_WORDS)), None)
+        probe = self.messages(PROBE_QUESTION, next(iter(ANSWER_WORDS)))
         response = self._reach(lambda: self.pool.request(
             "POST", "/tokenize", {"model": self.model, "messages": probe, "add_generation_prompt": False,
                                   "continue_final_message": True}, what="tokenizing", endpoint=0, root=True),
@@ -351,9 +354,9 @@ class EndpointBackend(YesNoBackendBase):
     def _continuations(self, question: str, interface: str,
                        tokenize: Callable[[list[dict[str, Any]]], list[int]]
                        ) -> Callable[[str], tuple[list[int], list[int]]]:
-        prompt_ids = tokenize(self.messages(question, interface, None))
+        prompt_ids = tokenize(self.messages(question, interface))
         return lambda continuation: (prompt_ids, tokenize(self.messages(
-            question, interface, None, answer=GENERATION_PREFIX + continuation)))
+            question, interface, answer=GENERATION_PREFIX + continuation)))
 
     def _piece_names(self, ids: Sequence[int]) -> list[str]:
         return [self._pieces.get(int(i), str(i)) for i in ids]
@@ -382,7 +385,7 @@ class EndpointBackend(YesNoBackendBase):
         interface = self.interfaces[0]
         answers = self.answers(YesNoRequest("probe", PROBE_QUESTION, None, interface, n_options=2))
         question = letter_question(PROBE_QUESTION, PROBE_OPTIONS) if interface == LETTER_INTERFACE else PROBE_QUESTION
-        body = self.body(self.messages(question, interface, None), answers)
+        body = self.body(self.messages(question, interface), answers)
         response = self._reach(lambda: self.pool.request("POST", "/chat/completions", body, what="the probe request",
                                                          endpoint=0), self.pool.urls[0])
         if response.status_code in (401, 403):
@@ -397,6 +400,12 @@ class EndpointBackend(YesNoBackendBase):
         except EndpointRunError as exc:
             return str(exc)
         return None
+
+
+def max_images_of(name: str, options: EndpointOptions = EndpointOptions()) -> int:
+    """How many images one query may hold, before connecting: as many as the chat format takes
+    (:attr:`EndpointBackend.max_images`); the served model's own limit is the server's."""
+    return EndpointBackend.max_images
 
 
 def load_backend(name: str, options: EndpointOptions = EndpointOptions(), run: RunOptions = RunOptions(), *,

@@ -51,6 +51,13 @@ YES_NO_PREFIXES = ("hf", "vllm", "openai")
 KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.catalogue:reference_kind"}
 
 
+# prefix -> "module:function" saying how many images one query of NAME may hold, known before its weights load
+# (from its config; openai: by the chat format, the served model's limit is the server's); a prefix without one
+# takes a single image (ref:, vllm:)
+IMAGES_OF: dict[str, str] = {"hf": "vlaudit.backends.hf_mllm:max_images_of",
+                             "openai": "vlaudit.backends.openai_endpoint:max_images_of"}
+
+
 # prefix -> the options classes its loader takes (the first is the default); ref: by the kind of each NAME
 OPTIONS: dict[str, tuple[type[BackendOptions], ...]] = {
     "hf": (HfOptions,), "hf-clip": (DualOptions,), "open_clip": (DualOptions,), "vllm": (VllmOptions,),
@@ -107,6 +114,15 @@ def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
         wanted = ("a multimodal LLM (hf:..., openai:URL#MODEL or ref:tiny-qwen2-vl, ...)" if kind == "yesno"
                   else "a dual encoder (hf-clip:..., open_clip:... or ref:tiny-open-clip, ...)")
         raise InputError(f"{spec!r} is not {wanted}", field=field)
+
+
+def max_images_of(model: ModelRef) -> int:
+    """How many images one query of ``model`` may hold, before its weights load: several for the ``hf:``
+    families of :data:`vlaudit.backends.base.MULTI_IMAGE_FAMILIES` (read from the config) and ``openai:``
+    models, one otherwise."""
+    parsed = parse_spec(model.spec)
+    target = IMAGES_OF.get(parsed.prefix)
+    return 1 if target is None else int(_resolve(target)(parsed.name, model.backend_options))
 
 
 def options_classes(spec: str) -> tuple[type[BackendOptions], ...]:

@@ -91,7 +91,7 @@ class VllmMLLMBackend(YesNoBackendBase):
         self.verbalizers = prompts.verbalizers
         self.family = prompts.family
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         """The transformers backend's exact prompt (one image placeholder; vLLM's processor expands it)."""
         return self.prompts.prompt(question, interface, with_image)
 

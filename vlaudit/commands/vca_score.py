@@ -69,6 +69,10 @@ def vca_score(
     system: str | None = field_option(vlaudit.HfOptions, "system"),
     circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
                                                             "options (multiple choice)."),
+    skip_multi_image: bool = typer.Option(False, "--skip-multi-image",
+                                          help="Leave out the items with more images than the model takes in one "
+                                               "query (MMMU's, for a one-image model), with a warning; without "
+                                               "it such items refuse the run."),
     api_key_env: str | None = field_option(vlaudit.EndpointOptions, "api_key_env"),
     replicas: list[str] = field_option(vlaudit.EndpointOptions, "replicas"),
     concurrency: int = field_option(vlaudit.EndpointOptions, "concurrency"),
@@ -92,7 +96,7 @@ def vca_score(
         revision=revision, min_pixels=min_pixels, max_pixels=max_pixels, trust_remote_code=trust_remote_code,
         prefix_cache=prefix_cache, system=system, executor=executor, address=address, workers=workers,
         gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker, circular=circular,
-        api_key_env=api_key_env, replicas=tuple(replicas or ()), concurrency=concurrency, timeout=timeout,
+        skip_multi_image=skip_multi_image, api_key_env=api_key_env, replicas=tuple(replicas or ()), concurrency=concurrency, timeout=timeout,
         max_retries=max_retries, backoff=backoff, top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids,
         tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size,
         gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, block_size=block_size,

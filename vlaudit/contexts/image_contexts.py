@@ -17,6 +17,11 @@ patch-     the ``PATCH_GRID × PATCH_GRID`` grid of equal tiles moved by a fixed
 shuffle
 =========  =================================================================================  ===============
 
+An item with several images (MMMU) is rendered one image at a time, in order
+(:func:`vlaudit.scoring.plan.render_images`): each of its images blanked, mean-filled, blurred or shuffled;
+mismatch shows another item's whole image set; the erasure views, built around one image's boxes, are
+unavailable for it.
+
 The paper fixes the roles and the constructions but not the padding and tile constants; ours are module
 constants, recorded by :func:`context_parameters` so that a run manifest can state them:
 

@@ -50,7 +50,7 @@ class BatchNoiseModel(YesNoBackendBase):
         return {"spec": self.spec, "family": "batch-noise", "noise_scale": self.noise_scale, "dtype": "float64",
                 "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()}}
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         positive, negative = (v.strip() for v in INTERFACES[interface])
         return f"{'<image> ' if with_image else ''}{question} Answer {positive} or {negative}:"
 

@@ -132,7 +132,7 @@ class SceneMcq(ScoresAlone, YesNoBackendBase):
         relation, logit = self.answer(subject, obj, image)
         return 0.0 if relation is None else (logit if relation == asked else -logit)
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         return f"{'<image> ' if with_image else ''}{question}\nAnswer:"
 
     def describe(self) -> dict[str, Any]:

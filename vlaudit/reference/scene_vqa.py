@@ -70,7 +70,7 @@ def category_prior(subject: str, obj: str, relation: str) -> bool | None:
 VERBALIZER_IDS: dict[str, tuple[int, int]] = dict.fromkeys(INTERFACES, (0, 1))
 
 
-def prompt_text(question: str, interface: str, with_image: bool) -> str:
+def prompt_text(question: str, interface: str, with_image: int) -> str:
     """The exact prompt: an image marker (when there is an image), the question, the answer instruction."""
     positive, negative = (v.strip() for v in INTERFACES[interface])
     return f"{'<image> ' if with_image else ''}{question} Answer {positive} or {negative}:"

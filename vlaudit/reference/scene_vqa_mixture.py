@@ -153,7 +153,7 @@ class SceneVqaMixture(ScoresAlone, YesNoBackendBase):
         return {"left of": ax + margin[0] < bx, "right of": bx + margin[0] < ax,
                 "above": ay + margin[1] < by, "below": by + margin[1] < ay}[relation]
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         return prompt_text(question, interface, with_image)
 
     def describe(self) -> dict[str, Any]:

@@ -105,7 +105,7 @@ class _Base(ScoresAlone, YesNoBackendBase):
     spec: str
     verbalizer_ids = VERBALIZER_IDS
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         return prompt_text(question, interface, with_image)
 
     def margins(self, requests: Sequence[YesNoRequest]) -> list[float]:  # pragma: no cover - abstract

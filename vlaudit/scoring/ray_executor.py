@@ -26,7 +26,7 @@ from typing import Any, Self
 
 from PIL import Image
 
-from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult, images_per_query
 from vlaudit.backends.letters import item_question
 from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError, MissingDependencyError
@@ -72,12 +72,13 @@ class ScoringWorker:
         return {"spec": self.backend.spec, "describe": self.backend.describe(),
                 "batch_size": self.backend.batch_size, "verbalizer_ids": self.backend.verbalizer_ids,
                 "letter_ids": tuple(self.backend.letter_ids),
-                "refused_letters": dict(getattr(self.backend, "refused_letters", {}))}
+                "refused_letters": dict(getattr(self.backend, "refused_letters", {})),
+                "max_images": images_per_query(self.backend)}
 
     def prepare(self, items: Sequence[Any], images_dir: str, interfaces: Sequence[str]) -> dict[str, Any] | None:
         return self.backend.prepare(items, images_dir, list(interfaces))
 
-    def prompts(self, queries: Sequence[tuple[str, str, bool]]) -> list[str]:
+    def prompts(self, queries: Sequence[tuple[str, str, int]]) -> list[str]:
         return [self.backend.prompt(*query) for query in queries]
 
     def score_shard(self, shard: Shard, images_dir: str, seed: int) -> list[dict[str, Any]]:
@@ -99,8 +100,9 @@ class RemoteBackend(YesNoBackendBase):
         self.verbalizer_ids = info["verbalizer_ids"]
         self.letter_ids = tuple(info.get("letter_ids", ()))
         self.refused_letters = dict(info.get("refused_letters", {}))
+        self.max_images = int(info.get("max_images", 1))  # what the workers' model takes in one query
         self._describe = info["describe"]
-        self._prompts: dict[tuple[str, str, bool], str] = {}
+        self._prompts: dict[tuple[str, str, int], str] = {}
 
     def describe(self) -> dict[str, Any]:
         return self._describe
@@ -111,12 +113,13 @@ class RemoteBackend(YesNoBackendBase):
         self._describe = self._ray.get(self._actors[0].describe.remote())["describe"]
 
     def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None:
+        # no image, one, and each item's own count (an item with several images: one placeholder per image)
         queries = sorted({(item_question(item, interface), interface, with_image) for item in items
-                          for interface in interfaces for with_image in (True, False)})
+                          for interface in interfaces for with_image in {0, 1, len(item.images)}})
         rendered = self._ray.get(self._actors[0].prompts.remote(queries))
         self._prompts.update(zip(queries, rendered, strict=True))
 
-    def prompt(self, question: str, interface: str, with_image: bool) -> str:
+    def prompt(self, question: str, interface: str, with_image: int) -> str:
         key = (question, interface, with_image)
         if key not in self._prompts:
             self._prompts[key] = self._ray.get(self._actors[0].prompts.remote([key]))[0]

@@ -177,7 +177,9 @@ class ScoreSpec:
 
     ``benchmark`` is the ITEMS file, or (API) the rows in memory: a DataFrame, pyarrow Table or row list.
     ``circular``: CircularEval, every option rotation of each multiple-choice item is scored (its rotations
-    are the items recorded, so a run with and one without differ in ``items_sha256``)."""
+    are the items recorded, so a run with and one without differ in ``items_sha256``). ``skip_multi_image``:
+    leave out the items with more images than the model takes in one query, with a warning (without it such
+    items refuse the run before the model loads; the items left are the ones recorded)."""
 
     FOLDER_OPTION: ClassVar[str] = "--out"  # the option naming the run folder, in a refusal
     CACHED: ClassVar[bool] = True  # a replacing run reuses the folder's score cache
@@ -194,6 +196,7 @@ class ScoreSpec:
     model_name: str | None = None
     template: Path | None = None
     circular: bool = False
+    skip_multi_image: bool = False
     run: RunOptions = RunOptions()
     executor: RayOptions | None = None
 
@@ -205,8 +208,8 @@ class ScoreSpec:
     def of(cls, *, model: str | ModelRef, benchmark: BenchmarkInput, images: str | Path, out: str | Path,
            contexts: Sequence[str] = ("original", "text", "blank"), interfaces: Sequence[str] = ("yesno",),
            seed: int = 0, model_name: str | None = None, template: str | Path | None = None,
-           circular: bool = False, dtype: str = "auto", revision: str | None = None,
-           min_pixels: int | None = None, max_pixels: int | None = None, trust_remote_code: bool = False,
+           circular: bool = False, skip_multi_image: bool = False, dtype: str = "auto",
+           revision: str | None = None, min_pixels: int | None = None, max_pixels: int | None = None, trust_remote_code: bool = False,
            system: str | None = None, batch_size: int | None = None, chunk_size: int = 64, device: str = "auto",
            device_map: str | None = None, prefix_cache: bool | None = None, strict: bool = False,
            executor: str = "local", address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
@@ -231,7 +234,7 @@ class ScoreSpec:
                    out=Path(out),
                    contexts=tuple(contexts), interfaces=tuple(interfaces), seed=seed, model_name=model_name,
                    template=None if template is None else Path(template), circular=circular,
-                   run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device,
+                   skip_multi_image=skip_multi_image, run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device,
                                   device_map=device_map, prefix_cache=prefix_cache, strict=strict),
                    executor=RayOptions.chosen(executor, address=address, workers=workers,
                                               gpus_per_worker=gpus_per_worker,

@@ -35,7 +35,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from vlaudit.backends.base import YesNoBackend, require_protocol
+from vlaudit.backends.base import YesNoBackend, images_per_query, require_protocol
 from vlaudit.backends.letters import LETTER_INTERFACE, item_question, max_options, require_letters
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
@@ -120,6 +120,9 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     require_protocol(backend, YesNoBackend)
     if LETTER_INTERFACE in interfaces:
         check_letter_items(backend, items)
+    refused = too_many_images(items, images_per_query(backend), backend.spec)
+    if refused is not None:
+        raise refused
     # run-shape decisions (e.g. prefix reuse) that describe() then records
     backend.prepare(items, images_dir, list(interfaces))
     describe = backend.describe()
@@ -183,6 +186,24 @@ def check_yes_no_items(items: Sequence[BenchmarkItem], interfaces: Sequence[str]
                          f"{''.join(option_letters(len(first.options or ())))}, label {first.label!r}); "
                          f"--interface {','.join(yes_no)} asks yes/no questions: score them with --interface letter",
                          record=first.item_id, field="interface")
+
+
+#: the way out of :func:`too_many_images` for a yes/no run (``vca score``)
+SEVERAL_IMAGES_WAY_OUT = ("score them with a model that takes several (hf: Qwen-VL, LLaVA-OneVision, InternVL, "
+                          "Gemma 3; openai:) or leave them out with --skip-multi-image")
+
+
+def too_many_images(items: Sequence[BenchmarkItem], capacity: int, model: str,
+                    way_out: str = SEVERAL_IMAGES_WAY_OUT) -> InputError | None:
+    """The one-line refusal of items with more images than ``model`` takes in one query (None when every item
+    fits): it names the model, how many items and one of them, and ``way_out``."""
+    over = [item for item in items if len(item.images) > capacity]
+    if not over:
+        return None
+    first = over[0]
+    return InputError(f"{model} takes {capacity} image{'s' if capacity > 1 else ''} per query; {len(over)} of "
+                      f"{len(items)} items have more (e.g. {first.item_id}: {len(first.images)} images): "
+                      f"{way_out}", field="benchmark")
 
 
 def check_letter_items(backend: Any, items: Sequence[BenchmarkItem]) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from vlaudit.backends.base import YesNoRequest
 from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.errors import EXIT_INCOMPLETE, VlauditError
-from vlaudit.scoring.plan import render
+from vlaudit.scoring.plan import render_images
 
 
 @dataclass(frozen=True)
@@ -62,10 +62,15 @@ ShardDone = Callable[[Shard, list[dict[str, Any]]], None]
 
 
 def render_requests(store: Any, tasks: Sequence[UnitTask], seed: int) -> list[YesNoRequest]:
-    """The backend requests of ``tasks``: each context image rendered from the item (None for text)."""
-    return [YesNoRequest(t.key, t.question, render(store, t.item, t.context, t.donor, seed), t.interface,
-                         n_options=len(t.item.options or ()) if t.interface == LETTER_INTERFACE else 0)
-            for t in tasks]
+    """The backend requests of ``tasks``: each context image rendered from the item (None for text; an item
+    with several images gives the first as ``image`` and the rest, in order, as ``more_images``)."""
+    requests = []
+    for t in tasks:
+        images = render_images(store, t.item, t.context, t.donor, seed)
+        requests.append(YesNoRequest(t.key, t.question, images[0] if images else None, t.interface,
+                                     n_options=len(t.item.options or ()) if t.interface == LETTER_INTERFACE else 0,
+                                     more_images=tuple(images[1:])))
+    return requests
 
 
 def cache_rows(results: Sequence[Any]) -> list[dict[str, Any]]:

@@ -30,7 +30,9 @@ A yes/no item has no ``options``; a multiple-choice item has two or more, and it
 one of their letters. ``options``, ``hint``, ``category`` and the cluster are written only when set, so a
 yes/no ITEMS file without clusters has the columns above ``options`` and nothing more.
 
-Any other column is carried along in :attr:`BenchmarkItem.extra`.
+Any other column is carried along in :attr:`BenchmarkItem.extra`. One of them has a meaning: ``images``, the
+item's images in order when it has several (MMMU's ``image_1`` … ``image_7``; ``image`` is then the first),
+which every context shows in order (:func:`item_images`).
 """
 
 from __future__ import annotations
@@ -98,6 +100,12 @@ class BenchmarkItem:
         """The option letters of a multiple-choice item (A, B, ...); empty for a yes/no item."""
         return option_letters(len(self.options or ()))
 
+    @property
+    def images(self) -> tuple[str, ...]:
+        """Every image of the item in order: ``extra["images"]`` when it lists several, else ``image`` alone
+        (empty for a text-only item)."""
+        return item_images(self)
+
     def to_row(self) -> dict[str, Any]:
         """A flat row for the ITEMS table (extra columns after the schema's; unset optional MCQ fields omitted)."""
         row = asdict(self)
@@ -108,6 +116,17 @@ class BenchmarkItem:
         if row.get("options") is not None:
             row["options"] = list(row["options"])
         return {**row, **extra}
+
+
+def item_images(item: BenchmarkItem) -> tuple[str, ...]:
+    """The image paths of ``item`` in order (see :attr:`BenchmarkItem.images`)."""
+    if item.image is None:
+        return ()
+    listed: Any = item.extra.get("images")
+    values = listed.tolist() if hasattr(listed, "tolist") else listed  # a numpy array from a Parquet row
+    if isinstance(values, (list, tuple)) and len(values) > 1 and all(isinstance(v, str) and v for v in values):
+        return tuple(values)
+    return (item.image,)
 
 
 #: the ITEMS columns written only when set (multiple-choice and category fields)
