@@ -136,12 +136,15 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     seconds on a shared 2-core machine, so the scale-out tests of every command share it (group ``ray`` above:
     one worker) and each stops only its own actors. Its actors see ``VLAUDIT_CACHE`` set to the session folder
     of ``reference_cache`` (Ray's processes keep the environment of its start; a test that loads a ``ref:``
-    model on Ray takes ``reference_cache`` too). Skips, saying how to install it, without the extra."""
+    model on Ray takes ``reference_cache`` too) and run at the tests' priority. Skips, saying how to install it, without the extra."""
     ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'vlaudit[ray]'")
     cache = tmp_path_factory.getbasetemp() / "vlaudit-reference-cache"
     cache.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("VLAUDIT_CACHE", str(cache))
+        # Ray starts its workers at nice 15: beside the other xdist worker (nice 0) the actors, which do the
+        # test's work, got a few per cent of a core and the Ray tests took minutes
+        patch.setenv("RAY_worker_niceness", "0")
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
