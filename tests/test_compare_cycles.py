@@ -97,6 +97,7 @@ def test_winoground_differences_and_the_command(tmp_path: Path) -> None:
     assert "CycleAcc / test" in result.output
 
 
+@pytest.mark.slow  # ~5 s: three models evaluated, compared and reported
 def test_three_models_get_a_leaderboard_pairwise_matrices_and_a_report_section(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "80")

@@ -133,16 +133,12 @@ def test_query_needs_one_caption_field(scene_cycles, tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_score_mllm_on_ray_workers_equals_a_local_run(scene_cycles, ref_cache, tmp_path, no_network) -> None:
-    ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'vlaudit[ray]'")
+def test_score_mllm_on_ray_workers_equals_a_local_run(scene_cycles, reference_cache, local_ray, tmp_path,
+                                                      no_network) -> None:
     cycles, images = scene_cycles
     local = _score(cycles, images, tmp_path / "local.csv")
     assert local.exit_code == 0, local.output
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        remote = _score(cycles, images, tmp_path / "ray.csv", "--executor", "ray", "--workers", "2",
-                        "--threads-per-worker", "1")
-    finally:
-        ray.shutdown()
+    remote = _score(cycles, images, tmp_path / "ray.csv", "--executor", "ray", "--workers", "2",
+                    "--threads-per-worker", "1")
     assert remote.exit_code == 0, remote.output
     assert (tmp_path / "ray.csv").read_bytes() == (tmp_path / "local.csv").read_bytes()

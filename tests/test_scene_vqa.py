@@ -172,6 +172,7 @@ def test_count_prior_learns_the_planted_prior():
     assert abs(agree / total - PRIOR_FOLLOW) < 0.1
 
 
+@pytest.mark.slow  # ~15 s: the demo's whole VCA stage (quick)
 def test_demo_vca_stage_known_answers(tmp_path):
     from vlaudit.demo.vca import VcaStageConfig, run_vca_stage
     from vlaudit.results.versioned import to_json

@@ -80,3 +80,30 @@ def test_help_does_not_import_heavy_libraries() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "", f"--help imported heavy modules: {out.stdout.strip()}"
+
+
+@pytest.mark.slow  # ~10 s: a pytest run on two xdist workers in its own process
+def test_loadgroup_keeps_a_module_fixture_on_one_worker(tmp_path: Path) -> None:
+    """The grouping of tests/conftest.py really reaches pytest-xdist's scheduler: a module-scoped fixture used by
+    tests that --dist loadgroup would otherwise spread over both workers is set up once, and every test that
+    uses it reports its group in its id (``ID@GROUP``)."""
+    (tmp_path / "conftest.py").write_text(
+        "import importlib.util\n"
+        f"spec = importlib.util.spec_from_file_location('suite_conftest', {str(REPO / 'tests' / 'conftest.py')!r})\n"
+        "suite = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(suite)\n"
+        "pytest_collection_modifyitems = suite.pytest_collection_modifyitems\n")
+    log = tmp_path / "setups.log"
+    (tmp_path / "test_heavy.py").write_text(
+        "import os\nimport pytest\n\n"
+        "@pytest.fixture(scope='module')\n"
+        "def heavy():\n"
+        f"    with open({str(log)!r}, 'a') as f:\n"
+        "        f.write(f'{os.getpid()}\\n')\n\n"
+        + "".join(f"def test_uses_{k}(heavy, request):\n    assert request.node.nodeid.endswith('@test_heavy.py')\n\n"
+                  f"def test_alone_{k}():\n    pass\n\n" for k in range(6)))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup", "-p",
+                           "no:cacheprovider", str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(log.read_text().split()) == 1, log.read_text()

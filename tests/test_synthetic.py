@@ -82,6 +82,7 @@ def default_run(tmp_path_factory):
     return out, run_synthetic([0, 1, 2], out, num_threads=1)
 
 
+@pytest.mark.slow  # the default run (~14 s, once per module)
 def test_run_synthetic_writes_rows_per_seed(default_run) -> None:
     out, result = default_run
     written = json.loads((out / "synthetic.json").read_text())
@@ -103,6 +104,7 @@ def test_run_synthetic_writes_rows_per_seed(default_run) -> None:
     assert not [p for p in out.iterdir() if p.name != "synthetic.json"]  # no temporary file left behind
 
 
+@pytest.mark.slow  # the default run (~14 s, once per module)
 def test_default_seeds_each_show_the_constructed_behaviour(default_run) -> None:
     """Seeds 0, 1 and 2 each (not only their mean) behave as §5.1 / Table 1 / Table 8 say."""
     _, result = default_run
@@ -129,6 +131,7 @@ def test_default_seeds_each_show_the_constructed_behaviour(default_run) -> None:
         assert v("exact_cycles", "bilinear/cycle", "cycle_acc") > 0.7
 
 
+@pytest.mark.slow  # the default run (~14 s, once per module)
 def test_rank_control_peaks_at_a_middle_rank_like_table_1(default_run) -> None:
     """§E.5 / Table 1 with the paper's 40 epochs: over seeds 0/1/2 the mean AUROC rises from rank 1 to a peak
     at rank 8 — the paper's peak rank — and dips at 16 (not monotone to the largest rank)."""
@@ -223,6 +226,7 @@ def test_run_synthetic_returns_the_typed_record_it_writes(tmp_path) -> None:
         run_synthetic([], None, TINY)
 
 
+@pytest.mark.slow  # ~7 s per seed form: two seeds of every control
 @pytest.mark.parametrize("seed_args", [["--seeds", "0", "1"], ["--seeds", "0,1"]])
 def test_cli_writes_synthetic_json(tmp_path, seed_args) -> None:
     out = tmp_path / "syn"

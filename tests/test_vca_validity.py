@@ -169,6 +169,7 @@ def test_pair_d_increment_within_rel_o_credits_a_pair_d_the_baseline_does_not_ca
     assert {r.added for r in rows if r.analysis == "primary"} == {"G_img rank"}
 
 
+@pytest.mark.slow  # ~8 s: three validity runs
 def test_pair_d_increment_is_null_when_pair_d_carries_nothing_and_not_computable_without_it():
     # a Pair D shared by every Rel_o record carries nothing beyond the intercept: the same predictions, Δ = 0
     scores = _scores(panel_rows(20))

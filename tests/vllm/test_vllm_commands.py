@@ -1,8 +1,8 @@
 """`vca generate-check` and `cycles score-mllm` on a `vllm:` model, on the tiny head_dim-32
 Qwen2-VL in a real vLLM engine: generate-check decodes with the session's engine; score-mllm loads its own
 engine from the command line, as a user's run does (a process of its own: an engine shut down in the test
-process would take the session engine's parallel groups with it), and its cycle scores equal the `hf:`
-backend's margins."""
+process would take the session engine's parallel groups with it), and its cycle scores equal those of the
+same command on the `hf:` backend (run in this process)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from typer.testing import CliRunner
 
 import vlaudit
+from vlaudit.cli import app
 from vlaudit.sources.cycle_tables import read_scores
 
 MARGIN_TOL = 1e-5  # tests/vllm/test_vllm_backend.py states why
@@ -57,11 +59,16 @@ def test_cycles_score_mllm_on_vllm_equals_the_hf_backends_scores(tmp_path, hd32_
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     scores = {}
     for prefix in ("vllm", "hf"):
-        command = [sys.executable, "-m", "vlaudit", "cycles", "score-mllm", "--model", f"{prefix}:{folder}",
-                   "--cycles", str(cycles), "--images", str(tmp_path / "images"), "--out",
-                   str(tmp_path / f"{prefix}.csv"), "--dtype", "float32", "--device", "cpu"]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr[-3000:]
+        args = ["cycles", "score-mllm", "--model", f"{prefix}:{folder}", "--cycles", str(cycles), "--images",
+                str(tmp_path / "images"), "--out", str(tmp_path / f"{prefix}.csv"), "--dtype", "float32",
+                "--device", "cpu"]
+        if prefix == "vllm":  # its own process (the module docstring says why)
+            done = subprocess.run([sys.executable, "-m", "vlaudit", *args], env=env, capture_output=True, text=True,
+                                  check=False)
+            assert done.returncode == 0, done.stderr[-3000:]
+        else:  # the reference in this process: no engine, and a process start saved
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, result.output[-3000:]
         scores[prefix] = read_scores(tmp_path / f"{prefix}.csv")
     assert set(scores["vllm"]) == set(scores["hf"]) and len(scores["hf"]) == 8
     for key, value in scores["hf"].items():
