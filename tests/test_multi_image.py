@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmark_releases import IMAGE, S, image, png, write_parquet
+from benchmark_releases import IDS, mmmu_release
 
 from vlaudit.errors import InputError
 from vlaudit.scoring.plan import donor_paths, images_sha256, plan_run
@@ -21,28 +21,6 @@ from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem, read_items
 
 pd = pytest.importorskip("pandas")
-
-# three sizes the tiny Qwen2-VL processor (min 56x56 pixels, 14-pixel patches, 2x2 merge) turns into
-# image blocks of 4, 6 and 8 tokens, so the order of the blocks shows the order of the images
-SMALL, WIDE, WIDER = png((200, 0, 0), (4, 4)), png((0, 200, 0), (6, 4)), png((0, 0, 200), (12, 4))
-IDS = ("validation_Art_1", "validation_Art_2", "validation_Art_3")
-IMAGE_SETS = ([SMALL, WIDE, WIDER], [WIDER, WIDE, SMALL], [SMALL])  # the second: the first's images reversed
-
-
-def mmmu_release(root: Path) -> Path:
-    """``MMMU/MMMU`` as published (one subject, split validation): two items of three images (the same images,
-    reversed) and one of a single image."""
-    columns: dict[str, Any] = {
-        "id": (S, list(IDS)),
-        "question": (S, ["<image 1> <image 2> <image 3> Which one is red?"] * 2 + ["<image 1> Which colour?"]),
-        "options": (S, ["['1', '2', '3']"] * 2 + ["['red', 'green']"]), "explanation": (S, [""] * 3)}
-    for k in range(1, 8):
-        columns[f"image_{k}"] = (IMAGE, [image(pictures[k - 1], f"{n}_{k}.png") if k <= len(pictures) else None
-                                         for n, pictures in enumerate(IMAGE_SETS)])
-    columns |= {"img_type": (S, ["[]"] * 3), "answer": (S, ["A", "C", "A"]), "topic_difficulty": (S, ["Easy"] * 3),
-                "question_type": (S, ["multiple-choice"] * 3), "subfield": (S, ["Art History"] * 3)}
-    return write_parquet(root / "mmmu_validation.parquet", columns)
-
 
 @pytest.fixture
 def mmmu(cli, tmp_path: Path) -> Path:

@@ -144,7 +144,7 @@ def test_features_on_ray_equal_local_features(write_dual_dataset, local_ray, tmp
 def test_items_with_several_images_score_on_ray_as_locally(cli, tiny_model, local_ray, tmp_path) -> None:
     """MMMU items with several images: the workers' model takes them (the planning stand-in says so), and the
     margins are byte-identical to a local run's."""
-    from test_multi_image import mmmu_release
+    from benchmark_releases import mmmu_release
 
     model = f"hf:{tiny_model('qwen2-vl')}"
     code, _, err = cli("data", "items", "--format", "mmmu", mmmu_release(tmp_path), "--out", tmp_path / "mmmu.jsonl",
