@@ -56,8 +56,10 @@ def cycles_eval(
     evaluated = result.splits
     vlaudit.print_unavailable(result.unavailable, min_cycles, "val" if "val" in evaluated else ", ".join(evaluated))
     vlaudit.print_benchmark_tables(result.benchmark_entries)
+    # written before the warnings: a write that fails is then the one line printed (a warning about figures
+    # that were never saved would only stand in its way)
+    written = evaluation.write(out, plot=plot)
     for warning in result.warnings:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)
-    written = evaluation.write(out, plot=plot)
     for path in written:
         say(f"wrote {path}")
