@@ -57,9 +57,9 @@ from vlaudit.results.vca_benchmark import (
 from vlaudit.sources.margins import MarginRun
 
 #: why a 0/0 figure is not a number, per figure (the benchmarks' own scorers print 0 or fail there)
-WHY = {"accuracy": "no questions", "precision": "no \"yes\" prediction", "recall": "no \"yes\" question",
-       "f1": "precision or recall not computable", "yes_ratio": "no questions", "acc": "no questions",
-       "acc_plus": "no image with both questions", "score": "acc+ not computable", "aacc": "no questions",
+WHY = {"accuracy": "no questions", "precision": "no \"yes\" answer", "recall": "no \"yes\" question",
+       "f1": "no precision or recall", "yes_ratio": "no questions", "acc": "no questions",
+       "acc_plus": "no image with both questions", "score": "no acc+", "aacc": "no questions",
        "facc": "no figures", "qacc": "no questions", "circular_acc": "no question with a rotation-0 row",
        "credited_every_rotation": "no question with a rotation-0 row"}
 
