@@ -27,10 +27,10 @@ def pct(value: float | Missing | None) -> float | Missing | None:
 
 
 def gain_rows(figures: Sequence[tuple[str, BenchmarkFigures]]) -> list[list[Any]]:
-    """MMStar's Acc, Acc text, MG and ML per (run name, benchmark figures) of an MMStar run; a missing ML as
-    ``— (see below)`` (its reason is a note under the table, too long for a cell)."""
-    return [[n, pct(g.acc_image), pct(g.acc_text), pct(g.mg),
-             Missing("see below") if isinstance(g.ml, Missing) else pct(g.ml)]
+    """MMStar's Acc, Acc text, MG and ML per (run name, benchmark figures) of an MMStar run; a missing ML is a
+    bare ``—`` whose reason :func:`gain_notes` prints under the table (``ML — for RUN: reason``: too long for
+    a cell of an 80-column table)."""
+    return [[n, pct(g.acc_image), pct(g.acc_text), pct(g.mg), None if isinstance(g.ml, Missing) else pct(g.ml)]
             for n, f in figures if (g := f.mmstar) is not None]
 
 
