@@ -51,7 +51,7 @@ import pyarrow as pa
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
-from vlaudit.report.cells import csv_rows
+from vlaudit.results.cells import csv_rows
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import RunAudit
 
