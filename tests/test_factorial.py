@@ -348,7 +348,12 @@ def test_a_nested_rate_without_its_decisions_says_why_in_the_json_and_the_csv(an
     decisions and their AUROCs are Missing with the reason, in factorial.json and as text in the CSV column."""
     import copy
 
-    from vlaudit.analysis.vca.factorial import NO_CORRECT_IMAGE, ONE_SOURCE_CORRECT, csv_rows, nested_validation
+    from vlaudit.analysis.vca.factorial import (
+        NO_CORRECT_IMAGE,
+        ONE_SOURCE_CORRECT,
+        csv_rows,
+        nested_validation,
+    )
     from vlaudit.results.missing import Missing
     from vlaudit.results.vca import FactorialResult
     from vlaudit.results.versioned import to_json
