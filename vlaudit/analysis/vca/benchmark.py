@@ -152,8 +152,9 @@ def benchmark_figures(ev: RunEvents) -> BenchmarkFigures:
     dataset, correct, blind = ev.run.dataset, ev.correct, text_correct(ev)
     if correct is not None and blind is not None:
         acc, acc_text = float(correct.mean()), float(blind.mean())
-        gain = {"acc_image": acc, "acc_text": acc_text, "mg": figures.multimodal_gain(acc, acc_text)}
-        out |= {"mmstar": MmstarGain(**gain)} if dataset == "mmstar" else {"blind": BlindGain(**gain)}
+        mg = figures.multimodal_gain(acc, acc_text)
+        out |= ({"mmstar": MmstarGain(acc_image=acc, acc_text=acc_text, mg=mg)} if dataset == "mmstar"
+                else {"blind": BlindGain(acc_image=acc, acc_text=acc_text, mg=mg)})
     categories = _column(ev, "category")
     named = None if categories is None else np.array(["(none)" if c is None else str(c) for c in categories],
                                                      dtype=object)
