@@ -9,7 +9,7 @@ CircularEval's ``circular_id`` and ``rotation``), with the definitions of
 * ``mmstar`` (``dataset`` mmstar): Acc with the image, Acc under the ``text`` context and MG = their
   difference (MMStar §4); per capability and l2 axis (``axes``); with ``base_llm`` naming the text-only run of
   the LVLM's base LLM, its accuracy on the LVLM's items ``acc_llm`` and ML = max(0, Acc_text − acc_llm)
-  (:func:`add_leakage`), else ``ml_reason`` says why ML is missing;
+  (:func:`add_leakage`), else ML is ``Missing(reason)`` (written as ``ml_reason``);
 * ``pope`` (``dataset`` pope): accuracy, precision, recall, F1, yes-ratio, overall and per category;
 * ``mme`` (``dataset`` mme, with image pairs): acc, acc+ and score per subtask, the official totals
   Perception and Cognition (sums of subtask scores), and vlaudit's own pooled row (``pooled``);
@@ -20,7 +20,8 @@ CircularEval's ``circular_id`` and ``rotation``), with the definitions of
 * ``blind`` (any other labelled run with a ``text`` context): vlaudit's own Acc with and without the image;
 * ``categories``: n, Acc, Dep, D-CC, C-U per category (VCA §12 within each).
 
-Each figure is present only when the run has what it needs (labels, a text context, the metadata).
+Each section (a record of :mod:`vlaudit.results.vca_benchmark`) is present only when the run has what it needs
+(labels, a text context, the metadata); a 0/0 figure in it is ``Missing(reason)`` (:data:`WHY`).
 """
 
 from __future__ import annotations
