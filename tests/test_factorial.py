@@ -340,3 +340,37 @@ def test_one_cell_label_for_builder_and_nested_validation(full: tuple[Path, dict
     assert (nested["n_correct_image"], nested["n_correct_text"]) == (6, 6)
     with pytest.raises(ValueError, match="unknown factorial state"):
         fx.cell_label("pos", "maybe")
+
+
+def test_a_nested_rate_without_its_decisions_says_why_in_the_json_and_the_csv(analysed: tuple[dict, Path],
+                                                                               tmp_path: Path) -> None:
+    """A model wrong on every nested cell has no correct decision of either source: the credit rates on correct
+    decisions and their AUROCs are Missing with the reason, in factorial.json and as text in the CSV column."""
+    import copy
+
+    from vlaudit.analysis.vca.factorial import (
+        NO_CORRECT_IMAGE,
+        ONE_SOURCE_CORRECT,
+        csv_rows,
+        nested_validation,
+    )
+    from vlaudit.results.missing import Missing
+    from vlaudit.results.vca import FactorialResult
+    from vlaudit.results.versioned import to_json
+
+    states = fx.STATES
+    labelled = np.array([[[1.0 if fx.cell_label(v, t) == "yes" else -1.0 for t in states] for v in states]] * 3)
+    wrong = nested_validation({"original": -labelled, "text": np.zeros_like(labelled),
+                               "blank": np.zeros_like(labelled)})
+    assert wrong["image_tpr_correct"] == Missing(NO_CORRECT_IMAGE)
+    assert wrong["auroc_vca_correct"] == Missing(ONE_SOURCE_CORRECT) and isinstance(wrong["image_tpr"], float)
+    result = copy.deepcopy(analysed[0])
+    result["models"][0]["nested"] = to_json(wrong)
+    assert result["models"][0]["nested"]["auroc_vca_correct"] == {"missing": ONE_SOURCE_CORRECT}
+    assert FactorialResult.from_dict(result).models[0].nested.auroc_vca_correct == Missing(ONE_SOURCE_CORRECT)
+    models, _ = csv_rows(result)
+    assert models[0]["nested_auroc_vca_correct"] == f"— ({ONE_SOURCE_CORRECT})"
+    assert models[1]["nested_auroc_vca_correct"] == "1.0"  # the column is text: one type per CSV column
+    write_table(tmp_path / "factorial_models.csv", models)
+    with (tmp_path / "factorial_models.csv").open(newline="") as handle:
+        assert next(csv.DictReader(handle))["nested_image_tpr_correct"] == f"— ({NO_CORRECT_IMAGE})"

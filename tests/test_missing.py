@@ -17,8 +17,8 @@ from vca_panel_fixtures import edit_rows, panel_rows
 
 from vlaudit.cli import app
 from vlaudit.files import write_table
-from vlaudit.report.cells import csv_rows
 from vlaudit.report.html_page import esc
+from vlaudit.results.cells import csv_rows
 from vlaudit.results.missing import DASH, Missing, is_missing, known, reason_of, shown, value_or
 from vlaudit.results.vca import VcaValidityResult
 from vlaudit.results.vca_validity import IncrementalRow

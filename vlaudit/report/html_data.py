@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +21,9 @@ from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import interval, is_number
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import HeadlineIntervals, PermutationAxis, RunAudit, none_for_empty_intervals
+from vlaudit.results.vca_benchmark import BenchmarkFigures, upgrade_benchmark
 from vlaudit.results.vca_run_sections import ErasureGeometry, RunNoise, read_noise, upgrade_run
-from vlaudit.results.versioned import Interval, JsonObject, record_from_dict, to_json
+from vlaudit.results.versioned import Interval, record_from_dict
 from vlaudit.sources.cycle_tables import read_cycles
 
 
@@ -163,7 +163,7 @@ class VcaRun:
     perm: PermutationAxis | None
     noise: RunNoise | Missing
     erasure_geometry: ErasureGeometry | None
-    benchmark: JsonObject
+    benchmark: BenchmarkFigures
     source: str
     audit: RunAudit | None = None
 
@@ -207,10 +207,6 @@ class VcaRun:
             value = run.get(key)
             return float(value) if is_number(value) else None
 
-        def section(key: str) -> JsonObject | None:
-            value = run.get(key)
-            return typing.cast(JsonObject, to_json(value)) if isinstance(value, Mapping) else None
-
         ci = run.get("ci") if isinstance(run.get("ci"), Mapping) else {}
         intervals = HeadlineIntervals(**{k: interval(ci.get(k)) for k in (
             "acc", "dep", "dcc", "cu", "wrong_dep", "strict")}) if ci else None
@@ -219,7 +215,14 @@ class VcaRun:
                    interface=str(run.get("interface")), n=n if isinstance(n, int) else None, acc=number("acc"),
                    dep=number("dep"), dcc=number("dcc"), cu=number("cu"), ci=intervals, perm=None,
                    noise=read_noise(run.get("noise"), path=source), erasure_geometry=_geometry(run.get("erasure_geometry"), source),
-                   benchmark=section("benchmark") or {}, source=source)
+                   benchmark=_benchmark(run.get("benchmark"), source), source=source)
+
+
+def _benchmark(value: object, source: str) -> BenchmarkFigures:
+    """A listed run's benchmark figures, when its summary holds them (in any version's shape)."""
+    if not isinstance(value, Mapping):
+        return BenchmarkFigures()
+    return record_from_dict(BenchmarkFigures, upgrade_benchmark(value), path=source, name="benchmark")
 
 
 def _geometry(value: object, source: str) -> ErasureGeometry | None:

@@ -190,12 +190,8 @@ def run_warnings(runs: Sequence[VcaRun]) -> list[Any]:
 def category_credit_table(runs: Sequence[VcaRun]) -> Safe | None:
     """n, Acc, Dep, D-CC and C-U per benchmark category of each run (VCA §12 within each category); None
     when no run has categories."""
-    rows = []
-    for r in runs:
-        categories = r.benchmark.get("categories")
-        for c in (c for c in categories if isinstance(c, Mapping)) if isinstance(categories, list) else []:
-            rows.append([r.model, r.dataset, r.interface, c.get("category"), _value(c.get("n"))]
-                        + [num(c.get(k), pct=True) for k in ("acc", "dep", "dcc", "cu")])
+    rows = [[r.model, r.dataset, r.interface, row[0], _value(row[1]), *(num(v, digits=1) for v in row[2:])]
+            for r in runs for row in tables.category_rows(r.benchmark)]
     if not rows:
         return None
     return Safe(str(table(["Model", "Dataset", "Interface", "Category", "n", "Acc", "Dep", "D-CC", "C-U"], rows,
@@ -204,7 +200,7 @@ def category_credit_table(runs: Sequence[VcaRun]) -> Safe | None:
 
 
 def _figure(value: Any) -> Any:
-    return num(value, digits=1) if isinstance(value, float) else _value(value)
+    return num(value, digits=1) if isinstance(value, (float, Missing)) else _value(value)
 
 
 def benchmark_figure_tables(runs: Sequence[VcaRun]) -> list[Any]:

@@ -13,8 +13,8 @@ from typing import Any
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
-from vlaudit.report.cells import csv_rows
 from vlaudit.report.console import print_table, print_wrapped
+from vlaudit.results.cells import csv_rows
 from vlaudit.results.missing import Missing, shown
 from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
 from vlaudit.results.versioned import VersionedResult

@@ -4,7 +4,7 @@ the noise floor, VCA Table 11, the Table 28 stricter definitions and the benchma
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
@@ -110,8 +110,9 @@ def print_axes(report: VcaReport, *, console: Console | None = None) -> None:
     for line in noise_lines(report.runs):
         print_wrapped(line)
     print_geometry(report.runs)
-    rows = [[run.name, s.n, _pct(s.dep), _pct(s.strict), None if run.ties is None else run.ties.strict, s.n_m,
-             _pct(s.dep_m), _pct(s.strict_m), s.gap_mean]
+    pct = tables.pct
+    rows = [[run.name, s.n, pct(s.dep), pct(s.strict), None if run.ties is None else run.ties.strict, s.n_m,
+             pct(s.dep_m), pct(s.strict_m), s.gap_mean]
             for run in report.runs if (s := run.sensitivity).n_m]
     if rows:
         print_table("Stricter definitions (%, VCA Table 28; not headline scores; ties: items whose Strict a tie "
@@ -120,29 +121,22 @@ def print_axes(report: VcaReport, *, console: Console | None = None) -> None:
     print_benchmark_figures(report.runs)
 
 
-def _pct(value: object) -> float | None:
-    return 100.0 * value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
     """The benchmarks' own figures beside the audit, each benchmark's tables on its own runs only (percent):
     MMStar's MG/ML and axes, POPE, MME (subtasks and the official totals), HallusionBench, CircularEval; and
     the per-category credit of every run with categories."""
-    pct = _pct
-    # the benchmark section's keys are the benchmark's own (JSON objects, read as such)
-    figures: list[tuple[str, Any]] = [(run.name, run.benchmark) for run in runs]
-    gain = tables.gain_rows(figures)
+    gain = tables.gain_rows([(run.name, run.benchmark) for run in runs])
     if gain:
         print_table(tables.GAIN_TITLE, tables.GAIN_COLUMNS, gain, digits=1)
         for line in tables.gain_notes([(run.name, run.n, run.benchmark) for run in runs]):
             print_wrapped(line)
-    for n, f in figures:
-        if f.get("categories"):
-            print_table(f"Credit per category (%) — {n}", ["category", "n", "Acc", "Dep", "D-CC", "C-U"],
-                        [[r["category"], r["n"], pct(r.get("acc")), pct(r["dep"]), pct(r.get("dcc")),
-                          pct(r.get("cu"))] for r in f["categories"]], digits=1)
+    for run in runs:
+        f = run.benchmark
+        if f.categories:
+            print_table(f"Credit per category (%) — {run.name}", tables.CATEGORY_COLUMNS, tables.category_rows(f),
+                        digits=1)
         for title, columns, rows in tables.benchmark_tables(f):
-            print_table(f"{title} — {n}", columns, rows, digits=1)
+            print_table(f"{title} — {run.name}", columns, rows, digits=1)
         for line in tables.benchmark_notes(f):
             print_wrapped(line)
 

@@ -51,10 +51,9 @@ import pyarrow as pa
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
-from vlaudit.report.cells import csv_rows
+from vlaudit.results.cells import csv_rows
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import RunAudit
-from vlaudit.results.versioned import Interval, JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -77,20 +76,6 @@ def _interval_head(run: RunAudit) -> dict[str, object]:
 
 def _with_ci(row: dict[str, object], name: str, ci: Sequence[float] | None) -> None:
     row[f"{name}_lo"], row[f"{name}_hi"] = (None, None) if ci is None else (ci[0], ci[1])
-
-
-def _json_interval(value: JsonValue) -> Interval | None:
-    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
-        return float(typing.cast(float, value[0])), float(typing.cast(float, value[1]))
-    return None
-
-
-def _object(value: JsonValue) -> JsonObject:
-    return value if isinstance(value, dict) else {}
-
-
-def _objects(value: JsonValue) -> list[JsonObject]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
@@ -251,7 +236,8 @@ def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = T
         "robustness_aggregation.csv": robustness_rows(runs, "aggregation"),
         "robustness_interfaces.csv": report.interfaces, "macro.csv": [_fields(m) for m in report.macro],
         "items.csv": report.items, "groups.csv": report.groups,
-        "categories.csv": [_head(run) | row for run in runs for row in _objects(run.benchmark.get("categories"))],
+        "categories.csv": [_head(run) | _fields(row) for run in runs
+                           for row in run.benchmark.categories or []],
     }
     empty_columns = {
         "items.csv": ["model", "dataset", "interface", "item_id", "group_id", "label", "pred", "correct", "g_img",

@@ -7,7 +7,8 @@ an axis whose context the run lacks is None (``perm`` without a ``mismatch`` mar
 relation groups, ``erasure_geometry`` without the geometry columns). Sections whose keys depend on the run's
 own contexts or strata are typed rows keyed by a field (``stratified``, ``balanced``, ``survival``, ``gap``,
 ``relation``, ``erasure_geometry``, ``noise``: :mod:`vlaudit.results.vca_run_sections`, a figure not
-computable there ``Missing(reason)``); ``benchmark`` is still a JSON object named in its field's docstring.
+computable there ``Missing(reason)``); ``benchmark`` holds the benchmarks' own figures
+(:class:`~vlaudit.results.vca_benchmark.BenchmarkFigures`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from vlaudit.results.missing import Missing
+from vlaudit.results.vca_benchmark import BenchmarkFigures
 from vlaudit.results.vca_run_sections import (
     Balanced,
     ErasureGeometry,
@@ -25,7 +27,7 @@ from vlaudit.results.vca_run_sections import (
     Stratum,
     Survival,
 )
-from vlaudit.results.versioned import Interval, JsonObject, JsonValue  # noqa: F401  (JsonObject names JsonValue)
+from vlaudit.results.versioned import Interval
 
 
 def none_for_empty_intervals(value: object) -> object:
@@ -219,7 +221,7 @@ class RunAudit:
     ``stratified``, ``balanced``, ``survival``, ``gap``, ``relation``, ``noise``: the records of
     :mod:`vlaudit.results.vca_run_sections` (``noise`` Missing without a noise floor, ``relation`` None without
     relation groups); ``erasure_geometry``: VCA Table 11 (None without geometry columns); ``benchmark``: the
-    benchmarks' own figures.
+    benchmarks' own figures (:mod:`vlaudit.results.vca_benchmark`).
     """
 
     model: str
@@ -254,7 +256,7 @@ class RunAudit:
     erasure_geometry: ErasureGeometry | None
     stress: list[ErasureCheck]
     coverage: list[Coverage]
-    benchmark: JsonObject
+    benchmark: BenchmarkFigures
     noise: RunNoise | Missing
     warnings: list[str]
     bootstrap: BootstrapPlan

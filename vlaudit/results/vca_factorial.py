@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vlaudit.results.missing import Missing
 from vlaudit.results.versioned import Interval
 
 
@@ -30,20 +31,21 @@ class NeutralExcess:
 class NestedValidation:
     """The nested source-only validation (VCA §10 Table 8): the image-source cells (±, ∅) against the
     text-source cells (∅, ±). Credit's TPR on image-source and FPR on text-source cells (all and on correct
-    decisions), and the AUROC of G_img and of the confidence |m| for telling them apart. None where the
-    rate or AUROC has no cell (no correct decision of a source, or one source only)."""
+    decisions), and the AUROC of G_img and of the confidence |m| for telling them apart. ``Missing(reason)``
+    where the rate or AUROC has no decisions (no correct decision of a source, or one source only); a file
+    written before says ``null`` there, read as Missing with no reason recorded."""
 
     n_image: int
     n_text: int
-    image_tpr: float | None
-    text_fpr: float | None
+    image_tpr: float | Missing
+    text_fpr: float | Missing
     n_correct_image: int
     n_correct_text: int
-    image_tpr_correct: float | None
-    text_fpr_correct: float | None
-    auroc_vca_correct: float | None
-    auroc_confidence_correct: float | None
-    auroc_vca_all: float | None
+    image_tpr_correct: float | Missing
+    text_fpr_correct: float | Missing
+    auroc_vca_correct: float | Missing
+    auroc_confidence_correct: float | Missing
+    auroc_vca_all: float | Missing
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from vlaudit.results.missing import Missing
+from vlaudit.results.vca_benchmark import upgrade_benchmark
 from vlaudit.results.versioned import Interval, record_from_dict
 
 Figure = float | Missing
@@ -260,9 +261,9 @@ def _gap(old: Mapping[str, object]) -> dict[str, object]:
 
 
 def upgrade_run(run: Mapping[str, object]) -> dict[str, object]:
-    """A ``vca.json`` run as this vlaudit writes it: the strata, survival, gap, relation and noise sections of a file
-    written before they were typed rewritten into their records' shape (the same numbers); a current run
-    unchanged."""
+    """A ``vca.json`` run as this vlaudit writes it: the strata, survival, gap, relation, noise and benchmark
+    sections of a file written before they were typed rewritten into their records' shape (the same numbers;
+    :func:`~vlaudit.results.vca_benchmark.upgrade_benchmark`); a current run unchanged."""
     out = dict(run)
     stratified, balanced, relation = out.get("stratified"), out.get("balanced"), out.get("relation")
     if isinstance(relation, Mapping) and "contexts" not in relation:
@@ -280,6 +281,8 @@ def upgrade_run(run: Mapping[str, object]) -> dict[str, object]:
         out["gap"] = _gap(gap)
     if isinstance(noise, Mapping) and noise.get("measured") is False:
         out["noise"] = {"missing": str(noise.get("note") or "noise floor not measured")}
+    if "benchmark" in out:
+        out["benchmark"] = upgrade_benchmark(out["benchmark"])
     return out
 
 

@@ -51,6 +51,19 @@ def json_key(name: str) -> dict[str, str]:
     return {"json": name}
 
 
+def omitted_when_none() -> dict[str, bool]:
+    """Field metadata for an optional section of a record that the JSON leaves out when it is None (a
+    benchmark's figures on another benchmark's run); the reader reads an absent key as the field's default."""
+    return {"omit_none": True}
+
+
+def reason_key(name: str) -> dict[str, str]:
+    """Field metadata for a ``float | Missing`` field whose file writes Missing as the key ``name`` holding
+    the reason, the field's own key absent (a file shape older than :class:`Missing`, kept for its readers:
+    MMStar's ``ml``/``ml_reason``)."""
+    return {"reason_key": name}
+
+
 def _key(f: dataclasses.Field[object]) -> str:
     return str(f.metadata.get("json", f.name))
 
@@ -132,7 +145,7 @@ def to_json(value: object) -> JsonValue:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if isinstance(value, VersionedResult):
             return value.to_dict()
-        return {_key(f): to_json(getattr(value, f.name)) for f in fields(value)}
+        return _record_json(value)
     if value is None or isinstance(value, (str, bool)):
         return value
     if getattr(value, "ndim", None) == 0 and hasattr(value, "item"):  # a numpy scalar (numpy stays unimported)
@@ -151,6 +164,19 @@ def to_json(value: object) -> JsonValue:
     if isinstance(value, (Sequence, set, frozenset)):
         return [to_json(item) for item in value]
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def _record_json(record: object) -> JsonObject:
+    out: JsonObject = {}
+    for f in fields(record):  # type: ignore[arg-type]
+        value = getattr(record, f.name)
+        if value is None and f.metadata.get("omit_none"):
+            continue
+        if isinstance(value, Missing) and "reason_key" in f.metadata:
+            out[str(f.metadata["reason_key"])] = value.reason
+            continue
+        out[_key(f)] = to_json(value)
+    return out
 
 
 def record_from_dict(cls: type[D], data: object, *, path: str | Path, name: str = "") -> D:
@@ -282,6 +308,8 @@ def _decode(value: object, hint: object, path: str | Path, name: str) -> object:
         for f in fields(hint):
             if _key(f) in value:
                 values[f.name] = _decode(value[_key(f)], hints[f.name], path, f"{name}.{_key(f)}")
+            elif f.metadata.get("reason_key") in value:
+                values[f.name] = Missing(str(value[str(f.metadata["reason_key"])]))
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise _fail("missing field", path, f"{name}.{_key(f)}")
         return hint(**values)

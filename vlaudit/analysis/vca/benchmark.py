@@ -9,7 +9,7 @@ CircularEval's ``circular_id`` and ``rotation``), with the definitions of
 * ``mmstar`` (``dataset`` mmstar): Acc with the image, Acc under the ``text`` context and MG = their
   difference (MMStar §4); per capability and l2 axis (``axes``); with ``base_llm`` naming the text-only run of
   the LVLM's base LLM, its accuracy on the LVLM's items ``acc_llm`` and ML = max(0, Acc_text − acc_llm)
-  (:func:`add_leakage`), else ``ml_reason`` says why ML is missing;
+  (:func:`add_leakage`), else ML is ``Missing(reason)`` (written as ``ml_reason``);
 * ``pope`` (``dataset`` pope): accuracy, precision, recall, F1, yes-ratio, overall and per category;
 * ``mme`` (``dataset`` mme, with image pairs): acc, acc+ and score per subtask, the official totals
   Perception and Cognition (sums of subtask scores), and vlaudit's own pooled row (``pooled``);
@@ -20,12 +20,14 @@ CircularEval's ``circular_id`` and ``rotation``), with the definitions of
 * ``blind`` (any other labelled run with a ``text`` context): vlaudit's own Acc with and without the image;
 * ``categories``: n, Acc, Dep, D-CC, C-U per category (VCA §12 within each).
 
-Each figure is present only when the run has what it needs (labels, a text context, the metadata).
+Each section (a record of :mod:`vlaudit.results.vca_benchmark`) is present only when the run has what it needs
+(labels, a text context, the metadata); a 0/0 figure in it is ``Missing(reason)`` (:data:`WHY`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -35,10 +37,37 @@ from vlaudit.analysis.vca.events import RunEvents
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import benchmark_figures as figures
 from vlaudit.metrics.vca import choice, support
+from vlaudit.results.missing import Missing
+from vlaudit.results.vca_benchmark import (
+    POOLED,
+    BenchmarkFigures,
+    BlindGain,
+    CategoryCredit,
+    CircularCategory,
+    CircularFigures,
+    HallusionRow,
+    IncompleteQuestion,
+    MmeFigures,
+    MmeSubtask,
+    MmeTotal,
+    MmstarAxis,
+    MmstarGain,
+    RotationFigures,
+    YesNoFigures,
+)
 from vlaudit.sources.margins import MarginRun
 
-#: vlaudit's name for a pooled row that no benchmark prints (MME pools nothing; its totals are sums)
-POOLED = "pooled (vlaudit)"
+#: why a 0/0 figure is not a number, per figure (the benchmarks' own scorers print 0 or fail there)
+WHY = {"accuracy": "no questions", "precision": "no \"yes\" answer", "recall": "no \"yes\" question",
+       "f1": "no precision or recall", "yes_ratio": "no questions", "acc": "no questions",
+       "acc_plus": "no image with both questions", "score": "no acc+", "aacc": "no questions",
+       "facc": "no figures", "qacc": "no questions", "circular_acc": "no question with a rotation-0 row",
+       "credited_every_rotation": "no question with a rotation-0 row"}
+
+
+def _figures(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A metrics row with each 0/0 figure (None) as Missing saying why."""
+    return {k: Missing(WHY[k]) if v is None and k in WHY else v for k, v in row.items()}
 
 
 def _column(ev: RunEvents, name: str) -> np.ndarray | None:
@@ -63,11 +92,12 @@ def _per_category(named: np.ndarray, compute: Any, *arrays: np.ndarray) -> list[
     return [{"category": c} | compute(*(a[named == c] for a in arrays)) for c in sorted(set(named.tolist()))]
 
 
-def _mme(correct: np.ndarray, pairs: np.ndarray, named: np.ndarray) -> dict[str, Any]:
+def _mme(correct: np.ndarray, pairs: np.ndarray, named: np.ndarray) -> MmeFigures:
     subtasks = _per_category(named, figures.mme_figures, correct, pairs)
-    return {"subtasks": subtasks,
-            "totals": figures.mme_totals({row["category"]: row["score"] for row in subtasks}),
-            "pooled": {"category": POOLED} | figures.mme_figures(correct, pairs)}
+    return MmeFigures(subtasks=[MmeSubtask(**_figures(row)) for row in subtasks],
+                      totals=[MmeTotal(**row) for row in figures.mme_totals(
+                          {row["category"]: row["score"] for row in subtasks})],
+                      pooled=MmeSubtask(**_figures({"category": POOLED} | figures.mme_figures(correct, pairs))))
 
 
 def _hallusion_keys(ev: RunEvents, named: np.ndarray) -> tuple[list[str], list[str]] | None:
@@ -85,7 +115,7 @@ def _hallusion_keys(ev: RunEvents, named: np.ndarray) -> tuple[list[str], list[s
     return figure_keys, question_keys
 
 
-def _hallusion(ev: RunEvents, correct: np.ndarray, named: np.ndarray) -> list[dict[str, Any]] | None:
+def _hallusion(ev: RunEvents, correct: np.ndarray, named: np.ndarray) -> list[HallusionRow] | None:
     keys = _hallusion_keys(ev, named)
     if keys is None:
         return None
@@ -97,44 +127,58 @@ def _hallusion(ev: RunEvents, correct: np.ndarray, named: np.ndarray) -> list[di
         rows += [{"split": c, "level": level} | figures.hallusion_figures(correct[names == c], fig[names == c],
                                                                           que[names == c])
                  for c in sorted(set(names.tolist()))]
-    return rows
+    return [HallusionRow(**_figures(row)) for row in rows]
 
 
-def benchmark_figures(ev: RunEvents) -> dict[str, Any]:
-    """Every benchmark figure the run supports (see the module docstring)."""
+def _circular(ev: RunEvents, named: np.ndarray | None) -> CircularFigures | None:
+    bases, rotations = _column(ev, "circular_id"), _column(ev, "rotation")
+    if ev.correct is None or bases is None or rotations is None:
+        return None
+    n_options = None if ev.run.choices is None else ev.run.choices.n_options
+    c = figures.circular_figures(bases, [_rotation(r) for r in rotations], ev.correct, ev.dep, named, n_options)
+    per_category = c.get("per_category")
+    return CircularFigures(
+        n_items=c["n_items"], n_dropped=c["n_dropped"], dropped=c["dropped"], n_incomplete=c["n_incomplete"],
+        incomplete=[IncompleteQuestion(**g) for g in c["incomplete"]],
+        circular_acc=_figures(c)["circular_acc"], credited_every_rotation=_figures(c)["credited_every_rotation"],
+        per_rotation=[RotationFigures(**r) for r in c["per_rotation"]],
+        per_category=None if per_category is None else [
+            CircularCategory(**_figures(r)) for r in per_category])
+
+
+def benchmark_figures(ev: RunEvents) -> BenchmarkFigures:
+    """Every benchmark figure the run supports (see the module docstring); MMStar's ML is Missing until
+    :func:`add_leakage` adds it."""
     out: dict[str, Any] = {}
     dataset, correct, blind = ev.run.dataset, ev.correct, text_correct(ev)
     if correct is not None and blind is not None:
         acc, acc_text = float(correct.mean()), float(blind.mean())
-        gain = {"acc_image": acc, "acc_text": acc_text, "mg": figures.multimodal_gain(acc, acc_text)}
-        out["mmstar" if dataset == "mmstar" else "blind"] = gain
+        mg = figures.multimodal_gain(acc, acc_text)
+        out |= ({"mmstar": MmstarGain(acc_image=acc, acc_text=acc_text, mg=mg)} if dataset == "mmstar"
+                else {"blind": BlindGain(acc_image=acc, acc_text=acc_text, mg=mg)})
     categories = _column(ev, "category")
     named = None if categories is None else np.array(["(none)" if c is None else str(c) for c in categories],
                                                      dtype=object)
     if named is not None:
-        out["categories"] = figures.category_credit(named, correct, ev.dep)
+        out["categories"] = [CategoryCredit(**row) for row in figures.category_credit(named, correct, ev.dep)]
     axes = _column(ev, "l2_category")
     if dataset == "mmstar" and correct is not None and named is not None and axes is not None:
-        out["mmstar_axes"] = figures.mmstar_axes(correct, named, ["(none)" if a is None else a for a in axes])
+        out["mmstar_axes"] = [MmstarAxis(**row) for row in figures.mmstar_axes(
+            correct, named, ["(none)" if a is None else a for a in axes])]
     if ev.run.choices is None and correct is not None and named is not None:
         assert ev.run.labels is not None
         predicted_yes, gold = ev.direction > 0, ev.run.labels
         if dataset == "pope":
-            out["pope"] = ([{"category": "all"} | figures.yes_no_figures(predicted_yes, gold)]
-                           + _per_category(named, figures.yes_no_figures, predicted_yes, gold))
+            out["pope"] = [YesNoFigures(**_figures(row)) for row in (
+                [{"category": "all"} | figures.yes_no_figures(predicted_yes, gold)]
+                + _per_category(named, figures.yes_no_figures, predicted_yes, gold))]
         pairs = _column(ev, "image_pair")
         if dataset == "mme" and pairs is not None:
             out["mme"] = _mme(correct, pairs, named)
         if dataset == "hallusionbench":
-            rows = _hallusion(ev, correct, named)
-            if rows is not None:
-                out["hallusionbench"] = rows
-    bases, rotations = _column(ev, "circular_id"), _column(ev, "rotation")
-    if correct is not None and bases is not None and rotations is not None:
-        n_options = None if ev.run.choices is None else ev.run.choices.n_options
-        out["circular"] = figures.circular_figures(bases, [_rotation(r) for r in rotations], correct, ev.dep,
-                                                   named, n_options)
-    return out
+            out["hallusionbench"] = _hallusion(ev, correct, named)
+    out["circular"] = _circular(ev, named)
+    return BenchmarkFigures(**out)
 
 
 def _rotation(value: object) -> int | None:
@@ -184,30 +228,31 @@ def check_base_llms(base_llms: Mapping[str, str], runs: Sequence[MarginRun], tex
                              field="base_llm")
 
 
-def add_leakage(figures_of_run: dict[str, Any], run: MarginRun, text_llms: Sequence[MarginRun],
-                base_llms: Mapping[str, str]) -> None:
-    """MMStar's ML = max(0, S_wv − S_t) into the run's ``benchmark.mmstar`` figures (MMStar §4), S_t the
-    accuracy of the base LLM named for this LVLM (``base_llms``) on the LVLM's own items (same dataset and
-    interface); without one, or when it lacks some of the items, ``ml_reason`` says why ML is missing."""
-    gain = figures_of_run.get("mmstar")
+def add_leakage(figures_of_run: BenchmarkFigures, run: MarginRun, text_llms: Sequence[MarginRun],
+                base_llms: Mapping[str, str]) -> BenchmarkFigures:
+    """The run's figures with MMStar's ML = max(0, S_wv − S_t) (MMStar §4), S_t the accuracy of the base LLM
+    named for this LVLM (``base_llms``) on the LVLM's own items (same dataset and interface); without one, or
+    when it lacks some of the items, ML is Missing saying why. Figures without ``mmstar`` are returned as
+    they are."""
+    gain = figures_of_run.mmstar
     if gain is None:
-        return
+        return figures_of_run
     name = base_llm_of(run, base_llms)
     if name is None:
-        gain["ml_reason"] = ("ML needs the base LLM's text-only run: name it with --base-llm"
-                             + (f" (text-only runs here: {', '.join(sorted({r.model for r in text_llms}))})"
-                                if text_llms else ""))
-        return
+        return replace(figures_of_run, mmstar=replace(gain, ml=Missing(
+            "ML needs the base LLM's text-only run: name it with --base-llm"
+            + (f" (text-only runs here: {', '.join(sorted({r.model for r in text_llms}))})" if text_llms else ""))))
     llm = next((r for r in text_llms if r.model == name and (r.dataset, r.interface) == (run.dataset, run.interface)),
                None)
     correct = None if llm is None else _text_answers_correct(llm)
     if llm is None or correct is None:
-        gain["ml_reason"] = f"{name} has no labelled text-only run on {run.dataset} ({run.interface})"
-        return
+        return replace(figures_of_run, mmstar=replace(gain, ml=Missing(
+            f"{name} has no labelled text-only run on {run.dataset} ({run.interface})")))
     where = {item: k for k, item in enumerate(llm.item_ids)}
     missing = [item for item in run.item_ids if item not in where]
     if missing:
-        gain["ml_reason"] = f"{name} scored {run.n - len(missing)} of the LVLM's {run.n} items (e.g. {missing[0]})"
-        return
+        return replace(figures_of_run, mmstar=replace(gain, ml=Missing(
+            f"{name} scored {run.n - len(missing)} of the LVLM's {run.n} items (e.g. {missing[0]})")))
     acc_llm = float(correct[[where[item] for item in run.item_ids]].mean())
-    gain |= {"llm": name, "acc_llm": acc_llm, "ml": figures.multimodal_leakage(gain["acc_text"], acc_llm)}
+    return replace(figures_of_run, mmstar=replace(gain, llm=name, acc_llm=acc_llm,
+                                                  ml=figures.multimodal_leakage(gain.acc_text, acc_llm)))

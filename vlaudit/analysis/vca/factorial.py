@@ -36,6 +36,8 @@ from vlaudit.builders.factorial import IMAGE_SOURCE_CELLS, STATES, TEXT_SOURCE_C
 from vlaudit.errors import InputError
 from vlaudit.files import write_result, write_table
 from vlaudit.metrics.vca.support import image_gap
+from vlaudit.results.cells import csv_rows as cell_rows
+from vlaudit.results.missing import Missing, known
 from vlaudit.results.vca import FactorialResult
 from vlaudit.results.versioned import to_json
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
@@ -144,8 +146,15 @@ def source_effects(m: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
+#: why a nested rate or AUROC is not computable (Table 8)
+NO_CORRECT_IMAGE = "no correct decision on an image-source cell"
+NO_CORRECT_TEXT = "no correct decision on a text-source cell"
+ONE_SOURCE_CORRECT = "correct decisions of one source only"
+
+
 def nested_validation(m: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """Image-source (±, ∅) vs text-source (∅, ±) cells: credit TPR/FPR and source AUROC (Table 8).
+    """Image-source (±, ∅) vs text-source (∅, ±) cells: credit TPR/FPR and source AUROC (Table 8); a rate
+    or AUROC without its decisions (no correct decision of a source, one source only) is Missing(reason).
 
     A decision is correct when it gives the cell's label, :func:`vlaudit.builders.factorial.cell_label`.
     """
@@ -163,13 +172,14 @@ def nested_validation(m: Mapping[str, np.ndarray]) -> dict[str, Any]:
     correct = (mo >= 0) == (supported > 0)
     c = correct
     return {"n_image": int(image_source.sum()), "n_text": int((~image_source).sum()),
-            "image_tpr": float(credited[image_source].mean()), "text_fpr": float(credited[~image_source].mean()),
+            "image_tpr": known(_mean(credited[image_source]), "no image-source cell"),
+            "text_fpr": known(_mean(credited[~image_source]), "no text-source cell"),
             "n_correct_image": int((c & image_source).sum()), "n_correct_text": int((c & ~image_source).sum()),
-            "image_tpr_correct": _mean(credited[c & image_source]),
-            "text_fpr_correct": _mean(credited[c & ~image_source]),
-            "auroc_vca_correct": auroc(gap[c], image_source[c]),
-            "auroc_confidence_correct": auroc(np.abs(mo[c]), image_source[c]),
-            "auroc_vca_all": auroc(gap, image_source)}
+            "image_tpr_correct": known(_mean(credited[c & image_source]), NO_CORRECT_IMAGE),
+            "text_fpr_correct": known(_mean(credited[c & ~image_source]), NO_CORRECT_TEXT),
+            "auroc_vca_correct": known(auroc(gap[c], image_source[c]), ONE_SOURCE_CORRECT),
+            "auroc_confidence_correct": known(auroc(np.abs(mo[c]), image_source[c]), ONE_SOURCE_CORRECT),
+            "auroc_vca_all": known(auroc(gap, image_source), "one source only")}
 
 
 def _mean(values: np.ndarray) -> float:
@@ -262,11 +272,17 @@ def csv_rows(result: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict
             row[name] = entry[name]
             row[f"{name}_lo"], row[f"{name}_hi"] = entry[f"{name}_ci"] or (None, None)
         if "nested" in entry:
-            row.update({f"nested_{k}": v for k, v in entry["nested"].items()})
+            row.update({f"nested_{k}": _missing_read(v) for k, v in entry["nested"].items()})
         models.append(row)
     effects = [{"model": e["model"], "effect": k, "mean": v["mean"], "lo": v["ci"][0], "hi": v["ci"][1],
                 "positive_share": v["positive_share"]} for e in result["models"] for k, v in e["effects"].items()]
-    return models, effects
+    # a Missing cell is its reason, so its column is written as text (results.cells.csv_rows)
+    return cell_rows(models), effects
+
+
+def _missing_read(value: Any) -> Any:
+    """A JSON value with ``{"missing": reason}`` read back as :class:`Missing`."""
+    return Missing(str(value["missing"])) if isinstance(value, Mapping) and set(value) == {"missing"} else value
 
 
 def run_factorial_analysis(inputs: FactorialInputs, *, out_dir: str | Path, interface: str = "yesno",

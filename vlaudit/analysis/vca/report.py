@@ -23,10 +23,8 @@ overrides it. Below :data:`~vlaudit.settings.MIN_CLUSTERS` clusters the run carr
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -54,7 +52,7 @@ from vlaudit.results.vca_audit import (
     rate,
 )
 from vlaudit.results.vca_run_sections import InterfaceCheck
-from vlaudit.results.versioned import Interval, JsonObject, to_json
+from vlaudit.results.versioned import Interval
 from vlaudit.settings import TIE_TOL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.sources.noise_floor import NoiseFloor
@@ -280,8 +278,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
     perm, sensitivity = vca_axes.mismatch_axes(ev, cis)
     rel = None if ev.groups is None else run_sections.relation_groups(ev.groups, ev.gap, ev.groups_excluded, {
         k: _ci(cis, k) for k in GROUP_RATES})
-    figures = benchmark_figures(ev)
-    add_leakage(figures, run, text_llms, dict(settings.base_llms))
+    figures = add_leakage(benchmark_figures(ev), run, text_llms, dict(settings.base_llms))
     geometry = vca_axes.erasure_geometry(ev)
     unit = run_unit(run, settings.cluster)
     return RunAudit(
@@ -300,16 +297,11 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
                               aggregation=vca_axes.aggregation_rows(ev, settings)),
         erasure=vca_axes.erasure_rows(ev), erasure_geometry=geometry,
         stress=vca_axes.erasure_rows(ev, vca_axes.STRESS), coverage=vca_axes.coverage_rows(ev, settings),
-        benchmark=_json_object(figures), noise=noise_summary(run, ev.gap, ev.dep, ev.correct, floor),
+        benchmark=figures, noise=noise_summary(run, ev.gap, ev.dep, ev.correct, floor),
         warnings=list(ev.warnings),
         bootstrap=BootstrapPlan(n_resamples=settings.n_resamples, seed=settings.seed, level=settings.level,
                                 cluster=unit.source, unit=unit.unit, n_clusters=unit.n_clusters,
                                 small_sample=small_sample_warning(unit.n_clusters, unit.unit, run.name)))
-
-
-def _json_object(section: Mapping[str, Any]) -> JsonObject:
-    """A section still held as JSON (``benchmark``): NaN as None."""
-    return typing.cast(JsonObject, to_json(section))
 
 
 def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:

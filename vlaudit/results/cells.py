@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from vlaudit.results.missing import Missing
 
 
-def _items(prefix: str, value: Any) -> list[tuple[str, Any]]:
+def _items(prefix: str, value: object) -> list[tuple[str, object]]:
     if isinstance(value, Missing):
         return [(prefix, str(value))]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -27,7 +26,7 @@ def _items(prefix: str, value: Any) -> list[tuple[str, Any]]:
     return [(prefix, value)]
 
 
-def csv_rows(rows: Sequence[object], **tags: Any) -> list[dict[str, Any]]:
+def csv_rows(rows: Sequence[object], **tags: object) -> list[dict[str, object]]:
     """CSV rows of records (or mappings): ``tags`` first (``dataset="vsr"``), every row every column, a missing
     value as ``— (reason)``; a column mixing such texts with numbers all text."""
     flat = [dict(tags) | dict(_items("", row)) for row in rows]
