@@ -28,10 +28,13 @@ import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import ClassVar, Literal, TypeVar, Union
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar, Union
 
 from vlaudit.errors import InputError
 from vlaudit.results.missing import Missing
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 SCHEMA_VERSION_KEY = "schema_version"
 #: the reason a ``null`` of a file written before its field said why reads as
@@ -166,9 +169,9 @@ def to_json(value: object) -> JsonValue:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
-def _record_json(record: object) -> JsonObject:
+def _record_json(record: DataclassInstance) -> JsonObject:
     out: JsonObject = {}
-    for f in fields(record):  # type: ignore[arg-type]
+    for f in fields(record):
         value = getattr(record, f.name)
         if value is None and f.metadata.get("omit_none"):
             continue
