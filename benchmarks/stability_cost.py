@@ -63,12 +63,12 @@ def main() -> None:
     start = time.perf_counter()
     result = vlaudit.measure_stability(root / "run", sample=args.sample, model=backend)
     stability_s = time.perf_counter() - start
-    n_items = result.sample["n_items"]
-    total = result.forwards["total_perturbed"]
-    within = result.forwards["scored_now"] == total == len(result.perturbations) * result.sample["n_units"]
+    n_items = result.sample.n_items
+    total = result.forwards.total_perturbed
+    within = result.forwards.scored_now == total == len(result.perturbations) * result.sample.n_units
     ratio = (stability_s / total) / (score_s / n_units)
     print(f"perturbations: {', '.join(r.perturbation for r in result.perturbations)}; {n_items} items, "
-          f"{result.sample['n_units']} units; scoring {score_s:.2f} s, stability {stability_s:.2f} s")
+          f"{result.sample.n_units} units; scoring {score_s:.2f} s, stability {stability_s:.2f} s")
     print(f"units_per_item={total / n_items:.3f} forwards_per_item={calls / n_items:.3f} within_budget={within} "
           f"ratio={ratio:.2f} tau={result.noise_floor:.3g}")
 
