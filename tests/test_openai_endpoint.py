@@ -14,6 +14,7 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -247,10 +248,13 @@ def test_the_api_key_is_read_from_the_named_variable_and_written_nowhere(server,
 
 def test_clear_one_line_errors(server, cli, one_error_line, tmp_path) -> None:
     bench = _bench(tmp_path / "bench", n_images=1)
-    closed = EndpointServer()
-    closed.close()  # a port nothing listens on any more
-    line = one_error_line(*cli(*_score_args(closed.url, bench, tmp_path / "a", "--max-retries", "1")))
-    assert f"cannot reach the server at {closed.url}" in line and "connection failed" in line
+    # A port bound but not listening refuses connections; holding it keeps a server that another test (on the
+    # other xdist worker) starts from taking it, as could happen to a closed server's freed port.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        closed_url = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
+        line = one_error_line(*cli(*_score_args(closed_url, bench, tmp_path / "a", "--max-retries", "1")))
+    assert f"cannot reach the server at {closed_url}" in line and "connection failed" in line
     line = one_error_line(*cli(*_score_args(server(models=("other",)).url, bench, tmp_path / "b")))
     assert "model 'tiny-qwen' is not served at" in line and "(it serves: other)" in line
     line = one_error_line(*cli(*_score_args(server(logprobs=False).url, bench, tmp_path / "c")))
