@@ -290,7 +290,7 @@ def test_an_answer_given_as_an_options_text_is_its_letter_and_none_is_an_option(
 
 def test_pope_images_repeated_within_the_file_are_not_called_already_in_the_folder(cli, tmp_path,
                                                                                    monkeypatch) -> None:
-    """Issue 41 item 10: POPE asks several questions of one image; the second use is a repeat within the
+    """POPE asks several questions of one image; the second use is a repeat within the
     release, not an image "already in pope-images" (which says the folder held it before this build)."""
     monkeypatch.chdir(tmp_path)
     pope(tmp_path)  # rows 0 and 1 embed the same red PNG

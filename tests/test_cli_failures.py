@@ -320,7 +320,7 @@ def test_vca_score_survives_damaged_cache_chunks_bit_identically(toy_items, cli,
 ], ids=["contexts", "interface", "dual-contexts", "perturbations"])
 def test_a_misspelled_name_is_refused_before_any_model_loads(args, said, cli, tmp_path, monkeypatch,
                                                              one_error_line) -> None:
-    """Issue 41 item 7: a typo in a name surfaced after the model loaded (23–34 s); now it is one line with the
+    """A typo in a name surfaced after the model loaded (23–34 s); now it is one line with the
     closest name, and nothing was built, loaded or written."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))

@@ -131,7 +131,7 @@ def test_a_report_folder_away_from_its_run_is_refused_in_one_line(tmp_path: Path
 
 
 def test_both_runs_with_a_floor_write_the_band_as_two_csv_columns(tmp_path: Path) -> None:
-    """Issue 40 item 8: with stability.json beside both runs `compare vca` exited 1 (pyarrow ArrowInvalid: a
+    """With stability.json beside both runs `compare vca` exited 1 (pyarrow ArrowInvalid: a
     list in a CSV cell); the band is written as noise_band_lo / noise_band_hi, empty where a row has none."""
     import csv
 

@@ -142,7 +142,7 @@ def _toy_margins(path: Path, model: str, ids: range) -> Path:
 
 
 def test_compare_vca_with_nothing_shared_exits_2_with_the_reason(cli, tmp_path, one_error_line) -> None:
-    """Issue 41 item 4: runs with no shared item are "nothing to do" (exit 2), not two warnings and "wrote
+    """Runs with no shared item are "nothing to do" (exit 2), not two warnings and "wrote
     compare.json and CSV tables" with no CSV; the line says why and what to give instead, and nothing is left."""
     a = _toy_margins(tmp_path / "a" / "margins.jsonl", "a", range(0, 10))
     b = _toy_margins(tmp_path / "b" / "margins.jsonl", "b", range(10, 20))
@@ -153,7 +153,7 @@ def test_compare_vca_with_nothing_shared_exits_2_with_the_reason(cli, tmp_path, 
 
 
 def test_compare_cycles_under_the_minimum_exits_2_and_names_min_cycles(cli, tmp_path, one_error_line) -> None:
-    """Issue 41 item 4: every family under --min-cycles is exit 2 naming --min-cycles and the count that
+    """Every family under --min-cycles is exit 2 naming --min-cycles and the count that
     would compare; that rerun then works."""
     import json
 

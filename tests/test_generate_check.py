@@ -147,7 +147,7 @@ def test_mistral_common_generates_under_its_own_prompt(tiny_model, tmp_path: Pat
 @pytest.mark.slow
 def test_hostile_runs_of_generate_check_and_stability(tiny_model, tmp_path: Path, cli, one_error_line,
                                                       files_under, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 41's hostile corpus on the run-reading commands (3 cases): --max-new-tokens 10⁹ is refused at the
+    """The hostile corpus on the run-reading commands (3 cases): --max-new-tokens 10⁹ is refused at the
     model's window instead of decoding for hours, and the corrected rerun into the same --out works; a planted
     backend that cannot generate says so; a half-killed run (killed before its margins) is one line."""
     monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path / "cache"))

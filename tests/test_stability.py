@@ -184,7 +184,7 @@ def test_the_floor_is_the_largest_per_perturbation_bound_of_the_p99() -> None:
 
 
 def test_a_planted_model_measures_batch_1_and_its_known_floor_zero(tmp_path: Path, cli) -> None:
-    """Issue 40 item 8: the docs say the planted ``ref:`` models support ``batch-1``; a constructed mechanism
+    """The docs say the planted ``ref:`` models support ``batch-1``; a constructed mechanism
     scores each request alone, so at the run's own batch size (1) τ = 0 is the known answer (was a refusal)."""
     bench = tmp_path / "mcq"
     assert cli("data", "mcq-scenes", "--out", bench, "--scenes", "4")[0] == 0
@@ -207,7 +207,7 @@ def test_a_backend_without_a_perturbation_is_told_there_is_no_noise_to_measure(t
 
 
 def test_each_unit_is_counted_once(tmp_path: Path) -> None:
-    """Issue 40 item 7: two items asking the same question of one image share their units (one forward, one
+    """Two items asking the same question of one image share their units (one forward, one
     |Δ|); the floor and the summaries count each once (they counted it once per item)."""
     root = tmp_path / "bench"
     items = _items(root, 12)

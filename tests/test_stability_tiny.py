@@ -86,7 +86,7 @@ def test_the_letter_interface_has_a_floor_and_a_generation_check(tiny_model, tmp
 @pytest.mark.slow
 def test_a_run_scored_with_a_relative_hf_folder_reloads_whatever_path_form(tiny_model, cli, tmp_path: Path,
                                                                            monkeypatch) -> None:
-    """Issue 41 item 1: `models tiny` prints "load it as hf:models/tiny"; the run records the resolved folder
+    """`models tiny` prints "load it as hf:models/tiny"; the run records the resolved folder
     and its weights, so `vca stability` / `vca generate-check` reload the run's own model from any folder and
     under any spelling of the path (relative, ./, absolute) instead of calling it another model."""
     import shutil

@@ -224,7 +224,7 @@ def test_report_prose_wraps_between_words_at_80_columns(capsys, monkeypatch) -> 
 
 
 def test_an_error_line_wraps_between_words_in_a_terminal_and_stays_one_line_when_piped() -> None:
-    """Issue 41 item 10: in a terminal the error wraps at word boundaries (no "percep/tion"); piped it is one
+    """In a terminal the error wraps at word boundaries (no "percep/tion"); piped it is one
     physical line, so a log keeps one line per error."""
     import io
 

@@ -171,7 +171,7 @@ def _run_folder(root, name):
 
 
 def test_report_reads_a_run_folder_as_its_margins(tmp_path, cli) -> None:
-    """Issue 41 item 8: `vca report RUN_DIR` reads RUN_DIR/margins.parquet, as `compare` and `report` do."""
+    """`vca report RUN_DIR` reads RUN_DIR/margins.parquet, as `compare` and `report` do."""
     run = _run_folder(tmp_path, "run")
     code, out, err = cli("vca", "report", run, "--out", run / "report", "--resamples", "20", "--no-plot")
     assert code == 0, err
@@ -183,7 +183,7 @@ def test_report_reads_a_run_folder_as_its_margins(tmp_path, cli) -> None:
 
 
 def test_report_refuses_an_out_folder_inside_another_runs_folder(tmp_path, cli, files_under) -> None:
-    """Issue 41 item 9: a report of run A written inside run B's folder would show A under B in `vlaudit report
+    """A report of run A written inside run B's folder would show A under B in `vlaudit report
     B`; refused in one line before anything is written, and the run's own margins still report there."""
     mmstar, pope = _run_folder(tmp_path, "mmstar"), _run_folder(tmp_path, "pope")
     before = files_under(pope)
@@ -202,7 +202,7 @@ def test_report_refuses_an_out_folder_inside_another_runs_folder(tmp_path, cli, 
 
 
 def test_each_headline_says_in_plain_words_what_the_image_is_credited_with(tmp_path, cli, monkeypatch) -> None:
-    """Issue 41 item 10: under each headline one sentence "of A accuracy points, D are credited to the image
+    """Under each headline one sentence "of A accuracy points, D are credited to the image
     [lo, hi]; C are answered without it" — the report's own Acc, D-CC (with its interval) and C-U = Acc − D-CC."""
     monkeypatch.setenv("COLUMNS", "200")  # one line per sentence, to read it back whole
     code, out, err = cli("vca", "report", _table(tmp_path), "--out", tmp_path / "out", "--resamples", "50",

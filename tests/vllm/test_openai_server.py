@@ -5,7 +5,7 @@ read exactly.
 
 Tolerance: both ends compute float32 logits; the server's log-probs travel as JSON numbers of its float32
 log-softmax and the HF backend's are float64 log-softmax of the same float32 logits, so they differ by float32
-rounding: at most 5.7e-7 measured here (the issue's in-process engine agreed to 1.1e-6).
+rounding: at most 5.7e-7 measured here (an earlier in-process engine measurement agreed to 1.1e-6).
 """
 
 from __future__ import annotations

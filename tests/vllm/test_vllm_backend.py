@@ -1,7 +1,7 @@
 """The ``vllm:`` backend on a real vLLM engine (CPU), against the ``hf:`` backend on the same tiny weights.
 
 Tolerance: |margin_vllm − margin_hf| ≤ ``MARGIN_TOL`` = 1e-5 nat in float32 on the tiny head_dim-32 models
-(measured here: at most ~1e-6 over every context; the issue's measure was 1.1e-6 over 20 items × original/
+(measured here: at most ~1e-6 over every context; an earlier measurement was 1.1e-6 over 20 items × original/
 text/blank). vLLM computes the log-softmax in float32, the HF backend in float64 from float32 logits: the
 tolerance is float32 rounding of 2-layer models, not an engine difference (on a GPU in bf16, vLLM and
 transformers differ by 0.17–0.30 nat on Qwen2-VL with an image, vllm #12699 — what ``vca stability
