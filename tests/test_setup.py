@@ -14,15 +14,23 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_every_pip_call_uses_the_one_constraints_file() -> None:
+def test_every_install_uses_the_one_constraints_file() -> None:
+    """pip installs the pinned uv, uv (tools/install.py) everything else: every one of those lines passes the
+    environment's one constraints file, torch and torchvision go in first, and uv is pinned too."""
     makefile = (REPO / "Makefile").read_text()
-    pip_lines = [line for line in makefile.splitlines() if "$(PIP) install" in line]
-    assert pip_lines, "the Makefile installs nothing"
-    assert all("-c constraints.txt" in line for line in pip_lines)
-    assert "torch==2.14.1 torchvision==0.29.1" in pip_lines[0], "torch and torchvision must be installed first"
+    lines = [line.strip() for line in makefile.splitlines() if re.match(r"\t\$\((PIP\) install|INSTALL\))", line)]
+    assert len(lines) == 3, lines
+    assert all("-c constraints.txt" in line for line in lines)
+    assert lines[0].endswith(" uv"), "pip installs only the installer"
+    assert "torch==2.14.1 torchvision==0.29.1" in lines[1], "torch and torchvision must be installed first"
+    assert "VLLM_PIP := $(VLLM_VENV)/bin/pip install -q -c constraints-vllm.txt" in makefile
+    assert "VLLM_INSTALL := $(VLLM_VENV)/bin/python tools/install.py -c constraints-vllm.txt" in makefile
     constraints = (REPO / "constraints.txt").read_text()
     assert re.search(r"^torch==2\.14\.1$", constraints, re.M)
     assert re.search(r"^torchvision==0\.29\.1$", constraints, re.M)
+    uv_pins = {re.search(r"^uv==([\d.]+)$", (REPO / name).read_text(), re.M).group(1)  # type: ignore[union-attr]
+               for name in ("constraints.txt", "constraints-vllm.txt")}
+    assert len(uv_pins) == 1, uv_pins
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
@@ -45,8 +53,9 @@ def test_fresh_clone_runs_the_whole_setup(tmp_path: Path) -> None:
     torch = next(i for i, s in enumerate(steps) if "torch==2.14.1" in s)
     package = next(i for i, s in enumerate(steps) if '-e ".[dev,ray,hf]"' in s)
     ruff = next(i for i, s in enumerate(steps) if "ruff check" in s)
-    pytest_step = next(i for i, s in enumerate(steps) if "-m pytest" in s)
-    assert venv < torch < package < ruff < pytest_step
+    vllm_tests = next(i for i, s in enumerate(steps) if "-m pytest tests/vllm" in s)
+    main_suite = next(i for i, s in enumerate(steps) if "-m pytest -n" in s)
+    assert venv < torch < package < ruff < main_suite and vllm_tests < main_suite
 
 
 
@@ -59,7 +68,7 @@ def test_the_suite_runs_on_every_core_with_its_groups_kept_together(target: str)
     def pytest_step(*overrides: str) -> str:
         plan = subprocess.run(["make", "-n", target, *overrides], cwd=REPO, capture_output=True, text=True,
                               check=True).stdout
-        return next(line for line in plan.splitlines() if "-m pytest" in line)
+        return next(line for line in plan.splitlines() if "-m pytest" in line and "tests/vllm" not in line)
 
     assert "-n auto --dist loadgroup" in pytest_step()
     assert "-n 0 --dist loadgroup" in pytest_step("WORKERS=0")

@@ -1,7 +1,8 @@
 """``pip install`` for the set-up (Makefile), done by uv with pip's own index configuration.
 
-Usage: ``VENV/bin/python tools/install.py ARGS`` installs into that interpreter's environment; ARGS are
-``pip install`` arguments (``-c FILE``, ``-r FILE``, ``-e .``, ``--no-deps``, requirements).
+Usage: ``VENV/bin/python tools/install.py ARGS`` installs into that interpreter's environment (or into the one
+``--python PATH`` names); ARGS are ``pip install`` arguments (``-c FILE``, ``-r FILE``, ``-e .``,
+``--no-deps``, requirements).
 
 Why uv: it installs the main environment in about 30 s where pip took 4 min on the same local wheels (it
 unpacks in parallel, does not byte-compile, and a second build links files from its cache). Why this
@@ -74,7 +75,8 @@ def main(argv: list[str]) -> int:
     env = dict(os.environ)
     if "cert" in settings:
         env.setdefault("SSL_CERT_FILE", settings["cert"])
-    command = [uv, "pip", "install", "-q", "--python", sys.executable, *uv_arguments(settings), *argv]
+    target = [] if "--python" in argv else ["--python", sys.executable]
+    command = [uv, "pip", "install", "-q", *target, *uv_arguments(settings), *argv]
     return subprocess.call(command, env=env)
 
 
