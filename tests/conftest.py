@@ -55,8 +55,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
-#: heavy session fixtures that tests in several modules share -> the one xdist_group of their tests
-SESSION_GROUPS = {"local_ray": "ray", "real_tokenizer_model": "real-tokenizers"}
+#: heavy session fixtures that tests in several modules share -> the one xdist_group of their tests; a test
+#: that uses two of them goes to the first one's group (the vLLM server's test that also asks for the offline
+#: engine starts one engine beside the server, not a second server)
+SESSION_GROUPS = {"local_ray": "ray", "real_tokenizer_model": "real-tokenizers",
+                  "vllm_server": "vllm-server", "vllm_backend": "vllm-engine"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks (its loadgroup hook)

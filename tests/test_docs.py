@@ -3,6 +3,7 @@ offline examples run, every Python example runs, and the generated CLI reference
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -61,7 +62,22 @@ def test_a_misspelled_example_is_caught() -> None:
     assert parse_example(joined[0]).options == ("--cycles", "--scores", "--out")
 
 
-OFFLINE_BLOCKS = [(w, c) for w, c in SHELL_BLOCKS if c.lstrip().startswith(OFFLINE)]
+#: the question tutorials that tests/test_tutorials.py runs whole (its PAGES), every command in page order from
+#: an empty folder: their offline blocks are among those commands (compare.md's is its first block; the
+#: others write folders no earlier command of their page reads), so they are not run a second time here
+RUN_WHOLE_BY_TEST_TUTORIALS = ("mmstar-credit.md", "compare.md", "decisions-above-the-noise.md")
+OFFLINE_BLOCKS = [(w, c) for w, c in SHELL_BLOCKS if c.lstrip().startswith(OFFLINE)
+                  and not any(w.startswith(f"docs/tutorials/{page}:") for page in RUN_WHOLE_BY_TEST_TUTORIALS)]
+
+
+def test_the_tutorials_left_out_here_are_the_ones_run_whole() -> None:
+    """The pages whose offline blocks this module leaves out are exactly the keys of test_tutorials.PAGES (read
+    from its source: no test module imports another)."""
+    tree = ast.parse((REPO / "tests" / "test_tutorials.py").read_text(encoding="utf-8"))
+    pages = next(node.value for node in tree.body if isinstance(node, ast.AnnAssign)
+                 and isinstance(node.target, ast.Name) and node.target.id == "PAGES")
+    assert isinstance(pages, ast.Dict)
+    assert sorted(ast.literal_eval(key) for key in pages.keys if key is not None) == sorted(RUN_WHOLE_BY_TEST_TUTORIALS)
 
 
 @pytest.mark.slow

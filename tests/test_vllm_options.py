@@ -37,6 +37,23 @@ def test_a_vllm_spec_is_a_yes_no_model_with_engine_options(tmp_path) -> None:
                                 out=tmp_path / "o", block_size=32).model.options == HfOptions()
 
 
+def test_enforce_eager_reaches_the_engine_only_when_asked(cli, tmp_path) -> None:
+    """``--enforce-eager`` (start-up without torch.compile) is a vLLM engine keyword only when set, so the
+    default engine is vLLM's own; another backend refuses the flag naming it, before any file is read."""
+    from vlaudit.backends.vllm_mllm import engine_arguments
+
+    def engine(**flags: object) -> dict[str, object]:
+        spec = vlaudit.ScoreSpec.of(model="vllm:some/model", benchmark=tmp_path / "b", images=tmp_path,
+                                    out=tmp_path / "o", **flags)
+        return engine_arguments("some/model", spec.model.options, dtype="float32", prefix_cache=True)
+
+    assert engine(enforce_eager=True)["enforce_eager"] is True
+    assert "enforce_eager" not in engine()
+    code, _, err = cli("vca", "score", "--model", "hf:some/model", "--benchmark", str(tmp_path / "b"),
+                       "--images", str(tmp_path), "--out", str(tmp_path / "o"), "--enforce-eager")
+    assert code != 0 and "--enforce-eager" in err and "vllm:" in err
+
+
 @pytest.mark.parametrize("field,value,line", [
     ("tensor_parallel_size", 0, "field '--tensor-parallel-size': must be at least 1, got 0"),
     ("gpu_memory_utilization", 1.5, "field '--gpu-memory-utilization': must be in (0, 1], got 1.5"),

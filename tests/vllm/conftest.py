@@ -6,9 +6,10 @@ shared by every test that asks for it:
 
 * ``hd32_model(family)``: a tiny random ``qwen2-vl`` / ``qwen2.5-vl`` with head_dim 32 (vLLM's CPU attention
   takes head sizes 32, 64, 80, ...), built from config in this environment's transformers, once per session;
-* ``vllm_backend(family)``: the ``vllm:`` backend (in-process ``vllm.LLM``) on that model, one per family;
+* ``vllm_backend(family)``: the ``vllm:`` backend (in-process ``vllm.LLM``) on that model, one per family
+  (eager for the families in ``EAGER``);
 * ``hf_backend(family)``: the ``hf:`` backend on the same folder, the reference the margins are checked against;
-* ``vllm_server``: ``vllm serve`` on the tiny Qwen2-VL, on 127.0.0.1 only, as ``(base_url, model_name)``;
+* ``vllm_server``: ``vllm serve --enforce-eager`` on the tiny Qwen2-VL, on 127.0.0.1 only, as ``(base_url, model_name)``;
   started at its first use, killed at the session's end (the ``openai:`` backend's tests use it).
 """
 
@@ -33,6 +34,10 @@ os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
 FAMILIES = ("qwen2-vl", "qwen2.5-vl")
+#: the families whose engines start with --enforce-eager: no torch.compile at start-up (7 s instead of 28 s for
+#: each engine on the CPU); qwen2.5-vl's in-process engine compiles, as vLLM does by default, so the margins
+#: are checked against the hf: backend on both paths
+EAGER = ("qwen2-vl",)
 #: the served model's name on the test server
 SERVED_NAME = "tiny-qwen2-vl"
 #: how long the server may take to start on a shared 2-core machine before the fixture gives up
@@ -62,10 +67,11 @@ def vllm_backend(hd32_model: Callable[[str], Path]) -> Callable[[str], Any]:
 
     def backend(family: str) -> Any:
         if family not in engines:
-            from vlaudit.backends.registry import load_backend
+            from vlaudit.backends.options import VllmOptions
+            from vlaudit.backends.registry import ModelRef, load_backend
 
-            engines[family] = load_backend(f"vllm:{hd32_model(family)}",
-                                           interfaces=["yesno", "truefalse", "letter"])
+            model = ModelRef(f"vllm:{hd32_model(family)}", VllmOptions(enforce_eager=family in EAGER))
+            engines[family] = load_backend(model, interfaces=["yesno", "truefalse", "letter"])
         return engines[family]
 
     return backend
@@ -114,7 +120,7 @@ def vllm_server(hd32_model: Callable[[str], Path], tmp_path_factory: pytest.Temp
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(hd32_model("qwen2-vl")),
                "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME,
                "--dtype", "float32", "--block-size", "32", "--max-model-len", "4096", "--seed", "0",
-               "--limit-mm-per-prompt", '{"image": 1, "video": 0}', "--max-logprobs", "20"]
+               "--limit-mm-per-prompt", '{"image": 1, "video": 0}', "--max-logprobs", "20", "--enforce-eager"]
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)

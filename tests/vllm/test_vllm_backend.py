@@ -159,7 +159,7 @@ def test_vca_score_on_vllm_resumes_after_kill_9(runs, tmp_path) -> None:
     out = tmp_path / "cli"
     command = [sys.executable, "-m", "vlaudit", "vca", "score", "--model", model, "--benchmark", str(items),
                "--images", str(items.parent / "images"), "--out", str(out), "--contexts", ",".join(CONTEXTS),
-               "--interface", "yesno,truefalse", "--chunk-size", "2"]
+               "--interface", "yesno,truefalse", "--chunk-size", "2", "--enforce-eager"]  # as the engine it is
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with (tmp_path / "first.log").open("wb") as log:  # a file, not a pipe: the engine logs a lot
         first = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

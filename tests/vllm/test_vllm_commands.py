@@ -62,8 +62,8 @@ def test_cycles_score_mllm_on_vllm_equals_the_hf_backends_scores(tmp_path, hd32_
         args = ["cycles", "score-mllm", "--model", f"{prefix}:{folder}", "--cycles", str(cycles), "--images",
                 str(tmp_path / "images"), "--out", str(tmp_path / f"{prefix}.csv"), "--dtype", "float32",
                 "--device", "cpu"]
-        if prefix == "vllm":  # its own process (the module docstring says why)
-            done = subprocess.run([sys.executable, "-m", "vlaudit", *args], env=env, capture_output=True, text=True,
+        if prefix == "vllm":  # its own process (the module docstring says why); eager: conftest.EAGER
+            done = subprocess.run([sys.executable, "-m", "vlaudit", *args, "--enforce-eager"], env=env, capture_output=True, text=True,
                                   check=False)
             assert done.returncode == 0, done.stderr[-3000:]
         else:  # the reference in this process: no engine, and a process start saved

@@ -105,6 +105,10 @@ class VllmOptions(HfOptions):
     max_num_seqs: int | None = field(default=None, metadata={
         "flag": "--max-num-seqs", "min": 1,
         "help": "vllm: most sequences in one engine step, the engine's batch (default: vLLM's)."})
+    enforce_eager: bool = field(default=False, metadata={
+        "flag": "--enforce-eager",
+        "help": "vllm: run the model eagerly, without torch.compile or graphs (starts in seconds, runs "
+                "slower)."})
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -118,7 +118,9 @@ class VllmMLLMBackend(YesNoBackendBase):
             "engine_options": {"tensor_parallel_size": self.options.tensor_parallel_size,
                                "pipeline_parallel_size": self.options.pipeline_parallel_size,
                                "max_model_len": self.options.max_model_len,
-                               "block_size": self.options.block_size},
+                               "block_size": self.options.block_size,
+                               # only when set, so the keys of runs made before the option stay valid
+                               **({"enforce_eager": True} if self.options.enforce_eager else {})},
             "prefix_cache": self.prefix_cache,
         }
 
@@ -209,6 +211,8 @@ def engine_arguments(name: str, options: VllmOptions, *, dtype: str, prefix_cach
     optional = {"gpu_memory_utilization": options.gpu_memory_utilization, "max_model_len": options.max_model_len,
                 "max_num_seqs": options.max_num_seqs}
     kwargs.update({k: v for k, v in optional.items() if v is not None})
+    if options.enforce_eager:  # only when asked: vLLM's default compiles the model at start-up
+        kwargs["enforce_eager"] = True
     pixels = {k: v for k, v in (("min_pixels", options.min_pixels), ("max_pixels", options.max_pixels))
               if v is not None}
     if pixels:

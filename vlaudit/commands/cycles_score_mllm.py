@@ -54,6 +54,7 @@ def cycles_score_mllm(
     max_model_len: int | None = field_option(vlaudit.VllmOptions, "max_model_len"),
     block_size: int = field_option(vlaudit.VllmOptions, "block_size"),
     max_num_seqs: int | None = field_option(vlaudit.VllmOptions, "max_num_seqs"),
+    enforce_eager: bool = field_option(vlaudit.VllmOptions, "enforce_eager"),
 ) -> None:
     """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
     cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
@@ -64,7 +65,7 @@ def cycles_score_mllm(
         gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker,
         tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size,
         gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, block_size=block_size,
-        max_num_seqs=max_num_seqs)
+        max_num_seqs=max_num_seqs, enforce_eager=enforce_eager)
     scored = vlaudit.score_cycles_mllm(spec, overwrite=overwrite)
     rows, summary, run = scored.rows, scored.summary, scored.run_dir
     scores = [float(row["score"]) for row in rows]

@@ -87,6 +87,7 @@ def vca_score(
     max_model_len: int | None = field_option(vlaudit.VllmOptions, "max_model_len"),
     block_size: int = field_option(vlaudit.VllmOptions, "block_size"),
     max_num_seqs: int | None = field_option(vlaudit.VllmOptions, "max_num_seqs"),
+    enforce_eager: bool = field_option(vlaudit.VllmOptions, "enforce_eager"),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = vlaudit.ScoreSpec.of(
@@ -100,7 +101,7 @@ def vca_score(
         max_retries=max_retries, backoff=backoff, top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids,
         tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size,
         gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, block_size=block_size,
-        max_num_seqs=max_num_seqs)
+        max_num_seqs=max_num_seqs, enforce_eager=enforce_eager)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,

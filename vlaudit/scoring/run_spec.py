@@ -164,11 +164,11 @@ def _refuse_unused(model: str, options: BackendOptions, *, shared: Sequence[str]
 
 def _engine(tensor_parallel_size: int | None, pipeline_parallel_size: int | None,
             gpu_memory_utilization: float | None, max_model_len: int | None, block_size: int | None,
-            max_num_seqs: int | None) -> dict[str, object]:
+            max_num_seqs: int | None, enforce_eager: bool) -> dict[str, object]:
     """The vLLM engine settings of a command's flat options (:class:`VllmOptions`), by field name."""
     return {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
             "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
-            "block_size": block_size, "max_num_seqs": max_num_seqs}
+            "block_size": block_size, "max_num_seqs": max_num_seqs, "enforce_eager": enforce_eager}
 
 
 @dataclass(frozen=True)
@@ -218,7 +218,8 @@ class ScoreSpec:
            backoff: float = 0.5, top_logprobs: int = 20, logprob_token_ids: str = "auto",
            tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
            gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-           block_size: int | None = None, max_num_seqs: int | None = None) -> ScoreSpec:
+           block_size: int | None = None, max_num_seqs: int | None = None, enforce_eager: bool = False
+           ) -> ScoreSpec:
         """The spec from the flat options of ``vca score`` (names as its flags); ``model`` a spec string or a
         :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options. ``api_key_env`` ...
         ``logprob_token_ids`` are the :class:`~vlaudit.backends.options.EndpointOptions` of an ``openai:`` model;
@@ -229,7 +230,7 @@ class ScoreSpec:
                                    timeout=timeout, max_retries=max_retries, backoff=backoff,
                                    top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids, system=system)
         engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
-                         block_size, max_num_seqs)
+                         block_size, max_num_seqs, enforce_eager)
         return cls(model=_model(model, options, endpoint, engine=engine), benchmark=benchmark, images=Path(images),
                    out=Path(out),
                    contexts=tuple(contexts), interfaces=tuple(interfaces), seed=seed, model_name=model_name,
@@ -391,12 +392,13 @@ class CycleScoreSpec:
            gpus_per_worker: float = 0.0, threads_per_worker: int | None = None,
            tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
            gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-           block_size: int | None = None, max_num_seqs: int | None = None) -> CycleScoreSpec:
+           block_size: int | None = None, max_num_seqs: int | None = None, enforce_eager: bool = False
+           ) -> CycleScoreSpec:
         """The spec from the flat options of ``cycles score-mllm`` (names as its flags; the vLLM engine
         settings apply to ``vllm:`` models only)."""
         options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels)
         engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
-                         block_size, max_num_seqs)
+                         block_size, max_num_seqs, enforce_eager)
         return cls(model=_model(model, options, engine=engine), cycles=Path(cycles), images=Path(images), out=Path(out),
                    captions=None if captions is None else Path(captions),
                    run_dir=None if run_dir is None else Path(run_dir), query=query,
