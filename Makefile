@@ -74,9 +74,9 @@ XDIST := -n $(WORKERS) --dist loadgroup
 setup-both:
 	$(MAKE) -j2 $(STAMP) $(VLLM_STAMP)
 
-# After the set-up, the three parts that keep one core busy each share the two cores: the vLLM tests (one engine
-# at a time) beside ruff/import-linter/mypy and then the docs build; -O prints each part whole when it ends.
-# The main suite then takes both cores. Any failure fails `make test`.
+# After the set-up, the vLLM tests (two workers, one engine or server each) share the two cores with
+# ruff/import-linter/mypy and then the docs build; -O prints each part whole when it ends. The main suite then
+# takes both cores. Any failure fails `make test`.
 test: setup-both
 	@echo "lint and the docs build run beside the vLLM tests (make test-vllm): each prints when it ends"
 	$(MAKE) -j2 -O test-vllm lint docs-build
