@@ -60,18 +60,30 @@ def hd32_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path
 
 
 @pytest.fixture(scope="session")
-def vllm_backend(hd32_model: Callable[[str], Path]) -> Callable[[str], Any]:
+def vllm_model(hd32_model: Callable[[str], Path]) -> Callable[[str], Any]:
+    """``vllm_model(family)``: the ``vllm:`` model reference with its engine options (eager for ``EAGER``), as
+    the engine below is loaded and as a spec scored with that engine records it."""
+
+    def model(family: str) -> Any:
+        from vlaudit.backends.options import VllmOptions
+        from vlaudit.backends.registry import ModelRef
+
+        return ModelRef(f"vllm:{hd32_model(family)}", VllmOptions(enforce_eager=family in EAGER))
+
+    return model
+
+
+@pytest.fixture(scope="session")
+def vllm_backend(vllm_model: Callable[[str], Any]) -> Callable[[str], Any]:
     """``vllm_backend(family)``: the ``vllm:`` backend on the tiny model (yes/no, true/false and letter
     interfaces), one engine per family for the whole session."""
     engines: dict[str, Any] = {}
 
     def backend(family: str) -> Any:
         if family not in engines:
-            from vlaudit.backends.options import VllmOptions
-            from vlaudit.backends.registry import ModelRef, load_backend
+            from vlaudit.backends.registry import load_backend
 
-            model = ModelRef(f"vllm:{hd32_model(family)}", VllmOptions(enforce_eager=family in EAGER))
-            engines[family] = load_backend(model, interfaces=["yesno", "truefalse", "letter"])
+            engines[family] = load_backend(vllm_model(family), interfaces=["yesno", "truefalse", "letter"])
         return engines[family]
 
     return backend

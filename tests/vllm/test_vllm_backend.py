@@ -40,7 +40,7 @@ def _margins(path: Path) -> dict[tuple[str, str, str], tuple[float, str]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, make_benchmark, vllm_backend, hf_backend):
+def runs(tmp_path_factory, make_benchmark, vllm_model, vllm_backend, hf_backend):
     """``runs(family)`` -> (benchmark, vllm run folder, hf run folder): 10 items × every context × yes/no and
     true/false, scored by both backends through the runner (vca score's API twin), once per family."""
     done = {}
@@ -49,8 +49,9 @@ def runs(tmp_path_factory, make_benchmark, vllm_backend, hf_backend):
         if family not in done:
             root = tmp_path_factory.mktemp(f"runs-{family}")
             items = make_benchmark(root, n_images=5, questions=2)
-            for name, backend in (("vllm", vllm_backend(family)), ("hf", hf_backend(family))):
-                spec = vlaudit.ScoreSpec.of(model=backend.spec, benchmark=items, images=root / "images",
+            for name, model, backend in (("vllm", vllm_model(family), vllm_backend(family)),
+                                         ("hf", hf_backend(family).spec, hf_backend(family))):
+                spec = vlaudit.ScoreSpec.of(model=model, benchmark=items, images=root / "images",
                                             out=root / name, contexts=CONTEXTS, interfaces=("yesno", "truefalse"),
                                             chunk_size=16)
                 vlaudit.score_margins(spec, backend=backend)
@@ -82,6 +83,9 @@ def test_the_manifest_records_the_engine_and_the_hf_rendering(runs, family) -> N
     assert ours["prompt_rendering"] == "hf_mllm" and ours["prefix_cache"] is True
     for same in ("family", "chat_template_sha256", "template", "verbalizer_ids"):
         assert ours[same] == theirs[same], same
+    # the spec's options as the engine ran: eager recorded in both places or in neither
+    eager = ours["engine_options"].get("enforce_eager", False)
+    assert ours_file["arguments"].get("enforce_eager", False) == eager == (family == "qwen2-vl")
 
 
 @pytest.mark.parametrize("family", FAMILIES)

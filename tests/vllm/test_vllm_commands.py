@@ -40,10 +40,10 @@ def two_cycles(root: Path) -> Path:
     return path
 
 
-def test_generate_check_runs_on_the_vllm_engine(tmp_path, make_benchmark, vllm_backend) -> None:
+def test_generate_check_runs_on_the_vllm_engine(tmp_path, make_benchmark, vllm_model, vllm_backend) -> None:
     backend = vllm_backend("qwen2-vl")
     items = make_benchmark(tmp_path, n_images=2, questions=2)
-    spec = vlaudit.ScoreSpec.of(model=backend.spec, benchmark=items, images=tmp_path / "images",
+    spec = vlaudit.ScoreSpec.of(model=vllm_model("qwen2-vl"), benchmark=items, images=tmp_path / "images",
                                 out=tmp_path / "run", contexts=("original", "text"))
     vlaudit.score_margins(spec, backend=backend)
     result = vlaudit.generate_check(tmp_path / "run", sample=None, max_new_tokens=2, model=backend)
