@@ -96,6 +96,7 @@ def test_a_full_disk_is_one_line_and_leaves_no_temporary_file(command, workspace
     """The file-size limit at zero bytes (what ``ulimit -f 0`` sets): every write fails as on a full disk."""
     monkeypatch.setenv("VLAUDIT_CACHE", str(workspace / "cache"))
     args = WRITERS[command](workspace, tmp_path / "out")
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # at a limit: none cut short (_vlaudit says why)
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
     try:
@@ -113,6 +114,7 @@ def test_report_on_a_full_disk_is_one_line(workspace, tmp_path, cli, monkeypatch
     import shutil
 
     shutil.copytree(workspace / "run", tmp_path / "run", ignore=shutil.ignore_patterns("cache"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # at a limit: none cut short (_vlaudit says why)
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
     try:
@@ -171,8 +173,20 @@ def _vlaudit(args: list[str | Path], *, cwd: Path, env: dict[str, str], limit_ki
              ) -> subprocess.CompletedProcess:
     prefix = f"ulimit -f {limit_kib}; " if limit_kib is not None else ""
     line = " ".join(f"'{a}'" for a in [sys.executable, "-m", "vlaudit", *map(str, args)])
+    # Python 3.11 writes a bytecode cache cut at the limit and keeps it (CPython gh-126606, fixed from 3.12):
+    # every later import of that module in the venv would fail, so a limited process writes none
+    no_bytecode = {"PYTHONDONTWRITEBYTECODE": "1"} if limit_kib is not None else {}
     return subprocess.run(["bash", "-c", prefix + "exec " + line], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", **env}, timeout=300)
+                          env={**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", **no_bytecode, **env},
+                          timeout=300)
+
+
+def _bytecode_cut_at(size: int, *, since: float) -> list[Path]:
+    """The bytecode caches of this venv and the package written since ``since`` that are exactly ``size`` bytes:
+    the mark of one cut at a file-size limit."""
+    roots = [Path(sys.prefix), REPO / "vlaudit"]
+    return [p for root in roots for p in root.rglob("*.pyc") if (st := p.stat()).st_size == size
+            and st.st_mtime >= since]
 
 
 @pytest.mark.slow
@@ -185,8 +199,10 @@ def test_a_disk_full_mid_run_keeps_the_cache_and_the_rerun_resumes(workspace, tm
     env = {"VLAUDIT_CACHE": str(workspace / "cache")}
     run = tmp_path / "run"
     command = [*_VCA_SCORE(tmp_path, run), "--chunk-size", "4"]
+    started = time.time()
     done = _vlaudit(command, cwd=tmp_path, env=env, limit_kib=8)
     assert done.returncode == 2, done.stderr
+    assert _bytecode_cut_at(8 * 1024, since=started) == []  # the venv still imports after the limited run
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "margins.parquet" in lines[0] and "ulimit -f" in lines[0], done.stderr
     assert not (run / "margins.parquet").exists() and _temporary_files(tmp_path) == []

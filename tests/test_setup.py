@@ -116,3 +116,14 @@ def test_loadgroup_keeps_a_module_fixture_on_one_worker(tmp_path: Path) -> None:
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(log.read_text().split()) == 1, log.read_text()
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_lets_python_write_its_bytecode_caches() -> None:
+    """A container's PYTHONDONTWRITEBYTECODE=1 would make every process of the run (test workers, Ray actors,
+    vLLM engines, command-line tests) compile torch and the tests from source again: the Makefile drops it."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    shown = subprocess.run(["make", "--no-print-directory", "--eval",
+                            "show-bytecode-setting: ; @echo \"[$${PYTHONDONTWRITEBYTECODE-unset}]\"",
+                            "show-bytecode-setting"], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "[unset]"
