@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -91,18 +93,26 @@ def _temporary_files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.name.endswith(".tmp") or ".tmp." in p.name]
 
 
+@contextmanager
+def _no_file_may_grow(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process at a file-size limit of zero bytes (``ulimit -f 0``), writing no bytecode caches meanwhile
+    (``_vlaudit`` says why)."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
 @pytest.mark.parametrize("command", sorted(WRITERS))
 def test_a_full_disk_is_one_line_and_leaves_no_temporary_file(command, workspace, tmp_path, cli, monkeypatch) -> None:
     """The file-size limit at zero bytes (what ``ulimit -f 0`` sets): every write fails as on a full disk."""
     monkeypatch.setenv("VLAUDIT_CACHE", str(workspace / "cache"))
     args = WRITERS[command](workspace, tmp_path / "out")
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # at a limit: none cut short (_vlaudit says why)
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
-    try:
+    with _no_file_may_grow(monkeypatch):
         code, out, err = cli(*args)
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert code == errors.EXIT_BAD_INPUT, (out, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in out + err, err
@@ -114,13 +124,8 @@ def test_report_on_a_full_disk_is_one_line(workspace, tmp_path, cli, monkeypatch
     import shutil
 
     shutil.copytree(workspace / "run", tmp_path / "run", ignore=shutil.ignore_patterns("cache"))
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # at a limit: none cut short (_vlaudit says why)
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
-    try:
+    with _no_file_may_grow(monkeypatch):
         code, _, err = cli("report", tmp_path / "run")
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert code == 2 and len(err.strip().splitlines()) == 1 and "report.html" in err and "file too large" in err, err
     assert not (tmp_path / "run" / "report.html").exists() and _temporary_files(tmp_path) == []
 

@@ -49,8 +49,8 @@ def runs(tmp_path_factory, make_benchmark, vllm_model, vllm_backend, hf_backend)
         if family not in done:
             root = tmp_path_factory.mktemp(f"runs-{family}")
             items = make_benchmark(root, n_images=5, questions=2)
-            for name, model, backend in (("vllm", vllm_model(family), vllm_backend(family)),
-                                         ("hf", hf_backend(family).spec, hf_backend(family))):
+            vllm, hf = vllm_backend(family), hf_backend(family)
+            for name, model, backend in (("vllm", vllm_model(family), vllm), ("hf", hf.spec, hf)):
                 spec = vlaudit.ScoreSpec.of(model=model, benchmark=items, images=root / "images",
                                             out=root / name, contexts=CONTEXTS, interfaces=("yesno", "truefalse"),
                                             chunk_size=16)
