@@ -1,0 +1,1 @@
+"""The compositionality suites: registry (reader + official metric per suite), exact cycles, the suite audit."""
