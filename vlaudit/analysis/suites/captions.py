@@ -3,5 +3,31 @@
 from __future__ import annotations
 
 from vlaudit.analysis.suites.suite import Suite
+from vlaudit.metrics.suites import aro as aro_metric
+from vlaudit.sources.suites import aro
+from vlaudit.sources.suites.caption_rows import IMAGES_OPTION
 
-ENTRIES: tuple[Suite, ...] = ()
+_ARO_VG = ("a JSON list of {image_path, bbox_x/y/w/h, true_caption, false_caption, %s} "
+           "(visual_genome_%s.json), or the Hub rows {image, true_caption, false_caption, %s, bbox}")
+_ARO_ORDER = ('materialised: a JSON list of the loader\'s test cases {"image", "caption_options": [true, 4 '
+              'perturbed]}, or the Hub rows {images, correct_caption, hard_text_1..4} (gowitheflow/ARO-%s)')
+
+ENTRIES: tuple[Suite, ...] = (
+    Suite("aro-vg-relation", "ARO VG-Relation", _ARO_VG % ("relation_name", "relation", "relation_name"),
+          aro.read_aro_vg_relation, aro_metric.vg_outcomes, aro_metric.vg_relation_aggregate,
+          "macro accuracy over relations (argmax over [false, true] == true), the notebook's symmetric "
+          "relations dropped", aro_metric.VG_TIE, f"{aro_metric.SOURCE}; {aro_metric.NOTEBOOK}",
+          options=(IMAGES_OPTION,)),
+    Suite("aro-vg-attribution", "ARO VG-Attribution", _ARO_VG % ("attributes", "attribution", "attributes"),
+          aro.read_aro_vg_attribution, aro_metric.vg_outcomes, aro_metric.vg_attribution_aggregate,
+          "macro accuracy over attribute pairs with >= 25 items (argmax over [false, true] == true)",
+          aro_metric.VG_TIE, f"{aro_metric.SOURCE}; {aro_metric.NOTEBOOK}", options=(IMAGES_OPTION,)),
+    Suite("aro-coco-order", "ARO COCO-Order", _ARO_ORDER % "COCO-order", aro.read_aro_coco_order,
+          aro_metric.order_outcomes, aro_metric.order_aggregate,
+          "Precision@1: argmax over [true, 4 perturbed] == 0, mean over items", aro_metric.ORDER_TIE,
+          aro_metric.SOURCE, options=(IMAGES_OPTION,)),
+    Suite("aro-flickr-order", "ARO Flickr30k-Order", _ARO_ORDER % "Flickr-Order", aro.read_aro_flickr_order,
+          aro_metric.order_outcomes, aro_metric.order_aggregate,
+          "Precision@1: argmax over [true, 4 perturbed] == 0, mean over items", aro_metric.ORDER_TIE,
+          aro_metric.SOURCE, options=(IMAGES_OPTION,)),
+)
