@@ -276,7 +276,7 @@ def test_look_alike_files_are_refused_by_name(tmp_path):
         aro.read_aro_vg_relation(tmp_path / "order.json")
     sugarcrepe = {"0": {"filename": "1.jpg", "caption": "a", "negative_caption": "b"}}
     (tmp_path / "swap_att.json").write_text(json.dumps(sugarcrepe))
-    with pytest.raises(InputError, match="not a ARO VG-Relation file.*an object with keys"):
+    with pytest.raises(InputError, match="not a ARO VG-Relation file.*found a SugarCrepe file"):
         aro.read_aro_vg_relation(tmp_path / "swap_att.json")
 
 

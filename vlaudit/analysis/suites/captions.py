@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.metrics.suites import aro as aro_metric
-from vlaudit.sources.suites import aro
+from vlaudit.metrics.suites import valse as valse_metric
+from vlaudit.sources.suites import aro, valse
 from vlaudit.sources.suites.caption_rows import IMAGES_OPTION
 
 _ARO_VG = ("a JSON list of {image_path, bbox_x/y/w/h, true_caption, false_caption, %s} "
@@ -30,4 +31,10 @@ ENTRIES: tuple[Suite, ...] = (
           aro_metric.order_outcomes, aro_metric.order_aggregate,
           "Precision@1: argmax over [true, 4 perturbed] == 0, mean over items", aro_metric.ORDER_TIE,
           aro_metric.SOURCE, options=(IMAGES_OPTION,)),
+    Suite("valse", "VALSE", "a JSON object {sample_id: {image_file, caption, foil, mturk: {caption, foil, "
+          "other}, ...}} per piece (data/*.json), or a folder of the pieces; kept: mturk.caption >= 2",
+          valse.read_valse, valse_metric.outcomes, valse_metric.aggregate,
+          "acc_r per piece: s(caption) > s(foil) (also p_c, p_f, acc where the score is a match margin)",
+          valse_metric.TIE, valse_metric.SOURCE,
+          options=(("piece", "the subset name of a single file (default: the file's stem)"),)),
 )

@@ -29,8 +29,8 @@ from typing import Any
 from vlaudit.errors import InputError
 from vlaudit.records import SuiteItem, SuiteRead
 from vlaudit.sources.rows import ImageFolder
-from vlaudit.sources.suites.caption_rows import crop_of, load_source, row_label, suite_image
-from vlaudit.sources.suites.common import counts, refuse, shape_of, text_field
+from vlaudit.sources.suites.caption_rows import crop_of, load_source, looks_like, row_label, suite_image
+from vlaudit.sources.suites.common import counts, refuse, text_field
 
 VG_RELATION = "aro-vg-relation"
 VG_ATTRIBUTION = "aro-vg-attribution"
@@ -47,21 +47,8 @@ def _records(path: Path, suite: str, expected: str, images: ImageFolder | str | 
              image_field: str) -> tuple[list[Mapping[str, Any]], bool]:
     data, is_rows = load_source(path, images=images, image_field=image_field)
     if not isinstance(data, list) or not data or not all(isinstance(row, Mapping) for row in data):
-        raise refuse(path, suite, expected, shape_of(data))
+        raise refuse(path, suite, expected, looks_like(data))
     return data, is_rows
-
-
-def _kind(row: Mapping[str, Any]) -> str:
-    """Which ARO piece a record looks like (for the refusal of a sibling's file)."""
-    if "caption_options" in row or "correct_caption" in row:
-        return "an ARO Order file"
-    if "caption" in row and isinstance(row.get("caption"), list):
-        return "a Karpathy caption file (image, caption: [5 captions])"
-    if "relation_name" in row:
-        return "an ARO VG-Relation file"
-    if "attributes" in row:
-        return "an ARO VG-Attribution file"
-    return f"records with keys {list(row)[:6]}"
 
 
 def _read_vg(path: str | Path, suite: str, title: str, subset_field: str, images: ImageFolder | str | Path | None
@@ -73,7 +60,7 @@ def _read_vg(path: str | Path, suite: str, title: str, subset_field: str, images
     other = "attributes" if subset_field == "relation_name" else "relation_name"
     if "true_caption" not in first or "false_caption" not in first or (
             subset_field not in first and (not is_rows or other in first)):
-        raise refuse(path, title, expected, _kind(first))
+        raise refuse(path, title, expected, looks_like(data))
     items: list[SuiteItem] = []
     missing_subset = 0
     for index, row in enumerate(data):
@@ -120,7 +107,7 @@ def _read_order(path: str | Path, suite: str, title: str, images: ImageFolder | 
     data, is_rows = _records(path, title, _ORDER_LAYOUT, images, "images")
     first = data[0]
     if "caption_options" not in first and "correct_caption" not in first:
-        kind = _kind(first)
+        kind = looks_like(data)
         if kind.startswith("a Karpathy"):
             kind += ("; the Order perturbations are seeded spaCy/NLTK shuffles (main_aro.py seed_all(1)) that "
                      "vlaudit does not rebuild: materialise COCO_Order(...).test_cases as JSON")

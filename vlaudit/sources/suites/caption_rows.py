@@ -78,3 +78,38 @@ def suite_image(row: Mapping[str, Any], fields: tuple[str, ...], *, path: str | 
     """The image named by the first of ``fields`` the row has (a relative file name), with ``crop``."""
     name = next((field for field in fields if field in row), fields[0])
     return SuiteImage(image_path(row.get(name), path=path, record=record, name=name), crop)
+
+
+def looks_like(data: Any) -> str:
+    """What a parsed file most likely is, named (for :func:`~vlaudit.sources.suites.common.refuse`): a sibling
+    suite's layout when its fields show, else :func:`~vlaudit.sources.suites.common.shape_of`."""
+    if isinstance(data, Mapping) and "annotations" in data:
+        return "an object with 'annotations' (the original FOIL-COCO release; VALSE's piece is foil-it.json)"
+    records = list(data.values()) if isinstance(data, Mapping) else data if isinstance(data, list) else []
+    first = records[0] if records else None
+    if isinstance(first, Mapping):
+        keys = set(first)
+        if isinstance(first.get("caption"), list):
+            return "a Karpathy caption file (image, caption: [5 captions])"
+        for name, fields in _KINDS:
+            if fields <= keys:
+                return name
+        return f"records with keys {list(first)[:6]}"
+    if isinstance(first, list) and len(first) == 4 and all(isinstance(v, str) for v in first):
+        return "a list of 4-lists (COLA multi-object: [image1_url, caption1, image2_url, caption2])"
+    return shape_of(data)
+
+
+#: the sibling layouts :func:`looks_like` names, most specific first
+_KINDS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("a SugarCrepe++ file (caption, caption2, negative_caption)", frozenset({"caption2", "negative_caption"})),
+    ("a SugarCrepe file (filename, caption, negative_caption)", frozenset({"caption", "negative_caption"})),
+    ("a VALSE piece (caption, foil, mturk)", frozenset({"caption", "foil", "mturk"})),
+    ("an ARO Order file", frozenset({"caption_options"})),
+    ("an ARO Order file (Hub rows)", frozenset({"correct_caption", "hard_text_1"})),
+    ("an ARO VG-Relation file", frozenset({"relation_name", "true_caption"})),
+    ("an ARO VG-Attribution file", frozenset({"attributes", "true_caption"})),
+    ("a BLA file (image_id, caption_group)", frozenset({"image_id", "caption_group"})),
+    ("an SVO-Probes row (sentence, pos_image_id, neg_image_id)",
+     frozenset({"sentence", "pos_image_id", "neg_image_id"})),
+)
