@@ -17,7 +17,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import iter_jsonl, read_json
 from vlaudit.records import SuiteImage
 from vlaudit.sources.rows import ImageFolder, dataset_rows, is_dataset_source
-from vlaudit.sources.suites.common import image_path
+from vlaudit.sources.suites.common import image_path, shape_of
 
 #: reader option shared by every reader that takes a dataset source
 IMAGES_OPTION = ("images", "folder the images embedded in a dataset source are written to (a Hub dataset, a "
