@@ -30,6 +30,7 @@ def read_sugarcrepe(path: str | Path, *, images: ImageFolder | None = None, warn
         data = {str(number - 1): row for number, row in dataset_rows(path, images=images, image_field="filename")}
     else:
         data = read_json(path)
+    refuse_sugarcrepe_pp(data, path)
     if not isinstance(data, dict) or not data:
         raise InputError('expected a non-empty JSON object {"0": {filename, caption, negative_caption}, ...}',
                          path=path)
@@ -57,6 +58,18 @@ def read_sugarcrepe(path: str | Path, *, images: ImageFolder | None = None, warn
     if not pairs:
         raise InputError("no entry left with a negative caption unlike its caption", path=path)
     return pairs
+
+
+def refuse_sugarcrepe_pp(data: object, path: str | Path) -> None:
+    """A SugarCrepe++ file (entries with ``caption2``, Sri-Harsha/scpp data/*.json) is refused by name: read as
+    SugarCrepe it would silently drop the second positive caption."""
+    entries = data.values() if isinstance(data, dict) else data if isinstance(data, list) else ()
+    for entry in entries:
+        if isinstance(entry, dict) and "caption2" in entry:
+            raise InputError("not a SugarCrepe file: this is a SugarCrepe++ file (caption, caption2, "
+                             "negative_caption); read it as the suite 'sugarcrepe-pp', which keeps caption2",
+                             path=path)
+        break
 
 
 def is_sugarcrepe(data: object) -> bool:

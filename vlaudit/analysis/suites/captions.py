@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.metrics.suites import aro as aro_metric
+from vlaudit.metrics.suites import sugarcrepe as sugarcrepe_metric
 from vlaudit.metrics.suites import valse as valse_metric
-from vlaudit.sources.suites import aro, valse
+from vlaudit.sources.suites import aro, sugarcrepe, valse
 from vlaudit.sources.suites.caption_rows import IMAGES_OPTION
 
 _ARO_VG = ("a JSON list of {image_path, bbox_x/y/w/h, true_caption, false_caption, %s} "
@@ -37,4 +38,15 @@ ENTRIES: tuple[Suite, ...] = (
           "acc_r per piece: s(caption) > s(foil) (also p_c, p_f, acc where the score is a match margin)",
           valse_metric.TIE, valse_metric.SOURCE,
           options=(("piece", "the subset name of a single file (default: the file's stem)"),)),
+    Suite("sugarcrepe", "SugarCrepe", 'a JSON object {"0": {filename, caption, negative_caption}, ...} per file '
+          "(data/{add,replace,swap}_*.json), a folder of them, or Hub rows of the same columns",
+          sugarcrepe.read_sugarcrepe_suite, sugarcrepe_metric.sugarcrepe_outcomes,
+          sugarcrepe_metric.sugarcrepe_aggregate, "accuracy per file: s(caption) > s(negative_caption)",
+          sugarcrepe_metric.SC_TIE, sugarcrepe_metric.SC_SOURCE, options=(IMAGES_OPTION,)),
+    Suite("sugarcrepe-pp", "SugarCrepe++", "a JSON list of {id, filename, caption, caption2, negative_caption} "
+          "per file (data/*.json), a folder of them, or Hub rows of the same columns",
+          sugarcrepe.read_sugarcrepe_pp, sugarcrepe_metric.pp_outcomes, sugarcrepe_metric.pp_aggregate,
+          "ITT (both captions above the negative for the image) and TOT (text-only: caption-caption similarity "
+          "above both caption-negative similarities), per file", sugarcrepe_metric.PP_TIE,
+          sugarcrepe_metric.PP_SOURCE, text_similarity=True, options=(IMAGES_OPTION,)),
 )
