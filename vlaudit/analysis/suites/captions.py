@@ -5,8 +5,9 @@ from __future__ import annotations
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.metrics.suites import aro as aro_metric
 from vlaudit.metrics.suites import sugarcrepe as sugarcrepe_metric
+from vlaudit.metrics.suites import svo_probes as svo_metric
 from vlaudit.metrics.suites import valse as valse_metric
-from vlaudit.sources.suites import aro, sugarcrepe, valse
+from vlaudit.sources.suites import aro, sugarcrepe, svo_probes, valse
 from vlaudit.sources.suites.caption_rows import IMAGES_OPTION
 
 _ARO_VG = ("a JSON list of {image_path, bbox_x/y/w/h, true_caption, false_caption, %s} "
@@ -49,4 +50,11 @@ ENTRIES: tuple[Suite, ...] = (
           "ITT (both captions above the negative for the image) and TOT (text-only: caption-caption similarity "
           "above both caption-negative similarities), per file", sugarcrepe_metric.PP_TIE,
           sugarcrepe_metric.PP_SOURCE, text_similarity=True, options=(IMAGES_OPTION,)),
+    Suite("svo-probes", "SVO-Probes", "svo_probes.csv: sentence, pos_triplet, neg_triplet, subj_neg, verb_neg, "
+          "obj_neg, pos_image_id, neg_image_id (images <id>.jpg); rows with exactly one *_neg flag",
+          svo_probes.read_svo_probes, svo_metric.outcomes, svo_metric.aggregate,
+          "(pos_acc + neg_acc) / 2 over distinct (sentence, image) pairs, match iff s > 0, All and per "
+          "subject/verb/object; and the pairwise accuracy s(pos) > s(neg)", svo_metric.DECISION,
+          svo_metric.SOURCE, directions="t2i",
+          options=(("image_suffix", "the suffix of the image files named by id (default .jpg)"),)),
 )
