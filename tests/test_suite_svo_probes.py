@@ -65,9 +65,9 @@ def get_score_dataframe(path, df):
     pair_to_scores = scores(path)
     pos_scores = []
     neg_scores = []
-    for idx, sentence, pos_image_id, neg_image_id in zip(idxs, sentences, pos_image_id, neg_image_id):
-        neg_key = re.sub(' +', ' ', '%s|%d' % (sentence.lower(), neg_image_id))
-        pos_key = re.sub(' +', ' ', '%s|%d' % (sentence.lower(), pos_image_id))
+    for idx, sentence, pos_image_id, neg_image_id in zip(idxs, sentences, pos_image_id, neg_image_id):  # noqa: B020, B905 (verbatim)
+        neg_key = re.sub(' +', ' ', '%s|%d' % (sentence.lower(), neg_image_id))  # noqa: UP031
+        pos_key = re.sub(' +', ' ', '%s|%d' % (sentence.lower(), pos_image_id))  # noqa: UP031
         if (pos_key in pair_to_scores) and (neg_key in pair_to_scores):
             pos_scores.append(pair_to_scores[pos_key])
             neg_scores.append(pair_to_scores[neg_key])
