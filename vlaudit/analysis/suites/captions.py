@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.metrics.suites import aro as aro_metric
+from vlaudit.metrics.suites import bla as bla_metric
 from vlaudit.metrics.suites import sugarcrepe as sugarcrepe_metric
 from vlaudit.metrics.suites import svo_probes as svo_metric
 from vlaudit.metrics.suites import valse as valse_metric
-from vlaudit.sources.suites import aro, sugarcrepe, svo_probes, valse
+from vlaudit.sources.suites import aro, bla, sugarcrepe, svo_probes, valse
 from vlaudit.sources.suites.caption_rows import IMAGES_OPTION
 
 _ARO_VG = ("a JSON list of {image_path, bbox_x/y/w/h, true_caption, false_caption, %s} "
@@ -57,4 +58,10 @@ ENTRIES: tuple[Suite, ...] = (
           "subject/verb/object; and the pairwise accuracy s(pos) > s(neg)", svo_metric.DECISION,
           svo_metric.SOURCE, directions="t2i",
           options=(("image_suffix", "the suffix of the image files named by id (default .jpg)"),)),
+    Suite("bla", "BLA", 'the layout the evaluation code reads: a JSON list of {"image_id", "caption_group": '
+          '[{"True1", "True2", "False1", "False2"}]} per task (images <image_id>.jpg), or {image_id: [4 captions]}',
+          bla.read_bla, bla_metric.outcomes, bla_metric.aggregate,
+          "rank accuracy: the share of the four captions ranked in their correct half, mean over items",
+          bla_metric.TIE, bla_metric.SOURCE,
+          options=(("task", "the subset name (default: from the file name, e.g. active_passive)"),)),
 )
