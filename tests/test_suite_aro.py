@@ -257,6 +257,143 @@ def test_the_hub_rows_are_read_as_users_load_them(tmp_path):
     assert item.texts == ("the mat on the cat", "the cat on the mat")
 
 
+# ------------------------------------------- the Order rebuild beside the official TextShuffler/COCO_Order
+LEXICON = {"dog": "NN", "beach": "NN", "men": "NNS", "horses": "NNS", "bus": "NN", "street": "NN", "red": "JJ",
+           "big": "JJ", "cat": "NN", "sofa": "NN", "black": "JJ", "white": "JJ", "man": "NN", "grass": "NN"}
+
+
+class FakeToken:
+    def __init__(self, text):
+        self.text, self.tag_ = text, LEXICON.get(text.lower().strip(".,"), "DT")
+
+
+def fake_nlp(text):
+    return [FakeToken(word) for word in text.split()]
+
+
+def fake_tag(text):
+    return [(token.text, token.tag_) for token in fake_nlp(text)]
+
+
+def official_order_cases(annotation, max_words=30):
+    """COCO_Order.__init__ with TextShuffler (dataset_zoo @ 81fdd20), spaCy/NLTK replaced by the fakes, after
+    main_aro.py's seed_all(1) (random.seed, np.random.seed); the global generators are restored after."""
+    import random
+    import re
+
+    def pre_caption(caption, max_words=50):
+        caption = re.sub(r"([.!\"()*#:;~])", ' ', caption.lower())
+        caption = re.sub(r"\s{2,}", ' ', caption)
+        caption = caption.rstrip('\n')
+        caption = caption.strip(' ')
+        caption_words = caption.split(' ')
+        if len(caption_words) > max_words:
+            caption = ' '.join(caption_words[:max_words])
+        return caption
+
+    class TextShuffler:
+        def shuffle_nouns_and_adj(self, ex):
+            doc = fake_nlp(ex)
+            tokens = [token.text for token in doc]
+            text = np.array(tokens)
+            noun_idx = [i for i, token in enumerate(doc) if token.tag_ in ['NN', 'NNS', 'NNP', 'NNPS']]
+            adjective_idx = [i for i, token in enumerate(doc) if token.tag_ in ['JJ', 'JJR', 'JJS']]
+            text[noun_idx] = np.random.permutation(text[noun_idx])
+            text[adjective_idx] = np.random.permutation(text[adjective_idx])
+            return " ".join(text)
+
+        def shuffle_allbut_nouns_and_adj(self, ex):
+            doc = fake_nlp(ex)
+            tokens = [token.text for token in doc]
+            text = np.array(tokens)
+            noun_adj_idx = [i for i, token in enumerate(doc)
+                            if token.tag_ in ['NN', 'NNS', 'NNP', 'NNPS', 'JJ', 'JJR', 'JJS']]
+            else_idx = np.ones(text.shape[0])
+            else_idx[noun_adj_idx] = 0
+            else_idx = else_idx.astype(bool)
+            text[else_idx] = np.random.permutation(text[else_idx])
+            return " ".join(text)
+
+        def get_trigrams(self, sentence):
+            trigrams = []
+            trigram = []
+            for i in range(len(sentence)):
+                trigram.append(sentence[i])
+                if i % 3 == 2:
+                    trigrams.append(trigram[:])
+                    trigram = []
+            if trigram:
+                trigrams.append(trigram)
+            return trigrams
+
+        def trigram_shuffle(self, sentence):
+            trigrams = self.get_trigrams(sentence)
+            for trigram in trigrams:
+                random.shuffle(trigram)
+            return " ".join([" ".join(trigram) for trigram in trigrams])
+
+        def shuffle_within_trigrams(self, ex):
+            return self.trigram_shuffle(ex.split())
+
+        def shuffle_trigrams(self, ex):
+            trigrams = self.get_trigrams(ex.split())
+            random.shuffle(trigrams)
+            return " ".join([" ".join(trigram) for trigram in trigrams])
+
+    saved = random.getstate(), np.random.get_state()
+    try:
+        random.seed(1)
+        np.random.seed(1)
+        shuffler = TextShuffler()
+        perturb_functions = [shuffler.shuffle_nouns_and_adj, shuffler.shuffle_allbut_nouns_and_adj,
+                             shuffler.shuffle_within_trigrams, shuffler.shuffle_trigrams]
+        test_cases = []
+        for img_id, ann in enumerate(annotation):  # noqa: B007 (verbatim)
+            for i, caption in enumerate(ann['caption']):  # noqa: B007 (verbatim)
+                test_case = {}
+                test_case["image"] = ann["image"]
+                test_case["caption_options"] = [pre_caption(caption, max_words)]
+                for perturb_fn in perturb_functions:
+                    test_case["caption_options"].append(pre_caption(perturb_fn(caption), max_words))
+                test_cases.append(test_case)
+        return test_cases
+    finally:
+        random.setstate(saved[0])
+        np.random.set_state(saved[1])
+
+
+KARPATHY = [{"image": "val2014/COCO_val2014_000000000001.jpg", "image_id": 1,
+             "caption": ["A big dog runs on the beach.", "Two men ride horses down the street!",
+                         "A red bus (in the street)."]},
+            {"image": "val2014/COCO_val2014_000000000002.jpg", "image_id": 2,
+             "caption": ["A black cat sleeps on a white sofa.", "The man cuts the grass with a big red mower "
+                         "while a dog watches the man and the cat from the black porch."]}]
+
+
+def test_order_rebuilt_from_karpathy_equals_the_official_loader(tmp_path):
+    path = tmp_path / "coco_karpathy_test.json"
+    path.write_text(json.dumps(KARPATHY))
+    read = aro.read_aro_coco_order(path, tagger=fake_tag, tokenizer=str.split)
+    cases = official_order_cases(KARPATHY)
+    assert [list(item.texts) for item in read.items] == [case["caption_options"] for case in cases]
+    assert [item.images[0].path for item in read.items] == [case["image"] for case in cases]
+    assert read.counts == {"read": 5, "kept": 5} and read.items[0].texts[0] == "a big dog runs on the beach"
+    assert any("seed 1" in note for note in read.notes)
+    assert any(item.texts[1] != item.texts[0] for item in read.items)  # the shuffles did shuffle
+    other = aro.read_aro_coco_order(path, tagger=fake_tag, tokenizer=str.split, seed=2)
+    assert [item.texts for item in other.items] != [item.texts for item in read.items]
+
+
+def test_order_rebuild_without_spacy_is_refused_with_the_reason(tmp_path):
+    import importlib.util
+    if importlib.util.find_spec("spacy") is not None and importlib.util.find_spec("nltk") is not None:
+        pytest.skip("spaCy and NLTK are installed here")
+    path = tmp_path / "coco_karpathy_test.json"
+    path.write_text(json.dumps(KARPATHY))
+    with pytest.raises(InputError, match="Karpathy caption file.*spaCy.*cannot be rebuilt without them"):
+        aro.read_aro_coco_order(path)
+
+
 # ------------------------------------------------------------------------------------------- refusals
 def test_look_alike_files_are_refused_by_name(tmp_path):
     (tmp_path / "vga.json").write_text(json.dumps(vga_records({"red_blue": 2})))
@@ -267,10 +404,6 @@ def test_look_alike_files_are_refused_by_name(tmp_path):
         aro.read_aro_vg_attribution(vgr)
     with pytest.raises(InputError, match="not a ARO COCO-Order file.*found an ARO VG-Relation file"):
         aro.read_aro_coco_order(vgr)
-    karpathy = [{"image": "val2014/x.jpg", "caption": ["a", "b", "c", "d", "e"], "image_id": 1}]
-    (tmp_path / "coco_karpathy_test.json").write_text(json.dumps(karpathy))
-    with pytest.raises(InputError, match="Karpathy caption file.*does not rebuild"):
-        aro.read_aro_coco_order(tmp_path / "coco_karpathy_test.json")
     (tmp_path / "order.json").write_text(json.dumps(order_cases()))
     with pytest.raises(InputError, match="not a ARO VG-Relation file.*found an ARO Order file"):
         aro.read_aro_vg_relation(tmp_path / "order.json")

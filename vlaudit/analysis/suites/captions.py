@@ -13,8 +13,10 @@ from vlaudit.sources.suites.caption_rows import IMAGES_OPTION
 
 _ARO_VG = ("a JSON list of {image_path, bbox_x/y/w/h, true_caption, false_caption, %s} "
            "(visual_genome_%s.json), or the Hub rows {image, true_caption, false_caption, %s, bbox}")
-_ARO_ORDER = ('materialised: a JSON list of the loader\'s test cases {"image", "caption_options": [true, 4 '
+_ARO_ORDER = ("the Karpathy test JSON, rebuilt as the loader builds it (seeded; spaCy en_core_web_sm + NLTK), or "
+              'materialised: a JSON list of the loader\'s test cases {"image", "caption_options": [true, 4 '
               'perturbed]}, or the Hub rows {images, correct_caption, hard_text_1..4} (gowitheflow/ARO-%s)')
+_ORDER_OPTIONS = (IMAGES_OPTION, ("seed", "the seed of a rebuild from the Karpathy JSON (main_aro.py's default: 1)"))
 
 ENTRIES: tuple[Suite, ...] = (
     Suite("aro-vg-relation", "ARO VG-Relation", _ARO_VG % ("relation_name", "relation", "relation_name"),
@@ -29,11 +31,11 @@ ENTRIES: tuple[Suite, ...] = (
     Suite("aro-coco-order", "ARO COCO-Order", _ARO_ORDER % "COCO-order", aro.read_aro_coco_order,
           aro_metric.order_outcomes, aro_metric.order_aggregate,
           "Precision@1: argmax over [true, 4 perturbed] == 0, mean over items", aro_metric.ORDER_TIE,
-          aro_metric.SOURCE, options=(IMAGES_OPTION,)),
+          aro_metric.SOURCE, options=_ORDER_OPTIONS),
     Suite("aro-flickr-order", "ARO Flickr30k-Order", _ARO_ORDER % "Flickr-Order", aro.read_aro_flickr_order,
           aro_metric.order_outcomes, aro_metric.order_aggregate,
           "Precision@1: argmax over [true, 4 perturbed] == 0, mean over items", aro_metric.ORDER_TIE,
-          aro_metric.SOURCE, options=(IMAGES_OPTION,)),
+          aro_metric.SOURCE, options=_ORDER_OPTIONS),
     Suite("valse", "VALSE", "a JSON object {sample_id: {image_file, caption, foil, mturk: {caption, foil, "
           "other}, ...}} per piece (data/*.json), or a folder of the pieces; kept: mturk.caption >= 2",
           valse.read_valse, valse_metric.outcomes, valse_metric.aggregate,

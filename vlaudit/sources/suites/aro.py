@@ -10,12 +10,13 @@ Official loader: mertyg/vision-language-models-are-bows @ 81fdd20 : dataset_zoo/
   ``f"{attributes[0]}_{attributes[1]}"`` (VG-A), the units its ``evaluate_scores`` groups by.
 * **COCO-Order / Flickr30k-Order**: the loader builds them in memory from the Karpathy test JSON, one test
   case per caption: ``[pre_caption(c), pre_caption(p(c)) for p in (shuffle_nouns_and_adj,
-  shuffle_allbut_nouns_and_adj, shuffle_within_trigrams, shuffle_trigrams)]`` (dataset_zoo/perturbations.py).
-  The shuffles draw from NumPy's and Python's global generators (seeded once by ``seed_all(1)`` in
-  main_aro.py) and depend on spaCy ``en_core_web_sm`` tags and NLTK tokens, so they are reproducible only with
-  those exact versions and the same call order; vlaudit does not rebuild them. It reads them materialised:
-  a JSON list of the loader's test cases ``{"image", "caption_options": [true, 4 perturbed]}``, or the Hub
-  re-upload's rows (``images, correct_caption, hard_text_1..4``). A Karpathy caption file is refused by name.
+  shuffle_allbut_nouns_and_adj, shuffle_within_trigrams, shuffle_trigrams)]`` (dataset_zoo/perturbations.py),
+  the shuffles seeded once by main_aro.py's ``seed_all(1)``. Given the Karpathy JSON the reader rebuilds them
+  the same way (:mod:`.aro_order`: seeded generators in the loader's call order, spaCy ``en_core_web_sm`` tags
+  and NLTK tokens, whose versions it records in the notes; without spaCy/NLTK the file is refused with that
+  reason). It also reads them materialised: a JSON list of the loader's test cases ``{"image",
+  "caption_options": [true, 4 perturbed]}``, or the Hub re-upload's rows (``images, correct_caption,
+  hard_text_1..4``).
 * The Hub re-uploads of VG-R/VG-A (rows ``image, true_caption, false_caption, relation_name, bbox {x, y, w,
   h}``; VG-A with ``attributes`` where present) are read as users load them (:mod:`.caption_rows`).
 """
@@ -26,11 +27,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vlaudit.errors import InputError
+from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.records import SuiteItem, SuiteRead
 from vlaudit.sources.rows import ImageFolder
+from vlaudit.sources.suites.aro_order import Tagger, Tokenizer, build_notes, official_tools, order_cases
 from vlaudit.sources.suites.caption_rows import crop_of, load_source, looks_like, row_label, suite_image
 from vlaudit.sources.suites.common import counts, refuse, text_field
+from vlaudit.sources.suites.common import image_path as image_path_of
 
 VG_RELATION = "aro-vg-relation"
 VG_ATTRIBUTION = "aro-vg-attribution"
@@ -102,16 +105,39 @@ def read_aro_vg_attribution(path: str | Path, *, images: ImageFolder | str | Pat
     return _read_vg(path, VG_ATTRIBUTION, "ARO VG-Attribution", "attributes", images)
 
 
-def _read_order(path: str | Path, suite: str, title: str, images: ImageFolder | str | Path | None) -> SuiteRead:
+def _rebuilt(path: Path, data: list[Mapping[str, Any]], seed: int, tagger: Tagger | None,
+             tokenizer: Tokenizer | None) -> tuple[list[Mapping[str, Any]], tuple[str, ...]]:
+    """The loader's test cases from a Karpathy JSON (:mod:`.aro_order`), and the notes saying how."""
+    for index, ann in enumerate(data):
+        if not isinstance(ann.get("caption"), list) or not all(isinstance(c, str) for c in ann["caption"]):
+            raise InputError("expected a list of captions", path=path, record=f"item {index}", field="caption")
+        image_path_of(ann.get("image"), path=path, record=f"item {index}", name="image")
+    if tagger is None or tokenizer is None:
+        try:
+            tagger, tokenizer, versions = official_tools()
+        except MissingDependencyError as exc:
+            raise refuse(path, "ARO Order test-case", _ORDER_LAYOUT,
+                         f"a Karpathy caption file, and {exc} (the seeded spaCy/NLTK shuffles of main_aro.py "
+                         "seed_all(1) cannot be rebuilt without them: materialise COCO_Order(...).test_cases "
+                         "as JSON)") from exc
+    else:
+        versions = "the tagger and tokenizer given"
+    return list(order_cases(data, tagger, tokenizer, seed=seed)), build_notes(seed, versions)
+
+
+def _read_order(path: str | Path, suite: str, title: str, images: ImageFolder | str | Path | None, seed: int,
+                tagger: Tagger | None, tokenizer: Tokenizer | None) -> SuiteRead:
     path = Path(path)
     data, is_rows = _records(path, title, _ORDER_LAYOUT, images, "images")
     first = data[0]
+    notes: tuple[str, ...] = (
+        "read materialised: the true caption first, then the perturbations in the loader's order (nouns/adj "
+        "shuffled, all but nouns/adj, within trigrams, trigrams); vlaudit does not re-draw them",)
     if "caption_options" not in first and "correct_caption" not in first:
         kind = looks_like(data)
-        if kind.startswith("a Karpathy"):
-            kind += ("; the Order perturbations are seeded spaCy/NLTK shuffles (main_aro.py seed_all(1)) that "
-                     "vlaudit does not rebuild: materialise COCO_Order(...).test_cases as JSON")
-        raise refuse(path, title, _ORDER_LAYOUT, kind)
+        if not kind.startswith("a Karpathy"):
+            raise refuse(path, title, _ORDER_LAYOUT, kind)
+        data, notes = _rebuilt(path, data, seed, tagger, tokenizer)
     items: list[SuiteItem] = []
     for index, row in enumerate(data):
         record = row_label(is_rows, index)
@@ -127,17 +153,18 @@ def _read_order(path: str | Path, suite: str, title: str, images: ImageFolder | 
             texts = tuple(text_field(row, name, path=path, record=record) for name in _ORDER_ROW_TEXTS)
             image = suite_image(row, ("images", "image"), path=path, record=record)
         items.append(SuiteItem(suite, str(index), "", (image,), texts, ((0, 0),), record))
-    notes = ("read materialised: the true caption first, then the perturbations in the loader's order "
-             "(nouns/adj shuffled, all but nouns/adj, within trigrams, trigrams); vlaudit does not re-draw the "
-             "seeded shuffles (spaCy/NLTK and the global RNG call order decide them)",)
     return SuiteRead(suite, str(path), items, counts(len(data), len(items)), notes)
 
 
-def read_aro_coco_order(path: str | Path, *, images: ImageFolder | str | Path | None = None) -> SuiteRead:
-    """ARO COCO-Order, materialised (module docstring): texts = true caption first, then 4 perturbations."""
-    return _read_order(path, COCO_ORDER, "ARO COCO-Order", images)
+def read_aro_coco_order(path: str | Path, *, images: ImageFolder | str | Path | None = None, seed: int = 1,
+                        tagger: Tagger | None = None, tokenizer: Tokenizer | None = None) -> SuiteRead:
+    """ARO COCO-Order (module docstring): texts = true caption first, then 4 perturbations; a Karpathy JSON
+    (``coco_karpathy_test.json``) is rebuilt as the loader builds it (:mod:`.aro_order`), with spaCy/NLTK
+    unless ``tagger`` and ``tokenizer`` are given."""
+    return _read_order(path, COCO_ORDER, "ARO COCO-Order", images, seed, tagger, tokenizer)
 
 
-def read_aro_flickr_order(path: str | Path, *, images: ImageFolder | str | Path | None = None) -> SuiteRead:
-    """ARO Flickr30k-Order, materialised (module docstring): as COCO-Order."""
-    return _read_order(path, FLICKR_ORDER, "ARO Flickr30k-Order", images)
+def read_aro_flickr_order(path: str | Path, *, images: ImageFolder | str | Path | None = None, seed: int = 1,
+                          tagger: Tagger | None = None, tokenizer: Tokenizer | None = None) -> SuiteRead:
+    """ARO Flickr30k-Order: as COCO-Order (``flickr30k_test.json`` for the rebuild)."""
+    return _read_order(path, FLICKR_ORDER, "ARO Flickr30k-Order", images, seed, tagger, tokenizer)
