@@ -129,7 +129,7 @@ def test_sugarcrepe_pp_items_keep_caption2(tmp_path):
     read = read_sugarcrepe_pp(write(tmp_path, "swap_att.json", PP_DATA))
     item = read.items[2]
     assert item.texts == ("two men ride", "there is two men ride", "two men walk")
-    assert item.positives == ((0, 0), (0, 1)) and item.item_id == "2" and item.record == "item 2"
+    assert item.positives == ((0, 0), (0, 1)) and item.item_id == "swap_att/2" and item.record == "item 2"
 
 
 def test_itt_and_tot_equal_the_official_loop_with_ties(tmp_path):
@@ -189,7 +189,7 @@ def test_hub_rows_are_read(tmp_path):
                       "negative_caption": [e["negative_caption"] for e in PP_DATA]})
     pq.write_table(table, tmp_path / "swap_att.parquet")
     read = read_sugarcrepe_pp(tmp_path / "swap_att.parquet")
-    assert read.items[3].item_id == "3" and read.items[3].record == "row 4" and read.items[0].subset == "swap_att"
+    assert read.items[3].item_id == "swap_att/3" and read.items[3].record == "row 4" and read.items[0].subset == "swap_att"
     with pytest.raises(InputError, match="not a SugarCrepe file.*SugarCrepe\\+\\+ file.*sugarcrepe-pp"):
         read_sugarcrepe_suite(tmp_path / "swap_att.parquet")
     with pytest.raises(InputError, match="this is a SugarCrepe\\+\\+ file.*keeps caption2"):

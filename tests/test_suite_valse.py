@@ -66,7 +66,7 @@ def piece_file(tmp_path, name="actant-swap"):
 
 
 def figures_for(read, margins):
-    scores = SuiteScores([np.array([margins[item.item_id]], dtype=np.float64) for item in read.items])
+    scores = SuiteScores([np.array([margins[item.record]], dtype=np.float64) for item in read.items])
     return {f.key: f for f in ENTRY.aggregate(read.items, ENTRY.outcomes(read.items, scores))}
 
 
@@ -74,7 +74,8 @@ def test_the_validity_filter_is_applied_and_counted(tmp_path):
     _, path = piece_file(tmp_path)
     read = read_valse(path)
     assert read.counts == {"read": 8, "kept": 6, "mturk.caption < 2": 2}
-    assert [item.item_id for item in read.items] == [f"actions_test_{k}" for k in (0, 1, 3, 5, 6, 7)]
+    assert [item.item_id for item in read.items] == [f"actant-swap/actions_test_{k}" for k in (0, 1, 3, 5, 6, 7)]
+    assert read.items[0].record == "actions_test_0"
     item = read.items[0]
     assert item.texts == ("a man pushes a cart 0", "a cart pushes a man 0") and item.positives == ((0, 0),)
     assert item.images == (SuiteImage("0.jpg"),) and item.subset == "actant-swap"
@@ -185,3 +186,10 @@ def test_a_bad_record_names_file_record_and_field(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match="record actions_test_5, field 'foil'"):
         read_valse(path)
+
+
+def test_item_ids_are_unique_across_pieces_and_piece_folders_name_images(shared_data):
+    read = read_valse(shared_data / "compositionality" / "valse", piece_folders=True)
+    assert len({item.item_id for item in read.items}) == len(read.items) == 7702
+    first = read.items[0]
+    assert first.item_id == f"actant-swap/{first.record}" and first.images[0].path.startswith("actant-swap/")

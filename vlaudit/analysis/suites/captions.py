@@ -41,7 +41,8 @@ ENTRIES: tuple[Suite, ...] = (
           valse.read_valse, valse_metric.outcomes, valse_metric.aggregate,
           "acc_r per piece: s(caption) > s(foil) (also p_c, p_f, acc where the score is a match margin)",
           valse_metric.TIE, valse_metric.SOURCE,
-          options=(("piece", "the subset name of a single file (default: the file's stem)"),)),
+          options=(("piece", "the subset name of a single file (default: the file's stem)"),
+                   ("piece_folders", "name images <piece>/<image_file> (one images subfolder per piece)"))),
     Suite("sugarcrepe", "SugarCrepe", 'a JSON object {"0": {filename, caption, negative_caption}, ...} per file '
           "(data/{add,replace,swap}_*.json), a folder of them, or Hub rows of the same columns",
           sugarcrepe.read_sugarcrepe_suite, sugarcrepe_metric.sugarcrepe_outcomes,

@@ -10,7 +10,7 @@
   negative_caption)`` (both captions positive), subset = the file's stem.
 
 Either reads a Hub dataset / Parquet / JSONL of the same columns, and a folder of the files (one subset each).
-A SugarCrepe++ file given as SugarCrepe (or the reverse) is refused by name: SugarCrepe would silently drop
+An item's id is ``<file stem>/<entry id>`` (ids repeat across files). A SugarCrepe++ file given as SugarCrepe (or the reverse) is refused by name: SugarCrepe would silently drop
 ``caption2``.
 """
 
@@ -79,7 +79,8 @@ def _read(path: str | Path, suite: str, images: ImageFolder | str | Path | None)
             texts = tuple(text_field(entry, name, path=file, record=record) for name in fields)
             image = suite_image(entry, ("filename", "image"), path=file, record=record)
             positives = ((0, 0), (0, 1)) if plus else ((0, 0),)
-            items.append(SuiteItem(suite, item_id, file.stem, (image,), texts, positives, record))
+            items.append(SuiteItem(suite, f"{file.stem}/{item_id}", file.stem, (image,), texts, positives,
+                                   record))
         read += len(entries)
     return SuiteRead(suite, str(path), items, counts(read, len(items)))
 

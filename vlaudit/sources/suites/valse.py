@@ -7,7 +7,8 @@ classes, classes_foil, mturk: {caption, foil, other}, ...}}``. The official eval
 of three annotators chose the caption and not the foil): the reader applies that filter and counts what it
 left out (``"mturk.caption < 2"``). Each kept sample is one item: image ``image_file`` (relative to the
 piece's own image folder — the pieces come from SWiG, VisDial, Visual7W, COCO), texts ``(caption, foil)``,
-subset = the piece (the file's stem, e.g. ``existence``; ``piece=`` overrides it).
+subset = the piece (the file's stem, e.g. ``existence``; ``piece=`` overrides it), item id
+``<piece>/<sample id>``.
 
 A folder is read as every ``*.json`` in it, in name order (the eleven pieces together, one subset each).
 """
@@ -40,7 +41,7 @@ def _votes(record: Mapping[str, Any], *, path: Path, key: str) -> int:
     return value
 
 
-def _read_piece(path: Path, piece: str | None) -> tuple[list[SuiteItem], int, int]:
+def _read_piece(path: Path, piece: str | None, piece_folders: bool) -> tuple[list[SuiteItem], int, int]:
     data = read_json(path)
     if not isinstance(data, Mapping) or not data:
         raise refuse(path, "VALSE", _EXPECTED, looks_like(data))
@@ -59,16 +60,22 @@ def _read_piece(path: Path, piece: str | None) -> tuple[list[SuiteItem], int, in
             continue
         caption = text_field(record, "caption", path=path, record=key)
         foil = text_field(record, "foil", path=path, record=key)
-        image = SuiteImage(image_path(record.get("image_file"), path=path, record=key, name="image_file"))
+        name = image_path(record.get("image_file"), path=path, record=key, name="image_file")
+        image = SuiteImage(f"{subset}/{name}" if piece_folders else name)
         extra = {name: record[name] for name in ("dataset", "linguistic_phenomena", "classes", "classes_foil",
                                                  "mturk") if name in record}
-        items.append(SuiteItem(SUITE, key, subset, (image,), (caption, foil), ((0, 0),), key, extra))
+        items.append(SuiteItem(SUITE, f"{subset}/{key}", subset, (image,), (caption, foil), ((0, 0),), key,
+                               extra))
     return items, len(data), low
 
 
-def read_valse(path: str | Path, *, piece: str | None = None) -> SuiteRead:
+def read_valse(path: str | Path, *, piece: str | None = None, piece_folders: bool = False) -> SuiteRead:
     """The valid samples of one VALSE piece (or of every piece in a folder): module docstring.
-    ``SuiteRead.counts``: ``read``, ``kept`` and ``"mturk.caption < 2"``; ``notes`` give the same per piece."""
+    ``SuiteRead.counts``: ``read``, ``kept`` and ``"mturk.caption < 2"``; ``notes`` give the same per piece.
+    ``item_id`` is ``<piece>/<sample id>`` (sample ids repeat across pieces: actant-swap and
+    action-replacement share ``actions_test_*``); ``record`` the sample id. ``piece_folders``: name each image
+    ``<piece>/<image_file>``, for an images folder with one subfolder per piece (the pieces' images come from
+    different datasets; the official config.py gives each piece its own folder)."""
     path = Path(path)
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     if not files:
@@ -80,7 +87,7 @@ def read_valse(path: str | Path, *, piece: str | None = None) -> SuiteRead:
     read = low = 0
     notes = []
     for file in files:
-        piece_items, piece_read, piece_low = _read_piece(file, piece)
+        piece_items, piece_read, piece_low = _read_piece(file, piece, piece_folders)
         items += piece_items
         read += piece_read
         low += piece_low
