@@ -429,3 +429,9 @@ def test_a_bad_record_names_file_record_and_field(tmp_path):
     path.write_text(json.dumps(records))
     with pytest.raises(InputError, match="record item 6, field 'bbox_w'.*no area"):
         aro.read_aro_vg_relation(path)
+    records[6]["bbox_w"] = 3
+    for part in "xywh":
+        del records[7][f"bbox_{part}"]
+    path.write_text(json.dumps(records))
+    with pytest.raises(InputError, match="record item 7, field 'bbox_x': missing"):
+        aro.read_aro_vg_relation(path)

@@ -71,6 +71,9 @@ def _read_vg(path: str | Path, suite: str, title: str, subset_field: str, images
         true, false = (text_field(row, name, path=path, record=record) for name in ("true_caption",
                                                                                     "false_caption"))
         crop = crop_of(row, path=path, record=record)
+        if crop is None and not is_rows:
+            raise InputError("missing (the loader crops every image to its bbox)", path=path, record=record,
+                             field="bbox_x")
         image = suite_image(row, ("image_path", "image"), path=path, record=record, crop=crop)
         subset = _subset(row, subset_field, path=path, record=record, required=not is_rows)
         missing_subset += subset == ""
