@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "vlaudit"
 # Imported inside a function body only: optional extras (a clear error when missing) and heavy libraries that
 # a module needs for one rarely used function. Everything else is imported at the top of its module.
 DEFERRABLE = {"torch", "transformers", "open_clip", "ray", "playwright", "cv2", "matplotlib", "sklearn",
-              "mistral_common", "datasets", "httpx", "vllm"}
+              "mistral_common", "datasets", "httpx", "vllm", "spacy", "nltk"}
 MAX_IN_FUNCTION_IMPORTS = 40
 
 
