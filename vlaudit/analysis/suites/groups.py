@@ -3,5 +3,13 @@
 from __future__ import annotations
 
 from vlaudit.analysis.suites.suite import Suite
+from vlaudit.metrics.suites import cola as cola_metric
+from vlaudit.sources.suites import cola
 
-ENTRIES: tuple[Suite, ...] = ()
+COLA = Suite(
+    name=cola.SUITE, title=cola.TITLE, layout=cola.LAYOUT, read=cola.read_cola,
+    outcomes=cola_metric.outcomes, aggregate=cola_metric.aggregate,
+    metric="multi-object accuracy: each caption scores higher on its own image than on the other (mean over items)",
+    tie_rule=cola_metric.TIE_RULE, official=cola_metric.SOURCE, directions="t2i")
+
+ENTRIES: tuple[Suite, ...] = (COLA,)
