@@ -5,7 +5,8 @@ from __future__ import annotations
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.metrics.suites import cola as cola_metric
 from vlaudit.metrics.suites import mmvp as mmvp_metric
-from vlaudit.sources.suites import cola, mmvp
+from vlaudit.metrics.suites import vl_checklist as vl_checklist_metric
+from vlaudit.sources.suites import cola, mmvp, vl_checklist
 
 COLA = Suite(
     name=cola.SUITE, title=cola.TITLE, layout=cola.LAYOUT, read=cola.read_cola,
@@ -20,4 +21,12 @@ MMVP_VLM = Suite(
            "over the 9 patterns",
     tie_rule=mmvp_metric.TIE_RULE, official=mmvp_metric.SOURCE, directions="t2i")
 
-ENTRIES: tuple[Suite, ...] = (COLA, MMVP_VLM)
+VL_CHECKLIST = Suite(
+    name=vl_checklist.SUITE, title=vl_checklist.TITLE, layout=vl_checklist.LAYOUT,
+    read=vl_checklist.read_vl_checklist, outcomes=vl_checklist_metric.outcomes,
+    aggregate=vl_checklist_metric.aggregate,
+    metric="itc accuracy: POS[0] scores above NEG[0] on the image, over the first 1,000 items of the file",
+    tie_rule=vl_checklist_metric.TIE_RULE, official=vl_checklist_metric.SOURCE, directions="i2t",
+    options=(("corpus", "the file's corpus YAML (corpus/v1/<Type>/<corpus>.yaml): IMG_ROOT is the image root"),))
+
+ENTRIES: tuple[Suite, ...] = (COLA, MMVP_VLM, VL_CHECKLIST)
