@@ -5,8 +5,9 @@ from __future__ import annotations
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.metrics.suites import cola as cola_metric
 from vlaudit.metrics.suites import mmvp as mmvp_metric
+from vlaudit.metrics.suites import spec as spec_metric
 from vlaudit.metrics.suites import vl_checklist as vl_checklist_metric
-from vlaudit.sources.suites import cola, mmvp, vl_checklist
+from vlaudit.sources.suites import cola, mmvp, spec, vl_checklist
 
 COLA = Suite(
     name=cola.SUITE, title=cola.TITLE, layout=cola.LAYOUT, read=cola.read_cola,
@@ -29,4 +30,10 @@ VL_CHECKLIST = Suite(
     tie_rule=vl_checklist_metric.TIE_RULE, official=vl_checklist_metric.SOURCE, directions="i2t",
     options=(("corpus", "the file's corpus YAML (corpus/v1/<Type>/<corpus>.yaml): IMG_ROOT is the image root"),))
 
-ENTRIES: tuple[Suite, ...] = (COLA, MMVP_VLM, VL_CHECKLIST)
+SPEC = Suite(
+    name=spec.SUITE, title=spec.TITLE, layout=spec.LAYOUT, read=spec.read_spec,
+    outcomes=spec_metric.outcomes, aggregate=spec_metric.aggregate,
+    metric="i2t and t2i accuracy: argmax over the K candidates equals the label; per subset, mean over subsets",
+    tie_rule=spec_metric.TIE_RULE, official=spec_metric.SOURCE, directions="both")
+
+ENTRIES: tuple[Suite, ...] = (COLA, MMVP_VLM, VL_CHECKLIST, SPEC)
