@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.metrics.suites import cola as cola_metric
+from vlaudit.metrics.suites import colorswap as colorswap_metric
 from vlaudit.metrics.suites import mmvp as mmvp_metric
 from vlaudit.metrics.suites import spec as spec_metric
 from vlaudit.metrics.suites import vl_checklist as vl_checklist_metric
-from vlaudit.sources.suites import cola, mmvp, spec, vl_checklist
+from vlaudit.sources.suites import cola, colorswap, mmvp, spec, vl_checklist
 
 COLA = Suite(
     name=cola.SUITE, title=cola.TITLE, layout=cola.LAYOUT, read=cola.read_cola,
@@ -36,4 +37,10 @@ SPEC = Suite(
     metric="i2t and t2i accuracy: argmax over the K candidates equals the label; per subset, mean over subsets",
     tie_rule=spec_metric.TIE_RULE, official=spec_metric.SOURCE, directions="both")
 
-ENTRIES: tuple[Suite, ...] = (COLA, MMVP_VLM, VL_CHECKLIST, SPEC)
+COLORSWAP = Suite(
+    name=colorswap.SUITE, title=colorswap.TITLE, layout=colorswap.LAYOUT, read=colorswap.read_colorswap,
+    outcomes=colorswap_metric.outcomes, aggregate=colorswap_metric.aggregate,
+    metric="text, image and group scores of each 2×2 example (Winoground-style), means over examples",
+    tie_rule=colorswap_metric.TIE_RULE, official=colorswap_metric.SOURCE, directions="both")
+
+ENTRIES: tuple[Suite, ...] = (COLA, MMVP_VLM, VL_CHECKLIST, SPEC, COLORSWAP)
