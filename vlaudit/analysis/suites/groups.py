@@ -5,10 +5,11 @@ from __future__ import annotations
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.metrics.suites import cola as cola_metric
 from vlaudit.metrics.suites import colorswap as colorswap_metric
+from vlaudit.metrics.suites import crepe as crepe_metric
 from vlaudit.metrics.suites import mmvp as mmvp_metric
 from vlaudit.metrics.suites import spec as spec_metric
 from vlaudit.metrics.suites import vl_checklist as vl_checklist_metric
-from vlaudit.sources.suites import cola, colorswap, mmvp, spec, vl_checklist
+from vlaudit.sources.suites import cola, colorswap, crepe, mmvp, spec, vl_checklist
 
 COLA = Suite(
     name=cola.SUITE, title=cola.TITLE, layout=cola.LAYOUT, read=cola.read_cola,
@@ -43,4 +44,12 @@ COLORSWAP = Suite(
     metric="text, image and group scores of each 2×2 example (Winoground-style), means over examples",
     tie_rule=colorswap_metric.TIE_RULE, official=colorswap_metric.SOURCE, directions="both")
 
-ENTRIES: tuple[Suite, ...] = (COLA, MMVP_VLM, VL_CHECKLIST, SPEC, COLORSWAP)
+CREPE = Suite(
+    name=crepe.SUITE, title=crepe.TITLE, layout=crepe.LAYOUT, read=crepe.read_crepe,
+    outcomes=crepe_metric.outcomes, aggregate=crepe_metric.aggregate,
+    metric="image-to-text R@1/3/5/10 of the true caption among its hard negatives (mean over rows per file)",
+    tie_rule=crepe_metric.TIE_RULE, official=crepe_metric.SOURCE, directions="i2t",
+    options=(("hard_neg_key", "the negatives column (hard_negs, valid_hard_negs_atom/comp/combined); default all"),
+             ("image_root", "the Visual Genome folder holding VG_100K and VG_100K_2 (looked up as the loader does)")))
+
+ENTRIES: tuple[Suite, ...] = (COLA, MMVP_VLM, VL_CHECKLIST, SPEC, COLORSWAP, CREPE)
