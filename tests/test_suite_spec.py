@@ -109,13 +109,13 @@ def table_score(seed: int):
 def test_reader_groups_whole_test_cases_into_kxk_items(tmp_path: Path) -> None:
     read = read_spec(write_root(tmp_path / "data"))
     assert read.counts == {"read": 15, "kept": 15}
-    count_i2t = [item for item in read.items if item.subset == "count" and item.extra["direction"] == "i2t"]
+    count_i2t = [item for item in read.items if item.subset == "count" and item.direction == "i2t"]
     whole, single = count_i2t
     assert [image.path for image in whole.images] == ["count/images/c0.jpg", "count/images/c1.jpg",
                                                       "count/images/c2.jpg"]
     assert whole.texts == tuple(COUNT_TEXTS) and whole.positives == ((0, 0), (1, 1), (2, 2))
     assert single.images[0].path == "count/images/d0.jpg" and single.positives == ((0, 1),)
-    spatial_t2i = [item for item in read.items if item.subset == "relative_spatial" and item.extra["direction"] == "t2i"]
+    spatial_t2i = [item for item in read.items if item.subset == "relative_spatial" and item.direction == "t2i"]
     assert len(spatial_t2i) == 2 and [image.path for image in spatial_t2i[0].images] == [
         "relative_spatial/images/s01.jpg", "relative_spatial/images/s00.jpg"]  # the keys' own order
     assert spatial_t2i[0].texts == ("the dog is to the left of the cat0", "the cat0 is to the left of the dog")

@@ -29,12 +29,13 @@ NAMES = ("i2t_correct", "i2t_samples", "t2i_correct", "t2i_samples")
 
 
 def outcomes(items: Sequence[SuiteItem], scores: SuiteScores) -> Outcomes:
-    """Per item: samples right and samples, in the item's direction (``extra["direction"]``)."""
+    """Per item: samples right and samples, in the item's direction (:attr:`SuiteItem.direction`; i2t if
+    unset)."""
     scores.check(items)
     values = np.full((len(items), 4), np.nan, dtype=np.float64)
     for k, (item, matrix) in enumerate(zip(items, scores.pairs, strict=True)):
         matrix = np.asarray(matrix, dtype=np.float64)
-        if item.extra.get("direction", "i2t") == "i2t":  # each positive's image row: argmax over the texts
+        if item.direction != "t2i":  # each positive's image row: argmax over the texts
             right = sum(first_argmax(matrix[i]) == j for i, j in item.positives)
             values[k, 0:2] = (right, len(item.positives))
         else:  # each positive's text column: argmax over the images

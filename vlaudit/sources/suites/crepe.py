@@ -110,7 +110,7 @@ def read_crepe(path: Path, *, hard_neg_key: str | None = None, image_root: str |
                 suite=SUITE, item_id=f"{index}" if len(keys) == 1 else f"{index}/{key}",
                 subset=path.stem if len(keys) == 1 else f"{path.stem}:{key}", images=(image,),
                 texts=(caption, *negatives), positives=((0, 0),), record=record,
-                extra={"image_id": row.get("image_id"), "hard_neg_key": key}))
+                extra={"image_id": row.get("image_id"), "hard_neg_key": key}, direction="i2t"))
     notes = () if len(keys) == 1 else (f"{len(keys)} negatives columns {keys}: each row is an item per column",)
     return SuiteRead(suite=SUITE, source=str(path), items=items,
                      counts=counts(len(rows), len(rows)), notes=notes)

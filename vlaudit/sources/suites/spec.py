@@ -14,8 +14,8 @@ own order; for ``text2image.json`` the texts are the queries ordered by label an
 positives are the diagonal ``(j, j)`` and every 2×2 minor is an exact cycle. Each query's row (i2t) or column
 (t2i) of the item is exactly its official sample: the same candidates in the same order (the tie rule
 depends on it). A sample whose group is not whole is an item of its own (1×K or K×1, ``positives = ((0, label),)``
-or ``((label, 0),)``). ``extra["direction"]`` is ``"i2t"`` or ``"t2i"``: both files describe the same test cases,
-so a cycle count takes one direction. ``subset`` is the subset folder's name.
+or ``((label, 0),)``). :attr:`SuiteItem.direction` is ``"i2t"`` or ``"t2i"``: both files describe the same test
+cases, so a cycle count takes one direction. ``subset`` is the subset folder's name.
 
 ``path`` is one file (images relative to its folder), a subset folder (both files) or the data root (every subset
 folder in it; images relative to the root, ``<subset>/<query>``). Anything else is refused by name.
@@ -94,7 +94,7 @@ def _items(path: Path, direction: str, subset: str, prefix: str) -> tuple[list[S
                              else (tuple(image(k) for k in keys), queries))
             items.append(SuiteItem(suite=SUITE, item_id=f"{subset}/{direction}/{number}", subset=subset,
                                    images=images, texts=texts, positives=tuple((j, j) for j in range(len(keys))),
-                                   record=f"{name} {records}", extra={"direction": direction, "file": name}))
+                                   record=f"{name} {records}", extra={"file": name}, direction=direction))
             continue
         for query, _, label, record in group:
             if direction == "i2t":
@@ -103,7 +103,7 @@ def _items(path: Path, direction: str, subset: str, prefix: str) -> tuple[list[S
                 images, texts, positives = tuple(image(k) for k in keys), (query,), ((label, 0),)
             items.append(SuiteItem(suite=SUITE, item_id=f"{subset}/{direction}/{number}/{record.split()[-1]}",
                                    subset=subset, images=images, texts=texts, positives=positives,
-                                   record=f"{name} {record}", extra={"direction": direction, "file": name}))
+                                   record=f"{name} {record}", extra={"file": name}, direction=direction))
     return items, len(samples), whole
 
 

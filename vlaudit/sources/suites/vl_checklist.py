@@ -114,6 +114,6 @@ def read_vl_checklist(path: Path, *, corpus: str | Path | None = None, **options
         items.append(SuiteItem(suite=SUITE, item_id=str(index), subset=subset, images=(image,),
                                texts=(*texts["POS"], *texts["NEG"]),
                                positives=tuple((0, j) for j in range(len(texts["POS"]))), record=record,
-                               extra={"image_rel_path": entry[0]}))
+                               extra={"image_rel_path": entry[0]}, direction="i2t"))
     return SuiteRead(suite=SUITE, source=str(path), items=items, counts=counts(len(data), len(items)),
                      notes=tuple(notes))
