@@ -10,10 +10,13 @@ group score zips the text and image lists by position (a known bug); both readin
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vlaudit.analysis.suites.registry import suite_named
 from vlaudit.errors import InputError
@@ -273,3 +276,14 @@ def test_look_alikes_and_bad_records(tmp_path: Path) -> None:
         read_colorswap(write(tmp_path / "t.json", [ROWS[0], ROWS[0]]))
     with pytest.raises(InputError, match=r"field 'image_1'.*leaves the images folder"):
         read_colorswap(write(tmp_path / "t.json", [{**ROWS[0], "image_1": "../x.png"}]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.01, 100), st.floats(-50, 50))
+def test_a_positive_affine_map_keeps_the_scores(seed: int, scale: float, shift: float) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        read = read_colorswap(write(Path(folder) / "test.json", ROWS))
+    matrices = random_matrices(seed, len(ROWS))
+    mapped = [scale * matrix + shift for matrix in matrices]
+    assert [f.value for f in aggregate(read.items, outcomes(read.items, SuiteScores(matrices)))] == [
+        f.value for f in aggregate(read.items, outcomes(read.items, SuiteScores(mapped)))]

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vlaudit.analysis.suites.registry import suite_named
 from vlaudit.errors import InputError
@@ -168,3 +171,14 @@ def test_look_alikes_and_bad_records(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"no image2text.json"):
         read_spec(tmp_path / "empty")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.01, 100), st.floats(-50, 50))
+def test_a_positive_affine_map_keeps_the_figures(seed: int, scale: float, shift: float) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        read = read_spec(write_root(Path(folder) / "data"))
+    scores = scores_of(read, table_score(seed))
+    mapped = SuiteScores([scale * matrix + shift for matrix in scores.pairs])
+    assert [f.value for f in aggregate(read.items, outcomes(read.items, scores))] == [
+        f.value for f in aggregate(read.items, outcomes(read.items, mapped))]
