@@ -91,6 +91,10 @@ class SuiteItem:
     positives: tuple[tuple[int, int], ...]
     record: str
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: where an item's official samples are one direction of it: ``"i2t"`` (each positive's image row is one
+    #: sample: texts ranked for an image), ``"t2i"`` (each positive's text column is one); None where the metric
+    #: reads the whole matrix (a 2×2 block). SPEC's K×K test cases are written once per direction.
+    direction: str | None = None
 
     def pairs(self) -> tuple[tuple[int, int, int], ...]:
         """Every (image index, text index, label) of the item, row-major: label 1 for a positive, else 0."""

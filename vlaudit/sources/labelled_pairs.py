@@ -11,6 +11,9 @@ Formats (``fmt``; ``auto`` detects them):
   (:func:`vlaudit.sources.whatsup.read_whatsup_spatial`);
 * ``cycles`` — a cycles file: the matched pairs as positives, the swaps as negatives (an exact-cycle set).
 
+A compositionality suite's file (COLA multi-object 4-lists, VL-CheckList ``[path, {POS, NEG}]``) is refused by
+the suite's name (they are read by :mod:`vlaudit.sources.suites`); a list of lists is What's Up only as 3-lists.
+
 Captions without ids are keyed by their text, so the same sentence written for two images is one caption.
 """
 
@@ -24,6 +27,9 @@ from vlaudit.records import LabelledPair
 from vlaudit.sources.cycle_tables import _id, read_cycles
 from vlaudit.sources.rows import dataset_rows, is_dataset_source
 from vlaudit.sources.sugarcrepe import is_sugarcrepe, read_sugarcrepe
+from vlaudit.sources.suites.cola import looks_like_cola
+from vlaudit.sources.suites.common import shape_of
+from vlaudit.sources.suites.vl_checklist import looks_like_vl_checklist
 from vlaudit.sources.whatsup import read_whatsup_controlled, read_whatsup_spatial, repeated_entries
 
 FORMATS = ("auto", "table", "sugarcrepe", "whatsup-controlled", "whatsup-spatial", "cycles")
@@ -48,8 +54,15 @@ def detect_format(path: str | Path) -> str:
             return "sugarcrepe"
         if isinstance(data, list) and data and isinstance(data[0], dict) and "caption_options" in data[0]:
             return "whatsup-controlled"
+        for looks_like, title, name in _SUITE_LOOKALIKES:
+            if looks_like(data):
+                raise InputError(f"this looks like a {title} file ({shape_of(data)}), not a pair table: read it "
+                                 f"as the compositionality suite '{name}'", path=path)
         if isinstance(data, list) and data and isinstance(data[0], list):
-            return "whatsup-spatial"
+            if len(data[0]) == 3:
+                return "whatsup-spatial"
+            raise InputError(f"unknown JSON pair format: {shape_of(data)}; What's Up COCO-Spatial is a list of "
+                             "[image_id, true_caption, false_caption] 3-lists", path=path)
         raise InputError("unknown JSON pair format: expected SugarCrepe or What's Up; for your own pairs use a "
                          "JSONL/CSV/Parquet table with image_id, caption_id or caption, label", path=path)
     rows = read_records(path)
@@ -57,6 +70,10 @@ def detect_format(path: str | Path) -> str:
         return "cycles"
     return "table"
 
+
+# compositionality suite files that a list-of-lists test would take for What's Up COCO-Spatial
+_SUITE_LOOKALIKES = ((looks_like_cola, "COLA multi-object", "cola-multi-object"),
+                     (looks_like_vl_checklist, "VL-CheckList", "vl-checklist"))
 
 # the columns that tell a dataset's format (a dataset row per JSON entry); anything else is a pair table
 _DATASET_COLUMNS = (("sugarcrepe", {"caption", "negative_caption"}), ("whatsup-controlled", {"caption_options"}),
