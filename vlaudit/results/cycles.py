@@ -248,6 +248,9 @@ class CycleEvaluationResult(VersionedResult):
     warnings: list[str]
     #: ``--cluster``: the resampling unit asked for (None: the cycle); each cell names its unit and clusters
     cluster: str | None = None
+    #: which cycles the minimum counted (§D.5): ``val``; ``val of PATH`` (a test-only build's validation cycles,
+    #: from its metadata); or the evaluated split(s) of a file without validation cycles. None: an older file
+    min_cycles_counted: str | None = None
 
     @property
     def scores_name(self) -> str:
