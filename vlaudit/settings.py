@@ -117,8 +117,9 @@ DEMO_RESAMPLES = 2000
 # The HTML report's own VCA of a margins table that has no `vca report` beside it: a quick preview; the
 # reported intervals come from `vca report` (BOOTSTRAP_RESAMPLES).
 REPORT_PREVIEW_RESAMPLES = 1000
-# Signed weights of the labelled-pairs audit's degrees (cycle paper §2.2): mean (+1/n_pos, −1/n_neg) or count (±1).
-PAIR_AUDIT_WEIGHTINGS = ("mean", "count")
+# Signed weights of the labelled-pairs audit's degrees (cycle paper §2.2): mean (+1/n_pos, −1/n_neg), the pooled
+# comparison. ``count`` (±1) was dropped: it only restated the positive:negative ratio (What's Up 0.500 at TV 0.001).
+PAIR_AUDIT_WEIGHTINGS = ("mean",)
 
 # --- benchmark releases read by `vlaudit data items --format NAME` (vlaudit.sources.registry) -----------------
 # Not a paper setting: the names of the readers, kept here so that the command's help lists them without
