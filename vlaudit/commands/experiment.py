@@ -48,8 +48,9 @@ _IMAGES = typer.Option(None, "--images", help="Images folder (with --model; defa
 _FAMILIES = typer.Option(None, "--families", help="Comma-separated families (default: all in the cycles).")
 _EPOCHS = typer.Option(paper.PROBE_EPOCHS, "--epochs", min=1, help="Interaction probe epochs (§E.3: 8).")
 _BATCH = typer.Option(paper.PROBE_BATCH_SIZE, "--batch-size", min=1,
-                      help="Cycles or pairs per step (§E.3: 512); smaller only on a training set under one batch, so a probe takes "
-                           "--min-steps steps.")
+                      help="Cycles or pairs per step (§E.3: 512); smaller on a training set of fewer than "
+                           "batch × ⌈min-steps / epochs⌉ units, so a probe takes --min-steps steps (continuous in "
+                           "the set's size; each probe's batch and steps are in probe_runs).")
 _LR = typer.Option(paper.PROBE_LR, "--lr", min=0.0, help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
 _WD = typer.Option(paper.PROBE_WEIGHT_DECAY, "--weight-decay", min=0.0, help="AdamW weight decay (§E.3: 1e-4).")
 _RANK = typer.Option(paper.PROBE_RANK, "--rank", min=1, help="Rank of the low-rank bilinear probe (§5: 64).")

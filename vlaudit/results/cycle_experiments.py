@@ -9,7 +9,7 @@ quantity, the sd of one seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from vlaudit.results.cycles import Setting, SplitCounts
@@ -26,6 +26,9 @@ class SeedAggregate:
     mean: float | None
     sd: float | None
     n_seeds: int
+    #: seeds whose value is shown in ``per_seed`` but left out of mean and sd, with why (a probe below chance on
+    #: its own training data: it did not learn)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,18 @@ class ProbeNote:
 
     probe: str
     note: str
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """How one probe was trained: its training units, the batch and optimiser steps it actually ran (the batch
+    rule of :func:`vlaudit.probes.trainer.effective_batch_size`) and whether it ended below chance on them."""
+
+    probe: str
+    n_train: int
+    batch_size: int | None
+    steps: int
+    below_chance: bool
 
 
 @dataclass(frozen=True)
@@ -145,6 +160,8 @@ class ExperimentRun:
     probe_notes: list[ProbeNote]
     min_cycles: int
     unavailable: list[Withdrawn]
+    #: every trained probe's batch and steps as run (empty in a file written before they were recorded)
+    probe_runs: list[ProbeRun] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
