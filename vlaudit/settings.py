@@ -37,7 +37,7 @@ PROBE_RANK = 64  # cycle §E.3 / §5: rank of the low-rank bilinear probe
 ADDITIVE_PROBE_EPOCHS = 5  # cycle §E.4: the additive audit probes a(x) + b(y); §E.4 states no other lr (§E.3's)
 SHORTCUT_PROBE_EPOCHS = 50  # cycle §E.4: the text-only and image-only shortcut probes
 SHORTCUT_PROBE_LR = 1e-2  # cycle §E.4
-SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; AUROC peaks at rank 8 (Table 1)
+SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; Table 1's AUROC peaks at rank 8
 # Not a paper setting: on a training set of a few hundred units the paper's batch of 512 is a single optimiser
 # step per epoch, so a probe would barely move. vlaudit's batch is min(512, ⌈n / ⌈this / epochs⌉⌉) (same
 # epochs), continuous in n: the paper's batch from 512 × ⌈this / epochs⌉ units on (3,584 at 8 epochs), a
