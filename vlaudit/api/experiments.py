@@ -1,5 +1,5 @@
-"""The cycle paper's experiments on frozen features, one call each: diagnostics (§5), rank sweep (§5), the
-shortcut-contaminated OE (§6, Table 4) and transfer (§7); and the synthetic controls (§3).
+"""The cycle paper's experiments on frozen features, one call each: diagnostics (§5.2), rank sweep (§5.4), the
+shortcut-contaminated OE (§5.5, Table 4) and transfer (§5.6); and the synthetic controls (§5.1, Table 1).
 
 The files are read here (:mod:`vlaudit.api.experiment_inputs`); every experiment then runs through the one
 driver :func:`~vlaudit.analysis.cycles.driver.run_cycle_experiment` on the loaded data."""
@@ -143,7 +143,7 @@ class SyntheticRun:
 
 def synthetic_controls(seeds: Sequence[int], *, config: SyntheticConfig, out: str | Path | None = None,
                        threads: int | None = None) -> SyntheticRun:
-    """Planted-signal controls with known answers (cycle paper §3), one run per seed; writes
+    """Planted-signal controls with known answers (cycle paper §5.1, Table 1), one run per seed; writes
     ``out/synthetic.json``."""
     result = run_synthetic(list(seeds), None if out is None else Path(out), config, num_threads=threads)
     return SyntheticRun(result=result, rows=synthetic_rows(result), rank_peaks=rank_peak_line(result))

@@ -335,7 +335,7 @@ class SyntheticProbeSetting:
 
 @dataclass(frozen=True, kw_only=True)
 class SyntheticResult(VersionedResult):
-    """The synthetic controls (cycle paper §3): each diagnostic's mean over seeds and whether every check held
+    """The synthetic controls (cycle paper §5.1, Table 1): each diagnostic's mean over seeds and whether every check held
     for the mean and for each seed on its own; the rank control's peaks and each probe kind's settings."""
 
     file_name = "synthetic.json"

@@ -124,7 +124,7 @@ def mean_sd_text(cell: SeedAggregate | TransferCorrelation, digits: int = 4) -> 
     has no value (e.g. a family withdrawn there by the minimum cycle count); "; seed 1 below chance, left out"
     for the seeds left out (:data:`BELOW_CHANCE`)."""
     left = sorted(getattr(cell, "left_out", {}) or {})
-    marks = f"seed {', '.join(left)} below chance, left out" if left else ""
+    marks = f"seed{'s' if len(left) > 1 else ''} {', '.join(left)} below chance, left out" if left else ""
     if cell.mean is None:
         return "—" if not marks else f"— ({marks})"
     text = f"{cell.mean:.{digits}f}"
