@@ -106,6 +106,10 @@ class SeedBuild:
     max_images: int | None = None
     images_in_pool: int | None = None
     splits: dict[str, float] | None = None
+    #: the annotation file it read (COCO: instances_train2017.json or instances_val2017.json)
+    instances: str | None = None
+    #: which cycles its minimum counted (§D.5: "val"; a test build: "val of" the train build's metadata)
+    min_cycles_counted: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,11 @@ class CycleBuilds:
     # Missing first: a reader tries the union's types in order, and a SeedBuild (all defaults) reads any object
     per_seed: dict[str, Missing | SeedBuild]
     shared_pool: bool | Missing | None
+    #: the paper's COCO protocol, a second build per seed for the test split (test from val2017, train/val from
+    #: train2017): what each seed's test build recorded; None when one file per seed holds every split
+    test_per_seed: dict[str, Missing | SeedBuild] | None = None
+    #: the cycles files read per seed: ``{"train": path, "test": path}`` (only ``train`` without a test build)
+    files: dict[str, dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)
