@@ -34,8 +34,8 @@ def test_audit_pairs(tmp_path, cli) -> None:
     cycles = two_cycles(tmp_path / "data")
     out = tmp_path / "out"
     out.mkdir()
-    _same_bytes(lambda: vlaudit.audit_pair_files([cycles], out=out, weighting="count"),
-                lambda: cli("cycles", "audit-pairs", cycles, "--out", out, "--weighting", "count"), out)
+    _same_bytes(lambda: vlaudit.audit_pair_files([cycles], out=out, weighting="mean"),
+                lambda: cli("cycles", "audit-pairs", cycles, "--out", out, "--weighting", "mean"), out)
     assert json.loads((out / "audit_pairs.json").read_text())["rows"][0]["tv_image"] == 0
 
 

@@ -168,8 +168,18 @@ def test_report_prints_and_writes_table_11(tmp_path) -> None:
     assert "Erasure geometry" in result.output and "Table 11" in result.output
     run = json.loads((tmp_path / "out" / "vca.json").read_text())["runs"][0]
     # RelE on 3 items: mean 30% erased = mean union; IrrE on 2 (c has no free tile): 22.5%, all zero overlap
-    assert run["erasure_geometry"] == {"n_rele": 3, "rele_erased_pct": 30.0, "union_pct": 30.0, "n_irre": 2,
-                                       "irre_erased_pct": 22.5, "irre_zero_overlap_pct": 100.0}
+    geometry = dict(run["erasure_geometry"])
+    constants = geometry.pop("constants")
+    assert geometry == {"n_rele": 3, "rele_erased_pct": 30.0, "union_pct": 30.0, "n_irre": 2,
+                        "irre_erased_pct": 22.5, "irre_zero_overlap_pct": 100.0}
+    # the constants the geometry rests on (vlaudit's, issue 53 item 15), in vca.json and beside the table
+    assert constants == {"pad_fraction": 0.05, "pad_min_px": 4, "irre_grid": 8, "irre_area_fraction": 0.25,
+                         "irre_may_overlap_union": True,
+                         "source": "vlaudit.contexts.image_contexts (not paper settings)"}
+    said = " ".join(result.output.split())
+    assert ("Table 11 rests on vlaudit's constants, not the paper's (it states none): the subject–object union "
+            "padded by 5% of max(W, H) (at least 4 px); IrrE fills the farthest tiles of a grid of 8×8 up to 25% of "
+            "the image, and its tiles may overlap the protected union") in said
     # n per context: the disjoint variant lacks item c, the paper's irre does not
     with (tmp_path / "out" / "erasure.csv").open() as handle:
         n_by_context = {row["context"]: int(row["n"]) for row in csv.DictReader(handle)}
@@ -177,6 +187,7 @@ def test_report_prints_and_writes_table_11(tmp_path) -> None:
     with (tmp_path / "out" / "erasure_geometry.csv").open() as handle:
         (written,) = list(csv.DictReader(handle))
     assert float(written["irre_erased_pct"]) == 22.5 and written["dataset"] == "vsr"
+    assert (written["pad_fraction"], written["irre_grid"], written["irre_area_fraction"]) == ("0.05", "8", "0.25")
 
 
 def test_html_report_shows_table_11_once_per_benchmark() -> None:

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from vlaudit.builders.cycles.text_neighbor import TEXT_NEIGHBOR_FAMILY
 from vlaudit.cli import app
+from vlaudit.errors import InputError
 from vlaudit.metrics.pair_audit import LabelledPair, audit_pairs
 from vlaudit.sources.labelled_pairs import read_labelled_pairs
 
@@ -38,7 +41,9 @@ def test_rewritten_negatives_leak_the_caption_marginal() -> None:
     assert result["positives_in_cycles"] == result["negatives_in_cycles"] == 0
     incomplete = audit_pairs([P("A", "a", 1), P("B", "b", 1), P("A", "b", 0)])  # one swap missing
     assert incomplete["positives_in_cycles"] == 0 and incomplete["max_abs_signed_degree"] == 0.5
-    assert audit_pairs([P("A", "a", 1), P("B", "b", 1), P("A", "b", 0)], "count")["max_abs_signed_degree"] == 1
+    # the dropped ±1 weighting is refused with the reason (issue 53, item 11)
+    with pytest.raises(InputError, match="only restated the positive:negative ratio"):
+        audit_pairs([P("A", "a", 1), P("B", "b", 1), P("A", "b", 0)], "count")
 
 
 def test_degree_imbalance_weights_the_scored_comparison() -> None:
@@ -52,12 +57,9 @@ def test_degree_imbalance_weights_the_scored_comparison() -> None:
     assert mean["weighting"] == "mean"
     assert mean["degree_imbalance_image"] == 0 and mean["images_imbalanced"] == 0
     assert mean["degree_imbalance_caption"] == 1.0 and mean["degree_imbalance"] == 0.5
-    # count weighting (±1): deg(A) = 1 − 3 = −2, deg(B) = −2 → Σ|deg| = 4 over 8 entries = 0.5; captions:
-    # 1 + 1 + 2 + 2 + 2 = 8 over 8 = 1.
-    count = audit_pairs(pairs, "count")
-    assert count["weighting"] == "count"
-    assert count["degree_imbalance_image"] == 0.5 and count["degree_imbalance_caption"] == 1.0
-    assert count["degree_imbalance"] == 0.75 and count["max_abs_signed_degree"] == 2
+    # ±1 weights would give deg(A) = 1 − 3 = −2, deg(B) = −2 → Σ|deg| = 4 over 8 entries = 0.5: the class
+    # ratio |2 − 6| / 8, nothing of the images (the image TV is 0). That weighting was dropped.
+    assert mean["tv_image"] == 0 and abs(2 - 6) / 8 == 0.5
     # A caption used once on each side of a 1:3 table: mean weighting leaves 1/2 − 1/6 = 1/3 unbalanced.
     shared = audit_pairs([P("A", "x", 1), P("B", "y", 1), P("A", "y", 0), P("A", "z", 0), P("A", "w", 0),
                           P("B", "x", 0), P("B", "z", 0), P("B", "w", 0)])
@@ -66,7 +68,7 @@ def test_degree_imbalance_weights_the_scored_comparison() -> None:
     assert shared["degree_imbalance_caption"] == pytest.approx(2 / 3)
 
 
-def test_sugarcrepe_and_whatsup_samples(shared_data: Path, tmp_path: Path) -> None:
+def test_sugarcrepe_and_whatsup_samples(shared_data: Path, tmp_path: Path, cli, one_error_line) -> None:
     files = sorted((shared_data / "sugarcrepe").glob("*.json"))
     controlled = shared_data / "whatsup" / "controlled_images_dataset.json"
     result = CliRunner().invoke(app, ["cycles", "audit-pairs", *map(str, files), str(controlled), "--out",
@@ -95,12 +97,11 @@ def test_sugarcrepe_and_whatsup_samples(shared_data: Path, tmp_path: Path) -> No
     assert row["degree_imbalance_caption"] < 0.01
     assert (tmp_path / "audit_pairs.csv").exists()
     assert json.loads((tmp_path / "audit_pairs.json").read_text())["weighting"] == "mean"
-    result = CliRunner().invoke(app, ["cycles", "audit-pairs", str(controlled), "--weighting", "count", "--out",
-                                      str(tmp_path / "count")], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    (row,) = json.loads((tmp_path / "count" / "audit_pairs.json").read_text())["rows"]
-    assert row["weighting"] == "count" and row["degree_imbalance_image"] == 0.5
-    assert row["degree_imbalance"] == pytest.approx(0.5, abs=0.01)
+    # ±1 weights read 0.500 on the image side here (the 1:3 ratio at TV 0): the option is refused, saying so
+    line = one_error_line(*cli("cycles", "audit-pairs", controlled, "--weighting", "count", "--out",
+                               tmp_path / "count"))
+    assert "only restated the positive:negative ratio" in line and "equals the TV by identity" in line
+    assert not (tmp_path / "count" / "audit_pairs.json").exists()
 
 
 def test_exact_cycle_output_audits_to_zero(tmp_path: Path) -> None:
@@ -174,3 +175,13 @@ def test_whatsup_spatial_reader_and_unknown_format(tmp_path: Path) -> None:
     other.write_text(json.dumps({"a": 1}))
     with pytest.raises(InputError, match="unknown JSON pair format"):
         read_labelled_pairs(other)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ABCD"), st.sampled_from("wxyz"), st.integers(0, 1)), min_size=2,
+                max_size=24).filter(lambda rows: 0 < sum(r[2] for r in rows) < len(rows)))
+def test_the_mean_weightings_imbalance_is_the_marginal_tv_by_identity(rows) -> None:
+    """deg(u) = p(u) − q(u) and Σ|w| = 2, so Σ_u |deg(u)| / 2 = TV(p, q) on each side, whatever the table."""
+    result = audit_pairs([P(image, caption, label) for image, caption, label in rows])
+    assert result["degree_imbalance_image"] == pytest.approx(result["tv_image"], abs=1e-12)
+    assert result["degree_imbalance_caption"] == pytest.approx(result["tv_caption"], abs=1e-12)

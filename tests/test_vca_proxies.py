@@ -125,7 +125,8 @@ def test_proxies_cli_writes_files(tmp_path, versioned_outputs):
     assert result.exit_code == 0, result.output
     data = json.loads((out / "proxies.json").read_text())
     assert {r["family"] for r in data["families"]} == {"Projective"}
-    for name in ("proxies", "proxy_aggregates", "control_aggregation", "control_sets", "families"):
+    for name in ("proxies", "proxy_aggregates", "control_aggregation", "control_sets", "families",
+                 "proxy_model_rankings"):
         assert (out / f"{name}.csv").exists()
     assert (out / "proxies.png").stat().st_size > 0
     assert "Cached-context proxies" in result.output

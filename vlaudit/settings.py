@@ -37,11 +37,11 @@ PROBE_RANK = 64  # cycle §E.3 / §5: rank of the low-rank bilinear probe
 ADDITIVE_PROBE_EPOCHS = 5  # cycle §E.4: the additive audit probes a(x) + b(y); §E.4 states no other lr (§E.3's)
 SHORTCUT_PROBE_EPOCHS = 50  # cycle §E.4: the text-only and image-only shortcut probes
 SHORTCUT_PROBE_LR = 1e-2  # cycle §E.4
-SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; AUROC peaks at rank 8 (Table 1)
-# Not a paper setting: on a training set smaller than one batch of 512 the paper's batch is a single optimiser
-# step per epoch, so a probe would barely move. Only there (fewer units than the batch) vlaudit shrinks the
-# batch (same epochs) until a probe takes at least this many steps, and says so in ``probe_notes``; a training
-# set of at least one full batch always trains at the paper's batch.
+SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; Table 1's AUROC peaks at rank 8
+# Not a paper setting: on a training set of a few hundred units the paper's batch of 512 is a single optimiser
+# step per epoch, so a probe would barely move. vlaudit's batch is min(512, ⌈n / ⌈this / epochs⌉⌉) (same
+# epochs), continuous in n: the paper's batch from 512 × ⌈this / epochs⌉ units on (3,584 at 8 epochs), a
+# smaller one below, said in ``probe_notes``; every probe's batch and steps are in ``probe_runs``.
 MIN_OPTIMISER_STEPS = 50
 # Not paper settings (the paper states none for them): the synthetic controls' interaction probes (the bilinear
 # rows of Table 1 and the binding row); these small problems need a larger step to converge in ~80 updates.
@@ -117,8 +117,9 @@ DEMO_RESAMPLES = 2000
 # The HTML report's own VCA of a margins table that has no `vca report` beside it: a quick preview; the
 # reported intervals come from `vca report` (BOOTSTRAP_RESAMPLES).
 REPORT_PREVIEW_RESAMPLES = 1000
-# Signed weights of the labelled-pairs audit's degrees (cycle paper §2.2): mean (+1/n_pos, −1/n_neg) or count (±1).
-PAIR_AUDIT_WEIGHTINGS = ("mean", "count")
+# Signed weights of the labelled-pairs audit's degrees (cycle paper §2.2): mean (+1/n_pos, −1/n_neg), the pooled
+# comparison. ``count`` (±1) was dropped: it only restated the positive:negative ratio (What's Up 0.500 at TV 0.001).
+PAIR_AUDIT_WEIGHTINGS = ("mean",)
 
 # --- benchmark releases read by `vlaudit data items --format NAME` (vlaudit.sources.registry) -----------------
 # Not a paper setting: the names of the readers, kept here so that the command's help lists them without

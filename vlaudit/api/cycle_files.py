@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vlaudit.builders.cycles.audit import audit_cycles_file
 from vlaudit.files import write_result, write_table
-from vlaudit.metrics.pair_audit import audit_pairs
+from vlaudit.metrics.pair_audit import audit_pairs, check_weighting
 from vlaudit.results.cycles import CycleAudit, CycleScoreRow, PairAuditResult, PairAuditRow
 from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.scoring.features import cosine_rows as cosine
@@ -31,7 +31,9 @@ def audit_pair_files(pairs: Sequence[str | Path], *, out: str | Path, fmt: str =
                      weighting: str = "mean") -> PairAuditResult:
     """Image/caption/length TV between positives and negatives, signed-degree imbalance per side and exact-cycle
     completion of each labelled pairs file (cycle paper §2.2); writes ``audit_pairs.json`` and
-    ``audit_pairs.csv`` into ``out``."""
+    ``audit_pairs.csv`` into ``out``. ``weighting``: ``"mean"``, the only one (``"count"`` was dropped: an
+    InputError says why, :data:`vlaudit.metrics.pair_audit.COUNT_DROPPED`)."""
+    check_weighting(weighting)
     rows: list[PairAuditRow] = []
     warnings: list[str] = []
     for path in pairs:

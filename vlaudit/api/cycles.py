@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from warnings import catch_warnings, simplefilter
+from warnings import catch_warnings, simplefilter, warn
 
 import numpy as np
 
@@ -15,15 +15,15 @@ from vlaudit.api.results import Result, with_interval
 from vlaudit.backends.base import Backend
 from vlaudit.backends.options import RunOptions
 from vlaudit.backends.registry import ModelRef, load_backend
-from vlaudit.builders.cycles.build_steps import DEFAULT_SPLITS
+from vlaudit.builders.cycles.build_steps import DEFAULT_SPLITS, sidecar_paths, validation_counts_from
 from vlaudit.builders.cycles.coco import CocoCaps, build_coco_cycles
 from vlaudit.builders.cycles.gqa import DEFAULT_GQA_IMAGE_PATTERN, DEFAULT_GQA_SPLITS, build_gqa_cycles
 from vlaudit.builders.cycles.jsonl import build_jsonl_cycles
 from vlaudit.builders.cycles.rules import GeometryRules
 from vlaudit.builders.cycles.two_by_two import build_benchmark_cycles
 from vlaudit.errors import InputError
-from vlaudit.files import write_result
-from vlaudit.metrics.cycles import evaluate_cycle_families, reduced_precision
+from vlaudit.files import read_json, write_result
+from vlaudit.metrics.cycles import VALIDATION_SPLIT, evaluate_cycle_families, reduced_precision
 from vlaudit.metrics.two_by_two import METRIC_LABELS, benchmark_metrics, metric_names
 from vlaudit.report.plots import plot_cycle_acc
 from vlaudit.results.cycles import (
@@ -112,8 +112,11 @@ def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequenc
             mapping ``(image_id, caption_id) → score``, or a scorer callable ``s(image_ids, caption_ids)``
             returning one score per pair.
         splits: evaluate only these splits (default: every split present; no split → ``"unsplit"``).
-        min_cycles: a family with fewer validation cycles than this (cycle paper §D.5; every evaluated split
-            when the cycles have no ``val`` split) is withdrawn whole and listed under ``unavailable``.
+        min_cycles: a family with fewer validation cycles than this (cycle paper §D.5) is withdrawn whole and
+            listed under ``unavailable``. A cycles file without a ``val`` split counts the validation cycles its
+            build counted (``validation_counts`` of the ``.meta.json`` beside it: a COCO test build from
+            val2017 made with ``--validation-from``, :func:`built_validation_counts`), else every evaluated
+            split; ``min_cycles_counted`` of the result says which.
         tol: the fixed absolute tie tolerance (credit ½ when |Δ| ≤ tol).
         n_resamples: bootstrap resamples over cycles for each interval.
         seed: bootstrap seed.
@@ -139,9 +142,12 @@ def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequenc
     scores_name = str(scores) if isinstance(scores, (str, Path)) else "<scores>"
     with catch_warnings(record=True) as caught:  # every warning lands in the evaluation's warnings (eval.json)
         simplefilter("always")
+        built = (None, None) if not isinstance(cycles, (str, Path)) else built_validation_counts(cycles)
         result = evaluate_cycle_families(cycle_list, score_table, splits=splits, min_cycles=min_cycles, tol=tol,
                                          n_resamples=n_resamples, seed=seed, source=scores_name,
-                                         cycles_source=cycles_name, cluster=cluster)
+                                         cycles_source=cycles_name, cluster=cluster, validation_counts=built[0])
+        if built[1] is not None and result.min_cycles_counted == f"{VALIDATION_SPLIT} of the build":
+            result = replace(result, min_cycles_counted=built[1])
         benchmarks = benchmark_metrics(cycle_list, score_table, splits=result.splits, min_cycles=min_cycles,
                                        tol=tol, n_resamples=n_resamples, seed=seed, threshold=yes_threshold,
                                        source=scores_name, cluster=cluster)
@@ -162,6 +168,37 @@ def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequenc
     return CycleEvaluation.of(evaluation, _evaluation_rows(evaluation),
                               title="CycleAcc per family and split", interval_columns=("cycle_acc",),
                               writer=lambda out, _: save_evaluation(out / "eval.json", evaluation))
+
+
+def built_validation_counts(cycles: str | Path) -> tuple[dict[str, int] | None, str | None]:
+    """What the minimum of a test-only build counted (cycle paper §D.5: validation cycles), from the
+    ``.meta.json`` beside ``cycles``: ``({family: n}, "val of PATH")`` when its build counted another build's
+    validation cycles (``cycles build coco --validation-from``, the paper's test from val2017); ``(None,
+    None)`` without metadata or when the build counted its own splits. The counts are the metadata's
+    ``validation_counts``; a build written before it recorded them names the train build's metadata in
+    ``min_cycles_counted``, read here (as given, else beside this metadata); when it is not found the evaluated
+    cycles are counted and a warning says so."""
+    meta_path = sidecar_paths(cycles)[1]
+    if not meta_path.exists():
+        return None, None
+    meta = read_json(meta_path)
+    counted = meta.get("min_cycles_counted") if isinstance(meta, dict) else None
+    prefix = f"{VALIDATION_SPLIT} of "
+    if not isinstance(counted, str) or not counted.startswith(prefix):
+        return None, None
+    raw = meta.get("validation_counts")
+    if raw is None:
+        named = Path(counted[len(prefix):])
+        source = next((p for p in (named, meta_path.parent / named.name) if p.exists()), None)
+        if source is None:
+            warn(f"{meta_path}: the build counted the validation cycles of {named}, which is not here: the "
+                 f"minimum counts the evaluated cycles instead", RuntimeWarning, stacklevel=2)
+            return None, None
+        found = validation_counts_from(source, meta.get("seed"))
+        raw = {family: cells[VALIDATION_SPLIT] for family, cells in (found or {}).items()}
+    if not isinstance(raw, dict) or not all(isinstance(n, int) and not isinstance(n, bool) for n in raw.values()):
+        raise InputError("expected {family: number of validation cycles}", path=meta_path, field="validation_counts")
+    return {str(family): int(n) for family, n in raw.items()}, counted
 
 
 def save_evaluation(path: str | Path, evaluation: CycleEvaluationResult, *, plot: bool = True) -> list[Path]:

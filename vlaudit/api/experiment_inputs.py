@@ -25,6 +25,7 @@ from vlaudit.builders.cycles.build_steps import sidecar_paths
 from vlaudit.errors import InputError
 from vlaudit.files import read_json, read_table
 from vlaudit.hashing import sha256_text
+from vlaudit.records import Cycle
 from vlaudit.results.cycle_experiments import SeedBuild
 from vlaudit.results.versioned import record_from_dict
 from vlaudit.scoring.features import (
@@ -37,53 +38,104 @@ from vlaudit.scoring.features import (
 from vlaudit.sources.cycle_tables import read_cycles
 
 
-def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str | Path) -> dict[int, SeedInputs]:
+def load_seed_inputs(cycles_paths: Mapping[int, str | Path], features_dir: str | Path,
+                     test_paths: Mapping[int, str | Path] | None = None) -> dict[int, SeedInputs]:
     """Read each seed's cycles and one features folder; an id without features is an InputError.
 
     The families a ``cycles build`` withdrew (``unavailable`` in the ``CYCLES.meta.json`` beside the file, when
     there is one) come along, so the experiments report them with the build's counts.
+
+    ``test_paths``: the paper's COCO protocol (§D.5: train/validation from train2017, test from val2017), a
+    second cycles file per seed holding that seed's test split: its cycles join the first file's, whose splits
+    they must not share, and both builds' metadata are recorded (``build``, ``test_build``). The two builds must
+    be of the same seed.
     """
     features = read_features(features_dir)
     out: dict[int, SeedInputs] = {}
     images, captions = set(features.image_ids), set(features.caption_ids)
     for seed, path in cycles_paths.items():
         cycles = read_cycles(path)
-        for cycle in cycles:
-            for image_id, caption_id, _ in cycle.entries():
-                if image_id not in images:
-                    raise InputError(f"image id {image_id!r} has no features in {features_dir}", path=path,
-                                     record=cycle.cycle_id, field="image_id")
-                if caption_id not in captions:
-                    raise InputError(f"caption id {caption_id!r} has no features in {features_dir}", path=path,
-                                     record=cycle.cycle_id, field="caption_id")
-        meta = sidecar_paths(path)[1]
-        meta_data = read_json(meta) if meta.exists() else {}
-        built = meta_data.get("unavailable", {})
-        if not isinstance(built, dict) or not all(isinstance(c, dict) for c in built.values()):
-            raise InputError("expected {family: {split: count}}", path=meta, field="unavailable")
+        test_path = None if test_paths is None else test_paths.get(seed)
+        build, built = _build_of(path)
+        test_build, test = None, []
+        if test_path is not None:
+            test = _test_cycles(cycles, test_path, path)
+            test_build, test_built = _build_of(test_path)
+            for family, counts in test_built.items():
+                built[family] = {**built.get(family, {}), **counts}
+            if build is not None and test_build is not None and build.seed != test_build.seed:
+                raise InputError(f"the test build is of seed {test_build.seed}, the train/val build of seed "
+                                 f"{build.seed}: each seed's two builds must share it (§D.5)", path=test_path,
+                                 field="seed")
+        for file, part in ((path, cycles), (test_path, test)):
+            for cycle in part:
+                for image_id, caption_id, _ in cycle.entries():
+                    if image_id not in images:
+                        raise InputError(f"image id {image_id!r} has no features in {features_dir}", path=file,
+                                         record=cycle.cycle_id, field="image_id")
+                    if caption_id not in captions:
+                        raise InputError(f"caption id {caption_id!r} has no features in {features_dir}", path=file,
+                                         record=cycle.cycle_id, field="caption_id")
+        cycles = cycles + test
         out[int(seed)] = SeedInputs.from_features(int(seed), cycles, features, source=str(path),
                                                   built_unavailable=built)
-        if meta.exists():
-            out[int(seed)].build = record_from_dict(SeedBuild, {key: meta_data.get(key) for key in BUILD_PROVENANCE},
-                                                    path=meta)
+        out[int(seed)].build = build
+        if test_path is not None:
+            out[int(seed)].test_source, out[int(seed)].test_build = str(test_path), test_build
     return out
 
 
+def _build_of(path: str | Path) -> tuple[SeedBuild | None, dict[str, dict[str, int]]]:
+    """What the ``CYCLES.meta.json`` beside ``path`` records (None without one) and the families it withdrew."""
+    meta = sidecar_paths(path)[1]
+    meta_data = read_json(meta) if meta.exists() else {}
+    built = meta_data.get("unavailable", {})
+    if not isinstance(built, dict) or not all(isinstance(c, dict) for c in built.values()):
+        raise InputError("expected {family: {split: count}}", path=meta, field="unavailable")
+    build = record_from_dict(SeedBuild, {key: meta_data.get(key) for key in BUILD_PROVENANCE}, path=meta) \
+        if meta.exists() else None
+    return build, {str(f): {str(s): int(n) for s, n in c.items()} for f, c in built.items()}
+
+
+def _test_cycles(cycles: list[Cycle], test_path: str | Path, path: str | Path) -> list[Cycle]:
+    """The cycles of a seed's test build, refused when they share a split with its train/val build's."""
+    test = read_cycles(test_path)
+    shared = sorted(str(s) for s in {c.split for c in test} & {c.split for c in cycles})
+    if shared:
+        raise InputError(f"split(s) {shared} are in both this test build and the train/val build {path}: give the "
+                         "train/val build without them (--splits train=…,val=…)", path=test_path, field="split")
+    return test
+
+
 def extract_seed_features(cycles_paths: Mapping[int, str | Path], images_dir: str | Path, model: str,
-                          out_dir: str | Path, *, marked: bool = False) -> Path:
-    """Embed every image and caption of every seed's cycles once with ``model`` (plus the marked captions)."""
+                          out_dir: str | Path, *, marked: bool = False,
+                          test_paths: Mapping[int, str | Path] | None = None,
+                          test_images: str | Path | None = None) -> Path:
+    """Embed every image and caption of every seed's cycles once with ``model`` (plus the marked captions);
+    ``test_paths``: the seeds' test builds, whose images are under ``test_images`` (default ``images_dir``)."""
     require_kind(model, "features")
     merged = FeatureInputs()
-    for path in cycles_paths.values():
+    files = [(path, images_dir) for path in cycles_paths.values()]
+    files += [(path, test_images or images_dir) for path in (test_paths or {}).values()]
+    for path, folder in files:
         cycles = read_cycles(path)
-        part = collect_inputs(cycles, Path(path), Path(images_dir))
+        part = collect_inputs(cycles, Path(path), Path(folder))
+        for key, kind, mine, theirs in [*((k, "image", v, merged.images.get(k)) for k, v in part.images.items()),
+                                        *((k, "caption", v, merged.texts.get(k)) for k, v in part.texts.items())]:
+            if theirs is not None and theirs != mine:  # two builds (train2017, val2017) that reuse an id
+                raise InputError(f"{kind} id {key!r} names {theirs!r} in another cycles file and {mine!r} here: the "
+                                 "builds must not share ids", path=path, field=f"{kind}_id")
         merged.images.update(part.images)
         merged.texts.update(part.texts)
         if marked:
             merged.texts.update({k + MARK_SUFFIX: marked_text(t) for k, t in caption_texts(cycles).items()})
     backend = as_features(load_backend(model))
-    write_features(backend, merged, out_dir, provenance={"cycles": {str(s): str(p) for s, p in cycles_paths.items()},
-                                                           "images_dir": str(images_dir), "oe_marked": marked})
+    provenance = {"cycles": {str(s): str(p) for s, p in cycles_paths.items()}, "images_dir": str(images_dir),
+                  "oe_marked": marked}
+    if test_paths:
+        provenance |= {"test_cycles": {str(s): str(p) for s, p in test_paths.items()},
+                       "test_images_dir": str(test_images or images_dir)}
+    write_features(backend, merged, out_dir, provenance=provenance)
     return Path(out_dir)
 
 

@@ -1,5 +1,5 @@
-"""The cycle paper's experiments on frozen features, one call each: diagnostics (§5), rank sweep (§5), the
-shortcut-contaminated OE (§6, Table 4) and transfer (§7); and the synthetic controls (§3).
+"""The cycle paper's experiments on frozen features, one call each: diagnostics (§5.2), rank sweep (§5.4), the
+shortcut-contaminated OE (§5.5, Table 4) and transfer (§5.6); and the synthetic controls (§5.1, Table 1).
 
 The files are read here (:mod:`vlaudit.api.experiment_inputs`); every experiment then runs through the one
 driver :func:`~vlaudit.analysis.cycles.driver.run_cycle_experiment` on the loaded data."""
@@ -86,27 +86,37 @@ def run_experiment(name: str, cycles: Mapping[int, str | Path], *, config: Exper
                    features: str | Path | None = None, model: str | None = None, images: str | Path | None = None,
                    marked_features: str | Path | None = None, families: Sequence[str] | None = None,
                    ranks: Sequence[int] | None = None, threads: int | None = 1,
-                   log: Callable[[str], None] = _quiet) -> ExperimentRun:
+                   log: Callable[[str], None] = _quiet, test_cycles: Mapping[int, str | Path] | None = None,
+                   test_images: str | Path | None = None) -> ExperimentRun:
     """Run experiment ``name`` (diagnostics, rank-sweep, oe or transfer) over one cycles file per seed.
 
     The features come from ``features`` (a folder covering every seed's cycles) or are extracted here with the
     dual encoder ``model`` from ``images`` into ``out/features``. The OE also needs the marked captions'
     features: in ``marked_features``, or extracted with the rest. ``ranks``: the rank sweep's ranks.
+    ``test_cycles``: the paper's COCO protocol (cycle paper §D.5: train and validation cycles from train2017,
+    test cycles from val2017, three split seeds) — per seed a second cycles file holding the test split (a
+    ``cycles build coco --splits test --validation-from`` the seed's train build), read beside ``cycles``
+    (which then hold train and val) with both builds' metadata recorded in ``cycle_builds``; its images are
+    under ``test_images`` (default ``images``).
     """
     if name not in EXPERIMENTS:
         raise InputError(f"unknown experiment {name!r}; use {', '.join(EXPERIMENTS)}", field="name")
     out = Path(out)
     seeds = list(cycles)
+    if test_cycles is not None and set(test_cycles) != set(seeds):
+        raise InputError(f"test cycles for seeds {sorted(test_cycles)}, train/val cycles for seeds {sorted(seeds)}: "
+                         "give one test build per seed", field="test_cycles")
     marked = name == "oe"
     if model is not None:
         if images is None:
             raise InputError("a model needs an images folder", field="images")
         features = extract_seed_features(cycles, images, model, out / "features",
-                                         marked=marked and marked_features is None)
+                                         marked=marked and marked_features is None, test_paths=test_cycles,
+                                         test_images=test_images)
         log(f"wrote features {features}")
     if features is None:
         raise InputError("give a features folder or a model", field="features")
-    inputs = load_seed_inputs(cycles, features)
+    inputs = load_seed_inputs(cycles, features, test_cycles)
     if marked:
         inputs = {s: add_marked_features(v, marked_features) for s, v in inputs.items()}
     chosen = None if families is None else list(families)
@@ -143,7 +153,7 @@ class SyntheticRun:
 
 def synthetic_controls(seeds: Sequence[int], *, config: SyntheticConfig, out: str | Path | None = None,
                        threads: int | None = None) -> SyntheticRun:
-    """Planted-signal controls with known answers (cycle paper §3), one run per seed; writes
+    """Planted-signal controls with known answers (cycle paper §5.1, Table 1), one run per seed; writes
     ``out/synthetic.json``."""
     result = run_synthetic(list(seeds), None if out is None else Path(out), config, num_threads=threads)
     return SyntheticRun(result=result, rows=synthetic_rows(result), rank_peaks=rank_peak_line(result))

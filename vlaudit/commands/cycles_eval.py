@@ -28,8 +28,9 @@ def cycles_eval(
                                                           "split are 'unsplit'). Default: every split, each "
                                                           "reported on its own."),
     min_cycles: int = typer.Option(MIN_CYCLES, "--min-cycles", min=0,
-                                   help="A family with fewer val cycles than this (§D.5; every evaluated split when "
-                                        "the cycles have no val split) is withdrawn whole (listed as unavailable)."),
+                                   help="A family with fewer val cycles than this (§D.5; a test-only COCO build: the "
+                                        "val cycles its metadata records; otherwise every evaluated split when the "
+                                        "cycles have no val split) is withdrawn whole (listed as unavailable)."),
     tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
@@ -54,7 +55,8 @@ def cycles_eval(
     result = evaluation.evaluation
     vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     evaluated = result.splits
-    vlaudit.print_unavailable(result.unavailable, min_cycles, "val" if "val" in evaluated else ", ".join(evaluated))
+    vlaudit.print_unavailable(result.unavailable, min_cycles, result.min_cycles_counted
+                              or ("val" if "val" in evaluated else ", ".join(evaluated)))
     vlaudit.print_benchmark_tables(result.benchmark_entries)
     # written before the warnings: a write that fails is then the one line printed (a warning about figures
     # that were never saved would only stand in its way)

@@ -40,6 +40,14 @@ _CYCLES = typer.Option(None, "--cycles", help="Cycles file of one seed; repeat o
 _BUILD = typer.Option(None, "--build", help="Arguments of 'vlaudit cycles build …' (without --seed/--out), run once "
                                             "per seed, e.g. \"coco --instances I.json --captions C.json --splits "
                                             "train=0.6,val=0.2,test=0.2\" (default: none; give --cycles or --build).")
+_TEST_CYCLES = typer.Option(None, "--test-cycles", help="The paper's COCO protocol: the test cycles file of one "
+                                                      "seed (a val2017 build with --splits test), beside its "
+                                                      "--cycles (train/val from train2017); repeat per seed.")
+_TEST_BUILD = typer.Option(None, "--test-build", help="The paper's COCO protocol: arguments of 'vlaudit cycles build "
+                                                    "coco …' for the test split (val2017, --splits test; without "
+                                                    "--seed/--out/--validation-from), run per seed with "
+                                                    "--validation-from that seed's --build/--cycles metadata.")
+_TEST_IMAGES = typer.Option(None, "--test-images", help="Images folder of the test builds (default: --images).")
 _FEATURES = typer.Option(None, "--features", help="Features folder (vlaudit features) covering every seed's cycles "
                                                   "(default: none; give --features or --model).")
 _MODEL = typer.Option(None, "--model", help="Dual encoder to extract the features here (default: none; give --features "
@@ -48,8 +56,9 @@ _IMAGES = typer.Option(None, "--images", help="Images folder (with --model; defa
 _FAMILIES = typer.Option(None, "--families", help="Comma-separated families (default: all in the cycles).")
 _EPOCHS = typer.Option(paper.PROBE_EPOCHS, "--epochs", min=1, help="Interaction probe epochs (§E.3: 8).")
 _BATCH = typer.Option(paper.PROBE_BATCH_SIZE, "--batch-size", min=1,
-                      help="Cycles or pairs per step (§E.3: 512); smaller only on a training set under one batch, so a probe takes "
-                           "--min-steps steps.")
+                      help="Cycles or pairs per step (§E.3: 512); smaller on a training set of fewer than "
+                           "batch × ⌈min-steps / epochs⌉ units, so a probe takes --min-steps steps (continuous in "
+                           "the set's size; each probe's batch and steps are in probe_runs).")
 _LR = typer.Option(paper.PROBE_LR, "--lr", min=0.0, help="AdamW learning rate of the interaction probes (§E.3: 1e-3).")
 _WD = typer.Option(paper.PROBE_WEIGHT_DECAY, "--weight-decay", min=0.0, help="AdamW weight decay (§E.3: 1e-4).")
 _RANK = typer.Option(paper.PROBE_RANK, "--rank", min=1, help="Rank of the low-rank bilinear probe (§5: 64).")
@@ -78,17 +87,22 @@ def _seeds(ctx: typer.Context, seeds: str | None) -> list[int]:
     return parse_seeds(seeds, extra)
 
 
-def _build_cycles(build: str, seeds: list[int], out: Path) -> dict[int, Path]:
-    """Run the named ``cycles build`` command once per seed into OUT/cycles/seedS.jsonl."""
+def _build_cycles(build: str, seeds: list[int], out: Path, *, suffix: str = "",
+                  validation_from: dict[int, Path] | None = None) -> dict[int, Path]:
+    """Run the named ``cycles build`` command once per seed into OUT/cycles/seedS{suffix}.jsonl (a test build:
+    with ``--validation-from`` the seed's train build's metadata)."""
     args = shlex.split(build)
-    if any(a in ("--seed", "--out") or a.startswith(("--seed=", "--out=")) for a in args):
-        raise typer.BadParameter("--build must not set --seed or --out (the experiment sets them per seed)")
+    banned = ("--seed", "--out") + (("--validation-from",) if validation_from is not None else ())
+    if any(a in banned or a.startswith(tuple(f"{b}=" for b in banned)) for a in args):
+        raise typer.BadParameter(f"{'--test-build' if validation_from is not None else '--build'} must not set "
+                                 f"{', '.join(banned)} (the experiment sets them per seed)")
     command = get_command(app)
     paths = {}
     for seed in seeds:
-        path = out / "cycles" / f"seed{seed}.jsonl"
+        path = out / "cycles" / f"seed{seed}{suffix}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
-        code = command.main(["cycles", "build", *args, "--seed", str(seed), "--out", str(path)],
+        extra = [] if validation_from is None else ["--validation-from", str(sidecar_meta(validation_from[seed]))]
+        code = command.main(["cycles", "build", *args, "--seed", str(seed), "--out", str(path), *extra],
                             prog_name="vlaudit", standalone_mode=False)
         if code not in (None, 0):
             raise typer.Exit(int(code))
@@ -96,23 +110,41 @@ def _build_cycles(build: str, seeds: list[int], out: Path) -> dict[int, Path]:
     return paths
 
 
+def sidecar_meta(cycles: Path) -> Path:
+    """The ``CYCLES.meta.json`` a ``cycles build`` writes beside ``cycles`` (``seed0.jsonl`` → ``seed0.meta.json``)."""
+    stem = cycles.name[: -len(cycles.suffix)] if cycles.suffix else cycles.name
+    return cycles.with_name(f"{stem}.meta.json")
+
+
 def _cycles(seeds: list[int], cycles: list[Path] | None, build: str | None, features: Path | None,
-            model: str | None, images: Path | None, out: Path) -> dict[int, Path]:
-    """One cycles file per seed (given, or built here with `cycles build`); the usage errors of the feature
-    options are raised before any work starts."""
+            model: str | None, images: Path | None, out: Path, test_cycles: list[Path] | None = None,
+            test_build: str | None = None) -> tuple[dict[int, Path], dict[int, Path] | None]:
+    """One cycles file per seed (given, or built here with `cycles build`) and, for the paper's COCO protocol,
+    one test cycles file per seed (given, or built here with `cycles build … --validation-from` the seed's
+    train build); the usage errors of the feature options are raised before any work starts."""
     if bool(cycles) == bool(build):
         raise typer.BadParameter("give either --cycles (one per seed) or --build")
+    if test_cycles and test_build:
+        raise typer.BadParameter("give either --test-cycles (one per seed) or --test-build, not both")
+    if test_cycles and len(test_cycles) != len(seeds):
+        raise typer.BadParameter(f"{len(test_cycles)} --test-cycles files for {len(seeds)} seeds {seeds}: give one "
+                                 "per seed")
+    if (features is None) == (model is None):
+        raise typer.BadParameter("give either --features or --model (with --images)")
+    if model is not None and images is None:
+        raise typer.BadParameter("--model needs --images")
     if cycles:
         if len(cycles) != len(seeds):
             raise typer.BadParameter(f"{len(cycles)} --cycles files for {len(seeds)} seeds {seeds}: give one per seed")
         paths = dict(zip(seeds, cycles, strict=True))
     else:
         paths = _build_cycles(str(build), seeds, out)
-    if (features is None) == (model is None):
-        raise typer.BadParameter("give either --features or --model (with --images)")
-    if model is not None and images is None:
-        raise typer.BadParameter("--model needs --images")
-    return paths
+    tests = None
+    if test_cycles:
+        tests = dict(zip(seeds, test_cycles, strict=True))
+    elif test_build:
+        tests = _build_cycles(test_build, seeds, out, suffix=".test", validation_from=paths)
+    return paths, tests
 
 
 def _config(epochs: int, batch_size: int, lr: float, weight_decay: float, rank: int, device: str, split_names: str,
@@ -165,7 +197,9 @@ def _finish(title: str, run: vlaudit.ExperimentRun) -> None:
 
 @experiment_app.command("diagnostics", context_settings=_CTX)
 def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
-                build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
+                build: str | None = _BUILD, test_cycles: list[Path] = _TEST_CYCLES,
+                test_build: str | None = _TEST_BUILD, test_images: Path | None = _TEST_IMAGES,
+                features: Path | None = _FEATURES, model: str | None = _MODEL,
                 images: Path | None = _IMAGES, families: str | None = _FAMILIES, epochs: int = _EPOCHS,
                 batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD, rank: int = _RANK,
                 threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
@@ -177,9 +211,10 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      additive_epochs=additive_epochs, shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr,
                      min_steps=min_steps)
-    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    paths, tests = _cycles(seed_list, cycles, build, features, model, images, out, test_cycles, test_build)
     run = vlaudit.run_experiment("diagnostics", paths, config=config, out=out, features=features, model=model,
-                                 images=images, families=_families(families), threads=threads, log=say)
+                                 images=images, families=_families(families), threads=threads, log=say,
+                                 test_cycles=tests, test_images=test_images)
     audit = run.additive_audit
     assert audit is not None  # diagnostics always audits its additive column
     if run.shortcut_table is not None:
@@ -192,7 +227,9 @@ def diagnostics(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS
 
 @experiment_app.command("rank-sweep", context_settings=_CTX)
 def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
-               build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
+               build: str | None = _BUILD, test_cycles: list[Path] = _TEST_CYCLES,
+                test_build: str | None = _TEST_BUILD, test_images: Path | None = _TEST_IMAGES,
+                features: Path | None = _FEATURES, model: str | None = _MODEL,
                images: Path | None = _IMAGES, families: str | None = _FAMILIES,
                ranks: str = typer.Option("1,2,4,8,16,32,64", "--ranks", help="Comma-separated ranks (§5 / Table 3: 1,2,4,8,16,32,64)."),
                epochs: int = _EPOCHS, batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD,
@@ -209,17 +246,19 @@ def rank_sweep(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS,
         raise typer.BadParameter("ranks must be ≥ 1", param_hint="--ranks")
     config = _config(epochs, batch_size, lr, weight_decay, max(rank_list), device, split_names, min_cycles,
                      additive_epochs=additive_epochs, min_steps=min_steps)
-    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    paths, tests = _cycles(seed_list, cycles, build, features, model, images, out, test_cycles, test_build)
     run = vlaudit.run_experiment("rank-sweep", paths, config=config, out=out, features=features, model=model,
                                  images=images, families=_families(families), ranks=rank_list, threads=threads,
-                                 log=say)
+                                 log=say, test_cycles=tests, test_images=test_images)
     _finish(f"Rank sweep — CycleAcc on {config.test_split} cycles, mean ± sd over seeds "
             f"{', '.join(map(str, seed_list))}", run)
 
 
 @experiment_app.command("oe", context_settings=_CTX)
 def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
-       build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
+       build: str | None = _BUILD, test_cycles: list[Path] = _TEST_CYCLES,
+                test_build: str | None = _TEST_BUILD, test_images: Path | None = _TEST_IMAGES,
+                features: Path | None = _FEATURES, model: str | None = _MODEL,
        images: Path | None = _IMAGES,
        marked_features: Path | None = typer.Option(
            None, "--marked-features", help="Features folder holding the marked captions (matched by content: "
@@ -232,10 +271,10 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      shortcut_epochs=shortcut_epochs, shortcut_lr=shortcut_lr, min_steps=min_steps)
-    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    paths, tests = _cycles(seed_list, cycles, build, features, model, images, out, test_cycles, test_build)
     run = vlaudit.run_experiment("oe", paths, config=config, out=out, features=features, model=model, images=images,
                                  marked_features=marked_features, families=_families(families), threads=threads,
-                                 log=say)
+                                 log=say, test_cycles=tests, test_images=test_images)
     assert run.seed_table is not None  # the OE reports each seed (Table 7)
     _print(f"Per seed (Table 7): exact CycleAcc on unmarked {config.test_split} cycles", *run.seed_table)
     _finish(f"Shortcut-contaminated OE (Table 4) — rank {rank} + additive heads, mean ± sd over seeds", run)
@@ -243,7 +282,9 @@ def oe(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles:
 
 @experiment_app.command("transfer", context_settings=_CTX)
 def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, cycles: list[Path] = _CYCLES,
-             build: str | None = _BUILD, features: Path | None = _FEATURES, model: str | None = _MODEL,
+             build: str | None = _BUILD, test_cycles: list[Path] = _TEST_CYCLES,
+                test_build: str | None = _TEST_BUILD, test_images: Path | None = _TEST_IMAGES,
+                features: Path | None = _FEATURES, model: str | None = _MODEL,
              images: Path | None = _IMAGES, families: str | None = _FAMILIES, epochs: int = _EPOCHS,
              batch_size: int = _BATCH, lr: float = _LR, weight_decay: float = _WD, rank: int = _RANK,
              threads: int = _THREADS, device: str = _DEVICE, split_names: str = _SPLITS,
@@ -252,9 +293,10 @@ def transfer(ctx: typer.Context, out: Path = _OUT, seeds: str | None = _SEEDS, c
     seed_list = _seeds(ctx, seeds)
     config = _config(epochs, batch_size, lr, weight_decay, rank, device, split_names, min_cycles,
                      min_steps=min_steps)
-    paths = _cycles(seed_list, cycles, build, features, model, images, out)
+    paths, tests = _cycles(seed_list, cycles, build, features, model, images, out, test_cycles, test_build)
     run = vlaudit.run_experiment("transfer", paths, config=config, out=out, features=features, model=model,
-                                 images=images, families=_families(families), threads=threads, log=say)
+                                 images=images, families=_families(families), threads=threads, log=say,
+                                 test_cycles=tests, test_images=test_images)
     _finish(f"Transfer — rank-{rank} probes, CycleAcc on {config.test_split} cycles; alignment on "
             f"{config.val_split} cycles", run)
     say(f"correlation(alignment, transfer) within seed: {run.correlation_per_seed}; mean ± sd {run.correlation}")

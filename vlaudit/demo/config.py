@@ -21,7 +21,7 @@ class DemoConfig:
     seeds: tuple[int, ...] = CYCLE_SEEDS
     quick: bool = False
     synthetic_seeds: tuple[int, ...] = CYCLE_SEEDS
-    # `vlaudit synthetic`'s default sizes: the rank control's known answer (the three-seed mean peaks at rank 8,
+    # `vlaudit synthetic`'s default sizes: the rank control's known answer (the three-seed mean rises to rank 8,
     # Table 1) and the additive shortcut row need them; the quick run keeps one seed at smaller sizes
     synthetic: SyntheticConfig = field(default_factory=SyntheticConfig)
     n_scenes: int = 800

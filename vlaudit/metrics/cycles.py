@@ -232,6 +232,7 @@ def evaluate_cycle_families(
     source: str | None = None,
     cycles_source: str | None = None,
     cluster: str | None = None,
+    validation_counts: Mapping[str, int] | None = None,
 ) -> CycleEvaluationResult:
     """CycleAcc per (family, split), never pooled across splits (cycle paper §5, §D.5).
 
@@ -245,6 +246,11 @@ def evaluate_cycle_families(
     cycles without a split are the split ``"unsplit"``). The minimum-cycle rule (:func:`withdraw_small_families`)
     counts the validation split of ``cycles`` when it has one — evaluated or not — else every evaluated split:
     a withdrawn family is listed under ``"unavailable"`` with its counts and needs no scores. Only the evaluated cycles need scores, so a test-only scores file serves ``splits=["test"]``.
+    ``validation_counts`` (``{family: n}``, a family absent counting 0) are the validation cycles of a file
+    without a ``val`` split as its build counted them (the paper's COCO test from val2017, whose validation
+    cycles are the train2017 build's, §D.5; ``validation_counts`` of the build's metadata): the minimum then
+    counts them, not the evaluated splits, and a withdrawn family's entry carries ``val`` beside them.
+    ``min_cycles_counted`` of the result says which cycles the minimum counted.
     ``source`` and ``cycles_source`` name the scores and cycles files in errors. ``cluster`` is the
     resampling unit of the intervals (:func:`cycle_unit`: None, the cycle; ``image``: cycles that share an image
     joined; or a column); every cell records its unit and number of clusters, and cells with fewer than
@@ -265,8 +271,14 @@ def evaluate_cycle_families(
         gated = withdraw_small_families({f: all_counts[f] for f in counts}, [VALIDATION_SPLIT], min_cycles)
         unavailable = {f: {s: int(all_counts[f].get(s, 0)) for s in dict.fromkeys([*requested, VALIDATION_SPLIT])}
                        for f in gated}
+        counted = VALIDATION_SPLIT
+    elif validation_counts is not None:
+        merged = {f: {**cells, VALIDATION_SPLIT: int(validation_counts.get(f, 0))} for f, cells in counts.items()}
+        unavailable = withdraw_small_families(merged, [*requested, VALIDATION_SPLIT], min_cycles)
+        counted = f"{VALIDATION_SPLIT} of the build"
     else:
         unavailable = withdraw_small_families(counts, requested, min_cycles)
+        counted = ", ".join(requested)
     kept = [c for c in cycles if split_of(c) in requested and c.family not in unavailable]
     matrix = block_scores(kept, scores, source=source)
     notes = []
@@ -294,5 +306,5 @@ def evaluate_cycle_families(
     withdrawn: dict[str, SplitCounts] = dict(sorted(unavailable.items()))
     return CycleEvaluationResult(families=families, unavailable=withdrawn, splits=requested, min_cycles=min_cycles,
                                  tol=tol, n_resamples=n_resamples, seed=seed, warnings=notes + small,
-                                 cluster=cluster)
+                                 cluster=cluster, min_cycles_counted=counted)
 

@@ -11,15 +11,19 @@ same caption). Quantities, positives against negatives:
   a caption-only score can tell negatives from positives without looking at the image;
 * ``tv_caption_length`` — the same over caption word counts (None when a caption has no text);
 * signed degrees (Theorem 1): deg(u) = Σ of the signed weights w of the entries of image u (caption v alike).
-  Theorem 1's condition is about the comparison the benchmark scores, so the weights are that comparison's:
-  ``weighting="mean"`` (default) — the pooled matched-vs-mismatched comparison, mean score of positives minus
-  mean of negatives: w = +1/n_pos per positive, −1/n_neg per negative; ``weighting="count"`` — a sum over
-  entries, w = ±1. Per side, ``degree_imbalance_image`` = Σ_images |deg| / Σ |w| (caption side alike), 0 iff
-  additive image-only (caption-only) scores cancel in the comparison, 1 when no image (caption) appears on
-  both sides; ``degree_imbalance`` = the mean of the two sides. Under ``"mean"`` a side's imbalance equals its
-  marginal TV (Σ_u |p(u) − q(u)| / 2), so What's Up Controlled-A — 1 positive and 3 negatives per image — is
-  balanced on the image side (0), where ±1 weights give 0.5, which only restates the 1:3 ratio.
-  ``max_abs_signed_degree`` is in the chosen weighting. Degrees are summed as exact fractions, so 0 is 0;
+  Theorem 1's condition is about the comparison the benchmark scores, so the weights are that comparison's,
+  the pooled matched-vs-mismatched comparison, mean score of positives minus mean of negatives: w = +1/n_pos
+  per positive, −1/n_neg per negative (``weighting="mean"``, the only one). Per side,
+  ``degree_imbalance_image`` = Σ_images |deg| / Σ |w| (caption side alike), 0 iff additive image-only
+  (caption-only) scores cancel in the comparison, 1 when no image (caption) appears on both sides;
+  ``degree_imbalance`` = the mean of the two sides. **By identity a side's imbalance is its marginal TV**: with
+  p, q the positive and negative marginals, deg(u) = p(u) − q(u) and Σ |w| = 2, so Σ_u |deg(u)| / 2 = TV(p, q)
+  (it is reported beside the TV as Theorem 1's form of the same number). What's Up Controlled-A — 1 positive
+  and 3 negatives per image — is balanced on the image side (0). ±1 weights (the former ``"count"``) gave it
+  0.5 at TV 0: ``Σ_u |n⁺(u) − n⁻(u)| / n`` there is the class ratio |n⁺ − n⁻| / n and nothing of the images,
+  and with the class-ratio part taken out (negatives reweighted to the positives' total) it is the TV again,
+  so the option was dropped (:data:`COUNT_DROPPED`). ``max_abs_signed_degree`` is in these weights. Degrees
+  are summed as exact fractions, so 0 is 0;
 * exact-cycle completion — a positive (u₁, v₁) and a positive (u₂, v₂), u₁ ≠ u₂, v₁ ≠ v₂, whose swaps (u₁, v₂)
   and (u₂, v₁) are both labelled negatives in the table form an exact cycle; ``positives_in_cycles`` /
   ``negatives_in_cycles`` count the entries that lie in at least one such block.
@@ -35,11 +39,16 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any
 
+from vlaudit.errors import InputError
 from vlaudit.metrics.audits import signed_degrees, total_variation
 from vlaudit.records import LabelledPair
 from vlaudit.settings import PAIR_AUDIT_WEIGHTINGS
 
 WEIGHTINGS = PAIR_AUDIT_WEIGHTINGS
+#: why ``weighting="count"`` (±1 per entry) is refused (see the module docstring)
+COUNT_DROPPED = ("the 'count' weighting (±1 per entry) was dropped: its imbalance only restated the positive:"
+                 "negative ratio (What's Up Controlled-A: 0.500 at image TV 0), and without that ratio it is the "
+                 "marginal TV; the 'mean' weighting's imbalance equals the TV by identity")
 
 
 def cycle_completions(pairs: Iterable[LabelledPair]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
@@ -67,15 +76,20 @@ def cycle_completions(pairs: Iterable[LabelledPair]) -> tuple[set[tuple[str, str
 
 
 def signed_weights(labels: Sequence[int], weighting: str = "mean") -> list[Fraction]:
-    """The signed weight of each entry in the scored comparison (Theorem 1): ``"mean"`` +1/n_pos, −1/n_neg;
-    ``"count"`` ±1."""
-    if weighting not in WEIGHTINGS:
-        raise ValueError(f"unknown weighting {weighting!r}; expected one of {WEIGHTINGS}")
+    """The signed weight of each entry in the scored comparison (Theorem 1): ``"mean"`` +1/n_pos, −1/n_neg."""
+    check_weighting(weighting)
     n_pos = sum(1 for label in labels if label)
     n_neg = len(labels) - n_pos
-    if weighting == "count":
-        return [Fraction(1 if label else -1) for label in labels]
     return [Fraction(1, n_pos) if label else Fraction(-1, n_neg) for label in labels]
+
+
+def check_weighting(weighting: str) -> None:
+    """Refuse a weighting other than ``"mean"`` (``"count"``: :data:`COUNT_DROPPED`) as an InputError."""
+    if weighting == "count":
+        raise InputError(COUNT_DROPPED, field="weighting")
+    if weighting not in WEIGHTINGS:
+        raise InputError(f"unknown weighting {weighting!r}; expected one of {', '.join(WEIGHTINGS)}",
+                         field="weighting")
 
 
 def degree_imbalance(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[str, Any]:
@@ -102,7 +116,7 @@ def degree_imbalance(pairs: Sequence[LabelledPair], weighting: str = "mean") -> 
 
 def audit_pairs(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[str, Any]:
     """All quantities of the module docstring for one labelled pair table; ``weighting`` of the signed degrees:
-    ``"mean"`` (the pooled mean-difference comparison) or ``"count"`` (±1 per entry)."""
+    ``"mean"`` (the pooled mean-difference comparison; the only one)."""
     sides: dict[int, dict[str, Counter]] = {1: defaultdict(Counter), 0: defaultdict(Counter)}
     texts_known = True
     for pair in pairs:

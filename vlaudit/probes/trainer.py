@@ -11,12 +11,16 @@ CycleAcc exactly ½ (Table 8). Defaults follow §E.3: 8 epochs, batch 512, lr 1e
 the other probe kinds' settings (§E.4, §E.5) are in :mod:`vlaudit.settings`.
 
 Small training sets: batch 512 is one optimiser step per epoch on a few hundred cycles, so a probe would barely
-move. Only when a training set is smaller than one full batch (n < batch) and ``epochs × 1`` falls short of
-``TrainConfig.min_steps`` (:data:`vlaudit.settings.MIN_OPTIMISER_STEPS`, not a paper setting) does the batch
-shrink, to ``⌈n / ⌈min_steps / epochs⌉⌉`` — same epochs, same data per epoch, more steps — and
-:attr:`TrainResult.notes` says so. A training set of at least one full batch trains at the given batch (§E.3's
-512 by default), whatever its number of steps. A probe whose final weights score below chance on its own training units (CycleAcc < ½ on the
-training cycles, AUROC < ½ on the training pairs) gets a warning there too.
+move. The batch is ``min(batch, ⌈n / ⌈min_steps / epochs⌉⌉)`` (``TrainConfig.min_steps``:
+:data:`vlaudit.settings.MIN_OPTIMISER_STEPS`, not a paper setting): every run takes at least ``min_steps``
+optimiser steps — same epochs, same data per epoch — and the batch grows with n, one unit at a time, up to the
+given batch (§E.3's 512), reached at ``batch × ⌈min_steps / epochs⌉`` units (3,584 for 8 epochs and 50 steps).
+The rule is continuous: the earlier one (shrink only below one full batch) jumped at 512 units from batch 73
+and 56 steps to batch 512 and 8 steps. A run at a smaller batch has a note in :attr:`TrainResult.notes`, and
+every run records its batch and steps (:attr:`TrainResult.batch_size`, :attr:`TrainResult.steps`). The
+optimiser is AdamW (:data:`OPTIMIZER`; the paper names none). A probe whose final weights score below chance
+on its own training units (CycleAcc < ½ on the training cycles, AUROC < ½ on the training pairs) gets a
+warning there too (:attr:`TrainResult.below_chance`).
 
 Determinism: initialisation and shuffling draw only from explicit ``torch.Generator``s seeded by
 ``TrainConfig.seed``; no global RNG is read or set. On CPU the same seed gives bit-identical weights; on a GPU
@@ -125,6 +129,9 @@ def cycles_to_index(
     return out
 
 
+#: the optimiser of every probe (the cycle paper states epochs, batch, lr and weight decay, §E.3, but no optimiser)
+OPTIMIZER = "AdamW"
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Optimisation settings; defaults from §E.3. ``loss`` ∈ {cycle, bce4, pair_bce}; ``select`` ∈ SELECTIONS;
@@ -151,13 +158,13 @@ class TrainConfig:
 
 
 def effective_batch_size(n_units: int, config: TrainConfig) -> int:
-    """The batch of a run on ``n_units``: ``config.batch_size`` whenever the units fill at least one batch;
-    below that, smaller so that ``epochs`` epochs take at least ``min_steps`` optimiser steps
-    (⌈n / ⌈min_steps / epochs⌉⌉; never below 1)."""
+    """The batch of a run on ``n_units``: ``min(config.batch_size, ⌈n / ⌈min_steps / epochs⌉⌉)`` (never below
+    1), so that ``epochs`` epochs take at least ``min_steps`` optimiser steps; continuous in n (it grows by at
+    most one per ``⌈min_steps / epochs⌉`` units) up to ``config.batch_size``."""
     per_epoch = -(-config.min_steps // config.epochs)
-    if n_units <= 0 or n_units >= config.batch_size or per_epoch <= 1:
+    if n_units <= 0 or per_epoch <= 1:
         return config.batch_size
-    return max(1, -(-n_units // per_epoch))
+    return max(1, min(config.batch_size, -(-n_units // per_epoch)))
 
 
 @dataclass
@@ -173,6 +180,13 @@ class TrainResult:
     steps: int = 0
     train_value: float | None = None
     notes: list[str] = field(default_factory=list)
+    #: the training units (cycles, or pairs for pair BCE) the batches were drawn from
+    n_units: int = 0
+
+    @property
+    def below_chance(self) -> bool:
+        """Whether the final weights score below chance on the probe's own training units (the warning)."""
+        return self.train_value is not None and self.train_value < 0.5
 
 
 def _tensor(array: np.ndarray, device: str, dtype: Any = None) -> Any:
@@ -283,12 +297,12 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
     if not params:  # e.g. fixed-temperature cosine: nothing to fit, only evaluate
         value = None if select == "last" or val is None else _selection_value(scorer.eval(), val, config)
         return TrainResult(scorer=scorer, best_epoch=0, best_value=value, history=[])
-    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)  # OPTIMIZER
     generator = torch.Generator().manual_seed(int(config.seed))
     batch_size = effective_batch_size(len(units), config)
     notes = []
     if batch_size != config.batch_size:
-        notes.append(f"small training set ({len(units)} units, under one batch): batch {batch_size} instead of "
+        notes.append(f"small training set ({len(units)} units): batch {batch_size} instead of "
                      f"{config.batch_size}, so {config.epochs} epochs take ≥ {config.min_steps} optimiser steps "
                      "(not a paper setting)")
     steps = 0
@@ -335,7 +349,8 @@ def train_probe(scorer: Any, train: ProbeData, val: ProbeData | None = None,
         notes.append(f"warning: below chance on its own training {'pairs' if metric == 'AUROC' else 'cycles'} "
                      f"({metric} {train_value:.3f} < 0.5): the probe did not learn; do not read its test value")
     return TrainResult(scorer=scorer, best_epoch=best_epoch, best_value=best_value, history=history,
-                       batch_size=batch_size, steps=steps, train_value=train_value, notes=notes)
+                       batch_size=batch_size, steps=steps, train_value=train_value, notes=notes,
+                       n_units=len(units))
 
 
 def _training_value(scorer: Any, train: ProbeData, config: TrainConfig) -> float | None:

@@ -207,6 +207,10 @@ def print_proxies(result: VcaProxiesResult) -> None:
                 " / acc_o (%)", ["model", "dataset", "N", "Acc", "Perceptual", "VD"],
                 [[r.model, r.dataset, r.n, pct(r.acc), pct(r.perceptual_score), pct(r.visual_dependence)]
                  for r in result.aggregates], digits=2)
+    if result.model_rankings:
+        print_table("Cross-model ranking: Spearman ρ of each per-run proxy with D-CC, per dataset",
+                    ["dataset", "proxy", "models", "ρ"],
+                    [[r.dataset, r.proxy, len(r.models), r.rho] for r in result.model_rankings], digits=3)
     agg = result.aggregation
     ext = list(dict.fromkeys(a.check for r in agg for a in r.aurocs))
     print_table("Control aggregation against the headline gap (%; ρ mean over runs)",
@@ -242,7 +246,9 @@ def write_proxies(out: Path, result: VcaProxiesResult, *, plot: bool = True) -> 
                    | {f"{a.check}_auroc": a.auroc for a in r.aurocs} for r in result.aggregation]
     paths = write_tables(out, "proxies", result, {
         "proxies": result.proxies, "proxy_aggregates": result.aggregates, "control_aggregation": aggregation,
-        "control_sets": cs.sets, "control_sets_runs": cs.per_run, "families": result.families})
+        "control_sets": cs.sets, "control_sets_runs": cs.per_run, "families": result.families,
+        "proxy_model_rankings": [{"dataset": r.dataset, "proxy": r.proxy, "against": r.against,
+                                  "models": ";".join(r.models), "rho": r.rho} for r in result.model_rankings]})
     rows = [r for r in result.proxies if isinstance(r.auroc, float)]
     if plot and rows:
         paths.append(interval_plot(out / "proxies.png", rows, "auroc", "check",

@@ -10,6 +10,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from vlaudit.analysis.vca.axes import erasure_constants_line
 from vlaudit.report import benchmark_tables as tables
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.report.noise_lines import noise_lines
@@ -154,3 +155,5 @@ def print_geometry(runs: Sequence[RunAudit]) -> None:
                     ["benchmark", "RelE n", "RelE", "union", "IrrE n", "IrrE", "zero overlap"],
                     [[dataset, g.n_rele, g.rele_erased_pct, g.union_pct, g.n_irre, g.irre_erased_pct,
                       g.irre_zero_overlap_pct] for dataset, g in seen.items()], digits=2)
+        for constants in dict.fromkeys(g.constants for g in seen.values() if g.constants is not None):
+            print_wrapped(erasure_constants_line(constants))

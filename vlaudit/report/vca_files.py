@@ -186,7 +186,14 @@ def erasure_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 
 def geometry_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    return [_head(run) | _fields(run.erasure_geometry) for run in runs if run.erasure_geometry is not None]
+    """Table 11 per run, the constants it rests on (vlaudit's) as their own columns."""
+    rows = []
+    for run in runs:
+        if run.erasure_geometry is not None:
+            row = _head(run) | _fields(run.erasure_geometry)
+            constants = row.pop("constants")
+            rows.append(row | ({} if constants is None else _fields(constants)))
+    return rows
 
 
 def stress_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:

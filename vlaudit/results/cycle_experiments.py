@@ -9,7 +9,7 @@ quantity, the sd of one seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from vlaudit.results.cycles import Setting, SplitCounts
@@ -26,6 +26,9 @@ class SeedAggregate:
     mean: float | None
     sd: float | None
     n_seeds: int
+    #: seeds whose value is shown in ``per_seed`` but left out of mean and sd, with why (a probe below chance on
+    #: its own training data: it did not learn)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,18 @@ class ProbeNote:
 
     probe: str
     note: str
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """How one probe was trained: its training units, the batch and optimiser steps it actually ran (the batch
+    rule of :func:`vlaudit.probes.trainer.effective_batch_size`) and whether it ended below chance on them."""
+
+    probe: str
+    n_train: int
+    batch_size: int | None
+    steps: int
+    below_chance: bool
 
 
 @dataclass(frozen=True)
@@ -91,6 +106,10 @@ class SeedBuild:
     max_images: int | None = None
     images_in_pool: int | None = None
     splits: dict[str, float] | None = None
+    #: the annotation file it read (COCO: instances_train2017.json or instances_val2017.json)
+    instances: str | None = None
+    #: which cycles its minimum counted (§D.5: "val"; a test build: "val of" the train build's metadata)
+    min_cycles_counted: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +121,11 @@ class CycleBuilds:
     # Missing first: a reader tries the union's types in order, and a SeedBuild (all defaults) reads any object
     per_seed: dict[str, Missing | SeedBuild]
     shared_pool: bool | Missing | None
+    #: the paper's COCO protocol, a second build per seed for the test split (test from val2017, train/val from
+    #: train2017): what each seed's test build recorded; None when one file per seed holds every split
+    test_per_seed: dict[str, Missing | SeedBuild] | None = None
+    #: the cycles files read per seed: ``{"train": path, "test": path}`` (only ``train`` without a test build)
+    files: dict[str, dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +169,8 @@ class ExperimentRun:
     probe_notes: list[ProbeNote]
     min_cycles: int
     unavailable: list[Withdrawn]
+    #: every trained probe's batch and steps as run (empty in a file written before they were recorded)
+    probe_runs: list[ProbeRun] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)

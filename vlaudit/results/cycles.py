@@ -248,6 +248,9 @@ class CycleEvaluationResult(VersionedResult):
     warnings: list[str]
     #: ``--cluster``: the resampling unit asked for (None: the cycle); each cell names its unit and clusters
     cluster: str | None = None
+    #: which cycles the minimum counted (§D.5): ``val``; ``val of PATH`` (a test-only build's validation cycles,
+    #: from its metadata); or the evaluated split(s) of a file without validation cycles. None: an older file
+    min_cycles_counted: str | None = None
 
     @property
     def scores_name(self) -> str:
@@ -294,12 +297,30 @@ class SyntheticRow:
 
 
 @dataclass(frozen=True)
+class RankDifference:
+    """The rank control's AUROC at rank ``peak`` minus at rank ``after`` (Table 1: 8 and 16) per seed, its mean and
+    sample sd over seeds (None for one seed) and the paper's; ``resolved``: the mean is positive and larger than
+    that sd — only then does the run show Table 1's peak at ``peak`` and dip at ``after``; otherwise the two ranks
+    are inside the spread over seeds and no peak is claimed."""
+
+    peak: int
+    after: int
+    paper: float
+    per_seed: dict[str, float]
+    mean: float
+    sd: float | None
+    resolved: bool
+
+
+@dataclass(frozen=True)
 class RankPeaks:
-    """The rank at which the rank control's AUROC peaks: the paper's (Table 1), the mean's and each seed's."""
+    """The rank at which the rank control's AUROC peaks: the paper's (Table 1), the mean's and each seed's, and
+    the difference that decides whether that peak is resolved (``difference``; None in an older file)."""
 
     paper: int
     mean: int
     per_seed: dict[str, int]
+    difference: RankDifference | None = None
 
 
 @dataclass(frozen=True)
@@ -314,7 +335,7 @@ class SyntheticProbeSetting:
 
 @dataclass(frozen=True, kw_only=True)
 class SyntheticResult(VersionedResult):
-    """The synthetic controls (cycle paper §3): each diagnostic's mean over seeds and whether every check held
+    """The synthetic controls (cycle paper §5.1, Table 1): each diagnostic's mean over seeds and whether every check held
     for the mean and for each seed on its own; the rank control's peaks and each probe kind's settings."""
 
     file_name = "synthetic.json"

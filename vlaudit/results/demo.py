@@ -64,7 +64,7 @@ class KnownAnswer:
 
 @dataclass(frozen=True, kw_only=True)
 class SyntheticRowSummary:
-    """One synthetic control's mean over seeds (cycle paper §3) and what it is expected to be."""
+    """One synthetic control's mean over seeds (cycle paper §5.1) and what it is expected to be."""
 
     diagnostic: str
     probe: str

@@ -23,6 +23,7 @@ from vlaudit.results.vca_proxies import (
     AggregationRow,
     ControlSetStability,
     FamilyRow,
+    ModelRankingRho,
     ProxyAggregate,
     ProxyRow,
 )
@@ -221,6 +222,8 @@ class VcaProxiesResult(VersionedResult):
     aggregation: list[AggregationRow]
     control_sets: ControlSetStability
     families: list[FamilyRow]
+    #: the cross-model ranking ρ of each per-run proxy against D-CC, per dataset (empty in an older file)
+    model_rankings: list[ModelRankingRho] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -57,6 +57,21 @@ class ProxyAggregate:
     n_perceptual: int
     visual_dependence: Figure
     n_visual_dependence: int = 0
+    #: the run's D-CC (correct and credited), the reference of the cross-model ranking ρ
+    dcc: Figure = NOT_IN_FILE
+
+
+@dataclass(frozen=True)
+class ModelRankingRho:
+    """How a per-run ``proxy`` (Perceptual Score, Visual Dependence, Acc) ranks the ``models`` of one
+    ``dataset`` against the audit's ``against`` (D-CC): Spearman ρ across the models that have both (VCA §18
+    compares rankings across its four models; needs three or more, else Missing)."""
+
+    dataset: str
+    proxy: str
+    against: str
+    models: list[str]
+    rho: Figure
 
 
 @dataclass(frozen=True)

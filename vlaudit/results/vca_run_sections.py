@@ -119,6 +119,24 @@ class ErasureGeometry:
     n_irre: int
     irre_erased_pct: Figure
     irre_zero_overlap_pct: Figure
+    #: the constants the views were built with: vlaudit's own, the paper states none (None in an older file)
+    constants: ErasureConstants | None = None
+
+
+@dataclass(frozen=True)
+class ErasureConstants:
+    """What Table 11's geometry rests on — vlaudit's constants (VCA §11 fixes the views' roles, not these):
+    the subject–object union padded by ``pad_fraction`` · max(W, H) pixels (at least ``pad_min_px``); IrrE fills
+    the farthest tiles of an ``irre_grid`` × ``irre_grid`` grid up to ``irre_area_fraction`` of the image, and
+    its tiles may overlap the padded union (``irre_may_overlap_union``; the zero-overlap column counts the views
+    that do not; ``irre-disjoint`` is the variant that never does)."""
+
+    pad_fraction: float
+    pad_min_px: int
+    irre_grid: int
+    irre_area_fraction: float
+    irre_may_overlap_union: bool
+    source: str = "vlaudit.contexts.image_contexts (not paper settings)"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,7 +4,10 @@ into mean ± sample sd, the families withdrawn everywhere, the additive audit, a
 A per-seed row (:data:`SeedRow`) is one seed's numbers for one key (a family and probe, a family and rank, …);
 :func:`aggregate` turns the rows of every seed into one :class:`~vlaudit.results.cycles.SeedAggregate` per
 reported quantity: the value per seed (None where the seed has no row, e.g. the family was withdrawn there),
-mean and *sample* sd (ddof = 1; None for one seed) over the seeds that have it.
+mean and *sample* sd (ddof = 1; None for one seed) over the seeds that have it. A row whose probe ended below
+chance on its own training data (``below_chance``, :data:`BELOW_CHANCE`: it did not learn) keeps its values in
+``per_seed`` but is left out of mean and sd (``left_out`` names the seed and why), except its counts
+(:data:`COUNTS`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,12 @@ SeedRow = dict[str, SeedValue]
 Table = tuple[list[str], list[list[object]]]
 
 UNAVAILABLE = "unavailable"
+#: the key of a per-seed row whose probe ended below chance on its own training data
+BELOW_CHANCE = "below_chance"
+#: why such a seed's value is left out of mean and sd
+BELOW_CHANCE_REASON = "the probe ended below chance on its own training data (it did not learn)"
+#: the quantities that are counts of the test data, kept in mean ± sd whatever the probe did
+COUNTS = ("n", "n_test")
 ADDITIVE_CYCLE_ACC = 0.5  # Theorem 1: Δ = 0 on every complete block, so every cycle is a tie (credit ½)
 
 
@@ -53,10 +62,13 @@ def mean_sd(values: Iterable[int | float | None]) -> tuple[float | None, float |
     return float(array.mean()), (float(array.std(ddof=1)) if len(array) > 1 else None), len(array)
 
 
-def seed_aggregate(per_seed: Mapping[str, int | float | None]) -> SeedAggregate:
-    """The across-seed record of one quantity given its value per seed."""
-    mean, sd, n = mean_sd(per_seed.values())
-    return SeedAggregate(per_seed=dict(per_seed), mean=mean, sd=sd, n_seeds=n)
+def seed_aggregate(per_seed: Mapping[str, int | float | None], left_out: Mapping[str, str] | None = None
+                   ) -> SeedAggregate:
+    """The across-seed record of one quantity given its value per seed; the seeds of ``left_out`` (seed → why)
+    keep their value in ``per_seed`` but are left out of mean and sd."""
+    left = {seed: why for seed, why in (left_out or {}).items() if per_seed.get(seed) is not None}
+    mean, sd, n = mean_sd(v for seed, v in per_seed.items() if seed not in left)
+    return SeedAggregate(per_seed=dict(per_seed), mean=mean, sd=sd, n_seeds=n, left_out=left)
 
 
 def aggregate(per_seed: Mapping[int, Sequence[SeedRow]], keys: Sequence[str], values: Sequence[str]
@@ -70,8 +82,14 @@ def aggregate(per_seed: Mapping[int, Sequence[SeedRow]], keys: Sequence[str], va
             key = tuple(row[k] for k in keys)
             order.setdefault(key, None)
             lookup[(seed, key)] = row
+    def left_out(key: tuple[SeedValue, ...], value: str) -> dict[str, str]:
+        if value in COUNTS:
+            return {}
+        return {str(s): BELOW_CHANCE_REASON for s in per_seed
+                if (s, key) in lookup and lookup[(s, key)].get(BELOW_CHANCE) is True}
+
     return [(key, {value: seed_aggregate({str(s): number(lookup[(s, key)].get(value)) if (s, key) in lookup
-                                          else None for s in per_seed})
+                                          else None for s in per_seed}, left_out(key, value))
                    for value in values})
             for key in order]
 
@@ -103,13 +121,18 @@ def flat_rows(rows: Sequence[object], keys: Sequence[str], values: Sequence[str]
 
 def mean_sd_text(cell: SeedAggregate | TransferCorrelation, digits: int = 4) -> str:
     """'0.7312 ± 0.0123' (sample sd), '0.7312' for one seed, '—' when missing; ' (2/3 seeds)' when some seed
-    has no value (e.g. a family withdrawn there by the minimum cycle count)."""
+    has no value (e.g. a family withdrawn there by the minimum cycle count); "; seed 1 below chance, left out"
+    for the seeds left out (:data:`BELOW_CHANCE`)."""
+    left = sorted(getattr(cell, "left_out", {}) or {})
+    marks = f"seed{'s' if len(left) > 1 else ''} {', '.join(left)} below chance, left out" if left else ""
     if cell.mean is None:
-        return "—"
+        return "—" if not marks else f"— ({marks})"
     text = f"{cell.mean:.{digits}f}"
     text = text if cell.sd is None else f"{text} ± {cell.sd:.{digits}f}"
     total = len(cell.per_seed)
-    return text if cell.n_seeds >= total else f"{text} ({cell.n_seeds}/{total} seeds)"
+    parts = [f"{cell.n_seeds}/{total} seeds"] if cell.n_seeds < total else []
+    parts += [marks] if marks else []
+    return text if not parts else f"{text} ({'; '.join(parts)})"
 
 
 def per_seed_n_text(cell: SeedAggregate) -> str:

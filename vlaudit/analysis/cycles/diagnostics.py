@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from vlaudit.analysis.cycles.across_seeds import (
+    BELOW_CHANCE,
     UNAVAILABLE,
     SeedRow,
     Table,
@@ -118,7 +119,7 @@ def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Seq
         train, val, test = family_splits(inputs, family, config)
         for probe in probe_names(config):
             name = f"seed {inputs.seed}/{family}/{probe}"
-            pair_auroc = None
+            pair_auroc, below_chance = None, False
             if probe == "zero-shot cosine":
                 if not square:
                     continue
@@ -126,9 +127,10 @@ def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Seq
             elif probe in SHORTCUT_PROBES:
                 side = SHORTCUT_PROBES[probe]
                 marker = shortcut_marker(inputs, side, train)
-                scorer = train_on_pairs(side, shortcut_pairs(inputs, train, side, marker, f"{name}/train pairs"),
+                fitted = train_on_pairs(side, shortcut_pairs(inputs, train, side, marker, f"{name}/train pairs"),
                                         config.train(inputs.seed, loss="pair_bce", select="last", kind="shortcut"),
                                         name=name, notes=notes)
+                scorer, below_chance = fitted.scorer, fitted.below_chance
                 pair_auroc = evaluate_auroc(scorer, shortcut_pairs(inputs, test, side, marker, f"{name}/test pairs"),
                                             device=config.device)
                 scores = scorer_scores(scorer, inputs, test, config.device)
@@ -141,12 +143,14 @@ def seed_diagnostics(inputs: SeedInputs, config: ExperimentConfig, families: Seq
                 else:
                     train_config = config.train(inputs.seed)
                 kind = _KIND.get(probe, "lowrank")
-                scorer = train_on(inputs, kind, train, val, train_config,
+                fitted = train_on(inputs, kind, train, val, train_config,
                                   rank=config.rank if kind == "lowrank" else None, name=name, notes=notes)
+                scorer, below_chance = fitted.scorer, fitted.below_chance
                 scores = scorer_scores(scorer, inputs, test, config.device)
             summary = split_cycle_eval(test, scores, config.test_split, tol=config.tol, seed=inputs.seed)[family]
             rows.append({"family": family, "probe": probe, "n": summary.n, "cycle_acc": summary.cycle_acc,
-                         "ties": summary.ties, "tie_rate": summary.tie_rate, "pair_auroc": pair_auroc})
+                         "ties": summary.ties, "tie_rate": summary.tie_rate, "pair_auroc": pair_auroc,
+                         BELOW_CHANCE: below_chance})
     return rows
 
 

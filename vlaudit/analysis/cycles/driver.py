@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from vlaudit.analysis.cycles.across_seeds import SeedRow
-from vlaudit.analysis.cycles.experiment import ExperimentConfig, SeedInputs, check_seeds, select_families
+from vlaudit.analysis.cycles.experiment import (
+    ExperimentConfig,
+    ProbeLog,
+    SeedInputs,
+    check_seeds,
+    select_families,
+)
 from vlaudit.analysis.cycles.provenance import cycle_builds
 from vlaudit.files import write_result, write_table
 from vlaudit.results.cycle_experiments import CycleExperimentResult, ExperimentRun, ProbeNote
@@ -79,14 +85,14 @@ def run_cycle_experiment(experiment: Experiment[R], inputs: Mapping[int, SeedInp
     write its plot, ``NAME.json`` (the result, ``files`` naming what was written) and ``NAME.csv``."""
     seeds = check_seeds(seeds, inputs)
     kept, unavailable = select_families(inputs, seeds, config, families)
-    notes: list[ProbeNote] = []
+    notes = ProbeLog()
     per_seed = {seed: experiment.run_seed(inputs[seed], config, kept[seed], notes) for seed in seeds}
     present = {c.family for s in seeds for c in inputs[s].cycles}
     run = ExperimentRun(experiment=experiment.name, split=config.test_split, seeds=seeds, config=config.as_dict(),
                         probe_settings=config.probe_settings(experiment.kinds),
                         settings=config.settings_provenance(), cycle_builds=cycle_builds(inputs, seeds),
                         families_not_in_paper=sorted(present & set(NOT_IN_PAPER_FAMILIES)), probe_notes=notes,
-                        min_cycles=config.min_cycles, unavailable=unavailable, files={})
+                        min_cycles=config.min_cycles, unavailable=unavailable, files={}, probe_runs=notes.runs)
     result = experiment.aggregate(per_seed, run, config, kept)
     if out_dir is None:
         return result

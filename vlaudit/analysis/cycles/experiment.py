@@ -42,11 +42,12 @@ from vlaudit.metrics.cycles import (
     summarize_contrasts,
     withdraw_small_families,
 )
-from vlaudit.probes.trainer import ProbeData, TrainConfig, fit_probe, score_index
+from vlaudit.probes.trainer import OPTIMIZER, ProbeData, TrainConfig, TrainResult, fit_probe, score_index
 from vlaudit.records import Cycle
 from vlaudit.results.cycle_experiments import (
     PaperSetting,
     ProbeNote,
+    ProbeRun,
     ProbeSettings,
     SettingsProvenance,
     Withdrawn,
@@ -138,6 +139,7 @@ class ExperimentConfig:
                 (paper if value == paper_value else departs)[name] = cell
             else:
                 own[name] = value
+        own["optimizer"] = OPTIMIZER  # the paper states epochs, batch, lr and weight decay (§E.3), no optimiser
         return SettingsProvenance(paper=paper, departs=departs, not_in_paper=own)
 
     def as_dict(self) -> dict[str, Setting]:
@@ -242,27 +244,40 @@ def family_splits(inputs: SeedInputs, family: str | Sequence[str], config: Exper
             inputs.select(config.test_split, family))
 
 
+class ProbeLog(list[ProbeNote]):
+    """The probe notes of a run (a list of :class:`ProbeNote`) and, in :attr:`runs`, every trained probe's batch
+    and steps as run (:class:`ProbeRun`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[ProbeRun] = []
+
+
+def log_probe(notes: list[ProbeNote] | None, name: str, result: TrainResult) -> TrainResult:
+    """Append ``result``'s notes to ``notes`` and, when it is a :class:`ProbeLog`, its batch and steps."""
+    if notes is not None:
+        notes.extend(ProbeNote(probe=name, note=note) for note in result.notes)
+    if isinstance(notes, ProbeLog) and result.batch_size is not None:  # None: nothing to fit (a fixed scorer)
+        notes.runs.append(ProbeRun(probe=name, n_train=result.n_units, batch_size=result.batch_size, steps=result.steps,
+                                   below_chance=result.below_chance))
+    return result
+
+
 def train_on(inputs: SeedInputs, kind: str, train: Sequence[Cycle], val: Sequence[Cycle], config: TrainConfig, *,
              rank: int | None = None, additive_heads: bool = False, name: str = "",
-             notes: list[ProbeNote] | None = None) -> Any:
-    """:func:`fit_probe` on the index arrays of ``train`` / ``val`` cycles; returns the fitted scorer and
-    appends the run's notes (small-set batch, below chance) to ``notes``."""
+             notes: list[ProbeNote] | None = None) -> TrainResult:
+    """:func:`fit_probe` on the index arrays of ``train`` / ``val`` cycles; returns the training result (its
+    ``scorer``, ``below_chance``) and logs the run in ``notes`` (:func:`log_probe`)."""
     result = fit_probe(kind, inputs.probe_data(train, f"{name}/train"),
                        inputs.probe_data(val, f"{name}/val") if val else None, config, rank=rank,
                        additive_heads=additive_heads)
-    if notes is not None:
-        notes.extend(ProbeNote(probe=name, note=note) for note in result.notes)
-    return result.scorer
+    return log_probe(notes, name, result)
 
 
 def train_on_pairs(kind: str, train: ProbeData, config: TrainConfig, *, name: str = "",
-                   notes: list[ProbeNote] | None = None) -> Any:
-    """:func:`fit_probe` on labelled pairs (pair BCE, final epoch): the scorer, with its notes appended to
-    ``notes`` as in :func:`train_on`."""
-    result = fit_probe(kind, train, None, config)
-    if notes is not None:
-        notes.extend(ProbeNote(probe=name, note=note) for note in result.notes)
-    return result.scorer
+                   notes: list[ProbeNote] | None = None) -> TrainResult:
+    """:func:`fit_probe` on labelled pairs (pair BCE, final epoch), logged in ``notes`` as in :func:`train_on`."""
+    return log_probe(notes, name, fit_probe(kind, train, None, config))
 
 
 def probe_notes_summary(notes: Sequence[ProbeNote]) -> list[str]:
@@ -271,10 +286,11 @@ def probe_notes_summary(notes: Sequence[ProbeNote]) -> list[str]:
     small = sum(1 for n in notes if n.note.startswith("small training set"))
     below = [n.probe for n in notes if n.note.startswith("warning")]
     lines = [f"{small} probe(s) had small training sets: a smaller batch, so each takes the minimum number of "
-             "optimiser steps (probe_notes in the JSON)."] if small else []
+             "optimiser steps (probe_notes in the JSON; every probe's batch and steps in probe_runs)."] if small else []
     if below:
         lines.append(f"warning: {len(below)} probe(s) ended below chance on their own training data — they did not "
-                     f"learn; do not read their test values: {', '.join(below)}.")
+                     f"learn; their test values are left out of mean ± sd (left_out in the JSON): "
+                     f"{', '.join(below)}.")
     return lines
 
 

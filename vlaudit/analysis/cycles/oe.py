@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from vlaudit.analysis.cycles.across_seeds import (
+    BELOW_CHANCE,
     SeedRow,
     Table,
     aggregate,
@@ -46,6 +47,7 @@ from vlaudit.analysis.cycles.driver import run_cycle_experiment, run_fields
 from vlaudit.analysis.cycles.experiment import (
     ExperimentConfig,
     SeedInputs,
+    log_probe,
     scorer_scores,
     split_cycle_eval,
 )
@@ -117,15 +119,14 @@ def seed_oe(inputs: SeedInputs, config: ExperimentConfig, families: Sequence[str
         lowrank = kind == "lowrank"
         fitted = fit_probe(kind, train_data, val_data, train_config, rank=config.rank if lowrank else None,
                            additive_heads=lowrank)
-        if notes is not None:
-            notes.extend(ProbeNote(probe=f"seed {seed}/{protocol}", note=note) for note in fitted.notes)
+        log_probe(notes, f"seed {seed}/{protocol}", fitted)
         summary = split_cycle_eval(test, scorer_scores(fitted.scorer, inputs, test, config.device), config.test_split,
                                    tol=config.tol, seed=seed)["overall"]
         rows.append({"protocol": protocol, "val_metric": metric, "val_value": fitted.best_value,
                      "best_epoch": fitted.best_epoch,
                      "val_auroc": evaluate_auroc(fitted.scorer, pairs_val, device=config.device),
                      "test_cycle_acc": summary.cycle_acc, "test_tie_rate": summary.tie_rate,
-                     "n_test": summary.n})
+                     "n_test": summary.n, BELOW_CHANCE: fitted.below_chance})
     return rows
 
 

@@ -54,6 +54,13 @@ def settings_lines(result: CycleExperimentResult) -> list[str]:
         shared = "shared by every seed" if result.cycle_builds.shared_pool is True else "NOT the same pool in every seed"
         lines.append(f"image pool: {first.images_in_pool} images (pool seed {first.pool_seed}), "
                      f"{shared}; each seed draws its own splits inside it (§D.5)")
+    tests = result.cycle_builds.test_per_seed
+    if tests:
+        built = {seed: b for seed, b in tests.items() if isinstance(b, SeedBuild)}
+        where = ", ".join(sorted({b.instances for b in built.values() if b.instances})) or "(not recorded)"
+        counted = "; ".join(sorted({b.min_cycles_counted for b in built.values() if b.min_cycles_counted}))
+        lines.append(f"test split: a second build per seed (the paper's COCO protocol) from {where}; its minimum "
+                     f"counted {counted or '(not recorded)'}")
     unknown = [seed for seed, b in result.cycle_builds.per_seed.items() if isinstance(b, Missing)]
     if unknown:
         reason = result.cycle_builds.per_seed[unknown[0]]
@@ -67,7 +74,8 @@ def _setting(value: Setting) -> str:
 
 # What a run records of each seed's cycles build (from its CYCLES.meta.json): the pool every seed shares (§D.5)
 # and the seed of the splits drawn inside it.
-BUILD_PROVENANCE = ("source", "pool_seed", "seed", "max_images", "images_in_pool", "splits")
+BUILD_PROVENANCE = ("source", "pool_seed", "seed", "max_images", "images_in_pool", "splits", "instances",
+                    "min_cycles_counted")
 
 
 def cycle_builds(inputs: Mapping[int, SeedInputs], seeds: Sequence[int]) -> CycleBuilds:
@@ -79,4 +87,9 @@ def cycle_builds(inputs: Mapping[int, SeedInputs], seeds: Sequence[int]) -> Cycl
     pools = {(b.source, b.pool_seed, b.max_images, b.images_in_pool)
              for b in per_seed.values() if isinstance(b, SeedBuild)}
     shared = len(pools) == 1 if pools else Missing("no seed's cycles build is known")
-    return CycleBuilds(per_seed=per_seed, shared_pool=shared)
+    if not any(inputs[s].test_source for s in seeds):
+        return CycleBuilds(per_seed=per_seed, shared_pool=shared)
+    tests: dict[str, Missing | SeedBuild] = {
+        str(s): inputs[s].test_build or Missing("no CYCLES.meta.json beside its test cycles file") for s in seeds}
+    files = {str(s): {"train": inputs[s].source, "test": inputs[s].test_source} for s in seeds}
+    return CycleBuilds(per_seed=per_seed, shared_pool=shared, test_per_seed=tests, files=files)

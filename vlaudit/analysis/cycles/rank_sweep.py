@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from vlaudit.analysis.cycles.across_seeds import (
+    BELOW_CHANCE,
     UNAVAILABLE,
     SeedRow,
     Table,
@@ -56,16 +57,16 @@ def seed_rank_sweep(inputs: SeedInputs, config: ExperimentConfig, ranks: Sequenc
         sweep: tuple[int | str, ...] = (*ranks, "additive")
         for rank in sweep:
             if rank == "additive":
-                scorer = train_on(inputs, "additive", train, val,
+                fitted = train_on(inputs, "additive", train, val,
                                   config.train(inputs.seed, "bce4", "last", kind="additive"),
                                   name=f"seed {inputs.seed}/{family}/additive", notes=notes)
             else:
-                scorer = train_on(inputs, "lowrank", train, val, config.train(inputs.seed), rank=int(rank),
+                fitted = train_on(inputs, "lowrank", train, val, config.train(inputs.seed), rank=int(rank),
                                   name=f"seed {inputs.seed}/{family}/rank {rank}", notes=notes)
-            summary = split_cycle_eval(test, scorer_scores(scorer, inputs, test, config.device), config.test_split,
-                                       tol=config.tol, seed=inputs.seed)[family]
+            summary = split_cycle_eval(test, scorer_scores(fitted.scorer, inputs, test, config.device),
+                                       config.test_split, tol=config.tol, seed=inputs.seed)[family]
             rows.append({"family": family, "rank": rank, "n": summary.n, "cycle_acc": summary.cycle_acc,
-                         "tie_rate": summary.tie_rate})
+                         "tie_rate": summary.tie_rate, BELOW_CHANCE: fitted.below_chance})
     return rows
 
 

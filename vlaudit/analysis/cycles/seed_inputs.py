@@ -35,6 +35,8 @@ class SeedInputs:
     source: str = ""
     built_unavailable: dict[str, dict[str, int]] = field(default_factory=dict)
     build: SeedBuild | None = None  # what its CYCLES.meta.json records (BUILD_PROVENANCE), None without one
+    test_source: str = ""  # the test build's cycles file (the paper's COCO protocol), "" when one file holds all
+    test_build: SeedBuild | None = None  # what the test build's CYCLES.meta.json records
     image_row: dict[str, int] = field(init=False)
     caption_row: dict[str, int] = field(init=False)
 
@@ -55,7 +57,7 @@ class SeedInputs:
         keys = [k for k in extra if k not in self.caption_row]
         y = np.concatenate([self.y, np.stack([extra[k] for k in keys])]) if keys else self.y
         return SeedInputs(self.seed, self.cycles, self.image_ids, self.x, self.caption_ids + keys, y, self.source,
-                          self.built_unavailable, self.build)
+                          self.built_unavailable, self.build, self.test_source, self.test_build)
 
     def select(self, split: str, family: str | Sequence[str] | None = None) -> list[Cycle]:
         fams = None if family is None else {family} if isinstance(family, str) else set(family)

@@ -17,8 +17,13 @@ synthetic features (generators and why their outcome follows from construction:
 
 The marginal probes train at §E.4's settings (image-only and text-only 50 epochs at lr 1e-2; additive 5 epochs);
 the interaction probes of rows 1 and 4 at vlaudit's own (the paper states none); the rank control at §E.5's 40
-epochs. The rank control's known answer is Table 1's shape: the three-seed mean AUROC peaks at rank 8 and is
-lower at 16 (each seed's peak is recorded in ``rank_peaks`` and printed, not required).
+epochs. The rank control's known answer is the rise of Table 1: the three-seed mean AUROC climbs to rank 8
+(above every lower rank, > 0.03 over rank 1). Whether it then *peaks* at 8 — Table 1's 0.7658 @8 over 0.7575
+@16, a difference of 0.0083 — is reported, not checked: ``rank_peaks.difference`` holds rank 8 minus rank 16
+per seed with its mean and sd over seeds, and the peak is called resolved only when the mean exceeds that sd.
+On seeds 0/1/2 it is +0.0037 ± 0.0055 (0.0080, 0.0055, −0.0025; seeds 6–8 peak at 16): inside the spread, so
+the run prints that the peak is not resolved, beside each seed's peak rank. (The learning rate, 1e-2, was
+chosen on seeds 0–2; §E.5 states none.)
 
 And ``exact_cycles`` (Table 8): the image-only, text-only and additive probes *trained on the shortcut data of
 row 2* score clean exact cycles from the same generator with CycleAcc exactly 0.5 and every cycle a tie
@@ -51,7 +56,13 @@ from vlaudit.probes.trainer import (
     evaluate_cycle_acc,
     fit_probe,
 )
-from vlaudit.results.cycles import RankPeaks, SyntheticProbeSetting, SyntheticResult, SyntheticRow
+from vlaudit.results.cycles import (
+    RankDifference,
+    RankPeaks,
+    SyntheticProbeSetting,
+    SyntheticResult,
+    SyntheticRow,
+)
 from vlaudit.settings import (
     ADDITIVE_PROBE_EPOCHS,
     CYCLE_SEEDS,
@@ -98,8 +109,8 @@ class SyntheticConfig:
     batch_size: int = PROBE_BATCH_SIZE
     lr: float = SYNTHETIC_INTERACTION_LR
     weight_decay: float = PROBE_WEIGHT_DECAY
-    # The rank control: §E.5's 40 epochs. §E.5 states no learning rate; 1e-2 (§E.4's shortcut-probe rate)
-    # gives the paper's shape on seeds 0/1/2 — a peak at rank 8 and a dip at 16.
+    # The rank control: §E.5's 40 epochs. §E.5 states no learning rate; 1e-2 (§E.4's shortcut-probe rate) was
+    # chosen on seeds 0/1/2, where the mean rises to rank 8 and is lower at 16 by less than its spread over seeds.
     rank_epochs: int = SYNTHETIC_RANK_EPOCHS
     rank_lr: float = SHORTCUT_PROBE_LR
 
@@ -218,7 +229,10 @@ def seed_results(seed: int, config: SyntheticConfig | None = None) -> list[dict[
 
 
 PAPER_PEAK_RANK = max(SYNTHETIC_RANK_PEAK, key=lambda r: SYNTHETIC_RANK_PEAK[r])  # Table 1: rank 8
-RANK_PEAK_CHECK = f"rank_mean_peaks_at_rank_{PAPER_PEAK_RANK}"
+PAPER_AFTER_RANK = max(SYNTHETIC_RANK_PEAK)  # Table 1: rank 16, lower than the peak
+#: the rank control's check (on the mean): the rise of Table 1 up to its peak rank; the peak itself (rank 8 above
+#: rank 16) is reported with its spread over seeds (:class:`~vlaudit.results.cycles.RankDifference`), not checked
+RANK_PEAK_CHECK = f"rank_mean_rises_to_rank_{PAPER_PEAK_RANK}"
 
 
 def peak_rank(values: Mapping[int, float]) -> int:
@@ -234,7 +248,8 @@ def _checks(values: dict[tuple[str, str, str], float], *, mean: bool) -> dict[st
     chance = [v[("pure_interaction", p)] for p in ("image-only", "text-only", "additive")]
     rank = {r: v[("rank_sweep", f"rank {r}")] for r in RANKS}
     marginal = ("image-only", "text-only", "additive")
-    rank_check = {RANK_PEAK_CHECK: peak_rank(rank) == PAPER_PEAK_RANK and rank[max(RANKS)] < rank[PAPER_PEAK_RANK]
+    below = [r for r in RANKS if r < PAPER_PEAK_RANK]
+    rank_check = {RANK_PEAK_CHECK: all(rank[r] < rank[PAPER_PEAK_RANK] for r in below)
                   and rank[PAPER_PEAK_RANK] > rank[min(RANKS)] + 0.03} if mean else {}
     return {
         "pure_interaction_marginals_at_chance": all(abs(x - 0.5) < 0.06 for x in chance),
@@ -309,9 +324,12 @@ def run_synthetic(seeds: Sequence[int] = CYCLE_SEEDS, out_dir: Path | None = Non
               for name, ok in mean_checks.items()}
     sweep = [r for r in rows if r.diagnostic == "rank_sweep"]
     rank_of = {r.probe: int(r.probe.split()[1]) for r in sweep}
+    by_rank = {rank_of[r.probe]: r for r in sweep}
     rank_peaks = RankPeaks(paper=PAPER_PEAK_RANK, mean=peak_rank({rank_of[r.probe]: r.mean for r in sweep}),
                            per_seed={str(seed): peak_rank({rank_of[r.probe]: r.per_seed[str(seed)] for r in sweep})
-                                     for seed in seeds})
+                                     for seed in seeds},
+                           difference=rank_difference(by_rank[PAPER_PEAK_RANK].per_seed,
+                                                      by_rank[PAPER_AFTER_RANK].per_seed))
     result = SyntheticResult(seeds=seeds, config=_config_values(config), rows=rows, checks=checks,
                              checks_per_seed=per_seed_checks, rank_peaks=rank_peaks,
                              settings=synthetic_settings(config))
@@ -339,13 +357,36 @@ def synthetic_settings(config: SyntheticConfig) -> dict[str, SyntheticProbeSetti
     return out
 
 
+def rank_difference(peak: Mapping[str, float], after: Mapping[str, float]) -> RankDifference:
+    """AUROC at rank 8 minus rank 16 per seed (``peak``, ``after``: each rank's value per seed), mean, sample
+    sd and whether the mean exceeds that sd (:class:`~vlaudit.results.cycles.RankDifference`)."""
+    per_seed = {seed: float(peak[seed] - after[seed]) for seed in peak}
+    mean, sd, _ = mean_sd(per_seed.values())
+    assert mean is not None  # every seed has both ranks
+    paper = SYNTHETIC_RANK_PEAK[PAPER_PEAK_RANK] - SYNTHETIC_RANK_PEAK[PAPER_AFTER_RANK]
+    return RankDifference(peak=PAPER_PEAK_RANK, after=PAPER_AFTER_RANK, paper=round(paper, 10), per_seed=per_seed,
+                          mean=mean, sd=sd, resolved=sd is not None and mean > sd)
+
+
 def rank_peak_line(result: SyntheticResult) -> str | None:
-    """'rank control: the mean peaks at rank 8 (paper: 8); per seed: 0 → 8, 1 → 4, 2 → 8'."""
+    """The rank control's peak, said only when it is resolved: 'rank control: rank 8 − rank 16 = +0.0037 ±
+    0.0055 over seeds (0: +0.0080, …; paper +0.0083) — inside the spread, so no peak at 8 is claimed; the
+    mean's highest rank: 8 (paper: 8); per seed: 0 → 8, 1 → 8, 2 → 16'."""
     peaks = result.rank_peaks
     if peaks is None:
         return None
     per_seed = ", ".join(f"{seed} → {rank}" for seed, rank in peaks.per_seed.items())
-    return f"rank control: the mean peaks at rank {peaks.mean} (paper: {peaks.paper}); per seed: {per_seed}"
+    tail = f"the mean's highest rank: {peaks.mean} (paper: {peaks.paper}); per seed: {per_seed}"
+    diff = peaks.difference
+    if diff is None:
+        return f"rank control: {tail}"
+    spread = "" if diff.sd is None else f" ± {diff.sd:.4f}"
+    values = ", ".join(f"{seed}: {value:+.4f}" for seed, value in diff.per_seed.items())
+    verdict = (f"larger than its spread: the peak at {diff.peak} is resolved" if diff.resolved else
+               f"inside the spread over seeds, so no peak at {diff.peak} is claimed" if diff.sd is not None else
+               "one seed, no spread: no peak is claimed")
+    return (f"rank control: rank {diff.peak} − rank {diff.after} = {diff.mean:+.4f}{spread} over seeds ({values}; "
+            f"paper {diff.paper:+.4f}) — {verdict}; {tail}")
 
 
 def table_rows(result: SyntheticResult) -> list[list[object]]:

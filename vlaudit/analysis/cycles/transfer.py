@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from vlaudit.analysis.cycles.across_seeds import (
+    BELOW_CHANCE,
     UNAVAILABLE,
     SeedRow,
     Table,
@@ -101,14 +102,15 @@ def seed_transfer(inputs: SeedInputs, config: ExperimentConfig, families: Sequen
     operators = {family: difference_operator(inputs, val) for family, _, val, _ in available}
     rows: list[SeedRow] = []
     for family_i, train, val, _ in available:
-        scorer = train_on(inputs, "lowrank", train, val, config.train(inputs.seed), rank=config.rank,
+        fitted = train_on(inputs, "lowrank", train, val, config.train(inputs.seed), rank=config.rank,
                           name=f"seed {inputs.seed}/{family_i}", notes=notes)
         for family_j, _, _, test in available:
-            summary = split_cycle_eval(test, scorer_scores(scorer, inputs, test, config.device), config.test_split,
-                                       tol=config.tol, seed=inputs.seed)[family_j]
+            summary = split_cycle_eval(test, scorer_scores(fitted.scorer, inputs, test, config.device),
+                                       config.test_split, tol=config.tol, seed=inputs.seed)[family_j]
             rows.append({"train_family": family_i, "test_family": family_j, "off_diagonal": family_i != family_j,
                          "cycle_acc": summary.cycle_acc, "n": summary.n,
-                         "alignment": alignment(operators[family_i], operators[family_j])})
+                         "alignment": alignment(operators[family_i], operators[family_j]),
+                         BELOW_CHANCE: fitted.below_chance})
     return rows
 
 

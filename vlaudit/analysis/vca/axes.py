@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from vlaudit.analysis.vca.events import ReportSettings, RunEvents
+from vlaudit.contexts.image_contexts import IRRE_AREA_FRACTION, IRRE_GRID, PAD_FRACTION, PAD_MIN_PX
 from vlaudit.metrics.vca import permutation, robustness, support
 from vlaudit.results.missing import Missing, known
 from vlaudit.results.vca_audit import (
@@ -39,7 +40,12 @@ from vlaudit.results.vca_audit import (
     interval,
     rate,
 )
-from vlaudit.results.vca_run_sections import INTERFACE_FIGURES, ErasureGeometry, InterfaceCheck
+from vlaudit.results.vca_run_sections import (
+    INTERFACE_FIGURES,
+    ErasureConstants,
+    ErasureGeometry,
+    InterfaceCheck,
+)
 from vlaudit.results.versioned import Interval
 
 #: the pair-centred stability figures of an interface check (they need the same relation groups in both runs)
@@ -153,7 +159,22 @@ def erasure_geometry(ev: RunEvents) -> ErasureGeometry | None:
 
     return ErasureGeometry(int(g["n_rele"] or 0), pct("rele_erased_pct", no_rele), pct("union_pct", no_rele),
                            int(g["n_irre"] or 0), pct("irre_erased_pct", no_irre),
-                           pct("irre_zero_overlap_pct", no_irre))
+                           pct("irre_zero_overlap_pct", no_irre), constants=erasure_constants())
+
+
+def erasure_constants() -> ErasureConstants:
+    """The constants of :mod:`vlaudit.contexts.image_contexts` that Table 11's views were built with."""
+    return ErasureConstants(pad_fraction=PAD_FRACTION, pad_min_px=PAD_MIN_PX, irre_grid=IRRE_GRID,
+                            irre_area_fraction=IRRE_AREA_FRACTION, irre_may_overlap_union=True)
+
+
+def erasure_constants_line(constants: ErasureConstants) -> str:
+    """One line naming the constants beside Table 11."""
+    return (f"Table 11 rests on vlaudit's constants, not the paper's (it states none): the subject–object union "
+            f"padded by {constants.pad_fraction:.0%} of max(W, H) (at least {constants.pad_min_px} px); IrrE fills "
+            f"the farthest tiles of a grid of {constants.irre_grid}×{constants.irre_grid} up to "
+            f"{constants.irre_area_fraction:.0%} of the image, and its tiles may overlap the protected union "
+            f"(zero overlap: the share of IrrE views that do not)")
 
 
 def coverage_rows(ev: RunEvents, settings: ReportSettings) -> list[Coverage]:

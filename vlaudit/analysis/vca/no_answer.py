@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vlaudit.analysis.vca.choice_run import decision_context
 from vlaudit.sources.margins import MarginRun
 
 #: the share of a run's items tied under the image from which the run is called answerless
@@ -20,9 +21,10 @@ NO_ANSWER_SHARE = 0.5
 
 def no_answer_warning(run: MarginRun) -> str | None:
     """One line when at least :data:`NO_ANSWER_SHARE` of ``run``'s items have a tied margin under the image
-    (``run``: yes/no margins, or a letter run's prediction-aligned support r_c); None otherwise."""
-    original = np.asarray(run.margins["original"], dtype=np.float64)
-    scored = run.available("original")
+    (``run``: yes/no margins, or a letter run's prediction-aligned support r_c; a text-only run: under text); None otherwise."""
+    decision = decision_context(run.margins)
+    original = np.asarray(run.margins[decision], dtype=np.float64)
+    scored = run.available(decision)
     tied = scored & (original == 0.0)
     n, k = int(scored.sum()), int(tied.sum())
     if n == 0 or k < NO_ANSWER_SHARE * n:
@@ -35,7 +37,7 @@ def no_answer_warning(run: MarginRun) -> str | None:
         what = "every option's log-probability equal"
     else:
         what = "their best options tied"
-    where = "in every context" if every else "under the image"
+    where = "in every context" if every else "under the image" if decision == "original" else "under text"
     planted = (f"; {run.model} is a planted model: `vlaudit models list` says which items it understands"
                if run.model.startswith("ref:") else "")
     return (f"{run.model} · {run.dataset} · {run.interface}: {k} of {n} items have {what} {where} — no answer, "

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from vlaudit.analysis.vca.scored_runs import RunScores, has_context, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import proxies, robustness, support
@@ -38,6 +39,7 @@ from vlaudit.results.vca_proxies import (
     ControlSetStability,
     FamilyRow,
     ModelRanking,
+    ModelRankingRho,
     ProxyAggregate,
     ProxyRow,
     TargetAuroc,
@@ -172,7 +174,36 @@ def aggregate_rows(scores: Sequence[RunScores]) -> list[ProxyAggregate]:
             vd = known(proxies.visual_dependence(m, labels[have], nulls), "no item answered correctly")
             n_vd = int(have.sum())
         acc = no_labels if s.events.correct is None else float(s.events.correct.mean())
-        rows.append(ProxyAggregate(run.model, run.dataset, run.n, acc, perceptual, n_perceptual, vd, n_vd))
+        dcc = no_labels if s.events.correct is None else float((s.events.correct & s.events.dep).mean())
+        rows.append(ProxyAggregate(run.model, run.dataset, run.n, acc, perceptual, n_perceptual, vd, n_vd, dcc=dcc))
+    return rows
+
+
+#: the per-run proxies whose cross-model ranking is compared with D-CC's (VCA §18), by their record field
+RANKED_PROXIES = {"Perceptual Score": "perceptual_score", "Visual Dependence": "visual_dependence", "Acc": "acc"}
+#: the fewest models a cross-model ranking ρ is computed over
+MIN_RANKED_MODELS = 3
+
+
+def model_ranking_rows(aggregates: Sequence[ProxyAggregate]) -> list[ModelRankingRho]:
+    """Per dataset and proxy of :data:`RANKED_PROXIES`: Spearman ρ between the models' ranking by the proxy and
+    by D-CC, over the models that have both (VCA §18 compares its four models' rankings); Missing with fewer
+    than :data:`MIN_RANKED_MODELS` models or a constant column."""
+    rows = []
+    for dataset in dict.fromkeys(a.dataset for a in aggregates):
+        runs = [a for a in aggregates if a.dataset == dataset]
+        for proxy, name in RANKED_PROXIES.items():
+            pairs = [(a.model, getattr(a, name), a.dcc) for a in runs
+                     if isinstance(getattr(a, name), float) and isinstance(a.dcc, float)]
+            models = [model for model, _, _ in pairs]
+            rho: Figure
+            if len(pairs) < MIN_RANKED_MODELS:
+                rho = Missing(f"{len(pairs)} model(s) with {proxy} and D-CC; a ranking ρ needs {MIN_RANKED_MODELS}")
+            else:
+                x, y = (np.array([p[k] for p in pairs], dtype=np.float64) for k in (1, 2))
+                rho = Missing("a constant column") if np.ptp(x) == 0 or np.ptp(y) == 0 else \
+                    float(spearmanr(x, y).statistic)
+            rows.append(ModelRankingRho(dataset=dataset, proxy=proxy, against="D-CC", models=models, rho=rho))
     return rows
 
 
@@ -290,7 +321,8 @@ def compute_proxies(scores: Sequence[RunScores], edits: Mapping[str, np.ndarray]
                                       "seed": settings.seed, "level": settings.level,
                                       "control_sets": ["+".join(cs) for cs in settings.control_sets]},
                          "runs": [run_info(s) for s in scores]}
-    return VcaProxiesResult(proxies=proxy_rows(scores, edits, settings), aggregates=aggregate_rows(scores),
+    aggregates = aggregate_rows(scores)
+    return VcaProxiesResult(proxies=proxy_rows(scores, edits, settings), aggregates=aggregates,
                             aggregation=aggregation_rows(scores, edits, settings),
                             control_sets=control_set_stability(scores, settings), families=family_rows(scores, meta),
-                            extra=extra)
+                            model_rankings=model_ranking_rows(aggregates), extra=extra)

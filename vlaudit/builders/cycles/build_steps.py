@@ -250,7 +250,8 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
     ``counts`` holds the families that are written. ``validation_counts`` (another build's val counts of the same
     seed, :func:`validation_counts_from`) applies the paper's rule to a build without a validation split: a family
     is withdrawn when that build has fewer than ``min_cycles`` val cycles of it (or this build none), and its
-    ``unavailable`` entry carries that val count beside this build's.
+    ``unavailable`` entry carries that val count beside this build's; ``validation_counts`` ``{family: n}`` (the
+    val count of every family) is then returned too, so that ``cycles eval`` counts what the build counted.
     """
     kept: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for family in families:
@@ -302,7 +303,12 @@ def finalize(result: BuildResult, *, families: Sequence[str], splits: Sequence[t
                 row["cycle_id"], row["family"], row["split"] = f"{prefix}{k:06d}", family, split
                 rows.append(row)
     counts = {family: cells for family, cells in all_counts.items() if family not in unavailable}
-    return rows, {"counts": counts, "unavailable": unavailable}
+    table: dict[str, Any] = {"counts": counts, "unavailable": unavailable}
+    if validation_counts is not None and VALIDATION_SPLIT_NAME not in names:
+        # what the minimum counted, for every family: ``cycles eval`` of this file counts the same (§D.5)
+        table["validation_counts"] = {family: int(validation_counts.get(family, {}).get(VALIDATION_SPLIT_NAME, 0))
+                                      for family in all_counts}
+    return rows, table
 
 
 def new_row(image_1: str, caption_1: str, image_2: str, caption_2: str, text_1: str, text_2: str,

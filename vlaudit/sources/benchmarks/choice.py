@@ -5,8 +5,9 @@ Options are kept as stored, in order, lettered A, B, ...; the label is the gold 
 * **MMStar** — the Hub release ``Lin-Chen/MMStar`` (``mmstar.parquet``, split ``val``): ``index, question,
   image (Image), answer (letter), category, l2_category, meta_info``, the options inside the question as
   ``"...\\nOptions: A: ..., B: ..., C: ..., D: ..."`` or, in the 346 questions taken from MathVista and MMMU,
-  ``"...\\nChoices:\\n(A) ...\\n(B) ..."`` (split off here: the question keeps the text before ``Options:`` /
-  ``Choices:``); or ``MMStar.tsv`` (VLMEvalKit: options in columns ``A``–``D``, base64 ``image``).
+  ``"...\\nChoices:\\n(A) ...\\n(B) ..."``, or in 7 MathVista questions ``"...\\n(A) ...\\n(B) ..."`` with neither
+  header (split off here: the question keeps the text before ``Options:`` / ``Choices:`` / ``(A)``; the
+  headerless rows are counted in a note); or ``MMStar.tsv`` (VLMEvalKit: options in columns ``A``–``D``, base64 ``image``).
 * **MMBench** — ``lmms-lab/MMBench`` (configs ``en``, ``cn``, ``cc``; splits ``dev``, ``test``): ``index,
   question, hint, answer, A, B, C, D, (E), category, image, source, L2-category, comment, split``; or the
   OpenCompass/VLMEvalKit TSV (``MMBench_DEV_EN.tsv`` …: ``index, question, hint, A … D, answer, category,
@@ -51,6 +52,8 @@ SEED_DIMENSIONS = {1: "Scene Understanding", 2: "Instance Identity", 3: "Instanc
 SEED_IMAGE_DIMENSIONS = range(1, 10)
 _EMBEDDED_OPTION = "Options:"
 _EMBEDDED_CHOICES = "Choices:"
+#: what may precede a bare ``(A)``/``(B)`` option of a question without a header: a line start, else a space
+_BARE_OPTION_SEPARATORS = (r"(?:^|\n)[ \t]*", r"(?:^|\s)")
 #: MMBench's published CircularEval copy k of question i has index i + k·10⁶ (VLMEvalKit: ``index % 1e6``)
 CIRCULAR_OFFSET = 1_000_000
 
@@ -66,7 +69,7 @@ def embedded_options(row: Row, name: str = "question") -> tuple[str, tuple[str, 
     text = row.required(name)
     at_options, at_choices = text.rfind(_EMBEDDED_OPTION), text.rfind(_EMBEDDED_CHOICES)
     if at_options < 0 and at_choices < 0:
-        raise row.error("no 'Options:' or 'Choices:' in the question (MMStar lists the options there)", name)
+        return _headerless_options(row, text, name)
     if at_choices > at_options:
         at, body = at_choices, text[at_choices + len(_EMBEDDED_CHOICES):]
         starts = _option_starts(body, lambda k, letter: [rf"(?:^|\n)\s*\({letter}\)\s*"])
@@ -80,6 +83,25 @@ def embedded_options(row: Row, name: str = "question") -> tuple[str, tuple[str, 
     options = [body[match.end():(starts[k + 1].start() if k + 1 < len(starts) else len(body))].strip()
                for k, match in enumerate(starts)]
     return text[:at].rstrip(), row.checked_options(options, name)
+
+
+def _headerless_options(row: Row, text: str, name: str) -> tuple[str, tuple[str, ...]]:
+    """MathVista's ``(A) x`` options written with neither ``Options:`` nor ``Choices:`` before them (7 of MMStar's
+    1,500 questions): the list starts at the last ``(A)`` that opens a line (else the last one after a space)
+    and is followed by ``(B)``; the question keeps the text before it."""
+    for separator in _BARE_OPTION_SEPARATORS:
+        def pattern(k: int, letter: str, separator: str = separator) -> list[str]:
+            return [rf"{separator}\({letter}\)\s*"]
+
+        for match in reversed(list(re.finditer(rf"{separator}\(A\)", text))):
+            body = text[match.start():]
+            starts = _option_starts(body, pattern)
+            if len(starts) >= 2:
+                options = [body[m.end():(starts[k + 1].start() if k + 1 < len(starts) else len(body))].strip()
+                           for k, m in enumerate(starts)]
+                return text[:match.start()].rstrip(), row.checked_options(options, name)
+    raise row.error("no 'Options:', 'Choices:' or '(A) … (B) …' option list in the question (MMStar lists the "
+                    "options there)", name)
 
 
 def _option_starts(body: str, patterns: Callable[[int, str], list[str]]) -> list[re.Match[str]]:
@@ -100,7 +122,7 @@ def read_mmstar(source: str | Path, *, images: ImageFolder | None = None) -> Ben
     """MMStar rows → lettered items (category and l2_category as released)."""
     rows, noun = release_rows(source, _images(images))
     name, split = str(source), split_name(source)
-    items, records = [], []
+    items, records, headerless = [], [], []
     for number, raw in rows:
         row = Row(raw, name, f"{noun} {number}")
         columns = None
@@ -108,6 +130,8 @@ def read_mmstar(source: str | Path, *, images: ImageFolder | None = None) -> Ben
             question, (options, columns) = row.required("question"), row.column_options()
         else:
             question, options = embedded_options(row)
+            if not any(header in row.required("question") for header in (_EMBEDDED_OPTION, _EMBEDDED_CHOICES)):
+                headerless.append(row.record)
         index = row.required("index")
         items.append(BenchmarkItem(
             item_id=f"mmstar-{index}", image=row.image("image"), question=question,
@@ -116,7 +140,9 @@ def read_mmstar(source: str | Path, *, images: ImageFolder | None = None) -> Ben
             extra={"l2_category": row.first(("l2_category", "l2-category"), required=False),
                    "source_index": index}))
         records.append(row.record)
-    return BenchmarkRead("mmstar", unique_ids(items, records, name))
+    notes = [f"{len(headerless)} question(s) list their options as '(A) …' with neither 'Options:' nor 'Choices:' "
+             f"(MathVista's layout; e.g. {headerless[0]}); read as lettered options"] if headerless else []
+    return BenchmarkRead("mmstar", unique_ids(items, records, name), notes=notes)
 
 
 def read_mmbench(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
