@@ -81,32 +81,31 @@ def test_oe_text_only_probe_uses_the_shortcut_settings(monkeypatch) -> None:
     assert result.probe_settings["shortcut"].epochs == 3
 
 
-def test_the_paper_scale_trains_at_the_papers_batch_from_min_steps_batches_on() -> None:
-    # §E.3: batch 512, 8 epochs; the batch is the paper's once the set fills ⌈50 / 8⌉ = 7 batches (3,584 units)
-    assert effective_batch_size(3584, TrainConfig()) == PROBE_BATCH_SIZE
-    assert effective_batch_size(20_000, TrainConfig()) == PROBE_BATCH_SIZE
-    # §D.5: a GQA family has ~4,800 training images → 2,400 train cycles: ⌈2400 / 7⌉ = 343, 56 steps (batch 512
-    # would take 40 < 50; the rule is continuous, issue 53 item 10, so this scale gets a note too)
-    assert effective_batch_size(2400, TrainConfig()) == 343
-    # §E.4's additive audit probes (5 epochs, 10 steps per epoch): the paper's batch from 5,120 units on
+def test_every_set_of_one_full_batch_trains_at_the_papers_batch() -> None:
+    # §E.3: batch 512, 8 epochs, on every set of at least 512 units (the central experiments' scale untouched)
+    for n in (512, 2400, 3584, 20_000):  # 2,400: a §D.5 GQA family's train cycles
+        assert effective_batch_size(n, TrainConfig()) == PROBE_BATCH_SIZE
+    # §E.4's additive audit probes (5 epochs, 10 steps per epoch)
     additive = TrainConfig(epochs=ADDITIVE_PROBE_EPOCHS)
-    assert effective_batch_size(5120, additive) == PROBE_BATCH_SIZE
-    assert effective_batch_size(512, additive) == 52  # ⌈512 / ⌈50 / 5⌉⌉
-    assert effective_batch_size(400, additive) == 40  # ⌈400 / 10⌉
+    assert effective_batch_size(5120, additive) == effective_batch_size(512, additive) == PROBE_BATCH_SIZE
+    assert effective_batch_size(400, additive) == 40  # ⌈400 / 10⌉: 10 steps per epoch, 50 in all
+    assert effective_batch_size(40, additive) == 4  # ⌈40 / 10⌉: 10 steps per epoch, 50 in all
 
 
-def test_small_training_sets_get_the_minimum_number_of_steps() -> None:
+def test_small_training_sets_get_the_minimum_number_of_steps_and_the_rule_has_no_jump() -> None:
     assert MIN_OPTIMISER_STEPS == 50
-    config = TrainConfig(min_steps=50)  # 8 epochs: at least ⌈50 / 8⌉ = 7 steps per epoch
+    config = TrainConfig(min_steps=50)  # 8 epochs: at least ⌈50 / 8⌉ = 7 steps per epoch on a small set
     assert effective_batch_size(300, config) == 43  # ⌈300 / 7⌉: 7 steps of ≤ 43 per epoch, 56 in all
-    assert effective_batch_size(3584, config) == 512  # 7 batches of 512 already: the paper's scale is untouched
+    assert effective_batch_size(448, config) == 64  # the last set at 7 steps per epoch
+    assert effective_batch_size(480, config) == 288  # 512 − 7·32: the ramp up to the paper's batch
     # no jump at one full batch (the earlier rule: 511 → batch 73 and 56 steps, 512 → batch 512 and 8 steps)
-    assert effective_batch_size(3000, config) == 429  # ⌈3000 / 7⌉: 7 steps per epoch, 56 in all
-    assert effective_batch_size(512, config) == 74 and effective_batch_size(511, config) == 73
-    # continuous and monotone in n, and every run takes at least min_steps steps
+    assert effective_batch_size(511, config) == 505 and effective_batch_size(512, config) == 512
     sizes = [effective_batch_size(n, config) for n in range(1, 4000)]
-    assert all(0 <= b - a <= 1 for a, b in zip(sizes, sizes[1:], strict=False))
-    assert all(config.epochs * -(-n // b) >= 50 for n, b in zip(range(64, 4000), sizes[63:], strict=False))
+    assert all(0 <= b - a <= 7 for a, b in zip(sizes, sizes[1:], strict=False))  # monotone, rises ≤ k per unit
+    steps = [config.epochs * -(-n // b) for n, b in zip(range(1, 4000), sizes, strict=False)]
+    assert all(8 <= s <= 56 for s in steps[447:512])  # on the ramp, between the paper's 8 and the small sets' 56
+    # every set of 7 to 448 units takes at least min_steps steps (fewer units cannot fill 7 batches)
+    assert all(s >= 50 for s in steps[6:448])
     assert effective_batch_size(3, config) == 1
     assert effective_batch_size(300, replace(config, min_steps=0)) == 512
     assert effective_batch_size(300, replace(config, epochs=50)) == 512  # 50 epochs × 1 step reach 50

@@ -39,9 +39,10 @@ SHORTCUT_PROBE_EPOCHS = 50  # cycle §E.4: the text-only and image-only shortcut
 SHORTCUT_PROBE_LR = 1e-2  # cycle §E.4
 SYNTHETIC_RANK_EPOCHS = 40  # cycle §E.5: the synthetic rank control; Table 1's AUROC peaks at rank 8
 # Not a paper setting: on a training set of a few hundred units the paper's batch of 512 is a single optimiser
-# step per epoch, so a probe would barely move. vlaudit's batch is min(512, ⌈n / ⌈this / epochs⌉⌉) (same
-# epochs), continuous in n: the paper's batch from 512 × ⌈this / epochs⌉ units on (3,584 at 8 epochs), a
-# smaller one below, said in ``probe_notes``; every probe's batch and steps are in ``probe_runs``.
+# step per epoch, so a probe would barely move. vlaudit's batch (same epochs) is the paper's 512 on every set of
+# at least 512 units and smaller below, without a jump (vlaudit.probes.trainer.effective_batch_size): a set of
+# up to 448 units takes at least this many steps; said in ``probe_notes``; every probe's batch and steps are in
+# ``probe_runs``.
 MIN_OPTIMISER_STEPS = 50
 # Not paper settings (the paper states none for them): the synthetic controls' interaction probes (the bilinear
 # rows of Table 1 and the binding row); these small problems need a larger step to converge in ~80 updates.

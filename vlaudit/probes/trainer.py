@@ -11,11 +11,10 @@ CycleAcc exactly ½ (Table 8). Defaults follow §E.3: 8 epochs, batch 512, lr 1e
 the other probe kinds' settings (§E.4, §E.5) are in :mod:`vlaudit.settings`.
 
 Small training sets: batch 512 is one optimiser step per epoch on a few hundred cycles, so a probe would barely
-move. The batch is ``min(batch, ⌈n / ⌈min_steps / epochs⌉⌉)`` (``TrainConfig.min_steps``:
-:data:`vlaudit.settings.MIN_OPTIMISER_STEPS`, not a paper setting): every run takes at least ``min_steps``
-optimiser steps — same epochs, same data per epoch — and the batch grows with n, one unit at a time, up to the
-given batch (§E.3's 512), reached at ``batch × ⌈min_steps / epochs⌉`` units (3,584 for 8 epochs and 50 steps).
-The rule is continuous: the earlier one (shrink only below one full batch) jumped at 512 units from batch 73
+move. Below one full batch the batch shrinks (:func:`effective_batch_size`; ``TrainConfig.min_steps``:
+:data:`vlaudit.settings.MIN_OPTIMISER_STEPS`, not a paper setting): a small set takes at least ``min_steps``
+optimiser steps — same epochs, same data per epoch — and the batch rises without a jump to the paper's 512,
+which every set of at least 512 units trains at (§E.3). The earlier rule jumped at 512 units from batch 73
 and 56 steps to batch 512 and 8 steps. A run at a smaller batch has a note in :attr:`TrainResult.notes`, and
 every run records its batch and steps (:attr:`TrainResult.batch_size`, :attr:`TrainResult.steps`). The
 optimiser is AdamW (:data:`OPTIMIZER`; the paper names none). A probe whose final weights score below chance
@@ -158,13 +157,20 @@ class TrainConfig:
 
 
 def effective_batch_size(n_units: int, config: TrainConfig) -> int:
-    """The batch of a run on ``n_units``: ``min(config.batch_size, ⌈n / ⌈min_steps / epochs⌉⌉)`` (never below
-    1), so that ``epochs`` epochs take at least ``min_steps`` optimiser steps; continuous in n (it grows by at
-    most one per ``⌈min_steps / epochs⌉`` units) up to ``config.batch_size``."""
+    """The batch of a run on ``n_units`` (n), with B = ``config.batch_size`` and k = ``⌈min_steps / epochs⌉``:
+
+        batch(n) = min(B, max(⌈n / k⌉, B − k·(B − n)))   (never below 1)
+
+    From n = B on it is B itself — the paper's batch (§E.3: 512) on every set of at least one full batch. A small
+    set (n ≤ B − B / k: 448 units for 512, 8 epochs, 50 steps) takes ``k`` steps per epoch, so at least
+    ``min_steps`` in all; in between the batch rises linearly (k per unit) to B, so the steps fall smoothly from
+    ``min_steps`` to ``epochs`` instead of jumping at n = B (the earlier rule: 511 units → batch 73 and 56
+    steps, 512 → batch 512 and 8 steps)."""
     per_epoch = -(-config.min_steps // config.epochs)
-    if n_units <= 0 or per_epoch <= 1:
+    if n_units <= 0 or per_epoch <= 1 or n_units >= config.batch_size:
         return config.batch_size
-    return max(1, min(config.batch_size, -(-n_units // per_epoch)))
+    ramp = config.batch_size - per_epoch * (config.batch_size - n_units)
+    return max(1, min(config.batch_size, max(-(-n_units // per_epoch), ramp)))
 
 
 @dataclass
