@@ -104,8 +104,8 @@ def test_small_training_sets_get_the_minimum_number_of_steps_and_the_rule_has_no
     assert all(0 <= b - a <= 7 for a, b in zip(sizes, sizes[1:], strict=False))  # monotone, rises ≤ k per unit
     steps = [config.epochs * -(-n // b) for n, b in zip(range(1, 4000), sizes, strict=False)]
     assert all(8 <= s <= 56 for s in steps[447:512])  # on the ramp, between the paper's 8 and the small sets' 56
-    # every set of 7 to 448 units takes at least min_steps steps (fewer units cannot fill 7 batches)
-    assert all(s >= 50 for s in steps[6:448])
+    # every set of 43 to 448 units takes at least min_steps steps (a smaller one's ⌈n / 7⌉ batches may be fewer)
+    assert all(s >= 50 for s in steps[42:448])
     assert effective_batch_size(3, config) == 1
     assert effective_batch_size(300, replace(config, min_steps=0)) == 512
     assert effective_batch_size(300, replace(config, epochs=50)) == 512  # 50 epochs × 1 step reach 50
