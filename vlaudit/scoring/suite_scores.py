@@ -128,23 +128,29 @@ def _texts(items: Sequence[SuiteItem]) -> list[str]:
 # ------------------------------------------------------------------------------------------------ dual encoders
 
 
-def finished_features(folder: Path, arguments: Mapping[str, Any]) -> bool:
-    """A features folder that holds this run's embeddings already (its manifest records ``arguments``)."""
+def finished_features(folder: Path, arguments: Mapping[str, Any], operational: frozenset[str] = frozenset()) -> bool:
+    """A features folder that holds this run's embeddings already: its manifest records ``arguments`` (the
+    ``operational`` ones — batch size, device — aside)."""
     manifest = folder / MANIFEST_FILE
     if not manifest.is_file():
         return False
     recorded = read_json(manifest)
-    return isinstance(recorded, dict) and recorded.get("arguments") == dict(arguments)
+    previous = recorded.get("arguments") if isinstance(recorded, dict) else None
+    if not isinstance(previous, dict):
+        return False
+    return ({k: v for k, v in previous.items() if k not in operational}
+            == {k: v for k, v in arguments.items() if k not in operational})
 
 
 def dual_suite_scores(load: Callable[[], FeatureBackend], items: Sequence[SuiteItem], files: Mapping[str, Path],
                       folder: str | Path, *, arguments: Mapping[str, Any], text_similarity: bool = False,
-                      source: str | Path | None = None) -> tuple[SuiteScores, bool]:
+                      source: str | Path | None = None, operational: frozenset[str] = frozenset()
+                      ) -> tuple[SuiteScores, bool]:
     """Cosine scores of every item's image×text matrix (module docstring) and whether the model ran now.
 
     ``load()`` loads the dual encoder only when ``folder`` does not hold this run's features already."""
     folder = Path(folder)
-    ran = not finished_features(folder, arguments)
+    ran = not finished_features(folder, arguments, operational)
     if ran:
         inputs = FeatureInputs(images=dict(files), texts={text: text for text in _texts(items)},
                                source=None if source is None else Path(source))
