@@ -138,3 +138,15 @@ def test_winoground_scores_count_a_tie_wrong() -> None:
     audit = {cell.subset: cell for cell in result.audit}
     assert audit["2x2"].tv_image == 0 and audit["2x2"].degree_imbalance == 0  # an exact cycle is balanced
     assert audit["pairs"].tv_image == 0 and audit["pairs"].tv_caption == 1  # one image: caption side unbalanced
+
+
+def test_a_cycle_several_items_state_is_counted_once() -> None:
+    texts = ["a red chair to the left of a blue clock", "a blue clock to the left of a red chair"]
+    items = [_item("block", ["l.png", "r.png"], texts, [(0, 0), (1, 1)], "2x2"),
+             _item("pair-l", ["l.png"], texts, [(0, 0)], "pairs"),
+             _item("pair-r", ["r.png"], texts, [(0, 1)], "pairs"),
+             _item("block-again", ["l.png", "r.png"], texts, [(0, 0), (1, 1)], "2x2")]
+    (cycle,) = suite_cycles(items)
+    assert cycle.kind == WITHIN and cycle.a == 0
+    (alone,) = suite_cycles(items[1:3])  # without the block, the two pair items complete it
+    assert alone.kind == ACROSS and (alone.a, alone.b) == (0, 1)

@@ -15,6 +15,8 @@ and text, whatever the suite's negatives let it exploit. Two sources, both count
   images by :attr:`~vlaudit.records.SuiteImage.key` (file plus crop). All four scores come from the two
   items' own matrices, so nothing beyond the item's pairs is scored.
 
+Each distinct cycle — its two true (image, text) pairs — is counted once, however many items state it.
+
 A cross-item cycle belongs to its items' subset when both share one, else to :data:`ACROSS_SUBSETS`.
 """
 
@@ -92,10 +94,27 @@ def across_item_cycles(items: Sequence[SuiteItem]) -> list[SuiteCycle]:
     return out
 
 
+def cycle_key(items: Sequence[SuiteItem], cycle: SuiteCycle) -> frozenset[tuple[str, str]]:
+    """What makes a cycle the cycle it is: its two true (image key, text) pairs, whichever items state them."""
+    a, b = items[cycle.a], items[cycle.b]
+    return frozenset({(a.images[cycle.image_a].key, a.texts[cycle.text_a]),
+                      (b.images[cycle.image_b].key, b.texts[cycle.text_b])})
+
+
 def suite_cycles(items: Sequence[SuiteItem], *, across: bool = True) -> list[SuiteCycle]:
-    """The exact cycles of a suite: within every item, then (``across``) between items."""
-    out = [cycle for k, item in enumerate(items) for cycle in within_item_cycles(k, item)]
-    return out + (across_item_cycles(items) if across else [])
+    """The distinct exact cycles of a suite: within every item, then (``across``) between items. A cycle that
+    several items state (the same two images and texts in a 2×2 item and again in two pair items, or an item
+    repeated) is counted once, where it is first found (within items first)."""
+    found = [cycle for k, item in enumerate(items) for cycle in within_item_cycles(k, item)]
+    found += across_item_cycles(items) if across else []
+    seen: set[frozenset[tuple[str, str]]] = set()
+    out = []
+    for cycle in found:
+        key = cycle_key(items, cycle)
+        if key not in seen:
+            seen.add(key)
+            out.append(cycle)
+    return out
 
 
 def cycle_scores(cycles: Sequence[SuiteCycle], scores: SuiteScores) -> np.ndarray:
