@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from vlaudit.analysis.suites.evaluate import evaluate_items
+from vlaudit.analysis.suites.evaluate import evaluate_items, read_items
 from vlaudit.analysis.suites.registry import SUITES, suite_named
 from vlaudit.backends.base import FeatureBackend, YesNoBackend
 from vlaudit.backends.registry import BackendLoad
@@ -52,18 +52,10 @@ def suites() -> list[dict[str, str]]:
              "options": ", ".join(f"{k}: {v}" for k, v in s.options)} for s in SUITES.values()]
 
 
-def read_suite(suite: str, path: str | Path, **options: object) -> SuiteRead:
-    """Read ``path`` as suite ``suite`` publishes it (its registered reader; ``options`` its reader keywords)."""
-    entry = suite_named(suite)
-    _check_options(entry.options, options)
-    return entry.read_file(path, **options)
-
-
-def _check_options(known: tuple[tuple[str, str], ...], given: Mapping[str, object]) -> None:
-    names = [name for name, _ in known]
-    unknown = [name for name in given if name not in names]
-    if unknown:
-        raise InputError(f"unknown reader option(s) {unknown}; this suite takes {names or 'none'}", field="--option")
+def read_suite(suite: str, path: str | Path, options: Mapping[str, object] | None = None) -> SuiteRead:
+    """Read ``path`` as suite ``suite`` publishes it (its registered reader; ``options`` its reader keywords,
+    ``vlaudit suite list`` names them): the items, and how many records were read, kept and left out (why)."""
+    return read_items(suite_named(suite), path, options)
 
 
 def evaluate_suite(suite: str, path: str | Path, *, images: str | Path, model: str | ModelRef, out: str | Path,
@@ -96,14 +88,13 @@ def evaluate_suite(suite: str, path: str | Path, *, images: str | Path, model: s
     """
     entry = suite_named(suite)
     reader_options = dict(options or {})
-    _check_options(entry.options, reader_options)
     spec = SuiteEvalSpec(suite=entry.name, file=Path(path), images=Path(images), out=Path(out),
                          model=model_ref(model, dtype), query=query, options=reader_options,
                          run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device))
     if spec.kind == "features" and query is not None:
         raise InputError("a dual encoder scores the caption itself; --query is for yes/no MLLMs", field="--query")
     checked = None if spec.kind == "features" else check_query(SUITE_QUERY if query is None else query)
-    read = entry.read_file(spec.file, **reader_options)
+    read = read_items(entry, spec.file, reader_options)
     if not read.items:
         raise InputError(f"no item of the {entry.name} file is left to score (counts: {dict(read.counts)})",
                          path=spec.file)

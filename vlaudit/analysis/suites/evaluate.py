@@ -16,13 +16,15 @@ the audit says how far the suite's negatives are from exact cycles (0 TV and 0 i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from vlaudit.analysis.suites.cycles import ACROSS, SuiteCycle, suite_contrasts, suite_cycles
 from vlaudit.analysis.suites.suite import Suite
+from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import summarize_contrasts
 from vlaudit.metrics.pair_audit import audit_pairs
 from vlaudit.metrics.suites import SuiteScores
@@ -40,6 +42,18 @@ class ItemsEvaluation:
     cycles: list[SuiteCycleCell]
     audit: list[SuiteAuditCell]
     warnings: list[str]
+
+
+def read_items(suite: Suite, path: str | Path, options: Mapping[str, object] | None = None) -> SuiteRead:
+    """``path`` read by ``suite``'s reader with ``options`` (its reader keywords; an unknown one is refused
+    naming those it takes)."""
+    given = dict(options or {})
+    names = [name for name, _ in suite.options]
+    unknown = [name for name in given if name not in names]
+    if unknown:
+        raise InputError(f"unknown reader option(s) {unknown}; {suite.name} takes {names or 'none'}",
+                         field="--option")
+    return suite.read_file(path, **given)
 
 
 def labelled_pairs(items: Sequence[SuiteItem]) -> list[LabelledPair]:

@@ -89,6 +89,8 @@ def read_pairs_suite(path: Path, **options: Any) -> SuiteRead:
     if options:
         raise InputError(f"the {NAME} reader takes no options, got {sorted(options)}", path=path, field="option")
     path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found" if not path.exists() else "not a file", path=path)
     if path.suffix.lower() not in (".jsonl", ".json"):
         raise refuse(path, NAME, LAYOUT, f"a {path.suffix or 'suffix-less'} file")
     try:
