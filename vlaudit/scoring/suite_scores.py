@@ -177,6 +177,14 @@ def dual_suite_scores(load: Callable[[], FeatureBackend], items: Sequence[SuiteI
 # ------------------------------------------------------------------------------------------------ yes/no MLLMs
 
 
+def _relative(file: Path, folder: Path) -> str:
+    """``file`` relative to ``folder``: lexically (the file was joined onto it), else after resolving links."""
+    try:
+        return file.relative_to(folder).as_posix()
+    except ValueError:
+        return file.resolve().relative_to(folder.resolve()).as_posix()
+
+
 def yes_no_pair_items(items: Sequence[SuiteItem], files: Mapping[str, Path], images_dir: Path, *,
                       query: str = SUITE_QUERY, dataset: str = "suite") -> list[BenchmarkItem]:
     """One yes/no item per distinct (image key, text) pair of the items' matrices, in first-appearance order;
@@ -184,7 +192,7 @@ def yes_no_pair_items(items: Sequence[SuiteItem], files: Mapping[str, Path], ima
     out: dict[tuple[str, str], BenchmarkItem] = {}
     for item in items:
         for image in item.images:
-            relative = files[image.key].resolve().relative_to(images_dir.resolve()).as_posix()
+            relative = _relative(files[image.key], images_dir)
             for text in item.texts:
                 if (image.key, text) not in out:
                     out[(image.key, text)] = BenchmarkItem(
