@@ -150,3 +150,13 @@ def test_a_cycle_several_items_state_is_counted_once() -> None:
     assert cycle.kind == WITHIN and cycle.a == 0
     (alone,) = suite_cycles(items[1:3])  # without the block, the two pair items complete it
     assert alone.kind == ACROSS and (alone.a, alone.b) == (0, 1)
+
+
+def test_cross_item_cycles_stop_at_the_limit() -> None:
+    from vlaudit.analysis.suites.cycles import across_item_cycles
+
+    texts = ["a red chair to the left of a blue clock", "a blue clock to the left of a red chair"]
+    items = [_item(f"l{k}", [f"l{k}.png"], texts, [(0, 0)]) for k in range(3)]
+    items += [_item(f"r{k}", [f"r{k}.png"], texts, [(0, 1)]) for k in range(2)]
+    assert len(across_item_cycles(items, None)) == 3 * 2  # every left image with every right image
+    assert len(across_item_cycles(items, 4)) == 4

@@ -33,6 +33,9 @@ from vlaudit.metrics.suites import SuiteScores
 from vlaudit.records import SuiteItem
 
 ACROSS_SUBSETS = "(across subsets)"
+#: at most this many cross-item cycles are collected (a suite whose texts repeat across thousands of images
+#: could otherwise hold a quadratic number); reaching it is reported (:func:`vlaudit.analysis.suites.evaluate`)
+MAX_ACROSS = 200_000
 WITHIN, ACROSS = "within", "across"
 
 
@@ -68,9 +71,9 @@ def within_item_cycles(index: int, item: SuiteItem) -> list[SuiteCycle]:
     return out
 
 
-def across_item_cycles(items: Sequence[SuiteItem]) -> list[SuiteCycle]:
+def across_item_cycles(items: Sequence[SuiteItem], limit: int | None = MAX_ACROSS) -> list[SuiteCycle]:
     """The cycles two items complete (module docstring), each unordered pair of (item, image, true text, false
-    text) entries once, ordered by the first item then the second."""
+    text) entries once, ordered by the first item then the second; at most ``limit`` (None: all)."""
     # (true text, false text) -> every (item, image index, true text index, false text index) that states it
     stated: dict[tuple[str, str], list[tuple[int, int, int, int]]] = defaultdict(list)
     for k, item in enumerate(items):
@@ -90,6 +93,9 @@ def across_item_cycles(items: Sequence[SuiteItem]) -> list[SuiteCycle]:
                 subset = items[k].subset if items[k].subset == items[other].subset else ACROSS_SUBSETS
                 first, second = sorted(((k, i, j, j2), (other, i2, jj, jj2)))  # the earlier item is item a
                 out.append(SuiteCycle(ACROSS, subset, *first, *second))
+                if limit is not None and len(out) >= limit:
+                    out.sort(key=lambda c: (c.a, c.b, c.image_a, c.text_a, c.image_b, c.text_b))
+                    return out
     out.sort(key=lambda c: (c.a, c.b, c.image_a, c.text_a, c.image_b, c.text_b))
     return out
 
@@ -101,12 +107,18 @@ def cycle_key(items: Sequence[SuiteItem], cycle: SuiteCycle) -> frozenset[tuple[
                       (b.images[cycle.image_b].key, b.texts[cycle.text_b])})
 
 
-def suite_cycles(items: Sequence[SuiteItem], *, across: bool = True) -> list[SuiteCycle]:
+def suite_cycles(items: Sequence[SuiteItem], *, across: bool = True, max_across: int | None = MAX_ACROSS
+                 ) -> list[SuiteCycle]:
     """The distinct exact cycles of a suite: within every item, then (``across``) between items. A cycle that
     several items state (the same two images and texts in a 2×2 item and again in two pair items, or an item
-    repeated) is counted once, where it is first found (within items first)."""
+    repeated) is counted once, where it is first found (within items first). At most ``max_across`` cross-item
+    cycles are collected (:data:`MAX_ACROSS`)."""
     found = [cycle for k, item in enumerate(items) for cycle in within_item_cycles(k, item)]
-    found += across_item_cycles(items) if across else []
+    return distinct_cycles(items, found + (across_item_cycles(items, max_across) if across else []))
+
+
+def distinct_cycles(items: Sequence[SuiteItem], found: Sequence[SuiteCycle]) -> list[SuiteCycle]:
+    """``found`` with each cycle (:func:`cycle_key`) kept once, where it first appears."""
     seen: set[frozenset[tuple[str, str]]] = set()
     out = []
     for cycle in found:

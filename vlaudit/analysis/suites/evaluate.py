@@ -22,7 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
-from vlaudit.analysis.suites.cycles import ACROSS, SuiteCycle, suite_contrasts, suite_cycles
+from vlaudit.analysis.suites.cycles import (
+    ACROSS,
+    MAX_ACROSS,
+    SuiteCycle,
+    across_item_cycles,
+    distinct_cycles,
+    suite_contrasts,
+    within_item_cycles,
+)
 from vlaudit.analysis.suites.suite import Suite
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import summarize_contrasts
@@ -99,10 +107,15 @@ def evaluate_items(suite: Suite, read: SuiteRead, scores: SuiteScores, *, tol: f
     items = read.items
     scores.check(items)
     figures = suite.aggregate(items, suite.outcomes(items, scores))
-    cycles = suite_cycles(items, across=across)
+    crossing = across_item_cycles(items, MAX_ACROSS) if across else []
+    cycles = distinct_cycles(items, [*(c for k, item in enumerate(items) for c in within_item_cycles(k, item)),
+                                     *crossing])
     delta = suite_contrasts(cycles, scores) if cycles else np.zeros(0, dtype=np.float64)
     subsets = list(dict.fromkeys(item.subset for item in items))
     warnings = []
+    if len(crossing) >= MAX_ACROSS:
+        warnings.append(f"{suite.name}: the cross-item cycles were cut at {MAX_ACROSS:,} (the items' texts "
+                        "repeat across many images); CycleAcc counts those found first")
     if not cycles:
         warnings.append(f"{suite.name}: the items hold no exact cycle (no 2×2 minor of true and false pairs, and "
                         "no two items whose texts are each other's negatives), so CycleAcc is not computed")
