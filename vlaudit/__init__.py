@@ -11,7 +11,8 @@ module on first use. Cycles (cycle paper): :func:`cycle_contrast`, :func:`cycle_
 :func:`features_from_arrays`, :func:`zero_shot_scores`, :func:`run_synthetic`; the cycle-paper experiments
 :func:`load_seed_inputs` → :func:`run_diagnostics`, :func:`run_rank_sweep`, :func:`run_oe`, :func:`run_transfer`;
 :func:`audit_pairs` for any benchmark's negatives;
-:func:`build_benchmark_items` reads a published benchmark (POPE, MME, MMStar, ...) into ITEMS. The demo and report: :func:`run_demo`, :func:`write_report`.
+:func:`build_benchmark_items` reads a published benchmark (POPE, MME, MMStar, ...) into ITEMS. Compositionality
+suites (ARO, VALSE, COLA, ...): :func:`suites`, :func:`read_suite`, :func:`evaluate_suite` → :class:`SuiteResult`. The demo and report: :func:`run_demo`, :func:`write_report`.
 Visual Credit Audit:
 :func:`load_model`, :func:`score_margins`, :func:`score_dual_margins`, :func:`vca_report`, :func:`factorial`,
 the §18 wording diagnostics :func:`build_wording_items` → :func:`wording_diagnostics`;
@@ -130,6 +131,14 @@ _EXPORTS: dict[str, str] = {
     "TINY_FAMILIES": "vlaudit.backends.tiny_families:TINY_FAMILIES",
     "family_label": "vlaudit.builders.cycles.build_steps:family_label",
     "CocoCaps": "vlaudit.builders.cycles.coco:CocoCaps",
+    # the compositionality suites (issue 51)
+    "suites": "vlaudit.api.suites:suites",
+    "read_suite": "vlaudit.api.suites:read_suite",
+    "evaluate_suite": "vlaudit.api.suites:evaluate_suite",
+    "load_suite_result": "vlaudit.api.suites:load_suite_result",
+    "SuiteResult": "vlaudit.results.suites:SuiteResult",
+    "print_suites": "vlaudit.report.suites:print_suites",
+    "print_suite_result": "vlaudit.report.suites:print_suite_result",
 }
 
 __all__ = [
@@ -228,6 +237,13 @@ __all__ = [
     "TINY_FAMILIES",
     "family_label",
     "CocoCaps",
+    "suites",
+    "read_suite",
+    "evaluate_suite",
+    "load_suite_result",
+    "SuiteResult",
+    "print_suites",
+    "print_suite_result",
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve lazily below
@@ -262,6 +278,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.results import Result
     from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
     from vlaudit.api.stability import generate_check, measure_stability
+    from vlaudit.api.suites import evaluate_suite, load_suite_result, read_suite, suites
     from vlaudit.api.vca import factorial, vca_report
     from vlaudit.api.wording import build_wording_items, wording_diagnostics
     from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
@@ -295,9 +312,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
         print_unavailable,
     )
     from vlaudit.report.html import write_report
+    from vlaudit.report.suites import print_suite_result, print_suites
     from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
     from vlaudit.results.cycles import CycleAudit, CycleBuildSummary
     from vlaudit.results.demo import DemoScorer
+    from vlaudit.results.suites import SuiteResult
     from vlaudit.scoring.run_parts import RayOptions
     from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles

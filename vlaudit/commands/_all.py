@@ -24,6 +24,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     models,
     pair_audit,
     report,
+    suite,
     synthetic,
     vca_analyses,
     vca_generate_check,

@@ -27,6 +27,7 @@ data_app = group("Benchmarks and controlled inputs (items tables, scenes, factor
 experiment_app = group("Cycle-paper experiments on frozen features: diagnostics, rank sweep, OE, transfer.")
 models_app = group("Model helpers (tiny offline models, registry listing).")
 compare_app = group("Compare models on the same items: paired differences, tests, leaderboard.")
+suite_app = group("Compositionality suites (ARO, VALSE, COLA, ...): official figures beside exact cycles.")
 
 cycles_app.add_typer(cycles_build_app, name="build")
 app.add_typer(cycles_app, name="cycles")
@@ -35,3 +36,4 @@ app.add_typer(data_app, name="data")
 app.add_typer(models_app, name="models")
 app.add_typer(experiment_app, name="experiment")
 app.add_typer(compare_app, name="compare")
+app.add_typer(suite_app, name="suite")

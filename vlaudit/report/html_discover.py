@@ -9,7 +9,8 @@ Recognised (by content, not by name, except ``summary.json`` at the top and ``ma
 * cycles tables (``cycle_id, family, image_1, caption_1, …``) and scores tables (``image_id, caption_id, score``);
 * ``generate_check.json`` (``{"checks", "max_new_tokens", …}``, ``vca generate-check``);
 * ``factorial.json`` (``{"models", "pooled"}``) and ``known_answers.json`` (rows ``{check, passed, …}``);
-* ``compare vca`` output: ``compare.json`` (``{"comparisons", "leaderboard", …}``).
+* ``compare vca`` output: ``compare.json`` (``{"comparisons", "leaderboard", …}``);
+* ``suite eval`` output: ``suite.json`` (``{"suite", "figures", "cycles", "audit", …}``).
 
 A ``vca report`` folder inside a scoring run also reads the run's ``margins.parquet`` and ``manifest.json``.
 
@@ -32,6 +33,7 @@ from vlaudit.errors import InputError
 from vlaudit.results.columns import CYCLES, SCORES
 from vlaudit.results.cycles import CycleEvaluationResult
 from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION
+from vlaudit.results.suites import SuiteResult
 from vlaudit.results.vca import FactorialResult, VcaReportResult
 from vlaudit.results.versioned import check_schema_version
 
@@ -63,6 +65,7 @@ class Artifacts:
     generate_checks: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     known_answers: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+    suites: list[tuple[Path, SuiteResult]] = field(default_factory=list)
     image_dirs: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -77,7 +80,7 @@ class Artifacts:
     def empty(self) -> bool:
         return not any([self.summary, self.vca_reports, self.vca_items, self.margins, self.cycle_evals,
                         self.cycle_tables, self.factorials, self.known_answers, self.manifests,
-                        self.generate_checks, self.comparisons])
+                        self.generate_checks, self.comparisons, self.suites])
 
 
 def _columns(path: Path) -> set[str]:
@@ -106,6 +109,8 @@ def _classify_json(art: Artifacts, path: Path, obj: Any) -> None:
         return
     if isinstance(obj.get("comparisons"), list) and isinstance(obj.get("leaderboard"), list):
         art.comparisons.append((path, obj))
+    elif isinstance(obj.get("suite"), str) and isinstance(obj.get("figures"), list) and "audit" in obj:
+        art.suites.append((path, SuiteResult.from_dict(obj, path=path)))
     elif isinstance(obj.get("runs"), list) and "settings" in obj:
         art.vca_reports.append((path, VcaReportResult.from_dict(obj, path=path)))
     elif isinstance(obj.get("checks"), list) and "max_new_tokens" in obj:

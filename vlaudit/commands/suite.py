@@ -1,0 +1,73 @@
+"""``vlaudit suite list`` and ``vlaudit suite eval``: the compositionality suites, read as published and scored
+as their authors score them, beside exact CycleAcc and the marginal audit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+import vlaudit
+from vlaudit.commands._apps import suite_app
+from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
+from vlaudit.commands._say import say
+from vlaudit.errors import InputError
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL
+
+
+@suite_app.command("list")
+def suite_list() -> None:
+    """Every registered suite: its name, what its metric compares (i2t, t2i, both) and its official metric.
+    docs/reference/suites.md gives each one's layout, tie rule and official source."""
+    vlaudit.print_suites(vlaudit.suites())
+
+
+def _options(values: list[str] | None) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for value in values or []:
+        name, sep, setting = value.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"expected NAME=VALUE, got {value!r}", field="--option")
+        options[name.strip()] = setting.strip()
+    return options
+
+
+@suite_app.command("eval")
+def suite_eval(
+    name: str = typer.Argument(..., help="The suite (see `vlaudit suite list`)."),
+    file: Path = typer.Argument(..., help="The suite's file as published."),
+    images: Path = in_folder_option("--images", help="Folder the suite's image paths are relative to."),
+    model: str = typer.Option(..., "--model", help="Dual encoder (hf-clip:, open_clip:, ref:scene-clip-bag, ...) "
+                                                   "or yes/no MLLM (hf:, vllm:, ref:tiny-qwen2-vl, ...)."),
+    out: Path = out_folder_option(help="Folder for suite.json, suite.csv, scores.parquet and the score run."),
+    option: list[str] = typer.Option(None, "--option", metavar="NAME=VALUE",
+                                     help="A reader option of the suite (repeatable)."),
+    query: str = typer.Option(None, "--query", help="MLLMs: the question, one {caption} field (default: "
+                                                    "'Does the caption \"{caption}\" describe the image?')."),
+    dtype: str = dtype_option(),
+    batch_size: int = typer.Option(None, "--batch-size", min=1, help="Inputs per forward pass (default: 32 for "
+                                                                     "a dual encoder, 8 for an MLLM)."),
+    chunk_size: int = typer.Option(64, "--chunk-size", min=1, help="MLLMs: unique queries per cache chunk."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
+    tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="CycleAcc: |Δ| ≤ tol counts ½."),
+    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples."),
+    seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
+    across: bool = typer.Option(True, "--across/--within-only", help="Also count the cycles two items complete "
+                                                                      "(each other's negatives as positives)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in OUT (an "
+                                                             "MLLM's score cache is kept and reused)."),
+) -> None:
+    """The suite's official figures (its tie rule and aggregation), exact CycleAcc (½ for ties) over the cycles
+    its items hold, and the marginal audit of its negatives; resumable (rerun to continue)."""
+    result = vlaudit.evaluate_suite(name, file, images=images, model=model, out=out, query=query,
+                                    options=_options(option), dtype=dtype, batch_size=batch_size,
+                                    chunk_size=chunk_size, device=device, tol=tol, n_resamples=n_resamples,
+                                    seed=seed, across=across, overwrite=overwrite)
+    counts = ", ".join(f"{key} {value}" for key, value in result.counts.items())
+    say(f"{result.suite}: {file.name}: {counts}")
+    for note in result.notes:
+        say(f"note: {note}")
+    vlaudit.print_suite_result(result)
+    for warning in result.warnings:
+        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+    say(f"wrote {out / 'suite.json'}, {out / 'suite.csv'} and {out / 'scores.parquet'}")
