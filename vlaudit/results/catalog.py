@@ -27,6 +27,7 @@ from vlaudit.results.demo import (
     ItemsBuildSummary,
     ProbeNotes,
 )
+from vlaudit.results.giveaway import GiveawayResult
 from vlaudit.results.vca import (
     AnnotationConsensusSummary,
     AnnotationExportSummary,
@@ -52,7 +53,7 @@ RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,
     ProbeNotes, DemoVcaKnownAnswers, WordingDiagnosticsResult, StabilityResult, GenerateCheckResult,
-    CompareVcaResult, CompareCyclesResult,
+    CompareVcaResult, CompareCyclesResult, GiveawayResult,
 )
 
 
