@@ -6,8 +6,8 @@ bounded by the item's size). Normal forms (text identity, words, bag of words, c
 "negative side" every negative pair; a text counts once per pair it is in.
 
 * :func:`bow_identical` — **role-aware BoW-identical negatives**: a negative (i, j⁻) whose bag of words equals
-  that of a positive (i, j⁺) of the same image, with a different text, is *flagged* only when the text j⁻ is
-  never a positive anywhere in the set. Such a negative pins an order-blind model at a tie it can never break
+  that of a positive (i, j⁺) of the same image, with a different caption (case aside), is *flagged* only when
+  the caption j⁻ is never a positive anywhere in the set. Such a negative pins an order-blind model at a tie it can never break
   — an artifact of how the negative was made (SugarCrepe's swaps). A BoW-identical negative that is some other
   image's positive (Winoground, ColorSwap, exact cycles: both texts are positives) is the design and is
   counted apart (``design``), not flagged.
@@ -19,7 +19,8 @@ bounded by the item's size). Normal forms (text identity, words, bag of words, c
   min_share × pairs of that side)`` pairs of that side (VL-CheckList keeps Visual Genome's upper-case "ON",
   "WEARING" in its positives and lower-cases its negatives).
 * :func:`duplicates` — items repeating an earlier item (same image keys, texts and positives), comparisons
-  whose negative text is the positive text (every model ties), (image, text) pairs labelled both ways.
+  whose negative is the positive's same caption (case aside: every caseless model ties), (image, caption)
+  pairs labelled both ways.
 * :func:`order_blind_ceiling` — see its docstring.
 """
 
@@ -72,11 +73,11 @@ class BowLint:
 def bow_identical(table: PairTable) -> BowLint:
     """See the module docstring (role-aware: a negative text that is a positive anywhere is not flagged)."""
     positive, negative = table.comparisons()
-    same_bow = (table.bow[positive] == table.bow[negative]) & (table.text[positive] != table.text[negative])
-    ever_positive = np.zeros(len(table.texts), dtype=bool)
-    ever_positive[table.text[table.label == 1]] = True
-    flagged = same_bow & ~ever_positive[table.text[negative]]
-    design = same_bow & ever_positive[table.text[negative]]
+    same_bow = (table.bow[positive] == table.bow[negative]) & (table.fold[positive] != table.fold[negative])
+    ever_positive = np.zeros(int(table.fold.max(initial=-1)) + 1, dtype=bool)
+    ever_positive[table.fold[table.label == 1]] = True
+    flagged = same_bow & ~ever_positive[table.fold[negative]]
+    design = same_bow & ever_positive[table.fold[negative]]
     flagged_neg = np.unique(negative[flagged])
     design_neg = np.unique(negative[design & ~np.isin(negative, flagged_neg)])
     _, first = np.unique(negative[flagged], return_index=True)
@@ -216,10 +217,9 @@ def duplicates(table: PairTable) -> DuplicateLint:
         else:
             first[key] = k
     positive, negative = table.comparisons()
-    same = table.text[positive] == table.text[negative]
+    same = table.fold[positive] == table.fold[negative]
     flags += _flags(table, positive[same], negative[same], "negative text is the positive text")
-    n_texts = max(len(table.texts), 1)
-    key = table.image * n_texts + table.text
+    key = table.image * (int(table.fold.max(initial=0)) + 1) + table.fold
     both = np.intersect1d(key[table.label == 1], key[table.label == 0])
     if both.size:
         hit = np.flatnonzero(np.isin(key, both) & (table.label == 0))

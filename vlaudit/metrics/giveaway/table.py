@@ -2,8 +2,10 @@
 
 Text normal forms (used by every lint, stated once here):
 
-* **text identity** :func:`norm_text` — case-folded, whitespace collapsed, a trailing full stop dropped
-  ("A dog." and "a  dog" are one text);
+* **text identity** :func:`norm_text` — whitespace collapsed, a trailing full stop dropped, case kept
+  ("a dog." and "a  dog" are one text; "a dog" and "A dog" are two, so that case-sensitive tokens stay whole);
+* **same caption** :func:`folded_text` — the identity case-folded ("A dog." and "a dog" are the same caption:
+  what the identical / labelled-both-ways / ever-a-positive checks compare);
 * **words** :func:`words` — the ``\\w+`` runs of the case-folded text; a caption's **bag of words** is the
   multiset of its words (word order and punctuation ignored); its **length** is its number of words;
 * **case-sensitive tokens** :func:`cased_tokens` — the ``\\w+`` runs as written (VL-CheckList's "ON" is not
@@ -27,8 +29,13 @@ _WORD = re.compile(r"\w+")
 
 
 def norm_text(text: str) -> str:
-    """The text identity: case-folded, whitespace collapsed, a trailing full stop dropped."""
-    return " ".join(text.casefold().split()).rstrip(" .")
+    """The text identity: whitespace collapsed, a trailing full stop dropped, case kept."""
+    return " ".join(text.split()).rstrip(" .")
+
+
+def folded_text(text: str) -> str:
+    """The same-caption form: :func:`norm_text` case-folded."""
+    return norm_text(text).casefold()
 
 
 def words(text: str) -> list[str]:
@@ -51,7 +58,8 @@ def _codes(values: Sequence[object]) -> tuple[np.ndarray, list[object]]:
 class PairTable:
     """The flat pair table of a list of items (see the module docstring); arrays are per pair unless named.
 
-    ``text``/``bow``/``image`` are dense codes of the pair's text identity, bag of words and image key;
+    ``text``/``fold``/``bow``/``image`` are dense codes of the pair's text identity, same-caption form, bag of
+    words and image key;
     ``texts[c]`` is the first text as written with identity code ``c``; ``item_texts[k]`` the identity codes of
     item ``k``'s texts in order; ``offsets[k]`` the first pair of item ``k`` (``offsets[-1]`` = number of pairs)."""
 
@@ -61,6 +69,7 @@ class PairTable:
     label: np.ndarray
     image: np.ndarray
     text: np.ndarray
+    fold: np.ndarray
     bow: np.ndarray
     texts: list[str]
     item_texts: list[np.ndarray]
@@ -79,6 +88,7 @@ class PairTable:
             sizes.append((len(item.images), len(item.texts)))
         text_codes, text_keys = _codes(item_text_norm)
         bow_of_text, _ = _codes([tuple(sorted(words(firsts[str(key)]))) for key in text_keys])
+        fold_of_text, _ = _codes([folded_text(str(key)) for key in text_keys])
         n_img = np.array([s[0] for s in sizes], dtype=np.int64)
         n_txt = np.array([s[1] for s in sizes], dtype=np.int64)
         per_item = n_img * n_txt
@@ -99,7 +109,8 @@ class PairTable:
         image_codes, _ = _codes(image_keys)
         image = image_codes[row]
         item_texts = [text_codes[text_offsets[k]:text_offsets[k + 1]] for k in range(len(items))]
-        return cls(items=items, item=item, row=row, label=label, image=image, text=text, bow=bow_of_text[text],
+        return cls(items=items, item=item, row=row, label=label, image=image, text=text, fold=fold_of_text[text],
+                   bow=bow_of_text[text],
                    texts=[firsts[str(key)] for key in text_keys], item_texts=item_texts, offsets=offsets)
 
     @property
