@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from vlaudit.analysis.giveaway.audit import BlindScores, blind_from_text_scores
 from vlaudit.analysis.giveaway.audit import benchmark_giveaway as _benchmark
@@ -27,12 +26,14 @@ from vlaudit.records import SuiteItem
 from vlaudit.report.giveaway import csv_rows
 from vlaudit.results.giveaway import GiveawayResult
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from vlaudit.sources.cycle_tables import read_scores
 from vlaudit.sources.items_jsonl import item_line, read_items_jsonl
 from vlaudit.sources.labelled_pairs import FORMATS as PAIR_FORMATS
-from vlaudit.sources.suite_items import block_items, pair_items, vl_checklist_items
+from vlaudit.sources.suite_items import block_items, pair_items, pair_scores, vl_checklist_items
 from vlaudit.sources.two_by_two import BENCHMARKS as TWO_BY_TWO
 from vlaudit.sources.two_by_two import read_two_by_two
+
+if TYPE_CHECKING:  # torch and transformers load only when an LM is asked for
+    from vlaudit.backends.hf_lm import CausalLmScorer
 
 OTHER_FORMATS = ("vl-checklist", "items")
 
@@ -63,35 +64,19 @@ def read_giveaway_items(path: str | Path, fmt: str = "auto", *, warnings: list[s
     raise InputError(f"unknown format {fmt!r}; choose from {', '.join(giveaway_formats())}", field="--format")
 
 
-def pair_scores(items: Sequence[SuiteItem], path: str | Path) -> np.ndarray:
-    """A scores table (image_id, caption_id, score; :mod:`vlaudit.sources.cycle_tables`) as per-pair scores in
-    the items' order; the caption id is the source's caption key (the text where it has no ids)."""
-    lookup = read_scores(path)
-    flat = []
-    for item in items:
-        keys = item.extra.get("caption_keys", item.texts)
-        for image in item.images:
-            for key in keys:
-                score = lookup.get((image.key, str(key)))
-                if score is None:
-                    raise InputError(f"no score for image {image.key!r} and caption {key!r} (item {item.item_id})",
-                                     path=path, field="score")
-                flat.append(score)
-    return np.asarray(flat, dtype=np.float64)
-
-
-def _lm_readings(items: Sequence[SuiteItem], lm: str, *, out: Path, batch_size: int, device: str
-                 ) -> list[BlindScores]:
+def _lm_readings(items: Sequence[SuiteItem], lm: str | CausalLmScorer, *, out: Path, batch_size: int,
+                 device: str) -> list[BlindScores]:
     from vlaudit.scoring.lm_texts import score_texts
 
     texts = sorted({text for item in items for text in item.texts})
     scored = score_texts(lm, texts, cache=out / "lm_cache", batch_size=batch_size, device=device)
+    spec = lm if isinstance(lm, str) else lm.spec
     raw = {t: s.logprob for t, s in zip(texts, scored, strict=True)}
     norm = {t: s.logprob / max(s.tokens, 1) for t, s in zip(texts, scored, strict=True)}
     return [blind_from_text_scores(items, raw, name="LM log p", kind="lm",
-                                   description=f"{lm}: Σ log p(caption tokens)"),
+                                   description=f"{spec}: Σ log p(caption tokens)"),
             blind_from_text_scores(items, norm, name="LM log p / token", kind="lm",
-                                   description=f"{lm}: mean log p per token (VALSE's perplexity rule)")]
+                                   description=f"{spec}: mean log p per token (VALSE's perplexity rule)")]
 
 
 def _stem(path: str | Path, taken: set[str]) -> str:
@@ -104,7 +89,8 @@ def _stem(path: str | Path, taken: set[str]) -> str:
     return name
 
 
-def benchmark_giveaway(files: Sequence[str | Path], *, out: str | Path, fmt: str = "auto", lm: str | None = None,
+def benchmark_giveaway(files: Sequence[str | Path], *, out: str | Path, fmt: str = "auto",
+                       lm: str | CausalLmScorer | None = None,
                        classifier: bool = True, folds: int = 5, scores: str | Path | None = None,
                        batch_size: int = 16, device: str = "cpu", seed: int = BOOTSTRAP_SEED,
                        resamples: int = BOOTSTRAP_RESAMPLES) -> GiveawayResult:
@@ -112,8 +98,8 @@ def benchmark_giveaway(files: Sequence[str | Path], *, out: str | Path, fmt: str
     (:class:`~vlaudit.results.giveaway.GiveawayResult`), ``giveaway.csv`` (one row per file), and per file
     ``STEM.items.csv`` (which reading solves each item, why it is flagged, whether it is kept) and
     ``STEM.filtered.jsonl`` (the blind-filtered subset, vlaudit's items JSONL) when a blind baseline ran
-    (``classifier``, or ``lm``: an ``hf-lm:`` causal LM). ``scores`` (one file only): a model's scores table,
-    reported on the full set vs the filtered subset, paired."""
+    (``classifier``, or ``lm``: an ``hf-lm:`` causal LM spec, or one loaded already). ``scores`` (one file
+    only): a model's scores table, reported on the full set vs the filtered subset, paired."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if scores is not None and len(files) != 1:

@@ -25,10 +25,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
 from vlaudit.records import Cycle, LabelledPair, SuiteImage, SuiteItem
-from vlaudit.sources.cycle_tables import read_cycles
+from vlaudit.sources.cycle_tables import read_cycles, read_scores
 from vlaudit.sources.labelled_pairs import detect_format, read_labelled_pairs
 from vlaudit.sources.sugarcrepe import is_sugarcrepe
 from vlaudit.sources.suites.common import refuse, shape_of
@@ -143,9 +145,9 @@ def cycle_items(cycles: Sequence[Cycle]) -> list[SuiteItem]:
     """Cycles as items (2 images, 2 texts, positives (0, 0), (1, 1)); a text is ``text_k`` or the caption id."""
     items = []
     for cycle in cycles:
-        texts = [cycle.extra.get("text_1"), cycle.extra.get("text_2")]
+        given = [cycle.extra.get("text_1"), cycle.extra.get("text_2")]
         keys = [cycle.caption_1, cycle.caption_2]
-        texts = [text if isinstance(text, str) and text.strip() else key for text, key in zip(texts, keys, strict=True)]
+        texts = [text if isinstance(text, str) and text.strip() else key for text, key in zip(given, keys, strict=True)]
         items.append(_item("cycles", cycle.cycle_id, cycle.family, [cycle.image_1, cycle.image_2], texts,
                            [(0, 0), (1, 1)], f"cycle {cycle.cycle_id}", keys))
     return items
@@ -176,3 +178,20 @@ def vl_checklist_items(path: str | Path) -> list[SuiteItem]:
         items.append(_item("vl-checklist", str(index), path.stem, [entry[0]], texts[0] + texts[1], positives,
                            record))
     return items
+
+
+def pair_scores(items: Sequence[SuiteItem], path: str | Path) -> np.ndarray:
+    """A scores table (image_id, caption_id, score; :mod:`vlaudit.sources.cycle_tables`) as per-pair scores in
+    the items' order; the caption id is the source's caption key (the text where it has no ids)."""
+    lookup = read_scores(path)
+    flat: list[float] = []
+    for item in items:
+        keys = item.extra.get("caption_keys", item.texts)
+        for image in item.images:
+            for key in keys:
+                score = lookup.get((image.key, str(key)))
+                if score is None:
+                    raise InputError(f"no score for image {image.key!r} and caption {key!r} (item {item.item_id})",
+                                     path=path, field="score")
+                flat.append(score)
+    return np.asarray(flat, dtype=np.float64)

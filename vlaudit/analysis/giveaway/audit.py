@@ -143,7 +143,7 @@ def benchmark_giveaway(items: Sequence[SuiteItem], *, file: str, fmt: str, metri
     why_of: dict[int, list[str]] = {}
     for flag in flags:
         why_of.setdefault(flag.item, []).append(flag.why)
-    rows = [{"id": it.item_id, "subset": it.subset,
+    rows: list[dict[str, object]] = [{"id": it.item_id, "subset": it.subset,
              **{f"solved_{r.kind if r.kind != 'lm' else r.name}": _cell(solved[k, c]) for c, r in enumerate(readings)},
              "flags": "; ".join(why_of.get(k, [])), "kept": bool(kept[k])} for k, it in enumerate(items)]
     record = BenchmarkGiveaway(

@@ -80,12 +80,12 @@ class PairTable:
         item_text_norm: list[str] = []
         firsts: dict[str, str] = {}
         sizes = []
-        for item in items:
-            for text in item.texts:
-                key = norm_text(text)
-                firsts.setdefault(key, text)
+        for entry in items:
+            for written in entry.texts:
+                key = norm_text(written)
+                firsts.setdefault(key, written)
                 item_text_norm.append(key)
-            sizes.append((len(item.images), len(item.texts)))
+            sizes.append((len(entry.images), len(entry.texts)))
         text_codes, text_keys = _codes(item_text_norm)
         bow_of_text, _ = _codes([tuple(sorted(words(firsts[str(key)]))) for key in text_keys])
         fold_of_text, _ = _codes([folded_text(str(key)) for key in text_keys])
