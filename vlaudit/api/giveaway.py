@@ -25,6 +25,7 @@ from vlaudit.metrics.giveaway.metric import DEFAULT_METRIC, ItemMetric
 from vlaudit.records import SuiteItem
 from vlaudit.report.giveaway import csv_rows
 from vlaudit.results.giveaway import GiveawayResult
+from vlaudit.scoring.lm_texts import score_texts
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from vlaudit.sources.items_jsonl import item_line, read_items_jsonl
 from vlaudit.sources.labelled_pairs import FORMATS as PAIR_FORMATS
@@ -66,8 +67,6 @@ def read_giveaway_items(path: str | Path, fmt: str = "auto", *, warnings: list[s
 
 def _lm_readings(items: Sequence[SuiteItem], lm: str | CausalLmScorer, *, out: Path, batch_size: int,
                  device: str) -> list[BlindScores]:
-    from vlaudit.scoring.lm_texts import score_texts
-
     texts = sorted({text for item in items for text in item.texts})
     scored = score_texts(lm, texts, cache=out / "lm_cache", batch_size=batch_size, device=device)
     spec = lm if isinstance(lm, str) else lm.spec

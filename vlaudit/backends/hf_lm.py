@@ -16,7 +16,6 @@ exactly those of the unpadded caption, so a caption's score does not depend on i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,19 +23,12 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from vlaudit.backends.model_source import check_model_source
+from vlaudit.backends.text_logprob import TextLogProb
 from vlaudit.backends.torch_utils import resolve_device_dtype
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 
 PREFIX = "hf-lm"
-
-
-@dataclass(frozen=True)
-class TextLogProb:
-    """log p(caption) (natural log, float64) over ``tokens`` scored tokens."""
-
-    logprob: float
-    tokens: int
 
 
 class CausalLmScorer:

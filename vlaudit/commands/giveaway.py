@@ -32,7 +32,7 @@ def giveaway(
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Captions per LM forward."),
     device: str = typer.Option("cpu", "--device", help="Device of the LM (cpu, cuda, cuda:1)."),
     resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=10, help="Bootstrap resamples (items)."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", help="Seed of the bootstrap and the folds."),
+    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Seed of the bootstrap and the folds."),
 ) -> None:
     """Text lints (role-aware BoW-identical negatives, unigram TV, length, one-side tokens, duplicates), the
     order-blind ceiling, blind baselines under the benchmark's metric, and the blind-filtered subset."""

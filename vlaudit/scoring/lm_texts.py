@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vlaudit.backends.hf_lm import TextLogProb
 from vlaudit.backends.registry import load_text_backend
+from vlaudit.backends.text_logprob import TextLogProb
 from vlaudit.hashing import sha256_json
 from vlaudit.scoring.cache import ChunkCache
 

@@ -16,6 +16,7 @@ items) there is nothing to fit on and every score is 0 (a tie).
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from vlaudit.metrics.giveaway.table import PairTable, words
 
@@ -30,15 +31,13 @@ def fold_of_items(n_items: int, folds: int, seed: int) -> np.ndarray:
 
 def classifier_scores(table: PairTable, *, folds: int = 5, seed: int = 0, c: float = 1.0) -> np.ndarray:
     """Cross-fitted per-pair scores of the caption-only classifier (module docstring)."""
-    from scipy import sparse
-    from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.linear_model import LogisticRegression
+    from sklearn import feature_extraction, linear_model  # scikit-learn loads only when the classifier runs
 
     n_items = len(table.items)
     scores = np.zeros(table.n_pairs)
     if n_items < 2 or folds < 2 or not table.texts:
         return scores
-    vectorizer = CountVectorizer(lowercase=False, binary=True, token_pattern=r"\w+", dtype=np.float64)
+    vectorizer = feature_extraction.text.CountVectorizer(lowercase=False, binary=True, token_pattern=r"\w+", dtype=np.float64)
     bag = vectorizer.fit_transform(table.texts)
     lengths = np.array([[len(words(t)), len(t)] for t in table.texts], dtype=np.float64)
     lengths /= np.maximum(lengths.max(axis=0), 1.0)
@@ -53,7 +52,7 @@ def classifier_scores(table: PairTable, *, folds: int = 5, seed: int = 0, c: flo
             continue
         if np.unique(y[train]).size < 2:
             continue  # one class only: no direction to learn, scores stay tied at 0
-        model = LogisticRegression(C=c, max_iter=1000, solver="liblinear", random_state=seed)
+        model = linear_model.LogisticRegression(C=c, max_iter=1000, solver="liblinear", random_state=seed)
         model.fit(x[train], y[train])
         scores[test] = model.decision_function(x[test])
     return scores

@@ -147,4 +147,5 @@ def paired_difference(values: np.ndarray, keep: np.ndarray, *, n_resamples: int 
     iv = percentile_intervals(samples, level)
     counts_ = (int(den_full.sum()), int(den_kept.sum()), int(den_kept.sum()))
     points = (float(full), float(kept), float(kept - full))
-    return tuple(Rate(points[c], float(iv[c, 0]), float(iv[c, 1]), counts_[c]) for c in range(3))  # type: ignore[return-value]
+    full_rate, kept_rate, diff_rate = (Rate(points[c], float(iv[c, 0]), float(iv[c, 1]), counts_[c]) for c in range(3))
+    return full_rate, kept_rate, diff_rate
