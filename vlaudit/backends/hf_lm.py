@@ -3,7 +3,7 @@
 The model is ``AutoModelForCausalLM`` + ``AutoTokenizer`` from a hub id or a local folder. A caption's tokens
 ``t_1 … t_n`` (the tokenizer's own, no special tokens) are scored after one context token ``t_0`` — the
 tokenizer's BOS, else its EOS (GPT-2's and Qwen's ``<|endoftext|>`` start a document) — so every caption token
-is predicted: ``log p(caption) = Σ_k log p(t_k | t_0 … t_{k-1})`` (float64 sum of the float32 log-softmax), and
+is predicted: ``log p(caption) = Σ_k log p(t_k | t_0 … t_{k-1})`` (float64 sum of float32 log-probabilities), and
 ``tokens = n``. With neither BOS nor EOS the first token is the context and ``n - 1`` tokens are scored.
 The length-normalised reading is ``log p / tokens`` (VALSE's unimodal baseline compares perplexities:
 Heidelberg-NLP/VALSE @ 2152d90 : unimodal_valse_eval.py, correct iff ppl(caption) < ppl(foil)).
@@ -11,6 +11,9 @@ Heidelberg-NLP/VALSE @ 2152d90 : unimodal_valse_eval.py, correct iff ppl(caption
 Batching: captions sorted by token count (longest first) are padded on the right into batches of
 ``batch_size``; the attention mask hides the padding and a causal model's positions before the padding are
 exactly those of the unpadded caption, so a caption's score does not depend on its batch (to float tolerance).
+Where the logits are the plain output projection of the last hidden state (Llama/Qwen/GPT-2 style heads, no
+softcapping or logit scale), only the scored positions are projected onto the vocabulary, a few hundred
+rows at a time: padding costs no vocabulary projection and no (batch, length, vocab) tensor is held.
 """
 
 from __future__ import annotations
@@ -29,6 +32,19 @@ from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_json
 
 PREFIX = "hf-lm"
+_HEAD_ROWS = 256  # positions projected onto the vocabulary at a time
+# configs whose logits are not the plain projection of the last hidden state (softcapped, scaled)
+_LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "output_multiplier_scale", "logits_scaling")
+
+
+def _plain_head(model: Any) -> Any:
+    """The output projection when logits are exactly ``head(model.base_model(...).last_hidden_state)`` (then only the
+    positions that are scored are projected, in rows of :data:`_HEAD_ROWS`); None otherwise (full forward)."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    config = model.config
+    if head is None or getattr(model, "base_model", model) is model or any(getattr(config, name, None) for name in _LOGIT_TRANSFORMS):
+        return None
+    return head
 
 
 class CausalLmScorer:
@@ -41,6 +57,7 @@ class CausalLmScorer:
         start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         self.start_id: int | None = None if start is None else int(start)
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (self.start_id or 0))
+        self.head = _plain_head(model)
 
     @property
     def fingerprint(self) -> str:
@@ -69,10 +86,21 @@ class CausalLmScorer:
             mask[k, :len(row)] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         with torch.inference_mode():
-            logits = self.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-            logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
-            logp = logp * mask[:, 1:]
-        return logp.double().sum(dim=1).cpu().numpy()
+            if self.head is None:
+                logits = self.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+                # log p(t) = logit(t) − logsumexp(logits): no (batch, length, vocab) log-softmax is materialised
+                logp = logits.gather(-1, ids[:, 1:, None])[..., 0] - torch.logsumexp(logits, dim=-1)
+                return (logp * mask[:, 1:]).double().sum(dim=1).cpu().numpy()
+            hidden = self.model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state[:, :-1]
+            keep = mask[:, 1:].bool()
+            states, targets = hidden[keep], ids[:, 1:][keep]
+            row = torch.arange(len(rows), device=ids.device)[:, None].expand_as(keep)[keep]
+            sums = torch.zeros(len(rows), dtype=torch.float64, device=ids.device)
+            for start in range(0, states.shape[0], _HEAD_ROWS):  # the vocabulary projection in cache-sized rows
+                logits = self.head(states[start:start + _HEAD_ROWS]).float()
+                part = logits.gather(-1, targets[start:start + _HEAD_ROWS, None])[:, 0] - torch.logsumexp(logits, -1)
+                sums.index_add_(0, row[start:start + _HEAD_ROWS], part.double())
+        return sums.cpu().numpy()
 
     def score(self, texts: Sequence[str]) -> list[TextLogProb]:
         """log p of every caption, batched by length (module docstring)."""

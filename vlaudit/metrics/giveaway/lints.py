@@ -47,9 +47,7 @@ class Flag:
 
 
 def _local_text(table: PairTable, pair: np.ndarray) -> np.ndarray:
-    item = table.item[pair]
-    n_txt = np.array([len(it.texts) for it in table.items], dtype=np.int64)
-    return (pair - table.offsets[item]) % n_txt[item]
+    return table.column[pair]
 
 
 def _flags(table: PairTable, positive: np.ndarray, negative: np.ndarray, why: str) -> list[Flag]:
@@ -224,10 +222,9 @@ def duplicates(table: PairTable) -> DuplicateLint:
     if both.size:
         hit = np.flatnonzero(np.isin(key, both) & (table.label == 0))
         _, first_hit = np.unique(key[hit], return_index=True)
-        for p in hit[first_hit]:
-            k = int(table.item[p])
-            flags.append(Flag(k, -1, int(_local_text(table, np.array([p]))[0]),
-                              "this (image, text) pair is labelled positive elsewhere"))
+        shown = hit[first_hit]
+        flags += [Flag(int(k), -1, int(j), "this (image, text) pair is labelled positive elsewhere")
+                  for k, j in zip(table.item[shown], table.column[shown], strict=True)]
     return DuplicateLint(repeats, int(same.sum()), int(both.size), flags)
 
 

@@ -65,6 +65,7 @@ class PairTable:
 
     items: Sequence[SuiteItem]
     item: np.ndarray
+    column: np.ndarray
     row: np.ndarray
     label: np.ndarray
     image: np.ndarray
@@ -109,7 +110,7 @@ class PairTable:
         image_codes, _ = _codes(image_keys)
         image = image_codes[row]
         item_texts = [text_codes[text_offsets[k]:text_offsets[k + 1]] for k in range(len(items))]
-        return cls(items=items, item=item, row=row, label=label, image=image, text=text, fold=fold_of_text[text],
+        return cls(items=items, item=item, column=j, row=row, label=label, image=image, text=text, fold=fold_of_text[text],
                    bow=bow_of_text[text],
                    texts=[firsts[str(key)] for key in text_keys], item_texts=item_texts, offsets=offsets)
 
