@@ -94,12 +94,12 @@ class CausalLmScorer:
             hidden = self.model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state[:, :-1]
             keep = mask[:, 1:].bool()
             states, targets = hidden[keep], ids[:, 1:][keep]
-            row = torch.arange(len(rows), device=ids.device)[:, None].expand_as(keep)[keep]
+            owner = torch.arange(len(rows), device=ids.device)[:, None].expand_as(keep)[keep]
             sums = torch.zeros(len(rows), dtype=torch.float64, device=ids.device)
             for start in range(0, states.shape[0], _HEAD_ROWS):  # the vocabulary projection in cache-sized rows
                 logits = self.head(states[start:start + _HEAD_ROWS]).float()
                 part = logits.gather(-1, targets[start:start + _HEAD_ROWS, None])[:, 0] - torch.logsumexp(logits, -1)
-                sums.index_add_(0, row[start:start + _HEAD_ROWS], part.double())
+                sums.index_add_(0, owner[start:start + _HEAD_ROWS], part.double())
         return sums.cpu().numpy()
 
     def score(self, texts: Sequence[str]) -> list[TextLogProb]:

@@ -110,9 +110,8 @@ class PairTable:
         image_codes, _ = _codes(image_keys)
         image = image_codes[row]
         item_texts = [text_codes[text_offsets[k]:text_offsets[k + 1]] for k in range(len(items))]
-        return cls(items=items, item=item, column=j, row=row, label=label, image=image, text=text, fold=fold_of_text[text],
-                   bow=bow_of_text[text],
-                   texts=[firsts[str(key)] for key in text_keys], item_texts=item_texts, offsets=offsets)
+        return cls(items=items, item=item, column=j, row=row, label=label, image=image, text=text,
+                   fold=fold_of_text[text], bow=bow_of_text[text], texts=[firsts[str(key)] for key in text_keys], item_texts=item_texts, offsets=offsets)
 
     @property
     def n_pairs(self) -> int:
