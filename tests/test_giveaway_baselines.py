@@ -190,3 +190,44 @@ def test_the_api_is_the_facade_twin(tmp_path: Path) -> None:
     assert isinstance(result, GiveawayResult) and result.benchmarks[0].items == 20
     with pytest.raises(InputError, match="unknown format"):
         vlaudit.benchmark_giveaway([bench], out=tmp_path / "o", fmt="nope")
+
+
+def test_a_registered_suite_is_scored_under_its_own_metric(tmp_path: Path, monkeypatch) -> None:
+    """A suite entry's reader, per-item outcomes and official aggregation are what the giveaway uses: an
+    ARO VG-Relation-like order ``[false, true]`` with a first-argmax tie rule puts the order-blind ceiling at 0
+    on swapped items and the official figure (here: the mean over subsets) beside each accuracy."""
+    from vlaudit.analysis.suites.registry import SUITES
+    from vlaudit.analysis.suites.suite import Suite
+    from vlaudit.metrics.suites import Outcomes, first_argmax
+    from vlaudit.records import SuiteRead
+    from vlaudit.results.suites import OfficialFigure
+
+    def read(path: Path) -> SuiteRead:
+        rows = json.loads(path.read_text())
+        items = [SuiteItem("fake", str(k), row["relation"], (SuiteImage(row["image"]),),
+                           (row["false"], row["true"]), ((0, 1),), f"row {k}") for k, row in enumerate(rows)]
+        return SuiteRead("fake", str(path), items, {"read": len(items), "kept": len(items)})
+
+    def outcomes(items, scores) -> Outcomes:
+        return Outcomes(("correct",), np.array([[float(first_argmax(m[0]) == 1)] for m in scores.pairs]))
+
+    def aggregate(items, out: Outcomes) -> list[OfficialFigure]:
+        by: dict[str, list[float]] = {}
+        for it, v in zip(items, out.column("correct"), strict=True):
+            by.setdefault(it.subset, []).append(float(v))
+        means = {k: float(np.mean(v)) for k, v in by.items()}
+        return [OfficialFigure("macro_accuracy", "macro accuracy", float(np.mean(list(means.values()))),
+                               len(items), "mean over relations", "first argmax", "test", means, len(means))]
+
+    monkeypatch.setitem(SUITES, "fake", Suite("fake", "Fake", "JSON rows", read, outcomes, aggregate,
+                                              "macro accuracy", "first argmax", "test"))
+    rows = [{"image": f"{k}.jpg", "relation": "on" if k % 2 else "under",
+             "true": f"the horse{k} is on the man", "false": f"the man is on the horse{k}"} for k in range(6)]
+    rows += [{"image": "x.jpg", "relation": "on", "true": "a red cup", "false": "a blue cup"}]
+    path = tmp_path / "fake.json"
+    path.write_text(json.dumps(rows))
+    result = vlaudit.benchmark_giveaway([path], out=tmp_path / "o", fmt="fake", resamples=50)
+    bench = result.benchmarks[0]
+    assert bench.metric == "fake" and bench.tie_rule == "first argmax"
+    ceiling = bench.baselines[0]
+    assert ceiling.accuracy.value == pytest.approx(1 / 7) and ceiling.official == pytest.approx((0 + 1 / 4) / 2)
