@@ -231,3 +231,16 @@ def test_a_registered_suite_is_scored_under_its_own_metric(tmp_path: Path, monke
     assert bench.metric == "fake" and bench.tie_rule == "first argmax"
     ceiling = bench.baselines[0]
     assert ceiling.accuracy.value == pytest.approx(1 / 7) and ceiling.official == pytest.approx((0 + 1 / 4) / 2)
+
+
+def test_the_html_report_shows_the_flagged_items(tmp_path: Path) -> None:
+    """``vlaudit report`` finds giveaway.json: the table and the flagged items (caption, negative, why)."""
+    items = [SuiteItem("t", str(k), "s", (SuiteImage(f"{k}.jpg"),), (f"a dog<{k}> near a cat", f"a cat near a dog<{k}>"),
+                       ((0, 0),), f"item {k}") for k in range(6)]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(item_line(it)) + "\n" for it in items))
+    vlaudit.benchmark_giveaway([path], out=tmp_path / "run", fmt="items", resamples=50)
+    html = vlaudit.write_report(tmp_path / "run").read_text()
+    assert 'id="giveaway"' in html and "6 flagged item(s)" in html
+    assert "a cat near a dog&lt;3&gt;" in html and "never a positive" in html
+    assert "could not be rendered" not in html

@@ -17,7 +17,7 @@ from typing import Any
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.errors import InputError
 from vlaudit.files import atomic_write
-from vlaudit.report import html_compare
+from vlaudit.report import html_compare, html_giveaway
 from vlaudit.report import html_data as data
 from vlaudit.report import html_gallery as gallery
 from vlaudit.report import html_sections as sections
@@ -97,7 +97,8 @@ def manifest(art: Artifacts) -> tuple[str, str, Safe]:
              "cycles eval results": len(art.cycle_evals), "cycles tables": len(art.cycle_tables),
              "scores tables": len(art.score_tables), "factorial results": len(art.factorials),
              "benchmark items tables": len(art.benchmarks), "manifests": len(art.manifests),
-             "generate-check results": len(art.generate_checks), "comparisons (compare.json)": len(art.comparisons)}
+             "generate-check results": len(art.generate_checks), "comparisons (compare.json)": len(art.comparisons),
+             "giveaways (giveaway.json)": len(art.giveaways)}
     body += [Safe("<h3>Files read</h3>"), _kv({k: v for k, v in found.items() if v})]
     if art.problems:
         body += [Safe("<h3>Files skipped</h3>"),
@@ -129,6 +130,7 @@ def build_html(run_dir: str | Path) -> str:
         _guard("Likelihood vs generation", lambda: sections.generation([c for _, c in art.generate_checks])),
         _guard("Factorial", lambda: sections.factorial(data.factorial_models(art))),
         _guard("Model comparison", lambda: html_compare.comparison(art.comparisons)),
+        _guard("Benchmark giveaway", lambda: html_giveaway.giveaway(art.giveaways)),
         _guard("Galleries", lambda: sections.galleries(gallery.cu_gallery(art, item_rows),
                                                        gallery.failed_cycles(art))),
         _guard("Synthetic controls", lambda: sections.synthetic(summary)),

@@ -9,7 +9,8 @@ Recognised (by content, not by name, except ``summary.json`` at the top and ``ma
 * cycles tables (``cycle_id, family, image_1, caption_1, …``) and scores tables (``image_id, caption_id, score``);
 * ``generate_check.json`` (``{"checks", "max_new_tokens", …}``, ``vca generate-check``);
 * ``factorial.json`` (``{"models", "pooled"}``) and ``known_answers.json`` (rows ``{check, passed, …}``);
-* ``compare vca`` output: ``compare.json`` (``{"comparisons", "leaderboard", …}``).
+* ``compare vca`` output: ``compare.json`` (``{"comparisons", "leaderboard", …}``);
+* ``vlaudit giveaway`` output: ``giveaway.json`` (``{"benchmarks": [{"lints", "baselines", …}], "resamples"}``).
 
 A ``vca report`` folder inside a scoring run also reads the run's ``margins.parquet`` and ``manifest.json``.
 
@@ -63,6 +64,7 @@ class Artifacts:
     generate_checks: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     known_answers: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+    giveaways: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     image_dirs: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -77,7 +79,7 @@ class Artifacts:
     def empty(self) -> bool:
         return not any([self.summary, self.vca_reports, self.vca_items, self.margins, self.cycle_evals,
                         self.cycle_tables, self.factorials, self.known_answers, self.manifests,
-                        self.generate_checks, self.comparisons])
+                        self.generate_checks, self.comparisons, self.giveaways])
 
 
 def _columns(path: Path) -> set[str]:
@@ -106,6 +108,9 @@ def _classify_json(art: Artifacts, path: Path, obj: Any) -> None:
         return
     if isinstance(obj.get("comparisons"), list) and isinstance(obj.get("leaderboard"), list):
         art.comparisons.append((path, obj))
+    elif isinstance(obj.get("benchmarks"), list) and "resamples" in obj and all(
+            isinstance(b, dict) and "lints" in b for b in obj["benchmarks"]):
+        art.giveaways.append((path, obj))
     elif isinstance(obj.get("runs"), list) and "settings" in obj:
         art.vca_reports.append((path, VcaReportResult.from_dict(obj, path=path)))
     elif isinstance(obj.get("checks"), list) and "max_new_tokens" in obj:
