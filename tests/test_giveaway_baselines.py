@@ -20,7 +20,7 @@ from vlaudit.metrics.giveaway.metric import DEFAULT_METRIC
 from vlaudit.metrics.giveaway.table import PairTable
 from vlaudit.records import Cycle, SuiteImage, SuiteItem
 from vlaudit.results.giveaway import GiveawayResult
-from vlaudit.sources.items_jsonl import item_line, read_items_jsonl
+from vlaudit.sources.items_jsonl import is_items_jsonl, item_line, read_items_jsonl
 from vlaudit.sources.suite_items import block_items, cycle_items, pair_items, whatsup_items
 from vlaudit.sources.two_by_two import winoground_blocks
 
@@ -138,6 +138,7 @@ def test_items_jsonl_round_trip(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(item_line(it)) + "\n" for it in original))
     assert json.loads(path.read_text()) == {"id": "7", "subset": "sub", "images": [
         "a.jpg", {"path": "b.jpg", "crop": [1.0, 2.0, 3.0, 4.0]}], "texts": ["t0", "t1"], "positives": [[0, 0], [1, 1]]}
+    assert is_items_jsonl(path) and not is_items_jsonl(tmp_path / "none.jsonl")
     (back,) = read_items_jsonl(path)
     assert (back.item_id, back.images, back.texts, back.positives) == ("7", original[0].images, ("t0", "t1"),
                                                                        ((0, 0), (1, 1)))
@@ -239,7 +240,7 @@ def test_the_html_report_shows_the_flagged_items(tmp_path: Path) -> None:
                        ((0, 0),), f"item {k}") for k in range(6)]
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(item_line(it)) + "\n" for it in items))
-    vlaudit.benchmark_giveaway([path], out=tmp_path / "run", fmt="items", resamples=50)
+    vlaudit.benchmark_giveaway([path], out=tmp_path / "run", resamples=50)  # auto: the items layout
     html = vlaudit.write_report(tmp_path / "run").read_text()
     assert 'id="giveaway"' in html and "6 flagged item(s)" in html
     assert "a cat near a dog&lt;3&gt;" in html and "never a positive" in html

@@ -6,7 +6,7 @@ Formats (``fmt``): a registered compositionality suite's name (its reader and of
 pair formats of :mod:`vlaudit.sources.labelled_pairs` (``auto``, ``table``, ``sugarcrepe``,
 ``whatsup-controlled``, ``whatsup-spatial``, ``cycles``), the 2×2 benchmarks (``winoground``, ``naturalbench``,
 ``blocks``), ``vl-checklist`` (the release's ``[path, {POS, NEG}]`` items) and ``items`` (vlaudit's items JSONL,
-:mod:`vlaudit.sources.items_jsonl`, what the filtered subset is written as). Sources without a suite metric are
+:mod:`vlaudit.sources.items_jsonl`, what the filtered subset is written as; ``auto`` recognises it by its keys). Sources without a suite metric are
 scored with the default (each positive above each negative of its image, strict ``>``).
 """
 
@@ -27,7 +27,7 @@ from vlaudit.report.giveaway import csv_rows
 from vlaudit.results.giveaway import GiveawayResult
 from vlaudit.scoring.lm_texts import score_texts
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from vlaudit.sources.items_jsonl import item_line, read_items_jsonl
+from vlaudit.sources.items_jsonl import is_items_jsonl, item_line, read_items_jsonl
 from vlaudit.sources.labelled_pairs import FORMATS as PAIR_FORMATS
 from vlaudit.sources.suite_items import block_items, pair_items, pair_scores, vl_checklist_items
 from vlaudit.sources.two_by_two import BENCHMARKS as TWO_BY_TWO
@@ -47,6 +47,8 @@ def giveaway_formats() -> tuple[str, ...]:
 def read_giveaway_items(path: str | Path, fmt: str = "auto", *, warnings: list[str] | None = None
                         ) -> tuple[str, list[SuiteItem], ItemMetric]:
     """(format, items, metric) of a benchmark file in ``fmt`` (see the module docstring)."""
+    if fmt == "auto" and is_items_jsonl(path):
+        fmt = "items"
     if fmt in SUITES:
         suite = SUITES[fmt]
         read = suite.read_file(path)

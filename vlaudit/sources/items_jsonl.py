@@ -17,6 +17,7 @@ one :class:`InputError` naming file, line and field).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,20 @@ def _image(value: Any, path: Path, record: str) -> SuiteImage:
         return SuiteImage(image_path(value.get("path"), path=path, record=record, name="images"),
                           None if crop is None else (float(crop[0]), float(crop[1]), float(crop[2]), float(crop[3])))
     return SuiteImage(image_path(value, path=path, record=record, name="images"))
+
+
+def is_items_jsonl(path: str | Path) -> bool:
+    """Whether ``path`` is a JSONL file whose first object has the layout's keys (for format detection)."""
+    path = Path(path)
+    if path.suffix.lower() != ".jsonl" or not path.is_file():
+        return False
+    with path.open("r", encoding="utf-8", errors="replace") as handle:
+        first = handle.readline()
+    try:
+        row = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and set(KEYS) <= set(row)
 
 
 def read_items_jsonl(path: str | Path, *, suite: str = "items") -> list[SuiteItem]:
