@@ -245,3 +245,29 @@ def test_the_html_report_shows_the_flagged_items(tmp_path: Path) -> None:
     assert 'id="giveaway"' in html and "6 flagged item(s)" in html
     assert "a cat near a dog&lt;3&gt;" in html and "never a positive" in html
     assert "could not be rendered" not in html
+
+
+def test_the_vca_text_only_context_is_the_blind_reading(cli, tmp_path: Path) -> None:
+    """A yes/no run's ``text`` context (no image): items whose text-only margin has the gold sign are solved
+    blind; a zero margin counts wrong; a run without a text context is left out with a warning."""
+    rows = []
+    for k in range(8):
+        label = "yes" if k % 2 == 0 else "no"
+        sign = 1.0 if label == "yes" else -1.0
+        rows.append({"model": "m", "dataset": "mmstar", "item_id": f"q{k}", "context": "original",
+                     "margin": 2.0 * sign if k < 6 else -sign, "label": label})
+        text_margin = sign if k < 3 else (0.0 if k == 3 else -sign)  # q0–q2 solved blind, q3 ties
+        rows.append({"model": "m", "dataset": "mmstar", "item_id": f"q{k}", "context": "text",
+                     "margin": text_margin, "label": label})
+    rows += [{"model": "other", "dataset": "mmstar", "item_id": "q0", "context": "original", "margin": 1.0,
+              "label": "yes"}]
+    margins = tmp_path / "margins.jsonl"
+    margins.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, stdout, err = cli("giveaway", "--vca", margins, "--out", tmp_path / "out", "--resamples", "50")
+    assert code == 0, stdout + err
+    assert "VCA text-only context" in stdout and "3 / 8" in stdout and "no text context" in err
+    result = GiveawayResult.from_dict(json.loads((tmp_path / "out" / "giveaway.json").read_text()))
+    (reading,) = result.vca
+    assert (reading.model, reading.items, reading.solved_blind) == ("m", 8, 3)
+    assert reading.original.value == 0.75 and reading.text_only.value == 3 / 8
+    assert reading.solved_ids == ["q0", "q1", "q2"] and result.benchmarks == []

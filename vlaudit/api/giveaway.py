@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 
 from vlaudit.analysis.giveaway.audit import BlindScores, blind_from_text_scores
 from vlaudit.analysis.giveaway.audit import benchmark_giveaway as _benchmark
+from vlaudit.analysis.giveaway.vca_blind import vca_blind_readings
 from vlaudit.analysis.suites.registry import SUITES
+from vlaudit.api.input_records import margins_file
 from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_result, write_table
 from vlaudit.metrics.giveaway.metric import DEFAULT_METRIC, ItemMetric
@@ -29,6 +31,7 @@ from vlaudit.scoring.lm_texts import score_texts
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from vlaudit.sources.items_jsonl import is_items_jsonl, item_line, read_items_jsonl
 from vlaudit.sources.labelled_pairs import FORMATS as PAIR_FORMATS
+from vlaudit.sources.margins import read_margins
 from vlaudit.sources.suite_items import block_items, pair_items, pair_scores, vl_checklist_items
 from vlaudit.sources.two_by_two import BENCHMARKS as TWO_BY_TWO
 from vlaudit.sources.two_by_two import read_two_by_two
@@ -91,7 +94,7 @@ def _stem(path: str | Path, taken: set[str]) -> str:
 
 
 def benchmark_giveaway(files: Sequence[str | Path], *, out: str | Path, fmt: str = "auto",
-                       lm: str | CausalLmScorer | None = None,
+                       lm: str | CausalLmScorer | None = None, vca: Sequence[str | Path] = (),
                        classifier: bool = True, folds: int = 5, scores: str | Path | None = None,
                        batch_size: int = 16, device: str = "cpu", seed: int = BOOTSTRAP_SEED,
                        resamples: int = BOOTSTRAP_RESAMPLES) -> GiveawayResult:
@@ -100,7 +103,11 @@ def benchmark_giveaway(files: Sequence[str | Path], *, out: str | Path, fmt: str
     ``STEM.items.csv`` (which reading solves each item, why it is flagged, whether it is kept) and
     ``STEM.filtered.jsonl`` (the blind-filtered subset, vlaudit's items JSONL) when a blind baseline ran
     (``classifier``, or ``lm``: an ``hf-lm:`` causal LM spec, or one loaded already). ``scores`` (one file
-    only): a model's scores table, reported on the full set vs the filtered subset, paired."""
+    only): a model's scores table, reported on the full set vs the filtered subset, paired. ``vca``: ``vca
+    score`` run folders or margins files of an MLLM benchmark, whose ``text`` context is read as its blind
+    reading (:mod:`vlaudit.analysis.giveaway.vca_blind`)."""
+    if not files and not vca:
+        raise InputError("give a benchmark file or a VCA run (--vca)", field="FILES")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if scores is not None and len(files) != 1:
@@ -124,7 +131,14 @@ def benchmark_giveaway(files: Sequence[str | Path], *, out: str | Path, fmt: str
         if result.record.filtered is not None:
             write_jsonl(out / filtered_name, (item_line(it) for it, k in zip(items, result.kept, strict=True) if k))
         benchmarks.append(result.record)
-    record = GiveawayResult(benchmarks=benchmarks, resamples=resamples, seed=seed, warnings=warnings)
+    readings = []
+    for run in vca:
+        found, notes = vca_blind_readings(read_margins(margins_file(run)), source=str(run), n_resamples=resamples,
+                                          seed=seed)
+        readings += found
+        warnings += notes
+    record = GiveawayResult(benchmarks=benchmarks, resamples=resamples, seed=seed, warnings=warnings,
+                            vca=readings)
     write_result(out / "giveaway.json", record)
     write_table(out / "giveaway.csv", csv_rows(record))
     return record

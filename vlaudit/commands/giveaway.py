@@ -16,7 +16,8 @@ from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 @app.command("giveaway")
 def giveaway(
-    files: list[Path] = typer.Argument(..., help="Benchmark files (one format for all)."),
+    files: list[Path] | None = typer.Argument(None, help="Benchmark files (one format for all); none with --vca "
+                                                         "alone."),
     out: Path = out_folder_option(help="Folder for giveaway.json, giveaway.csv, STEM.items.csv and "
                                        "STEM.filtered.jsonl."),
     fmt: str = typer.Option("auto", "--format", help="A registered suite name, or auto, table, sugarcrepe, "
@@ -29,16 +30,19 @@ def giveaway(
     folds: int = typer.Option(5, "--folds", min=2, help="Cross-fitting folds of the classifier (over items)."),
     scores: Path | None = typer.Option(None, "--scores", help="A model's scores table (image_id, caption_id, "
                                        "score): its metric on the full vs the blind-filtered set, paired."),
+    vca: list[Path] = typer.Option([], "--vca", help="A vca score run folder or margins file of an MLLM "
+                                   "benchmark: its text-only context read as the blind baseline (repeatable; default: none)."),
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Captions per LM forward."),
     device: str = typer.Option("cpu", "--device", help="Device of the LM (cpu, cuda, cuda:1)."),
     resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=10, help="Bootstrap resamples (items)."),
     seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Seed of the bootstrap and the folds."),
 ) -> None:
     """Text lints (role-aware BoW-identical negatives, unigram TV, length, one-side tokens, duplicates), the
-    order-blind ceiling, blind baselines under the benchmark's metric, and the blind-filtered subset."""
-    result = vlaudit.benchmark_giveaway(files, out=out, fmt=fmt, lm=lm, classifier=classifier, folds=folds,
-                                        scores=scores, batch_size=batch_size, device=device, seed=seed,
-                                        resamples=resamples)
+    order-blind ceiling, blind baselines under the benchmark's metric, and the blind-filtered subset; with
+    --vca, an MLLM run's text-only context as its blind reading."""
+    result = vlaudit.benchmark_giveaway(files or [], out=out, fmt=fmt, lm=lm, vca=vca, classifier=classifier,
+                                        folds=folds, scores=scores, batch_size=batch_size, device=device,
+                                        seed=seed, resamples=resamples)
     vlaudit.print_giveaway(result)
     for warning in result.warnings:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)

@@ -59,6 +59,10 @@ def print_giveaway(result: GiveawayResult) -> None:
         print_wrapped(f"metric: {bench.metric} ({bench.tie_rule})")
         for note in bench.notes:
             print_wrapped(f"note: {note}")
+    if result.vca:
+        print_table("VCA text-only context: the blind reading of MLLM runs", ["run", "original", "text only",
+                    "solved blind"], [[f"{r.model} / {r.dataset}", _rate(r.original), _rate(r.text_only),
+                                       f"{r.solved_blind} / {r.items}"] for r in result.vca])
     print_wrapped("Accuracies are item means under the benchmark's metric with 95% bootstrap intervals over items. "
                   "BoW-identical: a negative with its positive's bag of words that is never a positive (design: "
                   "one that is another image's positive). Rules are in-sample; the ceiling is the best "

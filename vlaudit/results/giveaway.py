@@ -142,10 +142,26 @@ class BenchmarkGiveaway:
     model: ModelOnFiltered | None = field(default=None, metadata=omitted_when_none())
 
 
+@dataclass(frozen=True)
+class VcaBlindReading:
+    """The VCA ``text`` context of one yes/no run as a blind reading: the share of items answered with the
+    gold sign under the ``original`` context and under ``text`` (no image), and the items solved blind."""
+
+    source: str
+    model: str
+    dataset: str
+    interface: str
+    items: int
+    original: GiveawayRate
+    text_only: GiveawayRate
+    solved_blind: int
+    solved_ids: list[str]
+
+
 @dataclass(frozen=True, kw_only=True)
 class GiveawayResult(VersionedResult):
     """What each benchmark gives away (``vlaudit giveaway``): one :class:`BenchmarkGiveaway` per file, the
-    bootstrap's ``resamples`` and ``seed``."""
+    bootstrap's ``resamples`` and ``seed``, and the VCA text-only readings of the runs given (``vca``)."""
 
     file_name = "giveaway.json"
     written_by = "giveaway"
@@ -154,3 +170,4 @@ class GiveawayResult(VersionedResult):
     resamples: int
     seed: int
     warnings: list[str]
+    vca: list[VcaBlindReading] = field(default_factory=list)
