@@ -271,3 +271,5 @@ def test_the_vca_text_only_context_is_the_blind_reading(cli, tmp_path: Path) -> 
     assert (reading.model, reading.items, reading.solved_blind) == ("m", 8, 3)
     assert reading.original.value == 0.75 and reading.text_only.value == 3 / 8
     assert reading.solved_ids == ["q0", "q1", "q2"] and result.benchmarks == []
+    html = vlaudit.write_report(tmp_path / "out").read_text()
+    assert "VCA text-only context" in html and "3 / 8" in html

@@ -18,6 +18,11 @@ def _num(value: float | Missing | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def rate_text(rate: GiveawayRate) -> str:
+    """``0.750 [0.500, 1.000]`` (— without a value or an interval)."""
+    return _rate(rate)
+
+
 def _rate(rate: GiveawayRate) -> str:
     if isinstance(rate.value, Missing):
         return "—"

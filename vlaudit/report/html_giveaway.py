@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from vlaudit.report.giveaway import benchmark_rows
+from vlaudit.report.giveaway import benchmark_rows, rate_text
 from vlaudit.report.html_page import Safe, esc, note, section, table
 from vlaudit.results.giveaway import GiveawayResult
 
@@ -36,6 +36,11 @@ def giveaway(found: Sequence[tuple[Path, Mapping[str, object]]]) -> tuple[str, s
                                  "</details>"))
             for line in bench.notes:
                 body.append(note(line))
+        if result.vca:
+            body.append(table(["Run", "original", "text only (no image)", "solved blind"],
+                              [[f"{r.model} / {r.dataset} ({r.interface})", rate_text(r.original), rate_text(r.text_only),
+                                f"{r.solved_blind} / {r.items}"] for r in result.vca], numeric_from=1,
+                              caption="VCA text-only context: the blind reading of MLLM runs"))
     return section("giveaway", "Benchmark giveaway", body,
                    lead="What each benchmark gives away without the image: text lints, the best order-blind "
                         "scorer, blind baselines under the benchmark's own metric (95% bootstrap intervals over "
