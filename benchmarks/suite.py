@@ -106,6 +106,11 @@ BENCHMARKS = (
     # documented minimum number of clusters (quick: 400 replicates, full: the published 2,000)
     Benchmark("cluster_coverage.py", ("--reps", "400", "--clusters", "5", "20"), (),
               (Goal("coverage_at_min", ">= 0.9"), Goal("min_clusters"))),
+    # vlaudit giveaway: the text lints linear in pairs (100k pairs in seconds), the blind LM's batched log p
+    # ≥ 0.8 of a bare batched forward of the same model, equal to a full forward's log-softmax to 1e-4
+    Benchmark("giveaway_speed.py", ("--captions", "128"), (),
+              (Goal("exponent", "<= 1.2"), Goal("lm_ratio", ">= 0.8"), Goal("max_abs_diff", "<= 1e-4"),
+               Goal("lint_s"), Goal("pairs"))),
     # vLLM's offline engine vs the HF backend on one tiny model (queries/s ratio, one run; start-up apart),
     # in the vLLM environment (make vllm-env): the same margins to 1e-5
     Benchmark("vllm_offline.py", ("--images", "6"), (),

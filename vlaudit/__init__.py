@@ -84,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     # the command line's twins: each command of vlaudit/commands/ calls one of these
     "audit_cycles": "vlaudit.api.cycle_files:audit_cycles",
     "audit_pair_files": "vlaudit.api.cycle_files:audit_pair_files",
+    "benchmark_giveaway": "vlaudit.api.giveaway:benchmark_giveaway",
     "write_zero_shot_scores": "vlaudit.api.cycle_files:write_zero_shot_scores",
     "GeometryRules": "vlaudit.builders.cycles.rules:GeometryRules",
     "GQA_SWAP_REASONS": "vlaudit.builders.cycles.gqa_rules:REASONS",
@@ -122,6 +123,7 @@ _EXPORTS: dict[str, str] = {
     "print_validity": "vlaudit.report.vca_analyses:print_validity",
     "print_filter": "vlaudit.report.vca_analyses:print_filter",
     "print_proxies": "vlaudit.report.vca_analyses:print_proxies",
+    "print_giveaway": "vlaudit.report.giveaway:print_giveaway",
     # checks the command line applies as an option is parsed (light modules: `vlaudit --help` loads them)
     "check_folder_target": "vlaudit.files:check_folder_target",
     "check_file_target": "vlaudit.files:check_file_target",
@@ -192,6 +194,7 @@ __all__ = [
     "VlauditError",
     "audit_cycles",
     "audit_pair_files",
+    "benchmark_giveaway",
     "write_zero_shot_scores",
     "GeometryRules",
     "GQA_SWAP_REASONS",
@@ -229,6 +232,7 @@ __all__ = [
     "print_validity",
     "print_filter",
     "print_proxies",
+    "print_giveaway",
     "check_folder_target",
     "check_file_target",
     "normalize_context",
@@ -273,6 +277,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.edits import analyze_edits, build_edits, export_annotations, import_annotations
     from vlaudit.api.experiment_inputs import load_seed_inputs
     from vlaudit.api.experiments import ExperimentRun, run_experiment, synthetic_controls
+    from vlaudit.api.giveaway import benchmark_giveaway
     from vlaudit.api.model_registry import model_registry
     from vlaudit.api.models import build_tiny_model, train_reference, verbalizers
     from vlaudit.api.results import Result
@@ -311,6 +316,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
         print_table,
         print_unavailable,
     )
+    from vlaudit.report.giveaway import print_giveaway
     from vlaudit.report.html import write_report
     from vlaudit.report.suites import print_suite_result, print_suites
     from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity

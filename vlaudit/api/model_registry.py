@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vlaudit.backends.registry import BACKENDS
+from vlaudit.backends.registry import BACKENDS, TEXT_BACKENDS
 from vlaudit.backends.tiny_families import TINY_FAMILIES
 from vlaudit.reference.catalogue import REFERENCE_MODELS, TRAINED_MODELS
 
@@ -25,7 +25,8 @@ class ModelRegistry:
 
 def model_registry() -> ModelRegistry:
     """The backends, tiny families and reference models vlaudit can load."""
-    return ModelRegistry(backends=[(f"{prefix}:<name>", desc) for prefix, (_, desc) in BACKENDS.items()],
+    every = {**BACKENDS, **TEXT_BACKENDS}  # the text-only prefixes (vlaudit giveaway --lm) are listed after
+    return ModelRegistry(backends=[(f"{prefix}:<name>", desc) for prefix, (_, desc) in every.items()],
                          tiny_families=TINY_FAMILIES, reference=[f"ref:{n}" for n in REFERENCE_MODELS],
                          trained={name: entry.description for name, entry in TRAINED_MODELS.items()},
                          understands={name: entry.understands for name, entry in TRAINED_MODELS.items()})

@@ -44,6 +44,12 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "vllm": ("vlaudit.backends.vllm_mllm:load_backend",
              "multimodal chat LLMs in vLLM's offline engine (yes/no margins; needs the vllm package)"),
 }
+#: text-only prefixes: scorers of log p(caption) without the image, the blind baselines of ``vlaudit giveaway
+#: --lm`` (kept apart from :data:`BACKENDS`, which serve image–text scores); prefix -> ("module:function", what)
+TEXT_BACKENDS: dict[str, tuple[str, str]] = {
+    "hf-lm": ("vlaudit.backends.hf_lm:load_text_lm",
+              "text-only causal LMs via transformers (GPT-2, Qwen2.5, ...): log p(caption), a blind baseline"),
+}
 #: the prefixes whose models are multimodal LLMs read through yes/no verbalizers (the others: dual encoders)
 YES_NO_PREFIXES = ("hf", "vllm", "openai")
 # prefix -> "module:function" naming the kind of each NAME, for a prefix that serves both kinds; the reference
@@ -207,3 +213,13 @@ def _resolve(target: str) -> Any:
     """The function named by ``"module:function"``, importing its module now."""
     module_name, function_name = target.split(":")
     return getattr(importlib.import_module(module_name), function_name)
+
+
+def load_text_backend(spec: str, *, device: str | None = "cpu", batch_size: int = 16, dtype: str | None = None
+                      ) -> Any:
+    """Load a text-only scorer ``PREFIX:NAME`` of :data:`TEXT_BACKENDS` (``hf-lm:gpt2``, ``hf-lm:/path``)."""
+    prefix, sep, name = spec.partition(":")
+    if not sep or prefix not in TEXT_BACKENDS or not name:
+        raise InputError(f"unknown text model spec {spec!r}; expected PREFIX:NAME with PREFIX one of "
+                         f"{', '.join(p + ':' for p in TEXT_BACKENDS)}", field="--lm")
+    return _resolve(TEXT_BACKENDS[prefix][0])(name, device=device, dtype=dtype, batch_size=batch_size)

@@ -21,6 +21,7 @@ from vlaudit.commands import (  # noqa: F401  (imported for their command regist
     experiment,
     factorial,
     features,
+    giveaway,
     models,
     pair_audit,
     report,

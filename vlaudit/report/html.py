@@ -17,7 +17,7 @@ from typing import Any
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.errors import InputError
 from vlaudit.files import atomic_write
-from vlaudit.report import html_compare, html_suites
+from vlaudit.report import html_compare, html_giveaway, html_suites
 from vlaudit.report import html_data as data
 from vlaudit.report import html_gallery as gallery
 from vlaudit.report import html_sections as sections
@@ -98,7 +98,8 @@ def manifest(art: Artifacts) -> tuple[str, str, Safe]:
              "scores tables": len(art.score_tables), "factorial results": len(art.factorials),
              "benchmark items tables": len(art.benchmarks), "manifests": len(art.manifests),
              "generate-check results": len(art.generate_checks), "comparisons (compare.json)": len(art.comparisons),
-             "suite results (suite.json)": len(art.suites)}
+             "suite results (suite.json)": len(art.suites),
+             "giveaways (giveaway.json)": len(art.giveaways)}
     body += [Safe("<h3>Files read</h3>"), _kv({k: v for k, v in found.items() if v})]
     if art.problems:
         body += [Safe("<h3>Files skipped</h3>"),
@@ -131,6 +132,7 @@ def build_html(run_dir: str | Path) -> str:
         _guard("Factorial", lambda: sections.factorial(data.factorial_models(art))),
         _guard("Model comparison", lambda: html_compare.comparison(art.comparisons)),
         _guard("Compositionality suites", lambda: html_suites.suites(art.suites)),
+        _guard("Benchmark giveaway", lambda: html_giveaway.giveaway(art.giveaways)),
         _guard("Galleries", lambda: sections.galleries(gallery.cu_gallery(art, item_rows),
                                                        gallery.failed_cycles(art))),
         _guard("Synthetic controls", lambda: sections.synthetic(summary)),

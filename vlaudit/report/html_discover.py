@@ -11,6 +11,7 @@ Recognised (by content, not by name, except ``summary.json`` at the top and ``ma
 * ``factorial.json`` (``{"models", "pooled"}``) and ``known_answers.json`` (rows ``{check, passed, …}``);
 * ``compare vca`` output: ``compare.json`` (``{"comparisons", "leaderboard", …}``);
 * ``suite eval`` output: ``suite.json`` (``{"suite", "figures", "cycles", "audit", …}``).
+* ``vlaudit giveaway`` output: ``giveaway.json`` (``{"benchmarks": [{"lints", "baselines", …}], "resamples"}``).
 
 A ``vca report`` folder inside a scoring run also reads the run's ``margins.parquet`` and ``manifest.json``.
 
@@ -66,6 +67,7 @@ class Artifacts:
     known_answers: list[dict[str, Any]] = field(default_factory=list)
     comparisons: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     suites: list[tuple[Path, SuiteResult]] = field(default_factory=list)
+    giveaways: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
     image_dirs: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -80,7 +82,7 @@ class Artifacts:
     def empty(self) -> bool:
         return not any([self.summary, self.vca_reports, self.vca_items, self.margins, self.cycle_evals,
                         self.cycle_tables, self.factorials, self.known_answers, self.manifests,
-                        self.generate_checks, self.comparisons, self.suites])
+                        self.generate_checks, self.comparisons, self.suites, self.giveaways])
 
 
 def _columns(path: Path) -> set[str]:
@@ -111,6 +113,9 @@ def _classify_json(art: Artifacts, path: Path, obj: Any) -> None:
         art.comparisons.append((path, obj))
     elif isinstance(obj.get("suite"), str) and isinstance(obj.get("figures"), list) and "audit" in obj:
         art.suites.append((path, SuiteResult.from_dict(obj, path=path)))
+    elif isinstance(obj.get("benchmarks"), list) and "resamples" in obj and all(
+            isinstance(b, dict) and "lints" in b for b in obj["benchmarks"]):
+        art.giveaways.append((path, obj))
     elif isinstance(obj.get("runs"), list) and "settings" in obj:
         art.vca_reports.append((path, VcaReportResult.from_dict(obj, path=path)))
     elif isinstance(obj.get("checks"), list) and "max_new_tokens" in obj:

@@ -27,6 +27,7 @@ from vlaudit.results.demo import (
     ItemsBuildSummary,
     ProbeNotes,
 )
+from vlaudit.results.giveaway import GiveawayResult
 from vlaudit.results.suites import SuiteResult
 from vlaudit.results.vca import (
     AnnotationConsensusSummary,
@@ -53,7 +54,7 @@ RESULT_TYPES: tuple[type[VersionedResult], ...] = (
     VcaFilterResult, VcaProxiesResult, FactorialResult, EditBuildSummary, AnnotationExportSummary,
     AnnotationConsensusSummary, EditOutcomesSummary, DemoSummary, DemoCycleEvaluation, DemoCycleAudits,
     ProbeNotes, DemoVcaKnownAnswers, WordingDiagnosticsResult, StabilityResult, GenerateCheckResult,
-    CompareVcaResult, CompareCyclesResult, SuiteResult,
+    CompareVcaResult, CompareCyclesResult, SuiteResult, GiveawayResult,
 )
 
 

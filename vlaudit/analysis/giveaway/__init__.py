@@ -1,0 +1,1 @@
+"""What a benchmark gives away: the caption-only classifier and the per-benchmark giveaway audit."""

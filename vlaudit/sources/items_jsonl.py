@@ -1,0 +1,93 @@
+"""vlaudit's own JSONL layout of suite items (what ``vlaudit giveaway`` writes as the blind-filtered subset).
+
+One JSON object per line, keys exactly::
+
+    {"id": "17", "subset": "swap_obj", "images": ["000000222235.jpg"],
+     "texts": ["A cat sits on its hind legs.", "Its hind legs sit on a cat."], "positives": [[0, 0]]}
+
+* ``id`` — the item's id (text); ``subset`` — the unit the suite's aggregation groups by;
+* ``images`` — a list of image paths relative to the images folder, or objects ``{"path": ..., "crop":
+  [x, y, w, h]}`` for a crop (pixels of the file);
+* ``texts`` — the candidate texts in the suite's own order (a tie rule depends on it);
+* ``positives`` — the true ``[image index, text index]`` pairs; every other pair of the item is a negative.
+
+:func:`item_line` writes an item as that object; :func:`read_items_jsonl` reads the layout back (a bad line is
+one :class:`InputError` naming file, line and field).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from vlaudit.errors import InputError
+from vlaudit.files import iter_jsonl
+from vlaudit.records import SuiteImage, SuiteItem
+from vlaudit.sources.suites.common import image_path
+
+KEYS = ("id", "subset", "images", "texts", "positives")
+
+
+def item_line(item: SuiteItem) -> dict[str, Any]:
+    """One item as the layout's JSON object (see the module docstring)."""
+    images: list[Any] = [image.path if image.crop is None else {"path": image.path, "crop": list(image.crop)}
+                         for image in item.images]
+    return {"id": item.item_id, "subset": item.subset, "images": images, "texts": list(item.texts),
+            "positives": [[i, j] for i, j in item.positives]}
+
+
+def _image(value: Any, path: Path, record: str) -> SuiteImage:
+    if isinstance(value, dict):
+        crop = value.get("crop")
+        if crop is not None and (not isinstance(crop, list) or len(crop) != 4
+                                 or not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in crop)):
+            raise InputError("crop must be [x, y, w, h]", path=path, record=record, field="images")
+        return SuiteImage(image_path(value.get("path"), path=path, record=record, name="images"),
+                          None if crop is None else (float(crop[0]), float(crop[1]), float(crop[2]), float(crop[3])))
+    return SuiteImage(image_path(value, path=path, record=record, name="images"))
+
+
+def is_items_jsonl(path: str | Path) -> bool:
+    """Whether ``path`` is a JSONL file whose first object has the layout's keys (for format detection)."""
+    path = Path(path)
+    if path.suffix.lower() != ".jsonl" or not path.is_file():
+        return False
+    with path.open("r", encoding="utf-8", errors="replace") as handle:
+        first = handle.readline()
+    try:
+        row = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and set(KEYS) <= set(row)
+
+
+def read_items_jsonl(path: str | Path, *, suite: str = "items") -> list[SuiteItem]:
+    """The items of a file in vlaudit's JSONL layout (see the module docstring)."""
+    path = Path(path)
+    items = []
+    for number, row in iter_jsonl(path):
+        record = f"line {number}"
+        missing = [key for key in KEYS if key not in row]
+        if missing:
+            raise InputError("missing required field", path=path, record=record, field=missing[0])
+        images, texts, positives = row["images"], row["texts"], row["positives"]
+        if not isinstance(images, list) or not images:
+            raise InputError("expected a non-empty list", path=path, record=record, field="images")
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+            raise InputError("expected a non-empty list of texts", path=path, record=record, field="texts")
+        pairs = []
+        for pair in positives if isinstance(positives, list) else [None]:
+            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(k, int) for k in pair)
+                    and 0 <= pair[0] < len(images) and 0 <= pair[1] < len(texts)):
+                raise InputError(f"expected [image index, text index] pairs within the item, got {pair!r}",
+                                 path=path, record=record, field="positives")
+            pairs.append((pair[0], pair[1]))
+        if not pairs:
+            raise InputError("an item needs at least one positive", path=path, record=record, field="positives")
+        items.append(SuiteItem(suite=suite, item_id=str(row["id"]), subset=str(row["subset"]),
+                               images=tuple(_image(v, path, record) for v in images), texts=tuple(texts),
+                               positives=tuple(pairs), record=record, extra={"caption_keys": tuple(texts)}))
+    if not items:
+        raise InputError("no items", path=path)
+    return items
