@@ -18,13 +18,14 @@ one :class:`InputError` naming file, line and field).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from vlaudit.errors import InputError
-from vlaudit.files import iter_jsonl
 from vlaudit.records import SuiteImage, SuiteItem
 from vlaudit.sources.suites.common import image_path
+from vlaudit.sources.suites.pairs import read_pairs_suite
 
 KEYS = ("id", "subset", "images", "texts", "positives")
 
@@ -63,31 +64,8 @@ def is_items_jsonl(path: str | Path) -> bool:
 
 
 def read_items_jsonl(path: str | Path, *, suite: str = "items") -> list[SuiteItem]:
-    """The items of a file in vlaudit's JSONL layout (see the module docstring)."""
-    path = Path(path)
-    items = []
-    for number, row in iter_jsonl(path):
-        record = f"line {number}"
-        missing = [key for key in KEYS if key not in row]
-        if missing:
-            raise InputError("missing required field", path=path, record=record, field=missing[0])
-        images, texts, positives = row["images"], row["texts"], row["positives"]
-        if not isinstance(images, list) or not images:
-            raise InputError("expected a non-empty list", path=path, record=record, field="images")
-        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) and t.strip() for t in texts):
-            raise InputError("expected a non-empty list of texts", path=path, record=record, field="texts")
-        pairs = []
-        for pair in positives if isinstance(positives, list) else [None]:
-            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(k, int) for k in pair)
-                    and 0 <= pair[0] < len(images) and 0 <= pair[1] < len(texts)):
-                raise InputError(f"expected [image index, text index] pairs within the item, got {pair!r}",
-                                 path=path, record=record, field="positives")
-            pairs.append((pair[0], pair[1]))
-        if not pairs:
-            raise InputError("an item needs at least one positive", path=path, record=record, field="positives")
-        items.append(SuiteItem(suite=suite, item_id=str(row["id"]), subset=str(row["subset"]),
-                               images=tuple(_image(v, path, record) for v in images), texts=tuple(texts),
-                               positives=tuple(pairs), record=record, extra={"caption_keys": tuple(texts)}))
-    if not items:
-        raise InputError("no items", path=path)
-    return items
+    """The items of a file in vlaudit's JSONL layout (see the module docstring), read by the one reader of that
+    layout, :func:`vlaudit.sources.suites.pairs.read_pairs_suite` (``suite eval pairs-suite`` reads the same
+    file); the items are named ``suite`` and keep their texts as caption keys (a scores table joins on them)."""
+    read = read_pairs_suite(Path(path))
+    return [replace(item, suite=suite, extra={**item.extra, "caption_keys": tuple(item.texts)}) for item in read.items]
