@@ -22,9 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vlaudit.errors import InputError
-from vlaudit.records import SuiteImage, SuiteItem
-from vlaudit.sources.suites.common import image_path
+from vlaudit.records import SuiteItem
 from vlaudit.sources.suites.pairs import read_pairs_suite
 
 KEYS = ("id", "subset", "images", "texts", "positives")
@@ -36,17 +34,6 @@ def item_line(item: SuiteItem) -> dict[str, Any]:
                          for image in item.images]
     return {"id": item.item_id, "subset": item.subset, "images": images, "texts": list(item.texts),
             "positives": [[i, j] for i, j in item.positives]}
-
-
-def _image(value: Any, path: Path, record: str) -> SuiteImage:
-    if isinstance(value, dict):
-        crop = value.get("crop")
-        if crop is not None and (not isinstance(crop, list) or len(crop) != 4
-                                 or not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in crop)):
-            raise InputError("crop must be [x, y, w, h]", path=path, record=record, field="images")
-        return SuiteImage(image_path(value.get("path"), path=path, record=record, name="images"),
-                          None if crop is None else (float(crop[0]), float(crop[1]), float(crop[2]), float(crop[3])))
-    return SuiteImage(image_path(value, path=path, record=record, name="images"))
 
 
 def is_items_jsonl(path: str | Path) -> bool:
