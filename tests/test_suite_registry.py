@@ -71,3 +71,12 @@ def test_suite_list_reads_whole_at_80_columns(cli, monkeypatch) -> None:
     assert lines and max(len(line) for line in lines) <= 80
     for name in SUITES:  # every name whole, at the start of its row
         assert any(line.split() and line.split()[0] == name for line in lines), name
+
+
+def test_reader_options_from_the_command_line_arrive_typed() -> None:
+    from vlaudit.commands.suite import _options
+
+    assert _options(["seed=1", "piece_folders=true", "corpus=corpus/v1/vg.yaml", "ratio=0.5"]) == {
+        "seed": 1, "piece_folders": True, "corpus": "corpus/v1/vg.yaml", "ratio": 0.5}
+    with pytest.raises(InputError, match="NAME=VALUE"):
+        _options(["seed"])

@@ -22,13 +22,28 @@ def suite_list() -> None:
     vlaudit.print_suites(vlaudit.suites())
 
 
-def _options(values: list[str] | None) -> dict[str, str]:
-    options: dict[str, str] = {}
+def _option_value(text: str) -> object:
+    """A reader option as typed on the command line: ``true``/``false`` a bool, an integer an int, a decimal a
+    float, anything else the text (reader options are bools, ints and paths: ARO's ``seed``, VALSE's
+    ``piece_folders``, VL-CheckList's ``corpus``)."""
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _options(values: list[str] | None) -> dict[str, object]:
+    options: dict[str, object] = {}
     for value in values or []:
         name, sep, setting = value.partition("=")
         if not sep or not name.strip():
             raise InputError(f"expected NAME=VALUE, got {value!r}", field="--option")
-        options[name.strip()] = setting.strip()
+        options[name.strip()] = _option_value(setting.strip())
     return options
 
 
