@@ -173,7 +173,8 @@ def test_mismatch_axis_on_clustered_items_takes_the_cluster_permutation_test(tmp
     result = vlaudit.compare_vca(paths, n_resamples=100, n_permutations=99).comparison
     mismatch = [r for r in result.comparisons if r.metric in ("dep_perm", "dcc_perm", "dep_m", "strict_m")]
     assert len(mismatch) == 4
-    assert {(r.test, r.unit, r.n_clusters) for r in mismatch} == {("permutation", "image", 20)}
+    # 20 image clusters: the exact cluster sign flip (at most EXACT_SIGN_FLIP_CLUSTERS), not Monte Carlo
+    assert {(r.test, r.unit, r.n_clusters) for r in mismatch} == {("sign-flip", "image", 20)}
 
 
 @settings(max_examples=60, deadline=None)

@@ -68,6 +68,7 @@ from vlaudit.settings import (
     MIN_CYCLES,
     NATURALBENCH_YES_THRESHOLD,
 )
+from vlaudit.stats.bootstrap import EXPANDED
 from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells
 from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.paired import (
@@ -100,7 +101,8 @@ class CycleCompareSettings:
         """The settings as ``compare_cycles.json`` writes them."""
         return CycleCompareSettingsRecord(tol=self.tol, min_cycles=self.min_cycles, n_resamples=self.n_resamples,
                                           seed=self.seed, level=self.level, n_permutations=self.n_permutations,
-                                          alpha=self.alpha, threshold=self.threshold, cluster=self.cluster)
+                                          alpha=self.alpha, threshold=self.threshold, cluster=self.cluster,
+                                          interval=EXPANDED)
 
 
 def _num(value: float) -> float | None:
