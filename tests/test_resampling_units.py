@@ -22,7 +22,7 @@ from vlaudit.analysis.vca.report import run_events
 from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl
-from vlaudit.metrics.cycles import cycle_credit, cycle_unit, summarize_contrasts
+from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT, cycle_credit, cycle_unit, summarize_contrasts
 from vlaudit.records import Cycle
 from vlaudit.settings import MIN_CLUSTERS
 from vlaudit.sources.margins import runs_from_rows
@@ -296,13 +296,15 @@ def test_compare_cycles_warns_below_the_minimum_number_of_clusters() -> None:
     cycles = _shared_image_cycles(n=40, images=40)
     scores = {"a": _cycle_scores(cycles, 1), "b": _cycle_scores(cycles, 2)}
     kwargs: dict[str, Any] = {"min_cycles": 5, "n_resamples": 50, "n_permutations": 49}
-    assert vlaudit.compare_cycles(cycles, scores, **kwargs).comparison.warnings == []
+    # the cycle unit's caveat is a warning of the file too, not only of the console (issue 53)
+    assert vlaudit.compare_cycles(cycles, scores, **kwargs).comparison.warnings == [CYCLE_UNIT_CAVEAT]
     assert vlaudit.compare_cycles(cycles, scores, cluster="source", **kwargs).comparison.warnings == []  # 20
     chain = _shared_image_cycles(n=40, images=8)
     joined = vlaudit.compare_cycles(chain, {"a": _cycle_scores(chain, 1), "b": _cycle_scores(chain, 2)},
                                     cluster="image", **kwargs)
-    (line,) = joined.comparison.warnings
+    collapse, line = joined.comparison.warnings
     assert "CycleAcc/test/left 1" in line and "only 1 image cluster" in line
+    assert "into 1 connected cluster" in collapse
 
 
 def test_declared_clusters_of_one_item_give_the_item_level_comparison(tmp_path: Path) -> None:

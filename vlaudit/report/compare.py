@@ -240,7 +240,7 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
                       r.difference, _interval(r.ci), format_p(r.p_holm), "yes" if r.survives else "no",
                       *_tie_rates(r)] for r in rows],
                     identifiers=1, droppable=["ties A", "ties B"], digits=3)
-    if result.comparisons:
+    if result.comparisons and CYCLE_UNIT_CAVEAT not in result.warnings:  # a file written before it was a warning
         print_wrapped(CYCLE_UNIT_CAVEAT)
         print_wrapped(MULTIPLICITY_NOTE.format(interval=result.settings.interval).replace(
             "one dataset, relation family and metric family", "one benchmark, split and family"))

@@ -18,8 +18,8 @@ it has several), for every pair of models:
 The leaderboard ranks from the paired comparisons as ``compare vca`` does (:mod:`vlaudit.analysis.compare.ranks`).
 A family with fewer than ``min_cycles`` cycles in a split is not compared (listed in ``skipped``, §D.5).
 The resampling unit is the cycle (cycles that share an image are treated as independent: a caveat every
-output states), or ``cluster="image"``: cycles joined whenever they share an image
-(:func:`vlaudit.metrics.cycles.cycle_unit`). Holm's adjustment runs within each (benchmark or CycleAcc, split, family) cell
+output states, ``warnings`` included), or ``cluster="image"``: cycles joined whenever they share an image
+(:func:`vlaudit.metrics.cycles.cycle_unit`; ``warnings`` says how many connected clusters that leaves). Holm's adjustment runs within each (benchmark or CycleAcc, split, family) cell
 (:mod:`vlaudit.stats.multiplicity`); ``survives`` says whether the adjusted p is at most α.
 """
 
@@ -37,6 +37,7 @@ from vlaudit.metrics.cycles import (
     checked_contrasts,
     cycle_credit,
     cycle_unit,
+    cycle_unit_notes,
     split_of,
 )
 from vlaudit.metrics.two_by_two import (
@@ -244,5 +245,6 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
         comparisons=adjusted,
         leaderboard=ranked(leaderboard, adjusted, lambda r: (r.benchmark, r.split, r.family, r.metric)),
         skipped=skipped, settings=settings.record(),
-        warnings=small_sample_cells({f"{r.benchmark or 'CycleAcc'}/{r.split}/{r.family}": r.n_clusters
-                                     for r in adjusted}, unit.unit))
+        warnings=[*cycle_unit_notes(cycles, unit),
+                  *small_sample_cells({f"{r.benchmark or 'CycleAcc'}/{r.split}/{r.family}": r.n_clusters
+                                       for r in adjusted}, unit.unit)])

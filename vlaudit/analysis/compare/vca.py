@@ -46,7 +46,7 @@ from vlaudit.analysis.compare.noise import (
 )
 from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.analysis.vca.report import RunEvents, item_matrix, run_events
-from vlaudit.analysis.vca.units import shared_unit
+from vlaudit.analysis.vca.units import override_warning, shared_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import support
 from vlaudit.relations import relation_family
@@ -74,7 +74,7 @@ from vlaudit.settings import (
 from vlaudit.sources.compared_runs import ModelRuns
 from vlaudit.sources.margins import MarginRun
 from vlaudit.stats.bootstrap import EXPANDED
-from vlaudit.stats.clusters import ResamplingUnit, small_sample_warning
+from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells, small_sample_warning
 from vlaudit.stats.multiplicity import holm_by_family, metric_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
@@ -291,10 +291,14 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         skipped.extend(VcaSkipped(dataset=dataset, interface=interface, metric=m, reason=why) for m, why in lacking)
         families = _families(subs[0])
         tags = [ALL_FAMILIES] + (sorted(set(families.tolist())) if len(set(families.tolist())) > 1 else [])
+        warnings.extend(w for w in (override_warning(run, settings.cluster) for run in runs) if w)
         unit = shared_unit([ev.run for ev in events], settings.cluster)
         small = small_sample_warning(unit.n_clusters, unit.unit, where)
         if small:
             warnings.append(small)
+        # each relation family's rows on their own clusters, as compare cycles does per cell
+        warnings.extend(small_sample_cells({f"{where}/{tag}": unit.subset(families == tag).n_clusters
+                                            for tag in tags if tag != ALL_FAMILIES}, unit.unit))
         for tag in tags:
             mask = np.ones(subs[0].n, dtype=bool) if tag == ALL_FAMILIES else families == tag
             rows, board = compare_block(names, events, metrics, settings, dataset=dataset, interface=interface,

@@ -38,7 +38,7 @@ from vlaudit.analysis.vca.events import ReportSettings as ReportSettings
 from vlaudit.analysis.vca.events import RunEvents as RunEvents
 from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.analysis.vca.noise_report import noise_summary
-from vlaudit.analysis.vca.units import run_unit
+from vlaudit.analysis.vca.units import override_warning, run_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, support
 from vlaudit.results.vca import VcaReportResult
@@ -340,6 +340,10 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
         raise InputError(f"{stress} are stress probes that retain or degrade the image's content, never controls "
                          f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
+    for ev in events:
+        finer = override_warning(ev.run, settings.cluster)
+        if finer:
+            ev.warnings.append(finer)
     summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key), text_llms) for ev in events]
     interfaces = vca_axes.interface_checks(events, settings)
     result = VcaReportResult(
