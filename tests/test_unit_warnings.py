@@ -115,3 +115,45 @@ def test_compare_cycles_writes_the_unit_caveat_and_the_image_collapse_into_its_w
     assert "joins the 40 cycles over 10 images into 1 connected cluster " in line
     assert "the largest holds 40 cycles" in line and "fewer than 20" in line
     assert CYCLE_UNIT_CAVEAT not in joined.comparison.warnings
+
+
+def _paper_rows(dataset: str, *, groups: bool) -> list[dict[str, Any]]:
+    """48 items on 12 images (the unit vlaudit's builders declare for VSR and GSR-COCO); with ``groups`` each
+    image's items form two true/false relation pairs."""
+    rows = []
+    for row in _rows("m", 3, 48):
+        k = int(row["item_id"][1:])
+        row = row | {"dataset": dataset, "cluster": f"img{k // 4}", "cluster_unit": "image"}
+        if groups:
+            row |= {"group_id": f"g{k // 2}", "statement": "true" if k % 2 == 0 else "false"}
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize(("dataset", "groups", "option"), [("gsr-coco", True, "group_id"),
+                                                           ("vsr-random", False, "item_id")])
+def test_the_departure_from_the_paper_unit_is_printed(dataset: str, groups: bool, option: str) -> None:
+    """VCA §19 resamples GSR relation pairs and VSR sample ids; vlaudit the declared images: each such run's
+    bootstrap notes say so and name the option that follows the paper (which then notes nothing)."""
+    (run,) = runs_from_rows(_paper_rows(dataset, groups=groups))
+    (audit,) = compute_report([run], ReportSettings(n_resamples=100)).result.runs
+    (note,) = audit.bootstrap.notes
+    assert "VCA §19 resamples" in note and "12 image clusters" in note and f"--cluster {option}" in note
+    (paper,) = compute_report([run], ReportSettings(n_resamples=100, cluster=option)).result.runs
+    assert paper.bootstrap.notes == [] and paper.bootstrap.cluster == option
+    (other,) = runs_from_rows(_paper_rows("toy", groups=groups))
+    assert compute_report([other], ReportSettings(n_resamples=100)).result.runs[0].bootstrap.notes == []
+
+
+def test_the_console_prints_the_departure_and_names_the_interval(capsys: pytest.CaptureFixture[str]) -> None:
+    from rich.console import Console
+
+    from vlaudit.report.vca_console import print_axes, print_headline
+
+    (run,) = runs_from_rows(_paper_rows("gsr-coco", groups=True))
+    report = compute_report([run], ReportSettings(n_resamples=100))
+    print_axes(report, console=Console(width=200))
+    print_headline(report.runs, console=Console(width=200))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "note: run (model='m', dataset='gsr-coco'" in out and "--cluster group_id follows the paper" in out
+    assert "paired bootstrap expanded percentile CI" in out

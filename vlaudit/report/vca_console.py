@@ -100,6 +100,8 @@ def print_axes(report: VcaReport, *, console: Console | None = None) -> None:
     small = [run.bootstrap.small_sample for run in report.runs if run.bootstrap.small_sample]
     for warning in [*report.warnings, *small]:
         print_wrapped(f"warning: {warning}")
+    for note in dict.fromkeys(n for run in report.runs for n in run.bootstrap.notes):
+        print_wrapped(f"note: {note}")
 
     for run in report.runs:
         if len(run.coverage) > 1 or run.n_excluded:

@@ -38,7 +38,7 @@ from vlaudit.analysis.vca.events import ReportSettings as ReportSettings
 from vlaudit.analysis.vca.events import RunEvents as RunEvents
 from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.analysis.vca.noise_report import noise_summary
-from vlaudit.analysis.vca.units import override_warning, run_unit
+from vlaudit.analysis.vca.units import override_warning, paper_departure, run_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, support
 from vlaudit.results.vca import VcaReportResult
@@ -307,7 +307,8 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
         bootstrap=BootstrapPlan(n_resamples=settings.n_resamples, seed=settings.seed, level=settings.level,
                                 cluster=unit.source, unit=unit.unit, n_clusters=unit.n_clusters,
                                 small_sample=small_sample_warning(unit.n_clusters, unit.unit, run.name),
-                                method=EXPANDED))
+                                method=EXPANDED,
+                                notes=[n for n in (paper_departure(run, unit, settings.cluster),) if n]))
 
 
 def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:

@@ -75,6 +75,30 @@ def override_warning(run: MarginRun, column: str | None) -> str | None:
             "resampled and permuted as independent (intervals too narrow, p-values too small)")
 
 
+#: VCA §19's resampling unit per benchmark (dataset name prefix): GSR intervals resample relation-pair ids,
+#: VSR groups by sample id (each query alone); (paper unit, the ``--cluster`` column that follows the paper)
+PAPER_UNITS = {"gsr": ("relation-pair ids", "group_id"), "vsr": ("sample ids (each query alone)", "item_id")}
+
+
+def paper_departure(run: MarginRun, unit: ResamplingUnit, column: str | None = None) -> str | None:
+    """One line when the default unit of a VSR or GSR-COCO run is not the one VCA §19 resamples (None where it
+    is, where ``--cluster`` chose the unit, or for another benchmark). vlaudit's builders declare the image
+    for both: questions about one image are not independent draws, so the image is the honest unit; the
+    paper's unit is printed beside it, with the option that follows it."""
+    if column is not None:
+        return None
+    name = run.dataset.lower()
+    key = "gsr" if name.startswith("gsr") else "vsr" if name.startswith("vsr") and not run.has_groups else None
+    if key is None:
+        return None
+    paper, option = PAPER_UNITS[key]
+    if unit.source == option:
+        return None
+    return (f"{run.name}: VCA §19 resamples {paper}; vlaudit resamples {unit.describe()} (the unit the items "
+            f"declare: questions about one image are not independent), so its intervals can be wider than the "
+            f"paper's; --cluster {option} follows the paper")
+
+
 def _keep_groups_whole(unit: ResamplingUnit, run: MarginRun) -> ResamplingUnit:
     if not run.has_groups or unit.source == "group_id":
         return unit
