@@ -383,3 +383,22 @@ def test_a_nested_rate_without_its_decisions_says_why_in_the_json_and_the_csv(an
     write_table(tmp_path / "factorial_models.csv", models)
     with (tmp_path / "factorial_models.csv").open(newline="") as handle:
         assert next(csv.DictReader(handle))["nested_image_tpr_correct"] == f"— ({NO_CORRECT_IMAGE})"
+
+
+def test_zero_width_pooled_intervals_print_as_a_dash(analysed: tuple[dict, Path]) -> None:
+    """The redundant model alone: every C-U decision is responsive, so the pooled responsive rate's stem
+    bootstrap gives [100, 100] in every resample, an artefact printed as "—" (the JSON keeps the bounds)."""
+    from vlaudit.files import read_records
+
+    _, root = analysed
+    rows = [r for r in read_records(root / "run/margins.parquet") if r["model"] == "redundant"]
+    write_table(root / "only_redundant" / "margins.parquet", rows)
+    out = CliRunner().invoke(app, ["vca", "factorial", str(root / "only_redundant"), "--items",
+                                   str(root / "fx/items.jsonl"), "--out", str(root / "out_redundant"),
+                                   "--resamples", "200"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    result = json.loads((root / "out_redundant" / "factorial.json").read_text())
+    assert result["pooled"]["responsive_rate_ci"] == [1.0, 1.0]
+    pooled = next(line for line in out.output.splitlines() if line.strip().startswith("pooled"))
+    assert "[100.00, 100.00]" not in pooled and "100.00 —" in pooled
+    assert "design-effect" in " ".join(out.output.split())
