@@ -220,12 +220,13 @@ def test_compare_cycles_clustered_two_by_two_metrics_use_the_sign_flip_not_mcnem
 #: cluster count are named instead (docs/concepts/statistics.md, "Where each output names its unit")
 UNIT_NAMED_ELSEWHERE = {
     "HeadlineIntervals": "RunAudit.bootstrap (one count matrix per run)",
-    "Taxonomy": "RunAudit.bootstrap; the Wilson interval is item-level",
+    "Taxonomy": "RunAudit.bootstrap; the Wilson interval is design-effect corrected over the same clusters",
     "PermutationAxis": "RunAudit.bootstrap",
     "Sensitivity": "RunAudit.bootstrap",
     "SourceEffect": "FactorialResult.unit and .stems",
     "FactorialPooled": "FactorialResult.unit and .stems",
-    "FactorialModel": "Wilson intervals over the model's decisions (item-level), FactorialResult.definitions",
+    "FactorialModel": "Wilson intervals design-effect corrected over the stems: FactorialResult.unit, .stems, "
+                      ".definitions",
     "PooledRate": "the accepted edits (EditOutcomesSummary.n_accepted), printed by edits analyze",
     "FeasibilityCheck": "a Wilson interval over the sampled items (item-level)",
     "AnnotationConsensusSummary": "pairwise_range is a range of agreements, not an interval",
@@ -235,8 +236,8 @@ UNIT_NAMED_ELSEWHERE = {
     "DemoDeltaV": "the demo factorial's FactorialResult (stems)",
     "ControlSetStability": "stable_range and cu_retention_range are ranges over runs, not intervals",
     "Discordance": "high_conf_uncredited_range is a range over runs, not an interval",
-    "ControlSurvival": "a Wilson interval over the credited items (item-level)",
-    "Survival": "a Wilson interval over the credited items (item-level)",
+    "ControlSurvival": "a Wilson interval over the credited items, corrected over RunAudit.bootstrap's clusters",
+    "Survival": "a Wilson interval over the credited items, corrected over RunAudit.bootstrap's clusters",
     "NoiseBand": "a band from the noise floor (every decision inside it set both ways), not resampled",
     "GroupIntervals": "RunAudit.bootstrap (relation.csv carries its unit and n_clusters)",
     "RelationSummary": "RunAudit.bootstrap (relation.csv carries its unit and n_clusters)",
