@@ -22,6 +22,7 @@ from vlaudit.sources.items import BenchmarkItem, image_clusters
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.clusters import nest_groups, small_sample_warning
 from vlaudit.stats.paired import cluster_permutation_pvalues
+from vlaudit.stats.sign_flip import sign_flip_test
 
 CONTEXTS = ("original", "text", "blank")
 
@@ -114,9 +115,10 @@ def test_clusters_of_one_item_give_the_item_level_report(tmp_path: Path) -> None
     assert (b.bootstrap.cluster, b.bootstrap.unit, b.bootstrap.n_clusters) == ("cluster", "image", n)
 
 
-def test_compare_resamples_and_permutes_the_declared_stems(tmp_path: Path) -> None:
+def test_compare_resamples_and_permutes_the_declared_stems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stems of four items: every row names the unit and the number of stems, the binary metrics use the
-    cluster sign flip (no McNemar: items of a stem are not independent) on the stems' differences."""
+    cluster sign flip (no McNemar: items of a stem are not independent) on the stems' differences — exact
+    with 12 stems (at most EXACT_SIGN_FLIP_CLUSTERS), the Monte Carlo flips beyond that."""
     n, size = 48, 4
     paths = [_write(tmp_path / f"m{m}", _rows(f"m{m}", 10 + m, n, cluster_of=lambda k: f"s{k // size}"))
              for m in range(2)]
@@ -124,10 +126,17 @@ def test_compare_resamples_and_permutes_the_declared_stems(tmp_path: Path) -> No
     rows = result.comparison.comparisons
     assert {(r.unit, r.n_clusters) for r in rows} == {("stem", n // size)}
     acc = next(r for r in rows if r.metric == "acc")
-    assert acc.test == "permutation"
+    assert acc.test == "sign-flip"
     runs = [runs_from_rows([json.loads(line) for line in p.read_text().splitlines()]) for p in paths]
     unit = shared_unit([r[0] for r in runs])
     correct = [((r[0].margins["original"] > 0) == r[0].labels).astype(np.float64) for r in runs]
+    exact = sign_flip_test(correct[0] - correct[1], unit.labels)
+    assert exact.method == "exact" and acc.p == pytest.approx(exact.p, abs=0)
+    # the Monte Carlo test where the exact one is not used (a limit of 0 clusters)
+    monkeypatch.setattr("vlaudit.analysis.compare.vca.EXACT_SIGN_FLIP_CLUSTERS", 0)
+    result = vlaudit.compare_vca(paths, n_resamples=300, n_permutations=500)
+    acc = next(r for r in result.comparison.comparisons if r.metric == "acc")
+    assert acc.test == "permutation"
     expected = cluster_permutation_pvalues(correct[0] - correct[1], unit.labels, n_permutations=500,
                                            seed=result.comparison.settings.seed)
     assert acc.p == pytest.approx(float(expected[0]), abs=0)
@@ -137,7 +146,7 @@ def test_compare_resamples_and_permutes_the_declared_stems(tmp_path: Path) -> No
     assert next(r for r in items.comparison.comparisons if r.metric == "acc").test == "mcnemar"
     # fewer stems than the documented minimum: one warning naming the unit, the count and the coverage
     (warning,) = [w for w in result.comparison.warnings if "stem clusters" in w]
-    assert "12 stem clusters (< 20)" in warning and "84%" in warning
+    assert "12 stem clusters (< 20)" in warning and "91%" in warning and "expanded percentile" in warning
 
 
 def test_unknown_cluster_column_is_one_line_naming_it(tmp_path: Path) -> None:
@@ -204,7 +213,7 @@ def test_the_compare_tutorial_reports_stem_clusters_and_the_stem_level_p(tmp_pat
     """docs/tutorials/compare.md, run as written: 16 stem clusters, every p a stem-level sign flip. Strict is 0
     for both models once a tied margin is no decision (the grounded model's text margin is exactly 0: before
     the tie convention its +0.125 had item-level p 0.001 and stem-level p ≈ 0.25), so it cannot survive; the
-    headline differences, equal on every stem, survive at the floor of 1,000 flips."""
+    headline differences, equal on every stem, survive with the exact sign flip's p of 2/2^16."""
     runner = CliRunner()
     steps = [["data", "factorial", "--out", "factorial", "--stems", "4"],
              *[["vca", "score", "--model", f"ref:scene-vqa-{name}", "--benchmark", "factorial/items.jsonl",
@@ -219,13 +228,14 @@ def test_the_compare_tutorial_reports_stem_clusters_and_the_stem_level_p(tmp_pat
     rows = {r["metric"]: r for r in json.loads(Path("compare/compare.json").read_text())["comparisons"]
             if r["family"] == "all"}
     strict = rows["strict"]
-    assert (strict["unit"], strict["n_clusters"], strict["test"]) == ("stem", 16, "permutation")
+    assert (strict["unit"], strict["n_clusters"], strict["test"]) == ("stem", 16, "sign-flip")
     assert strict["difference"] == 0.0 and strict["p"] == 1.0 and not strict["survives"]
     assert "ties decide Strict on 57 of 144 items" in " ".join(out.output.split())
     for metric in ("acc", "dep", "dcc", "cu"):
         row = rows[metric]
-        assert (row["unit"], row["n_clusters"], row["test"]) == ("stem", 16, "permutation")
-        assert row["p"] == pytest.approx(1 / 1001) and row["survives"]
+        # every stem gives the same difference: the exact sign flip's p is 2/2^16 (Monte Carlo: 1/1001)
+        assert (row["unit"], row["n_clusters"], row["test"]) == ("stem", 16, "sign-flip")
+        assert row["p"] == pytest.approx(2 / 2**16) and row["survives"]
     assert rows["dcc"]["survives"] and rows["dcc"]["holm_family"] == "factorial/yesno/all/headline"
 
 

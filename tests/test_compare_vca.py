@@ -16,6 +16,7 @@ from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.files import read_json, write_jsonl
 from vlaudit.results.compare import CompareVcaResult
+from vlaudit.settings import EXACT_SIGN_FLIP_CLUSTERS
 
 CONTEXTS = ("original", "text", "blank")
 
@@ -97,11 +98,19 @@ def test_relation_axis_uses_the_permutation_test_and_families(tmp_path: Path) ->
     data = vlaudit.compare_vca([a, b], n_resamples=200, n_permutations=200).data
     metrics = {r["metric"] for r in data["comparisons"]}
     assert {"rel_o", "pair_credit", "pair_d", "joint", "g_int_mean", "acc", "dcc"} <= metrics
-    # grouped items are not independent: the item metrics and mean G_int take the cluster permutation test;
-    # each relation group is one cluster, so the binary group metrics count independent groups: exact McNemar
+    # grouped items are not independent: the item metrics and mean G_int take the cluster sign flip — exact
+    # over at most EXACT_SIGN_FLIP_CLUSTERS clusters (the item metrics' integer differences always; mean G_int
+    # while its nonzero clusters can be enumerated), Monte Carlo beyond; each relation group is one cluster,
+    # so the binary group metrics count independent groups: exact McNemar
     binary_groups = {"rel_o", "pair_credit", "pair_d", "joint"}
-    assert all(r["test"] == ("mcnemar" if r["metric"] in binary_groups else "permutation")
-               for r in data["comparisons"])
+    for r in data["comparisons"]:
+        if r["metric"] in binary_groups:
+            assert r["test"] == "mcnemar"
+        elif r["n_clusters"] > EXACT_SIGN_FLIP_CLUSTERS:
+            assert r["test"] == "permutation"
+        elif r["metric"] != "g_int_mean":
+            assert r["test"] == "sign-flip", r
+    assert {r["test"] for r in data["comparisons"]} >= {"mcnemar", "permutation", "sign-flip"}
     assert {r["family"] for r in data["comparisons"]} == {"all", "left/right", "above/below"}
     rel = next(r for r in data["comparisons"] if r["metric"] == "rel_o" and r["family"] == "all")
     assert rel["n"] == 30

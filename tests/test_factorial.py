@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from scipy.stats import t as student_t
 from typer.testing import CliRunner
 
 import vlaudit.builders.factorial as fx
@@ -22,8 +23,8 @@ from vlaudit.commands._apps import app
 from vlaudit.errors import InputError
 from vlaudit.files import write_table
 from vlaudit.sources.items import read_items
-from vlaudit.stats.bootstrap import bootstrap_indices, percentile_interval
-from vlaudit.stats.intervals import wilson_interval
+from vlaudit.stats.bootstrap import bootstrap_indices, expanded_tail, percentile_interval
+from vlaudit.stats.intervals import wilson_bounds, wilson_interval
 
 
 @pytest.fixture(scope="module")
@@ -207,8 +208,14 @@ def test_analysis_counts_by_hand(analysed: tuple[dict, Path]) -> None:
     assert (half["correct"], half["cu"], half["cu_responsive"], half["cu_flip"], half["cu_neutral_exceed"]) == (32, 16, 0, 0, 0)
     assert (yes["correct"], yes["cu"], yes["cu_responsive"], yes["cu_flip"]) == (16, 16, 0, 0)
     assert half["cu_rate"] == 0.5 and half["nonresponsive_mass"] == 0.5 and half["responsive_rate_all_correct"] == 0.5
-    assert half["cu_rate_ci"] == pytest.approx(list(wilson_interval(16, 32)))
-    assert red["responsive_rate_ci"] == pytest.approx(list(wilson_interval(32, 32)))
+    # the Wilson interval is design-effect corrected over the 16 stems: half's C-U decisions come in whole
+    # stems (2 of 2 on odd stems, 0 of 2 on even ones), so v = 16/15·16/32² and n_eff = p(1 − p)/v = 15, read
+    # with t_15: wider than the item-level Wilson(16, 32), which treats a stem's two decisions as independent
+    t15 = float(student_t.ppf(0.975, 15))
+    assert half["cu_rate_ci"] == pytest.approx([float(b) for b in wilson_bounds(7.5, 15, z=t15)])
+    assert half["cu_rate_ci"][0] < wilson_interval(16, 32)[0] and half["cu_rate_ci"][1] > wilson_interval(16, 32)[1]
+    # 32 of 32: no spread, n_eff = n, only the quantile is t_15
+    assert red["responsive_rate_ci"] == pytest.approx([float(b) for b in wilson_bounds(32, 32, z=t15)])
     pooled = result["pooled"]
     assert (pooled["correct"], pooled["cu"], pooled["cu_responsive"]) == (80, 64, 32)
     assert pooled["cu_rate"] == 0.8 and pooled["cu_rate_macro"] == pytest.approx(2.5 / 3)
@@ -245,7 +252,9 @@ def test_pooled_interval_resamples_stems_with_all_models(analysed: tuple[dict, P
     correct = np.full(len(stems), 2 + 2 + 1, dtype=float)
     idx = bootstrap_indices(len(stems), 400, 20260724)
     samples = np.array([cu[row].sum() / correct[row].sum() for row in idx])
-    assert result["pooled"]["cu_rate_ci"] == pytest.approx(list(percentile_interval(samples)))
+    # the expanded percentile interval over the 16 stems: the same resamples read at the small-k tails
+    assert result["pooled"]["cu_rate_ci"] == pytest.approx(list(percentile_interval(samples, 1 - 2 * expanded_tail(0.95, 16))))
+    assert expanded_tail(0.95, 16) < 0.025
     with (root / "out" / "factorial_models.csv").open(newline="") as handle:
         table = list(csv.DictReader(handle))
     assert [r["model"] for r in table] == ["half", "redundant", "yes-man", "pooled"]
@@ -374,3 +383,22 @@ def test_a_nested_rate_without_its_decisions_says_why_in_the_json_and_the_csv(an
     write_table(tmp_path / "factorial_models.csv", models)
     with (tmp_path / "factorial_models.csv").open(newline="") as handle:
         assert next(csv.DictReader(handle))["nested_image_tpr_correct"] == f"— ({NO_CORRECT_IMAGE})"
+
+
+def test_zero_width_pooled_intervals_print_as_a_dash(analysed: tuple[dict, Path]) -> None:
+    """The redundant model alone: every C-U decision is responsive, so the pooled responsive rate's stem
+    bootstrap gives [100, 100] in every resample, an artefact printed as "—" (the JSON keeps the bounds)."""
+    from vlaudit.files import read_records
+
+    _, root = analysed
+    rows = [r for r in read_records(root / "run/margins.parquet") if r["model"] == "redundant"]
+    write_table(root / "only_redundant" / "margins.parquet", rows)
+    out = CliRunner().invoke(app, ["vca", "factorial", str(root / "only_redundant"), "--items",
+                                   str(root / "fx/items.jsonl"), "--out", str(root / "out_redundant"),
+                                   "--resamples", "200"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    result = json.loads((root / "out_redundant" / "factorial.json").read_text())
+    assert result["pooled"]["responsive_rate_ci"] == [1.0, 1.0]
+    pooled = next(line for line in out.output.splitlines() if line.strip().startswith("pooled"))
+    assert "[100.00, 100.00]" not in pooled and "100.00 —" in pooled
+    assert "design-effect" in " ".join(out.output.split())

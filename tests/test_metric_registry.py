@@ -237,6 +237,7 @@ NOT_REGISTERED = {
     "outranks_from_intervals": "the outranks relation of paired intervals (tests/test_paired_ranks.py)",
     "block_scores": "assembles the score matrix from records", "split_of": "a cycle's split name",
     "cycle_unit": "the cycles' resampling unit (their clusters), not a metric",
+    "cycle_unit_notes": "what a cycle comparison says of its resampling unit (warnings), not a metric",
     "checked_contrasts": "cycle_contrast (registered) with float64 overflow refused, naming the cycle",
     "cycle_counts": "counts cycles per family", "withdraw_small_families": "the §D.5 reporting rule",
     "reduced_precision": "a precision diagnostic of the inputs", "evaluate_cycle_families": "the pipeline over records",

@@ -22,7 +22,7 @@ from vlaudit.analysis.vca.report import run_events
 from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl
-from vlaudit.metrics.cycles import cycle_credit, cycle_unit, summarize_contrasts
+from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT, cycle_credit, cycle_unit, summarize_contrasts
 from vlaudit.records import Cycle
 from vlaudit.settings import MIN_CLUSTERS
 from vlaudit.sources.margins import runs_from_rows
@@ -173,7 +173,8 @@ def test_mismatch_axis_on_clustered_items_takes_the_cluster_permutation_test(tmp
     result = vlaudit.compare_vca(paths, n_resamples=100, n_permutations=99).comparison
     mismatch = [r for r in result.comparisons if r.metric in ("dep_perm", "dcc_perm", "dep_m", "strict_m")]
     assert len(mismatch) == 4
-    assert {(r.test, r.unit, r.n_clusters) for r in mismatch} == {("permutation", "image", 20)}
+    # 20 image clusters: the exact cluster sign flip (at most EXACT_SIGN_FLIP_CLUSTERS), not Monte Carlo
+    assert {(r.test, r.unit, r.n_clusters) for r in mismatch} == {("sign-flip", "image", 20)}
 
 
 @settings(max_examples=60, deadline=None)
@@ -219,12 +220,13 @@ def test_compare_cycles_clustered_two_by_two_metrics_use_the_sign_flip_not_mcnem
 #: cluster count are named instead (docs/concepts/statistics.md, "Where each output names its unit")
 UNIT_NAMED_ELSEWHERE = {
     "HeadlineIntervals": "RunAudit.bootstrap (one count matrix per run)",
-    "Taxonomy": "RunAudit.bootstrap; the Wilson interval is item-level",
+    "Taxonomy": "RunAudit.bootstrap; the Wilson interval is design-effect corrected over the same clusters",
     "PermutationAxis": "RunAudit.bootstrap",
     "Sensitivity": "RunAudit.bootstrap",
     "SourceEffect": "FactorialResult.unit and .stems",
     "FactorialPooled": "FactorialResult.unit and .stems",
-    "FactorialModel": "Wilson intervals over the model's decisions (item-level), FactorialResult.definitions",
+    "FactorialModel": "Wilson intervals design-effect corrected over the stems: FactorialResult.unit, .stems, "
+                      ".definitions",
     "PooledRate": "the accepted edits (EditOutcomesSummary.n_accepted), printed by edits analyze",
     "FeasibilityCheck": "a Wilson interval over the sampled items (item-level)",
     "AnnotationConsensusSummary": "pairwise_range is a range of agreements, not an interval",
@@ -234,8 +236,8 @@ UNIT_NAMED_ELSEWHERE = {
     "DemoDeltaV": "the demo factorial's FactorialResult (stems)",
     "ControlSetStability": "stable_range and cu_retention_range are ranges over runs, not intervals",
     "Discordance": "high_conf_uncredited_range is a range over runs, not an interval",
-    "ControlSurvival": "a Wilson interval over the credited items (item-level)",
-    "Survival": "a Wilson interval over the credited items (item-level)",
+    "ControlSurvival": "a Wilson interval over the credited items, corrected over RunAudit.bootstrap's clusters",
+    "Survival": "a Wilson interval over the credited items, corrected over RunAudit.bootstrap's clusters",
     "NoiseBand": "a band from the noise floor (every decision inside it set both ways), not resampled",
     "GroupIntervals": "RunAudit.bootstrap (relation.csv carries its unit and n_clusters)",
     "RelationSummary": "RunAudit.bootstrap (relation.csv carries its unit and n_clusters)",
@@ -295,13 +297,15 @@ def test_compare_cycles_warns_below_the_minimum_number_of_clusters() -> None:
     cycles = _shared_image_cycles(n=40, images=40)
     scores = {"a": _cycle_scores(cycles, 1), "b": _cycle_scores(cycles, 2)}
     kwargs: dict[str, Any] = {"min_cycles": 5, "n_resamples": 50, "n_permutations": 49}
-    assert vlaudit.compare_cycles(cycles, scores, **kwargs).comparison.warnings == []
+    # the cycle unit's caveat is a warning of the file too, not only of the console (issue 53)
+    assert vlaudit.compare_cycles(cycles, scores, **kwargs).comparison.warnings == [CYCLE_UNIT_CAVEAT]
     assert vlaudit.compare_cycles(cycles, scores, cluster="source", **kwargs).comparison.warnings == []  # 20
     chain = _shared_image_cycles(n=40, images=8)
     joined = vlaudit.compare_cycles(chain, {"a": _cycle_scores(chain, 1), "b": _cycle_scores(chain, 2)},
                                     cluster="image", **kwargs)
-    (line,) = joined.comparison.warnings
+    collapse, line = joined.comparison.warnings
     assert "CycleAcc/test/left 1" in line and "only 1 image cluster" in line
+    assert "into 1 connected cluster" in collapse
 
 
 def test_declared_clusters_of_one_item_give_the_item_level_comparison(tmp_path: Path) -> None:

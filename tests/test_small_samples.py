@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vlaudit.settings import MIN_CLUSTERS, SMALL_SAMPLE_COVERAGE
+from vlaudit.settings import MIN_CLUSTERS, PERCENTILE_COVERAGE, SMALL_SAMPLE_COVERAGE
+from vlaudit.stats.bootstrap import PERCENTILE
 from vlaudit.stats.coverage import Clustered, bootstrap_coverage, sign_flip_size
 from vlaudit.stats.formatting import degenerate, format_interval, format_p
 from vlaudit.stats.multiplicity import holm_by_family, metric_family
@@ -89,15 +90,18 @@ def test_bootstrap_coverage_at_the_minimum_is_near_nominal_and_poor_below() -> N
     """Quick check of the figures the warning quotes: at the minimum the interval covers near 95%, at 5
     clusters clearly less (the full-size figures: benchmarks/cluster_coverage.py)."""
     assert dict(SMALL_SAMPLE_COVERAGE)[MIN_CLUSTERS] >= 0.92
-    assert bootstrap_coverage(Clustered(5), reps=300, n_resamples=400, seed=2) < 0.9
-    assert bootstrap_coverage(Clustered(MIN_CLUSTERS), reps=300, n_resamples=400, seed=2) > 0.89
+    assert bootstrap_coverage(Clustered(5), reps=300, n_resamples=400, seed=2, method=PERCENTILE) < 0.9
+    assert bootstrap_coverage(Clustered(MIN_CLUSTERS), reps=300, n_resamples=400, seed=2, method=PERCENTILE) > 0.89
 
 
 @pytest.mark.slow
 def test_the_quoted_coverage_is_what_the_seeded_simulation_measures() -> None:
-    """The figures of SMALL_SAMPLE_COVERAGE re-measured at full size (seed 0, 2,000 replicates)."""
+    """The figures of SMALL_SAMPLE_COVERAGE (the default expanded interval) and PERCENTILE_COVERAGE (the
+    plain percentile interval) re-measured at full size (seed 0, 2,000 replicates)."""
     for k, quoted in SMALL_SAMPLE_COVERAGE:
         assert round(bootstrap_coverage(Clustered(k), reps=2000), 2) == quoted
+    for k, quoted in PERCENTILE_COVERAGE:
+        assert round(bootstrap_coverage(Clustered(k), reps=2000, method=PERCENTILE), 2) == quoted
 
 
 def test_p_values_print_below_the_floor_and_never_as_zero() -> None:

@@ -19,6 +19,7 @@ from vlaudit.analysis.vca.report import ReportSettings, bootstrap_run, cluster_l
 from vlaudit.metrics.vca import relation, support
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.bootstrap import (
+    EXPANDED,
     ClusterBootstrap,
     bootstrap_indices,
     bootstrap_mean_ci,
@@ -115,7 +116,8 @@ def _readable_loop(run, settings):
                          (correct & dep).sum() / dep.sum() if dep.any() else np.nan,
                          g.rel["original"].mean(), g.pair_credit.mean(), g.pair_d.mean(), g.joint.mean(),
                          g.g_int.mean()])
-    return percentile_intervals(np.array(rows), settings.level)
+    # the report reads the resamples at the expanded percentile's small-k tails (vlaudit.stats.bootstrap)
+    return percentile_intervals(np.array(rows), settings.level, n_clusters=plan.n_clusters, method=EXPANDED)
 
 
 def test_report_bootstrap_against_readable_loop() -> None:

@@ -30,7 +30,7 @@ from vlaudit.files import write_table
 from vlaudit.metrics.vca import permutation, support
 from vlaudit.results.vca_audit import Coverage
 from vlaudit.sources.margins import runs_from_rows
-from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.bootstrap import EXPANDED, ClusterBootstrap, percentile_intervals
 
 SETTINGS = ReportSettings(n_resamples=100)
 
@@ -154,7 +154,7 @@ def test_subset_rates_bootstrap_against_readable_loop() -> None:
         samples.append([dep_perm.mean(), (correct & dep).mean() - (correct & dep_perm).mean(),
                         support.dependence(support.image_gap(m, ("text", "blank", "mismatch"))).mean(),
                         support.strict_isolation(m, ("text", "blank", "mismatch")).mean()])
-    expected = percentile_intervals(np.array(samples), settings.level)
+    expected = percentile_intervals(np.array(samples), settings.level, n_clusters=plan.n_clusters, method=EXPANDED)
     for name, row in zip(("dep_perm", "delta_dcc", "dep_m", "strict_m"), expected, strict=True):
         np.testing.assert_allclose(cis[name], row, rtol=1e-12, atol=1e-12, err_msg=name)
 

@@ -122,7 +122,8 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
             ΔCycleAcc beyond exact enumeration; the permutation test of fractional 2×2 metrics).
         alpha: family-wise error rate of the Holm adjustment (within each benchmark, split and family).
         cluster: the resampling unit: None (the cycle), ``image`` (cycles joined whenever they share an
-            image), ``image_1``, ``image_2`` or ``family``.
+            image), ``two-way`` (intervals from the image_1 × image_2 pigeonhole bootstrap,
+            :mod:`vlaudit.stats.two_way`; tests as under ``image``), ``image_1``, ``image_2`` or ``family``.
         plot: write the pairwise matrix PNGs (more than two models).
         show: print the console tables (what the command prints).
 

@@ -83,7 +83,8 @@ def compare_cycles(
                                             "exact enumeration; fractional 2×2 metrics)."),
     cluster: str | None = typer.Option(None, "--cluster", metavar="UNIT",
                                        help="Resampling unit: the cycle (default), image (cycles that share an "
-                                            "image joined), image_1, image_2 or family."),
+                                            "image joined), two-way (intervals resample image_1 and image_2 "
+                                            "independently; tests as image), image_1, image_2 or family."),
     plot: bool = _PLOT,
 ) -> None:
     """ΔCycleAcc per family and split (never pooled) with a paired bootstrap over cycles, the exact sign-flip test

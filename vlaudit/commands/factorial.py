@@ -22,7 +22,11 @@ def _pct(value: float | None) -> str:
 
 
 def _ci(pair: tuple[float, float] | None) -> str:
-    if pair is None or pair[0] != pair[0]:
+    """``[lo, hi]`` in percent; "—" where not computable or zero-width (a bootstrap artefact, not certainty:
+    every resample equals the sample; docs/concepts/statistics.md "How numbers print")."""
+    if pair is None or pair[0] != pair[0] or pair[1] != pair[1]:
+        return "—"
+    if pair[1] - pair[0] <= 1e-12 * max(1.0, abs(pair[0]), abs(pair[1])):
         return "—"
     return f"[{100 * pair[0]:.2f}, {100 * pair[1]:.2f}]"
 
@@ -54,8 +58,9 @@ def vca_factorial(
                  f"{_pct(pooled.responsive_rate)} {_ci(pooled.responsive_rate_ci)}",
                  f"{_pct(pooled.neutral_exceed_rate)} {_ci(pooled.neutral_exceed_rate_ci)}",
                  f"{_pct(pooled.flip_rate)} {_ci(pooled.flip_rate_ci)}"])
-    vlaudit.print_table(f"Evidence-source factorial ({interface}; per model: Wilson intervals over its decisions; "
-                        f"pooled: intervals resample {result.stems} {result.unit} clusters)",
+    vlaudit.print_table(f"Evidence-source factorial ({interface}; per model: Wilson intervals design-effect "
+                        f"corrected over the {result.stems} {result.unit}s; pooled: expanded percentile intervals "
+                        f"resample {result.stems} {result.unit} clusters; — where zero-width)",
                         ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
     for warning in result.warnings:
         typer.secho(f"warning: {warning}", fg="yellow", err=True)

@@ -30,6 +30,7 @@ from vlaudit.settings import (
     CONFIDENCE_LEVEL,
     CYCLE_BOOTSTRAP_SEED,
     CYCLE_TIE_TOL,
+    MIN_CLUSTERS,
     MIN_CYCLES,
 )
 from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
@@ -114,6 +115,33 @@ def cycle_unit(cycles: Sequence[Cycle], column: str | None = None) -> Resampling
                          field="cluster")
     values = [c.extra.get(column) for c in cycles]
     return ResamplingUnit(labels_or_items(values, ids, column), column, column)
+
+
+def cycle_unit_notes(cycles: Sequence[Cycle], unit: ResamplingUnit) -> list[str]:
+    """What every cycle comparison says of its unit (``compare_cycles.json`` ``warnings`` and the console):
+    the cycle-unit caveat (:data:`CYCLE_UNIT_CAVEAT`) when cycles are the unit; with ``--cluster two-way`` what
+    the two-way bootstrap resamples; with ``--cluster image`` how many connected clusters the cycles collapse
+    into (cycles sharing an image directly or through others are
+    one cluster, so a chain of shared images can leave a handful of clusters, or one)."""
+    if unit.unit == "cycle":
+        return [CYCLE_UNIT_CAVEAT]
+    images = {str(c.image_1) for c in cycles} | {str(c.image_2) for c in cycles}
+    _, sizes = np.unique(unit.labels.astype(str), return_counts=True)
+    k = int(sizes.size)
+    if unit.source == "two-way":
+        k1, k2 = len({str(c.image_1) for c in cycles}), len({str(c.image_2) for c in cycles})
+        return [f"two-way bootstrap: the intervals resample the {k1} image_1 and the {k2} image_2 values "
+                f"independently, each cycle weighted by both its images' draws (pigeonhole bootstrap, Owen 2007); "
+                f"the tests flip the {k} connected image cluster{'' if k == 1 else 's'} (cycles that share an "
+                "image joined)"]
+    if unit.source != "image":
+        return []
+    line = (f"--cluster image joins the {len(cycles)} cycles over {len(images)} images into {k} connected "
+            f"cluster{'' if k == 1 else 's'} (cycles that share an image, directly or through others; the "
+            f"largest holds {int(sizes.max()) if k else 0} cycles)")
+    if k < MIN_CLUSTERS:
+        line += f"; fewer than {MIN_CLUSTERS}: the intervals and tests of so few clusters say little"
+    return [line]
 
 
 #: CycleAcc of one (family, split) cell: n, cycle_acc, ties, tie_rate and its bootstrap interval

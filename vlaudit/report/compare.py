@@ -119,9 +119,11 @@ def _interval(ci: Interval | None) -> str:
     return format_interval(ci)
 
 
-#: what every comparison table says of its intervals and p-values (docs/concepts/statistics.md)
-MULTIPLICITY_NOTE = ("CI: unadjusted 95% paired cluster-bootstrap interval; p (Holm): adjusted within its Holm "
-                     "family (one dataset, relation family and metric family; every pair of models)")
+#: what every comparison table says of its intervals and p-values (docs/concepts/statistics.md); ``{interval}``
+#: is the interval's method as the result records it (``settings.interval``)
+MULTIPLICITY_NOTE = ("CI: unadjusted 95% paired cluster-bootstrap interval ({interval}); p (Holm): adjusted "
+                     "within its Holm family (one dataset, relation family and metric family; every pair of "
+                     "models)")
 
 
 def _units(rows: Sequence[Comparison | LeaderboardRow]) -> str:
@@ -187,7 +189,7 @@ def print_compare(result: CompareVcaResult) -> None:
                           _rank(r.rank)]
                          for r in board], identifiers=2)
     if result.comparisons:
-        print_wrapped(MULTIPLICITY_NOTE)
+        print_wrapped(MULTIPLICITY_NOTE.format(interval=result.settings.interval))
     for row in result.skipped:
         print_wrapped(f"skipped {METRIC_NAMES.get(row.metric, row.metric)} on {row.dataset}/"
                       f"{row.interface}: {row.reason}")
@@ -238,10 +240,10 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
                       r.difference, _interval(r.ci), format_p(r.p_holm), "yes" if r.survives else "no",
                       *_tie_rates(r)] for r in rows],
                     identifiers=1, droppable=["ties A", "ties B"], digits=3)
-    if result.comparisons:
+    if result.comparisons and CYCLE_UNIT_CAVEAT not in result.warnings:  # a file written before it was a warning
         print_wrapped(CYCLE_UNIT_CAVEAT)
-        print_wrapped(MULTIPLICITY_NOTE.replace("one dataset, relation family and metric family",
-                                                "one benchmark, split and family"))
+        print_wrapped(MULTIPLICITY_NOTE.format(interval=result.settings.interval).replace(
+            "one dataset, relation family and metric family", "one benchmark, split and family"))
     if len(result.models) > 2:
         for benchmark, split in dict.fromkeys((r.benchmark, r.split) for r in result.leaderboard):
             board = [r for r in result.leaderboard if (r.benchmark, r.split) == (benchmark, split)]

@@ -296,9 +296,10 @@ def factorial(models: Sequence[Mapping[str, Any]]) -> Section | None:
     rows = [[m.get("model"), _value(m.get("stems")), _value(m.get("correct")), _value(m.get("cu"))]
             + [num(m.get(k), m.get(f"{k}_ci"), pct=True) for k, _ in keys] for m in models]
     body = [table(headers, rows, numeric_from=1),
-            note("Below each rate its 95% Wilson interval over the model's decisions (per model the intervals "
-                 "are item-level, not clustered by stem; the pooled rates and the source effects in "
-                 "factorial.json resample the stems)."),
+            note("Below each rate its 95% Wilson interval, design-effect corrected over the stems (a stem's "
+                 "decisions are not independent; factorial.json's definitions.intervals says so, and a file "
+                 "written before the correction holds item-level intervals); the pooled rates and the source "
+                 "effects in factorial.json resample the stems."),
             plots.factorial(models) or ""]
     return section("factorial", "Evidence-source factorial", body,
                    lead="Relation image × relation text, each supporting, opposing or neutral (VCA §10). "

@@ -66,8 +66,9 @@ def print_headline(
     """
     console = console or Console()
     level = runs[0].bootstrap.level if runs else 0.95
+    method = "/".join(dict.fromkeys(run.bootstrap.method for run in runs)) or "percentile"
     console.print(f"[bold]{title}[/bold]")
-    console.print(f"[dim]percent of items; second line: {100 * level:g}% paired bootstrap percentile CI over "
+    console.print(f"[dim]percent of items; second line: {100 * level:g}% paired bootstrap {method} CI over "
                   f"the clusters each table names (— where it is zero-width)[/dim]")
     has_perm = any(run.perm is not None for run in runs)
     metrics = ("Acc", "Dep", "D-CC", "C-U") + (("Δ D-CC perm",) if has_perm else ())
@@ -100,6 +101,8 @@ def print_axes(report: VcaReport, *, console: Console | None = None) -> None:
     small = [run.bootstrap.small_sample for run in report.runs if run.bootstrap.small_sample]
     for warning in [*report.warnings, *small]:
         print_wrapped(f"warning: {warning}")
+    for note in dict.fromkeys(n for run in report.runs for n in run.bootstrap.notes):
+        print_wrapped(f"note: {note}")
 
     for run in report.runs:
         if len(run.coverage) > 1 or run.n_excluded:

@@ -2,8 +2,10 @@
 
 Every CSV row starts with ``model, dataset, interface`` (cross-interface rows: ``model, dataset``), a table with
 bootstrap intervals then with their resampling ``unit`` and ``n_clusters``; rates are fractions in [0, 1];
-``*_lo``/``*_hi`` are the bootstrap percentile bounds. Files written by
-:func:`write_report_files`:
+``*_lo``/``*_hi`` are the bootstrap bounds (expanded percentile; the Wilson bounds where the column says so).
+Numeric columns stay numeric: a value that is not computable is an empty cell, its reason in the text column
+``<column>_missing`` beside it (``noise_missing`` for the noise floor's columns of ``headline.csv``;
+:func:`vlaudit.results.cells.numeric_csv_rows`). Files written by :func:`write_report_files`:
 
 =============================  ============================================================================
 file                           rows
@@ -51,7 +53,7 @@ import pyarrow as pa
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
-from vlaudit.results.cells import csv_rows
+from vlaudit.results.cells import numeric_csv_rows
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca_audit import RunAudit
 
@@ -88,17 +90,19 @@ def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
         # beside Strict: the items whose Strict a tie decides (none counted in files written before ties were)
         row["strict_ties"] = None if run.ties is None else run.ties.strict
         noise = run.noise
-        if isinstance(noise, Missing):  # every noise column says why it is empty
-            row |= dict.fromkeys(("noise_tau", "n_decision_in_noise", "n_credit_in_noise"), noise)
+        if isinstance(noise, Missing):  # the noise columns are empty; one text column says why
+            row |= dict.fromkeys(("noise_tau", "n_decision_in_noise", "n_credit_in_noise"))
             for k in ("acc", "dep", "dcc"):
-                row[f"{k}_noise_lo"] = row[f"{k}_noise_hi"] = noise
+                row[f"{k}_noise_lo"] = row[f"{k}_noise_hi"] = None
+            row["noise_missing"] = noise.reason
         else:
             row |= {"noise_tau": noise.tau, "n_decision_in_noise": noise.n_decision,
                     "n_credit_in_noise": noise.n_credit}
             for k in ("acc", "dep", "dcc"):
                 band = getattr(noise.band, k)
                 if isinstance(band, Missing):
-                    row[f"{k}_noise_lo"] = row[f"{k}_noise_hi"] = band
+                    row[f"{k}_noise_lo"] = row[f"{k}_noise_hi"] = None
+                    row[f"{k}_noise_missing"] = band.reason
                 else:
                     _with_ci(row, f"{k}_noise", band)
         rows.append(row)
@@ -254,7 +258,7 @@ def write_report_files(out_dir: str | Path, report: VcaReport, *, plot: bool = T
     }
     for name, rows in tables.items():
         if rows:
-            written.append(write_table(out / name, csv_rows(rows)))
+            written.append(write_table(out / name, numeric_csv_rows(rows)))
         elif name in empty_columns:
             # a header-only file, so readers of items/groups never have to special-case a missing file
             written.append(write_table(out / name, pa.table({c: pa.array([], pa.string())

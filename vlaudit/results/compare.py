@@ -17,8 +17,10 @@ from typing import Literal
 
 from vlaudit.results.versioned import Interval, VersionedResult
 
-#: the test behind a VCA comparison's p-value (None: the models' denominators differ, no paired test applies)
-VcaTest = Literal["mcnemar", "permutation"]
+#: the test behind a VCA comparison's p-value (None: the models' denominators differ, no paired test applies);
+#: "sign-flip": the exact cluster sign flip (at most EXACT_SIGN_FLIP_CLUSTERS clusters), "permutation" its
+#: Monte Carlo version
+VcaTest = Literal["mcnemar", "sign-flip", "permutation"]
 #: the test behind a cycle comparison's p-value
 #: "sign": the ½-credit sign test of files written before the exact sign-flip test replaced it (still read)
 CycleTest = Literal["sign-flip", "sign", "mcnemar", "permutation"]
@@ -157,6 +159,8 @@ class VcaCompareSettings:
     #: the ``--cluster`` column (None: the unit the items declare)
     cluster: str | None = None
     adjustment: Literal["holm"] = "holm"
+    #: how the intervals read the resamples (a file written before it was recorded: the plain percentile)
+    interval: str = "percentile"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,6 +280,8 @@ class CycleCompareSettings:
     #: the ``--cluster`` unit (None: the cycle)
     cluster: str | None = None
     adjustment: Literal["holm"] = "holm"
+    #: how the intervals read the resamples (a file written before it was recorded: the plain percentile)
+    interval: str = "percentile"
 
 
 @dataclass(frozen=True, kw_only=True)

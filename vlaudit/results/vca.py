@@ -243,8 +243,9 @@ class FactorialResult(_ReadsEmptyIntervals):
     pooled: FactorialPooled
     definitions: dict[str, str]
     interface: str
-    #: the resampling unit of the pooled intervals and the source effects (``stems`` of them); the per-model
-    #: proportions are Wilson intervals over the model's decisions
+    #: the unit of every interval (``stems`` of them): the pooled intervals and the source effects resample
+    #: stems; the per-model proportions are Wilson intervals design-effect corrected over the stems (files
+    #: written before that correction hold item-level Wilson intervals over the model's decisions)
     unit: str = "stem"
     #: the small-sample warning when ``stems`` is below :data:`~vlaudit.settings.MIN_CLUSTERS`
     warnings: list[str] = field(default_factory=list)

@@ -14,7 +14,7 @@ computable there ``Missing(reason)``); ``benchmark`` holds the benchmarks' own f
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca_benchmark import BenchmarkFigures
@@ -203,7 +203,11 @@ class BootstrapPlan:
     """The one count matrix every interval of the run shares (VCA §19): ``cluster`` the column its clusters
     came from (``cluster``, ``group_id``, ``item_id`` or the ``--cluster`` column), ``unit`` what a cluster
     is (stem, image, relation group, item, ...), ``n_clusters`` how many there are; ``small_sample`` the
-    warning printed when they are fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` (None otherwise)."""
+    warning printed when they are fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` (None otherwise);
+    ``method`` how the intervals read the resamples (``expanded percentile``, the small-k correction of
+    :mod:`vlaudit.stats.bootstrap`; a file written before it was recorded used the plain ``percentile``);
+    ``notes`` what the unit means beside the paper's (a departure from VCA §19, an override finer than the
+    declared cluster)."""
 
     n_resamples: int
     seed: int
@@ -212,6 +216,8 @@ class BootstrapPlan:
     unit: str
     n_clusters: int
     small_sample: str | None
+    method: str = "percentile"
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,7 +50,8 @@ class Balanced:
 @dataclass(frozen=True)
 class ControlSurvival:
     """Among credited items, the share whose decision the ``control`` alone preserves (VCA §12; a tied control
-    preserves it), with its Wilson interval over the credited items."""
+    preserves it), with its Wilson interval over the credited items (design-effect corrected over the run's
+    clusters)."""
 
     control: str
     same: Figure
@@ -60,7 +61,8 @@ class ControlSurvival:
 @dataclass(frozen=True)
 class Survival:
     """Decision survival among the ``n_dep`` credited items (VCA §12): per control, then ``both_same`` (no
-    control changes the answer) with its Wilson interval, and ``any_changes`` = 1 − both_same."""
+    control changes the answer) with its Wilson interval (design-effect corrected over the run's clusters), and
+    ``any_changes`` = 1 − both_same."""
 
     n_dep: int
     controls: list[ControlSurvival]

@@ -9,6 +9,19 @@ run; every rate is then Σ counts·numerator / Σ counts·denominator over clust
 for all quantities together, paired across quantities by construction; the product runs over blocks of
 resamples redrawn from the seed, so memory does not grow with resamples × clusters. Defaults: 5,000 resamples, seed
 20260719 (VCA §19; :mod:`vlaudit.settings`); the older helpers keep their ``seed=0`` default for the cycle metrics.
+
+**Few clusters.** The plain percentile interval of k resampled clusters is too narrow when k is small: the
+bootstrap variance of a mean is (k − 1)/k times the usual estimate, and the normal quantile ignores that the
+spread itself is estimated from k clusters. The **expanded percentile** interval (Hesterberg 2015, "What
+Teachers Should Know About the Bootstrap", *The American Statistician* 69(4), §4.4) keeps the percentile
+interval's shape but reads the bootstrap distribution at the tail probability α' with
+
+    Φ⁻¹(α'/2) = −√(k / (k − 1)) · t_{k−1, 1−α/2}
+
+(:func:`expanded_tail`), a t-based small-k correction that tends to the percentile interval as k grows (at k =
+50 it reads the 2.1% and 97.9% quantiles instead of 2.5% and 97.5%). ``method="expanded percentile"``
+(:data:`EXPANDED`) is the default of ``vca report``, ``compare`` and the factorial's stem bootstrap; its
+coverage, measured by :mod:`vlaudit.stats.coverage`, is printed in docs/concepts/statistics.md.
 """
 
 from __future__ import annotations
@@ -16,10 +29,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Final, Literal
 
 import numpy as np
+from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
+
+IntervalMethod = Literal["percentile", "expanded percentile"]
+#: the plain two-sided percentile interval (the α/2 and 1 − α/2 quantiles)
+PERCENTILE: Final[IntervalMethod] = "percentile"
+#: Hesterberg's expanded percentile interval, the small-k correction of the module docstring
+EXPANDED: Final[IntervalMethod] = "expanded percentile"
 
 _BINCOUNT_CELLS = 1 << 16  # bins counted at a time by resample_counts (512 KB of int64)
 CHUNK_CELLS = 1 << 22  # counts per block of resamples (32 MB float64): bounds the bootstrap's memory
@@ -103,15 +125,40 @@ def bootstrap_mean_ci(
     )
 
 
-def percentile_intervals(samples: np.ndarray, level: float = CONFIDENCE_LEVEL) -> np.ndarray:
-    """Column-wise percentile intervals of a ``(n_resamples, q)`` matrix: a ``(q, 2)`` array (NaNs ignored).
+def expanded_tail(level: float, n_clusters: int) -> float:
+    """The lower tail probability α'/2 at which the expanded percentile interval reads the bootstrap
+    distribution: Φ(−√(k/(k − 1))·t_{k−1}(1 − α/2)), α = 1 − level (module docstring). With k ≤ 1 there is
+    no spread to correct and the plain α/2 is returned (the interval is then degenerate anyway)."""
+    alpha = (1.0 - level) / 2.0
+    if n_clusters <= 1:
+        return alpha
+    k = float(n_clusters)
+    return float(norm.cdf(-np.sqrt(k / (k - 1.0)) * student_t.ppf(1.0 - alpha, k - 1.0)))
+
+
+def interval_tail(level: float, n_clusters: int | None, method: IntervalMethod = PERCENTILE) -> float:
+    """The lower tail probability of ``method``: α/2 for :data:`PERCENTILE`, :func:`expanded_tail` for
+    :data:`EXPANDED` (which needs the number of clusters)."""
+    if method == PERCENTILE:
+        return (1.0 - level) / 2.0
+    if method != EXPANDED:
+        raise ValueError(f"unknown interval method {method!r}; expected {PERCENTILE!r} or {EXPANDED!r}")
+    if n_clusters is None:
+        raise ValueError("the expanded percentile interval needs the number of clusters")
+    return expanded_tail(level, n_clusters)
+
+
+def percentile_intervals(samples: np.ndarray, level: float = CONFIDENCE_LEVEL, *, n_clusters: int | None = None,
+                         method: IntervalMethod = PERCENTILE) -> np.ndarray:
+    """Column-wise percentile intervals of a ``(n_resamples, q)`` matrix: a ``(q, 2)`` array (NaNs ignored);
+    ``method=EXPANDED`` with ``n_clusters`` reads the expanded tails (:func:`interval_tail`).
 
     A column that is NaN in every resample (e.g. a rate over an empty stratum) gives ``[nan, nan]``.
     """
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 1:
         samples = samples[:, None]
-    alpha = (1.0 - level) / 2.0
+    alpha = interval_tail(level, n_clusters, method)
     out = np.full((samples.shape[1], 2), np.nan)
     finite = ~np.all(np.isnan(samples), axis=0)
     if finite.any():

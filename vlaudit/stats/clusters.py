@@ -8,9 +8,12 @@ ITEMS table (``cluster`` holds the cluster's id, ``cluster_unit`` what a cluster
 (``--cluster COLUMN`` overrides). Relation groups (VCA §13) are kept whole inside their cluster
 (:func:`nest_groups`): a group-level rate is carried by one record of the group.
 
-With few clusters the percentile cluster bootstrap under-covers: :data:`~vlaudit.settings.MIN_CLUSTERS`
-is the documented minimum below which every output says so (:func:`small_sample_warning`), with the coverage
-measured by ``benchmarks/cluster_coverage.py`` (see docs/concepts/statistics.md).
+With few clusters the percentile cluster bootstrap under-covers; the default expanded percentile interval
+(:mod:`vlaudit.stats.bootstrap`) holds its coverage better but is still approximate:
+:data:`~vlaudit.settings.MIN_CLUSTERS` is the documented minimum below which every output says so
+(:func:`small_sample_warning`), with the coverage measured by ``benchmarks/cluster_coverage.py`` (see
+docs/concepts/statistics.md). With at most :data:`~vlaudit.settings.NO_SIGNIFICANCE_CLUSTERS` clusters the
+warning adds that no paired test can reach p ≤ 0.05 (an exact sign flip over k clusters has p ≥ 2/2^k).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlaudit.settings import MIN_CLUSTERS, SMALL_SAMPLE_COVERAGE
+from vlaudit.settings import MIN_CLUSTERS, NO_SIGNIFICANCE_CLUSTERS, SMALL_SAMPLE_COVERAGE
 
 ITEM_UNIT = "item"
 GROUP_UNIT = "relation group"
@@ -119,13 +122,20 @@ def linked_components(left: Sequence[object], right: Sequence[object]) -> np.nda
 
 def small_sample_warning(n_clusters: int, unit: str, where: str = "") -> str | None:
     """One line when ``n_clusters`` is below :data:`~vlaudit.settings.MIN_CLUSTERS` (None otherwise): the
-    percentile cluster bootstrap then covers less than its nominal level (the measured coverage is quoted)."""
+    cluster bootstrap's intervals are then approximate (the measured coverage of the default expanded
+    percentile interval is quoted); with at most :data:`~vlaudit.settings.NO_SIGNIFICANCE_CLUSTERS` clusters
+    the line adds that no paired test can reach p ≤ 0.05."""
     if n_clusters >= MIN_CLUSTERS:
         return None
     measured = ", ".join(f"{k} clusters {100 * c:.0f}%" for k, c in SMALL_SAMPLE_COVERAGE)
     prefix = f"{where}: " if where else ""
-    return (f"{prefix}only {cluster_phrase(n_clusters, unit)} (< {MIN_CLUSTERS}): 95% bootstrap intervals "
-            f"under-cover (measured: {measured}); read them as rough")
+    line = (f"{prefix}only {cluster_phrase(n_clusters, unit)} (< {MIN_CLUSTERS}): 95% bootstrap intervals "
+            f"are approximate (expanded percentile, measured coverage: {measured}); read them as rough")
+    if n_clusters <= NO_SIGNIFICANCE_CLUSTERS:
+        floor = 2.0 / 2.0 ** max(n_clusters, 0) if n_clusters > 0 else 1.0
+        line += (f"; with {n_clusters} cluster{'' if n_clusters == 1 else 's'} no paired test can reach "
+                 f"p <= 0.05 (an exact sign flip's smallest p is 2/2^{n_clusters} = {min(floor, 1.0):.4g})")
+    return line
 
 
 def small_sample_cells(counts: Mapping[str, int], unit: str) -> list[str]:

@@ -7,10 +7,14 @@ Two models differ per cluster but not on average: model A's records are Bernoull
 Bernoulli(p_j − δ_j), δ_j = ±``spread`` with probability ½ each (clipped to [0, 1]), so the paired
 differences are correlated within a cluster — the null an item-level test gets wrong.
 
-* :func:`bootstrap_coverage`: how often the two-sided percentile cluster-bootstrap interval of the rate (the
-  interval of ``vca report`` and of each model in ``compare``) covers the true rate.
+* :func:`bootstrap_coverage`: how often the two-sided cluster-bootstrap interval of the rate (the interval of
+  ``vca report`` and of each model in ``compare``) covers the true rate, for the plain percentile interval or
+  the expanded percentile interval (:data:`~vlaudit.stats.bootstrap.EXPANDED`, the default of those outputs).
 * :func:`difference_coverage`: the same for the paired difference of two exchangeable models on the same
   clusters (true difference 0; the interval of A − B in ``compare``).
+* :func:`item_wilson_coverage`: how often an item-level interval of a clustered rate — the plain Wilson
+  interval over all k·size records, or the design-effect-corrected one
+  (:func:`vlaudit.stats.intervals.clustered_wilson_interval`) — covers the true rate.
 * :func:`sign_flip_size`: the rejection rate at α of the paired cluster sign-flip test under that null.
 """
 
@@ -21,7 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from vlaudit.settings import CONFIDENCE_LEVEL, COVERAGE_SIMULATION_RESAMPLES
+from vlaudit.stats.bootstrap import EXPANDED, IntervalMethod, interval_tail
+from vlaudit.stats.intervals import clustered_wilson_bounds, wilson_bounds
 from vlaudit.stats.paired import cluster_permutation_pvalues
+
+#: replicates whose resamples are drawn and reduced together (bounds the simulation's memory)
+_REPS_PER_BLOCK = 64
 
 
 @dataclass(frozen=True)
@@ -41,16 +50,20 @@ def _cluster_probs(rng: np.random.Generator, design: Clustered, reps: int) -> np
 
 
 def _percentile_cover(stat_sums: np.ndarray, sizes: float, truth: float, rng: np.random.Generator,
-                      n_resamples: int, level: float) -> float:
-    """Share of replicates whose percentile interval of Σ cluster sums / (k·size) contains ``truth``."""
+                      n_resamples: int, level: float, method: IntervalMethod = EXPANDED) -> float:
+    """Share of replicates whose ``method`` interval of Σ cluster sums / (k·size) contains ``truth``.
+
+    Vectorised over blocks of replicates; the multinomial draws are those of one draw per replicate in order
+    (numpy fills a ``(reps, B, k)`` request row by row), so the figures do not depend on the block size."""
     reps, k = stat_sums.shape
-    alpha = (1.0 - level) / 2.0
+    alpha = interval_tail(level, k, method)
     covered = 0
-    for r in range(reps):
-        counts = rng.multinomial(k, np.full(k, 1.0 / k), size=n_resamples).astype(np.float64)
-        means = counts @ stat_sums[r] / (k * sizes)
-        lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
-        covered += int(lo <= truth <= hi)
+    for start in range(0, reps, _REPS_PER_BLOCK):
+        block = stat_sums[start:start + _REPS_PER_BLOCK]
+        counts = rng.multinomial(k, np.full(k, 1.0 / k), size=(len(block), n_resamples)).astype(np.float64)
+        means = np.einsum("rbk,rk->rb", counts, block) / (k * sizes)
+        lo, hi = np.quantile(means, [alpha, 1.0 - alpha], axis=1)
+        covered += int(((lo <= truth) & (truth <= hi)).sum())
     return covered / reps
 
 
@@ -64,20 +77,35 @@ def _paired(rng: np.random.Generator, design: Clustered, probs: np.ndarray) -> t
 
 
 def bootstrap_coverage(design: Clustered, *, reps: int = 1000, n_resamples: int = COVERAGE_SIMULATION_RESAMPLES,
-                       seed: int = 0, level: float = CONFIDENCE_LEVEL) -> float:
-    """Coverage of the percentile cluster-bootstrap interval of one model's rate."""
+                       seed: int = 0, level: float = CONFIDENCE_LEVEL, method: IntervalMethod = EXPANDED) -> float:
+    """Coverage of the ``method`` cluster-bootstrap interval of one model's rate."""
     rng = np.random.default_rng(seed)
     probs = _cluster_probs(rng, design, reps)
     sums = rng.binomial(design.size, probs).astype(np.float64)
-    return _percentile_cover(sums, design.size, design.rate, rng, n_resamples, level)
+    return _percentile_cover(sums, design.size, design.rate, rng, n_resamples, level, method)
 
 
 def difference_coverage(design: Clustered, *, reps: int = 1000, n_resamples: int = COVERAGE_SIMULATION_RESAMPLES,
-                        seed: int = 0, level: float = CONFIDENCE_LEVEL) -> float:
-    """Coverage of the paired percentile cluster-bootstrap interval of A − B (the clustered null, truth 0)."""
+                        seed: int = 0, level: float = CONFIDENCE_LEVEL, method: IntervalMethod = EXPANDED) -> float:
+    """Coverage of the paired ``method`` cluster-bootstrap interval of A − B (the clustered null, truth 0)."""
     rng = np.random.default_rng(seed)
     a, b = _paired(rng, design, _cluster_probs(rng, design, reps))
-    return _percentile_cover((a - b).sum(axis=2), design.size, 0.0, rng, n_resamples, level)
+    return _percentile_cover((a - b).sum(axis=2), design.size, 0.0, rng, n_resamples, level, method)
+
+
+def item_wilson_coverage(design: Clustered, *, reps: int = 1000, seed: int = 0, level: float = CONFIDENCE_LEVEL,
+                         clustered: bool = True) -> float:
+    """Coverage of the Wilson interval of the rate over all k·size records: design-effect corrected over the
+    clusters (``clustered``, :func:`~vlaudit.stats.intervals.clustered_wilson_interval`) or the plain
+    item-level one (the clusters ignored). Closed form, so every replicate is computed at once."""
+    rng = np.random.default_rng(seed)
+    sums = rng.binomial(design.size, _cluster_probs(rng, design, reps)).astype(np.float64)
+    sizes = np.full_like(sums, float(design.size))
+    if clustered:
+        lo, hi = clustered_wilson_bounds(sums, sizes, level)
+    else:
+        lo, hi = wilson_bounds(sums.sum(axis=1), sizes.sum(axis=1), level)
+    return float(np.mean((lo <= design.rate) & (design.rate <= hi)))
 
 
 def sign_flip_size(design: Clustered, *, reps: int = 400, n_permutations: int = 999, seed: int = 0,

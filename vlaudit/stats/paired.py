@@ -28,7 +28,14 @@ import numpy as np
 from scipy.stats import binom
 
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, COMPARE_PERMUTATIONS, CONFIDENCE_LEVEL
-from vlaudit.stats.bootstrap import CHUNK_CELLS, ClusterBootstrap
+from vlaudit.stats.bootstrap import (
+    CHUNK_CELLS,
+    EXPANDED,
+    PERCENTILE,
+    ClusterBootstrap,
+    IntervalMethod,
+    interval_tail,
+)
 
 
 def canonical_clusters(clusters: Sequence[object] | np.ndarray | None, n_records: int) -> tuple[np.ndarray, int]:
@@ -53,16 +60,18 @@ def cluster_totals(codes: np.ndarray, n_clusters: int, values: np.ndarray) -> np
     return out
 
 
-def antisymmetric_interval(samples: np.ndarray, level: float = CONFIDENCE_LEVEL) -> np.ndarray:
+def antisymmetric_interval(samples: np.ndarray, level: float = CONFIDENCE_LEVEL, *, n_clusters: int | None = None,
+                           method: IntervalMethod = PERCENTILE) -> np.ndarray:
     """Column-wise percentile intervals ``(q, 2)`` with interval(−x) = −interval(x) reversed, bit for bit.
 
-    lo is the α quantile of x and hi minus the α quantile of −x (α = (1 − level)/2); NaNs are ignored and an
-    all-NaN column gives ``[nan, nan]``.
+    lo is the α quantile of x and hi minus the α quantile of −x (α = (1 − level)/2, or the expanded tail of
+    :func:`vlaudit.stats.bootstrap.interval_tail` for ``method=EXPANDED`` over ``n_clusters``); NaNs are
+    ignored and an all-NaN column gives ``[nan, nan]``.
     """
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 1:
         samples = samples[:, None]
-    alpha = (1.0 - level) / 2.0
+    alpha = interval_tail(level, n_clusters, method)
     out = np.full((samples.shape[1], 2), np.nan)
     finite = ~np.all(np.isnan(samples), axis=0)
     if finite.any():
@@ -89,6 +98,8 @@ class PairedBootstrap:
     n_clusters: int
     n_resamples: int
     seed: int
+    #: how the intervals read the resamples (:data:`~vlaudit.stats.bootstrap.EXPANDED` by default)
+    method: IntervalMethod = EXPANDED
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -109,11 +120,14 @@ def resampled_ratios(num_totals: np.ndarray, den_totals: np.ndarray, codes: np.n
 
 def paired_bootstrap(numerators: np.ndarray, denominators: np.ndarray, clusters: Sequence[object] | np.ndarray, *,
                      n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                     level: float = CONFIDENCE_LEVEL, chunk_cells: int = CHUNK_CELLS) -> PairedBootstrap:
+                     level: float = CONFIDENCE_LEVEL, chunk_cells: int = CHUNK_CELLS,
+                     method: IntervalMethod = EXPANDED) -> PairedBootstrap:
     """Paired clustered bootstrap of ``m`` models' ratio metrics (see the module docstring).
 
     ``numerators`` and ``denominators`` are ``(m, n, q)`` record-level columns (models × records × metrics),
-    aligned on the same records; ``clusters`` the ``n`` cluster labels (the item ids for independent items).
+    aligned on the same records; ``clusters`` the ``n`` cluster labels (the item ids for independent items);
+    ``method``: the interval (default the expanded percentile over the k clusters, which holds its coverage at
+    few clusters; :data:`~vlaudit.stats.bootstrap.PERCENTILE` the plain one).
     """
     num = np.asarray(numerators, dtype=np.float64)
     den = np.asarray(denominators, dtype=np.float64)
@@ -126,19 +140,20 @@ def paired_bootstrap(numerators: np.ndarray, denominators: np.ndarray, clusters:
     values = _ratio(num_totals.sum(axis=0), den_totals.sum(axis=0))
     samples = resampled_ratios(num_totals, den_totals, codes, k, n_resamples=n_resamples, seed=seed,
                                chunk_cells=chunk_cells)
-    intervals = antisymmetric_interval(samples.reshape(n_resamples, m * q), level).reshape(m, q, 2)
+    intervals = antisymmetric_interval(samples.reshape(n_resamples, m * q), level, n_clusters=k, method=method).reshape(m, q, 2)
     difference = values[:, None, :] - values[None, :, :]
     diff_intervals = np.zeros((m, m, q, 2))
     for a in range(m):
         for b in range(a + 1, m):
-            diff_intervals[a, b] = antisymmetric_interval(samples[:, a] - samples[:, b], level)
+            diff_intervals[a, b] = antisymmetric_interval(samples[:, a] - samples[:, b], level, n_clusters=k, method=method)
             diff_intervals[b, a] = -diff_intervals[a, b][:, ::-1]
-    return PairedBootstrap(values, intervals, difference, diff_intervals, k, n_resamples, seed)
+    return PairedBootstrap(values, intervals, difference, diff_intervals, k, n_resamples, seed, method)
 
 
 def paired_bootstrap_loop(numerators: np.ndarray, denominators: np.ndarray,
                           clusters: Sequence[object] | np.ndarray, *, n_resamples: int = BOOTSTRAP_RESAMPLES,
-                          seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL) -> PairedBootstrap:
+                          seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
+                          method: IntervalMethod = EXPANDED) -> PairedBootstrap:
     """The readable reference of :func:`paired_bootstrap`: one resample at a time, as record indices.
 
     Each resample gathers the records of the drawn clusters (each as often as drawn) and takes Σ num / Σ den
@@ -154,14 +169,14 @@ def paired_bootstrap_loop(numerators: np.ndarray, denominators: np.ndarray,
         drawn = plan.record_indices(b)
         samples[b] = _ratio(num[:, drawn].sum(axis=1), den[:, drawn].sum(axis=1))
     values = _ratio(num.sum(axis=1), den.sum(axis=1))
-    intervals = antisymmetric_interval(samples.reshape(n_resamples, m * q), level).reshape(m, q, 2)
+    intervals = antisymmetric_interval(samples.reshape(n_resamples, m * q), level, n_clusters=k, method=method).reshape(m, q, 2)
     diff_intervals = np.zeros((m, m, q, 2))
     for a in range(m):
         for b in range(m):
             if a != b:
-                diff_intervals[a, b] = antisymmetric_interval(samples[:, a] - samples[:, b], level)
+                diff_intervals[a, b] = antisymmetric_interval(samples[:, a] - samples[:, b], level, n_clusters=k, method=method)
     return PairedBootstrap(values, intervals, values[:, None, :] - values[None, :, :], diff_intervals, k,
-                           n_resamples, seed)
+                           n_resamples, seed, method)
 
 
 def exact_mcnemar(a_events: np.ndarray, b_events: np.ndarray) -> float:

@@ -18,8 +18,11 @@ it has several), for every pair of models:
 The leaderboard ranks from the paired comparisons as ``compare vca`` does (:mod:`vlaudit.analysis.compare.ranks`).
 A family with fewer than ``min_cycles`` cycles in a split is not compared (listed in ``skipped``, §D.5).
 The resampling unit is the cycle (cycles that share an image are treated as independent: a caveat every
-output states), or ``cluster="image"``: cycles joined whenever they share an image
-(:func:`vlaudit.metrics.cycles.cycle_unit`). Holm's adjustment runs within each (benchmark or CycleAcc, split, family) cell
+output states, ``warnings`` included), or ``cluster="image"``: cycles joined whenever they share an image
+(:func:`vlaudit.metrics.cycles.cycle_unit`; ``warnings`` says how many connected clusters that leaves), or
+``cluster="two-way"``: the intervals resample image_1 and image_2 independently, each cycle weighted by both
+its images' draws (the pigeonhole bootstrap, :mod:`vlaudit.stats.two_way`; ``n_clusters`` is the smaller
+number of distinct images), the tests flip the connected image clusters as under ``image``. Holm's adjustment runs within each (benchmark or CycleAcc, split, family) cell
 (:mod:`vlaudit.stats.multiplicity`); ``survives`` says whether the adjusted p is at most α.
 """
 
@@ -37,6 +40,7 @@ from vlaudit.metrics.cycles import (
     checked_contrasts,
     cycle_credit,
     cycle_unit,
+    cycle_unit_notes,
     split_of,
 )
 from vlaudit.metrics.two_by_two import (
@@ -68,6 +72,7 @@ from vlaudit.settings import (
     MIN_CYCLES,
     NATURALBENCH_YES_THRESHOLD,
 )
+from vlaudit.stats.bootstrap import EXPANDED
 from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells
 from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.paired import (
@@ -76,6 +81,11 @@ from vlaudit.stats.paired import (
     paired_bootstrap,
 )
 from vlaudit.stats.sign_flip import sign_flip_test
+from vlaudit.stats.two_way import two_way_bootstrap
+
+#: ``cluster="two-way"``: the image_1 × image_2 pigeonhole bootstrap (:mod:`vlaudit.stats.two_way`)
+TWO_WAY = "two-way"
+TWO_WAY_UNIT = "image_1×image_2"
 
 WHOLE_METRICS = ("text", "image", "group", "g_acc")  # 0/1 per block: exact McNemar
 
@@ -100,7 +110,8 @@ class CycleCompareSettings:
         """The settings as ``compare_cycles.json`` writes them."""
         return CycleCompareSettingsRecord(tol=self.tol, min_cycles=self.min_cycles, n_resamples=self.n_resamples,
                                           seed=self.seed, level=self.level, n_permutations=self.n_permutations,
-                                          alpha=self.alpha, threshold=self.threshold, cluster=self.cluster)
+                                          alpha=self.alpha, threshold=self.threshold, cluster=self.cluster,
+                                          interval=EXPANDED)
 
 
 def _num(value: float) -> float | None:
@@ -126,14 +137,22 @@ def _holm_family(where: _Cell) -> str:
 
 
 def _block(names: Sequence[str], values: np.ndarray, unit: ResamplingUnit, metrics: Sequence[str],
-           settings: CycleCompareSettings, where: _Cell, ties: np.ndarray | None
+           settings: CycleCompareSettings, where: _Cell, ties: np.ndarray | None,
+           images: tuple[np.ndarray, np.ndarray] | None = None
            ) -> tuple[list[CycleComparison | BenchmarkComparison], list[CycleLeaderboardRow]]:
     """Rows of one cell: ``values`` is ``(m, n, q)`` per-cycle outcomes, ``unit`` the cell's clusters (the
-    cycles by default); ``ties`` ``(m, n)`` (CycleAcc) or None (a 2×2 benchmark's metrics). ``p_holm`` and
+    cycles by default); ``ties`` ``(m, n)`` (CycleAcc) or None (a 2×2 benchmark's metrics); ``images`` the
+    cycles' (image_1, image_2) under the two-way bootstrap (``cluster="two-way"``: the intervals resample both
+    images, :mod:`vlaudit.stats.two_way`; the tests flip ``unit``'s connected image clusters). ``p_holm`` and
     ``survives`` are None: Holm runs over the families of the whole table."""
-    ids, n_clusters = unit.labels, unit.n_clusters
-    boot = paired_bootstrap(values, np.ones_like(values), ids, n_resamples=settings.n_resamples,
-                            seed=settings.seed, level=settings.level)
+    ids = unit.labels
+    if images is None:
+        boot = paired_bootstrap(values, np.ones_like(values), ids, n_resamples=settings.n_resamples,
+                                seed=settings.seed, level=settings.level)
+    else:
+        boot = two_way_bootstrap(values, np.ones_like(values), images[0], images[1],
+                                 n_resamples=settings.n_resamples, seed=settings.seed, level=settings.level)
+    n_clusters = boot.n_clusters
     n = int(values.shape[1])
     board: list[CycleLeaderboardRow] = []
     for j, metric in enumerate(metrics):
@@ -195,7 +214,17 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                        for name, matrix in zip(names, matrices, strict=True)])
     credits = cycle_credit(deltas, settings.tol)
     ties = np.abs(deltas) <= settings.tol
-    unit = cycle_unit(cycles, settings.cluster)
+    two_way = settings.cluster == TWO_WAY
+    unit = cycle_unit(cycles, "image") if two_way else cycle_unit(cycles, settings.cluster)
+    if two_way:  # the rows name the two-way unit; the tests flip the connected image clusters
+        unit = ResamplingUnit(unit.labels, TWO_WAY_UNIT, TWO_WAY)
+    pairs = (np.array([str(c.image_1) for c in cycles], dtype=object),
+             np.array([str(c.image_2) for c in cycles], dtype=object))
+
+    def images_of(which: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The (image_1, image_2) of the cycles ``which`` selects (a mask or indices, in the cell's order)."""
+        return (pairs[0][which], pairs[1][which]) if two_way else None
+
     splits = np.array([split_of(c) for c in cycles], dtype=object)
     families = np.array([c.family for c in cycles], dtype=object)
     comparisons: list[CycleComparison | BenchmarkComparison] = []
@@ -212,7 +241,7 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                                             reason=f"{int(mask.sum())} cycles, fewer than {settings.min_cycles}"))
                 continue
             rows, board = _block(names, credits[:, mask, None], unit.subset(mask), ["cycle_acc"], settings,
-                                 _Cell(None, split, tag), ties[:, mask])
+                                 _Cell(None, split, tag), ties[:, mask], images_of(mask))
             comparisons.extend(rows)
             leaderboard.extend(board)
     for (benchmark, kind), indexes in sorted(benchmark_groups(cycles).items()):
@@ -229,7 +258,7 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                 tags = {ALL_TAGS: in_split, **tags}
             for tag, mask in tags.items():
                 rows, board = _block(names, values[:, mask], unit.subset(chosen).subset(mask), metrics, settings,
-                                     _Cell(benchmark, split, tag), None)
+                                     _Cell(benchmark, split, tag), None, images_of(chosen[mask]))
                 comparisons.extend(rows)
                 leaderboard.extend(board)
     marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
@@ -242,5 +271,6 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
         comparisons=adjusted,
         leaderboard=ranked(leaderboard, adjusted, lambda r: (r.benchmark, r.split, r.family, r.metric)),
         skipped=skipped, settings=settings.record(),
-        warnings=small_sample_cells({f"{r.benchmark or 'CycleAcc'}/{r.split}/{r.family}": r.n_clusters
-                                     for r in adjusted}, unit.unit))
+        warnings=[*cycle_unit_notes(cycles, unit),
+                  *small_sample_cells({f"{r.benchmark or 'CycleAcc'}/{r.split}/{r.family}": r.n_clusters
+                                       for r in adjusted}, unit.unit)])

@@ -14,9 +14,12 @@ edit, an image — else the relation group, else the item, or ``--cluster COLUMN
 :mod:`vlaudit.analysis.vca.units`), and a p-value: the exact McNemar test on the discordant items for the
 binary events — correct, Dep, D-CC, C-U, Strict, the mismatch axis's Dep_perm, D-CC_perm, Dep+M, Strict+M and
 the groups' Rel_o, PairCredit, PairD, Joint — when the units the metric counts are independent (every cluster
-holds one item, or for a group metric one group), else the paired cluster permutation test (sign flips of
-whole clusters; its p is never below 1/(B + 1)). Every row names its unit and cluster
-count; fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` clusters add a warning. Holm's adjustment runs
+holds one item, or for a group metric one group), else the paired cluster sign-flip test of whole clusters:
+exact (:func:`vlaudit.stats.sign_flip.sign_flip_test`, every sign vector or its lattice count) with at most
+:data:`~vlaudit.settings.EXACT_SIGN_FLIP_CLUSTERS` clusters, else Monte Carlo with B flips (its p is never
+below 1/(B + 1)). The intervals are expanded percentile intervals (:data:`~vlaudit.stats.bootstrap.EXPANDED`).
+Every row names its unit and cluster count; fewer than :data:`~vlaudit.settings.MIN_CLUSTERS` clusters add a
+warning, per (dataset, interface) and per relation family row. Holm's adjustment runs
 within each family (:mod:`vlaudit.stats.multiplicity`: one (dataset, interface, relation family) cell and
 metric family); ``survives`` says whether the adjusted p-value is at most the family-wise α. When a run folder holds ``stability.json``, each
 model's compared decisions inside its noise floor are counted and Acc, Dep and D-CC differences get a noise
@@ -43,7 +46,7 @@ from vlaudit.analysis.compare.noise import (
 )
 from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.analysis.vca.report import RunEvents, item_matrix, run_events
-from vlaudit.analysis.vca.units import shared_unit
+from vlaudit.analysis.vca.units import override_warning, shared_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import support
 from vlaudit.relations import relation_family
@@ -66,16 +69,19 @@ from vlaudit.settings import (
     COMPARE_FAMILYWISE_ALPHA,
     COMPARE_PERMUTATIONS,
     CONFIDENCE_LEVEL,
+    EXACT_SIGN_FLIP_CLUSTERS,
 )
 from vlaudit.sources.compared_runs import ModelRuns
 from vlaudit.sources.margins import MarginRun
-from vlaudit.stats.clusters import ResamplingUnit, small_sample_warning
+from vlaudit.stats.bootstrap import EXPANDED
+from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells, small_sample_warning
 from vlaudit.stats.multiplicity import holm_by_family, metric_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
     paired_bootstrap,
 )
+from vlaudit.stats.sign_flip import sign_flip_test
 
 ITEM_METRICS = ("acc", "dep", "dcc", "cu", "strict")
 GROUP_METRICS = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
@@ -105,7 +111,7 @@ class CompareSettings:
         """The settings as ``compare.json`` writes them."""
         return VcaCompareSettings(controls=list(self.controls), n_resamples=self.n_resamples, seed=self.seed,
                                   level=self.level, n_permutations=self.n_permutations, alpha=self.alpha,
-                                  cluster=self.cluster)
+                                  cluster=self.cluster, interval=EXPANDED)
 
 
 def model_labels(inputs: Sequence[ModelRuns]) -> list[str]:
@@ -173,6 +179,7 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
             shared_den = np.array_equal(den[a], den[b])
             perm = cluster_permutation_pvalues(diff, clusters, n_permutations=settings.n_permutations,
                                                seed=settings.seed) if shared_den else None
+            exact = _exact_sign_flips(diff, clusters, n_clusters, settings) if shared_den else None
             bands = None if noises is None else difference_bands(events, noises, a, b, mask)
             for j, metric in enumerate(metrics):
                 test: VcaTest | None
@@ -180,6 +187,8 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
                 counted = den[a, :, j] > 0
                 if metric in MCNEMAR_METRICS and mcnemar_applies(num[[a, b]][:, :, j], den[[a, b]][:, :, j], clusters):
                     test, p = "mcnemar", exact_mcnemar(num[a, counted, j] > 0, num[b, counted, j] > 0)
+                elif exact is not None and exact[j] is not None:
+                    test, p = "sign-flip", exact[j]
                 elif perm is not None:
                     test, p = "permutation", float(perm[j])
                 else:
@@ -195,6 +204,20 @@ def compare_block(labels: Sequence[str], events: Sequence[RunEvents], metrics: S
                 rows.append(_with_band(row, None if bands is None else bands[metric])
                             if metric in BAND_METRICS else row)
     return rows, board
+
+
+def _exact_sign_flips(diff: np.ndarray, clusters: np.ndarray, n_clusters: int,
+                      settings: CompareSettings) -> list[float | None] | None:
+    """Per metric the exact cluster sign-flip p of ``diff`` ``(n, q)`` when there are at most
+    :data:`~vlaudit.settings.EXACT_SIGN_FLIP_CLUSTERS` clusters (None for a metric the test cannot count
+    exactly; None for all beyond that many clusters: the Monte Carlo test runs instead)."""
+    if n_clusters > EXACT_SIGN_FLIP_CLUSTERS:
+        return None
+    out: list[float | None] = []
+    for j in range(diff.shape[1]):
+        test = sign_flip_test(diff[:, j], clusters, n_permutations=settings.n_permutations, seed=settings.seed)
+        out.append(test.p if test.method == "exact" else None)
+    return out
 
 
 def mcnemar_applies(num: np.ndarray, den: np.ndarray, clusters: np.ndarray) -> bool:
@@ -268,10 +291,14 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
         skipped.extend(VcaSkipped(dataset=dataset, interface=interface, metric=m, reason=why) for m, why in lacking)
         families = _families(subs[0])
         tags = [ALL_FAMILIES] + (sorted(set(families.tolist())) if len(set(families.tolist())) > 1 else [])
+        warnings.extend(w for w in (override_warning(run, settings.cluster) for run in runs) if w)
         unit = shared_unit([ev.run for ev in events], settings.cluster)
         small = small_sample_warning(unit.n_clusters, unit.unit, where)
         if small:
             warnings.append(small)
+        # each relation family's rows on their own clusters, as compare cycles does per cell
+        warnings.extend(small_sample_cells({f"{where}/{tag}": unit.subset(families == tag).n_clusters
+                                            for tag in tags if tag != ALL_FAMILIES}, unit.unit))
         for tag in tags:
             mask = np.ones(subs[0].n, dtype=bool) if tag == ALL_FAMILIES else families == tag
             rows, board = compare_block(names, events, metrics, settings, dataset=dataset, interface=interface,

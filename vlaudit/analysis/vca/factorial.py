@@ -19,9 +19,13 @@ and text state t ∈ {+, −, ∅}; m_text(t), m_blank(t) are its no-image contr
   with the answer its one relation source supports. TPR = P(credit | image source), FPR = P(credit | text
   source); among correct decisions, source AUROC of G_img (VCA) and of |m_o| (confidence) for "image source".
 
-Intervals: model-level two-sided 95% Wilson intervals for conditional proportions; pooled (micro) rates
-with percentile intervals from 5,000 resamples of stem ids (seed 20260724) that keep every model's records
-of a drawn stem. Δ_V/Δ_T means use the same stem resamples within model.
+Intervals: model-level two-sided 95% Wilson intervals for conditional proportions (VCA §19), design-effect
+corrected over the stems (:func:`vlaudit.stats.intervals.clustered_wilson_interval`: a stem's two agreement
+decisions share objects, layout and texts, so the interval's unit is the stem, like every other interval
+here; the paper's item-level Wilson treats them as independent); pooled (micro) rates with expanded
+percentile intervals (:data:`~vlaudit.stats.bootstrap.EXPANDED`, the small-k correction) from 5,000
+resamples of stem ids (seed 20260724) that keep every model's records of a drawn stem. Δ_V/Δ_T means use the
+same stem resamples within model.
 """
 
 from __future__ import annotations
@@ -44,9 +48,9 @@ from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
 from vlaudit.sources.factorial_runs import FactorialInputs
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.sources.margins import require_contexts
-from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.bootstrap import EXPANDED, ClusterBootstrap, percentile_intervals
 from vlaudit.stats.clusters import small_sample_warning
-from vlaudit.stats.intervals import wilson_interval
+from vlaudit.stats.intervals import clustered_wilson_bounds
 from vlaudit.stats.ranking import auroc
 
 SIGN = (1.0, -1.0)
@@ -186,12 +190,15 @@ def _mean(values: np.ndarray) -> float:
     return float(np.mean(values)) if values.size else float("nan")
 
 
-def _proportions(counts: Mapping[str, int]) -> dict[str, Any]:
+def _proportions(counts: Mapping[str, int], per_stem: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+    """Each conditional proportion and its Wilson interval, design-effect corrected over the stems
+    (``per_stem``: ``(stems, len(names))`` event counts per stem)."""
     out: dict[str, Any] = {}
     for name, num, den in PROPORTIONS:
         k, n = int(counts[num]), int(counts[den])
         out[name] = k / n if n else float("nan")
-        out[f"{name}_ci"] = list(wilson_interval(k, n))
+        lo, hi = clustered_wilson_bounds(per_stem[:, names.index(num)], per_stem[:, names.index(den)])
+        out[f"{name}_ci"] = [float(lo), float(hi)]
     return out
 
 
@@ -220,13 +227,13 @@ def analyze_factorial(runs: Sequence[Any], items: Sequence[BenchmarkItem], *, n_
         keys = list(effects)
         values = np.stack([effects[k] for k in keys], axis=1)
         boot = plan.resample_cluster_values(values) / plan.counts.sum(axis=1, keepdims=True)
-        ci = percentile_intervals(boot)
+        ci = percentile_intervals(boot, n_clusters=plan.n_clusters, method=EXPANDED)
         cu = rec["cu"]
         cu_response = rec["response"][cu]
         reuse = max(float(np.nanmax(np.ptp(m[c], axis=1))) for c in ("text", "blank"))
         models.append({
             "model": run.model, "dataset": run.dataset, "interface": run.interface, "stems": len(stems),
-            "agreement_decisions": int(rec["correct"].size), **counts, **_proportions(counts),
+            "agreement_decisions": int(rec["correct"].size), **counts, **_proportions(counts, per_stem, names),
             "cu_response_exceeds": {str(x): _mean(cu_response > x) for x in MAGNITUDES},
             "neutral": {"cu_mean_excess": _mean(rec["neutral_excess"][cu]),
                         "cu_median_excess": float(np.median(rec["neutral_excess"][cu])) if cu.any() else float("nan")},
@@ -243,7 +250,7 @@ def analyze_factorial(runs: Sequence[Any], items: Sequence[BenchmarkItem], *, n_
         with np.errstate(invalid="ignore", divide="ignore"):
             samples = boot[:, i] / boot[:, j]
         pooled[name] = pooled[num] / pooled[den] if pooled[den] else float("nan")
-        pooled[f"{name}_ci"] = percentile_intervals(samples)[0].tolist()
+        pooled[f"{name}_ci"] = percentile_intervals(samples, n_clusters=plan.n_clusters, method=EXPANDED)[0].tolist()
         rates = [mm[name] for mm in models if mm[den]]
         pooled[f"{name}_macro"] = float(np.mean(rates)) if rates else float("nan")
     small = small_sample_warning(len(stems), "stem", "factorial pooled intervals and source effects")
@@ -258,7 +265,9 @@ def analyze_factorial(runs: Sequence[Any], items: Sequence[BenchmarkItem], *, n_
                 "neutral_exceed": "s*(m(V_s,T_s) - m(V_0,T_s)) > 0 (object-preserving aligned image)",
                 "delta_v": "m(V+,t) - m(V-,t)", "delta_t": "m(v,T+) - m(v,T-)",
                 "interaction": "delta_v(T+) - delta_v(T-)",
-                "intervals": "model: Wilson 95%; pooled: percentile over stem-id resamples keeping all models"}}
+                "intervals": "model: Wilson 95%, design-effect corrected over the stems (unit: stem; the paper's "
+                             "Wilson is item-level); pooled and effects: expanded percentile over stem-id resamples "
+                             "keeping all models"}}
 
 
 def csv_rows(result: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

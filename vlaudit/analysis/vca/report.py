@@ -18,7 +18,10 @@ by every quantity (so differences such as Δ_DCC^perm are paired); clusters are 
 declare (a factorial stem, an edit, an image; :mod:`vlaudit.analysis.vca.units`), else ``group_id`` when the
 run has relation groups (ungrouped items form their own clusters), else ``item_id``; ``--cluster COLUMN``
 overrides it. Below :data:`~vlaudit.settings.MIN_CLUSTERS` clusters the run carries a small-sample warning. A rate over an axis subset is
-Σ numerator / Σ subset indicator over the drawn clusters.
+Σ numerator / Σ subset indicator over the drawn clusters. The intervals are expanded percentile intervals
+(:data:`~vlaudit.stats.bootstrap.EXPANDED`: the small-k correction that holds coverage at few clusters).
+The Wilson intervals of credited precision and decision survival are design-effect corrected over the same
+clusters (:func:`~vlaudit.stats.intervals.clustered_wilson_interval`), so their unit is the run's too.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from vlaudit.analysis.vca.events import ReportSettings as ReportSettings
 from vlaudit.analysis.vca.events import RunEvents as RunEvents
 from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.analysis.vca.noise_report import noise_summary
-from vlaudit.analysis.vca.units import run_unit
+from vlaudit.analysis.vca.units import override_warning, paper_departure, run_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, support
 from vlaudit.results.vca import VcaReportResult
@@ -56,9 +59,9 @@ from vlaudit.results.versioned import Interval
 from vlaudit.settings import TIE_TOL
 from vlaudit.sources.margins import MarginRun, describe_missing
 from vlaudit.sources.noise_floor import NoiseFloor
-from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.bootstrap import EXPANDED, ClusterBootstrap, percentile_intervals
 from vlaudit.stats.clusters import small_sample_warning
-from vlaudit.stats.intervals import wilson_interval
+from vlaudit.stats.intervals import clustered_wilson_interval
 from vlaudit.stats.ranking import macro_average
 
 GROUP_RATES = ("rel_o", "pair_credit", "pair_d", "joint", "g_int_mean")
@@ -219,7 +222,8 @@ def cluster_labels(run: MarginRun, column: str | None = None) -> np.ndarray:
 
 
 def bootstrap_run(ev: RunEvents, settings: ReportSettings) -> dict[str, tuple[float, float]]:
-    """Paired cluster-bootstrap percentile CIs for every rate of the run, from one shared count matrix."""
+    """Paired cluster-bootstrap CIs (expanded percentile over the run's clusters) for every rate of the run,
+    from one shared count matrix."""
     plan = ClusterBootstrap.draw(ev.run.n, clusters=cluster_labels(ev.run, settings.cluster),
                                  n_resamples=settings.n_resamples,
                                  seed=settings.seed)
@@ -243,7 +247,8 @@ def bootstrap_run(ev: RunEvents, settings: ReportSettings) -> dict[str, tuple[fl
         if n_group_cols:
             names.extend(GROUP_RATES)
             samples.append(sums[:, -n_group_cols:-1] / sums[:, -1:])
-    intervals = percentile_intervals(np.column_stack(samples), settings.level)
+    intervals = percentile_intervals(np.column_stack(samples), settings.level, n_clusters=plan.n_clusters,
+                                     method=EXPANDED)
     return {name: (float(lo), float(hi)) for name, (lo, hi) in zip(names, intervals, strict=True)}
 
 
@@ -261,10 +266,11 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
     run, controls = ev.run, settings.controls
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)
-    n_dep = int(ev.dep.sum())
+    unit = run_unit(run, settings.cluster)
     wilson = None
     if ev.correct is not None:
-        wilson = interval(wilson_interval(int((ev.correct & ev.dep).sum()), n_dep, settings.level))
+        # Wilson over the run's clusters (design-effect corrected): the unit of every other interval of the run
+        wilson = interval(clustered_wilson_interval(ev.correct & ev.dep, ev.dep, unit.labels, settings.level))
     taxonomy = Taxonomy(correct_dep=rate(rates["dcc"]), correct_nodep=rate(rates["cu"]),
                         wrong_dep=rate(rates["wrong_dep"]), wrong_nodep=rate(rates["wrong_nodep"]),
                         credited_precision=rate(rates["credited_precision"]),
@@ -280,7 +286,6 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
         k: _ci(cis, k) for k in GROUP_RATES})
     figures = add_leakage(benchmark_figures(ev), run, text_llms, dict(settings.base_llms))
     geometry = vca_axes.erasure_geometry(ev)
-    unit = run_unit(run, settings.cluster)
     return RunAudit(
         model=run.model, dataset=run.dataset, interface=run.interface, n=run.n, n_total=ev.n_total,
         n_excluded=ev.n_total - run.n, excluded_items=sorted({i for ids in ev.excluded.values() for i in ids}),
@@ -291,7 +296,7 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
         ci=HeadlineIntervals(**{k: _ci(cis, k) for k in ("acc", "dep", "dcc", "cu", "wrong_dep", "strict")}),
         taxonomy=taxonomy, stratified=run_sections.strata(strata),
         balanced=run_sections.balanced(strata, balanced) if ev.correct is not None else [],
-        survival=run_sections.survival(run.margins, ev.dep, controls, settings.level),
+        survival=run_sections.survival(run.margins, ev.dep, controls, settings.level, unit.labels),
         gap=run_sections.gap_distribution(ev.gap), perm=perm, sensitivity=sensitivity, relation=rel,
         robustness=Robustness(control_sets=vca_axes.control_set_rows(ev, settings),
                               aggregation=vca_axes.aggregation_rows(ev, settings)),
@@ -301,7 +306,9 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
         warnings=list(ev.warnings),
         bootstrap=BootstrapPlan(n_resamples=settings.n_resamples, seed=settings.seed, level=settings.level,
                                 cluster=unit.source, unit=unit.unit, n_clusters=unit.n_clusters,
-                                small_sample=small_sample_warning(unit.n_clusters, unit.unit, run.name)))
+                                small_sample=small_sample_warning(unit.n_clusters, unit.unit, run.name),
+                                method=EXPANDED,
+                                notes=[n for n in (paper_departure(run, unit, settings.cluster),) if n]))
 
 
 def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:
@@ -334,6 +341,10 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
         raise InputError(f"{stress} are stress probes that retain or degrade the image's content, never controls "
                          f"(VCA §18); they are reported in stress.csv", field="controls")
     events = [run_events(run, settings.controls) for run in runs]
+    for ev in events:
+        finer = override_warning(ev.run, settings.cluster)
+        if finer:
+            ev.warnings.append(finer)
     summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key), text_llms) for ev in events]
     interfaces = vca_axes.interface_checks(events, settings)
     result = VcaReportResult(

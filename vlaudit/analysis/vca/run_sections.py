@@ -1,5 +1,6 @@
 """The typed sections of one run's audit whose rows follow the run's strata, controls and the report's
-quantiles (VCA §12): the strata and their balanced averages, decision survival with its Wilson intervals and
+quantiles (VCA §12): the strata and their balanced averages, decision survival with its Wilson intervals
+(design-effect corrected over the run's clusters, :func:`vlaudit.stats.intervals.clustered_wilson_interval`) and
 the raw-gap distribution
 (:mod:`vlaudit.results.vca_run_sections`), built from the pure metrics of :mod:`vlaudit.metrics.vca.support`."""
 
@@ -27,30 +28,40 @@ from vlaudit.results.vca_run_sections import (
 )
 from vlaudit.results.vca_validity import Figure
 from vlaudit.results.versioned import Interval
-from vlaudit.stats.intervals import wilson_interval
+from vlaudit.stats.intervals import clustered_wilson_interval, wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low
 
 NO_CREDIT = "no credited item"
 
 
 def survival(margins: Mapping[str, np.ndarray], dep: np.ndarray, controls: Sequence[str],
-             level: float) -> Survival:
+             level: float, clusters: np.ndarray | None = None) -> Survival:
     """Decision survival among the credited items (:func:`support.decision_survival`), each share with its
-    Wilson interval at ``level`` over the n_dep credited items; Missing with no credited item."""
+    Wilson interval at ``level`` over the n_dep credited items — design-effect corrected over ``clusters``
+    (one label per item: the run's resampling unit) so that its unit is the run's, the plain item-level
+    Wilson interval without them; Missing with no credited item."""
     shares = support.decision_survival(margins, dep, controls)
     n_dep = int(shares["n_dep"])
+    dep = np.asarray(dep, dtype=bool)
+    direction = support.prediction_direction(margins["original"])
+    same = {c: support.keeps_decision(direction, np.asarray(margins[c])) for c in controls}
+    events = {f"{c}_same": s for c, s in same.items()}
+    events["both_same"] = np.all(np.stack(list(same.values())), axis=0)
 
-    def wilson(share: float) -> Interval | Missing:
+    def wilson(key: str) -> Interval | Missing:
         if not n_dep:
             return Missing(NO_CREDIT)
-        low, high = wilson_interval(int(round(share * n_dep)), n_dep, level)
+        if clusters is None:
+            low, high = wilson_interval(int(round(shares[key] * n_dep)), n_dep, level)
+        else:
+            low, high = clustered_wilson_interval(events[key] & dep, dep, clusters, level)
         return (float(low), float(high))
 
     return Survival(
         n_dep=n_dep,
-        controls=[ControlSurvival(c, known(shares[f"{c}_same"], NO_CREDIT), wilson(shares[f"{c}_same"]))
+        controls=[ControlSurvival(c, known(shares[f"{c}_same"], NO_CREDIT), wilson(f"{c}_same"))
                   for c in controls],
-        both_same=known(shares["both_same"], NO_CREDIT), both_same_wilson=wilson(shares["both_same"]),
+        both_same=known(shares["both_same"], NO_CREDIT), both_same_wilson=wilson("both_same"),
         any_changes=known(shares["any_changes"], NO_CREDIT))
 
 

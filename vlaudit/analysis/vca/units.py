@@ -4,7 +4,8 @@ By default the unit is what the items declare: the margins' ``cluster`` column (
 the ITEMS file: a factorial stem, an edit, an image) named by ``cluster_unit``; without one, the relation
 group where the run has groups, else the item. ``--cluster COLUMN`` overrides it with any margins column
 (``image`` is the source image file's sha256, ``item_id`` each item alone, ``group_id`` the relation group);
-an item with no value in the column is its own cluster. Relation groups are always kept whole, and when
+an item with no value in the column is its own cluster; an override finer than the declared unit is warned
+about (:func:`override_warning`). Relation groups are always kept whole, and when
 several runs are compared their clusters are merged until every run's clusters nest in them, so one
 resample draws the same records for every model.
 """
@@ -54,6 +55,48 @@ def run_unit(run: MarginRun, column: str | None = None) -> ResamplingUnit:
                              path=run.source, field="cluster")
         unit = ResamplingUnit(labels_or_items(run.extra[name], run.item_ids, "c"), column, name)
     return _keep_groups_whole(unit, run)
+
+
+def override_warning(run: MarginRun, column: str | None) -> str | None:
+    """One line when ``--cluster column`` is finer than the unit ``run``'s items declare (None otherwise): it
+    splits declared clusters, so records the items declare dependent are resampled and permuted as
+    independent — intervals too narrow, p-values too small (a stem-level p of 0.005 can read 1.5e-4)."""
+    if column is None:
+        return None
+    declared, override = run_unit(run), run_unit(run, column)
+    spans: dict[str, set[str]] = {}
+    for d, o in zip(declared.labels.astype(str).tolist(), override.labels.astype(str).tolist(), strict=True):
+        spans.setdefault(d, set()).add(o)
+    split = sum(len(parts) > 1 for parts in spans.values())
+    if not split:
+        return None
+    return (f"{run.name}: --cluster {column} ({override.describe()}) is finer than the unit the items declare "
+            f"({declared.describe()}): it splits {split} of them, so records the items declare dependent are "
+            "resampled and permuted as independent (intervals too narrow, p-values too small)")
+
+
+#: VCA §19's resampling unit per benchmark (dataset name prefix): GSR intervals resample relation-pair ids,
+#: VSR groups by sample id (each query alone); (paper unit, the ``--cluster`` column that follows the paper)
+PAPER_UNITS = {"gsr": ("relation-pair ids", "group_id"), "vsr": ("sample ids (each query alone)", "item_id")}
+
+
+def paper_departure(run: MarginRun, unit: ResamplingUnit, column: str | None = None) -> str | None:
+    """One line when the default unit of a VSR or GSR-COCO run is not the one VCA §19 resamples (None where it
+    is, where ``--cluster`` chose the unit, or for another benchmark). vlaudit's builders declare the image
+    for both: questions about one image are not independent draws, so the image is the honest unit; the
+    paper's unit is printed beside it, with the option that follows it."""
+    if column is not None:
+        return None
+    name = run.dataset.lower()
+    key = "gsr" if name.startswith("gsr") else "vsr" if name.startswith("vsr") and not run.has_groups else None
+    if key is None:
+        return None
+    paper, option = PAPER_UNITS[key]
+    if unit.source == option:
+        return None
+    return (f"{run.name}: VCA §19 resamples {paper}; vlaudit resamples {unit.describe()} (the unit the items "
+            f"declare: questions about one image are not independent), so its intervals can be wider than the "
+            f"paper's; --cluster {option} follows the paper")
 
 
 def _keep_groups_whole(unit: ResamplingUnit, run: MarginRun) -> ResamplingUnit:
