@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import vlaudit
-from tests.two_by_two_samples import WINOGROUND_ROWS
+from two_by_two_samples import WINOGROUND_ROWS
 from vlaudit.analysis.giveaway.audit import benchmark_giveaway
 from vlaudit.analysis.giveaway.classifier import classifier_scores, fold_of_items
 from vlaudit.errors import InputError

@@ -10,7 +10,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from benchmark_releases import IMAGE, RED, S, image, write_parquet
-from conftest import SHARED_DATA
 
 from vlaudit.errors import InputError
 from vlaudit.sources.benchmarks.choice import read_mmstar
@@ -30,6 +29,8 @@ QUESTIONS = [
     ("Question: Which angle is largest? (A) 30° (B) 45° (C) 60°", "Question: Which angle is largest?",
      ("30°", "45°", "60°")),
 ]
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # as tests/conftest.py finds it
 
 
 def _release(root: Path, questions: list[str]) -> Path:

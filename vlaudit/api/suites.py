@@ -107,7 +107,7 @@ def evaluate_suite(suite: str, path: str | Path, *, images: str | Path, model: s
 
         def load() -> FeatureBackend:
             if backend is not None:
-                return backend  # type: ignore[return-value]
+                return backend  # type: ignore[return-value]  # spec.kind == "features": a dual encoder
             return open_features(BackendLoad(spec.model, run))[0]
 
         scores, _ = dual_suite_scores(load, read.items, files, folder, arguments=recorded,

@@ -13,12 +13,18 @@ from vlaudit.results.versioned import Interval, VersionedResult, omitted_when_no
 @dataclass(frozen=True)
 class GiveawayRate:
     """An item mean (``value``; Missing when no item has an outcome) with its percentile bootstrap
-    ``interval`` over the resampling ``unit`` (items), over ``n`` items."""
+    ``interval`` over the resampling ``unit`` (items), over ``n`` items in ``n_clusters`` clusters (each item
+    its own: ``n_clusters == n``)."""
 
     value: float | Missing
     interval: Interval | Missing
     n: int
     unit: str = "item"
+    n_clusters: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.n_clusters is None:
+            object.__setattr__(self, "n_clusters", self.n)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ def model_ref(model: str | ModelRef, dtype: str = "auto") -> ModelRef:
     kind = options_classes(model)[0]
     if "dtype" not in {f.name for f in fields(kind)}:
         raise InputError(f"the {model.partition(':')[0]}: backend of {model!r} takes no --dtype", field="--dtype")
-    return ModelRef(model, kind(dtype=dtype))  # type: ignore[call-arg]
+    return ModelRef(model, kind(dtype=dtype))  # type: ignore[call-arg]  # checked above: kind has dtype
 
 
 @dataclass(frozen=True)

@@ -119,8 +119,8 @@ def official_tools() -> tuple[Tagger, Tokenizer, str]:
     """spaCy ``en_core_web_sm`` and ``nltk.word_tokenize``, as the official code loads them, and a line naming
     their versions; :class:`MissingDependencyError` when either is not installed."""
     try:
-        import nltk  # type: ignore[import-not-found]
-        import spacy  # type: ignore[import-not-found]
+        import nltk  # type: ignore[import-not-found]  # optional, untyped: only for a Karpathy rebuild
+        import spacy  # type: ignore[import-not-found]  # optional, untyped: only for a Karpathy rebuild
     except ImportError as exc:
         raise MissingDependencyError(
             "rebuilding ARO Order from the Karpathy JSON needs spaCy with en_core_web_sm and NLTK with punkt "
