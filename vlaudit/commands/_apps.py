@@ -15,6 +15,20 @@ app = typer.Typer(name="vlaudit", help="Does a vision-language model use the pai
                   pretty_exceptions_enable=False)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from vlaudit.version import __version__  # a leaf module: the version without the package's imports
+
+        typer.echo(f"vlaudit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="Print vlaudit's version and exit.")) -> None:
+    """Does a vision-language model use the pairing of image and text, or only its parts?"""
+
+
 def group(help: str) -> typer.Typer:
     """A command group with vlaudit's help conventions."""
     return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=PLAIN)

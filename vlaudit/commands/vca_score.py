@@ -31,7 +31,10 @@ def _csv(value: str) -> list[str]:
 
 @vca_app.command("score")
 def vca_score(
-    model: str = typer.Option(..., "--model", help="Model spec, e.g. hf:Qwen/Qwen3-VL-8B-Instruct, hf:DIR or vllm:DIR (vLLM engine)."),
+    model: str = typer.Option(..., "--model", help="Model spec: hf:ID or hf:DIR (transformers, e.g. "
+                                                   "hf:Qwen/Qwen3-VL-8B-Instruct), vllm:ID or vllm:DIR (vLLM's "
+                                                   "engine), openai:URL#MODEL (an OpenAI-compatible server) or "
+                                                   "ref:NAME (vlaudit's reference models; vlaudit models list)."),
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table (JSONL or Parquet)."),
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
