@@ -1,7 +1,7 @@
 """A small real OpenAI-compatible server for the ``openai:`` backend's tests: stdlib ThreadingHTTPServer on
 127.0.0.1 (port 0) speaking the chat-completions shape of vLLM's server, with planted log-probs.
 
-Routes: ``GET /v1/models``, ``POST /v1/chat/completions`` and (vLLM's) ``POST /tokenize``. The "model" is a
+Routes: ``GET /v1/models``, ``POST /v1/chat/completions`` and (vLLM's) ``POST /tokenize`` and ``GET /version``. The "model" is a
 table: each request's candidates (the answer words " yes", " no", " true", " false", the letters " A".." Z" and
 filler words) get log-probs drawn from a generator seeded by the request's messages (image included), so a
 test knows every value the server will send (:meth:`EndpointServer.planted`). A toy tokenizer (words and
@@ -42,6 +42,8 @@ CANDIDATES = {**ANSWERS, **FILLERS}
 ID_TO_TOKEN = {v: k for k, v in CANDIDATES.items()}
 _WORDS = re.compile(r" ?[A-Za-z0-9]+| ?[^A-Za-z0-9\s]|\s+")
 IMAGE_TOKENS = 4
+#: what ``GET /version`` answers, as vLLM's does
+VERSION = "0.0-test"
 
 
 def token_id(piece: str) -> int:
@@ -183,6 +185,8 @@ def _handler(server: EndpointServer) -> type[BaseHTTPRequestHandler]:
                 dtype = {"dtype": server.dtype} if server.dtype else {}
                 self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "root": f"/models/{m}",
                                                              "max_model_len": 4096, **dtype} for m in server.models]})
+            elif self.path == "/version":  # vLLM's route (the server's root, not /v1)
+                self._send(200, {"version": VERSION})
             else:
                 self._send(404, {"detail": "Not Found"})
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from endpoint_server import EndpointServer
+from endpoint_server import VERSION, EndpointServer
 from PIL import Image
 
 from vlaudit.backends.base import YesNoRequest
@@ -147,3 +147,35 @@ def test_retry_after_holds_every_request_of_the_pool(server) -> None:
     assert waited == [30.0]
     backend.score([YesNoRequest("c", "Is it?", None, "yesno")])
     assert waited == [30.0]  # the hold has passed
+
+
+def test_what_the_server_reports_is_recorded_and_checked_against_what_the_user_said(server, cli, one_error_line,
+                                                                                    tmp_path) -> None:
+    bench = _bench(tmp_path / "bench", n_images=1)
+    srv = server()  # reports no dtype, as vLLM's listing does not
+    code, _, stderr = cli(*_score_args(srv.url, bench, tmp_path / "said", "--served-dtype", "fp32"))
+    assert code == 0 and "warning" not in stderr, stderr
+    backend = json.loads((tmp_path / "said" / "manifest.json").read_text())["backend"]
+    assert backend["served"] == {"root": "/models/tiny-qwen", "max_model_len": 4096}  # no dtype: none reported
+    assert backend["server"] == {"version": VERSION, "owned_by": None, "dtype": None, "dtype_reported_by": None,
+                                 "dtype_said": "float32", "dtype_checked": False}
+    # a server that reports its dtype, another than the user said: recorded, part of the margins, and a warning
+    srv = server(dtype="torch.bfloat16")
+    code, _, stderr = cli(*_score_args(srv.url, bench, tmp_path / "other", "--served-dtype", "float32"))
+    assert code == 0, stderr
+    (warning,) = [line for line in stderr.splitlines() if line.startswith("warning:")]
+    assert "reports that it runs the model in bfloat16 (/v1/models), not the float32 of --served-dtype" in warning
+    backend = json.loads((tmp_path / "other" / "manifest.json").read_text())["backend"]
+    assert backend["served"]["dtype"] == "bfloat16" and backend["server"]["dtype_said"] == "float32"
+    line = one_error_line(*cli(*_score_args(srv.url, bench, tmp_path / "auto", "--served-dtype", "auto")))
+    assert "field '--served-dtype': say the dtype the server runs the model in" in line
+
+
+def test_vllms_dev_mode_server_info_names_the_served_dtype() -> None:
+    from vlaudit.backends.openai_server_report import canonical_dtype, server_dtype
+
+    info = {"vllm_config": {"model_config": {"dtype": "torch.float32", "max_model_len": 4096}}}
+    assert server_dtype({"id": "m"}, info) == ("float32", "/server_info")
+    assert server_dtype({"id": "m", "dtype": "bf16"}, info) == ("bfloat16", "/v1/models")
+    assert server_dtype({"id": "m"}, None) == (None, None)
+    assert canonical_dtype("torch.float8_e4m3fn") == "float8_e4m3fn" and canonical_dtype("") is None

@@ -35,6 +35,7 @@ import base64
 import io
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,7 @@ from vlaudit.backends.openai_endpoint_http import (
     check_base_url,
     server_message,
 )
+from vlaudit.backends.openai_server_report import read_server_report
 from vlaudit.backends.options import EndpointOptions, RunOptions
 from vlaudit.backends.prompt_wording import (
     GENERATION_PREFIX,
@@ -130,6 +132,7 @@ class EndpointBackend(YesNoBackendBase):
             QWEN_SYSTEM if "qwen" in model.lower() else None)
         self.interfaces = list(interfaces)
         self.served: dict[str, Any] = {}
+        self.server: dict[str, Any] = {"dtype_said": options.served_dtype}  # what the server says of itself
         self.mode = TOP_LOGPROBS
         self.by_id = False
         self._pieces: dict[int, str] = {}
@@ -159,9 +162,11 @@ class EndpointBackend(YesNoBackendBase):
 
     def describe(self) -> dict[str, Any]:
         """What changes the margins (manifest, cache keys): the server's model and how answers are read —
-        never the replicas, the concurrency or the key's variable."""
+        never the replicas, the concurrency or the key's variable; and ``server``, what the server says of
+        itself (:mod:`vlaudit.backends.openai_server_report`), recorded but left out of the cache keys."""
         return {
-            "spec": self.spec, "model": self.model, "served": self.served, "logprobs": self.mode,
+            "spec": self.spec, "model": self.model, "served": self.served, "server": self.server,
+            "logprobs": self.mode,
             "top_logprobs": self.options.top_logprobs if self.mode == TOP_LOGPROBS else None,
             "answers_matched_by": "token id" if self.by_id else "token text",
             "request": {"continue_final_message": True, "add_generation_prompt": False, "max_tokens": 1,
@@ -294,6 +299,11 @@ class EndpointBackend(YesNoBackendBase):
         if index == 0:
             entry = served[names.index(self.model)]
             self.served = {k: entry.get(k) for k in ("root", "max_model_len") if entry.get(k) is not None}
+            dtype, self.server, warning = read_server_report(self.pool, entry, self.options.served_dtype)
+            if dtype is not None:  # a dtype the server reports is part of what the margins are
+                self.served["dtype"] = dtype
+            if warning is not None:
+                warnings.warn(warning, stacklevel=2)
 
     def _server_tokenizer(self) -> Callable[[list[dict[str, Any]]], list[int]] | None:
         """vLLM's ``/tokenize`` of chat messages (as the chat route renders them), or None without one."""

@@ -62,7 +62,7 @@ OPTION_PANELS: dict[str, tuple[str, ...]] = {
     "vllm: engine options": ("--tensor-parallel-size", "--pipeline-parallel-size", "--gpu-memory-utilization",
                              "--max-model-len", "--block-size", "--max-num-seqs", "--enforce-eager"),
     "openai: endpoint options": ("--api-key-env", "--replica", "--concurrency", "--timeout", "--max-retries",
-                                 "--backoff", "--top-logprobs", "--logprob-token-ids"),
+                                 "--backoff", "--top-logprobs", "--logprob-token-ids", "--served-dtype"),
     "Ray executor options": ("--executor", "--address", "--workers", "--gpus-per-worker", "--threads-per-worker"),
 }
 _PANEL_OF = {flag: panel for panel, flags in OPTION_PANELS.items() for flag in flags}
