@@ -120,7 +120,10 @@ def _refuse_other_stability(out: Path, run: Path, spec: str) -> None:
 def measure_stability(run: str | Path, *, out: str | Path | None = None, sample: int = 200, seed: int = 0,
                       perturbations: Sequence[str] | None = None, model: ModelArg = None, items: ItemsArg = None,
                       device: str | None = None, batch_size: int | None = None, chunk_size: int = 64,
-                      on_progress: Callable[[str, int, int], None] | None = None) -> StabilityResult:
+                      on_progress: Callable[[str, int, int], None] | None = None,
+                      tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
+                      gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
+                      enforce_eager: bool = False, device_map: str | None = None) -> StabilityResult:
     """The backend's noise floor τ on the ``vca score`` or ``vca score-dual`` run in ``run`` (VCA §3 decisions).
 
     Re-scores ``sample`` seeded items (all their contexts and interfaces) under every math-preserving
@@ -143,6 +146,13 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
         batch_size: the run's batch size (default: as recorded).
         chunk_size: units per cache chunk.
         on_progress: ``on_progress(perturbation, done, total)`` after every scored chunk.
+        tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len, enforce_eager:
+            the vLLM engine settings of the second engine of an ``hf:`` run under ``engine`` (default: vLLM's).
+        device_map: the placement of the second engine of a ``vllm:`` run under ``engine`` (default: ``auto``
+            when the run spans several GPUs, else one device).
+
+    Under ``engine`` the run's own model, when loaded here (``model`` None or a spec), is freed before the
+    second engine loads (:func:`vlaudit.backends.engine_twin.release_engine`); a backend passed in is kept.
     """
     if sample < 1:
         raise InputError(f"the sample must be at least one item, not {sample}", field="--sample")
@@ -158,10 +168,17 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
         raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
     backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
     _refuse_other_stability(out_dir, run_dir, backend.spec)
-    measure = run_dual_stability if manifest["command"] == "vca score-dual" else run_stability
-    return measure(backend, scored_items(item_list, backend), manifest, run_dir=run_dir, images_dir=images, out_dir=out_dir,
-                         sample=sample, seed=seed, perturbations=perturbations, chunk_size=chunk_size,
-                         on_progress=on_progress)
+    if manifest["command"] == "vca score-dual":
+        return run_dual_stability(backend, scored_items(item_list, backend), manifest, run_dir=run_dir,
+                                  images_dir=images, out_dir=out_dir, sample=sample, seed=seed,
+                                  perturbations=perturbations, chunk_size=chunk_size, on_progress=on_progress)
+    engine = {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
+              "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
+              "enforce_eager": enforce_eager, "device_map": device_map}
+    return run_stability(backend, scored_items(item_list, backend), manifest, run_dir=run_dir, images_dir=images,
+                         out_dir=out_dir, sample=sample, seed=seed, perturbations=perturbations,
+                         chunk_size=chunk_size, on_progress=on_progress, engine=engine,
+                         release_first=model is None or isinstance(model, str))
 
 
 def generate_check(run: str | Path, *, out: str | Path | None = None, sample: int | None = 200, seed: int = 0,
