@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import TypeAlias
 
 from vlaudit.api.input_records import as_items
-from vlaudit.backends.base import PERTURBATION_NAMES, Backend, FeatureBackend, YesNoBackend, images_per_query
+from vlaudit.backends.base import (
+    ENGINE,
+    PERTURBATION_NAMES,
+    Backend,
+    FeatureBackend,
+    YesNoBackend,
+    images_per_query,
+)
+from vlaudit.backends.engine_twin import check_twin_settings
 from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError, unknown_names
 from vlaudit.files import read_json
@@ -166,15 +174,18 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
     images = _argument(manifest, "images")
     if not images or not isinstance(images, str):
         raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
+    engine = {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
+              "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
+              "enforce_eager": enforce_eager, "device_map": device_map}
+    if ENGINE in (perturbations or ()):  # a setting the second engine does not take: refused before any load
+        check_twin_settings(str(model if isinstance(model, str) else getattr(model, "spec", None)
+                                or manifest.get("spec") or ""), engine)
     backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
     _refuse_other_stability(out_dir, run_dir, backend.spec)
     if manifest["command"] == "vca score-dual":
         return run_dual_stability(backend, scored_items(item_list, backend), manifest, run_dir=run_dir,
                                   images_dir=images, out_dir=out_dir, sample=sample, seed=seed,
                                   perturbations=perturbations, chunk_size=chunk_size, on_progress=on_progress)
-    engine = {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
-              "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
-              "enforce_eager": enforce_eager, "device_map": device_map}
     return run_stability(backend, scored_items(item_list, backend), manifest, run_dir=run_dir, images_dir=images,
                          out_dir=out_dir, sample=sample, seed=seed, perturbations=perturbations,
                          chunk_size=chunk_size, on_progress=on_progress, engine=engine,

@@ -75,6 +75,23 @@ def _twin_options(backend: Any, twin: str, engine: Mapping[str, Any] | None = No
     return HfOptions(dtype=str(dtype), **values)
 
 
+def check_twin_settings(spec: str, engine: Mapping[str, Any] | None) -> None:
+    """Refuse, in one line naming the twin, a second-engine setting that ``spec``'s twin does not take (a
+    ``--device-map`` for a ``vllm:`` twin, a vLLM setting for an ``hf:`` one): before any model loads."""
+    twin = twin_spec(spec)
+    given = _given(engine)
+    if twin is None or not given:
+        return
+    if twin.startswith("vllm:") and "device_map" in given:
+        raise InputError(f"the second engine of {spec} is {twin}, which vLLM places by --tensor-parallel-size "
+                         "and --pipeline-parallel-size", field="--device-map")
+    refused = sorted(set(given) - {"device_map"}) if twin.startswith("hf:") else []
+    if refused:
+        raise InputError(f"the second engine of {spec} is {twin}, a transformers model: it takes --device-map "
+                         "(default: auto when the vllm: run spans several GPUs)",
+                         field="--" + refused[0].replace("_", "-"))
+
+
 def twin_load(backend: Any, engine: Mapping[str, Any] | None = None) -> tuple[ModelRef, RunOptions]:
     """(the twin's model and options, its run options) for the run's loaded ``backend``; ``engine``: the
     settings given to ``vca stability`` (:data:`TWIN_ENGINE_FIELDS`, ``device_map``). A setting the twin does
@@ -82,19 +99,12 @@ def twin_load(backend: Any, engine: Mapping[str, Any] | None = None) -> tuple[Mo
     twin = twin_spec(backend.spec)
     if twin is None:  # pragma: no cover - engine_perturbation offers the name only for a twin
         raise AssertionError(backend.spec)
+    check_twin_settings(backend.spec, engine)
     given = _given(engine)
     device = getattr(backend.device, "type", backend.device)  # a torch.device (hf:) or its type (vllm:)
     run = RunOptions(batch_size=backend.batch_size, device=str(device or "auto"))
     if twin.startswith("vllm:"):
-        if "device_map" in given:
-            raise InputError(f"the second engine of {backend.spec} is {twin}, which vLLM places by "
-                             "--tensor-parallel-size and --pipeline-parallel-size", field="--device-map")
         return ModelRef(twin, _twin_options(backend, twin, engine)), run
-    refused = sorted(set(given) - {"device_map"})
-    if refused:
-        raise InputError(f"the second engine of {backend.spec} is {twin}, a transformers model: it takes "
-                         "--device-map (default: auto when the vllm: run spans several GPUs)",
-                         field="--" + refused[0].replace("_", "-"))
     own = backend.options
     split = int(getattr(own, "tensor_parallel_size", 1) or 1) * int(getattr(own, "pipeline_parallel_size", 1) or 1)
     device_map = given.get("device_map") or ("auto" if split > 1 else None)
