@@ -1,6 +1,6 @@
 """``openai:`` against a misbehaving server of the tests' own (tests/endpoint_server.py, loopback): NaN and
 infinite log-probs refused, a 200 with a body that is not JSON retried and then one line, a rate-limited server
-whose reruns make progress until the run is complete, ``Retry-After`` holding every request of the pool, and what
+whose reruns make progress until the run is complete, ``Retry-After`` holding every request to its server, and what
 the server reports about itself recorded in the manifest and compared with what the user said.
 """
 
@@ -127,10 +127,11 @@ def _margins(run: Path) -> list[dict]:
     return [{k: v for k, v in row.items() if k != "model"} for row in pq.read_table(run / "margins.parquet").to_pylist()]
 
 
-def test_retry_after_holds_every_request_of_the_pool(server) -> None:
+def test_retry_after_holds_every_request_to_that_server(server) -> None:
     srv = server(throttle=1, retry_after="30", spare=_not_the_probe)  # every scoring request: 429, wait 30 s
-    backend = load_backend(ModelRef(f"openai:{srv.url}#tiny-qwen", EndpointOptions(max_retries=0, backoff=0.0)),
-                           interfaces=("yesno",))
+    replica = server()
+    backend = load_backend(ModelRef(f"openai:{srv.url}#tiny-qwen", EndpointOptions(
+        max_retries=0, backoff=0.0, replicas=(replica.url,))), interfaces=("yesno",))
     now = [1000.0]
     waited: list[float] = []
 
@@ -139,13 +140,16 @@ def test_retry_after_holds_every_request_of_the_pool(server) -> None:
         now[0] += seconds
 
     backend.pool.sleep, backend.pool.clock = sleep, lambda: now[0]
-    with pytest.raises(EndpointRunError, match="HTTP 429"):
+    with pytest.raises(EndpointRunError, match="HTTP 429"):  # round-robin: the first request goes to srv
         backend.score([YesNoRequest("a", "Is it?", None, "yesno")])
     assert waited == []  # no try left: nothing to wait for
     srv.throttle = None
-    backend.score([YesNoRequest("b", "Is it?", None, "yesno")])  # another request: it waits out the 30 s first
+    backend.score([YesNoRequest("b", "Is it?", None, "yesno")])  # to the replica: not held
+    assert waited == [] and replica.n_chat == 1  # the load probes the first endpoint only
+    backend.score([YesNoRequest("c", "Is it?", None, "yesno")])  # to srv again: it waits out the 30 s first
     assert waited == [30.0]
-    backend.score([YesNoRequest("c", "Is it?", None, "yesno")])
+    backend.score([YesNoRequest("d", "Is it?", None, "yesno")])
+    backend.score([YesNoRequest("e", "Is it?", None, "yesno")])
     assert waited == [30.0]  # the hold has passed
 
 

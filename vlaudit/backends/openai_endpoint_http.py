@@ -6,7 +6,7 @@ data-parallel over replicas). A request that fails in a way that may pass — a 
 a time-out, HTTP 429 or 5xx, a success (2xx) whose body is not a JSON object (a proxy's error page, a body
 cut short) — is sent again, to the next endpoint, after an exponential back-off with jitter
 (``backoff × 2^attempt``, between half and all of it; HTTP 429 waits at least its ``Retry-After``), up to
-``max_retries`` times. A ``Retry-After`` holds the whole pool: no request of this run is sent to any endpoint
+``max_retries`` times. A ``Retry-After`` holds its endpoint: no request of this run is sent to that server
 before that time has passed (a rate-limited server asked the client to wait, not one request), whether or not
 the request that heard it has tries left. Any other refusal (400, 401, 404, ...) is final and raised at once as one line: an
 unreachable server, a model the server does not serve, a refused key, or the server's own message.
@@ -133,7 +133,8 @@ class EndpointPool:
         self.backoff = backoff
         self.sleep = sleep
         self.clock = clock
-        self._not_before = 0.0  # the clock's time before which no request is sent (a server's Retry-After)
+        # per endpoint, the clock's time before which no request is sent to it (the server's Retry-After)
+        self._not_before = [0.0] * len(self.urls)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         self.clients = [httpx.Client(timeout=timeout, limits=limits, headers=headers) for _ in self.urls]
@@ -161,19 +162,19 @@ class EndpointPool:
             self.sent[index] += 1
             return index
 
-    def _pause(self, attempt: int, asked: float | None) -> None:
-        """Before try ``attempt`` (0: the first): one wait, for the back-off of a retry, the ``Retry-After`` the
-        last try heard (``asked``) or the pool's hold, whichever ends last."""
+    def _pause(self, attempt: int, asked: float | None, index: int) -> None:
+        """Before try ``attempt`` (0: the first) on endpoint ``index``: one wait, for the back-off of a retry,
+        the ``Retry-After`` the last try heard (``asked``) or the endpoint's hold, whichever ends last."""
         delay = self.backoff * (2 ** (attempt - 1)) * (0.5 + 0.5 * self._jitter.random()) if attempt else 0.0
         with self._lock:
-            held = self._not_before - self.clock()
+            held = self._not_before[index] - self.clock()
         if attempt or held > 0:
             self.sleep(max(delay, held, asked or 0.0))
 
-    def _hold(self, asked: float) -> None:
-        """A server's ``Retry-After``: hold every request of the pool until ``asked`` seconds from now."""
+    def _hold(self, index: int, asked: float) -> None:
+        """A server's ``Retry-After``: hold every request to endpoint ``index`` until ``asked`` seconds from now."""
         with self._lock:
-            self._not_before = max(self._not_before, self.clock() + asked)
+            self._not_before[index] = max(self._not_before[index], self.clock() + asked)
 
     def request(self, method: str, path: str, body: Mapping[str, Any] | None = None, *, what: str,
                 endpoint: int | None = None, root: bool = False) -> httpx.Response:
@@ -188,7 +189,7 @@ class EndpointPool:
         for attempt in range(self.max_retries + 1):
             index = endpoint if endpoint is not None else self._turn()
             url = (server_root(self.urls[index]) if root else self.urls[index]) + path
-            self._pause(attempt, asked)
+            self._pause(attempt, asked, index)
             asked = None
             try:
                 response = self.clients[index].request(method, url, json=body)
@@ -211,7 +212,7 @@ class EndpointPool:
                         reason += f" (Retry-After {asked:g} s, past the {MAX_RETRY_AFTER:g} s vlaudit waits)"
                         break
                     if asked is not None:
-                        self._hold(asked)
+                        self._hold(index, asked)
         tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
         raise EndpointRunError(self.redact(f"{what} at {url} failed after {tries}: {reason}"))
 
