@@ -214,7 +214,7 @@ def with_finished(error: BaseException, results: Sequence[YesNoResult]) -> BaseE
     """``error`` carrying the results of the requests that finished before it stopped ``score`` (a backend whose
     requests are independent of one another, as the ``openai:`` backend's are): the executor records them,
     so the rerun scores only what is left (:func:`finished_results`)."""
-    error.finished_results = tuple(results)  # type: ignore[attr-defined]
+    error.finished_results = tuple(results)  # type: ignore[attr-defined]  # on any exception: read back by name
     return error
 
 
