@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import typer
 
+from vlaudit import __version__  # the lazy facade's version: nothing heavy
+
 PLAIN = None  # typer's markup mode for plain-text help
 
 app = typer.Typer(name="vlaudit", help="Does a vision-language model use the pairing of image and text, or only its "
@@ -17,8 +19,6 @@ app = typer.Typer(name="vlaudit", help="Does a vision-language model use the pai
 
 def _print_version(value: bool) -> None:
     if value:
-        from vlaudit.version import __version__  # a leaf module: the version without the package's imports
-
         typer.echo(f"vlaudit {__version__}")
         raise typer.Exit()
 
