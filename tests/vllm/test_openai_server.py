@@ -95,3 +95,14 @@ def test_top_logprobs_only_censors_and_bounds(vllm_server, hf_backend) -> None:
                 assert -true_nll <= -served_nll + TOLERANCE
             else:
                 assert abs(served_nll - true_nll) <= TOLERANCE
+
+
+def test_the_manifest_records_what_the_server_reports_about_itself(served) -> None:
+    import vllm
+
+    described = served.describe()
+    assert described["served"]["max_model_len"] == 4096 and "dtype" not in described["served"]
+    server = described["server"]
+    assert server["version"] == vllm.__version__  # its GET /version
+    assert server["owned_by"] == "vllm"
+    assert server["dtype"] is None  # vLLM names its dtype only on /server_info, in its development mode

@@ -177,6 +177,8 @@ def test_vca_score_on_vllm_resumes_after_kill_9(runs, tmp_path) -> None:
     assert not (out / "margins.parquet").exists()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+    # vLLM's log goes to stderr (warnings only): stdout holds vlaudit's own lines, never the engine's INFO
+    assert "INFO" not in done.stdout and "[vllm" not in done.stdout.lower(), done.stdout[-2000:]
     again, before = _margins(out), _margins(vllm_run)
     assert set(again) == set(before)
     assert max(abs(again[k][0] - before[k][0]) for k in again) <= MARGIN_TOL

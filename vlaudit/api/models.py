@@ -31,13 +31,20 @@ class TinyModel:
     spec: str
 
 
-def build_tiny_model(family: str, *, out: str | Path, seed: int = 0, tokenizer: str | None = None) -> TinyModel:
-    """Write a tiny random model of ``family`` built from config (no network) with its processor into ``out``."""
+def build_tiny_model(family: str, *, out: str | Path, seed: int = 0, tokenizer: str | None = None,
+                     head_dim: int | None = None) -> TinyModel:
+    """Write a tiny random model of ``family`` built from config (no network) with its processor into ``out``.
+
+    ``head_dim``: the attention head size of a tiny MLLM (16 by default; 32 for ``qwen2-vl`` and
+    ``qwen2.5-vl``: a model vLLM's CPU attention also serves, :func:`vlaudit.backends.tiny_mllm.build_tiny_mllm`)."""
+    if head_dim is not None and family not in MLLM_FAMILIES:
+        raise InputError(f"head_dim is a setting of the tiny MLLMs ({', '.join(MLLM_FAMILIES)}), not of {family}",
+                         field="head_dim")
     if family in DUAL_FAMILIES:
         path = build_tiny_dual(family, out, seed=seed, tokenizer=tokenizer)
         prefix = "open_clip:local-dir:" if family == "open_clip" else "hf-clip:"
     elif family in MLLM_FAMILIES:
-        path = build_tiny_mllm(family, out, seed=seed, tokenizer=tokenizer)
+        path = build_tiny_mllm(family, out, seed=seed, tokenizer=tokenizer, head_dim=head_dim or 16)
         prefix = "hf:"
     else:
         raise InputError(f"unknown family {family!r}; available: {', '.join(TINY_FAMILIES)}", field="family")

@@ -210,6 +210,19 @@ class PerturbableBackend(Protocol):
     def perturbed(self, name: str) -> contextlib.AbstractContextManager[YesNoBackend]: ...
 
 
+def with_finished(error: BaseException, results: Sequence[YesNoResult]) -> BaseException:
+    """``error`` carrying the results of the requests that finished before it stopped ``score`` (a backend whose
+    requests are independent of one another, as the ``openai:`` backend's are): the executor records them,
+    so the rerun scores only what is left (:func:`finished_results`)."""
+    error.finished_results = tuple(results)  # type: ignore[attr-defined]  # on any exception: read back by name
+    return error
+
+
+def finished_results(error: BaseException) -> tuple[YesNoResult, ...]:
+    """The results :func:`with_finished` attached to ``error`` (none for any other error)."""
+    return tuple(getattr(error, "finished_results", ()))
+
+
 @dataclass(frozen=True)
 class GenerationResult:
     """Greedy decoding of one request: the generated text (special tokens removed) and its token count."""

@@ -35,12 +35,19 @@ import base64
 import io
 import json
 import os
-import re
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
-from vlaudit.backends.base import ANSWER_WORDS, MAX_IMAGES, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.base import (
+    ANSWER_WORDS,
+    MAX_IMAGES,
+    YesNoBackendBase,
+    YesNoRequest,
+    YesNoResult,
+    with_finished,
+)
 from vlaudit.backends.letters import (
     ALL_LETTERS,
     LETTER_INTERFACE,
@@ -49,6 +56,7 @@ from vlaudit.backends.letters import (
     resolve_letters,
     settle_letters,
 )
+from vlaudit.backends.openai_endpoint_answers import read_answers
 from vlaudit.backends.openai_endpoint_http import (
     EndpointError,
     EndpointPool,
@@ -56,6 +64,7 @@ from vlaudit.backends.openai_endpoint_http import (
     check_base_url,
     server_message,
 )
+from vlaudit.backends.openai_server_report import read_server_report
 from vlaudit.backends.options import EndpointOptions, RunOptions
 from vlaudit.backends.prompt_wording import (
     GENERATION_PREFIX,
@@ -82,7 +91,6 @@ if TYPE_CHECKING:
 
 #: how the answer words' log-probs are read (recorded in ``describe()``, hence in every cache key)
 TOKEN_IDS, TOP_LOGPROBS = "logprob_token_ids", "top_logprobs"
-_TOKEN_ID = re.compile(r"^token_id:(-?\d+)$")
 _IMAGE_PLACEHOLDER = "<image>"
 
 
@@ -100,58 +108,6 @@ def png_data_url(image: Image.Image) -> str:
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def answer_table(entries: Sequence[Mapping[str, Any]]) -> dict[int | str, float]:
-    """Each returned candidate's log-prob by token id (``token_id:N``, vLLM's ``return_tokens_as_token_ids``)
-    or by its text (``token``, and ``bytes`` decoded as UTF-8)."""
-    table: dict[int | str, float] = {}
-    for entry in entries:
-        token, logprob = entry.get("token"), entry.get("logprob")
-        if not isinstance(token, str) or not isinstance(logprob, (int, float)):
-            continue
-        match = _TOKEN_ID.match(token)
-        keys: list[int | str] = [int(match.group(1))] if match else [token]
-        raw = entry.get("bytes")
-        if not match and isinstance(raw, list) and all(isinstance(b, int) and 0 <= b < 256 for b in raw):
-            keys.append(bytes(raw).decode("utf-8", errors="replace"))
-        for key in keys:
-            table.setdefault(key, float(logprob))
-    return table
-
-
-def read_answers(body: Any, answers: Sequence[Verbalizer], *, by_id: bool, exact: bool
-                 ) -> tuple[list[float], list[str], int]:
-    """(log p of each answer, the words censored, prompt tokens) from one chat-completions response.
-
-    ``by_id``: match the ids (``token_id:N`` entries), else the continuation texts. ``exact``: the request
-    asked for these very tokens (``logprob_token_ids``), so a missing one is an error; otherwise a missing
-    one is censored at the smallest returned top log-prob (the k-th)."""
-    try:
-        first = body["choices"][0]["logprobs"]["content"][0]
-    except (KeyError, IndexError, TypeError):
-        first = None
-    if not isinstance(first, Mapping):
-        raise EndpointRunError("the server returned no log-probs for logprobs=true; vlaudit reads the answer "
-                               "words from them and cannot score this server")
-    top = [e for e in first.get("top_logprobs") or () if isinstance(e, Mapping)]
-    table = answer_table([first, *top])
-    floor = min((float(e["logprob"]) for e in top if isinstance(e.get("logprob"), (int, float))),
-                default=float(first.get("logprob", float("nan"))))
-    values: list[float] = []
-    censored: list[str] = []
-    for answer in answers:
-        value = table.get(answer.token_id if by_id else answer.text)
-        if value is None:
-            if exact:
-                raise EndpointRunError(f"the server did not return the log-prob of token {answer.token_id} "
-                                       f"({answer.text!r}) that logprob_token_ids asked for")
-            censored.append(answer.word)
-            value = floor
-        values.append(value)
-    usage = body.get("usage") if isinstance(body, Mapping) else None
-    n_tokens = usage.get("prompt_tokens") if isinstance(usage, Mapping) else None
-    return values, censored, int(n_tokens) if isinstance(n_tokens, int) else 0
 
 
 class EndpointBackend(YesNoBackendBase):
@@ -176,6 +132,7 @@ class EndpointBackend(YesNoBackendBase):
             QWEN_SYSTEM if "qwen" in model.lower() else None)
         self.interfaces = list(interfaces)
         self.served: dict[str, Any] = {}
+        self.server: dict[str, Any] = {"dtype_said": options.served_dtype}  # what the server says of itself
         self.mode = TOP_LOGPROBS
         self.by_id = False
         self._pieces: dict[int, str] = {}
@@ -205,9 +162,11 @@ class EndpointBackend(YesNoBackendBase):
 
     def describe(self) -> dict[str, Any]:
         """What changes the margins (manifest, cache keys): the server's model and how answers are read —
-        never the replicas, the concurrency or the key's variable."""
+        never the replicas, the concurrency or the key's variable; and ``server``, what the server says of
+        itself (:mod:`vlaudit.backends.openai_server_report`), recorded but left out of the cache keys."""
         return {
-            "spec": self.spec, "model": self.model, "served": self.served, "logprobs": self.mode,
+            "spec": self.spec, "model": self.model, "served": self.served, "server": self.server,
+            "logprobs": self.mode,
             "top_logprobs": self.options.top_logprobs if self.mode == TOP_LOGPROBS else None,
             "answers_matched_by": "token id" if self.by_id else "token text",
             "request": {"continue_final_message": True, "add_generation_prompt": False, "max_tokens": 1,
@@ -243,7 +202,8 @@ class EndpointBackend(YesNoBackendBase):
         body = self.pool.post_json("/chat/completions", self.body(self.messages(request.question, request.interface,
                                                                                 urls), answers),
                                    what=f"request {request.key[:12]}")
-        values, censored, n_tokens = read_answers(body, answers, by_id=self.by_id, exact=self.mode == TOKEN_IDS)
+        values, censored, n_tokens = read_answers(body, answers, by_id=self.by_id, exact=self.mode == TOKEN_IDS,
+                                                  what=f"request {request.key[:12]}")
         prompt = self.prompt(request.question, request.interface, len(request.images))
         if request.interface == LETTER_INTERFACE:
             nan = float("nan")
@@ -258,19 +218,29 @@ class EndpointBackend(YesNoBackendBase):
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         """One request per query, ``batch_size`` (``--concurrency``) in flight at once; results in order. The
-        first request that fails after its retries stops the rest and is raised (the run's finished chunks
-        stay cached)."""
+        first request that fails after its retries stops the rest (those in flight finish, the others are not
+        sent) and is raised carrying the results that finished (:func:`~vlaudit.backends.base.with_finished`):
+        the run records them, so a rerun sends only the requests still missing."""
         check_interfaces(requests, self.verbalizer_ids, self.letter_ids)
         if not requests:
             return []
         with ThreadPoolExecutor(max_workers=max(1, self.batch_size), thread_name_prefix="vlaudit-endpoint") as pool:
             futures = [pool.submit(self._score_one, request) for request in requests]
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            try:
+                done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            except BaseException as exc:  # Ctrl-C while waiting: keep what finished
+                pool.shutdown(wait=True, cancel_futures=True)
+                with_finished(exc, _finished(futures))
+                raise
             failed = next((f for f in futures if f in done and f.exception() is not None), None)
             error = None if failed is None else failed.exception()
             if error is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
-                raise error
+                finished = _finished(futures)
+                if isinstance(error, EndpointRunError):
+                    error = EndpointRunError(f"{error}; the {len(finished)} other request(s) that finished are "
+                                             "recorded: rerun the same command to send the rest")
+                raise with_finished(error, finished)
             return [future.result() for future in futures]
 
     # ------------------------------------------------------------------------------------------ at load
@@ -329,6 +299,11 @@ class EndpointBackend(YesNoBackendBase):
         if index == 0:
             entry = served[names.index(self.model)]
             self.served = {k: entry.get(k) for k in ("root", "max_model_len") if entry.get(k) is not None}
+            dtype, self.server, warning = read_server_report(self.pool, entry, self.options.served_dtype)
+            if dtype is not None:  # a dtype the server reports is part of what the margins are
+                self.served["dtype"] = dtype
+            if warning is not None:
+                warnings.warn(warning, stacklevel=2)
 
     def _server_tokenizer(self) -> Callable[[list[dict[str, Any]]], list[int]] | None:
         """vLLM's ``/tokenize`` of chat messages (as the chat route renders them), or None without one."""
@@ -340,6 +315,8 @@ class EndpointBackend(YesNoBackendBase):
             if response.status_code >= 400:
                 raise self.pool.refusal(response, "tokenizing the probe prompt")
             answer = response.json()
+            if not isinstance(answer.get("tokens"), list):
+                raise EndpointError(f"tokenizing at {self.pool.urls[0]}: the answer holds no token list")
             tokens = [int(t) for t in answer["tokens"]]
             self._pieces.update(zip(tokens, answer.get("token_strs") or (), strict=False))
             return tokens
@@ -396,10 +373,16 @@ class EndpointBackend(YesNoBackendBase):
         if response.status_code >= 400:
             return self.pool.redact(f"HTTP {response.status_code}: {server_message(response)}")
         try:
-            read_answers(response.json(), answers, by_id=self.by_id, exact=self.mode == TOKEN_IDS)
+            read_answers(response.json(), answers, by_id=self.by_id, exact=self.mode == TOKEN_IDS,
+                         what="the probe request")
         except EndpointRunError as exc:
             return str(exc)
         return None
+
+
+def _finished(futures: Sequence[Future[YesNoResult]]) -> list[YesNoResult]:
+    """The results of the futures that finished without an error, in order."""
+    return [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
 
 
 def max_images_of(name: str, options: EndpointOptions = EndpointOptions()) -> int:

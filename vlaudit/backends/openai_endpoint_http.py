@@ -3,9 +3,12 @@
 :class:`EndpointPool` holds one ``httpx.Client`` per endpoint (the URL of the spec and each ``--replica``;
 thread-safe, connections kept alive) and sends each request to the next endpoint in turn (round-robin:
 data-parallel over replicas). A request that fails in a way that may pass — a refused or dropped connection,
-a time-out, HTTP 429 or 5xx — is sent again, to the next endpoint, after an exponential back-off with jitter
+a time-out, HTTP 429 or 5xx, a success (2xx) whose body is not a JSON object (a proxy's error page, a body
+cut short) — is sent again, to the next endpoint, after an exponential back-off with jitter
 (``backoff × 2^attempt``, between half and all of it; HTTP 429 waits at least its ``Retry-After``), up to
-``max_retries`` times. Any other refusal (400, 401, 404, ...) is final and raised at once as one line: an
+``max_retries`` times. A ``Retry-After`` holds its endpoint: no request of this run is sent to that server
+before that time has passed (a rate-limited server asked the client to wait, not one request), whether or not
+the request that heard it has tries left. Any other refusal (400, 401, 404, ...) is final and raised at once as one line: an
 unreachable server, a model the server does not serve, a refused key, or the server's own message.
 
 The API key is read from the environment variable the user names and sent as a Bearer token; every message
@@ -101,15 +104,26 @@ def server_message(response: httpx.Response) -> str:
     return " ".join(str(text).split())[:300]
 
 
+def json_problem(response: httpx.Response) -> str | None:
+    """Why a successful response's body is not the JSON object every route answers (None when it is)."""
+    try:
+        body = response.json()
+    except ValueError as exc:  # json's JSONDecodeError, or a body that is not UTF-8
+        start = " ".join(response.text[:60].split())
+        return f"a body that is not JSON ({type(exc).__name__}: {exc}; it starts {start!r})"
+    return None if isinstance(body, dict) else f"a JSON {type(body).__name__} where an object was expected"
+
+
 class EndpointPool:
     """The endpoints of one served model, reached round-robin with retries (see the module docstring).
 
-    ``sleep`` is the wait between tries (tests pass their own to keep time); ``sent`` counts the requests
-    each endpoint answered or failed, in the order of ``urls``."""
+    ``sleep`` is the wait between tries and ``clock`` the monotonic time a ``Retry-After`` is counted from
+    (tests pass their own to keep time); ``sent`` counts the requests each endpoint answered or failed, in the
+    order of ``urls``."""
 
     def __init__(self, urls: Sequence[str], *, api_key: str | None, key_name: str | None, timeout: float,
                  max_retries: int, backoff: float, concurrency: int,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
         httpx = import_httpx()
         self.urls = [check_base_url(url) for url in urls]
         self._key = api_key
@@ -118,6 +132,9 @@ class EndpointPool:
         self.max_retries = max_retries
         self.backoff = backoff
         self.sleep = sleep
+        self.clock = clock
+        # per endpoint, the clock's time before which no request is sent to it (the server's Retry-After)
+        self._not_before = [0.0] * len(self.urls)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         self.clients = [httpx.Client(timeout=timeout, limits=limits, headers=headers) for _ in self.urls]
@@ -145,9 +162,19 @@ class EndpointPool:
             self.sent[index] += 1
             return index
 
-    def _wait(self, attempt: int, asked: float | None) -> None:
-        delay = self.backoff * (2 ** attempt) * (0.5 + 0.5 * self._jitter.random())
-        self.sleep(max(delay, asked or 0.0))
+    def _pause(self, attempt: int, asked: float | None, index: int) -> None:
+        """Before try ``attempt`` (0: the first) on endpoint ``index``: one wait, for the back-off of a retry,
+        the ``Retry-After`` the last try heard (``asked``) or the endpoint's hold, whichever ends last."""
+        delay = self.backoff * (2 ** (attempt - 1)) * (0.5 + 0.5 * self._jitter.random()) if attempt else 0.0
+        with self._lock:
+            held = self._not_before[index] - self.clock()
+        if attempt or held > 0:
+            self.sleep(max(delay, held, asked or 0.0))
+
+    def _hold(self, index: int, asked: float) -> None:
+        """A server's ``Retry-After``: hold every request to endpoint ``index`` until ``asked`` seconds from now."""
+        with self._lock:
+            self._not_before[index] = max(self._not_before[index], self.clock() + asked)
 
     def request(self, method: str, path: str, body: Mapping[str, Any] | None = None, *, what: str,
                 endpoint: int | None = None, root: bool = False) -> httpx.Response:
@@ -158,10 +185,12 @@ class EndpointPool:
         after the last retry an :class:`EndpointRunError` says what failed where, and why."""
         reason = ""
         url = ""
+        asked: float | None = None
         for attempt in range(self.max_retries + 1):
             index = endpoint if endpoint is not None else self._turn()
             url = (server_root(self.urls[index]) if root else self.urls[index]) + path
-            asked: float | None = None
+            self._pause(attempt, asked, index)
+            asked = None
             try:
                 response = self.clients[index].request(method, url, json=body)
             except self._timeout_error:
@@ -169,14 +198,21 @@ class EndpointPool:
             except self._transport_error as exc:
                 reason = f"connection failed ({type(exc).__name__}: {' '.join(str(exc).split()) or 'dropped'})"
             else:
-                if response.status_code not in RETRY_STATUSES:
+                if response.status_code < 300:
+                    problem = json_problem(response)
+                    if problem is None:
+                        return response
+                    reason = f"HTTP {response.status_code} with {problem}"
+                elif response.status_code not in RETRY_STATUSES:
                     return response
-                asked = retry_after(response.headers)
-                reason = f"HTTP {response.status_code}: {server_message(response)}"
-                if asked is not None and asked > MAX_RETRY_AFTER:
-                    break
-            if attempt < self.max_retries:
-                self._wait(attempt, asked)
+                else:
+                    asked = retry_after(response.headers)
+                    reason = f"HTTP {response.status_code}: {server_message(response)}"
+                    if asked is not None and asked > MAX_RETRY_AFTER:
+                        reason += f" (Retry-After {asked:g} s, past the {MAX_RETRY_AFTER:g} s vlaudit waits)"
+                        break
+                    if asked is not None:
+                        self._hold(index, asked)
         tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
         raise EndpointRunError(self.redact(f"{what} at {url} failed after {tries}: {reason}"))
 

@@ -179,10 +179,21 @@ class EndpointOptions:
         "flag": "--logprob-token-ids",
         "help": "Read the answer words' exact log-probs with vLLM's logprob_token_ids: auto (when the server "
                 "offers it), on (required), off (top_logprobs only)."})
+    served_dtype: str | None = field(default=None, metadata={
+        "flag": "--served-dtype",
+        "help": "The dtype the server runs the model in, as it was started (vllm serve --dtype): recorded in "
+                "the manifest beside what the server reports, with a warning when it reports another "
+                "(default: not said)."})
     system: str | None = field(default=None, metadata={"flag": "--system", "help": _SYSTEM_HELP})
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "replicas", tuple(str(url) for url in self.replicas))
+        if self.served_dtype is not None:
+            dtype = parse_dtype(self.served_dtype, field="--served-dtype")
+            if dtype == "auto":
+                raise InputError("say the dtype the server runs the model in (float32, float16, bfloat16); auto "
+                                 "is the server's choice, which it does not report", field="--served-dtype")
+            object.__setattr__(self, "served_dtype", dtype)
         at_least("--concurrency", self.concurrency, 1)
         at_least("--timeout", self.timeout, 0.001)
         at_least("--max-retries", self.max_retries, 0)

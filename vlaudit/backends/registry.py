@@ -55,6 +55,9 @@ YES_NO_PREFIXES = ("hf", "vllm", "openai")
 # prefix -> "module:function" naming the kind of each NAME, for a prefix that serves both kinds; the reference
 # models live above this layer (vlaudit.reference), so they are reached by import path like the loaders
 KIND_OF: dict[str, str] = {"ref": "vlaudit.reference.catalogue:reference_kind"}
+# prefix -> "module:function" refusing a NAME the prefix does not serve (None for one it does), listing only the
+# names of the kind a command takes, with the closest spelling: known before loading
+UNKNOWN_NAME_OF: dict[str, str] = {"ref": "vlaudit.reference.catalogue:unknown_reference"}
 
 
 # prefix -> "module:function" saying how many images one query of NAME may hold, known before its weights load
@@ -115,7 +118,13 @@ def backend_kind(spec: str) -> str:
     return "yesno" if parsed.prefix in YES_NO_PREFIXES else "features"
 
 def require_kind(spec: str, kind: str, *, field: str = "--model") -> None:
-    """Raise a clear error when ``spec`` is not a backend of ``kind`` (checked before any model is loaded)."""
+    """Raise a clear error when ``spec`` is not a backend of ``kind`` (checked before any model is loaded): a
+    name its prefix does not serve (a misspelt ``ref:`` name) is refused with the closest name of ``kind``."""
+    parsed = parse_spec(spec)
+    if parsed.prefix in UNKNOWN_NAME_OF:
+        refused = _resolve(UNKNOWN_NAME_OF[parsed.prefix])(parsed.name, kind, field=field)
+        if refused is not None:
+            raise refused
     if backend_kind(spec) != kind:
         wanted = ("a multimodal LLM (hf:..., openai:URL#MODEL or ref:tiny-qwen2-vl, ...)" if kind == "yesno"
                   else "a dual encoder (hf-clip:..., open_clip:... or ref:tiny-open-clip, ...)")

@@ -17,6 +17,10 @@ log-softmax values of the next token; NLL = −log p and margin m = NLL(no) − 
 unless ``--no-prefix-cache``.
 
 vLLM is imported only when a ``vllm:`` model loads (the registry imports this module on that prefix only).
+Its log goes to stderr at level WARNING unless the environment says otherwise (``VLLM_LOGGING_STREAM``,
+``VLLM_LOGGING_LEVEL``: vLLM writes INFO lines to stdout by default, among vlaudit's tables). An engine that
+fails to start or to score, for a reason other than a missing file or a bad setting (vLLM's CPU attention
+refusing a head size, a CUDA error), is one line (:class:`EngineError`), never a traceback.
 On a CPU-only machine set ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` (the engine then runs in this process: start-up
 and memory halve) and ``VLLM_CPU_KVCACHE_SPACE`` (GiB of KV cache); docs/guide/served-models.md.
 """
@@ -24,6 +28,7 @@ and memory halve) and ``VLLM_CPU_KVCACHE_SPACE`` (GiB of KV cache); docs/guide/s
 from __future__ import annotations
 
 import importlib.metadata
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +39,7 @@ from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.options import HfOptions, RunOptions, VllmOptions
 from vlaudit.backends.yesno_common import check_interfaces, yes_no_results
-from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.errors import EXIT_INCOMPLETE, InputError, MissingDependencyError, VlauditError
 from vlaudit.hashing import sha256_text
 
 if TYPE_CHECKING:
@@ -44,9 +49,31 @@ if TYPE_CHECKING:
 PROMPT_RENDERING = "hf_mllm"
 #: one image per prompt and no video: vLLM otherwise profiles video inputs at start-up (minutes on a CPU)
 MM_LIMITS = {"image": 1, "video": 0}
+#: vLLM's logging, unless the environment sets it: to stderr (its default is stdout), warnings and errors only;
+#: read when vllm is first imported, and by the engine's own processes, which inherit the environment
+LOG_DEFAULTS = {"VLLM_LOGGING_STREAM": "ext://sys.stderr", "VLLM_LOGGING_LEVEL": "WARNING"}
+
+
+class EngineError(VlauditError):
+    """The vLLM engine failed mid-run (the finished chunks are cached; the same command resumes)."""
+
+    exit_code = EXIT_INCOMPLETE
+
+
+def engine_failure(exc: Exception) -> str:
+    """An engine's exception as one line: its type and the first line of its message (a C++ error's message
+    goes on with the stack frames), with the way out for vLLM's CPU attention refusing a head size."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    if "head_dim" in first or "head size" in first.lower():
+        text += (" (vLLM's CPU attention takes head sizes 32, 64, 80, ...; a tiny model it serves: "
+                 "`vlaudit models tiny --family qwen2-vl --head-dim 32 --out DIR`)")
+    return text
 
 
 def _import_vllm() -> Any:
+    for name, value in LOG_DEFAULTS.items():
+        os.environ.setdefault(name, value)
     try:
         import vllm  # the optional engine, imported only when a vllm: model loads
     except ImportError as exc:
@@ -155,8 +182,14 @@ class VllmMLLMBackend(YesNoBackendBase):
             # this vLLM wants logprobs == len(logprob_token_ids); the sampled token is added to the dict
             params.append(vllm.SamplingParams(max_tokens=1, temperature=0.0, logprobs=len(ids),
                                               logprob_token_ids=ids))
-        outputs: list[Any] = self.llm.generate([self._inputs(p, r) for p, r in zip(prompts, requests, strict=True)],
-                                               params, use_tqdm=False)
+        try:
+            outputs: list[Any] = self.llm.generate([self._inputs(p, r) for p, r in zip(prompts, requests, strict=True)],
+                                                   params, use_tqdm=False)
+        except (VlauditError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # the engine's own failure (a kernel, CUDA, a dead engine process): one line
+            raise EngineError(f"the vLLM engine of {self.spec} failed: {engine_failure(exc)}; the finished "
+                              "chunks are cached: rerun the same command once it is fixed") from exc
         return outputs
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
@@ -249,8 +282,10 @@ def load_backend(name: str, options: HfOptions = VllmOptions(), run: RunOptions 
     prefix_cache = run.prefix_cache is not False
     try:
         llm = vllm.LLM(**engine_arguments(name, options, dtype=dtype, prefix_cache=prefix_cache))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot load vllm:{name}: {exc}", field="model") from exc
+    except VlauditError:
+        raise
+    except Exception as exc:  # a missing file, a bad setting, or the engine's own refusal (RuntimeError, ...)
+        raise InputError(f"cannot load vllm:{name}: {engine_failure(exc)}", field="model") from exc
     return VllmMLLMBackend(f"vllm:{name}", llm, prompts, options=options, dtype=dtype, prefix_cache=prefix_cache,
                            batch_size=run.batch_size or 8, device=device)
 

@@ -8,11 +8,25 @@ from __future__ import annotations
 
 import typer
 
+from vlaudit import __version__  # the lazy facade's version: nothing heavy
+
 PLAIN = None  # typer's markup mode for plain-text help
 
 app = typer.Typer(name="vlaudit", help="Does a vision-language model use the pairing of image and text, or only its "
                   "parts?", no_args_is_help=True, rich_markup_mode=PLAIN, add_completion=False,
                   pretty_exceptions_enable=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"vlaudit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="Print vlaudit's version and exit.")) -> None:
+    """Does a vision-language model use the pairing of image and text, or only its parts?"""
 
 
 def group(help: str) -> typer.Typer:

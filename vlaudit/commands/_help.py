@@ -12,7 +12,12 @@ walks the command tree typer built and
 * says the default of an on/off flag (``[default: off]``) and of an option left unset (``[default: none]``),
   which click leaves unsaid, unless the help text already says what happens by default;
 * says which paper an option's default comes from when it is a paper setting (:data:`PAPER_DEFAULTS`);
-* wraps help text between words only, never after a hyphen inside a name ("patch-/shuffle").
+* wraps help text between words only, never after a hyphen inside a name ("patch-/shuffle");
+* lists each subcommand with its whole first sentence, wrapped, where click cuts it at 45 characters with
+  "..." (:func:`short_help`);
+* lists the options of one backend or executor under their own heading (:data:`OPTION_PANELS`: ``hf:`` and
+  ``vllm:`` models, the ``vllm:`` engine, ``openai:`` endpoints, Ray), after the options every run takes, in a
+  command that has options of more than one of them (``vca score``).
 
 Where "none" says too little, the option's help states what happens when it is not given ("default: every
 image"); a test checks that every option of every command says its default one way or the other.
@@ -20,6 +25,7 @@ image"); a test checks that every option of every command says its default one w
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from vlaudit import settings
@@ -47,6 +53,21 @@ PAPER_DEFAULTS: dict[tuple[str, Any], _Source | list[_Source]] = {
     ("--coverage", ",".join(f"{c:g}" for c in settings.FILTER_COVERAGES)): ("VCA §16", None),
     ("--hl-resamples", settings.HL_RESAMPLES): ("VCA §19", None),
 }
+
+#: the ``--help`` headings of the options that belong to one backend or executor (flags by their first name);
+#: a command with options under two or more of them lists each group apart, the other options first
+OPTION_PANELS: dict[str, tuple[str, ...]] = {
+    "hf: and vllm: model options": ("--dtype", "--device", "--device-map", "--revision", "--min-pixels",
+                                    "--max-pixels", "--trust-remote-code", "--batch-size", "--prefix-cache"),
+    "vllm: engine options": ("--tensor-parallel-size", "--pipeline-parallel-size", "--gpu-memory-utilization",
+                             "--max-model-len", "--block-size", "--max-num-seqs", "--enforce-eager"),
+    "openai: endpoint options": ("--api-key-env", "--replica", "--concurrency", "--timeout", "--max-retries",
+                                 "--backoff", "--top-logprobs", "--logprob-token-ids", "--served-dtype"),
+    "Ray executor options": ("--executor", "--address", "--workers", "--gpus-per-worker", "--threads-per-worker"),
+}
+_PANEL_OF = {flag: panel for panel, flags in OPTION_PANELS.items() for flag in flags}
+#: where a first sentence ends: a full stop (not of "e.g." or "i.e.") before a space or the end
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.(?=\s|$)")
 
 _TYPE_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "file": "PATH",
                "directory": "FOLDER", "bool": "BOOLEAN"}
@@ -115,11 +136,52 @@ def _whole_words(formatter_class: type) -> type:
     return WholeWordsFormatter
 
 
+def short_help(help_text: str | None) -> str | None:
+    """A subcommand's line in its group's list: the first sentence of its help, whole (its first paragraph
+    when that has no full stop), without the full stop."""
+    if not help_text:
+        return None
+    paragraph = " ".join(help_text.strip().split("\n\n")[0].split())
+    end = _SENTENCE_END.search(paragraph)
+    return paragraph[:end.start()] if end else paragraph
+
+
+def _panel(param: Any) -> str | None:
+    return _PANEL_OF.get(param.opts[0]) if _is_option(param) and param.opts else None
+
+
+def _format_options_in_panels(command: Any) -> None:
+    """``command.format_options`` writing the arguments, the options every run takes, then one section per
+    :data:`OPTION_PANELS` heading (the heading's order), in the command's order within each."""
+    def format_options(ctx: Any, formatter: Any) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": [],
+                                                      **{name: [] for name in OPTION_PANELS}}
+        for param in command.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                kind = "Options" if _is_option(param) else "Arguments"
+                sections[getattr(param, "rich_help_panel", None) or kind].append(record)
+        for name, rows in sections.items():
+            if rows:
+                with formatter.section(name):
+                    formatter.write_dl(rows)
+
+    command.format_options = format_options
+
+
 def polish(command: Any, path: str = "") -> Any:
     """Apply the help conventions above to every option of ``command`` and its subcommands, in place
     (``path``: the command's words after ``vlaudit``, e.g. ``data factorial``)."""
     for name, sub in getattr(command, "commands", {}).items():
         polish(sub, f"{path} {name}".strip())
+        if not sub.short_help:
+            sub.short_help = short_help(_unescaped(sub.help))
+    panels = {_panel(param) for param in getattr(command, "params", ())} - {None}
+    if len(panels) > 1 and not getattr(command, "_vlaudit_panels", False):
+        for param in command.params:
+            param.rich_help_panel = _panel(param)
+        _format_options_in_panels(command)
+        command._vlaudit_panels = True
     context = type(command).context_class
     if not getattr(context.formatter_class, "_vlaudit_whole_words", False):
         formatter = _whole_words(context.formatter_class)
@@ -139,7 +201,7 @@ def polish(command: Any, path: str = "") -> Any:
         param._vlaudit_polished = True
         help_text = (param.help or "").rstrip()
         if param.is_flag and not param.secondary_opts and not param.count:
-            if param.default in (False, None) and "--help" not in param.opts:
+            if param.default in (False, None) and not {"--help", "--version"} & set(param.opts):
                 param.help = f"{help_text}  [default: off]".lstrip()
             continue
         if param.metavar is None:

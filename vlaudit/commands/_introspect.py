@@ -141,8 +141,11 @@ def render_markdown(sections: Sequence[tuple[tuple[str, ...], Command]] | None =
         if arguments:
             out.append("Arguments: " + ", ".join(f"`{(p.name or '').upper()}`" for p in arguments) + "\n")
         options = [p for p in command.params if is_option(p)]
-        if options:
+        panels = list(dict.fromkeys(getattr(p, "rich_help_panel", None) for p in options))  # None: every run's
+        for panel in sorted(panels, key=lambda name: name is not None):
+            if panel is not None:
+                out.append(f"*{panel}*\n")
             out.append("| option | default | meaning |\n|---|---|---|")
-            out.extend(_option_row(p) for p in options)
+            out.extend(_option_row(p) for p in options if getattr(p, "rich_help_panel", None) == panel)
             out.append("")
     return "\n".join(out)

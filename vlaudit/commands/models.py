@@ -23,9 +23,13 @@ def models_tiny(
                                   help="local (tiny BPE trained here) or real (the family's real vocabulary, "
                                        "converted offline from files packages ship); default: local, "
                                        "real for ministral."),
+    head_dim: int = typer.Option(None, "--head-dim", min=16, max=32,
+                                 help="Attention head size of a tiny MLLM: 16 (default) or 32 (qwen2-vl, "
+                                      "qwen2.5-vl: a model vLLM's CPU engine serves, whose attention takes "
+                                      "head sizes 32, 64, 80, ...)."),
 ) -> None:
     """Write a tiny random model built from config (no network); load it with hf:DIR etc."""
-    model = vlaudit.build_tiny_model(family, out=out, seed=seed, tokenizer=tokenizer)
+    model = vlaudit.build_tiny_model(family, out=out, seed=seed, tokenizer=tokenizer, head_dim=head_dim)
     say(f"wrote tiny {family} model to {model.path}  (load it as {model.spec})")
 
 

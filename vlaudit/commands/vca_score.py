@@ -31,7 +31,10 @@ def _csv(value: str) -> list[str]:
 
 @vca_app.command("score")
 def vca_score(
-    model: str = typer.Option(..., "--model", help="Model spec, e.g. hf:Qwen/Qwen3-VL-8B-Instruct, hf:DIR or vllm:DIR (vLLM engine)."),
+    model: str = typer.Option(..., "--model", help="Model spec: hf:ID or hf:DIR (transformers, e.g. "
+                                                   "hf:Qwen/Qwen3-VL-8B-Instruct), vllm:ID or vllm:DIR (vLLM's "
+                                                   "engine), openai:URL#MODEL (an OpenAI-compatible server) or "
+                                                   "ref:NAME (vlaudit's reference models; vlaudit models list)."),
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table (JSONL or Parquet)."),
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
@@ -81,6 +84,7 @@ def vca_score(
     backoff: float = field_option(vlaudit.EndpointOptions, "backoff"),
     top_logprobs: int = field_option(vlaudit.EndpointOptions, "top_logprobs"),
     logprob_token_ids: str = field_option(vlaudit.EndpointOptions, "logprob_token_ids"),
+    served_dtype: str | None = field_option(vlaudit.EndpointOptions, "served_dtype"),
     tensor_parallel_size: int = field_option(vlaudit.VllmOptions, "tensor_parallel_size"),
     pipeline_parallel_size: int = field_option(vlaudit.VllmOptions, "pipeline_parallel_size"),
     gpu_memory_utilization: float | None = field_option(vlaudit.VllmOptions, "gpu_memory_utilization"),
@@ -101,7 +105,8 @@ def vca_score(
         max_retries=max_retries, backoff=backoff, top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids,
         tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size,
         gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, block_size=block_size,
-        max_num_seqs=max_num_seqs, enforce_eager=enforce_eager)
+        max_num_seqs=max_num_seqs, enforce_eager=enforce_eager,
+        served_dtype=served_dtype)
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,

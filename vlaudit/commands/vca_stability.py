@@ -8,7 +8,7 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._options import field_option, out_folder_option
 from vlaudit.commands._say import say
 
 
@@ -31,11 +31,26 @@ def vca_stability(
     model: str = typer.Option(None, "--model", help="Model spec to load instead of the run's (refused unless its "
                                                     "fingerprint is the run's)."),
     device: str = typer.Option(None, "--device", help="auto, cpu, cuda, ... (default: as the run)."),
+    tensor_parallel_size: int = field_option(vlaudit.VllmOptions, "tensor_parallel_size"),
+    pipeline_parallel_size: int = field_option(vlaudit.VllmOptions, "pipeline_parallel_size"),
+    gpu_memory_utilization: float | None = field_option(vlaudit.VllmOptions, "gpu_memory_utilization"),
+    max_model_len: int | None = field_option(vlaudit.VllmOptions, "max_model_len"),
+    enforce_eager: bool = field_option(vlaudit.VllmOptions, "enforce_eager"),
+    device_map: str = typer.Option(None, "--device-map",
+                                   help="engine: transformers device_map of the hf: model that re-scores a "
+                                        "vllm: run (default: auto when the run spans several GPUs)."),
 ) -> None:
     """Re-score a seeded sample of the run under perturbations that leave the mathematics unchanged (batch
-    size 1, padding side, dtype, attention kernel, prefix cache); write the noise floor τ (p99 |Δ margin|)."""
+    size 1, padding side, dtype, attention kernel, prefix cache); write the noise floor τ (p99 |Δ margin|).
+
+    engine (hf: vs vllm:) frees the run's model before the other engine loads; the vLLM settings apply to the
+    vllm: engine that re-scores an hf: run, --device-map to the hf: model that re-scores a vllm: run."""
     result = vlaudit.measure_stability(run, out=out, sample=sample, seed=seed,
-                                       perturbations=_csv(perturbations), model=model, device=device)
+                                       perturbations=_csv(perturbations), model=model, device=device,
+                                       tensor_parallel_size=tensor_parallel_size,
+                                       pipeline_parallel_size=pipeline_parallel_size,
+                                       gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
+                                       enforce_eager=enforce_eager, device_map=device_map)
     say(f"noise floor of {result.spec} on {result.sample.n_items} items "
         f"({result.sample.n_records} records): tau = {result.noise_floor:.3g}")
     estimate = result.estimate

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vlaudit.errors import InputError, unknown_names
+
 REFERENCE_VERSION = 2  # 2: the tiny vocabularies hold the option letters
 
 # name -> (builder kind, family)
@@ -129,3 +131,18 @@ def reference_kind(name: str) -> str | None:
 def all_reference_names() -> list[str]:
     """Every ``ref:`` name: random-weight tiny models first, then the trained ones."""
     return [*REFERENCE_MODELS, *TRAINED_MODELS]
+
+
+#: what each kind of reference model is, in a refusal's words
+KIND_WORDS = {"yesno": "multimodal LLM", "features": "dual encoder"}
+
+
+def unknown_reference(name: str, kind: str | None = None, *, field: str = "model") -> InputError | None:
+    """The one-line refusal of a ``ref:`` name that is not a reference model (None for one that is), with its
+    closest spelling among the models of ``kind`` (``"yesno"``, ``"features"``; None: every kind), which it
+    lists."""
+    if reference_kind(name) is not None:
+        return None
+    names = [n for n in all_reference_names() if kind is None or reference_kind(n) == kind]
+    what = f"reference {KIND_WORDS[kind]}" if kind in KIND_WORDS else "reference model"
+    return unknown_names([name], names, what=what, field=field)

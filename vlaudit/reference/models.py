@@ -33,6 +33,7 @@ from vlaudit.reference.catalogue import (
     all_reference_names,
     reference_kind,
     resolve,
+    unknown_reference,
 )
 from vlaudit.reference.integrity import folder_damage, move_aside, seal_folder
 from vlaudit.reference.load import load_backend
@@ -50,8 +51,9 @@ def cache_root() -> Path:
 def reference_dir(name: str, *, seed: int = 0, root: Path | None = None) -> Path:
     """Build the reference model ``name`` if it is not cached yet and return its folder."""
     if name not in REFERENCE_MODELS:
-        raise InputError(f"unknown reference model {name!r}; available: {', '.join(all_reference_names())}",
-                         field="model")
+        refused = unknown_reference(name)
+        raise refused if refused is not None else InputError(
+            f"{name} is a trained reference model, not built from config; load it as ref:{name}", field="model")
     kind, family = REFERENCE_MODELS[name]
     target = (root or cache_root()) / "ref" / f"{name}-v{REFERENCE_VERSION}-s{seed}"
     if (target / ".complete").exists():

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from vlaudit.backends.base import FeatureBackend, YesNoBackend, as_features, as_yes_no
+from vlaudit.backends.base import FeatureBackend, YesNoBackend, as_features, as_yes_no, finished_results
 from vlaudit.backends.registry import BackendLoad
 from vlaudit.scoring.ray_executor import RayExecutor, RayFeatureExecutor
 from vlaudit.scoring.run_parts import RayOptions
@@ -35,7 +35,7 @@ class LocalExecutor:
             return []
         if not self.prefetch:
             for shard in shards:
-                on_shard_done(shard, cache_rows(backend.score(render_requests(store, shard.tasks, seed))))
+                _score_shard(backend, shard, render_requests(store, shard.tasks, seed), on_shard_done)
             return []
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlaudit-render") as pool:
             upcoming = pool.submit(render_requests, store, shards[0].tasks, seed)
@@ -43,8 +43,23 @@ class LocalExecutor:
                 requests = upcoming.result()
                 if position + 1 < len(shards):
                     upcoming = pool.submit(render_requests, store, shards[position + 1].tasks, seed)
-                on_shard_done(shard, cache_rows(backend.score(requests)))
+                _score_shard(backend, shard, requests, on_shard_done)
         return []
+
+
+def _score_shard(backend: Any, shard: Shard, requests: Sequence[Any], on_shard_done: ShardDone) -> None:
+    """Score one shard and record it; a backend whose requests stand alone (``openai:``) may fail with some of
+    them finished (:func:`~vlaudit.backends.base.finished_results`): those are recorded, as a smaller chunk,
+    before the error goes on, so a rerun makes progress however often a rate limit stops it."""
+    try:
+        results = backend.score(requests)
+    except BaseException as exc:
+        finished = finished_results(exc)
+        if finished:
+            keys = {r.key for r in finished}
+            on_shard_done(Shard(shard.index, tuple(t for t in shard.tasks if t.key in keys)), cache_rows(finished))
+        raise
+    on_shard_done(shard, cache_rows(results))
 
 
 def open_yes_no(load: BackendLoad, executor: RayOptions | None = None) -> tuple[YesNoBackend, RayExecutor | None]:

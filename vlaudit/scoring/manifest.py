@@ -30,7 +30,9 @@ def model_fingerprint(describe: dict[str, Any], weights: dict[str, Any] | None, 
 
     Of the verbalizer token ids only those of ``interface`` count, so that a run that adds an interface
     reuses the cached margins of the interfaces it already scored."""
-    ignored = ("device", "prefix_cache", "prefix_cache_decision", "verbalizer_ids", "letter_ids")
+    # "server": what a served model's server says about itself (its version; the dtype the user said), recorded
+    # only: a dtype the server itself reports is in "served", which counts
+    ignored = ("device", "prefix_cache", "prefix_cache_decision", "verbalizer_ids", "letter_ids", "server")
     relevant = {k: v for k, v in describe.items() if k not in ignored}
     if interface == "letter":  # the option letters' ids play the verbalizers' part
         relevant["verbalizer_ids"] = describe.get("letter_ids")

@@ -13,7 +13,9 @@ Every command that writes a resumable run (``vca score``, ``vca score-dual``, ``
 
 **Refuse or resume.** A folder holding a run whose recorded arguments differ from the new spec's is refused
 with one line naming the differing fields (:func:`changed_arguments`), unless ``overwrite``; the same spec
-resumes from the folder's cache. A spec's ``OPERATIONAL`` names follow from its parts
+resumes from the folder's cache. A folder whose run never scored a record (a manifest, no summary, no cache
+chunk: the engine crashed at its first forward, the server refused the first request) holds nothing to protect:
+a corrected rerun with other arguments replaces it without ``overwrite``. A spec's ``OPERATIONAL`` names follow from its parts
 (:func:`vlaudit.scoring.run_parts.operational_names`: the run and executor options, the output folder): they
 change how a run is computed, not what it holds, so a rerun may change them freely.
 
@@ -40,6 +42,8 @@ from vlaudit.scoring.run_parts import operational_names
 
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
+#: the score cache of a cached run (:class:`~vlaudit.scoring.cache.ChunkCache`'s folder)
+CACHE = "cache"
 
 _OPERATIONAL = operational_names()  # a `vca score` run's (the default of the functions below)
 _UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
@@ -163,10 +167,17 @@ class RunFolder:
     def check(self, spec: RunSpec, recorded: Mapping[str, Any], *, overwrite: bool = False) -> None:
         """Refuse (one-line :class:`~vlaudit.errors.InputError` naming the differing fields) a run of ``spec``
         into this folder when it holds a run with another spec; nothing when it holds none, the same spec, or
-        ``overwrite`` is given. Call it before any model loads."""
-        if not overwrite:
+        ``overwrite`` is given, or the folder's run never scored a record (:meth:`scored_nothing`). Call it
+        before any model loads."""
+        if not overwrite and not (spec.CACHED and self.scored_nothing()):
             refuse_other_run(self.path, recorded, operational=spec.OPERATIONAL, field=spec.FOLDER_OPTION,
                              cached=spec.CACHED)
+
+    def scored_nothing(self) -> bool:
+        """Whether the folder's run (if any) never scored a record: no summary and no score-cache chunk, sealed
+        or damaged (a chunk is written only once its records are scored)."""
+        cache = self.path / CACHE
+        return not (self.path / SUMMARY).exists() and not (cache.is_dir() and any(cache.glob("chunk-*.jsonl")))
 
     def has_run(self) -> bool:
         """Whether the folder holds a run (its manifest)."""

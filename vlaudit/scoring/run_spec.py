@@ -218,8 +218,8 @@ class ScoreSpec:
            backoff: float = 0.5, top_logprobs: int = 20, logprob_token_ids: str = "auto",
            tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
            gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-           block_size: int | None = None, max_num_seqs: int | None = None, enforce_eager: bool = False
-           ) -> ScoreSpec:
+           block_size: int | None = None, max_num_seqs: int | None = None, enforce_eager: bool = False,
+           served_dtype: str | None = None) -> ScoreSpec:
         """The spec from the flat options of ``vca score`` (names as its flags); ``model`` a spec string or a
         :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options. ``api_key_env`` ...
         ``logprob_token_ids`` are the :class:`~vlaudit.backends.options.EndpointOptions` of an ``openai:`` model;
@@ -228,7 +228,8 @@ class ScoreSpec:
                             trust_remote_code=trust_remote_code, system=system)
         endpoint = EndpointOptions(api_key_env=api_key_env, replicas=tuple(replicas), concurrency=concurrency,
                                    timeout=timeout, max_retries=max_retries, backoff=backoff,
-                                   top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids, system=system)
+                                   top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids, system=system,
+                                   served_dtype=served_dtype)
         engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
                          block_size, max_num_seqs, enforce_eager)
         return cls(model=_model(model, options, endpoint, engine=engine), benchmark=benchmark, images=Path(images),

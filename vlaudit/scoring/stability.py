@@ -190,11 +190,14 @@ def _perturbed_key(name: str, unit_key: str) -> str:
 def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mapping[str, Any], *, run_dir: str | Path,
                   images_dir: str | Path, out_dir: str | Path, sample: int, seed: int,
                   perturbations: Sequence[str] | None = None, chunk_size: int = 64,
-                  on_progress: Callable[[str, int, int], None] | None = None) -> StabilityResult:
+                  on_progress: Callable[[str, int, int], None] | None = None,
+                  engine: Mapping[str, Any] | None = None, release_first: bool = False) -> StabilityResult:
     """Measure the noise floor of the run in ``run_dir`` (see the module docstring); returns the result.
 
     ``perturbations``: names from ``backend.perturbations()`` (default: all it supports).
-    ``on_progress(perturbation, done, total)`` hears of every scored shard."""
+    ``on_progress(perturbation, done, total)`` hears of every scored shard. ``engine``: the second engine's
+    settings (:func:`vlaudit.backends.engine_twin.twin_load`); ``release_first``: free ``backend`` before the
+    second engine loads (``engine`` is then measured last, and ``backend`` scores no more)."""
     require_protocol(backend, PerturbableBackend)
     run, out = Path(run_dir), Path(out_dir)
     contexts, interfaces = list(manifest["contexts"]), list(manifest["interfaces"])
@@ -209,7 +212,7 @@ def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mappin
         cache = ChunkCache(out / CACHE_DIR)
         cache.load()
         scored_now = _score_perturbations(backend, names, sampled_units, cache, store, int(manifest.get("seed", 0)),
-                                          chunk_size, on_progress)
+                                          chunk_size, on_progress, engine=engine, release_first=release_first)
         rows = [_perturbation_row(name, supported[name], sampled, base, tops, cache) for name in names]
         floor, estimate = floor_estimate({row["perturbation"]: np.asarray(row.pop("_abs_deltas")) for row in rows},
                                          where=run / "cache")
@@ -235,15 +238,19 @@ def publish(result: StabilityResult, out: Path, run: Path) -> None:
 
 
 def _score_perturbations(backend: Any, names: Sequence[str], units: Sequence[Unit], cache: ChunkCache, store: Any,
-                         seed: int, chunk_size: int, on_progress: Callable[[str, int, int], None] | None) -> int:
-    """Score every (perturbation, unit) not yet in ``cache``, one sealed chunk per shard; returns how many."""
+                         seed: int, chunk_size: int, on_progress: Callable[[str, int, int], None] | None, *,
+                         engine: Mapping[str, Any] | None = None, release_first: bool = False) -> int:
+    """Score every (perturbation, unit) not yet in ``cache``, one sealed chunk per shard; returns how many.
+    The ``engine`` perturbation goes last: with ``release_first`` the run's backend is freed before the second
+    engine loads."""
     scored = 0
     ordered = sorted(units, key=lambda u: (u.image_sha256 or "", u.key))  # one image's units together
-    for name in names:
+    for name in sorted(names, key=lambda n: n == ENGINE):  # stable: the others in their order, engine last
         todo = [u for u in ordered if _perturbed_key(name, u.key) not in cache.records]
         if not todo:
             continue
-        with other_engine(backend) if name == ENGINE else backend.perturbed(name) as perturbed:
+        with (other_engine(backend, engine, release_first=release_first) if name == ENGINE
+              else backend.perturbed(name)) as perturbed:
             for start in range(0, len(todo), chunk_size):
                 chunk = todo[start:start + chunk_size]
                 results = perturbed.score(render_requests(store, [UnitTask.of(u) for u in chunk], seed))
