@@ -41,7 +41,8 @@ data_app = group("Benchmarks and controlled inputs (items tables, scenes, factor
 experiment_app = group("Cycle-paper experiments on frozen features: diagnostics, rank sweep, OE, transfer.")
 models_app = group("Model helpers (tiny offline models, registry listing).")
 compare_app = group("Compare models on the same items: paired differences, tests, leaderboard.")
-suite_app = group("Compositionality suites (ARO, VALSE, COLA, ...): official figures beside exact cycles.")
+suite_app = group("Compositionality suites (ARO, VALSE, SugarCrepe, COLA and more) read as published: their "
+                  "official figures beside exact cycles.")
 
 cycles_app.add_typer(cycles_build_app, name="build")
 app.add_typer(cycles_app, name="cycles")

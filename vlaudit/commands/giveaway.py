@@ -37,9 +37,12 @@ def giveaway(
     resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=10, help="Bootstrap resamples (items)."),
     seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Seed of the bootstrap and the folds."),
 ) -> None:
-    """Text lints (role-aware BoW-identical negatives, unigram TV, length, one-side tokens, duplicates), the
-    order-blind ceiling, blind baselines under the benchmark's metric, and the blind-filtered subset; with
-    --vca, an MLLM run's text-only context as its blind reading."""
+    """What a benchmark gives away to a model that never looks at the image: text lints, blind baselines, the
+    blind-filtered subset.
+
+    The lints: role-aware BoW-identical negatives, unigram TV, length difference, one-side tokens, duplicates,
+    and the order-blind ceiling. The blind baselines (a caption-only classifier, --lm a causal LM's log p, --vca
+    an MLLM run's text-only context) are scored under the benchmark's own metric."""
     result = vlaudit.benchmark_giveaway(files or [], out=out, fmt=fmt, lm=lm, vca=vca, classifier=classifier,
                                         folds=folds, scores=scores, batch_size=batch_size, device=device,
                                         seed=seed, resamples=resamples)

@@ -44,6 +44,8 @@ MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 #: the score cache of a cached run (:class:`~vlaudit.scoring.cache.ChunkCache`'s folder)
 CACHE = "cache"
+# what a run that never scored a record leaves in its folder: its manifest, its lock, an empty cache
+_UNSCORED_ENTRIES = frozenset({MANIFEST, ".lock", CACHE})
 
 _OPERATIONAL = operational_names()  # a `vca score` run's (the default of the functions below)
 _UNORDERED_ARGUMENTS = frozenset({"contexts", "interface"})  # rows are sorted: their order changes nothing
@@ -169,15 +171,22 @@ class RunFolder:
         into this folder when it holds a run with another spec; nothing when it holds none, the same spec, or
         ``overwrite`` is given, or the folder's run never scored a record (:meth:`scored_nothing`). Call it
         before any model loads."""
-        if not overwrite and not (spec.CACHED and self.scored_nothing()):
-            refuse_other_run(self.path, recorded, operational=spec.OPERATIONAL, field=spec.FOLDER_OPTION,
-                             cached=spec.CACHED)
+        if overwrite:
+            return
+        if spec.CACHED and self.scored_nothing():
+            changed_arguments(self.path, recorded, spec.OPERATIONAL)  # a later vlaudit's manifest is still refused
+            return
+        refuse_other_run(self.path, recorded, operational=spec.OPERATIONAL, field=spec.FOLDER_OPTION,
+                         cached=spec.CACHED)
 
     def scored_nothing(self) -> bool:
         """Whether the folder's run (if any) never scored a record: no summary and no score-cache chunk, sealed
         or damaged (a chunk is written only once its records are scored)."""
         cache = self.path / CACHE
-        return not (self.path / SUMMARY).exists() and not (cache.is_dir() and any(cache.glob("chunk-*.jsonl")))
+        if (self.path / SUMMARY).exists() or (cache.is_dir() and any(cache.glob("chunk-*.jsonl"))):
+            return False
+        # any other result in the folder (a suite's features and suite.json, a report) is something to protect
+        return all(entry.name in _UNSCORED_ENTRIES for entry in self.path.iterdir()) if self.path.is_dir() else True
 
     def has_run(self) -> bool:
         """Whether the folder holds a run (its manifest)."""
