@@ -211,6 +211,9 @@ def test_model_source_accepts_folders_cached_hub_ids_and_online_hub_ids(tmp_path
             check_model_source("hf", folder)
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    from vlaudit.sources import hub_access
+
+    monkeypatch.setattr(hub_access, "hub_reachable", lambda: None)  # a machine that reaches the hub (issue 54)
     check_model_source("hf", "org/not-cached")  # online: transformers downloads it
 
 
