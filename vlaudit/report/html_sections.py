@@ -232,6 +232,7 @@ def benchmark_figure_tables(runs: Sequence[VcaRun]) -> list[Any]:
         for title, columns, rows in tables.benchmark_tables(r.benchmark):
             body += [Safe(f"<h3>{esc(title)} — {esc(r.label)}</h3>"),
                      table(columns, [[row[0], *map(_figure, row[1:])] for row in rows], numeric_from=1)]
+        body += [note(f"warning: {line}", "warn") for line in tables.benchmark_warnings(r.benchmark)]
         body += [note(line) for line in tables.benchmark_notes(r.benchmark)]
     return body
 

@@ -144,6 +144,8 @@ def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
                         digits=1)
         for title, columns, rows in tables.benchmark_tables(f):
             print_table(f"{title} — {run.name}", columns, rows, digits=1)
+        for line in tables.benchmark_warnings(f):
+            print_wrapped(f"warning: {line}")
         for line in tables.benchmark_notes(f):
             print_wrapped(line)
 
