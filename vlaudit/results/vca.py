@@ -119,6 +119,9 @@ class VcaReportResult(_ReadsEmptyIntervals):
     macro: list[MacroAverage]
     settings: AuditSettings
     warnings: list[str]
+    #: the margins files read (absolute paths): ``vlaudit report`` finds each run's items, images and scores
+    #: through them, wherever the report folder lies; empty for margins given in memory and in older files
+    margins_files: list[str] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data: object, *, path: str | Path | None = None) -> VcaReportResult:

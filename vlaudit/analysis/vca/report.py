@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -353,7 +354,9 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
                                seed=settings.seed, level=settings.level,
                                control_sets=["+".join(s) for s in settings.control_sets],
                                min_coverage=settings.min_coverage),
-        warnings=[w for ev in events for w in ev.warnings])
+        warnings=[w for ev in events for w in ev.warnings],
+        margins_files=sorted({str(Path(run.source).resolve()) for run in runs
+                              if run.source and Path(run.source).is_file()}))
     return VcaReport(result=result, items=[row for ev in events for row in report_rows.item_rows(ev)],
                      groups=[row for ev in events for row in report_rows.group_rows(ev)],
                      gaps={ev.run.key: ev.gap for ev in events})
