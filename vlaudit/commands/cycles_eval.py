@@ -27,9 +27,11 @@ def cycles_eval(
     split: list[str] = typer.Option(None, "--split", help="Evaluate only this split (repeatable; cycles without a "
                                                           "split are 'unsplit'). Default: every split, each "
                                                           "reported on its own."),
-    min_cycles: int = typer.Option(MIN_CYCLES, "--min-cycles", min=0,
-                                   help="A family with fewer val cycles than this (§D.5; every evaluated split when "
-                                        "the cycles have no val split) is withdrawn whole (listed as unavailable)."),
+    min_cycles: int | None = typer.Option(None, "--min-cycles", min=0, show_default=False,
+                                          help="A family with fewer val cycles than this (§D.5; every evaluated split "
+                                               "when the cycles have no val split) is withdrawn whole (listed as "
+                                               f"unavailable). Default: the --min-cycles of the cycles build "
+                                               f"(CYCLES.meta.json), else {MIN_CYCLES}."),
     tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
@@ -54,7 +56,7 @@ def cycles_eval(
     result = evaluation.evaluation
     vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     evaluated = result.splits
-    vlaudit.print_unavailable(result.unavailable, min_cycles, "val" if "val" in evaluated else ", ".join(evaluated))
+    vlaudit.print_unavailable(result.unavailable, result.min_cycles, "val" if "val" in evaluated else ", ".join(evaluated))
     vlaudit.print_benchmark_tables(result.benchmark_entries)
     # written before the warnings: a write that fails is then the one line printed (a warning about figures
     # that were never saved would only stand in its way)
