@@ -11,7 +11,9 @@ Recognised (by content, not by name, except ``summary.json`` at the top and ``ma
 * ``factorial.json`` (``{"models", "pooled"}``) and ``known_answers.json`` (rows ``{check, passed, …}``);
 * ``compare vca`` output: ``compare.json`` (``{"comparisons", "leaderboard", …}``).
 
-A ``vca report`` folder inside a scoring run also reads the run's ``margins.parquet`` and ``manifest.json``.
+A ``vca report`` folder also reads the ``margins.parquet`` and ``manifest.json`` of the runs its ``vca.json``
+names (``margins_files``), wherever it lies (``reports/X`` beside ``runs/x``); an older one, those of the run
+it lies inside.
 
 A file that cannot be read is listed in :attr:`Artifacts.problems` and otherwise ignored.
 """
