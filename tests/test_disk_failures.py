@@ -271,7 +271,7 @@ def test_an_interrupt_inside_an_exec_still_exits_130(entry, tmp_path) -> None:
                                "import vlaudit\n"
                                "vlaudit.print_table = lambda *args, **kwargs: exec('raise KeyboardInterrupt')\n")
     assert (result.returncode, result.stderr.strip().splitlines()) == (
-        errors.EXIT_INTERRUPTED, ["error: interrupted; rerun the same command to resume"]), result.stderr
+        errors.EXIT_INTERRUPTED, ["error: interrupted; nothing half-written is left, and the same command starts over when rerun"]), result.stderr
 
 
 def test_an_interrupt_that_python_drops_still_stops_the_command(tmp_path) -> None:
@@ -292,7 +292,7 @@ def test_an_interrupt_that_python_drops_still_stops_the_command(tmp_path) -> Non
         "vlaudit.print_table = print_table\n")
     result = _models_list_with(tmp_path, [sys.executable, "-m", "vlaudit"], site)
     assert (result.returncode, result.stdout, result.stderr.strip().splitlines()) == (
-        errors.EXIT_INTERRUPTED, "", ["error: interrupted; rerun the same command to resume"]), result.stderr
+        errors.EXIT_INTERRUPTED, "", ["error: interrupted; nothing half-written is left, and the same command starts over when rerun"]), result.stderr
 
 
 def test_an_end_of_file_inside_a_command_is_bad_input_not_an_interrupt(cli, monkeypatch) -> None:

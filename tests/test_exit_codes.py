@@ -70,7 +70,9 @@ def _raising(exception: BaseException):
     (IncompleteRunError(
         "1 of 4 shards failed; rerun the same command to score the rest"), 3,
      "error: 1 of 4 shards failed; rerun the same command to score the rest"),
-    (KeyboardInterrupt(), 130, "error: interrupted; rerun the same command to resume"),
+    # `models list` keeps nothing to resume from: it does not claim so (issue 54)
+    (KeyboardInterrupt(), 130, "error: interrupted; nothing half-written is left, and the same command starts "
+                               "over when rerun"),
     # a library's multi-line exception text inside vlaudit's error: folded onto the one line
     (errors.InputError("cannot load hf:m: Error(s) in loading state_dict:\n\tsize mismatch for w\n\tand b"), 2,
      "error: cannot load hf:m: Error(s) in loading state_dict: size mismatch for w; and b"),

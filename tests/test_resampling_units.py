@@ -118,7 +118,10 @@ def test_cycle_clusters_of_one_equal_the_cycle_level_results(deltas: list[float]
 def test_small_sample_cells_warn_once_naming_each_cell() -> None:
     assert small_sample_cells({"a/val": MIN_CLUSTERS, "b/val": 40}, "cycle") == []
     (line,) = small_sample_cells({"a/val": 5, "b/test": 12, "c/val": 99}, "image")
-    assert "2 cell(s) (a/val 5, b/test 12)" in line and "only 5 image clusters" in line
+    # each cell with its own count (issue 54: "only 5 image clusters" was printed for b/test's 12 too)
+    assert "2 cell(s) have fewer than 20 image clusters (a/val 5, b/test 12)" in line and "only 5" not in line
+    (line,) = small_sample_cells({"a/val": 5, "c/val": 99}, "image")
+    assert line.startswith("a/val: only 5 image clusters (< 20)")
 
 
 # ------------------------------------------------------------------------------------------ compare vca

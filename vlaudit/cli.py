@@ -35,6 +35,17 @@ if TYPE_CHECKING:
 
 #: what Ctrl-C prints: a resumable command keeps what it finished, so the same command picks up from there
 INTERRUPTED = "interrupted; rerun the same command to resume"
+#: what Ctrl-C prints for every other command: it keeps nothing to resume from (its writers leave no partial file)
+INTERRUPTED_AGAIN = "interrupted; nothing half-written is left, and the same command starts over when rerun"
+#: the commands that resume from a cache when rerun after an interrupt (the others start over)
+RESUMABLE = {("vca", "score"), ("cycles", "score-mllm")}
+
+
+def interrupted_line(argv: list[str]) -> str:
+    """The Ctrl-C line for the command ``argv`` names: "rerun to resume" only where that is true."""
+    words = tuple(arg for arg in argv[:2] if not arg.startswith("-"))
+    return INTERRUPTED if words in RESUMABLE else INTERRUPTED_AGAIN
+
 
 def _warnings_as_one_line() -> None:
     """Show every Python warning as one ``warning: …`` line on stderr: never a source line or a file path."""
@@ -73,7 +84,7 @@ def main() -> NoReturn:
             _error_line(f"a file or the input ended early (EOFError{': ' if str(exc.__cause__) else ''}"
                         f"{exc.__cause__}); is a file truncated or empty?")
             sys.exit(EXIT_BAD_INPUT)
-        _error_line(INTERRUPTED)
+        _error_line(interrupted_line(sys.argv[1:]))
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:
         _error_line(describe_os_error(exc))
@@ -85,7 +96,7 @@ def main() -> NoReturn:
     # returns its callback's value (None)
     status = status if isinstance(status, int) and not isinstance(status, bool) else EXIT_DONE
     if status == EXIT_INTERRUPTED:
-        _error_line(INTERRUPTED)
+        _error_line(interrupted_line(sys.argv[1:]))
     sys.exit(status)
 
 

@@ -61,6 +61,14 @@ def unknown_names(given: Iterable[str], known: Iterable[str], *, what: str, fiel
     return InputError(f"unknown {what} {', '.join(hints)}; known: {', '.join(vocabulary)}", field=field)
 
 
+class LowCoverageError(VlauditError):
+    """A run scored fewer of its records than ``--min-coverage`` asks (:mod:`vlaudit.results.vca_coverage`): its
+    files are written and say so, but its numbers are not a result (exit :data:`EXIT_CHECK_FAILED`; rerunning
+    the same command cannot fix it, so not :data:`EXIT_INCOMPLETE`)."""
+
+    exit_code = EXIT_CHECK_FAILED
+
+
 class MissingDependencyError(VlauditError, ImportError):
     """An optional dependency is missing; the message says what to install."""
 

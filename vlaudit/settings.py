@@ -15,6 +15,7 @@ BOOTSTRAP_SEED = 20260719  # VCA §19
 CONFIDENCE_LEVEL = 0.95  # VCA §19: two-sided 95% intervals
 
 # --- cycle paper ---------------------------------------------------------------------------------------------
+MIN_COVERAGE = 0.95  # vca score / vca report: a run that scored fewer of its records is not a result (--min-coverage)
 MIN_CYCLES = 30  # cycle §D.5: a family with fewer validation cycles is reported unavailable
 TIE_TOL = 1e-9  # |m| ≤ tol is a tie, no decision: CycleAcc's ½ credit, VCA's Strict, survival and Dep
 CYCLE_TIE_TOL = TIE_TOL  # |Δ| ≤ tol counts as a tie (credit ½)

@@ -52,7 +52,7 @@ def build_benchmark_items(benchmark: str, source: str | Path, *, out: str | Path
     excluded = [record_from_dict(Exclusion, row, path=source, name="excluded") for row in read.excluded]
     summary = ItemsBuildSummary(
         n_items=len(read.items), n_excluded=len(read.excluded), excluded_by_reason=reasons,
-        excluded=excluded, notes=list[str | ItemNote](read.notes), warnings=[],
+        excluded=excluded, notes=list[str | ItemNote](read.notes), warnings=list(read.warnings),
         extra={"benchmark": benchmark, "kind": registered.answers, "source": str(source), "out": str(out),
                "categories": categories, "labels": labels,
                "text_only": sum(item.image is None for item in read.items),

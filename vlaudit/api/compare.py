@@ -38,7 +38,7 @@ from vlaudit.settings import (
     MIN_CYCLES,
     PRIMARY_CONTROLS,
 )
-from vlaudit.sources.compared_runs import read_model_runs
+from vlaudit.sources.compared_runs import ModelRuns, read_model_runs
 
 
 class VcaComparisonResult(Result):
@@ -89,6 +89,7 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
     the typed ``compare.json``; ``.save(dir)`` writes exactly what the command writes.
     """
     inputs = [read_model_runs(path) for path in runs]
+    refuse_circular_beside_plain(inputs)
     settings = CompareSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed, level=level,
                                n_permutations=n_permutations, alpha=alpha, cluster=cluster)
     record = compute_comparison(inputs, settings)
@@ -143,6 +144,33 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
                                       writer=lambda folder, _: write_compare_cycles_files(folder, record, plot=plot))
     _deliver(result, "compare_cycles.json", out=out, show=show, show_tables=lambda: print_compare_cycles(record))
     return result
+
+
+def _rotated_ids(model: ModelRuns) -> list[str]:
+    """The item ids ``vca score --circular`` wrote in ``model``'s runs (``ITEM~rJ``, with ``circular_id`` ITEM
+    and ``rotation`` J: :mod:`vlaudit.builders.circular`); empty for a plain run or MMBench's published copies."""
+    ids = []
+    for run in model.runs:
+        circular, rotation = run.extra.get("circular_id"), run.extra.get("rotation")
+        if circular is None or rotation is None:
+            continue
+        ids += [str(i) for i, c, r in zip(run.item_ids, circular, rotation, strict=True)
+                if c is not None and r is not None and str(i) == f"{c}~r{int(r)}"]
+    return ids
+
+
+def refuse_circular_beside_plain(inputs: Sequence[ModelRuns]) -> None:
+    """A ``--circular`` run beside a plain run of the same ITEMS shares no item id (``ITEM~rJ`` against ITEM):
+    refused in one line naming the circular ids, instead of "the runs share no item"."""
+    rotated = [(model, _rotated_ids(model)) for model in inputs]
+    circular = [(model, ids) for model, ids in rotated if ids]
+    plain = [model for model, ids in rotated if not ids]
+    if circular and plain:
+        model, ids = circular[0]
+        raise InputError(f"{model.source} is a --circular run (item ids ITEM~rJ, one per rotation of the options: "
+                         f"{', '.join(ids[:3])}{', …' if len(ids) > 3 else ''}) and {plain[0].source} is not (plain "
+                         "item ids), so they share no item: compare --circular runs with --circular runs, or rescore "
+                         "one of them the other way", field="runs")
 
 
 def _nothing_compared_vca(record: CompareVcaResult) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -100,7 +101,7 @@ def _evaluation_rows(result: CycleEvaluationResult) -> list[dict[str, object]]:
 
 
 def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequence[str] | None = None,
-                    min_cycles: int = MIN_CYCLES, tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
+                    min_cycles: int | None = None, tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
                     seed: int = CYCLE_BOOTSTRAP_SEED,
                     yes_threshold: float = NATURALBENCH_YES_THRESHOLD, cluster: str | None = None) -> CycleEvaluation:
     """Exact CycleAcc per (family, split), never pooled across splits (cycle paper §2.1, §D.5).
@@ -112,11 +113,12 @@ def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequenc
             mapping ``(image_id, caption_id) → score``, or a scorer callable ``s(image_ids, caption_ids)``
             returning one score per pair.
         splits: evaluate only these splits (default: every split present; no split → ``"unsplit"``).
-        min_cycles: a family with fewer validation cycles than this (cycle paper §D.5) is withdrawn whole and
-            listed under ``unavailable``. A cycles file without a ``val`` split counts the validation cycles its
-            build counted (``validation_counts`` of the ``.meta.json`` beside it: a COCO test build from
-            val2017 made with ``--validation-from``, :func:`built_validation_counts`), else every evaluated
-            split; ``min_cycles_counted`` of the result says which.
+        min_cycles: a family with fewer validation cycles than this (cycle paper §D.5; None: the ``--min-cycles``
+            the cycles file was built with, read from its ``CYCLES.meta.json``, else :data:`MIN_CYCLES`) is
+            withdrawn whole and listed under ``unavailable``. A cycles file without a ``val`` split counts the
+            validation cycles its build counted (``validation_counts`` of the ``.meta.json`` beside it: a COCO
+            test build from val2017 made with ``--validation-from``, :func:`built_validation_counts`), else every
+            evaluated split; ``min_cycles_counted`` of the result says which.
         tol: the fixed absolute tie tolerance (credit ½ when |Δ| ≤ tol).
         n_resamples: bootstrap resamples over cycles for each interval.
         seed: bootstrap seed.
@@ -136,6 +138,9 @@ def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequenc
     for name, value in (("--yes-threshold", yes_threshold), ("--tol", tol)):
         if not np.isfinite(value):  # a NaN threshold would answer No to everything, silently
             raise InputError(f"must be a finite number, got {value!r}", field=name)
+    if min_cycles is None:
+        built_min = built_min_cycles(cycles) if isinstance(cycles, (str, Path)) else None
+        min_cycles = MIN_CYCLES if built_min is None else built_min
     cycle_list = as_cycles(cycles)
     score_table = as_scores(scores, cycle_list)
     cycles_name = str(cycles) if isinstance(cycles, (str, Path)) else "<cycles>"
@@ -225,7 +230,7 @@ def build_cycles(source: str, *, out: str | Path, instances: str | Path | None =
                  splits: str | Sequence[tuple[str, float]] | None = None, min_cycles: int = MIN_CYCLES,
                  max_cycles_per_family: int | None = None, max_images: int | None = None,
                  rules: GeometryRules | None = None, image_pattern: str | None = None,
-                 pool_seed: int = CYCLE_POOL_SEED, validation_from: str | Path | None = None,
+                 pool_seed: int = CYCLE_POOL_SEED, validation_from: str | Path | None = None, overwrite: bool = False,
                  caps: CocoCaps | None = None, extra_families: bool = False) -> CycleBuildSummary:
     """Build exact cycles from annotations and write the cycles table (cycle paper §4, §D).
 
@@ -242,6 +247,8 @@ def build_cycles(source: str, *, out: str | Path, instances: str | Path | None =
             share image pools); ``seed`` then draws the splits and pairings inside it.
         validation_from: COCO: the same seed's train2017 build's metadata, whose val cycles the minimum counts
             for a build without a val split (§D.5).
+        overwrite: replace a cycles file ``out`` that was built with another ``seed`` (refused without it, as
+            ``cycles build --overwrite``: one cycles file per seed, §D.5).
         caps: COCO construction caps (captions, categories and statements per image, image uses; not paper
             settings; default: :class:`~vlaudit.builders.cycles.coco.CocoCaps`).
         extra_families: GQA: also build the cross-noun families (not in the paper).
@@ -255,6 +262,8 @@ def build_cycles(source: str, *, out: str | Path, instances: str | Path | None =
             raise InputError(f"cycles from {source} need {name}", field=name)
         return value
 
+    if source in ("coco", "gqa", "jsonl"):
+        refuse_other_seed(out, seed, overwrite=overwrite)
     if source in BENCHMARKS:
         return CycleBuildSummary.from_dict(build_benchmark_cycles(source, needed(examples, "examples"), out,
                                                                   images=needed(images, "images")))
@@ -313,3 +322,35 @@ def zero_shot_scores(features: Features | str | Path, cycles: CyclesInput) -> di
     feats = read_features(features) if isinstance(features, (str, Path)) else features
     rows = cosine(feats, as_cycles(cycles))
     return {(str(r["image_id"]), str(r["caption_id"])): float(r["score"]) for r in rows}
+
+
+def _build_meta(cycles: str | Path) -> dict[str, object] | None:
+    """The ``CYCLES.meta.json`` beside a cycles file, when it is readable (None otherwise)."""
+    meta = sidecar_paths(cycles)[1]
+    if not meta.is_file():
+        return None
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def built_min_cycles(cycles: str | Path) -> int | None:
+    """The ``--min-cycles`` a ``cycles build coco|gqa|jsonl`` wrote into the file's metadata (None without one;
+    a 2×2 benchmark's build records none of the user's)."""
+    meta = _build_meta(cycles)
+    value = None if meta is None or meta.get("source") not in ("coco", "gqa", "jsonl") else meta.get("min_cycles")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def refuse_other_seed(out: str | Path, seed: int, *, overwrite: bool) -> None:
+    """Refuse (one line, before anything is built) to replace a cycles file built with another ``--seed``, as
+    ``vca score`` refuses another run's folder: each seed is its own split of the pool (§D.5)."""
+    meta = _build_meta(out)
+    built = None if meta is None or not Path(out).is_file() else meta.get("seed")
+    if overwrite or not isinstance(built, int) or built == seed:
+        return
+    raise InputError(f"holds cycles built with --seed {built} ({sidecar_paths(out)[1].name}); this build uses "
+                     f"--seed {seed}: give another --out (one cycles file per seed, cycle paper §D.5) or pass "
+                     "--overwrite to replace it", path=out, field="--seed")

@@ -31,6 +31,7 @@ from vlaudit.scoring.dual_margins import grouped_items, score_dual
 from vlaudit.scoring.executors import features_executor, open_features, yes_no_executor
 from vlaudit.scoring.features import Features, collect_inputs, read_features, write_features
 from vlaudit.scoring.finished_run import finished_summary, model_files
+from vlaudit.scoring.image_check import check_run_images
 from vlaudit.scoring.mllm_cycle_scores import (
     CYCLE_QUERY,
     INTERFACE,
@@ -67,7 +68,8 @@ def _model_files(model: ModelRef) -> Mapping[str, object] | None:
 def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overwrite: bool = False,
                   on_plan: Callable[[int, int], None] | None = None,
                   on_progress: Callable[[int], None] | None = None,
-                  on_warning: Callable[[str], None] | None = None) -> Margins:
+                  on_warning: Callable[[str], None] | None = None,
+                  min_coverage: float | None = None) -> Margins:
     """Literal yes/no margins m = NLL(no) − NLL(yes) of every item under each context (VCA §3, §9, §11).
 
     Args:
@@ -77,6 +79,10 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
             loaded again).
         overwrite: replace the results of a run with another spec in ``out`` (as ``--overwrite``).
         on_plan, on_progress, on_warning: progress hooks (see :func:`vlaudit.scoring.runner.run_scoring`).
+        min_coverage: refuse the run before the model loads when fewer of the items' images can be used
+            (``vca score --min-coverage``, default there :data:`vlaudit.settings.MIN_COVERAGE`); None: refuse
+            only a run where none can. Either way the result's ``summary.coverage`` says how many of the
+            records asked were scored (:mod:`vlaudit.results.vca_coverage`).
 
     The run folder is resumable: the same call after an interruption continues from its cache, and
     ``vlaudit vca score`` with the same arguments writes the same files.
@@ -102,6 +108,9 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
             on_plan(summary_now.n_unique_units, summary_now.n_unique_units)
         path = Path(spec.out) / "margins.parquet"
         return Margins(path, summary_now, prefix_cache=decision, warnings=no_answer_warnings(path))
+    check_run_images(item_list, spec.images, contexts=spec.contexts, interfaces=spec.interfaces,
+                     model=spec.model_name or spec.model.spec, out=spec.out, strict=spec.run.strict,
+                     min_coverage=min_coverage)  # seconds, before any model loads
     load = BackendLoad(spec.model, spec.run, interfaces=spec.interfaces, question_templates=templates)
     with yes_no_executor(load, spec.executor, backend=backend) as (loaded, executor):
         summary = run_scoring(loaded, item_list, images_dir=spec.images, out_dir=spec.out,

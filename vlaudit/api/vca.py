@@ -21,10 +21,12 @@ from vlaudit.settings import (
     BOOTSTRAP_SEED,
     CONFIDENCE_LEVEL,
     FACTORIAL_BOOTSTRAP_SEED,
+    MIN_COVERAGE,
     PRIMARY_CONTROLS,
 )
 from vlaudit.sources.factorial_runs import read_factorial_inputs
 from vlaudit.sources.noise_floor import read_floors
+from vlaudit.sources.scoring_coverage import read_coverages
 
 HEADLINE = ("acc", "dep", "dcc", "cu")
 
@@ -55,6 +57,11 @@ class VcaResult(Result):
         refuse_foreign_report_folder(directory, self.sources)
         return super().save(directory)
 
+    @property
+    def below_coverage(self) -> list[RunAudit]:
+        """The runs whose recorded scoring coverage falls below ``min_coverage``: their numbers are not a result."""
+        return [run for run in self.report.runs if run.below_coverage]
+
     def print_console(self, *, title: str) -> None:
         """Print the headline table and the permutation, relation and robustness axes at 80 columns."""
         print_headline(self.report.runs, title=title)
@@ -80,7 +87,7 @@ def _write_report(out: Path, result: Result) -> list[Path]:
 def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTROLS,
                n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
                level: float = CONFIDENCE_LEVEL, base_llm: str | Mapping[str, str] | None = None,
-               cluster: str | None = None) -> VcaResult:
+               cluster: str | None = None, min_coverage: float = MIN_COVERAGE) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.
 
@@ -95,6 +102,9 @@ def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTR
             ``text`` context) for every LVLM, or a mapping LVLM → its base LLM. Without it ML is not computed.
         cluster: the margins column whose values are the resampling unit (``image``, ``item_id``,
             ``group_id``, ...); None: the unit the items declare, else the relation group, else the item.
+        min_coverage: a run whose scoring run recorded a lower coverage (``summary.json`` beside its margins:
+            scored / asked per context and interface, :mod:`vlaudit.results.vca_coverage`) is reported with a
+            warning first and listed in ``.below_coverage`` (``vlaudit vca report`` then exits 1).
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
@@ -102,8 +112,8 @@ def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTR
     named = {"*": base_llm} if isinstance(base_llm, str) else dict(base_llm or {})
     report = compute_report(runs, ReportSettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed,
                                                  level=level, base_llms=tuple(sorted(named.items())),
-                                                 cluster=cluster),
-                            read_floors(runs))
+                                                 cluster=cluster, min_coverage=min_coverage),
+                            read_floors(runs), read_coverages(runs))
     return VcaResult(report.result.to_dict(), _headline(report.runs), title="Visual Credit Audit",
                      interval_columns=HEADLINE, writer=_write_report, result=report.result, report=report,
                      sources=tuple(dict.fromkeys(run.source for run in runs)))

@@ -4,26 +4,29 @@
 id that is not cached while offline, only after its retries. :func:`check_model_source` says what is wrong
 at once: the folder does not exist, or the hub model is not in the local cache and ``HF_HUB_OFFLINE`` (or
 ``TRANSFORMERS_OFFLINE``) forbids downloading it.
+
+Without ``HF_HUB_OFFLINE`` on a machine that cannot reach the hub, the hub libraries retried for minutes
+before failing (``hf:`` 3 min 17 s, ``open_clip:`` 1 min 05 s, ``hf-dataset:`` 26 s; issue 54). Before a hub
+id is resolved, :func:`offline_unless_reachable` opens one TCP connection to the hub's host (``HF_ENDPOINT``,
+or the HTTPS proxy when one is set) with a :data:`HUB_PROBE_SECONDS` limit; when it fails, the process is put
+in the hub libraries' offline mode (what ``HF_HUB_OFFLINE=1`` does), so a cached model loads from the cache and
+one that is not cached fails at once in one line naming the way out.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from huggingface_hub import constants, try_to_load_from_cache
 
 from vlaudit.errors import InputError
+from vlaudit.sources.hub_access import hub_offline, offline_reason, offline_unless_reachable
+
+__all__ = ["cached_on_hub", "check_model_source", "hub_offline", "offline_reason", "offline_unless_reachable"]
 
 # what the hub accepts as a repo id: "name" or "namespace/name" of letters, digits, '-', '_', '.'
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$")
-_TRUE = {"1", "ON", "YES", "TRUE"}
-
-
-def hub_offline() -> bool:
-    """True when the environment forbids hub downloads (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE``)."""
-    return any(os.environ.get(name, "").strip().upper() in _TRUE for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 def cached_on_hub(repo_id: str, revision: str | None = None) -> bool:
@@ -49,9 +52,12 @@ def check_model_source(prefix: str, name: str, revision: str | None = None) -> N
         return
     if not _HUB_ID.match(name) or ".." in name or name.startswith("."):
         raise InputError(f"{spec}: the model folder does not exist", path=name, field="--model")
-    if hub_offline() and not cached_on_hub(name, revision):
+    if cached_on_hub(name, revision):
+        offline_unless_reachable()  # cached: loads from the cache without retrying an unreachable hub
+        return
+    if offline_unless_reachable():
         at = f" at revision {revision!r}" if revision else ""
         raise InputError(f"{spec}: no folder {name!r} here, and hub model {name!r}{at} is not in the local "
-                         f"Hugging Face cache ({constants.HF_HUB_CACHE}) while the hub is offline (HF_HUB_OFFLINE); "
-                         f"download it where the hub is reachable, or give a local folder ({prefix}:/path/to/model)",
-                         field="--model")
+                         f"Hugging Face cache ({constants.HF_HUB_CACHE}) while {offline_reason()}; download it "
+                         f"where the hub is reachable (into that cache, or a folder), then run with "
+                         f"HF_HUB_OFFLINE=1 or give the local folder ({prefix}:/path/to/model)", field="--model")

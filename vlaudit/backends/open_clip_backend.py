@@ -29,6 +29,7 @@ from vlaudit.backends.library_logs import held_log_records
 from vlaudit.backends.options import DualOptions, RunOptions
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.sources.hub_access import offline_reason, offline_unless_reachable
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -76,7 +77,7 @@ def load_error(open_clip: Any, name: str, model_name: str, pretrained: str | Non
                           f"{', '.join(tags) or 'none'} (or give a checkpoint file: {model_name}//PATH)",
                           field="--model")
     offline = constants.HF_HUB_OFFLINE
-    where = (f"not in the local cache ({constants.HF_HUB_CACHE}) and downloads are off (HF_HUB_OFFLINE=1)"
+    where = (f"not in the local cache ({constants.HF_HUB_CACHE}) and {offline_reason()}"
              if offline else f"not in the local cache ({constants.HF_HUB_CACHE}) and could not be downloaded")
     return InputError(f"{spec}: the weights of {model_name} {pretrained!r} are {where}; provide them by running "
                       "once online to fill the cache, by pointing HF_HOME at a cache that holds them, or by "
@@ -129,6 +130,8 @@ def load_backend(name: str, options: DualOptions = DualOptions(), run: RunOption
     if model_name.startswith("local-dir:") and not Path(model_name.removeprefix("local-dir:")).is_dir():
         raise InputError("open_clip local-dir: folder not found", path=model_name.removeprefix("local-dir:"),
                          field="--model")
+    if model_name.startswith("hf-hub:") or (pretrained is not None and not Path(pretrained).is_file()):
+        offline_unless_reachable()  # weights from the hub: an unreachable hub fails in seconds, not a minute
     resolved_device, resolved_dtype = resolve_device_dtype(device, dtype)
     precision = {"float32": "fp32", "bfloat16": "pure_bf16", "float16": "pure_fp16"}[
         str(resolved_dtype).removeprefix("torch.")

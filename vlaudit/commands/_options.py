@@ -17,6 +17,7 @@ import typer
 
 import vlaudit
 from vlaudit.errors import InputError
+from vlaudit.settings import MIN_COVERAGE
 
 FOLDER, FILE = "FOLDER", "FILE"
 
@@ -70,6 +71,16 @@ def _dtype_choice(param: typer.CallbackParam, value: str) -> str:
 def dtype_option() -> Any:
     """``--dtype``: one vocabulary for every backend (``vlaudit.parse_dtype``), checked as parsed."""
     return typer.Option("auto", "--dtype", callback=_dtype_choice, help=vlaudit.DTYPE_HELP)
+
+
+def min_coverage_option() -> Any:
+    """``--min-coverage``: the share of a run's records that must be scored for its numbers to count as a
+    result (``vlaudit.results.vca_coverage``); below it the command writes its files and exits 1."""
+    return typer.Option(MIN_COVERAGE, "--min-coverage", min=0.0, max=1.0,
+                        help="Share of the records asked (per dataset, context and interface) that must be scored; "
+                             "below it the run is not a result: its files say so and the command exits 1 (vca "
+                             "score refuses before the model loads when the images alone rule it out). 0 accepts "
+                             "any run.")
 
 
 def _executor_choice(param: typer.CallbackParam, value: str) -> str:

@@ -94,6 +94,8 @@ _OUT = out_file_option(help="Cycles file to write (JSONL); captions + metadata g
 _FAMILIES = typer.Option(None, "--families", help=_FAMILIES_HELP)
 _SEED = typer.Option(0, "--seed", min=0, help="Seed of the splits and the pairing, drawn inside the pool (§D.5: one "
                                               "split per seed).")
+_OVERWRITE = typer.Option(False, "--overwrite", help="Replace a cycles file --out that was built with another "
+                                                     "--seed (refused without it: one cycles file per seed).")
 _MAX_IMAGES = typer.Option(None, "--max-images", min=1, help="Subsample of the image pool, drawn with --pool-seed "
                                                              "(default: every image).")
 _POOL_SEED = typer.Option(CYCLE_POOL_SEED, "--pool-seed", min=0,
@@ -159,6 +161,7 @@ def build_coco(
     image_uses: int = typer.Option(COCO_IMAGE_USES, "--image-uses", min=1,
                                    help="Blocks of one family and split that may use the same image (1: "
                                         "image-disjoint blocks; not a paper setting)."),
+    overwrite: bool = _OVERWRITE,
 ) -> None:
     """Exact cycles from COCO instances and captions (8 families; Table 6 counts)."""
     caps = vlaudit.CocoCaps(captions_per_image=captions_per_image, categories_per_image=categories_per_image,
@@ -167,7 +170,7 @@ def build_coco(
                                    families=_families(families), seed=seed, splits=splits, min_cycles=min_cycles,
                                    max_cycles_per_family=max_cycles, max_images=max_images, pool_seed=pool_seed,
                                    rules=_rules(margin_x, margin_y, size_ratio, min_area),
-                                   validation_from=validation_from, caps=caps)
+                                   validation_from=validation_from, caps=caps, overwrite=overwrite)
     _print_counts(summary)
 
 
@@ -188,12 +191,13 @@ def build_gqa(
                                         help="Also build the cross-noun families (gqa-attribute-cross-noun, "
                                              "gqa-relation-cross-noun; or name them in --families): not in "
                                              "the paper, labelled so."),
+    overwrite: bool = _OVERWRITE,
 ) -> None:
     """Exact cycles from GQA scene graphs (the paper's attribute, relation-object and binding families)."""
     summary = vlaudit.build_cycles("gqa", out=out, scene_graphs=scene_graphs, families=_families(families), seed=seed,
                                    splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
                                    max_images=max_images, pool_seed=pool_seed, image_pattern=image_pattern,
-                                   extra_families=extra_families)
+                                   extra_families=extra_families, overwrite=overwrite)
     _print_counts(summary)
 
 
@@ -212,12 +216,13 @@ def build_jsonl(
     margin_y: float = _MARGIN_Y,
     size_ratio: float = _SIZE_RATIO,
     min_area: float = _MIN_AREA,
+    overwrite: bool = _OVERWRITE,
 ) -> None:
     """Exact cycles from your own image–caption pairs with structured facts."""
     summary = vlaudit.build_cycles("jsonl", out=out, pairs=pairs, families=_families(families), seed=seed,
                                    splits=splits, min_cycles=min_cycles, max_cycles_per_family=max_cycles,
                                    max_images=max_images, pool_seed=pool_seed,
-                                   rules=_rules(margin_x, margin_y, size_ratio, min_area))
+                                   rules=_rules(margin_x, margin_y, size_ratio, min_area), overwrite=overwrite)
     _print_counts(summary)
 
 

@@ -21,6 +21,7 @@ from vlaudit.settings import (
 
 @cycles_app.command("eval")
 def cycles_eval(
+    ctx: typer.Context,
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet), one row per block."),
     scores: Path = typer.Option(..., "--scores", help="Scores (CSV, JSONL or Parquet): image_id, caption_id, score."),
     out: Path = out_file_option(help="Where to write the JSON result."),
@@ -30,7 +31,9 @@ def cycles_eval(
     min_cycles: int = typer.Option(MIN_CYCLES, "--min-cycles", min=0,
                                    help="A family with fewer val cycles than this (§D.5; a test-only COCO build: the "
                                         "val cycles its metadata records; otherwise every evaluated split when the "
-                                        "cycles have no val split) is withdrawn whole (listed as unavailable)."),
+                                        "cycles have no val split) is withdrawn whole (listed as unavailable). Not "
+                                        "given: the --min-cycles the cycles were built with (CYCLES.meta.json), "
+                                        "else the default."),
     tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples over cycles."),
     seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
@@ -49,13 +52,15 @@ def cycles_eval(
     bootstrap CIs; splits are never pooled. Cycles from a 2×2 benchmark (`cycles build winoground|naturalbench|
     blocks`) also get the benchmark's own metrics (Winoground text/image/group; NaturalBench Acc, Q-Acc, I-Acc,
     G-Acc) per tag, with intervals, beside CycleAcc."""
-    evaluation = vlaudit.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles, tol=tol,
+    source = ctx.get_parameter_source("min_cycles")  # not given: the build's minimum (CYCLES.meta.json)
+    given = source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+    evaluation = vlaudit.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles if given else None, tol=tol,
                                          n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold,
                                          cluster=cluster)
     result = evaluation.evaluation
     vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     evaluated = result.splits
-    vlaudit.print_unavailable(result.unavailable, min_cycles, result.min_cycles_counted
+    vlaudit.print_unavailable(result.unavailable, result.min_cycles, result.min_cycles_counted
                               or ("val" if "val" in evaluated else ", ".join(evaluated)))
     vlaudit.print_benchmark_tables(result.benchmark_entries)
     # written before the warnings: a write that fails is then the one line printed (a warning about figures

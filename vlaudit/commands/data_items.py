@@ -45,6 +45,7 @@ def data_items(
         lines.append(f"  text-only items (no image; reported apart): {extra['text_only']}")
     if summary.excluded_by_reason:
         lines += _counts("excluded because", summary.excluded_by_reason)
+    lines += [f"warning: {warning}" for warning in summary.warnings]
     lines += [f"note: {note}" for note in summary.notes]
     written = extra["images"]
     if isinstance(written, dict) and (written["written"] or written["reused"] or written.get("repeated")):

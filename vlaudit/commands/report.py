@@ -18,4 +18,4 @@ def report(
 ) -> None:
     """Write RUN_DIR/report.html: tables with intervals, plots, galleries and the run manifest, in one file
     that opens offline in any browser (images embedded, no scripts, no network)."""
-    say(f"wrote {vlaudit.write_report(run_dir)}")
+    say(f"wrote {vlaudit.write_report(run_dir, require_results=True)}")

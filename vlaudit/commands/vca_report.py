@@ -8,8 +8,9 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import out_folder_option, parse_base_llms, parse_controls
+from vlaudit.commands._options import min_coverage_option, out_folder_option, parse_base_llms, parse_controls
 from vlaudit.commands._say import say
+from vlaudit.errors import LowCoverageError
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PRIMARY_CONTROLS
 
 
@@ -31,12 +32,19 @@ def vca_report(
                                        help="MMStar's leakage ML: the model of the base LLM's text-only run (LLM, "
                                             "for every LVLM) or LVLM=LLM; repeatable. Default: none, so ML is "
                                             "not computed."),
+    min_coverage: float = min_coverage_option(),
 ) -> None:
     """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
     control_set = parse_controls(controls)
     result = vlaudit.vca_report(margins, controls=control_set, n_resamples=n_resamples, seed=seed, level=level,
-                                base_llm=parse_base_llms(base_llm), cluster=cluster)
+                                base_llm=parse_base_llms(base_llm), cluster=cluster, min_coverage=min_coverage)
     result.write(out, plot=plot)
     result.print_console(title=f"Visual Credit Audit — {margins.name}")
     say(f"wrote {out / 'vca.json'} and CSV tables in {out}")
+    low = result.below_coverage
+    if low:
+        first = low[0].scoring
+        assert first is not None
+        more = f" (and {len(low) - 1} more run(s), listed in vca.json)" if len(low) > 1 else ""
+        raise LowCoverageError(first.shortfall(low[0].name, min_coverage) + more)

@@ -16,6 +16,7 @@ from vlaudit.commands._options import (
     executor_option,
     field_option,
     in_folder_option,
+    min_coverage_option,
     out_folder_option,
     ray_address_option,
     ray_gpus_option,
@@ -23,6 +24,7 @@ from vlaudit.commands._options import (
     ray_workers_option,
 )
 from vlaudit.commands._say import say
+from vlaudit.errors import LowCoverageError
 
 
 def _csv(value: str) -> list[str]:
@@ -92,6 +94,7 @@ def vca_score(
     block_size: int = field_option(vlaudit.VllmOptions, "block_size"),
     max_num_seqs: int | None = field_option(vlaudit.VllmOptions, "max_num_seqs"),
     enforce_eager: bool = field_option(vlaudit.VllmOptions, "enforce_eager"),
+    min_coverage: float = min_coverage_option(),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = vlaudit.ScoreSpec.of(
@@ -123,7 +126,8 @@ def vca_score(
 
         margins = vlaudit.score_margins(spec, overwrite=overwrite, on_plan=on_plan, on_progress=on_progress,
                                          on_warning=lambda message: console.print(
-                                             Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True))
+                                             Text("warning: ", style="bold yellow") + Text(message), soft_wrap=True),
+                                         min_coverage=min_coverage)
     summary = margins.summary
     shown = [(k, v) for k, v in summary.to_dict().items()
              if k != "schema_version" and not isinstance(v, (dict, list))]
@@ -141,3 +145,8 @@ def vca_score(
     for warning in margins.warnings:
         say(f"warning: {warning}")
     say(f"wrote {out / 'margins.parquet'}")
+    coverage = getattr(summary, "coverage", None)
+    if coverage is not None:
+        say(f"coverage: {coverage.line()}")
+        if coverage.below(min_coverage):
+            raise LowCoverageError(coverage.shortfall(f"run {out}", min_coverage))

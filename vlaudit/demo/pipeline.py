@@ -21,9 +21,10 @@ representation, so no probe recovers it); the spatial encoder's ≥ 0.75 with th
 from __future__ import annotations
 
 import platform
+import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,21 @@ def _versions() -> DemoVersions:
                         torch=torch.__version__, platform=platform.platform(), commit=commit)
 
 
+def clear_stale_seeds(out: Path, seeds: Sequence[int], log: Log) -> list[Path]:
+    """Remove the ``cycles/seed-N`` folders of an earlier demo into ``out`` whose N is not one of this run's
+    ``seeds`` (a ``--quick`` run over a full one), saying so: the report would otherwise read them beside a
+    summary that lists other seeds. Only folders named ``seed-<integer>`` are touched."""
+    folder = out / "cycles"
+    stale = sorted(p for p in folder.glob("seed-*") if p.is_dir() and p.name[5:].isdigit()
+                   and int(p.name[5:]) not in set(seeds)) if folder.is_dir() else []
+    for path in stale:
+        shutil.rmtree(path)
+    if stale:
+        log(f"removed {', '.join(p.name for p in stale)} in {folder}: left by an earlier demo with other seeds "
+            f"(this run's: {', '.join(map(str, seeds))})")
+    return stale
+
+
 def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log = print,
              bars: Bars | None = None) -> DemoSummary:
     """Run every stage into ``out_dir`` and write ``out_dir/summary.json``; returns the summary (the typed
@@ -208,6 +224,7 @@ def run_demo(out_dir: str | Path, config: DemoConfig | None = None, *, log: Log 
     bars = bars or _no_bars
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    clear_stale_seeds(out, config.seeds, log)
     timings: dict[str, float] = {}
     started = time.perf_counter()
 

@@ -47,14 +47,21 @@ def gain_notes(runs: Sequence[tuple[str, int | None, BenchmarkFigures]]) -> list
 
 
 def benchmark_notes(f: BenchmarkFigures) -> list[str]:
-    """What a reader of one run's benchmark tables must know: MME questions outside acc+, CircularEval
-    questions dropped or short of rotations."""
+    """What a reader of one run's benchmark tables must know: MME questions outside acc+ (CircularEval's
+    dropped or incomplete questions: :func:`benchmark_warnings`)."""
     notes = []
     if f.mme is not None:
         half = sum(r.n - 2 * r.n_pairs for r in f.mme.subtasks)
         if half:
             notes.append(f"MME: {half} question(s) without their image's other question count in acc, not in acc+ "
                          f"(MME's calculation.py pairs consecutive lines and would pair the wrong ones).")
+    return notes
+
+
+def benchmark_warnings(f: BenchmarkFigures) -> list[str]:
+    """What changes what one run's CircularEval figures are over (printed as ``warning:``, as every other
+    warning): questions dropped for a missing rotation-0 row, questions short of some rotations."""
+    notes: list[str] = []
     circular = f.circular
     if circular is None:
         return notes

@@ -26,6 +26,7 @@ from vlaudit.report.html_page import Safe, esc, note, page, section, table
 from vlaudit.settings import REPORT_PREVIEW_RESAMPLES
 from vlaudit.sources.margins import read_margins
 from vlaudit.sources.noise_floor import read_floors
+from vlaudit.sources.scoring_coverage import read_coverages
 from vlaudit.version import __version__
 
 REPORT_NAME = "report.html"
@@ -42,7 +43,8 @@ def _computed_vca(art: Artifacts) -> list[dict[str, Any]]:
     for path in art.margins:
         try:
             runs = read_margins(path)
-            report = compute_report(runs, ReportSettings(n_resamples=REPORT_PREVIEW_RESAMPLES), read_floors(runs))
+            report = compute_report(runs, ReportSettings(n_resamples=REPORT_PREVIEW_RESAMPLES), read_floors(runs),
+                                    read_coverages(runs))
         except Exception as exc:  # noqa: BLE001  (e.g. a run without the control contexts)
             art.problems.append(f"{art.rel(path)}: no VCA report computed: {exc}")
             continue
@@ -161,11 +163,26 @@ def _headline(summary: Mapping[str, Any], runs: Sequence[data.VcaRun]) -> str:
     return " · ".join(parts) or "audit outputs found in this folder"
 
 
-def write_report(run_dir: str | Path) -> Path:
-    """Write ``RUN_DIR/report.html`` (atomically) and return its path."""
+#: what ``vlaudit report`` reads, as its refusals name it
+READS = ("a `vca report --out` folder, a `vca score` run folder, a `vlaudit demo --out` folder, `cycles eval` "
+         "output, or a folder holding them")
+
+
+def write_report(run_dir: str | Path, *, require_results: bool = False) -> Path:
+    """Write ``RUN_DIR/report.html`` (atomically) and return its path. ``require_results``: refuse (one
+    :class:`InputError`, nothing written) a folder holding no audit output, as ``vlaudit report`` does; without
+    it such a folder gets a page that says "Nothing to report"."""
     root = Path(run_dir)
+    if root.is_file():
+        folder = root.parent
+        hint = (f"give its run folder: vlaudit report {folder} (or vca report {root} --out REPORT, then "
+                "vlaudit report REPORT)" if root.suffix.lower() in (".parquet", ".csv", ".jsonl")
+                else f"give the folder that holds it: vlaudit report {folder}")
+        raise InputError(f"is a file; vlaudit report reads a folder ({READS}): {hint}", path=root)
     if not root.is_dir():
         raise InputError("run folder not found (expected a folder of audit outputs)", path=root)
+    if require_results and discover(root).empty:
+        raise InputError(f"no audit output found here, so there is nothing to report; give {READS}", path=root)
     document = build_html(root)
     out = root / REPORT_NAME
     with atomic_write(out, "w") as handle:

@@ -13,7 +13,9 @@ Recognised (by content, not by name, except ``summary.json`` at the top and ``ma
 * ``suite eval`` output: ``suite.json`` (``{"suite", "figures", "cycles", "audit", …}``).
 * ``vlaudit giveaway`` output: ``giveaway.json`` (``{"benchmarks": [{"lints", "baselines", …}], "resamples"}``).
 
-A ``vca report`` folder inside a scoring run also reads the run's ``margins.parquet`` and ``manifest.json``.
+A ``vca report`` folder also reads the ``margins.parquet`` and ``manifest.json`` of the runs its ``vca.json``
+names (``margins_files``), wherever it lies (``reports/X`` beside ``runs/x``); an older one, those of the run
+it lies inside.
 
 A file that cannot be read is listed in :attr:`Artifacts.problems` and otherwise ignored.
 """
@@ -152,18 +154,26 @@ def _classify_table(art: Artifacts, path: Path) -> None:
 
 
 def _enclosing_run(art: Artifacts) -> None:
-    """A ``vca report`` folder inside its scoring run (``vca report RUN/margins.parquet --out RUN/report``):
-    the run's margins and manifest too, so that the galleries show each item's scores and image."""
+    """A ``vca report`` folder's scoring runs: the margins files its ``vca.json`` records (``margins_files``,
+    wherever the report folder lies: ``reports/X`` beside ``runs/x``), or, for a file written before they were
+    recorded, the run the folder lies inside (``vca report RUN/margins.parquet --out RUN/report``). Their
+    margins and manifests are read too, so that the galleries show each item's question, image and scores."""
+    recorded = [Path(p) for _, report in art.vca_reports for p in report.margins_files]
     parent = art.root.parent
-    if art.margins or not art.vca_reports or not (parent / "margins.parquet").is_file():
-        return
-    art.margins.append(parent / "margins.parquet")
-    manifest = parent / "manifest.json"
-    if manifest.is_file():
-        try:
-            _classify_json(art, manifest, json.loads(manifest.read_text(encoding="utf-8")))
-        except Exception as exc:  # noqa: BLE001  (one unreadable file never blocks the report)
-            art.problems.append(f"{manifest}: {type(exc).__name__}: {exc}")
+    if not recorded and not art.margins and art.vca_reports and (parent / "margins.parquet").is_file():
+        recorded = [parent / "margins.parquet"]
+    known = {p.resolve() for p in art.margins}
+    for margins in dict.fromkeys(recorded):
+        if not margins.is_file() or margins.resolve() in known:
+            continue
+        art.margins.append(margins)
+        known.add(margins.resolve())
+        manifest = margins.parent / "manifest.json"
+        if manifest.is_file() and manifest not in {p for p, _ in art.manifests}:
+            try:
+                _classify_json(art, manifest, json.loads(manifest.read_text(encoding="utf-8")))
+            except Exception as exc:  # noqa: BLE001  (one unreadable file never blocks the report)
+                art.problems.append(f"{manifest}: {type(exc).__name__}: {exc}")
 
 
 def discover(run_dir: str | Path) -> Artifacts:

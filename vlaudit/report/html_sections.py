@@ -15,6 +15,7 @@ from vlaudit.report import html_plots as plots
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
 from vlaudit.results.missing import Missing
+from vlaudit.results.vca_coverage import lowest_cell
 from vlaudit.results.vca_run_sections import ErasureGeometry
 from vlaudit.stats.clusters import cluster_phrase
 
@@ -146,19 +147,20 @@ def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> 
     body: list[Any] = run_warnings(runs)
     if runs:
         has_perm = any(r.perm is not None for r in runs)
-        headers = ["Model", "Dataset", "Interface", "Resampled", "n", "Acc", "Dep", "D-CC", "C-U"]
+        headers = ["Model", "Dataset", "Interface", "Resampled", "Scored", "n", "Acc", "Dep", "D-CC", "C-U"]
         headers += ["Δ D-CC perm"] if has_perm else []
         rows = []
         for r in runs:
             plan = None if r.audit is None else r.audit.bootstrap
             unit = "—" if plan is None else cluster_phrase(plan.n_clusters, plan.unit)
-            row = [r.model, r.dataset, r.interface, unit, _value(r.n)]
+            row = [r.model, r.dataset, r.interface, unit, scored_cell(r), _value(r.n)]
             row += [num(r.rate(k), r.interval(k), pct=True) for k in ("acc", "dep", "dcc", "cu")]
             if has_perm:
                 row.append(num(None) if r.perm is None else num(r.perm.delta_dcc, r.perm.ci_delta_dcc, pct=True))
             rows.append(row)
-        body += [table(headers, rows, numeric_from=4),
-                 note("Percent of items; below each value its 95% paired cluster-bootstrap interval over the "
+        body += [table(headers, rows, numeric_from=5),
+                 note("Scored: the records the scoring run asked for and scored (lowest context and interface; "
+                      "— when the margins carry no vca score summary). Percent of items; below each value its 95% paired cluster-bootstrap interval over the "
                       "clusters the Resampled column names (docs/concepts/statistics.md). "
                       "Acc = D-CC + C-U; Dep = share of items whose image raises the answer beyond the no-image "
                       "controls (G_img > 0).")]
@@ -178,6 +180,20 @@ def vca(runs: Sequence[VcaRun], gaps: Sequence[tuple[str, Sequence[float]]]) -> 
     return section("vca", "Visual Credit Audit", body,
                    lead="Is a correct answer credited to the image? G_img = r_o − max(r_text, r_blank) compares the "
                         "margin with the real image against no-image controls (VCA §3).")
+
+
+def scored_cell(run: VcaRun) -> str:
+    """``6 / 17558 (0.0%)`` of the run's scoring coverage, ``NOT A RESULT`` first when it is below the report's
+    ``--min-coverage``; an em dash when not recorded."""
+    scoring = None if run.audit is None else run.audit.scoring
+    if scoring is None:
+        return "—"
+    low = lowest_cell(scoring)
+    cell = low if low is not None else scoring
+    text = f"{cell.scored} / {cell.asked - cell.not_applicable}"
+    if cell.coverage is not None:
+        text += f" ({100 * cell.coverage:.1f}%)"
+    return f"NOT A RESULT: {text}" if run.audit is not None and run.audit.below_coverage else text
 
 
 def run_warnings(runs: Sequence[VcaRun]) -> list[Any]:
@@ -216,6 +232,7 @@ def benchmark_figure_tables(runs: Sequence[VcaRun]) -> list[Any]:
         for title, columns, rows in tables.benchmark_tables(r.benchmark):
             body += [Safe(f"<h3>{esc(title)} — {esc(r.label)}</h3>"),
                      table(columns, [[row[0], *map(_figure, row[1:])] for row in rows], numeric_from=1)]
+        body += [note(f"warning: {line}", "warn") for line in tables.benchmark_warnings(r.benchmark)]
         body += [note(line) for line in tables.benchmark_notes(r.benchmark)]
     return body
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from vlaudit.analysis.vca.axes import erasure_constants_line
 from vlaudit.report import benchmark_tables as tables
@@ -75,7 +76,8 @@ def print_headline(
     for number, ((model, dataset), members) in enumerate(run_groups(runs)):
         # fixed widths so the per-(model, dataset) tables line up as one; the header is shown once
         units = "; ".join(dict.fromkeys(cluster_phrase(r.bootstrap.n_clusters, r.bootstrap.unit) for r in members))
-        table = Table(title=f"{model} · {dataset} · {units}", title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+        verdict = " · NOT A RESULT (coverage below --min-coverage)" if any(r.below_coverage for r in members) else ""
+        table = Table(title=f"{model} · {dataset} · {units}{verdict}", title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
                       show_edge=False, pad_edge=False, collapse_padding=True, show_header=number == 0)
         table.add_column("interface", justify="left", no_wrap=True, min_width=9)
         table.add_column("n", justify="right", min_width=5, no_wrap=True)
@@ -88,7 +90,12 @@ def print_headline(
             table.add_row(run.interface, str(run.n), *cells)
         console.print(table)
         for run in members:
-            said = credit_sentence(run)
+            if run.scoring is not None:  # scored / asked: a run that lost its records says so before anything
+                where = f" ({run.interface})" if len(members) > 1 else ""
+                head = "NOT A RESULT — coverage" if run.below_coverage else "coverage"
+                console.print(Text(f"{head}{where}: {run.scoring.line()}",
+                                   style="bold red" if run.below_coverage else "dim"))
+            said = None if run.below_coverage else credit_sentence(run)
             if said:
                 console.print(f"{run.interface}: {said}" if len(members) > 1 else said, highlight=False)
 
@@ -141,6 +148,8 @@ def print_benchmark_figures(runs: Sequence[RunAudit]) -> None:
                         digits=1)
         for title, columns, rows in tables.benchmark_tables(f):
             print_table(f"{title} — {run.name}", columns, rows, digits=1)
+        for line in tables.benchmark_warnings(f):
+            print_wrapped(f"warning: {line}")
         for line in tables.benchmark_notes(f):
             print_wrapped(line)
 

@@ -12,7 +12,8 @@ file                           rows
 =============================  ============================================================================
 vca.json                       ``{"runs": [...], "interfaces": [...], "macro": [...], "settings": {...},
                                "warnings": [...]}``
-headline.csv                   one per run: n, n_excluded, acc, dep, dcc, cu, wrong_dep, strict with CIs, strict_ties
+headline.csv                   one per run: n, n_excluded, acc, dep, dcc, cu, wrong_dep, strict with CIs, strict_ties,
+                               records_asked, records_scored, scoring_coverage (lowest cell), below_min_coverage
 coverage.csv                   per run and quantity (headline, relation groups, each optional context): n,
                                n_excluded and the missing contexts — every quantity uses the items it can
 taxonomy.csv                   four cells (sum to 1) and credited precision (bootstrap and Wilson CIs)
@@ -89,6 +90,12 @@ def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
             _with_ci(row, k, run.interval_of(k))
         # beside Strict: the items whose Strict a tie decides (none counted in files written before ties were)
         row["strict_ties"] = None if run.ties is None else run.ties.strict
+        # the scoring run's records asked (applicable) and scored: empty when no summary.json recorded them
+        scoring = run.scoring
+        row["records_asked"] = None if scoring is None else scoring.asked - scoring.not_applicable
+        row["records_scored"] = None if scoring is None else scoring.scored
+        row["scoring_coverage"] = None if scoring is None else scoring.lowest
+        row["below_min_coverage"] = run.below_coverage
         noise = run.noise
         if isinstance(noise, Missing):  # the noise columns are empty; one text column says why
             row |= dict.fromkeys(("noise_tau", "n_decision_in_noise", "n_credit_in_noise"))

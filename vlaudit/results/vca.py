@@ -16,6 +16,7 @@ from vlaudit.results.vca_checks import (
     StabilityForwards,
     StabilitySample,
 )
+from vlaudit.results.vca_coverage import ScoringCoverage
 from vlaudit.results.vca_edits import EditStratumRow
 from vlaudit.results.vca_factorial import FactorialModel, FactorialPooled
 from vlaudit.results.vca_filter import FilterDataset, FilterSettings
@@ -73,6 +74,9 @@ class ScoringSummary(VersionedResult):
     failures_by_reason: dict[str, int]
     skipped_by_context: dict[str, int]
     contexts: dict[str, int]
+    #: scored / asked per (dataset, context, interface) with the reasons (:mod:`vlaudit.results.vca_coverage`);
+    #: None in files written before coverage was recorded
+    coverage: ScoringCoverage | None = None
 
     @property
     def failure_line(self) -> str:
@@ -116,6 +120,9 @@ class VcaReportResult(_ReadsEmptyIntervals):
     macro: list[MacroAverage]
     settings: AuditSettings
     warnings: list[str]
+    #: the margins files read (absolute paths): ``vlaudit report`` finds each run's items, images and scores
+    #: through them, wherever the report folder lies; empty for margins given in memory and in older files
+    margins_files: list[str] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data: object, *, path: str | Path | None = None) -> VcaReportResult:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from vlaudit.results.missing import Missing
 from vlaudit.results.vca_benchmark import BenchmarkFigures
+from vlaudit.results.vca_coverage import ScoringCoverage
 from vlaudit.results.vca_run_sections import (
     Balanced,
     ErasureGeometry,
@@ -266,6 +267,12 @@ class RunAudit:
     noise: RunNoise | Missing
     warnings: list[str]
     bootstrap: BootstrapPlan
+    #: the records the scoring run asked for and scored for this dataset and interface (``summary.json`` beside
+    #: the margins file, :mod:`vlaudit.results.vca_coverage`); None when not recorded (a margins table that is
+    #: not a ``vca score`` run folder's, a file written before coverage was)
+    scoring: ScoringCoverage | None = None
+    #: whether ``scoring`` falls below the report's ``min_coverage``: then its numbers are not a result
+    below_coverage: bool = False
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -313,3 +320,5 @@ class AuditSettings:
     seed: int
     level: float
     control_sets: list[str]
+    #: ``--min-coverage`` (None in files written before coverage was checked)
+    min_coverage: float | None = None

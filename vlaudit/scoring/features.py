@@ -44,7 +44,8 @@ from vlaudit.files import check_folder_target, read_json, read_records, read_tab
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
 from vlaudit.results.columns import FEATURE_IMAGES, FEATURE_TEXTS, SCORES, TableSchema
-from vlaudit.scoring.manifest import MANIFEST_FILE, RunManifest
+from vlaudit.results.versioned import check_schema_version
+from vlaudit.scoring.manifest import MANIFEST_FILE, MANIFEST_SCHEMA_VERSION, RunManifest
 from vlaudit.scoring.run_folder import RunFolder
 from vlaudit.sources.cycle_tables import _id
 from vlaudit.sources.image_paths import confine
@@ -324,7 +325,11 @@ def read_features(feats_dir: str | Path) -> Features:
     if not manifest_path.is_file():
         raise InputError("not a complete features folder (no manifest.json); run `vlaudit features`", path=folder)
     manifest = read_json(manifest_path)
-    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict):
+        raise InputError("manifest.json is not a JSON object; run `vlaudit features`", path=manifest_path)
+    # a folder written by a newer vlaudit is refused, as the run-folder reader does: its fields may mean otherwise
+    check_schema_version(manifest, MANIFEST_SCHEMA_VERSION, path=manifest_path, what="a features manifest", oldest=0)
+    files = manifest.get("files")
     if not isinstance(files, dict) or not all(isinstance(files.get(k), str) for k in ("images", "texts")):
         raise InputError("no 'files' naming the images and texts tables; run `vlaudit features`",
                          path=manifest_path, field="files")

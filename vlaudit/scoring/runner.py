@@ -13,7 +13,7 @@ Outputs in RUN_DIR (all written atomically):
 * ``failures.jsonl`` — failed (missing/corrupt/out-of-tree image) and skipped (context unavailable) records
   with the reason. When no record at all can be scored, the run stops with an :class:`InputError` giving
   the counts by reason and leaves no run behind: no manifest, no margins, no lock (see
-  :func:`_refuse_empty_run`).
+  :func:`refuse_empty_run`).
 * ``manifest.json`` — see :mod:`vlaudit.scoring.manifest`; ``summary.json`` — counts, failures, items/s.
 * ``cache/`` — the chunk cache (:mod:`vlaudit.scoring.cache`); a restarted run with the same arguments
   reuses it and produces a bit-identical ``margins.parquet``.
@@ -46,6 +46,8 @@ from vlaudit.files import (
 from vlaudit.hashing import sha256_json
 from vlaudit.results import columns
 from vlaudit.results.vca import ScoringSummary
+from vlaudit.results.vca_coverage import ScoringCoverage, cell_of, coverage_of
+from vlaudit.results.versioned import to_json
 from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.executors import LocalExecutor
 from vlaudit.scoring.manifest import RunManifest, local_weights_identity, model_fingerprint
@@ -154,7 +156,7 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     }
     manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
     if not any(r.status == "ok" for r in records):
-        _refuse_empty_run(records, model, out, images_dir)
+        refuse_empty_run(records, model, out, images_dir)
     with RunFolder(out).open(outputs=OUTPUT_FILES) as run:
         run.write_manifest(manifest)
         return _score_and_write(backend, items, records, units, run=run, model=model, contexts=contexts,
@@ -223,7 +225,7 @@ def check_letter_items(backend: Any, items: Sequence[BenchmarkItem]) -> None:
         require_letters(backend.spec, refused, k)
 
 
-def _refuse_empty_run(records: Sequence[Record], model: str, out: Path, images_dir: str | Path) -> None:
+def refuse_empty_run(records: Sequence[Record], model: str, out: Path, images_dir: str | Path) -> None:
     """Nothing to score: raise an :class:`InputError` with the counts by reason, leaving no run to protect.
 
     No manifest (a corrected rerun into the same folder must not be refused as "other arguments"), no
@@ -232,15 +234,19 @@ def _refuse_empty_run(records: Sequence[Record], model: str, out: Path, images_d
     the first failure instead.
     """
     counts = problem_counts(records)
+    raise InputError(f"no record could be scored: {failure_line(counts)}; {list_problems(records, model, out)}",
+                     path=images_dir if counts["n_failed"] else None)
+
+
+def list_problems(records: Sequence[Record], model: str, out: Path) -> str:
+    """Write the records not scored to ``out/failures.jsonl`` when ``out`` holds no run (a run there keeps its
+    own) and say where to read them: ``see OUT/failures.jsonl``, or the first one."""
     problems = _problems(records, model)
     if (out / "manifest.json").is_file():
-        where = f"first: {problems[0]['item_id']}: {problems[0]['error']}; the run in {out} is left as it was"
-    else:
-        with RunFolder(out).lock():
-            write_jsonl(out / "failures.jsonl", problems)
-        where = f"see {out / 'failures.jsonl'}"
-    raise InputError(f"no record could be scored: {failure_line(counts)}; {where}",
-                     path=images_dir if counts["n_failed"] else None)
+        return f"first: {problems[0]['item_id']}: {problems[0]['error']}; the run in {out} is left as it was"
+    with RunFolder(out).lock():
+        write_jsonl(out / "failures.jsonl", problems)
+    return f"see {out / 'failures.jsonl'}"
 
 
 OUTPUT_FILES = ("manifest.json", "margins.parquet", "failures.jsonl", "summary.json")
@@ -305,6 +311,7 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
         "records_per_second": (len(rows) / elapsed) if elapsed > 0 and n_scored else None,
         "failures_by_reason": counts["failures_by_reason"], "skipped_by_context": counts["skipped_by_context"],
         "contexts": {c: sum(1 for r in rows if r["context"] == c) for c in contexts},
+        "coverage": to_json(records_coverage(records)),
     }
     run.write_summary(ScoringSummary.from_dict(summary))
     return summary
@@ -334,6 +341,17 @@ def problem_counts(records: Sequence[Record]) -> dict[str, Any]:
             by_context[record.context] = by_context.get(record.context, 0) + 1
     return {"n_failed": sum(by_reason.values()), "n_skipped": sum(by_context.values()),
             "failures_by_reason": by_reason, "skipped_by_context": by_context}
+
+
+def records_coverage(records: Sequence[Record]) -> ScoringCoverage:
+    """Scored / asked per (dataset, context, interface) in first-seen order, failures by reason
+    (:mod:`vlaudit.results.vca_coverage`)."""
+    cells: dict[tuple[str, str, str], list[tuple[str, str | None]]] = {}
+    for record in records:
+        reason = None if record.status != "failed" else (record.error or "").split(":")[0]
+        cells.setdefault((record.item.dataset or "", record.context, record.interface), []).append(
+            (record.status, reason))
+    return coverage_of([cell_of(*key, statuses) for key, statuses in cells.items()])
 
 
 def failure_line(counts: Mapping[str, Any]) -> str:

@@ -68,12 +68,19 @@ def floor_estimate(abs_deltas: Mapping[str, np.ndarray], *, where: Path) -> tupl
                        bounded=b.bounded) for name, b in bounds.items()]
     short = [row for row in rows if not row.bounded]
     warning = None
-    if short:
-        fewest = min(short, key=lambda row: row.n)
-        warning = (f"tau rests on {fewest.n} re-scored units ({fewest.perturbation}): with fewer than {needed} "
-                   f"it is their maximum, which lies above the p99 of |delta margin| only with probability "
-                   f"{fewest.coverage:.0%}, not a {noise.CONFIDENCE_LEVEL:.0%} upper bound; re-run with a larger "
-                   "--sample")
+    # the perturbation tau comes from (the largest bound) is the one a warning about tau names
+    top = max(rows, key=lambda row: row.value) if rows else None
+    others = [f"{row.perturbation} ({row.n})" for row in short if row is not top]
+    if top is not None and not top.bounded:
+        also = f"; also short of {needed}: {', '.join(others)}" if others else ""
+        warning = (f"tau rests on {top.n} re-scored units ({top.perturbation}, which sets it): with fewer than "
+                   f"{needed} it is their maximum, which lies above the p99 of |delta margin| only with "
+                   f"probability {top.coverage:.0%}, not a {noise.CONFIDENCE_LEVEL:.0%} upper bound{also}; re-run "
+                   "with a larger --sample")
+    elif top is not None and others:
+        warning = (f"tau comes from {top.perturbation} (a {noise.CONFIDENCE_LEVEL:.0%} upper bound on "
+                   f"{top.n} units); {', '.join(others)} re-scored fewer than {needed} units, so their maximum "
+                   "may understate their own p99; re-run with a larger --sample to bound them too")
     tau = max((row.value for row in rows), default=0.0)
     return tau, FloorEstimate(quantile=noise.FLOOR_QUANTILE, level=noise.CONFIDENCE_LEVEL, n_needed=needed,
                               bounds=rows, warning=warning)

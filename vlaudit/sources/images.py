@@ -77,20 +77,41 @@ class ImageStore:
         if not path.is_file():
             raise ImageFailure(f"image file not found: {path}")
         data = path.read_bytes()
-        try:
-            with PILImage.open(io.BytesIO(data)) as handle:
-                handle.load()
-                image = rgb_image(handle)
-        except ImageFailure as exc:
-            raise ImageFailure(f"{exc} ({path})") from exc
-        except PILImage.DecompressionBombError as exc:  # not an OSError: PIL refuses to decode it at all
-            raise ImageFailure(f"image too large to decode safely: {path}: {exc}") from exc
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-            # PIL names the in-memory buffer by its address; drop it so that failures.jsonl is reproducible
-            detail = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the file", str(exc))
-            raise ImageFailure(f"corrupt or unreadable image: {path}: {type(exc).__name__}: {detail}") from exc
-        entry = (image, sha256_bytes(data))
+        entry = (_decode(data, path), sha256_bytes(data))
         if len(self._cache) >= self.capacity:
             self._cache.pop(next(iter(self._cache)))
         self._cache[relative] = entry
         return entry
+
+
+def _decode(data: bytes, path: Path, *, draft: bool = False) -> Image.Image:
+    """The file's bytes as an RGB image (``draft``: a JPEG decoded at reduced scale, for a quick check that
+    still reads the whole stream); :class:`ImageFailure` with the reason."""
+    try:
+        with PILImage.open(io.BytesIO(data)) as handle:
+            if draft:
+                handle.draft("RGB", (64, 64))
+            handle.load()
+            return rgb_image(handle)
+    except ImageFailure as exc:
+        raise ImageFailure(f"{exc} ({path})") from exc
+    except PILImage.DecompressionBombError as exc:  # not an OSError: PIL refuses to decode it at all
+        raise ImageFailure(f"image too large to decode safely: {path}: {exc}") from exc
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        # PIL names the in-memory buffer by its address; drop it so that failures.jsonl is reproducible
+        detail = re.sub(r"<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "the file", str(exc))
+        raise ImageFailure(f"corrupt or unreadable image: {path}: {type(exc).__name__}: {detail}") from exc
+
+
+def check_image(images_dir: str | Path, relative: str) -> str | None:
+    """Why the image ``relative`` under ``images_dir`` cannot be used (None when it can): outside the folder,
+    not found, or not decodable — the checks :meth:`ImageStore.load` makes, at a JPEG's reduced scale, so that a
+    run can refuse a wrong ``--images`` folder before any model loads."""
+    try:
+        path = confined_path(Path(images_dir), relative)
+        if not path.is_file():
+            raise ImageFailure(f"image file not found: {path}")
+        _decode(path.read_bytes(), path, draft=True)
+    except ImageFailure as exc:
+        return str(exc)
+    return None

@@ -45,6 +45,7 @@ from PIL import Image, UnidentifiedImageError
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.files import _ids_as_text, atomic_write, iter_jsonl
 from vlaudit.hashing import sha256_bytes
+from vlaudit.sources.hub_access import hub_offline, offline_reason, offline_unless_reachable
 
 HF_PREFIX = "hf-dataset:"
 IMAGES_ENV = "VLAUDIT_HF_IMAGES"
@@ -266,13 +267,21 @@ def _arrow_batches(source: str) -> Iterator[Any]:
         if local is not None:
             loaded = datasets.load_from_disk(str(local))
         else:
+            if offline_unless_reachable():  # an unreachable hub: the cache only, at once (no retries)
+                datasets.config.HF_HUB_OFFLINE = True
             loaded = datasets.load_dataset(spec.name, spec.config, split=spec.split)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - datasets raises many types; each becomes one line naming the source
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        where = "local dataset folder" if local is not None else "dataset (offline: only a cached one loads)"
-        raise InputError(f"cannot load the {where}: {first}", path=source) from exc
+        if local is not None:
+            raise InputError(f"cannot load the local dataset folder: {first}", path=source) from exc
+        way_out = ""
+        if hub_offline():
+            way_out = (f" — {offline_reason()}: load it once where the hub is reachable (then HF_HUB_OFFLINE=1), or "
+                       f"save it with Dataset.save_to_disk(DIR) and give {HF_PREFIX}DIR (a local folder)")
+        raise InputError(f"cannot load the dataset (offline: only a cached one loads): {first}{way_out}",
+                         path=source) from exc
     dataset = _pick_split(loaded, spec, source)
     for table in dataset.with_format("arrow").iter(batch_size=1024):
         yield from table.to_batches()

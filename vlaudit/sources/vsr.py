@@ -35,6 +35,7 @@ from typing import Any, cast
 
 from vlaudit.errors import InputError
 from vlaudit.relations import VSR_NOT_STRICT, VSR_STRICT_RELATIONS
+from vlaudit.sources.image_paths import confine
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.sources.rows import ImageFolder, benchmark_rows
 
@@ -108,6 +109,10 @@ def _check_row(record: dict, *, path: Path, record_label: str) -> None:
         if not isinstance(record[name], str):
             raise InputError(f"expected a string, got {type(record[name]).__name__} {record[name]!r:.40}",
                              path=path, record=record_label, field=name)
+    if confine(".", record["image"]) is None:  # the ITEMS path is relative to --images and must stay inside it
+        raise InputError(f"image path {record['image']!r:.80} leaves the images folder (absolute, or climbing "
+                         "with '..'); give the file name relative to the VSR images folder", path=path,
+                         record=record_label, field="image")
     for name in ("subj", "obj"):
         if record.get(name) is not None and not isinstance(record[name], str):
             raise InputError(f"expected a string or null, got {type(record[name]).__name__}", path=path,

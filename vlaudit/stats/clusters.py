@@ -144,5 +144,11 @@ def small_sample_cells(counts: Mapping[str, int], unit: str) -> list[str]:
     small = {where: k for where, k in counts.items() if k < MIN_CLUSTERS}
     if not small:
         return []
-    where = ", ".join(f"{name} {k}" for name, k in small.items())
-    return [str(small_sample_warning(min(small.values()), unit, f"{len(small)} cell(s) ({where})"))]
+    if len(small) == 1:
+        ((where, k),) = small.items()
+        return [str(small_sample_warning(k, unit, where))]
+    # each cell with its own count: the smallest one's count is not every cell's
+    cells = ", ".join(f"{name} {k}" for name, k in small.items())
+    measured = ", ".join(f"{k} clusters {100 * c:.0f}%" for k, c in SMALL_SAMPLE_COVERAGE)
+    return [f"{len(small)} cell(s) have fewer than {MIN_CLUSTERS} {unit} clusters ({cells}): 95% bootstrap "
+            f"intervals under-cover (measured: {measured}); read them as rough"]

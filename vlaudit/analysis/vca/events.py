@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vlaudit.metrics.vca import relation, robustness, support
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
+from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_COVERAGE
 from vlaudit.sources.margins import MarginRun
 
 
@@ -30,6 +30,9 @@ class ReportSettings:
     base_llms: tuple[tuple[str, str], ...] = ()
     #: ``--cluster COLUMN``: the resampling unit's column (None: what the items declare, :mod:`.units`)
     cluster: str | None = None
+    #: ``--min-coverage``: a run whose recorded scoring coverage (:mod:`vlaudit.results.vca_coverage`) falls
+    #: below it is reported with a warning that its numbers are not a result
+    min_coverage: float = MIN_COVERAGE
 
 
 @dataclass

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -54,6 +55,7 @@ from vlaudit.results.vca_audit import (
     interval,
     rate,
 )
+from vlaudit.results.vca_coverage import ScoringCoverage
 from vlaudit.results.vca_run_sections import InterfaceCheck
 from vlaudit.results.versioned import Interval
 from vlaudit.settings import TIE_TOL
@@ -258,12 +260,17 @@ def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
 
 
 def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | None = None,
-                  text_llms: Sequence[MarginRun] = ()) -> RunAudit:
+                  text_llms: Sequence[MarginRun] = (), scoring: ScoringCoverage | None = None) -> RunAudit:
     """The audit of one run (fractions in [0, 1]; an axis the run lacks is None; schema:
     :class:`vlaudit.results.vca_audit.RunAudit`, each section constructed where it is computed); ``floor``:
     its measured noise floor; ``text_llms``: the text-only runs of which ``settings.base_llms`` names the one
-    that gives MMStar's leakage."""
+    that gives MMStar's leakage; ``scoring``: the run's recorded scoring coverage (a run below
+    ``settings.min_coverage`` is warned of first: its numbers are not a result)."""
     run, controls = ev.run, settings.controls
+    low = scoring is not None and scoring.below(settings.min_coverage)
+    if low:
+        assert scoring is not None
+        ev.warnings.insert(0, scoring.shortfall(run.name, settings.min_coverage))
     rates = support.decomposition(ev.dep, ev.correct)
     cis = bootstrap_run(ev, settings)
     unit = run_unit(run, settings.cluster)
@@ -308,7 +315,8 @@ def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | N
                                 cluster=unit.source, unit=unit.unit, n_clusters=unit.n_clusters,
                                 small_sample=small_sample_warning(unit.n_clusters, unit.unit, run.name),
                                 method=EXPANDED,
-                                notes=[n for n in (paper_departure(run, unit, settings.cluster),) if n]))
+                                notes=[n for n in (paper_departure(run, unit, settings.cluster),) if n]),
+        scoring=scoring, below_coverage=low)
 
 
 def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:
@@ -326,10 +334,13 @@ def macro_rows(summaries: Sequence[RunAudit]) -> list[MacroAverage]:
 
 
 def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = None,
-                   floors: Mapping[tuple[str, str, str], NoiseFloor] | None = None) -> VcaReport:
+                   floors: Mapping[tuple[str, str, str], NoiseFloor] | None = None,
+                   coverages: Mapping[tuple[str, str, str], ScoringCoverage] | None = None) -> VcaReport:
     """Compute the whole VCA report for validated runs (see the module docstring); ``floors``: the measured
     noise floor of each (model, dataset, interface) run that has one
-    (:func:`vlaudit.sources.noise_floor.read_floors`; without one a run's noise is "not measured")."""
+    (:func:`vlaudit.sources.noise_floor.read_floors`; without one a run's noise is "not measured");
+    ``coverages``: the scoring coverage each run's folder recorded
+    (:func:`vlaudit.sources.scoring_coverage.read_coverages`)."""
     settings = settings or ReportSettings()
     text_llms = [run for run in runs if is_text_only(run)]  # blind baselines of MMStar's leakage, not audited
     runs = [run for run in runs if not is_text_only(run)]
@@ -345,14 +356,18 @@ def compute_report(runs: Sequence[MarginRun], settings: ReportSettings | None = 
         finer = override_warning(ev.run, settings.cluster)
         if finer:
             ev.warnings.append(finer)
-    summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key), text_llms) for ev in events]
+    summaries = [summarize_run(ev, settings, (floors or {}).get(ev.run.key), text_llms,
+                               (coverages or {}).get(ev.run.key)) for ev in events]
     interfaces = vca_axes.interface_checks(events, settings)
     result = VcaReportResult(
         runs=summaries, interfaces=interfaces, macro=macro_rows(summaries),
         settings=AuditSettings(controls=list(settings.controls), n_resamples=settings.n_resamples,
                                seed=settings.seed, level=settings.level,
-                               control_sets=["+".join(s) for s in settings.control_sets]),
-        warnings=[w for ev in events for w in ev.warnings])
+                               control_sets=["+".join(s) for s in settings.control_sets],
+                               min_coverage=settings.min_coverage),
+        warnings=[w for ev in events for w in ev.warnings],
+        margins_files=sorted({str(Path(run.source).resolve()) for run in runs
+                              if run.source and Path(run.source).is_file()}))
     return VcaReport(result=result, items=[row for ev in events for row in report_rows.item_rows(ev)],
                      groups=[row for ev in events for row in report_rows.group_rows(ev)],
                      gaps={ev.run.key: ev.gap for ev in events})

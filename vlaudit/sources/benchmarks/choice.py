@@ -150,12 +150,12 @@ def read_mmbench(source: str | Path, *, images: ImageFolder | None = None) -> Be
     published CircularEval copies (index + k·10⁶) grouped with their question (:func:`circular_groups`)."""
     rows, noun = release_rows(source, _images(images))
     name, split = str(source), split_name(source)
-    items, records, notes = [], [], []
+    items, records, notes, relabelled = [], [], [], []
     for number, raw in rows:
         row = Row(raw, name, f"{noun} {number}")
         options, columns = row.column_options()
         if list(columns) != list(columns.values()):
-            notes.append(f"{row.record}: options {', '.join(columns)} (an empty option between them) are lettered "
+            relabelled.append(f"{row.record}: options {', '.join(columns)} (an empty option between them) are lettered "
                          f"{', '.join(columns.values())} here, the gold answer with them")
         missing = [letter for letter in columns if str(row.raw.get(letter)).strip() in PANDAS_NA_TEXT]
         if missing:
@@ -169,9 +169,13 @@ def read_mmbench(source: str | Path, *, images: ImageFolder | None = None) -> Be
             extra={"l2_category": row.first(("L2-category", "l2-category", "l2_category"), required=False),
                    "source_index": index, "source": row.text("source", required=False)}))
         records.append(row.record)
-    items, circular_notes = circular_groups(unique_ids(items, records, name))
-    return BenchmarkRead("mmbench", items, notes=notes[:5] + ([f"... and {len(notes) - 5} more such rows"]
-                                                               if len(notes) > 5 else []) + circular_notes)
+    items, circular_notes, circular_warnings = circular_groups(unique_ids(items, records, name))
+    return BenchmarkRead("mmbench", items, notes=_first_five(notes) + circular_notes,
+                         warnings=_first_five(relabelled) + circular_warnings)
+
+
+def _first_five(lines: list[str]) -> list[str]:
+    return lines[:5] + ([f"... and {len(lines) - 5} more such rows"] if len(lines) > 5 else [])
 
 
 def _rotation(copy: tuple[str, ...], main: tuple[str, ...]) -> int | None:
@@ -181,17 +185,18 @@ def _rotation(copy: tuple[str, ...], main: tuple[str, ...]) -> int | None:
     return turns[0] if turns else None
 
 
-def circular_groups(items: list[BenchmarkItem]) -> tuple[list[BenchmarkItem], list[str]]:
+def circular_groups(items: list[BenchmarkItem]) -> tuple[list[BenchmarkItem], list[str], list[str]]:
     """MMBench's published CircularEval copies grouped as VLMEvalKit's ``mcq_circular_eval`` groups them.
 
     A release that holds copies (an ``index`` ≥ 10⁶) gives every row ``circular_id`` = ``mmbench-{index mod
     10⁶}`` and ``rotation`` = how far its options are rotated from the row whose index is that group's
     (0 for that row itself; None where the options are no rotation of it, or that row is missing — VLMEvalKit
     then drops the question from CircularEval, and so does the report). Without copies items are unchanged
-    (``vca score --circular`` then writes the rotations)."""
+    (``vca score --circular`` then writes the rotations). Returns the items, the notes and the warnings
+    (rotations missing or unread: CircularEval then scores fewer questions than the release holds)."""
     indexes = {item.item_id: _integer(item.extra.get("source_index")) for item in items}
     if not any(index is not None and index >= CIRCULAR_OFFSET for index in indexes.values()):
-        return items, []
+        return items, [], []
     main = {index: item for item in items if (index := indexes[item.item_id]) is not None and index < CIRCULAR_OFFSET}
     out, orphans, unread = [], set(), 0
     for item in items:
@@ -208,13 +213,14 @@ def circular_groups(items: list[BenchmarkItem]) -> tuple[list[BenchmarkItem], li
         out.append(replace(item, extra={**item.extra, "circular_id": f"mmbench-{index % CIRCULAR_OFFSET}",
                                          "rotation": rotation}))
     notes = [f"CircularEval: {len(main)} questions with their published copies (index + k·10⁶)"]
+    warnings = []
     if orphans:
-        notes.append(f"CircularEval: {len(orphans)} question(s) have copies but no row of their own "
+        warnings.append(f"CircularEval: {len(orphans)} question(s) have copies but no row of their own "
                      f"(e.g. index {min(orphans)}); VLMEvalKit leaves them out of CircularEval, and so does the report")
     if unread:
-        notes.append(f"CircularEval: {unread} copies whose options are no rotation of their question's; they count "
-                     f"in its group, not in a rotation's row")
-    return out, notes
+        warnings.append(f"CircularEval: {unread} copies whose options are no rotation of their question's; they "
+                        f"count in its group, not in a rotation's row")
+    return out, notes, warnings
 
 
 def _integer(value: object) -> int | None:

@@ -57,6 +57,9 @@ class BenchmarkRead:
     items: list[BenchmarkItem]
     excluded: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: what changes how the items read against the release (options relabelled, CircularEval rotations that
+    #: are missing or unread): printed as ``warning:``, where a note is only said
+    warnings: list[str] = field(default_factory=list)
 
     def categories(self) -> dict[str, int]:
         """Kept items per ``category`` (``(none)`` for items without one), most frequent first."""
