@@ -182,7 +182,8 @@ def test_a_question_longer_than_the_context_fails_alone_and_the_rest_are_scored(
     items.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = tmp_path / "run"
     code, out, err = cli("vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", items, "--images",
-                         tmp_path / "bench" / "images", "--out", run, "--contexts", "original,text")
+                         tmp_path / "bench" / "images", "--out", run, "--contexts", "original,text",
+                         "--min-coverage", 0)  # two of four items fail by design: accept the partial run
     assert code == 0 and "Traceback" not in err, err
     failures = [json.loads(line) for line in (run / "failures.jsonl").read_text().splitlines()]
     assert sorted({f["item_id"] for f in failures}) == sorted([rows[1]["item_id"], rows[2]["item_id"]])

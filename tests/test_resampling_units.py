@@ -307,7 +307,7 @@ def test_compare_cycles_warns_below_the_minimum_number_of_clusters() -> None:
     joined = vlaudit.compare_cycles(chain, {"a": _cycle_scores(chain, 1), "b": _cycle_scores(chain, 2)},
                                     cluster="image", **kwargs)
     collapse, line = joined.comparison.warnings
-    assert "CycleAcc/test/left 1" in line and "only 1 image cluster" in line
+    assert "CycleAcc/test/left: only 1 image cluster" in line
     assert "into 1 connected cluster" in collapse
 
 

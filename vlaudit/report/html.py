@@ -10,6 +10,7 @@ stylesheet is inline, there is no script: the file opens offline in any browser.
 from __future__ import annotations
 
 import datetime as _dt
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,13 @@ READS = ("a `vca report --out` folder, a `vca score` run folder, a `vlaudit demo
          "output, or a folder holding them")
 
 
+def _quietly_empty(root: Path) -> bool:
+    """Whether ``root`` holds no audit output; the files it skips are warned of once, by :func:`build_html`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return discover(root).empty
+
+
 def write_report(run_dir: str | Path, *, require_results: bool = False) -> Path:
     """Write ``RUN_DIR/report.html`` (atomically) and return its path. ``require_results``: refuse (one
     :class:`InputError`, nothing written) a folder holding no audit output, as ``vlaudit report`` does; without
@@ -181,7 +189,7 @@ def write_report(run_dir: str | Path, *, require_results: bool = False) -> Path:
         raise InputError(f"is a file; vlaudit report reads a folder ({READS}): {hint}", path=root)
     if not root.is_dir():
         raise InputError("run folder not found (expected a folder of audit outputs)", path=root)
-    if require_results and discover(root).empty:
+    if require_results and _quietly_empty(root):
         raise InputError(f"no audit output found here, so there is nothing to report; give {READS}", path=root)
     document = build_html(root)
     out = root / REPORT_NAME

@@ -60,10 +60,12 @@ class ScoringCoverage:
 
     def shortfall(self, name: str, min_coverage: float) -> str:
         """The one-line verdict on a run below the threshold, with the way out."""
+        images = any("image" in reason for reason in self.failed_by_reason)
+        fix = ("give --images the folder the items' image paths are relative to" if images
+               else "fix what failed")
         return (f"{name}: {self.line()} — below --min-coverage {100 * min_coverage:g}%, so its numbers are not a "
-                "result; give --images the folder the items' image paths are relative to (the run's "
-                "failures.jsonl lists every record not scored) and rescore, or pass --min-coverage 0 to accept "
-                "the run as it is")
+                f"result; {fix} (the run's failures.jsonl lists every record not scored) and rescore, or pass "
+                "--min-coverage 0 to accept the run as it is")
 
     def line(self) -> str:
         """``6 of 17558 records scored (0.0%); 17552 failed (image file not found: 17552)`` (+ the lowest cell

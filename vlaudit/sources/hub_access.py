@@ -88,4 +88,4 @@ def offline_reason() -> str:
     if _switched_offline:
         return (f"the hub {_switched_offline[0]}, so only the local cache is read (set HF_HUB_OFFLINE=1 to skip "
                 "this check)")
-    return "the hub is offline (HF_HUB_OFFLINE)"
+    return "downloads are off (HF_HUB_OFFLINE=1)"
