@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from two_by_two_samples import WINOGROUND_ROWS
 
 import vlaudit
-from two_by_two_samples import WINOGROUND_ROWS
 from vlaudit.analysis.giveaway.audit import benchmark_giveaway
 from vlaudit.analysis.giveaway.classifier import classifier_scores, fold_of_items
 from vlaudit.errors import InputError

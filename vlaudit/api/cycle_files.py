@@ -43,6 +43,10 @@ def audit_pair_files(pairs: Sequence[str | Path], *, out: str | Path, fmt: str =
         if row.labelled_both_ways:
             warnings.append(f"{path}: {row.labelled_both_ways} (image, caption) pair(s) labelled both positive "
                             "and negative")
+        if not row.positives or not row.negatives:
+            missing = "negatives" if row.positives else "positives"
+            warnings.append(f"{path}: no {missing} (label {0 if row.positives else 1}): the TVs between positives "
+                            "and negatives are undefined (shown as —, null in audit_pairs.json)")
         rows.append(row)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,8 @@ same caption). Quantities, positives against negatives:
   and among negatives (:func:`vlaudit.metrics.audits.total_variation`). A negative caption never seen as a
   positive — SugarCrepe's replaced/swapped/added captions — puts its whole mass on one side, so tv_caption = 1:
   a caption-only score can tell negatives from positives without looking at the image;
-* ``tv_caption_length`` — the same over caption word counts (None when a caption has no text);
+* ``tv_caption_length`` — the same over caption word counts (None when a caption has no text).
+  All three are None when the table has no positives or no negatives (a TV with an empty side is undefined);
 * signed degrees (Theorem 1): deg(u) = Σ of the signed weights w of the entries of image u (caption v alike).
   Theorem 1's condition is about the comparison the benchmark scores, so the weights are that comparison's,
   the pooled matched-vs-mismatched comparison, mean score of positives minus mean of negatives: w = +1/n_pos
@@ -132,12 +133,15 @@ def audit_pairs(pairs: Sequence[LabelledPair], weighting: str = "mean") -> dict[
     positive_keys = {(p.image_id, p.caption) for p in pairs if p.label}
     negative_keys = {(p.image_id, p.caption) for p in pairs if not p.label}
     n_pos, n_neg = sum(sides[1]["image"].values()), sum(sides[0]["image"].values())
+    both = n_pos > 0 and n_neg > 0
     return {
         "pairs": len(pairs), "positives": n_pos, "negatives": n_neg,
         "images": degrees.pop("images"), "captions": degrees.pop("captions"),
-        "tv_image": total_variation(sides[1]["image"], sides[0]["image"]),
-        "tv_caption": total_variation(sides[1]["caption"], sides[0]["caption"]),
-        "tv_caption_length": total_variation(sides[1]["length"], sides[0]["length"]) if texts_known else None,
+        # a TV between positives and negatives is undefined when one side is empty (None, not 1.0)
+        "tv_image": total_variation(sides[1]["image"], sides[0]["image"]) if both else None,
+        "tv_caption": total_variation(sides[1]["caption"], sides[0]["caption"]) if both else None,
+        "tv_caption_length": (total_variation(sides[1]["length"], sides[0]["length"])
+                              if texts_known and both else None),
         **degrees,
         "distinct_positives": len(positive_keys), "distinct_negatives": len(negative_keys),
         "positives_in_cycles": len(in_pos), "negatives_in_cycles": len(in_neg),

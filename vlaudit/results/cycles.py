@@ -160,8 +160,8 @@ class PairAuditRow:
     negatives: int
     images: int
     captions: int
-    tv_image: float
-    tv_caption: float
+    tv_image: float | None
+    tv_caption: float | None
     tv_caption_length: float | None
     weighting: str
     degree_imbalance: float
