@@ -151,7 +151,7 @@ def test_vca_score_always_prints_failures_by_reason_and_their_file(toy_items, cl
     run = tmp_path / "run"
     code, out, err = cli(*["vca", "score", "--model", "ref:tiny-qwen2-vl", "--benchmark", str(items), "--images",
                             str(tmp_path / "bench" / "images"), "--out", str(run), "--contexts",
-                            "original,text,irre", "--min-coverage", "0"])  # a third lost: accepted (issue 54)
+                            "original,text,irre", "--min-coverage", "0"])  # a third lost: accepted
     assert code == 0, err
     flat = " ".join(out.split())
     assert "records not scored: 6 failed (image file not found: 6), 4 skipped (context irre: 4)" in flat
@@ -213,7 +213,7 @@ def test_model_source_accepts_folders_cached_hub_ids_and_online_hub_ids(tmp_path
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
     from vlaudit.sources import hub_access
 
-    monkeypatch.setattr(hub_access, "hub_reachable", lambda: None)  # a machine that reaches the hub (issue 54)
+    monkeypatch.setattr(hub_access, "hub_reachable", lambda: None)  # a machine that reaches the hub
     check_model_source("hf", "org/not-cached")  # online: transformers downloads it
 
 

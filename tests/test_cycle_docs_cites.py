@@ -1,5 +1,5 @@
-"""The cycle-paper experiments cite the paper's own sections, and the OE marker is quoted with its period
-(issue 53, item 12). With the paper under ../shared/seeds the section titles are checked against it."""
+"""The cycle-paper experiments cite the paper's own sections, and the OE marker is quoted with its period.
+With the paper under ../shared/seeds the section titles are checked against it."""
 
 from __future__ import annotations
 

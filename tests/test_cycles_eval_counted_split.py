@@ -1,6 +1,6 @@
 """``cycles eval`` of a test-only COCO build counts what the build counted (cycle paper §D.5: validation
 cycles): the train2017 build's val cycles, recorded in the test build's metadata — not the test cycles, which
-withdrew every family the build kept (issue 53, item 8)."""
+withdrew every family the build kept."""
 
 from __future__ import annotations
 

@@ -172,7 +172,7 @@ def test_report_prints_and_writes_table_11(tmp_path) -> None:
     constants = geometry.pop("constants")
     assert geometry == {"n_rele": 3, "rele_erased_pct": 30.0, "union_pct": 30.0, "n_irre": 2,
                         "irre_erased_pct": 22.5, "irre_zero_overlap_pct": 100.0}
-    # the constants the geometry rests on (vlaudit's, issue 53 item 15), in vca.json and beside the table
+    # the constants the geometry rests on (vlaudit's own), in vca.json and beside the table
     assert constants == {"pad_fraction": 0.05, "pad_min_px": 4, "irre_grid": 8, "irre_area_fraction": 0.25,
                          "irre_may_overlap_union": True,
                          "source": "vlaudit.contexts.image_contexts (not paper settings)"}

@@ -70,7 +70,7 @@ def _raising(exception: BaseException):
     (IncompleteRunError(
         "1 of 4 shards failed; rerun the same command to score the rest"), 3,
      "error: 1 of 4 shards failed; rerun the same command to score the rest"),
-    # `models list` keeps nothing to resume from: it does not claim so (issue 54)
+    # `models list` keeps nothing to resume from: it does not claim so
     (KeyboardInterrupt(), 130, "error: interrupted; nothing half-written is left, and the same command starts "
                                "over when rerun"),
     # a library's multi-line exception text inside vlaudit's error: folded onto the one line

@@ -1,7 +1,7 @@
 """The paper's COCO protocol as one command (cycle paper §D.5: train/validation cycles from train2017, test
 cycles from val2017, three split seeds): ``--build`` + ``--test-build`` build both per seed (the test build
 with ``--validation-from`` the seed's train build), ``--cycles`` + ``--test-cycles`` read them, and the run
-records both builds (issue 53, item 7). Procedural scenes stand in for COCO: one rendering, its image ids split
+records both builds. Procedural scenes stand in for COCO: one rendering, its image ids split
 into a "train2017" and a "val2017" annotation file (disjoint ids, like COCO's)."""
 
 from __future__ import annotations

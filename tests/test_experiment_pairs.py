@@ -41,7 +41,7 @@ def test_rewritten_negatives_leak_the_caption_marginal() -> None:
     assert result["positives_in_cycles"] == result["negatives_in_cycles"] == 0
     incomplete = audit_pairs([P("A", "a", 1), P("B", "b", 1), P("A", "b", 0)])  # one swap missing
     assert incomplete["positives_in_cycles"] == 0 and incomplete["max_abs_signed_degree"] == 0.5
-    # the dropped ±1 weighting is refused with the reason (issue 53, item 11)
+    # the dropped ±1 weighting is refused with the reason
     with pytest.raises(InputError, match="only restated the positive:negative ratio"):
         audit_pairs([P("A", "a", 1), P("B", "b", 1), P("A", "b", 0)], "count")
 

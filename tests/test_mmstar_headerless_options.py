@@ -1,6 +1,6 @@
 """MMStar's published ``mmstar.parquet`` holds 7 MathVista questions whose ``(A) …`` options follow the question
 with neither an ``Options:`` nor a ``Choices:`` header; the reader refused the whole file at the first (row 777).
-They are read here, in the release's layout (issue 53, item 14); the real file is used when it is under
+They are read here, in the release's layout; the real file is used when it is under
 ../shared/data (it is not in this workplace)."""
 
 from __future__ import annotations

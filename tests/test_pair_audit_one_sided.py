@@ -1,5 +1,4 @@
-"""An all-positive pair table has no negatives: its TVs are undefined (—, null), not 1.000, and a warning says so
-(issue 54 item 11)."""
+"""An all-positive pair table has no negatives: its TVs are undefined (—, null), not 1.000, and a warning says so."""
 
 from __future__ import annotations
 

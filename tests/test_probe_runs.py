@@ -1,5 +1,5 @@
 """Every trained probe's batch and steps as run are in the run's JSON, AdamW is listed among vlaudit's own
-settings, and a probe below chance on its own training data is left out of mean ± sd (issue 53, item 10)."""
+settings, and a probe below chance on its own training data is left out of mean ± sd."""
 
 from __future__ import annotations
 

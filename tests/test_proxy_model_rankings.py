@@ -1,4 +1,4 @@
-"""The cross-model ranking ρ of the §18 per-run proxies (VCA §18; issue 53, item 15): per dataset, Spearman ρ
+"""The cross-model ranking ρ of the §18 per-run proxies (VCA §18): per dataset, Spearman ρ
 between the models' ranking by a proxy (Perceptual Score, Visual Dependence, Acc) and by D-CC."""
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ def test_cycle_clusters_of_one_equal_the_cycle_level_results(deltas: list[float]
 def test_small_sample_cells_warn_once_naming_each_cell() -> None:
     assert small_sample_cells({"a/val": MIN_CLUSTERS, "b/val": 40}, "cycle") == []
     (line,) = small_sample_cells({"a/val": 5, "b/test": 12, "c/val": 99}, "image")
-    # each cell with its own count (issue 54: "only 5 image clusters" was printed for b/test's 12 too)
+    # each cell with its own count ("only 5 image clusters" was once printed for b/test's 12 too)
     assert "2 cell(s) have fewer than 20 image clusters (a/val 5, b/test 12)" in line and "only 5" not in line
     (line,) = small_sample_cells({"a/val": 5, "c/val": 99}, "image")
     assert line.startswith("a/val: only 5 image clusters (< 20)")
@@ -300,7 +300,7 @@ def test_compare_cycles_warns_below_the_minimum_number_of_clusters() -> None:
     cycles = _shared_image_cycles(n=40, images=40)
     scores = {"a": _cycle_scores(cycles, 1), "b": _cycle_scores(cycles, 2)}
     kwargs: dict[str, Any] = {"min_cycles": 5, "n_resamples": 50, "n_permutations": 49}
-    # the cycle unit's caveat is a warning of the file too, not only of the console (issue 53)
+    # the cycle unit's caveat is a warning of the file too, not only of the console
     assert vlaudit.compare_cycles(cycles, scores, **kwargs).comparison.warnings == [CYCLE_UNIT_CAVEAT]
     assert vlaudit.compare_cycles(cycles, scores, cluster="source", **kwargs).comparison.warnings == []  # 20
     chain = _shared_image_cycles(n=40, images=8)

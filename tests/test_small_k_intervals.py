@@ -1,4 +1,4 @@
-"""Intervals that hold their coverage on clustered data (issue 53, statistics items 1–2).
+"""Intervals that hold their coverage on clustered data.
 
 * The expanded percentile interval (Hesterberg 2015), the default cluster-bootstrap interval: its tails by
   hand, and its coverage measured by a seeded simulation at 5/10/20/50 clusters within Monte Carlo error of

@@ -131,7 +131,7 @@ def test_a_report_without_a_floor_says_so(tmp_path: Path, cli) -> None:
     assert data["runs"][0]["noise"] == {"missing": reason} and "not measured" in reason
     with (tmp_path / "rep" / "headline.csv").open(encoding="utf-8") as handle:
         (row,) = list(csv.DictReader(handle))
-    # numeric columns stay numeric (empty); the reason is in its own text column (issue 53)
+    # numeric columns stay numeric (empty); the reason is in its own text column
     assert row["noise_tau"] == row["dcc_noise_lo"] == "" and row["noise_missing"] == reason
     assert cli("report", tmp_path / "rep")[0] == 0
     page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")

@@ -135,7 +135,7 @@ def test_default_seeds_each_show_the_constructed_behaviour(default_run) -> None:
 def test_rank_control_peaks_at_a_middle_rank_like_table_1(default_run) -> None:
     """§E.5 / Table 1 with the paper's 40 epochs: over seeds 0/1/2 the mean AUROC rises from rank 1 to rank 8 —
     the paper's peak rank — and the mean's highest rank is 8; but rank 8 minus rank 16 is +0.0037 ± 0.0055 over
-    the seeds (seed 2 peaks at 16), inside the spread, so the run claims no peak (issue 53, item 9)."""
+    the seeds (seed 2 peaks at 16), inside the spread, so the run claims no peak."""
     _, result = default_run
     assert result.config["rank_epochs"] == SYNTHETIC_RANK_EPOCHS == 40
     mean = {int(r.probe.split()[1]): r.mean for r in result.rows if r.diagnostic == "rank_sweep"}

@@ -1,6 +1,6 @@
 """A text-only letter run — a base LLM scored blind, the S_t of MMStar's multimodal leakage (MMStar §4) — is
 scored, warned about and reported: it has no ``original`` context, and its decision is its answer under ``text``
-(issue 53, item 13: ``vca score --interface letter --contexts text`` ended in ``KeyError: 'original'``)."""
+(``vca score --interface letter --contexts text`` ended in ``KeyError: 'original'``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The two-way (image_1 × image_2) pigeonhole bootstrap (issue 53, statistics item 3): the vectorised path
+"""The two-way (image_1 × image_2) pigeonhole bootstrap: the vectorised path
 against a readable loop, its coverage on a crossed design where the cycle bootstrap under-covers, and
 ``compare_cycles(cluster="two-way")``.
 

@@ -1,4 +1,4 @@
-"""Unit overrides and warnings (issue 53, statistics items 3–4): an override finer than the declared cluster is
+"""Unit overrides and warnings: an override finer than the declared cluster is
 warned about; ``compare vca`` warns per relation family row with few clusters; the cycle-unit caveat and the
 ``--cluster image`` collapse go into ``compare_cycles.json``'s warnings; at most five clusters say that no test
 can reach p ≤ 0.05; ``compare vca`` takes the exact sign flip at ≤ 20 clusters (16 stems: 2/2^16)."""

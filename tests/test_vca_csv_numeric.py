@@ -1,4 +1,4 @@
-"""``vca report``'s CSV files keep numeric columns numeric (issue 53, statistics item 6): a value that is not
+"""``vca report``'s CSV files keep numeric columns numeric: a value that is not
 computable is an empty cell, and its reason is in the text column beside it."""
 
 from __future__ import annotations

@@ -133,7 +133,7 @@ _EXPORTS: dict[str, str] = {
     "TINY_FAMILIES": "vlaudit.backends.tiny_families:TINY_FAMILIES",
     "family_label": "vlaudit.builders.cycles.build_steps:family_label",
     "CocoCaps": "vlaudit.builders.cycles.coco:CocoCaps",
-    # the compositionality suites (issue 51)
+    # the compositionality suites
     "suites": "vlaudit.api.suites:suites",
     "read_suite": "vlaudit.api.suites:read_suite",
     "evaluate_suite": "vlaudit.api.suites:evaluate_suite",

@@ -1,4 +1,4 @@
-"""What does this benchmark give away? (``vlaudit giveaway``; issue 52): text lints, the order-blind ceiling,
+"""What does this benchmark give away? (``vlaudit giveaway``): text lints, the order-blind ceiling,
 blind baselines under the benchmark's own metric, the blind-filtered subset, and a model's metric on full vs
 filtered.
 

@@ -6,7 +6,7 @@ at once: the folder does not exist, or the hub model is not in the local cache a
 ``TRANSFORMERS_OFFLINE``) forbids downloading it.
 
 Without ``HF_HUB_OFFLINE`` on a machine that cannot reach the hub, the hub libraries retried for minutes
-before failing (``hf:`` 3 min 17 s, ``open_clip:`` 1 min 05 s, ``hf-dataset:`` 26 s; issue 54). Before a hub
+before failing (``hf:`` 3 min 17 s, ``open_clip:`` 1 min 05 s, ``hf-dataset:`` 26 s). Before a hub
 id is resolved, :func:`offline_unless_reachable` opens one TCP connection to the hub's host (``HF_ENDPOINT``,
 or the HTTPS proxy when one is set) with a :data:`HUB_PROBE_SECONDS` limit; when it fails, the process is put
 in the hub libraries' offline mode (what ``HF_HUB_OFFLINE=1`` does), so a cached model loads from the cache and

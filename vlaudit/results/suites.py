@@ -75,7 +75,7 @@ class SuiteAuditCell:
 @dataclass(frozen=True, kw_only=True)
 class SuiteResult(VersionedResult):
     """One model on one compositionality suite file: the suite's official figures as its authors compute them,
-    exact CycleAcc where the items hold cycles, and the marginal audit of its negatives (issue 51).
+    exact CycleAcc where the items hold cycles, and the marginal audit of its negatives.
 
     ``figures`` are the suite's :class:`OfficialFigure` list (its own tie rule and aggregation; ``n`` the items
     each counts, ``coverage`` of each = n / the file's records read); ``cycles`` and ``audit`` hold one cell for
