@@ -104,12 +104,28 @@ class EndpointServer:
         self.n_throttled = 0
         self.requests: list[dict[str, Any]] = []
         self.n_chat = 0
+        self.n_active = 0
+        self.last_request = time.monotonic()
         self._lock = threading.Lock()
         self.httpd = _QuietServer(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self._thread.start()
+
+    def wait_idle(self, quiet: float = 0.5, timeout: float = 30.0) -> None:
+        """Return once no request is being handled and none has arrived for ``quiet`` seconds.
+
+        A client killed mid-run leaves requests in the server's socket backlog; they are still
+        counted after the kill, so a count read before they land would blame the next run.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if self.n_active == 0 and time.monotonic() - self.last_request >= quiet:
+                    return
+            time.sleep(0.02)
+        raise TimeoutError(f"the endpoint server did not go idle within {timeout} s")
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -202,6 +218,17 @@ def _handler(server: EndpointServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"detail": "Not Found"})
 
         def do_POST(self) -> None:
+            with server._lock:
+                server.n_active += 1
+                server.last_request = time.monotonic()
+            try:
+                self._post()
+            finally:
+                with server._lock:
+                    server.n_active -= 1
+                    server.last_request = time.monotonic()
+
+        def _post(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             if not self._authorised():
                 return
