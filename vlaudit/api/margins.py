@@ -5,13 +5,13 @@ Its own module so that ``vca score`` (:mod:`vlaudit.api.runs`) imports neither t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 
+from vlaudit.results.backend_description import PrefixCacheDecision
 from vlaudit.results.vca import DualScoringSummary, ScoringSummary
 
 if TYPE_CHECKING:
@@ -26,7 +26,8 @@ class Margins:
 
     path: Path
     summary: ScoringSummary | DualScoringSummary
-    prefix_cache: Mapping[str, object] | None = None  # the shared image-prefix reuse decision (manifest.json)
+    #: the shared image-prefix reuse decision (manifest.json's ``prefix_cache``: what the backend's prepare() returned)
+    prefix_cache: PrefixCacheDecision | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property

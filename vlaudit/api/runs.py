@@ -30,7 +30,7 @@ from vlaudit.results.vca import DualScoringSummary, ScoringSummary
 from vlaudit.scoring.dual_margins import grouped_items, score_dual
 from vlaudit.scoring.executors import features_executor, open_features, yes_no_executor
 from vlaudit.scoring.features import Features, collect_inputs, read_features, write_features
-from vlaudit.scoring.finished_run import finished_summary, model_files
+from vlaudit.scoring.finished_run import finished_summary, model_files, run_decision
 from vlaudit.scoring.image_check import check_run_images
 from vlaudit.scoring.mllm_cycle_scores import (
     CYCLE_QUERY,
@@ -118,7 +118,7 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
                               strict=spec.run.strict, model_name=spec.model_name, chunk_size=spec.run.chunk_size,
                               arguments=recorded, on_plan=on_plan, on_progress=on_progress,
                               on_warning=on_warning, executor=executor, model_files=files)
-        decision = loaded.describe().get("prefix_cache_decision")  # as manifest.json records it
+    decision = run_decision(spec.out)  # as manifest.json records it: what the backend's prepare() returned
     path = Path(spec.out) / "margins.parquet"
     return Margins(path, ScoringSummary.from_dict(summary), prefix_cache=decision, warnings=no_answer_warnings(path))
 

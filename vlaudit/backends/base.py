@@ -9,8 +9,10 @@ Each protocol lists every member the scoring runner, the executors and the comma
 probes with ``hasattr``. :class:`YesNoBackendBase` supplies the optional steps as no-ops (``prepare``,
 ``prefetch_prompts``); a yes/no backend subclasses it and overrides what it needs.
 
-Every backend also reports ``describe()``: the facts that change its outputs (model id, revision, dtype,
-pixel budget, template hash, ...) which go into run manifests and cache keys.
+Every backend also reports ``describe()``: a :class:`~vlaudit.results.backend_description.BackendDescription`
+of the facts that change its outputs (model id, revision, dtype, pixel budget, template hash, ...), which go
+into run manifests and cache keys; a yes/no backend's ``prepare()`` returns its run's
+:class:`~vlaudit.results.backend_description.PrefixCacheDecision` (or None), which the runner records.
 """
 
 from __future__ import annotations
@@ -18,14 +20,20 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 from vlaudit.errors import InputError
+from vlaudit.results.backend_description import BackendDescription, PrefixCacheDecision
 
 if TYPE_CHECKING:
     import numpy as np
     from PIL import Image
+
+    from vlaudit.sources.items import BenchmarkItem
+
+__all__ = ["BackendDescription", "PrefixCacheDecision"]  # the seam's records, defined in the results leaf
 
 # interface -> (positive answer word, negative answer word); how each backend writes the word after its prompt
 # (leading space or not) is resolved per backend in vlaudit.backends.verbalizers (VCA §11)
@@ -91,8 +99,9 @@ class YesNoBackend(Protocol):
     (the letter interface; empty when the backend was not loaded for it); ``models verbalizers`` prints them and every :class:`YesNoResult` carries them.
     ``prompt(question, interface, with_image)``: the exact serialized prompt (hashed into the cache keys);
     ``with_image`` is how many images it holds (False/0 none, True/1 one, n several, in order).
-    ``prepare(items, images_dir, interfaces)``: run-shape decisions taken before planning (e.g. prefix
-    reuse), which ``describe()`` then records; may return the decision. ``prefetch_prompts(items,
+    ``prepare(items, images_dir, interfaces)``: run-shape decisions taken before planning: the run's
+    :class:`PrefixCacheDecision` (shared image-prefix reuse), which the runner records from this return
+    value, or None when the backend decides nothing. ``prefetch_prompts(items,
     interfaces)``: render every prompt the run needs at once (a remote backend's one round trip).
     ``score(requests)``: one result per request, in request order.
     """
@@ -101,13 +110,14 @@ class YesNoBackend(Protocol):
     batch_size: int
     verbalizer_ids: dict[str, tuple[int, int]]
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> BackendDescription: ...
 
     def prompt(self, question: str, interface: str, with_image: int) -> str: ...
 
-    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any] | None: ...
+    def prepare(self, items: Sequence[BenchmarkItem], images_dir: str | Path,
+                interfaces: Sequence[str]) -> PrefixCacheDecision | None: ...
 
-    def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None: ...
+    def prefetch_prompts(self, items: Sequence[BenchmarkItem], interfaces: Sequence[str]) -> None: ...
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]: ...
 
@@ -123,16 +133,17 @@ class YesNoBackendBase:
     batch_size: int = 1
     verbalizer_ids: dict[str, tuple[int, int]]
     letter_ids: tuple[int, ...] = ()
-    verbalizers: Mapping[str, Any] = MappingProxyType({})
+    verbalizers: Mapping[str, object] = MappingProxyType({})
     tokenizer_kind: str = "AutoProcessor"
     #: how many images one query may hold (:func:`images_per_query`); a backend that reads several says so
     max_images: int = 1
 
-    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any] | None:
+    def prepare(self, items: Sequence[BenchmarkItem], images_dir: str | Path,
+                interfaces: Sequence[str]) -> PrefixCacheDecision | None:
         """No run-shape decision to take."""
         return None
 
-    def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None:
+    def prefetch_prompts(self, items: Sequence[BenchmarkItem], interfaces: Sequence[str]) -> None:
         """Prompts are rendered locally on demand; nothing to fetch."""
         return None
 
@@ -190,7 +201,7 @@ def unsupported_perturbation(who: str, name: str, supported: Mapping[str, str]) 
 
 
 @contextlib.contextmanager
-def attribute_set(target: Any, attribute: str, value: Any) -> Iterator[None]:
+def attribute_set(target: object, attribute: str, value: object) -> Iterator[None]:
     """``target.attribute = value`` for the block, the old value restored after it (a perturbation's switch)."""
     saved = getattr(target, attribute)
     setattr(target, attribute, value)
@@ -267,7 +278,7 @@ class FeatureBackend(Protocol):
     spec: str
     batch_size: int
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> BackendDescription: ...
 
     def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray: ...
 
@@ -276,6 +287,26 @@ class FeatureBackend(Protocol):
 
 #: a loaded model of either capability (:func:`vlaudit.backends.registry.load_backend` returns one)
 Backend = YesNoBackend | FeatureBackend
+
+
+def description_of(backend: YesNoBackend | FeatureBackend) -> BackendDescription:
+    """``backend.describe()`` as a :class:`BackendDescription` (a user's backend that still returns a plain
+    dict is read into one: the same JSON, the same hashes)."""
+    facts: object = backend.describe()
+    if isinstance(facts, BackendDescription):
+        return facts
+    if not isinstance(facts, Mapping):
+        raise InputError(f"{type(backend).__name__}.describe() returned {type(facts).__name__}, not a "
+                         "BackendDescription", field="model")
+    return BackendDescription.of(facts)
+
+
+def decision_of(value: object) -> PrefixCacheDecision | None:
+    """What ``prepare()`` returned as a :class:`PrefixCacheDecision` (None stays None; a user's backend that
+    returns the decision as a plain dict is read into one)."""
+    if value is None or isinstance(value, PrefixCacheDecision):
+        return value
+    return PrefixCacheDecision.from_dict(value, name="prepare()")
 
 
 def protocol_gaps(backend: object, protocol: type) -> list[str]:

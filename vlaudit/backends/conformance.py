@@ -6,7 +6,8 @@ function that raises :class:`ConformanceError` saying which backend failed which
 
 * ``protocol`` — it satisfies :class:`~vlaudit.backends.base.YesNoBackend` or
   :class:`~vlaudit.backends.base.FeatureBackend` (every member the runner and executors call);
-* ``describe`` — ``describe()`` is a JSON object (it goes into manifests and cache keys);
+* ``describe`` — ``describe()`` is a :class:`~vlaudit.backends.base.BackendDescription` (or a plain dict that
+  reads as one) whose JSON object goes into manifests and cache keys;
 * ``shapes_dtypes`` — yes/no: one result per request, in order, with float64 NLLs, m = NLL(no) − NLL(yes)
   (VCA §3), the verbalizer ids of its interface and the hash of its exact prompt; encoders: float32
   embeddings ``(n, dim)`` with one ``dim`` for images and texts, finite, whose cosine scores are float64;
@@ -26,13 +27,14 @@ import numpy as np
 from PIL import Image
 
 from vlaudit.backends.base import (
+    BackendDescription,
     FeatureBackend,
     YesNoBackend,
     YesNoRequest,
     YesNoResult,
     protocol_gaps,
 )
-from vlaudit.errors import VlauditError
+from vlaudit.errors import InputError, VlauditError
 from vlaudit.hashing import sha256_text
 
 #: absolute tolerance of the batch-order check (margins in nats, embeddings in unit-norm coordinates)
@@ -55,8 +57,15 @@ def _check_protocol(backend: Any, protocol: type) -> None:
 
 def _check_describe(backend: Any) -> None:
     facts = backend.describe()
-    if not isinstance(facts, dict):
-        raise _fail(backend, "describe", f"describe() returned {type(facts).__name__}, not a dict")
+    if isinstance(facts, BackendDescription):
+        facts = facts.to_dict()
+    elif isinstance(facts, dict):  # a user's backend that still returns the plain dict: read as one
+        try:
+            BackendDescription.of(facts)
+        except (TypeError, InputError) as exc:
+            raise _fail(backend, "describe", f"describe() does not make a BackendDescription: {exc}") from None
+    else:
+        raise _fail(backend, "describe", f"describe() returned {type(facts).__name__}, not a BackendDescription")
     try:
         json.dumps(facts, sort_keys=True)
     except (TypeError, ValueError) as exc:

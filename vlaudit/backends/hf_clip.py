@@ -25,6 +25,7 @@ from vlaudit.backends.model_source import check_model_source
 from vlaudit.backends.options import DualOptions, RunOptions
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError
+from vlaudit.results.backend_description import BackendDescription
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -52,10 +53,10 @@ class HFDualBackend(DualPerturbations, BatchedDualEncoder):
         self.dim = int(getattr(model.config, "projection_dim", 0) or getattr(text_config, "projection_size", 0)
                        or getattr(text_config, "hidden_size", 0))
 
-    def describe(self) -> dict[str, Any]:
-        return {**self._common_facts("hf-clip"), "model_type": self.model_type, "revision": self.revision,
+    def describe(self) -> BackendDescription:
+        return BackendDescription.of({**self._common_facts("hf-clip"), "model_type": self.model_type, "revision": self.revision,
                 "text_padding": self.text_padding, "max_text_length": self.max_text_length,
-                "transformers": transformers.__version__}
+                "transformers": transformers.__version__})
 
     def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         torch = import_torch()

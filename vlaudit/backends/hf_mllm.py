@@ -38,6 +38,8 @@ from vlaudit.backends.base import (
     ANSWER_WORDS,
     MAX_IMAGES,
     MULTI_IMAGE_FAMILIES,
+    BackendDescription,
+    PrefixCacheDecision,
     YesNoBackendBase,
     YesNoRequest,
     YesNoResult,
@@ -126,7 +128,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         # None: decided per run by :meth:`prepare` from the run's shape; True/False: the user's override.
         self.prefix_override: bool | None = options.get("prefix_cache")
         self.prefix_cache = self.prefix_override is not False and self.family in PREFIX_CACHE_FAMILIES
-        self.prefix_decision: dict[str, Any] | None = None
+        self.prefix_decision: PrefixCacheDecision | None = None
         first = next(model.parameters()) if model is not None else None
         self.device = first.device if first is not None else None
         self.model_dtype = first.dtype if first is not None else None
@@ -249,11 +251,11 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         bos = self.tokenizer.bos_token
         return not (bos and prompt.startswith(bos))  # the template already wrote BOS
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         """Facts that change outputs: they go into the manifest and every cache key."""
         image_processor = getattr(self.processor, "image_processor", None)
         size = getattr(image_processor, "size", None)
-        return {
+        return BackendDescription.of({
             "spec": self.spec,
             "family": self.family,
             "model_class": type(self.model).__name__,
@@ -270,13 +272,14 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
             **({"letter_ids": list(self.letter_ids)} if self.letter_ids else {}),
             "prefix_cache": self.prefix_cache,
             "prefix_cache_decision": self.prefix_decision,
-        }
+        })
 
-    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any]:
+    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> PrefixCacheDecision:
         """Decide shared-prefix reuse for this run from its shape (see
         :func:`vlaudit.backends.hf_prefix_cache.prefix_cache_decision`): image-prefix and question-suffix
         token counts of the first item with a readable image, and queries per image = items per image file ×
-        interfaces. Called by the runner before planning; the decision goes into ``describe()``."""
+        interfaces. Called by the runner before planning, which records the decision returned (``describe()``
+        holds it too)."""
         supported = self.family in PREFIX_CACHE_FAMILIES
         per_image: dict[str, int] = {}
         for item in items:
@@ -301,7 +304,7 @@ class HFMLLMBackend(TorchPerturbations, GreedyGeneration, YesNoBackendBase):
         self.prefix_decision = prefix_cache_decision(
             prefix_tokens=prefix_tokens, suffix_tokens=suffix_tokens, queries_per_image=queries,
             batch_size=self.batch_size, override=self.prefix_override, supported=supported)
-        self.prefix_cache = bool(self.prefix_decision["enabled"])
+        self.prefix_cache = self.prefix_decision.enabled
         return self.prefix_decision
 
     # ------------------------------------------------------------------------------------------ scoring

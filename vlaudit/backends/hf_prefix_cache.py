@@ -20,6 +20,7 @@ import torch
 
 from vlaudit.backends.base import YesNoRequest, YesNoResult
 from vlaudit.backends.yesno_common import yes_no_results
+from vlaudit.results.backend_description import PrefixCacheDecision, PrefixCacheEstimate
 
 
 class PrefixBackend(Protocol):
@@ -46,7 +47,7 @@ CALL_OVERHEAD_TOKENS = 256
 
 
 def prefix_cache_decision(*, prefix_tokens: int, suffix_tokens: int, queries_per_image: float, batch_size: int,
-                          override: bool | None = None, supported: bool = True) -> dict[str, Any]:
+                          override: bool | None = None, supported: bool = True) -> PrefixCacheDecision:
     """Whether sharing each image's prefix KV cache pays for a run, and why (recorded in the manifest).
 
     Full forwards recompute the image prefix (vision tower + ``prefix_tokens``) for every query about an
@@ -68,10 +69,11 @@ def prefix_cache_decision(*, prefix_tokens: int, suffix_tokens: int, queries_per
         enabled = estimate
         reason = (f"saves ~{saved:.0f} token-forwards per image vs ~{cost:.0f} for extra calls" if enabled
                   else f"saves ~{saved:.0f} token-forwards per image, less than ~{cost:.0f} for extra calls")
-    return {"enabled": enabled, "reason": reason, "estimate": estimate, "override": override,
-            "prefix_tokens": int(prefix_tokens), "suffix_tokens": int(suffix_tokens),
-            "queries_per_image": round(q, 3), "batch_size": int(batch_size),
-            "call_overhead_tokens": CALL_OVERHEAD_TOKENS}
+    return PrefixCacheDecision(
+        enabled=bool(enabled), reason=reason, override=override,
+        cost=PrefixCacheEstimate(estimate=bool(estimate), prefix_tokens=int(prefix_tokens),
+                                 suffix_tokens=int(suffix_tokens), queries_per_image=round(q, 3),
+                                 batch_size=int(batch_size), call_overhead_tokens=CALL_OVERHEAD_TOKENS))
 
 
 def split_prompt(prompt: str, block_end: str) -> tuple[str, str]:

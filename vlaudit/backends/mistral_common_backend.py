@@ -43,6 +43,7 @@ from vlaudit.backends.verbalizers import PROBE_QUESTION, Verbalizer, resolve_ver
 from vlaudit.backends.yesno_common import check_interfaces, load_config, yes_no_results
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.hashing import sha256_text
+from vlaudit.results.backend_description import BackendDescription
 
 TEKKEN_FILE = "tekken.json"
 
@@ -162,12 +163,12 @@ class MistralCommonBackend(TorchPerturbations, MistralGreedyGeneration, YesNoBac
         tekken = self.mistral.instruct_tokenizer.tokenizer
         return [tekken.id_to_piece(int(i)) for i in ids]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         """Facts that change outputs: they go into the manifest and every cache key."""
         mistral_common = _mistral_common()
         tekken = self.mistral.instruct_tokenizer.tokenizer
         image = getattr(tekken, "image", None)
-        return {
+        return BackendDescription.of({
             "spec": self.spec,
             "family": self.family,
             "model_class": type(self.model).__name__,
@@ -186,7 +187,7 @@ class MistralCommonBackend(TorchPerturbations, MistralGreedyGeneration, YesNoBac
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
             **({"letter_ids": list(self.letter_ids)} if self.letter_ids else {}),
             "prefix_cache": False,
-        }
+        })
 
     # ------------------------------------------------------------------------------------------ scoring
 

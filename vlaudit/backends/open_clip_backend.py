@@ -29,6 +29,7 @@ from vlaudit.backends.library_logs import held_log_records
 from vlaudit.backends.options import DualOptions, RunOptions
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
+from vlaudit.results.backend_description import BackendDescription
 from vlaudit.sources.hub_access import offline_reason, offline_unless_reachable
 
 if TYPE_CHECKING:
@@ -98,11 +99,11 @@ class OpenClipBackend(DualPerturbations, BatchedDualEncoder):
         self.pretrained = pretrained
         self.dim = int(getattr(model, "embed_dim", 0) or model.text_projection.shape[-1])
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         import open_clip  # optional at run time: a clear error without it
 
-        return {**self._common_facts("open_clip"), "model_name": self.model_name, "pretrained": self.pretrained,
-                "open_clip": open_clip.__version__}
+        return BackendDescription.of({**self._common_facts("open_clip"), "model_name": self.model_name, "pretrained": self.pretrained,
+                "open_clip": open_clip.__version__})
 
     def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         torch = import_torch()

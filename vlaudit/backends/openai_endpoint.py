@@ -85,6 +85,7 @@ from vlaudit.backends.verbalizers import (
 from vlaudit.backends.yesno_common import check_interfaces
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_text
+from vlaudit.results.backend_description import BackendDescription
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -160,11 +161,11 @@ class EndpointBackend(YesNoBackendBase):
         messages = self.messages(question, interface, [_IMAGE_PLACEHOLDER] * int(with_image))
         return json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         """What changes the margins (manifest, cache keys): the server's model and how answers are read —
         never the replicas, the concurrency or the key's variable; and ``server``, what the server says of
         itself (:mod:`vlaudit.backends.openai_server_report`), recorded but left out of the cache keys."""
-        return {
+        return BackendDescription.of({
             "spec": self.spec, "model": self.model, "served": self.served, "server": self.server,
             "logprobs": self.mode,
             "top_logprobs": self.options.top_logprobs if self.mode == TOP_LOGPROBS else None,
@@ -175,7 +176,7 @@ class EndpointBackend(YesNoBackendBase):
             "verbalizers": {name: [v.text for v in found] for name, found in self.verbalizers.items()},
             "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
             **({"letter_ids": list(self.letter_ids)} if self.letter_ids else {}),
-        }
+        })
 
     # ------------------------------------------------------------------------------------------ requests
 

@@ -33,7 +33,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vlaudit.backends import hf_mllm
-from vlaudit.backends.base import ANSWER_WORDS, GenerationResult, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.base import (
+    ANSWER_WORDS,
+    BackendDescription,
+    GenerationResult,
+    PrefixCacheDecision,
+    YesNoBackendBase,
+    YesNoRequest,
+    YesNoResult,
+)
 from vlaudit.backends.dtypes import resolve_dtype
 from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.backends.model_source import check_model_source
@@ -122,12 +130,12 @@ class VllmMLLMBackend(YesNoBackendBase):
         """The transformers backend's exact prompt (one image placeholder; vLLM's processor expands it)."""
         return self.prompts.prompt(question, interface, with_image)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         """What changes outputs (manifest, cache keys): the prompt facts the HF backend records, and the engine."""
         processor = self.prompts.processor
         image_processor = getattr(processor, "image_processor", None)
         size = getattr(image_processor, "size", None)
-        return {
+        return BackendDescription.of({
             "spec": self.spec,
             "family": self.family,
             "model_class": "vllm.LLM",
@@ -149,14 +157,16 @@ class VllmMLLMBackend(YesNoBackendBase):
                                # only when set, so the keys of runs made before the option stay valid
                                **({"enforce_eager": True} if self.options.enforce_eager else {})},
             "prefix_cache": self.prefix_cache,
-        }
+        })
 
-    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> dict[str, Any]:
-        """The prefix-cache decision the runner records: vLLM's automatic prefix caching, on unless turned off."""
-        return {"enabled": self.prefix_cache,
-                "reason": f"vLLM automatic prefix caching in blocks of {self.options.block_size} tokens"
-                          if self.prefix_cache else "forced off (--no-prefix-cache)",
-                "override": None if self.prefix_cache else False}
+    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> PrefixCacheDecision:
+        """The prefix-cache decision the runner records (the manifest's ``prefix_cache``): vLLM's automatic
+        prefix caching, on unless turned off; vLLM estimates nothing, so the decision carries no cost."""
+        return PrefixCacheDecision(
+            enabled=self.prefix_cache,
+            reason=f"vLLM automatic prefix caching in blocks of {self.options.block_size} tokens"
+            if self.prefix_cache else "forced off (--no-prefix-cache)",
+            override=None if self.prefix_cache else False)
 
     def perturbations(self) -> dict[str, str]:
         """vLLM schedules its own batches: no math-preserving perturbation is switchable inside one engine."""

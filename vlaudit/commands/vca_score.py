@@ -141,7 +141,7 @@ def vca_score(
             "refuses — serve with logprob_token_ids (vLLM) for exact margins")
     decision = margins.prefix_cache
     if decision:
-        say(f"shared image-prefix reuse: {'on' if decision['enabled'] else 'off'} ({decision['reason']})")
+        say(f"shared image-prefix reuse: {'on' if decision.enabled else 'off'} ({decision.reason})")
     for warning in margins.warnings:
         say(f"warning: {warning}")
     say(f"wrote {out / 'margins.parquet'}")

@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from vlaudit.backends.base import INTERFACES, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.base import INTERFACES, BackendDescription, YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.dtypes import check_supported
 from vlaudit.hashing import pixels_sha256, sha256_json, sha256_text
 
@@ -46,9 +46,9 @@ class BatchNoiseModel(YesNoBackendBase):
         self.verbalizer_ids = dict(VERBALIZER_IDS)
         self.n_scored = 0  # requests scored so far (the stability audit's cost is counted on it)
 
-    def describe(self) -> dict[str, Any]:
-        return {"spec": self.spec, "family": "batch-noise", "noise_scale": self.noise_scale, "dtype": "float64",
-                "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()}}
+    def describe(self) -> BackendDescription:
+        return BackendDescription.of({"spec": self.spec, "family": "batch-noise", "noise_scale": self.noise_scale, "dtype": "float64",
+                "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()}})
 
     def prompt(self, question: str, interface: str, with_image: int) -> str:
         positive, negative = (v.strip() for v in INTERFACES[interface])

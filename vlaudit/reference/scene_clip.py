@@ -53,6 +53,7 @@ from vlaudit.backends.dtypes import check_supported
 from vlaudit.errors import InputError
 from vlaudit.files import atomic_write, write_json
 from vlaudit.reference.catalogue import WEIGHTS_DIR
+from vlaudit.results.backend_description import BackendDescription
 
 IMAGE_WIDTH, IMAGE_HEIGHT = 160, 120
 MAX_TOKENS = 32
@@ -272,12 +273,12 @@ class SceneClipBackend:
         self.dim = int(model.config["dim"])
         self._bags: dict[tuple[int, ...], np.ndarray] = {}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         config = self.model.config
-        return {"spec": self.spec, "backend": "scene-clip", "kind": config["kind"], "dim": self.dim,
+        return BackendDescription.of({"spec": self.spec, "backend": "scene-clip", "kind": config["kind"], "dim": self.dim,
                 "version": config.get("version"), "weights_sha256": config.get("weights_sha256"),
                 "train_seed": config.get("train", {}).get("seed"), "dtype": "float32", "device": "cpu",
-                "batch_size": self.batch_size, "normalize": "l2"}
+                "batch_size": self.batch_size, "normalize": "l2"})
 
     def perturbations(self) -> dict[str, str]:
         """What ``vca stability`` re-scores under: batch size 1 only (the towers run float32 on the CPU)."""

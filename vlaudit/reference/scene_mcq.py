@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.backends.base import INTERFACES, YesNoBackendBase, YesNoRequest, YesNoResult
+from vlaudit.backends.base import INTERFACES, BackendDescription, YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.dtypes import check_supported
 from vlaudit.backends.letters import ALL_LETTERS
 from vlaudit.builders.mcq_scenes import MCQ_COLOURS, MCQ_RELATIONS
@@ -135,13 +135,13 @@ class SceneMcq(ScoresAlone, YesNoBackendBase):
     def prompt(self, question: str, interface: str, with_image: int) -> str:
         return f"{'<image> ' if with_image else ''}{question}\nAnswer:"
 
-    def describe(self) -> dict[str, Any]:
-        return {"spec": self.spec, "family": "scene-mcq", "model_class": "SceneMcq", "revision": None,
+    def describe(self) -> BackendDescription:
+        return BackendDescription.of({"spec": self.spec, "family": "scene-mcq", "model_class": "SceneMcq", "revision": None,
                 "dtype": "float64", "device": "cpu", "image_fraction": self.image_fraction, "seed": self.seed,
                 "image_logit": IMAGE_LOGIT, "prior_logit": PRIOR_LOGIT,
                 "template": sha256_text(self.prompt("{question}", "letter", True)),
                 "verbalizer_ids": {k: list(v) for k, v in self.verbalizer_ids.items()},
-                "letter_ids": list(self.letter_ids)}
+                "letter_ids": list(self.letter_ids)})
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         out = []

@@ -50,6 +50,7 @@ from vlaudit.reference.scene_vqa import (
     prompt_text,
 )
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS
+from vlaudit.results.backend_description import BackendDescription
 
 MIXTURE_SEED = 20261202
 IMAGE_FRACTION = 0.4
@@ -156,12 +157,12 @@ class SceneVqaMixture(ScoresAlone, YesNoBackendBase):
     def prompt(self, question: str, interface: str, with_image: int) -> str:
         return prompt_text(question, interface, with_image)
 
-    def describe(self) -> dict[str, Any]:
-        return {"spec": self.spec, "family": "scene-vqa-mixture", "model_class": "SceneVqaMixture",
+    def describe(self) -> BackendDescription:
+        return BackendDescription.of({"spec": self.spec, "family": "scene-vqa-mixture", "model_class": "SceneVqaMixture",
                 "revision": None, "dtype": "float64", "device": "cpu", "image_fraction": self.image_fraction,
                 "seed": self.seed, "scenes_sha256": self.graphs_sha256, "image_margin": IMAGE_MARGIN,
                 "prior_margin": PRIOR_MARGIN, "template": sha256_text(prompt_text("{question}", "yesno", True)),
-                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}}
+                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}})
 
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]:
         out = []

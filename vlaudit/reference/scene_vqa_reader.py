@@ -51,6 +51,7 @@ from vlaudit.reference.scene_vqa import (
     prompt_text,
 )
 from vlaudit.relations import INVERSE_RELATIONS
+from vlaudit.results.backend_description import BackendDescription
 
 KAPPA_RELATION = 20.0
 KAPPA_PRESENCE = 10.0
@@ -141,14 +142,14 @@ class GroundedReader(_Base):
         self.shapes, self.colours = self.config["aux_labels"]
         self._torch = torch
 
-    def describe(self) -> dict[str, Any]:
-        return {"spec": self.spec, "family": "scene-vqa-reader", "model_class": "GroundedReader",
+    def describe(self) -> BackendDescription:
+        return BackendDescription.of({"spec": self.spec, "family": "scene-vqa-reader", "model_class": "GroundedReader",
                 "revision": None, "dtype": "float32", "device": "cpu", "pixel_budget": list(IMAGE_SIZE),
                 "weights_sha256": self.weights_sha256,
                 "reading": {"kappa_relation": KAPPA_RELATION, "kappa_presence": KAPPA_PRESENCE,
                             "kappa_colour": KAPPA_COLOUR, "relation_margin": RELATION_MARGIN},
                 "template": sha256_text(prompt_text("{question}", "yesno", True)),
-                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}}
+                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}})
 
     def class_maps(self, image: Any) -> tuple[np.ndarray, np.ndarray]:
         """Per-cell shape and colour probabilities (classes, h, w) of one image.
@@ -235,11 +236,11 @@ class CountPrior(_Base):
         self.counts = {tuple(k.split("|")): v for k, v in self.config["counts"].items()}
         self.sha256 = sha256_file(path)
 
-    def describe(self) -> dict[str, Any]:
-        return {"spec": self.spec, "family": "scene-vqa-count-prior", "model_class": "CountPrior",
+    def describe(self) -> BackendDescription:
+        return BackendDescription.of({"spec": self.spec, "family": "scene-vqa-count-prior", "model_class": "CountPrior",
                 "revision": None, "dtype": "float64", "device": "cpu", "counts_sha256": self.sha256,
                 "template": sha256_text(prompt_text("{question}", "yesno", True)),
-                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}}
+                "verbalizer_ids": {k: list(v) for k, v in VERBALIZER_IDS.items()}})
 
     def margins(self, requests: Sequence[YesNoRequest]) -> list[float]:
         out = []

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from vlaudit.backends.base import description_of
 from vlaudit.builders.benchmark_items import QUESTION_TEMPLATE
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
@@ -198,7 +199,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
         write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=schema))
         problems.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"]))
         write_jsonl(out / "failures.jsonl", problems)
-        described = {"model": model, "spec": backend.spec, "backend": backend.describe(), "kind": "dual-encoder",
+        described = {"model": model, "spec": backend.spec, "backend": description_of(backend).to_dict(), "kind": "dual-encoder",
                      "decision": "m_c(s) = cos(x_c, s) - max over the group's other statements of cos(x_c, s')",
                      "no_image": no_image, "text_field": text_field, "contexts": list(contexts),
                      "interfaces": [INTERFACE], "context_parameters": context_parameters(), "seed": seed,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from vlaudit.backends.base import PerturbableBackend, require_protocol
+from vlaudit.backends.base import PerturbableBackend, description_of, require_protocol
 from vlaudit.errors import InputError
 from vlaudit.files import read_records, write_result
 from vlaudit.hashing import sha256_json, sha256_text
@@ -65,7 +65,7 @@ _OPERATIONAL = ("batch_size", "device")
 def check_same_encoder(backend: Any, manifest: Mapping[str, Any], run_dir: Path) -> None:
     """Refuse (one line) an encoder that describes itself otherwise than the one the run was scored with."""
     recorded = {k: v for k, v in (manifest.get("backend") or {}).items() if k not in _OPERATIONAL}
-    now = {k: v for k, v in described_as_recorded(backend.describe(), manifest).items() if k not in _OPERATIONAL}
+    now = {k: v for k, v in described_as_recorded(description_of(backend).to_dict(), manifest).items() if k not in _OPERATIONAL}
     if recorded != now:
         differing = sorted(k for k in recorded.keys() | now.keys() if recorded.get(k) != now.get(k))
         raise InputError(f"the run was scored by {manifest.get('spec')!r} with other settings or weights than "

@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 from PIL import Image, UnidentifiedImageError
 
-from vlaudit.backends.base import FeatureBackend, require_protocol
+from vlaudit.backends.base import FeatureBackend, description_of, require_protocol
 from vlaudit.errors import InputError
 from vlaudit.files import check_folder_target, read_json, read_records, read_table, write_parquet
 from vlaudit.hashing import sha256_file, sha256_text
@@ -271,7 +271,7 @@ def _manifest(out: Path, backend: FeatureBackend, provenance: Mapping[str, Any] 
               caption_ids: Sequence[str], image_rows: Mapping[str, Any], text_rows: Mapping[str, Any], dim: int,
               started: float, command: str, arguments: Mapping[str, Any] | None) -> RunManifest:
     record = {
-        "model": backend.describe(),
+        "model": description_of(backend).to_dict(),
         **dict(provenance or {}),
         "files": {"images": IMAGE_FILE, "texts": TEXT_FILE},
         # what the reader checks, so a file copied in from another run or model is never paired with these

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from vlaudit.errors import InputError
 from vlaudit.files import read_json, write_result
 from vlaudit.hashing import sha256_file
+from vlaudit.results.backend_description import PrefixCacheDecision
 from vlaudit.results.manifest import git_commit, package_versions
 from vlaudit.results.vca import ScoringSummary
 from vlaudit.scoring.cache import DamagedChunk, read_chunk
@@ -49,7 +50,7 @@ def model_files(spec: str, reference: Mapping[str, Path] | None = None) -> dict[
 
 def finished_summary(out: str | Path, recorded: Mapping[str, Any], items: Sequence[BenchmarkItem],
                      images: str | Path, files: Mapping[str, Any] | None
-                     ) -> tuple[ScoringSummary, Mapping[str, Any] | None] | None:
+                     ) -> tuple[ScoringSummary, PrefixCacheDecision | None] | None:
     """(the summary a rerun writes, the run's recorded prefix-cache decision) when the finished run in ``out``
     answers the rerun (module docstring), the summary written into ``out``; None when the ordinary path must
     run (then nothing is touched)."""
@@ -74,8 +75,27 @@ def finished_summary(out: str | Path, recorded: Mapping[str, Any], items: Sequen
                                       "records_per_second": None})
     with RunFolder(folder).lock():
         write_result(folder / SUMMARY, rerun)
-    decision = manifest.get("prefix_cache")
-    return rerun, decision if isinstance(decision, dict) else None
+    return rerun, recorded_decision(manifest)
+
+
+def recorded_decision(manifest: object) -> PrefixCacheDecision | None:
+    """The prefix-cache decision a run's manifest records (its ``prefix_cache``, as the backend's ``prepare()``
+    returned it); None when it records none, or one this vlaudit cannot read (the decision is only reported)."""
+    decision = manifest.get("prefix_cache") if isinstance(manifest, Mapping) else None
+    if decision is None:
+        return None
+    try:
+        return PrefixCacheDecision.from_dict(decision)
+    except InputError:
+        return None
+
+
+def run_decision(out: str | Path) -> PrefixCacheDecision | None:
+    """:func:`recorded_decision` of the run in folder ``out`` (None when it holds no readable manifest)."""
+    try:
+        return recorded_decision(read_json(Path(out) / MANIFEST))
+    except (InputError, OSError):
+        return None
 
 
 def _cache_whole(directory: Path, n_units: int) -> bool:

@@ -26,7 +26,16 @@ from typing import Any, Self
 
 from PIL import Image
 
-from vlaudit.backends.base import YesNoBackendBase, YesNoRequest, YesNoResult, images_per_query
+from vlaudit.backends.base import (
+    BackendDescription,
+    PrefixCacheDecision,
+    YesNoBackendBase,
+    YesNoRequest,
+    YesNoResult,
+    decision_of,
+    description_of,
+    images_per_query,
+)
 from vlaudit.backends.letters import item_question
 from vlaudit.backends.registry import BackendLoad
 from vlaudit.errors import InputError, MissingDependencyError
@@ -69,14 +78,14 @@ class ScoringWorker:
         self._stores: dict[str, Any] = {}
 
     def describe(self) -> dict[str, Any]:
-        return {"spec": self.backend.spec, "describe": self.backend.describe(),
+        return {"spec": self.backend.spec, "describe": description_of(self.backend),
                 "batch_size": self.backend.batch_size, "verbalizer_ids": self.backend.verbalizer_ids,
                 "letter_ids": tuple(self.backend.letter_ids),
                 "refused_letters": dict(getattr(self.backend, "refused_letters", {})),
                 "max_images": images_per_query(self.backend)}
 
-    def prepare(self, items: Sequence[Any], images_dir: str, interfaces: Sequence[str]) -> dict[str, Any] | None:
-        return self.backend.prepare(items, images_dir, list(interfaces))
+    def prepare(self, items: Sequence[Any], images_dir: str, interfaces: Sequence[str]) -> PrefixCacheDecision | None:
+        return decision_of(self.backend.prepare(items, images_dir, list(interfaces)))
 
     def prompts(self, queries: Sequence[tuple[str, str, int]]) -> list[str]:
         return [self.backend.prompt(*query) for query in queries]
@@ -101,16 +110,18 @@ class RemoteBackend(YesNoBackendBase):
         self.letter_ids = tuple(info.get("letter_ids", ()))
         self.refused_letters = dict(info.get("refused_letters", {}))
         self.max_images = int(info.get("max_images", 1))  # what the workers' model takes in one query
-        self._describe = info["describe"]
+        self._describe: BackendDescription = info["describe"]
         self._prompts: dict[tuple[str, str, int], str] = {}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         return self._describe
 
-    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> None:
-        self._ray.get([actor.prepare.remote(list(items), str(images_dir), list(interfaces))
-                       for actor in self._actors])
+    def prepare(self, items: Sequence[Any], images_dir: Any, interfaces: Sequence[str]) -> PrefixCacheDecision | None:
+        """Every replica decides (alike: the same items, the same model); the first one's decision is the run's."""
+        decisions = self._ray.get([actor.prepare.remote(list(items), str(images_dir), list(interfaces))
+                                   for actor in self._actors])
         self._describe = self._ray.get(self._actors[0].describe.remote())["describe"]
+        return decision_of(decisions[0]) if decisions else None
 
     def prefetch_prompts(self, items: Sequence[Any], interfaces: Sequence[str]) -> None:
         # no image, one, and each item's own count (an item with several images: one placeholder per image)
@@ -226,7 +237,7 @@ class FeatureWorker:
         self.backend: Any = load.load()
 
     def describe(self) -> dict[str, Any]:
-        return {"spec": self.backend.spec, "describe": self.backend.describe(),
+        return {"spec": self.backend.spec, "describe": description_of(self.backend),
                 "batch_size": self.backend.batch_size}
 
     def encode_images(self, entries: Sequence[tuple[str, str]]) -> Any:
@@ -249,9 +260,9 @@ class FeatureProxy:
     def __init__(self, info: dict[str, Any]) -> None:
         self.spec = info["spec"]
         self.batch_size = info["batch_size"]
-        self._describe = info["describe"]
+        self._describe: BackendDescription = info["describe"]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendDescription:
         return self._describe
 
     def encode_images(self, images: Sequence[Image.Image]) -> Any:

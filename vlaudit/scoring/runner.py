@@ -35,7 +35,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from vlaudit.backends.base import YesNoBackend, images_per_query, require_protocol
+from vlaudit.backends.base import (
+    YesNoBackend,
+    decision_of,
+    description_of,
+    images_per_query,
+    require_protocol,
+)
 from vlaudit.backends.letters import LETTER_INTERFACE, item_question, max_options, require_letters
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
@@ -125,13 +131,14 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     refused = too_many_images(items, images_per_query(backend), backend.spec)
     if refused is not None:
         raise refused
-    # run-shape decisions (e.g. prefix reuse) that describe() then records
-    backend.prepare(items, images_dir, list(interfaces))
-    describe = backend.describe()
+    # run-shape decisions taken before planning (shared image-prefix reuse): recorded as prepare() returns them
+    decision = decision_of(backend.prepare(items, images_dir, list(interfaces)))
+    description = description_of(backend)
+    facts = description.to_dict()
     spec_name = backend.spec.partition(":")[2]
     weights = local_weights_identity(spec_name)
-    fingerprint = model_fingerprint(describe, weights)
-    per_interface = {interface: model_fingerprint(describe, weights, interface) for interface in interfaces}
+    fingerprint = model_fingerprint(facts, weights)
+    per_interface = {interface: model_fingerprint(facts, weights, interface) for interface in interfaces}
     store = ImageStore(images_dir)
     backend.prefetch_prompts(items, interfaces)  # a remote backend renders every prompt in one round trip
     records, units = plan_run(items, store, contexts, interfaces, seed, per_interface, backend.prompt,
@@ -141,17 +148,17 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         first = failed[0]
         raise InputError(f"{first.error} ({len(failed)} failed record(s); --strict)", record=first.item.item_id,
                          field="image")
-    template = {"template": describe.get("template"), "chat_template_sha256": describe.get("chat_template_sha256")}
+    template = {"template": facts.get("template"), "chat_template_sha256": facts.get("chat_template_sha256")}
     record = {
-        "model": model, "spec": backend.spec, "backend": describe, "model_fingerprint": fingerprint,
+        "model": model, "spec": backend.spec, "backend": facts, "model_fingerprint": fingerprint,
         "model_fingerprint_by_interface": per_interface,
-        "revision": describe.get("revision"), "dtype": describe.get("dtype"),
-        "pixel_budget": describe.get("pixel_budget"),
+        "revision": facts.get("revision"), "dtype": facts.get("dtype"),
+        "pixel_budget": facts.get("pixel_budget"),
         "prompt_template_sha256": sha256_json(template),
         "example_prompts": example_prompts(backend.prompt, interfaces, items[0]),
         "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
         "seed": seed, "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
-        "prefix_cache": describe.get("prefix_cache_decision"),
+        "prefix_cache": None if decision is None else decision.to_dict(),
         "model_files": None if model_files is None else dict(model_files),
     }
     manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)

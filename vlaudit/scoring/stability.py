@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from vlaudit.backends.base import ANSWER_WORDS, PerturbableBackend, require_protocol
+from vlaudit.backends.base import ANSWER_WORDS, PerturbableBackend, description_of, require_protocol
 from vlaudit.backends.engine_twin import ENGINE, engine_perturbation, other_engine
 from vlaudit.errors import InputError
 from vlaudit.files import write_result
@@ -115,7 +115,7 @@ def described_as_recorded(describe: Mapping[str, Any], manifest: Mapping[str, An
 
 def check_same_model(backend: Any, manifest: Mapping[str, Any], interfaces: Sequence[str], run_dir: Path) -> None:
     """Refuse (one line) a backend whose fingerprint differs from the one the run was scored with."""
-    describe = described_as_recorded(backend.describe(), manifest)
+    describe = described_as_recorded(description_of(backend).to_dict(), manifest)
     weights = local_weights_identity(backend.spec.partition(":")[2])
     recorded = manifest.get("model_fingerprint_by_interface") or {}
     for interface in interfaces:
