@@ -45,10 +45,10 @@ from vlaudit.analysis.compare.noise import (
     noise_entry,
 )
 from vlaudit.analysis.compare.ranks import ranked
+from vlaudit.analysis.vca.events import ResamplingSettings
 from vlaudit.analysis.vca.report import RunEvents, item_matrix, run_events
 from vlaudit.analysis.vca.units import override_warning, shared_unit
 from vlaudit.errors import InputError
-from vlaudit.metrics.vca import support
 from vlaudit.relations import relation_family
 from vlaudit.results.compare import (
     ComparedItems,
@@ -64,11 +64,8 @@ from vlaudit.results.compare import (
 )
 from vlaudit.results.versioned import Interval
 from vlaudit.settings import (
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
     COMPARE_FAMILYWISE_ALPHA,
     COMPARE_PERMUTATIONS,
-    CONFIDENCE_LEVEL,
     EXACT_SIGN_FLIP_CLUSTERS,
 )
 from vlaudit.sources.compared_runs import ModelRuns
@@ -95,13 +92,9 @@ NEEDS = {"acc": "labels", "dcc": "labels", "cu": "labels", **{m: "relation group
 
 
 @dataclass(frozen=True)
-class CompareSettings:
+class CompareSettings(ResamplingSettings):
     """Prespecified options of a comparison; the defaults are the report's (§19) and :mod:`vlaudit.settings`."""
 
-    controls: tuple[str, ...] = support.DEFAULT_CONTROLS
-    n_resamples: int = BOOTSTRAP_RESAMPLES
-    seed: int = BOOTSTRAP_SEED
-    level: float = CONFIDENCE_LEVEL
     n_permutations: int = COMPARE_PERMUTATIONS
     alpha: float = COMPARE_FAMILYWISE_ALPHA
     #: ``--cluster COLUMN`` (None: the unit the items declare, :mod:`vlaudit.analysis.vca.units`)
