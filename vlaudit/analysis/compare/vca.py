@@ -32,7 +32,7 @@ share a rank, a model without a value is unranked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from vlaudit.analysis.compare.noise import (
     model_noise,
     noise_entry,
 )
-from vlaudit.analysis.compare.ranks import ranked
+from vlaudit.analysis.compare.ranks import holm_adjusted, ranked
 from vlaudit.analysis.vca.events import ResamplingSettings
 from vlaudit.analysis.vca.report import RunEvents, item_matrix, run_events
 from vlaudit.analysis.vca.units import override_warning, shared_unit
@@ -72,7 +72,7 @@ from vlaudit.sources.compared_runs import ModelRuns
 from vlaudit.sources.margins import MarginRun
 from vlaudit.stats.bootstrap import EXPANDED
 from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells, small_sample_warning
-from vlaudit.stats.multiplicity import holm_by_family, metric_family
+from vlaudit.stats.multiplicity import metric_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
@@ -298,10 +298,7 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
                                         family=tag, mask=mask, noises=noises, unit=unit)
             comparisons.extend(rows)
             leaderboard.extend(board)
-    marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
-                           settings.alpha)
-    adjusted = [replace(row, p_holm=p_holm, survives=survives)
-                for row, (p_holm, survives) in zip(comparisons, marks, strict=True)]
+    adjusted = holm_adjusted(comparisons, settings.alpha)
     return CompareVcaResult(
         models=[VcaModel(model=label, source=mr.source, datasets=held)
                 for label, mr, held in zip(labels, inputs, datasets, strict=True)],
