@@ -94,15 +94,22 @@ def pairwise_png(path: Path, rows: Sequence[Comparison], title: str) -> Path:
     return save_png(fig, path)
 
 
-def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: bool = True) -> list[Path]:
-    """Write ``compare.json``, the two CSV tables and (more than two models) the pairwise PNGs."""
-    out = Path(out_dir)
+def _write_record_and_tables(out: Path, name: str, result: CompareVcaResult | CompareCyclesResult) -> list[Path]:
+    """Write the comparison's JSON record ``name`` and, where it has rows, ``comparisons.csv`` and
+    ``leaderboard.csv`` into ``out`` (made if absent); the paths written."""
     out.mkdir(parents=True, exist_ok=True)
-    written = [write_result(out / "compare.json", result)]
+    written = [write_result(out / name, result)]
     if result.comparisons:
         written.append(write_table(out / "comparisons.csv", _flat(result.comparisons)))
     if result.leaderboard:
         written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
+    return written
+
+
+def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: bool = True) -> list[Path]:
+    """Write ``compare.json``, the two CSV tables and (more than two models) the pairwise PNGs."""
+    out = Path(out_dir)
+    written = _write_record_and_tables(out, "compare.json", result)
     if plot and len(result.models) > 2:
         for key in dict.fromkeys((r.dataset, r.interface) for r in result.comparisons):
             rows = [r for r in result.comparisons if (r.dataset, r.interface) == key and r.family == "all"]
@@ -203,12 +210,7 @@ def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult,
     models, a pairwise matrix PNG per (benchmark, split): its first family, the pooled ``all`` when the
     split has several (splits are never pooled)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [write_result(out / "compare_cycles.json", result)]
-    if result.comparisons:
-        written.append(write_table(out / "comparisons.csv", _flat(result.comparisons)))
-    if result.leaderboard:
-        written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
+    written = _write_record_and_tables(out, "compare_cycles.json", result)
     if plot and len(result.models) > 2:
         first_family = dict.fromkeys((r.benchmark, r.split, r.family) for r in result.comparisons)
         for benchmark, split in dict.fromkeys((b, s) for b, s, _ in first_family):

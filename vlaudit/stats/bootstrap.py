@@ -26,7 +26,7 @@ coverage, measured by :mod:`vlaudit.stats.coverage`, is printed in docs/concepts
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Final, Literal
@@ -155,6 +155,24 @@ def percentile_intervals(samples: np.ndarray, level: float = CONFIDENCE_LEVEL, *
 
     A column that is NaN in every resample (e.g. a rate over an empty stratum) gives ``[nan, nan]``.
     """
+    return column_intervals(samples, level, n_clusters, method, _percentile_bounds)
+
+
+#: the (lo, hi) bounds of each column of a ``(n_resamples, k)`` matrix with some finite value, at tail ``alpha``
+ColumnBounds = Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]
+
+
+def _percentile_bounds(finite: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The α and 1 − α quantiles of each column, NaNs ignored."""
+    lo, hi = np.nanquantile(finite, [alpha, 1.0 - alpha], axis=0)
+    return lo, hi
+
+
+def column_intervals(samples: np.ndarray, level: float, n_clusters: int | None, method: IntervalMethod,
+                     bounds: ColumnBounds) -> np.ndarray:
+    """The ``(q, 2)`` intervals of the columns of a ``(n_resamples, q)`` matrix (a vector: one column) as
+    ``bounds`` reads them at the lower tail α of :func:`interval_tail`; a column that is NaN in every resample
+    gives ``[nan, nan]`` and is never passed to ``bounds``."""
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 1:
         samples = samples[:, None]
@@ -162,7 +180,7 @@ def percentile_intervals(samples: np.ndarray, level: float = CONFIDENCE_LEVEL, *
     out = np.full((samples.shape[1], 2), np.nan)
     finite = ~np.all(np.isnan(samples), axis=0)
     if finite.any():
-        out[finite] = np.nanquantile(samples[:, finite], [alpha, 1.0 - alpha], axis=0).T
+        out[finite, 0], out[finite, 1] = bounds(samples[:, finite], alpha)
     return out
 
 
