@@ -104,7 +104,7 @@ def test_a_malformed_entry_is_refused(keywords: dict[str, object], message: str)
     settings: dict[str, object] = {"prefix": "toy", "loader": "m:f", "kind": "features", "summary": "s",
                                    "options": (DualOptions,)} | keywords
     with pytest.raises(ValueError, match=message):
-        BackendEntry(**settings)  # type: ignore[arg-type]
+        BackendEntry(**settings)  # type: ignore[arg-type]  # the malformed values are the point
 
 
 @pytest.mark.parametrize(("spec", "prefix", "name", "options"), [

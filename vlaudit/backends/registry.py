@@ -139,6 +139,7 @@ class BackendRegistry:
         return entry
 
     def get(self, prefix: str) -> BackendEntry | None:
+        """The entry of ``prefix``, None for a prefix never registered."""
         return self._entries.get(prefix)
 
     def entries(self, *, text: bool | None = None) -> tuple[BackendEntry, ...]:
