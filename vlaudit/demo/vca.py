@@ -32,7 +32,7 @@ from vlaudit.analysis.vca.factorial import run_factorial_analysis
 from vlaudit.analysis.vca.report import ReportSettings, compute_report
 from vlaudit.backends.base import as_yes_no
 from vlaudit.backends.options import PlantedOptions, RunOptions
-from vlaudit.backends.registry import ModelRef, load_backend
+from vlaudit.backends.registry import ModelRef, load_backend, parse_spec
 from vlaudit.builders.factorial import build_factorial
 from vlaudit.builders.scene_items import scene_relation_items
 from vlaudit.builders.scenes import render_scenes
@@ -147,7 +147,7 @@ def _score(spec: str, items: list[Any], images: Path, run_dir: Path, contexts: S
 
 def _slug(spec: str) -> str:
     """A folder name for a model spec (``hf:/models/qwen`` → ``models_qwen``)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec.split(":", 1)[1]).strip("_") or "model"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", parse_spec(spec).name).strip("_") or "model"
 
 
 def _run(runs: list[dict[str, Any]], model: str, dataset: str, interface: str = "yesno") -> dict[str, Any]:
