@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 from vlaudit import api as _api  # the one list of public names; it imports no library module
 from vlaudit.version import __version__ as __version__
 
-__all__ = _api.__all__
-
 if TYPE_CHECKING:  # for type checkers and IDEs: the names of vlaudit.api's list; at run time they resolve lazily
     from vlaudit.api import *  # noqa: F403
+else:  # (mypy reads a computed __all__ as "exports nothing")
+    __all__ = _api.__all__
 
 
 def __getattr__(name: str) -> Any:
@@ -48,4 +48,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted(_api._EXPORTS)

@@ -116,8 +116,9 @@ def _exports(source: str) -> dict[str, str]:
 #: public name → "module:attribute" (read from the block above)
 _EXPORTS: dict[str, str] = _exports(_Path(__file__).read_text(encoding="utf-8"))
 
-#: every public name, in the order of the block above; ``vlaudit.__all__`` is this list
-__all__: list[str] = list(_EXPORTS)
+if not TYPE_CHECKING:  # mypy reads a computed __all__ as "exports nothing"; it reads the block above instead
+    #: every public name, in the order of the block above; ``vlaudit.__all__`` is this list
+    __all__ = list(_EXPORTS)
 
 
 def __getattr__(name: str) -> object:
@@ -131,4 +132,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted(_EXPORTS)
