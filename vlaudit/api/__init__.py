@@ -23,13 +23,29 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.analysis.cycles.experiment import ExperimentConfig
     from vlaudit.analysis.cycles.oe import run_oe
     from vlaudit.analysis.cycles.rank_sweep import run_rank_sweep
+    from vlaudit.analysis.cycles.seed_inputs import SeedInputs
     from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic
     from vlaudit.analysis.cycles.transfer import run_transfer
-    from vlaudit.api.analyses import vca_filter, vca_proxies, vca_validity
-    from vlaudit.api.benchmarks import build_benchmark_items
-    from vlaudit.api.compare import compare_cycles, compare_vca
-    from vlaudit.api.cycle_files import audit_cycles, audit_pair_files, write_zero_shot_scores
+    from vlaudit.api.analyses import (
+        VcaFilterResult,
+        VcaProxiesResult,
+        VcaValidityResult,
+        vca_filter,
+        vca_proxies,
+        vca_validity,
+    )
+    from vlaudit.api.benchmarks import ItemsBuildSummary, build_benchmark_items
+    from vlaudit.api.compare import CycleComparisonResult, VcaComparisonResult, compare_cycles, compare_vca
+    from vlaudit.api.cycle_files import (
+        PairAuditResult,
+        ZeroShotScores,
+        audit_cycles,
+        audit_pair_files,
+        write_zero_shot_scores,
+    )
     from vlaudit.api.cycles import (
+        CycleEvaluation,
+        Features,
         build_cycles,
         evaluate_cycles,
         features_from_arrays,
@@ -37,22 +53,46 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
         zero_shot_scores,
     )
     from vlaudit.api.data import (
+        ItemsBuild,
         build_gsr_coco_items,
         build_vsr_inverse_items,
         build_vsr_items,
         build_whatsup_items,
     )
-    from vlaudit.api.edits import analyze_edits, build_edits, export_annotations, import_annotations
+    from vlaudit.api.edits import (
+        AnnotationExportSummary,
+        EditAnalysis,
+        EditBuild,
+        EditConsensus,
+        analyze_edits,
+        build_edits,
+        export_annotations,
+        import_annotations,
+    )
     from vlaudit.api.experiment_inputs import load_seed_inputs
-    from vlaudit.api.experiments import ExperimentRun, run_experiment, synthetic_controls
-    from vlaudit.api.giveaway import benchmark_giveaway
-    from vlaudit.api.model_registry import model_registry
-    from vlaudit.api.models import build_tiny_model, train_reference, verbalizers
+    from vlaudit.api.experiments import ExperimentRun, SyntheticRun, run_experiment, synthetic_controls
+    from vlaudit.api.giveaway import GiveawayResult, benchmark_giveaway
+    from vlaudit.api.margins import Margins
+    from vlaudit.api.model_registry import ModelRegistry, model_registry
+    from vlaudit.api.models import (
+        TinyModel,
+        TrainedReference,
+        Verbalizers,
+        build_tiny_model,
+        train_reference,
+        verbalizers,
+    )
     from vlaudit.api.results import Result
-    from vlaudit.api.runs import extract_features, score_cycles_mllm, score_dual_margins, score_margins
-    from vlaudit.api.stability import generate_check, measure_stability
+    from vlaudit.api.runs import (
+        MllmCycleScores,
+        extract_features,
+        score_cycles_mllm,
+        score_dual_margins,
+        score_margins,
+    )
+    from vlaudit.api.stability import GenerateCheckResult, StabilityResult, generate_check, measure_stability
     from vlaudit.api.suites import evaluate_suite, load_suite_result, read_suite, suites
-    from vlaudit.api.vca import factorial, vca_report
+    from vlaudit.api.vca import FactorialRun, VcaResult, factorial, vca_report
     from vlaudit.api.wording import build_wording_items, wording_diagnostics
     from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
     from vlaudit.backends.options import (
@@ -78,6 +118,7 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.files import check_file_target, check_folder_target
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
+    from vlaudit.records import Cycle, SuiteRead
     from vlaudit.report.console import (
         print_benchmark_tables,
         print_cycle_table,
@@ -88,12 +129,14 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.report.html import write_report
     from vlaudit.report.suites import print_suite_result, print_suites
     from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
-    from vlaudit.results.cycles import CycleAudit, CycleBuildSummary
-    from vlaudit.results.demo import DemoScorer
+    from vlaudit.results.cycle_experiments import DiagnosticsResult, OeResult, RankSweepResult, TransferResult
+    from vlaudit.results.cycles import CycleAudit, CycleBuildSummary, SyntheticResult
+    from vlaudit.results.demo import DemoScorer, DemoSummary
     from vlaudit.results.suites import SuiteResult
     from vlaudit.scoring.run_parts import RayOptions
     from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles
+    from vlaudit.sources.items import BenchmarkItem
     from vlaudit.sources.margins import normalize_context
     from vlaudit.version import __version__
 
