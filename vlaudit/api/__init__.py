@@ -141,7 +141,6 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.version import __version__
 
 
-
 def _exports(source: str) -> dict[str, str]:
     """The names bound by the ``if TYPE_CHECKING:`` block of ``source`` → ``module:attribute``, in order."""
     table: dict[str, str] = {}
