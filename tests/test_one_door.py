@@ -25,6 +25,17 @@ def test_the_facade_serves_the_api_list_and_nothing_else() -> None:
             door.rows_of  # noqa: B018
 
 
+def test_a_public_name_that_is_also_a_submodule_name_stays_the_public_one() -> None:
+    """``vlaudit.api.suites`` is a module and ``vlaudit.suites`` its function: importing the module (as a test or a
+    library module does) sets the package attribute, and the facade still serves the function."""
+    import vlaudit.api.model_registry
+    import vlaudit.api.suites
+
+    assert callable(vlaudit.suites) and vlaudit.suites.__module__ == "vlaudit.api.suites"
+    assert callable(vlaudit.model_registry) and vlaudit.model_registry.__module__ == "vlaudit.api.model_registry"
+    assert [row["name"] for row in vlaudit.suites()]
+
+
 def test_the_list_is_read_from_a_planted_block() -> None:
     """A name made public is one import line in the block; an alias keeps its public name."""
     source = ("from typing import TYPE_CHECKING\nimport os\nif TYPE_CHECKING:\n"

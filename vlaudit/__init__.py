@@ -40,9 +40,7 @@ else:  # (mypy reads a computed __all__ as "exports nothing")
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _api._EXPORTS:
-        raise AttributeError(f"module 'vlaudit' has no attribute {name!r}")
-    value = getattr(_api, name)
+    value = _api._resolve(name, __name__)
     globals()[name] = value  # later lookups skip __getattr__
     return value
 

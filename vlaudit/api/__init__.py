@@ -123,11 +123,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
         print_benchmark_tables,
         print_cycle_table,
         print_table,
-        print_unavailable,
     )
     from vlaudit.report.giveaway import print_giveaway
     from vlaudit.report.html import write_report
-    from vlaudit.report.suites import print_suite_result, print_suites
     from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
     from vlaudit.results.cycle_experiments import DiagnosticsResult, OeResult, RankSweepResult, TransferResult
     from vlaudit.results.cycles import CycleAudit, CycleBuildSummary, SyntheticResult
@@ -163,12 +161,19 @@ if not TYPE_CHECKING:  # mypy reads a computed __all__ as "exports nothing"; it 
     __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> object:
+def _resolve(name: str, door: str) -> object:
+    """The public ``name``, imported from its module (the table, never this package's attributes: importing the
+    submodule ``vlaudit.api.suites`` sets this package's attribute ``suites`` to that module, while the public
+    ``suites`` is its function)."""
     target = _EXPORTS.get(name)
     if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        raise AttributeError(f"module {door!r} has no attribute {name!r}")
     module_name, attribute = target.split(":")
-    value = getattr(_importlib.import_module(module_name), attribute)
+    return getattr(_importlib.import_module(module_name), attribute)
+
+
+def __getattr__(name: str) -> object:
+    value = _resolve(name, __name__)
     globals()[name] = value  # later lookups skip __getattr__
     return value
 
