@@ -23,10 +23,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from vlaudit.backends.library_logs import library_logs_to, one_line
 from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.commands._help import polish
+from vlaudit.commands._logs import library_logs_to, one_line
 from vlaudit.errors import EXIT_BAD_INPUT, EXIT_DONE, EXIT_INTERRUPTED, VlauditError, describe_os_error
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def _deliver_dropped_interrupts_again() -> None:
 def _library_logs_as_warnings() -> Iterator[None]:
     """Print the warnings and errors that libraries log (transformers, huggingface_hub, datasets, open_clip, the
     root logger) as vlaudit's own one-line ``warning:``, instead of Python's ``ERROR:root:`` lines and
-    transformers' ``[transformers] …`` blocks (``backends/library_logs.py`` routes them here)."""
+    transformers' ``[transformers] …`` blocks (``commands/_logs.py`` routes them here)."""
     class OneLine(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             source = "" if record.name == "root" else f"{record.name}: "

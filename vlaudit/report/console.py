@@ -141,25 +141,6 @@ def unit_note(unit: str) -> str:
     return f"resampling unit: {unit} ({how}); each row names its number of clusters"
 
 
-def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val"
-                      ) -> list[str]:
-    """One line per withdrawn family with its per-split counts (the minimum-cycle rule, cycle paper §D.5).
-
-    ``counted``: the cycles the minimum counted — "val" (the paper's validation cycles), another build's val
-    ("val of PATH") or, in a build without a validation split, the split(s) it has ("test")."""
-    what = "validation" if counted == "val" else counted
-    return [f"unavailable: {family} (fewer than {min_cycles} {what} cycles, or none in a split: "
-            + ", ".join(f"{split} {count}" for split, count in counts.items()) + ")"
-            for family, counts in unavailable.items()]
-
-
-def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val") -> None:
-    """Print :func:`unavailable_lines` (nothing when every family is available)."""
-    console = Console()
-    for line in unavailable_lines(unavailable, min_cycles, counted):
-        console.print(line, style="yellow", markup=False, highlight=False)
-
-
 def print_benchmark_tables(benchmarks: Mapping[str, BenchmarkEntry]) -> None:
     """One table per 2×2 benchmark and split: per tag, CycleAcc then the benchmark's own metrics, each with n,
     the intervals' clusters, value, 95% interval and ties (a withheld CycleAcc — fewer blocks than

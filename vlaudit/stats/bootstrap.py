@@ -111,20 +111,6 @@ def percentile_interval(samples: np.ndarray, level: float = CONFIDENCE_LEVEL) ->
     return float(lo), float(hi)
 
 
-def bootstrap_mean_ci(
-    values: np.ndarray,
-    *,
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = 0,
-    level: float = CONFIDENCE_LEVEL,
-    clusters: Sequence[object] | np.ndarray | None = None,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of ``values``."""
-    return percentile_interval(
-        bootstrap_means(values, n_resamples=n_resamples, seed=seed, clusters=clusters), level
-    )
-
-
 def expanded_tail(level: float, n_clusters: int) -> float:
     """The lower tail probability α'/2 at which the expanded percentile interval reads the bootstrap
     distribution: Φ(−√(k/(k − 1))·t_{k−1}(1 − α/2)), α = 1 − level (module docstring). With k ≤ 1 there is
@@ -291,19 +277,6 @@ class ClusterBootstrap:
         """Resampled Σ numerator / Σ denominator per column (conditional rates; NaN for a zero denominator)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return self.sums(numerators) / self.sums(denominators)
-
-    def cluster_means(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """Resampled weighted means of cluster-level values ``(k,)``/``(k, q)``; ``weights`` (k,) selects clusters.
-
-        Used for group-level quantities (VCA §13) when the clusters are the relation groups.
-        """
-        values = np.asarray(values, dtype=np.float64)
-        w = np.ones(self.n_clusters) if weights is None else np.asarray(weights, dtype=np.float64)
-        weighted = values * (w[:, None] if values.ndim == 2 else w)
-        den = self.resample_cluster_values(w)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            num = self.resample_cluster_values(weighted)
-            return num / (den[:, None] if num.ndim == 2 else den)
 
     def record_indices(self, resample: int) -> np.ndarray:
         """The record indices of one resample, each cluster repeated as drawn (for readable reference loops)."""
