@@ -10,7 +10,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import suite_app
 from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import say, warn
 from vlaudit.errors import InputError
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL
 
@@ -84,5 +84,5 @@ def suite_eval(
         say(f"note: {note}")
     vlaudit.print_suite_result(result)
     for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     say(f"wrote {out / 'suite.json'}, {out / 'suite.csv'} and {out / 'scores.parquet'}")
