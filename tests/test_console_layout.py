@@ -132,3 +132,36 @@ def test_compare_cycles_prints_train_and_val_in_one_layout(cli, tmp_path: Path, 
     else:
         assert len(blocks) == len([line for line in lines if line.split()[:1] in (["all"], ["above"])
                                    or line.strip() in ("coco-same-pair-relation", "gqa-relation-object")])
+
+
+def test_python_and_library_warnings_wrap_in_a_terminal_and_stay_one_line_piped(capsys, monkeypatch) -> None:
+    """The CLI's own handlers (a Python warning, a record a library logs) wrap between words at the terminal's
+    width, as vlaudit's own warnings do; captured (not a terminal) each is one line, as before."""
+    import logging
+    import re
+    import warnings
+
+    from rich.console import Console
+
+    from vlaudit.cli import _library_logs_as_warnings, _warnings_as_one_line
+
+    message = " ".join(f"word{k}" for k in range(30))
+    before = warnings.showwarning
+    try:
+        _warnings_as_one_line()
+        for terminal in (True, False):
+            monkeypatch.setattr(Console, "is_terminal", property(lambda self, t=terminal: t))
+            monkeypatch.setenv("COLUMNS", "40")
+            monkeypatch.setenv("NO_COLOR", "1")
+            warnings.showwarning(UserWarning(message), UserWarning, "f.py", 1)
+            with _library_logs_as_warnings():
+                logging.getLogger("open_clip.factory").warning(message)
+            err = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().err)
+            lines = err.splitlines()
+            if terminal:
+                assert len(lines) > 2 and max(map(len, lines)) <= 40, lines
+                assert " ".join(err.split()) == f"warning: {message} warning: open_clip.factory: {message}"
+            else:
+                assert lines == [f"warning: {message}", f"warning: open_clip.factory: {message}"]
+    finally:
+        warnings.showwarning = before
