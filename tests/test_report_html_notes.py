@@ -43,7 +43,7 @@ def test_a_single_runs_tie_warning_reads_as_before() -> None:
 
 def test_a_noise_floor_measured_for_no_run_is_one_line() -> None:
     html = str(noise_table([_run(f"ref:{k}", "yesno", []) for k in range(18)]))
-    assert "<table" not in html and html.count("noise floor not measured") == 1 and "(18 of 18 runs)" in html
+    assert "<table" not in html and html.count("noise floor not measured") == 1 and "τ in 18 of 18 runs: — (noise floor not measured" in html
 
 
 def test_a_run_without_a_floor_beside_one_with_it_keeps_the_table_narrow() -> None:
@@ -53,4 +53,4 @@ def test_a_run_without_a_floor_beside_one_with_it_keeps_the_table_narrow() -> No
     assert "<table" in html and "wrap-heads" in html
     # the reason is said once, under the table, not inside a cell that may not wrap
     assert '<td class="num">not measured</td>' in html and html.count("noise floor not measured") == 1
-    assert "(1 of 2 runs)" in html
+    assert "τ in 1 of 2 runs: — (noise floor not measured" in html

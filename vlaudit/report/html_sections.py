@@ -270,10 +270,11 @@ def noise_table(runs: Sequence[VcaRun]) -> Safe | None:
                      _value(n.n_credit)]
                     + [num(r.rate(k), None if isinstance(bands[k], Missing) else list(bands[k]), pct=True)
                        for k in ("acc", "dep", "dcc")])
-    why = "; ".join(f"{reason} ({count} of {len(runs)} runs)" for reason, count in reasons.items())
+    # each reason as a missing value reads everywhere: "— (reason)"
+    why = "; ".join(f"τ in {count} of {len(runs)} runs: {Missing(reason)}" for reason, count in reasons.items())
     if len(reasons) and sum(reasons.values()) == len(runs):  # no floor anywhere: a line, not a table of dashes
-        return note(f"Not measured for any run: {why}.")
-    missing = str(note(f"Not measured: {why}.")) if reasons else ""
+        return note(why)
+    missing = str(note(why)) if reasons else ""
     # the column headings wrap (they are long beside numbers), so the table fits the page
     return Safe(str(table(["Model", "Dataset", "Interface", "τ", "Decisions |m_o| ≤ τ", "Credits |G_img| ≤ 2τ",
                            "Acc (noise band)", "Dep (noise band)", "D-CC (noise band)"], rows, numeric_from=3,
