@@ -51,8 +51,9 @@ def _warnings_as_one_line() -> None:
     """Show every Python warning as one ``warning: …`` line on stderr: never a source line or a file path."""
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
              line: str | None = None) -> None:
-        Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
-                                                   + Text(" ".join(str(message).split())))
+        console = Console(stderr=True)  # a terminal: wrapped between words; piped: one line
+        console.print(Text("warning: ", style="bold yellow") + Text(" ".join(str(message).split())),
+                      soft_wrap=not console.is_terminal)
 
     warnings.showwarning = show
 
@@ -148,8 +149,9 @@ def _library_logs_as_warnings() -> Iterator[None]:
     class OneLine(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             source = "" if record.name == "root" else f"{record.name}: "
-            Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
-                                                       + Text(source + one_line(record.getMessage())))
+            console = Console(stderr=True)  # a terminal: wrapped between words; piped: one line
+            console.print(Text("warning: ", style="bold yellow") + Text(source + one_line(record.getMessage())),
+                          soft_wrap=not console.is_terminal)
 
     with library_logs_to(OneLine(level=logging.WARNING)):
         yield

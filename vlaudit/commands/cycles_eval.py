@@ -10,7 +10,7 @@ import vlaudit
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._console import print_unavailable
 from vlaudit.commands._options import out_file_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import say, warn
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     CYCLE_BOOTSTRAP_SEED,
@@ -68,6 +68,6 @@ def cycles_eval(
     # that were never saved would only stand in its way)
     written = evaluation.write(out, plot=plot)
     for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     for path in written:
         say(f"wrote {path}")

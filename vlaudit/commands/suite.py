@@ -11,7 +11,7 @@ import vlaudit
 from vlaudit.commands._apps import suite_app
 from vlaudit.commands._console import print_suite_result, print_suites
 from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import say, warn
 from vlaudit.errors import InputError
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL
 
@@ -85,5 +85,5 @@ def suite_eval(
         say(f"note: {note}")
     print_suite_result(result)
     for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     say(f"wrote {out / 'suite.json'}, {out / 'suite.csv'} and {out / 'scores.parquet'}")
