@@ -62,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     "FeaturesSpec": "vlaudit.scoring.run_spec:FeaturesSpec",
     "CycleScoreSpec": "vlaudit.scoring.run_spec:CycleScoreSpec",
     "ModelRef": "vlaudit.backends.registry:ModelRef",
+    "model_ref": "vlaudit.backends.model_options:model_ref",
     "HfOptions": "vlaudit.backends.options:HfOptions",
     "EndpointOptions": "vlaudit.backends.options:EndpointOptions",
     "DualOptions": "vlaudit.backends.options:DualOptions",
@@ -173,6 +174,7 @@ __all__ = [
     "FeaturesSpec",
     "CycleScoreSpec",
     "ModelRef",
+    "model_ref",
     "HfOptions",
     "EndpointOptions",
     "DualOptions",
@@ -287,6 +289,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names resolve l
     from vlaudit.api.vca import factorial, vca_report
     from vlaudit.api.wording import build_wording_items, wording_diagnostics
     from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
+    from vlaudit.backends.model_options import model_ref
     from vlaudit.backends.options import (
         DualOptions,
         EndpointOptions,

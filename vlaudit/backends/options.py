@@ -230,12 +230,20 @@ class RunOptions:
     image-prefix reuse, exact to float rounding); ``strict`` fails on a missing or corrupt image instead of
     recording it. A command refuses a field it has no use for set away from its default."""
 
-    batch_size: int | None = field(default=None, metadata={"flag": "--batch-size", "min": 1})
-    chunk_size: int = field(default=64, metadata={"flag": "--chunk-size", "min": 1})
-    device: str = field(default="auto", metadata={"flag": "--device"})
-    device_map: str | None = field(default=None, metadata={"flag": "--device-map"})
-    prefix_cache: bool | None = field(default=None, metadata={"flag": "--prefix-cache"})
-    strict: bool = field(default=False, metadata={"flag": "--strict"})
+    batch_size: int | None = field(default=None, metadata={
+        "flag": "--batch-size", "min": 1, "help": "Sequences per forward pass."})
+    chunk_size: int = field(default=64, metadata={
+        "flag": "--chunk-size", "min": 1, "help": "Unique queries per atomic cache chunk."})
+    device: str = field(default="auto", metadata={"flag": "--device", "help": "auto, cpu, cuda, cuda:1, ..."})
+    device_map: str | None = field(default=None, metadata={
+        "flag": "--device-map",
+        "help": "transformers device_map (e.g. auto) for big models (default: none, one device)."})
+    prefix_cache: bool | None = field(default=None, metadata={
+        "flag": "--prefix-cache",
+        "help": "Force shared image-prefix KV reuse on/off (Qwen-VL). Default: decided per run from image vs "
+                "question tokens and questions per image; the decision is in manifest.json."})
+    strict: bool = field(default=False, metadata={
+        "flag": "--strict", "help": "Fail on any missing/corrupt image instead of recording it."})
 
     def __post_init__(self) -> None:
         at_least("--batch-size", self.batch_size, 1)
