@@ -210,6 +210,8 @@ def test_every_option_field_has_its_flag_and_every_flag_maps_back(path, prefix, 
     assert {"options", "run"} <= of_keywords, path
     by_part = {f.name for kind in declared for f in dataclasses.fields(kind)} | {
         f.name for f in dataclasses.fields(RunOptions)} | {"model_option"}
+    if "executor" in of_keywords:  # the Ray flags reach it through ``executor`` (RayOptions.chosen)
+        by_part |= {f.name for f in dataclasses.fields(RayOptions)}
     for part, same_help in parts:
         for f in dataclasses.fields(part):
             flag = f.metadata["flag"]
