@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import Field, fields
 from typing import Any
 
@@ -93,9 +93,11 @@ def _parse_text(pairs: Iterable[str]) -> dict[str, str | list[str]]:
     return given
 
 
-def _refusal(spec: str, name: str, takes: type[BackendOptions]) -> InputError:
+def _refusal(spec: str, name: str, takes: type[BackendOptions], *, text: bool) -> InputError:
+    """The one line refusing option ``name`` for ``spec`` (whose first options class is ``takes``), naming it
+    as given: by its flag, or as ``-o NAME`` when given as text."""
     prefix = parse_spec(spec).prefix
-    flag = _flag(name)
+    flag = f"-o {name}" if text else _flag(name)
     if name in VLLM_ENGINE_FIELDS and prefix != "vllm":
         return InputError(f"is a setting of vllm: models, not of {spec!r}", field=flag)
     if takes is EndpointOptions and _declared(name) is not None:
@@ -110,18 +112,16 @@ def _at_default(name: str, value: object) -> bool:
     return declared is not None and value == declared.default
 
 
-def _choose(spec: str, names: set[str], values: Mapping[str, object]) -> type[BackendOptions]:
+def _choose(spec: str, names: Sequence[str], text: Collection[str]) -> type[BackendOptions]:
     """The first options class of ``spec``'s backend holding every option in ``names``; else a refusal of
-    the first option none holds (an option of another backend at its default is dropped from ``values``)."""
+    the first option none holds (``text``: the names given as ``-o`` text)."""
     allowed = options_classes(spec)
     for kind in allowed:
-        if names <= {f.name for f in fields(kind)}:
+        if set(names) <= {f.name for f in fields(kind)}:
             return kind
     held = {f.name for kind in allowed for f in fields(kind)}
-    for name in values:
-        if name not in held:
-            raise _refusal(spec, name, allowed[0])
-    raise _refusal(spec, sorted(names)[0], allowed[0])  # each held by one class, no class holds all
+    name = next((n for n in names if n not in held), names[0])  # else each is held, but by different classes
+    raise _refusal(spec, name, allowed[0], text=name in text)
 
 
 def model_ref(model: str | ModelRef, options: Mapping[str, object] | None = None, *,
@@ -146,8 +146,8 @@ def model_ref(model: str | ModelRef, options: Mapping[str, object] | None = None
     if both:
         raise InputError(f"is given twice (by {_flag(both[0])} and by -o {both[0]})", field=_flag(both[0]))
     values: dict[str, object] = {k: v for k, v in typed.items() if k not in raw}
-    names = {k for k, v in values.items() if not _at_default(k, v)} | set(raw)
-    kind = _choose(model, names, {k: v for k, v in {**values, **raw}.items() if k in names})
+    names = [k for k, v in values.items() if not _at_default(k, v)] + list(raw)
+    kind = _choose(model, names, raw)
     own = {f.name for f in fields(kind)}
     kept: dict[str, object] = {k: v for k, v in values.items() if k in own}
     for key, given in raw.items():

@@ -253,7 +253,7 @@ def engine_arguments(name: str, options: VllmOptions, *, dtype: str, prefix_cach
     return kwargs
 
 
-def load_backend(name: str, options: HfOptions = VllmOptions(), run: RunOptions = RunOptions(), *,
+def load_backend(name: str, options: VllmOptions = VllmOptions(), run: RunOptions = RunOptions(), *,
                  interfaces: Sequence[str] = tuple(ANSWER_WORDS), question_templates: dict[str, str] | None = None,
                  weights: bool = True) -> Any:
     """Load ``vllm:<id or path>``: the prompts through transformers (no weights), the weights into ``vllm.LLM``.
@@ -262,8 +262,6 @@ def load_backend(name: str, options: HfOptions = VllmOptions(), run: RunOptions 
     vLLM's prefix caching off (None or True: on); ``run.device`` and ``run.device_map`` are vLLM's to decide
     (it places the model by its platform and ``tensor_parallel_size``). ``weights=False``: prompts and
     verbalizers only (``models verbalizers``), no engine."""
-    if not isinstance(options, VllmOptions):  # the flat HfOptions of a yes/no command: keep what both hold
-        options = VllmOptions(**{k: getattr(options, k) for k in HfOptions.__dataclass_fields__})
     if run.device_map is not None:
         raise InputError("vllm: models are placed by the engine (--tensor-parallel-size); "
                          "--device-map is for hf: models", field="--device-map")
