@@ -149,7 +149,7 @@ def model_ref(model: str | ModelRef, options: Mapping[str, object] | None = None
     names = [k for k, v in values.items() if not _at_default(k, v)] + list(raw)
     kind = _choose(model, names, raw)
     own = {f.name for f in fields(kind)}
-    kept: dict[str, object] = {k: v for k, v in values.items() if k in own}
+    kept: dict[str, Any] = {k: v for k, v in values.items() if k in own}  # each class checks its own values
     for key, given in raw.items():
         base, _ = field_type(kind, key)
         items = [given] if isinstance(given, str) else given

@@ -31,7 +31,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 MODEL_OPTION_HELP = ("A backend option by its name, KEY=VALUE (repeatable), checked against the --model's "
                      "backend: any field of its options record (vlaudit.HfOptions, VllmOptions, EndpointOptions, "
-                     "DualOptions, ...), the API-only ones included (e.g. -o attn_implementation=sdpa).")
+                     "DualOptions, ...), the API-only ones included (e.g. -o attn_implementation=sdpa; default: none).")
 
 
 def _hint(kind: type, name: str) -> Any:

@@ -52,10 +52,10 @@ def cycles_score_mllm(
         executor=vlaudit.RayOptions.chosen(executor, address=address, workers=workers,
                                            gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker))
     scored = vlaudit.score_cycles_mllm(spec, overwrite=overwrite)
-    rows, summary, run = scored.rows, scored.summary, scored.run_dir
+    rows, summary, folder = scored.rows, scored.summary, scored.run_dir
     scores = [float(row["score"]) for row in rows]
-    vlaudit.print_table(f"MLLM cycle scores — {model.spec}", ["cycles", "pairs", "queries scored now", "from cache", "min",
-                                                  "mean", "max"],
+    vlaudit.print_table(f"MLLM cycle scores — {model.spec}", ["cycles", "pairs", "queries scored now", "from cache",
+                                                        "min", "mean", "max"],
                 [[scored.n_cycles, len(rows), summary.n_units_scored_now, summary.n_units_from_cache,
                   min(scores), sum(scores) / len(scores), max(scores)]])
-    say(f"wrote {out} (run folder {run})")
+    say(f"wrote {out} (run folder {folder})")
