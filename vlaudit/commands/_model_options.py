@@ -60,24 +60,29 @@ def _parameter(kind: type, field: dataclasses.Field[Any], **override: Any) -> in
                              annotation=_hint(kind, field.name))
 
 
-def backend_fields(classes: Sequence[type]) -> dict[str, tuple[type, dataclasses.Field[Any]]]:
-    """The fields with a flag of ``classes``, by name, the first class declaring a flag winning."""
+def backend_fields(classes: Sequence[type], only: Sequence[str] | None = None
+                   ) -> dict[str, tuple[type, dataclasses.Field[Any]]]:
+    """The fields with a flag of ``classes`` (``only``: of those names), by name, the first class declaring a
+    flag winning."""
     chosen: dict[str, tuple[type, dataclasses.Field[Any]]] = {}
     flags: set[str] = set()
     for kind in classes:
         for field in dataclasses.fields(kind):
             flag = field.metadata.get("flag")
+            if only is not None and field.name not in only:
+                continue
             if flag and flag not in flags and field.name not in chosen:
                 chosen[field.name] = (kind, field)
                 flags.add(str(flag))
     return chosen
 
 
-def _new_parameters(fn: Callable[..., Any], classes: Sequence[type], run: Sequence[str],
-                    run_defaults: Mapping[str, tuple[Any, str]], model: Any) -> list[inspect.Parameter]:
+def _new_parameters(fn: Callable[..., Any], backend: Mapping[str, tuple[type, dataclasses.Field[Any]]],
+                    run: Sequence[str], run_defaults: Mapping[str, tuple[Any, str]], model: Any
+                    ) -> list[inspect.Parameter]:
     hints = typing.get_type_hints(fn)
     run_fields = {f.name: f for f in dataclasses.fields(vlaudit.RunOptions)}
-    flags = [_parameter(kind, field) for kind, field in backend_fields(classes).values()]
+    flags = [_parameter(kind, field) for kind, field in backend.values()]
     for name in run:
         default, help = run_defaults.get(name, (dataclasses.MISSING, None))
         flags.append(_parameter(vlaudit.RunOptions, run_fields[name], default=default, help=help))
@@ -98,20 +103,23 @@ def _new_parameters(fn: Callable[..., Any], classes: Sequence[type], run: Sequen
 
 
 def model_options(*classes: type, model_help: str, run: Sequence[str] = (), model_default: Any = ...,
-                  run_defaults: Mapping[str, tuple[Any, str]] | None = None) -> Callable[[F], F]:
+                  run_defaults: Mapping[str, tuple[Any, str]] | None = None,
+                  flags: Sequence[str] | None = None) -> Callable[[F], F]:
     """Give the decorated command ``--model`` (``model_help``; required unless ``model_default``), the flags of
-    ``classes`` and ``-o/--model-option``, and the :class:`vlaudit.RunOptions` flags named in ``run``
-    (``run_defaults``: a field's default and help for this command, e.g. ``{"batch_size": (32, "...")}``).
+    ``classes`` (``flags``: only the fields of those names; the others are reached by ``-o``) and
+    ``-o/--model-option``, and the :class:`vlaudit.RunOptions` flags named in ``run`` (``run_defaults``: a
+    field's default and help for this command, e.g. ``{"batch_size": (32, "...")}``).
 
     The command takes ``model`` (a :class:`vlaudit.ModelRef`, or None when no ``--model`` was given) and, if it
     names ``run``, ``run`` (a :class:`vlaudit.RunOptions`); the flags appear where ``run`` sits in its
     signature (at the end without one). ``command.__model_options__`` holds ``classes`` for the checks."""
     option = typer.Option(model_default, "--model", help=model_help)
-    backend = tuple(backend_fields(classes))
+    declared = backend_fields(classes, flags)
+    backend = tuple(declared)
 
     def wrap(fn: F) -> F:
         takes_run = "run" in inspect.signature(fn).parameters
-        parameters = _new_parameters(fn, classes, run, run_defaults or {}, option)
+        parameters = _new_parameters(fn, declared, run, run_defaults or {}, option)
 
         @functools.wraps(fn)
         def command(**kwargs: Any) -> Any:
