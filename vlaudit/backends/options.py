@@ -84,7 +84,9 @@ class VllmOptions(HfOptions):
     """``vllm:`` models served in-process by vLLM's offline engine (:mod:`vlaudit.backends.vllm_mllm`): the
     :class:`HfOptions` (the same prompt rendering, precision and pixel budget) and the engine's settings.
 
-    A None engine setting is vLLM's own default. Every field changes the engine the margins come from (the
+    Each engine field is the ``vllm.LLM`` keyword of its name (:func:`vlaudit.backends.vllm_mllm.engine_arguments`
+    passes it when not None or False), and its metadata is its flag: a new engine setting is one field here. A
+    None engine setting is vLLM's own default. Every field changes the engine the margins come from (the
     parallel layout changes summation order), so a rerun into a run folder compares them all."""
 
     tensor_parallel_size: int = field(default=1, metadata={
