@@ -9,8 +9,11 @@ takes, so a :class:`~vlaudit.scoring.run_parts.ModelRef` gets the right default 
 These options say *what* model is scored (its weights, precision, image budget, prompt wording), so they are
 compared when a run is rerun into its folder; how the forward passes are placed and batched lives in
 :class:`~vlaudit.scoring.run_parts.RunOptions`. Each field's ``metadata`` holds its command-line ``flag`` and
-``help`` (and ``min`` for a number), which the commands' options are checked against. Torch-free: the
-command layer imports this module to build its flags.
+``help`` (and ``min`` for a number): the one place an option is declared. The commands build their flags
+from it (``@model_options`` in :mod:`vlaudit.commands._model_options`), ``-o KEY=VALUE`` and
+``Spec.of(options=...)`` reach every field by name (:func:`vlaudit.backends.model_options.model_ref`), a field
+with ``flag`` None is API only (no flag of its own; ``-o`` reaches it). Torch-free: the command layer imports
+this module to build its flags.
 """
 
 from __future__ import annotations
