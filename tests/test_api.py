@@ -124,7 +124,7 @@ def test_score_margins_then_report_on_a_tiny_model(make_benchmark, tiny_model, t
     model = tiny_model("qwen2-vl")
     margins = vlaudit.score_margins(vlaudit.ScoreSpec.of(model=f"hf:{model}", benchmark=bench / "items.jsonl",
                                                          images=bench / "images", out=tmp_path / "run",
-                                                         max_pixels=56 * 56 * 4))
+                                                         options={"max_pixels": 56 * 56 * 4}))
     frame = margins.to_frame()
     assert set(frame["context"]) == {"original", "text", "blank"} and len(frame) == 12
     report = vlaudit.vca_report(margins, n_resamples=100)

@@ -73,7 +73,7 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
 
     Args:
         spec: the run: ``ScoreSpec(model=ModelRef(...), benchmark=..., images=..., out=...)`` or
-            ``ScoreSpec.of(model="hf:…", benchmark=..., images=..., out=..., **flat options)``.
+            ``ScoreSpec.of(model="hf:…", options={"dtype": "bf16"}, benchmark=..., images=..., out=..., run=RunOptions(...))``.
         backend: a yes/no backend already loaded (then ``spec.model`` names it in the manifest and is not
             loaded again).
         overwrite: replace the results of a run with another spec in ``out`` (as ``--overwrite``).
