@@ -38,8 +38,11 @@ _DUMMY = textwrap.dedent('''
         "flag": "--dummy-knob", "min": 0, "help": "A dummy knob, declared once (test only)."}))],
         bases=(options.HfOptions,), frozen=True)
     options.HfOptions = Dummy
-    registry.OPTIONS["hf"] = (Dummy,)
-    registry._REF_OPTIONS["yesno"] = (Dummy, options.PlantedOptions)
+    # the registry's entries name the record (in the source, the class itself gains the field)
+    entries = registry.REGISTRY._entries
+    entries["hf"] = dataclasses.replace(entries["hf"], options=(Dummy,))
+    entries["ref"] = dataclasses.replace(entries["ref"], options_by_kind={
+        **entries["ref"].options_by_kind, "yesno": (Dummy, options.PlantedOptions)})
 
     from typer.testing import CliRunner
 
