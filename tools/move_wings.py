@@ -30,6 +30,7 @@ Standard library only.
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import shutil
 import subprocess
@@ -133,6 +134,15 @@ CLASS_RENAMES: dict[str, str] = {
     "EndpointBackend": "OpenAIEndpointBackend",
 }
 
+# merged files: the pieces (new paths of MOVES) are appended to the first, in this order, when the merged file
+# stays under MERGE_LIMIT lines; otherwise each piece stays a file of its own at its new path. The run folder
+# holds what a run records (its arguments, compared on a rerun) and the rerun of a finished run: a run enters
+# one room for the three, not three (docs/architecture.md, the walk).
+MERGES: dict[str, tuple[str, ...]] = {
+    "vlaudit/scoring/run/folder.py": ("vlaudit/scoring/run/arguments.py", "vlaudit/scoring/run/finished.py"),
+}
+MERGE_LIMIT = 420
+
 # file names written without their folder, which the path rule cannot place: written out whole
 BARE_NAMES: dict[str, str] = {
     "(``backends/torch_perturbations.py``, ``dual_perturbations.py``)":
@@ -164,9 +174,13 @@ STAYS = {
 REWRITE_FOLDERS = ("vlaudit", "tests", "docs", "benchmarks", "tools")
 REWRITE_SUFFIXES = {".py", ".md", ".toml", ".yml", ".yaml", ".txt", ".cfg", ".ini"}
 REWRITE_FILES = ("pyproject.toml", "mkdocs.yml", "Makefile", "README.md")
-THIS_FILE = "tools/move_wings.py"
+# this script and its test hold the old layout on purpose
+NOT_REWRITTEN = {"tools/move_wings.py", "tests/test_wings_layout.py"}
 
-DOTTED = re.compile(r"(?<![\w.])vlaudit(?:\.[A-Za-z_]\w*)+")
+# a dotted path, but not the package of a `from ... import` statement, which FROM_IMPORT rewrites seeing the
+# names it imports and marks with MARK until the dotted paths are done
+MARK = "\x00"
+DOTTED = re.compile(r"(?<![\w.\x00])vlaudit(?:\.[A-Za-z_]\w*)+")
 PATHS = re.compile(r"(?<![\w/.])((?:vlaudit/)?)((?:backends|results|scoring)/\w+\.py)\b")
 FROM_IMPORT = re.compile(
     r"^(?P<indent>[ \t]*)from[ \t]+(?P<package>vlaudit(?:\.\w+)*)[ \t]+import[ \t]+"
@@ -212,9 +226,12 @@ class Rewriter:
 
     def from_import(self, match: re.Match[str]) -> str:
         """``from vlaudit.backends import hf_mllm, base`` -> one import per moved module, under its old name."""
-        package = self.dotted(match["package"])
         body = match["group"] if match["group"] is not None else match["names"]
         entries = [e.strip() for e in body.replace("\n", " ").split(",") if e.strip()]
+        names = [entry.partition(" as ")[0].strip() for entry in entries]
+        package = match["package"]
+        if not (package in self.new_modules and all(f"{package}.{n}" in self.new_modules for n in names)):
+            package = self.dotted(package)  # else: the new layout's package (vlaudit.results.vca), importing its modules
         moved, kept = [], []
         for entry in entries:
             name, _, alias = (s.strip() for s in entry.partition(" as "))
@@ -222,15 +239,17 @@ class Rewriter:
             if old in self.moves:
                 new_package, _, new_name = self.moves[old].rpartition(".")
                 local = alias or name
-                moved.append(f"from {new_package} import {new_name}" + (f" as {local}" if local != new_name else ""))
+                moved.append(f"from {MARK}{new_package} import {new_name}"
+                             + (f" as {local}" if local != new_name else ""))
             else:
                 kept.append(entry)
         if not moved:
-            return match.group(0)  # the package itself is rewritten with every other dotted path
+            start = match.start("package") - match.start()
+            return match.group(0)[:start] + MARK + package + match.group(0)[start + len(match["package"]):]
         indent = match["indent"]
         lines = [f"{indent}{line}" for line in moved]
         if kept:
-            lines.insert(0, f"{indent}from {package} import {', '.join(kept)}")
+            lines.insert(0, f"{indent}from {MARK}{package} import {', '.join(kept)}")
         if match["comment"]:
             lines[0] += f"  {match['comment']}"
         return "\n".join(lines)
@@ -244,13 +263,83 @@ class Rewriter:
 
     def __call__(self, text: str) -> str:
         text = FROM_IMPORT.sub(self.from_import, text)
-        text = DOTTED.sub(lambda m: self.dotted(m.group(0)), text)
+        text = DOTTED.sub(lambda m: self.dotted(m.group(0)), text).replace(MARK, "")
         text = PATHS.sub(self.path, text)
         for old, new in CLASS_RENAMES.items():
             text = re.sub(rf"\b{old}\b", new, text)
         for old, new in BARE_NAMES.items():
             text = text.replace(old, new)
         return text
+
+
+def _parts(text: str) -> tuple[str, str | None, list[str], str]:
+    """A module's text cut into (the lines before its docstring, the docstring's source, its leading imports
+    (``from __future__`` left out), the rest)."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    body = list(tree.body)
+    doc = None
+    start = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
+            body[0].value.value, str):
+        doc = "".join(lines[body[0].lineno - 1:body[0].end_lineno])
+        start = body[0].end_lineno or 0
+        body = body[1:]
+    imports: list[str] = []
+    end = start
+    while body and isinstance(body[0], ast.Import | ast.ImportFrom):
+        node = body.pop(0)
+        segment = "".join(lines[node.lineno - 1:node.end_lineno])
+        if not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            imports.append(segment)
+        end = node.end_lineno or end
+    return "".join(lines[:0]), doc, imports, "".join(lines[end:])
+
+
+def _doc_inside(doc: str) -> str:
+    quoted = doc.strip()
+    if not (quoted.startswith('"""') and quoted.endswith('"""')):
+        raise ValueError("not a plain triple-quoted docstring")
+    return quoted[3:-3].strip()
+
+
+def merged_text(texts: list[str], group: set[str]) -> str:
+    """Several modules as one: the docstrings as paragraphs of one, the imports together (less the imports of
+    each other), the bodies in order. ``group`` holds the module names (old and new) of the pieces."""
+    docs, imports, bodies = [], [], []
+    for text in texts:
+        _, doc, heads, rest = _parts(text)
+        if doc is not None:
+            docs.append(_doc_inside(doc))
+        for head in heads:
+            node = ast.parse(head).body[0]
+            if isinstance(node, ast.ImportFrom) and node.module in group:
+                continue
+            if head not in imports:
+                imports.append(head)
+        bodies.append(rest.strip("\n"))
+    doc = '"""' + "\n\n".join(docs) + '\n"""\n' if docs else ""
+    return doc + "\nfrom __future__ import annotations\n\n" + "".join(imports) + "\n\n" + "\n\n\n".join(
+        bodies) + "\n"
+
+
+def top_level_names(text: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def rewriter_for(root: Path, merged: set[str]) -> Rewriter:
+    """The rewriter of the table: every old module to its new one (a merged piece to the file it went into)."""
+    pieces = {piece: into for into, group in MERGES.items() for piece in group}
+    moves = {module_of(old): module_of(pieces[new] if new in merged else new) for old, new in MOVES}
+    new_modules = (modules_today(root) - set(moves)) | set(moves.values()) | {module_of(p) for p in PACKAGES}
+    return Rewriter(moves, new_modules)
 
 
 def git(root: Path, *args: str) -> None:
@@ -263,7 +352,7 @@ def files_to_rewrite(root: Path) -> list[Path]:
         base = root / folder
         if base.is_dir():
             found += [p for p in base.rglob("*") if p.is_file() and p.suffix in REWRITE_SUFFIXES
-                      and "__pycache__" not in p.parts and p.relative_to(root).as_posix() != THIS_FILE]
+                      and "__pycache__" not in p.parts and p.relative_to(root).as_posix() not in NOT_REWRITTEN]
     found += [root / name for name in REWRITE_FILES if (root / name).is_file()]
     return sorted(set(found))
 
@@ -289,23 +378,43 @@ def main(argv: list[str] | None = None) -> int:
         print("move_wings: run this from the repository root (where vlaudit/ and .git are)", file=sys.stderr)
         return 2
 
+    source_of = {new: old for old, new in MOVES}
+    pieces = {piece: into for into, group in MERGES.items() for piece in group}
     pending, done, missing = [], [], []
     for old, new in MOVES:
         old_there, new_there = (root / old).exists(), (root / new).exists()
         if old_there and new_there:
             print(f"move_wings: both {old} and {new} exist; merge them by hand first", file=sys.stderr)
             return 2
-        (pending if old_there else done if new_there else missing).append((old, new))
+        merged_already = new in pieces and not old_there and (root / pieces[new]).exists()
+        (pending if old_there else done if new_there or merged_already else missing).append((old, new))
+    # the merges to make now (every piece still at its old path, the result under the limit), and made before
+    merge_now: dict[str, str] = {}
+    merged: set[str] = set()
+    for into, group in MERGES.items():
+        olds = [source_of[into], *(source_of[piece] for piece in group)]
+        if all((root / old).exists() for old in olds):
+            texts = [(root / old).read_text(encoding="utf-8") for old in olds]
+            names = [top_level_names(t) for t in texts]
+            clash = any(a & b for i, a in enumerate(names) for b in names[i + 1:])
+            modules = {module_of(o) for o in olds} | {module_of(into), *(module_of(p) for p in group)}
+            text = merged_text(texts, modules)
+            if clash or text.count("\n") > MERGE_LIMIT:
+                print(f"move_wings: {', '.join(olds)} stay files of their own "
+                      f"({'a name defined twice' if clash else f'{text.count(chr(10))} lines together'})")
+                continue
+            merge_now[into] = text
+            merged |= set(group)
+        elif (root / into).exists() and not any((root / p).exists() or (root / source_of[p]).exists()
+                                                 for p in group):
+            merged |= set(group)
     targets = {new for _, new in MOVES}
     unlisted = sorted(
         p.relative_to(root).as_posix() for folder in SORTED_FOLDERS for p in (root / folder).glob("*.py")
         if p.relative_to(root).as_posix() not in STAYS | {old for old, _ in MOVES} | targets
     )
 
-    moves = {module_of(old): module_of(new) for old, new in MOVES}
-    new_modules = (modules_today(root) - {module_of(old) for old, _ in pending}) | set(moves.values()) | {
-        module_of(p) for p in PACKAGES}
-    rewrite = Rewriter(moves, new_modules)
+    rewrite = rewriter_for(root, merged)
     changed = [p for p in files_to_rewrite(root) if rewrite(p.read_text(encoding="utf-8")) != p.read_text(
         encoding="utf-8")]
     if not pending and not changed:
@@ -315,14 +424,19 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(changed)} files whose references to rewrite")
     if args.check:
         for old, new in pending:
-            print(f"  git mv {old} {new}")
+            print(f"  git rm {old} (into {pieces[new]})" if new in merged else f"  git mv {old} {new}")
         for path in changed:
             print(f"  rewrite {path.relative_to(root)}")
     else:
         for package in PACKAGES:
             (root / package).mkdir(parents=True, exist_ok=True)
         for old, new in pending:
-            git(root, "mv", old, new)
+            if new in merged:
+                git(root, "rm", "-q", old)
+            else:
+                git(root, "mv", old, new)
+        for into, text in merge_now.items():
+            (root / into).write_text(text, encoding="utf-8")
         for package, doc in PACKAGES.items():
             init = root / package / "__init__.py"
             if not init.exists():
@@ -335,7 +449,8 @@ def main(argv: list[str] | None = None) -> int:
             if new_text != text:
                 path.write_text(new_text, encoding="utf-8")
                 rewritten.append(path)
-        print(f"move_wings: moved {len(pending)} files, rewrote {len(rewritten)}")
+        print(f"move_wings: moved {len(pending) - len(merged & {n for _, n in pending})} files, merged "
+              f"{len(merge_now)}, rewrote {len(rewritten)}")
         python = [p.relative_to(root).as_posix() for p in rewritten if p.suffix == ".py"]
         ruff = find_ruff()
         if python and ruff:
