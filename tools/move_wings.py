@@ -346,6 +346,23 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True)
 
 
+def move(root: Path, old: str, new: str) -> None:
+    """``git mv``; a file git does not track yet is renamed and added."""
+    if subprocess.run(["git", "ls-files", "--error-unmatch", old], cwd=root, capture_output=True).returncode:
+        (root / old).rename(root / new)
+        git(root, "add", new)
+    else:
+        git(root, "mv", old, new)
+
+
+def remove(root: Path, old: str) -> None:
+    """``git rm`` of a merged piece (its text, edited or not, is in the merged file already)."""
+    if subprocess.run(["git", "ls-files", "--error-unmatch", old], cwd=root, capture_output=True).returncode:
+        (root / old).unlink()
+    else:
+        git(root, "rm", "-q", "-f", old)
+
+
 def files_to_rewrite(root: Path) -> list[Path]:
     found: list[Path] = []
     for folder in REWRITE_FOLDERS:
@@ -432,9 +449,9 @@ def main(argv: list[str] | None = None) -> int:
             (root / package).mkdir(parents=True, exist_ok=True)
         for old, new in pending:
             if new in merged:
-                git(root, "rm", "-q", old)
+                remove(root, old)
             else:
-                git(root, "mv", old, new)
+                move(root, old, new)
         for into, text in merge_now.items():
             (root / into).write_text(text, encoding="utf-8")
         for package, doc in PACKAGES.items():
