@@ -25,10 +25,11 @@ def _cycles(n_per_split: int = 30) -> list[dict]:
 
 
 def test_import_is_light_and_names_are_documented() -> None:
-    code = "import sys, vlaudit; print(sorted(m for m in ('numpy', 'torch', 'pandas') if m in sys.modules))"
+    code = ("import sys, vlaudit, vlaudit.api; "
+            "print(sorted(m for m in ('numpy', 'torch', 'pandas') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-    assert vlaudit.__all__ == ["__version__", *vlaudit._EXPORTS]
+    assert vlaudit.__all__ == vlaudit.api.__all__ and "__version__" in vlaudit.__all__
     for name in vlaudit.__all__:
         value = getattr(vlaudit, name)
         assert name == "__version__" or value.__doc__, f"vlaudit.{name} has no docstring"

@@ -9,8 +9,9 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import suite_app
+from vlaudit.commands._console import print_suite_result, print_suites
 from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import say, warn
 from vlaudit.errors import InputError
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL
 
@@ -19,7 +20,7 @@ from vlaudit.settings import BOOTSTRAP_RESAMPLES, CYCLE_BOOTSTRAP_SEED, CYCLE_TI
 def suite_list() -> None:
     """Every registered suite: its name, what its metric compares (i2t, t2i, both) and its official metric.
     docs/reference/suites.md gives each one's layout, tie rule and official source."""
-    vlaudit.print_suites(vlaudit.suites())
+    print_suites(vlaudit.suites())
 
 
 def _option_value(text: str) -> object:
@@ -82,7 +83,7 @@ def suite_eval(
     say(f"{result.suite}: {file.name}: {counts}")
     for note in result.notes:
         say(f"note: {note}")
-    vlaudit.print_suite_result(result)
+    print_suite_result(result)
     for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     say(f"wrote {out / 'suite.json'}, {out / 'suite.csv'} and {out / 'scores.parquet'}")

@@ -158,7 +158,7 @@ def _refuse_unused(model: str, options: BackendOptions, *, shared: Sequence[str]
     """Refuse a field of ``options`` (another backend's) set away from its default: ``model`` would ignore it."""
     for f in fields(options):
         if f.name not in shared and f.metadata.get("flag") and getattr(options, f.name) != f.default:
-            raise InputError(f"{model.partition(':')[0]}: models do not take {f.metadata['flag']}",
+            raise InputError(f"{parse_spec(model).prefix}: models do not take {f.metadata['flag']}",
                              field=str(f.metadata["flag"]))
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import ClassVar
 
-from vlaudit.backends.registry import backend_kind, options_classes
+from vlaudit.backends.registry import backend_kind, options_classes, parse_spec
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_file
 from vlaudit.scoring.run_arguments import resolved_model_spec, resolved_path
@@ -33,7 +33,7 @@ def model_ref(model: str | ModelRef, dtype: str = "auto") -> ModelRef:
         return ModelRef(model)
     kind = options_classes(model)[0]
     if "dtype" not in {f.name for f in fields(kind)}:
-        raise InputError(f"the {model.partition(':')[0]}: backend of {model!r} takes no --dtype", field="--dtype")
+        raise InputError(f"the {parse_spec(model).prefix}: backend of {model!r} takes no --dtype", field="--dtype")
     return ModelRef(model, kind(dtype=dtype))  # type: ignore[call-arg]  # checked above: kind has dtype
 
 
