@@ -154,7 +154,8 @@ SORTED_FOLDERS = ("vlaudit/backends", "vlaudit/results", "vlaudit/scoring")
 # files of those folders that stay where they are, on purpose
 STAYS = {
     "vlaudit/backends/__init__.py", "vlaudit/backends/base.py", "vlaudit/backends/registry.py",
-    "vlaudit/backends/options.py", "vlaudit/backends/dtypes.py", "vlaudit/backends/conformance.py",
+    "vlaudit/backends/options.py", "vlaudit/backends/model_options.py", "vlaudit/backends/dtypes.py",
+    "vlaudit/backends/conformance.py",
     "vlaudit/backends/torch_utils.py", "vlaudit/backends/torch_perturbations.py",
     "vlaudit/backends/yesno_common.py",
     # moved beside cli.py by another change, not by this script
