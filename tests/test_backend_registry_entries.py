@@ -229,7 +229,7 @@ def test_each_extra_is_a_pyproject_extra_the_missing_package_names() -> None:
     extras = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     with_extra = [e for e in backend_entries() if e.extra is not None]
     assert [e.prefix for e in with_extra] == ["openai"]
-    backend_sources = [p.read_text(encoding="utf-8") for p in (PACKAGE / "backends").glob("*.py")
+    backend_sources = [p.read_text(encoding="utf-8") for p in (PACKAGE / "backends").rglob("*.py")
                        if p.name != "registry.py"]
     for entry in with_extra:
         assert entry.extra in extras and entry.install == f"pip install 'vlaudit[{entry.extra}]'"
