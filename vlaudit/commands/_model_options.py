@@ -38,7 +38,7 @@ def _hint(kind: type, name: str) -> Any:
     """The annotation typer reads for field ``name`` (a tuple field is a repeatable option: a list)."""
     hint = typing.get_type_hints(kind)[name]
     if typing.get_origin(hint) is tuple:
-        return list[typing.get_args(hint)[0]]  # type: ignore[misc]
+        return list[typing.get_args(hint)[0]]  # type: ignore[misc]  # a runtime-built generic alias, for typer
     return hint
 
 
@@ -130,9 +130,9 @@ def model_options(*classes: type, model_help: str, run: Sequence[str] = (), mode
             ref = None if spec is None else vlaudit.model_ref(spec, given, text=text)
             return fn(model=ref, **({"run": vlaudit.RunOptions(**values)} if takes_run else {}), **kwargs)
 
-        command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # what typer reads
         command.__annotations__ = {p.name: p.annotation for p in parameters}
-        command.__model_options__ = classes  # type: ignore[attr-defined]
+        command.__model_options__ = classes  # type: ignore[attr-defined]  # read by the flag checks
         return typing.cast(F, command)
 
     return wrap
