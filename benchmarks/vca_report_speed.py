@@ -31,7 +31,7 @@ from vlaudit.analysis.vca.report import (
 )
 from vlaudit.metrics.vca import support
 from vlaudit.sources.margins import MarginRun
-from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
+from vlaudit.stats.bootstrap import EXPANDED, ClusterBootstrap, percentile_intervals
 
 N_ITEMS = 1000
 N_RESAMPLES = 5000
@@ -75,7 +75,7 @@ def loop_bootstrap(run: MarginRun, settings: ReportSettings) -> np.ndarray:
         rows.append([dep.mean(), strict.mean(), correct.mean(), dcc.mean(), (correct & ~dep).mean(),
                      (~correct & dep).mean(), dep_perm.mean(), dcc_perm.mean(), (correct & ~dep_perm).mean(),
                      dcc.mean() - dcc_perm.mean(), dcc.sum() / dep.sum()])
-    return percentile_intervals(np.array(rows), settings.level)
+    return percentile_intervals(np.array(rows), settings.level, n_clusters=plan.n_clusters, method=EXPANDED)
 
 
 def large_case(n_items: int, settings: ReportSettings) -> tuple[float, float, bool]:

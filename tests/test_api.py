@@ -25,10 +25,11 @@ def _cycles(n_per_split: int = 30) -> list[dict]:
 
 
 def test_import_is_light_and_names_are_documented() -> None:
-    code = "import sys, vlaudit; print(sorted(m for m in ('numpy', 'torch', 'pandas') if m in sys.modules))"
+    code = ("import sys, vlaudit, vlaudit.api; "
+            "print(sorted(m for m in ('numpy', 'torch', 'pandas') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-    assert vlaudit.__all__ == ["__version__", *vlaudit._EXPORTS]
+    assert vlaudit.__all__ == vlaudit.api.__all__ and "__version__" in vlaudit.__all__
     for name in vlaudit.__all__:
         value = getattr(vlaudit, name)
         assert name == "__version__" or value.__doc__, f"vlaudit.{name} has no docstring"
@@ -123,7 +124,7 @@ def test_score_margins_then_report_on_a_tiny_model(make_benchmark, tiny_model, t
     model = tiny_model("qwen2-vl")
     margins = vlaudit.score_margins(vlaudit.ScoreSpec.of(model=f"hf:{model}", benchmark=bench / "items.jsonl",
                                                          images=bench / "images", out=tmp_path / "run",
-                                                         max_pixels=56 * 56 * 4))
+                                                         options={"max_pixels": 56 * 56 * 4}))
     frame = margins.to_frame()
     assert set(frame["context"]) == {"original", "text", "blank"} and len(frame) == 12
     report = vlaudit.vca_report(margins, n_resamples=100)

@@ -18,7 +18,7 @@ from PIL import Image
 from vlaudit.backends.base import FeatureBackend, YesNoBackend
 from vlaudit.backends.conformance import FEATURE_CHECKS, YES_NO_CHECKS, check_backend, yes_no_requests
 from vlaudit.backends.options import PlantedOptions, RunOptions
-from vlaudit.backends.registry import BACKENDS, BackendLoad, ModelRef, backend_kind, parse_spec
+from vlaudit.backends.registry import BackendLoad, ModelRef, backend_entries, backend_kind, parse_spec
 from vlaudit.backends.tiny_families import MLLM_FAMILIES
 from vlaudit.reference.models import REFERENCE_MODELS, all_reference_names, reference_spec
 
@@ -103,7 +103,7 @@ def test_the_cases_cover_every_registered_backend(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("VLAUDIT_CACHE", str(tmp_path))
     assert {c.removeprefix("ref:") for c in CASES if c.startswith("ref:")} == set(all_reference_names())
     reached = {"ref"} | {parse_spec(reference_spec(name)).prefix for name in REFERENCE_MODELS}
-    assert reached | set(CHECKED_ELSEWHERE) == set(BACKENDS)
+    assert reached | set(CHECKED_ELSEWHERE) == {entry.prefix for entry in backend_entries(text=False)}
 
 
 @pytest.mark.parametrize("check", list(YES_NO_CHECKS))

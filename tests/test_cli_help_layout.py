@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from vlaudit.backends.registry import YES_NO_PREFIXES
+from vlaudit.backends.registry import backend_entries
 from vlaudit.commands._help import OPTION_PANELS, short_help
 from vlaudit.commands._introspect import is_group, iter_commands, root_command
 from vlaudit.version import __version__
@@ -87,7 +87,7 @@ def test_vca_score_help_groups_the_options_by_backend(cli, monkeypatch) -> None:
     assert {"--model", "--benchmark", "--out", "--contexts"} <= set(sections["Options"])
     assert len(sections["Options"]) < 20  # what every run takes, apart from each backend's own settings
     model_help = " ".join(text.split("--model TEXT", 1)[1].split("--benchmark", 1)[0].split())
-    for prefix in (*YES_NO_PREFIXES, "ref"):
+    for prefix in (*(e.prefix for e in backend_entries() if e.kinds == ("yesno",)), "ref"):
         assert f"{prefix}:" in model_help, prefix
     assert "openai:URL#MODEL" in model_help
 

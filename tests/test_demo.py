@@ -229,7 +229,7 @@ def test_a_demo_features_folder_records_the_spec_features_records(tmp_path: Path
         path.write_text(f'{{"cycle_id": "c{n}"}}\n')
     arguments = features_arguments("ref:scene-clip-bag", files, tmp_path / "images", tmp_path / "features", 16)
     single = FeaturesSpec.of(model="ref:scene-clip-bag", cycles=files[0], images=tmp_path / "images",
-                             out=tmp_path / "features", batch_size=16).recorded()
+                             out=tmp_path / "features", run=vlaudit.RunOptions(batch_size=16)).recorded()
     assert arguments["command"] == "features" and arguments["batch_size"] == 16
     assert arguments["cycles"] == [str(p.resolve()) for p in files]
     assert arguments["cycles_sha256"] == [hashlib.sha256(p.read_bytes()).hexdigest() for p in files]

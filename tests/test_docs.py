@@ -66,7 +66,8 @@ def test_a_misspelled_example_is_caught() -> None:
 #: an empty folder: their offline blocks are among those commands (compare.md's is its first block; the
 #: others write folders no earlier command of their page reads), so they are not run a second time here
 RUN_WHOLE_BY_TEST_TUTORIALS = ("mmstar-credit.md", "compare.md", "decisions-above-the-noise.md",
-                               "compositionality-suites.md", "audit-your-negatives.md")
+                               "compositionality-suites.md", "audit-your-negatives.md", "hf-datasets.md",
+                               "vca-qwen-vsr.md")
 OFFLINE_BLOCKS = [(w, c) for w, c in SHELL_BLOCKS if c.lstrip().startswith(OFFLINE)
                   and not any(w.startswith(f"docs/tutorials/{page}:") for page in RUN_WHOLE_BY_TEST_TUTORIALS)]
 

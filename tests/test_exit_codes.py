@@ -89,8 +89,8 @@ def test_each_kind_of_failure_has_its_exit_status(exception, status, line, cli, 
     (("models", "verbalizers", "nosuch:thing"), "error: unknown model spec 'nosuch:thing'; expected PREFIX:NAME "
      "with PREFIX one of hf:, hf-clip:, open_clip:, ref:, openai:, "
      "vllm: ('vlaudit models list' says what each serves)"),
-    (("vca", "score", "--modl", "x"), "error: No such option: --modl (Possible options: --model, --model-name) "
-     "(see 'vlaudit vca score --help')"),
+    (("vca", "score", "--modl", "x"), "error: No such option: --modl (Possible options: --model, --model-name, "
+     "--model-option) (see 'vlaudit vca score --help')"),
     (("vca", "reprt"), "error: No such command 'reprt'. Did you mean 'report'? (see 'vlaudit vca --help')"),
     (("vca", "report"), "error: Missing argument 'MARGINS'. (see 'vlaudit vca report --help')"),
 ])

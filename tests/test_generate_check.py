@@ -79,7 +79,7 @@ def _run(model: Path, tmp_path: Path) -> Path:
     items = _items(tmp_path / "bench")
     vlaudit.score_margins(vlaudit.ScoreSpec.of(model=f"hf:{model}", benchmark=items,
                                                images=items.parent / "images", out=tmp_path / "run",
-                                               device="cpu", batch_size=4))
+                                               run=vlaudit.RunOptions(device="cpu", batch_size=4)))
     return tmp_path / "run"
 
 
@@ -134,7 +134,7 @@ def test_mistral_common_generates_under_its_own_prompt(tiny_model, tmp_path: Pat
     items = _items(tmp_path / "bench")
     vlaudit.score_margins(vlaudit.ScoreSpec.of(model=f"hf:{tiny_model('ministral')}", benchmark=items,
                                                images=items.parent / "images", out=tmp_path / "run",
-                                               device="cpu", contexts=("original", "text")))
+                                               run=vlaudit.RunOptions(device="cpu"), contexts=("original", "text")))
     result = vlaudit.generate_check(tmp_path / "run", max_new_tokens=2)
     assert {c.context for c in result.checks} == {"original", "text"}
     rows = [json.loads(line) for line in (tmp_path / "run" / "generations.jsonl").read_text().splitlines()]

@@ -234,7 +234,6 @@ NOT_REGISTERED = {
     "keeps_decision": "the per-item predicate Strict and survival share (the tie convention)",
     "tie_counts": "counts the items a tie decides, for the report's warning",
     "paired_ranks": "a leaderboard's ranks from its paired comparisons (tests/test_paired_ranks.py)",
-    "outranks_from_intervals": "the outranks relation of paired intervals (tests/test_paired_ranks.py)",
     "block_scores": "assembles the score matrix from records", "split_of": "a cycle's split name",
     "cycle_unit": "the cycles' resampling unit (their clusters), not a metric",
     "cycle_unit_notes": "what a cycle comparison says of its resampling unit (warnings), not a metric",
@@ -251,7 +250,7 @@ NOT_REGISTERED = {
     "ensemble_margins": "combines two runs' margins", "interface_agreement": "compares two runs",
     "pair_stability": "compares two runs", "erasure_effect": "registered as 'rele_erasure'",
     "erasure_geometry_summary": "image geometry, not scores",
-    "macro_within": "applies another metric per model", "macro_average": "averages reported rows",
+    "macro_average": "averages reported rows",
     "weighted_auroc": "bootstrap weights (tested against auroc)", "weighted_auprc": "bootstrap weights",
     "weighted_high_minus_low": "bootstrap weights",
 }

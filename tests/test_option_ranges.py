@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import vlaudit
 from vlaudit.commands._introspect import is_group, is_option, iter_commands, root_command
 from vlaudit.errors import InputError
 
@@ -92,11 +93,28 @@ def test_well_formed_splits_are_kept() -> None:
     assert [n for n, _ in parts] == ["train", "val", "test"] and math.isclose(sum(f for _, f in parts), 1.0)
 
 
+def _parts(**changes):
+    """The flat options a command line gives, routed to the spec's parts: the model's options, RunOptions, the
+    executor (RayOptions.chosen) and the data."""
+    import dataclasses
+
+    from vlaudit.scoring.run_parts import RayOptions, RunOptions
+
+    def take(names):
+        return {k: changes.pop(k) for k in list(changes) if k in names}
+
+    run = take({f.name for f in dataclasses.fields(RunOptions)})
+    ray = take({f.name for f in dataclasses.fields(RayOptions)} | {"executor"})
+    options = take({f.name for f in dataclasses.fields(vlaudit.PlantedOptions)})
+    return {**changes, "options": options, "run": RunOptions(**run),
+            "executor": RayOptions.chosen(ray.pop("executor", "local"), **ray)}
+
+
 def _score_spec(**changes):
     from vlaudit.scoring.run_spec import ScoreSpec
 
     return ScoreSpec.of(model="ref:tiny-qwen2-vl", benchmark=Path("items.jsonl"), images=Path("images"),
-                        out=Path("o"), **changes)
+                        out=Path("o"), **_parts(**changes))
 
 
 @pytest.mark.parametrize(("changes", "line"), [
@@ -122,9 +140,10 @@ def test_every_run_spec_checks_its_fields() -> None:
     with pytest.raises(InputError, match="--contexts"):
         DualScoreSpec.of(benchmark=Path("b"), contexts=("original", "blank", "blank"), **paths)
     with pytest.raises(InputError, match="--batch-size"):
-        FeaturesSpec.of(cycles=Path("c"), batch_size=0, **paths)
+        FeaturesSpec.of(cycles=Path("c"), run=vlaudit.RunOptions(batch_size=0), **paths)
     with pytest.raises(InputError, match="--min-pixels"):
-        CycleScoreSpec.of(cycles=Path("c"), min_pixels=10, max_pixels=5, **paths)
+        CycleScoreSpec.of(cycles=Path("c"), options={"min_pixels": 10, "max_pixels": 5},
+                          **{**paths, "model": "ref:tiny-qwen2-vl"})
     _score_spec(executor="ray", workers=3, min_pixels=100, max_pixels=100)  # consistent: accepted
 
 

@@ -15,9 +15,17 @@ import vlaudit
 from vlaudit.analysis.compare.ranks import ranked
 from vlaudit.files import write_jsonl
 from vlaudit.results.compare import VcaComparison, VcaLeaderboardRow
-from vlaudit.stats.ranking import outranks_from_intervals, paired_ranks
+from vlaudit.stats.ranking import paired_ranks
 
 NAN = float("nan")
+
+
+def outranks_from_intervals(intervals: np.ndarray) -> np.ndarray:
+    """(A test helper.) ``outranks[b, a]`` from the ``(m, m, 2)`` intervals of the paired differences values[b] − values[a]:
+    the interval lies wholly above 0 (a NaN interval separates nothing)."""
+    iv = np.asarray(intervals, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return iv[:, :, 0] > 0
 
 
 def own_interval_ranks(intervals: np.ndarray) -> list[int]:

@@ -257,8 +257,8 @@ def _interval_records() -> dict[str, set[str]]:
     import vlaudit.results
 
     found: dict[str, set[str]] = {}
-    for info in pkgutil.iter_modules(vlaudit.results.__path__):
-        module = importlib.import_module(f"vlaudit.results.{info.name}")
+    for info in pkgutil.walk_packages(vlaudit.results.__path__, "vlaudit.results."):
+        module = importlib.import_module(info.name)
         for name, obj in vars(module).items():
             if not (isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == module.__name__):
                 continue

@@ -139,23 +139,25 @@ def test_a_model_ref_gets_its_prefixs_default_options() -> None:
     assert ModelRef("ref:batch-noise", PlantedOptions(noise_scale=0.5)).options.noise_scale == 0.5
     with pytest.raises(InputError, match="give the model's options in its ModelRef"):
         ScoreSpec.of(model=ModelRef("hf:some/model"), benchmark=Path("b"), images=Path("i"), out=Path("o"),
-                     dtype="bf16")
+                     options={"dtype": "bf16"})
 
 
 
 @pytest.mark.parametrize(("build", "line"), [
-    (lambda: ScoreSpec.of(model="hf-clip:some/clip", benchmark="b", images="i", out="o", min_pixels=64),
+    (lambda: ScoreSpec.of(model="hf-clip:some/clip", benchmark="b", images="i", out="o", options={"min_pixels": 64}),
      "field '--min-pixels': the hf-clip: backend of 'hf-clip:some/clip' takes no --min-pixels (its options: "
      "dtype, revision)"),
-    (lambda: ScoreSpec.of(model="ref:tiny-open-clip", benchmark="b", images="i", out="o", system="qwen-neutral"),
+    (lambda: ScoreSpec.of(model="ref:tiny-open-clip", benchmark="b", images="i", out="o",
+                          options={"system": "qwen-neutral"}),
      "field '--system': the ref: backend of 'ref:tiny-open-clip' takes no --system (its options: dtype, "
      "revision)"),
-    (lambda: vlaudit.CycleScoreSpec.of(model="open_clip:ViT-B-32", cycles="c", images="i", out="o", max_pixels=9),
+    (lambda: vlaudit.CycleScoreSpec.of(model="open_clip:ViT-B-32", cycles="c", images="i", out="o",
+                                       options={"max_pixels": 9}),
      "field '--max-pixels': the open_clip: backend of 'open_clip:ViT-B-32' takes no --max-pixels (its options: "
      "dtype, revision)"),
 ])
 def test_an_option_the_backend_does_not_take_is_refused_naming_the_backend(build, line) -> None:
-    """A flat option of another backend kind is refused in one line, not dropped unseen on the way to the
+    """An option of another backend kind is refused in one line, not dropped unseen on the way to the
     model's own options class."""
     with pytest.raises(InputError) as refused:
         build()
@@ -163,7 +165,7 @@ def test_an_option_the_backend_does_not_take_is_refused_naming_the_backend(build
 
 
 def test_the_options_both_kinds_hold_carry_over_to_the_backends_class() -> None:
-    spec = ScoreSpec.of(model="ref:tiny-open-clip", benchmark="b", images="i", out="o", dtype="bf16")
+    spec = ScoreSpec.of(model="ref:tiny-open-clip", benchmark="b", images="i", out="o", options={"dtype": "bf16"})
     assert spec.model.options == DualOptions(dtype="bfloat16")
 
 
@@ -175,11 +177,15 @@ _COMMANDS = {("vca", "score"): "ScoreSpec", ("vca", "score-dual"): "DualScoreSpe
 _RENAMED = {"interface": "interfaces"}  # the one flag whose option name differs from the spec's keyword
 
 
-def _params(path: tuple[str, ...]) -> dict[str, object]:
+def _command(path: tuple[str, ...]):
     for found, command in iter_commands(root_command()):
         if tuple(found[1:]) == path:
-            return {p.name: p for p in command.params if is_option(p)}
+            return command
     raise AssertionError(path)
+
+
+def _params(path: tuple[str, ...]) -> dict[str, object]:
+    return {p.name: p for p in _command(path).params if is_option(p)}
 
 
 _VLLM_COMMANDS = [("vca", "score"), ("cycles", "score-mllm")]  # the commands that take a vllm: model's engine flags
@@ -194,10 +200,18 @@ def test_every_option_field_has_its_flag_and_every_flag_maps_back(path, prefix, 
     if prefix is not None:  # a vllm: model: its VllmOptions fields (the engine's settings) have flags too
         required["model"] = f"{prefix}:{tmp_path / 'model'}"
     spec = spec_class.of(**required)
-    parts = [(spec.model.options, True), (spec.run, False)]
+    parts = [(spec.model.options, True), (spec.run, "batch_size")]  # batch_size: each command's own help
     if "executor" in params:
         parts.append((RayOptions(), True))
     of_keywords = set(inspect.signature(spec_class.of).parameters)
+    # the command's backend options reach the spec through ``options`` (by name) and its run flags through
+    # ``run``: the options classes the command's @model_options names, and RunOptions
+    declared = _command(path).callback.__model_options__
+    assert {"options", "run"} <= of_keywords, path
+    by_part = {f.name for kind in declared for f in dataclasses.fields(kind)} | {
+        f.name for f in dataclasses.fields(RunOptions)} | {"model_option"}
+    if "executor" in of_keywords:  # the Ray flags reach it through ``executor`` (RayOptions.chosen)
+        by_part |= {f.name for f in dataclasses.fields(RayOptions)}
     for part, same_help in parts:
         for f in dataclasses.fields(part):
             flag = f.metadata["flag"]
@@ -209,11 +223,12 @@ def test_every_option_field_has_its_flag_and_every_flag_maps_back(path, prefix, 
                 continue
             assert flag in param.opts, (path, f.name, param.opts)
             assert param.default == getattr(part, f.name) or (f.name == "dtype" and param.default == "auto")
-            if same_help:
+            if same_help is True or (same_help and f.name != same_help):
                 assert param.help.split("  [default:")[0] == f.metadata["help"], (path, f.name)
             if "min" in f.metadata:
                 assert param.min == f.metadata["min"], (path, f.name)
     # and back: every flag is a keyword of the spec the command builds, but those that decide what the command
     # does with a run, not what the run computes (replace it; accept it below a coverage)
     for name in params:
-        assert name in ("overwrite", "min_coverage") or _RENAMED.get(name, name) in of_keywords, (path, name)
+        assert (name in ("overwrite", "min_coverage") or _RENAMED.get(name, name) in of_keywords
+                or name in by_part), (path, name)

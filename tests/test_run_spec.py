@@ -362,6 +362,6 @@ def test_every_spelling_of_a_dtype_is_one_run(spec, tmp_path) -> None:
     required["model"] = "ref:tiny-open-clip"
     for spellings, canonical in ((("fp32", "float32", "FP32"), "float32"), (("half", "fp16", "float16"), "float16"),
                                  (("bf16", "bfloat16"), "bfloat16"), (("auto", None), "auto")):
-        assert {kind.of(**required, dtype=s).model.options.dtype for s in spellings} == {canonical}
+        assert {kind.of(**required, options={"dtype": s}).model.options.dtype for s in spellings} == {canonical}
     with pytest.raises(InputError, match="unknown dtype 'float64'"):
-        kind.of(**required, dtype="float64")
+        kind.of(**required, options={"dtype": "float64"})

@@ -22,7 +22,8 @@ def _dual_run(model: str, root: Path, n: int = 4, batch_size: int = 8) -> Path:
     items = make_groups(root / "bench", n)
     vlaudit.score_dual_margins(vlaudit.DualScoreSpec.of(model=model, benchmark=items,
                                                         images=root / "bench" / "images", out=root / "run",
-                                                        batch_size=batch_size, device="cpu", dtype="float32"))
+                                                        options={"dtype": "float32"},
+                                                        run=vlaudit.RunOptions(batch_size=batch_size, device="cpu")))
     return root / "run"
 
 

@@ -36,7 +36,8 @@ def _run(tiny_model, family: str, tmp_path: Path) -> Path:
     items = _items(tmp_path / "bench")
     vlaudit.score_margins(vlaudit.ScoreSpec.of(model=f"hf:{tiny_model(family)}", benchmark=items,
                                                images=items.parent / "images", out=tmp_path / "run",
-                                               batch_size=8, device="cpu", dtype="float32"))
+                                               options={"dtype": "float32"},
+                                               run=vlaudit.RunOptions(batch_size=8, device="cpu")))
     return tmp_path / "run"
 
 
@@ -71,7 +72,8 @@ def test_the_letter_interface_has_a_floor_and_a_generation_check(tiny_model, tmp
     vlaudit.score_margins(vlaudit.ScoreSpec.of(model=f"hf:{tiny_model('qwen2-vl')}",
                                                benchmark=tmp_path / "mcq" / "items.jsonl",
                                                images=tmp_path / "mcq" / "images", out=tmp_path / "run",
-                                               interfaces=("letter",), device="cpu", dtype="float32"))
+                                               interfaces=("letter",), options={"dtype": "float32"},
+                                               run=vlaudit.RunOptions(device="cpu")))
     floor = vlaudit.measure_stability(tmp_path / "run", perturbations=["batch-1", "dtype"])
     rows = {row.perturbation: row for row in floor.perturbations}
     assert rows["batch-1"].all.p99 < EXACT_BOUND < rows["dtype"].all.p99 <= rows["dtype"].all.max == floor.noise_floor

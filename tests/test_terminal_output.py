@@ -150,6 +150,36 @@ def test_held_log_records_drop_on_failure_and_pass_on_success(capsys) -> None:
     assert not logging.getLogger().filters
 
 
+def test_held_log_records_hold_at_every_root_handler_and_pass_each_record_on_once() -> None:
+    """Outside the command line too: a library record held at each of the root logger's handlers (a user's own
+    among them) reaches each of them once when released, and nothing before."""
+    import logging
+
+    from vlaudit.backends.library_logs import held_log_records
+
+    class Kept(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(level=logging.WARNING)
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    root, handlers = logging.getLogger(), [Kept(), Kept()]
+    for handler in handlers:
+        root.addHandler(handler)
+    try:
+        with held_log_records() as held:
+            logging.getLogger("huggingface_hub.file_download").warning("a library's note")
+        assert [h.messages for h in handlers] == [[], []]
+        held.release()
+        assert [h.messages for h in handlers] == [["a library's note"], ["a library's note"]]
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+    assert all(not h.filters for h in handlers)
+
+
 @pytest.fixture
 def empty_hub_cache(tmp_path, monkeypatch) -> Path:
     """An empty Hugging Face cache, offline: no checkpoint of any tag is there."""
@@ -201,7 +231,7 @@ def test_open_clip_load_errors_name_what_is_missing(model, message, tmp_path, em
 
 @given(st.text())
 def test_one_line_never_breaks_a_line_and_keeps_every_plain_word(text) -> None:
-    from vlaudit.backends.library_logs import one_line
+    from vlaudit.commands._logs import one_line
 
     folded = one_line(text)
     assert len(folded.splitlines()) <= 1

@@ -1,4 +1,4 @@
-"""The three question tutorials run end to end, every command of every ``bash`` block in the order the page
+"""The tutorials run end to end, every command of every ``bash`` block in the order the page
 gives it: "Is MMStar credited to the image?", "Is model A better than B?" and "Is this decision
 above the noise?". A command that needs the Hub or a GPU runs on a planted or tiny model instead: the swaps
 are listed per page (whole arguments only), as are the inputs a page assumes the reader already has."""
@@ -58,6 +58,17 @@ def _my_pairs(root: Path) -> None:
     (root / "my_captions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+def _hf_dataset_folder(root: Path) -> None:
+    """hf-datasets.md starts by running its Python block: it saves the tiny VSR split with ``save_to_disk``."""
+    exec(compile(_python_block("hf-datasets.md"), "hf-datasets.md", "exec"), {})  # noqa: S102
+
+
+def _vsr_stand_ins(root: Path) -> None:
+    """vca-qwen-vsr.md's offline rehearsal starts with its Python block: a VSR split in the real layout and the
+    images it names."""
+    exec(compile(_python_block("vca-qwen-vsr.md"), "vca-qwen-vsr.md", "exec"), {})  # noqa: S102
+
+
 # page → (whole-argument swaps, inputs the page assumes, commands not run and why)
 PAGES: dict[str, tuple[dict[str, str], Callable[[Path], None] | None, dict[str, str]]] = {
     "mmstar-credit.md": (
@@ -73,6 +84,9 @@ PAGES: dict[str, tuple[dict[str, str], Callable[[Path], None] | None, dict[str, 
         "vlaudit suite eval aro-vg-relation": "the published ARO file, the Visual Genome images and the hf-clip: "
                                                "weights are not in the test environment (no network)"}),
     "audit-your-negatives.md": ({}, _my_pairs, {}),
+    "hf-datasets.md": ({}, _hf_dataset_folder, {}),
+    # the rehearsal block runs the tiny model itself; the real steps after it run on the same stand-ins
+    "vca-qwen-vsr.md": ({"hf:Qwen/Qwen2.5-VL-7B-Instruct": "ref:tiny-qwen2-vl"}, _vsr_stand_ins, {}),
 }
 
 
@@ -115,6 +129,13 @@ def test_the_tutorial_runs_in_the_order_written(page: str, cli, tmp_path: Path, 
             assert "item(s) have no group_id and are left out" in said and "grouped item(s) are scored" in said
         ran += 1
     assert ran >= min(6, len(page_commands(page)))
+    if page == "hf-datasets.md":  # the page's numbers: 4 items read back, 2 distinct pictures written once
+        assert len((tmp_path / "items" / "vsr_tiny.jsonl").read_text().splitlines()) == 4
+        assert len(list((tmp_path / "hf-images").glob("*.png"))) == 2
+    if page == "vca-qwen-vsr.md":  # the rehearsal's: 8 items, 4 of them yes, 64 records scored
+        items = [json.loads(line) for line in (tmp_path / "items" / "vsr_random.jsonl").read_text().splitlines()]
+        assert len(items) == 8 and sum(item["label"] == "yes" for item in items) == 4
+        assert (tmp_path / "reports" / "rehearsal" / "vca.json").is_file()
 
 
 @pytest.mark.slow

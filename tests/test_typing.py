@@ -44,10 +44,23 @@ def test_the_type_checking_scan_reads_a_planted_block() -> None:
 
 
 def test_every_facade_name_has_the_type_checking_import_it_resolves_to() -> None:
+    """The list of public names is the ``if TYPE_CHECKING:`` block of vlaudit/api/__init__.py, read at run time
+    too; the facade's own block imports that list whole, so mypy sees each ``vlaudit.NAME`` the facade serves."""
     import vlaudit
+    import vlaudit.api
 
-    typed = type_checking_imports((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
-    assert typed == vlaudit._EXPORTS
+    typed = type_checking_imports((PACKAGE / "api" / "__init__.py").read_text(encoding="utf-8"))
+    assert typed == vlaudit.api._EXPORTS
+    assert list(typed) == vlaudit.__all__
+    facade = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    blocks = [node.body for node in facade.body if isinstance(node, ast.If) and _is_type_checking(node.test)]
+    assert [[ast.unparse(statement) for statement in body] for body in blocks] == [["from vlaudit.api import *"]]
+    # mypy reads a module-level __all__ it cannot evaluate as "exports nothing": the star import would then bring
+    # no name, and every vlaudit.NAME would fall to the facade's __getattr__ (Any), unchecked
+    for module in (facade, ast.parse((PACKAGE / "api" / "__init__.py").read_text(encoding="utf-8"))):
+        assigned = [node for node in module.body if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+                    and "__all__" in ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target)]
+        assert assigned == []
 
 
 def ignores(root: Path = PACKAGE) -> Iterator[tuple[str, int, str, str]]:

@@ -17,7 +17,7 @@ from vca_fixtures import (
 
 from vlaudit.metrics.vca import relation, robustness, support
 from vlaudit.sources.margins import runs_from_rows
-from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average, macro_within
+from vlaudit.stats.ranking import auprc, auroc, high_minus_low, macro_average
 
 
 @pytest.fixture
@@ -112,13 +112,7 @@ def test_ranking_metrics() -> None:
     assert math.isnan(high_minus_low(np.arange(2.0), np.array([0, 1], bool)))
 
 
-def test_macro_within_model() -> None:
-    models = np.array(["a", "a", "a", "a", "b", "b", "b", "b"])
-    scores = np.array([1, 2, 3, 4, 10, 20, 30, 40], float)
-    target = np.array([0, 0, 1, 1, 1, 0, 1, 0], bool)
-    macro, per_model = macro_within(models, auroc, scores, target)
-    assert per_model == {"a": 1.0, "b": 0.25}
-    assert macro == pytest.approx(0.625)
+def test_macro_average_over_models() -> None:
     rows = [{"model": "a", "acc": 0.5}, {"model": "a", "acc": 0.7}, {"model": "b", "acc": 0.9},
             {"model": "c", "acc": None}]
     assert macro_average(rows, ["acc"]) == {"acc": pytest.approx(0.75)}

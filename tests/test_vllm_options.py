@@ -26,15 +26,16 @@ def test_a_vllm_spec_is_a_yes_no_model_with_engine_options(tmp_path) -> None:
     assert backend_kind("vllm:Qwen/Qwen2-VL-2B-Instruct") == "yesno"
     assert ModelRef("vllm:some/model").options == VllmOptions()
     spec = vlaudit.ScoreSpec.of(model="vllm:some/model", benchmark=tmp_path / "b", images=tmp_path, out=tmp_path / "o",
-                                dtype="bf16", system="", max_pixels=12544, tensor_parallel_size=2, block_size=16)
+                                options={"dtype": "bf16", "system": "", "max_pixels": 12544,
+                                         "tensor_parallel_size": 2, "block_size": 16})
     assert spec.model.options == VllmOptions(dtype="bfloat16", system="", max_pixels=12544, tensor_parallel_size=2,
                                              block_size=16)
     # an engine setting of vllm: is refused for another backend, naming its flag; its default is no setting
     with pytest.raises(InputError, match=r"field '--tensor-parallel-size': is a setting of vllm: models"):
         vlaudit.ScoreSpec.of(model="hf:some/model", benchmark=tmp_path / "b", images=tmp_path, out=tmp_path / "o",
-                             tensor_parallel_size=2)
+                             options={"tensor_parallel_size": 2})
     assert vlaudit.ScoreSpec.of(model="hf:some/model", benchmark=tmp_path / "b", images=tmp_path,
-                                out=tmp_path / "o", block_size=32).model.options == HfOptions()
+                                out=tmp_path / "o", options={"block_size": 32}).model.options == HfOptions()
 
 
 def test_enforce_eager_reaches_the_engine_only_when_asked(cli, tmp_path) -> None:
@@ -44,7 +45,7 @@ def test_enforce_eager_reaches_the_engine_only_when_asked(cli, tmp_path) -> None
 
     def engine(**flags: object) -> dict[str, object]:
         spec = vlaudit.ScoreSpec.of(model="vllm:some/model", benchmark=tmp_path / "b", images=tmp_path,
-                                    out=tmp_path / "o", **flags)
+                                    out=tmp_path / "o", options=flags)
         return engine_arguments("some/model", spec.model.options, dtype="float32", prefix_cache=True)
 
     assert engine(enforce_eager=True)["enforce_eager"] is True

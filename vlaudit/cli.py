@@ -23,10 +23,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from vlaudit.backends.library_logs import library_logs_to, one_line
 from vlaudit.commands import _all  # noqa: F401  (registers every command)
 from vlaudit.commands._apps import app
 from vlaudit.commands._help import polish
+from vlaudit.commands._logs import library_logs_to, one_line
 from vlaudit.errors import EXIT_BAD_INPUT, EXIT_DONE, EXIT_INTERRUPTED, VlauditError, describe_os_error
 
 if TYPE_CHECKING:
@@ -51,8 +51,9 @@ def _warnings_as_one_line() -> None:
     """Show every Python warning as one ``warning: …`` line on stderr: never a source line or a file path."""
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
              line: str | None = None) -> None:
-        Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
-                                                   + Text(" ".join(str(message).split())))
+        console = Console(stderr=True)  # a terminal: wrapped between words; piped: one line
+        console.print(Text("warning: ", style="bold yellow") + Text(" ".join(str(message).split())),
+                      soft_wrap=not console.is_terminal)
 
     warnings.showwarning = show
 
@@ -144,12 +145,13 @@ def _deliver_dropped_interrupts_again() -> None:
 def _library_logs_as_warnings() -> Iterator[None]:
     """Print the warnings and errors that libraries log (transformers, huggingface_hub, datasets, open_clip, the
     root logger) as vlaudit's own one-line ``warning:``, instead of Python's ``ERROR:root:`` lines and
-    transformers' ``[transformers] …`` blocks (``backends/library_logs.py`` routes them here)."""
+    transformers' ``[transformers] …`` blocks (``commands/_logs.py`` routes them here)."""
     class OneLine(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             source = "" if record.name == "root" else f"{record.name}: "
-            Console(stderr=True, soft_wrap=True).print(Text("warning: ", style="bold yellow")
-                                                       + Text(source + one_line(record.getMessage())))
+            console = Console(stderr=True)  # a terminal: wrapped between words; piped: one line
+            console.print(Text("warning: ", style="bold yellow") + Text(source + one_line(record.getMessage())),
+                          soft_wrap=not console.is_terminal)
 
     with library_logs_to(OneLine(level=logging.WARNING)):
         yield

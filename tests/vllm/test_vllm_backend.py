@@ -53,7 +53,7 @@ def runs(tmp_path_factory, make_benchmark, vllm_model, vllm_backend, hf_backend)
             for name, model, backend in (("vllm", vllm_model(family), vllm), ("hf", hf.spec, hf)):
                 spec = vlaudit.ScoreSpec.of(model=model, benchmark=items, images=root / "images",
                                             out=root / name, contexts=CONTEXTS, interfaces=("yesno", "truefalse"),
-                                            chunk_size=16)
+                                            run=vlaudit.RunOptions(chunk_size=16))
                 vlaudit.score_margins(spec, backend=backend)
             done[family] = (items, root / "vllm", root / "hf")
         return done[family]

@@ -24,8 +24,8 @@ def test_engine_stability_of_an_hf_run_from_the_command_line(tmp_path, make_benc
     backend = hf_backend("qwen2-vl")
     run = tmp_path / "hf-run"
     vlaudit.score_margins(vlaudit.ScoreSpec.of(model=backend.spec, benchmark=items, images=tmp_path / "images",
-                                               out=run, contexts=("original", "text"), dtype="float32",
-                                               device="cpu"), backend=backend)
+                                               out=run, contexts=("original", "text"), options={"dtype": "float32"},
+                                               run=vlaudit.RunOptions(device="cpu")), backend=backend)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-m", "vlaudit", "vca", "stability", str(run), "--sample", "2",
                            "--perturbations", "engine", "--enforce-eager", "--max-model-len", "4096"],

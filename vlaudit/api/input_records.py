@@ -41,11 +41,6 @@ class _FromRow(Protocol[Built]):
     def __call__(self, row: dict[str, object], *, path: str, record: str) -> Built: ...
 
 
-def rows_of(data: object, *, what: str) -> list[dict[str, object]] | None:
-    """Rows of a DataFrame, pyarrow Table or sequence of dicts; None for a path (read by the caller)."""
-    return None if isinstance(data, (str, Path)) else table_rows(data, what=what)
-
-
 def table_rows(data: object, *, what: str) -> list[dict[str, object]]:
     """Rows of a DataFrame, pyarrow Table or sequence of dicts; anything else is an :class:`InputError`."""
     if isinstance(data, ArrowTable):

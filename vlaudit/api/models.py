@@ -10,7 +10,7 @@ from typing import Protocol, cast
 
 from vlaudit.backends.base import YesNoBackendBase, as_yes_no
 from vlaudit.backends.options import RunOptions
-from vlaudit.backends.registry import CONFIG_ONLY_PREFIXES, load_backend, parse_spec, require_kind
+from vlaudit.backends.registry import load_backend, parse_spec, require_kind
 from vlaudit.backends.tiny_dual import build_tiny_dual
 from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FAMILIES
 from vlaudit.backends.tiny_mllm import build_tiny_mllm
@@ -79,7 +79,7 @@ def verbalizers(spec: str, interfaces: Sequence[str] = ("yesno", "truefalse")) -
     require_kind(spec, "yesno", field="SPEC")
     # hf: and vllm: specs load config + tokenizer only; other yes/no backends (ref:, tiny) load as they are
     loaded = load_backend(spec, RunOptions(device="cpu"), interfaces=interfaces,
-                          weights=parse_spec(spec).prefix not in CONFIG_ONLY_PREFIXES)
+                          weights=not parse_spec(spec).entry.config_only)
     # every yes/no loader returns a YesNoBackendBase: it holds the resolution details and tokenizer kind
     backend = cast(YesNoBackendBase, as_yes_no(loaded))
     resolved = backend.verbalizers  # empty for a backend without resolution details: ids only

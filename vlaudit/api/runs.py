@@ -58,10 +58,9 @@ def _check_names(name: str, given: Sequence[str], known: Sequence[str] | dict[st
 def _model_files(model: ModelRef) -> Mapping[str, object] | None:
     """What identifies ``model`` without loading it (:func:`~vlaudit.scoring.finished_run.model_files`): a
     planted reference by its shipped files, unless it also reads scenes the user gives."""
-    prefix, _, name = model.spec.partition(":")
-    if prefix == "ref":
-        entry = TRAINED_MODELS.get(name)
-        return None if entry is None or entry.reads_scenes else model_files(model.spec, entry.files(name))
+    if model.prefix == "ref":
+        entry = TRAINED_MODELS.get(model.name)
+        return None if entry is None or entry.reads_scenes else model_files(model.spec, entry.files(model.name))
     return model_files(resolved_model_spec(model.spec))
 
 
@@ -74,7 +73,7 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
 
     Args:
         spec: the run: ``ScoreSpec(model=ModelRef(...), benchmark=..., images=..., out=...)`` or
-            ``ScoreSpec.of(model="hf:…", benchmark=..., images=..., out=..., **flat options)``.
+            ``ScoreSpec.of(model="hf:…", options={"dtype": "bf16"}, benchmark=..., images=..., out=..., run=RunOptions(...))``.
         backend: a yes/no backend already loaded (then ``spec.model`` names it in the manifest and is not
             loaded again).
         overwrite: replace the results of a run with another spec in ``out`` (as ``--overwrite``).

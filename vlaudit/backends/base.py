@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
     from PIL import Image
 
+    from vlaudit.backends.verbalizers import Verbalizer
     from vlaudit.sources.items import BenchmarkItem
 
 __all__ = ["BackendDescription", "PrefixCacheDecision"]  # the seam's records, defined in the results leaf
@@ -133,7 +134,7 @@ class YesNoBackendBase:
     batch_size: int = 1
     verbalizer_ids: dict[str, tuple[int, int]]
     letter_ids: tuple[int, ...] = ()
-    verbalizers: Mapping[str, object] = MappingProxyType({})
+    verbalizers: Mapping[str, Sequence[Verbalizer]] = MappingProxyType({})
     tokenizer_kind: str = "AutoProcessor"
     #: how many images one query may hold (:func:`images_per_query`); a backend that reads several says so
     max_images: int = 1

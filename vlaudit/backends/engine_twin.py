@@ -29,7 +29,7 @@ from typing import Any
 
 from vlaudit.backends.base import ENGINE
 from vlaudit.backends.options import HfOptions, RunOptions, VllmOptions
-from vlaudit.backends.registry import ModelRef, load_backend
+from vlaudit.backends.registry import ModelRef, load_backend, parse_spec, parse_spec_or_none
 from vlaudit.errors import InputError
 
 #: the vLLM engine settings a ``vllm:`` twin takes from ``vca stability`` (None or the default: vLLM's own)
@@ -42,14 +42,15 @@ TWIN_PREFIX = {"hf": "vllm", "vllm": "hf"}
 
 def twin_spec(spec: str) -> str | None:
     """``hf:X`` → ``vllm:X`` and back; None for a backend with no twin engine."""
-    prefix, _, name = spec.partition(":")
-    return f"{TWIN_PREFIX[prefix]}:{name}" if prefix in TWIN_PREFIX and name else None
+    parsed = parse_spec_or_none(spec)
+    return f"{TWIN_PREFIX[parsed.prefix]}:{parsed.name}" if parsed is not None and parsed.prefix in TWIN_PREFIX \
+        else None
 
 
 def engine_perturbation(backend: Any) -> dict[str, str]:
     """``{"engine": what changes}`` for a backend with a twin engine (none otherwise)."""
     twin = twin_spec(str(getattr(backend, "spec", "")))
-    return {ENGINE: f"the same weights and prompts scored by {twin.partition(':')[0]}: (another engine)"} \
+    return {ENGINE: f"the same weights and prompts scored by {parse_spec(twin).prefix}: (another engine)"} \
         if twin else {}
 
 

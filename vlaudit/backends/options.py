@@ -9,8 +9,11 @@ takes, so a :class:`~vlaudit.scoring.run_parts.ModelRef` gets the right default 
 These options say *what* model is scored (its weights, precision, image budget, prompt wording), so they are
 compared when a run is rerun into its folder; how the forward passes are placed and batched lives in
 :class:`~vlaudit.scoring.run_parts.RunOptions`. Each field's ``metadata`` holds its command-line ``flag`` and
-``help`` (and ``min`` for a number), which the commands' options are checked against. Torch-free: the
-command layer imports this module to build its flags.
+``help`` (and ``min`` for a number): the one place an option is declared. The commands build their flags
+from it (``@model_options`` in :mod:`vlaudit.commands._model_options`), ``-o KEY=VALUE`` and
+``Spec.of(options=...)`` reach every field by name (:func:`vlaudit.backends.model_options.model_ref`), a field
+with ``flag`` None is API only (no flag of its own; ``-o`` reaches it). Torch-free: the command layer imports
+this module to build its flags.
 """
 
 from __future__ import annotations
@@ -84,7 +87,9 @@ class VllmOptions(HfOptions):
     """``vllm:`` models served in-process by vLLM's offline engine (:mod:`vlaudit.backends.vllm_mllm`): the
     :class:`HfOptions` (the same prompt rendering, precision and pixel budget) and the engine's settings.
 
-    A None engine setting is vLLM's own default. Every field changes the engine the margins come from (the
+    Each engine field is the ``vllm.LLM`` keyword of its name (:func:`vlaudit.backends.vllm_mllm.engine_arguments`
+    passes it when not None or False), and its metadata is its flag: a new engine setting is one field here. A
+    None engine setting is vLLM's own default. Every field changes the engine the margins come from (the
     parallel layout changes summation order), so a rerun into a run folder compares them all."""
 
     tensor_parallel_size: int = field(default=1, metadata={
@@ -230,12 +235,20 @@ class RunOptions:
     image-prefix reuse, exact to float rounding); ``strict`` fails on a missing or corrupt image instead of
     recording it. A command refuses a field it has no use for set away from its default."""
 
-    batch_size: int | None = field(default=None, metadata={"flag": "--batch-size", "min": 1})
-    chunk_size: int = field(default=64, metadata={"flag": "--chunk-size", "min": 1})
-    device: str = field(default="auto", metadata={"flag": "--device"})
-    device_map: str | None = field(default=None, metadata={"flag": "--device-map"})
-    prefix_cache: bool | None = field(default=None, metadata={"flag": "--prefix-cache"})
-    strict: bool = field(default=False, metadata={"flag": "--strict"})
+    batch_size: int | None = field(default=None, metadata={
+        "flag": "--batch-size", "min": 1, "help": "Sequences per forward pass."})
+    chunk_size: int = field(default=64, metadata={
+        "flag": "--chunk-size", "min": 1, "help": "Unique queries per atomic cache chunk."})
+    device: str = field(default="auto", metadata={"flag": "--device", "help": "auto, cpu, cuda, cuda:1, ..."})
+    device_map: str | None = field(default=None, metadata={
+        "flag": "--device-map",
+        "help": "transformers device_map (e.g. auto) for big models (default: none, one device)."})
+    prefix_cache: bool | None = field(default=None, metadata={
+        "flag": "--prefix-cache",
+        "help": "Force shared image-prefix KV reuse on/off (Qwen-VL). Default: decided per run from image vs "
+                "question tokens and questions per image; the decision is in manifest.json."})
+    strict: bool = field(default=False, metadata={
+        "flag": "--strict", "help": "Fail on any missing/corrupt image instead of recording it."})
 
     def __post_init__(self) -> None:
         at_least("--batch-size", self.batch_size, 1)

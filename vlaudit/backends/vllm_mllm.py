@@ -45,7 +45,7 @@ from vlaudit.backends.base import (
 from vlaudit.backends.dtypes import resolve_dtype
 from vlaudit.backends.letters import LETTER_INTERFACE
 from vlaudit.backends.model_source import check_model_source
-from vlaudit.backends.options import HfOptions, RunOptions, VllmOptions
+from vlaudit.backends.options import VLLM_ENGINE_FIELDS, HfOptions, RunOptions, VllmOptions
 from vlaudit.backends.yesno_common import check_interfaces, yes_no_results
 from vlaudit.errors import EXIT_INCOMPLETE, InputError, MissingDependencyError, VlauditError
 from vlaudit.hashing import sha256_text
@@ -245,17 +245,15 @@ class VllmMLLMBackend(YesNoBackendBase):
 
 
 def engine_arguments(name: str, options: VllmOptions, *, dtype: str, prefix_cache: bool) -> dict[str, Any]:
-    """The keywords of ``vllm.LLM(...)`` for ``name`` under ``options`` (None settings left to vLLM)."""
+    """The keywords of ``vllm.LLM(...)`` for ``name`` under ``options``: each engine field of
+    :class:`VllmOptions` (:data:`VLLM_ENGINE_FIELDS`) by its own name, the ones at None or False left to vLLM's
+    default (``enforce_eager`` only when asked: vLLM's default compiles the model at start-up)."""
     kwargs: dict[str, Any] = {
         "model": name, "tokenizer": name, "revision": options.revision, "dtype": dtype,
-        "trust_remote_code": options.trust_remote_code, "tensor_parallel_size": options.tensor_parallel_size,
-        "pipeline_parallel_size": options.pipeline_parallel_size, "block_size": options.block_size,
-        "enable_prefix_caching": prefix_cache, "limit_mm_per_prompt": dict(MM_LIMITS), "seed": 0}
-    optional = {"gpu_memory_utilization": options.gpu_memory_utilization, "max_model_len": options.max_model_len,
-                "max_num_seqs": options.max_num_seqs}
-    kwargs.update({k: v for k, v in optional.items() if v is not None})
-    if options.enforce_eager:  # only when asked: vLLM's default compiles the model at start-up
-        kwargs["enforce_eager"] = True
+        "trust_remote_code": options.trust_remote_code, "enable_prefix_caching": prefix_cache,
+        "limit_mm_per_prompt": dict(MM_LIMITS), "seed": 0}
+    engine = {k: getattr(options, k) for k in VLLM_ENGINE_FIELDS}
+    kwargs.update({k: v for k, v in engine.items() if v is not None and v is not False})
     pixels = {k: v for k, v in (("min_pixels", options.min_pixels), ("max_pixels", options.max_pixels))
               if v is not None}
     if pixels:
@@ -263,7 +261,7 @@ def engine_arguments(name: str, options: VllmOptions, *, dtype: str, prefix_cach
     return kwargs
 
 
-def load_backend(name: str, options: HfOptions = VllmOptions(), run: RunOptions = RunOptions(), *,
+def load_backend(name: str, options: VllmOptions = VllmOptions(), run: RunOptions = RunOptions(), *,
                  interfaces: Sequence[str] = tuple(ANSWER_WORDS), question_templates: dict[str, str] | None = None,
                  weights: bool = True) -> Any:
     """Load ``vllm:<id or path>``: the prompts through transformers (no weights), the weights into ``vllm.LLM``.
@@ -272,8 +270,6 @@ def load_backend(name: str, options: HfOptions = VllmOptions(), run: RunOptions 
     vLLM's prefix caching off (None or True: on); ``run.device`` and ``run.device_map`` are vLLM's to decide
     (it places the model by its platform and ``tensor_parallel_size``). ``weights=False``: prompts and
     verbalizers only (``models verbalizers``), no engine."""
-    if not isinstance(options, VllmOptions):  # the flat HfOptions of a yes/no command: keep what both hold
-        options = VllmOptions(**{k: getattr(options, k) for k in HfOptions.__dataclass_fields__})
     if run.device_map is not None:
         raise InputError("vllm: models are placed by the engine (--tensor-parallel-size); "
                          "--device-map is for hf: models", field="--device-map")

@@ -42,7 +42,7 @@ from __future__ import annotations
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -232,6 +232,114 @@ def _aligned(boxes: Mapping[str, list[float]], relation: str) -> bool:
     return abs(box_centre(s)[axis] - box_centre(o)[axis]) < 1e-9
 
 
+@dataclass
+class _Balance:
+    """The direction-balance tallies over stems: stems per relation, subject sides per (axis, kind, side) in
+    the signed (V+/V−) and the aligned (V∅) images, and the labels of the agreement decisions."""
+
+    relations: Counter = field(default_factory=Counter)
+    sides: Counter = field(default_factory=Counter)
+    agreement_labels: Counter = field(default_factory=Counter)
+
+
+def _stem_relation(stem_id: str, rows: Sequence[BenchmarkItem], problems: list[str]) -> str | None:
+    """The stem's one queried relation, when its rows are the nine cells once each and name one known
+    relation; else None, with the problem noted."""
+    cells = Counter((r.extra.get("visual_state"), r.extra.get("text_state")) for r in rows)
+    if set(cells) != {(v, t) for v in STATES for t in STATES} or any(n != 1 for n in cells.values()):
+        problems.append(f"{stem_id}: cells {sorted(cells.items())} are not the nine cells once each")
+        return None
+    relations = {r.extra.get("queried_relation") for r in rows} | {r.relation for r in rows}
+    if len(relations) != 1 or next(iter(relations)) not in RELATIONS:
+        problems.append(f"{stem_id}: queried relation not unique/known: {sorted(map(str, relations))}")
+        return None
+    return cast(str, next(iter(relations)))  # the one member, checked to be in RELATIONS above
+
+
+def _check_texts_and_images(stem_id: str, cell: Mapping[tuple[str, str], BenchmarkItem],
+                            image_hashes: Mapping[str, str] | None, problems: list[str]) -> None:
+    """The complete text bit-identical across visual states and distinct across text states; one image file
+    per visual state shared by its text states, three distinct images (by content hash when given)."""
+    for t in STATES:
+        texts = {cell[(v, t)].question for v in STATES}
+        if len(texts) != 1:
+            problems.append(f"{stem_id}: text of T{SYMBOL[t]} differs across visual states")
+    if len({cell[("pos", t)].question for t in STATES}) != 3:
+        problems.append(f"{stem_id}: the three text states are not distinct")
+    images = {}
+    for v in STATES:
+        paths = {cell[(v, t)].image for t in STATES}
+        if len(paths) != 1 or None in paths:
+            problems.append(f"{stem_id}: V{SYMBOL[v]} does not reuse one image file across text states")
+        images[v] = next(iter(paths))
+    keys = [image_hashes.get(p, p) if image_hashes and p is not None else p for p in images.values()]
+    if len(set(keys)) != 3:
+        problems.append(f"{stem_id}: the three visual states do not have three distinct images")
+
+
+def _check_geometry(stem_id: str, cell: Mapping[tuple[str, str], BenchmarkItem], relation: str,
+                    problems: list[str], sides: Counter) -> None:
+    """Each visual state's boxes match it (V+ the relation, V− its inverse, V∅ aligned); the subject's side
+    of each image is tallied in ``sides`` for the direction balance."""
+    for v in STATES:
+        boxes = cell[(v, "none")].boxes or {}
+        if {"subject", "object"} - set(boxes):
+            problems.append(f"{stem_id}: V{SYMBOL[v]} lacks subject/object boxes")
+            continue
+        ok = {"pos": _relation_holds(boxes, relation), "neg": _relation_holds(boxes, INVERSE_RELATIONS[relation]),
+              "none": _aligned(boxes, relation)}[v]
+        if not ok:
+            problems.append(f"{stem_id}: V{SYMBOL[v]} geometry does not match its state")
+        axis = "h" if _horizontal(relation) else "v"
+        if v == "none":
+            other = "above" if axis == "h" else "left of"
+            sides[(axis, "neutral", _relation_holds(boxes, other))] += 1
+        else:
+            sides[(axis, "signed", _relation_holds(boxes, "left of" if axis == "h" else "above"))] += 1
+
+
+def _check_notes(stem_id: str, cell: Mapping[tuple[str, str], BenchmarkItem], relation: str,
+                 problems: list[str]) -> None:
+    """T+ and T− notes state the relation and its inverse and open the question; the T∅ note states none."""
+    for t, phrase in (("pos", relation_phrase(relation)), ("neg", relation_phrase(INVERSE_RELATIONS[relation]))):
+        note = str(cell[("pos", t)].extra.get("evidence_note", ""))
+        if phrase not in note or not cell[("pos", t)].question.startswith(note):
+            problems.append(f"{stem_id}: T{SYMBOL[t]} note does not state {phrase!r}")
+    note = str(cell[("pos", "none")].extra.get("evidence_note", ""))
+    if any(relation_phrase(r) in note for r in RELATIONS):
+        problems.append(f"{stem_id}: T0 note states a relation")
+
+
+def _check_stem(stem_id: str, rows: Sequence[BenchmarkItem], image_hashes: Mapping[str, str] | None,
+                problems: list[str], balance: _Balance) -> None:
+    """Every per-stem invariant of :func:`check_factorial`, tallying the stem into ``balance``."""
+    relation = _stem_relation(stem_id, rows, problems)
+    if relation is None:
+        return
+    balance.relations[relation] += 1
+    cell = {(r.extra["visual_state"], r.extra["text_state"]): r for r in rows}
+    _check_texts_and_images(stem_id, cell, image_hashes, problems)
+    _check_geometry(stem_id, cell, relation, problems, balance.sides)
+    _check_notes(stem_id, cell, relation, problems)
+    for v in ("pos", "neg"):
+        balance.agreement_labels[cell[(v, v)].label] += 1
+
+
+def _check_balance(balance: _Balance, problems: list[str]) -> None:
+    """Equal stems per relation, subject sides balanced on each axis (signed and aligned images), yes = no
+    among the agreement decisions."""
+    counts, sides = balance.relations, balance.sides
+    if len(set(counts.values())) > 1 or set(counts) != set(RELATIONS):
+        problems.append(f"direction balance: stems per relation {dict(counts)}")
+    for axis in ("h", "v"):
+        for kind in ("signed", "neutral"):
+            if sides[(axis, kind, True)] != sides[(axis, kind, False)]:
+                problems.append(f"direction balance: {axis}-axis {kind} subject sides "
+                                f"{sides[(axis, kind, True)]} vs {sides[(axis, kind, False)]}")
+    if balance.agreement_labels["yes"] != balance.agreement_labels["no"]:
+        problems.append(f"direction balance: agreement labels {dict(balance.agreement_labels)}")
+
+
 def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str] | None = None) -> dict[str, Any]:
     """Verify the invariants; return the probe accounting, or raise :class:`FactorialCheckError`.
 
@@ -249,69 +357,10 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
         by_stem[str(item.extra.get("stem_id"))].append(item)
     if len({i.item_id for i in items}) != len(items):
         problems.append("duplicate item_id")
-    relation_counts: Counter = Counter()
-    side_counts: Counter = Counter()
-    agreement_labels: Counter = Counter()
+    balance = _Balance()
     for stem_id, rows in sorted(by_stem.items()):
-        cells = Counter((r.extra.get("visual_state"), r.extra.get("text_state")) for r in rows)
-        if set(cells) != {(v, t) for v in STATES for t in STATES} or any(n != 1 for n in cells.values()):
-            problems.append(f"{stem_id}: cells {sorted(cells.items())} are not the nine cells once each")
-            continue
-        relations = {r.extra.get("queried_relation") for r in rows} | {r.relation for r in rows}
-        if len(relations) != 1 or next(iter(relations)) not in RELATIONS:
-            problems.append(f"{stem_id}: queried relation not unique/known: {sorted(map(str, relations))}")
-            continue
-        relation = cast(str, next(iter(relations)))  # the one member, checked to be in RELATIONS above
-        relation_counts[relation] += 1
-        cell = {(r.extra["visual_state"], r.extra["text_state"]): r for r in rows}
-        for t in STATES:
-            texts = {cell[(v, t)].question for v in STATES}
-            if len(texts) != 1:
-                problems.append(f"{stem_id}: text of T{SYMBOL[t]} differs across visual states")
-        if len({cell[("pos", t)].question for t in STATES}) != 3:
-            problems.append(f"{stem_id}: the three text states are not distinct")
-        images = {}
-        for v in STATES:
-            paths = {cell[(v, t)].image for t in STATES}
-            if len(paths) != 1 or None in paths:
-                problems.append(f"{stem_id}: V{SYMBOL[v]} does not reuse one image file across text states")
-            images[v] = next(iter(paths))
-        keys = [image_hashes.get(p, p) if image_hashes and p is not None else p for p in images.values()]
-        if len(set(keys)) != 3:
-            problems.append(f"{stem_id}: the three visual states do not have three distinct images")
-        for v in STATES:
-            boxes = cell[(v, "none")].boxes or {}
-            if {"subject", "object"} - set(boxes):
-                problems.append(f"{stem_id}: V{SYMBOL[v]} lacks subject/object boxes")
-                continue
-            ok = {"pos": _relation_holds(boxes, relation), "neg": _relation_holds(boxes, INVERSE_RELATIONS[relation]),
-                  "none": _aligned(boxes, relation)}[v]
-            if not ok:
-                problems.append(f"{stem_id}: V{SYMBOL[v]} geometry does not match its state")
-            axis = "h" if _horizontal(relation) else "v"
-            if v == "none":
-                other = "above" if axis == "h" else "left of"
-                side_counts[(axis, "neutral", _relation_holds(boxes, other))] += 1
-            else:
-                side_counts[(axis, "signed", _relation_holds(boxes, "left of" if axis == "h" else "above"))] += 1
-        for t, phrase in (("pos", relation_phrase(relation)), ("neg", relation_phrase(INVERSE_RELATIONS[relation]))):
-            note = str(cell[("pos", t)].extra.get("evidence_note", ""))
-            if phrase not in note or not cell[("pos", t)].question.startswith(note):
-                problems.append(f"{stem_id}: T{SYMBOL[t]} note does not state {phrase!r}")
-        note = str(cell[("pos", "none")].extra.get("evidence_note", ""))
-        if any(relation_phrase(r) in note for r in RELATIONS):
-            problems.append(f"{stem_id}: T0 note states a relation")
-        for v in ("pos", "neg"):
-            agreement_labels[cell[(v, v)].label] += 1
-    if len(set(relation_counts.values())) > 1 or set(relation_counts) != set(RELATIONS):
-        problems.append(f"direction balance: stems per relation {dict(relation_counts)}")
-    for axis in ("h", "v"):
-        for kind in ("signed", "neutral"):
-            if side_counts[(axis, kind, True)] != side_counts[(axis, kind, False)]:
-                problems.append(f"direction balance: {axis}-axis {kind} subject sides "
-                                f"{side_counts[(axis, kind, True)]} vs {side_counts[(axis, kind, False)]}")
-    if agreement_labels["yes"] != agreement_labels["no"]:
-        problems.append(f"direction balance: agreement labels {dict(agreement_labels)}")
+        _check_stem(stem_id, rows, image_hashes, problems, balance)
+    _check_balance(balance, problems)
     original = {(i.question, image_hashes.get(i.image, i.image) if image_hashes and i.image is not None else i.image)
                 for i in items}
     texts = {i.question for i in items}
@@ -322,7 +371,8 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
     if problems:
         shown = "; ".join(problems[:10]) + (f"; … {len(problems) - 10} more" if len(problems) > 10 else "")
         raise FactorialCheckError(f"factorial build check failed ({len(problems)} problems): {shown}")
-    return {"stems": len(by_stem), "items": len(items), "stems_per_relation": dict(sorted(relation_counts.items())),
+    return {"stems": len(by_stem), "items": len(items),
+            "stems_per_relation": dict(sorted(balance.relations.items())),
             "probes": {"original": len(original), "text": len(texts), "blank": len(texts),
                        "total": len(original) + 2 * len(texts), "without_dedup": 3 * len(items)},
             "checks": ["nine cells", "bit-identical text across visual states", "one image per visual state",

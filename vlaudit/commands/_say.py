@@ -4,6 +4,7 @@ whole at 80 columns)."""
 from __future__ import annotations
 
 import shutil
+import sys
 import textwrap
 from collections.abc import Mapping
 
@@ -14,17 +15,34 @@ def say(message: str, *, err: bool = False) -> None:
     """Print ``message``, each of its lines wrapped at the terminal's width (``COLUMNS``, else the terminal,
     else 80) between words, continuations indented two spaces past the line's own indent. A word is never
     cut: a path or a name wider than the terminal stays whole on a line of its own. ``error:`` and
-    ``warning:`` lines stay whole (a terminal soft-wraps them)."""
+    ``warning:`` lines wrap the same way in a terminal; piped (a log, a test) they stay one line each, so a
+    log keeps one line per warning (as the CLI's own error line does)."""
+    typer.echo("\n".join(_wrapped(message, err=err)), err=err)
+
+
+def warn(message: str) -> None:
+    """``warning: MESSAGE`` on stderr in yellow, wrapped as :func:`say` wraps it."""
+    typer.secho("\n".join(_wrapped(f"warning: {message}", err=True)), fg="yellow", err=True)
+
+
+def _terminal(err: bool) -> bool:
+    """Whether the stream a line goes to is a terminal (a terminal would otherwise soft-wrap a long line
+    mid-word)."""
+    stream = sys.stderr if err else sys.stdout
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _wrapped(message: str, *, err: bool) -> list[str]:
     width = shutil.get_terminal_size().columns
     lines: list[str] = []
     for line in message.splitlines() or [""]:
-        if len(line) <= width or line.startswith(("error:", "warning:")):
+        if len(line) <= width or (line.startswith(("error:", "warning:")) and not _terminal(err)):
             lines.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
         lines += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
                                break_on_hyphens=False)
-    typer.echo("\n".join(lines), err=err)
+    return lines
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -11,6 +11,7 @@ from rich.table import Table
 
 import vlaudit
 from vlaudit.commands._apps import cycles_app, cycles_build_app
+from vlaudit.commands._console import print_unavailable
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say
 from vlaudit.errors import EXIT_CHECK_FAILED, InputError
@@ -50,7 +51,7 @@ def _print_counts(summary: vlaudit.CycleBuildSummary) -> None:
     if extra.get("pool_seed") is not None:
         say(f"pool drawn with pool seed {extra['pool_seed']}; splits and pairing with seed {extra.get('seed')} "
             "(every seed shares the pool, §D.5)")
-    vlaudit.print_unavailable(summary.unavailable, minimum, counted)
+    print_unavailable(summary.unavailable, minimum, counted)
     reasons = extra.get("swap_reasons")
     if isinstance(reasons, dict) and reasons:
         vlaudit.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",

@@ -8,8 +8,9 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._console import print_unavailable
 from vlaudit.commands._options import out_file_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import say, warn
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     CYCLE_BOOTSTRAP_SEED,
@@ -60,13 +61,13 @@ def cycles_eval(
     result = evaluation.evaluation
     vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     evaluated = result.splits
-    vlaudit.print_unavailable(result.unavailable, result.min_cycles, result.min_cycles_counted
+    print_unavailable(result.unavailable, result.min_cycles, result.min_cycles_counted
                               or ("val" if "val" in evaluated else ", ".join(evaluated)))
     vlaudit.print_benchmark_tables(result.benchmark_entries)
     # written before the warnings: a write that fails is then the one line printed (a warning about figures
     # that were never saved would only stand in its way)
     written = evaluation.write(out, plot=plot)
     for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     for path in written:
         say(f"wrote {path}")

@@ -8,10 +8,9 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import cycles_app
+from vlaudit.commands._model_options import model_options
 from vlaudit.commands._options import (
-    dtype_option,
     executor_option,
-    field_option,
     in_folder_option,
     out_file_option,
     ray_address_option,
@@ -23,8 +22,11 @@ from vlaudit.commands._say import say
 
 
 @cycles_app.command("score-mllm")
+@model_options(vlaudit.HfOptions, vlaudit.VllmOptions,
+               model_help="Multimodal LLM: hf:<id|dir>, vllm:<id|dir> or ref:tiny-qwen2-vl, ...",
+               run=("batch_size", "device", "chunk_size"), run_defaults={"batch_size": (8, "Sequences per forward pass.")})
 def cycles_score_mllm(
-    model: str = typer.Option(..., "--model", help="Multimodal LLM: hf:<id|dir>, vllm:<id|dir> or ref:tiny-qwen2-vl, ..."),
+    model: vlaudit.ModelRef,
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
     images: Path = in_folder_option("--images", help="Folder the image files are relative to."),
     out: Path = out_file_option(help="Scores table (CSV, JSONL or Parquet): image_id, caption_id, score."),
@@ -34,13 +36,7 @@ def cycles_score_mllm(
                                                                 "manifest (default: OUT.run); rerun to resume."),
     query: str = typer.Option(None, "--query", help="Question with one {caption} field (default: "
                                                     "'Does the caption \"{caption}\" describe the image?')."),
-    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Sequences per forward pass."),
-    dtype: str = dtype_option(),
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    revision: str | None = field_option(vlaudit.HfOptions, "revision"),
-    min_pixels: int | None = field_option(vlaudit.HfOptions, "min_pixels"),
-    max_pixels: int | None = field_option(vlaudit.HfOptions, "max_pixels"),
-    chunk_size: int = typer.Option(64, "--chunk-size", min=1, help="Unique queries per atomic cache chunk."),
+    run: vlaudit.RunOptions = vlaudit.RunOptions(),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),
     workers: int = ray_workers_option(),
@@ -48,29 +44,18 @@ def cycles_score_mllm(
     threads_per_worker: int | None = ray_threads_option(),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in the run "
                                                              "folder (its score cache is kept and reused)."),
-    tensor_parallel_size: int = field_option(vlaudit.VllmOptions, "tensor_parallel_size"),
-    pipeline_parallel_size: int = field_option(vlaudit.VllmOptions, "pipeline_parallel_size"),
-    gpu_memory_utilization: float | None = field_option(vlaudit.VllmOptions, "gpu_memory_utilization"),
-    max_model_len: int | None = field_option(vlaudit.VllmOptions, "max_model_len"),
-    block_size: int = field_option(vlaudit.VllmOptions, "block_size"),
-    max_num_seqs: int | None = field_option(vlaudit.VllmOptions, "max_num_seqs"),
-    enforce_eager: bool = field_option(vlaudit.VllmOptions, "enforce_eager"),
 ) -> None:
     """s(image, caption) = NLL(no) − NLL(yes) of a fixed yes/no query about the caption, for every pair the
     cycles use, through the `vca score` runner and cache; writes the `cycles eval` scores format."""
     spec = vlaudit.CycleScoreSpec.of(
-        model=model, cycles=cycles, images=images, out=out, captions=captions, run_dir=run_dir, query=query,
-        batch_size=batch_size, dtype=dtype, device=device, revision=revision, min_pixels=min_pixels,
-        max_pixels=max_pixels, chunk_size=chunk_size, executor=executor, address=address, workers=workers,
-        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker,
-        tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size,
-        gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, block_size=block_size,
-        max_num_seqs=max_num_seqs, enforce_eager=enforce_eager)
+        model=model, cycles=cycles, images=images, out=out, captions=captions, run_dir=run_dir, query=query, run=run,
+        executor=vlaudit.RayOptions.chosen(executor, address=address, workers=workers,
+                                           gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker))
     scored = vlaudit.score_cycles_mllm(spec, overwrite=overwrite)
-    rows, summary, run = scored.rows, scored.summary, scored.run_dir
+    rows, summary, folder = scored.rows, scored.summary, scored.run_dir
     scores = [float(row["score"]) for row in rows]
-    vlaudit.print_table(f"MLLM cycle scores — {model}", ["cycles", "pairs", "queries scored now", "from cache", "min",
-                                                  "mean", "max"],
+    vlaudit.print_table(f"MLLM cycle scores — {model.spec}", ["cycles", "pairs", "queries scored now", "from cache",
+                                                        "min", "mean", "max"],
                 [[scored.n_cycles, len(rows), summary.n_units_scored_now, summary.n_units_from_cache,
                   min(scores), sum(scores) / len(scores), max(scores)]])
-    say(f"wrote {out} (run folder {run})")
+    say(f"wrote {out} (run folder {folder})")

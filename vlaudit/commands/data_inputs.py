@@ -16,7 +16,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._options import out_file_option
-from vlaudit.commands._say import images_line, say
+from vlaudit.commands._say import images_line, say, warn
 from vlaudit.errors import InputError
 from vlaudit.settings import (
     VSR_INVERSE_EXCLUDED,
@@ -66,7 +66,7 @@ def _finish(build: Any, title: str, source: Path) -> None:
     if not build.written:
         raise InputError(f"nothing kept ({summary['n_excluded']} excluded); no output written", path=str(source))
     for warning in summary.get("warnings", []):
-        typer.secho(f"warning: {source}: {warning}", fg="yellow", err=True)
+        warn(f"{source}: {warning}")
     if "hf_images" in summary:
         say(images_line(summary["hf_images"]))
     say(f"wrote {build.out} and {build.summary_path}")

@@ -13,7 +13,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import out_folder_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import say, warn
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
 
 
@@ -63,7 +63,7 @@ def vca_factorial(
                         f"resample {result.stems} {result.unit} clusters; — where zero-width)",
                         ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
     for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     effect_rows = []
     for m in result.models:
         e, nested = m.effects, m.nested

@@ -16,10 +16,9 @@ from rich.progress import (
 
 import vlaudit
 from vlaudit.commands._apps import app, cycles_app
+from vlaudit.commands._model_options import model_options
 from vlaudit.commands._options import (
-    dtype_option,
     executor_option,
-    field_option,
     in_folder_option,
     out_file_option,
     out_folder_option,
@@ -32,19 +31,18 @@ from vlaudit.commands._say import say
 
 
 @app.command("features")
+@model_options(vlaudit.DualOptions,
+               model_help="Dual encoder: hf-clip:<id|dir>, open_clip:<arch>\\[/<tag|ckpt>], open_clip:local-dir:<dir> "
+                          "or a ref: dual encoder, e.g. ref:tiny-open-clip (vlaudit models list).",
+               run=("batch_size", "device"), run_defaults={"batch_size": (32, "Images or texts per forward pass.")})
 def features(
-    model: str = typer.Option(..., "--model", help="Dual encoder: hf-clip:<id|dir>, open_clip:<arch>\\[/<tag|ckpt>], "
-                                                  "open_clip:local-dir:<dir> or a ref: dual encoder, e.g. "
-                                                  "ref:tiny-open-clip (vlaudit models list)."),
+    model: vlaudit.ModelRef,
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet)."),
     images: Path = in_folder_option("--images", help="Folder the image files are relative to."),
     out: Path = out_folder_option(help="Features folder to write (images/texts Parquet + manifest)."),
     captions: Path | None = typer.Option(None, "--captions", help="Captions table (caption_id, text); default: "
                                                                    "the rows' text_1/text_2, else CYCLES.captions.jsonl."),
-    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Images or texts per forward pass."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    dtype: str = dtype_option(),
-    revision: str | None = field_option(vlaudit.DualOptions, "revision"),
+    run: vlaudit.RunOptions = vlaudit.RunOptions(),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),
     workers: int = ray_workers_option(),
@@ -54,9 +52,9 @@ def features(
 ) -> None:
     """Embed every image and caption of the cycles once (deduplicated by id and content), float32, normalised."""
     spec = vlaudit.FeaturesSpec.of(
-        model=model, cycles=cycles, images=images, out=out, captions=captions, batch_size=batch_size, device=device,
-        dtype=dtype, revision=revision, executor=executor, address=address, workers=workers,
-        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker)
+        model=model, cycles=cycles, images=images, out=out, captions=captions, run=run,
+        executor=vlaudit.RayOptions.chosen(executor, address=address, workers=workers,
+                                           gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), transient=True) as bar:
         tasks = {"images": bar.add_task("images", total=None), "texts": bar.add_task("texts", total=None)}
@@ -64,7 +62,7 @@ def features(
             spec, overwrite=overwrite,
             progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total)).manifest
     counts = manifest["counts"]
-    vlaudit.print_table(f"features — {model}", ["what", "ids", "distinct contents"],
+    vlaudit.print_table(f"features — {model.spec}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],
                  ["captions", counts["caption_ids"], counts["unique_texts"]]])
     say(f"wrote {out} (dim {manifest['dim']}, {manifest['seconds']} s)")

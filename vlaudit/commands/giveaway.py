@@ -10,7 +10,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import say, warn
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 
@@ -48,5 +48,5 @@ def giveaway(
                                         seed=seed, resamples=resamples)
     vlaudit.print_giveaway(result)
     for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     say(f"wrote {out / 'giveaway.json'}, {out / 'giveaway.csv'} and the per-file items tables")

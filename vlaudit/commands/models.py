@@ -37,7 +37,7 @@ def models_tiny(
 def models_list() -> None:
     """List the model spec prefixes the registry serves."""
     registry = vlaudit.model_registry()
-    vlaudit.print_table("model backends", ["spec", "serves"], registry.backends)
+    vlaudit.print_table("model backends", list(registry.BACKEND_COLUMNS), registry.backends)
     say(f"tiny offline models: vlaudit models tiny --family FAMILY, one of {', '.join(registry.tiny_families)}")
     say(f"reference models (built offline on first use): {', '.join(registry.reference)}")
     say("trained reference models (weights shipped; `vlaudit models train-reference NAME` rebuilds one):")

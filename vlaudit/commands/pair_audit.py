@@ -11,7 +11,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._options import out_folder_option
-from vlaudit.commands._say import say
+from vlaudit.commands._say import say, warn
 
 
 @cycles_app.command("audit-pairs")
@@ -51,5 +51,5 @@ def audit_pairs(
                 [[Path(r.file).stem, f"{r.positives_in_cycles}/{r.distinct_positives}",
                   f"{r.negatives_in_cycles}/{r.distinct_negatives}"] for r in rows])
     for warning in warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     say(f"wrote {out / 'audit_pairs.json'} and {out / 'audit_pairs.csv'}")

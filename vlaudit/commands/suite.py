@@ -9,8 +9,10 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import suite_app
-from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
-from vlaudit.commands._say import say
+from vlaudit.commands._console import print_suite_result, print_suites
+from vlaudit.commands._model_options import model_options
+from vlaudit.commands._options import in_folder_option, out_folder_option
+from vlaudit.commands._say import say, warn
 from vlaudit.errors import InputError
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL
 
@@ -19,7 +21,7 @@ from vlaudit.settings import BOOTSTRAP_RESAMPLES, CYCLE_BOOTSTRAP_SEED, CYCLE_TI
 def suite_list() -> None:
     """Every registered suite: its name, what its metric compares (i2t, t2i, both) and its official metric.
     docs/reference/suites.md gives each one's layout, tie rule and official source."""
-    vlaudit.print_suites(vlaudit.suites())
+    print_suites(vlaudit.suites())
 
 
 def _option_value(text: str) -> object:
@@ -48,22 +50,25 @@ def _options(values: list[str] | None) -> dict[str, object]:
 
 
 @suite_app.command("eval")
+@model_options(vlaudit.DualOptions, vlaudit.HfOptions, vlaudit.VllmOptions, vlaudit.EndpointOptions, flags=("dtype",),
+               model_help="Dual encoder (hf-clip:, open_clip:, ref:scene-clip-bag, ...) or yes/no MLLM (hf:, vllm:, "
+                          "ref:tiny-qwen2-vl, ...).",
+               run=("batch_size", "chunk_size", "device"),
+               run_defaults={"batch_size": (None, "Inputs per forward pass (default: 32 for a dual encoder, 8 for an "
+                                                  "MLLM)."),
+                             "chunk_size": (64, "MLLMs: unique queries per cache chunk.")})
 def suite_eval(
+    *,  # the flags come by name (@model_options builds the signature typer reads)
     name: str = typer.Argument(..., help="The suite (see `vlaudit suite list`)."),
     file: Path = typer.Argument(..., help="The suite's file as published."),
     images: Path = in_folder_option("--images", help="Folder the suite's image paths are relative to."),
-    model: str = typer.Option(..., "--model", help="Dual encoder (hf-clip:, open_clip:, ref:scene-clip-bag, ...) "
-                                                   "or yes/no MLLM (hf:, vllm:, ref:tiny-qwen2-vl, ...)."),
+    model: vlaudit.ModelRef,
     out: Path = out_folder_option(help="Folder for suite.json, suite.csv, scores.parquet and the score run."),
     option: list[str] = typer.Option(None, "--option", metavar="NAME=VALUE",
                                      help="A reader option of the suite (repeatable)."),
     query: str = typer.Option(None, "--query", help="MLLMs: the question, one {caption} field (default: "
                                                     "'Does the caption \"{caption}\" describe the image?')."),
-    dtype: str = dtype_option(),
-    batch_size: int = typer.Option(None, "--batch-size", min=1, help="Inputs per forward pass (default: 32 for "
-                                                                     "a dual encoder, 8 for an MLLM)."),
-    chunk_size: int = typer.Option(64, "--chunk-size", min=1, help="MLLMs: unique queries per cache chunk."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
+    run: vlaudit.RunOptions = vlaudit.RunOptions(),
     tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="CycleAcc: |Δ| ≤ tol counts ½."),
     n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples."),
     seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
@@ -75,14 +80,14 @@ def suite_eval(
     """The suite's official figures (its tie rule and aggregation), exact CycleAcc (½ for ties) over the cycles
     its items hold, and the marginal audit of its negatives; resumable (rerun to continue)."""
     result = vlaudit.evaluate_suite(name, file, images=images, model=model, out=out, query=query,
-                                    options=_options(option), dtype=dtype, batch_size=batch_size,
-                                    chunk_size=chunk_size, device=device, tol=tol, n_resamples=n_resamples,
+                                    options=_options(option), batch_size=run.batch_size,
+                                    chunk_size=run.chunk_size, device=run.device, tol=tol, n_resamples=n_resamples,
                                     seed=seed, across=across, overwrite=overwrite)
     counts = ", ".join(f"{key} {value}" for key, value in result.counts.items())
     say(f"{result.suite}: {file.name}: {counts}")
     for note in result.notes:
         say(f"note: {note}")
-    vlaudit.print_suite_result(result)
+    print_suite_result(result)
     for warning in result.warnings:
-        typer.secho(f"warning: {warning}", fg="yellow", err=True)
+        warn(warning)
     say(f"wrote {out / 'suite.json'}, {out / 'suite.csv'} and {out / 'scores.parquet'}")

@@ -11,10 +11,9 @@ from rich.text import Text
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
+from vlaudit.commands._model_options import model_options
 from vlaudit.commands._options import (
-    dtype_option,
     executor_option,
-    field_option,
     in_folder_option,
     min_coverage_option,
     out_folder_option,
@@ -32,11 +31,14 @@ def _csv(value: str) -> list[str]:
 
 
 @vca_app.command("score")
+@model_options(vlaudit.HfOptions, vlaudit.EndpointOptions, vlaudit.VllmOptions,
+               model_help="Model spec: hf:ID or hf:DIR (transformers, e.g. hf:Qwen/Qwen3-VL-8B-Instruct), vllm:ID or "
+                          "vllm:DIR (vLLM's engine), openai:URL#MODEL (an OpenAI-compatible server) or ref:NAME "
+                          "(vlaudit's reference models; vlaudit models list).",
+               run=("batch_size", "strict", "device", "device_map", "chunk_size", "prefix_cache"),
+               run_defaults={"batch_size": (8, "Sequences per forward pass.")})
 def vca_score(
-    model: str = typer.Option(..., "--model", help="Model spec: hf:ID or hf:DIR (transformers, e.g. "
-                                                   "hf:Qwen/Qwen3-VL-8B-Instruct), vllm:ID or vllm:DIR (vLLM's "
-                                                   "engine), openai:URL#MODEL (an OpenAI-compatible server) or "
-                                                   "ref:NAME (vlaudit's reference models; vlaudit models list)."),
+    model: vlaudit.ModelRef,
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table (JSONL or Parquet)."),
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, failures.jsonl, manifest, summary, cache)."),
@@ -46,22 +48,9 @@ def vca_score(
                                       "paper's), blur, patch-shuffle (stress probes, never controls)."),
     interface: str = typer.Option("yesno", "--interface", help="Comma list of yesno,truefalse; or letter "
                                                                "(multiple-choice items, one forward per context)."),
-    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Sequences per forward pass."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the mismatch derangement."),
-    strict: bool = typer.Option(False, "--strict", help="Fail on any missing/corrupt image instead of recording it."),
-    dtype: str = dtype_option(),
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    device_map: str = typer.Option(None, "--device-map", help="transformers device_map (e.g. auto) for big models (default: none, one device)."),
-    revision: str | None = field_option(vlaudit.HfOptions, "revision"),
-    min_pixels: int | None = field_option(vlaudit.HfOptions, "min_pixels"),
-    max_pixels: int | None = field_option(vlaudit.HfOptions, "max_pixels"),
-    trust_remote_code: bool = field_option(vlaudit.HfOptions, "trust_remote_code"),
+    run: vlaudit.RunOptions = vlaudit.RunOptions(),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
-    chunk_size: int = typer.Option(64, "--chunk-size", min=1, help="Unique queries per atomic cache chunk."),
-    prefix_cache: bool | None = typer.Option(
-        None, "--prefix-cache/--no-prefix-cache",
-        help="Force shared image-prefix KV reuse on/off (Qwen-VL). Default: decided per run from image vs "
-             "question tokens and questions per image; the decision is in manifest.json."),
     executor: str = executor_option(),
     address: str | None = ray_address_option(),
     workers: int = ray_workers_option(),
@@ -71,45 +60,27 @@ def vca_score(
                                                              "in --out (its score cache is kept and reused)."),
     template: Path = typer.Option(None, "--template", help="JSON file interface -> question template with one "
                                                            "{question} field (wording diagnostics, VCA §18; default: the built-in templates)."),
-    system: str | None = field_option(vlaudit.HfOptions, "system"),
     circular: bool = typer.Option(False, "--circular", help="CircularEval: score every rotation of each item's "
                                                             "options (multiple choice)."),
     skip_multi_image: bool = typer.Option(False, "--skip-multi-image",
                                           help="Leave out the items with more images than the model takes in one "
                                                "query (MMMU's, for a one-image model), with a warning; without "
                                                "it such items refuse the run."),
-    api_key_env: str | None = field_option(vlaudit.EndpointOptions, "api_key_env"),
-    replicas: list[str] = field_option(vlaudit.EndpointOptions, "replicas"),
-    concurrency: int = field_option(vlaudit.EndpointOptions, "concurrency"),
-    timeout: float = field_option(vlaudit.EndpointOptions, "timeout"),
-    max_retries: int = field_option(vlaudit.EndpointOptions, "max_retries"),
-    backoff: float = field_option(vlaudit.EndpointOptions, "backoff"),
-    top_logprobs: int = field_option(vlaudit.EndpointOptions, "top_logprobs"),
-    logprob_token_ids: str = field_option(vlaudit.EndpointOptions, "logprob_token_ids"),
-    served_dtype: str | None = field_option(vlaudit.EndpointOptions, "served_dtype"),
-    tensor_parallel_size: int = field_option(vlaudit.VllmOptions, "tensor_parallel_size"),
-    pipeline_parallel_size: int = field_option(vlaudit.VllmOptions, "pipeline_parallel_size"),
-    gpu_memory_utilization: float | None = field_option(vlaudit.VllmOptions, "gpu_memory_utilization"),
-    max_model_len: int | None = field_option(vlaudit.VllmOptions, "max_model_len"),
-    block_size: int = field_option(vlaudit.VllmOptions, "block_size"),
-    max_num_seqs: int | None = field_option(vlaudit.VllmOptions, "max_num_seqs"),
-    enforce_eager: bool = field_option(vlaudit.VllmOptions, "enforce_eager"),
     min_coverage: float = min_coverage_option(),
 ) -> None:
     """Score every item under each context and interface; resumable (rerun the same command after a kill)."""
     spec = vlaudit.ScoreSpec.of(
         model=model, benchmark=benchmark, images=images, out=out, contexts=tuple(_csv(contexts)),
-        interfaces=tuple(_csv(interface)), seed=seed, batch_size=batch_size, chunk_size=chunk_size, strict=strict,
-        model_name=model_name, template=template, dtype=dtype, device=device, device_map=device_map,
-        revision=revision, min_pixels=min_pixels, max_pixels=max_pixels, trust_remote_code=trust_remote_code,
-        prefix_cache=prefix_cache, system=system, executor=executor, address=address, workers=workers,
-        gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker, circular=circular,
-        skip_multi_image=skip_multi_image, api_key_env=api_key_env, replicas=tuple(replicas or ()), concurrency=concurrency, timeout=timeout,
-        max_retries=max_retries, backoff=backoff, top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids,
-        tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size,
-        gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, block_size=block_size,
-        max_num_seqs=max_num_seqs, enforce_eager=enforce_eager,
-        served_dtype=served_dtype)
+        interfaces=tuple(_csv(interface)), seed=seed, model_name=model_name, template=template, circular=circular,
+        skip_multi_image=skip_multi_image, run=run,
+        executor=vlaudit.RayOptions.chosen(executor, address=address, workers=workers,
+                                           gpus_per_worker=gpus_per_worker, threads_per_worker=threads_per_worker))
+    _run(spec, overwrite=overwrite, min_coverage=min_coverage)
+
+
+def _run(spec: vlaudit.ScoreSpec, *, overwrite: bool, min_coverage: float) -> None:
+    """Score ``spec`` with a progress bar, then print its summary, warnings and coverage."""
+    out = spec.out
     console = Console(stderr=True)
     with Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=console,

@@ -8,13 +8,16 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import dtype_option, in_folder_option, out_folder_option
+from vlaudit.commands._model_options import model_options
+from vlaudit.commands._options import in_folder_option, out_folder_option
 from vlaudit.commands._say import say
 
 
 @vca_app.command("score-dual")
+@model_options(vlaudit.DualOptions, model_help="Dual encoder: open_clip:…, hf-clip:… or ref:tiny-open-clip.",
+               run=("batch_size", "device"), run_defaults={"batch_size": (32, "Images or texts per forward pass.")})
 def vca_score_dual(
-    model: str = typer.Option(..., "--model", help="Dual encoder: open_clip:…, hf-clip:… or ref:tiny-open-clip."),
+    model: vlaudit.ModelRef,
     benchmark: Path = typer.Option(..., "--benchmark", help="ITEMS table with true/false statement groups."),
     images: Path = in_folder_option("--images", help="Folder the items' image paths are relative to."),
     out: Path = out_folder_option(help="Run folder (margins.parquet, features/, manifest, summary)."),
@@ -25,10 +28,8 @@ def vca_score_dual(
                                       "run's original-image embeddings) or zero (m_t ≡ 0)."),
     text_field: str = typer.Option(None, "--text-field", help="ITEMS column holding the statement text "
                                                               "(default: the question without its wrapper)."),
-    batch_size: int = typer.Option(32, "--batch-size", min=1, help="Images or texts per forward pass."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the mismatch derangement."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
-    dtype: str = dtype_option(),
+    run: vlaudit.RunOptions = vlaudit.RunOptions(),
     model_name: str = typer.Option(None, "--model-name", help="Name written to the model column (default: spec)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in --out."),
 ) -> None:
@@ -36,7 +37,7 @@ def vca_score_dual(
     spec = vlaudit.DualScoreSpec.of(
         model=model, benchmark=benchmark, images=images, out=out,
         contexts=tuple(c.strip() for c in contexts.split(",") if c.strip()), no_image=no_image,
-        text_field=text_field, batch_size=batch_size, seed=seed, device=device, dtype=dtype, model_name=model_name)
+        text_field=text_field, seed=seed, model_name=model_name, run=run)
     margins = vlaudit.score_dual_margins(spec, overwrite=overwrite)
     summary = margins.summary
     shown = [(k, v) for k, v in summary.to_dict().items() if k != "schema_version" and not isinstance(v, dict)]

@@ -248,6 +248,64 @@ def reduced_precision(values: np.ndarray | Sequence[float]) -> str | None:
     return f"every score has at most {digits} significant decimal digits (rounded when stored)"
 
 
+def _requested_splits(present: Sequence[str], splits: Sequence[str] | None, cycles_source: str | None) -> list[str]:
+    """The splits to evaluate: ``splits`` without repeats (default: every split ``present``, in order); a split
+    the cycles lack is an :class:`InputError` naming the cycles file."""
+    if splits is None:
+        return list(present)
+    requested = list(dict.fromkeys(splits))
+    unknown = [s for s in requested if s not in present]
+    if unknown:
+        raise InputError(f"split(s) {unknown} not in the cycles; they have {list(present)}", path=cycles_source,
+                         field="split")
+    return requested
+
+
+def _withdrawn_families(cycles: Sequence[Cycle], counts: Mapping[str, Mapping[str, int]], present: Sequence[str],
+                        requested: Sequence[str], min_cycles: int, validation_counts: Mapping[str, int] | None
+                        ) -> tuple[dict[str, dict[str, int]], str]:
+    """The families the minimum-cycle rule withdraws (``{family: {split: count}}``) and which cycles it counted:
+    the validation split of ``cycles`` when present, else the build's ``validation_counts`` when given, else
+    the evaluated splits (:func:`evaluate_cycle_families`)."""
+    if VALIDATION_SPLIT in present:
+        all_counts = cycle_counts(cycles)
+        gated = withdraw_small_families({f: all_counts[f] for f in counts}, [VALIDATION_SPLIT], min_cycles)
+        return ({f: {s: int(all_counts[f].get(s, 0)) for s in dict.fromkeys([*requested, VALIDATION_SPLIT])}
+                 for f in gated}, VALIDATION_SPLIT)
+    if validation_counts is not None:
+        merged = {f: {**cells, VALIDATION_SPLIT: int(validation_counts.get(f, 0))} for f, cells in counts.items()}
+        return (withdraw_small_families(merged, [*requested, VALIDATION_SPLIT], min_cycles),
+                f"{VALIDATION_SPLIT} of the build")
+    return withdraw_small_families(counts, requested, min_cycles), ", ".join(requested)
+
+
+def _rounding_note(matrix: np.ndarray, tol: float) -> str | None:
+    """The warning that float64 rounding of the contrast of scores as large as ``matrix``'s (≈ 4·eps·max|s|)
+    exceeds ``tol``, so additive scores may not tie exactly; None while it stays inside ``tol``."""
+    rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
+    if not rounding > tol:  # a NaN score gives no note, as the comparison reads
+        return None
+    return (f"scores reach {np.abs(matrix).max():.3g}: float64 rounding of the cycle contrast "
+            f"(~{rounding:.1e}) exceeds tol={tol:g}, so additive scores may not tie exactly; rescale the scores")
+
+
+def _family_cells(kept: Sequence[Cycle], delta: np.ndarray, families: Sequence[str], splits: Sequence[str],
+                  unit: ResamplingUnit, *, tol: float, n_resamples: int, seed: int
+                  ) -> dict[str, dict[str, CycleAccCell]]:
+    """CycleAcc of every (family, split) of ``families`` × ``splits`` that holds a cycle of ``kept`` (``delta``
+    their contrasts, ``unit`` their resampling unit), never pooled across splits."""
+    cells = np.array([f"{c.family}\x00{split_of(c)}" for c in kept], dtype=object)
+    out: dict[str, dict[str, CycleAccCell]] = {}
+    for family in families:
+        out[family] = {}
+        for split in splits:
+            mask = cells == f"{family}\x00{split}"
+            if mask.any():
+                out[family][split] = summarize_contrasts(
+                    delta[mask], tol=tol, n_resamples=n_resamples, seed=seed, unit=unit.subset(mask))
+    return out
+
+
 def evaluate_cycle_families(
     cycles: Sequence[Cycle],
     scores: Mapping[tuple[str, str], float],
@@ -285,50 +343,20 @@ def evaluate_cycle_families(
     :data:`~vlaudit.settings.MIN_CLUSTERS` clusters add one warning.
     """
     present = list(dict.fromkeys(split_of(c) for c in cycles))
-    if splits is None:
-        requested = present
-    else:
-        requested = list(dict.fromkeys(splits))
-        unknown = [s for s in requested if s not in present]
-        if unknown:
-            raise InputError(f"split(s) {unknown} not in the cycles; they have {present}", path=cycles_source,
-                             field="split")
+    requested = _requested_splits(present, splits, cycles_source)
     counts = cycle_counts([c for c in cycles if split_of(c) in requested])
-    if VALIDATION_SPLIT in present:
-        all_counts = cycle_counts(cycles)
-        gated = withdraw_small_families({f: all_counts[f] for f in counts}, [VALIDATION_SPLIT], min_cycles)
-        unavailable = {f: {s: int(all_counts[f].get(s, 0)) for s in dict.fromkeys([*requested, VALIDATION_SPLIT])}
-                       for f in gated}
-        counted = VALIDATION_SPLIT
-    elif validation_counts is not None:
-        merged = {f: {**cells, VALIDATION_SPLIT: int(validation_counts.get(f, 0))} for f, cells in counts.items()}
-        unavailable = withdraw_small_families(merged, [*requested, VALIDATION_SPLIT], min_cycles)
-        counted = f"{VALIDATION_SPLIT} of the build"
-    else:
-        unavailable = withdraw_small_families(counts, requested, min_cycles)
-        counted = ", ".join(requested)
+    unavailable, counted = _withdrawn_families(cycles, counts, present, requested, min_cycles, validation_counts)
     kept = [c for c in cycles if split_of(c) in requested and c.family not in unavailable]
     matrix = block_scores(kept, scores, source=source)
     notes = []
-    rounding = 4 * np.finfo(np.float64).eps * float(np.abs(matrix).max(initial=0.0))
     delta = checked_contrasts(kept, matrix, source=source)
-    if rounding > tol:
-        notes.append(f"scores reach {np.abs(matrix).max():.3g}: float64 rounding of the cycle contrast "
-                     f"(~{rounding:.1e}) exceeds tol={tol:g}, so additive scores may not tie exactly; rescale "
-                     "the scores")
+    rounding = _rounding_note(matrix, tol)
+    if rounding is not None:
+        notes.append(rounding)
         warnings.warn(notes[-1], RuntimeWarning, stacklevel=2)
-    cells = np.array([f"{c.family}\x00{split_of(c)}" for c in kept], dtype=object)
     unit = cycle_unit(kept, cluster)
-    families: dict[str, dict[str, CycleAccCell]] = {}
-    for family in sorted(counts):
-        if family in unavailable:
-            continue
-        families[family] = {}
-        for split in requested:
-            mask = cells == f"{family}\x00{split}"
-            if mask.any():
-                families[family][split] = summarize_contrasts(
-                    delta[mask], tol=tol, n_resamples=n_resamples, seed=seed, unit=unit.subset(mask))
+    families = _family_cells(kept, delta, [f for f in sorted(counts) if f not in unavailable], requested, unit,
+                             tol=tol, n_resamples=n_resamples, seed=seed)
     small = small_sample_cells({f"{family}/{split}": cell.n_clusters or 0 for family, by_split in families.items()
                           for split, cell in by_split.items()}, unit.unit)
     withdrawn: dict[str, SplitCounts] = dict(sorted(unavailable.items()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from vlaudit.backends.base import Backend
 from vlaudit.backends.options import BackendOptions, RunOptions
-from vlaudit.backends.registry import BACKENDS, loader_keywords
+from vlaudit.backends.registry import loader_keywords, parse_spec
 from vlaudit.reference.catalogue import TRAINED_MODELS, resolve
 
 #: builds a tiny reference model into the cache (if needed) and returns its ordinary spec
@@ -25,8 +25,7 @@ def load_backend(name: str, options: BackendOptions, run: RunOptions, *, seed: i
         backend = resolve(TRAINED_MODELS[name].loader)(
             name, **loader_keywords(options, run, yesno=kind == "yesno"), **wording)
     else:
-        spec = resolve(REFERENCE_SPEC)(name, seed=seed)
-        prefix, _, folder = spec.partition(":")
-        backend = resolve(BACKENDS[prefix][0])(folder, options, run, **wording)
+        tiny = parse_spec(resolve(REFERENCE_SPEC)(name, seed=seed))
+        backend = tiny.entry.load_function()(tiny.name, options, run, **wording)
     backend.spec = f"ref:{name}"
     return backend

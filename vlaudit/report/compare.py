@@ -13,7 +13,7 @@ import numpy as np
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
 from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT
-from vlaudit.report.console import print_table, print_wrapped
+from vlaudit.report.console import print_table, print_tables, print_wrapped
 from vlaudit.results.compare import (
     CompareCyclesResult,
     ComparedItems,
@@ -94,15 +94,22 @@ def pairwise_png(path: Path, rows: Sequence[Comparison], title: str) -> Path:
     return save_png(fig, path)
 
 
-def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: bool = True) -> list[Path]:
-    """Write ``compare.json``, the two CSV tables and (more than two models) the pairwise PNGs."""
-    out = Path(out_dir)
+def _write_record_and_tables(out: Path, name: str, result: CompareVcaResult | CompareCyclesResult) -> list[Path]:
+    """Write the comparison's JSON record ``name`` and, where it has rows, ``comparisons.csv`` and
+    ``leaderboard.csv`` into ``out`` (made if absent); the paths written."""
     out.mkdir(parents=True, exist_ok=True)
-    written = [write_result(out / "compare.json", result)]
+    written = [write_result(out / name, result)]
     if result.comparisons:
         written.append(write_table(out / "comparisons.csv", _flat(result.comparisons)))
     if result.leaderboard:
         written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
+    return written
+
+
+def write_compare_files(out_dir: str | Path, result: CompareVcaResult, *, plot: bool = True) -> list[Path]:
+    """Write ``compare.json``, the two CSV tables and (more than two models) the pairwise PNGs."""
+    out = Path(out_dir)
+    written = _write_record_and_tables(out, "compare.json", result)
     if plot and len(result.models) > 2:
         for key in dict.fromkeys((r.dataset, r.interface) for r in result.comparisons):
             rows = [r for r in result.comparisons if (r.dataset, r.interface) == key and r.family == "all"]
@@ -203,12 +210,7 @@ def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult,
     models, a pairwise matrix PNG per (benchmark, split): its first family, the pooled ``all`` when the
     split has several (splits are never pooled)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [write_result(out / "compare_cycles.json", result)]
-    if result.comparisons:
-        written.append(write_table(out / "comparisons.csv", _flat(result.comparisons)))
-    if result.leaderboard:
-        written.append(write_table(out / "leaderboard.csv", _flat(result.leaderboard)))
+    written = _write_record_and_tables(out, "compare_cycles.json", result)
     if plot and len(result.models) > 2:
         first_family = dict.fromkeys((r.benchmark, r.split, r.family) for r in result.comparisons)
         for benchmark, split in dict.fromkeys((b, s) for b, s, _ in first_family):
@@ -224,22 +226,24 @@ def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult,
 def print_compare_cycles(result: CompareCyclesResult) -> None:
     """One table per (benchmark, split) and pair of models: each family's and metric's difference."""
     keys = list(dict.fromkeys((r.benchmark, r.split, r.model_a, r.model_b) for r in result.comparisons))
-    for benchmark, split, a, b in keys:
-        rows = [r for r in result.comparisons if (r.benchmark, r.split, r.model_a, r.model_b)
-                == (benchmark, split, a, b)]
-        what = "CycleAcc" if benchmark is None else benchmark
-        counts = sorted({r.n_clusters for r in rows})
-        span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
-        unit = "/".join(dict.fromkeys(r.unit for r in rows))
+    # one layout for every table of a benchmark (train, val, test; every pair): never blocks beside a table
+    for benchmark in dict.fromkeys(key[0] for key in keys):
+        tables = []
+        for _, split, a, b in [key for key in keys if key[0] == benchmark]:
+            rows = [r for r in result.comparisons if (r.benchmark, r.split, r.model_a, r.model_b)
+                    == (benchmark, split, a, b)]
+            what = "CycleAcc" if benchmark is None else benchmark
+            counts = sorted({r.n_clusters for r in rows})
+            span = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+            unit = "/".join(dict.fromkeys(r.unit for r in rows))
+            tables.append((f"{what} / {split}: A = {a}, B = {b} ({span} {unit} clusters)",
+                           [[r.family, *([METRIC_NAMES.get(r.metric, r.metric)] if benchmark is not None else []),
+                             r.value_a, r.value_b, r.difference, _interval(r.ci), format_p(r.p_holm),
+                             "yes" if r.survives else "no", *_tie_rates(r)] for r in rows]))
         # each model's value beside A − B; under CycleAcc the title names the one metric
         metric = [] if benchmark is None else ["metric"]
-        print_table(f"{what} / {split}: A = {a}, B = {b} ({span} {unit} clusters)",
-                    ["family", *metric, "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives", "ties A",
-                     "ties B"],
-                    [[r.family, *([METRIC_NAMES.get(r.metric, r.metric)] if metric else []), r.value_a, r.value_b,
-                      r.difference, _interval(r.ci), format_p(r.p_holm), "yes" if r.survives else "no",
-                      *_tie_rates(r)] for r in rows],
-                    identifiers=1, droppable=["ties A", "ties B"], digits=3)
+        print_tables(tables, ["family", *metric, "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives",
+                              "ties A", "ties B"], identifiers=1, droppable=[("ties A", "ties B")], digits=3)
     if result.comparisons and CYCLE_UNIT_CAVEAT not in result.warnings:  # a file written before it was a warning
         print_wrapped(CYCLE_UNIT_CAVEAT)
         print_wrapped(MULTIPLICITY_NOTE.format(interval=result.settings.interval).replace(

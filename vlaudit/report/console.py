@@ -39,17 +39,45 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
     """
     console = Console()
     cells = [[_fmt(v, digits) for v in row] for row in rows]
-    keep = list(range(len(columns)))
-    table = _rich_table(title, columns, cells, keep, identifiers)
-    for name in droppable:
-        if _fits(console, table) or name not in columns:
-            continue
-        keep.remove(list(columns).index(name))
-        table = _rich_table(title, columns, cells, keep, identifiers)
-    if _fits(console, table):
-        console.print(table)
+    keep, fits = _layout(console, [(title, cells)], columns, identifiers, droppable)
+    if fits:
+        console.print(_rich_table(title, columns, cells, keep, identifiers))
     else:
         _print_vertically(console, title, columns, cells, identifiers)
+
+
+def print_tables(tables: Sequence[tuple[str, Sequence[Sequence[Any]]]], columns: Sequence[str], digits: int = 4, *,
+                 identifiers: int = 1, droppable: Sequence[str | tuple[str, ...]] = ()) -> None:
+    """Print several ``(title, rows)`` tables of the same ``columns`` in one layout, as :func:`print_table`
+    prints one: the same columns left out (a tuple in ``droppable`` is left out together, e.g. both models'
+    tie rates) and, when one of them is still too wide, every one as blocks, so a split or a model pair never
+    reads differently from the one beside it."""
+    console = Console()
+    formatted = [(title, [[_fmt(v, digits) for v in row] for row in rows]) for title, rows in tables]
+    keep, fits = _layout(console, formatted, columns, identifiers, droppable)
+    for title, cells in formatted:
+        if fits:
+            console.print(_rich_table(title, columns, cells, keep, identifiers))
+        else:
+            _print_vertically(console, title, columns, cells, identifiers)
+
+
+def _layout(console: Any, tables: Sequence[tuple[str, Sequence[Sequence[str]]]], columns: Sequence[str],
+            identifiers: int, droppable: Sequence[str | tuple[str, ...]]) -> tuple[list[int], bool]:
+    """The columns kept (``droppable`` ones left out, in order, until every table fits) and whether every
+    table then fits the terminal."""
+    keep = list(range(len(columns)))
+
+    def fit() -> bool:
+        return all(_fits(console, _rich_table(title, columns, cells, keep, identifiers)) for title, cells in tables)
+
+    for group in droppable:
+        names = (group,) if isinstance(group, str) else group
+        if fit() or not all(name in columns for name in names):
+            continue
+        for name in names:
+            keep.remove(list(columns).index(name))
+    return keep, fit()
 
 
 def _rich_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]], keep: Sequence[int],
@@ -75,8 +103,11 @@ def _print_vertically(console: Any, title: str, columns: Sequence[str], cells: S
     for line in _whole_words(title, console.width):
         console.print(Text(line, style="italic"), soft_wrap=True)
     for row in cells:
-        for line in _whole_words(" / ".join(row[:identifiers]) or "—", console.width):
-            console.print(Text(line, style="bold"), soft_wrap=True)
+        # a row whose identifiers are blank continues the row above it (a benchmark's tag is written once
+        # above its metrics): its pairs go under that row's name, with no "—" line of its own
+        if any(row[:identifiers]) or not identifiers:
+            for line in _whole_words(" / ".join(row[:identifiers]) or "—", console.width):
+                console.print(Text(line, style="bold"), soft_wrap=True)
         pairs = [f"{columns[i]} {row[i]}" for i in range(identifiers, len(columns))]
         for line in _pair_lines(pairs, console.width):
             console.print(Text(line), soft_wrap=False, overflow="fold")
@@ -141,25 +172,6 @@ def unit_note(unit: str) -> str:
     return f"resampling unit: {unit} ({how}); each row names its number of clusters"
 
 
-def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val"
-                      ) -> list[str]:
-    """One line per withdrawn family with its per-split counts (the minimum-cycle rule, cycle paper §D.5).
-
-    ``counted``: the cycles the minimum counted — "val" (the paper's validation cycles), another build's val
-    ("val of PATH") or, in a build without a validation split, the split(s) it has ("test")."""
-    what = "validation" if counted == "val" else counted
-    return [f"unavailable: {family} (fewer than {min_cycles} {what} cycles, or none in a split: "
-            + ", ".join(f"{split} {count}" for split, count in counts.items()) + ")"
-            for family, counts in unavailable.items()]
-
-
-def print_unavailable(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val") -> None:
-    """Print :func:`unavailable_lines` (nothing when every family is available)."""
-    console = Console()
-    for line in unavailable_lines(unavailable, min_cycles, counted):
-        console.print(line, style="yellow", markup=False, highlight=False)
-
-
 def print_benchmark_tables(benchmarks: Mapping[str, BenchmarkEntry]) -> None:
     """One table per 2×2 benchmark and split: per tag, CycleAcc then the benchmark's own metrics, each with n,
     the intervals' clusters, value, 95% interval and ties (a withheld CycleAcc — fewer blocks than
@@ -178,5 +190,7 @@ def print_benchmark_tables(benchmarks: Mapping[str, BenchmarkEntry]) -> None:
             rule = ("strict >, a tie loses" if entry.metrics == "winoground"
                     else f"Yes iff score > {entry.threshold or 0.0:g}; yes/no samples only")
             unit = "/".join(dict.fromkeys(str(cell.get("unit", "cycle")) for cell in tags.values()))
+            # with the cycle as the unit the cluster count is n: that column goes first on a narrow terminal
             print_table(f"{name} — split {split} ({rule}; unit: {unit})",
-                        ["tag", "metric", "n", "clusters", "value", "95% CI", "ties"], rows)
+                        ["tag", "metric", "n", "clusters", "value", "95% CI", "ties"], rows,
+                        droppable=("clusters",) if unit == "cycle" else ())

@@ -20,7 +20,13 @@ from vlaudit.errors import InputError
 from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import interval, is_number
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_audit import HeadlineIntervals, PermutationAxis, RunAudit, none_for_empty_intervals
+from vlaudit.results.vca_audit import (
+    HeadlineIntervals,
+    NamedRun,
+    PermutationAxis,
+    RunAudit,
+    none_for_empty_intervals,
+)
 from vlaudit.results.vca_benchmark import BenchmarkFigures, upgrade_benchmark
 from vlaudit.results.vca_run_sections import ErasureGeometry, RunNoise, read_noise, upgrade_run
 from vlaudit.results.versioned import Interval, record_from_dict
@@ -147,7 +153,7 @@ def cycle_cells(art: Artifacts) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class VcaRun:
+class VcaRun(NamedRun):
     """A VCA run as the report shows it: a ``vca.json`` run (``audit`` holds all of it) or a run a demo
     summary lists with its headline only (the axes it lacks are None or empty)."""
 
@@ -168,12 +174,9 @@ class VcaRun:
     audit: RunAudit | None = None
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return self.model, self.dataset, self.interface
-
-    @property
     def label(self) -> str:
-        return f"{self.model} · {self.dataset} · {self.interface}"
+        """The run's :attr:`name`, as the report's tables and plots label it."""
+        return self.name
 
     def rate(self, name: str) -> float | None:
         """``acc``, ``dep``, ``dcc`` or ``cu``."""

@@ -183,6 +183,7 @@ thead th{background:var(--soft);font-weight:600;font-size:12.5px;color:#3a4350;w
 border-bottom:2px solid #cfd4da}
 thead th.group{text-align:center;border-bottom:1px solid #cfd4da;background:#eef1f4}
 td.num,th.num{text-align:right;white-space:nowrap}
+table.wrap-heads thead th{white-space:normal;min-width:4em}
 tbody tr:nth-child(even){background:#fbfbfc}
 tbody tr:hover{background:#f2f6fa}
 td .v{display:block;font-weight:560}

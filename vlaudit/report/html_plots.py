@@ -46,6 +46,16 @@ def _percent(ci: Any) -> tuple[float, float] | None:
     return None if bounds is None else (100.0 * bounds[0], 100.0 * bounds[1])
 
 
+def _run_bars_frame(fig: Any, ax: Any, labels: Sequence[str], *, x_max: float, legend_columns: int) -> None:
+    """The frame of a horizontal bar chart of runs: one run a row, the first on top, the x axis % of items
+    from 0 to ``x_max``, the legend below the axes."""
+    ax.set_yticks(list(range(len(labels))), labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, x_max)
+    ax.set_xlabel("% of items")
+    fig.legend(loc="outside lower center", ncol=legend_columns, fontsize=8)
+
+
 def decomposition(runs: Sequence[VcaRun]) -> Safe | None:
     """Stacked horizontal bars: D-CC + C-U = Acc per run, Acc's CI at the bar end, Dep as a tick."""
     runs = [r for r in runs if is_number(r.dcc) and is_number(r.cu)]
@@ -66,11 +76,7 @@ def decomposition(runs: Sequence[VcaRun]) -> Safe | None:
     if deps:
         ax.scatter([d for _, d in deps], [i for i, _ in deps], marker="|", s=260, color=PALETTE["dep"],
                    zorder=4, label="Dep (image credited, any answer)")
-    ax.set_yticks(y, [r.label for r in runs])
-    ax.invert_yaxis()
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("% of items")
-    fig.legend(loc="outside lower center", ncol=4, fontsize=8)
+    _run_bars_frame(fig, ax, [r.label for r in runs], x_max=100, legend_columns=4)
     return figure(fig, "Accuracy split into credited (D-CC) and uncredited (C-U) correct answers; the bar's end is "
                   "Acc, with its bootstrap interval. Dep counts credited items whether right or wrong.",
                   alt="Acc = D-CC + C-U per run")
@@ -94,11 +100,7 @@ def permutation(runs: Sequence[VcaRun]) -> Safe | None:
         if perm.dcc_perm is not None and delta is not None and is_number(delta):
             text = f"Δ = {100 * delta:+.1f}" + (f"  [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]" if ci else "")
             ax.text(max(dcc, 100.0 * perm.dcc_perm) + 1.0, i, text, va="center", fontsize=8)
-    ax.set_yticks(y, [label for label, _, _ in shown])
-    ax.invert_yaxis()
-    ax.set_xlim(0, 125)
-    ax.set_xlabel("% of items")
-    fig.legend(loc="outside lower center", ncol=2, fontsize=8)
+    _run_bars_frame(fig, ax, [label for label, _, _ in shown], x_max=125, legend_columns=2)
     return figure(fig, "Permutation calibration: credit that survives when a mismatched image is one more control. "
                   "A large Δ means the credit was earned by any image, not by this one.",
                   alt="permutation calibration")

@@ -7,6 +7,7 @@ has nothing to show. Numbers are the audits' own outputs; intervals are the ones
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -200,7 +201,21 @@ def run_warnings(runs: Sequence[VcaRun]) -> list[Any]:
     """The audit's warnings first (a run that gave no answer, items excluded for a missing control), as the
     console prints them: one highlighted line each."""
     lines = list(dict.fromkeys(w for r in runs if r.audit is not None for w in r.audit.warnings))
-    return [note(f"warning: {line}", "warn") for line in lines]
+    ties = [(match, line) for line in lines if (match := _TIES.match(line)) is not None]
+    if len(ties) < 2:
+        return [note(f"warning: {line}", "warn") for line in lines]
+    # the tie rule is the same sentence for every run: one box, one line per run, in the place of the first
+    rules = list(dict.fromkeys(match["rule"] for match, _ in ties))
+    box = Safe('<p class="note warn">' + esc(f"warning: ties decide metrics of {len(ties)} runs ({'; '.join(rules)}):")
+               + "".join(f"<br>{esc(match['name'])}: {esc(match['what'])}" for match, _ in ties) + "</p>")
+    tied = {line for _, line in ties}
+    first = next(index for index, line in enumerate(lines) if line in tied)
+    out = [note(f"warning: {line}", "warn") for line in lines if line not in tied]
+    return [*out[:first], box, *out[first:]]
+
+
+#: ``vlaudit.analysis.vca.report.tie_warning``'s line: what the ties decide, of which run, and the tie rule
+_TIES = re.compile(r"^ties decide (?P<what>.+?) of (?P<name>run \(.*\)) \((?P<rule>\|margin\| <= .*)\)$")
 
 
 def category_credit_table(runs: Sequence[VcaRun]) -> Safe | None:
@@ -243,19 +258,28 @@ def noise_table(runs: Sequence[VcaRun]) -> Safe | None:
     if not runs:
         return None
     rows = []
+    reasons: dict[str, int] = {}
     for r in runs:
         n = r.noise
-        if isinstance(n, Missing):  # the reason stands where τ would, the other cells empty
-            rows.append([r.model, r.dataset, r.interface, esc(n), "—", "—", "—", "—", "—"])
+        if isinstance(n, Missing):  # "not measured" where τ would be, the reason once under the table
+            reasons[n.reason] = reasons.get(n.reason, 0) + 1
+            rows.append([r.model, r.dataset, r.interface, "not measured", "—", "—", "—", "—", "—"])
             continue
         bands = {k: getattr(n.band, k) for k in ("acc", "dep", "dcc")}
         rows.append([r.model, r.dataset, r.interface, num(n.tau, digits=4), _value(n.n_decision),
                      _value(n.n_credit)]
                     + [num(r.rate(k), None if isinstance(bands[k], Missing) else list(bands[k]), pct=True)
                        for k in ("acc", "dep", "dcc")])
+    # each reason as a missing value reads everywhere: "— (reason)"
+    why = "; ".join(f"τ in {count} of {len(runs)} runs: {Missing(reason)}" for reason, count in reasons.items())
+    if len(reasons) and sum(reasons.values()) == len(runs):  # no floor anywhere: a line, not a table of dashes
+        return note(why)
+    missing = str(note(why)) if reasons else ""
+    # the column headings wrap (they are long beside numbers), so the table fits the page
     return Safe(str(table(["Model", "Dataset", "Interface", "τ", "Decisions |m_o| ≤ τ", "Credits |G_img| ≤ 2τ",
-                           "Acc (noise band)", "Dep (noise band)", "D-CC (noise band)"], rows, numeric_from=3))
-                + str(note("τ: the backend's noise floor from vca stability (p99 |Δ margin| under math-preserving "
+                           "Acc (noise band)", "Dep (noise band)", "D-CC (noise band)"], rows, numeric_from=3,
+                          cls="wrap-heads"))
+                + missing + str(note("τ: the backend's noise floor from vca stability (p99 |Δ margin| under math-preserving "
                            "perturbations); below each value the range with every flagged decision set both "
                            "ways. Without stability.json in the run folder the floor is not measured.")))
 

@@ -1,64 +1,22 @@
-"""The compositionality suites on the console and in CSV: the registry table, and one :class:`SuiteResult`.
+"""The compositionality suites in CSV: :func:`suite_csv_rows`, one flat row per figure or cell of a
+:class:`SuiteResult`, for ``suite.csv``.
 
-A suite result is three tables (80 columns): the suite's official figures (value, n items, coverage = n / the
-file's records read, the tie rule), then per subset exact CycleAcc with its cycle count (within items + across
-items) and the marginal audit's imbalance figures (TV of the image and text marginals between positives and
-negatives, the signed-degree imbalance). :func:`suite_csv_rows` is the same, one flat row per figure or cell,
-for ``suite.csv``.
+A suite result holds the suite's official figures (value, n items, coverage = n / the file's records read, the
+tie rule), then per subset exact CycleAcc with its cycle count (within items + across items) and the marginal
+audit's imbalance figures (TV of the image and text marginals between positives and negatives, the
+signed-degree imbalance). The console tables of the same are the command line's (``commands/_console.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from vlaudit.report.console import print_table
 from vlaudit.results.missing import Missing
 from vlaudit.results.suites import SuiteResult
 
 
 def _value(value: float | Missing) -> float | None:
     return None if isinstance(value, Missing) else value
-
-
-def print_suites(rows: Sequence[Mapping[str, Any]]) -> None:
-    """The registry (:func:`vlaudit.suites`): name (never cut), what it compares and its official metric with
-    its tie rule (wrapped between words), as wide as the terminal (80 columns included)."""
-    console = Console()
-    table = Table(title=Text("Compositionality suites (vlaudit suite eval NAME FILE ...)"), box=box.SIMPLE_HEAD,
-                  pad_edge=False, expand=False)
-    table.add_column(Text("suite"), no_wrap=True, min_width=max([len(str(r["name"])) for r in rows] or [5]))
-    table.add_column(Text("compares"), no_wrap=True)
-    table.add_column(Text("official metric; tie rule"), overflow="fold")
-    for row in rows:
-        table.add_row(Text(str(row["name"])), Text(str(row["directions"])),
-                      Text(f"{row['metric']}; {row['tie_rule']}"))
-    console.print(table)
-
-
-def print_suite_result(result: SuiteResult) -> None:
-    """The figures of one suite run (module docstring)."""
-    title = f"{result.suite} — {result.model}"
-    print_table(f"{title}: official figures ({result.official.split(' : ')[0]})",
-                ["figure", "value", "n", "coverage", "ties"],
-                [[f.label, _value(f.value), f.n, result.coverage(f), f.tie_rule.split(":")[0]]
-                 for f in result.figures], droppable=("ties",))
-    audit = {cell.subset: cell for cell in result.audit}
-    rows = []
-    for cell in result.cycles:
-        entry = audit.get(cell.subset)
-        rows.append([cell.subset, cell.cell.n, cell.within, cell.across, cell.cell.cycle_acc, cell.cell.ties,
-                     None if entry is None else entry.tv_image, None if entry is None else entry.tv_caption,
-                     None if entry is None else entry.degree_imbalance])
-    print_table(f"{title}: exact CycleAcc (½ for ties) and the audit", ["subset", "cycles", "within", "across",
-                                                                      "CycleAcc", "ties", "TV img", "TV txt",
-                                                                      "imbal."],
-                rows, droppable=("within", "across", "ties"))
 
 
 def suite_csv_rows(result: SuiteResult) -> list[dict[str, Any]]:

@@ -117,16 +117,19 @@ def headline_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 
 def taxonomy_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
-    rows = []
-    for run in runs:
-        t = run.taxonomy
-        row = _interval_head(run) | {"n": run.n, "correct_dep": t.correct_dep, "correct_nodep": t.correct_nodep,
-                            "wrong_dep": t.wrong_dep, "wrong_nodep": t.wrong_nodep,
-                            "credited_precision": t.credited_precision}
-        _with_ci(row, "credited_precision", t.ci_credited_precision)
-        _with_ci(row, "credited_precision_wilson", t.wilson_credited_precision)
-        rows.append(row)
-    return rows
+    """Per run: the four correct/wrong × credited/uncredited counts and the credited precision with its
+    bootstrap and Wilson intervals."""
+    return [_taxonomy_row(run) for run in runs]
+
+
+def _taxonomy_row(run: RunAudit) -> dict[str, object]:
+    t = run.taxonomy
+    row = _interval_head(run) | {"n": run.n, "correct_dep": t.correct_dep, "correct_nodep": t.correct_nodep,
+                                 "wrong_dep": t.wrong_dep, "wrong_nodep": t.wrong_nodep,
+                                 "credited_precision": t.credited_precision}
+    _with_ci(row, "credited_precision", t.ci_credited_precision)
+    _with_ci(row, "credited_precision_wilson", t.wilson_credited_precision)
+    return row
 
 
 def stratified_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
@@ -171,17 +174,17 @@ def permutation_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
 
 def sensitivity_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:
     """Table 28 columns: Dep, Strict T/B, Dep+M, Strict+M (with n_m), mean G_img."""
-    rows = []
-    for run in runs:
-        s = run.sensitivity
-        row = _interval_head(run) | {"n": s.n, "dep": s.dep, "strict": s.strict, "n_m": s.n_m,
-                            "n_m_excluded": s.n_m_excluded, "dep_m": s.dep_m, "strict_m": s.strict_m,
-                            "dep_on_m_items": s.dep_on_m_items, "gap_mean": s.gap_mean}
-        for k, ci in (("dep", s.ci_dep), ("strict", s.ci_strict), ("dep_m", s.ci_dep_m),
-                      ("strict_m", s.ci_strict_m)):
-            _with_ci(row, k, ci)
-        rows.append(row)
-    return rows
+    return [_sensitivity_row(run) for run in runs]
+
+
+def _sensitivity_row(run: RunAudit) -> dict[str, object]:
+    s = run.sensitivity
+    row = _interval_head(run) | {"n": s.n, "dep": s.dep, "strict": s.strict, "n_m": s.n_m,
+                                 "n_m_excluded": s.n_m_excluded, "dep_m": s.dep_m, "strict_m": s.strict_m,
+                                 "dep_on_m_items": s.dep_on_m_items, "gap_mean": s.gap_mean}
+    for k, ci in (("dep", s.ci_dep), ("strict", s.ci_strict), ("dep_m", s.ci_dep_m), ("strict_m", s.ci_strict_m)):
+        _with_ci(row, k, ci)
+    return row
 
 
 def coverage_rows(runs: Sequence[RunAudit]) -> list[dict[str, object]]:

@@ -221,8 +221,27 @@ class BootstrapPlan:
     notes: list[str] = field(default_factory=list)
 
 
+class NamedRun:
+    """The key and the name of a record of one (model, dataset, interface) run: one definition for the audit's
+    records and the report's."""
+
+    model: str
+    dataset: str
+    interface: str
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(model, dataset, interface)."""
+        return self.model, self.dataset, self.interface
+
+    @property
+    def name(self) -> str:
+        """``model · dataset · interface``, as the console and the HTML report name a run."""
+        return f"{self.model} · {self.dataset} · {self.interface}"
+
+
 @dataclass(frozen=True, kw_only=True)
-class RunAudit:
+class RunAudit(NamedRun):
     """One (model, dataset, interface) run of the audit (see the module docstring).
 
     ``stratified``, ``balanced``, ``survival``, ``gap``, ``relation``, ``noise``: the records of
@@ -273,16 +292,6 @@ class RunAudit:
     scoring: ScoringCoverage | None = None
     #: whether ``scoring`` falls below the report's ``min_coverage``: then its numbers are not a result
     below_coverage: bool = False
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        """(model, dataset, interface)."""
-        return self.model, self.dataset, self.interface
-
-    @property
-    def name(self) -> str:
-        """``model · dataset · interface``, as the console and the HTML report name a run."""
-        return f"{self.model} · {self.dataset} · {self.interface}"
 
     def interval_of(self, name: str) -> Interval | None:
         """The bootstrap interval of a headline rate (``acc``, ``dep``, ``dcc``, ``cu``, ``wrong_dep``,

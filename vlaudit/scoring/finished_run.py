@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from vlaudit.backends.registry import parse_spec_or_none
 from vlaudit.errors import InputError
 from vlaudit.files import read_json, write_result
 from vlaudit.hashing import sha256_file
@@ -43,8 +44,8 @@ def model_files(spec: str, reference: Mapping[str, Path] | None = None) -> dict[
     shipped files by name); None when they cannot be known without loading the model (a hub id)."""
     if reference is not None:
         return {"reference": {name: sha256_file(path) for name, path in sorted(reference.items())}}
-    prefix, _, name = spec.partition(":")
-    identity = local_weights_identity(name) if prefix == "hf" else None
+    parsed = parse_spec_or_none(spec)
+    identity = local_weights_identity(parsed.name) if parsed is not None and parsed.prefix == "hf" else None
     return None if identity is None else {"local": identity}
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vlaudit.backends.registry import parse_spec_or_none
 from vlaudit.hashing import sha256_json
 
 # The CLI's defaults of the options that reach the backend loader; the API records the same for an option
@@ -32,9 +33,9 @@ def resolved_path(path: str | Path | None) -> str | None:
 def resolved_model_spec(spec: str) -> str:
     """``PREFIX:NAME`` with NAME resolved when it is a local path (``hf:./m`` ≡ ``hf:/abs/m``); hub ids and
     reference names are left as given."""
-    prefix, sep, name = spec.partition(":")
-    if sep and name and Path(name).expanduser().exists():
-        return f"{prefix}:{resolved_path(name)}"
+    parsed = parse_spec_or_none(spec)
+    if parsed is not None and Path(parsed.name).expanduser().exists():
+        return f"{parsed.prefix}:{resolved_path(parsed.name)}"
     return spec
 
 

@@ -28,15 +28,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 from vlaudit.backends.base import ANSWER_WORDS
 from vlaudit.backends.letters import LETTER_INTERFACE
-from vlaudit.backends.options import (
-    BackendOptions,
-    DualOptions,
-    EndpointOptions,
-    HfOptions,
-    VllmOptions,
-    option_values,
-)
-from vlaudit.backends.registry import options_classes, parse_spec
+from vlaudit.backends.model_options import model_ref
+from vlaudit.backends.options import BackendOptions, option_values
+from vlaudit.backends.registry import options_classes
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError, unknown_names
 from vlaudit.hashing import sha256_file
@@ -56,6 +50,8 @@ if TYPE_CHECKING:
 #: the benchmark of a ``vca score`` run: an ITEMS file, or its rows in memory
 BenchmarkInput = Union[Path, str, Sequence[BenchmarkItem], Sequence[Mapping[str, object]], "pa.Table",  # noqa: UP007
                        "pd.DataFrame"]
+#: a model's backend options by field name (:func:`vlaudit.backends.model_options.model_ref` checks them)
+ModelOptions = Union[Mapping[str, object], None]  # noqa: UP007
 #: one recorded argument's value (the manifest is JSON)
 Recorded = dict[str, object]
 
@@ -101,50 +97,6 @@ def _extra_options(options: BackendOptions, recorded: Sequence[str]) -> Recorded
     return {k: v for k, v in option_values(options).items() if k not in recorded and v != defaults[k]}
 
 
-def _refuse_foreign(model: str, options: BackendOptions, takes: type[BackendOptions]) -> None:
-    """Refuse an option set away from its default that ``model``'s backend (options class ``takes``) does not
-    take, naming the backend and the option's flag: it would otherwise be dropped unseen."""
-    names = {f.name for f in fields(takes)}
-    for f in fields(options):
-        if f.name not in names and getattr(options, f.name) != f.default:
-            flag = str(f.metadata.get("flag") or f.name)
-            raise InputError(f"the {parse_spec(model).prefix}: backend of {model!r} takes no {flag} (its options: "
-                             f"{', '.join(sorted(names))})", field=flag)
-
-
-def _model(model: str | ModelRef, options: HfOptions | DualOptions, endpoint: EndpointOptions | None = None,
-           *, engine: Mapping[str, object] | None = None) -> ModelRef:
-    """``model`` as a ModelRef: a spec string takes ``options`` (``endpoint`` for an ``openai:`` model; the
-    vLLM ``engine`` settings given — None or the default is not given — for a ``vllm:`` model); a ModelRef
-    keeps its own (then all must be the defaults: two sets of options for one model is a mistake). An option
-    the model's backend does not take, set away from its default, is refused naming the backend."""
-    endpoint = endpoint or EndpointOptions(system=getattr(options, "system", None))
-    defaults = {f.name: f.default for f in fields(VllmOptions)}
-    given: dict[str, Any] = {k: v for k, v in (engine or {}).items() if v is not None and v != defaults[k]}
-    if isinstance(model, str):
-        allowed = options_classes(model)
-        kind = allowed[0]
-        names = {f.name for f in fields(kind)}
-        refused = sorted(set(given) - names)
-        if refused:
-            raise InputError(f"is a setting of vllm: models, not of {model!r}",
-                             field="--" + refused[0].replace("_", "-"))
-        if EndpointOptions in allowed:
-            _refuse_unused(model, options, shared=("system",))
-            return ModelRef(model, endpoint)
-        _refuse_unused(model, endpoint, shared=("system",))
-        if type(options) not in allowed or given:  # the flat options of another backend kind: keep what both hold
-            _refuse_foreign(model, options, kind)
-            kept: BackendOptions = kind(**{f.name: getattr(options, f.name) for f in fields(options)
-                                           if f.name in names}, **given)
-            return ModelRef(model, kept)
-        return ModelRef(model, options)
-    if (options != type(options)() or given
-            or endpoint != EndpointOptions(system=getattr(options, "system", None))):
-        raise InputError("give the model's options in its ModelRef, not beside it", field="model")
-    return model
-
-
 def _dtype(options: BackendOptions) -> str:
     """The options' dtype as a manifest records it (``auto`` for a served model: the server chose it)."""
     return str(getattr(options, "dtype", "auto"))
@@ -152,23 +104,6 @@ def _dtype(options: BackendOptions) -> str:
 
 def _revision(options: BackendOptions) -> str | None:
     return getattr(options, "revision", None)
-
-
-def _refuse_unused(model: str, options: BackendOptions, *, shared: Sequence[str]) -> None:
-    """Refuse a field of ``options`` (another backend's) set away from its default: ``model`` would ignore it."""
-    for f in fields(options):
-        if f.name not in shared and f.metadata.get("flag") and getattr(options, f.name) != f.default:
-            raise InputError(f"{model.partition(':')[0]}: models do not take {f.metadata['flag']}",
-                             field=str(f.metadata["flag"]))
-
-
-def _engine(tensor_parallel_size: int | None, pipeline_parallel_size: int | None,
-            gpu_memory_utilization: float | None, max_model_len: int | None, block_size: int | None,
-            max_num_seqs: int | None, enforce_eager: bool) -> dict[str, object]:
-    """The vLLM engine settings of a command's flat options (:class:`VllmOptions`), by field name."""
-    return {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
-            "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
-            "block_size": block_size, "max_num_seqs": max_num_seqs, "enforce_eager": enforce_eager}
 
 
 @dataclass(frozen=True)
@@ -208,39 +143,15 @@ class ScoreSpec:
     def of(cls, *, model: str | ModelRef, benchmark: BenchmarkInput, images: str | Path, out: str | Path,
            contexts: Sequence[str] = ("original", "text", "blank"), interfaces: Sequence[str] = ("yesno",),
            seed: int = 0, model_name: str | None = None, template: str | Path | None = None,
-           circular: bool = False, skip_multi_image: bool = False, dtype: str = "auto",
-           revision: str | None = None, min_pixels: int | None = None, max_pixels: int | None = None, trust_remote_code: bool = False,
-           system: str | None = None, batch_size: int | None = None, chunk_size: int = 64, device: str = "auto",
-           device_map: str | None = None, prefix_cache: bool | None = None, strict: bool = False,
-           executor: str = "local", address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
-           threads_per_worker: int | None = None, api_key_env: str | None = None,
-           replicas: Sequence[str] = (), concurrency: int = 8, timeout: float = 120.0, max_retries: int = 5,
-           backoff: float = 0.5, top_logprobs: int = 20, logprob_token_ids: str = "auto",
-           tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
-           gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-           block_size: int | None = None, max_num_seqs: int | None = None, enforce_eager: bool = False,
-           served_dtype: str | None = None) -> ScoreSpec:
-        """The spec from the flat options of ``vca score`` (names as its flags); ``model`` a spec string or a
-        :class:`~vlaudit.scoring.run_parts.ModelRef` holding its own options. ``api_key_env`` ...
-        ``logprob_token_ids`` are the :class:`~vlaudit.backends.options.EndpointOptions` of an ``openai:`` model;
-        the vLLM engine settings (``tensor_parallel_size``, ...) apply to ``vllm:`` models only."""
-        options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels,
-                            trust_remote_code=trust_remote_code, system=system)
-        endpoint = EndpointOptions(api_key_env=api_key_env, replicas=tuple(replicas), concurrency=concurrency,
-                                   timeout=timeout, max_retries=max_retries, backoff=backoff,
-                                   top_logprobs=top_logprobs, logprob_token_ids=logprob_token_ids, system=system,
-                                   served_dtype=served_dtype)
-        engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
-                         block_size, max_num_seqs, enforce_eager)
-        return cls(model=_model(model, options, endpoint, engine=engine), benchmark=benchmark, images=Path(images),
-                   out=Path(out),
+           circular: bool = False, skip_multi_image: bool = False, options: ModelOptions = None,
+           run: RunOptions | None = None, executor: RayOptions | None = None) -> ScoreSpec:
+        """The spec from its parts: the model (a :class:`~vlaudit.scoring.run_parts.ModelRef`, or a spec string
+        and its backend's ``options`` by name, checked as ``-o`` is: :func:`vlaudit.model_ref`), the data, and
+        how (``run``) and where (``executor``) it is computed."""
+        return cls(model=model_ref(model, options), benchmark=benchmark, images=Path(images), out=Path(out),
                    contexts=tuple(contexts), interfaces=tuple(interfaces), seed=seed, model_name=model_name,
                    template=None if template is None else Path(template), circular=circular,
-                   skip_multi_image=skip_multi_image, run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device,
-                                  device_map=device_map, prefix_cache=prefix_cache, strict=strict),
-                   executor=RayOptions.chosen(executor, address=address, workers=workers,
-                                              gpus_per_worker=gpus_per_worker,
-                                              threads_per_worker=threads_per_worker))
+                   skip_multi_image=skip_multi_image, run=run or RunOptions(), executor=executor)
 
     def benchmark_path(self) -> Path | None:
         return Path(self.benchmark) if isinstance(self.benchmark, (str, Path)) else None
@@ -299,12 +210,12 @@ class DualScoreSpec:
     @classmethod
     def of(cls, *, model: str | ModelRef, benchmark: str | Path, images: str | Path, out: str | Path,
            contexts: Sequence[str] = ("original", "text", "blank", "mean", "mismatch"), no_image: str = "mean-image",
-           text_field: str | None = None, seed: int = 0, model_name: str | None = None, dtype: str = "auto",
-           batch_size: int | None = None, device: str = "auto") -> DualScoreSpec:
-        """The spec from the flat options of ``vca score-dual`` (names as its flags)."""
-        return cls(model=_model(model, DualOptions(dtype=dtype)), benchmark=Path(benchmark), images=Path(images),
+           text_field: str | None = None, seed: int = 0, model_name: str | None = None,
+           options: ModelOptions = None, run: RunOptions | None = None) -> DualScoreSpec:
+        """The spec from its parts (the model's ``options`` by name, as :meth:`ScoreSpec.of`)."""
+        return cls(model=model_ref(model, options), benchmark=Path(benchmark), images=Path(images),
                    out=Path(out), contexts=tuple(contexts), no_image=no_image, text_field=text_field, seed=seed,
-                   model_name=model_name, run=RunOptions(batch_size=batch_size, device=device))
+                   model_name=model_name, run=run or RunOptions())
 
     def recorded(self) -> Recorded:
         options = self.model.backend_options
@@ -338,17 +249,12 @@ class FeaturesSpec:
 
     @classmethod
     def of(cls, *, model: str | ModelRef, cycles: str | Path, images: str | Path, out: str | Path,
-           captions: str | Path | None = None, dtype: str = "auto", revision: str | None = None,
-           batch_size: int | None = None, device: str = "auto", executor: str = "local",
-           address: str | None = None, workers: int = 1, gpus_per_worker: float = 0.0,
-           threads_per_worker: int | None = None) -> FeaturesSpec:
-        """The spec from the flat options of ``features`` (names as its flags)."""
-        return cls(model=_model(model, DualOptions(dtype=dtype, revision=revision)), cycles=Path(cycles),
-                   images=Path(images), out=Path(out), captions=None if captions is None else Path(captions),
-                   run=RunOptions(batch_size=batch_size, device=device),
-                   executor=RayOptions.chosen(executor, address=address, workers=workers,
-                                              gpus_per_worker=gpus_per_worker,
-                                              threads_per_worker=threads_per_worker))
+           captions: str | Path | None = None, options: ModelOptions = None, run: RunOptions | None = None,
+           executor: RayOptions | None = None) -> FeaturesSpec:
+        """The spec from its parts (the model's ``options`` by name, as :meth:`ScoreSpec.of`)."""
+        return cls(model=model_ref(model, options), cycles=Path(cycles), images=Path(images), out=Path(out),
+                   captions=None if captions is None else Path(captions), run=run or RunOptions(),
+                   executor=executor)
 
     def recorded(self) -> Recorded:
         options = self.model.backend_options
@@ -387,26 +293,13 @@ class CycleScoreSpec:
     @classmethod
     def of(cls, *, model: str | ModelRef, cycles: str | Path, images: str | Path, out: str | Path,
            captions: str | Path | None = None, run_dir: str | Path | None = None, query: str | None = None,
-           dtype: str = "auto", revision: str | None = None, min_pixels: int | None = None,
-           max_pixels: int | None = None, batch_size: int | None = None, chunk_size: int = 64,
-           device: str = "auto", executor: str = "local", address: str | None = None, workers: int = 1,
-           gpus_per_worker: float = 0.0, threads_per_worker: int | None = None,
-           tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
-           gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-           block_size: int | None = None, max_num_seqs: int | None = None, enforce_eager: bool = False
+           options: ModelOptions = None, run: RunOptions | None = None, executor: RayOptions | None = None
            ) -> CycleScoreSpec:
-        """The spec from the flat options of ``cycles score-mllm`` (names as its flags; the vLLM engine
-        settings apply to ``vllm:`` models only)."""
-        options = HfOptions(dtype=dtype, revision=revision, min_pixels=min_pixels, max_pixels=max_pixels)
-        engine = _engine(tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len,
-                         block_size, max_num_seqs, enforce_eager)
-        return cls(model=_model(model, options, engine=engine), cycles=Path(cycles), images=Path(images), out=Path(out),
+        """The spec from its parts (the model's ``options`` by name, as :meth:`ScoreSpec.of`)."""
+        return cls(model=model_ref(model, options), cycles=Path(cycles), images=Path(images), out=Path(out),
                    captions=None if captions is None else Path(captions),
-                   run_dir=None if run_dir is None else Path(run_dir), query=query,
-                   run=RunOptions(batch_size=batch_size, chunk_size=chunk_size, device=device),
-                   executor=RayOptions.chosen(executor, address=address, workers=workers,
-                                              gpus_per_worker=gpus_per_worker,
-                                              threads_per_worker=threads_per_worker))
+                   run_dir=None if run_dir is None else Path(run_dir), query=query, run=run or RunOptions(),
+                   executor=executor)
 
     def run_folder(self) -> Path:
         """``--run-dir``, or ``OUT.run`` beside the scores table."""

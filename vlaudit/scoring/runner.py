@@ -43,6 +43,7 @@ from vlaudit.backends.base import (
     require_protocol,
 )
 from vlaudit.backends.letters import LETTER_INTERFACE, item_question, max_options, require_letters
+from vlaudit.backends.registry import parse_spec_or_none
 from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.files import (
@@ -135,8 +136,8 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
     decision = decision_of(backend.prepare(items, images_dir, list(interfaces)))
     description = description_of(backend)
     facts = description.to_dict()
-    spec_name = backend.spec.partition(":")[2]
-    weights = local_weights_identity(spec_name)
+    parsed = parse_spec_or_none(backend.spec)  # a test double's spec names no registered prefix
+    weights = None if parsed is None else local_weights_identity(parsed.name)
     fingerprint = model_fingerprint(facts, weights)
     per_interface = {interface: model_fingerprint(facts, weights, interface) for interface in interfaces}
     store = ImageStore(images_dir)

@@ -26,6 +26,7 @@ import numpy as np
 
 from vlaudit.backends.base import ANSWER_WORDS, PerturbableBackend, description_of, require_protocol
 from vlaudit.backends.engine_twin import ENGINE, engine_perturbation, other_engine
+from vlaudit.backends.registry import parse_spec_or_none
 from vlaudit.errors import InputError
 from vlaudit.files import write_result
 from vlaudit.hashing import sha256_json
@@ -116,7 +117,8 @@ def described_as_recorded(describe: Mapping[str, Any], manifest: Mapping[str, An
 def check_same_model(backend: Any, manifest: Mapping[str, Any], interfaces: Sequence[str], run_dir: Path) -> None:
     """Refuse (one line) a backend whose fingerprint differs from the one the run was scored with."""
     describe = described_as_recorded(description_of(backend).to_dict(), manifest)
-    weights = local_weights_identity(backend.spec.partition(":")[2])
+    parsed = parse_spec_or_none(backend.spec)  # a test double's spec names no registered prefix
+    weights = None if parsed is None else local_weights_identity(parsed.name)
     recorded = manifest.get("model_fingerprint_by_interface") or {}
     for interface in interfaces:
         if recorded.get(interface) != model_fingerprint(describe, weights, interface):

@@ -10,12 +10,12 @@ finished scores back; another spec into the same folder is refused naming the di
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from vlaudit.backends.registry import backend_kind, options_classes
-from vlaudit.errors import InputError
+from vlaudit.backends.model_options import model_ref as options_model_ref
+from vlaudit.backends.registry import backend_kind
 from vlaudit.hashing import sha256_file
 from vlaudit.scoring.run_arguments import resolved_model_spec, resolved_path
 from vlaudit.scoring.run_parts import ModelRef, RunOptions, operational_names
@@ -23,18 +23,10 @@ from vlaudit.scoring.suite_scores import FEATURES_DIR, RUN_DIR
 
 
 def model_ref(model: str | ModelRef, dtype: str = "auto") -> ModelRef:
-    """``model`` as a ModelRef; ``dtype`` other than ``auto`` goes to its backend's options (refused naming the
-    backend when they have no dtype, or when a ModelRef already holds its own options)."""
-    if isinstance(model, ModelRef):
-        if dtype != "auto":
-            raise InputError("give the model's dtype in its ModelRef, not beside it", field="--dtype")
-        return model
-    if dtype == "auto":
-        return ModelRef(model)
-    kind = options_classes(model)[0]
-    if "dtype" not in {f.name for f in fields(kind)}:
-        raise InputError(f"the {model.partition(':')[0]}: backend of {model!r} takes no --dtype", field="--dtype")
-    return ModelRef(model, kind(dtype=dtype))  # type: ignore[call-arg]  # checked above: kind has dtype
+    """``model`` as a ModelRef; ``dtype`` other than ``auto`` goes to its backend's options, checked as every
+    backend option is (:func:`vlaudit.backends.model_options.model_ref`: refused naming the backend when they
+    have no dtype, or when a ModelRef already holds its own options)."""
+    return options_model_ref(model, {} if dtype == "auto" else {"dtype": dtype})
 
 
 @dataclass(frozen=True)

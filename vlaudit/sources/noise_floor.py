@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
 from vlaudit.results.vca import StabilityResult
+from vlaudit.sources.beside_runs import by_run_key, file_beside
 from vlaudit.sources.margins import MarginRun
 
 STABILITY_FILE = "stability.json"
@@ -19,10 +19,8 @@ NoiseFloor = tuple[float, str]
 
 def read_floor(run: MarginRun) -> NoiseFloor | None:
     """(τ, path of its stability.json) for a run read from a file whose folder holds a floor of its model."""
-    if not run.source or not Path(run.source).is_file():
-        return None
-    path = Path(run.source).parent / STABILITY_FILE
-    if not path.is_file():
+    path = file_beside(run, STABILITY_FILE)
+    if path is None:
         return None
     result = StabilityResult.from_dict(read_json(path), path=path)
     if result.model != run.model:
@@ -34,9 +32,4 @@ def read_floor(run: MarginRun) -> NoiseFloor | None:
 
 def read_floors(runs: Sequence[MarginRun]) -> dict[tuple[str, str, str], NoiseFloor]:
     """The measured floor of every run that has one, by (model, dataset, interface)."""
-    floors = {}
-    for run in runs:
-        floor = read_floor(run)
-        if floor is not None:
-            floors[run.key] = floor
-    return floors
+    return by_run_key(runs, read_floor)

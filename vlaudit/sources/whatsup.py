@@ -15,9 +15,10 @@ unparsable with the reason, and callers report it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
@@ -79,19 +80,23 @@ class TwoObjRow:
         return f"val2017/{self.image_id:012d}.jpg"
 
 
+def _entries(path: Path, entry: str, dataset_entries: Callable[[], list[Any]]) -> list[Any]:
+    """The entries of a What's Up file: its JSON list, or (a dataset source) its rows as ``dataset_entries``
+    reads them; anything but a list is an :class:`InputError` naming the ``entry`` layout expected."""
+    data = dataset_entries() if is_dataset_source(path) else read_json(path)
+    if not isinstance(data, list):
+        raise InputError(f"expected a JSON list of {entry}", path=path)
+    return data
+
+
 def read_whatsup_spatial(path: str | Path) -> list[TwoObjRow]:
     """Read ``coco_qa_two_obj.json`` (or ``coco_qa_one_obj.json``): ``[[image_id, true, false], ...]``.
 
     A dataset source (:mod:`vlaudit.sources.rows`) gives one row per entry with the columns
     ``image_id, true_caption, false_caption``."""
     path = Path(path)
-    if is_dataset_source(path):
-        data = [[row.get("image_id"), row.get("true_caption"), row.get("false_caption")]
-                for _, row in dataset_rows(path)]
-    else:
-        data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError("expected a JSON list of [image_id, true_caption, false_caption]", path=path)
+    data = _entries(path, "[image_id, true_caption, false_caption]", lambda: [
+        [row.get("image_id"), row.get("true_caption"), row.get("false_caption")] for _, row in dataset_rows(path)])
     rows = []
     for index, entry in enumerate(data):
         if not isinstance(entry, list) or len(entry) != 3:
@@ -130,12 +135,8 @@ def read_whatsup_controlled(path: str | Path, *, images: ImageFolder | None = No
     """Read ``controlled_images_dataset.json`` (What's Up Controlled-A/B), or a dataset source with the
     columns ``image_path`` (or an image column) and ``caption_options`` (:mod:`vlaudit.sources.rows`)."""
     path = Path(path)
-    if is_dataset_source(path):
-        data = [row for _, row in dataset_rows(path, images=images, image_field="image_path")]
-    else:
-        data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError("expected a JSON list of {image_path, caption_options}", path=path)
+    data = _entries(path, "{image_path, caption_options}", lambda: [
+        row for _, row in dataset_rows(path, images=images, image_field="image_path")])
     rows = []
     for index, entry in enumerate(data):
         if not isinstance(entry, dict):

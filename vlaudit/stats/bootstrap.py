@@ -26,7 +26,7 @@ coverage, measured by :mod:`vlaudit.stats.coverage`, is printed in docs/concepts
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Final, Literal
@@ -111,20 +111,6 @@ def percentile_interval(samples: np.ndarray, level: float = CONFIDENCE_LEVEL) ->
     return float(lo), float(hi)
 
 
-def bootstrap_mean_ci(
-    values: np.ndarray,
-    *,
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = 0,
-    level: float = CONFIDENCE_LEVEL,
-    clusters: Sequence[object] | np.ndarray | None = None,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of ``values``."""
-    return percentile_interval(
-        bootstrap_means(values, n_resamples=n_resamples, seed=seed, clusters=clusters), level
-    )
-
-
 def expanded_tail(level: float, n_clusters: int) -> float:
     """The lower tail probability α'/2 at which the expanded percentile interval reads the bootstrap
     distribution: Φ(−√(k/(k − 1))·t_{k−1}(1 − α/2)), α = 1 − level (module docstring). With k ≤ 1 there is
@@ -155,6 +141,24 @@ def percentile_intervals(samples: np.ndarray, level: float = CONFIDENCE_LEVEL, *
 
     A column that is NaN in every resample (e.g. a rate over an empty stratum) gives ``[nan, nan]``.
     """
+    return column_intervals(samples, level, n_clusters, method, _percentile_bounds)
+
+
+#: the (lo, hi) bounds of each column of a ``(n_resamples, k)`` matrix with some finite value, at tail ``alpha``
+ColumnBounds = Callable[[np.ndarray, float], tuple[np.ndarray, np.ndarray]]
+
+
+def _percentile_bounds(finite: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The α and 1 − α quantiles of each column, NaNs ignored."""
+    lo, hi = np.nanquantile(finite, [alpha, 1.0 - alpha], axis=0)
+    return lo, hi
+
+
+def column_intervals(samples: np.ndarray, level: float, n_clusters: int | None, method: IntervalMethod,
+                     bounds: ColumnBounds) -> np.ndarray:
+    """The ``(q, 2)`` intervals of the columns of a ``(n_resamples, q)`` matrix (a vector: one column) as
+    ``bounds`` reads them at the lower tail α of :func:`interval_tail`; a column that is NaN in every resample
+    gives ``[nan, nan]`` and is never passed to ``bounds``."""
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 1:
         samples = samples[:, None]
@@ -162,7 +166,7 @@ def percentile_intervals(samples: np.ndarray, level: float = CONFIDENCE_LEVEL, *
     out = np.full((samples.shape[1], 2), np.nan)
     finite = ~np.all(np.isnan(samples), axis=0)
     if finite.any():
-        out[finite] = np.nanquantile(samples[:, finite], [alpha, 1.0 - alpha], axis=0).T
+        out[finite, 0], out[finite, 1] = bounds(samples[:, finite], alpha)
     return out
 
 
@@ -273,19 +277,6 @@ class ClusterBootstrap:
         """Resampled Σ numerator / Σ denominator per column (conditional rates; NaN for a zero denominator)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return self.sums(numerators) / self.sums(denominators)
-
-    def cluster_means(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """Resampled weighted means of cluster-level values ``(k,)``/``(k, q)``; ``weights`` (k,) selects clusters.
-
-        Used for group-level quantities (VCA §13) when the clusters are the relation groups.
-        """
-        values = np.asarray(values, dtype=np.float64)
-        w = np.ones(self.n_clusters) if weights is None else np.asarray(weights, dtype=np.float64)
-        weighted = values * (w[:, None] if values.ndim == 2 else w)
-        den = self.resample_cluster_values(w)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            num = self.resample_cluster_values(weighted)
-            return num / (den[:, None] if num.ndim == 2 else den)
 
     def record_indices(self, resample: int) -> np.ndarray:
         """The record indices of one resample, each cluster repeated as drawn (for readable reference loops)."""

@@ -36,11 +36,6 @@ def degenerate(interval: Sequence[float] | None) -> bool:
     return hi - lo <= 1e-12 * max(1.0, abs(lo), abs(hi))
 
 
-def honest_interval(interval: Sequence[float] | None) -> tuple[float, float] | None:
-    """The interval as a pair, or None where it is :func:`degenerate` (what the records store)."""
-    return None if interval is None or degenerate(interval) else (float(interval[0]), float(interval[1]))
-
-
 def format_interval(interval: Sequence[float] | None, *, signed: bool = True, digits: int = 3,
                     scale: float = 1.0) -> str:
     """``"[+0.031, +0.250]"`` (``signed``) or ``"[0.031, 0.250]"``; ``"—"`` where :func:`degenerate`."""

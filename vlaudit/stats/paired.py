@@ -34,7 +34,7 @@ from vlaudit.stats.bootstrap import (
     PERCENTILE,
     ClusterBootstrap,
     IntervalMethod,
-    interval_tail,
+    column_intervals,
 )
 
 
@@ -68,18 +68,14 @@ def antisymmetric_interval(samples: np.ndarray, level: float = CONFIDENCE_LEVEL,
     :func:`vlaudit.stats.bootstrap.interval_tail` for ``method=EXPANDED`` over ``n_clusters``); NaNs are
     ignored and an all-NaN column gives ``[nan, nan]``.
     """
-    samples = np.asarray(samples, dtype=np.float64)
-    if samples.ndim == 1:
-        samples = samples[:, None]
-    alpha = interval_tail(level, n_clusters, method)
-    out = np.full((samples.shape[1], 2), np.nan)
-    finite = ~np.all(np.isnan(samples), axis=0)
-    if finite.any():
-        # np.quantile equals np.nanquantile without NaNs and is many times faster
-        quantile = np.nanquantile if np.isnan(samples[:, finite]).any() else np.quantile
-        out[finite, 0] = quantile(samples[:, finite], alpha, axis=0)
-        out[finite, 1] = -quantile(-samples[:, finite], alpha, axis=0)
-    return out
+    return column_intervals(samples, level, n_clusters, method, _antisymmetric_bounds)
+
+
+def _antisymmetric_bounds(finite: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """lo = the α quantile of each column, hi = minus the α quantile of its negation."""
+    # np.quantile equals np.nanquantile without NaNs and is many times faster
+    quantile = np.nanquantile if np.isnan(finite).any() else np.quantile
+    return quantile(finite, alpha, axis=0), -quantile(-finite, alpha, axis=0)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.stats import rankdata
@@ -61,24 +61,6 @@ def high_minus_low(scores: np.ndarray, target: np.ndarray) -> float:
     if not low.any() or not high.any():
         return float("nan")
     return float(target[high].mean() - target[low].mean())
-
-
-def macro_within(
-    models: Sequence[object] | np.ndarray,
-    metric: Callable[..., float],
-    *arrays: np.ndarray,
-) -> tuple[float, dict[str, float]]:
-    """Apply ``metric(*arrays[mask])`` within each model; return (unweighted mean over models, per model).
-
-    NaN per-model values (e.g. a single-class target) are skipped in the mean.
-    """
-    models = np.asarray(models, dtype=object).astype(str)
-    per_model: dict[str, float] = {}
-    for model in sorted(set(models.tolist())):
-        mask = models == model
-        per_model[model] = float(metric(*(np.asarray(a)[mask] for a in arrays)))
-    values = [v for v in per_model.values() if not np.isnan(v)]
-    return (float(np.mean(values)) if values else float("nan")), per_model
 
 
 def macro_average(rows: Sequence[dict], keys: Sequence[str], *, by: str = "model") -> dict[str, float]:
@@ -194,11 +176,3 @@ def paired_ranks(values: np.ndarray, outranks: np.ndarray) -> list[int | None]:
     valued = ~np.isnan(values)
     return [None if not valued[a] else 1 + int(np.sum(beats[:, a] & valued & (np.arange(values.size) != a)))
             for a in range(values.size)]
-
-
-def outranks_from_intervals(intervals: np.ndarray) -> np.ndarray:
-    """``outranks[b, a]`` from the ``(m, m, 2)`` intervals of the paired differences values[b] − values[a]:
-    the interval lies wholly above 0 (a NaN interval separates nothing)."""
-    iv = np.asarray(intervals, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        return iv[:, :, 0] > 0

@@ -29,11 +29,11 @@ number of distinct images), the tests flip the connected image clusters as under
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from vlaudit.analysis.compare.ranks import ranked
+from vlaudit.analysis.compare.ranks import holm_adjusted, ranked
 from vlaudit.errors import InputError
 from vlaudit.metrics.cycles import (
     block_scores,
@@ -74,7 +74,6 @@ from vlaudit.settings import (
 )
 from vlaudit.stats.bootstrap import EXPANDED
 from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells
-from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
@@ -261,10 +260,7 @@ def compute_cycle_comparison(cycles: Sequence[Cycle], scores: Mapping[str, Mappi
                                      _Cell(benchmark, split, tag), None, images_of(chosen[mask]))
                 comparisons.extend(rows)
                 leaderboard.extend(board)
-    marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
-                           settings.alpha)
-    adjusted = [replace(row, p_holm=p_holm, survives=survives)
-                for row, (p_holm, survives) in zip(comparisons, marks, strict=True)]
+    adjusted = holm_adjusted(comparisons, settings.alpha)
     return CompareCyclesResult(
         models=[CycleModel(model=name, source=(sources or {}).get(name), tie_rate=float(ties[a].mean()))
                 for a, name in enumerate(names)],

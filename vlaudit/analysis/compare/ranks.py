@@ -15,11 +15,29 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from vlaudit.results.compare import CycleLeaderboardRow, VcaLeaderboardRow
+from vlaudit.results.compare import (
+    BenchmarkComparison,
+    CycleComparison,
+    CycleLeaderboardRow,
+    VcaBandComparison,
+    VcaComparison,
+    VcaLeaderboardRow,
+)
+from vlaudit.stats.multiplicity import holm_by_family
 from vlaudit.stats.ranking import paired_ranks
 
 #: a leaderboard row of either comparison (a frozen dataclass with ``model``, ``value`` and ``rank``)
 Row = TypeVar("Row", VcaLeaderboardRow, CycleLeaderboardRow)
+#: a comparison row of either comparison (a frozen dataclass with ``p``, ``holm_family``, ``p_holm``, ``survives``)
+Compared = TypeVar("Compared", VcaBandComparison | VcaComparison, CycleComparison | BenchmarkComparison)
+
+
+def holm_adjusted(comparisons: Sequence[Compared], alpha: float) -> list[Compared]:
+    """The rows with ``p_holm`` and ``survives`` set by Holm's adjustment at ``alpha`` within each row's
+    ``holm_family`` (:func:`vlaudit.stats.multiplicity.holm_by_family`), in the same order."""
+    marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons], alpha)
+    return [replace(row, p_holm=p_holm, survives=survives)
+            for row, (p_holm, survives) in zip(comparisons, marks, strict=True)]
 
 
 def separates(row: Any) -> tuple[str, str] | None:

@@ -32,7 +32,7 @@ share a rank, a model without a value is unranked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,11 +44,11 @@ from vlaudit.analysis.compare.noise import (
     model_noise,
     noise_entry,
 )
-from vlaudit.analysis.compare.ranks import ranked
+from vlaudit.analysis.compare.ranks import holm_adjusted, ranked
+from vlaudit.analysis.vca.events import ResamplingSettings
 from vlaudit.analysis.vca.report import RunEvents, item_matrix, run_events
 from vlaudit.analysis.vca.units import override_warning, shared_unit
 from vlaudit.errors import InputError
-from vlaudit.metrics.vca import support
 from vlaudit.relations import relation_family
 from vlaudit.results.compare import (
     ComparedItems,
@@ -64,18 +64,15 @@ from vlaudit.results.compare import (
 )
 from vlaudit.results.versioned import Interval
 from vlaudit.settings import (
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
     COMPARE_FAMILYWISE_ALPHA,
     COMPARE_PERMUTATIONS,
-    CONFIDENCE_LEVEL,
     EXACT_SIGN_FLIP_CLUSTERS,
 )
 from vlaudit.sources.compared_runs import ModelRuns
 from vlaudit.sources.margins import MarginRun
 from vlaudit.stats.bootstrap import EXPANDED
 from vlaudit.stats.clusters import ResamplingUnit, small_sample_cells, small_sample_warning
-from vlaudit.stats.multiplicity import holm_by_family, metric_family
+from vlaudit.stats.multiplicity import metric_family
 from vlaudit.stats.paired import (
     cluster_permutation_pvalues,
     exact_mcnemar,
@@ -95,13 +92,9 @@ NEEDS = {"acc": "labels", "dcc": "labels", "cu": "labels", **{m: "relation group
 
 
 @dataclass(frozen=True)
-class CompareSettings:
+class CompareSettings(ResamplingSettings):
     """Prespecified options of a comparison; the defaults are the report's (§19) and :mod:`vlaudit.settings`."""
 
-    controls: tuple[str, ...] = support.DEFAULT_CONTROLS
-    n_resamples: int = BOOTSTRAP_RESAMPLES
-    seed: int = BOOTSTRAP_SEED
-    level: float = CONFIDENCE_LEVEL
     n_permutations: int = COMPARE_PERMUTATIONS
     alpha: float = COMPARE_FAMILYWISE_ALPHA
     #: ``--cluster COLUMN`` (None: the unit the items declare, :mod:`vlaudit.analysis.vca.units`)
@@ -305,10 +298,7 @@ def compute_comparison(inputs: Sequence[ModelRuns], settings: CompareSettings | 
                                         family=tag, mask=mask, noises=noises, unit=unit)
             comparisons.extend(rows)
             leaderboard.extend(board)
-    marks = holm_by_family([row.p for row in comparisons], [row.holm_family for row in comparisons],
-                           settings.alpha)
-    adjusted = [replace(row, p_holm=p_holm, survives=survives)
-                for row, (p_holm, survives) in zip(comparisons, marks, strict=True)]
+    adjusted = holm_adjusted(comparisons, settings.alpha)
     return CompareVcaResult(
         models=[VcaModel(model=label, source=mr.source, datasets=held)
                 for label, mr, held in zip(labels, inputs, datasets, strict=True)],

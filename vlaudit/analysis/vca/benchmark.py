@@ -204,12 +204,6 @@ def _text_answers_correct(run: MarginRun) -> np.ndarray | None:
     return support.correctness(support.prediction_direction(run.margins["text"]), run.labels)
 
 
-def blind_accuracy(run: MarginRun) -> float | None:
-    """Accuracy of a text-only run's answers (None without labels)."""
-    correct = _text_answers_correct(run)
-    return None if correct is None else float(correct.mean())
-
-
 def base_llm_of(run: MarginRun, base_llms: Mapping[str, str]) -> str | None:
     """The base LLM named for ``run``'s model (``base_llms``: LVLM → LLM, ``"*"`` for every LVLM)."""
     return base_llms.get(run.model, base_llms.get("*"))

@@ -18,13 +18,21 @@ from vlaudit.sources.margins import MarginRun
 
 
 @dataclass(frozen=True)
-class ReportSettings:
-    """Prespecified report options; the defaults are the paper's (§19)."""
+class ResamplingSettings:
+    """The options every prespecified VCA analysis opens with (the report, the proxies, a comparison): the
+    headline controls, the number of bootstrap resamples, their seed and the interval level; the defaults are
+    the paper's (§19). Each analysis's settings add their own after these."""
 
     controls: tuple[str, ...] = support.DEFAULT_CONTROLS
     n_resamples: int = BOOTSTRAP_RESAMPLES
     seed: int = BOOTSTRAP_SEED
     level: float = CONFIDENCE_LEVEL
+
+
+@dataclass(frozen=True)
+class ReportSettings(ResamplingSettings):
+    """Prespecified report options; the defaults are the paper's (§19)."""
+
     control_sets: tuple[tuple[str, ...], ...] = robustness.ALTERNATE_CONTROL_SETS
     #: MMStar's ML: (LVLM model, its base LLM's text-only model) pairs; LVLM ``*`` names one for every LVLM
     base_llms: tuple[tuple[str, str], ...] = ()

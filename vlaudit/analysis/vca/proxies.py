@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
+from vlaudit.analysis.vca.events import ResamplingSettings
 from vlaudit.analysis.vca.scored_runs import RunScores, has_context, ranking_rows, run_info, src_records
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
@@ -46,7 +47,6 @@ from vlaudit.results.vca_proxies import (
 )
 from vlaudit.results.vca_validity import Figure, RankingRow
 from vlaudit.results.versioned import JsonObject
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from vlaudit.stats.clusters import GROUP_UNIT
 
 Signal = Callable[[RunScores], np.ndarray]
@@ -74,11 +74,9 @@ VARIANT_NAMES = {"r_o-r_t": "r_o − r_t", "r_o-r_b": "r_o − r_b", "r_o-mean":
 
 
 @dataclass(frozen=True)
-class ProxySettings:
-    controls: tuple[str, ...] = support.DEFAULT_CONTROLS
-    n_resamples: int = BOOTSTRAP_RESAMPLES
-    seed: int = BOOTSTRAP_SEED
-    level: float = CONFIDENCE_LEVEL
+class ProxySettings(ResamplingSettings):
+    """Prespecified options of the proxy comparison: the resampling options and the alternate control sets."""
+
     control_sets: tuple[tuple[str, ...], ...] = robustness.ALTERNATE_CONTROL_SETS
 
 

@@ -37,7 +37,7 @@ from vlaudit.sources.benchmarks.release import (
     PANDAS_NA_TEXT,
     BenchmarkRead,
     Row,
-    release_rows,
+    release_records,
     split_name,
     unique_ids,
 )
@@ -56,10 +56,6 @@ _EMBEDDED_CHOICES = "Choices:"
 _BARE_OPTION_SEPARATORS = (r"(?:^|\n)[ \t]*", r"(?:^|\s)")
 #: MMBench's published CircularEval copy k of question i has index i + k·10⁶ (VLMEvalKit: ``index % 1e6``)
 CIRCULAR_OFFSET = 1_000_000
-
-
-def _images(images: ImageFolder | None) -> ImageFolder:
-    return images if images is not None else ImageFolder(None)
 
 
 def embedded_options(row: Row, name: str = "question") -> tuple[str, tuple[str, ...]]:
@@ -120,11 +116,10 @@ def _option_starts(body: str, patterns: Callable[[int, str], list[str]]) -> list
 
 def read_mmstar(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """MMStar rows → lettered items (category and l2_category as released)."""
-    rows, noun = release_rows(source, _images(images))
-    name, split = str(source), split_name(source)
+    rows = release_records(source, images)
+    split = split_name(source)
     items, records, headerless = [], [], []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
+    for _, row in rows:
         columns = None
         if row.has("A"):
             question, (options, columns) = row.required("question"), row.column_options()
@@ -142,17 +137,16 @@ def read_mmstar(source: str | Path, *, images: ImageFolder | None = None) -> Ben
         records.append(row.record)
     notes = [f"{len(headerless)} question(s) list their options as '(A) …' with neither 'Options:' nor 'Choices:' "
              f"(MathVista's layout; e.g. {headerless[0]}); read as lettered options"] if headerless else []
-    return BenchmarkRead("mmstar", unique_ids(items, records, name), notes=notes)
+    return BenchmarkRead("mmstar", unique_ids(items, records, str(source)), notes=notes)
 
 
 def read_mmbench(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """MMBench rows (Hub release or VLMEvalKit TSV) → lettered items with hint, category and l2_category; the
     published CircularEval copies (index + k·10⁶) grouped with their question (:func:`circular_groups`)."""
-    rows, noun = release_rows(source, _images(images))
-    name, split = str(source), split_name(source)
+    rows = release_records(source, images)
+    split = split_name(source)
     items, records, notes, relabelled = [], [], [], []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
+    for _, row in rows:
         options, columns = row.column_options()
         if list(columns) != list(columns.values()):
             relabelled.append(f"{row.record}: options {', '.join(columns)} (an empty option between them) are lettered "
@@ -169,7 +163,7 @@ def read_mmbench(source: str | Path, *, images: ImageFolder | None = None) -> Be
             extra={"l2_category": row.first(("L2-category", "l2-category", "l2_category"), required=False),
                    "source_index": index, "source": row.text("source", required=False)}))
         records.append(row.record)
-    items, circular_notes, circular_warnings = circular_groups(unique_ids(items, records, name))
+    items, circular_notes, circular_warnings = circular_groups(unique_ids(items, records, str(source)))
     return BenchmarkRead("mmbench", items, notes=_first_five(notes) + circular_notes,
                          warnings=_first_five(relabelled) + circular_warnings)
 
@@ -241,12 +235,11 @@ def _seed_image_question(record: dict[str, Any]) -> bool:
 
 def read_seed_bench(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """SEED-Bench rows → lettered items of the image part (video questions excluded, their frames unwritten)."""
-    rows, noun = release_rows(source, _images(images), wanted=_seed_image_question)
-    name, split = str(source), split_name(source)
+    rows = release_records(source, images, wanted=_seed_image_question)
+    split = split_name(source)
     read = BenchmarkRead("seed-bench", [])
     records = []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
+    for _, row in rows:
         dimension = _seed_dimension(row)
         data_type = (row.text("data_type", required=False) or "image").lower()
         if data_type != "image" or dimension not in SEED_IMAGE_DIMENSIONS:
@@ -260,7 +253,7 @@ def read_seed_bench(source: str | Path, *, images: ImageFolder | None = None) ->
             label=row.gold_letter("answer", options), dataset="seed-bench", split=split, options=options,
             category=SEED_DIMENSIONS[dimension], extra={"question_id": question_id}))
         records.append(row.record)
-    unique_ids(read.items, records, name)
+    unique_ids(read.items, records, str(source))
     return read
 
 
@@ -274,12 +267,11 @@ def _scienceqa_image(row: Row) -> str | None:
 
 def read_scienceqa(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """ScienceQA rows → lettered items with an image (ScienceQA-IMG); the others are excluded."""
-    rows, noun = release_rows(source, _images(images))
-    name, split = str(source), split_name(source)
+    rows = release_records(source, images)
+    split = split_name(source)
     read = BenchmarkRead("scienceqa", [])
     records = []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
+    for number, row in rows:
         options = row.option_list("choices")
         label = row.index_letter("answer", options)
         image = _scienceqa_image(row)
@@ -294,5 +286,5 @@ def read_scienceqa(source: str | Path, *, images: ImageFolder | None = None) -> 
             extra={"l2_category": row.text("topic", required=False), "grade": row.text("grade", required=False),
                    "skill": row.text("skill", required=False)}))
         records.append(row.record)
-    unique_ids(read.items, records, name)
+    unique_ids(read.items, records, str(source))
     return read

@@ -19,7 +19,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from vlaudit.sources.benchmarks.release import BenchmarkRead, Row, release_rows, split_name, unique_ids
+from vlaudit.sources.benchmarks.release import (
+    BenchmarkRead,
+    Row,
+    items_per_row,
+    release_records,
+    split_name,
+    unique_ids,
+)
 from vlaudit.sources.items import BenchmarkItem
 from vlaudit.sources.rows import ImageFolder
 
@@ -28,18 +35,13 @@ MMMU_HIDDEN_ANSWER = "?"  # the test split's answers are withheld
 _MMMU_ID = re.compile(r"(?:dev|validation|test)_(.+)_\d+")
 
 
-def _images(images: ImageFolder | None) -> ImageFolder:
-    return images if images is not None else ImageFolder(None)
-
-
 def read_mmmu(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """MMMU rows → lettered multiple-choice items with all their images (open questions excluded)."""
-    rows, noun = release_rows(source, _images(images), wanted=lambda record: record.get("question_type") != "open")
-    name, split = str(source), split_name(source)
+    rows = release_records(source, images, wanted=lambda record: record.get("question_type") != "open")
+    split = split_name(source)
     read = BenchmarkRead("mmmu", [])
     records = []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
+    for _, row in rows:
         kind = row.required("question_type")
         if kind == "open":
             read.excluded.append({"record": row.record, "reason": "open question (no options)"})
@@ -62,40 +64,34 @@ def read_mmmu(source: str | Path, *, images: ImageFolder | None = None) -> Bench
                    "img_type": row.text("img_type", required=False),
                    "topic_difficulty": row.text("topic_difficulty", required=False)}))
         records.append(row.record)
-    unique_ids(read.items, records, name)
+    unique_ids(read.items, records, str(source))
     return read
 
 
 def read_cv_bench(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """CV-Bench rows → lettered items (category the task, l2_category 2D/3D)."""
-    rows, noun = release_rows(source, _images(images))
-    name, split = str(source), split_name(source)
-    items, records = [], []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
-        options = row.option_list("choices")
-        index = row.required("idx")
-        kind = row.text("type", required=False)
-        items.append(BenchmarkItem(
-            item_id=f"cv-bench-{kind + '-' if kind else ''}{index}",
-            image=row.image("image", required=False) or row.image("filename"),
-            question=row.required("question"), label=row.gold_letter("answer", options), dataset="cv-bench",
-            split=split, options=options, category=row.text("task", required=False),
-            extra={"l2_category": kind, "source": row.text("source", required=False)}))
-        records.append(row.record)
-    return BenchmarkRead("cv-bench", unique_ids(items, records, name))
+    return BenchmarkRead("cv-bench", items_per_row(source, images, _cv_bench_item))
+
+
+def _cv_bench_item(number: int, row: Row, split: str) -> BenchmarkItem:
+    options = row.option_list("choices")
+    index = row.required("idx")
+    kind = row.text("type", required=False)
+    return BenchmarkItem(
+        item_id=f"cv-bench-{kind + '-' if kind else ''}{index}",
+        image=row.image("image", required=False) or row.image("filename"),
+        question=row.required("question"), label=row.gold_letter("answer", options), dataset="cv-bench",
+        split=split, options=options, category=row.text("task", required=False),
+        extra={"l2_category": kind, "source": row.text("source", required=False)})
 
 
 def read_ai2d(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """AI2D rows → lettered items (the answer is the gold option's index)."""
-    rows, noun = release_rows(source, _images(images))
-    name, split = str(source), split_name(source)
-    items, records = [], []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
-        options = row.option_list("options")
-        items.append(BenchmarkItem(
-            item_id=f"ai2d-{split}-{number:05d}", image=row.image("image"), question=row.required("question"),
-            label=row.index_letter("answer", options), dataset="ai2d", split=split, options=options))
-        records.append(row.record)
-    return BenchmarkRead("ai2d", unique_ids(items, records, name))
+    return BenchmarkRead("ai2d", items_per_row(source, images, _ai2d_item))
+
+
+def _ai2d_item(number: int, row: Row, split: str) -> BenchmarkItem:
+    options = row.option_list("options")
+    return BenchmarkItem(
+        item_id=f"ai2d-{split}-{number:05d}", image=row.image("image"), question=row.required("question"),
+        label=row.index_letter("answer", options), dataset="ai2d", split=split, options=options)

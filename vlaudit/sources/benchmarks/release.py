@@ -255,6 +255,29 @@ def release_rows(source: str | Path, images: ImageFolder,
                      f"{suffix or 'a file without a suffix'}", path=path)
 
 
+def release_records(source: str | Path, images: ImageFolder | None = None,
+                    wanted: Callable[[dict[str, Any]], bool] | None = None) -> Iterator[tuple[int, Row]]:
+    """:func:`release_rows` as ``(number, Row)``: each row's :class:`Row` names the source and its record
+    (``line 3``, ``entry 7``, ``row 12``); the source is opened now, each row checked as it is reached.
+    ``images`` None: a release whose images are paths (an empty :class:`ImageFolder`)."""
+    rows, noun = release_rows(source, images if images is not None else ImageFolder(None), wanted)
+    name = str(source)
+    return ((number, Row(raw, name, f"{noun} {number}")) for number, raw in rows)
+
+
+def items_per_row(source: str | Path, images: ImageFolder | None,
+                  item_of: Callable[[int, Row, str], BenchmarkItem]) -> list[BenchmarkItem]:
+    """One item per release row, ``item_of(number, row, split)`` (:func:`release_records`, :func:`split_name`),
+    their ids checked unique (:func:`unique_ids`)."""
+    rows = release_records(source, images)
+    split = split_name(source)
+    items, records = [], []
+    for number, row in rows:
+        items.append(item_of(number, row, split))
+        records.append(row.record)
+    return unique_ids(items, records, str(source))
+
+
 def _json_lines_inside(path: Path) -> bool:
     """Whether a ``.json`` file holds JSON lines: its first line is a whole row object and another follows."""
     with path.open("rb") as handle:

@@ -23,15 +23,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from vlaudit.sources.benchmarks.release import BenchmarkRead, Row, release_rows, split_name, unique_ids
+from vlaudit.sources.benchmarks.release import BenchmarkRead, release_records, split_name, unique_ids
 from vlaudit.sources.items import BenchmarkItem, image_clusters, with_clusters
 from vlaudit.sources.rows import ImageFolder
 
 POPE_CATEGORIES = ("random", "popular", "adversarial")
-
-
-def _images(images: ImageFolder | None) -> ImageFolder:
-    return images if images is not None else ImageFolder(None)
 
 
 def _pope_category_of_file(source: str) -> str | None:
@@ -41,11 +37,10 @@ def _pope_category_of_file(source: str) -> str | None:
 
 def read_pope(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """POPE rows → yes/no items with their ``category`` (random / popular / adversarial)."""
-    rows, noun = release_rows(source, _images(images))
-    name, split, file_category = str(source), split_name(source), _pope_category_of_file(str(source))
+    rows = release_records(source, images)
+    split, file_category = split_name(source), _pope_category_of_file(str(source))
     items, records = [], []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
+    for _, row in rows:
         category = (row.text("category", required=False) or file_category or "").lower()
         if category not in POPE_CATEGORIES:
             raise row.error(f"expected a category {', '.join(POPE_CATEGORIES)} (a column, or in the file "
@@ -58,17 +53,16 @@ def read_pope(source: str | Path, *, images: ImageFolder | None = None) -> Bench
             category=category,
             extra={"question_id": question_id, "image_source": row.text("image_source", required=False)}))
         records.append(row.record)
-    return BenchmarkRead("pope", unique_ids(image_clusters(items), records, name))
+    return BenchmarkRead("pope", unique_ids(image_clusters(items), records, str(source)))
 
 
 def read_mme(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """MME rows → yes/no items, each with ``extra["image_pair"]`` shared by the questions of one image."""
-    rows, noun = release_rows(source, _images(images))
-    name, split = str(source), split_name(source)
+    rows = release_records(source, images)
+    split = split_name(source)
     items, records = [], []
     asked: Counter[str] = Counter()
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
+    for _, row in rows:
         category = row.required("category")
         image_name = str(row.first(("question_id", "image_path")))
         pair = image_name if image_name.startswith(f"{category}/") else f"{category}/{image_name}"
@@ -82,16 +76,15 @@ def read_mme(source: str | Path, *, images: ImageFolder | None = None) -> Benchm
     notes = [f"{len(odd)} image(s) with other than two questions (MME's acc+ needs both): "
              f"{', '.join(odd[:3])}{' and more' if len(odd) > 3 else ''}"] if odd else []
     clustered = with_clusters(items, "image", lambda item: item.extra["image_pair"])
-    return BenchmarkRead("mme", unique_ids(clustered, records, name), notes=notes)
+    return BenchmarkRead("mme", unique_ids(clustered, records, str(source)), notes=notes)
 
 
 def read_hallusionbench(source: str | Path, *, images: ImageFolder | None = None) -> BenchmarkRead:
     """HallusionBench rows → yes/no items; a question without an image is a text-only item."""
-    rows, noun = release_rows(source, _images(images))
-    name, split = str(source), split_name(source)
+    rows = release_records(source, images)
+    split = split_name(source)
     items, records = [], []
-    for number, raw in rows:
-        row = Row(raw, name, f"{noun} {number}")
+    for _, row in rows:
         category, subcategory = row.required("category"), row.required("subcategory")
         visual = row.required("visual_input")
         if visual not in ("0", "1", "2"):
@@ -109,4 +102,4 @@ def read_hallusionbench(source: str | Path, *, images: ImageFolder | None = None
             dataset="hallusionbench", split=split, category=f"{category}/{subcategory}",
             extra={**ids, "visual_input": visual != "0", "sample_note": row.text("sample_note", required=False)}))
         records.append(row.record)
-    return BenchmarkRead("hallusionbench", unique_ids(image_clusters(items), records, name))
+    return BenchmarkRead("hallusionbench", unique_ids(image_clusters(items), records, str(source)))

@@ -19,9 +19,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from vlaudit.errors import InputError
-from vlaudit.files import read_json
 from vlaudit.records import SuiteImage, SuiteItem, SuiteRead
-from vlaudit.sources.suites.common import counts, image_path, refuse, shape_of
+from vlaudit.sources.suites.common import counts, image_path, read_layout, shape_of
 
 SUITE = "cola-multi-object"
 TITLE = "COLA multi-object"
@@ -51,9 +50,7 @@ def read_cola(path: Path, **options: Any) -> SuiteRead:
     if options:
         raise InputError(f"COLA multi-object takes no options; got {sorted(options)}", path=path)
     path = Path(path)
-    data = read_json(path)
-    if not looks_like_cola(data):
-        raise refuse(path, TITLE, LAYOUT, shape_of(data))
+    data = read_layout(path, looks_like_cola, TITLE, LAYOUT)
     items = []
     for index, entry in enumerate(data):
         record = f"entry {index}"

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vlaudit.errors import InputError
+from vlaudit.files import read_json
 
 
 def refuse(path: str | Path, suite: str, expected: str, found: str) -> InputError:
     """The one-line refusal of a file that is not ``suite``'s layout: what was expected, what was found."""
     return InputError(f"not a {suite} file: expected {expected}; found {found}", path=path)
+
+
+def read_layout(path: Path, looks_like: Callable[[Any], bool], suite: str, expected: str) -> Any:
+    """The parsed JSON of ``path`` when ``looks_like`` accepts it; else :func:`refuse` naming what it holds."""
+    data = read_json(path)
+    if not looks_like(data):
+        raise refuse(path, suite, expected, shape_of(data))
+    return data
 
 
 def shape_of(value: Any) -> str:

@@ -22,9 +22,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vlaudit.errors import InputError
-from vlaudit.files import read_json
 from vlaudit.records import SuiteImage, SuiteItem, SuiteRead
-from vlaudit.sources.suites.common import counts, image_path, refuse, shape_of
+from vlaudit.sources.suites.common import counts, image_path, read_layout
 
 SUITE = "vl-checklist"
 TITLE = "VL-CheckList"
@@ -80,9 +79,7 @@ def read_vl_checklist(path: Path, *, corpus: str | Path | None = None, **options
     if options:
         raise InputError(f"VL-CheckList takes only corpus=; got {sorted(options)}", path=path)
     path = Path(path)
-    data = read_json(path)
-    if not looks_like_vl_checklist(data):
-        raise refuse(path, TITLE, LAYOUT, shape_of(data))
+    data = read_layout(path, looks_like_vl_checklist, TITLE, LAYOUT)
     root, subset, notes = "", _data_place(path), []
     if corpus is not None:
         config = read_corpus_yaml(Path(corpus))
