@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     import numpy as np
     from PIL import Image
 
-    from vlaudit.backends.verbalizers import Verbalizer
     from vlaudit.sources.items import BenchmarkItem
 
 __all__ = ["BackendDescription", "PrefixCacheDecision"]  # the seam's records, defined in the results leaf
@@ -123,6 +122,23 @@ class YesNoBackend(Protocol):
     def score(self, requests: Sequence[YesNoRequest]) -> list[YesNoResult]: ...
 
 
+class ResolvedWord(Protocol):
+    """One resolved answer word (:class:`vlaudit.backends.verbalizers.Verbalizer` is one): its word, the
+    continuation text after the prompt, its single token id and that token's piece."""
+
+    @property
+    def word(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def token_id(self) -> int: ...
+
+    @property
+    def piece(self) -> str: ...
+
+
 class YesNoBackendBase:
     """The optional steps of :class:`YesNoBackend` as no-ops, and the defaults of what a backend may omit.
 
@@ -134,7 +150,7 @@ class YesNoBackendBase:
     batch_size: int = 1
     verbalizer_ids: dict[str, tuple[int, int]]
     letter_ids: tuple[int, ...] = ()
-    verbalizers: Mapping[str, Sequence[Verbalizer]] = MappingProxyType({})
+    verbalizers: Mapping[str, Sequence[ResolvedWord]] = MappingProxyType({})
     tokenizer_kind: str = "AutoProcessor"
     #: how many images one query may hold (:func:`images_per_query`); a backend that reads several says so
     max_images: int = 1

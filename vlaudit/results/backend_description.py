@@ -99,6 +99,24 @@ def thaw(value: FrozenJson) -> JsonValue:
     return value
 
 
+
+class ReadsAsJson:
+    """Read access to a record by its JSON keys (``record["enabled"]``, ``record.get("dtype")``, ``"x" in
+    record``): code written against the plain dicts the backends returned before these types reads on."""
+
+    def to_dict(self) -> JsonObject:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> JsonValue:
+        return self.to_dict()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.to_dict()
+
+    def get(self, key: str, default: JsonValue = None) -> JsonValue:
+        return self.to_dict().get(key, default)
+
+
 @dataclass(frozen=True)
 class PrefixCacheEstimate:
     """The cost estimate behind a shared-prefix decision (:func:`vlaudit.backends.hf_prefix_cache.prefix_cache_decision`):
@@ -114,7 +132,7 @@ class PrefixCacheEstimate:
 
 
 @dataclass(frozen=True)
-class PrefixCacheDecision:
+class PrefixCacheDecision(ReadsAsJson):
     """Whether a run shares each image's prefix KV cache, and why (the manifest's ``prefix_cache``).
 
     ``override``: what ``--prefix-cache`` / ``--no-prefix-cache`` forced (None: not forced); ``cost``: the
@@ -172,7 +190,7 @@ _ESTIMATE_COUNTS = ("prefix_tokens", "suffix_tokens", "queries_per_image", "batc
 
 
 @dataclass(frozen=True)
-class BackendDescription:
+class BackendDescription(ReadsAsJson):
     """What changes a backend's outputs: the manifest's ``backend`` entry and the input of every cache key.
 
     The typed fields are the facts backends share (None: the backend does not state it); a backend's own facts
@@ -220,7 +238,7 @@ class BackendDescription:
                 extra[key] = freeze(value, key)
         if not isinstance(typed.get("spec"), str):
             raise TypeError("a backend description needs its spec (text)")
-        return cls(**typed, extra=FrozenMap(extra), keys=tuple(str(key) for key in facts))  # type: ignore[arg-type]
+        return cls(**typed, extra=FrozenMap(extra), keys=tuple(str(key) for key in facts))  # type: ignore[arg-type]  # each typed value checked by _typed_value
 
     def to_dict(self) -> JsonObject:
         """The JSON object, key for key and in the order of the backend's plain ``describe()`` dict."""
