@@ -1,4 +1,4 @@
-"""Issue 54 item 9: a demo over an earlier one, Ctrl-C in a command that does not resume, and cycle builds
+"""A demo over an earlier one, Ctrl-C in a command that does not resume, and cycle builds
 replaced with another seed; ``--min-cycles`` of the build read at eval."""
 
 from __future__ import annotations

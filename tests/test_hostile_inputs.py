@@ -1,4 +1,4 @@
-"""Issue 54 item 14: hostile inputs are refused where they are read, in one line.
+"""Hostile inputs are refused where they are read, in one line.
 
 A features folder from a newer vlaudit (schema_version 99), a --circular run compared with a plain one,
 an image path that leaves the images folder (``../../etc/passwd``), and the MMBench reader's warnings printed as

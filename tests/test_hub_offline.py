@@ -1,4 +1,4 @@
-"""Issue 54 item 2: without HF_HUB_OFFLINE on a machine that cannot reach the hub, an `hf:` model (and open_clip
+"""Without HF_HUB_OFFLINE on a machine that cannot reach the hub, an `hf:` model (and open_clip
 weights, an `hf-dataset:`) not in the local cache fails in seconds with one line naming the way out, instead of
 the hub libraries retrying for minutes (3 min 17 s for `hf:` before the fix).
 

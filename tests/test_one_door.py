@@ -1,5 +1,5 @@
 """One door: the public names are one list (the ``if TYPE_CHECKING:`` block of vlaudit/api/__init__.py), and the
-facade ``import vlaudit`` serves exactly that list, lazily (issue 55, item 4)."""
+facade ``import vlaudit`` serves exactly that list, lazily."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 54 item 8: `vlaudit report` on the README's layout and on what is not a report folder.
+"""`vlaudit report` on the README's layout and on what is not a report folder.
 
 The README scores into ``runs/x`` and reports into ``reports/x`` (outside the run folder): the gallery cards
 showed "image not found", "(question not found)" and "scores not found" on every card there, as the report

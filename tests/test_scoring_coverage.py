@@ -1,4 +1,4 @@
-"""Issue 54 item 1: a run that lost most of its records never looks like a result.
+"""A run that lost most of its records never looks like a result.
 
 The issue's scenario at small scale: `vca score` with most image files missing (the wrong --images folder)
 printed a summary and exited 0, and `vca report` then printed Acc on the few rows left with nothing in the

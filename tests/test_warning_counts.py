@@ -1,4 +1,4 @@
-"""Issue 54 item 10: a warning's numbers are those of what it names.
+"""A warning's numbers are those of what it names.
 
 ``cycles eval`` printed "5 cell(s) (coco-box-relation/test 8, …): only 1 cycle cluster (< 20)" — the smallest
 cell's count for all of them; ``vca stability`` blamed ``batch-1`` (the perturbation with the fewest units) when

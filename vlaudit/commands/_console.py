@@ -1,8 +1,8 @@
 """The command line's own console printers: tables and lines that only the commands print.
 
 They read what the facade's functions return (``import vlaudit``) and print it with rich, 80 columns
-included; the shared table printer is ``vlaudit.print_table``. Moved here from ``report/`` (issue 55, item 4):
-they are no library API.
+included; the shared table printer is ``vlaudit.print_table``. They live in the command
+layer because no library code calls them: they are not library API.
 """
 
 from __future__ import annotations
