@@ -33,7 +33,7 @@ def build_representative_open_clip(out: Path, seed: int = 0) -> Path:
     import torch
     from safetensors.torch import save_file
 
-    from vlaudit.backends.real_tokenizers import clip_vocab_merges
+    from vlaudit.backends.tiny.real_tokenizers import clip_vocab_merges
 
     torch.manual_seed(seed)
     out.mkdir(parents=True, exist_ok=True)

@@ -71,8 +71,8 @@ def lm_ratio(n_captions: int, batch_size: int) -> tuple[float, float]:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from vlaudit.backends.hf_lm import load_text_lm
-    from vlaudit.backends.real_tokenizers import QWEN_ADDED_TOKENS, qwen_tokenizer
+    from vlaudit.backends.hf.lm import load_text_lm
+    from vlaudit.backends.tiny.real_tokenizers import QWEN_ADDED_TOKENS, qwen_tokenizer
 
     tokenizer = qwen_tokenizer(QWEN_ADDED_TOKENS[:3])
     torch.manual_seed(0)

@@ -61,7 +61,7 @@ def make_benchmark(root: Path, n_images: int, side: int, seed: int) -> Path:
 def unit_inputs(backend: Any, items: list, images_dir: Path) -> tuple[list[tuple[Any, str, Any]], dict[Any, str]]:
     """(unit, prompt, context image) of every unique query of the letter run, rendered untimed, and the unit
     key of each (item, context) record (identical queries, e.g. one blank canvas, share a unit)."""
-    from vlaudit.scoring.plan import plan_run, render
+    from vlaudit.scoring.run.plan import plan_run, render
     from vlaudit.sources.images import ImageStore
 
     store = ImageStore(images_dir)
@@ -118,7 +118,7 @@ def main() -> None:
 
     from vlaudit.backends.options import HfOptions, RunOptions
     from vlaudit.backends.registry import ModelRef, load_backend
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     torch.set_num_threads(args.threads)

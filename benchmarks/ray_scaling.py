@@ -34,9 +34,9 @@ def main() -> None:
 
     from vlaudit.backends.options import HfOptions, RunOptions
     from vlaudit.backends.registry import BackendLoad, ModelRef
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
-    from vlaudit.scoring.ray_executor import RayExecutor
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
+    from vlaudit.scoring.run.ray_executor import RayExecutor
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     torch.set_num_threads(1)

@@ -42,7 +42,7 @@ def build_representative_qwen2vl(out: Path, side: int, seed: int = 0) -> Path:
     import torch
     import transformers as tf
 
-    from vlaudit.backends.tiny_mllm import QWEN_TEMPLATE, _qwen_ids, _qwen_tokenizer
+    from vlaudit.backends.tiny.mllm import QWEN_TEMPLATE, _qwen_ids, _qwen_tokenizer
 
     torch.manual_seed(seed)
     tokenizer = _qwen_tokenizer()
@@ -91,9 +91,9 @@ def make_benchmark(root: Path, n_images: int, questions: int, side: int, seed: i
 
 def prepare_floor(backend: Any, items: list, images_dir: Path, interfaces: list[str]) -> dict[str, Any]:
     """Every unique context image's prefix inputs and its question suffix ids, all as tensors, untimed."""
-    from vlaudit.backends.hf_mllm import _IMAGE_BLOCK_END
-    from vlaudit.backends.hf_prefix_cache import split_prompt
-    from vlaudit.scoring.plan import plan_run, render
+    from vlaudit.backends.hf.mllm import _IMAGE_BLOCK_END
+    from vlaudit.backends.hf.prefix_cache import split_prompt
+    from vlaudit.scoring.run.plan import plan_run, render
     from vlaudit.sources.images import ImageStore
 
     store = ImageStore(images_dir)
@@ -168,7 +168,7 @@ def measure(model_dir: Path, bench: Path, root: Path, interfaces: list[str], lab
 
     from vlaudit.backends.options import HfOptions, RunOptions
     from vlaudit.backends.registry import ModelRef, load_backend
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     items = read_items(bench)
@@ -200,7 +200,7 @@ def measure(model_dir: Path, bench: Path, root: Path, interfaces: list[str], lab
 
 
 def _record_units(backend: Any, items: list, images_dir: Path, interfaces: list[str]):
-    from vlaudit.scoring.plan import plan_run
+    from vlaudit.scoring.run.plan import plan_run
     from vlaudit.sources.images import ImageStore
 
     records, _ = plan_run(items, ImageStore(images_dir), CONTEXTS, interfaces, 0, "floor", backend.prompt)
@@ -219,7 +219,7 @@ def main() -> None:
 
     import torch
 
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
     torch.set_num_threads(args.threads)
     interfaces = ["yesno", "truefalse"]

@@ -111,8 +111,8 @@ def main() -> None:
 
     from vlaudit.backends.options import HfOptions, RunOptions
     from vlaudit.backends.registry import ModelRef, load_backend
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     torch.set_num_threads(args.threads)

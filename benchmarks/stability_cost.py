@@ -26,7 +26,7 @@ from PIL import Image
 import vlaudit
 from vlaudit.backends.options import RunOptions
 from vlaudit.backends.registry import load_backend
-from vlaudit.backends.tiny_mllm import build_tiny_mllm
+from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
 
 def main() -> None:

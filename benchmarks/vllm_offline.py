@@ -30,7 +30,7 @@ from PIL import Image  # noqa: E402
 from vlaudit.backends.base import YesNoRequest  # noqa: E402
 from vlaudit.backends.options import RunOptions  # noqa: E402
 from vlaudit.backends.registry import load_backend  # noqa: E402
-from vlaudit.backends.tiny_mllm import build_tiny_mllm  # noqa: E402
+from vlaudit.backends.tiny.mllm import build_tiny_mllm  # noqa: E402
 
 RELATIONS = ("left of", "right of", "above", "below", "behind", "in front of", "next to", "under")
 

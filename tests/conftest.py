@@ -221,7 +221,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path
 
     def folder(family: str) -> Path:
         if family not in built:
-            from vlaudit.backends.tiny_mllm import build_tiny_mllm
+            from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
             built[family] = build_tiny_mllm(family, tmp_path_factory.mktemp(f"tiny-{family}"), seed=0)
         return built[family]

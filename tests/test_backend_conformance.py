@@ -19,7 +19,7 @@ from vlaudit.backends.base import FeatureBackend, YesNoBackend
 from vlaudit.backends.conformance import FEATURE_CHECKS, YES_NO_CHECKS, check_backend, yes_no_requests
 from vlaudit.backends.options import PlantedOptions, RunOptions
 from vlaudit.backends.registry import BackendLoad, ModelRef, backend_entries, backend_kind, parse_spec
-from vlaudit.backends.tiny_families import MLLM_FAMILIES
+from vlaudit.backends.tiny.families import MLLM_FAMILIES
 from vlaudit.reference.models import REFERENCE_MODELS, all_reference_names, reference_spec
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -66,7 +66,7 @@ def _spec_and_options(case: str, cache: Path, scenes: Path) -> BackendLoad:
         family = case.removeprefix("hf:tiny-")
         if family == "ministral":
             pytest.importorskip("mistral_common", reason="the [ministral] extra is not installed")
-        from vlaudit.backends.tiny_mllm import build_tiny_mllm
+        from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
         folder = cache / case.removeprefix("hf:")
         if not folder.is_dir():
@@ -165,7 +165,7 @@ def test_the_runner_and_the_extractor_refuse_a_backend_that_lacks_a_member(tmp_p
     """A user's own backend missing a protocol member is refused up front, naming what it lacks."""
     from vlaudit.errors import InputError
     from vlaudit.scoring.features import FeatureInputs, write_features
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
 
     class OnlyScores:
         spec = "fake:only-scores"

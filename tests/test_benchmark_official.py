@@ -153,7 +153,7 @@ def _items(cli, fmt: str, source: Path, tmp_path: Path) -> tuple[list[BenchmarkI
 
 
 def _margin_row(item: BenchmarkItem, context: str, **value: Any) -> dict[str, Any]:
-    """One margins row as ``vca score`` writes it for ``item`` (vlaudit/scoring/runner.py ``_item_fields``)."""
+    """One margins row as ``vca score`` writes it for ``item`` (vlaudit/scoring/run/runner.py ``_item_fields``)."""
     return {"model": "m", "dataset": item.dataset, "item_id": item.item_id, "context": context,
             "interface": "letter" if item.options else "yesno", "label": item.label, "category": item.category,
             "image_pair": item.extra.get("image_pair"),

@@ -191,7 +191,7 @@ def test_an_uncached_hub_id_offline_is_refused_at_once(toy_items, cli, tmp_path,
 def test_model_source_accepts_folders_cached_hub_ids_and_online_hub_ids(tmp_path, monkeypatch) -> None:
     from huggingface_hub import constants
 
-    from vlaudit.backends.model_source import check_model_source
+    from vlaudit.backends.hf.model_source import check_model_source
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     repo = tmp_path / "hub" / "models--org--cached"

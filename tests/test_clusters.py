@@ -195,8 +195,8 @@ def test_cli_names_the_unit_and_prints_no_zero_p(tmp_path: Path) -> None:
 def test_factorial_items_carry_their_stem_into_the_margins_row(tmp_path: Path) -> None:
     """``data factorial`` declares the stem; ``vca score`` writes it on every margins row of the item."""
     from vlaudit.builders.factorial import build_factorial
-    from vlaudit.scoring.plan import Record
-    from vlaudit.scoring.runner import _item_fields
+    from vlaudit.scoring.run.plan import Record
+    from vlaudit.scoring.run.runner import _item_fields
     from vlaudit.sources.items import read_items
 
     build_factorial(tmp_path, n_per_relation=1)

@@ -15,8 +15,8 @@ from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_result
 from vlaudit.metrics.vca.support import image_gap
-from vlaudit.results.vca import StabilityResult
-from vlaudit.results.vca_checks import StabilityForwards, StabilitySample
+from vlaudit.results.vca.checks import StabilityForwards, StabilitySample
+from vlaudit.results.vca.outputs import StabilityResult
 
 CONTEXTS = ("original", "text", "blank")
 N = 40

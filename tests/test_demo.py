@@ -22,7 +22,7 @@ from vlaudit.results.demo import (
     DemoVcaKnownAnswers,
     ProbeNotes,
 )
-from vlaudit.results.vca import FactorialResult, ScoringSummary, VcaReportResult
+from vlaudit.results.vca.outputs import FactorialResult, ScoringSummary, VcaReportResult
 from vlaudit.results.versioned import record_from_dict, to_json
 
 # the smallest stage summaries a DemoSummary holds (stages faked where the wiring, not the models, is tested)
@@ -222,7 +222,7 @@ def test_a_demo_features_folder_records_the_spec_features_records(tmp_path: Path
     import hashlib
 
     from vlaudit.demo.cycles import features_arguments
-    from vlaudit.scoring.run_spec import FeaturesSpec
+    from vlaudit.scoring.run.spec import FeaturesSpec
 
     files = [tmp_path / "coco.jsonl", tmp_path / "gqa.jsonl"]
     for n, path in enumerate(files):

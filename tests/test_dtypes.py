@@ -54,7 +54,7 @@ SPELLINGS = ["fp32", "half", "bf16", "auto"]  # one spelling of each dtype, and 
 
 @pytest.fixture(scope="module")
 def tiny_dual_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from vlaudit.backends.tiny_dual import build_tiny_dual
+    from vlaudit.backends.tiny.dual import build_tiny_dual
 
     root = tmp_path_factory.mktemp("dtype_dual")
     return {family: build_tiny_dual(family, root / family, seed=0) for family in ("clip", "siglip", "open_clip")}
@@ -67,7 +67,7 @@ def test_dual_encoders_run_every_dtype(family: str, spelling: str, tiny_dual_dir
                                        no_network: None) -> None:
     from vlaudit.backends.options import DualOptions, RunOptions
     from vlaudit.backends.registry import ModelRef, load_backend
-    from vlaudit.backends.tiny_dual import tiny_spec
+    from vlaudit.backends.tiny.dual import tiny_spec
 
     backend = load_backend(ModelRef(tiny_spec(family, tiny_dual_dirs[family]), DualOptions(dtype=spelling)),
                            RunOptions(device="cpu"))
@@ -79,7 +79,7 @@ def test_dual_encoders_run_every_dtype(family: str, spelling: str, tiny_dual_dir
 
 @pytest.fixture(scope="module")
 def tiny_qwen(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
     return build_tiny_mllm("qwen2-vl", tmp_path_factory.mktemp("dtype_qwen"), seed=0)
 
@@ -103,7 +103,7 @@ def test_ministral_reads_the_same_vocabulary(tmp_path: Path, no_network: None) -
     pytest.importorskip("mistral_common")
     from vlaudit.backends.options import HfOptions, RunOptions
     from vlaudit.backends.registry import ModelRef, load_backend
-    from vlaudit.backends.tiny_mistral import build_tiny_ministral
+    from vlaudit.backends.tiny.mistral import build_tiny_ministral
 
     build_tiny_ministral(tmp_path)
     assert load_backend(ModelRef(f"hf:{tmp_path}", HfOptions(dtype="bf16")),

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from vlaudit.backends.base import FeatureBackend
 from vlaudit.backends.options import DualOptions, RunOptions
 from vlaudit.backends.registry import ModelRef, load_backend
-from vlaudit.backends.tiny_dual import build_tiny_dual, tiny_spec
+from vlaudit.backends.tiny.dual import build_tiny_dual, tiny_spec
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.files import write_jsonl
 from vlaudit.scoring.features import (
@@ -80,7 +80,7 @@ def test_bad_specs_and_missing_dependency(tmp_path: Path, tiny_dirs: dict[str, P
 
 
 def test_open_clip_spec_forms() -> None:
-    from vlaudit.backends.open_clip_backend import parse_open_clip_name
+    from vlaudit.backends.dual.open_clip_backend import parse_open_clip_name
 
     assert parse_open_clip_name("ViT-B-32/laion2b_s34b_b79k") == ("ViT-B-32", "laion2b_s34b_b79k")
     assert parse_open_clip_name("ViT-B-32//ckpt/epoch_10.pt") == ("ViT-B-32", "/ckpt/epoch_10.pt")

@@ -126,8 +126,8 @@ def test_irre_zero_overlap_is_below_100_on_large_real_boxes(shared_data) -> None
 
 
 def test_plan_carries_each_items_geometry(tmp_path) -> None:
-    from vlaudit.scoring.plan import plan_run
-    from vlaudit.scoring.runner import GEOMETRY_COLUMNS, _item_fields
+    from vlaudit.scoring.run.plan import plan_run
+    from vlaudit.scoring.run.runner import GEOMETRY_COLUMNS, _item_fields
     from vlaudit.sources.images import ImageStore
     from vlaudit.sources.items import BenchmarkItem
 

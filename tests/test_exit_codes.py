@@ -10,7 +10,7 @@ import pytest
 
 from vlaudit import errors
 from vlaudit.commands._introspect import is_group, is_option, iter_commands, root_command
-from vlaudit.scoring.shards import IncompleteRunError
+from vlaudit.scoring.run.shards import IncompleteRunError
 
 REPO = Path(__file__).resolve().parents[1]
 LEAVES = [(path[1:], command) for path, command in iter_commands(root_command()) if not is_group(command)]

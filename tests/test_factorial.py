@@ -306,7 +306,7 @@ def test_several_run_dirs_pool_like_one_margins_file(analysed: tuple[dict, Path]
 
 def test_runner_plan_scores_15_unique_probes_per_stem(tmp_path: Path) -> None:
     """The scoring runner's own planning step deduplicates the shared text-only and blank probes (§10)."""
-    from vlaudit.scoring.plan import plan_run
+    from vlaudit.scoring.run.plan import plan_run
     from vlaudit.sources.images import ImageStore
 
     fx.build_factorial(tmp_path / "fx", n_per_relation=1)
@@ -364,7 +364,7 @@ def test_a_nested_rate_without_its_decisions_says_why_in_the_json_and_the_csv(an
         nested_validation,
     )
     from vlaudit.results.missing import Missing
-    from vlaudit.results.vca import FactorialResult
+    from vlaudit.results.vca.outputs import FactorialResult
     from vlaudit.results.versioned import to_json
 
     states = fx.STATES

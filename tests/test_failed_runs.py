@@ -142,7 +142,7 @@ def test_api_then_cli_into_one_folder_agree_on_arguments(toy_items, one_error, t
 
 def test_the_run_lock_is_removed_on_every_exit_path(tmp_path) -> None:
     from vlaudit.errors import InputError
-    from vlaudit.scoring.run_folder import run_lock
+    from vlaudit.scoring.run.folder import run_lock
 
     run = tmp_path / "run"
     with run_lock(run):

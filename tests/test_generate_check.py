@@ -66,7 +66,7 @@ def _set_head(folder: Path, *, text_first: bool) -> Path:
 
 @pytest.fixture(scope="module")
 def head_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
     out = {}
     for name, text_first in (("yes", False), ("text-first", True)):

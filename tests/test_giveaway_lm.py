@@ -23,7 +23,7 @@ TEXTS = ["a dog chases a cat", "a cat chases a dog on the grass", "two red cups"
 def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from vlaudit.backends.real_tokenizers import QWEN_ADDED_TOKENS, qwen_tokenizer
+    from vlaudit.backends.tiny.real_tokenizers import QWEN_ADDED_TOKENS, qwen_tokenizer
 
     tokenizer = qwen_tokenizer(QWEN_ADDED_TOKENS[:3])
     torch.manual_seed(0)
@@ -53,7 +53,7 @@ def _direct(model, ids: list[int]) -> float:
 
 
 def test_log_p_is_a_direct_forward_and_batches_do_not_change_it(scorer) -> None:
-    from vlaudit.backends.hf_lm import CausalLmScorer
+    from vlaudit.backends.hf.lm import CausalLmScorer
     assert type(scorer.tokenizer).__name__.startswith("Qwen2Tokenizer")
     assert scorer.start_id == scorer.tokenizer.convert_tokens_to_ids("<|im_end|>")  # no BOS: EOS starts
     scored = scorer.score(TEXTS)

@@ -49,7 +49,7 @@ def test_margins_equal_unbatched_full_forward(direct_nll, tiny_model, family, tm
 
 def test_prefix_cache_matches_full_forwards(tiny_model, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.base import YesNoRequest
-    from vlaudit.backends.hf_prefix_cache import expected_prompt_ids
+    from vlaudit.backends.hf.prefix_cache import expected_prompt_ids
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
 
@@ -89,7 +89,7 @@ def test_text_only_prompt_has_no_image_tokens(tiny_model, family, tmp_path_facto
 
 def test_non_single_token_verbalizer_is_rejected(tiny_model, tmp_path_factory, monkeypatch, no_network) -> None:
     from vlaudit.backends import base
-    from vlaudit.backends.hf_mllm import VerbalizerError
+    from vlaudit.backends.hf.mllm import VerbalizerError
     from vlaudit.backends.registry import load_backend
 
     monkeypatch.setitem(base.ANSWER_WORDS, "maybe", ("definitely", "no"))

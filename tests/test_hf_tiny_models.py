@@ -11,7 +11,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 def test_tiny_builder_is_deterministic_and_loads(tiny_model, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.registry import load_backend
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
     first = tiny_model("qwen2-vl")
     again = build_tiny_mllm("qwen2-vl", tmp_path_factory.mktemp("again"), seed=0)
@@ -24,7 +24,7 @@ def test_tiny_builder_is_deterministic_and_loads(tiny_model, tmp_path_factory, n
 
 
 def test_unknown_tiny_family_is_rejected(tmp_path) -> None:
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
     from vlaudit.errors import InputError
 
     with pytest.raises(InputError, match="qwen2-vl"):
@@ -75,8 +75,8 @@ def test_models_tiny_writes_every_family_loadable_by_its_printed_spec(family, tm
 
 
 def test_cli_families_are_the_builders_families() -> None:
-    from vlaudit.backends.tiny_dual import FAMILIES
-    from vlaudit.backends.tiny_mllm import MLLM_FAMILIES
+    from vlaudit.backends.tiny.dual import FAMILIES
+    from vlaudit.backends.tiny.mllm import MLLM_FAMILIES
 
     assert set(ALL_FAMILIES) == set(MLLM_FAMILIES) | set(FAMILIES)
 

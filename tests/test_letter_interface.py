@@ -44,7 +44,7 @@ def test_every_tiny_family_scores_a_letter_benchmark(family, tiny_model, tmp_pat
 
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     bench = _letter_benchmark(tmp_path / "bench")
@@ -63,7 +63,7 @@ def test_every_tiny_family_scores_a_letter_benchmark(family, tiny_model, tmp_pat
 def test_letters_read_from_one_forward_equal_a_forward_per_option(tiny_model, direct_nll) -> None:
     """Known answer: log p(letter | prompt) from the one forward equals the NLL of prompt + " letter"."""
     from vlaudit.backends.base import YesNoRequest
-    from vlaudit.backends.letters import letter_question
+    from vlaudit.backends.prompt.letters import letter_question
     from vlaudit.backends.registry import load_backend
 
     backend = load_backend(f"hf:{tiny_model('qwen2-vl')}", interfaces=["letter"])
@@ -138,8 +138,8 @@ def test_models_verbalizers_shows_the_real_tokenizers_letter_ids(family, letters
 def test_shared_image_prefix_gives_the_letters_of_full_forwards(tiny_model) -> None:
     """Several questions about one image: the Qwen prefix-cache path reads the same letter log-probs."""
     from vlaudit.backends.base import YesNoRequest
-    from vlaudit.backends.letters import letter_question
     from vlaudit.backends.options import RunOptions
+    from vlaudit.backends.prompt.letters import letter_question
     from vlaudit.backends.registry import load_backend
 
     image = Image.new("RGB", (48, 40), (30, 140, 200))
@@ -156,8 +156,8 @@ def test_shared_image_prefix_gives_the_letters_of_full_forwards(tiny_model) -> N
 def test_letter_run_on_ray_is_byte_identical_to_a_local_run(tiny_model, local_ray, tmp_path) -> None:
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import BackendLoad, ModelRef
-    from vlaudit.scoring.ray_executor import RayExecutor
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.ray_executor import RayExecutor
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     model = tiny_model("qwen2-vl")

@@ -20,8 +20,8 @@ from vlaudit.files import write_table
 from vlaudit.report.html_page import esc
 from vlaudit.results.cells import csv_rows
 from vlaudit.results.missing import DASH, Missing, is_missing, known, reason_of, shown, value_or
-from vlaudit.results.vca import VcaValidityResult
-from vlaudit.results.vca_validity import IncrementalRow
+from vlaudit.results.vca.outputs import VcaValidityResult
+from vlaudit.results.vca.validity import IncrementalRow
 from vlaudit.results.versioned import UNRECORDED, to_json
 
 PAIR_D = "the edit outcomes have no pair_d (or joint) column"

@@ -16,7 +16,7 @@ import pytest
 from benchmark_releases import IDS, mmmu_release
 
 from vlaudit.errors import InputError
-from vlaudit.scoring.plan import donor_paths, images_sha256, plan_run
+from vlaudit.scoring.run.plan import donor_paths, images_sha256, plan_run
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem, read_items
 
@@ -67,7 +67,7 @@ def test_contexts_of_several_images_blank_each_take_another_items_set_and_refuse
     others = {item.images for item in items if item.item_id != first}
     assert donor is not None and donor_paths(donor) in others  # another item's images, in that item's order
     blank = next(u for u in units if u.item.item_id == first and u.context == "blank")
-    from vlaudit.scoring.shards import UnitTask, render_requests
+    from vlaudit.scoring.run.shards import UnitTask, render_requests
 
     (request,) = render_requests(store, [UnitTask.of(blank)], 0)
     assert [im.getpixel((0, 0)) for im in request.images] == [(128, 128, 128)] * 3
@@ -104,7 +104,7 @@ def test_tiny_qwen2_vl_scores_all_images_in_order(cli, mmmu: Path, tiny_model) -
     import torch
 
     from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.shards import render_requests
+    from vlaudit.scoring.run.shards import render_requests
 
     model_dir = tiny_model("qwen2-vl")
     code, _, err = _score(cli, f"hf:{model_dir}", mmmu, mmmu.parent / "run", "--contexts", "original,text,blank")
@@ -121,7 +121,7 @@ def test_tiny_qwen2_vl_scores_all_images_in_order(cli, mmmu: Path, tiny_model) -
     tokenizer = backend.tokenizer
     start, pad = tokenizer.convert_tokens_to_ids("<|vision_start|>"), tokenizer.convert_tokens_to_ids("<|image_pad|>")
     store = ImageStore(mmmu.parent / "images")
-    from vlaudit.scoring.shards import UnitTask
+    from vlaudit.scoring.run.shards import UnitTask
 
     for item_id, blocks in ((first, [4, 6, 8]), (reversed_, [8, 6, 4])):
         item = items[item_id]
@@ -138,7 +138,7 @@ def test_tiny_qwen2_vl_scores_all_images_in_order(cli, mmmu: Path, tiny_model) -
 
 
 def _question(item: BenchmarkItem) -> str:
-    from vlaudit.backends.letters import item_question
+    from vlaudit.backends.prompt.letters import item_question
 
     return item_question(item, "letter")
 

@@ -28,7 +28,7 @@ from PIL import Image
 
 from vlaudit.backends.base import YesNoRequest
 from vlaudit.backends.conformance import check_backend
-from vlaudit.backends.openai_endpoint_http import EndpointRunError
+from vlaudit.backends.openai.pool import EndpointRunError
 from vlaudit.backends.options import EndpointOptions
 from vlaudit.backends.registry import ModelRef, load_backend
 
@@ -107,8 +107,8 @@ def test_margins_are_exact_where_the_server_offers_logprob_token_ids(server) -> 
 
 
 def test_the_prompt_wording_is_the_hf_backends(server) -> None:
-    from vlaudit.backends.prompt_wording import GENERATION_PREFIX, user_text
-    from vlaudit.backends.verbalizers import QUESTION_TEMPLATES
+    from vlaudit.backends.prompt.verbalizers import QUESTION_TEMPLATES
+    from vlaudit.backends.prompt.wording import GENERATION_PREFIX, user_text
 
     backend = _load(server(models=("Org/Some-Model",)), model="Org/Some-Model", system="qwen-neutral")
     messages = backend.messages("Is it?", "yesno", None)

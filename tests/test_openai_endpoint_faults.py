@@ -16,10 +16,10 @@ from endpoint_server import VERSION, EndpointServer
 from PIL import Image
 
 from vlaudit.backends.base import YesNoRequest
-from vlaudit.backends.openai_endpoint_http import EndpointRunError
+from vlaudit.backends.openai.pool import EndpointRunError
 from vlaudit.backends.options import EndpointOptions
+from vlaudit.backends.prompt.verbalizers import PROBE_QUESTION
 from vlaudit.backends.registry import ModelRef, load_backend
-from vlaudit.backends.verbalizers import PROBE_QUESTION
 
 
 @pytest.fixture
@@ -176,7 +176,7 @@ def test_what_the_server_reports_is_recorded_and_checked_against_what_the_user_s
 
 
 def test_vllms_dev_mode_server_info_names_the_served_dtype() -> None:
-    from vlaudit.backends.openai_server_report import canonical_dtype, server_dtype
+    from vlaudit.backends.openai.server_report import canonical_dtype, server_dtype
 
     info = {"vllm_config": {"model_config": {"dtype": "torch.float32", "max_model_len": 4096}}}
     assert server_dtype({"id": "m"}, info) == ("float32", "/server_info")

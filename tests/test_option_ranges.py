@@ -98,7 +98,7 @@ def _parts(**changes):
     executor (RayOptions.chosen) and the data."""
     import dataclasses
 
-    from vlaudit.scoring.run_parts import RayOptions, RunOptions
+    from vlaudit.scoring.run.parts import RayOptions, RunOptions
 
     def take(names):
         return {k: changes.pop(k) for k in list(changes) if k in names}
@@ -111,7 +111,7 @@ def _parts(**changes):
 
 
 def _score_spec(**changes):
-    from vlaudit.scoring.run_spec import ScoreSpec
+    from vlaudit.scoring.run.spec import ScoreSpec
 
     return ScoreSpec.of(model="ref:tiny-qwen2-vl", benchmark=Path("items.jsonl"), images=Path("images"),
                         out=Path("o"), **_parts(**changes))
@@ -134,7 +134,7 @@ def test_the_api_refuses_what_the_cli_refuses(changes, line) -> None:
 
 
 def test_every_run_spec_checks_its_fields() -> None:
-    from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec
+    from vlaudit.scoring.run.spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec
 
     paths = {"model": "ref:tiny-open-clip", "images": Path("i"), "out": Path("o")}
     with pytest.raises(InputError, match="--contexts"):

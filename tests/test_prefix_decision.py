@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from vlaudit.backends.hf_prefix_cache import CALL_OVERHEAD_TOKENS, prefix_cache_decision
+from vlaudit.backends.hf.prefix_cache import CALL_OVERHEAD_TOKENS, prefix_cache_decision
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -45,7 +45,7 @@ def test_the_run_records_its_decision_and_margins_do_not_depend_on_it(make_bench
 
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     bench = tmp_path / "bench"

@@ -7,7 +7,7 @@ import pytest
 
 from vlaudit.analysis.vca.proxies import model_ranking_rows
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_proxies import ProxyAggregate
+from vlaudit.results.vca.proxies import ProxyAggregate
 
 
 def _run(model: str, dataset: str, ps: float, vd: float, acc: float, dcc: float) -> ProxyAggregate:

@@ -18,7 +18,7 @@ INTERFACES = ["yesno", "truefalse"]
 def _local_run(model, bench, out):
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     backend = load_backend(f"hf:{model}", RunOptions(batch_size=3), interfaces=INTERFACES)
@@ -29,8 +29,8 @@ def _local_run(model, bench, out):
 def _ray_run(model, bench, out, *, workers=2, on_progress=None, executor_out=None):
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import BackendLoad, ModelRef
-    from vlaudit.scoring.ray_executor import RayExecutor
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.ray_executor import RayExecutor
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     executor = RayExecutor(BackendLoad(ModelRef(f"hf:{model}"), RunOptions(batch_size=3),
@@ -48,7 +48,7 @@ def _ray_run(model, bench, out, *, workers=2, on_progress=None, executor_out=Non
 
 def test_a_killed_worker_is_reported_and_a_rerun_redoes_only_its_shards(make_benchmark, tiny_model, local_ray, tmp_path,
                                                                         tmp_path_factory) -> None:
-    from vlaudit.scoring.shards import IncompleteRunError
+    from vlaudit.scoring.run.shards import IncompleteRunError
 
     model = tiny_model("qwen2-vl")
     bench = tmp_path / "bench"
@@ -77,7 +77,7 @@ def test_missing_ray_says_how_to_install(monkeypatch) -> None:
     import builtins
 
     from vlaudit.errors import MissingDependencyError
-    from vlaudit.scoring.ray_executor import import_ray
+    from vlaudit.scoring.run.ray_executor import import_ray
 
     real_import = builtins.__import__
 
@@ -125,7 +125,7 @@ def test_features_on_ray_equal_local_features(write_dual_dataset, local_ray, tmp
     from typer.testing import CliRunner
 
     import vlaudit.cli  # noqa: F401  (registers every command)
-    from vlaudit.backends.tiny_dual import build_tiny_dual
+    from vlaudit.backends.tiny.dual import build_tiny_dual
     from vlaudit.commands._apps import app
 
     model = build_tiny_dual("open_clip", tmp_path / "clip", seed=0)

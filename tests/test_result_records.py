@@ -9,8 +9,8 @@ import dataclasses
 from vlaudit.demo.config import DemoConfig
 from vlaudit.results.demo import DemoCycleAudits, DemoSettings, Exclusion, ItemsBuildSummary, KnownAnswer
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca import EditOutcomesSummary, GenerateCheckResult, StabilityResult
-from vlaudit.results.vca_checks import StabilityForwards, StabilitySample
+from vlaudit.results.vca.checks import StabilityForwards, StabilitySample
+from vlaudit.results.vca.outputs import EditOutcomesSummary, GenerateCheckResult, StabilityResult
 from vlaudit.results.versioned import record_from_dict, to_json
 
 OLD_STABILITY = {

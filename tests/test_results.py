@@ -144,7 +144,7 @@ def test_every_json_writer_goes_through_a_typed_result() -> None:
 
 
 def test_margins_writer_and_reader_share_one_schema() -> None:
-    from vlaudit.scoring import runner
+    from vlaudit.scoring.run import runner
     from vlaudit.sources import margins
 
     assert runner.margins_schema() == columns.MARGINS.arrow_schema()

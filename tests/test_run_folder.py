@@ -1,4 +1,4 @@
-"""The run folder's life (vlaudit/scoring/run_folder.py): refuse or resume, lock, clean partial files, write the
+"""The run folder's life (vlaudit/scoring/run/folder.py): refuse or resume, lock, clean partial files, write the
 manifest and the summary. The kill -9 and resume of a real run through it is tests/test_scoring_runner.py's."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pytest
 
 from vlaudit.errors import InputError
 from vlaudit.results.manifest import RunManifest
-from vlaudit.results.vca import DualScoringSummary
-from vlaudit.scoring.run_folder import RunFolder
-from vlaudit.scoring.run_spec import ScoreSpec
+from vlaudit.results.vca.outputs import DualScoringSummary
+from vlaudit.scoring.run.folder import RunFolder
+from vlaudit.scoring.run.spec import ScoreSpec
 
 RESULTS = ("manifest.json", "margins.parquet", "failures.jsonl", "summary.json")
 

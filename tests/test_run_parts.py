@@ -30,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("reference_cache")
 
 def test_a_rerun_may_change_the_run_and_executor_parts_and_the_folder_but_not_a_model_option(tmp_path,
                                                                                               toy_items) -> None:
-    from vlaudit.scoring.run_folder import RunFolder
+    from vlaudit.scoring.run.folder import RunFolder
 
     items = toy_items(tmp_path / "bench", n_images=1)
     spec = ScoreSpec(model=ModelRef("ref:tiny-qwen2-vl"), benchmark=items, images=tmp_path / "bench" / "images",

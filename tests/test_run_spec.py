@@ -35,7 +35,7 @@ def refusal(one_error_line):
 
 
 def test_the_manifest_is_one_versioned_type_with_one_atomic_writer(tmp_path) -> None:
-    from vlaudit.scoring.manifest import MANIFEST_SCHEMA_VERSION, RunManifest, write_manifest
+    from vlaudit.scoring.run.manifest import MANIFEST_SCHEMA_VERSION, RunManifest, write_manifest
 
     manifest = RunManifest(command="vca score", arguments={"seed": 3}, record={"model": "m", "n_items": 2},
                            packages={"numpy": "2"}, git_commit=None)
@@ -353,7 +353,7 @@ def test_every_spelling_of_a_dtype_is_one_run(spec, tmp_path) -> None:
     spelling is refused when the spec is built, before anything loads."""
     import inspect
 
-    import vlaudit.scoring.run_spec as run_spec
+    import vlaudit.scoring.run.spec as run_spec
     from vlaudit.errors import InputError
 
     kind = getattr(run_spec, spec)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 
 def test_chunk_cache_appends_whole_chunks_and_drops_temp_files(tmp_path) -> None:
-    from vlaudit.scoring.cache import ChunkCache, cache_key
+    from vlaudit.scoring.run.cache import ChunkCache, cache_key
 
     cache = ChunkCache(tmp_path / "cache")
     assert cache.load() == {}
@@ -24,7 +24,7 @@ def test_chunk_cache_appends_whole_chunks_and_drops_temp_files(tmp_path) -> None
 
 
 def _sealed_cache(directory, n_chunks: int = 5):
-    from vlaudit.scoring.cache import ChunkCache
+    from vlaudit.scoring.run.cache import ChunkCache
 
     cache = ChunkCache(directory)
     cache.load()
@@ -36,7 +36,7 @@ def _sealed_cache(directory, n_chunks: int = 5):
 def test_damaged_chunks_are_moved_aside_with_a_warning_and_the_rest_is_kept(tmp_path) -> None:
     """What a disk fault or an interrupted copy leaves: each damaged chunk is named, moved to cache/damaged/
     and dropped whole (its records get scored again); whole chunks are read as written."""
-    from vlaudit.scoring.cache import ChunkCache
+    from vlaudit.scoring.run.cache import ChunkCache
 
     directory = tmp_path / "cache"
     _sealed_cache(directory)
@@ -71,7 +71,7 @@ class _U:
 @given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from([None, "a", "b", "c", "d"])), max_size=60),
        st.integers(1, 7))
 def test_chunk_plan_is_a_deterministic_partition(spec, size) -> None:
-    from vlaudit.scoring.plan import chunk_units
+    from vlaudit.scoring.run.plan import chunk_units
 
     units = [_U(f"k{i}-{n}", image) for i, (n, image) in enumerate(spec)]
     chunks = chunk_units(units, size)
@@ -97,7 +97,7 @@ def test_image_paths_are_confined(tmp_path, relative) -> None:
 
 def test_run_lock_refuses_a_second_run(tmp_path) -> None:
     from vlaudit.errors import InputError
-    from vlaudit.scoring.run_folder import run_lock
+    from vlaudit.scoring.run.folder import run_lock
 
     with run_lock(tmp_path):
         with pytest.raises(InputError, match="another"):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from vlaudit.results.vca_coverage import cell_of, coverage_of
+from vlaudit.results.vca.coverage import cell_of, coverage_of
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "ref:tiny-qwen2-vl"

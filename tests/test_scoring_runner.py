@@ -34,7 +34,7 @@ def test_runner_margins_equal_direct_unbatched_forward(direct_nll, make_benchmar
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
     from vlaudit.contexts.image_contexts import BLANK_RGB
-    from vlaudit.scoring.runner import MARGIN_COLUMNS, run_scoring
+    from vlaudit.scoring.run.runner import MARGIN_COLUMNS, run_scoring
     from vlaudit.sources.items import read_items
 
     items_path = make_benchmark(tmp_path / "bench", n_images=3, questions=2)
@@ -76,7 +76,7 @@ def test_runner_margins_equal_direct_unbatched_forward(direct_nll, make_benchmar
 def test_failed_images_are_recorded_and_strict_is_fatal(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.registry import load_backend
     from vlaudit.errors import InputError
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     outside = tmp_path / "outside.png"
@@ -110,10 +110,10 @@ def test_failed_images_are_recorded_and_strict_is_fatal(make_benchmark, tiny_mod
 
 def test_cache_reused_only_for_identical_model_and_prompt(make_benchmark, tiny_model, tmp_path, tmp_path_factory, monkeypatch,
                                                           no_network) -> None:
-    from vlaudit.backends import hf_mllm
+    from vlaudit.backends.hf import mllm as hf_mllm
     from vlaudit.backends.registry import load_backend
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     items = read_items(make_benchmark(tmp_path / "bench", n_images=2, questions=2))
@@ -155,7 +155,7 @@ def test_kill_and_resume_is_bit_identical(make_benchmark, tiny_model, tmp_path, 
     # The uninterrupted reference runs in this process (same options as the CLI; one torch thread in both).
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     # Forced on: at these tiny image sizes the per-run decision would turn the shared-prefix path off.
@@ -204,7 +204,7 @@ def test_kill_during_the_final_write_resumes(make_benchmark, tiny_model, tmp_pat
     written and others not. A rerun rebuilds all from the cache, bit-identical, scores nothing again and
     leaves no temporary file. A rerun with other arguments that dies mid-run leaves no stale results."""
     from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.runner import OUTPUT_FILES, run_scoring
+    from vlaudit.scoring.run.runner import OUTPUT_FILES, run_scoring
     from vlaudit.sources.items import read_items
 
     items = read_items(make_benchmark(tmp_path / "bench", n_images=3, questions=2))
@@ -246,8 +246,8 @@ def test_kill_during_the_final_write_resumes(make_benchmark, tiny_model, tmp_pat
 def test_manifest_states_everything_that_determines_the_margins(make_benchmark, tiny_model, tmp_path, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.options import HfOptions
     from vlaudit.backends.registry import ModelRef, load_backend
-    from vlaudit.scoring.manifest import git_commit
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.manifest import git_commit
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import read_items
 
     items = read_items(make_benchmark(tmp_path / "bench", n_images=2, questions=1))
@@ -294,7 +294,7 @@ def test_real_coco_jpegs_score_under_all_box_free_contexts(tiny_model, shared_da
                                                           no_network) -> None:
     """Real COCO val2017 JPEGs (full size, varied aspect) through two families and the mismatch derangement."""
     from vlaudit.backends.registry import load_backend
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import BenchmarkItem
 
     images_dir = shared_data / "coco_val2017_sample" / "val2017"

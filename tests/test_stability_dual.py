@@ -10,7 +10,7 @@ from dual_groups import make_groups
 
 import vlaudit
 from vlaudit.errors import InputError
-from vlaudit.results.vca_checks import GapFlips
+from vlaudit.results.vca.checks import GapFlips
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "no_network")
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import vlaudit
-from vlaudit.backends.tiny_families import MLLM_FAMILIES
+from vlaudit.backends.tiny.families import MLLM_FAMILIES
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "no_network")
 

@@ -140,7 +140,7 @@ class _BrightnessBackend(YesNoBackendBase):
 def test_vca_score_renders_the_stress_contexts(tmp_path: Path) -> None:
     from vlaudit.files import read_records
     from vlaudit.hashing import pixels_sha256
-    from vlaudit.scoring.runner import run_scoring
+    from vlaudit.scoring.run.runner import run_scoring
     from vlaudit.sources.items import BenchmarkItem
 
     (tmp_path / "images").mkdir()

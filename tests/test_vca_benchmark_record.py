@@ -8,8 +8,8 @@ import json
 
 from vlaudit.report.benchmark_tables import benchmark_tables, category_rows, gain_rows
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_benchmark import OLDER, POOLED, BenchmarkFigures, upgrade_benchmark
-from vlaudit.results.vca_run_sections import upgrade_run
+from vlaudit.results.vca.benchmark import OLDER, POOLED, BenchmarkFigures, upgrade_benchmark
+from vlaudit.results.vca.run_sections import upgrade_run
 from vlaudit.results.versioned import UNRECORDED, record_from_dict, to_json
 
 #: a run's benchmark section as the vlaudit before 3dc9d95 / 6b8853d wrote it: MME one list with an ``all``

@@ -14,7 +14,7 @@ from vlaudit.analysis.vca.scored_runs import run_scores
 from vlaudit.cli import app
 from vlaudit.files import write_table
 from vlaudit.metrics.vca import proxies
-from vlaudit.results.vca import VcaFilterResult
+from vlaudit.results.vca.outputs import VcaFilterResult
 from vlaudit.sources.margins import runs_from_rows
 
 N_GROUPS = 16

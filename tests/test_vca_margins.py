@@ -200,7 +200,7 @@ def test_file_errors(tmp_path) -> None:
 
 def test_reads_the_scoring_runner_schema(tmp_path) -> None:
     """A margins.parquet in exactly the runner's schema (strings, float64 NLLs, status), incl. a failed row."""
-    from vlaudit.scoring.runner import MARGIN_COLUMNS, margins_schema
+    from vlaudit.scoring.run.runner import MARGIN_COLUMNS, margins_schema
 
     rows = []
     for row in rows_from_arrays(RELATION_MARGINS, item_ids=RELATION_ITEMS, group_ids=RELATION_GROUPS,

@@ -28,7 +28,7 @@ from vlaudit.analysis.vca.report import (
 from vlaudit.cli import app
 from vlaudit.files import write_table
 from vlaudit.metrics.vca import permutation, support
-from vlaudit.results.vca_audit import Coverage
+from vlaudit.results.vca.audit import Coverage
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.bootstrap import EXPANDED, ClusterBootstrap, percentile_intervals
 

@@ -16,7 +16,7 @@ from vlaudit.analysis.vca.scored_runs import join_edits, run_scores
 from vlaudit.cli import app
 from vlaudit.files import write_table
 from vlaudit.metrics.vca import proxies
-from vlaudit.results.vca import VcaProxiesResult
+from vlaudit.results.vca.outputs import VcaProxiesResult
 from vlaudit.sources.margins import runs_from_rows
 
 FAST = ProxySettings(n_resamples=100)

@@ -12,8 +12,8 @@ from vca_fixtures import SUPPORT_LABELS, SUPPORT_MARGINS, rows_from_arrays
 
 import vlaudit
 from vlaudit.errors import InputError
-from vlaudit.results.vca import VcaReportResult
-from vlaudit.results.vca_audit import PermutationAxis, RunAudit
+from vlaudit.results.vca.audit import PermutationAxis, RunAudit
+from vlaudit.results.vca.outputs import VcaReportResult
 
 
 def _walk(value: object) -> list[object]:

@@ -20,7 +20,7 @@ from vca_fixtures import (
 from vlaudit.cli import app
 from vlaudit.errors import InputError
 from vlaudit.files import write_table
-from vlaudit.results.vca import VcaReportResult
+from vlaudit.results.vca.outputs import VcaReportResult
 
 ITEM_COLUMNS = ["model", "dataset", "interface", "item_id", "group_id", "label", "pred", "correct", "g_img", "dep",
                 "dcc", "cu", "wrong_dep"]

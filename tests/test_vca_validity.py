@@ -22,7 +22,7 @@ from vlaudit.analysis.vca.validity import (
 from vlaudit.cli import app, main
 from vlaudit.files import write_table
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca import VcaValidityResult
+from vlaudit.results.vca.outputs import VcaValidityResult
 from vlaudit.sources.margins import runs_from_rows
 from vlaudit.stats.ranking import (
     auprc,
@@ -268,7 +268,7 @@ def test_edit_outcome_records_name_their_source_statement_for_the_join():
 
 def _two_model_ranking(**kw):
     from vlaudit.analysis.vca.scored_runs import ranking_rows
-    from vlaudit.results.vca_validity import RankingRow
+    from vlaudit.results.vca.validity import RankingRow
 
     # model a: 4 records, 3 successes (base rate 0.75); model b: 8 records, 2 successes (0.25)
     scores = np.array([4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1], dtype=float)

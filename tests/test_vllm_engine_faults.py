@@ -97,7 +97,7 @@ def test_an_engine_refusal_of_any_type_is_one_line_with_the_way_out(fake_vllm, t
 
 
 def test_vllm_logs_to_stderr_at_warning_unless_the_environment_says_otherwise(fake_vllm, monkeypatch) -> None:
-    from vlaudit.backends.vllm_mllm import _import_vllm
+    from vlaudit.backends.vllm.mllm import _import_vllm
 
     monkeypatch.delenv("VLLM_LOGGING_STREAM", raising=False)
     monkeypatch.setenv("VLLM_LOGGING_LEVEL", "DEBUG")  # the user's own setting stays
@@ -119,9 +119,9 @@ def test_models_tiny_head_dim_32_builds_a_model_vllms_cpu_attention_takes(cli, o
 
 
 def test_the_second_engine_gets_the_settings_it_needs(tmp_path) -> None:
-    from vlaudit.backends.engine_twin import twin_load
     from vlaudit.backends.options import HfOptions, RunOptions, VllmOptions
     from vlaudit.backends.registry import ModelRef
+    from vlaudit.backends.vllm.engine_twin import twin_load
     from vlaudit.errors import InputError
 
     hf_run = SimpleNamespace(spec="hf:/m", device="cuda", batch_size=4,
@@ -149,7 +149,7 @@ def test_the_second_engine_gets_the_settings_it_needs(tmp_path) -> None:
 
 def test_vca_stability_frees_the_first_engine_before_the_second_loads(fake_vllm, tiny_model, toy_items, cli,
                                                                      one_error_line, tmp_path, monkeypatch) -> None:
-    from vlaudit.backends import engine_twin
+    from vlaudit.backends.vllm import engine_twin
 
     items = toy_items(tmp_path / "bench", n_images=1)
     run = tmp_path / "run"

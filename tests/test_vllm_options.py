@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import vlaudit
-from vlaudit.backends.engine_twin import ENGINE, engine_perturbation, twin_spec
 from vlaudit.backends.options import HfOptions, VllmOptions
 from vlaudit.backends.registry import ModelRef, backend_kind, load_backend
+from vlaudit.backends.vllm.engine_twin import ENGINE, engine_perturbation, twin_spec
 from vlaudit.errors import InputError, MissingDependencyError
 from vlaudit.scoring.stability import choose_perturbations
 
@@ -41,7 +41,7 @@ def test_a_vllm_spec_is_a_yes_no_model_with_engine_options(tmp_path) -> None:
 def test_enforce_eager_reaches_the_engine_only_when_asked(cli, tmp_path) -> None:
     """``--enforce-eager`` (start-up without torch.compile) is a vLLM engine keyword only when set, so the
     default engine is vLLM's own; another backend refuses the flag naming it, before any file is read."""
-    from vlaudit.backends.vllm_mllm import engine_arguments
+    from vlaudit.backends.vllm.mllm import engine_arguments
 
     def engine(**flags: object) -> dict[str, object]:
         spec = vlaudit.ScoreSpec.of(model="vllm:some/model", benchmark=tmp_path / "b", images=tmp_path,
@@ -84,7 +84,7 @@ def test_loading_vllm_without_vllm_says_how_to_install_it(tiny_model) -> None:
 def test_the_vllm_prefix_is_listed_and_help_imports_no_engine() -> None:
     code = ("import sys; from vlaudit.cli import run; sys.argv = ['vlaudit', 'vca', 'score', '--help'];\n"
             "try:\n    run()\nexcept SystemExit:\n    pass\n"
-            "assert 'vllm' not in sys.modules and 'vlaudit.backends.vllm_mllm' not in sys.modules")
+            "assert 'vllm' not in sys.modules and 'vlaudit.backends.vllm.mllm' not in sys.modules")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
     assert done.returncode == 0, done.stderr
     assert "--tensor-parallel-size" in done.stdout and "vllm:DIR" in done.stdout

@@ -17,7 +17,7 @@ NEUTRAL = "You answer questions about images."
 
 
 def test_default_wording_is_unchanged() -> None:
-    from vlaudit.backends import hf_mllm
+    from vlaudit.backends.hf import mllm as hf_mllm
 
     # the default template fingerprint (part of every model fingerprint, hence every cache key) is the old one
     assert hf_mllm.template_fingerprint() == {
@@ -29,7 +29,7 @@ def test_default_wording_is_unchanged() -> None:
 
 
 def test_backend_wording_options(tiny_model, tmp_path_factory) -> None:
-    from vlaudit.backends.hf_mllm import QWEN_SYSTEM
+    from vlaudit.backends.hf.mllm import QWEN_SYSTEM
     from vlaudit.backends.options import HfOptions
     from vlaudit.backends.registry import ModelRef, load_backend
 
@@ -113,7 +113,7 @@ def test_bad_template_files_name_file_and_field(make_benchmark, tmp_path, conten
 
 
 def test_named_neutral_system_message_is_the_papers_qwen_instruction(tiny_model) -> None:
-    from vlaudit.backends.hf_mllm import resolve_system
+    from vlaudit.backends.hf.mllm import resolve_system
     from vlaudit.backends.options import HfOptions
     from vlaudit.backends.registry import ModelRef, load_backend
 
@@ -205,7 +205,7 @@ def test_wording_agreement_recovers_planted_flips(tmp_path, versioned_outputs) -
     assert (system["form"], system["n"], system["pred"], system["credit"]) == ("System", 4, 0.75, 1.0)
     assert system["acc"] == 0.75 and system["dcc"] == 0.75
     assert "Paraphrase m · n 12 · Acc 83.33 · D-CC 75.00 · Pred. 75.00 · Credit 87.50" in result.output
-    from vlaudit.results.vca import WordingDiagnosticsResult
+    from vlaudit.results.vca.outputs import WordingDiagnosticsResult
 
     versioned_outputs(out, {"wording.json": WordingDiagnosticsResult})
     not_wording = tmp_path / "plain.jsonl"

@@ -62,7 +62,7 @@ def unknown_names(given: Iterable[str], known: Iterable[str], *, what: str, fiel
 
 
 class LowCoverageError(VlauditError):
-    """A run scored fewer of its records than ``--min-coverage`` asks (:mod:`vlaudit.results.vca_coverage`): its
+    """A run scored fewer of its records than ``--min-coverage`` asks (:mod:`vlaudit.results.vca.coverage`): its
     files are written and say so, but its numbers are not a result (exit :data:`EXIT_CHECK_FAILED`; rerunning
     the same command cannot fix it, so not :data:`EXIT_INCOMPLETE`)."""
 

@@ -55,7 +55,7 @@ def hd32_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path
 
     def folder(family: str) -> Path:
         if family not in built:
-            from vlaudit.backends.tiny_mllm import build_tiny_mllm
+            from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
             built[family] = build_tiny_mllm(family, tmp_path_factory.mktemp(f"hd32-{family}"), head_dim=32)
         return built[family]

@@ -45,7 +45,7 @@ def test_a_head_size_vllms_cpu_attention_refuses_is_one_line_and_the_corrected_r
     """A tiny model of head_dim 16 (``vlaudit models tiny``'s default) crashes vLLM's CPU attention at the first
     forward: one line with the way out (exit 3), nothing on stdout; the corrected run (``--head-dim 32``) into
     the same folder, with other arguments, is not refused, since the crashed run scored nothing."""
-    from vlaudit.backends.tiny_mllm import build_tiny_mllm
+    from vlaudit.backends.tiny.mllm import build_tiny_mllm
 
     items = make_benchmark(tmp_path, n_images=1, questions=1)
     hd16 = build_tiny_mllm("qwen2-vl", tmp_path / "hd16")

@@ -105,7 +105,7 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
         VllmOptions,
     )
     from vlaudit.backends.registry import ModelRef, backend_kind
-    from vlaudit.backends.tiny_families import TINY_FAMILIES
+    from vlaudit.backends.tiny.families import TINY_FAMILIES
     from vlaudit.builders.cycles.build_steps import family_label
     from vlaudit.builders.cycles.coco import CocoCaps
     from vlaudit.builders.cycles.gqa_rules import REASONS as GQA_SWAP_REASONS
@@ -132,8 +132,8 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.results.cycles import CycleAudit, CycleBuildSummary, SyntheticResult
     from vlaudit.results.demo import DemoScorer, DemoSummary
     from vlaudit.results.suites import SuiteResult
-    from vlaudit.scoring.run_parts import RayOptions
-    from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
+    from vlaudit.scoring.run.parts import RayOptions
+    from vlaudit.scoring.run.spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
     from vlaudit.sources.cycle_tables import read_cycles
     from vlaudit.sources.items import BenchmarkItem
     from vlaudit.sources.margins import normalize_context

@@ -20,7 +20,7 @@ from vlaudit.analysis.vca.scored_runs import (
 )
 from vlaudit.analysis.vca.validity import ValiditySettings, compute_validity
 from vlaudit.report.vca_analyses import write_filter, write_proxies, write_validity
-from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
+from vlaudit.results.vca.outputs import VcaFilterResult, VcaProxiesResult, VcaValidityResult
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,

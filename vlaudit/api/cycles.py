@@ -293,9 +293,9 @@ def load_model(model: ModelRef | str, run: RunOptions | None = None, *,
                interfaces: Sequence[str] | None = None) -> Backend:
     """Load a model — ``hf:``, ``hf-clip:``, ``open_clip:`` or ``ref:`` — through the backend registry.
 
-    ``model``: a spec (its backend's default options) or a :class:`~vlaudit.scoring.run_parts.ModelRef`
+    ``model``: a spec (its backend's default options) or a :class:`~vlaudit.scoring.run.parts.ModelRef`
     with typed options (e.g. ``ModelRef("hf:…", HfOptions(dtype="bf16"))``); ``run``: device and batch size
-    (:class:`~vlaudit.scoring.run_parts.RunOptions`); ``interfaces``: the yes/no interfaces to resolve
+    (:class:`~vlaudit.scoring.run.parts.RunOptions`); ``interfaces``: the yes/no interfaces to resolve
     verbalizers for. Returns a backend with ``score(requests)`` (multimodal LLMs) or
     ``encode_images``/``encode_texts`` (dual encoders).
     """

@@ -18,13 +18,13 @@ from vlaudit.builders.edits import EditParams
 from vlaudit.builders.edits import build_edits as render_edits
 from vlaudit.files import read_records, write_result, write_table
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca import (
+from vlaudit.results.vca.edits import EditStratumRow
+from vlaudit.results.vca.outputs import (
     AnnotationConsensusSummary,
     AnnotationExportSummary,
     EditBuildSummary,
     EditOutcomesSummary,
 )
-from vlaudit.results.vca_edits import EditStratumRow
 from vlaudit.results.versioned import record_from_dict, to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,

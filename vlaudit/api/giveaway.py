@@ -37,7 +37,7 @@ from vlaudit.sources.two_by_two import BENCHMARKS as TWO_BY_TWO
 from vlaudit.sources.two_by_two import read_two_by_two
 
 if TYPE_CHECKING:  # torch and transformers load only when an LM is asked for
-    from vlaudit.backends.hf_lm import CausalLmScorer
+    from vlaudit.backends.hf.lm import CausalLmScorer
 
 OTHER_FORMATS = ("vl-checklist", "items")
 

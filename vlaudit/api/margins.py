@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pyarrow.parquet as pq
 
 from vlaudit.results.backend_description import PrefixCacheDecision
-from vlaudit.results.vca import DualScoringSummary, ScoringSummary
+from vlaudit.results.vca.outputs import DualScoringSummary, ScoringSummary
 
 if TYPE_CHECKING:
     import pandas as pd

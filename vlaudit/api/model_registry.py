@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from vlaudit.backends.registry import BackendEntry, backend_entries
-from vlaudit.backends.tiny_families import TINY_FAMILIES
+from vlaudit.backends.tiny.families import TINY_FAMILIES
 from vlaudit.reference.catalogue import REFERENCE_MODELS, TRAINED_MODELS
 
 

@@ -11,9 +11,9 @@ from typing import Protocol, cast
 from vlaudit.backends.base import YesNoBackendBase, as_yes_no
 from vlaudit.backends.options import RunOptions
 from vlaudit.backends.registry import load_backend, parse_spec, require_kind
-from vlaudit.backends.tiny_dual import build_tiny_dual
-from vlaudit.backends.tiny_families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FAMILIES
-from vlaudit.backends.tiny_mllm import build_tiny_mllm
+from vlaudit.backends.tiny.dual import build_tiny_dual
+from vlaudit.backends.tiny.families import DUAL_FAMILIES, MLLM_FAMILIES, TINY_FAMILIES
+from vlaudit.backends.tiny.mllm import build_tiny_mllm
 from vlaudit.errors import InputError
 from vlaudit.reference.catalogue import TRAINED_MODELS, WEIGHTS_DIR, resolve
 from vlaudit.results.versioned import JsonObject
@@ -36,7 +36,7 @@ def build_tiny_model(family: str, *, out: str | Path, seed: int = 0, tokenizer: 
     """Write a tiny random model of ``family`` built from config (no network) with its processor into ``out``.
 
     ``head_dim``: the attention head size of a tiny MLLM (16 by default; 32 for ``qwen2-vl`` and
-    ``qwen2.5-vl``: a model vLLM's CPU attention also serves, :func:`vlaudit.backends.tiny_mllm.build_tiny_mllm`)."""
+    ``qwen2.5-vl``: a model vLLM's CPU attention also serves, :func:`vlaudit.backends.tiny.mllm.build_tiny_mllm`)."""
     if head_dim is not None and family not in MLLM_FAMILIES:
         raise InputError(f"head_dim is a setting of the tiny MLLMs ({', '.join(MLLM_FAMILIES)}), not of {family}",
                          field="head_dim")

@@ -1,9 +1,9 @@
 """The runs that load a model and write a run folder, one function per command; the CLI calls exactly these.
 
-Each function takes a run spec (:mod:`vlaudit.scoring.run_spec`: built from its parts, or with the spec's
+Each function takes a run spec (:mod:`vlaudit.scoring.run.spec`: built from its parts, or with the spec's
 ``of`` classmethod from the command's flat options), checks the folder before any model loads (a run with another spec is refused naming the differing fields;
 the same spec resumes; ``overwrite=True`` replaces it, as ``--overwrite`` does), and records the full spec in
-the run's manifest (:class:`~vlaudit.scoring.manifest.RunManifest`).
+the run's manifest (:class:`~vlaudit.scoring.run.manifest.RunManifest`).
 """
 
 from __future__ import annotations
@@ -17,21 +17,18 @@ from vlaudit.analysis.vca.no_answer import no_answer_warning
 from vlaudit.api.input_records import as_items
 from vlaudit.api.margins import Margins
 from vlaudit.backends.base import INTERFACES, FeatureBackend, YesNoBackend, images_per_query
-from vlaudit.backends.letters import LETTER_INTERFACE
+from vlaudit.backends.prompt.letters import LETTER_INTERFACE
+from vlaudit.backends.prompt.verbalizers import read_question_templates
 from vlaudit.backends.registry import BackendLoad, ModelRef, max_images_of, require_kind
-from vlaudit.backends.verbalizers import read_question_templates
 from vlaudit.builders.circular import circular_items
 from vlaudit.contexts.image_contexts import CONTEXTS
 from vlaudit.errors import InputError
 from vlaudit.files import write_table
 from vlaudit.reference.catalogue import TRAINED_MODELS
 from vlaudit.results.cycles import MllmCycleScores
-from vlaudit.results.vca import DualScoringSummary, ScoringSummary
+from vlaudit.results.vca.outputs import DualScoringSummary, ScoringSummary
 from vlaudit.scoring.dual_margins import grouped_items, score_dual
-from vlaudit.scoring.executors import features_executor, open_features, yes_no_executor
 from vlaudit.scoring.features import Features, collect_inputs, read_features, write_features
-from vlaudit.scoring.finished_run import finished_summary, model_files, run_decision
-from vlaudit.scoring.image_check import check_run_images
 from vlaudit.scoring.mllm_cycle_scores import (
     CYCLE_QUERY,
     INTERFACE,
@@ -39,10 +36,17 @@ from vlaudit.scoring.mllm_cycle_scores import (
     cycle_pair_items,
     scores_from_margins,
 )
-from vlaudit.scoring.run_arguments import resolved_model_spec
-from vlaudit.scoring.run_folder import RunFolder
-from vlaudit.scoring.run_spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
-from vlaudit.scoring.runner import check_yes_no_items, run_scoring, too_many_images
+from vlaudit.scoring.run.executors import features_executor, open_features, yes_no_executor
+from vlaudit.scoring.run.folder import (
+    RunFolder,
+    finished_summary,
+    model_files,
+    resolved_model_spec,
+    run_decision,
+)
+from vlaudit.scoring.run.image_check import check_run_images
+from vlaudit.scoring.run.runner import check_yes_no_items, run_scoring, too_many_images
+from vlaudit.scoring.run.spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.sources.items import BenchmarkItem, read_items
 from vlaudit.sources.margins import read_margins
@@ -56,7 +60,7 @@ def _check_names(name: str, given: Sequence[str], known: Sequence[str] | dict[st
 
 
 def _model_files(model: ModelRef) -> Mapping[str, object] | None:
-    """What identifies ``model`` without loading it (:func:`~vlaudit.scoring.finished_run.model_files`): a
+    """What identifies ``model`` without loading it (:func:`~vlaudit.scoring.run.folder.model_files`): a
     planted reference by its shipped files, unless it also reads scenes the user gives."""
     if model.prefix == "ref":
         entry = TRAINED_MODELS.get(model.name)
@@ -77,11 +81,11 @@ def score_margins(spec: ScoreSpec, *, backend: YesNoBackend | None = None, overw
         backend: a yes/no backend already loaded (then ``spec.model`` names it in the manifest and is not
             loaded again).
         overwrite: replace the results of a run with another spec in ``out`` (as ``--overwrite``).
-        on_plan, on_progress, on_warning: progress hooks (see :func:`vlaudit.scoring.runner.run_scoring`).
+        on_plan, on_progress, on_warning: progress hooks (see :func:`vlaudit.scoring.run.runner.run_scoring`).
         min_coverage: refuse the run before the model loads when fewer of the items' images can be used
             (``vca score --min-coverage``, default there :data:`vlaudit.settings.MIN_COVERAGE`); None: refuse
             only a run where none can. Either way the result's ``summary.coverage`` says how many of the
-            records asked were scored (:mod:`vlaudit.results.vca_coverage`).
+            records asked were scored (:mod:`vlaudit.results.vca.coverage`).
 
     The run folder is resumable: the same call after an interruption continues from its cache, and
     ``vlaudit vca score`` with the same arguments writes the same files.
@@ -140,7 +144,7 @@ def fitting_items(items: Sequence[BenchmarkItem], capacity: int, model: str, *, 
     ``image_7``, in :attr:`~vlaudit.sources.items.BenchmarkItem.images`).
 
     An item with more images refuses the run in one line naming the model and the count
-    (:func:`~vlaudit.scoring.runner.too_many_images`), before any model loads: scoring ``image_1`` alone would
+    (:func:`~vlaudit.scoring.run.runner.too_many_images`), before any model loads: scoring ``image_1`` alone would
     ask another question than the benchmark's. With ``skip`` (``--skip-multi-image``) such items are left out
     with a warning, and a benchmark of only such items is refused."""
     refused = too_many_images(items, capacity, model)

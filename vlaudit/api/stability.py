@@ -23,17 +23,17 @@ from vlaudit.backends.base import (
     YesNoBackend,
     images_per_query,
 )
-from vlaudit.backends.engine_twin import check_twin_settings
 from vlaudit.backends.registry import BackendLoad
+from vlaudit.backends.vllm.engine_twin import check_twin_settings
 from vlaudit.errors import InputError, unknown_names
 from vlaudit.files import read_json
-from vlaudit.results.vca import GenerateCheckResult, StabilityResult
+from vlaudit.results.vca.outputs import GenerateCheckResult, StabilityResult
 from vlaudit.results.versioned import JsonValue
 from vlaudit.scoring.dual_stability import run_dual_stability
-from vlaudit.scoring.executors import open_features, open_yes_no
 from vlaudit.scoring.generate_check import run_generate_check
-from vlaudit.scoring.run_parts import RunOptions
-from vlaudit.scoring.run_spec import recorded_model
+from vlaudit.scoring.run.executors import open_features, open_yes_no
+from vlaudit.scoring.run.parts import RunOptions
+from vlaudit.scoring.run.spec import recorded_model
 from vlaudit.scoring.stability import STABILITY_FILE, run_stability
 from vlaudit.sources.items import BenchmarkItem, read_items
 
@@ -160,7 +160,7 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
             when the run spans several GPUs, else one device).
 
     Under ``engine`` the run's own model, when loaded here (``model`` None or a spec), is freed before the
-    second engine loads (:func:`vlaudit.backends.engine_twin.release_engine`); a backend passed in is kept.
+    second engine loads (:func:`vlaudit.backends.vllm.engine_twin.release_engine`); a backend passed in is kept.
     """
     if sample < 1:
         raise InputError(f"the sample must be at least one item, not {sample}", field="--sample")

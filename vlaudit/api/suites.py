@@ -25,10 +25,10 @@ from vlaudit.metrics.suites import SuiteScores
 from vlaudit.records import SuiteRead
 from vlaudit.report.suites import suite_csv_rows
 from vlaudit.results.suites import SuiteResult
-from vlaudit.scoring.executors import open_features, yes_no_executor
 from vlaudit.scoring.mllm_cycle_scores import INTERFACE, check_query
-from vlaudit.scoring.run_folder import RunFolder
-from vlaudit.scoring.run_parts import ModelRef, RunOptions
+from vlaudit.scoring.run.executors import open_features, yes_no_executor
+from vlaudit.scoring.run.folder import RunFolder
+from vlaudit.scoring.run.parts import ModelRef, RunOptions
 from vlaudit.scoring.suite_scores import (
     CROPS_DIR,
     SUITE_QUERY,

@@ -13,8 +13,8 @@ from vlaudit.api.inputs import MarginsInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.report.vca_console import print_axes, print_headline
 from vlaudit.report.vca_files import write_report_files
-from vlaudit.results.vca import FactorialResult, VcaReportResult
-from vlaudit.results.vca_audit import RunAudit
+from vlaudit.results.vca.audit import RunAudit
+from vlaudit.results.vca.outputs import FactorialResult, VcaReportResult
 from vlaudit.results.versioned import to_json
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -34,7 +34,7 @@ HEADLINE = ("acc", "dep", "dcc", "cu")
 @dataclass(repr=False)
 class VcaResult(Result):
     """The VCA report — ``rows``: model, dataset, interface, n, Acc, Dep, D-CC, C-U (+ intervals);
-    ``audit``: ``vca.json`` typed to the leaves (:class:`~vlaudit.results.vca.VcaReportResult`: ``runs``,
+    ``audit``: ``vca.json`` typed to the leaves (:class:`~vlaudit.results.vca.outputs.VcaReportResult`: ``runs``,
     ``interfaces``, ``macro``, ``settings``, ``warnings``); ``report``: the audit with the per-item and per-group
     rows and each run's gaps."""
 
@@ -103,7 +103,7 @@ def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTR
         cluster: the margins column whose values are the resampling unit (``image``, ``item_id``,
             ``group_id``, ...); None: the unit the items declare, else the relation group, else the item.
         min_coverage: a run whose scoring run recorded a lower coverage (``summary.json`` beside its margins:
-            scored / asked per context and interface, :mod:`vlaudit.results.vca_coverage`) is reported with a
+            scored / asked per context and interface, :mod:`vlaudit.results.vca.coverage`) is reported with a
             warning first and listed in ``.below_coverage`` (``vlaudit vca report`` then exits 1).
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.

@@ -14,7 +14,7 @@ from vlaudit.builders.wording import wording_items
 from vlaudit.errors import InputError
 from vlaudit.files import write_result, write_table
 from vlaudit.results.demo import ItemsBuildSummary
-from vlaudit.results.vca import WordingDiagnosticsResult
+from vlaudit.results.vca.outputs import WordingDiagnosticsResult
 from vlaudit.results.versioned import to_json
 from vlaudit.settings import NAMED_SYSTEM_MESSAGES, WORDING_ITEMS_PER_DIRECTION, WORDING_SEED
 from vlaudit.sources.items import BenchmarkItem, read_items, write_items

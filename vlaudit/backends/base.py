@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["BackendDescription", "PrefixCacheDecision"]  # the seam's records, defined in the results leaf
 
 # interface -> (positive answer word, negative answer word); how each backend writes the word after its prompt
-# (leading space or not) is resolved per backend in vlaudit.backends.verbalizers (VCA §11)
+# (leading space or not) is resolved per backend in vlaudit.backends.prompt.verbalizers (VCA §11)
 ANSWER_WORDS: dict[str, tuple[str, str]] = {
     "yesno": ("yes", "no"),
     "truefalse": ("true", "false"),
@@ -123,7 +123,7 @@ class YesNoBackend(Protocol):
 
 
 class ResolvedWord(Protocol):
-    """One resolved answer word (:class:`vlaudit.backends.verbalizers.Verbalizer` is one): its word, the
+    """One resolved answer word (:class:`vlaudit.backends.prompt.verbalizers.Verbalizer` is one): its word, the
     continuation text after the prompt, its single token id and that token's piece."""
 
     @property
@@ -195,12 +195,12 @@ def images_per_query(backend: object) -> int:
 
 #: the perturbation every batching backend supports: one request per forward pass
 BATCH_ONE = "batch-1"
-#: what torch backends can change besides (``backends/torch_perturbations.py``, ``dual_perturbations.py``)
+#: what torch backends can change besides (``backends/torch_perturbations.py``, ``backends/dual/perturbations.py``)
 PADDING_RIGHT = "padding-right"
 DTYPE = "dtype"
 ATTENTION = "attention"
 PREFIX_CACHE = "prefix-cache"
-#: the same weights and prompts scored by the other engine, hf: ↔ vllm: (``backends/engine_twin.py``)
+#: the same weights and prompts scored by the other engine, hf: ↔ vllm: (``backends/vllm/engine_twin.py``)
 ENGINE = "engine"
 #: every perturbation name ``vca stability`` knows, so that a typo is refused before any model loads
 PERTURBATION_NAMES = (BATCH_ONE, PADDING_RIGHT, DTYPE, ATTENTION, PREFIX_CACHE, ENGINE)

@@ -4,11 +4,11 @@
 :class:`DualOptions` serves ``hf-clip:``, ``open_clip:`` and the dual-encoder ``ref:`` models, and
 :class:`VllmOptions` adds vLLM's engine settings for ``vllm:``, :class:`PlantedOptions` adds the knobs of vlaudit's own planted yes/no references (``ref:batch-noise``,
 ``ref:scene-vqa-mixture``, ...). The registry (:mod:`vlaudit.backends.registry`) says which classes a prefix
-takes, so a :class:`~vlaudit.scoring.run_parts.ModelRef` gets the right default and a wrong class is refused.
+takes, so a :class:`~vlaudit.scoring.run.parts.ModelRef` gets the right default and a wrong class is refused.
 
 These options say *what* model is scored (its weights, precision, image budget, prompt wording), so they are
 compared when a run is rerun into its folder; how the forward passes are placed and batched lives in
-:class:`~vlaudit.scoring.run_parts.RunOptions`. Each field's ``metadata`` holds its command-line ``flag`` and
+:class:`~vlaudit.scoring.run.parts.RunOptions`. Each field's ``metadata`` holds its command-line ``flag`` and
 ``help`` (and ``min`` for a number): the one place an option is declared. The commands build their flags
 from it (``@model_options`` in :mod:`vlaudit.commands._model_options`), ``-o KEY=VALUE`` and
 ``Spec.of(options=...)`` reach every field by name (:func:`vlaudit.backends.model_options.model_ref`), a field
@@ -84,10 +84,10 @@ class PlantedOptions(HfOptions):
 
 @dataclass(frozen=True)
 class VllmOptions(HfOptions):
-    """``vllm:`` models served in-process by vLLM's offline engine (:mod:`vlaudit.backends.vllm_mllm`): the
+    """``vllm:`` models served in-process by vLLM's offline engine (:mod:`vlaudit.backends.vllm.mllm`): the
     :class:`HfOptions` (the same prompt rendering, precision and pixel budget) and the engine's settings.
 
-    Each engine field is the ``vllm.LLM`` keyword of its name (:func:`vlaudit.backends.vllm_mllm.engine_arguments`
+    Each engine field is the ``vllm.LLM`` keyword of its name (:func:`vlaudit.backends.vllm.mllm.engine_arguments`
     passes it when not None or False), and its metadata is its flag: a new engine setting is one field here. A
     None engine setting is vLLM's own default. Every field changes the engine the margins come from (the
     parallel layout changes summation order), so a rerun into a run folder compares them all."""

@@ -152,14 +152,14 @@ REGISTRY = BackendRegistry()
 register = REGISTRY.register
 
 register(BackendEntry(
-    "hf", "vlaudit.backends.hf_mllm:load_backend", "yesno",
+    "hf", "vlaudit.backends.hf.mllm:load_backend", "yesno",
     "multimodal chat LLMs via transformers (yes/no margins)",
-    options=(HfOptions,), images_of="vlaudit.backends.hf_mllm:max_images_of", config_only=True))
+    options=(HfOptions,), images_of="vlaudit.backends.hf.mllm:max_images_of", config_only=True))
 register(BackendEntry(
-    "hf-clip", "vlaudit.backends.hf_clip:load_backend", "features",
+    "hf-clip", "vlaudit.backends.dual.hf_clip:load_backend", "features",
     "CLIP / SigLIP dual encoders via transformers", options=(DualOptions,)))
 register(BackendEntry(
-    "open_clip", "vlaudit.backends.open_clip_backend:load_backend", "features", "open_clip dual encoders",
+    "open_clip", "vlaudit.backends.dual.open_clip_backend:load_backend", "features", "open_clip dual encoders",
     options=(DualOptions,)))
 # the reference models live above this layer (vlaudit.reference), so they are reached by import path too
 register(BackendEntry(
@@ -169,15 +169,15 @@ register(BackendEntry(
     unknown_name="vlaudit.reference.catalogue:unknown_reference"))
 # openai: takes as many images as the chat format holds (the served model's limit is the server's)
 register(BackendEntry(
-    "openai", "vlaudit.backends.openai_endpoint:load_backend", "yesno",
+    "openai", "vlaudit.backends.openai.endpoint:load_backend", "yesno",
     "a model behind an OpenAI-compatible server, URL#MODEL (yes/no margins from its log-probs)",
-    options=(EndpointOptions,), images_of="vlaudit.backends.openai_endpoint:max_images_of", extra="openai"))
+    options=(EndpointOptions,), images_of="vlaudit.backends.openai.endpoint:max_images_of", extra="openai"))
 register(BackendEntry(
-    "vllm", "vlaudit.backends.vllm_mllm:load_backend", "yesno",
+    "vllm", "vlaudit.backends.vllm.mllm:load_backend", "yesno",
     "multimodal chat LLMs in vLLM's offline engine (yes/no margins; needs the vllm package)",
     options=(VllmOptions,), config_only=True))
 register(BackendEntry(
-    "hf-lm", "vlaudit.backends.hf_lm:load_text_lm", "text",
+    "hf-lm", "vlaudit.backends.hf.lm:load_text_lm", "text",
     "text-only causal LMs via transformers (GPT-2, Qwen2.5, ...): log p(caption), a blind baseline"))
 
 

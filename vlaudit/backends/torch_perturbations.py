@@ -10,7 +10,7 @@ Each perturbation changes how a margin is computed, never what it is mathematica
 * ``prefix-cache`` — shared image-prefix KV reuse off when the run had it on, on when off (Qwen-VL families).
 
 The mixin reads ``model``, ``batch_size``, ``tokenizer`` and ``prefix_cache`` of the backend it is mixed into
-(:class:`vlaudit.backends.hf_mllm.HFMLLMBackend`); a backend without a tokenizer padding side (mistral-common)
+(:class:`vlaudit.backends.hf.mllm.HfMllmBackend`); a backend without a tokenizer padding side (mistral-common)
 sets ``pads_by_side = False``.
 """
 

@@ -1,7 +1,7 @@
 """What the yes/no backends of multimodal LLMs share: the question text, the interface check, the results read
 from one log-softmax row, and the model config (VCA §9, §11).
 
-:mod:`vlaudit.backends.hf_mllm` (transformers prompts) and :mod:`vlaudit.backends.mistral_common_backend`
+:mod:`vlaudit.backends.hf.mllm` (transformers prompts) and :mod:`vlaudit.backends.mistral.mllm`
 (mistral-common prompts) both build on these, so neither imports the other's internals.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import transformers
 
 from vlaudit.backends.base import YesNoRequest, YesNoResult
-from vlaudit.backends.letters import LETTER_INTERFACE
+from vlaudit.backends.prompt.letters import LETTER_INTERFACE
 from vlaudit.errors import InputError
 from vlaudit.hashing import sha256_text
 

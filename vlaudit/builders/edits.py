@@ -36,7 +36,7 @@ from vlaudit.errors import InputError
 from vlaudit.files import atomic_write
 from vlaudit.geometry import box_centre, box_iou, pixel_rect
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
-from vlaudit.results.vca import EditRule
+from vlaudit.results.vca.outputs import EditRule
 from vlaudit.settings import (
     EDIT_FEATHER_PX,
     EDIT_INPAINT_RADIUS,
@@ -54,7 +54,7 @@ Box = tuple[float, float, float, float]  # x, y, w, h (COCO xywh, pixels)
 @dataclass(frozen=True)
 class EditParams(EditRule):
     """The fixed edit rule (VCA §17) with vlaudit's defaults; values are set before any model is scored. It is
-    the :class:`~vlaudit.results.vca.EditRule` a build summary records (the same fields)."""
+    the :class:`~vlaudit.results.vca.outputs.EditRule` a build summary records (the same fields)."""
 
     min_gap: float = EDIT_MIN_GAP
     max_iou: float = EDIT_MAX_IOU

@@ -75,7 +75,7 @@ def dtype_option() -> Any:
 
 def min_coverage_option() -> Any:
     """``--min-coverage``: the share of a run's records that must be scored for its numbers to count as a
-    result (``vlaudit.results.vca_coverage``); below it the command writes its files and exits 1."""
+    result (``vlaudit.results.vca.coverage``); below it the command writes its files and exits 1."""
     return typer.Option(MIN_COVERAGE, "--min-coverage", min=0.0, max=1.0,
                         help="Share of the records asked (per dataset, context and interface) that must be scored; "
                              "below it the run is not a result: its files say so and the command exits 1 (vca "

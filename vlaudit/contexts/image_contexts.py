@@ -18,7 +18,7 @@ shuffle
 =========  =================================================================================  ===============
 
 An item with several images (MMMU) is rendered one image at a time, in order
-(:func:`vlaudit.scoring.plan.render_images`): each of its images blanked, mean-filled, blurred or shuffled;
+(:func:`vlaudit.scoring.run.plan.render_images`): each of its images blanked, mean-filled, blurred or shuffled;
 mismatch shows another item's whole image set; the erasure views, built around one image's boxes, are
 unavailable for it.
 

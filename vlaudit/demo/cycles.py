@@ -59,8 +59,8 @@ from vlaudit.scoring.features import (
     read_features,
     write_features,
 )
-from vlaudit.scoring.run_parts import RunOptions
-from vlaudit.scoring.run_spec import FeaturesSpec
+from vlaudit.scoring.run.parts import RunOptions
+from vlaudit.scoring.run.spec import FeaturesSpec
 from vlaudit.sources.cycle_tables import read_cycles
 from vlaudit.stats.bootstrap import bootstrap_means, percentile_interval
 
@@ -123,7 +123,7 @@ def merge_inputs(parts: Sequence[tuple[Any, Path]]) -> Any:
 def features_arguments(model: str, cycles: Sequence[Path], images: Path, out: Path, batch_size: int
                        ) -> dict[str, Any]:
     """The manifest's ``arguments`` of a demo features folder: the spec ``vlaudit features`` records
-    (:class:`~vlaudit.scoring.run_spec.FeaturesSpec`), over the several cycles files the folder embeds."""
+    (:class:`~vlaudit.scoring.run.spec.FeaturesSpec`), over the several cycles files the folder embeds."""
     recorded = [FeaturesSpec.of(model=model, cycles=path, images=images, out=out,
                                 run=RunOptions(batch_size=batch_size)).recorded()
                 for path in cycles]

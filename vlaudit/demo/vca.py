@@ -44,8 +44,8 @@ from vlaudit.reference.scene_vqa import category_prior
 from vlaudit.reference.scene_vqa_mixture import load_backend as load_mixture
 from vlaudit.report.vca_files import write_report_files
 from vlaudit.results.demo import DemoVcaKnownAnswers
-from vlaudit.scoring.run_spec import ScoreSpec
-from vlaudit.scoring.runner import run_scoring
+from vlaudit.scoring.run.runner import run_scoring
+from vlaudit.scoring.run.spec import ScoreSpec
 from vlaudit.settings import DEMO_RESAMPLES
 from vlaudit.sources.factorial_runs import read_factorial_inputs
 from vlaudit.sources.items import read_items, write_items

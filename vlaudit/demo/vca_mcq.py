@@ -20,8 +20,8 @@ from vlaudit.demo.json_view import json_object
 from vlaudit.reference.scene_mcq import load_backend
 from vlaudit.report.vca_files import write_report_files
 from vlaudit.results.missing import Missing
-from vlaudit.scoring.run_spec import ScoreSpec
-from vlaudit.scoring.runner import run_scoring
+from vlaudit.scoring.run.runner import run_scoring
+from vlaudit.scoring.run.spec import ScoreSpec
 from vlaudit.sources.margins import read_margins
 
 MCQ_MODELS = ("scene-mcq-grounded", "scene-mcq-prior", "scene-mcq-mixture")

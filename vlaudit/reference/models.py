@@ -21,8 +21,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from vlaudit.backends.tiny_dual import build_tiny_dual
-from vlaudit.backends.tiny_mllm import build_tiny_mllm
+from vlaudit.backends.tiny.dual import build_tiny_dual
+from vlaudit.backends.tiny.mllm import build_tiny_mllm
 from vlaudit.errors import InputError
 from vlaudit.reference.catalogue import (
     REFERENCE_MODELS,

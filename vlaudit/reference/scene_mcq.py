@@ -32,7 +32,7 @@ import numpy as np
 
 from vlaudit.backends.base import INTERFACES, BackendDescription, YesNoBackendBase, YesNoRequest, YesNoResult
 from vlaudit.backends.dtypes import check_supported
-from vlaudit.backends.letters import ALL_LETTERS
+from vlaudit.backends.prompt.letters import ALL_LETTERS
 from vlaudit.builders.mcq_scenes import MCQ_COLOURS, MCQ_RELATIONS
 from vlaudit.builders.scene_render import OBJECT_COLORS
 from vlaudit.hashing import sha256_text

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_benchmark import BenchmarkFigures, MmstarGain
+from vlaudit.results.vca.benchmark import BenchmarkFigures, MmstarGain
 
 #: MMStar's size: its evaluator divides by 1,500 whatever was scored (250 per capability)
 MMSTAR_SIZE = 1500

@@ -20,15 +20,15 @@ from vlaudit.errors import InputError
 from vlaudit.report.html_discover import Artifacts
 from vlaudit.report.html_page import interval, is_number
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_audit import (
+from vlaudit.results.vca.audit import (
     HeadlineIntervals,
     NamedRun,
     PermutationAxis,
     RunAudit,
     none_for_empty_intervals,
 )
-from vlaudit.results.vca_benchmark import BenchmarkFigures, upgrade_benchmark
-from vlaudit.results.vca_run_sections import ErasureGeometry, RunNoise, read_noise, upgrade_run
+from vlaudit.results.vca.benchmark import BenchmarkFigures, upgrade_benchmark
+from vlaudit.results.vca.run_sections import ErasureGeometry, RunNoise, read_noise, upgrade_run
 from vlaudit.results.versioned import Interval, record_from_dict
 from vlaudit.sources.cycle_tables import read_cycles
 

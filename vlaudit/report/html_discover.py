@@ -37,7 +37,7 @@ from vlaudit.results.columns import CYCLES, SCORES
 from vlaudit.results.cycles import CycleEvaluationResult
 from vlaudit.results.manifest import MANIFEST_SCHEMA_VERSION
 from vlaudit.results.suites import SuiteResult
-from vlaudit.results.vca import FactorialResult, VcaReportResult
+from vlaudit.results.vca.outputs import FactorialResult, VcaReportResult
 from vlaudit.results.versioned import check_schema_version
 
 SKIP_DIRS = {"cache", "__pycache__", "node_modules", "images"}

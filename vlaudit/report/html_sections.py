@@ -16,8 +16,8 @@ from vlaudit.report import html_plots as plots
 from vlaudit.report.html_data import VcaRun, headline_cells, scorer_rank, sweep_from_cells
 from vlaudit.report.html_page import Safe, badge, esc, interval, is_number, note, num, section, table
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_coverage import lowest_cell
-from vlaudit.results.vca_run_sections import ErasureGeometry
+from vlaudit.results.vca.coverage import lowest_cell
+from vlaudit.results.vca.run_sections import ErasureGeometry
 from vlaudit.stats.clusters import cluster_phrase
 
 Section = tuple[str, str, Safe]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_audit import RunAudit
+from vlaudit.results.vca.audit import RunAudit
 
 
 def noise_lines(runs: Sequence[RunAudit]) -> list[str]:

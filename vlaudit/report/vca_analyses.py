@@ -16,7 +16,7 @@ from vlaudit.files import write_result, write_table
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.cells import csv_rows
 from vlaudit.results.missing import Missing, shown
-from vlaudit.results.vca import VcaFilterResult, VcaProxiesResult, VcaValidityResult
+from vlaudit.results.vca.outputs import VcaFilterResult, VcaProxiesResult, VcaValidityResult
 from vlaudit.results.versioned import VersionedResult
 from vlaudit.stats.clusters import GROUP_UNIT, cluster_phrase
 

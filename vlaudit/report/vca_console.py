@@ -15,8 +15,8 @@ from vlaudit.analysis.vca.axes import erasure_constants_line
 from vlaudit.report import benchmark_tables as tables
 from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.report.noise_lines import noise_lines
-from vlaudit.results.vca_audit import RunAudit
-from vlaudit.results.vca_run_sections import ErasureGeometry
+from vlaudit.results.vca.audit import RunAudit
+from vlaudit.results.vca.run_sections import ErasureGeometry
 from vlaudit.stats.clusters import cluster_phrase
 from vlaudit.stats.formatting import degenerate
 

@@ -56,7 +56,7 @@ from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
 from vlaudit.results.cells import numeric_csv_rows
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_audit import RunAudit
+from vlaudit.results.vca.audit import RunAudit
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -73,7 +73,7 @@ def _head(run: RunAudit) -> dict[str, object]:
 
 def _interval_head(run: RunAudit) -> dict[str, object]:
     """The row head of a table with bootstrap intervals: the run, then the intervals' resampling unit and
-    number of clusters (the run's one count matrix, :class:`~vlaudit.results.vca_audit.BootstrapPlan`)."""
+    number of clusters (the run's one count matrix, :class:`~vlaudit.results.vca.audit.BootstrapPlan`)."""
     return _head(run) | {"unit": run.bootstrap.unit, "n_clusters": run.bootstrap.n_clusters}
 
 

@@ -2,7 +2,7 @@
 
 * :mod:`vlaudit.results.versioned` — :class:`VersionedResult`, the frozen dataclass each JSON output is
   (``to_dict()`` is what is written, with ``schema_version``; ``from_dict()`` reads it back);
-* :mod:`vlaudit.results.cycles`, :mod:`vlaudit.results.vca`, :mod:`vlaudit.results.compare`,
+* :mod:`vlaudit.results.cycles`, :mod:`vlaudit.results.vca.outputs`, :mod:`vlaudit.results.compare`,
   :mod:`vlaudit.results.demo` — one class per JSON file a command writes, and the records it holds;
 * :mod:`vlaudit.results.columns` — one definition of each table's columns (margins, cycles, scores, ITEMS,
   features) that writers and readers import;

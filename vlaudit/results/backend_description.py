@@ -2,7 +2,7 @@
 
 A backend's ``describe()`` returns a :class:`BackendDescription`: the facts that change its outputs, which go
 into the run manifest (``manifest.json``'s ``backend``, a features run's ``model``) and, through
-:func:`vlaudit.scoring.manifest.model_fingerprint`, into every cache key. The facts every backend may state are
+:func:`vlaudit.scoring.run.manifest.model_fingerprint`, into every cache key. The facts every backend may state are
 typed fields (spec, family, class, engine, revision, dtype, device, pixel budget, template fingerprints,
 verbalizer and letter ids, prefix cache); a backend's own facts go into :attr:`BackendDescription.extra`, a
 frozen mapping of JSON values. :meth:`BackendDescription.to_dict` writes the JSON object exactly as the
@@ -119,7 +119,7 @@ class ReadsAsJson:
 
 @dataclass(frozen=True)
 class PrefixCacheEstimate:
-    """The cost estimate behind a shared-prefix decision (:func:`vlaudit.backends.hf_prefix_cache.prefix_cache_decision`):
+    """The cost estimate behind a shared-prefix decision (:func:`vlaudit.backends.hf.prefix_cache.prefix_cache_decision`):
     ``estimate`` is whether reuse pays, from the image-prefix and question-suffix token counts, the queries per
     image, the batch size and one call's overhead in token-forwards."""
 

@@ -29,7 +29,7 @@ from vlaudit.results.demo import (
 )
 from vlaudit.results.giveaway import GiveawayResult
 from vlaudit.results.suites import SuiteResult
-from vlaudit.results.vca import (
+from vlaudit.results.vca.outputs import (
     AnnotationConsensusSummary,
     AnnotationExportSummary,
     DualScoringSummary,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vlaudit.results.vca import ScoringSummary
+from vlaudit.results.vca.outputs import ScoringSummary
 from vlaudit.results.versioned import Interval, VersionedResult, record_from_dict
 
 #: a count per split (``{"train": 120, "val": 30, "test": 40}``)

@@ -3,7 +3,7 @@
 A run folder (``vca score``, ``vca score-dual``, ``cycles score-mllm``, ``features``) and a built dataset
 (``data factorial``) describe themselves with one :class:`RunManifest`: the schema version, the command, its
 arguments as recorded (for a run, its spec: resolved paths and content fingerprints,
-:mod:`vlaudit.scoring.run_spec`), what the command adds (model id, revision, dtype, pixel budget, prompt
+:mod:`vlaudit.scoring.run.spec`), what the command adds (model id, revision, dtype, pixel budget, prompt
 template hash, context constants, counts, a dataset's image hashes, ...), the package versions and the git
 commit of vlaudit. It is written by one writer, :func:`vlaudit.files.write_manifest`. It lives here, below
 ``builders/`` and ``scoring/``, so that both can write it.

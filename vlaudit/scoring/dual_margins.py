@@ -47,12 +47,12 @@ from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_parquet
 from vlaudit.hashing import sha256_text
-from vlaudit.results.vca import DualScoringSummary
+from vlaudit.results.vca.outputs import DualScoringSummary
 from vlaudit.scoring.features import FeatureInputs, pair_cosines, read_features, write_features
-from vlaudit.scoring.manifest import RunManifest
-from vlaudit.scoring.plan import Record, plan_run, render
-from vlaudit.scoring.run_folder import RunFolder
-from vlaudit.scoring.runner import margins_schema
+from vlaudit.scoring.run.folder import RunFolder
+from vlaudit.scoring.run.manifest import RunManifest
+from vlaudit.scoring.run.plan import Record, plan_run, render
+from vlaudit.scoring.run.runner import margins_schema
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
 
@@ -138,7 +138,7 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
                source: str | Path | None = None) -> dict[str, Any]:
     """Write RUN_DIR/margins.parquet (MARGINS schema + ``cosine``), failures.jsonl, manifest.json, summary.json.
 
-    Records are planned exactly as by ``vca score`` (:func:`vlaudit.scoring.plan.plan_run`: same contexts,
+    Records are planned exactly as by ``vca score`` (:func:`vlaudit.scoring.run.plan.plan_run`: same contexts,
     donors, skips and failures); a (group, context) in which any member is not ``ok`` is skipped for every
     member, since its margins need all the group's cosines."""
     if no_image not in NO_IMAGE:

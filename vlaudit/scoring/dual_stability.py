@@ -5,7 +5,7 @@ The margins are m_c(s) = cos(x_c, s) − max over the group's other statements o
 follow :mod:`vlaudit.scoring.stability` exactly: ``sample`` items drawn by
 :func:`~vlaudit.scoring.stability.sample_item_ids` from the run's items with an ``original`` margin, each
 with every context of the run; the **unperturbed margin is the run's** (``margins.parquet``), never
-recomputed. Under each perturbation (:mod:`vlaudit.backends.dual_perturbations`) the encoder embeds again
+recomputed. Under each perturbation (:mod:`vlaudit.backends.dual.perturbations`) the encoder embeds again
 the sampled records' context images (the run's rendered ``context_images/``) and the statements of their
 groups (a margin needs every member's cosine), so the cost is one embedding per (perturbation, distinct
 image or text). The ``text`` context's image side — the mean of the run's original-image embeddings, or
@@ -30,10 +30,9 @@ from vlaudit.errors import InputError
 from vlaudit.files import read_records, write_result
 from vlaudit.hashing import sha256_json, sha256_text
 from vlaudit.metrics.vca import noise
-from vlaudit.results.vca import StabilityResult
-from vlaudit.results.vca_checks import PerturbationNoise, StabilityForwards, StabilitySample
+from vlaudit.results.vca.checks import PerturbationNoise, StabilityForwards, StabilitySample
+from vlaudit.results.vca.outputs import StabilityResult
 from vlaudit.results.versioned import record_from_dict, to_json
-from vlaudit.scoring.cache import ChunkCache
 from vlaudit.scoring.dual_margins import (
     INTERFACE,
     check_groups,
@@ -43,7 +42,8 @@ from vlaudit.scoring.dual_margins import (
     text_context_image,
 )
 from vlaudit.scoring.features import pair_cosines, read_features
-from vlaudit.scoring.run_folder import run_lock
+from vlaudit.scoring.run.cache import ChunkCache
+from vlaudit.scoring.run.folder import run_lock
 from vlaudit.scoring.stability import (
     CACHE_DIR,
     FLOOR_DEFINITION,

@@ -13,7 +13,7 @@ incomplete):
 * ``images.parquet`` — ``image_id`` (string), ``content_hash`` (sha256 of the file bytes),
   ``embedding`` (fixed-size list<float32>[D]);
 * ``texts.parquet`` — ``caption_id`` (string), ``content_hash`` (sha256 of the UTF-8 text), ``embedding``;
-* ``manifest.json`` — a :class:`~vlaudit.scoring.manifest.RunManifest`: schema version, the run spec, the
+* ``manifest.json`` — a :class:`~vlaudit.scoring.run.manifest.RunManifest`: schema version, the run spec, the
   backend's ``describe()``, inputs, counts, dimension.
 
 Deduplication: every id is embedded once, and ids whose content hashes agree share one forward pass (the
@@ -45,8 +45,8 @@ from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
 from vlaudit.results.columns import FEATURE_IMAGES, FEATURE_TEXTS, SCORES, TableSchema
 from vlaudit.results.versioned import check_schema_version
-from vlaudit.scoring.manifest import MANIFEST_FILE, MANIFEST_SCHEMA_VERSION, RunManifest
-from vlaudit.scoring.run_folder import RunFolder
+from vlaudit.scoring.run.folder import RunFolder
+from vlaudit.scoring.run.manifest import MANIFEST_FILE, MANIFEST_SCHEMA_VERSION, RunManifest
 from vlaudit.sources.cycle_tables import _id
 from vlaudit.sources.image_paths import confine
 from vlaudit.sources.images import ImageFailure, rgb_image
@@ -207,7 +207,7 @@ def write_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: str 
     ``chunk`` (default: the backend's batch size) is how many distinct items are decoded and handed to the
     backend at a time, which bounds memory. Returns the manifest. Nothing is written (not even the folder)
     until every embedding is computed, so a bad image leaves no half-made features folder behind.
-    ``executor``: a :class:`~vlaudit.scoring.ray_executor.RayFeatureExecutor` encodes the same chunks on Ray
+    ``executor``: a :class:`~vlaudit.scoring.run.ray_executor.RayFeatureExecutor` encodes the same chunks on Ray
     actors (``backend`` is then its proxy), giving the same embeddings.
     """
     require_protocol(backend, FeatureBackend)

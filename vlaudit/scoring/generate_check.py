@@ -21,12 +21,12 @@ from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca.generation import agreement_summary, margin_decision, parse_answer
-from vlaudit.results.vca import GenerateCheckResult, GenerationCheck
-from vlaudit.results.vca_checks import GenerateSample
+from vlaudit.results.vca.checks import GenerateSample
+from vlaudit.results.vca.outputs import GenerateCheckResult, GenerationCheck
 from vlaudit.results.versioned import record_from_dict, to_json
-from vlaudit.scoring.cache import ChunkCache
-from vlaudit.scoring.run_folder import run_lock
-from vlaudit.scoring.shards import UnitTask, render_requests
+from vlaudit.scoring.run.cache import ChunkCache
+from vlaudit.scoring.run.folder import run_lock
+from vlaudit.scoring.run.shards import UnitTask, render_requests
 from vlaudit.scoring.stability import answer_margin, check_same_model, plan_sample, top_option
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem, option_letters

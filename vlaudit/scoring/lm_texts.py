@@ -1,7 +1,7 @@
-"""Text-only log p(caption) of a ``hf-lm:`` causal LM, cached and resumable (:mod:`vlaudit.scoring.cache`).
+"""Text-only log p(caption) of a ``hf-lm:`` causal LM, cached and resumable (:mod:`vlaudit.scoring.run.cache`).
 
 Each caption's record is keyed by sha256(model fingerprint, caption) — the fingerprint covers the spec,
-revision, config, dtype, vocabulary and context token (:attr:`vlaudit.backends.hf_lm.CausalLmScorer.fingerprint`)
+revision, config, dtype, vocabulary and context token (:attr:`vlaudit.backends.hf.lm.CausalLmScorer.fingerprint`)
 — and written in sealed chunks of ``chunk`` captions as they are scored, so a killed run resumes with the
 captions not yet written, and a rerun of the same model on the same captions reads every score back.
 """
@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vlaudit.backends.hf.text_logprob import TextLogProb
 from vlaudit.backends.registry import load_text_backend
-from vlaudit.backends.text_logprob import TextLogProb
 from vlaudit.hashing import sha256_json
-from vlaudit.scoring.cache import ChunkCache
+from vlaudit.scoring.run.cache import ChunkCache
 
 
 def score_texts(spec: str | Any, texts: Sequence[str], *, cache: str | Path, batch_size: int = 16,

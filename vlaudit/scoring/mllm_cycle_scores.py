@@ -8,7 +8,7 @@ The cycle audit needs one real score per (image, caption) pair; a dual encoder g
 about image u, read exactly as ``vlaudit vca score`` reads a yes/no item (VCA §9 answer interface, the
 family's chat template, one forward pass). Each distinct pair a cycles table uses becomes one
 :class:`~vlaudit.sources.items.BenchmarkItem` (image = the cycle image file, question = the query with the
-caption inserted) scored under the ``original`` context by :func:`vlaudit.scoring.runner.run_scoring`: the
+caption inserted) scored under the ``original`` context by :func:`vlaudit.scoring.run.runner.run_scoring`: the
 same chunk cache (a rerun resumes), dedup of identical (prompt, image) queries, and — for the Qwen-VL families
 — one shared image prefix for all the captions asked about one image.
 

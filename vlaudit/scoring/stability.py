@@ -8,9 +8,9 @@ with every context and interface of the run. The run is re-planned over *all* it
 depend on the whole set), so every sampled unit has the run's cache key and its **unperturbed margin is read
 from the run's cache**, never recomputed: the cost is exactly one re-scored unit per (perturbation, sampled
 unit), in batches of the run's batch size (of 1 under ``batch-1``). The ``engine`` perturbation re-scores with
-the same weights in the other engine (``hf:`` ↔ ``vllm:``, :mod:`vlaudit.backends.engine_twin`).
+the same weights in the other engine (``hf:`` ↔ ``vllm:``, :mod:`vlaudit.backends.vllm.engine_twin`).
 
-Perturbed scores are cached in ``OUT/stability-cache/`` (:class:`~vlaudit.scoring.cache.ChunkCache`, keyed
+Perturbed scores are cached in ``OUT/stability-cache/`` (:class:`~vlaudit.scoring.run.cache.ChunkCache`, keyed
 by sha256(perturbation, unit key)), one sealed chunk per scored shard, under an exclusive lock on OUT: a
 killed run resumes and rescores nothing it finished. ``stability.json`` is written atomically into OUT and
 into the run folder, where ``vca report`` reads the floor.
@@ -25,27 +25,26 @@ from typing import Any
 import numpy as np
 
 from vlaudit.backends.base import ANSWER_WORDS, PerturbableBackend, description_of, require_protocol
-from vlaudit.backends.engine_twin import ENGINE, engine_perturbation, other_engine
 from vlaudit.backends.registry import parse_spec_or_none
+from vlaudit.backends.vllm.engine_twin import ENGINE, engine_perturbation, other_engine
 from vlaudit.errors import InputError
 from vlaudit.files import write_result
 from vlaudit.hashing import sha256_json
 from vlaudit.metrics.vca import noise, support
-from vlaudit.results.vca import StabilityResult
-from vlaudit.results.vca_checks import (
+from vlaudit.results.vca.checks import (
     FloorBound,
     FloorEstimate,
     PerturbationNoise,
     StabilityForwards,
     StabilitySample,
 )
+from vlaudit.results.vca.outputs import StabilityResult
 from vlaudit.results.versioned import record_from_dict, to_json
-from vlaudit.scoring.cache import ChunkCache
-from vlaudit.scoring.manifest import local_weights_identity, model_fingerprint
-from vlaudit.scoring.plan import Record, Unit, plan_run
-from vlaudit.scoring.run_arguments import resolved_model_spec
-from vlaudit.scoring.run_folder import run_lock
-from vlaudit.scoring.shards import UnitTask, render_requests
+from vlaudit.scoring.run.cache import ChunkCache
+from vlaudit.scoring.run.folder import resolved_model_spec, run_lock
+from vlaudit.scoring.run.manifest import local_weights_identity, model_fingerprint
+from vlaudit.scoring.run.plan import Record, Unit, plan_run
+from vlaudit.scoring.run.shards import UnitTask, render_requests
 from vlaudit.settings import PRIMARY_CONTROLS
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem
@@ -177,7 +176,7 @@ def answer_margin(hit: Mapping[str, Any], top: int | None = None) -> float:
 def choose_perturbations(backend: Any, perturbations: Sequence[str] | None) -> tuple[dict[str, str], list[str]]:
     """(what ``backend`` supports, the names to measure: ``perturbations`` or all); one line for others.
 
-    ``engine`` (:mod:`vlaudit.backends.engine_twin`: the other engine on the same weights) loads a second
+    ``engine`` (:mod:`vlaudit.backends.vllm.engine_twin`: the other engine on the same weights) loads a second
     model, so "all" leaves it out unless it is the only one the backend has."""
     supported = {**backend.perturbations(), **engine_perturbation(backend)}
     default = [n for n in supported if n != ENGINE] or list(supported)
@@ -205,7 +204,7 @@ def run_stability(backend: Any, items: Sequence[BenchmarkItem], manifest: Mappin
 
     ``perturbations``: names from ``backend.perturbations()`` (default: all it supports).
     ``on_progress(perturbation, done, total)`` hears of every scored shard. ``engine``: the second engine's
-    settings (:func:`vlaudit.backends.engine_twin.twin_load`); ``release_first``: free ``backend`` before the
+    settings (:func:`vlaudit.backends.vllm.engine_twin.twin_load`); ``release_first``: free ``backend`` before the
     second engine loads (``engine`` is then measured last, and ``backend`` scores no more)."""
     require_protocol(backend, PerturbableBackend)
     run, out = Path(run_dir), Path(out_dir)

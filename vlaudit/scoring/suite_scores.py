@@ -15,7 +15,7 @@ those pairs are scored; pairs shared by items (one image asked about one text in
   similarity (``SuiteScores.texts``, SugarCrepe++'s TOT) is the cosine of the two text embeddings.
 * **Yes/no MLLMs** — s(u, v) = NLL(" no") − NLL(" yes") for ``query.format(caption=v)`` about image u, one
   :class:`~vlaudit.sources.items.BenchmarkItem` per distinct (image, text) pair scored under the ``original``
-  context by :func:`vlaudit.scoring.runner.run_scoring` (the chunk cache: a killed run resumes), as
+  context by :func:`vlaudit.scoring.run.runner.run_scoring` (the chunk cache: a killed run resumes), as
   :mod:`vlaudit.scoring.mllm_cycle_scores` scores cycles. An MLLM has no text encoder: ``texts`` is None.
 """
 
@@ -36,9 +36,9 @@ from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.metrics.suites import SuiteScores
 from vlaudit.records import SuiteItem
 from vlaudit.scoring.features import FeatureInputs, pair_cosines, read_features, write_features
-from vlaudit.scoring.manifest import MANIFEST_FILE
 from vlaudit.scoring.mllm_cycle_scores import CYCLE_QUERY, INTERFACE, pair_item_id, scores_from_margins
-from vlaudit.scoring.runner import run_scoring
+from vlaudit.scoring.run.manifest import MANIFEST_FILE
+from vlaudit.scoring.run.runner import run_scoring
 from vlaudit.sources.image_paths import confine
 from vlaudit.sources.images import ImageFailure, rgb_image
 from vlaudit.sources.items import BenchmarkItem

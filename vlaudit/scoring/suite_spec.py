@@ -1,4 +1,4 @@
-"""The run spec of ``vlaudit suite eval`` / :func:`vlaudit.evaluate_suite` (as :mod:`vlaudit.scoring.run_spec`).
+"""The run spec of ``vlaudit suite eval`` / :func:`vlaudit.evaluate_suite` (as :mod:`vlaudit.scoring.run.spec`).
 
 One spec scores one suite file with one model into one output folder: its score run lives in ``OUT/features``
 (a dual encoder) or ``OUT/run`` (a yes/no MLLM, with the chunk cache), whose manifest records
@@ -17,8 +17,8 @@ from typing import ClassVar
 from vlaudit.backends.model_options import model_ref as options_model_ref
 from vlaudit.backends.registry import backend_kind
 from vlaudit.hashing import sha256_file
-from vlaudit.scoring.run_arguments import resolved_model_spec, resolved_path
-from vlaudit.scoring.run_parts import ModelRef, RunOptions, operational_names
+from vlaudit.scoring.run.folder import resolved_model_spec, resolved_path
+from vlaudit.scoring.run.parts import ModelRef, RunOptions, operational_names
 from vlaudit.scoring.suite_scores import FEATURES_DIR, RUN_DIR
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from vlaudit.errors import InputError
 from vlaudit.files import read_json
-from vlaudit.results.vca import StabilityResult
+from vlaudit.results.vca.outputs import StabilityResult
 from vlaudit.sources.beside_runs import by_run_key, file_beside
 from vlaudit.sources.margins import MarginRun
 

@@ -1,5 +1,5 @@
 """A scored run's coverage: ``summary.json`` beside its margins file (written by ``vca score``), read for the
-report (:mod:`vlaudit.results.vca_coverage`). A margins table that is not a run folder's has none."""
+report (:mod:`vlaudit.results.vca.coverage`). A margins table that is not a run folder's has none."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vlaudit.files import read_json
-from vlaudit.results.vca import ScoringSummary
-from vlaudit.results.vca_coverage import ScoringCoverage, part_of
+from vlaudit.results.vca.coverage import ScoringCoverage, part_of
+from vlaudit.results.vca.outputs import ScoringSummary
 from vlaudit.sources.beside_runs import by_run_key, file_beside
 from vlaudit.sources.margins import MarginRun
 

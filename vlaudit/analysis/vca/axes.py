@@ -30,7 +30,7 @@ from vlaudit.analysis.vca.events import ReportSettings, RunEvents
 from vlaudit.contexts.image_contexts import IRRE_AREA_FRACTION, IRRE_GRID, PAD_FRACTION, PAD_MIN_PX
 from vlaudit.metrics.vca import permutation, robustness, support
 from vlaudit.results.missing import Missing, known
-from vlaudit.results.vca_audit import (
+from vlaudit.results.vca.audit import (
     AggregationCheck,
     ControlSetCheck,
     Coverage,
@@ -40,7 +40,7 @@ from vlaudit.results.vca_audit import (
     interval,
     rate,
 )
-from vlaudit.results.vca_run_sections import (
+from vlaudit.results.vca.run_sections import (
     INTERFACE_FIGURES,
     ErasureConstants,
     ErasureGeometry,

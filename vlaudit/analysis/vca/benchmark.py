@@ -20,7 +20,7 @@ CircularEval's ``circular_id`` and ``rotation``), with the definitions of
 * ``blind`` (any other labelled run with a ``text`` context): vlaudit's own Acc with and without the image;
 * ``categories``: n, Acc, Dep, D-CC, C-U per category (VCA §12 within each).
 
-Each section (a record of :mod:`vlaudit.results.vca_benchmark`) is present only when the run has what it needs
+Each section (a record of :mod:`vlaudit.results.vca.benchmark`) is present only when the run has what it needs
 (labels, a text context, the metadata); a 0/0 figure in it is ``Missing(reason)`` (:data:`WHY`).
 """
 
@@ -38,7 +38,7 @@ from vlaudit.errors import InputError
 from vlaudit.metrics.vca import benchmark_figures as figures
 from vlaudit.metrics.vca import choice, support
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_benchmark import (
+from vlaudit.results.vca.benchmark import (
     POOLED,
     BenchmarkFigures,
     BlindGain,

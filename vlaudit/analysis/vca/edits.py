@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from vlaudit.errors import InputError
-from vlaudit.results.vca import FeasibilityCheck, PooledRate
-from vlaudit.results.vca_audit import interval, rate
+from vlaudit.results.vca.audit import interval, rate
+from vlaudit.results.vca.outputs import FeasibilityCheck, PooledRate
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, CONFIDENCE_LEVEL, EDIT_SEED
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals

@@ -38,7 +38,7 @@ class ReportSettings(ResamplingSettings):
     base_llms: tuple[tuple[str, str], ...] = ()
     #: ``--cluster COLUMN``: the resampling unit's column (None: what the items declare, :mod:`.units`)
     cluster: str | None = None
-    #: ``--min-coverage``: a run whose recorded scoring coverage (:mod:`vlaudit.results.vca_coverage`) falls
+    #: ``--min-coverage``: a run whose recorded scoring coverage (:mod:`vlaudit.results.vca.coverage`) falls
     #: below it is reported with a warning that its numbers are not a result
     min_coverage: float = MIN_COVERAGE
 

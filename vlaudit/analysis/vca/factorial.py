@@ -42,7 +42,7 @@ from vlaudit.files import write_result, write_table
 from vlaudit.metrics.vca.support import image_gap
 from vlaudit.results.cells import csv_rows as cell_rows
 from vlaudit.results.missing import Missing, known
-from vlaudit.results.vca import FactorialResult
+from vlaudit.results.vca.outputs import FactorialResult
 from vlaudit.results.versioned import to_json
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
 from vlaudit.sources.factorial_runs import FactorialInputs

@@ -39,8 +39,7 @@ from vlaudit.errors import InputError
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
 from vlaudit.results.missing import known
-from vlaudit.results.vca import VcaFilterResult
-from vlaudit.results.vca_filter import (
+from vlaudit.results.vca.filter import (
     FilterDataset,
     FilterRow,
     FilterSettings,
@@ -49,6 +48,7 @@ from vlaudit.results.vca_filter import (
     PanelDifference,
     Selection,
 )
+from vlaudit.results.vca.outputs import VcaFilterResult
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.clusters import GROUP_UNIT
 from vlaudit.stats.ranking import percentile_ranks

@@ -34,7 +34,7 @@ import numpy as np
 
 from vlaudit.analysis.vca.scored_runs import fit_predict, outcome_reason, relation_axis, within_model_ranks
 from vlaudit.results.missing import Missing, known
-from vlaudit.results.vca_validity import IncrementalRow
+from vlaudit.results.vca.validity import IncrementalRow
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals
 from vlaudit.stats.ranking import auroc, weighted_auroc
 

@@ -5,7 +5,7 @@ A run's floor is read from ``stability.json`` beside its margins file (the run f
 writes it into), when that file measured the same model (:func:`vlaudit.sources.noise_floor.read_floor`,
 by the caller: this module reads nothing). Each run of ``vca.json`` then holds ``noise``:
 τ, the items whose decision (|m_o| ≤ τ) or credit (|G_img| ≤ 2τ) is inside the noise, and the noise band of
-Acc, Dep and D-CC (:class:`~vlaudit.results.vca_run_sections.RunNoise`); without a floor,
+Acc, Dep and D-CC (:class:`~vlaudit.results.vca.run_sections.RunNoise`); without a floor,
 ``Missing("noise floor not measured ...")``.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from vlaudit.metrics.vca.noise import noise_band, noise_flags
 from vlaudit.results.missing import Missing
-from vlaudit.results.vca_run_sections import NoiseBand, RunNoise
+from vlaudit.results.vca.run_sections import NoiseBand, RunNoise
 from vlaudit.results.versioned import Interval
 from vlaudit.sources.margins import MarginRun
 from vlaudit.sources.noise_floor import STABILITY_FILE, NoiseFloor, read_floor

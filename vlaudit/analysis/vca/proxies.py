@@ -32,8 +32,8 @@ from vlaudit.analysis.vca.scored_runs import RunScores, has_context, ranking_row
 from vlaudit.metrics.vca import proxies, robustness, support
 from vlaudit.metrics.vca.robustness import jaccard
 from vlaudit.results.missing import Missing, known
-from vlaudit.results.vca import VcaProxiesResult
-from vlaudit.results.vca_proxies import (
+from vlaudit.results.vca.outputs import VcaProxiesResult
+from vlaudit.results.vca.proxies import (
     AggregationRow,
     ControlSetRow,
     ControlSetRun,
@@ -45,7 +45,7 @@ from vlaudit.results.vca_proxies import (
     ProxyRow,
     TargetAuroc,
 )
-from vlaudit.results.vca_validity import Figure, RankingRow
+from vlaudit.results.vca.validity import Figure, RankingRow
 from vlaudit.results.versioned import JsonObject
 from vlaudit.stats.clusters import GROUP_UNIT
 

@@ -42,8 +42,7 @@ from vlaudit.analysis.vca.noise_report import noise_summary
 from vlaudit.analysis.vca.units import override_warning, paper_departure, run_unit
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import choice, permutation, relation, support
-from vlaudit.results.vca import VcaReportResult
-from vlaudit.results.vca_audit import (
+from vlaudit.results.vca.audit import (
     AuditSettings,
     BootstrapPlan,
     HeadlineIntervals,
@@ -55,8 +54,9 @@ from vlaudit.results.vca_audit import (
     interval,
     rate,
 )
-from vlaudit.results.vca_coverage import ScoringCoverage
-from vlaudit.results.vca_run_sections import InterfaceCheck
+from vlaudit.results.vca.coverage import ScoringCoverage
+from vlaudit.results.vca.outputs import VcaReportResult
+from vlaudit.results.vca.run_sections import InterfaceCheck
 from vlaudit.results.versioned import Interval
 from vlaudit.settings import TIE_TOL
 from vlaudit.sources.margins import MarginRun, describe_missing
@@ -262,7 +262,7 @@ def _ci(cis: dict[str, tuple[float, float]], name: str) -> Interval | None:
 def summarize_run(ev: RunEvents, settings: ReportSettings, floor: NoiseFloor | None = None,
                   text_llms: Sequence[MarginRun] = (), scoring: ScoringCoverage | None = None) -> RunAudit:
     """The audit of one run (fractions in [0, 1]; an axis the run lacks is None; schema:
-    :class:`vlaudit.results.vca_audit.RunAudit`, each section constructed where it is computed); ``floor``:
+    :class:`vlaudit.results.vca.audit.RunAudit`, each section constructed where it is computed); ``floor``:
     its measured noise floor; ``text_llms``: the text-only runs of which ``settings.base_llms`` names the one
     that gives MMStar's leakage; ``scoring``: the run's recorded scoring coverage (a run below
     ``settings.min_coverage`` is warned of first: its numbers are not a result)."""

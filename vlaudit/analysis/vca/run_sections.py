@@ -2,7 +2,7 @@
 quantiles (VCA §12): the strata and their balanced averages, decision survival with its Wilson intervals
 (design-effect corrected over the run's clusters, :func:`vlaudit.stats.intervals.clustered_wilson_interval`) and
 the raw-gap distribution
-(:mod:`vlaudit.results.vca_run_sections`), built from the pure metrics of :mod:`vlaudit.metrics.vca.support`."""
+(:mod:`vlaudit.results.vca.run_sections`), built from the pure metrics of :mod:`vlaudit.metrics.vca.support`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 from vlaudit.metrics.vca import relation, support
 from vlaudit.metrics.vca.relation import RelationGroups
 from vlaudit.results.missing import Missing, known
-from vlaudit.results.vca_run_sections import (
+from vlaudit.results.vca.run_sections import (
     Balanced,
     ControlSurvival,
     GapQuantile,
@@ -26,7 +26,7 @@ from vlaudit.results.vca_run_sections import (
     Stratum,
     Survival,
 )
-from vlaudit.results.vca_validity import Figure
+from vlaudit.results.vca.validity import Figure
 from vlaudit.results.versioned import Interval
 from vlaudit.stats.intervals import clustered_wilson_interval, wilson_interval
 from vlaudit.stats.ranking import auprc, auroc, high_minus_low

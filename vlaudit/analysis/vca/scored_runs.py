@@ -27,7 +27,7 @@ from vlaudit.analysis.vca.report import RunEvents, run_events
 from vlaudit.errors import InputError
 from vlaudit.metrics.vca import proxies, support
 from vlaudit.results.missing import known
-from vlaudit.results.vca_validity import Figure, RankingRow
+from vlaudit.results.vca.validity import Figure, RankingRow
 from vlaudit.settings import CONFIDENCE_LEVEL
 from vlaudit.sources.margins import MarginRun
 from vlaudit.stats.bootstrap import ClusterBootstrap, percentile_intervals

@@ -44,8 +44,8 @@ from vlaudit.analysis.vca.scored_runs import (
 )
 from vlaudit.metrics.vca import support
 from vlaudit.results.missing import Missing, known
-from vlaudit.results.vca import VcaValidityResult
-from vlaudit.results.vca_validity import (
+from vlaudit.results.vca.outputs import VcaValidityResult
+from vlaudit.results.vca.validity import (
     Discordance,
     DiscordanceRun,
     Figure,

@@ -1,7 +1,7 @@
 """The audit over K answer options: VCA §3's definitions with the option letters as the answer set.
 
 For one item with options k = 1..K and ℓ_c(k) = log p(letter k | prompt, context c), every letter read from
-one forward pass per context (:mod:`vlaudit.backends.letters`):
+one forward pass per context (:mod:`vlaudit.backends.prompt.letters`):
 
 * original prediction   d = argmax_k ℓ_o(k); a tie goes to the earliest letter (at K = 2 with A = yes this is
                         the yes/no rule "an exact zero maps to yes", VCA §9)

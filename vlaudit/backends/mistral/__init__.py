@@ -1,0 +1,1 @@
+"""Ministral (Mistral3) scored through mistral-common, as the VCA paper does."""

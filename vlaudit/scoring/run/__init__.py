@@ -1,0 +1,1 @@
+"""How a scoring run is carried out and kept: its spec and recorded arguments, the plan of forwards, shards and executors (in process, Ray), the chunk cache, the run folder, the manifest and the rerun of a finished run."""
