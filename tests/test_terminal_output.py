@@ -133,7 +133,7 @@ def test_a_tiny_model_load_warning_reaches_the_terminal_as_one_line(tmp_path, ti
 def test_held_log_records_drop_on_failure_and_pass_on_success(capsys) -> None:
     import logging
 
-    from vlaudit.backends.library_logs import held_log_records
+    from vlaudit.backends.dual.load_logs import held_log_records
     from vlaudit.cli import _library_logs_as_warnings
 
     with _library_logs_as_warnings():
@@ -155,7 +155,7 @@ def test_held_log_records_hold_at_every_root_handler_and_pass_each_record_on_onc
     among them) reaches each of them once when released, and nothing before."""
     import logging
 
-    from vlaudit.backends.library_logs import held_log_records
+    from vlaudit.backends.dual.load_logs import held_log_records
 
     class Kept(logging.Handler):
         def __init__(self) -> None:

@@ -5,7 +5,7 @@ transformers gives its logger its own stderr handler and stops it propagating; h
 add a stderr handler too; open_clip logs on the root logger. :func:`library_logs_to` sends the records of all
 of them (and of the root logger) to one handler for the length of a block, with the libraries' own handlers
 muted, so the CLI can print each as one ``warning:`` line (:func:`one_line` folds a multi-line record). The
-backends hold a load's records on the root logger's handlers (``backends/library_logs.py``,
+backends hold a load's records on the root logger's handlers (``backends/dual/load_logs.py``,
 ``held_log_records``), the handler installed here included.
 """
 

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from huggingface_hub import constants
 
+from vlaudit.backends.dual.load_logs import held_log_records
 from vlaudit.backends.dual.perturbations import DualPerturbations
-from vlaudit.backends.library_logs import held_log_records
 from vlaudit.backends.options import DualOptions, RunOptions
 from vlaudit.backends.torch_utils import BatchedDualEncoder, import_torch, l2_normalise, resolve_device_dtype
 from vlaudit.errors import InputError, MissingDependencyError
