@@ -52,6 +52,7 @@ from vlaudit.files import (
 )
 from vlaudit.hashing import sha256_json
 from vlaudit.results import columns
+from vlaudit.results.scoring_record import ScoringRunRecord
 from vlaudit.results.vca.coverage import ScoringCoverage, cell_of, coverage_of
 from vlaudit.results.vca.outputs import ScoringSummary
 from vlaudit.results.versioned import JsonValue, to_json
@@ -173,18 +174,12 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         raise InputError(f"{first.error} ({len(failed)} failed record(s); --strict)", record=first.item.item_id,
                          field="image")
     template = {"template": facts.get("template"), "chat_template_sha256": facts.get("chat_template_sha256")}
-    record = {
-        "model": model, "spec": backend.spec, "backend": facts, "model_fingerprint": fingerprint,
-        "model_fingerprint_by_interface": per_interface,
-        "revision": facts.get("revision"), "dtype": facts.get("dtype"),
-        "pixel_budget": facts.get("pixel_budget"),
-        "prompt_template_sha256": sha256_json(template),
-        "example_prompts": example_prompts(backend.prompt, interfaces, items[0]),
-        "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
-        "seed": seed, "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
-        "prefix_cache": None if decision is None else decision.to_dict(),
-        "model_files": None if model_files is None else dict(model_files),
-    }
+    record = ScoringRunRecord.of(
+        model=model, spec=backend.spec, backend=description, model_fingerprint=fingerprint,
+        model_fingerprint_by_interface=per_interface, prompt_template_sha256=sha256_json(template),
+        example_prompts=example_prompts(backend.prompt, interfaces, items[0]), contexts=contexts,
+        interfaces=interfaces, context_parameters=context_parameters(), seed=seed, n_items=len(items),
+        executor=(executor or LocalExecutor()).describe(), prefix_cache=decision, model_files=model_files)
     manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
     if not any(r.status == "ok" for r in records):
         refuse_empty_run(records, model, out, images_dir)
