@@ -30,7 +30,7 @@ def _finished_run(folder: Path, arguments: dict[str, object]) -> RunFolder:
 
 def test_another_spec_is_refused_naming_the_fields_the_same_resumes_and_overwrite_replaces(tmp_path) -> None:
     folder = _finished_run(tmp_path / "run", {"model": "ref:a", "seed": 0, "batch_size": 8})
-    assert folder.has_run() and not (tmp_path / "run" / ".lock").exists()
+    assert (tmp_path / "run" / "manifest.json").is_file() and not (tmp_path / "run" / ".lock").exists()
     folder.check(ScoreSpec, {"model": "ref:a", "seed": 0, "batch_size": 2})  # batch size is operational
     with pytest.raises(InputError) as refused:
         folder.check(ScoreSpec, {"model": "ref:b", "seed": 0, "batch_size": 8})

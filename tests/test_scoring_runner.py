@@ -263,6 +263,13 @@ def test_manifest_states_everything_that_determines_the_margins(make_benchmark, 
     assert {"torch", "transformers", "vlaudit"} <= {k for k, v in manifest["packages"].items() if v}
     assert manifest["example_prompts"]["yesno/image"] == backend.prompt(items[0].question, "yesno", True)
     assert manifest["model_fingerprint"] and manifest["context_parameters"]["blank_rgb"] == [128, 128, 128]
+    # the run's record is a typed ScoringRunRecord: the manifest reads back into it, key for key and in order
+    from vlaudit.results.scoring_record import SCORING_RECORD_KEYS, ScoringRunRecord
+
+    record = ScoringRunRecord.from_dict(manifest)
+    assert [key for key in manifest if key in SCORING_RECORD_KEYS] == list(SCORING_RECORD_KEYS)
+    assert record.to_dict() == {key: manifest[key] for key in SCORING_RECORD_KEYS}
+    assert record.prefix_cache is not None and record.prefix_cache.to_dict() == manifest["prefix_cache"]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["n_scored_rows"] == 4 and summary["n_failed"] == 0 and "units_per_second" in summary
 

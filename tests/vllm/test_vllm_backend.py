@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,8 +27,14 @@ from PIL import Image
 import vlaudit
 from vlaudit.backends.base import YesNoRequest
 from vlaudit.backends.conformance import check_backend
+from vlaudit.results.backend_description import PrefixCacheDecision
 
 MARGIN_TOL = 1e-5
+#: what a vllm: run's manifest records as its prefix_cache: the decision VllmMllmBackend.prepare() returns
+#: (vLLM's automatic prefix caching, on by default, in blocks of the default --block-size 32)
+VLLM_DECISION = {"enabled": True, "reason": "vLLM automatic prefix caching in blocks of 32 tokens", "override": None}
+#: the line vca score prints from it (vlaudit/commands/vca_score.py, as for an hf: run)
+VLLM_REUSE_LINE = "shared image-prefix reuse: on (vLLM automatic prefix caching in blocks of 32 tokens)"
 FAMILIES = ("qwen2-vl", "qwen2.5-vl")
 #: every context vlaudit builds from an ITEMS row with boxes (controls and stress probes)
 CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "blur", "patch-shuffle")
@@ -86,6 +93,26 @@ def test_the_manifest_records_the_engine_and_the_hf_rendering(runs, family) -> N
     # the spec's options as the engine ran: eager recorded in both places or in neither
     eager = ours["engine_options"].get("enforce_eager", False)
     assert ours_file["arguments"].get("enforce_eager", False) == eager == (family == "qwen2-vl")
+
+
+def test_a_vllm_run_records_its_prefix_cache_decision(runs, vllm_model, vllm_backend, tmp_path) -> None:
+    """The manifest's ``prefix_cache`` is the decision the ``vllm:`` backend's prepare() returned (every
+    ``vllm:`` manifest once recorded null, and vca score printed no reuse line); a rerun of the finished run
+    (a copy: the fixture's summary stays as scored) reads it back as the API's Margins.prefix_cache, the
+    value vca score prints, without scoring anything."""
+    items, vllm_run, _ = runs("qwen2-vl")
+    manifest = json.loads((vllm_run / "manifest.json").read_text())
+    assert manifest["prefix_cache"] == VLLM_DECISION
+    assert manifest["backend"]["prefix_cache"] is True  # the engine's enable_prefix_caching, as it ran
+    again = tmp_path / "again"
+    shutil.copytree(vllm_run, again)
+    spec = vlaudit.ScoreSpec.of(model=vllm_model("qwen2-vl"), benchmark=items, images=items.parent / "images",
+                                out=again, contexts=CONTEXTS, interfaces=("yesno", "truefalse"),
+                                run=vlaudit.RunOptions(chunk_size=16))
+    margins = vlaudit.score_margins(spec, backend=vllm_backend("qwen2-vl"))
+    assert margins.summary.n_units_scored_now == 0  # the finished run answered: nothing scored again
+    assert margins.prefix_cache == PrefixCacheDecision(enabled=True, reason=VLLM_DECISION["reason"])
+    assert margins.prefix_cache.to_dict() == VLLM_DECISION
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -179,6 +206,9 @@ def test_vca_score_on_vllm_resumes_after_kill_9(runs, tmp_path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     # vLLM's log goes to stderr (warnings only): stdout holds vlaudit's own lines, never the engine's INFO
     assert "INFO" not in done.stdout and "[vllm" not in done.stdout.lower(), done.stdout[-2000:]
+    # the run's prefix-cache decision: recorded in its manifest and printed, as for an hf: run
+    assert VLLM_REUSE_LINE in " ".join(done.stdout.split()), done.stdout[-2000:]  # the console wraps it
+    assert json.loads((out / "manifest.json").read_text())["prefix_cache"] == VLLM_DECISION
     again, before = _margins(out), _margins(vllm_run)
     assert set(again) == set(before)
     assert max(abs(again[k][0] - before[k][0]) for k in again) <= MARGIN_TOL

@@ -29,6 +29,7 @@ from vlaudit.results.backend_description import BackendDescription, PrefixCacheD
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import NDArray
     from PIL import Image
 
     from vlaudit.sources.items import BenchmarkItem
@@ -297,9 +298,9 @@ class FeatureBackend(Protocol):
 
     def describe(self) -> BackendDescription: ...
 
-    def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray: ...
+    def encode_images(self, images: Sequence[Image.Image]) -> NDArray[np.float32]: ...
 
-    def encode_texts(self, texts: Sequence[str]) -> np.ndarray: ...
+    def encode_texts(self, texts: Sequence[str]) -> NDArray[np.float32]: ...
 
 
 #: a loaded model of either capability (:func:`vlaudit.backends.registry.load_backend` returns one)

@@ -8,5 +8,7 @@
   features) that writers and readers import;
 * :mod:`vlaudit.results.catalog` — every result type and table, and their Markdown for the docs;
 * :mod:`vlaudit.results.manifest` — :class:`RunManifest`, the one ``manifest.json`` type of run folders and
-  built datasets (written by :func:`vlaudit.files.write_manifest`).
+  built datasets (written by :func:`vlaudit.files.write_manifest`); :mod:`vlaudit.results.scoring_record` —
+  :class:`ScoringRunRecord`, what a yes/no scoring run adds to it; :mod:`vlaudit.results.backend_description`
+  — the backend's description and prefix-cache decision it records.
 """

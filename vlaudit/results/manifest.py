@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from vlaudit.errors import InputError
+from vlaudit.results.scoring_record import ScoringRunRecord
 from vlaudit.results.versioned import JsonObject, JsonValue, check_schema_version, to_json
 
 MANIFEST_FILE = "manifest.json"
@@ -69,28 +70,34 @@ class RunManifest:
 
     ``record`` holds what the command adds; its keys are written at the top level beside the common ones
     (the readers of a run — the factorial analysis, the HTML report, ``read_features`` — read them there).
-    ``arguments`` and ``record`` are open (each command records its own): values JSON can hold, or paths and
-    numpy scalars, written as JSON by :func:`~vlaudit.results.versioned.to_json` (a manifest read back holds JSON
-    values only); ``packages`` maps a package to its installed version (None: not installed).
+    A yes/no scoring run's record is the typed :class:`~vlaudit.results.scoring_record.ScoringRunRecord`;
+    another command's (and a manifest read back: :meth:`ScoringRunRecord.from_dict` reads a scoring run's from
+    it) is an open mapping. ``arguments`` is open (each command records its own spec): values JSON can hold, or
+    paths and numpy scalars, written as JSON by :func:`~vlaudit.results.versioned.to_json` (a manifest read back
+    holds JSON values only); ``packages`` maps a package to its installed version (None: not installed).
     """
 
     command: str
     arguments: Mapping[str, object]
-    record: Mapping[str, object] = field(default_factory=dict)
+    record: ScoringRunRecord | Mapping[str, object] = field(default_factory=dict)
     packages: dict[str, str | None] = field(default_factory=package_versions)
     git_commit: str | None = field(default_factory=git_commit)
     schema_version: int = MANIFEST_SCHEMA_VERSION
 
     def __post_init__(self) -> None:
-        clash = sorted(set(self.record) & set(_OWN_KEYS))
+        clash = sorted(set(self.record_items()) & set(_OWN_KEYS))
         if clash:
             raise ValueError(f"a manifest record may not redefine {clash}")
 
     def to_dict(self) -> JsonObject:
         return {"schema_version": self.schema_version, "command": self.command,
-                **{key: to_json(value) for key, value in self.record.items()},
+                **{key: to_json(value) for key, value in self.record_items().items()},
                 "arguments": to_json(self.arguments), "packages": to_json(self.packages),
                 "git_commit": self.git_commit}
+
+    def record_items(self) -> Mapping[str, object]:
+        """The record's keys and values as written at the manifest's top level."""
+        return self.record.to_dict() if isinstance(self.record, ScoringRunRecord) else self.record
 
     @classmethod
     def from_dict(cls, data: Mapping[str, JsonValue], *, path: str | Path = "<manifest>") -> RunManifest:

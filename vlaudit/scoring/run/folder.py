@@ -223,10 +223,6 @@ class RunFolder:
         # any other result in the folder (a suite's features and suite.json, a report) is something to protect
         return all(entry.name in _UNSCORED_ENTRIES for entry in self.path.iterdir()) if self.path.is_dir() else True
 
-    def has_run(self) -> bool:
-        """Whether the folder holds a run (its manifest)."""
-        return (self.path / MANIFEST).is_file()
-
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """The folder's lock alone (no files removed)."""
         return run_lock(self.path)

@@ -31,7 +31,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol, TypedDict
 
 import pyarrow as pa
 
@@ -52,15 +52,16 @@ from vlaudit.files import (
 )
 from vlaudit.hashing import sha256_json
 from vlaudit.results import columns
+from vlaudit.results.scoring_record import ScoringRunRecord
 from vlaudit.results.vca.coverage import ScoringCoverage, cell_of, coverage_of
 from vlaudit.results.vca.outputs import ScoringSummary
-from vlaudit.results.versioned import to_json
+from vlaudit.results.versioned import JsonValue, to_json
 from vlaudit.scoring.run.cache import ChunkCache
 from vlaudit.scoring.run.executors import LocalExecutor
 from vlaudit.scoring.run.folder import OpenRun, RunFolder
 from vlaudit.scoring.run.manifest import RunManifest, local_weights_identity, model_fingerprint
-from vlaudit.scoring.run.plan import Record, chunk_units, plan_run
-from vlaudit.scoring.run.shards import IncompleteRunError, Shard, UnitTask
+from vlaudit.scoring.run.plan import Record, Unit, chunk_units, plan_run
+from vlaudit.scoring.run.shards import IncompleteRunError, Shard, ShardDone, ShardFailure, UnitTask
 from vlaudit.sources.images import ImageStore
 from vlaudit.sources.items import BenchmarkItem, option_letters
 
@@ -70,13 +71,36 @@ GEOMETRY_COLUMNS = columns.GEOMETRY_COLUMNS
 #: the margins table's columns in the order written (one definition: :data:`vlaudit.results.columns.MARGINS`)
 MARGIN_COLUMNS = columns.MARGINS.names
 
+#: one row of ``margins.parquet`` or ``failures.jsonl`` as built here (the columns of :data:`MARGIN_COLUMNS`)
+Row = dict[str, object]
 
-def margins_schema() -> Any:
+
+class ScoringExecutor(Protocol):
+    """Where a run's forward passes run (:class:`~vlaudit.scoring.run.executors.LocalExecutor`,
+    :class:`~vlaudit.scoring.run.ray_executor.RayExecutor`): what it records in the manifest, and the shards
+    it scores, handing each finished one to ``on_shard_done``; the shards that failed come back."""
+
+    def describe(self) -> Mapping[str, object]: ...
+
+    def run(self, shards: Sequence[Shard], *, backend: YesNoBackend, store: ImageStore, seed: int,
+            on_shard_done: ShardDone) -> Sequence[ShardFailure]: ...
+
+
+class ProblemCounts(TypedDict):
+    """The records not scored, counted (:func:`problem_counts`)."""
+
+    n_failed: int
+    n_skipped: int
+    failures_by_reason: dict[str, int]
+    skipped_by_context: dict[str, int]
+
+
+def margins_schema() -> pa.Schema:
     """The Arrow schema of ``margins.parquet`` (:data:`vlaudit.results.columns.MARGINS`)."""
     return columns.MARGINS.arrow_schema()
 
 
-def _item_fields(record: Record, model: str) -> dict[str, Any]:
+def _item_fields(record: Record, model: str) -> Row:
     item = record.item
     return {"model": model, "dataset": item.dataset or "", "item_id": item.item_id, "context": record.context,
             "interface": record.interface, "label": item.label, "group_id": item.group_id,
@@ -91,7 +115,7 @@ def _item_fields(record: Record, model: str) -> dict[str, Any]:
             "cluster": item.cluster, "cluster_unit": item.cluster_unit}
 
 
-def _text_or_none(value: Any) -> str | None:
+def _text_or_none(value: object) -> str | None:
     return None if value is None else str(value)
 
 
@@ -105,11 +129,11 @@ def example_prompts(prompt_of: Callable[[str, str, bool], str], interfaces: Sequ
 
 def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images_dir: str | Path, out_dir: str | Path,
                 contexts: Sequence[str], interfaces: Sequence[str], seed: int = 0, strict: bool = False,
-                model_name: str | None = None, chunk_size: int = 64, arguments: dict[str, Any] | None = None,
+                model_name: str | None = None, chunk_size: int = 64, arguments: Mapping[str, object] | None = None,
                 on_plan: Callable[[int, int], None] | None = None,
                 on_progress: Callable[[int], None] | None = None,
-                on_warning: Callable[[str], None] | None = None, executor: Any = None,
-                command: str = "vca score", model_files: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                on_warning: Callable[[str], None] | None = None, executor: ScoringExecutor | None = None,
+                command: str = "vca score", model_files: Mapping[str, object] | None = None) -> dict[str, object]:
     """Score every (item, context, interface) with ``backend`` and write the run directory; returns the summary.
 
     ``on_plan(n_units_total, n_units_cached)`` and ``on_progress(n_units_done_now)`` drive a progress bar;
@@ -150,18 +174,12 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
         raise InputError(f"{first.error} ({len(failed)} failed record(s); --strict)", record=first.item.item_id,
                          field="image")
     template = {"template": facts.get("template"), "chat_template_sha256": facts.get("chat_template_sha256")}
-    record = {
-        "model": model, "spec": backend.spec, "backend": facts, "model_fingerprint": fingerprint,
-        "model_fingerprint_by_interface": per_interface,
-        "revision": facts.get("revision"), "dtype": facts.get("dtype"),
-        "pixel_budget": facts.get("pixel_budget"),
-        "prompt_template_sha256": sha256_json(template),
-        "example_prompts": example_prompts(backend.prompt, interfaces, items[0]),
-        "contexts": list(contexts), "interfaces": list(interfaces), "context_parameters": context_parameters(),
-        "seed": seed, "n_items": len(items), "executor": (executor or LocalExecutor()).describe(),
-        "prefix_cache": None if decision is None else decision.to_dict(),
-        "model_files": None if model_files is None else dict(model_files),
-    }
+    record = ScoringRunRecord.of(
+        model=model, spec=backend.spec, backend=description, model_fingerprint=fingerprint,
+        model_fingerprint_by_interface=per_interface, prompt_template_sha256=sha256_json(template),
+        example_prompts=example_prompts(backend.prompt, interfaces, items[0]), contexts=contexts,
+        interfaces=interfaces, context_parameters=context_parameters(), seed=seed, n_items=len(items),
+        executor=(executor or LocalExecutor()).describe(), prefix_cache=decision, model_files=model_files)
     manifest = RunManifest(command=command, arguments=dict(arguments or {}), record=record)
     if not any(r.status == "ok" for r in records):
         refuse_empty_run(records, model, out, images_dir)
@@ -172,17 +190,32 @@ def run_scoring(backend: YesNoBackend, items: Sequence[BenchmarkItem], *, images
                                 on_progress=on_progress, on_warning=on_warning or _warn, executor=executor)
 
 
-def _scored_fields(hit: Mapping[str, Any]) -> dict[str, Any]:
+def _scored_fields(hit: Mapping[str, JsonValue]) -> Row:
     """The answer columns of one cached result: the yes/no NLLs and margin, or the option letters' log-probs."""
-    censored = ",".join(hit["censored"]) if hit.get("censored") else None
+    censored = ",".join(str(word) for word in _listed(hit["censored"])) if hit.get("censored") else None
     if "logp_options" in hit:
-        logps = [float(v) for v in hit["logp_options"]]
+        logps = [_number(v) for v in _listed(hit["logp_options"])]
         return {"nll_yes": None, "nll_no": None, "margin": None, "yes_token_id": None, "no_token_id": None,
                 "option_letters": "".join(option_letters(len(logps))), "logp_options": logps,
-                "option_token_ids": [int(i) for i in hit["option_token_ids"]], "censored": censored}
-    nll_yes, nll_no = float(hit["nll_yes"]), float(hit["nll_no"])
+                "option_token_ids": [int(_number(i)) for i in _listed(hit["option_token_ids"])],
+                "censored": censored}
+    nll_yes, nll_no = _number(hit["nll_yes"]), _number(hit["nll_no"])
     return {"nll_yes": nll_yes, "nll_no": nll_no, "margin": nll_no - nll_yes, "yes_token_id": hit["yes_token_id"],
             "no_token_id": hit["no_token_id"], "censored": censored}
+
+
+def _listed(value: JsonValue) -> list[JsonValue]:
+    """A cached result's list field (a TypeError when the sealed chunk holds something else)."""
+    if not isinstance(value, list):
+        raise TypeError(f"a cached result's list field holds {type(value).__name__}")
+    return value
+
+
+def _number(value: JsonValue) -> float:
+    """A cached result's number as a float (a TypeError when the sealed chunk holds something else)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"a cached result's number field holds {type(value).__name__}")
+    return float(value)
 
 
 def check_yes_no_items(items: Sequence[BenchmarkItem], interfaces: Sequence[str]) -> None:
@@ -216,7 +249,7 @@ def too_many_images(items: Sequence[BenchmarkItem], capacity: int, model: str,
                       f"{way_out}", field="benchmark")
 
 
-def check_letter_items(backend: Any, items: Sequence[BenchmarkItem]) -> None:
+def check_letter_items(backend: YesNoBackend, items: Sequence[BenchmarkItem]) -> None:
     """Before any scoring: every item has options, and each of their letters is one token for ``backend``."""
     plain = [item.item_id for item in items if not item.options]
     if plain:
@@ -260,11 +293,11 @@ def list_problems(records: Sequence[Record], model: str, out: Path) -> str:
 OUTPUT_FILES = ("manifest.json", "margins.parquet", "failures.jsonl", "summary.json")
 
 
-def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list[Record], units: list[Any], *,
+def _score_and_write(backend: YesNoBackend, items: Sequence[BenchmarkItem], records: list[Record], units: list[Unit], *,
                      run: OpenRun, model: str, contexts: Sequence[str], store: ImageStore, seed: int,
                      chunk_size: int, on_plan: Callable[[int, int], None] | None,
                      on_progress: Callable[[int], None] | None, on_warning: Callable[[str], None],
-                     executor: Any = None) -> dict[str, Any]:
+                     executor: ScoringExecutor | None = None) -> dict[str, object]:
     out = run.path
     cache = ChunkCache(out / "cache", warn=on_warning)
     cached = cache.load()
@@ -278,7 +311,7 @@ def _score_and_write(backend: Any, items: Sequence[BenchmarkItem], records: list
     started = time.perf_counter()
     n_scored = 0
 
-    def on_shard_done(shard: Shard, rows: list[dict[str, Any]]) -> None:
+    def on_shard_done(shard: Shard, rows: list[dict[str, JsonValue]]) -> None:
         nonlocal n_scored
         cache.append(rows)
         n_scored += len(shard.tasks)
@@ -329,14 +362,14 @@ def _warn(message: str) -> None:
     warnings.warn(message, stacklevel=3)
 
 
-def _problems(records: Sequence[Record], model: str) -> list[dict[str, Any]]:
+def _problems(records: Sequence[Record], model: str) -> list[Row]:
     """The rows of ``failures.jsonl``: every failed or skipped record with its reason, in a fixed order."""
     problems = [{**_item_fields(r, model), "status": r.status, "error": r.error} for r in records if r.status != "ok"]
     problems.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"], r["interface"]))
     return problems
 
 
-def problem_counts(records: Sequence[Record]) -> dict[str, Any]:
+def problem_counts(records: Sequence[Record]) -> ProblemCounts:
     """Failed records by reason (the fixed prefix of :class:`~vlaudit.sources.images.ImageFailure` messages) and
     skipped records by context (their reasons are per-item details)."""
     by_reason: dict[str, int] = {}
@@ -362,7 +395,7 @@ def records_coverage(records: Sequence[Record]) -> ScoringCoverage:
     return coverage_of([cell_of(*key, statuses) for key, statuses in cells.items()])
 
 
-def failure_line(counts: Mapping[str, Any]) -> str:
+def failure_line(counts: ProblemCounts) -> str:
     """``3 failed (image file not found: 3), 2 skipped (context irre: 2)`` from :func:`problem_counts`."""
     def detail(mapping: Mapping[str, int], prefix: str = "") -> str:
         return f" ({', '.join(f'{prefix}{k}: {n}' for k, n in sorted(mapping.items()))})" if mapping else ""
