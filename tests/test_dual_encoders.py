@@ -92,6 +92,47 @@ def test_open_clip_spec_forms() -> None:
 # ------------------------------------------------------------------------------------------------ features
 
 
+@pytest.mark.parametrize("family", ["clip", "open_clip"])
+def test_prepared_images_embed_as_encode_images(family: str, tiny_dirs: dict[str, Path]) -> None:
+    """Preprocessing apart from the forward (what write_features runs on its helper thread) changes no bit:
+    the same batches, the same rows; a batch size changed in between is refused, not silently re-batched."""
+    backend = load_backend(tiny_spec(family, tiny_dirs[family]), RunOptions(device="cpu", batch_size=2))
+    images = _images(5)
+    prepared = backend.prepare_images(images)
+    assert len(prepared.batches) == 3 and prepared.count == 5
+    np.testing.assert_array_equal(backend.encode_prepared_images(prepared), backend.encode_images(images))
+    assert backend.encode_prepared_images(backend.prepare_images([])).shape == (0, backend.dim)
+    backend.batch_size = 1
+    with pytest.raises(ValueError, match="prepared in batches of 2"):
+        backend.encode_prepared_images(prepared)
+
+
+def test_features_preprocess_off_the_forward_thread(write_dual_dataset, tmp_path: Path,
+                                                    tiny_dirs: dict[str, Path]) -> None:
+    """write_features decodes and preprocesses the next chunk on a helper thread while this chunk's forward
+    runs: the forwards stay on the caller's thread, the preprocessing never is."""
+    import threading
+
+    cycles_path, images_dir = write_dual_dataset(tmp_path, with_text=False, with_file_names=False)
+    inputs = collect_inputs(read_cycles(cycles_path), cycles_path, images_dir)
+    backend = load_backend(f"open_clip:local-dir:{tiny_dirs['open_clip']}", RunOptions(device="cpu", batch_size=1))
+    threads: dict[str, set[str]] = {"inputs": set(), "forward": set()}
+    image_inputs, image_forward = backend._image_inputs, backend._image_forward
+
+    def inputs_seen(images):
+        threads["inputs"].add(threading.current_thread().name)
+        return image_inputs(images)
+
+    def forward_seen(batch):
+        threads["forward"].add(threading.current_thread().name)
+        return image_forward(batch)
+
+    backend._image_inputs, backend._image_forward = inputs_seen, forward_seen
+    write_features(backend, inputs, tmp_path / "f", chunk=1)
+    assert threads["forward"] == {threading.current_thread().name}
+    assert threads["inputs"] and all(name.startswith("vlaudit-decode") for name in threads["inputs"])
+
+
 class _Counting:
     """Counts what reaches the backend (the real backend still does the work)."""
 

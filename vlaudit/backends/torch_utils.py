@@ -15,6 +15,7 @@ Imported only by the dual-encoder backends, which the registry loads by import p
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,6 +62,15 @@ def batched(items: Sequence[Any], batch_size: int, encode: Callable[[Sequence[An
     return np.ascontiguousarray(np.concatenate(parts, axis=0), dtype=np.float32)
 
 
+@dataclass(frozen=True)
+class PreparedImages:
+    """The model inputs of ``count`` images, one entry of ``batches`` per forward pass of ``batch_size``."""
+
+    batches: tuple[Any, ...]
+    count: int
+    batch_size: int
+
+
 class BatchedDualEncoder:
     """Common state and batching of a dual encoder; subclasses encode one batch and set ``dim``."""
 
@@ -79,8 +89,16 @@ class BatchedDualEncoder:
         return {"spec": self.spec, "backend": backend, "dtype": str(self.dtype).removeprefix("torch."),
                 "device": str(self.device), "batch_size": self.batch_size, "normalize": "l2", "dim": self.dim}
 
-    def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+    def _image_inputs(self, images: Sequence[Image.Image]) -> Any:
+        """The model's inputs for one batch of images (its preprocessing: resize, crop, normalise)."""
         raise NotImplementedError
+
+    def _image_forward(self, inputs: Any) -> np.ndarray:
+        """L2-normalised float32 embeddings of one batch of :meth:`_image_inputs`."""
+        raise NotImplementedError
+
+    def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+        return self._image_forward(self._image_inputs(images))
 
     def _encode_texts(self, texts: Sequence[str]) -> np.ndarray:
         raise NotImplementedError
@@ -88,6 +106,22 @@ class BatchedDualEncoder:
     def encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         """L2-normalised float32 image embeddings, one row per image."""
         return batched(images, self.batch_size, self._encode_images, self.dim)
+
+    def prepare_images(self, images: Sequence[Image.Image]) -> PreparedImages:
+        """The model's inputs for ``images``, in the batches :meth:`encode_images` makes: preprocessing that a
+        caller may run on another thread while the previous batches' forward passes run."""
+        batches = [self._image_inputs(images[start:start + self.batch_size])
+                   for start in range(0, len(images), self.batch_size)]
+        return PreparedImages(batches=tuple(batches), count=len(images), batch_size=self.batch_size)
+
+    def encode_prepared_images(self, prepared: PreparedImages) -> np.ndarray:
+        """:meth:`encode_images` of the images :meth:`prepare_images` prepared: the same batches, the same rows."""
+        if prepared.batch_size != self.batch_size:  # prepared under another batch size (vca stability's batch-1)
+            raise ValueError(f"images prepared in batches of {prepared.batch_size}, encoder batches {self.batch_size}")
+        if prepared.count == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self._image_forward(batch) for batch in prepared.batches]
+        return np.ascontiguousarray(np.concatenate(parts, axis=0), dtype=np.float32)
 
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised float32 text embeddings, one row per text."""

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
@@ -198,6 +198,16 @@ def _encode_unique(keys: list[str], encode_part: Callable[[Sequence[str]], np.nd
     return rows
 
 
+@runtime_checkable
+class PreparesImages(Protocol):
+    """A dual encoder whose preprocessing can run apart from its forward pass
+    (:class:`~vlaudit.backends.torch_utils.BatchedDualEncoder`: ``hf-clip:``, ``open_clip:``)."""
+
+    def prepare_images(self, images: Sequence[Any]) -> Any: ...
+
+    def encode_prepared_images(self, prepared: Any) -> np.ndarray: ...
+
+
 def write_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: str | Path, *,
                      provenance: Mapping[str, Any] | None = None, chunk: int | None = None,
                      progress: Progress | None = None, workers: int = 4, executor: Any = None,
@@ -226,16 +236,24 @@ def write_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: str 
             return list(pool.map(lambda i: _open_rgb(inputs.images[i], i, inputs), ids))
 
         def prefetched(parts: list[list[str]]) -> Iterable[np.ndarray]:
-            """Decode the next chunk's images on a helper thread while this chunk's forward pass runs."""
+            """Decode the next chunk's images, and preprocess them where the backend can do it apart, on a
+            helper thread while this chunk's forward pass runs (the same batches, so the same rows)."""
             if not parts:
                 return
+            apart = backend if isinstance(backend, PreparesImages) else None
+
+            def ready(keys: Sequence[str]) -> Any:
+                images = load(keys)
+                return images if apart is None else apart.prepare_images(images)
+
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlaudit-decode") as ahead:
-                upcoming = ahead.submit(load, parts[0])
+                upcoming = ahead.submit(ready, parts[0])
                 for position, _ in enumerate(parts):
-                    images = upcoming.result()
+                    inputs_now = upcoming.result()
                     if position + 1 < len(parts):
-                        upcoming = ahead.submit(load, parts[position + 1])
-                    yield backend.encode_images(images)
+                        upcoming = ahead.submit(ready, parts[position + 1])
+                    yield (backend.encode_images(inputs_now) if apart is None
+                           else apart.encode_prepared_images(inputs_now))
 
         remote_images = None if executor is None else (lambda parts: executor.encode_images(
             [[(id_of_hash[k], str(inputs.images[id_of_hash[k]])) for k in part] for part in parts], inputs))

@@ -58,9 +58,11 @@ class HfClipBackend(DualPerturbations, BatchedDualEncoder):
                 "text_padding": self.text_padding, "max_text_length": self.max_text_length,
                 "transformers": transformers.__version__})
 
-    def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+    def _image_inputs(self, images: Sequence[Image.Image]) -> Any:
+        return self.processor(images=[image.convert("RGB") for image in images], return_tensors="pt")
+
+    def _image_forward(self, inputs: Any) -> np.ndarray:
         torch = import_torch()
-        inputs = self.processor(images=[image.convert("RGB") for image in images], return_tensors="pt")
         # every image input the processor makes (SigLIP2 adds pixel_attention_mask and spatial_shapes)
         kwargs = {key: value.to(self.device, self.dtype) if value.is_floating_point() else value.to(self.device)
                   for key, value in inputs.items() if hasattr(value, "to")}

@@ -105,11 +105,14 @@ class OpenClipBackend(DualPerturbations, BatchedDualEncoder):
         return BackendDescription.of({**self._common_facts("open_clip"), "model_name": self.model_name, "pretrained": self.pretrained,
                 "open_clip": open_clip.__version__})
 
-    def _encode_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+    def _image_inputs(self, images: Sequence[Image.Image]) -> Any:
         torch = import_torch()
-        pixels = torch.stack([self.preprocess(image.convert("RGB")) for image in images])
+        return torch.stack([self.preprocess(image.convert("RGB")) for image in images])
+
+    def _image_forward(self, inputs: Any) -> np.ndarray:
+        torch = import_torch()
         with torch.inference_mode():
-            return l2_normalise(self.model.encode_image(pixels.to(self.device, self.dtype), normalize=True))
+            return l2_normalise(self.model.encode_image(inputs.to(self.device, self.dtype), normalize=True))
 
     def _encode_texts(self, texts: Sequence[str]) -> np.ndarray:
         torch = import_torch()
