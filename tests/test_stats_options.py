@@ -35,13 +35,29 @@ FIELDS = {f.name: f for f in dataclasses.fields(vlaudit.StatsOptions)}
 #: (--resamples, --seed); a command added to the CLI that resamples belongs here
 RESAMPLING: dict[str, set[str]] = {
     "vca report": {"controls", "level", "cluster"},
+    "compare vca": {"controls", "level", "permutations", "cluster"},
+    "compare cycles": {"level", "permutations", "cluster"},
+    "cycles eval": {"cluster"},
+    "suite eval": set(),
+    "giveaway": set(),
+    "vca factorial": set(),
+    "data edits build": set(),
+    "data edits analyze": set(),
+    "vca validity": {"controls"},
+    "vca filter": {"controls"},
+    "vca proxies": {"controls"},
 }
 #: a command's own default of a field, where its setting is not the record's (VCA §19's)
-OWN_DEFAULTS: dict[tuple[str, str], object] = {}
+OWN_DEFAULTS: dict[tuple[str, str], object] = {
+    ("cycles eval", "seed"): settings.CYCLE_BOOTSTRAP_SEED, ("suite eval", "seed"): settings.CYCLE_BOOTSTRAP_SEED,
+    ("vca factorial", "seed"): settings.FACTORIAL_BOOTSTRAP_SEED, ("data edits build", "seed"): settings.EDIT_SEED,
+    ("data edits analyze", "seed"): settings.EDIT_SEED,
+}
 #: a command's own lower bound of a field
-OWN_MINIMUMS: dict[tuple[str, str], float] = {}
+OWN_MINIMUMS: dict[tuple[str, str], float] = {("giveaway", "resamples"): 10}
 #: the one sentence a command adds to a field's help, where the flag means more there
-MORE_HELP: dict[tuple[str, str], str] = {}
+MORE_HELP: dict[tuple[str, str], str] = {
+    ("data edits build", "seed"): "Here also the seed of the shuffle of positive groups."}
 EVERY = {name for name, f in FIELDS.items() if not f.metadata.get("some")}
 
 
@@ -106,8 +122,20 @@ def _minimal_args(tmp_path: Path) -> dict[str, list[str]]:
     table = tmp_path / "margins.csv"
     table.write_text("model\n")
     out = str(tmp_path / "out")
+    folder = str(tmp_path)
     return {
         "vca report": [str(table), "--out", out],
+        "compare vca": [str(table), str(table), "--out", out],
+        "compare cycles": ["--cycles", str(table), "--scores", f"a={table}", "--scores", f"b={table}", "--out", out],
+        "cycles eval": ["--cycles", str(table), "--scores", str(table), "--out", str(tmp_path / "out" / "e.json")],
+        "suite eval": ["aro-vgr", str(table), "--images", folder, "--model", "ref:tiny-open-clip", "--out", out],
+        "giveaway": [str(table), "--out", out],
+        "vca factorial": [str(table), "--out", out],
+        "data edits build": [str(table), "--images", folder, "--out", out],
+        "data edits analyze": [folder, "--consensus", str(table), "--report", folder, "--out", out],
+        "vca validity": [str(table), "--out", out],
+        "vca filter": [str(table), "--out", out],
+        "vca proxies": [str(table), "--out", out],
     }
 
 

@@ -38,7 +38,7 @@ STATS: Any = None
 
 
 def stats_flag(name: str) -> str:
-    """The flag of field ``name`` of :class:`vlaudit.StatsOptions` (``"seed"`` → ``"--seed"``)."""
+    """The flag of field ``name`` of :class:`vlaudit.StatsOptions` (``seed`` → ``--seed``)."""
     return str(next(f for f in dataclasses.fields(vlaudit.StatsOptions) if f.name == name).metadata["flag"])
 
 
