@@ -301,3 +301,28 @@ def test_the_api_takes_the_record_as_it_takes_the_keywords(tmp_path) -> None:
         vlaudit.vca_report(rows, stats=stats, seed=4)
     with pytest.raises(InputError, match=r"field 'stats': vca_report takes no permutations \(set in stats=\)"):
         vlaudit.vca_report(rows, stats=vlaudit.StatsOptions(permutations=99))
+
+
+def test_the_decorator_stacks_with_model_options_in_either_order() -> None:
+    """``suite eval`` has @model_options outside; the other order builds the same flags and records."""
+    import typer
+    from typer.testing import CliRunner
+
+    from vlaudit.commands._model_options import model_options
+    from vlaudit.commands._stats_options import STATS, stats_options
+
+    seen = []
+
+    def body(*, model: vlaudit.ModelRef, run: vlaudit.RunOptions = vlaudit.RunOptions(),
+             stats: vlaudit.StatsOptions = STATS) -> None:
+        seen.append((model.spec, run.device, stats))
+
+    with_model = model_options(vlaudit.DualOptions, flags=("dtype",), model_help="A model.", run=("device",))
+    with_stats = stats_options("cluster", defaults={"seed": 3})
+    app = typer.Typer()
+    app.command("inner")(with_model(with_stats(body)))
+    app.command("outer")(with_stats(with_model(body)))
+    for name in ("inner", "outer"):
+        done = CliRunner().invoke(app, [name, "--model", "ref:tiny-open-clip", "--cluster", "image", "--device", "cpu"])
+        assert done.exit_code == 0, done.output
+    assert seen == [("ref:tiny-open-clip", "cpu", vlaudit.StatsOptions(seed=3, cluster="image"))] * 2
