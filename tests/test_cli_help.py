@@ -86,7 +86,8 @@ def test_paper_settings_name_their_paper(cli, monkeypatch) -> None:
     flat = " ".join(_help(("vlaudit", "data", "factorial"), cli, monkeypatch).split())
     assert "Paper setting: VCA §10. [default: 20260724; x>=0]" in flat  # the factorial's seed, not another's
     flat = " ".join(_help(("vlaudit", "vca", "factorial"), cli, monkeypatch).split())
-    assert "Bootstrap seed. Paper setting: VCA §19. [default: 20260724; x>=0]" in flat  # the stem bootstrap's seed
+    # the stem bootstrap's seed (its help is vlaudit.StatsOptions' one --seed text)
+    assert "(same seed, same numbers). Paper setting: VCA §19. [default: 20260724; x>=0]" in flat
     flat = " ".join(_help(("vlaudit", "vca", "score"), cli, monkeypatch).split())
     assert "--strict Fail on any missing/corrupt image instead of recording it. [default: off]" in flat
     assert "--workers INTEGER" in flat and "--model TEXT" in flat and "--benchmark PATH" in flat

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.analysis.cycles.seed_inputs import SeedInputs
     from vlaudit.analysis.cycles.synthetic import SyntheticConfig, run_synthetic
     from vlaudit.analysis.cycles.transfer import run_transfer
+    from vlaudit.analysis.stats_options import StatsOptions
     from vlaudit.api.analyses import (
         VcaFilterResult,
         VcaProxiesResult,
@@ -134,9 +135,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.results.suites import SuiteResult
     from vlaudit.scoring.run.parts import RayOptions
     from vlaudit.scoring.run.spec import CycleScoreSpec, DualScoreSpec, FeaturesSpec, ScoreSpec
+    from vlaudit.sources.context_names import normalize_context
     from vlaudit.sources.cycle_tables import read_cycles
     from vlaudit.sources.items import BenchmarkItem
-    from vlaudit.sources.margins import normalize_context
     from vlaudit.version import __version__
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from vlaudit.analysis.stats_options import StatsOptions, spreads_stats
 from vlaudit.analysis.vca.heldout_filter import FilterSettings, compute_filter
 from vlaudit.analysis.vca.proxies import ProxySettings, compute_proxies
 from vlaudit.analysis.vca.scored_runs import (
@@ -62,13 +63,17 @@ def _joined(edits: str | Path | None, edit_items: str | Path | None, scores: lis
                       dataset=edits_dataset, path=str(edits))
 
 
+@spreads_stats(controls="controls", resamples="n_resamples", seed="seed")
 def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Path | None = None,
                  edit_items: str | Path | None = None, edits_dataset: str | None = None, interface: str = "yesno",
                  controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                  hl_resamples: int = HL_RESAMPLES, seed: int = BOOTSTRAP_SEED, folds: int = 5, repeats: int = 10,
-                 plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> VcaValidityResult:
+                 plot: bool = True, log: Log = _quiet, warn: Log = _quiet,
+                 stats: StatsOptions | None = None) -> VcaValidityResult:
     """Validity of the audit's decisions (VCA §12–§13): single-control discordance, the shared-margin control and
-    the edit-grouped incremental control; writes ``validity.json``, CSV tables and ``validity.png`` into ``out``."""
+    the edit-grouped incremental control; writes ``validity.json``, CSV tables and ``validity.png`` into ``out``.
+    ``stats``: ``controls``, ``n_resamples``, ``seed`` as one :class:`~vlaudit.StatsOptions` record instead
+    (checked as built; its fields, defaults included, replace those keywords; giving both is refused)."""
     settings = ValiditySettings(controls=tuple(controls), n_resamples=n_resamples, hl_resamples=hl_resamples,
                                 seed=seed, folds=folds, repeats=repeats)
     scores = _scores(runs, interface, settings.controls, log, warn)
@@ -77,12 +82,16 @@ def vca_validity(runs: Sequence[str | Path], *, out: str | Path, edits: str | Pa
     return result
 
 
+@spreads_stats(controls="controls", resamples="n_resamples", seed="seed")
 def vca_filter(runs: Sequence[str | Path], *, out: str | Path, coverages: Sequence[float] = FILTER_COVERAGES,
                primary: float = FILTER_PRIMARY_COVERAGE, interface: str = "yesno",
                controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-               seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> VcaFilterResult:
+               seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet,
+               stats: StatsOptions | None = None) -> VcaFilterResult:
     """The held-out credit filter (VCA §14): groups kept by the other models' credit, evaluated on each held-out
-    model (Acc, Blind Gap, Visual Gain, Dep); writes ``filter.json``, CSV tables and ``filter.png``."""
+    model (Acc, Blind Gap, Visual Gain, Dep); writes ``filter.json``, CSV tables and ``filter.png``.
+    ``stats``: ``controls``, ``n_resamples``, ``seed`` as one :class:`~vlaudit.StatsOptions` record instead
+    (checked as built; its fields, defaults included, replace those keywords; giving both is refused)."""
     settings = FilterSettings(coverages=tuple(coverages), primary=primary, n_resamples=n_resamples, seed=seed,
                               controls=tuple(controls))
     result = compute_filter(_scores(runs, interface, settings.controls, log, warn), settings)
@@ -90,13 +99,17 @@ def vca_filter(runs: Sequence[str | Path], *, out: str | Path, coverages: Sequen
     return result
 
 
+@spreads_stats(controls="controls", resamples="n_resamples", seed="seed")
 def vca_proxies(runs: Sequence[str | Path], *, out: str | Path, edits: str | Path | None = None,
                 edit_items: str | Path | None = None, edits_dataset: str | None = None,
                 meta: str | Path | None = None, interface: str = "yesno",
                 controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
-                seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet) -> VcaProxiesResult:
+                seed: int = BOOTSTRAP_SEED, plot: bool = True, log: Log = _quiet, warn: Log = _quiet,
+                stats: StatsOptions | None = None) -> VcaProxiesResult:
     """Proxy measures beside the credit audit (VCA §15–§16): FPVG-style, sufficiency/comprehensiveness, control
-    aggregation, control-set stability, relation families; writes ``proxies.json``, CSV tables, ``proxies.png``."""
+    aggregation, control-set stability, relation families; writes ``proxies.json``, CSV tables, ``proxies.png``.
+    ``stats``: ``controls``, ``n_resamples``, ``seed`` as one :class:`~vlaudit.StatsOptions` record instead
+    (checked as built; its fields, defaults included, replace those keywords; giving both is refused)."""
     settings = ProxySettings(controls=tuple(controls), n_resamples=n_resamples, seed=seed)
     scores = _scores(runs, interface, settings.controls, log, warn)
     result = compute_proxies(scores, _joined(edits, edit_items, scores, edits_dataset), settings,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from vlaudit.analysis.compare.cycles import CycleCompareSettings, compute_cycle_comparison
 from vlaudit.analysis.compare.vca import CompareSettings, compute_comparison
+from vlaudit.analysis.stats_options import StatsOptions, spreads_stats
 from vlaudit.api.input_records import as_cycles, as_scores
 from vlaudit.api.inputs import CyclesInput, ScoresInput
 from vlaudit.api.results import Result, Row, with_interval
@@ -59,11 +60,14 @@ class CycleComparisonResult(Result):
         return self.result
 
 
+@spreads_stats(controls="controls", resamples="n_resamples", seed="seed", level="level",
+               permutations="n_permutations", cluster="cluster")
 def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
                 controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                 seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                 n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                cluster: str | None = None, plot: bool = True, show: bool = False) -> VcaComparisonResult:
+                cluster: str | None = None, plot: bool = True, show: bool = False,
+                stats: StatsOptions | None = None) -> VcaComparisonResult:
     """Compare two or more models' Visual Credit Audits on the items they share (paired, VCA §19).
 
     Args:
@@ -83,6 +87,8 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
             relation group, else the item.
         plot: write the pairwise matrix PNGs.
         show: print the console tables (what the command prints).
+        stats: the statistics options as one :class:`~vlaudit.StatsOptions` record instead (checked as
+            built; its fields, defaults included, replace the keywords they name; giving both is refused).
 
     ``rows``: one per comparison (dataset, interface, family, metric, A, B, difference with interval, p, Holm p,
     survives; the noise band of Acc, Dep and D-CC as ``noise_band_lo`` / ``noise_band_hi``); ``comparison`` is
@@ -102,11 +108,14 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
     return result
 
 
+@spreads_stats(resamples="n_resamples", seed="seed", level="level", permutations="n_permutations",
+               cluster="cluster")
 def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, out: str | Path | None = None,
                    tol: float = CYCLE_TIE_TOL, min_cycles: int = MIN_CYCLES, n_resamples: int = BOOTSTRAP_RESAMPLES,
                    seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                    n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                   cluster: str | None = None, plot: bool = True, show: bool = False) -> CycleComparisonResult:
+                   cluster: str | None = None, plot: bool = True, show: bool = False,
+                   stats: StatsOptions | None = None) -> CycleComparisonResult:
     """Compare two or more models' cycle scores on the same cycles (cycle paper §2.1, §D.5; paired, VCA §19).
 
     Args:
@@ -127,6 +136,8 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
             :mod:`vlaudit.stats.two_way`; tests as under ``image``), ``image_1``, ``image_2`` or ``family``.
         plot: write the pairwise matrix PNGs (more than two models).
         show: print the console tables (what the command prints).
+        stats: the statistics options as one :class:`~vlaudit.StatsOptions` record instead (checked as
+            built; its fields, defaults included, replace the keywords they name; giving both is refused).
 
     ``rows``: one per comparison; ``comparison`` is the typed ``compare_cycles.json``; ``.save(dir)`` writes
     exactly what ``vlaudit compare cycles`` writes.

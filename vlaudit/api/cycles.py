@@ -10,6 +10,7 @@ from warnings import catch_warnings, simplefilter, warn
 
 import numpy as np
 
+from vlaudit.analysis.stats_options import StatsOptions, spreads_stats
 from vlaudit.api.input_records import as_cycles, as_matrix, as_scores
 from vlaudit.api.inputs import CyclesInput, MatrixInput, ScoresInput
 from vlaudit.api.results import Result, with_interval
@@ -100,10 +101,12 @@ def _evaluation_rows(result: CycleEvaluationResult) -> list[dict[str, object]]:
     return rows
 
 
+@spreads_stats(resamples="n_resamples", seed="seed", cluster="cluster")
 def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequence[str] | None = None,
                     min_cycles: int | None = None, tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
                     seed: int = CYCLE_BOOTSTRAP_SEED,
-                    yes_threshold: float = NATURALBENCH_YES_THRESHOLD, cluster: str | None = None) -> CycleEvaluation:
+                    yes_threshold: float = NATURALBENCH_YES_THRESHOLD, cluster: str | None = None,
+                    stats: StatsOptions | None = None) -> CycleEvaluation:
     """Exact CycleAcc per (family, split), never pooled across splits (cycle paper §2.1, §D.5).
 
     Args:
@@ -127,6 +130,9 @@ def evaluate_cycles(cycles: CyclesInput, scores: ScoresInput, *, splits: Sequenc
             resampled as independent, a caveat the table states), ``image`` (cycles joined whenever they share
             an image), ``image_1``, ``image_2``, ``family`` or an extra column of the cycles table (an image
             id of the source, ...). Every cell records its ``unit`` and ``n_clusters``.
+        stats: ``n_resamples``, ``seed`` and ``cluster`` as one :class:`~vlaudit.StatsOptions` record instead
+            (its fields, defaults included, replace them: its seed is VCA §19's unless given; giving both is
+            refused).
 
     Returns:
         A :class:`CycleEvaluation` holding what ``vlaudit cycles eval`` writes (``.save(dir)`` writes

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from vlaudit.analysis.stats_options import StatsOptions, spreads_stats
 from vlaudit.analysis.vca.edits import edit_outcomes, feasibility_audit
 from vlaudit.builders.annotation import export_batches, write_consensus
 from vlaudit.builders.annotation import import_annotations as consensus_of
@@ -66,12 +67,15 @@ class EditAnalysis:
     records: list[dict[str, object]]
 
 
+@spreads_stats(resamples="resamples", seed="seed")
 def build_edits(items: str | Path, *, images: str | Path, out: str | Path, seed: int = EDIT_SEED,
                 min_gap: float = EDIT_MIN_GAP, max_iou: float = EDIT_MAX_IOU, pad: int = EDIT_PAD_PX,
                 radius: int = EDIT_INPAINT_RADIUS, feather: int = EDIT_FEATHER_PX, limit: int | None = None,
-                resamples: int = BOOTSTRAP_RESAMPLES) -> EditBuild:
+                resamples: int = BOOTSTRAP_RESAMPLES, stats: StatsOptions | None = None) -> EditBuild:
     """Seeded shuffle of the positive groups, fixed geometry feasibility, inpaint + feathered swap, six probes
-    per edit; the feasibility-selection audit compares feasible and excluded groups (VCA §17)."""
+    per edit; the feasibility-selection audit compares feasible and excluded groups (VCA §17).
+    ``stats``: ``resamples``, ``seed`` as one :class:`~vlaudit.StatsOptions` record instead (checked as built;
+    its fields, defaults included, replace those keywords; giving both is refused)."""
     out = Path(out)
     params = EditParams(min_gap=min_gap, max_iou=max_iou, pad=pad, radius=radius, feather=feather)
     result = render_edits(read_items(items), images, out, seed=seed, params=params, limit=limit)
@@ -128,12 +132,16 @@ def import_annotations(export_dir: str | Path, *, out: str | Path,
     return EditConsensus(record, result["rows"])
 
 
+@spreads_stats(resamples="resamples", seed="seed")
 def analyze_edits(build_dir: str | Path, *, consensus: str | Path, report: str | Path, out: str | Path,
                   edit_report: str | Path | None = None, interface: str = "yesno",
-                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED) -> EditAnalysis:
+                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = EDIT_SEED,
+                  stats: StatsOptions | None = None) -> EditAnalysis:
     """Flip+visibility outcomes of the accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint; VCA
     §15, §17, §19); writes ``edit_outcomes.csv`` and ``summary.json``. Returns the summary (``n_accepted``,
-    ``table``, ``pooled_cu``, ``pooled_dcc``, ``feasibility_audit``) and the per-record ``records``."""
+    ``table``, ``pooled_cu``, ``pooled_dcc``, ``feasibility_audit``) and the per-record ``records``.
+    ``stats``: ``resamples``, ``seed`` as one :class:`~vlaudit.StatsOptions` record instead (checked as built;
+    its fields, defaults included, replace those keywords; giving both is refused)."""
     build_dir, report, out = Path(build_dir), Path(report), Path(out)
     accepted = [str(r["edit_id"]) for r in read_records(consensus, required=("edit_id", "decision"))
                 if r["decision"] == "accepted"]

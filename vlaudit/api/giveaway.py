@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from vlaudit.analysis.giveaway.audit import BlindScores, blind_from_text_scores
 from vlaudit.analysis.giveaway.audit import benchmark_giveaway as _benchmark
 from vlaudit.analysis.giveaway.vca_blind import vca_blind_readings
+from vlaudit.analysis.stats_options import StatsOptions, spreads_stats
 from vlaudit.analysis.suites.registry import SUITES
 from vlaudit.api.input_records import margins_file
 from vlaudit.errors import InputError
@@ -93,11 +94,13 @@ def _stem(path: str | Path, taken: set[str]) -> str:
     return name
 
 
+@spreads_stats(resamples="resamples", seed="seed")
 def benchmark_giveaway(files: Sequence[str | Path], *, out: str | Path, fmt: str = "auto",
                        lm: str | CausalLmScorer | None = None, vca: Sequence[str | Path] = (),
                        classifier: bool = True, folds: int = 5, scores: str | Path | None = None,
                        batch_size: int = 16, device: str = "cpu", seed: int = BOOTSTRAP_SEED,
-                       resamples: int = BOOTSTRAP_RESAMPLES) -> GiveawayResult:
+                       resamples: int = BOOTSTRAP_RESAMPLES,
+                       stats: StatsOptions | None = None) -> GiveawayResult:
     """What each benchmark file gives away (see the module docstring). Writes into ``out``: ``giveaway.json``
     (:class:`~vlaudit.results.giveaway.GiveawayResult`), ``giveaway.csv`` (one row per file), and per file
     ``STEM.items.csv`` (which reading solves each item, why it is flagged, whether it is kept) and
@@ -105,7 +108,9 @@ def benchmark_giveaway(files: Sequence[str | Path], *, out: str | Path, fmt: str
     (``classifier``, or ``lm``: an ``hf-lm:`` causal LM spec, or one loaded already). ``scores`` (one file
     only): a model's scores table, reported on the full set vs the filtered subset, paired. ``vca``: ``vca
     score`` run folders or margins files of an MLLM benchmark, whose ``text`` context is read as its blind
-    reading (:mod:`vlaudit.analysis.giveaway.vca_blind`)."""
+    reading (:mod:`vlaudit.analysis.giveaway.vca_blind`).
+    ``stats``: ``resamples``, ``seed`` as one :class:`~vlaudit.StatsOptions` record instead (checked as built;
+    its fields, defaults included, replace those keywords; giving both is refused)."""
     if not files and not vca:
         raise InputError("give a benchmark file or a VCA run (--vca)", field="FILES")
     out = Path(out)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from vlaudit.analysis.stats_options import StatsOptions, spreads_stats
 from vlaudit.analysis.suites.evaluate import evaluate_items, read_items
 from vlaudit.analysis.suites.registry import SUITES, suite_named
 from vlaudit.backends.base import FeatureBackend, YesNoBackend
@@ -58,12 +59,14 @@ def read_suite(suite: str, path: str | Path, options: Mapping[str, object] | Non
     return read_items(suite_named(suite), path, options)
 
 
+@spreads_stats(resamples="n_resamples", seed="seed")
 def evaluate_suite(suite: str, path: str | Path, *, images: str | Path, model: str | ModelRef, out: str | Path,
                    query: str | None = None, options: Mapping[str, object] | None = None, dtype: str = "auto",
                    batch_size: int | None = None, chunk_size: int = 64, device: str = "auto",
                    tol: float = CYCLE_TIE_TOL, n_resamples: int = BOOTSTRAP_RESAMPLES,
                    seed: int = CYCLE_BOOTSTRAP_SEED, across: bool = True, overwrite: bool = False,
-                   backend: FeatureBackend | YesNoBackend | None = None) -> SuiteResult:
+                   backend: FeatureBackend | YesNoBackend | None = None,
+                   stats: StatsOptions | None = None) -> SuiteResult:
     """Score ``model`` on suite ``suite`` read from ``path`` and write ``out`` (module docstring).
 
     Args:
@@ -81,6 +84,8 @@ def evaluate_suite(suite: str, path: str | Path, *, images: str | Path, model: s
         across: also count the cycles two items complete (pair suites).
         overwrite: replace a run with other arguments in ``out`` (an MLLM's score cache is kept and reused).
         backend: the model already loaded (``model`` then names it in the manifest).
+        stats: ``n_resamples`` and ``seed`` as one :class:`~vlaudit.StatsOptions` record instead (its fields,
+            defaults included, replace them: its seed is VCA §19's unless given; giving both is refused).
 
     Returns:
         The :class:`~vlaudit.results.suites.SuiteResult` written to ``out/suite.json``. The same call again

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vlaudit.analysis.stats_options import StatsOptions, spreads_stats
 from vlaudit.analysis.vca.factorial import csv_rows, run_factorial_analysis, write_factorial_files
 from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_report
 from vlaudit.api.input_records import as_margin_runs, refuse_foreign_report_folder
@@ -84,10 +85,12 @@ def _write_report(out: Path, result: Result) -> list[Path]:
     return write_report_files(out, result.report)
 
 
+@spreads_stats(controls="controls", resamples="n_resamples", seed="seed", level="level", cluster="cluster")
 def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTROLS,
                n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
                level: float = CONFIDENCE_LEVEL, base_llm: str | Mapping[str, str] | None = None,
-               cluster: str | None = None, min_coverage: float = MIN_COVERAGE) -> VcaResult:
+               cluster: str | None = None, min_coverage: float = MIN_COVERAGE,
+               stats: StatsOptions | None = None) -> VcaResult:
     """Visual Credit Audit of cached margins (VCA §3): Acc, Dep, D-CC, C-U = Acc − D-CC with paired bootstrap
     intervals per (model, dataset, interface), plus the permutation, relation and robustness axes.
 
@@ -105,6 +108,9 @@ def vca_report(margins: MarginsInput, *, controls: Sequence[str] = PRIMARY_CONTR
         min_coverage: a run whose scoring run recorded a lower coverage (``summary.json`` beside its margins:
             scored / asked per context and interface, :mod:`vlaudit.results.vca.coverage`) is reported with a
             warning first and listed in ``.below_coverage`` (``vlaudit vca report`` then exits 1).
+        stats: ``controls``, ``n_resamples`` (its ``resamples``), ``seed``, ``level`` and ``cluster`` as one
+            :class:`~vlaudit.StatsOptions` record instead (checked as built; its fields replace those keywords,
+            giving both is refused).
 
     ``.save(dir)`` writes exactly what ``vlaudit vca report`` writes.
     """
@@ -132,15 +138,18 @@ def _write_factorial(folder: Path, result: Result) -> list[Path]:
     return write_factorial_files(folder, result.data)
 
 
+@spreads_stats(resamples="n_resamples", seed="seed")
 def factorial(runs: str | Path | Sequence[str | Path], *, out: str | Path, items: str | Path | None = None,
               margins: str | Path | None = None, interface: str = "yesno", n_resamples: int = BOOTSTRAP_RESAMPLES,
-              seed: int = FACTORIAL_BOOTSTRAP_SEED) -> FactorialRun:
+              seed: int = FACTORIAL_BOOTSTRAP_SEED, stats: StatsOptions | None = None) -> FactorialRun:
     """The 3×3 evidence-source factorial (VCA §10): C-U, responsiveness, answer flips and source effects.
 
     ``runs`` is one scoring run folder or margins file per model (or a list of them); ``items`` the factorial
     ITEMS (default: from the first run's manifest); ``margins`` the margins table of a single run folder
     (default: its ``margins.parquet``). Writes ``factorial.json`` and two CSV files into ``out``,
     as ``vlaudit vca factorial RUN... --out OUT`` does; ``.save(dir)`` writes the same three files into ``dir``.
+    ``stats``: ``n_resamples`` and ``seed`` as one :class:`~vlaudit.StatsOptions` record instead (its fields,
+    defaults included, replace them: give ``seed=`` in it for the §10 seed; giving both is refused).
     """
     paths = [runs] if isinstance(runs, (str, Path)) else list(runs)
     inputs = read_factorial_inputs(paths, items=items, margins=margins, interface=interface)

@@ -29,18 +29,19 @@ import re
 from typing import Any
 
 from vlaudit import settings
+from vlaudit.commands._stats_options import stats_flag
 
 # (option, default) → where the paper states that setting: one (source, commands) entry, or several, each for
 # the commands named (a path like "data factorial"; None: every command); the option's help then says so.
 _Source = tuple[str, frozenset[str] | None]
 PAPER_DEFAULTS: dict[tuple[str, Any], _Source | list[_Source]] = {
     ("--min-cycles", settings.MIN_CYCLES): ("the cycle paper's minimum, §D.5", None),
-    ("--resamples", settings.BOOTSTRAP_RESAMPLES): ("the VCA paper's bootstrap count, VCA §19 (the cycle paper states no bootstrap)", None),
-    ("--seed", settings.BOOTSTRAP_SEED): ("VCA §19", None),
+    (stats_flag("resamples"), settings.BOOTSTRAP_RESAMPLES): ("the VCA paper's bootstrap count, VCA §19 (the cycle paper states no bootstrap)", None),
+    (stats_flag("seed"), settings.BOOTSTRAP_SEED): ("VCA §19", None),
     # one value, two settings: the factorial scenes' seed (§10) and the seed of its stem bootstrap (§19)
-    ("--seed", settings.FACTORIAL_SEED): [("VCA §10", frozenset({"data factorial"})),
-                                          ("VCA §19", frozenset({"vca factorial"}))],
-    ("--level", settings.CONFIDENCE_LEVEL): ("two-sided 95% intervals, VCA §19", None),
+    (stats_flag("seed"), settings.FACTORIAL_SEED): [("VCA §10", frozenset({"data factorial"})),
+                                                ("VCA §19", frozenset({"vca factorial"}))],
+    (stats_flag("level"), settings.CONFIDENCE_LEVEL): ("two-sided 95% intervals, VCA §19", None),
     ("--stems", settings.FACTORIAL_STEMS): ("VCA §10", None),
     ("--min-gap", settings.EDIT_MIN_GAP): ("VCA §17", None),
     ("--max-iou", settings.EDIT_MAX_IOU): ("VCA §17", None),
@@ -49,7 +50,7 @@ PAPER_DEFAULTS: dict[tuple[str, Any], _Source | list[_Source]] = {
     ("--feather", settings.EDIT_FEATHER_PX): ("VCA §17", None),
     ("--repeat", settings.EDIT_REPEAT_FRACTION): ("VCA §17", None),
     ("--primary", settings.FILTER_PRIMARY_COVERAGE): ("VCA §16", None),
-    ("--controls", ",".join(settings.PRIMARY_CONTROLS)): ("the primary controls, VCA §3", None),
+    (stats_flag("controls"), ",".join(settings.PRIMARY_CONTROLS)): ("the primary controls, VCA §3", None),
     ("--coverage", ",".join(f"{c:g}" for c in settings.FILTER_COVERAGES)): ("VCA §16", None),
     ("--hl-resamples", settings.HL_RESAMPLES): ("VCA §19", None),
 }

@@ -133,15 +133,3 @@ def parse_base_llms(values: list[str]) -> dict[str, str]:
             raise typer.BadParameter(f"two base LLMs for {lvlm.strip()!r}", param_hint="--base-llm")
         named[lvlm.strip()] = llm.strip()
     return named
-
-
-def parse_controls(text: str) -> tuple[str, ...]:
-    """``--controls`` (comma list) → normalised control contexts; 'original' or none is a usage error."""
-    try:
-        controls = tuple(vlaudit.normalize_context(c) for c in text.split(",") if c.strip())
-    except InputError as error:
-        raise typer.BadParameter(str(error), param_hint="--controls") from None
-    if not controls or "original" in controls:
-        raise typer.BadParameter("give one or more control contexts other than 'original'", param_hint="--controls")
-    return controls
-

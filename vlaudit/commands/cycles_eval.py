@@ -11,16 +11,12 @@ from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._console import print_unavailable
 from vlaudit.commands._options import out_file_option
 from vlaudit.commands._say import say, warn
-from vlaudit.settings import (
-    BOOTSTRAP_RESAMPLES,
-    CYCLE_BOOTSTRAP_SEED,
-    CYCLE_TIE_TOL,
-    MIN_CYCLES,
-    NATURALBENCH_YES_THRESHOLD,
-)
+from vlaudit.commands._stats_options import STATS, stats_options
+from vlaudit.settings import CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL, MIN_CYCLES, NATURALBENCH_YES_THRESHOLD
 
 
 @cycles_app.command("eval")
+@stats_options("resamples", "seed", "cluster", defaults={"seed": CYCLE_BOOTSTRAP_SEED})
 def cycles_eval(
     ctx: typer.Context,
     cycles: Path = typer.Option(..., "--cycles", help="Cycles table (JSONL or Parquet), one row per block."),
@@ -36,16 +32,10 @@ def cycles_eval(
                                         "given: the --min-cycles the cycles were built with (CYCLES.meta.json), "
                                         "else the default."),
     tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="Absolute tie tolerance on the float64 cycle contrast."),
-    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples over cycles."),
-    seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
+    stats: vlaudit.StatsOptions = STATS,
     yes_threshold: float = typer.Option(NATURALBENCH_YES_THRESHOLD, "--yes-threshold",
                                         help="NaturalBench blocks: the model answers Yes iff its score exceeds "
                                              "this (0 for the yes/no log-odds of `cycles score-mllm`)."),
-    cluster: str | None = typer.Option(
-        None, "--cluster", metavar="UNIT",
-        help="Resampling unit of the intervals: the cycle (default; cycles that share an image are then "
-             "resampled as independent), image (cycles that share an image joined), image_1, image_2, family "
-             "or a column of the cycles table (e.g. a source image id)."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Also write OUT.png (CycleAcc per family and split "
                                                              "with CIs)."),
 ) -> None:
@@ -56,8 +46,7 @@ def cycles_eval(
     source = ctx.get_parameter_source("min_cycles")  # not given: the build's minimum (CYCLES.meta.json)
     given = source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
     evaluation = vlaudit.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles if given else None, tol=tol,
-                                         n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold,
-                                         cluster=cluster)
+                                         stats=stats, yes_threshold=yes_threshold)
     result = evaluation.evaluation
     vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
     evaluated = result.splits

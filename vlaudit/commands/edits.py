@@ -17,9 +17,9 @@ import vlaudit
 from vlaudit.commands._apps import data_app, group
 from vlaudit.commands._options import in_folder_option, out_folder_option
 from vlaudit.commands._say import say
+from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.errors import InputError
 from vlaudit.settings import (
-    BOOTSTRAP_RESAMPLES,
     EDIT_FEATHER_PX,
     EDIT_INPAINT_RADIUS,
     EDIT_MAX_IOU,
@@ -40,22 +40,23 @@ def _fmt_ci(ci: tuple[float, float] | None) -> str:
 
 
 @edits_app.command("build")
+@stats_options("resamples", "seed", defaults={"seed": EDIT_SEED},
+               more_help={"seed": "Here also the seed of the shuffle of positive groups."})
 def edits_build(
     items_path: Path = typer.Argument(..., metavar="ITEMS", help="ITEMS table with relation groups and boxes."),
     images: Path = in_folder_option("--images", help="Folder the ITEMS image paths are relative to."),
     out: Path = out_folder_option(help="Output folder."),
-    seed: int = typer.Option(EDIT_SEED, "--seed", min=0, help="Seed of the shuffle of positive groups."),
+    stats: vlaudit.StatsOptions = STATS,
     min_gap: float = typer.Option(EDIT_MIN_GAP, "--min-gap", min=0.0, help="Post-swap centre gap (fraction of the extent)."),
     max_iou: float = typer.Option(EDIT_MAX_IOU, "--max-iou", min=0.0, max=1.0, help="Largest IoU of the two new boxes."),
     pad: int = typer.Option(EDIT_PAD_PX, "--pad", min=0, help="Padding (px) of the inpainted source patches."),
     radius: int = typer.Option(EDIT_INPAINT_RADIUS, "--radius", min=0, help="Telea inpainting radius."),
     feather: int = typer.Option(EDIT_FEATHER_PX, "--feather", min=0, help="Feather width (px) of the pasted patches."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Stop after this many feasible edits (default: no limit)."),
-    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples of the feasibility audit."),
 ) -> None:
     """Seeded shuffle, fixed geometry feasibility, inpaint + feathered swap, six probes per edit."""
-    build = vlaudit.build_edits(items_path, images=images, out=out, seed=seed, min_gap=min_gap, max_iou=max_iou,
-                                pad=pad, radius=radius, feather=feather, limit=limit, resamples=resamples)
+    build = vlaudit.build_edits(items_path, images=images, out=out, stats=stats, min_gap=min_gap, max_iou=max_iou,
+                                pad=pad, radius=radius, feather=feather, limit=limit)
     summary, audit = build.summary, build.summary.feasibility_audit
     rows = [["positive groups (shuffled)", summary.n_candidates, ""], ["feasible", summary.n_feasible, ""],
             ["edits rendered", summary.n_edits, f"{summary.n_probes} probes"]]
@@ -119,6 +120,7 @@ def edits_import(
 
 
 @edits_app.command("analyze")
+@stats_options("resamples", "seed", defaults={"seed": EDIT_SEED})
 def edits_analyze(
     build_dir: Path = typer.Argument(..., help="Folder written by `vlaudit data edits build`."),
     consensus: Path = typer.Option(..., "--consensus", help="consensus.csv from `vlaudit data edits import`."),
@@ -127,12 +129,11 @@ def edits_analyze(
                                             help="`vlaudit vca report` folder of the edit probes (default: --report)."),
     out: Path = out_folder_option(help="Output folder."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples of the outcome intervals."),
-    seed: int = typer.Option(EDIT_SEED, "--seed", min=0, help="Bootstrap seed."),
+    stats: vlaudit.StatsOptions = STATS,
 ) -> None:
     """Flip+visibility outcomes of accepted edits by source audit stratum (C-U, D-CC, Rel_o, Joint)."""
     result = vlaudit.analyze_edits(build_dir, consensus=consensus, report=report, edit_report=edit_report, out=out,
-                                   interface=interface, resamples=resamples, seed=seed).summary
+                                   interface=interface, stats=stats).summary
     title = f"Edited outcomes of {result.n_accepted} accepted edits (%)"
     vlaudit.print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
                 [[getattr(row, c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result.table],

@@ -14,7 +14,8 @@ import vlaudit
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say, warn
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, FACTORIAL_BOOTSTRAP_SEED
+from vlaudit.commands._stats_options import STATS, stats_options
+from vlaudit.settings import FACTORIAL_BOOTSTRAP_SEED
 
 
 def _pct(value: float | None) -> str:
@@ -32,6 +33,7 @@ def _ci(pair: tuple[float, float] | None) -> str:
 
 
 @vca_app.command("factorial")
+@stats_options("resamples", "seed", defaults={"seed": FACTORIAL_BOOTSTRAP_SEED})
 def vca_factorial(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR",
                                           help="Scoring run folders (with margins.parquet) or margins files; "
@@ -41,14 +43,13 @@ def vca_factorial(
     margins: Path = typer.Option(None, "--margins",
                                  help="Margins table of a single RUN_DIR (default RUN_DIR/margins.parquet)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Stem-id bootstrap resamples."),
-    seed: int = typer.Option(FACTORIAL_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
+    stats: vlaudit.StatsOptions = STATS,
 ) -> None:
     """C-U among correct agreement decisions, responsiveness, flips, neutral control, source effects."""
     first = run_dirs[0]
     out_dir = out if out is not None else (first if first.is_dir() else first.parent) / "factorial"
     run = vlaudit.factorial(run_dirs, out=out_dir, items=items, margins=margins, interface=interface,
-                            n_resamples=n_resamples, seed=seed)
+                            stats=stats)
     result, pooled = run.factorial, run.factorial.pooled
     rows = [[m.model, m.correct, m.cu, f"{_pct(m.cu_rate)} {_ci(m.cu_rate_ci)}",
              f"{_pct(m.responsive_rate)} {_ci(m.responsive_rate_ci)}",

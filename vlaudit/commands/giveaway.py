@@ -11,10 +11,11 @@ import vlaudit
 from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say, warn
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from vlaudit.commands._stats_options import STATS, stats_options
 
 
 @app.command("giveaway")
+@stats_options("resamples", "seed", minimums={"resamples": 10})
 def giveaway(
     files: list[Path] | None = typer.Argument(None, help="Benchmark files (one format for all); none with --vca "
                                                          "alone."),
@@ -34,8 +35,7 @@ def giveaway(
                                    "benchmark: its text-only context read as the blind baseline (repeatable; default: none)."),
     batch_size: int = typer.Option(16, "--batch-size", min=1, help="Captions per LM forward."),
     device: str = typer.Option("cpu", "--device", help="Device of the LM (cpu, cuda, cuda:1)."),
-    resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=10, help="Bootstrap resamples (items)."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Seed of the bootstrap and the folds."),
+    stats: vlaudit.StatsOptions = STATS,
 ) -> None:
     """What a benchmark gives away to a model that never looks at the image: text lints, blind baselines, the
     blind-filtered subset.
@@ -45,7 +45,7 @@ def giveaway(
     an MLLM run's text-only context) are scored under the benchmark's own metric."""
     result = vlaudit.benchmark_giveaway(files or [], out=out, fmt=fmt, lm=lm, vca=vca, classifier=classifier,
                                         folds=folds, scores=scores, batch_size=batch_size, device=device,
-                                        seed=seed, resamples=resamples)
+                                        stats=stats)
     vlaudit.print_giveaway(result)
     for warning in result.warnings:
         warn(warning)

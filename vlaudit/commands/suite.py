@@ -13,8 +13,9 @@ from vlaudit.commands._console import print_suite_result, print_suites
 from vlaudit.commands._model_options import model_options
 from vlaudit.commands._options import in_folder_option, out_folder_option
 from vlaudit.commands._say import say, warn
+from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.errors import InputError
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL
+from vlaudit.settings import CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL
 
 
 @suite_app.command("list")
@@ -57,6 +58,7 @@ def _options(values: list[str] | None) -> dict[str, object]:
                run_defaults={"batch_size": (None, "Inputs per forward pass (default: 32 for a dual encoder, 8 for an "
                                                   "MLLM)."),
                              "chunk_size": (64, "MLLMs: unique queries per cache chunk.")})
+@stats_options("resamples", "seed", defaults={"seed": CYCLE_BOOTSTRAP_SEED})
 def suite_eval(
     *,  # the flags come by name (@model_options builds the signature typer reads)
     name: str = typer.Argument(..., help="The suite (see `vlaudit suite list`)."),
@@ -70,8 +72,7 @@ def suite_eval(
                                                     "'Does the caption \"{caption}\" describe the image?')."),
     run: vlaudit.RunOptions = vlaudit.RunOptions(),
     tol: float = typer.Option(CYCLE_TIE_TOL, "--tol", min=0.0, help="CycleAcc: |Δ| ≤ tol counts ½."),
-    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples."),
-    seed: int = typer.Option(CYCLE_BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
+    stats: vlaudit.StatsOptions = STATS,
     across: bool = typer.Option(True, "--across/--within-only", help="Also count the cycles two items complete "
                                                                       "(each other's negatives as positives)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run with other arguments in OUT (an "
@@ -81,8 +82,8 @@ def suite_eval(
     its items hold, and the marginal audit of its negatives; resumable (rerun to continue)."""
     result = vlaudit.evaluate_suite(name, file, images=images, model=model, out=out, query=query,
                                     options=_options(option), batch_size=run.batch_size,
-                                    chunk_size=run.chunk_size, device=run.device, tol=tol, n_resamples=n_resamples,
-                                    seed=seed, across=across, overwrite=overwrite)
+                                    chunk_size=run.chunk_size, device=run.device, tol=tol, stats=stats,
+                                    across=across, overwrite=overwrite)
     counts = ", ".join(f"{key} {value}" for key, value in result.counts.items())
     say(f"{result.suite}: {file.name}: {counts}")
     for note in result.notes:

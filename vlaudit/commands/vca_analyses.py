@@ -12,16 +12,10 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import out_folder_option, parse_controls
+from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
-from vlaudit.settings import (
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
-    FILTER_COVERAGES,
-    FILTER_PRIMARY_COVERAGE,
-    HL_RESAMPLES,
-    PRIMARY_CONTROLS,
-)
+from vlaudit.commands._stats_options import STATS, stats_options
+from vlaudit.settings import FILTER_COVERAGES, FILTER_PRIMARY_COVERAGE, HL_RESAMPLES
 
 _RUNS = typer.Argument(..., help="MARGINS tables or `vca score` folders (several models; one run per model "
                                  "and dataset).")
@@ -38,6 +32,7 @@ def _out_dir(out: Path) -> Path:
 
 
 @vca_app.command("validity")
+@stats_options("controls", "resamples", "seed")
 def vca_validity(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (validity.json, CSV tables, validity.png)."),
@@ -48,11 +43,9 @@ def vca_validity(
     edits_dataset: str | None = typer.Option(None, "--edits-dataset", help="Dataset the edits were built from "
                                                                            "(default: the one holding their sources)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
-    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Cluster-bootstrap resamples."),
+    stats: vlaudit.StatsOptions = STATS,
     hl_resamples: int = typer.Option(HL_RESAMPLES, "--hl-resamples", min=1,
                                      help="Resamples of the H–L (high-minus-low tertile) intervals."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Seed of the bootstrap and the CV folds."),
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the shared-margin CV increment."),
     repeats: int = typer.Option(10, "--repeats", min=1, help="Repeats of the shared-margin CV increment."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write validity.png."),
@@ -60,23 +53,22 @@ def vca_validity(
     """External validity of the raw gap (VCA §15): standalone AUROC/AUPRC/H–L (SRC, Swap), confidence–VCA
     discordance, the shared-margin control and the edit-grouped incremental control."""
     result = vlaudit.vca_validity(runs, out=_out_dir(out), edits=edits, edit_items=edit_items,
-                                  edits_dataset=edits_dataset, interface=interface, controls=parse_controls(controls),
-                                  n_resamples=n_resamples, hl_resamples=hl_resamples, seed=seed, folds=folds,
+                                  edits_dataset=edits_dataset, interface=interface, stats=stats,
+                                  hl_resamples=hl_resamples, folds=folds,
                                   repeats=repeats, plot=plot, log=say, warn=_warn)
     vlaudit.print_validity(result)
     say(f"wrote {out / 'validity.json'} and CSV tables in {out}")
 
 
 @vca_app.command("filter")
+@stats_options("controls", "resamples", "seed")
 def vca_filter(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (filter.json, CSV tables, filter.png)."),
     coverage: str = typer.Option(",".join(f"{c:g}" for c in FILTER_COVERAGES), "--coverage", help="Kept shares of groups (percent), comma-separated."),
     primary: float = typer.Option(FILTER_PRIMARY_COVERAGE, "--primary", min=0.0, max=100.0, help="Coverage (percent) of the bootstrap differences."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
-    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Relation-group bootstrap resamples."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
+    stats: vlaudit.StatsOptions = STATS,
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write filter.png."),
 ) -> None:
     """Held-out benchmark filtering (VCA §16): Shortcut Score, VisNec-style, confidence and VCA panels built from
@@ -88,13 +80,14 @@ def vca_filter(
     if not coverages or any(not 0 < c <= 100 for c in coverages) or not 0 < primary <= 100:
         raise typer.BadParameter("coverages are percentages in (0, 100]", param_hint="--coverage")
     result = vlaudit.vca_filter(runs, out=_out_dir(out), coverages=coverages, primary=primary, interface=interface,
-                                controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, plot=plot,
+                                stats=stats, plot=plot,
                                 log=say, warn=_warn)
     vlaudit.print_filter(result)
     say(f"wrote {out / 'filter.json'} and CSV tables in {out}")
 
 
 @vca_app.command("proxies")
+@stats_options("controls", "resamples", "seed")
 def vca_proxies(
     runs: list[Path] = _RUNS,
     out: Path = out_folder_option(help="Output folder (proxies.json, CSV tables, proxies.png)."),
@@ -107,9 +100,7 @@ def vca_proxies(
     meta: Path | None = typer.Option(None, "--meta", help="rel_meta_category_dict.txt: relation families for "
                                                           "runs without a meta_category column (default: none)."),
     interface: str = typer.Option("yesno", "--interface", help="Answer interface to analyse."),
-    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts."),
-    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Cluster-bootstrap resamples."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
+    stats: vlaudit.StatsOptions = STATS,
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write proxies.png."),
 ) -> None:
     """Cached-context proxies and control robustness (VCA §18): Perceptual Score, permutation drop, VisNec-,
@@ -117,7 +108,7 @@ def vca_proxies(
     relation families."""
     result = vlaudit.vca_proxies(runs, out=_out_dir(out), edits=edits, edit_items=edit_items,
                                  edits_dataset=edits_dataset, meta=meta, interface=interface,
-                                 controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, plot=plot,
+                                 stats=stats, plot=plot,
                                  log=say, warn=_warn)
     vlaudit.print_proxies(result)
     say(f"wrote {out / 'proxies.json'} and CSV tables in {out}")

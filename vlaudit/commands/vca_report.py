@@ -8,25 +8,19 @@ import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import min_coverage_option, out_folder_option, parse_base_llms, parse_controls
+from vlaudit.commands._options import min_coverage_option, out_folder_option, parse_base_llms
 from vlaudit.commands._say import say
+from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.errors import LowCoverageError
-from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PRIMARY_CONTROLS
 
 
 @vca_app.command("report")
+@stats_options("controls", "resamples", "seed", "level", "cluster")
 def vca_report(
     margins: Path = typer.Argument(..., help="A vca score run folder (its margins.parquet) or a MARGINS table "
                                              "(Parquet, CSV or JSONL; schema in vlaudit.sources.margins)."),
     out: Path = out_folder_option(help="Output folder (vca.json, CSV tables, items/groups, plot)."),
-    controls: str = typer.Option(",".join(PRIMARY_CONTROLS), "--controls", help="Headline control contexts, comma-separated."),
-    n_resamples: int = typer.Option(BOOTSTRAP_RESAMPLES, "--resamples", min=1, help="Bootstrap resamples (paired, clustered)."),
-    seed: int = typer.Option(BOOTSTRAP_SEED, "--seed", min=0, help="Bootstrap seed."),
-    level: float = typer.Option(CONFIDENCE_LEVEL, "--level", min=0.5, max=0.999, help="Confidence level of every interval."),
-    cluster: str | None = typer.Option(None, "--cluster", metavar="COLUMN",
-                                       help="Resampling unit: the margins column whose equal values are resampled "
-                                            "together (image, item_id, group_id, ...); default: the unit the "
-                                            "items declare (stem, edit, image)."),
+    stats: vlaudit.StatsOptions = STATS,
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write gap_hist.png."),
     base_llm: list[str] = typer.Option([], "--base-llm", show_default=False,
                                        help="MMStar's leakage ML: the model of the base LLM's text-only run (LLM, "
@@ -36,9 +30,7 @@ def vca_report(
 ) -> None:
     """Visual Credit Audit of cached margins: Acc, Dep (G_img = r_o − max control r_c > 0), D-CC and C-U
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
-    control_set = parse_controls(controls)
-    result = vlaudit.vca_report(margins, controls=control_set, n_resamples=n_resamples, seed=seed, level=level,
-                                base_llm=parse_base_llms(base_llm), cluster=cluster, min_coverage=min_coverage)
+    result = vlaudit.vca_report(margins, stats=stats, base_llm=parse_base_llms(base_llm), min_coverage=min_coverage)
     result.write(out, plot=plot)
     result.print_console(title=f"Visual Credit Audit — {margins.name}")
     say(f"wrote {out / 'vca.json'} and CSV tables in {out}")

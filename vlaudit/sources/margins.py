@@ -71,6 +71,7 @@ import numpy as np
 from vlaudit.errors import InputError
 from vlaudit.files import read_table
 from vlaudit.results.columns import MARGINS
+from vlaudit.sources.context_names import CONTEXTS, normalize_context
 from vlaudit.sources.items import parse_yes_no
 from vlaudit.sources.letter_margins import (
     LETTER_INTERFACE,
@@ -82,8 +83,6 @@ from vlaudit.sources.letter_margins import (
     too_large,
 )
 
-CONTEXTS = ("original", "text", "blank", "mean", "mismatch", "rele", "irre", "irre-disjoint", "blur",
-            "patch-shuffle")
 INTERFACES = ("yesno", "truefalse", LETTER_INTERFACE)
 KEY_COLUMNS = MARGINS.required
 #: the columns the pivot reads itself (a subset of :data:`~vlaudit.results.columns.MARGINS`' known columns);
@@ -92,11 +91,6 @@ SCHEMA_COLUMNS = (
     *KEY_COLUMNS, "interface", "margin", "nll_yes", "nll_no", "logp_yes", "logp_no", "label", "group_id",
     "statement", "relation", "status", "logp_options", "option_letters", "option_token_ids", "censored",
 )
-_CONTEXT_ALIASES = {"orig": "original", "o": "original", "text_only": "text", "textonly": "text", "t": "text",
-                    "b": "blank", "gray": "blank", "grey": "blank", "mean_color": "mean", "meancolor": "mean",
-                    "mean_colour": "mean", "perm": "mismatch", "permuted": "mismatch",
-                    "patch_shuffle": "patch-shuffle", "irre_disjoint": "irre-disjoint"}
-
 
 @dataclass(frozen=True)
 class MarginRun:
@@ -163,16 +157,6 @@ class MarginRun:
                        labels=cut(self.labels), group_ids=cut(self.group_ids), statements=cut(self.statements),
                        relations=cut(self.relations), extra={k: v[mask] for k, v in self.extra.items()},
                        choices=None if self.choices is None else self.choices.subset(mask))
-
-
-def normalize_context(value: object, *, path: str | Path | None = None, record: object = None) -> str:
-    """Map a context name (case-insensitive, a few aliases) to one of :data:`CONTEXTS`."""
-    text = str(value).strip().lower().replace("-", "_")
-    text = _CONTEXT_ALIASES.get(text, text)
-    if text not in CONTEXTS:
-        raise InputError(f"unknown context {value!r} (expected one of {', '.join(CONTEXTS)})", path=path,
-                         record=record, field="context")
-    return text
 
 
 def normalize_interface(value: object, *, path: str | Path | None = None, record: object = None) -> str:
