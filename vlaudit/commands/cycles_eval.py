@@ -10,6 +10,7 @@ import vlaudit
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._console import print_unavailable
 from vlaudit.commands._options import out_file_option
+from vlaudit.commands._render import show
 from vlaudit.commands._say import say, warn
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -59,11 +60,11 @@ def cycles_eval(
                                          n_resamples=n_resamples, seed=seed, yes_threshold=yes_threshold,
                                          cluster=cluster)
     result = evaluation.evaluation
-    vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
+    show(vlaudit.cycle_table_view(result, title=f"CycleAcc — {cycles.name}"))
     evaluated = result.splits
     print_unavailable(result.unavailable, result.min_cycles, result.min_cycles_counted
                               or ("val" if "val" in evaluated else ", ".join(evaluated)))
-    vlaudit.print_benchmark_tables(result.benchmark_entries)
+    show(vlaudit.benchmark_tables_view(result.benchmark_entries))
     # written before the warnings: a write that fails is then the one line printed (a warning about figures
     # that were never saved would only stand in its way)
     written = evaluation.write(out, plot=plot)

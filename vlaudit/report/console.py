@@ -14,6 +14,7 @@ from rich.text import Text
 
 from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT
 from vlaudit.metrics.two_by_two import METRIC_LABELS, metric_names
+from vlaudit.results.console import ConsoleTable, ConsoleText, ConsoleView
 from vlaudit.results.cycles import BenchmarkEntry, CycleEvaluationResult
 from vlaudit.stats.formatting import format_interval
 
@@ -142,12 +143,13 @@ def _pair_lines(pairs: Sequence[str], width: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
-def print_cycle_table(result: CycleEvaluationResult, title: str = "CycleAcc") -> None:
-    """One row per (family, split) of an ``evaluate_cycles`` result: n, clusters, CycleAcc, ties, tie rate, CI.
+def cycle_table_view(result: CycleEvaluationResult, title: str = "CycleAcc") -> ConsoleView:
+    """One row per (family, split) of an ``evaluate_cycles`` result: n, clusters, CycleAcc, ties, tie rate, CI,
+    then the line on the resampling unit.
 
     Splits are never pooled, so there is no "overall" row; the split is in every row and in the title. The
     title names the resampling unit, each row its number of clusters (with the cycle as the unit, n), and the
-    line below the table the unit's caveat.
+    line below the table the unit's caveat (:data:`~vlaudit.metrics.cycles.CYCLE_UNIT_CAVEAT`).
     """
     rows = []
     units = []
@@ -160,9 +162,10 @@ def print_cycle_table(result: CycleEvaluationResult, title: str = "CycleAcc") ->
     splits = ", ".join(result.splits)
     where = f"split: {splits}; unit: {unit}" if splits else f"unit: {unit}"
     # with the cycle as the unit the cluster count is n, so that column may go first on a narrow terminal
-    print_table(f"{title} ({where})", ["family", "split", "n", "clusters", "CycleAcc", "ties", "tie rate", "95% CI"],
-                rows, identifiers=2, droppable=("clusters", "ties") if unit == "cycle" else ("ties",))
-    print_wrapped(CYCLE_UNIT_CAVEAT if unit == "cycle" else unit_note(unit))
+    table = ConsoleTable(f"{title} ({where})",
+                         ["family", "split", "n", "clusters", "CycleAcc", "ties", "tie rate", "95% CI"], rows,
+                         identifiers=2, droppable=("clusters", "ties") if unit == "cycle" else ("ties",))
+    return ConsoleView((table, ConsoleText(CYCLE_UNIT_CAVEAT if unit == "cycle" else unit_note(unit))))
 
 
 def unit_note(unit: str) -> str:
@@ -172,10 +175,12 @@ def unit_note(unit: str) -> str:
     return f"resampling unit: {unit} ({how}); each row names its number of clusters"
 
 
-def print_benchmark_tables(benchmarks: Mapping[str, BenchmarkEntry]) -> None:
+def benchmark_tables_view(benchmarks: Mapping[str, BenchmarkEntry]) -> ConsoleView:
     """One table per 2×2 benchmark and split: per tag, CycleAcc then the benchmark's own metrics, each with n,
     the intervals' clusters, value, 95% interval and ties (a withheld CycleAcc — fewer blocks than
-    --min-cycles — shows as —); the title names the resampling unit."""
+    --min-cycles — shows as —); the title names the resampling unit and the benchmark's rule (Winoground:
+    strict >, a tie loses; NaturalBench: Yes iff score > threshold)."""
+    parts: list[ConsoleTable] = []
     for name, entry in benchmarks.items():
         metrics = ("cycle_acc", *metric_names(entry.metrics))
         for split, tags in entry.splits.items():
@@ -191,6 +196,7 @@ def print_benchmark_tables(benchmarks: Mapping[str, BenchmarkEntry]) -> None:
                     else f"Yes iff score > {entry.threshold or 0.0:g}; yes/no samples only")
             unit = "/".join(dict.fromkeys(str(cell.get("unit", "cycle")) for cell in tags.values()))
             # with the cycle as the unit the cluster count is n: that column goes first on a narrow terminal
-            print_table(f"{name} — split {split} ({rule}; unit: {unit})",
-                        ["tag", "metric", "n", "clusters", "value", "95% CI", "ties"], rows,
-                        droppable=("clusters",) if unit == "cycle" else ())
+            parts.append(ConsoleTable(f"{name} — split {split} ({rule}; unit: {unit})",
+                                      ["tag", "metric", "n", "clusters", "value", "95% CI", "ties"], rows,
+                                      droppable=("clusters",) if unit == "cycle" else ()))
+    return ConsoleView(tuple(parts))
