@@ -121,9 +121,9 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.metrics.pair_audit import audit_pairs
     from vlaudit.records import Cycle, SuiteRead
     from vlaudit.report.console import benchmark_tables_view, cycle_table_view
-    from vlaudit.report.giveaway import print_giveaway
+    from vlaudit.report.giveaway import giveaway_view
     from vlaudit.report.html import write_report
-    from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
+    from vlaudit.report.vca_analyses import filter_view, proxies_view, validity_view
     from vlaudit.results.console import ConsoleTable, ConsoleTables, ConsoleText, ConsoleView
     from vlaudit.results.cycle_experiments import DiagnosticsResult, OeResult, RankSweepResult, TransferResult
     from vlaudit.results.cycles import CycleAudit, CycleBuildSummary, SyntheticResult

@@ -13,6 +13,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import out_folder_option, parse_controls
+from vlaudit.commands._render import show
 from vlaudit.commands._say import say
 from vlaudit.settings import (
     BOOTSTRAP_RESAMPLES,
@@ -63,7 +64,7 @@ def vca_validity(
                                   edits_dataset=edits_dataset, interface=interface, controls=parse_controls(controls),
                                   n_resamples=n_resamples, hl_resamples=hl_resamples, seed=seed, folds=folds,
                                   repeats=repeats, plot=plot, log=say, warn=_warn)
-    vlaudit.print_validity(result)
+    show(vlaudit.validity_view(result))
     say(f"wrote {out / 'validity.json'} and CSV tables in {out}")
 
 
@@ -90,7 +91,7 @@ def vca_filter(
     result = vlaudit.vca_filter(runs, out=_out_dir(out), coverages=coverages, primary=primary, interface=interface,
                                 controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, plot=plot,
                                 log=say, warn=_warn)
-    vlaudit.print_filter(result)
+    show(vlaudit.filter_view(result))
     say(f"wrote {out / 'filter.json'} and CSV tables in {out}")
 
 
@@ -119,5 +120,5 @@ def vca_proxies(
                                  edits_dataset=edits_dataset, meta=meta, interface=interface,
                                  controls=parse_controls(controls), n_resamples=n_resamples, seed=seed, plot=plot,
                                  log=say, warn=_warn)
-    vlaudit.print_proxies(result)
+    show(vlaudit.proxies_view(result))
     say(f"wrote {out / 'proxies.json'} and CSV tables in {out}")
