@@ -120,6 +120,7 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
     from vlaudit.records import Cycle, SuiteRead
+    from vlaudit.report.compare import compare_cycles_view, compare_view
     from vlaudit.report.console import benchmark_tables_view, cycle_table_view
     from vlaudit.report.giveaway import giveaway_view
     from vlaudit.report.html import write_report
