@@ -125,7 +125,15 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.report.giveaway import giveaway_view
     from vlaudit.report.html import write_report
     from vlaudit.report.vca_analyses import filter_view, proxies_view, validity_view
-    from vlaudit.results.console import ConsoleTable, ConsoleTables, ConsoleText, ConsoleView
+    from vlaudit.report.vca_console import vca_report_view
+    from vlaudit.results.console import (
+        ConsoleHeadline,
+        ConsoleTable,
+        ConsoleTables,
+        ConsoleText,
+        ConsoleView,
+        HeadlineCell,
+    )
     from vlaudit.results.cycle_experiments import DiagnosticsResult, OeResult, RankSweepResult, TransferResult
     from vlaudit.results.cycles import CycleAudit, CycleBuildSummary, SyntheticResult
     from vlaudit.results.demo import DemoScorer, DemoSummary

@@ -19,6 +19,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -26,16 +27,20 @@ from rich.text import Text
 import vlaudit
 
 
-def show(view: vlaudit.ConsoleView | vlaudit.ConsoleTable | vlaudit.ConsoleTables | vlaudit.ConsoleText) -> None:
-    """Print ``view`` (a whole view or one part) as the commands print it."""
+def show(view: vlaudit.ConsoleView | vlaudit.ConsoleTable | vlaudit.ConsoleTables | vlaudit.ConsoleText
+         | vlaudit.ConsoleHeadline, *, console: Console | None = None) -> None:
+    """Print ``view`` (a whole view or one part) as the commands print it: to ``console``, else each part to a
+    console of the terminal's width."""
     parts = view.parts if isinstance(view, vlaudit.ConsoleView) else (view,)
     for part in parts:
         if isinstance(part, vlaudit.ConsoleText):
-            _print_wrapped(part.line)
+            _print_text(console or Console(), part)
+        elif isinstance(part, vlaudit.ConsoleHeadline):
+            (console or Console()).print(_headline_table(part))
         elif isinstance(part, vlaudit.ConsoleTables):
-            _print_tables(part.parts(), part.identifiers, part.droppable)
+            _print_tables(console or Console(), part.parts(), part.identifiers, part.droppable)
         else:
-            _print_tables([part], part.identifiers, part.droppable)
+            _print_tables(console or Console(), [part], part.identifiers, part.droppable)
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], digits: int = 4, *,
@@ -45,15 +50,15 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
 
 def print_wrapped(text: str) -> None:
-    """Print a line of prose wrapped between words: ``show(vlaudit.ConsoleText(text))``."""
+    """Print a line of prose wrapped between words (continuations indented two spaces):
+    ``show(vlaudit.ConsoleText(text))``."""
     show(vlaudit.ConsoleText(text))
 
 
-def _print_tables(tables: Sequence[vlaudit.ConsoleTable], identifiers: int,
+def _print_tables(console: Console, tables: Sequence[vlaudit.ConsoleTable], identifiers: int,
                   droppable: Sequence[str | tuple[str, ...]]) -> None:
     """Print tables of the same columns in one layout: the same columns left out (a tuple in ``droppable`` is
     left out together) and, when one of them is still too wide, every one as blocks."""
-    console = Console()
     columns = tables[0].columns if tables else ()
     formatted = [(table.title, table.cells()) for table in tables]
     keep, fits = _layout(console, formatted, columns, identifiers, droppable)
@@ -122,12 +127,37 @@ def _whole_words(text: str, width: int, indent: str = "") -> list[str]:
                          break_on_hyphens=False) or [text]
 
 
-def _print_wrapped(text: str) -> None:
-    """Print a line of prose at the terminal's width, wrapped between words, continuations indented two
-    spaces (plain text: brackets are not rich markup)."""
-    console = Console()
-    for line in _whole_words(text, console.width, indent="  "):
-        console.print(Text(line), soft_wrap=True)
+def _print_text(console: Console, text: vlaudit.ConsoleText) -> None:
+    """A line, warning or note at the terminal's width, wrapped between words, continuations indented two
+    spaces; a heading (bold), caption (dim), alert (bold red) or plain sentence wrapped by the terminal. Plain
+    text throughout: brackets are not rich markup."""
+    if text.kind in ("line", "warning", "note") and not text.lead:
+        for line in _whole_words(text.line, console.width, indent="  "):
+            console.print(Text(line), soft_wrap=True)
+    elif text.kind == "heading":
+        console.print(f"[bold]{escape(text.text)}[/bold]")
+    else:
+        style = {"caption": "dim", "alert": "bold red"}.get(text.kind, "")
+        body = text.line if not text.lead else text.line[len(text.lead) + 1:]
+        shown = Text.assemble((text.lead, "dim"), " ", (body, style)) if text.lead else Text(body, style=style)
+        console.print(shown, highlight=False)
+
+
+def _headline_table(headline: vlaudit.ConsoleHeadline) -> Table:
+    """A table of the VCA headline: fixed column widths so the tables of one report line up as one (the
+    header shown once), each percentage over its dim interval line."""
+    table = Table(title=escape(headline.title), title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+                  show_edge=False, pad_edge=False, collapse_padding=True, show_header=headline.header)
+    interface, n, *metrics = headline.columns
+    table.add_column(interface, justify="left", no_wrap=True, min_width=9)
+    table.add_column(n, justify="right", min_width=5, no_wrap=True)
+    for column in metrics:
+        table.add_column(column, justify="right", min_width=max(10, len(column)))
+    for row in headline.rows:
+        table.add_row(*(escape(cell) if isinstance(cell, str)
+                        else cell.value + ("" if cell.interval is None else f"\n[dim]{cell.interval}[/dim]")
+                        for cell in row))
+    return table
 
 
 def _pair_lines(pairs: Sequence[str], width: int) -> list[str]:

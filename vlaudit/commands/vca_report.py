@@ -9,6 +9,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import min_coverage_option, out_folder_option, parse_base_llms, parse_controls
+from vlaudit.commands._render import show
 from vlaudit.commands._say import say
 from vlaudit.errors import LowCoverageError
 from vlaudit.settings import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PRIMARY_CONTROLS
@@ -40,7 +41,7 @@ def vca_report(
     result = vlaudit.vca_report(margins, controls=control_set, n_resamples=n_resamples, seed=seed, level=level,
                                 base_llm=parse_base_llms(base_llm), cluster=cluster, min_coverage=min_coverage)
     result.write(out, plot=plot)
-    result.print_console(title=f"Visual Credit Audit — {margins.name}")
+    show(vlaudit.vca_report_view(result.report, title=f"Visual Credit Audit — {margins.name}"))
     say(f"wrote {out / 'vca.json'} and CSV tables in {out}")
     low = result.below_coverage
     if low:

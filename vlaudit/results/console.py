@@ -3,8 +3,8 @@
 (``vlaudit/commands/_render.py``: ``show(view)``).
 
 A view is a :class:`ConsoleView`, a sequence of parts, each a :class:`ConsoleTable` (one table),
-:class:`ConsoleTables` (several tables of the same columns laid out alike) or :class:`ConsoleText` (a line of
-prose, wrapped between words). Cells keep their values (numbers stay numbers); :meth:`ConsoleTable.cells` is the
+:class:`ConsoleTables` (several tables of the same columns laid out alike), :class:`ConsoleText` (a line of
+text) or :class:`ConsoleHeadline` (a table of the VCA headline: percentages over their intervals). Cells keep their values (numbers stay numbers); :meth:`ConsoleTable.cells` is the
 text each cell prints as: a float with ``digits`` decimals (``nan`` for NaN), None as an em dash, anything else
 ``str(value)``. The layout a renderer follows: the first ``identifiers`` columns (names, splits) never wrap;
 when a table is wider than the terminal its ``droppable`` columns go first, in order (a tuple goes together),
@@ -17,8 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-#: what a line of text is: a plain line, a warning (printed ``warning: TEXT``) or a note (``note: TEXT``)
-TextKind = Literal["line", "warning", "note"]
+#: what a line of text is: a line of prose, a warning (printed ``warning: TEXT``) or a note (``note: TEXT``),
+#: all three wrapped between words with continuations indented; or, wrapped by the terminal with no indent, a
+#: ``heading`` (bold), a ``caption`` (dim), an ``alert`` (bold red) or a ``plain`` sentence
+TextKind = Literal["line", "warning", "note", "heading", "caption", "alert", "plain"]
 
 #: a column left out on a narrow terminal, or a tuple of columns left out together
 Droppable = str | tuple[str, ...]
@@ -90,20 +92,44 @@ class ConsoleTables:
 
 @dataclass(frozen=True)
 class ConsoleText:
-    """A line of prose, wrapped between words at the terminal's width (continuations indented two spaces);
-    a ``warning`` or a ``note`` prints with its prefix (:attr:`line`)."""
+    """A line of text of kind :data:`TextKind`: a ``line``, ``warning`` or ``note`` wraps between words at the
+    terminal's width (continuations indented two spaces), a ``warning`` or a ``note`` with its prefix
+    (:attr:`line`); ``lead``, when given, is a dim lead-in printed before the text (``lead text``)."""
 
     text: str
     kind: TextKind = "line"
+    lead: str = ""
 
     @property
     def line(self) -> str:
-        """The text as printed: ``warning: TEXT``, ``note: TEXT`` or ``TEXT``."""
-        return self.text if self.kind == "line" else f"{self.kind}: {self.text}"
+        """The text as printed, unwrapped: ``warning: TEXT``, ``note: TEXT``, ``LEAD TEXT`` or ``TEXT``."""
+        text = f"{self.kind}: {self.text}" if self.kind in ("warning", "note") else self.text
+        return f"{self.lead} {text}" if self.lead else text
+
+
+@dataclass(frozen=True)
+class HeadlineCell:
+    """A percentage of the VCA headline over its interval: ``value`` (``12.3`` or ``—``) and, on a second
+    (dim) line, ``interval`` (``10.1–14.6``; ``—`` where it is missing or zero-width; None: no second line)."""
+
+    value: str
+    interval: str | None = None
+
+
+@dataclass(frozen=True)
+class ConsoleHeadline:
+    """One (model, dataset) table of the VCA headline, titled with the full names (never truncated at 80
+    columns): a row per interface (interface, n, then :class:`HeadlineCell` percentages); the tables of one
+    report share fixed column widths so they line up as one, and only the first shows the ``header``."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str | HeadlineCell, ...], ...]
+    header: bool = True
 
 
 #: one part of a console view
-ConsolePart = ConsoleTable | ConsoleTables | ConsoleText
+ConsolePart = ConsoleTable | ConsoleTables | ConsoleText | ConsoleHeadline
 
 
 @dataclass(frozen=True)
