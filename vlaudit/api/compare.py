@@ -79,7 +79,8 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
 
     ``rows``: one per comparison (dataset, interface, family, metric, A, B, difference with interval, p, Holm p,
     survives; the noise band of Acc, Dep and D-CC as ``noise_band_lo`` / ``noise_band_hi``); ``comparison`` is
-    the typed ``compare.json``; ``.save(dir)`` writes exactly what the command writes.
+    the typed ``compare.json``; ``.save(dir)`` writes exactly what the command writes;
+    :func:`~vlaudit.report.compare.compare_view` of ``comparison`` is what it prints.
     """
     inputs = [read_model_runs(path) for path in runs]
     refuse_circular_beside_plain(inputs)
@@ -122,7 +123,8 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
         plot: write the pairwise matrix PNGs (more than two models).
 
     ``rows``: one per comparison; ``comparison`` is the typed ``compare_cycles.json``; ``.save(dir)`` writes
-    exactly what ``vlaudit compare cycles`` writes.
+    exactly what ``vlaudit compare cycles`` writes; :func:`~vlaudit.report.compare.compare_cycles_view` of
+    ``comparison`` is what it prints.
     """
     chosen = as_cycles(cycles)
     tables = {name: as_scores(table, chosen) for name, table in scores.items()}

@@ -35,7 +35,8 @@ class VcaResult(Result):
     """The VCA report — ``rows``: model, dataset, interface, n, Acc, Dep, D-CC, C-U (+ intervals);
     ``audit``: ``vca.json`` typed to the leaves (:class:`~vlaudit.results.vca.outputs.VcaReportResult`: ``runs``,
     ``interfaces``, ``macro``, ``settings``, ``warnings``); ``report``: the audit with the per-item and per-group
-    rows and each run's gaps."""
+    rows and each run's gaps (:func:`~vlaudit.report.vca_console.vca_report_view` of ``report``: what
+    ``vlaudit vca report`` prints)."""
 
     report: VcaReport = field(kw_only=True)
     sources: tuple[str | None, ...] = field(kw_only=True, default=())  # the margins files read
