@@ -58,7 +58,7 @@ def test_no_command_prints_a_warning_line_around_the_wrapping_printer() -> None:
 def test_a_benchmark_table_in_blocks_writes_each_tag_once_and_no_dash_lines(capsys, monkeypatch) -> None:
     """Winoground's per-tag table: the tag heads its metrics' rows; printed as blocks (too wide for the
     terminal) the metric rows go under their tag, with no "—" line for the blank tag cell."""
-    from vlaudit.report.console import print_table
+    from vlaudit.commands._render import print_table
 
     monkeypatch.setenv("COLUMNS", "50")
     metrics = ("CycleAcc", "text", "image", "group")
@@ -75,7 +75,8 @@ def test_a_benchmark_table_in_blocks_writes_each_tag_once_and_no_dash_lines(caps
 
 def test_a_benchmark_table_leaves_out_the_cluster_count_that_equals_n_before_printing_blocks(capsys,
                                                                                            monkeypatch) -> None:
-    from vlaudit.report.console import print_benchmark_tables
+    from vlaudit.commands._render import show
+    from vlaudit.report.console import benchmark_tables_view
     from vlaudit.results.cycles import BenchmarkEntry
     from vlaudit.results.versioned import record_from_dict
 
@@ -86,7 +87,7 @@ def test_a_benchmark_table_leaves_out_the_cluster_count_that_equals_n_before_pri
     entry = record_from_dict(BenchmarkEntry, {"benchmark": "winoground", "metrics": "winoground",
                                               "splits": {"test": {"winoground-relation": cell, "winoground-object": cell}}},
                              path="<entry>")
-    print_benchmark_tables({"winoground": entry})
+    show(benchmark_tables_view({"winoground": entry}))
     lines = capsys.readouterr().out.splitlines()
     assert max(map(len, lines)) <= 80
     header = next(line for line in lines if line.split()[:2] == ["tag", "metric"])

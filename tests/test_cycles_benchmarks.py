@@ -160,9 +160,10 @@ def test_naturalbench_metrics_by_hand(tmp_path: Path, capsys: pytest.CaptureFixt
                               yes_threshold=-0.1)
     assert shifted.to_dict()["benchmarks"]["naturalbench"]["splits"]["test"]["naturalbench-docci"]["acc"] == 2.5 / 3  # C is now right, B still half
     # the printed table says whose figures these are: the yes/no samples' (multiple-choice ones are skipped)
-    from vlaudit.report.console import print_benchmark_tables
+    from vlaudit.commands._render import show
+    from vlaudit.report.console import benchmark_tables_view
 
-    print_benchmark_tables(result.evaluation.benchmark_entries)
+    show(benchmark_tables_view(result.evaluation.benchmark_entries))
     assert "yes/no samples only" in " ".join(capsys.readouterr().out.split())
 
 

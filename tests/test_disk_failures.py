@@ -269,7 +269,7 @@ def test_an_interrupt_inside_an_exec_still_exits_130(entry, tmp_path) -> None:
     both entry points users run."""
     result = _models_list_with(tmp_path, entry,
                                "import vlaudit\n"
-                               "vlaudit.print_table = lambda *args, **kwargs: exec('raise KeyboardInterrupt')\n")
+                               "vlaudit.ConsoleTable = lambda *args, **kwargs: exec('raise KeyboardInterrupt')\n")
     assert (result.returncode, result.stderr.strip().splitlines()) == (
         errors.EXIT_INTERRUPTED, ["error: interrupted; nothing half-written is left, and the same command starts over when rerun"]), result.stderr
 
@@ -284,12 +284,12 @@ def test_an_interrupt_that_python_drops_still_stops_the_command(tmp_path) -> Non
         "class DroppedInterrupt:\n"
         "    def __del__(self):\n"
         "        raise KeyboardInterrupt\n"
-        "def print_table(*args, **kwargs):\n"
+        "def console_table(*args, **kwargs):\n"
         "    DroppedInterrupt()\n"
         "    for _ in range(500):  # a command at work\n"
         "        time.sleep(0.01)\n"
         "    print('the table')\n"
-        "vlaudit.print_table = print_table\n")
+        "vlaudit.ConsoleTable = console_table\n")
     result = _models_list_with(tmp_path, [sys.executable, "-m", "vlaudit"], site)
     assert (result.returncode, result.stdout, result.stderr.strip().splitlines()) == (
         errors.EXIT_INTERRUPTED, "", ["error: interrupted; nothing half-written is left, and the same command starts over when rerun"]), result.stderr
@@ -302,7 +302,7 @@ def test_an_end_of_file_inside_a_command_is_bad_input_not_an_interrupt(cli, monk
     def truncated(*args, **kwargs):
         raise EOFError("Ran out of input")
 
-    monkeypatch.setattr(vlaudit, "print_table", truncated)  # the name the command calls, through the facade
+    monkeypatch.setattr(vlaudit, "ConsoleTable", truncated)  # the name the command calls, through the facade
     code, _, err = cli("models", "list")
     assert code == errors.EXIT_BAD_INPUT, err
     assert err.strip().splitlines() == ["error: a file or the input ended early (EOFError: Ran out of input); is a "

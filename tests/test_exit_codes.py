@@ -80,7 +80,7 @@ def _raising(exception: BaseException):
 def test_each_kind_of_failure_has_its_exit_status(exception, status, line, cli, monkeypatch) -> None:
     import vlaudit
 
-    monkeypatch.setattr(vlaudit, "print_table", _raising(exception))  # the facade name the command calls
+    monkeypatch.setattr(vlaudit, "ConsoleTable", _raising(exception))  # the facade name the command calls
     code, _, err = cli("models", "list")
     assert code == status and err.strip().splitlines() == [line], err
 

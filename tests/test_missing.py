@@ -105,9 +105,10 @@ def test_the_report_prints_why_a_table_11_figure_is_missing(capsys, monkeypatch)
 
     from vlaudit.analysis.vca.events import ReportSettings
     from vlaudit.analysis.vca.report import run_events, summarize_run
+    from vlaudit.commands._render import show
     from vlaudit.report.html_data import VcaRun
     from vlaudit.report.html_sections import erasure_geometry_table
-    from vlaudit.report.vca_console import print_geometry
+    from vlaudit.report.vca_console import geometry_view
     from vlaudit.report.vca_files import geometry_rows
     from vlaudit.sources.margins import runs_from_rows
 
@@ -117,7 +118,7 @@ def test_the_report_prints_why_a_table_11_figure_is_missing(capsys, monkeypatch)
     (run,) = runs_from_rows([r | geometry for r in rows])
     audit = summarize_run(run_events(run), ReportSettings(n_resamples=20))
     assert audit.erasure_geometry.irre_erased_pct == Missing("no IrrE view")
-    print_geometry([audit])
+    show(geometry_view([audit]))
     assert "— (no IrrE view)" in capsys.readouterr().out
     (row,) = csv_rows(geometry_rows([audit]))
     assert row["irre_zero_overlap_pct"] == "— (no IrrE view)" and row["rele_erased_pct"] == 10.0

@@ -281,14 +281,16 @@ def test_every_record_with_an_interval_names_its_unit_and_cluster_count() -> Non
 
 def test_leaderboards_name_their_unit_in_the_rows_the_console_and_the_csv(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from vlaudit.commands._render import show
+
     paths = []
     for i, name in enumerate(("a", "b", "c")):
         (tmp_path / name).mkdir()
         write_jsonl(tmp_path / name / "margins.jsonl", _mismatch_rows(name, 60 + i, 80, clusters=True))
         paths.append(tmp_path / name / "margins.jsonl")
-    result = vlaudit.compare_vca(paths, out=tmp_path / "out", n_resamples=50, n_permutations=49, show=True,
-                                 plot=False)
+    result = vlaudit.compare_vca(paths, out=tmp_path / "out", n_resamples=50, n_permutations=49, plot=False)
     assert {(r.unit, r.n_clusters) for r in result.comparison.leaderboard} == {("image", 20)}
+    show(vlaudit.compare_view(result.comparison))  # what `vlaudit compare vca` prints
     printed = " ".join(capsys.readouterr().out.split())
     assert "leaderboard (%; 20 image clusters;" in printed
     with (tmp_path / "out" / "leaderboard.csv").open(newline="") as handle:

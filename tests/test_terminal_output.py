@@ -47,7 +47,7 @@ def test_cycles_eval_table_keeps_family_names_whole_at_80_columns(tmp_path, cli,
 
 
 def test_a_table_too_wide_for_the_terminal_prints_one_block_per_row(capsys, monkeypatch) -> None:
-    from vlaudit.report.console import print_table
+    from vlaudit.commands._render import print_table
 
     monkeypatch.setenv("COLUMNS", "80")
     columns = ["name", *(f"a-long-column-header-{i}" for i in range(6))]
@@ -242,7 +242,7 @@ def test_one_line_never_breaks_a_line_and_keeps_every_plain_word(text) -> None:
 def test_report_prose_wraps_between_words_at_80_columns(capsys, monkeypatch) -> None:
     """The analyses' summary lines (e.g. ``vca proxies``' control-set stability) wrap at the terminal's width,
     never inside a number or a range, and keep brackets as text."""
-    from vlaudit.report.console import print_wrapped
+    from vlaudit.commands._render import print_wrapped
 
     monkeypatch.setenv("COLUMNS", "80")
     text = ("stable across all sets: 498/558 (89.25%); C-U intersection 152, union 209; headline C-U in the "

@@ -148,12 +148,13 @@ def test_the_departure_from_the_paper_unit_is_printed(dataset: str, groups: bool
 def test_the_console_prints_the_departure_and_names_the_interval(capsys: pytest.CaptureFixture[str]) -> None:
     from rich.console import Console
 
-    from vlaudit.report.vca_console import print_axes, print_headline
+    from vlaudit.commands._render import show
+    from vlaudit.report.vca_console import axes_view, headline_view
 
     (run,) = runs_from_rows(_paper_rows("gsr-coco", groups=True))
     report = compute_report([run], ReportSettings(n_resamples=100))
-    print_axes(report, console=Console(width=200))
-    print_headline(report.runs, console=Console(width=200))
+    show(axes_view(report), console=Console(width=200))
+    show(headline_view(report.runs), console=Console(width=200))
     out = " ".join(capsys.readouterr().out.split())
     assert "note: run (model='m', dataset='gsr-coco'" in out and "--cluster group_id follows the paper" in out
     assert "paired bootstrap expanded percentile CI" in out

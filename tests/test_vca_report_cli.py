@@ -131,7 +131,8 @@ def test_headline_keeps_long_names_readable_in_80_columns() -> None:
     from rich.console import Console
 
     from vlaudit.analysis.vca.report import ReportSettings, compute_report
-    from vlaudit.report.vca_console import print_headline
+    from vlaudit.commands._render import show
+    from vlaudit.report.vca_console import headline_view
     from vlaudit.sources.margins import runs_from_rows
 
     long_model = "Qwen/Qwen3-VL-8B-Instruct-with-a-long-suffix"
@@ -141,7 +142,7 @@ def test_headline_keeps_long_names_readable_in_80_columns() -> None:
                                  interface=interface, labels=SUPPORT_LABELS)
     report = compute_report(runs_from_rows(rows), ReportSettings(n_resamples=50))
     console = Console(width=80, record=True, force_terminal=False)
-    print_headline(report.runs, title="VCA", console=console)
+    show(headline_view(report.runs, title="VCA"), console=console)
     text = console.export_text()
     assert f"{long_model} · gsr-coco-test" in text
     assert "truefalse" in text and "…" not in text

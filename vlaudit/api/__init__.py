@@ -121,14 +121,20 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.metrics.cycles import cycle_acc, cycle_contrast, cycle_credit
     from vlaudit.metrics.pair_audit import audit_pairs
     from vlaudit.records import Cycle, SuiteRead
-    from vlaudit.report.console import (
-        print_benchmark_tables,
-        print_cycle_table,
-        print_table,
-    )
-    from vlaudit.report.giveaway import print_giveaway
+    from vlaudit.report.compare import compare_cycles_view, compare_view
+    from vlaudit.report.console import benchmark_tables_view, cycle_table_view
+    from vlaudit.report.giveaway import giveaway_view
     from vlaudit.report.html import write_report
-    from vlaudit.report.vca_analyses import print_filter, print_proxies, print_validity
+    from vlaudit.report.vca_analyses import filter_view, proxies_view, validity_view
+    from vlaudit.report.vca_console import vca_report_view
+    from vlaudit.results.console import (
+        ConsoleHeadline,
+        ConsoleTable,
+        ConsoleTables,
+        ConsoleText,
+        ConsoleView,
+        HeadlineCell,
+    )
     from vlaudit.results.cycle_experiments import DiagnosticsResult, OeResult, RankSweepResult, TransferResult
     from vlaudit.results.cycles import CycleAudit, CycleBuildSummary, SyntheticResult
     from vlaudit.results.demo import DemoScorer, DemoSummary

@@ -4,7 +4,7 @@ items? (VCA §3, §13, §19)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from vlaudit.analysis.compare.cycles import CycleCompareSettings, compute_cycle_comparison
@@ -15,13 +15,7 @@ from vlaudit.api.inputs import CyclesInput, ScoresInput
 from vlaudit.api.results import Result, Row, with_interval
 from vlaudit.errors import InputError
 from vlaudit.records import Cycle
-from vlaudit.report.compare import (
-    print_compare,
-    print_compare_cycles,
-    write_compare_cycles_files,
-    write_compare_files,
-)
-from vlaudit.report.console import print_wrapped
+from vlaudit.report.compare import write_compare_cycles_files, write_compare_files
 from vlaudit.results.compare import (
     CompareCyclesResult,
     CompareVcaResult,
@@ -66,7 +60,7 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
                 controls: Sequence[str] = PRIMARY_CONTROLS, n_resamples: int = BOOTSTRAP_RESAMPLES,
                 seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                 n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                cluster: str | None = None, plot: bool = True, show: bool = False,
+                cluster: str | None = None, plot: bool = True,
                 stats: StatsOptions | None = None) -> VcaComparisonResult:
     """Compare two or more models' Visual Credit Audits on the items they share (paired, VCA §19).
 
@@ -86,13 +80,13 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
             ``group_id``, ...); None: the unit the items declare (factorial stem, edit, image), else the
             relation group, else the item.
         plot: write the pairwise matrix PNGs.
-        show: print the console tables (what the command prints).
         stats: the statistics options as one :class:`~vlaudit.StatsOptions` record instead (checked as
             built; its fields, defaults included, replace the keywords they name; giving both is refused).
 
     ``rows``: one per comparison (dataset, interface, family, metric, A, B, difference with interval, p, Holm p,
     survives; the noise band of Acc, Dep and D-CC as ``noise_band_lo`` / ``noise_band_hi``); ``comparison`` is
-    the typed ``compare.json``; ``.save(dir)`` writes exactly what the command writes.
+    the typed ``compare.json``; ``.save(dir)`` writes exactly what the command writes;
+    :func:`~vlaudit.report.compare.compare_view` of ``comparison`` is what it prints.
     """
     inputs = [read_model_runs(path) for path in runs]
     refuse_circular_beside_plain(inputs)
@@ -104,7 +98,8 @@ def compare_vca(runs: Sequence[str | Path], *, out: str | Path | None = None,
     result = VcaComparisonResult.of(record, _rows(record.comparisons), title="Paired model comparison",
                                     interval_columns=("difference",),
                                     writer=lambda folder, _: write_compare_files(folder, record, plot=plot))
-    _deliver(result, "compare.json", out=out, show=show, show_tables=lambda: print_compare(record))
+    if out is not None:
+        result.save(out)
     return result
 
 
@@ -114,7 +109,7 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
                    tol: float = CYCLE_TIE_TOL, min_cycles: int = MIN_CYCLES, n_resamples: int = BOOTSTRAP_RESAMPLES,
                    seed: int = BOOTSTRAP_SEED, level: float = CONFIDENCE_LEVEL,
                    n_permutations: int = COMPARE_PERMUTATIONS, alpha: float = COMPARE_FAMILYWISE_ALPHA,
-                   cluster: str | None = None, plot: bool = True, show: bool = False,
+                   cluster: str | None = None, plot: bool = True,
                    stats: StatsOptions | None = None) -> CycleComparisonResult:
     """Compare two or more models' cycle scores on the same cycles (cycle paper §2.1, §D.5; paired, VCA §19).
 
@@ -135,12 +130,12 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
             image), ``two-way`` (intervals from the image_1 × image_2 pigeonhole bootstrap,
             :mod:`vlaudit.stats.two_way`; tests as under ``image``), ``image_1``, ``image_2`` or ``family``.
         plot: write the pairwise matrix PNGs (more than two models).
-        show: print the console tables (what the command prints).
         stats: the statistics options as one :class:`~vlaudit.StatsOptions` record instead (checked as
             built; its fields, defaults included, replace the keywords they name; giving both is refused).
 
     ``rows``: one per comparison; ``comparison`` is the typed ``compare_cycles.json``; ``.save(dir)`` writes
-    exactly what ``vlaudit compare cycles`` writes.
+    exactly what ``vlaudit compare cycles`` writes; :func:`~vlaudit.report.compare.compare_cycles_view` of
+    ``comparison`` is what it prints.
     """
     chosen = as_cycles(cycles)
     tables = {name: as_scores(table, chosen) for name, table in scores.items()}
@@ -153,7 +148,8 @@ def compare_cycles(cycles: CyclesInput, scores: Mapping[str, ScoresInput], *, ou
     result = CycleComparisonResult.of(record, _rows(record.comparisons), title="Paired cycle comparison",
                                       interval_columns=("difference",),
                                       writer=lambda folder, _: write_compare_cycles_files(folder, record, plot=plot))
-    _deliver(result, "compare_cycles.json", out=out, show=show, show_tables=lambda: print_compare_cycles(record))
+    if out is not None:
+        result.save(out)
     return result
 
 
@@ -225,14 +221,3 @@ def _rows(comparisons: Sequence[Comparison]) -> list[Row]:
             with_interval(row, "noise_band", comparison.noise_band)
         rows.append(with_interval(row, "difference", comparison.ci))
     return rows
-
-
-def _deliver(result: Result, json_name: str, *, out: str | Path | None, show: bool,
-             show_tables: Callable[[], None]) -> None:
-    """Write ``result`` to ``out`` when given and print it as the command prints it when ``show``."""
-    if out is not None:
-        result.save(out)
-    if show:
-        show_tables()
-        if out is not None:
-            print_wrapped(f"wrote {Path(out) / json_name} and CSV tables in {out}")

@@ -12,7 +12,6 @@ from vlaudit.analysis.vca.report import ReportSettings, VcaReport, compute_repor
 from vlaudit.api.input_records import as_margin_runs, refuse_foreign_report_folder
 from vlaudit.api.inputs import MarginsInput
 from vlaudit.api.results import Result, Row, with_interval
-from vlaudit.report.vca_console import print_axes, print_headline
 from vlaudit.report.vca_files import write_report_files
 from vlaudit.results.vca.audit import RunAudit
 from vlaudit.results.vca.outputs import FactorialResult, VcaReportResult
@@ -37,7 +36,8 @@ class VcaResult(Result):
     """The VCA report — ``rows``: model, dataset, interface, n, Acc, Dep, D-CC, C-U (+ intervals);
     ``audit``: ``vca.json`` typed to the leaves (:class:`~vlaudit.results.vca.outputs.VcaReportResult`: ``runs``,
     ``interfaces``, ``macro``, ``settings``, ``warnings``); ``report``: the audit with the per-item and per-group
-    rows and each run's gaps."""
+    rows and each run's gaps (:func:`~vlaudit.report.vca_console.vca_report_view` of ``report``: what
+    ``vlaudit vca report`` prints)."""
 
     report: VcaReport = field(kw_only=True)
     sources: tuple[str | None, ...] = field(kw_only=True, default=())  # the margins files read
@@ -62,11 +62,6 @@ class VcaResult(Result):
     def below_coverage(self) -> list[RunAudit]:
         """The runs whose recorded scoring coverage falls below ``min_coverage``: their numbers are not a result."""
         return [run for run in self.report.runs if run.below_coverage]
-
-    def print_console(self, *, title: str) -> None:
-        """Print the headline table and the permutation, relation and robustness axes at 80 columns."""
-        print_headline(self.report.runs, title=title)
-        print_axes(self.report)
 
 
 def _headline(runs: Sequence[RunAudit]) -> list[Row]:

@@ -1,8 +1,8 @@
 """The command line's own console printers: tables and lines that only the commands print.
 
 They read what the facade's functions return (``import vlaudit``) and print it with rich, 80 columns
-included; the shared table printer is ``vlaudit.print_table``. They live in the command
-layer because no library code calls them: they are not library API.
+included; the shared renderer is :mod:`vlaudit.commands._render` (``show(view)``, ``print_table``). They live
+in the command layer because no library code calls them: they are not library API.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 import vlaudit
+from vlaudit.commands._render import print_table
 
 
 def unavailable_lines(unavailable: Mapping[str, Mapping[str, int]], min_cycles: int, counted: str = "val"
@@ -61,10 +62,10 @@ def print_suite_result(result: vlaudit.SuiteResult) -> None:
     """The figures of one suite run: its official figures (value, n items, coverage, tie rule), then per subset
     exact CycleAcc with its cycle count and the marginal audit's imbalance figures."""
     title = f"{result.suite} — {result.model}"
-    vlaudit.print_table(f"{title}: official figures ({result.official.split(' : ')[0]})",
-                        ["figure", "value", "n", "coverage", "ties"],
-                        [[f.label, _value(f.value), f.n, result.coverage(f), f.tie_rule.split(":")[0]]
-                         for f in result.figures], droppable=("ties",))
+    print_table(f"{title}: official figures ({result.official.split(' : ')[0]})",
+                ["figure", "value", "n", "coverage", "ties"],
+                [[f.label, _value(f.value), f.n, result.coverage(f), f.tie_rule.split(":")[0]]
+                 for f in result.figures], droppable=("ties",))
     audit = {cell.subset: cell for cell in result.audit}
     rows = []
     for cell in result.cycles:
@@ -72,6 +73,6 @@ def print_suite_result(result: vlaudit.SuiteResult) -> None:
         rows.append([cell.subset, cell.cell.n, cell.within, cell.across, cell.cell.cycle_acc, cell.cell.ties,
                      None if entry is None else entry.tv_image, None if entry is None else entry.tv_caption,
                      None if entry is None else entry.degree_imbalance])
-    vlaudit.print_table(f"{title}: exact CycleAcc (½ for ties) and the audit",
-                        ["subset", "cycles", "within", "across", "CycleAcc", "ties", "TV img", "TV txt", "imbal."],
-                        rows, droppable=("within", "across", "ties"))
+    print_table(f"{title}: exact CycleAcc (½ for ties) and the audit",
+                ["subset", "cycles", "within", "across", "CycleAcc", "ties", "TV img", "TV txt", "imbal."],
+                rows, droppable=("within", "across", "ties"))

@@ -9,6 +9,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import compare_app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import print_wrapped, show
 from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.settings import CYCLE_TIE_TOL, MIN_CYCLES
 
@@ -28,7 +29,9 @@ def compare_vca(
     """Is model A's visual credit really higher than B's on the same items? Paired differences of Acc, Dep,
     D-CC, C-U, Strict (and the relation axis) with paired cluster-bootstrap intervals, exact McNemar or
     cluster permutation p-values, Holm-adjusted within each family; a leaderboard with more than two models."""
-    vlaudit.compare_vca(runs, out=out, stats=stats, plot=plot, show=True)
+    compared = vlaudit.compare_vca(runs, out=out, stats=stats, plot=plot)
+    show(vlaudit.compare_view(compared.comparison))
+    print_wrapped(f"wrote {out / 'compare.json'} and CSV tables in {out}")
 
 
 def _named_scores(values: list[str]) -> dict[str, Path]:
@@ -60,5 +63,7 @@ def compare_cycles(
 ) -> None:
     """ΔCycleAcc per family and split (never pooled) with a paired bootstrap over cycles, the exact sign-flip test
     on the per-cycle credit differences and tie rates; Winoground / NaturalBench metric differences on 2×2 cycles."""
-    vlaudit.compare_cycles(cycles, _named_scores(scores), out=out, tol=tol, min_cycles=min_cycles, stats=stats,
-                           plot=plot, show=True)
+    compared = vlaudit.compare_cycles(cycles, _named_scores(scores), out=out, tol=tol, min_cycles=min_cycles,
+                                      stats=stats, plot=plot)
+    show(vlaudit.compare_cycles_view(compared.comparison))
+    print_wrapped(f"wrote {out / 'compare_cycles.json'} and CSV tables in {out}")

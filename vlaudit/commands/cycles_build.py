@@ -13,6 +13,7 @@ import vlaudit
 from vlaudit.commands._apps import cycles_app, cycles_build_app
 from vlaudit.commands._console import print_unavailable
 from vlaudit.commands._options import out_file_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 from vlaudit.errors import EXIT_CHECK_FAILED, InputError
 from vlaudit.settings import (
@@ -46,18 +47,18 @@ def _print_counts(summary: vlaudit.CycleBuildSummary) -> None:
         rows.append([f"{label(family)} (unavailable)",
                      *[f"— ({counts.get(s, 0)}{' < ' + str(minimum) if s in gated and counts.get(s, 0) < minimum else ''})"
                        for s in splits]])
-    vlaudit.print_table(f"Cycles per family and split (Table 6; pool: {extra.get('images_in_pool')} images)",
-                        ["family", *splits], rows)
+    print_table(f"Cycles per family and split (Table 6; pool: {extra.get('images_in_pool')} images)",
+                ["family", *splits], rows)
     if extra.get("pool_seed") is not None:
         say(f"pool drawn with pool seed {extra['pool_seed']}; splits and pairing with seed {extra.get('seed')} "
             "(every seed shares the pool, §D.5)")
     print_unavailable(summary.unavailable, minimum, counted)
     reasons = extra.get("swap_reasons")
     if isinstance(reasons, dict) and reasons:
-        vlaudit.print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
-                            ["family", *vlaudit.GQA_SWAP_REASONS],
-                            [[label(family), *[counts.get(r, 0) for r in vlaudit.GQA_SWAP_REASONS]]
-                             for family, counts in reasons.items() if isinstance(counts, dict)])
+        print_table("Why the swaps are invalid (swaps per family; a named family keeps only its own reason)",
+                    ["family", *vlaudit.GQA_SWAP_REASONS],
+                    [[label(family), *[counts.get(r, 0) for r in vlaudit.GQA_SWAP_REASONS]]
+                     for family, counts in reasons.items() if isinstance(counts, dict)])
     for name, count in summary.warnings.items():
         say(f"warning: {name}: {count}")
     if summary.cycles_written == 0:

@@ -10,6 +10,7 @@ import vlaudit
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._console import print_unavailable
 from vlaudit.commands._options import out_file_option
+from vlaudit.commands._render import show
 from vlaudit.commands._say import say, warn
 from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.settings import CYCLE_BOOTSTRAP_SEED, CYCLE_TIE_TOL, MIN_CYCLES, NATURALBENCH_YES_THRESHOLD
@@ -48,11 +49,11 @@ def cycles_eval(
     evaluation = vlaudit.evaluate_cycles(cycles, scores, splits=split or None, min_cycles=min_cycles if given else None, tol=tol,
                                          stats=stats, yes_threshold=yes_threshold)
     result = evaluation.evaluation
-    vlaudit.print_cycle_table(result, title=f"CycleAcc — {cycles.name}")
+    show(vlaudit.cycle_table_view(result, title=f"CycleAcc — {cycles.name}"))
     evaluated = result.splits
     print_unavailable(result.unavailable, result.min_cycles, result.min_cycles_counted
                               or ("val" if "val" in evaluated else ", ".join(evaluated)))
-    vlaudit.print_benchmark_tables(result.benchmark_entries)
+    show(vlaudit.benchmark_tables_view(result.benchmark_entries))
     # written before the warnings: a write that fails is then the one line printed (a warning about figures
     # that were never saved would only stand in its way)
     written = evaluation.write(out, plot=plot)

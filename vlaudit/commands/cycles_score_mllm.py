@@ -18,6 +18,7 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 
 
@@ -54,8 +55,8 @@ def cycles_score_mllm(
     scored = vlaudit.score_cycles_mllm(spec, overwrite=overwrite)
     rows, summary, folder = scored.rows, scored.summary, scored.run_dir
     scores = [float(row["score"]) for row in rows]
-    vlaudit.print_table(f"MLLM cycle scores — {model.spec}", ["cycles", "pairs", "queries scored now", "from cache",
-                                                        "min", "mean", "max"],
+    print_table(f"MLLM cycle scores — {model.spec}", ["cycles", "pairs", "queries scored now", "from cache",
+                                                "min", "mean", "max"],
                 [[scored.n_cycles, len(rows), summary.n_units_scored_now, summary.n_units_from_cache,
                   min(scores), sum(scores) / len(scores), max(scores)]])
     say(f"wrote {out} (run folder {folder})")

@@ -16,6 +16,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._options import out_file_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import images_line, say, warn
 from vlaudit.errors import InputError
 from vlaudit.settings import (
@@ -45,7 +46,7 @@ def print_build(title: str, summary: dict[str, Any]) -> None:
         rows.append(["excluded", 0, "—"])
     if summary["notes"]:
         rows.append(["notes (kept)", len(summary["notes"]), summary["notes"][0].get("note", "")])
-    vlaudit.print_table(title, ["what", "n", "why"], rows)
+    print_table(title, ["what", "n", "why"], rows)
 
 
 # rich would read "[@SPLIT]" as markup and drop it: brackets are escaped
@@ -152,7 +153,7 @@ def print_relations(rows: list[Any], categories: dict[str, str] | None) -> None:
         columns.insert(1, "meta")
         for row, r in zip(table, rows, strict=True):
             row.insert(1, categories.get(r.relation, "—"))
-    vlaudit.print_table("Strict-family candidates per VSR relation", columns, table)
+    print_table("Strict-family candidates per VSR relation", columns, table)
 
 
 def print_inverse_built(counts: Any, n_excluded: int, entities: str) -> None:

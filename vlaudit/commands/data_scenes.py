@@ -9,6 +9,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import data_app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
 
@@ -34,7 +35,7 @@ def data_scenes(
                                             max_objects=max_objects, p_small=p_small, p_crowd=p_crowd)
     keys = ("images", "instances", "main_objects", "small_objects", "crowd_groups", "captions",
             "images_per_second")
-    vlaudit.print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
+    print_table(f"Procedural scenes — {out}", ["quantity", "value"], [[k, summary[k]] for k in keys], digits=1)
     for name, path in summary["files"].items():
         say(f"wrote {name}: {path}")
 
@@ -51,5 +52,5 @@ def data_factorial(
     rows += [["groups (stems)", summary["stems"]], ["inputs (items)", summary["items"]]]
     rows += [[f"unique probes: {k}", v] for k, v in summary["probes"].items()]
     rows += [[f"check passed: {c}", "yes"] for c in summary["checks"]]
-    vlaudit.print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
+    print_table(f"Evidence-source factorial — {out}", ["quantity", "value"], rows)
     say(f"wrote {summary['items_path']} ({summary['seconds']:.2f} s)")

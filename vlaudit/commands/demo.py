@@ -23,6 +23,7 @@ from rich.text import Text
 import vlaudit
 from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.errors import EXIT_CHECK_FAILED
 
 
@@ -87,11 +88,11 @@ def demo(
             rows.append([spec.removeprefix("ref:"), family] + [_test_acc(entry.scorers.get(s), family)
                                                                for s in ("additive", "zero-shot", probe)])
     # one table at 80 columns: the probe's column is named in the title, not by its long scorer name
-    vlaudit.print_table(f"Exact CycleAcc, test split (mean over seeds; probe = {probe})",
-                        ["encoder", "family", "additive", "zero-shot", "probe"], rows, identifiers=2)
+    print_table(f"Exact CycleAcc, test split (mean over seeds; probe = {probe})",
+                ["encoder", "family", "additive", "zero-shot", "probe"], rows, identifiers=2)
     checks = [[row.check, "pass" if row.passed else "FAIL", row.expected, observed_text(row.observed)]
               for row in summary.known_answers]
-    vlaudit.print_table("Known answers", ["check", "result", "expected", "observed"], checks)
+    print_table("Known answers", ["check", "result", "expected", "observed"], checks)
     console.print(f"\nResults are in [bold]{out}[/]: summary.json" + "".join(f", {p}" for p in summary.files.values()))
     failed = [row.check for row in summary.known_answers if not row.passed]
     if failed:

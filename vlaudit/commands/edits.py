@@ -16,6 +16,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import data_app, group
 from vlaudit.commands._options import in_folder_option, out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.errors import InputError
@@ -61,8 +62,8 @@ def edits_build(
     rows = [["positive groups (shuffled)", summary.n_candidates, ""], ["feasible", summary.n_feasible, ""],
             ["edits rendered", summary.n_edits, f"{summary.n_probes} probes"]]
     rows += [["excluded", n, reason] for reason, n in summary.excluded_by_reason.items()]
-    vlaudit.print_table(f"Object-swap edits — {items_path.name}", ["what", "n", "why"], rows)
-    vlaudit.print_table("Feasibility-selection audit (VCA §17, % of extent/area)",
+    print_table(f"Object-swap edits — {items_path.name}", ["what", "n", "why"], rows)
+    print_table("Feasibility-selection audit (VCA §17, % of extent/area)",
                 ["characteristic", "feasible", "excluded", "difference", "95% CI"],
                 [[a.characteristic, a.feasible, a.excluded, a.difference, _fmt_ci(a.ci)] for a in audit],
                 digits=2)
@@ -83,7 +84,7 @@ def edits_export(
     """Shuffled, blinded batches (CSV + images) per annotator; model outputs and sample ids hidden."""
     names = [a.strip() for a in annotators.split(",") if a.strip()]
     summary = vlaudit.export_annotations(build_dir, out=out, annotators=names, repeat=repeat, seed=seed)
-    vlaudit.print_table("Annotation export", ["annotator", "tasks", "repeats"],
+    print_table("Annotation export", ["annotator", "tasks", "repeats"],
                 [[a, summary.tasks_per_annotator, summary.n_repeat_per_annotator] for a in names])
     say(f"wrote {out}/batches/ (send these) and {out}/key.csv (keep private)")
 
@@ -106,9 +107,9 @@ def edits_import(
     result = vlaudit.import_annotations(export_dir, out=out, answers=files, items=items_path).summary
     n = max(result.n_edits, 1)
     rows = [[d, c, 100.0 * c / n] for d, c in result.counts.items()]
-    vlaudit.print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result.n_edits,
-                                                                          100.0]] + rows, digits=2)
-    vlaudit.print_table("Agreement", ["pair / annotator", "n", "agreement %"],
+    print_table("Edit consensus (VCA §17)", ["outcome", "N", "rate %"], [["annotated edits", result.n_edits,
+                                                                  100.0]] + rows, digits=2)
+    print_table("Agreement", ["pair / annotator", "n", "agreement %"],
                 [[f"pairwise {p}", v.n_edits, None if v.agreement is None else 100 * v.agreement]
                  for p, v in result.pairwise.items()]
                 + [[f"repeat {a}", r.n_repeats, None if r.agreement is None else 100 * r.agreement]
@@ -135,11 +136,11 @@ def edits_analyze(
     result = vlaudit.analyze_edits(build_dir, consensus=consensus, report=report, edit_report=edit_report, out=out,
                                    interface=interface, stats=stats).summary
     title = f"Edited outcomes of {result.n_accepted} accepted edits (%)"
-    vlaudit.print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
+    print_table(title, ["model", "N", "Rel.", "+Vis.", "strict"],
                 [[getattr(row, c) for c in ("model", "n", "rel", "flip_vis", "strict")] for row in result.table],
                 digits=2)
     cols = ["model", "n_rel_o", "rel_o", "n_joint", "joint", "n_cu", "cu", "n_dcc", "dcc"]
-    vlaudit.print_table("Flip+visibility by source audit stratum (%)",
+    print_table("Flip+visibility by source audit stratum (%)",
                 ["model", "Rel_o n", "Rel_o", "Joint n", "Joint", "C-U n", "C-U", "D-CC n", "D-CC"],
                 [[getattr(row, c) for c in cols] for row in result.table], digits=2)
 
@@ -156,10 +157,10 @@ def edits_analyze(
 
     # the intervals resample the accepted edit ids, each drawn edit bringing every model's record of it
     clusters = f"{result.n_accepted} edit cluster{'' if result.n_accepted == 1 else 's'}"
-    vlaudit.print_table(f"Joint enrichment, percentage points (95% bootstrap CI over {clusters}, VCA §15/§19)",
+    print_table(f"Joint enrichment, percentage points (95% bootstrap CI over {clusters}, VCA §15/§19)",
                 ["model", "Joint − overall", "Δ PairD = Joint − Rel_o"],
                 [[row.model, ci(row, "joint_minus_overall"), ci(row, "delta_pair_d")] for row in result.table])
-    vlaudit.print_table(f"Relation-only success within Joint (%; 95% bootstrap CI over {clusters}, VCA §15)",
+    print_table(f"Relation-only success within Joint (%; 95% bootstrap CI over {clusters}, VCA §15)",
                 ["model", "Rel. overall", "Rel. in Joint", "Joint − overall"],
                 [[row.model, shown(row.rel, ".2f"),
                   ci(row, "rel_joint").replace("+", ""),

@@ -27,6 +27,7 @@ import vlaudit
 from vlaudit import settings as paper
 from vlaudit.commands._apps import app, experiment_app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 from vlaudit.commands.synthetic import parse_seeds
 from vlaudit.errors import EXIT_CHECK_FAILED
@@ -165,10 +166,10 @@ def _families(value: str | None) -> list[str] | None:
 
 
 def _print(title: str, columns: list[str], rows: list[list[Any]]) -> None:
-    """The shared console table (``report.console.print_table``): the first column (family / protocol names)
+    """The shared console table (``commands._render.print_table``): the first column (family / protocol names)
     stays whole and a value never breaks across rows; a table too wide for the terminal prints one block per
     row. Cells are preformatted text."""
-    vlaudit.print_table(title, columns, rows)
+    print_table(title, columns, rows)
 
 
 def _finish(title: str, run: vlaudit.ExperimentRun) -> None:

@@ -13,6 +13,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say, warn
 from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.settings import FACTORIAL_BOOTSTRAP_SEED
@@ -59,10 +60,10 @@ def vca_factorial(
                  f"{_pct(pooled.responsive_rate)} {_ci(pooled.responsive_rate_ci)}",
                  f"{_pct(pooled.neutral_exceed_rate)} {_ci(pooled.neutral_exceed_rate_ci)}",
                  f"{_pct(pooled.flip_rate)} {_ci(pooled.flip_rate_ci)}"])
-    vlaudit.print_table(f"Evidence-source factorial ({interface}; per model: Wilson intervals design-effect "
-                        f"corrected over the {result.stems} {result.unit}s; pooled: expanded percentile intervals "
-                        f"resample {result.stems} {result.unit} clusters; — where zero-width)",
-                        ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
+    print_table(f"Evidence-source factorial ({interface}; per model: Wilson intervals design-effect "
+                f"corrected over the {result.stems} {result.unit}s; pooled: expanded percentile intervals "
+                f"resample {result.stems} {result.unit} clusters; — where zero-width)",
+                ["model", "correct n", "C-U n", "C-U %", "Resp. %", "N+ %", "Flip %"], rows)
     for warning in result.warnings:
         warn(warning)
     effect_rows = []
@@ -71,7 +72,7 @@ def vca_factorial(
         effect_rows.append([m.model, e["delta_v_pos"].mean, e["delta_v_neg"].mean, e["delta_v_none"].mean,
                             e["interaction"].mean, nested.image_tpr, nested.text_fpr,
                             nested.auroc_vca_correct, nested.auroc_confidence_correct])
-    vlaudit.print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
-                                                         "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
+    print_table("Source effects and nested validation", ["model", "ΔV(T+)", "ΔV(T−)", "ΔV(T∅)", "interaction",
+                                                 "TPR", "FPR", "AUROC VCA", "AUROC conf."], effect_rows, 3)
     for path in run.files:
         say(f"wrote {path}")

@@ -27,6 +27,7 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 
 
@@ -62,7 +63,7 @@ def features(
             spec, overwrite=overwrite,
             progress=lambda task, n, total: bar.update(tasks[task], advance=n, total=total)).manifest
     counts = manifest["counts"]
-    vlaudit.print_table(f"features — {model.spec}", ["what", "ids", "distinct contents"],
+    print_table(f"features — {model.spec}", ["what", "ids", "distinct contents"],
                 [["images", counts["image_ids"], counts["unique_images"]],
                  ["captions", counts["caption_ids"], counts["unique_texts"]]])
     say(f"wrote {out} (dim {manifest['dim']}, {manifest['seconds']} s)")
@@ -78,7 +79,7 @@ def zero_shot(
     scored = vlaudit.write_zero_shot_scores(cycles, features_dir, out=out)
     rows = scored.rows
     scores = [row.score for row in rows]
-    vlaudit.print_table(f"zero-shot scores — {scored.model}",
+    print_table(f"zero-shot scores — {scored.model}",
                 ["cycles", "pairs", "min", "mean", "max"],
                 [[scored.n_cycles, len(rows), min(scores), sum(scores) / len(scores), max(scores)]])
     say(f"wrote {out}")

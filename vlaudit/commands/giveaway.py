@@ -10,6 +10,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import show
 from vlaudit.commands._say import say, warn
 from vlaudit.commands._stats_options import STATS, stats_options
 
@@ -46,7 +47,7 @@ def giveaway(
     result = vlaudit.benchmark_giveaway(files or [], out=out, fmt=fmt, lm=lm, vca=vca, classifier=classifier,
                                         folds=folds, scores=scores, batch_size=batch_size, device=device,
                                         stats=stats)
-    vlaudit.print_giveaway(result)
+    show(vlaudit.giveaway_view(result))
     for warning in result.warnings:
         warn(warning)
     say(f"wrote {out / 'giveaway.json'}, {out / 'giveaway.csv'} and the per-file items tables")

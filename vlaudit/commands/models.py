@@ -11,6 +11,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import models_app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 
 
@@ -37,7 +38,7 @@ def models_tiny(
 def models_list() -> None:
     """List the model spec prefixes the registry serves."""
     registry = vlaudit.model_registry()
-    vlaudit.print_table("model backends", list(registry.BACKEND_COLUMNS), registry.backends)
+    print_table("model backends", list(registry.BACKEND_COLUMNS), registry.backends)
     say(f"tiny offline models: vlaudit models tiny --family FAMILY, one of {', '.join(registry.tiny_families)}")
     say(f"reference models (built offline on first use): {', '.join(registry.reference)}")
     say("trained reference models (weights shipped; `vlaudit models train-reference NAME` rebuilds one):")
@@ -56,8 +57,8 @@ def models_verbalizers(
     For hf: specs only the model's config and tokenizer/processor are loaded, not its weights."""
     interfaces = [part.strip() for part in interface.split(",") if part.strip()]
     found = vlaudit.verbalizers(spec, interfaces)
-    vlaudit.print_table(f"verbalizers — {found.spec} ({found.tokenizer_kind})",
-                        ["interface", "word", "continuation", "token id", "piece"], found.rows)
+    print_table(f"verbalizers — {found.spec} ({found.tokenizer_kind})",
+                ["interface", "word", "continuation", "token id", "piece"], found.rows)
     ids = "/".join(str(token_id) for name in interfaces for token_id in found.ids[name])
     say(f"token ids ({', '.join(interfaces)}): {ids}")
 
@@ -74,6 +75,6 @@ def models_train_reference(
     curve = result.curve
     if curve:
         columns = list(curve[0])
-        vlaudit.print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
+        print_table(f"training curve — {name}", columns, [[row.get(c) for c in columns] for row in curve], digits=4)
     for path in result.files:
         say(f"wrote {path}")

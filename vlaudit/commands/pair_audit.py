@@ -11,6 +11,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import cycles_app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say, warn
 
 
@@ -36,7 +37,7 @@ def audit_pairs(
     def cell(value: object) -> object:
         return "0" if value == 0 else value
 
-    vlaudit.print_table(f"Pair audit: positives vs negatives ({weighting} weighting; exact cycles: all 0)",
+    print_table(f"Pair audit: positives vs negatives ({weighting} weighting; exact cycles: all 0)",
                 ["file", "+ / −", "TV img", "TV cap", "TV len", "imb img", "imb cap"],
                 [[Path(r.file).stem, f"{r.positives}/{r.negatives}", cell(r.tv_image), cell(r.tv_caption),
                   cell(r.tv_caption_length), cell(r.degree_imbalance_image), cell(r.degree_imbalance_caption)]
@@ -46,7 +47,7 @@ def audit_pairs(
         f"marginals; imb img / imb cap: signed-degree imbalance of the images / captions, {weighting} weighting "
         "(0: additive scores of that side cancel; 1: none on both sides) — Theorem 1's form of TV img / TV cap, "
         "equal to them by identity", width=80))
-    vlaudit.print_table("Exact-cycle completion (exact cycles: every distinct pair)",
+    print_table("Exact-cycle completion (exact cycles: every distinct pair)",
                 ["file", "positives in cycles", "negatives in cycles"],
                 [[Path(r.file).stem, f"{r.positives_in_cycles}/{r.distinct_positives}",
                   f"{r.negatives_in_cycles}/{r.distinct_negatives}"] for r in rows])

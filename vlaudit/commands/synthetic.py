@@ -9,6 +9,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 from vlaudit.settings import CYCLE_SEEDS, SYNTHETIC_INTERACTION_EPOCHS, SYNTHETIC_RANK_EPOCHS
 
@@ -68,8 +69,8 @@ def synthetic(
         raise typer.BadParameter(str(exc)) from None
     run = vlaudit.synthetic_controls(seed_list, config=config, out=out, threads=threads)
     result = run.result
-    vlaudit.print_table(f"Synthetic controls — seeds {', '.join(map(str, seed_list))}",
-                        ["diagnostic", "probe", "metric", "mean", "sd", "expected"], run.rows)
+    print_table(f"Synthetic controls — seeds {', '.join(map(str, seed_list))}",
+                ["diagnostic", "probe", "metric", "mean", "sd", "expected"], run.rows)
     failed = []
     for name, ok in result.checks.items():
         if not ok:

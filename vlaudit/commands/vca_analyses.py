@@ -13,6 +13,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import out_folder_option
+from vlaudit.commands._render import show
 from vlaudit.commands._say import say
 from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.settings import FILTER_COVERAGES, FILTER_PRIMARY_COVERAGE, HL_RESAMPLES
@@ -56,7 +57,7 @@ def vca_validity(
                                   edits_dataset=edits_dataset, interface=interface, stats=stats,
                                   hl_resamples=hl_resamples, folds=folds,
                                   repeats=repeats, plot=plot, log=say, warn=_warn)
-    vlaudit.print_validity(result)
+    show(vlaudit.validity_view(result))
     say(f"wrote {out / 'validity.json'} and CSV tables in {out}")
 
 
@@ -82,7 +83,7 @@ def vca_filter(
     result = vlaudit.vca_filter(runs, out=_out_dir(out), coverages=coverages, primary=primary, interface=interface,
                                 stats=stats, plot=plot,
                                 log=say, warn=_warn)
-    vlaudit.print_filter(result)
+    show(vlaudit.filter_view(result))
     say(f"wrote {out / 'filter.json'} and CSV tables in {out}")
 
 
@@ -110,5 +111,5 @@ def vca_proxies(
                                  edits_dataset=edits_dataset, meta=meta, interface=interface,
                                  stats=stats, plot=plot,
                                  log=say, warn=_warn)
-    vlaudit.print_proxies(result)
+    show(vlaudit.proxies_view(result))
     say(f"wrote {out / 'proxies.json'} and CSV tables in {out}")

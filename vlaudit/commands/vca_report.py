@@ -9,6 +9,7 @@ import typer
 import vlaudit
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._options import min_coverage_option, out_folder_option, parse_base_llms
+from vlaudit.commands._render import show
 from vlaudit.commands._say import say
 from vlaudit.commands._stats_options import STATS, stats_options
 from vlaudit.errors import LowCoverageError
@@ -32,7 +33,7 @@ def vca_report(
     with paired bootstrap CIs per (model, dataset, interface); permutation, relation and robustness tables."""
     result = vlaudit.vca_report(margins, stats=stats, base_llm=parse_base_llms(base_llm), min_coverage=min_coverage)
     result.write(out, plot=plot)
-    result.print_console(title=f"Visual Credit Audit — {margins.name}")
+    show(vlaudit.vca_report_view(result.report, title=f"Visual Credit Audit — {margins.name}"))
     say(f"wrote {out / 'vca.json'} and CSV tables in {out}")
     low = result.below_coverage
     if low:

@@ -22,6 +22,7 @@ from vlaudit.commands._options import (
     ray_threads_option,
     ray_workers_option,
 )
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 from vlaudit.errors import LowCoverageError
 
@@ -102,7 +103,7 @@ def _run(spec: vlaudit.ScoreSpec, *, overwrite: bool, min_coverage: float) -> No
     summary = margins.summary
     shown = [(k, v) for k, v in summary.to_dict().items()
              if k != "schema_version" and not isinstance(v, (dict, list))]
-    vlaudit.print_table(f"vca score — {summary.model}", ["field", "value"], shown, digits=3)
+    print_table(f"vca score — {summary.model}", ["field", "value"], shown, digits=3)
     say(f"records not scored: {margins.failure_line} — listed in {out / 'failures.jsonl'}")
     n_censored = getattr(summary, "n_censored", 0)  # a yes/no run's count (a dual run has none)
     if n_censored:

@@ -10,6 +10,7 @@ import vlaudit
 from vlaudit.commands._apps import vca_app
 from vlaudit.commands._model_options import model_options
 from vlaudit.commands._options import in_folder_option, out_folder_option
+from vlaudit.commands._render import print_table
 from vlaudit.commands._say import say
 
 
@@ -42,7 +43,7 @@ def vca_score_dual(
     summary = margins.summary
     shown = [(k, v) for k, v in summary.to_dict().items() if k != "schema_version" and not isinstance(v, dict)]
     shown += [(f"rows: {c}", n) for c, n in summary.contexts.items()]
-    vlaudit.print_table(f"vca score-dual — {summary.model}", ["field", "value"], shown)
+    print_table(f"vca score-dual — {summary.model}", ["field", "value"], shown)
     for warning in margins.warnings:
         say(f"warning: {warning}")
     say(f"wrote {out / 'margins.parquet'}")

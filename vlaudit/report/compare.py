@@ -13,7 +13,6 @@ import numpy as np
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
 from vlaudit.metrics.cycles import CYCLE_UNIT_CAVEAT
-from vlaudit.report.console import print_table, print_tables, print_wrapped
 from vlaudit.results.compare import (
     CompareCyclesResult,
     ComparedItems,
@@ -25,6 +24,7 @@ from vlaudit.results.compare import (
     NoNoiseFloor,
     VcaBandComparison,
 )
+from vlaudit.results.console import ConsolePart, ConsoleTable, ConsoleTables, ConsoleText, ConsoleView
 from vlaudit.results.versioned import Interval, JsonValue, to_json
 from vlaudit.stats.clusters import cluster_phrase
 from vlaudit.stats.formatting import degenerate, format_interval, format_p
@@ -158,50 +158,53 @@ def noise_line(noise: NoiseFloor | NoNoiseFloor) -> str:
             f"(|m_o| <= tau) and {noise.n_credit} credits (|G_img| <= 2 tau) inside the noise")
 
 
-def print_compare(result: CompareVcaResult) -> None:
+def compare_view(result: CompareVcaResult) -> ConsoleView:
     """Per model the items dropped, then per (dataset, interface) the comparisons of the ``all`` family
     (and the leaderboard with more than two models), and what was skipped; whole at 80 columns."""
+    parts: list[ConsolePart] = []
+    add = parts.append
     for model in result.models:
         for where, entry in model.datasets.items():
             dropped = ", ".join(f"{n} {why}" for why, n in entry.dropped.items()) or "none"
-            print_wrapped(f"{model.model} on {where}: {entry.n_compared} items compared; dropped: {dropped}")
+            add(ConsoleText(f"{model.model} on {where}: {entry.n_compared} items compared; dropped: {dropped}"))
             if isinstance(entry, ComparedItems):
-                print_wrapped(f"  {noise_line(entry.noise)}")
+                add(ConsoleText(f"  {noise_line(entry.noise)}"))
     keys = list(dict.fromkeys((r.dataset, r.interface) for r in result.comparisons))
     for dataset, interface in keys:
         rows = [r for r in result.comparisons if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
         for pair in dict.fromkeys((r.model_a, r.model_b) for r in rows):
             own = [r for r in rows if (r.model_a, r.model_b) == pair]
-            print_table(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items, %, "
-                        f"{_units(own)})",
-                        ["metric", "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives"],
-                        [[METRIC_NAMES.get(r.metric, r.metric), _pct(r.value_a), _pct(r.value_b),
-                          _pct(r.difference), _pct_interval(r.ci), format_p(r.p_holm),
-                          "yes" if r.survives else "no"] for r in own],
-                        identifiers=1, droppable=["A", "B"])
+            add(ConsoleTable(f"{dataset} / {interface}: A = {pair[0]}, B = {pair[1]} (shared items, %, "
+                             f"{_units(own)})",
+                             ["metric", "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives"],
+                             [[METRIC_NAMES.get(r.metric, r.metric), _pct(r.value_a), _pct(r.value_b),
+                               _pct(r.difference), _pct_interval(r.ci), format_p(r.p_holm),
+                               "yes" if r.survives else "no"] for r in own],
+                             identifiers=1, droppable=["A", "B"]))
             banded = [r for r in rows if (r.model_a, r.model_b) == pair and isinstance(r, VcaBandComparison)]
             bands = [f"{METRIC_NAMES[r.metric]} {_pct_interval(r.noise_band)}" for r in banded
                      if r.noise_band is not None]
             if bands:
-                print_wrapped(f"noise band of A − B (%, flagged decisions set both ways): {'; '.join(bands)}")
+                add(ConsoleText(f"noise band of A − B (%, flagged decisions set both ways): {'; '.join(bands)}"))
             elif banded:
-                print_wrapped("noise band of A − B: none (the noise floor of A or B is not measured)")
+                add(ConsoleText("noise band of A − B: none (the noise floor of A or B is not measured)"))
         if len(result.models) > 2:
             board = [r for r in result.leaderboard
                      if (r.dataset, r.interface, r.family) == (dataset, interface, "all")]
-            print_table(f"{dataset} / {interface}: leaderboard (%; {_units(board)}; rank 1 = best; a model "
-                        "outranks another when their paired difference says so)",
-                        ["metric", "model", "value", "95% CI", "rank"],
-                        [[METRIC_NAMES.get(r.metric, r.metric), r.model, _pct(r.value), _pct_interval(r.ci),
-                          _rank(r.rank)]
-                         for r in board], identifiers=2)
+            add(ConsoleTable(f"{dataset} / {interface}: leaderboard (%; {_units(board)}; rank 1 = best; a model "
+                             "outranks another when their paired difference says so)",
+                             ["metric", "model", "value", "95% CI", "rank"],
+                             [[METRIC_NAMES.get(r.metric, r.metric), r.model, _pct(r.value), _pct_interval(r.ci),
+                               _rank(r.rank)]
+                              for r in board], identifiers=2))
     if result.comparisons:
-        print_wrapped(MULTIPLICITY_NOTE.format(interval=result.settings.interval))
+        add(ConsoleText(MULTIPLICITY_NOTE.format(interval=result.settings.interval)))
     for row in result.skipped:
-        print_wrapped(f"skipped {METRIC_NAMES.get(row.metric, row.metric)} on {row.dataset}/"
-                      f"{row.interface}: {row.reason}")
+        add(ConsoleText(f"skipped {METRIC_NAMES.get(row.metric, row.metric)} on {row.dataset}/"
+                        f"{row.interface}: {row.reason}"))
     for warning in result.warnings:
-        print_wrapped(f"warning: {warning}")
+        add(ConsoleText(warning, "warning"))
+    return ConsoleView(tuple(parts))
 
 
 def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult, *, plot: bool = True
@@ -223,8 +226,10 @@ def write_compare_cycles_files(out_dir: str | Path, result: CompareCyclesResult,
     return written
 
 
-def print_compare_cycles(result: CompareCyclesResult) -> None:
+def compare_cycles_view(result: CompareCyclesResult) -> ConsoleView:
     """One table per (benchmark, split) and pair of models: each family's and metric's difference."""
+    parts: list[ConsolePart] = []
+    add = parts.append
     keys = list(dict.fromkeys((r.benchmark, r.split, r.model_a, r.model_b) for r in result.comparisons))
     # one layout for every table of a benchmark (train, val, test; every pair): never blocks beside a table
     for benchmark in dict.fromkeys(key[0] for key in keys):
@@ -242,26 +247,27 @@ def print_compare_cycles(result: CompareCyclesResult) -> None:
                              "yes" if r.survives else "no", *_tie_rates(r)] for r in rows]))
         # each model's value beside A − B; under CycleAcc the title names the one metric
         metric = [] if benchmark is None else ["metric"]
-        print_tables(tables, ["family", *metric, "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives",
-                              "ties A", "ties B"], identifiers=1, droppable=[("ties A", "ties B")], digits=3)
+        add(ConsoleTables(tables, ["family", *metric, "A", "B", "A − B", "CI (unadj.)", "p (Holm)", "survives",
+                                   "ties A", "ties B"], identifiers=1, droppable=[("ties A", "ties B")], digits=3))
     if result.comparisons and CYCLE_UNIT_CAVEAT not in result.warnings:  # a file written before it was a warning
-        print_wrapped(CYCLE_UNIT_CAVEAT)
-        print_wrapped(MULTIPLICITY_NOTE.format(interval=result.settings.interval).replace(
-            "one dataset, relation family and metric family", "one benchmark, split and family"))
+        add(ConsoleText(CYCLE_UNIT_CAVEAT))
+        add(ConsoleText(MULTIPLICITY_NOTE.format(interval=result.settings.interval).replace(
+            "one dataset, relation family and metric family", "one benchmark, split and family")))
     if len(result.models) > 2:
         for benchmark, split in dict.fromkeys((r.benchmark, r.split) for r in result.leaderboard):
             board = [r for r in result.leaderboard if (r.benchmark, r.split) == (benchmark, split)]
             what = "CycleAcc" if benchmark is None else benchmark
-            print_table(f"{what} / {split}: leaderboard ({_units(board)}; rank 1 = best; a model outranks "
-                        "another when their paired difference says so)",
-                        ["family", "metric", "model", "value", "95% CI", "rank"],
-                        [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci),
-                          _rank(r.rank)]
-                         for r in board], identifiers=3)
+            add(ConsoleTable(f"{what} / {split}: leaderboard ({_units(board)}; rank 1 = best; a model outranks "
+                             "another when their paired difference says so)",
+                             ["family", "metric", "model", "value", "95% CI", "rank"],
+                             [[r.family, METRIC_NAMES.get(r.metric, r.metric), r.model, r.value, _interval(r.ci),
+                               _rank(r.rank)]
+                              for r in board], identifiers=3))
     for row in result.skipped:
-        print_wrapped(f"skipped {row.family} on {row.split}: {row.reason}")
+        add(ConsoleText(f"skipped {row.family} on {row.split}: {row.reason}"))
     for warning in result.warnings:
-        print_wrapped(f"warning: {warning}")
+        add(ConsoleText(warning, "warning"))
+    return ConsoleView(tuple(parts))
 
 
 def _tie_rates(row: Comparison) -> tuple[float | None, float | None]:

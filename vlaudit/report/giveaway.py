@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vlaudit.report.console import print_table, print_wrapped
+from vlaudit.results.console import ConsolePart, ConsoleTable, ConsoleText, ConsoleView
 from vlaudit.results.giveaway import BenchmarkGiveaway, GiveawayRate, GiveawayResult
 from vlaudit.results.missing import Missing
 from vlaudit.stats.formatting import format_interval
@@ -57,21 +57,26 @@ def benchmark_rows(bench: BenchmarkGiveaway) -> list[list[str]]:
     return rows
 
 
-def print_giveaway(result: GiveawayResult) -> None:
-    """One table per benchmark, then what the rows mean."""
+def giveaway_view(result: GiveawayResult) -> ConsoleView:
+    """What ``vlaudit giveaway`` prints: one quantity / value table per benchmark (:func:`benchmark_rows`) with
+    its metric and notes, the VCA text-only table when runs were given, then what the rows mean."""
+    parts: list[ConsolePart] = []
     for bench in result.benchmarks:
-        print_table(f"{Path(bench.file).name}: what it gives away", ["quantity", "value"], benchmark_rows(bench))
-        print_wrapped(f"metric: {bench.metric} ({bench.tie_rule})")
-        for note in bench.notes:
-            print_wrapped(f"note: {note}")
+        parts.append(ConsoleTable(f"{Path(bench.file).name}: what it gives away", ["quantity", "value"],
+                                  benchmark_rows(bench)))
+        parts.append(ConsoleText(f"metric: {bench.metric} ({bench.tie_rule})"))
+        parts += [ConsoleText(note, "note") for note in bench.notes]
     if result.vca:
-        print_table("VCA text-only context: the blind reading of MLLM runs", ["run", "original", "text only",
-                    "solved blind"], [[f"{r.model} / {r.dataset}", _rate(r.original), _rate(r.text_only),
-                                       f"{r.solved_blind} / {r.items}"] for r in result.vca])
-    print_wrapped("Accuracies are item means under the benchmark's metric with 95% bootstrap intervals over items. "
-                  "BoW-identical: a negative with its positive's bag of words that is never a positive (design: "
-                  "one that is another image's positive). Rules are in-sample; the ceiling is the best "
-                  "order-blind scorer; the filtered subset drops every item a blind baseline solves.")
+        parts.append(ConsoleTable("VCA text-only context: the blind reading of MLLM runs",
+                                  ["run", "original", "text only", "solved blind"],
+                                  [[f"{r.model} / {r.dataset}", _rate(r.original), _rate(r.text_only),
+                                    f"{r.solved_blind} / {r.items}"] for r in result.vca]))
+    parts.append(ConsoleText(
+        "Accuracies are item means under the benchmark's metric with 95% bootstrap intervals over items. "
+        "BoW-identical: a negative with its positive's bag of words that is never a positive (design: "
+        "one that is another image's positive). Rules are in-sample; the ceiling is the best "
+        "order-blind scorer; the filtered subset drops every item a blind baseline solves."))
+    return ConsoleView(tuple(parts))
 
 
 def csv_rows(result: GiveawayResult) -> list[dict[str, Any]]:

@@ -13,8 +13,8 @@ from typing import Any
 
 from vlaudit.figures import pyplot, save_png
 from vlaudit.files import write_result, write_table
-from vlaudit.report.console import print_table, print_wrapped
 from vlaudit.results.cells import csv_rows
+from vlaudit.results.console import ConsolePart, ConsoleTable, ConsoleText, ConsoleView
 from vlaudit.results.missing import Missing, shown
 from vlaudit.results.vca.outputs import VcaFilterResult, VcaProxiesResult, VcaValidityResult
 from vlaudit.results.versioned import VersionedResult
@@ -73,36 +73,39 @@ def _range(values: Sequence[float] | Missing | None) -> str:
     return f"{100 * values[0]:.2f}–{100 * values[1]:.2f}%"
 
 
-def print_validity(result: VcaValidityResult) -> None:
+def validity_view(result: VcaValidityResult) -> ConsoleView:
     """The §15 tables in the paper's layout (percentages)."""
-    print_table("Standalone predictive validity of the raw VCA gap (%; 95% cluster-bootstrap CI over the "
-                "clusters named)", ["check", "model", "N", "clusters", "base rate", "AUROC", "AUPRC", "H–L"],
-                [[r.check, r.model, r.n, clusters_cell(r), pct(r.base_rate), pct_ci(r, "auroc"),
-                  pct_ci(r, "auprc"), pct_ci(r, "hl", signed=True)] for r in result.standalone], digits=2)
+    parts: list[ConsolePart] = []
+    add = parts.append
+    add(ConsoleTable("Standalone predictive validity of the raw VCA gap (%; 95% cluster-bootstrap CI over the "
+                     "clusters named)", ["check", "model", "N", "clusters", "base rate", "AUROC", "AUPRC", "H–L"],
+                     [[r.check, r.model, r.n, clusters_cell(r), pct(r.base_rate), pct_ci(r, "auroc"),
+                       pct_ci(r, "auprc"), pct_ci(r, "hl", signed=True)] for r in result.standalone], digits=2))
     d = result.discordance
-    print_table(f"Confidence–VCA discordance ({d.n} records; %)",
-                ["source quadrant", "N", "share", "acc", "swap N", "flip+vis", "strict"],
-                [[r.quadrant, r.n, pct(r.share), pct(r.acc), r.swap_n, pct(r.flip_vis), pct(r.strict)]
-                 for r in d.rows], digits=2)
+    add(ConsoleTable(f"Confidence–VCA discordance ({d.n} records; %)",
+                     ["source quadrant", "N", "share", "acc", "swap N", "flip+vis", "strict"],
+                     [[r.quadrant, r.n, pct(r.share), pct(r.acc), r.swap_n, pct(r.flip_vis), pct(r.strict)]
+                      for r in d.rows], digits=2))
     lo, hi = d.high_conf_uncredited_range
-    print_wrapped(f"strata (confidence ≥ median within run): high n = {d.n_high}, low n = {d.n_low}")
-    print_wrapped(f"high-confidence uncredited share per (model, dataset): {100 * lo:.2f}–{100 * hi:.2f}%")
-    print_table("Direct shared-margin control (macro AUROC within model, %; CI over the clusters named)",
-                ["dataset", "target", "model", "N", "clusters", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
-                [[r.dataset, r.target, r.model, r.n, clusters_cell(r), pct(r.true_margin_auroc), pct(r.gap_auroc),
-                  pct(r.conditional_gap_auroc), pct_ci(r, "cv_delta", signed=True)]
-                 for r in result.shared_margin], digits=2)
+    add(ConsoleText(f"strata (confidence ≥ median within run): high n = {d.n_high}, low n = {d.n_low}"))
+    add(ConsoleText(f"high-confidence uncredited share per (model, dataset): {100 * lo:.2f}–{100 * hi:.2f}%"))
+    add(ConsoleTable("Direct shared-margin control (macro AUROC within model, %; CI over the clusters named)",
+                     ["dataset", "target", "model", "N", "clusters", "true m.", "gap", "cond. gap", "CV Δ [95% CI]"],
+                     [[r.dataset, r.target, r.model, r.n, clusters_cell(r), pct(r.true_margin_auroc), pct(r.gap_auroc),
+                       pct(r.conditional_gap_auroc), pct_ci(r, "cv_delta", signed=True)]
+                      for r in result.shared_margin], digits=2))
     if result.incremental:
-        print_table("Edit-grouped incremental control (leave-one-edit-out AUROC, %)",
-                    ["analysis", "target", "edits/records", "baseline", "+added", "Δ [95% CI]"],
-                    [[r.analysis, r.target, f"{r.edits}/{r.records}", pct(r.baseline),
-                      pct(r.augmented), pct_ci(r, "delta", signed=True)] for r in result.incremental],
-                    digits=2)
-        print_wrapped("+added: the baseline plus the within-model G_img rank; on the Pair D within Rel_o row, "
-                      "plus the Pair D indicator instead (VCA §15)")
+        add(ConsoleTable("Edit-grouped incremental control (leave-one-edit-out AUROC, %)",
+                         ["analysis", "target", "edits/records", "baseline", "+added", "Δ [95% CI]"],
+                         [[r.analysis, r.target, f"{r.edits}/{r.records}", pct(r.baseline),
+                           pct(r.augmented), pct_ci(r, "delta", signed=True)] for r in result.incremental],
+                         digits=2))
+        add(ConsoleText("+added: the baseline plus the within-model G_img rank; on the Pair D within Rel_o row, "
+                        "plus the Pair D indicator instead (VCA §15)"))
         for r in result.incremental:
             if isinstance(r.delta, Missing):
-                print_wrapped(f"{r.analysis}: not computable ({r.delta.reason})")
+                add(ConsoleText(f"{r.analysis}: not computable ({r.delta.reason})"))
+    return ConsoleView(tuple(parts))
 
 
 def write_validity(out: Path, result: VcaValidityResult, *, plot: bool = True) -> list[Path]:
@@ -141,20 +144,23 @@ def interval_plot(path: Path, rows: Sequence[object], key: str, panel: str, titl
     return save_png(fig, path)
 
 
-def print_filter(result: VcaFilterResult) -> None:
+def filter_view(result: VcaFilterResult) -> ConsoleView:
     """The §16 table (macro leave-one-model-out), Jaccard overlaps and bootstrap differences (percent)."""
+    parts: list[ConsolePart] = []
+    add = parts.append
     for res in result.datasets:
-        print_table(f"Held-out filtering — {res.dataset} ({len(res.models)} models, {res.groups} groups; "
-                    "macro over held-out models, %)", ["keep", "filter", "Acc", "Blind gap", "Visual gain", "Dep"],
-                    [[f"{r.coverage:g}%", r.panel, pct(r.acc), pct(r.blind_gap), pct(r.visual_gain), pct(r.dep)]
-                     for r in res.rows], digits=2)
-        print_table("Jaccard overlap of kept groups with the VCA panel (macro, %)", ["keep", "panel", "Jaccard"],
-                    [[f"{r.coverage:g}%", r.panel, pct(r.jaccard_with_vca)] for r in res.jaccard], digits=2)
-        print_table(f"Relation-group bootstrap differences at the primary coverage (points, 95% CI over "
-                    f"{cluster_phrase(res.groups, GROUP_UNIT)})",
-                    ["contrast", "Acc", "Blind gap", "Visual gain"],
-                    [[r.contrast, pct_ci(r, "acc", True), pct_ci(r, "blind_gap", True),
-                      pct_ci(r, "visual_gain", True)] for r in res.bootstrap], digits=2)
+        add(ConsoleTable(f"Held-out filtering — {res.dataset} ({len(res.models)} models, {res.groups} groups; "
+                         "macro over held-out models, %)", ["keep", "filter", "Acc", "Blind gap", "Visual gain", "Dep"],
+                         [[f"{r.coverage:g}%", r.panel, pct(r.acc), pct(r.blind_gap), pct(r.visual_gain), pct(r.dep)]
+                          for r in res.rows], digits=2))
+        add(ConsoleTable("Jaccard overlap of kept groups with the VCA panel (macro, %)", ["keep", "panel", "Jaccard"],
+                         [[f"{r.coverage:g}%", r.panel, pct(r.jaccard_with_vca)] for r in res.jaccard], digits=2))
+        add(ConsoleTable(f"Relation-group bootstrap differences at the primary coverage (points, 95% CI over "
+                         f"{cluster_phrase(res.groups, GROUP_UNIT)})",
+                         ["contrast", "Acc", "Blind gap", "Visual gain"],
+                         [[r.contrast, pct_ci(r, "acc", True), pct_ci(r, "blind_gap", True),
+                           pct_ci(r, "visual_gain", True)] for r in res.bootstrap], digits=2))
+    return ConsoleView(tuple(parts))
 
 
 def write_filter(out: Path, result: VcaFilterResult, *, plot: bool = True) -> list[Path]:
@@ -190,8 +196,10 @@ def _coverage_plot(path: Path, result: VcaFilterResult) -> Path:
     return save_png(fig, path)
 
 
-def print_proxies(result: VcaProxiesResult) -> None:
+def proxies_view(result: VcaProxiesResult) -> ConsoleView:
     """The §18 tables (percentages)."""
+    parts: list[ConsolePart] = []
+    add = parts.append
     checks = list(dict.fromkeys(r.check for r in result.proxies if r.check != "unavailable"))
     by = {(r.signal, r.check): r for r in result.proxies}
     signals = list(dict.fromkeys(r.signal for r in result.proxies))
@@ -200,43 +208,44 @@ def print_proxies(result: VcaProxiesResult) -> None:
         row = by.get((signal, check)) or by.get((signal, "unavailable"))
         return None if row is None else pct(getattr(row, metric))
 
-    print_table("Cached-context proxies: macro-within-model AUROC / AUPRC (%)",
-                ["signal", *[f"{c} {m}" for c in checks for m in ("AUROC", "AUPRC")]],
-                [[s, *[cell(s, c, m) for c in checks for m in ("auroc", "auprc")]] for s in signals], digits=2)
-    print_table("Per run: Perceptual Score = acc(o) − acc(perm); Visual Dependence = (acc_o − mean(acc_t, acc_b))"
-                " / acc_o (%)", ["model", "dataset", "N", "Acc", "Perceptual", "VD"],
-                [[r.model, r.dataset, r.n, pct(r.acc), pct(r.perceptual_score), pct(r.visual_dependence)]
-                 for r in result.aggregates], digits=2)
+    add(ConsoleTable("Cached-context proxies: macro-within-model AUROC / AUPRC (%)",
+                     ["signal", *[f"{c} {m}" for c in checks for m in ("AUROC", "AUPRC")]],
+                     [[s, *[cell(s, c, m) for c in checks for m in ("auroc", "auprc")]] for s in signals], digits=2))
+    add(ConsoleTable("Per run: Perceptual Score = acc(o) − acc(perm); Visual Dependence = (acc_o − mean(acc_t, acc_b))"
+                     " / acc_o (%)", ["model", "dataset", "N", "Acc", "Perceptual", "VD"],
+                     [[r.model, r.dataset, r.n, pct(r.acc), pct(r.perceptual_score), pct(r.visual_dependence)]
+                      for r in result.aggregates], digits=2))
     if result.model_rankings:
-        print_table("Cross-model ranking: Spearman ρ of each per-run proxy with D-CC, per dataset",
-                    ["dataset", "proxy", "models", "ρ"],
-                    [[r.dataset, r.proxy, len(r.models), r.rho] for r in result.model_rankings], digits=3)
+        add(ConsoleTable("Cross-model ranking: Spearman ρ of each per-run proxy with D-CC, per dataset",
+                         ["dataset", "proxy", "models", "ρ"],
+                         [[r.dataset, r.proxy, len(r.models), r.rho] for r in result.model_rankings], digits=3))
     agg = result.aggregation
     ext = list(dict.fromkeys(a.check for r in agg for a in r.aurocs))
-    print_table("Control aggregation against the headline gap (%; ρ mean over runs)",
-                ["signal", "mean agr.", "min agr.", "ρ", *ext],
-                [[r.variant, pct(r.mean_agreement), pct(r.min_agreement), r.spearman,
-                  *[pct(next((a.auroc for a in r.aurocs if a.check == check), None)) for check in ext]]
-                 for r in agg], digits=2)
+    add(ConsoleTable("Control aggregation against the headline gap (%; ρ mean over runs)",
+                     ["signal", "mean agr.", "min agr.", "ρ", *ext],
+                     [[r.variant, pct(r.mean_agreement), pct(r.min_agreement), r.spearman,
+                       *[pct(next((a.auroc for a in r.aurocs if a.check == check), None)) for check in ext]]
+                      for r in agg], digits=2))
     cs = result.control_sets
     if cs.sets:
-        print_table(f"Micro-pooled control-set stability over {cs.n} records (%)",
-                    ["control set", "credit", "C-U", "agr.", "C-U Jacc."],
-                    [[r.control_set, pct(r.credit), pct(r.cu), pct(r.agreement), pct(r.cu_jaccard)]
-                     for r in cs.sets], digits=2)
-        print_wrapped(f"stable across all sets: {cs.stable_n}/{cs.n} ({shown(pct(cs.stable), '{:.2f}')}%); C-U "
-                      f"intersection {cs.cu_intersection}, union {cs.cu_union}; headline C-U in the intersection: "
-                      f"{shown(pct(cs.headline_cu_retained), '{:.2f}%')}; per-run stable "
-                      f"{_range(cs.stable_range)}, C-U retention {_range(cs.cu_retention_range)}")
+        add(ConsoleTable(f"Micro-pooled control-set stability over {cs.n} records (%)",
+                         ["control set", "credit", "C-U", "agr.", "C-U Jacc."],
+                         [[r.control_set, pct(r.credit), pct(r.cu), pct(r.agreement), pct(r.cu_jaccard)]
+                          for r in cs.sets], digits=2))
+        add(ConsoleText(f"stable across all sets: {cs.stable_n}/{cs.n} ({shown(pct(cs.stable), '{:.2f}')}%); C-U "
+                        f"intersection {cs.cu_intersection}, union {cs.cu_union}; headline C-U in the intersection: "
+                        f"{shown(pct(cs.headline_cu_retained), '{:.2f}%')}; per-run stable "
+                        f"{_range(cs.stable_range)}, C-U retention {_range(cs.cu_retention_range)}"))
     else:
-        print_wrapped(f"control-set stability: {shown(cs.stable)}")
+        add(ConsoleText(f"control-set stability: {shown(cs.stable)}"))
     if cs.unavailable_sets:
-        print_wrapped(f"control sets without their contexts: {', '.join(cs.unavailable_sets)}")
+        add(ConsoleText(f"control sets without their contexts: {', '.join(cs.unavailable_sets)}"))
     if result.families:
-        print_table("Per relation family (Table 19 layout; % except N and mean gap)",
-                    ["model", "dataset", "family", "N", "Acc", "Dep", "D-CC", "C-U", "strict", "mean gap"],
-                    [[r.model, r.dataset, r.family, r.n, pct(r.acc), pct(r.dep), pct(r.dcc), pct(r.cu),
-                      pct(r.strict), r.mean_gap] for r in result.families], digits=2)
+        add(ConsoleTable("Per relation family (Table 19 layout; % except N and mean gap)",
+                         ["model", "dataset", "family", "N", "Acc", "Dep", "D-CC", "C-U", "strict", "mean gap"],
+                         [[r.model, r.dataset, r.family, r.n, pct(r.acc), pct(r.dep), pct(r.dcc), pct(r.cu),
+                           pct(r.strict), r.mean_gap] for r in result.families], digits=2))
+    return ConsoleView(tuple(parts))
 
 
 def write_proxies(out: Path, result: VcaProxiesResult, *, plot: bool = True) -> list[Path]:
