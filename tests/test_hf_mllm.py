@@ -47,9 +47,19 @@ def test_margins_equal_unbatched_full_forward(direct_nll, tiny_model, family, tm
         assert result.margin == result.nll_no - result.nll_yes
 
 
+def _expected_prompt_ids(backend, prompt: str, image, block_end: str) -> bool:
+    """True when tokenizing prefix and suffix separately reproduces the full prompt's ids (the split the
+    prefix cache scores by)."""
+    from vlaudit.backends.hf.prefix_cache import split_prompt
+
+    full = backend.encode([prompt], [image])["input_ids"][0].tolist()
+    prefix, suffix = split_prompt(prompt, block_end)
+    head = backend.encode([prefix], [image])["input_ids"][0].tolist()
+    return full == head + backend.tokenizer.encode(suffix, add_special_tokens=False)
+
+
 def test_prefix_cache_matches_full_forwards(tiny_model, tmp_path_factory, no_network) -> None:
     from vlaudit.backends.base import YesNoRequest
-    from vlaudit.backends.hf.prefix_cache import expected_prompt_ids
     from vlaudit.backends.options import RunOptions
     from vlaudit.backends.registry import load_backend
 
@@ -62,7 +72,7 @@ def test_prefix_cache_matches_full_forwards(tiny_model, tmp_path_factory, no_net
                 for i, (rel, interface) in enumerate([("left of", "yesno"), ("right of", "yesno"),
                                                       ("above", "truefalse"), ("below", "truefalse"),
                                                       ("on", "yesno")])]
-    assert expected_prompt_ids(shared, shared.prompt("Is it?", "yesno", True), image, "<|vision_end|>")
+    assert _expected_prompt_ids(shared, shared.prompt("Is it?", "yesno", True), image, "<|vision_end|>")
     for a, b in zip(shared.score(requests), full.score(requests), strict=True):
         assert a.margin == pytest.approx(b.margin, abs=1e-5)
         assert a.n_prompt_tokens == b.n_prompt_tokens

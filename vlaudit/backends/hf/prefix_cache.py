@@ -137,10 +137,3 @@ def score_shared_prefix(backend: PrefixBackend, requests: Sequence[YesNoRequest]
                 results[i] = result
     return [r for r in results if r is not None]
 
-
-def expected_prompt_ids(backend: PrefixBackend, prompt: str, image: Any, block_end: str) -> bool:
-    """True when tokenizing prefix and suffix separately reproduces the full prompt's ids (a self-check)."""
-    full = backend.encode([prompt], [image])["input_ids"][0].tolist()
-    prefix, suffix = split_prompt(prompt, block_end)
-    head = backend.encode([prefix], [image])["input_ids"][0].tolist()
-    return full == head + backend.tokenizer.encode(suffix, add_special_tokens=False)
