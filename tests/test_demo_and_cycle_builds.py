@@ -4,7 +4,8 @@ replaced with another seed; ``--min-cycles`` of the build read at eval."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from pairs_files import write_flip_pairs
 
 from vlaudit.cli import INTERRUPTED, interrupted_line
 from vlaudit.demo.pipeline import clear_stale_seeds
@@ -38,23 +39,9 @@ def test_ctrl_c_says_rerun_to_resume_only_where_the_command_resumes(cli, monkeyp
         "error: interrupted; nothing half-written is left, and the same command starts over when rerun"], err
 
 
-def _pairs(path: Path) -> Path:
-    """Two images whose dog/chair relation flips: one relation block."""
-    left = [{"name": "dog", "box": [5, 40, 20, 20]}, {"name": "chair", "box": [70, 40, 20, 20]}]
-    right = [{"name": "dog", "box": [70, 40, 20, 20]}, {"name": "chair", "box": [5, 40, 20, 20]}]
-    rows = [{"image_id": "a", "width": 100, "height": 100, "objects": left, "caption_id": "a1",
-             "caption": "a dog to the left of a chair", "mentions": ["dog", "chair"],
-             "triples": [{"subject": "dog", "relation": "left of", "object": "chair"}]},
-            {"image_id": "b", "width": 100, "height": 100, "objects": right, "caption_id": "b1",
-             "caption": "a dog to the right of a chair", "mentions": ["dog", "chair"],
-             "triples": [{"subject": "dog", "relation": "right of", "object": "chair"}]}]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 def test_cycles_build_refuses_to_replace_another_seeds_file_and_eval_reads_its_min_cycles(
         cli, one_error_line, tmp_path) -> None:
-    pairs, out = _pairs(tmp_path / "pairs.jsonl"), tmp_path / "c.jsonl"
+    pairs, out = write_flip_pairs(tmp_path / "pairs.jsonl"), tmp_path / "c.jsonl"
     build = ["cycles", "build", "jsonl", "--pairs", pairs, "--out", out, "--splits", "test", "--min-cycles", "1"]
     code, _, err = cli(*build, "--seed", "0")
     assert code == 0, err

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from pairs_files import write_flip_pairs
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -25,22 +26,8 @@ def one_error(one_error_line):
 # ------------------------------------------------------------------------------------------ cycles build
 
 
-def _pairs(path: Path) -> Path:
-    """Two images whose dog/chair relation flips: one relation block and one object block at most."""
-    left = [{"name": "dog", "box": [5, 40, 20, 20]}, {"name": "chair", "box": [70, 40, 20, 20]}]
-    right = [{"name": "dog", "box": [70, 40, 20, 20]}, {"name": "chair", "box": [5, 40, 20, 20]}]
-    rows = [{"image_id": "a", "width": 100, "height": 100, "objects": left, "caption_id": "a1",
-             "caption": "a dog to the left of a chair", "mentions": ["dog", "chair"],
-             "triples": [{"subject": "dog", "relation": "left of", "object": "chair"}]},
-            {"image_id": "b", "width": 100, "height": 100, "objects": right, "caption_id": "b1",
-             "caption": "a dog to the right of a chair", "mentions": ["dog", "chair"],
-             "triples": [{"subject": "dog", "relation": "right of", "object": "chair"}]}]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 def test_cycles_build_with_no_family_left_writes_no_cycles_file(one_error, tmp_path, cli) -> None:
-    pairs = _pairs(tmp_path / "pairs.jsonl")
+    pairs = write_flip_pairs(tmp_path / "pairs.jsonl")
     out = tmp_path / "c.jsonl"
     code, stdout, err = cli("cycles", "build", "jsonl", "--pairs", pairs, "--out", out, "--splits", "test")
     line = one_error(code, stdout, err)

@@ -5,7 +5,9 @@ commands are built) and finds it in ``vca score --help``, accepted by its flag a
 (``ScoreSpec.of(options=...)``) and in the run's manifest — with no other line of vlaudit changed. Then: ``-o``
 converts text to the field's type, and refuses an unknown key, a key of another backend and a value that
 does not convert, each in one line naming the backend and its options (as simonw/llm's ``llm -o`` validates
-against ``model.Options`` and inspect_ai's ``-M``).
+against ``model.Options`` and inspect_ai's ``-M``). Last, ``vca stability``'s second engine: a dummy engine field
+added to ``VllmOptions`` is in its ``--help``, taken by its flag and by ``-o``, and reaches the ``vllm:`` engine
+that re-scores an ``hf:`` run.
 """
 
 from __future__ import annotations
@@ -158,3 +160,102 @@ def test_every_command_with_backend_flags_says_which_records_it_takes() -> None:
     for name, command in decorated.items():
         opts = {opt for p in command.params for opt in p.opts}
         assert {"--model", "-o", "--model-option"} <= opts, name
+
+
+# ------------------------------------------------------------- vca stability: the second engine's records
+
+_DUMMY_ENGINE = textwrap.dedent('''
+    import dataclasses, json
+    from types import SimpleNamespace
+
+    import vlaudit.backends.options as options
+    import vlaudit.backends.registry as registry
+
+    # one new engine field in VllmOptions: what a new vLLM engine setting is
+    Dummy = dataclasses.make_dataclass("VllmOptions", [("dummy_engine", int, dataclasses.field(default=0, metadata={
+        "flag": "--dummy-engine", "min": 0, "help": "A dummy engine setting, declared once (test only)."}))],
+        bases=(options.VllmOptions,), frozen=True)
+    options.VllmOptions = Dummy
+    entries = registry.REGISTRY._entries
+    entries["vllm"] = dataclasses.replace(entries["vllm"], options=(Dummy,))
+
+    from typer.testing import CliRunner
+
+    import vlaudit
+    from vlaudit.backends.vllm.engine_twin import twin_load, twin_settings
+    from vlaudit.commands import _all  # registers every command
+    from vlaudit.commands._apps import app
+
+    runner = CliRunner()
+    found = {"help": runner.invoke(app, ["vca", "stability", "--help"], terminal_width=200).output}
+    given = {}
+
+    def measured(run, **kwargs):
+        given.update(kwargs)
+        raise SystemExit(0)
+
+    vlaudit.measure_stability = measured  # the command's call, as it reaches the API
+    for name, args in (("flag", ["--dummy-engine", "3"]), ("o", ["-o", "dummy-engine=4"])):
+        done = runner.invoke(app, ["vca", "stability", "RUN", "--perturbations", "engine", *args])
+        assert done.exit_code == 0, done.output
+        found[name] = given["engine"].dummy_engine
+    # and on to the vllm: engine that re-scores an hf: run
+    hf_run = SimpleNamespace(spec="hf:/m", device="cpu", batch_size=2,
+                             options={"revision": None, "min_pixels": None, "max_pixels": None, "system": None,
+                                      "trust_remote_code": False, "dtype": "float32"})
+    found["twin"] = twin_load(hf_run, twin_settings(given["engine"]))[0].options.dummy_engine
+    print(json.dumps(found))
+''')
+
+
+def test_an_engine_field_added_to_vllm_options_reaches_vca_stability_and_its_second_engine() -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-c", _DUMMY_ENGINE], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "--dummy-engine" in found["help"] and "A dummy engine setting, declared once (test only)." in found["help"]
+    assert found["flag"] == 3 and found["o"] == 4 and found["twin"] == 4
+
+
+def test_vca_stability_passes_its_engine_flags_as_records(cli, one_error_line, monkeypatch) -> None:
+    given: dict[str, object] = {}
+
+    def measured(run, **kwargs):
+        given.update(kwargs, run=run)
+        raise InputError("measured")  # the command stops here, with the records it built
+
+    monkeypatch.setattr(vlaudit, "measure_stability", measured)
+    line = one_error_line(*cli("vca", "stability", "RUN", "--perturbations", "engine", "--tensor-parallel-size", "2",
+                               "--enforce-eager", "--device-map", "auto", "-o", "block_size=16", "--device", "cpu"))
+    assert line == "error: measured"
+    assert given["engine"] == vlaudit.VllmOptions(tensor_parallel_size=2, enforce_eager=True, block_size=16)
+    assert given["engine_run"] == vlaudit.RunOptions(device_map="auto")
+    assert given["model"] is None and given["device"] == "cpu"
+    one_error_line(*cli("vca", "stability", "RUN", "--model", "hf:some/model"))
+    assert given["model"] == "hf:some/model"  # the spec as given: the run's recorded options come with it
+    assert given["engine"] == vlaudit.VllmOptions() and given["engine_run"] == vlaudit.RunOptions()
+    line = one_error_line(*cli("vca", "stability", "RUN", "-o", "dtype=bfloat16"))
+    assert line.startswith("error: field '-o dtype': is not an option taken here (its options: block_size, "
+                           "enforce_eager, gpu_memory_utilization, max_model_len, max_num_seqs,")
+    line = one_error_line(*cli("vca", "stability", "RUN", "--max-model-len", "8", "-o", "max_model_len=9"))
+    assert line == ("error: field '--max-model-len': is given twice (by --max-model-len and by -o "
+                    "max_model_len)")
+
+
+def test_the_second_engine_takes_only_engine_settings_and_a_device_map() -> None:
+    from vlaudit.backends.vllm.engine_twin import twin_settings
+
+    assert twin_settings(None, None) == {}
+    assert twin_settings(vlaudit.VllmOptions(max_num_seqs=4, enforce_eager=True),
+                         vlaudit.RunOptions(device_map="balanced")) == {"max_num_seqs": 4, "enforce_eager": True,
+                                                                        "device_map": "balanced"}
+    with pytest.raises(InputError, match=r"^field '--dtype': is the run's own setting"):
+        twin_settings(vlaudit.VllmOptions(dtype="bfloat16"))
+    with pytest.raises(InputError, match=r"^field '--batch-size': the second engine of vca stability does not use"):
+        twin_settings(None, vlaudit.RunOptions(batch_size=2))
+    record = vlaudit.options_record(vlaudit.VllmOptions, {"tensor_parallel_size": 2},
+                                    text=["enforce-eager=yes", "max_model_len=none"])
+    assert record == vlaudit.VllmOptions(tensor_parallel_size=2, enforce_eager=True)
+    with pytest.raises(InputError, match=r"^field '-o colour': is not an option taken here \(its options: attn_implementation, "):
+        vlaudit.options_record(vlaudit.HfOptions, text=["colour=red"])

@@ -38,7 +38,7 @@ from vlaudit.errors import InputError
 from vlaudit.sources.benchmarks.release import BenchmarkRead
 from vlaudit.sources.coco import CocoCaptions, CocoInstances, read_coco_instances
 from vlaudit.sources.gqa import SceneGraphs
-from vlaudit.sources.registry import FORMATS, ITEMS, READERS, reader_named
+from vlaudit.sources.registry import FORMATS, ITEMS, READERS, benchmark_format
 from vlaudit.sources.rows import ImageFolder
 from vlaudit.sources.two_by_two import ParsedBenchmark
 
@@ -168,12 +168,12 @@ def test_a_file_only_reader_refuses_its_release_folder_in_one_line(tmp_path: Pat
     _write(annotations / "instances_val2017.json", INSTANCES)
     with pytest.raises(InputError, match=r"annotations: this reader takes a COCO instances_\*\.json file, not a "
                                          r"dataset \(hf-dataset: or a folder\)$"):
-        reader_named("coco-instances").reader(annotations)
+        READERS["coco-instances"].reader(annotations)
 
 
-def test_an_unknown_reader_lists_the_registered_ones() -> None:
-    with pytest.raises(InputError, match="unknown reader 'coco'; choose from pope, mme, .*, cycles"):
-        reader_named("coco")
+def test_an_unknown_benchmark_format_lists_the_registered_ones() -> None:
+    with pytest.raises(InputError, match="unknown benchmark format 'coco'; choose from pope, mme, .*, ai2d$"):
+        benchmark_format("coco")
 
 
 def test_the_benchmarks_reference_lists_every_reader_with_what_it_yields_and_takes() -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vlaudit.builders.scene_render import SHAPES, fill_fraction, polygon_area
+from vlaudit.builders.scene_render import SHAPES, UNIT_SHAPES, polygon_area
 from vlaudit.builders.scenes import (
     CENTRE_GAP,
     COCO_CATEGORIES,
@@ -238,7 +238,7 @@ def test_main_pairs_are_unambiguous(seed: int, index: int) -> None:
 
 def test_size_levels_survive_polygon_areas() -> None:
     """Adjacent levels stay ≥ 2× apart even on polygon areas (every shape fills ≥ 50% of its box)."""
-    fills = [fill_fraction(s) for s in SHAPES]
+    fills = [polygon_area(UNIT_SHAPES[s]) / 4.0 for s in SHAPES]  # polygon area / box area ([-1, 1]² is 4)
     assert min(fills) >= 0.5 - 1e-9
     for small, big in zip(SIZE_LEVELS, SIZE_LEVELS[1:], strict=False):
         assert big * big * min(fills) >= 2 * small * small * max(fills)

@@ -96,7 +96,7 @@ if TYPE_CHECKING:  # THE list of public names (see the module docstring)
     from vlaudit.api.vca import FactorialRun, VcaResult, factorial, vca_report
     from vlaudit.api.wording import build_wording_items, wording_diagnostics
     from vlaudit.backends.dtypes import DTYPE_HELP, parse_dtype
-    from vlaudit.backends.model_options import model_ref
+    from vlaudit.backends.model_options import model_ref, options_record
     from vlaudit.backends.options import (
         DualOptions,
         EndpointOptions,

@@ -23,8 +23,9 @@ from vlaudit.backends.base import (
     YesNoBackend,
     images_per_query,
 )
+from vlaudit.backends.options import VllmOptions
 from vlaudit.backends.registry import BackendLoad
-from vlaudit.backends.vllm.engine_twin import check_twin_settings
+from vlaudit.backends.vllm.engine_twin import check_twin_settings, twin_settings
 from vlaudit.errors import InputError, unknown_names
 from vlaudit.files import read_json
 from vlaudit.results.vca.outputs import GenerateCheckResult, StabilityResult
@@ -129,9 +130,7 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
                       perturbations: Sequence[str] | None = None, model: ModelArg = None, items: ItemsArg = None,
                       device: str | None = None, batch_size: int | None = None, chunk_size: int = 64,
                       on_progress: Callable[[str, int, int], None] | None = None,
-                      tensor_parallel_size: int | None = None, pipeline_parallel_size: int | None = None,
-                      gpu_memory_utilization: float | None = None, max_model_len: int | None = None,
-                      enforce_eager: bool = False, device_map: str | None = None) -> StabilityResult:
+                      engine: VllmOptions | None = None, engine_run: RunOptions | None = None) -> StabilityResult:
     """The backend's noise floor τ on the ``vca score`` or ``vca score-dual`` run in ``run`` (VCA §3 decisions).
 
     Re-scores ``sample`` seeded items (all their contexts and interfaces) under every math-preserving
@@ -154,10 +153,13 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
         batch_size: the run's batch size (default: as recorded).
         chunk_size: units per cache chunk.
         on_progress: ``on_progress(perturbation, done, total)`` after every scored chunk.
-        tensor_parallel_size, pipeline_parallel_size, gpu_memory_utilization, max_model_len, enforce_eager:
-            the vLLM engine settings of the second engine of an ``hf:`` run under ``engine`` (default: vLLM's).
-        device_map: the placement of the second engine of a ``vllm:`` run under ``engine`` (default: ``auto``
-            when the run spans several GPUs, else one device).
+        engine: the vLLM engine settings of the second engine of an ``hf:`` run under ``engine``: the fields
+            :class:`~vlaudit.VllmOptions` adds to :class:`~vlaudit.HfOptions` (``tensor_parallel_size``,
+            ``max_model_len``, ``enforce_eager``, ...; default: vLLM's); its model fields are the run's own
+            (refused when set).
+        engine_run: the placement of the second engine of a ``vllm:`` run under ``engine``: its
+            ``device_map`` (default: ``auto`` when the run spans several GPUs, else one device; the other
+            fields are the run's, refused when set).
 
     Under ``engine`` the run's own model, when loaded here (``model`` None or a spec), is freed before the
     second engine loads (:func:`vlaudit.backends.vllm.engine_twin.release_engine`); a backend passed in is kept.
@@ -174,12 +176,10 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
     images = _argument(manifest, "images")
     if not images or not isinstance(images, str):
         raise InputError("the run's manifest names no images folder", path=run_dir, field="images")
-    engine = {"tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
-              "gpu_memory_utilization": gpu_memory_utilization, "max_model_len": max_model_len,
-              "enforce_eager": enforce_eager, "device_map": device_map}
+    settings = twin_settings(engine, engine_run)
     if ENGINE in (perturbations or ()):  # a setting the second engine does not take: refused before any load
         check_twin_settings(str(model if isinstance(model, str) else getattr(model, "spec", None)
-                                or manifest.get("spec") or ""), engine)
+                                or manifest.get("spec") or ""), settings)
     backend = open_run_backend(manifest, model, device=device, batch_size=batch_size)
     _refuse_other_stability(out_dir, run_dir, backend.spec)
     if manifest["command"] == "vca score-dual":
@@ -188,7 +188,7 @@ def measure_stability(run: str | Path, *, out: str | Path | None = None, sample:
                                   perturbations=perturbations, chunk_size=chunk_size, on_progress=on_progress)
     return run_stability(backend, scored_items(item_list, backend), manifest, run_dir=run_dir, images_dir=images,
                          out_dir=out_dir, sample=sample, seed=seed, perturbations=perturbations,
-                         chunk_size=chunk_size, on_progress=on_progress, engine=engine,
+                         chunk_size=chunk_size, on_progress=on_progress, engine=settings,
                          release_first=model is None or isinstance(model, str))
 
 

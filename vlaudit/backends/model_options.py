@@ -15,7 +15,7 @@ import types
 import typing
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import Field, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from vlaudit.backends.options import (
     VLLM_ENGINE_FIELDS,
@@ -29,11 +29,12 @@ from vlaudit.backends.options import (
 from vlaudit.backends.registry import ModelRef, options_classes, parse_spec
 from vlaudit.errors import InputError
 
-__all__ = ["field_type", "model_ref", "text_value"]
+__all__ = ["field_type", "model_ref", "options_record", "text_value"]
 
 _ALL_CLASSES: tuple[type[BackendOptions], ...] = (HfOptions, PlantedOptions, VllmOptions, DualOptions,
                                                    EndpointOptions)
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+_Record = TypeVar("_Record")
 
 
 def field_type(kind: type, name: str) -> tuple[type, bool]:
@@ -156,3 +157,37 @@ def model_ref(model: str | ModelRef, options: Mapping[str, object] | None = None
         converted = [text_value(kind, key, item, field=f"-o {key}") for item in items]
         kept[key] = tuple(converted) if base is tuple else converted[-1]
     return ModelRef(model, kind(**kept))
+
+
+def options_record(kind: type[_Record], options: Mapping[str, object] | None = None, *, text: Iterable[str] = (),
+                   names: Collection[str] | None = None) -> _Record:
+    """One record of options class ``kind`` from ``options`` by field name (typed values, as a command's flags
+    give them) and ``text`` as ``KEY=VALUE`` strings (``-o``, converted as by :func:`model_ref`), when the
+    options are a setting of no model spec (``vca stability``'s second engine). ``names``: the field names
+    that may be set (default: every field of ``kind``); another key, or one given both by its flag (away from
+    its default) and by ``-o``, is refused in one line. Example::
+
+        options_record(VllmOptions, {"tensor_parallel_size": 2}, text=["enforce-eager=true"]).enforce_eager
+    """
+    declared = {f.name: f for f in fields(kind)}  # type: ignore[arg-type]  # kind is a dataclass
+    allowed = set(declared) if names is None else set(names) & set(declared)
+
+    def flag(name: str) -> str:
+        return str(declared[name].metadata.get("flag") or f"-o {name}") if name in declared else _flag(name)
+
+    raw = _parse_text(text)
+    typed = {k: tuple(v) if isinstance(v, list) else v for k, v in (options or {}).items()}
+    for key in [*typed, *raw]:
+        if key not in allowed:
+            raise InputError(f"is not an option taken here (its options: {', '.join(sorted(allowed))})",
+                             field=f"-o {key}" if key in raw else flag(key))
+    both = sorted(k for k in raw if k in typed and typed[k] != declared[k].default)
+    if both:
+        raise InputError(f"is given twice (by {flag(both[0])} and by -o {both[0]})", field=flag(both[0]))
+    kept: dict[str, Any] = {k: v for k, v in typed.items() if k not in raw}
+    for key, given in raw.items():
+        base, _ = field_type(kind, key)
+        items = [given] if isinstance(given, str) else given
+        converted = [text_value(kind, key, item, field=f"-o {key}") for item in items]
+        kept[key] = tuple(converted) if base is tuple else converted[-1]
+    return kind(**kept)

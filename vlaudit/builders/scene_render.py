@@ -87,11 +87,6 @@ def polygon_area(points: np.ndarray) -> float:
     return float(0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
 
 
-def fill_fraction(shape: str) -> float:
-    """Polygon area / box area of a shape (1 for a square, 0.5 for a triangle or diamond)."""
-    return polygon_area(UNIT_SHAPES[shape]) / 4.0
-
-
 def shape_polygon(shape: str, box: Sequence[float]) -> np.ndarray:
     """Vertices (n, 2) of ``shape`` filling the COCO box [x, y, w, h] (tight bounding box == box)."""
     x, y, w, h = (float(v) for v in box)

@@ -78,7 +78,8 @@ def backend_fields(classes: Sequence[type], only: Sequence[str] | None = None
 
 
 def _new_parameters(fn: Callable[..., Any], backend: Mapping[str, tuple[type, dataclasses.Field[Any]]],
-                    run: Sequence[str], run_defaults: Mapping[str, tuple[Any, str]], model: Any
+                    run: Sequence[str], run_defaults: Mapping[str, tuple[Any, str]], model: Any, *,
+                    run_name: str = "run", record: str | None = None, option_help: str = MODEL_OPTION_HELP
                     ) -> list[inspect.Parameter]:
     hints = typing.get_type_hints(fn)
     run_fields = {f.name: f for f in dataclasses.fields(vlaudit.RunOptions)}
@@ -88,13 +89,15 @@ def _new_parameters(fn: Callable[..., Any], backend: Mapping[str, tuple[type, da
         flags.append(_parameter(vlaudit.RunOptions, run_fields[name], default=default, help=help))
     flags.append(inspect.Parameter("model_option", inspect.Parameter.KEYWORD_ONLY, annotation=list[str],
                                    default=typer.Option([], "-o", "--model-option", metavar="KEY=VALUE",
-                                                        help=MODEL_OPTION_HELP)))
+                                                        help=option_help)))
     out: list[inspect.Parameter] = []
     for p in inspect.signature(fn).parameters.values():
+        if p.name == record:
+            continue  # filled from the flags
         if p.name == "model":
             spec_hint = str if model.default is ... else str | None
             out.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=model, annotation=spec_hint))
-        elif p.name == "run":
+        elif p.name == run_name:
             out.extend(flags)
             flags = []
         else:
@@ -104,7 +107,8 @@ def _new_parameters(fn: Callable[..., Any], backend: Mapping[str, tuple[type, da
 
 def model_options(*classes: type, model_help: str, run: Sequence[str] = (), model_default: Any = ...,
                   run_defaults: Mapping[str, tuple[Any, str]] | None = None,
-                  flags: Sequence[str] | None = None) -> Callable[[F], F]:
+                  flags: Sequence[str] | None = None, run_name: str = "run", record: str | None = None,
+                  option_help: str = MODEL_OPTION_HELP) -> Callable[[F], F]:
     """Give the decorated command ``--model`` (``model_help``; required unless ``model_default``), the flags of
     ``classes`` (``flags``: only the fields of those names; the others are reached by ``-o``) and
     ``-o/--model-option``, and the :class:`vlaudit.RunOptions` flags named in ``run`` (``run_defaults``: a
@@ -112,14 +116,21 @@ def model_options(*classes: type, model_help: str, run: Sequence[str] = (), mode
 
     The command takes ``model`` (a :class:`vlaudit.ModelRef`, or None when no ``--model`` was given) and, if it
     names ``run``, ``run`` (a :class:`vlaudit.RunOptions`); the flags appear where ``run`` sits in its
-    signature (at the end without one). ``command.__model_options__`` holds ``classes`` for the checks."""
+    signature (at the end without one). ``command.__model_options__`` holds ``classes`` for the checks.
+
+    ``run_name``: the parameter that takes the run options (for a command whose ``run`` is a run folder).
+    ``record``: the flags and ``-o`` (``option_help``) fill one record of ``classes[0]``, passed as the
+    parameter of that name (:func:`vlaudit.options_record`: an option it does not hold is one line), and
+    ``model`` is the ``--model`` spec as given (``vca stability``: the settings of its second engine, not of
+    the run's model)."""
     option = typer.Option(model_default, "--model", help=model_help)
     declared = backend_fields(classes, flags)
     backend = tuple(declared)
 
     def wrap(fn: F) -> F:
-        takes_run = "run" in inspect.signature(fn).parameters
-        parameters = _new_parameters(fn, declared, run, run_defaults or {}, option)
+        takes_run = run_name in inspect.signature(fn).parameters
+        parameters = _new_parameters(fn, declared, run, run_defaults or {}, option, run_name=run_name,
+                                     record=record, option_help=option_help)
 
         @functools.wraps(fn)
         def command(**kwargs: Any) -> Any:
@@ -127,8 +138,12 @@ def model_options(*classes: type, model_help: str, run: Sequence[str] = (), mode
             given = {name: kwargs.pop(name) for name in backend}
             text = kwargs.pop("model_option") or []
             values = {name: kwargs.pop(name) for name in run}
+            run_options = {run_name: vlaudit.RunOptions(**values)} if takes_run else {}
+            if record is not None:
+                made: Any = vlaudit.options_record(classes[0], given, text=text, names=backend)
+                return fn(model=spec, **{record: made}, **run_options, **kwargs)
             ref = None if spec is None else vlaudit.model_ref(spec, given, text=text)
-            return fn(model=ref, **({"run": vlaudit.RunOptions(**values)} if takes_run else {}), **kwargs)
+            return fn(model=ref, **run_options, **kwargs)
 
         command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # what typer reads
         command.__annotations__ = {p.name: p.annotation for p in parameters}

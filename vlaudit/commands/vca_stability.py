@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import typer
 
 import vlaudit
 from vlaudit.commands._apps import vca_app
-from vlaudit.commands._options import field_option, out_folder_option
+from vlaudit.commands._model_options import model_options
+from vlaudit.commands._options import out_folder_option
 from vlaudit.commands._say import say
+
+#: the second engine's settings: the fields VllmOptions adds to HfOptions, read when the commands are built
+_ENGINE_FIELDS = tuple(f.name for f in dataclasses.fields(vlaudit.VllmOptions)
+                       if f.name not in {g.name for g in dataclasses.fields(vlaudit.HfOptions)})
+_DEVICE_MAP_HELP = ("engine: transformers device_map of the hf: model that re-scores a vllm: run (default: auto "
+                    "when the run spans several GPUs).")
+_ENGINE_OPTION_HELP = ("engine: a vLLM engine setting of the vllm: engine that re-scores an hf: run, by its name, "
+                       "KEY=VALUE (repeatable; any field vlaudit.VllmOptions adds to HfOptions, e.g. -o "
+                       "block_size=16; default: none).")
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -17,6 +28,10 @@ def _csv(value: str | None) -> list[str] | None:
 
 
 @vca_app.command("stability")
+@model_options(vlaudit.VllmOptions, flags=_ENGINE_FIELDS, record="engine", run=("device_map",), run_name="engine_run",
+               run_defaults={"device_map": (None, _DEVICE_MAP_HELP)}, option_help=_ENGINE_OPTION_HELP,
+               model_default=None, model_help="Model spec to load instead of the run's (refused unless its "
+                                              "fingerprint is the run's).")
 def vca_stability(
     run: Path = typer.Argument(..., help="Run folder of vca score or vca score-dual (manifest.json)."),
     out: Path = out_folder_option(None, help="Output folder (stability.json, stability-cache/); default: RUN. "
@@ -28,17 +43,10 @@ def vca_stability(
                                            "engine (hf: vs vllm: on the same weights; only when named) "
                                            "(default: every one the backend supports; dual encoders: "
                                            "batch-1, dtype)."),
-    model: str = typer.Option(None, "--model", help="Model spec to load instead of the run's (refused unless its "
-                                                    "fingerprint is the run's)."),
+    model: str | None = None,
     device: str = typer.Option(None, "--device", help="auto, cpu, cuda, ... (default: as the run)."),
-    tensor_parallel_size: int = field_option(vlaudit.VllmOptions, "tensor_parallel_size"),
-    pipeline_parallel_size: int = field_option(vlaudit.VllmOptions, "pipeline_parallel_size"),
-    gpu_memory_utilization: float | None = field_option(vlaudit.VllmOptions, "gpu_memory_utilization"),
-    max_model_len: int | None = field_option(vlaudit.VllmOptions, "max_model_len"),
-    enforce_eager: bool = field_option(vlaudit.VllmOptions, "enforce_eager"),
-    device_map: str = typer.Option(None, "--device-map",
-                                   help="engine: transformers device_map of the hf: model that re-scores a "
-                                        "vllm: run (default: auto when the run spans several GPUs)."),
+    engine_run: vlaudit.RunOptions = vlaudit.RunOptions(),
+    engine: vlaudit.VllmOptions | None = None,
 ) -> None:
     """Re-score a seeded sample of the run under perturbations that leave the mathematics unchanged (batch
     size 1, padding side, dtype, attention kernel, prefix cache); write the noise floor τ (p99 |Δ margin|).
@@ -47,10 +55,7 @@ def vca_stability(
     vllm: engine that re-scores an hf: run, --device-map to the hf: model that re-scores a vllm: run."""
     result = vlaudit.measure_stability(run, out=out, sample=sample, seed=seed,
                                        perturbations=_csv(perturbations), model=model, device=device,
-                                       tensor_parallel_size=tensor_parallel_size,
-                                       pipeline_parallel_size=pipeline_parallel_size,
-                                       gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
-                                       enforce_eager=enforce_eager, device_map=device_map)
+                                       engine=engine, engine_run=engine_run)
     say(f"noise floor of {result.spec} on {result.sample.n_items} items "
         f"({result.sample.n_records} records): tau = {result.noise_floor:.3g}")
     estimate = result.estimate

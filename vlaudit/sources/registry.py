@@ -116,13 +116,6 @@ FORMATS: dict[str, Reader] = {name: r for name, r in READERS.items() if r.yields
 assert tuple(FORMATS) == BENCHMARK_FORMATS, "settings.BENCHMARK_FORMATS lists the registered ITEMS readers"
 
 
-def reader_named(name: str) -> Reader:
-    """The registered reader ``name``; an unknown one is an :class:`InputError` listing them all."""
-    if name not in READERS:
-        raise InputError(f"unknown reader {name!r}; choose from {', '.join(READERS)}", field="format")
-    return READERS[name]
-
-
 def benchmark_format(name: str) -> Reader:
     """The registered ITEMS reader ``name``; an unknown one is an :class:`InputError` listing them all."""
     if name not in FORMATS:

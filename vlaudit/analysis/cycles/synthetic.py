@@ -264,14 +264,6 @@ def _checks(values: dict[tuple[str, str, str], float], *, mean: bool) -> dict[st
     }
 
 
-def rank_peak_shape(values: Sequence[float], *, slack: float = 0.005) -> bool:
-    """The shape of Table 1's rank control (0.6725 @1 → 0.7658 @8 → 0.7575 @16): AUROC at the best middle rank
-    exceeds rank 1 by > 0.03, and the largest rank does not exceed it by more than ``slack`` — a rise to a peak
-    at a middle rank, not monotone to the largest (``slack`` = 0 demands a strict dip after the peak)."""
-    middle = max(values[1:-1])
-    return middle > values[0] + 0.03 and values[-1] <= middle + slack
-
-
 @contextmanager
 def torch_threads(n: int | None) -> Iterator[None]:
     """Temporarily use ``n`` torch CPU threads (None: leave the caller's setting), restoring it afterwards."""

@@ -10,9 +10,11 @@ on GPUs, vllm #12699, #47425). It enters τ like every other perturbation (``vca
 Loading the other engine costs its start-up and, for vLLM, minutes on a big model, so ``engine`` is measured
 only when asked for by name (``--perturbations engine``). A model that needs a GPU server needs it in both
 engines, so the second engine is loaded with the settings it needs (:func:`twin_load`): a ``vllm:`` twin takes
-the engine settings given to ``vca stability`` (``--tensor-parallel-size``, ``--pipeline-parallel-size``,
-``--gpu-memory-utilization``, ``--max-model-len``, ``--enforce-eager``), an ``hf:`` twin the ``--device-map``
-given, and ``auto`` when the ``vllm:`` run was split over several GPUs (tensor × pipeline parallel > 1). The
+the engine settings given to ``vca stability`` (every engine field of
+:class:`~vlaudit.backends.options.VllmOptions`: ``--tensor-parallel-size``, ``--pipeline-parallel-size``,
+``--gpu-memory-utilization``, ``--max-model-len``, ``--block-size``, ``--max-num-seqs``, ``--enforce-eager``),
+an ``hf:`` twin the ``--device-map`` given (:class:`~vlaudit.backends.options.RunOptions`), and ``auto`` when
+the ``vllm:`` run was split over several GPUs (tensor × pipeline parallel > 1). The
 first engine is freed before the second loads (``release_first``: its weights, its vLLM engine process, the
 GPU memory they held; :func:`release_engine`), since the run's own margins are read from its cache, and the
 second is freed when the block ends: the two never share the GPUs.
@@ -24,17 +26,13 @@ import contextlib
 import gc
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 from vlaudit.backends.base import ENGINE
 from vlaudit.backends.options import HfOptions, RunOptions, VllmOptions
 from vlaudit.backends.registry import ModelRef, load_backend, parse_spec, parse_spec_or_none
 from vlaudit.errors import InputError
-
-#: the vLLM engine settings a ``vllm:`` twin takes from ``vca stability`` (None or the default: vLLM's own)
-TWIN_ENGINE_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization", "max_model_len",
-                      "enforce_eager")
 
 #: a spec's prefix -> the prefix of the same weights in the other engine
 TWIN_PREFIX = {"hf": "vllm", "vllm": "hf"}
@@ -54,11 +52,33 @@ def engine_perturbation(backend: Any) -> dict[str, str]:
         if twin else {}
 
 
+def twin_settings(engine: VllmOptions | None = None, engine_run: RunOptions | None = None) -> dict[str, Any]:
+    """The second engine's settings given away from their defaults, by name: the engine fields of ``engine``
+    (those :class:`VllmOptions` adds to :class:`HfOptions`; its model fields are the run's own, refused when
+    set) and the ``device_map`` of ``engine_run`` (its other fields are the run's, refused when set)."""
+    model_fields = {f.name for f in fields(HfOptions)}
+    given: dict[str, Any] = {}
+    if engine is not None:
+        for f in fields(engine):
+            value = getattr(engine, f.name)
+            if value == f.default:
+                continue
+            if f.name in model_fields:
+                raise InputError("is the run's own setting; the second engine takes only engine settings",
+                                 field=str(f.metadata.get("flag") or f"-o {f.name}"))
+            given[f.name] = value
+    if engine_run is not None:
+        engine_run.check_used(("device_map",), "the second engine of vca stability")
+        if engine_run.device_map is not None:
+            given["device_map"] = engine_run.device_map
+    return given
+
+
 def _given(engine: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The engine settings given away from their defaults (:data:`TWIN_ENGINE_FIELDS`, ``device_map``)."""
-    defaults = {name: VllmOptions.__dataclass_fields__[name].default for name in TWIN_ENGINE_FIELDS}
-    return {k: v for k, v in (engine or {}).items()
-            if v is not None and v != defaults.get(k) and (k in defaults or k == "device_map")}
+    """The engine settings given away from their defaults (:func:`twin_settings`; a name :class:`VllmOptions`
+    does not declare, such as ``device_map``, when not None)."""
+    defaults = {f.name: f.default for f in fields(VllmOptions)}
+    return {k: v for k, v in (engine or {}).items() if v is not None and v != defaults.get(k)}
 
 
 def _twin_options(backend: Any, twin: str, engine: Mapping[str, Any] | None = None) -> HfOptions:
@@ -71,7 +91,7 @@ def _twin_options(backend: Any, twin: str, engine: Mapping[str, Any] | None = No
                                        else own.trust_remote_code)
     dtype = own.get("dtype") if isinstance(own, dict) else backend.dtype
     if twin.startswith("vllm:"):
-        values.update({k: v for k, v in _given(engine).items() if k in TWIN_ENGINE_FIELDS})
+        values.update({k: v for k, v in _given(engine).items() if k != "device_map"})
         return VllmOptions(dtype=str(dtype), **values)
     return HfOptions(dtype=str(dtype), **values)
 
@@ -95,8 +115,8 @@ def check_twin_settings(spec: str, engine: Mapping[str, Any] | None) -> None:
 
 def twin_load(backend: Any, engine: Mapping[str, Any] | None = None) -> tuple[ModelRef, RunOptions]:
     """(the twin's model and options, its run options) for the run's loaded ``backend``; ``engine``: the
-    settings given to ``vca stability`` (:data:`TWIN_ENGINE_FIELDS`, ``device_map``). A setting the twin does
-    not take is refused in one line naming the twin."""
+    settings given to ``vca stability`` (:func:`twin_settings`: vLLM engine fields, ``device_map``). A setting
+    the twin does not take is refused in one line naming the twin."""
     twin = twin_spec(backend.spec)
     if twin is None:  # pragma: no cover - engine_perturbation offers the name only for a twin
         raise AssertionError(backend.spec)
