@@ -99,3 +99,29 @@ def test_an_unknown_text_model_prefix_is_one_error() -> None:
 
     with pytest.raises(InputError, match="expected PREFIX:NAME with PREFIX one of hf-lm:"):
         load_text_backend("gpt2")
+
+
+def test_the_full_forward_path_scores_as_the_projected_one(scorer) -> None:
+    """A model whose logits are not the plain head (softcapped, scaled) takes the full forward; on a plain
+    model both paths give the same log p."""
+    from vlaudit.backends.hf.lm import CausalLmScorer
+
+    full = CausalLmScorer(scorer.spec, scorer.model, scorer.tokenizer, device=scorer.device, batch_size=2)
+    full.head = None
+    assert [s.logprob for s in full.score(TEXTS)] == pytest.approx([s.logprob for s in scorer.score(TEXTS)],
+                                                                    abs=1e-4)
+
+
+@pytest.mark.parametrize("scale", [1.0, 80.0, 1e4])
+def test_target_logprobs_are_the_log_softmax_at_the_target(scale: float) -> None:
+    """log p(t) = logit(t) − logsumexp(logits), in place, equals float64 log_softmax at the target, large
+    logits included (the row maximum is subtracted first)."""
+    from vlaudit.backends.hf.lm import _target_logprobs
+
+    generator = torch.Generator().manual_seed(int(scale))
+    logits = torch.randn(3, 5, 301, generator=generator) * scale
+    targets = torch.randint(0, 301, (3, 5), generator=generator)
+    expected = torch.log_softmax(logits.double(), dim=-1).gather(-1, targets[..., None])[..., 0]
+    got = _target_logprobs(logits.clone(), targets)
+    assert torch.isfinite(got).all()
+    torch.testing.assert_close(got.double(), expected, atol=1e-4 * max(1.0, scale / 100), rtol=1e-5)
