@@ -11,6 +11,8 @@ For the same K-option items, contexts and model, in one process, this times
     input decoded, rendered, tokenized and on tensors before the clock starts.
 
 The model is the CPU-sized representative Qwen2-VL of ``score_limit.py`` (forwards, not Python, dominate).
+(a) and (c) take about two seconds each at the default size, so each is timed three times, alternating, and
+the best of each is kept (a single pair of timings moved the efficiency by ±0.1 on this machine).
 Last line: ``speedup=<b/a> k=<K> max_abs_diff=<max |log p (a) − log p (b)|> efficiency=<c/a>``
 (goals: speedup ≥ 0.8·K, max_abs_diff ≤ 1e-4, efficiency ≥ 0.9).
 Run: ``.venv/bin/python benchmarks/letter_speed.py [--images N]``.
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 CONTEXTS = ["original", "text", "blank"]
 OPTIONS = ["left", "right", "above", "below"]
 COLOURS = ["red", "blue", "green", "yellow", "purple", "orange"]
+REPEATS = 3  # (a) and (c) are timed this many times, alternating, each a fresh run folder; the best of each
 
 
 def make_benchmark(root: Path, n_images: int, side: int, seed: int) -> Path:
@@ -137,13 +140,15 @@ def main() -> None:
         floor_seconds(backend, inputs[:2])  # warm-ups (allocator, kernels; the runner's first-use imports)
         run_scoring(backend, items[:2], images_dir=images_dir, out_dir=root / "warm-up", contexts=CONTEXTS,
                     interfaces=["letter"])
-        t_floor = floor_seconds(backend, inputs)
-        start = time.perf_counter()
-        run_scoring(backend, items, images_dir=images_dir, out_dir=root / "run", contexts=CONTEXTS,
-                    interfaces=["letter"])
-        t_run = time.perf_counter() - start
+        t_floor = t_run = float("inf")
+        for repeat in range(REPEATS):  # alternating, so both sides see the same machine; the best of each
+            t_floor = min(t_floor, floor_seconds(backend, inputs))
+            start = time.perf_counter()
+            run_scoring(backend, items, images_dir=images_dir, out_dir=root / f"run{repeat}", contexts=CONTEXTS,
+                        interfaces=["letter"])
+            t_run = min(t_run, time.perf_counter() - start)
         baseline, t_options = per_option_logps(backend, inputs)
-        rows = pq.read_table(root / "run" / "margins.parquet").to_pylist()
+        rows = pq.read_table(root / "run0" / "margins.parquet").to_pylist()
         diff = max(abs(a - b) for r in rows
                    for a, b in zip(r["logp_options"], baseline[unit_of[(r["item_id"], r["context"])]], strict=True))
     k = len(OPTIONS)
