@@ -100,6 +100,9 @@ def test_a_provenance_that_names_the_model_is_what_the_manifest_says(write_dual_
     record = FeaturesRunRecord.from_dict(manifest)
     assert record.model is None and record.to_dict() == {key: manifest[key] for key in _own_keys(manifest)}
     assert list(record.to_dict()) == _own_keys(manifest)
+    provenance = {"model": "fake:dual", "cycles": ["a", "b"]}
+    plain = {"model": _Dual().describe(), **provenance, **{key: manifest[key] for key in FEATURES_RECORD_KEYS[1:]}}
+    _same_bytes(tmp_path, "features", record, plain)
     with pytest.raises(ValueError, match="files"):
         FeaturesRunRecord.of(model=None, provenance={"files": {}}, files={}, files_sha256={}, dim=1,
                              counts=FeatureCounts(0, 0, 0, 0), vlaudit="0", seconds=0.0)
