@@ -62,6 +62,7 @@ from vlaudit.geometry import box_centre, centre_relation_holds
 from vlaudit.hashing import sha256_bytes
 from vlaudit.relations import INVERSE_RELATIONS, PLANAR_RELATIONS, relation_phrase
 from vlaudit.results.manifest import RunManifest
+from vlaudit.results.run_records import FactorialDatasetRecord
 from vlaudit.settings import FACTORIAL_SEED, FACTORIAL_STEMS
 from vlaudit.sources.items import BenchmarkItem, write_items
 
@@ -383,7 +384,7 @@ def check_factorial(items: Sequence[BenchmarkItem], image_hashes: dict[str, str]
 def build_factorial(out_dir: str | Path, *, seed: int = FACTORIAL_SEED, n_per_relation: int = FACTORIAL_STEMS) -> dict[str, Any]:
     """Render the images, check the invariants, then write DIR/items.jsonl and DIR/manifest.json (a
     :class:`~vlaudit.results.manifest.RunManifest`: the arguments, and the design, accounting and image hashes
-    at its top level)."""
+    at its top level, a :class:`~vlaudit.results.run_records.FactorialDatasetRecord`)."""
     start = time.perf_counter()
     out = Path(out_dir)
     stems = make_stems(seed, n_per_relation)
@@ -401,9 +402,11 @@ def build_factorial(out_dir: str | Path, *, seed: int = FACTORIAL_SEED, n_per_re
         items = factorial_items(stems, paths)
         accounting = check_factorial(items, hashes)
     write_items(out / "items.jsonl", items)
-    record = {"seed": seed, "n_per_relation": n_per_relation, "canvas": [CANVAS, CANVAS],
-              "relations": list(RELATIONS), "states": {s: SYMBOL[s] for s in STATES}, **accounting,
-              "image_sha256": dict(sorted(hashes.items()))}
+    record = FactorialDatasetRecord.of(
+        seed=seed, n_per_relation=n_per_relation, canvas=[CANVAS, CANVAS], relations=RELATIONS,
+        states={s: SYMBOL[s] for s in STATES}, stems=accounting["stems"], items=accounting["items"],
+        stems_per_relation=accounting["stems_per_relation"], probes=accounting["probes"],
+        checks=accounting["checks"], image_sha256=dict(sorted(hashes.items())))
     # not `out`: the same seed gives byte-identical files wherever they are written (`data factorial --seed`)
     arguments = {"seed": seed, "stems": n_per_relation}
     write_manifest(out, RunManifest(command=FACTORIAL_COMMAND, arguments=arguments, record=record))

@@ -16,15 +16,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from vlaudit.errors import InputError
-from vlaudit.results.scoring_record import ScoringRunRecord
 from vlaudit.results.versioned import JsonObject, JsonValue, check_schema_version, to_json
 
 MANIFEST_FILE = "manifest.json"
 #: 1: the fields of :class:`RunManifest` (earlier manifests carry no ``schema_version``)
 MANIFEST_SCHEMA_VERSION = 1
-_OWN_KEYS = ("schema_version", "command", "arguments", "packages", "git_commit")
+#: the keys every manifest has (a record's keys are written beside them)
+MANIFEST_KEYS = ("schema_version", "command", "arguments", "packages", "git_commit")
+_OWN_KEYS = MANIFEST_KEYS
 
 PACKAGES = ("vlaudit", "torch", "transformers", "tokenizers", "pillow", "numpy", "pyarrow", "open_clip_torch")
 
@@ -50,6 +52,14 @@ def git_commit() -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
+@runtime_checkable
+class ManifestRecord(Protocol):
+    """A command's typed record (:class:`~vlaudit.results.scoring_record.ScoringRunRecord`, the records of
+    :mod:`vlaudit.results.run_records`): ``to_dict()`` gives its keys, in order, as written at the top level."""
+
+    def to_dict(self) -> JsonObject: ...
+
+
 def _object(value: JsonValue, *, path: str | Path, name: str) -> JsonObject:
     if value is None:
         return {}
@@ -70,16 +80,17 @@ class RunManifest:
 
     ``record`` holds what the command adds; its keys are written at the top level beside the common ones
     (the readers of a run — the factorial analysis, the HTML report, ``read_features`` — read them there).
-    A yes/no scoring run's record is the typed :class:`~vlaudit.results.scoring_record.ScoringRunRecord`;
-    another command's (and a manifest read back: :meth:`ScoringRunRecord.from_dict` reads a scoring run's from
-    it) is an open mapping. ``arguments`` is open (each command records its own spec): values JSON can hold, or
-    paths and numpy scalars, written as JSON by :func:`~vlaudit.results.versioned.to_json` (a manifest read back
-    holds JSON values only); ``packages`` maps a package to its installed version (None: not installed).
+    A command's record is typed (a :class:`ManifestRecord`: a yes/no scoring run's
+    :class:`~vlaudit.results.scoring_record.ScoringRunRecord`, a features folder's, a ``vca score-dual`` run's
+    and the ``data factorial`` dataset's in :mod:`vlaudit.results.run_records`) or an open mapping; a manifest
+    read back holds an open mapping (each record's ``from_dict`` reads its own from it). ``arguments`` is open
+    (each command records its own spec): values JSON can hold, or paths and numpy scalars, written as JSON by
+    :func:`~vlaudit.results.versioned.to_json` (a manifest read back holds JSON values only); ``packages`` maps a package to its installed version (None: not installed).
     """
 
     command: str
     arguments: Mapping[str, object]
-    record: ScoringRunRecord | Mapping[str, object] = field(default_factory=dict)
+    record: ManifestRecord | Mapping[str, object] = field(default_factory=dict)
     packages: dict[str, str | None] = field(default_factory=package_versions)
     git_commit: str | None = field(default_factory=git_commit)
     schema_version: int = MANIFEST_SCHEMA_VERSION
@@ -97,7 +108,7 @@ class RunManifest:
 
     def record_items(self) -> Mapping[str, object]:
         """The record's keys and values as written at the manifest's top level."""
-        return self.record.to_dict() if isinstance(self.record, ScoringRunRecord) else self.record
+        return self.record.to_dict() if isinstance(self.record, ManifestRecord) else self.record
 
     @classmethod
     def from_dict(cls, data: Mapping[str, JsonValue], *, path: str | Path = "<manifest>") -> RunManifest:

@@ -47,6 +47,7 @@ from vlaudit.contexts.image_contexts import CONTEXTS, context_parameters
 from vlaudit.errors import InputError
 from vlaudit.files import write_jsonl, write_parquet
 from vlaudit.hashing import sha256_text
+from vlaudit.results.run_records import DualScoringRunRecord
 from vlaudit.results.vca.outputs import DualScoringSummary
 from vlaudit.scoring.features import FeatureInputs, pair_cosines, read_features, write_features
 from vlaudit.scoring.run.folder import RunFolder
@@ -199,11 +200,10 @@ def score_dual(backend: Any, items: Sequence[BenchmarkItem], *, images_dir: str 
         write_parquet(out / "margins.parquet", pa.Table.from_pylist(rows, schema=schema))
         problems.sort(key=lambda r: (r["dataset"], r["item_id"], r["context"]))
         write_jsonl(out / "failures.jsonl", problems)
-        described = {"model": model, "spec": backend.spec, "backend": description_of(backend).to_dict(), "kind": "dual-encoder",
-                     "decision": "m_c(s) = cos(x_c, s) - max over the group's other statements of cos(x_c, s')",
-                     "no_image": no_image, "text_field": text_field, "contexts": list(contexts),
-                     "interfaces": [INTERFACE], "context_parameters": context_parameters(), "seed": seed,
-                     "n_items": len(items), "n_groups": len(groups)}
+        described = DualScoringRunRecord.of(
+            model=model, spec=backend.spec, backend=description_of(backend), no_image=no_image,
+            text_field=text_field, contexts=contexts, interfaces=[INTERFACE], context_parameters=context_parameters(),
+            seed=seed, n_items=len(items), n_groups=len(groups))
         run.write_manifest(RunManifest(command="vca score-dual", arguments=dict(arguments or {}), record=described))
         summary = {"model": model, "n_items": len(items), "n_groups": len(groups), "n_scored_rows": len(rows),
                    "n_not_scored": len(problems), "n_distinct_images": len(inputs.images),

@@ -13,8 +13,9 @@ incomplete):
 * ``images.parquet`` — ``image_id`` (string), ``content_hash`` (sha256 of the file bytes),
   ``embedding`` (fixed-size list<float32>[D]);
 * ``texts.parquet`` — ``caption_id`` (string), ``content_hash`` (sha256 of the UTF-8 text), ``embedding``;
-* ``manifest.json`` — a :class:`~vlaudit.scoring.run.manifest.RunManifest`: schema version, the run spec, the
-  backend's ``describe()``, inputs, counts, dimension.
+* ``manifest.json`` — a :class:`~vlaudit.scoring.run.manifest.RunManifest`: schema version, the run spec, and
+  its record, a :class:`~vlaudit.results.run_records.FeaturesRunRecord`: the backend's ``describe()``, the
+  caller's provenance (inputs), the files and their sha256, counts, dimension.
 
 Deduplication: every id is embedded once, and ids whose content hashes agree share one forward pass (the
 same picture stored under two ids, the same caption text under two caption ids). Embeddings are float32
@@ -44,6 +45,7 @@ from vlaudit.files import check_folder_target, read_json, read_records, read_tab
 from vlaudit.hashing import sha256_file, sha256_text
 from vlaudit.records import Cycle
 from vlaudit.results.columns import FEATURE_IMAGES, FEATURE_TEXTS, SCORES, TableSchema
+from vlaudit.results.run_records import FeatureCounts, FeaturesRunRecord
 from vlaudit.results.versioned import check_schema_version
 from vlaudit.scoring.run.folder import RunFolder
 from vlaudit.scoring.run.manifest import MANIFEST_FILE, MANIFEST_SCHEMA_VERSION, RunManifest
@@ -288,20 +290,14 @@ def write_features(backend: FeatureBackend, inputs: FeatureInputs, out_dir: str 
 def _manifest(out: Path, backend: FeatureBackend, provenance: Mapping[str, Any] | None, image_ids: Sequence[str],
               caption_ids: Sequence[str], image_rows: Mapping[str, Any], text_rows: Mapping[str, Any], dim: int,
               started: float, command: str, arguments: Mapping[str, Any] | None) -> RunManifest:
-    record = {
-        "model": description_of(backend).to_dict(),
-        **dict(provenance or {}),
-        "files": {"images": IMAGE_FILE, "texts": TEXT_FILE},
+    record = FeaturesRunRecord.of(
+        model=description_of(backend), provenance=provenance,
+        files={"images": IMAGE_FILE, "texts": TEXT_FILE},
         # what the reader checks, so a file copied in from another run or model is never paired with these
-        "files_sha256": {name: sha256_file(out / name) for name in (IMAGE_FILE, TEXT_FILE)},
-        "dim": dim,
-        "dtype": "float32",
-        "normalized": "l2",
-        "counts": {"image_ids": len(image_ids), "unique_images": len(image_rows),
-                   "caption_ids": len(caption_ids), "unique_texts": len(text_rows)},
-        "vlaudit": __version__,
-        "seconds": round(time.perf_counter() - started, 3),
-    }
+        files_sha256={name: sha256_file(out / name) for name in (IMAGE_FILE, TEXT_FILE)},
+        dim=dim, counts=FeatureCounts(image_ids=len(image_ids), unique_images=len(image_rows),
+                                      caption_ids=len(caption_ids), unique_texts=len(text_rows)),
+        vlaudit=__version__, seconds=round(time.perf_counter() - started, 3))
     return RunManifest(command=command, arguments=dict(arguments or {}), record=record)
 
 
