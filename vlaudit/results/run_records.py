@@ -29,7 +29,14 @@ from pathlib import Path
 from vlaudit.errors import InputError
 from vlaudit.results.backend_description import BackendDescription, FrozenMap, JsonMap, thaw
 from vlaudit.results.manifest import MANIFEST_KEYS
-from vlaudit.results.scoring_record import _count, _frozen_object, _names, _object, _text, _texts
+from vlaudit.results.record_fields import (
+    count_field,
+    frozen_object,
+    names_field,
+    object_field,
+    text_field,
+    texts_field,
+)
 from vlaudit.results.versioned import JsonObject, JsonValue
 
 #: a features run's own keys, in the order written (the caller's provenance keys come after ``model``)
@@ -46,7 +53,7 @@ DUAL_DECISION = "m_c(s) = cos(x_c, s) - max over the group's other statements of
 
 
 def _description(data: Mapping[str, JsonValue], key: str, path: str | Path) -> BackendDescription:
-    facts = _object(data, key, path)
+    facts = object_field(data, key, path)
     try:
         return BackendDescription.of(facts)
     except TypeError as exc:
@@ -55,7 +62,7 @@ def _description(data: Mapping[str, JsonValue], key: str, path: str | Path) -> B
 
 def _counts(data: Mapping[str, JsonValue], key: str, path: str | Path) -> dict[str, int]:
     numbers: dict[str, int] = {}
-    for name, item in _object(data, key, path).items():
+    for name, item in object_field(data, key, path).items():
         if isinstance(item, bool) or not isinstance(item, int):
             raise InputError("must be a whole number", path=path, field=f"{key}.{name}")
         numbers[name] = item
@@ -97,7 +104,7 @@ class FeatureCounts:
     @classmethod
     def from_dict(cls, data: Mapping[str, JsonValue], *, path: str | Path = "<manifest>",
                   key: str = "counts") -> FeatureCounts:
-        value = _object(data, key, path)
+        value = object_field(data, key, path)
         numbers: dict[str, int] = {}
         for name in ("image_ids", "unique_images", "caption_ids", "unique_texts"):
             item = value.get(name)
@@ -138,7 +145,7 @@ class FeaturesRunRecord:
         clash = sorted(set(extra) & set(FEATURES_RECORD_KEYS[1:]))
         if clash:
             raise ValueError(f"a features provenance may not redefine {clash}")
-        return cls(model=None if "model" in extra else model, provenance=_frozen_object(extra, "provenance"),
+        return cls(model=None if "model" in extra else model, provenance=frozen_object(extra, "provenance"),
                    files=FrozenMap(files), files_sha256=FrozenMap(files_sha256), dim=int(dim), counts=counts,
                    vlaudit=vlaudit, seconds=seconds, dtype=dtype, normalized=normalized)
 
@@ -163,11 +170,11 @@ class FeaturesRunRecord:
         provenance = {key: value for key, value in data.items()
                       if key not in MANIFEST_KEYS and (key not in FEATURES_RECORD_KEYS or
                                                        (key == "model" and model is None))}
-        return cls.of(model=model, provenance=provenance, files=_texts(data, "files", path),
-                      files_sha256=_texts(data, "files_sha256", path), dim=_count(data, "dim", path),
-                      counts=FeatureCounts.from_dict(data, path=path), vlaudit=_text(data, "vlaudit", path),
-                      seconds=_number(data, "seconds", path), dtype=_text(data, "dtype", path),
-                      normalized=_text(data, "normalized", path))
+        return cls.of(model=model, provenance=provenance, files=texts_field(data, "files", path),
+                      files_sha256=texts_field(data, "files_sha256", path), dim=count_field(data, "dim", path),
+                      counts=FeatureCounts.from_dict(data, path=path), vlaudit=text_field(data, "vlaudit", path),
+                      seconds=_number(data, "seconds", path), dtype=text_field(data, "dtype", path),
+                      normalized=text_field(data, "normalized", path))
 
 
 # ------------------------------------------------------------------------------------------------ vca score-dual
@@ -202,7 +209,7 @@ class DualScoringRunRecord:
         """The record of the run's values (counts as Python ints; a TypeError names a value JSON cannot hold)."""
         return cls(model=model, spec=spec, backend=backend, no_image=no_image, text_field=text_field,
                    contexts=tuple(contexts), interfaces=tuple(interfaces),
-                   context_parameters=_frozen_object(context_parameters, "context_parameters"), seed=int(seed),
+                   context_parameters=frozen_object(context_parameters, "context_parameters"), seed=int(seed),
                    n_items=int(n_items), n_groups=int(n_groups), kind=kind, decision=decision)
 
     def to_dict(self) -> JsonObject:
@@ -217,13 +224,13 @@ class DualScoringRunRecord:
     def from_dict(cls, data: Mapping[str, JsonValue], *, path: str | Path = "<manifest>") -> DualScoringRunRecord:
         """The record of a ``vca score-dual`` manifest; a key missing or of the wrong kind is an InputError
         naming it."""
-        return cls.of(model=_text(data, "model", path), spec=_text(data, "spec", path),
-                      backend=_description(data, "backend", path), no_image=_text(data, "no_image", path),
-                      text_field=_text_or_none(data, "text_field", path), contexts=_names(data, "contexts", path),
-                      interfaces=_names(data, "interfaces", path),
-                      context_parameters=_object(data, "context_parameters", path), seed=_count(data, "seed", path),
-                      n_items=_count(data, "n_items", path), n_groups=_count(data, "n_groups", path),
-                      kind=_text(data, "kind", path), decision=_text(data, "decision", path))
+        return cls.of(model=text_field(data, "model", path), spec=text_field(data, "spec", path),
+                      backend=_description(data, "backend", path), no_image=text_field(data, "no_image", path),
+                      text_field=_text_or_none(data, "text_field", path), contexts=names_field(data, "contexts", path),
+                      interfaces=names_field(data, "interfaces", path),
+                      context_parameters=object_field(data, "context_parameters", path), seed=count_field(data, "seed", path),
+                      n_items=count_field(data, "n_items", path), n_groups=count_field(data, "n_groups", path),
+                      kind=text_field(data, "kind", path), decision=text_field(data, "decision", path))
 
 
 # ------------------------------------------------------------------------------------------------ data factorial
@@ -270,10 +277,10 @@ class FactorialDatasetRecord:
         canvas = data.get("canvas")
         if not isinstance(canvas, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in canvas):
             raise InputError("must be a list of whole numbers", path=path, field="canvas")
-        return cls.of(seed=_count(data, "seed", path), n_per_relation=_count(data, "n_per_relation", path),
-                      canvas=[int(c) for c in canvas if isinstance(c, int)], relations=_names(data, "relations", path),
-                      states=_texts(data, "states", path), stems=_count(data, "stems", path),
-                      items=_count(data, "items", path),
+        return cls.of(seed=count_field(data, "seed", path), n_per_relation=count_field(data, "n_per_relation", path),
+                      canvas=[int(c) for c in canvas if isinstance(c, int)], relations=names_field(data, "relations", path),
+                      states=texts_field(data, "states", path), stems=count_field(data, "stems", path),
+                      items=count_field(data, "items", path),
                       stems_per_relation=_counts(data, "stems_per_relation", path),
-                      probes=_counts(data, "probes", path), checks=_names(data, "checks", path),
-                      image_sha256=_texts(data, "image_sha256", path))
+                      probes=_counts(data, "probes", path), checks=names_field(data, "checks", path),
+                      image_sha256=texts_field(data, "image_sha256", path))

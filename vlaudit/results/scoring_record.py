@@ -23,12 +23,18 @@ from pathlib import Path
 from vlaudit.errors import InputError
 from vlaudit.results.backend_description import (
     BackendDescription,
-    FrozenJson,
     FrozenMap,
     JsonMap,
     PrefixCacheDecision,
-    freeze,
     thaw,
+)
+from vlaudit.results.record_fields import (
+    count_field,
+    frozen_object,
+    names_field,
+    object_field,
+    text_field,
+    texts_field,
 )
 from vlaudit.results.versioned import JsonObject, JsonValue
 
@@ -81,9 +87,9 @@ class ScoringRunRecord:
                    model_fingerprint_by_interface=FrozenMap(model_fingerprint_by_interface),
                    prompt_template_sha256=prompt_template_sha256, example_prompts=FrozenMap(example_prompts),
                    contexts=tuple(contexts), interfaces=tuple(interfaces),
-                   context_parameters=_frozen_object(context_parameters, "context_parameters"), seed=int(seed),
-                   n_items=int(n_items), executor=_frozen_object(executor, "executor"), prefix_cache=prefix_cache,
-                   model_files=None if model_files is None else _frozen_object(model_files, "model_files"))
+                   context_parameters=frozen_object(context_parameters, "context_parameters"), seed=int(seed),
+                   n_items=int(n_items), executor=frozen_object(executor, "executor"), prefix_cache=prefix_cache,
+                   model_files=None if model_files is None else frozen_object(model_files, "model_files"))
 
     def to_dict(self) -> JsonObject:
         """The manifest's top-level keys of the run, as the runner has always written them."""
@@ -104,7 +110,7 @@ class ScoringRunRecord:
     def from_dict(cls, data: Mapping[str, JsonValue], *, path: str | Path = "<manifest>") -> ScoringRunRecord:
         """The record of a scoring run's manifest (its top-level keys); a key missing or of the wrong kind is an
         InputError naming it."""
-        facts = _object(data, "backend", path)
+        facts = object_field(data, "backend", path)
         try:
             backend = BackendDescription.of(facts)
         except TypeError as exc:
@@ -112,56 +118,13 @@ class ScoringRunRecord:
         decision = data.get("prefix_cache")
         files = data.get("model_files")
         return cls.of(
-            model=_text(data, "model", path), spec=_text(data, "spec", path), backend=backend,
-            model_fingerprint=_text(data, "model_fingerprint", path),
-            model_fingerprint_by_interface=_texts(data, "model_fingerprint_by_interface", path),
-            prompt_template_sha256=_text(data, "prompt_template_sha256", path),
-            example_prompts=_texts(data, "example_prompts", path),
-            contexts=_names(data, "contexts", path), interfaces=_names(data, "interfaces", path),
-            context_parameters=_object(data, "context_parameters", path), seed=_count(data, "seed", path),
-            n_items=_count(data, "n_items", path), executor=_object(data, "executor", path),
+            model=text_field(data, "model", path), spec=text_field(data, "spec", path), backend=backend,
+            model_fingerprint=text_field(data, "model_fingerprint", path),
+            model_fingerprint_by_interface=texts_field(data, "model_fingerprint_by_interface", path),
+            prompt_template_sha256=text_field(data, "prompt_template_sha256", path),
+            example_prompts=texts_field(data, "example_prompts", path),
+            contexts=names_field(data, "contexts", path), interfaces=names_field(data, "interfaces", path),
+            context_parameters=object_field(data, "context_parameters", path), seed=count_field(data, "seed", path),
+            n_items=count_field(data, "n_items", path), executor=object_field(data, "executor", path),
             prefix_cache=None if decision is None else PrefixCacheDecision.from_dict(decision, path=path),
-            model_files=None if files is None else _object(data, "model_files", path))
-
-
-def _frozen_object(value: Mapping[str, object], name: str) -> JsonMap:
-    frozen: FrozenJson = freeze(value, name)
-    if not isinstance(frozen, FrozenMap):  # a mapping freezes to one; a caller outside the types may pass else
-        raise TypeError(f"{name}: {type(value).__name__}, not an object")
-    return frozen
-
-
-def _object(data: Mapping[str, JsonValue], key: str, path: str | Path) -> JsonObject:
-    value = data.get(key)
-    if not isinstance(value, dict):
-        raise InputError("must be a JSON object", path=path, field=key)
-    return value
-
-
-def _text(data: Mapping[str, JsonValue], key: str, path: str | Path) -> str:
-    value = data.get(key)
-    if not isinstance(value, str):
-        raise InputError("must be text", path=path, field=key)
-    return value
-
-
-def _texts(data: Mapping[str, JsonValue], key: str, path: str | Path) -> dict[str, str]:
-    value = _object(data, key, path)
-    for name, item in value.items():
-        if not isinstance(item, str):
-            raise InputError("must be text", path=path, field=f"{key}.{name}")
-    return {name: str(item) for name, item in value.items()}
-
-
-def _names(data: Mapping[str, JsonValue], key: str, path: str | Path) -> tuple[str, ...]:
-    value = data.get(key)
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise InputError("must be a list of names", path=path, field=key)
-    return tuple(str(item) for item in value)
-
-
-def _count(data: Mapping[str, JsonValue], key: str, path: str | Path) -> int:
-    value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError("must be a whole number", path=path, field=key)
-    return value
+            model_files=None if files is None else object_field(data, "model_files", path))
