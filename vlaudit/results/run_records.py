@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vlaudit.errors import InputError
-from vlaudit.results.backend_description import BackendDescription, FrozenMap, JsonMap, thaw
+
+# FrozenJson: get_type_hints() resolves the "FrozenJson" forward references inside JsonMap in this namespace
+from vlaudit.results.backend_description import BackendDescription, FrozenJson, FrozenMap, JsonMap, thaw  # noqa: F401
 from vlaudit.results.manifest import MANIFEST_KEYS
 from vlaudit.results.record_fields import (
     count_field,

@@ -23,6 +23,7 @@ from pathlib import Path
 from vlaudit.errors import InputError
 from vlaudit.results.backend_description import (
     BackendDescription,
+    FrozenJson,  # noqa: F401  get_type_hints() resolves JsonMap's "FrozenJson" forward references here
     FrozenMap,
     JsonMap,
     PrefixCacheDecision,
