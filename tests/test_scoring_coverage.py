@@ -1,8 +1,8 @@
 """A run that lost most of its records never looks like a result.
 
-The issue's scenario at small scale: `vca score` with most image files missing (the wrong --images folder)
-printed a summary and exited 0, and `vca report` then printed Acc on the few rows left with nothing in the
-console, vca.json, the CSV tables or the HTML report saying that almost every record was lost.
+A user's mistake at small scale: `vca score` with most image files missing (the wrong --images folder) must
+not print a summary and exit 0, and `vca report` must not print Acc on the few rows left without the console,
+vca.json, the CSV tables and the HTML report saying that almost every record was lost.
 """
 
 from __future__ import annotations

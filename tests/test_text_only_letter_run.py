@@ -24,7 +24,7 @@ def _score(cli, scenes: Path, out: Path, *args: object) -> None:
 
 
 def test_the_base_llm_text_only_letter_run_scores_and_gives_mmstar_leakage(cli, tmp_path: Path) -> None:
-    """The command of the issue scores; its S_t is the share of items whose best text-only option is gold,
+    """A base LLM's text-only letter run (`vca score --contexts text`) scores; its S_t is the share of items whose best text-only option is gold,
     counted here from margins.parquet by hand; ``vca report --base-llm`` gives ML = max(0, S_wv − S_t)."""
     scenes = tmp_path / "scenes"
     render_mcq_scenes(scenes, 4, seed=0, dataset="mmstar", rotations=False)
