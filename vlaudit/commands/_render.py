@@ -13,7 +13,6 @@ continuations indented two spaces. The data behind every table is also written t
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 import vlaudit
+from vlaudit.commands._say import whole_words
 
 
 def show(view: vlaudit.ConsoleView | vlaudit.ConsoleTable | vlaudit.ConsoleTables | vlaudit.ConsoleText
@@ -107,24 +107,17 @@ def _fits(console: Any, table: Any) -> bool:
 
 def _print_vertically(console: Any, title: str, columns: Sequence[str], cells: Sequence[Sequence[str]],
                       identifiers: int) -> None:
-    for line in _whole_words(title, console.width):
+    for line in whole_words(title, console.width):
         console.print(Text(line, style="italic"), soft_wrap=True)
     for row in cells:
         # a row whose identifiers are blank continues the row above it (a benchmark's tag is written once
         # above its metrics): its pairs go under that row's name, with no "—" line of its own
         if any(row[:identifiers]) or not identifiers:
-            for line in _whole_words(" / ".join(row[:identifiers]) or "—", console.width):
+            for line in whole_words(" / ".join(row[:identifiers]) or "—", console.width):
                 console.print(Text(line, style="bold"), soft_wrap=True)
         pairs = [f"{columns[i]} {row[i]}" for i in range(identifiers, len(columns))]
         for line in _pair_lines(pairs, console.width):
             console.print(Text(line), soft_wrap=False, overflow="fold")
-
-
-def _whole_words(text: str, width: int, indent: str = "") -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken only at spaces (continuations start with
-    ``indent``): a name (a family, a path) is never cut, even where it alone is wider than the terminal."""
-    return textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=False,
-                         break_on_hyphens=False) or [text]
 
 
 def _print_text(console: Console, text: vlaudit.ConsoleText) -> None:
@@ -132,7 +125,7 @@ def _print_text(console: Console, text: vlaudit.ConsoleText) -> None:
     spaces; a heading (bold), caption (dim), alert (bold red) or plain sentence wrapped by the terminal. Plain
     text throughout: brackets are not rich markup."""
     if text.kind in ("line", "warning", "note") and not text.lead:
-        for line in _whole_words(text.line, console.width, indent="  "):
+        for line in whole_words(text.line, console.width, indent="  "):
             console.print(Text(line), soft_wrap=True)
     elif text.kind == "heading":
         console.print(f"[bold]{escape(text.text)}[/bold]")

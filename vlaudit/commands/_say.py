@@ -40,9 +40,15 @@ def _wrapped(message: str, *, err: bool) -> list[str]:
             lines.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
-        lines += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
-                               break_on_hyphens=False)
+        lines += whole_words(line, width, indent)
     return lines
+
+
+def whole_words(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken only at spaces (continuations start with
+    ``indent``): a name (a family, a path) is never cut, even where it alone is wider than the terminal."""
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [text]
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:

@@ -26,7 +26,6 @@ MANIFEST_FILE = "manifest.json"
 MANIFEST_SCHEMA_VERSION = 1
 #: the keys every manifest has (a record's keys are written beside them)
 MANIFEST_KEYS = ("schema_version", "command", "arguments", "packages", "git_commit")
-_OWN_KEYS = MANIFEST_KEYS
 
 PACKAGES = ("vlaudit", "torch", "transformers", "tokenizers", "pillow", "numpy", "pyarrow", "open_clip_torch")
 
@@ -96,7 +95,7 @@ class RunManifest:
     schema_version: int = MANIFEST_SCHEMA_VERSION
 
     def __post_init__(self) -> None:
-        clash = sorted(set(self.record_items()) & set(_OWN_KEYS))
+        clash = sorted(set(self.record_items()) & set(MANIFEST_KEYS))
         if clash:
             raise ValueError(f"a manifest record may not redefine {clash}")
 
@@ -120,6 +119,6 @@ class RunManifest:
             _text(arguments.get("command"), path=path, name="arguments.command") or ""
         packages = {name: _text(value, path=path, name=f"packages.{name}")
                     for name, value in _object(data.get("packages"), path=path, name="packages").items()}
-        return cls(command=command, arguments=arguments, record={k: v for k, v in data.items() if k not in _OWN_KEYS},
+        return cls(command=command, arguments=arguments, record={k: v for k, v in data.items() if k not in MANIFEST_KEYS},
                    packages=packages, git_commit=_text(data.get("git_commit"), path=path, name="git_commit"),
                    schema_version=version)
